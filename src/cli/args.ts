@@ -1,0 +1,86 @@
+/**
+ * A small, strict argument parser: unknown options and bad values are errors that name the
+ * option and list what is valid, instead of being silently ignored.
+ */
+export type OptionType = 'string' | 'number' | 'integer' | 'boolean';
+
+export interface OptionSpec {
+  type: OptionType;
+  description: string;
+  default?: string | number | boolean;
+  /** Allowed values for string options. */
+  choices?: readonly string[];
+}
+
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  usage: string;
+  options: Record<string, OptionSpec>;
+  /** Names of the positional arguments, in order (all required). */
+  positionals?: string[];
+}
+
+export class UsageError extends Error {
+  constructor(message: string, readonly command?: CommandSpec) {
+    super(command ? `${message}\nUsage: ${command.usage}\nRun 'dreamgym help ${command.name}' for the options.` : message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface ParsedArgs {
+  options: Record<string, string | number | boolean | undefined>;
+  positionals: string[];
+}
+
+export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
+  const options: ParsedArgs['options'] = {};
+  for (const [name, o] of Object.entries(spec.options)) if (o.default !== undefined) options[name] = o.default;
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) { positionals.push(arg); continue; }
+    const [rawName, inlineValue] = arg.slice(2).split(/=(.*)/s, 2);
+    const option = spec.options[rawName];
+    if (!option) {
+      const valid = Object.keys(spec.options).map((n) => `--${n}`).join(', ') || '(none)';
+      throw new UsageError(`Unknown option --${rawName} for '${spec.name}'. Valid options: ${valid}.`, spec);
+    }
+    if (option.type === 'boolean') {
+      options[rawName] = inlineValue === undefined ? true : inlineValue !== 'false';
+      continue;
+    }
+    const value = inlineValue ?? argv[++i];
+    if (value === undefined || (inlineValue === undefined && value.startsWith('--'))) {
+      throw new UsageError(`Option --${rawName} needs a value (${option.description}).`, spec);
+    }
+    if (option.type === 'number' || option.type === 'integer') {
+      const n = Number(value);
+      if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
+        throw new UsageError(`Option --${rawName} must be ${option.type === 'integer' ? 'an integer' : 'a number'}, got '${value}'.`, spec);
+      }
+      options[rawName] = n;
+    } else {
+      if (option.choices && !option.choices.includes(value)) {
+        throw new UsageError(`Option --${rawName} must be one of ${option.choices.join(', ')}; got '${value}'.`, spec);
+      }
+      options[rawName] = value;
+    }
+  }
+  const expected = spec.positionals ?? [];
+  if (positionals.length !== expected.length) {
+    throw new UsageError(`'${spec.name}' takes ${expected.length ? expected.map((p) => `<${p}>`).join(' ') : 'no positional arguments'}; got ${positionals.length ? positionals.map((p) => `'${p}'`).join(' ') : 'none'}.`, spec);
+  }
+  return { options, positionals };
+}
+
+export function helpText(spec: CommandSpec): string {
+  const lines = [`${spec.name} — ${spec.summary}`, `Usage: ${spec.usage}`];
+  const entries = Object.entries(spec.options);
+  if (entries.length) lines.push('Options:');
+  for (const [name, o] of entries) {
+    const extra = [o.choices ? `one of ${o.choices.join('|')}` : '', o.default !== undefined ? `default ${o.default}` : ''].filter(Boolean).join('; ');
+    lines.push(`  --${name.padEnd(14)} ${o.description}${extra ? ` (${extra})` : ''}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,111 @@
+/**
+ * `dreamgym bench <suite>`: speed figures, each next to a reference measured in the same run.
+ * Suites grow with the project; `envs` measures environment steps per second.
+ */
+import { getEnvDefinition } from '../../core/envs/registry';
+import { TimeLimit, expertOf } from '../../core/envs/env';
+import { Rng } from '../../core/rng';
+import type { Task } from '../../core/types';
+import type { CommandSpec, ParsedArgs } from '../args';
+import { UsageError } from '../args';
+import { printJsonLast, round } from '../output';
+
+export const BENCH_SUITES = ['envs'] as const;
+
+export const benchCommand: CommandSpec = {
+  name: 'bench',
+  summary: `speed benchmarks (${BENCH_SUITES.join(', ')})`,
+  usage: `dreamgym bench <${BENCH_SUITES.join('|')}> [--episodes N] [--json]`,
+  positionals: ['suite'],
+  options: {
+    episodes: { type: 'integer', description: 'episodes per policy and configuration', default: 300 },
+    json: { type: 'boolean', description: 'print the results as JSON on the last line' },
+  },
+};
+
+interface EnvBenchCase { label: string; env: string; create: Record<string, unknown>; level: number }
+
+export const ENV_BENCH_CASES: EnvBenchCase[] = [
+  { label: 'mini-WebShop, 1,000 products', env: 'webshop-lite-v0', create: { catalogSize: 1000 }, level: 0.5 },
+  { label: 'mini-WebShop, 5,000 products', env: 'webshop-lite-v0', create: { catalogSize: 5000 }, level: 0.5 },
+  { label: 'mini-household, small rooms (level 0)', env: 'household-v0', create: {}, level: 0 },
+  { label: 'mini-household, large rooms (level 1)', env: 'household-v0', create: {}, level: 1 },
+];
+
+export interface EnvBenchRow {
+  label: string; env: string; steps: number; steps_per_second: number;
+  random_steps_per_second: number; expert_steps_per_second: number;
+  reset_ms: number; task_generation_ms: number; ratio_to_reference: number;
+}
+
+/** Times step() over random and expert episodes on pre-generated tasks. */
+export async function benchEnvCase(c: EnvBenchCase, episodes: number): Promise<Omit<EnvBenchRow, 'ratio_to_reference'>> {
+  const definition = getEnvDefinition(c.env);
+  const env = new TimeLimit(definition.create({ ...c.create, difficulty: c.level }), definition.defaultStepLimit);
+  const t0 = performance.now();
+  const tasks: Task[] = [];
+  for (let i = 0; i < episodes; i++) {
+    const knobs = { ...definition.knobsForLevel(c.level) as Record<string, unknown>, ...c.create };
+    tasks.push(definition.generateTask(50_000 + i, knobs));
+  }
+  const taskMs = (performance.now() - t0) / episodes;
+  const result = { random: { steps: 0, ms: 0 }, expert: { steps: 0, ms: 0 } };
+  let resetMs = 0;
+  const expert = expertOf(env)!;
+  for (const policy of ['random', 'expert'] as const) {
+    const rng = Rng.fromSeed(1, 'bench', policy);
+    for (let i = 0; i < episodes; i++) {
+      const r0 = performance.now();
+      let obs = await env.reset({ seed: 50_000 + i, task: tasks[i] });
+      resetMs += performance.now() - r0;
+      for (;;) {
+        const action = policy === 'random' ? rng.pick(obs.admissible) : expert.expertAction()!;
+        const s0 = performance.now();
+        const step = await env.step(action);
+        result[policy].ms += performance.now() - s0;
+        result[policy].steps++;
+        obs = step;
+        if (step.terminated || step.truncated) break;
+      }
+    }
+  }
+  const steps = result.random.steps + result.expert.steps;
+  const ms = result.random.ms + result.expert.ms;
+  return {
+    label: c.label, env: c.env, steps,
+    steps_per_second: Math.round(steps / (ms / 1000)),
+    random_steps_per_second: Math.round(result.random.steps / (result.random.ms / 1000)),
+    expert_steps_per_second: Math.round(result.expert.steps / (result.expert.ms / 1000)),
+    reset_ms: round(resetMs / (2 * episodes), 3),
+    task_generation_ms: round(taskMs, 3),
+  };
+}
+
+async function benchEnvs(episodes: number, json: boolean): Promise<void> {
+  const rows: EnvBenchRow[] = [];
+  for (const c of ENV_BENCH_CASES) {
+    process.stderr.write(`bench envs: ${c.label} …\n`);
+    const row = await benchEnvCase(c, episodes);
+    rows.push({ ...row, ratio_to_reference: 0 });
+  }
+  // Reference: the 1,000-product WebShop in this run; ratios show how each configuration scales.
+  const reference = rows[0].steps_per_second;
+  for (const row of rows) row.ratio_to_reference = round(row.steps_per_second / reference, 3);
+  const target = 20_000;
+  console.log('| configuration | steps/s | random | expert | vs 1k WebShop | reset ms | task gen ms |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) {
+    console.log(`| ${r.label} | ${r.steps_per_second} | ${r.random_steps_per_second} | ${r.expert_steps_per_second} | ${r.ratio_to_reference} | ${r.reset_ms} | ${r.task_generation_ms} |`);
+  }
+  const webshop1k = rows[0].steps_per_second;
+  console.log(`mini-WebShop (1,000 products): ${webshop1k} steps/s = ${round(webshop1k / target, 2)}× the ${target} steps/s target.`);
+  if (json) printJsonLast({ suite: 'envs', episodes, target_webshop_steps_per_second: target, rows });
+}
+
+export async function runBench(args: ParsedArgs): Promise<void> {
+  const suite = args.positionals[0];
+  if (!(BENCH_SUITES as readonly string[]).includes(suite)) {
+    throw new UsageError(`Unknown benchmark suite '${suite}'. Suites: ${BENCH_SUITES.join(', ')}.`, benchCommand);
+  }
+  await benchEnvs(args.options.episodes as number, !!args.options.json);
+}

@@ -1,0 +1,31 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { assertFormat, FORMATS, readTrajectories, writeTrajectories } from '../../core/data/formats';
+import { envIds } from '../../core/envs/registry';
+import type { CommandSpec, ParsedArgs } from '../args';
+import { printJsonLast } from '../output';
+
+export const convertCommand: CommandSpec = {
+  name: 'convert',
+  summary: 'convert trajectories between formats (ours, AgentGym, ETO, TRL)',
+  usage: 'dreamgym convert --from FMT --to FMT IN OUT [--env ID] [--json]',
+  positionals: ['in', 'out'],
+  options: {
+    from: { type: 'string', description: 'input format', choices: FORMATS },
+    to: { type: 'string', description: 'output format', choices: FORMATS },
+    env: { type: 'string', description: 'env id for TRL records without an env key' },
+    json: { type: 'boolean', description: 'print a summary as JSON on the last line' },
+  },
+};
+
+export async function runConvert(args: ParsedArgs): Promise<void> {
+  const [input, output] = args.positionals;
+  if (!args.options.from || !args.options.to) throw new Error(`convert needs --from and --to (formats: ${FORMATS.join(', ')}).`);
+  const from = assertFormat(args.options.from as string);
+  const to = assertFormat(args.options.to as string);
+  const text = readFileSync(input, 'utf8');
+  const trajectories = readTrajectories(text, from, { sourceName: input, knownEnvs: envIds(), defaultEnv: args.options.env as string | undefined });
+  writeFileSync(output, writeTrajectories(trajectories, to));
+  const summary = { from, to, in: input, out: output, episodes: trajectories.length, steps: trajectories.reduce((s, t) => s + t.steps.length, 0) };
+  if (args.options.json) printJsonLast(summary);
+  else console.log(`converted ${summary.episodes} episodes (${summary.steps} steps) from ${from} to ${to}: ${output}`);
+}

@@ -1,0 +1,49 @@
+import { writeFileSync } from 'node:fs';
+import { getEnvDefinition, makeEnv } from '../../core/envs/registry';
+import { BASELINE_POLICIES, makeBaselinePolicy, rolloutEpisode } from '../../core/data/rollout';
+import { trajectoryToJsonLine } from '../../core/data/trajectory';
+import type { CommandSpec, ParsedArgs } from '../args';
+import { printJsonLast, progressBar, round } from '../output';
+
+export const rolloutCommand: CommandSpec = {
+  name: 'rollout',
+  summary: 'play episodes with a baseline policy and write them as trajectory JSONL',
+  usage: 'dreamgym rollout <id> --policy expert|random|noisy-expert [--epsilon E] --episodes N --seed S [--difficulty D] --out FILE.jsonl [--json]',
+  positionals: ['id'],
+  options: {
+    policy: { type: 'string', description: 'who acts', choices: BASELINE_POLICIES, default: 'expert' },
+    epsilon: { type: 'number', description: 'noisy-expert: chance of a random action each step', default: 0.3 },
+    episodes: { type: 'integer', description: 'number of episodes', default: 10 },
+    seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0 },
+    difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5 },
+    out: { type: 'string', description: 'output JSONL file (our trajectory format)' },
+    json: { type: 'boolean', description: 'print a summary as JSON on the last line' },
+  },
+};
+
+export async function runRollout(args: ParsedArgs): Promise<void> {
+  const id = args.positionals[0];
+  const definition = getEnvDefinition(id);
+  const { policy: policyName, epsilon, episodes, seed, difficulty, out } = args.options as {
+    policy: string; epsilon: number; episodes: number; seed: number; difficulty: number; out?: string };
+  if (!out) throw new Error("rollout needs --out FILE.jsonl (where to write the episodes).");
+  if (!(difficulty >= 0 && difficulty <= 1)) throw new Error(`--difficulty must be within 0..1, got ${difficulty}.`);
+  const policy = makeBaselinePolicy(policyName, { epsilon });
+  const env = makeEnv(id);
+  const lines: string[] = [];
+  let successes = 0, score = 0, steps = 0;
+  const bar = progressBar(`rollout ${id} ${policyName}`);
+  for (let i = 0; i < episodes; i++) {
+    const task = definition.generateTask(seed + i, difficulty);
+    const t = await rolloutEpisode(env, policy, { seed: seed + i, task });
+    lines.push(trajectoryToJsonLine(t) + '\n');
+    successes += t.result.success ? 1 : 0; score += t.result.score; steps += t.result.steps;
+    bar.update(i + 1, episodes, `success ${(successes / (i + 1)).toFixed(2)}`);
+  }
+  bar.end();
+  writeFileSync(out, lines.join(''));
+  const summary = { env: id, policy: policyName, ...(policyName === 'noisy-expert' ? { epsilon } : {}), episodes, seed, difficulty,
+    success: round(successes / episodes), score: round(score / episodes), steps, out };
+  if (args.options.json) printJsonLast(summary);
+  else console.log(`wrote ${episodes} episodes (${steps} steps) to ${out}: success ${summary.success}, score ${summary.score}`);
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+/**
+ * `dreamgym` — the headless entry point: the same core as the page, in Node.
+ * Run it as `npm run dreamgym -- <command> [options]`.
+ */
+import { helpText, parseArgs, UsageError, type CommandSpec, type ParsedArgs } from './args';
+import { envsCommand, runEnvs } from './commands/envs';
+import { checkEnvCommand, runCheckEnv } from './commands/check-env';
+import { rolloutCommand, runRollout } from './commands/rollout';
+import { convertCommand, runConvert } from './commands/convert';
+import { benchCommand, runBench } from './commands/bench';
+
+interface Command { spec: CommandSpec; run(args: ParsedArgs): Promise<number | void> }
+
+const commands: Command[] = [
+  { spec: envsCommand, run: runEnvs },
+  { spec: checkEnvCommand, run: runCheckEnv },
+  { spec: rolloutCommand, run: runRollout },
+  { spec: convertCommand, run: runConvert },
+  { spec: benchCommand, run: runBench },
+];
+
+function usage(): string {
+  return ['dreamgym — DreamGym Playground, headless', '', 'Commands:',
+    ...commands.map((c) => `  ${c.spec.name.padEnd(10)} ${c.spec.summary}`),
+    '', "Run 'dreamgym help <command>' for a command's options."].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    const target = commands.find((c) => c.spec.name === rest[0]);
+    console.log(target ? helpText(target.spec) : usage());
+    return 0;
+  }
+  const command = commands.find((c) => c.spec.name === name);
+  if (!command) {
+    console.error(`Unknown command '${name}'. Commands: ${commands.map((c) => c.spec.name).join(', ')}.`);
+    return 2;
+  }
+  if (rest.includes('--help')) { console.log(helpText(command.spec)); return 0; }
+  try {
+    const code = await command.run(parseArgs(rest, command.spec));
+    return typeof code === 'number' ? code : 0;
+  } catch (error) {
+    const e = error as Error;
+    console.error(`dreamgym ${name}: ${e.message}`);
+    if (!(e instanceof UsageError) && process.env.DREAMGYM_DEBUG) console.error(e.stack);
+    return e instanceof UsageError ? 2 : 1;
+  }
+}

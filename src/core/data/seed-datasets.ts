@@ -1,0 +1,42 @@
+/**
+ * The recipe of the shipped offline datasets (public/datasets/): per environment a mix like the
+ * paper's offline data — mostly expert demonstrations, plus noisy-expert and random episodes so
+ * the buffer also holds mistakes, invalid moves and failures. Each episode's seed and difficulty
+ * follow from its index, so anyone can regenerate the same bytes (`npm run datasets`).
+ */
+import { getEnvDefinition, makeEnv } from '../envs/registry';
+import { makeBaselinePolicy, rolloutEpisode, type BaselinePolicy } from './rollout';
+import { trajectoryToJsonLine } from './trajectory';
+
+export interface DatasetPart { policy: 'expert' | 'noisy-expert' | 'random'; epsilon?: number; episodes: number; firstSeed: number }
+
+export const SEED_DATASET_PARTS: readonly DatasetPart[] = [
+  { policy: 'expert', episodes: 120, firstSeed: 100_000 },
+  { policy: 'noisy-expert', epsilon: 0.3, episodes: 80, firstSeed: 200_000 },
+  { policy: 'random', episodes: 40, firstSeed: 300_000 },
+];
+
+/** Difficulty levels cycled through by episode index. */
+export const SEED_DATASET_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
+
+export const SEED_DATASET_ENVS = ['webshop-lite-v0', 'household-v0'] as const;
+
+export function seedDatasetFile(envId: string): string {
+  return `datasets/${envId}.jsonl`;
+}
+
+/** The JSONL lines of the seed dataset of `envId` (at most `limit` episodes, in file order). */
+export async function* seedDatasetLines(envId: string, limit = Infinity): AsyncGenerator<string> {
+  const definition = getEnvDefinition(envId);
+  const env = makeEnv(envId);
+  let produced = 0;
+  for (const part of SEED_DATASET_PARTS) {
+    const policy: BaselinePolicy = makeBaselinePolicy(part.policy, { epsilon: part.epsilon });
+    for (let i = 0; i < part.episodes; i++) {
+      if (produced++ >= limit) return;
+      const seed = part.firstSeed + i;
+      const task = definition.generateTask(seed, SEED_DATASET_LEVELS[i % SEED_DATASET_LEVELS.length]);
+      yield trajectoryToJsonLine(await rolloutEpisode(env, policy, { seed, task })) + '\n';
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * TRL conversational datasets (JSONL): `{"messages": [{role, content}]}` per episode, the form
+ * TRL's SFTTrainer takes. On import the prompt–completion form (`{"prompt": [...],
+ * "completion": [...]}`) is accepted too and read as prompt followed by completion. Our extra
+ * `env` and `id` keys ride along (TRL ignores unknown columns) so a round trip keeps them.
+ */
+import type { Trajectory } from '../types';
+import { RecordChecker, type ImportProblem } from './errors';
+import { actionText, envShortName, instructionPrompt, observationText, trajectoryFromTurns, type Turn } from './conversation';
+
+interface TrlMessage { role: 'system' | 'user' | 'assistant'; content: string }
+export interface TrlRecord { id: string; env: string; messages: TrlMessage[] }
+
+export function toTrl(t: Trajectory): TrlRecord {
+  const messages: TrlMessage[] = [{ role: 'system', content: instructionPrompt(t.task) }];
+  for (const step of t.steps) {
+    messages.push({ role: 'user', content: observationText(t.env, step.observation, step.admissible, 'list') });
+    messages.push({ role: 'assistant', content: actionText(step, 'eto') });
+  }
+  return { id: `${envShortName(t.env)}_${t.seed}`, env: t.env, messages };
+}
+
+export function writeTrl(ts: readonly Trajectory[]): string {
+  return ts.map((t) => JSON.stringify(toTrl(t)) + '\n').join('');
+}
+
+function readMessages(list: unknown[], field: string, check: RecordChecker, turns: Turn[]): void {
+  list.forEach((raw, i) => {
+    const message = check.object(raw, `${field}[${i}]`);
+    if (!message) return;
+    const role = check.oneOf(message.role, `${field}[${i}].role`, ['system', 'user', 'assistant'] as const);
+    const content = check.string(message.content, `${field}[${i}].content`);
+    if (!role || content === undefined) return;
+    // The system prompt stands where the instruction turn stands in AgentGym/ETO.
+    turns.push({ role: role === 'assistant' ? 'assistant' : 'user', text: content });
+  });
+}
+
+export function fromTrlRecord(value: unknown, check: RecordChecker, defaultEnv?: string): Trajectory | undefined {
+  const record = check.object(value, '');
+  if (!record) return undefined;
+  const turns: Turn[] = [];
+  const problemsBefore = check.problems.length;
+  if (record.messages !== undefined) {
+    const messages = check.array(record.messages, 'messages');
+    if (messages) readMessages(messages, 'messages', check, turns);
+  } else if (record.prompt !== undefined || record.completion !== undefined) {
+    const prompt = check.array(record.prompt, 'prompt');
+    const completion = check.array(record.completion, 'completion');
+    if (prompt) readMessages(prompt, 'prompt', check, turns);
+    if (completion) readMessages(completion, 'completion', check, turns);
+  } else {
+    check.problem('messages', 'missing field: a TRL record needs "messages" (or "prompt" and "completion")');
+    return undefined;
+  }
+  const env = check.string(record.env ?? defaultEnv, 'env', { nonEmpty: true });
+  const id = typeof record.id === 'string' && record.id ? record.id : `${envShortName(env ?? 'unknown')}_${check.line}`;
+  if (env === undefined) return undefined;
+  return trajectoryFromTurns({ id, env, turns, check, field: record.messages !== undefined ? 'messages' : 'prompt',
+    turnsBroken: check.problems.length > problemsBefore });
+}
+
+export function readTrl(rows: { line: number; value: unknown }[], problems: ImportProblem[], defaultEnv?: string): Trajectory[] {
+  return rows.flatMap(({ line, value }) => fromTrlRecord(value, new RecordChecker(line, problems), defaultEnv) ?? []);
+}

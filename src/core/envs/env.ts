@@ -1,0 +1,150 @@
+/**
+ * The environment contract (Gymnasium-style, async because a dreamed step is an LLM call) and
+ * the standard wrappers. Real environments are synchronous inside; `DreamEnv` implements the
+ * same interface over an experience model, so a trainer never knows whether it is dreaming.
+ */
+import type { Observation, StepResult, Task } from '../types';
+import type { Rng } from '../rng';
+
+export type { Observation, StepResult, Task };
+
+export interface ResetOptions {
+  /** Seeds the task (when none is given) and any per-episode randomness. */
+  seed: number;
+  /** Play this task instead of generating one from the seed. */
+  task?: Task;
+}
+
+export interface Env {
+  /** Versioned id, e.g. 'webshop-lite-v0'. */
+  readonly id: string;
+  reset(opts: ResetOptions): Promise<Observation>;
+  step(action: string): Promise<StepResult>;
+}
+
+/**
+ * A ground-truth environment we own: besides the contract it exposes its step limit and a
+ * privileged expert that reads the true state (for datasets, solvability proofs and baselines).
+ */
+export interface GroundTruthEnv extends Env {
+  /** The best next action from the true current state (null once the episode is over). */
+  expertAction(): string | null;
+  /** The task being played (after reset). */
+  readonly currentTask: Task | null;
+}
+
+export type Direction = 'harder' | 'easier';
+
+/** Result of running the expert on a task from its start. */
+export interface ExpertSolution {
+  actions: string[];
+  /** Number of steps of the expert's plan (its measure of the task's difficulty). */
+  optimalLength: number;
+  success: boolean;
+}
+
+/** Everything the registry knows about one environment family. */
+export interface EnvDefinition<Knobs = unknown> {
+  id: string;
+  /** Human name, e.g. 'mini-WebShop'. */
+  name: string;
+  summary: string;
+  defaultStepLimit: number;
+  /** A fresh environment (no step limit: `makeEnv` adds TimeLimit). */
+  create(options?: EnvCreateOptions): GroundTruthEnv;
+  /** The knobs a scalar difficulty 0..1 maps to. */
+  knobsForLevel(level: number): Knobs;
+  /** A task from a seed at a difficulty (scalar or knobs), proved solvable by the expert. */
+  generateTask(seed: number, difficulty: number | Knobs): Task;
+  /** A valid, solvable task one step harder or easier than `task`. */
+  mutateTask(task: Task, rng: Rng, direction: Direction): Task;
+  /** Run the expert on the task from its start. */
+  solve(task: Task): ExpertSolution;
+}
+
+export interface EnvCreateOptions {
+  /** Difficulty used when `reset` generates a task from the seed (default 0.5). */
+  difficulty?: number;
+  /** Environment-specific options (catalog size, dialect flags, ...). */
+  [key: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wrappers
+// ---------------------------------------------------------------------------------------------
+
+export abstract class Wrapper<E extends Env = Env> implements Env {
+  constructor(readonly env: E) {}
+  get id(): string { return this.env.id; }
+  /** The innermost environment. */
+  get unwrapped(): Env {
+    let inner: Env = this.env;
+    while (inner instanceof Wrapper) inner = inner.env;
+    return inner;
+  }
+  reset(opts: ResetOptions): Promise<Observation> { return this.env.reset(opts); }
+  step(action: string): Promise<StepResult> { return this.env.step(action); }
+}
+
+/** Ends the episode with `truncated` once `maxSteps` steps were taken without termination. */
+export class TimeLimit<E extends Env = Env> extends Wrapper<E> {
+  private elapsed = 0;
+  constructor(env: E, readonly maxSteps: number) {
+    super(env);
+    if (!Number.isInteger(maxSteps) || maxSteps < 1) {
+      throw new RangeError(`TimeLimit: maxSteps must be a positive integer, got ${maxSteps}`);
+    }
+  }
+  async reset(opts: ResetOptions): Promise<Observation> {
+    this.elapsed = 0;
+    return this.env.reset(opts);
+  }
+  async step(action: string): Promise<StepResult> {
+    const result = await this.env.step(action);
+    this.elapsed++;
+    if (this.elapsed >= this.maxSteps && !result.terminated && !result.truncated) {
+      return { ...result, truncated: true, admissible: [] };
+    }
+    return result;
+  }
+}
+
+export interface EpisodeRecord {
+  return: number;
+  length: number;
+  success: boolean;
+  score: number;
+  terminated: boolean;
+  truncated: boolean;
+}
+
+/** Records return, length and outcome of every finished episode (CleanRL's RecordEpisodeStatistics). */
+export class EpisodeStats<E extends Env = Env> extends Wrapper<E> {
+  readonly episodes: EpisodeRecord[] = [];
+  private episodeReturn = 0;
+  private episodeLength = 0;
+  async reset(opts: ResetOptions): Promise<Observation> {
+    this.episodeReturn = 0;
+    this.episodeLength = 0;
+    return this.env.reset(opts);
+  }
+  async step(action: string): Promise<StepResult> {
+    const result = await this.env.step(action);
+    this.episodeReturn += result.reward;
+    this.episodeLength++;
+    if (result.terminated || result.truncated) {
+      this.episodes.push({
+        return: this.episodeReturn, length: this.episodeLength, success: result.info.success,
+        score: result.info.score ?? (result.info.success ? 1 : 0),
+        terminated: result.terminated, truncated: result.truncated,
+      });
+    }
+    return result;
+  }
+}
+
+/** The environment's expert, reached through any wrappers (null for envs without one). */
+export function expertOf(env: Env): GroundTruthEnv | null {
+  const inner = env instanceof Wrapper ? env.unwrapped : env;
+  return typeof (inner as GroundTruthEnv).expertAction === 'function' ? (inner as GroundTruthEnv) : null;
+}

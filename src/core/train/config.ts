@@ -1,0 +1,126 @@
+/**
+ * Training configuration and presets. Every field is documented and validated: a bad value is
+ * an error that names the field, what was given, and what is valid.
+ */
+
+export const ALGORITHMS = ['grpo', 'ppo', 'reinforce'] as const;
+export type Algorithm = (typeof ALGORITHMS)[number];
+export const MODES = ['real'] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface TrainConfig {
+  /** Preset this config started from. */
+  preset: string;
+  /** Environment id (see `dreamgym envs`). */
+  env: string;
+  /** Where experience comes from: 'real' = the ground-truth env (dream and s2r come with the DreamGym loop). */
+  mode: Mode;
+  algo: Algorithm;
+  seed: number;
+  /** Task difficulty 0..1 for training and held-out evaluation tasks. */
+  difficulty: number;
+  /** Policy-gradient iterations. */
+  iterations: number;
+  /** Distinct tasks per iteration. */
+  tasksPerIteration: number;
+  /** Rollouts per task (GRPO's group size G; also used by PPO and REINFORCE for equal budgets). */
+  groupSize: number;
+  /** Size of the training task pool (seeds 0..pool-1; held-out tasks use seeds ≥ 1e9). */
+  taskPool: number;
+  /** Adam learning rate. */
+  learningRate: number;
+  /** Discount γ. */
+  gamma: number;
+  /** GAE λ (PPO). */
+  gaeLambda: number;
+  /** Clip range ε of the probability ratio (GRPO, PPO). */
+  clipEpsilon: number;
+  /** Entropy bonus coefficient. */
+  entropyCoef: number;
+  /** KL-to-reference coefficient (GRPO; 0 = off). */
+  klCoef: number;
+  /** Value loss coefficient (PPO). */
+  valueCoef: number;
+  /** Optimisation epochs over each batch (GRPO, PPO). */
+  updateEpochs: number;
+  /** Minibatches per epoch (PPO). */
+  minibatches: number;
+  /** Global gradient-norm clip. */
+  maxGradNorm: number;
+  /** Evaluate on held-out real tasks every K iterations (0 = only at the end). */
+  evalInterval: number;
+  /** Held-out episodes per intermediate evaluation. */
+  evalEpisodes: number;
+  /** Held-out episodes of the final evaluation. */
+  finalEvalEpisodes: number;
+  /** Hard cap on real environment steps (training rollouts; evaluation is not counted). */
+  realStepBudget: number;
+}
+
+const BASE: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
+  mode: 'real', algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
+  learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.01, klCoef: 0,
+  valueCoef: 0.5, updateEpochs: 2, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
+  finalEvalEpisodes: 200, realStepBudget: 40_000,
+};
+
+export const PRESETS: Record<string, TrainConfig> = {
+  'webshop-easy': { ...BASE, preset: 'webshop-easy', env: 'webshop-lite-v0', difficulty: 0 },
+  'webshop-medium': { ...BASE, preset: 'webshop-medium', env: 'webshop-lite-v0', difficulty: 0.5, iterations: 100, realStepBudget: 80_000 },
+  'household-easy': { ...BASE, preset: 'household-easy', env: 'household-v0', difficulty: 0, iterations: 60, realStepBudget: 120_000 },
+  'household-medium': { ...BASE, preset: 'household-medium', env: 'household-v0', difficulty: 0.5, iterations: 100, realStepBudget: 200_000 },
+};
+
+export class ConfigError extends Error {
+  constructor(message: string) { super(message); this.name = 'ConfigError'; }
+}
+
+export function presetNames(): string[] {
+  return Object.keys(PRESETS);
+}
+
+export function getPreset(name: string): TrainConfig {
+  const preset = PRESETS[name];
+  if (!preset) throw new ConfigError(`Unknown preset '${name}'. Valid presets: ${presetNames().join(', ')}.`);
+  return { ...preset };
+}
+
+type Rule = { kind: 'int' | 'number'; min: number; max: number } | { kind: 'choice'; values: readonly string[] } | { kind: 'string' };
+
+const RULES: Record<keyof TrainConfig, Rule> = {
+  preset: { kind: 'string' }, env: { kind: 'string' },
+  mode: { kind: 'choice', values: MODES }, algo: { kind: 'choice', values: ALGORITHMS },
+  seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 }, difficulty: { kind: 'number', min: 0, max: 1 },
+  iterations: { kind: 'int', min: 1, max: 1_000_000 }, tasksPerIteration: { kind: 'int', min: 1, max: 4096 },
+  groupSize: { kind: 'int', min: 1, max: 256 }, taskPool: { kind: 'int', min: 1, max: 999_999_999 },
+  learningRate: { kind: 'number', min: 1e-7, max: 1 }, gamma: { kind: 'number', min: 0, max: 1 },
+  gaeLambda: { kind: 'number', min: 0, max: 1 }, clipEpsilon: { kind: 'number', min: 0.001, max: 10 },
+  entropyCoef: { kind: 'number', min: 0, max: 10 }, klCoef: { kind: 'number', min: 0, max: 10 },
+  valueCoef: { kind: 'number', min: 0, max: 10 }, updateEpochs: { kind: 'int', min: 1, max: 100 },
+  minibatches: { kind: 'int', min: 1, max: 1024 }, maxGradNorm: { kind: 'number', min: 0.001, max: 1e6 },
+  evalInterval: { kind: 'int', min: 0, max: 1_000_000 }, evalEpisodes: { kind: 'int', min: 1, max: 100_000 },
+  finalEvalEpisodes: { kind: 'int', min: 1, max: 100_000 }, realStepBudget: { kind: 'int', min: 1, max: 1e12 },
+};
+
+/** Validates a (possibly user-edited) config; throws a ConfigError listing every bad field. */
+export function validateConfig(config: Record<string, unknown>): TrainConfig {
+  const problems: string[] = [];
+  for (const key of Object.keys(config)) {
+    if (!(key in RULES)) problems.push(`unknown setting '${key}'; valid settings: ${Object.keys(RULES).join(', ')}`);
+  }
+  for (const [key, rule] of Object.entries(RULES) as [keyof TrainConfig, Rule][]) {
+    const value = config[key];
+    if (value === undefined) { problems.push(`'${key}' is missing`); continue; }
+    if (rule.kind === 'choice') {
+      if (!rule.values.includes(value as string)) problems.push(`'${key}' must be one of ${rule.values.join(', ')}; got ${JSON.stringify(value)}`);
+    } else if (rule.kind === 'string') {
+      if (typeof value !== 'string' || !value) problems.push(`'${key}' must be a non-empty string; got ${JSON.stringify(value)}`);
+    } else {
+      const ok = typeof value === 'number' && Number.isFinite(value) && (rule.kind === 'number' || Number.isInteger(value));
+      if (!ok) problems.push(`'${key}' must be ${rule.kind === 'int' ? 'an integer' : 'a number'} in ${rule.min}..${rule.max}; got ${JSON.stringify(value)}`);
+      else if ((value as number) < rule.min || (value as number) > rule.max) problems.push(`'${key}' must be within ${rule.min}..${rule.max}; got ${value}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(`Invalid training config:\n- ${problems.join('\n- ')}`);
+  return config as unknown as TrainConfig;
+}

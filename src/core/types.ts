@@ -1,0 +1,103 @@
+/**
+ * The shared vocabulary of the project (design.md §3): tasks, observations, steps and
+ * trajectories. Plain JSON-serialisable data only, so the same records travel between Node,
+ * workers, IndexedDB and JSONL files.
+ */
+
+export type TaskOrigin = 'generated' | 'variation' | 'llm' | 'imported';
+
+export interface Task {
+  /** Stable id, e.g. 'webshop-lite-v0:42:0.30'. */
+  id: string;
+  /** Versioned environment id the task belongs to. */
+  env: string;
+  /** What the agent is asked to do, in the environment's own words. */
+  instruction: string;
+  /** Scalar difficulty 0..1 (the knobs it maps to live in `spec`). */
+  difficulty: number;
+  /** Environment-specific, machine-checkable description (enough to rebuild the episode). */
+  spec?: unknown;
+  origin: TaskOrigin;
+  /** The generator seed (absent for imported or LLM tasks). */
+  seed?: number;
+  /** Task this one was derived from (curriculum variations). */
+  parent?: string;
+}
+
+export interface Observation {
+  text: string;
+  /** Actions the environment accepts now, sorted as the environment lists them; empty once the episode ended. */
+  admissible: string[];
+  task: Task;
+}
+
+export interface StepInfo {
+  /** false when the action was unparsable or inadmissible (a no-op). */
+  valid: boolean;
+  /** The task was accomplished (WebShop: reward 1 at buy; household: goal holds). */
+  success: boolean;
+  /** Graded outcome in [0, 1] where the environment has one (WebShop's reward at buy). */
+  score?: number;
+  /** Steps taken in this episode, this one included. */
+  steps: number;
+}
+
+export interface StepResult extends Observation {
+  reward: number;
+  /** The task ended the episode (bought, goal reached). */
+  terminated: boolean;
+  /** The step limit ended the episode. Never true together with `terminated`. */
+  truncated: boolean;
+  info: StepInfo;
+}
+
+/** One step of an episode as recorded in datasets. */
+export interface Step {
+  observation: string;
+  admissible: string[];
+  action: string;
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  valid: boolean;
+  /** Free-text reasoning that preceded the action, when the source had one. */
+  thought?: string;
+}
+
+export type TrajectorySource = 'expert' | 'random' | 'noisy-expert' | 'agent' | 'imported' | 'dream';
+
+/** One episode: the unit of our JSONL format (one line each). */
+export interface Trajectory {
+  /** Format marker and version, so files explain themselves. */
+  format: 'dreamgym-trajectory/1';
+  id: string;
+  env: string;
+  seed: number;
+  task: Task;
+  steps: Step[];
+  /** The observation after the last action (what the agent saw when the episode ended). */
+  final_observation: string;
+  result: { reward: number; success: boolean; score: number; steps: number; terminate_reason: 'success' | 'terminated' | 'truncated' | 'unfinished' };
+  source: TrajectorySource;
+  /** Policy details, e.g. { epsilon: 0.3 } for noisy-expert. */
+  policy?: Record<string, unknown>;
+}
+
+/** A (s, a, r, s') record for the replay buffer; filled out by the buffer issue. */
+export interface Transition {
+  env: string;
+  taskId: string;
+  instruction: string;
+  episodeId: string;
+  stepIndex: number;
+  observation: string;
+  admissible: string[];
+  action: string;
+  nextObservation: string;
+  nextAdmissible: string[];
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  source: 'offline' | 'real' | 'dream';
+  valid: boolean;
+}

@@ -1,0 +1,71 @@
+/**
+ * End to end: the page that `npm start` serves (Vite dev server, started here on a free port),
+ * driven in Debian's Chromium through Playwright. Plays one whole episode of each environment
+ * by asking the expert for its move and clicking the highlighted action button.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type ViteDevServer } from 'vite';
+import { chromium, type Browser, type Page } from 'playwright';
+import { chromiumArgs } from '../../vite.config';
+
+let server: ViteDevServer;
+let browser: Browser;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+  await server.listen();
+  const address = server.httpServer!.address();
+  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 5173}`;
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function playWithExpert(page: Page, maxSteps: number): Promise<string> {
+  const status = page.getByTestId('status');
+  for (let step = 0; step < maxSteps; step++) {
+    const text = await status.textContent();
+    if (/Success|Episode over|Out of steps/.test(text ?? '')) return text!;
+    await page.getByRole('button', { name: 'Show expert move' }).click();
+    const move = (await page.getByTestId('expert-hint').textContent())!;
+    const filter = page.getByLabel('Filter actions');
+    if (await filter.count()) await filter.fill(move); // long household lists are filtered first
+    await page.locator(`button.action[data-action="${move.replace(/"/g, '\\"')}"]`).click();
+    await expect.poll(async () => (await page.locator('table tbody tr').count()) >= 1).toBe(true);
+    await expect.poll(() => status.textContent()).not.toBe(text);
+  }
+  return (await status.textContent())!;
+}
+
+describe('the play page', () => {
+  it.each([
+    ['webshop-lite-v0', 15],
+    ['household-v0', 50],
+  ])('plays one %s episode to success through the page', async (envId, limit) => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${baseUrl}/?env=${envId}&seed=5&difficulty=0.25`);
+    await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
+    await expect(page.getByLabel('Environment', { exact: true }).inputValue()).resolves.toBe(envId);
+    const final = await playWithExpert(page, limit);
+    expect(final).toMatch(/^Success! Reward 1 in \d+ steps\.$/);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('treats an inadmissible typed action as a no-op and says so', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl}/?env=household-v0&seed=2&difficulty=0`);
+    await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
+    await page.getByLabel('Custom action').fill('fly to the moon');
+    await page.getByRole('button', { name: 'Do it' }).click();
+    await expect.poll(() => page.getByTestId('status').textContent()).toMatch(/not admissible here/);
+    await expect(page.locator('table tbody tr').first().textContent()).resolves.toMatch(/fly to the moon.*no-op/);
+    await page.close();
+  }, 120_000);
+});

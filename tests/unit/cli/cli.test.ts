@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../../src/cli/main';
+
+let out: string[];
+let err: string[];
+beforeEach(() => {
+  out = []; err = [];
+  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
+  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { out.push(String(chunk).replace(/\n$/, '')); return true; });
+  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+});
+afterEach(() => vi.restoreAllMocks());
+
+const lastJson = () => JSON.parse(out[out.length - 1]);
+const dir = mkdtempSync(join(tmpdir(), 'dreamgym-cli-'));
+
+describe('dreamgym CLI', () => {
+  it('lists the environments', async () => {
+    expect(await main(['envs', '--json'])).toBe(0);
+    expect(lastJson().map((e: { id: string }) => e.id)).toEqual(['webshop-lite-v0', 'household-v0']);
+  });
+
+  it('explains unknown commands, options, values and env ids', async () => {
+    expect(await main(['trian'])).toBe(2);
+    expect(err.join('\n')).toMatch(/Unknown command 'trian'. Commands: envs, check-env, rollout, convert, bench/);
+    expect(await main(['rollout', 'household-v0', '--polcy', 'expert'])).toBe(2);
+    expect(err.join('\n')).toMatch(/Unknown option --polcy for 'rollout'. Valid options: --policy/);
+    expect(await main(['rollout', 'household-v0', '--episodes', 'many'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--episodes must be an integer, got 'many'/);
+    expect(await main(['rollout', 'household-v0', '--policy', 'genius'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--policy must be one of expert, random, noisy-expert; got 'genius'/);
+    expect(await main(['check-env', 'atari-v5'])).toBe(1);
+    expect(err.join('\n')).toMatch(/Unknown environment 'atari-v5'. Valid ids: webshop-lite-v0, household-v0/);
+  });
+
+  it('rollout: the same seed gives byte-identical JSONL', async () => {
+    const a = join(dir, 'a.jsonl'), b = join(dir, 'b.jsonl');
+    for (const file of [a, b]) {
+      expect(await main(['rollout', 'webshop-lite-v0', '--policy', 'noisy-expert', '--epsilon', '0.4', '--episodes', '6', '--seed', '9', '--out', file, '--json'])).toBe(0);
+    }
+    expect(readFileSync(a, 'utf8')).toBe(readFileSync(b, 'utf8'));
+    expect(readFileSync(a, 'utf8').trim().split('\n')).toHaveLength(6);
+    expect(lastJson()).toMatchObject({ env: 'webshop-lite-v0', policy: 'noisy-expert', epsilon: 0.4, episodes: 6 });
+  });
+
+  it('convert: round trip through AgentGym, and a malformed file is rejected whole', async () => {
+    const ours = join(dir, 'h.jsonl'), agentgym = join(dir, 'h.json'), back = join(dir, 'back.jsonl');
+    expect(await main(['rollout', 'household-v0', '--episodes', '3', '--seed', '2', '--out', ours])).toBe(0);
+    expect(await main(['convert', '--from', 'ours', '--to', 'agentgym', ours, agentgym, '--json'])).toBe(0);
+    expect(lastJson()).toMatchObject({ episodes: 3 });
+    expect(await main(['convert', '--from', 'agentgym', '--to', 'ours', agentgym, back])).toBe(0);
+    const original = readFileSync(ours, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const roundTrip = readFileSync(back, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(roundTrip.map((t) => t.steps.map((s: { action: string }) => s.action))).toEqual(original.map((t) => t.steps.map((s: { action: string }) => s.action)));
+
+    const broken = join(dir, 'broken.jsonl');
+    const lines = readFileSync(ours, 'utf8').trim().split('\n');
+    lines[2] = lines[2].replace('"observation":', '"observaton":');
+    writeFileSync(broken, lines.join('\n'));
+    const target = join(dir, 'never.json');
+    expect(await main(['convert', '--from', 'ours', '--to', 'trl', broken, target])).toBe(1);
+    expect(err.join('\n')).toMatch(/line 3, field 'steps\[0\]\.observation': missing field/);
+    expect(() => readFileSync(target)).toThrow();
+  });
+
+  it('check-env prints the report as the last JSON line', async () => {
+    expect(await main(['check-env', 'household-v0', '--episodes', '10', '--json'])).toBe(0);
+    const report = lastJson();
+    expect(Object.keys(report).slice(0, 7)).toEqual(['env', 'episodes', 'contract', 'expert', 'random', 'deterministic', 'steps_per_second']);
+    expect(report).toMatchObject({ env: 'household-v0', episodes: 10, contract: 'ok', deterministic: true, expert: { success: 1 } });
+    expect(report.steps_per_second).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,48 @@
+import { defineConfig } from 'vitest/config';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { playwright } from '@vitest/browser-playwright';
+
+// Debian's Chromium; WebGPU comes from SwiftShader with --enable-unsafe-webgpu (toolchain.md §3).
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const chromiumArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-webgpu'];
+
+export default defineConfig({
+  plugins: [svelte()],
+  worker: { format: 'es' },
+  server: { fs: { allow: ['..'] } },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit', environment: 'node',
+          include: ['tests/unit/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The served app in Chromium through Playwright (the dev server is started by the test).
+          name: 'e2e', environment: 'node',
+          include: ['tests/e2e/**/*.e2e.test.ts'],
+          testTimeout: 120_000, hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['tests/browser/**/*.browser.test.ts'],
+          testTimeout: 120_000,
+          browser: {
+            enabled: true, headless: true, screenshotFailures: false,
+            instances: [{ browser: 'chromium' }],
+            provider: playwright({ launchOptions: { executablePath: chromiumPath, args: chromiumArgs } }),
+          },
+        },
+      },
+    ],
+  },
+});
