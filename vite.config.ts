@@ -10,6 +10,8 @@ export const chromiumArgs = ['--no-sandbox', '--disable-background-networking', 
 export default defineConfig({
   plugins: [svelte()],
   worker: { format: 'es' },
+  // Pre-bundled up front so the browser tests never see a mid-run dependency reload.
+  optimizeDeps: { include: ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-webgpu', 'idb', 'stemmer'] },
   server: { fs: { allow: ['..'] } },
   test: {
     projects: [

@@ -9,6 +9,7 @@ import { checkEnvCommand, runCheckEnv } from './commands/check-env';
 import { rolloutCommand, runRollout } from './commands/rollout';
 import { convertCommand, runConvert } from './commands/convert';
 import { benchCommand, runBench } from './commands/bench';
+import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
 
 interface Command { spec: CommandSpec; run(args: ParsedArgs): Promise<number | void> }
 
@@ -17,6 +18,8 @@ const commands: Command[] = [
   { spec: checkEnvCommand, run: runCheckEnv },
   { spec: rolloutCommand, run: runRollout },
   { spec: convertCommand, run: runConvert },
+  { spec: trainCommand, run: runTrain },
+  { spec: evalCommand, run: runEval },
   { spec: benchCommand, run: runBench },
 ];
 

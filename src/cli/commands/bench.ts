@@ -9,8 +9,10 @@ import type { Task } from '../../core/types';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { UsageError } from '../args';
 import { printJsonLast, round } from '../output';
+import { initBackend } from '../../core/policy/backend';
+import { benchPolicy } from '../../core/policy/bench';
 
-export const BENCH_SUITES = ['envs'] as const;
+export const BENCH_SUITES = ['envs', 'policy'] as const;
 
 export const benchCommand: CommandSpec = {
   name: 'bench',
@@ -85,6 +87,7 @@ async function benchEnvs(episodes: number, json: boolean): Promise<void> {
   const rows: EnvBenchRow[] = [];
   for (const c of ENV_BENCH_CASES) {
     process.stderr.write(`bench envs: ${c.label} …\n`);
+    await benchEnvCase(c, Math.min(50, episodes)); // warm-up: JIT and catalog/index caches
     const row = await benchEnvCase(c, episodes);
     rows.push({ ...row, ratio_to_reference: 0 });
   }
@@ -107,5 +110,32 @@ export async function runBench(args: ParsedArgs): Promise<void> {
   if (!(BENCH_SUITES as readonly string[]).includes(suite)) {
     throw new UsageError(`Unknown benchmark suite '${suite}'. Suites: ${BENCH_SUITES.join(', ')}.`, benchCommand);
   }
-  await benchEnvs(args.options.episodes as number, !!args.options.json);
+  if (suite === 'envs') await benchEnvs(args.options.episodes as number, !!args.options.json);
+  else await benchPolicies(!!args.options.json);
+}
+
+/**
+ * Policy forward and update throughput in (state, action) rows per second on each Node backend,
+ * next to that backend's raw matmul GFLOP/s from the same run (the efficiency reference).
+ */
+async function benchPolicies(json: boolean): Promise<void> {
+  const results = [];
+  for (const backend of ['wasm', 'cpu'] as const) {
+    await initBackend(backend);
+    // The cpu backend is plain JS (~0.5 GFLOP/s): a smaller batch keeps the run short.
+    for (const rows of backend === 'wasm' ? [1020, 4092, 16380] : [1020]) {
+      process.stderr.write(`bench policy: ${backend}, ${rows} rows …\n`);
+      const r = await benchPolicy({ rows, actionsPerState: 12, iterations: backend === 'wasm' ? 5 : 2,
+        ...(backend === 'cpu' ? { matmul: { m: 256, k: 1024, n: 256 } } : {}) });
+      results.push(r);
+    }
+  }
+  console.log('| backend | rows/batch | encode rows/s | forward rows/s | update rows/s | matmul GFLOP/s | update rows/s per GFLOP/s |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of results) {
+    console.log(`| ${r.backend} | ${r.rows} | ${Math.round(r.encodeRowsPerSecond)} | ${Math.round(r.forwardRowsPerSecond)} | ${Math.round(r.updateRowsPerSecond)} | ${round(r.matmulGflops, 2)} | ${Math.round(r.updateRowsPerSecond / r.matmulGflops)} |`);
+  }
+  const best = Math.max(...results.filter((r) => r.backend === 'wasm').map((r) => r.updateRowsPerSecond));
+  console.log(`wasm update: ${Math.round(best)} rows/s at best = ${round(best / 50_000, 2)}× the 50,000 rows/s goal.`);
+  if (json) printJsonLast({ suite: 'policy', goal_update_rows_per_second_wasm: 50_000, results });
 }

@@ -104,6 +104,10 @@ export const ROW_DENSE_NAMES: readonly string[] = [
   'repeat_last',              // equals the previous action
   'rank_in_type',             // index among candidates of the same type / 10, capped at 1
   'action_length',            // tokens / 10, capped at 2
+  'arg1_type_in_instruction', // household-style 'verb X … Y': X's type (number dropped) is named in the instruction
+  'arg2_type_in_instruction', // … Y's type is named in the instruction
+  'arg1_both_in_instruction', // both arguments' types are named (e.g. put <object> in/on <target>)
+  'holding_instruction_object', // the last take (not yet put down) was of an object the instruction names
   'bias',
 ];
 export const ROW_DENSE_DIM = ROW_DENSE_NAMES.length;
@@ -201,6 +205,22 @@ interface ParsedState {
   item: ParsedProduct | null;
   previousCounts: Map<string, number>;
   lastAction: string | null;
+  /** Whole lower-case words of the instruction (for argument-type matches). */
+  instructionWords: Set<string>;
+  /** Household: the last 'take X' not followed by a put/move was of an object the instruction names. */
+  holdingInstructionObject: boolean;
+}
+
+/**
+ * Types of the two arguments of a household-style command ('take apple 1 from fridge 1' →
+ * apple, fridge; 'go to desk 2' → desk, null); null for other actions. Numbers are dropped so
+ * the type can be matched against the instruction ('put a clean apple in fridge').
+ */
+export function argumentTypes(actionLower: string): { first: string | null; second: string | null } {
+  const m = /^(?:go to|take|put|move|open|close|heat|cool|clean|use|examine|slice|toggle)\s+(.+?)(?:\s+(?:from|in\/on|in|on|with|to)\s+(.+))?$/.exec(actionLower);
+  if (!m) return { first: null, second: null };
+  const type = (text: string | undefined) => (text ? text.replace(/\s+\d+$/, '').trim() || null : null);
+  return { first: type(m[1]), second: type(m[2]) };
 }
 
 /** "$12.50" or "$10.00 to $20.00" → the lower price. */
@@ -276,9 +296,16 @@ function parseState(state: PolicyState, config: FeatureConfig): ParsedState {
     previousCounts.set(key, (previousCounts.get(key) ?? 0) + 1);
   }
   const lastAction = previous.length ? previous[previous.length - 1].toLowerCase() : null;
+  const instructionWords = new Set(instructionLower.split(/[^a-z0-9]+/).filter(Boolean));
+  let holdingInstructionObject = false;
+  for (const a of previous) {
+    const lower = a.toLowerCase();
+    if (lower.startsWith('take ')) holdingInstructionObject = instructionWords.has(argumentTypes(lower).first ?? '');
+    else if (lower.startsWith('put ') || lower.startsWith('move ')) holdingInstructionObject = false;
+  }
   return {
     page, instructionLower, instructionTokens, instructionContent, instructionNumbers, priceBound,
-    obsTokens, obsContent, products, item, previousCounts, lastAction,
+    obsTokens, obsContent, products, item, previousCounts, lastAction, instructionWords, holdingInstructionObject,
   };
 }
 
@@ -517,6 +544,13 @@ export function encodeStates(
       rowDense[rd + f++] = p.lastAction === actionLower ? 1 : 0;
       rowDense[rd + f++] = Math.min(rankCounter[ti]++ / 10, 1);
       rowDense[rd + f++] = Math.min(argTokens.length / 10, 2);
+      const roles = argumentTypes(actionLower);
+      const arg1In = roles.first !== null && p.instructionWords.has(roles.first) ? 1 : 0;
+      const arg2In = roles.second !== null && p.instructionWords.has(roles.second) ? 1 : 0;
+      rowDense[rd + f++] = arg1In;
+      rowDense[rd + f++] = arg2In;
+      rowDense[rd + f++] = arg1In * arg2In;
+      rowDense[rd + f++] = p.holdingInstructionObject ? 1 : 0;
       rowDense[rd + f++] = 1;
     }
   }

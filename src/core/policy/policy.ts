@@ -170,7 +170,7 @@ export class CandidatePolicy {
   }
 
   /** Current β (the prior's weight). */
-  get beta(): number { return this.v('beta').dataSync()[0]; }
+  async readBeta(): Promise<number> { return (await this.v('beta').data())[0]; }
 
   private v(name: string): tf.Variable {
     if (this.disposed) throw new Error('CandidatePolicy used after dispose()');
@@ -315,10 +315,13 @@ export class CandidatePolicy {
   // Weights
   // ------------------------------------------------------------------------------------------
 
-  getWeights(): PolicyWeights {
+  /** A copy of every weight. Async: webgpu cannot read tensors synchronously (dataSync gives zeros there). */
+  async getWeights(): Promise<PolicyWeights> {
+    const entries = [...this.vars.entries()];
+    const data = await Promise.all(entries.map(([, v]) => v.data() as Promise<Float32Array>));
     return {
       signature: this.signature,
-      tensors: [...this.vars.entries()].map(([name, v]) => ({ name, shape: [...v.shape], data: Float32Array.from(v.dataSync() as Float32Array) })),
+      tensors: entries.map(([name, v], i) => ({ name, shape: [...v.shape], data: Float32Array.from(data[i]) })),
     };
   }
 
@@ -339,9 +342,9 @@ export class CandidatePolicy {
   }
 
   /** An independent copy with the same weights (e.g. the frozen reference policy of GRPO's KL). */
-  clone(): CandidatePolicy {
+  async clone(): Promise<CandidatePolicy> {
     const copy = new CandidatePolicy(this.config, this.prior);
-    copy.setWeights(this.getWeights());
+    copy.setWeights(await this.getWeights());
     return copy;
   }
 

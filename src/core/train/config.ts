@@ -59,13 +59,13 @@ export interface TrainConfig {
 
 const BASE: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
   mode: 'real', algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
-  learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.01, klCoef: 0,
-  valueCoef: 0.5, updateEpochs: 2, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
+  learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
+  valueCoef: 0.5, updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
   finalEvalEpisodes: 200, realStepBudget: 40_000,
 };
 
 export const PRESETS: Record<string, TrainConfig> = {
-  'webshop-easy': { ...BASE, preset: 'webshop-easy', env: 'webshop-lite-v0', difficulty: 0 },
+  'webshop-easy': { ...BASE, preset: 'webshop-easy', env: 'webshop-lite-v0', difficulty: 0, iterations: 100 },
   'webshop-medium': { ...BASE, preset: 'webshop-medium', env: 'webshop-lite-v0', difficulty: 0.5, iterations: 100, realStepBudget: 80_000 },
   'household-easy': { ...BASE, preset: 'household-easy', env: 'household-v0', difficulty: 0, iterations: 60, realStepBudget: 120_000 },
   'household-medium': { ...BASE, preset: 'household-medium', env: 'household-v0', difficulty: 0.5, iterations: 100, realStepBudget: 200_000 },

@@ -206,7 +206,7 @@ export class Trainer {
     const named = await this.optimizer.getWeights();
     const optimizer = await Promise.all(named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })));
     return { format: 'dreamgym-checkpoint/1', config: this.config, iteration: this.iteration, realSteps: this.realSteps,
-      policy: this.policy.getWeights(), optimizer };
+      policy: await this.policy.getWeights(), optimizer };
   }
 
   /** A trainer that continues from `state` (config overrides such as more iterations allowed). */

@@ -102,7 +102,7 @@ describe('CandidatePolicy', () => {
     const base = (await policy.act([s], Rng.fromSeed(1), { priors: [[0, 0, 0, 0, 0]] })).probs[0];
     const shifted = (await policy.act([s], Rng.fromSeed(1), { priors: [[0, 0, 0, 1.5, 0]] })).probs[0];
     const odds = (p: number[]): number => Math.log(p[3] / p[0]);
-    expect(odds(shifted) - odds(base)).toBeCloseTo(1.5 * policy.beta, 3);
+    expect(odds(shifted) - odds(base)).toBeCloseTo(1.5 * (await policy.readBeta()), 3);
     policy.dispose();
   });
 
@@ -130,15 +130,16 @@ describe('CandidatePolicy', () => {
     const read = (p: CandidatePolicy): number[] => { const t = p.logProbs(states, [1, 2]); const v = Array.from(t.dataSync()); t.dispose(); return v; };
     const lpA = read(a);
     expect(read(b)).not.toEqual(lpA);
-    b.setWeights(a.getWeights());
+    b.setWeights(await a.getWeights());
     expect(read(b)).toEqual(lpA);
-    expect(b.getWeights()).toEqual(a.getWeights());
-    const clone = a.clone();
+    expect(await b.getWeights()).toEqual(await a.getWeights());
+    const clone = await a.clone();
     expect(read(clone)).toEqual(lpA);
 
     const other = new CandidatePolicy({ ...TINY_POLICY, hidden: 5 });
-    expect(() => other.setWeights(a.getWeights())).toThrow(/H=6.*this policy is .*H=5/s);
-    expect(() => other.setWeights(a.getWeights())).toThrow(/stateW1\[22×6\]/);
+    const aWeights = await a.getWeights();
+    expect(() => other.setWeights(aWeights)).toThrow(/H=6.*this policy is .*H=5/s);
+    expect(() => other.setWeights(aWeights)).toThrow(/stateW1\[22×6\]/);
     [a, b, clone, other].forEach((p) => p.dispose());
   });
 

@@ -13,11 +13,11 @@ beforeAll(async () => {
 });
 
 /** A tiny policy with weights big enough that every parameter matters, and a non-zero prior (so β has a gradient). */
-function tinyPolicy(): CandidatePolicy {
+async function tinyPolicy(): Promise<CandidatePolicy> {
   const prior: ActionPrior = { id: 'fixed', prior: (_s, actions) => Promise.resolve(actions.map((_, j) => Math.sin(j + 1))) };
   const policy = new CandidatePolicy(TINY_POLICY, prior);
   const rng = Rng.fromSeed(11, 'gradcheck');
-  const w = policy.getWeights();
+  const w = await policy.getWeights();
   for (const t of w.tensors) for (let i = 0; i < t.data.length; i++) t.data[i] = rng.uniform(-0.6, 0.6);
   policy.setWeights(w);
   return policy;
@@ -59,7 +59,7 @@ function gradientCheck(policy: CandidatePolicy, loss: () => tf.Scalar): { checke
 
 describe('gradient checks (finite differences, float32)', () => {
   it('REINFORCE loss', async () => {
-    const policy = tinyPolicy();
+    const policy = await tinyPolicy();
     const states = [resultsState(), householdState(), itemState(), resultsState()];
     const enc = policy.encode(states, await policy.priors(states));
     const actions = [3, 2, 7, 0];
@@ -72,7 +72,7 @@ describe('gradient checks (finite differences, float32)', () => {
   });
 
   it('GRPO loss (ratios inside and outside the clip range)', async () => {
-    const policy = tinyPolicy();
+    const policy = await tinyPolicy();
     const states = [resultsState(), householdState(), itemState(), resultsState()];
     const enc = policy.encode(states, await policy.priors(states));
     const actions = [3, 2, 7, 1];

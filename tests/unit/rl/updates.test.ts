@@ -93,7 +93,7 @@ describe('updates', () => {
 
   it.each(ALGOS)('%s keeps tf.memory().numTensors flat across 20 updates', async (algo) => {
     const policy = new CandidatePolicy(TINY_POLICY);
-    const reference = algo === 'grpo' ? policy.clone() : undefined;
+    const reference = algo === 'grpo' ? await policy.clone() : undefined;
     const optimizer = makeOptimizer(1e-3);
     const batch = await mixedBatch(policy, 2);
     await runUpdate(algo, policy, optimizer, batch, reference); // creates Adam's slots
@@ -127,7 +127,7 @@ describe('updates', () => {
     const optimizer = makeOptimizer(1e-2);
     const batch = await mixedBatch(policy, 3);
     await expect(grpoUpdate(policy, optimizer, batch, { klCoef: 0.1 })).rejects.toThrow(/reference/);
-    const reference = policy.clone();
+    const reference = await policy.clone();
     const first = await grpoUpdate(policy, optimizer, batch, { klCoef: 0.1 }, { reference });
     expect(first['losses/ref_kl']).toBeCloseTo(0, 6); // identical before the first step
     let last = first;

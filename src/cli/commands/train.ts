@@ -1,0 +1,130 @@
+/**
+ * `dreamgym train` and `dreamgym eval`: real-environment policy-gradient training with
+ * metrics.jsonl, summary.json and a checkpoint after every iteration (resumable with --resume).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { initBackend } from '../../core/policy/backend';
+import { ALGORITHMS, MODES, getPreset, presetNames, validateConfig, type TrainConfig } from '../../core/train/config';
+import { Trainer } from '../../core/train/loop';
+import { FolderCheckpointStore } from '../checkpoint-folder';
+import type { CommandSpec, ParsedArgs } from '../args';
+import { printJsonLast, progressBar, round } from '../output';
+
+export const trainCommand: CommandSpec = {
+  name: 'train',
+  summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
+  usage: 'dreamgym train --preset P --mode real [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--out DIR] [--resume] [--json]',
+  options: {
+    preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
+    mode: { type: 'string', description: 'where experience comes from', choices: MODES, default: 'real' },
+    algo: { type: 'string', description: 'policy-gradient algorithm (default: the preset\'s)', choices: ALGORITHMS },
+    seed: { type: 'integer', description: 'seed of everything random in the run' },
+    iterations: { type: 'integer', description: 'iterations (default: the preset\'s)' },
+    set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
+    out: { type: 'string', description: 'run folder (default runs/<preset>-<algo>-<seed>)' },
+    resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
+    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
+    json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
+  },
+};
+
+function parseOverrides(text: string | undefined): Record<string, unknown> {
+  if (!text) return {};
+  const out: Record<string, unknown> = {};
+  for (const pair of text.split(',')) {
+    const [key, raw] = pair.split('=');
+    if (!key || raw === undefined) throw new Error(`--set expects key=value pairs separated by commas; got '${pair}'.`);
+    const n = Number(raw);
+    out[key.trim()] = raw.trim() !== '' && Number.isFinite(n) ? n : raw.trim();
+  }
+  return out;
+}
+
+export async function runTrain(args: ParsedArgs): Promise<void> {
+  const o = args.options as { preset?: string; mode: string; algo?: string; seed?: number; iterations?: number; set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+  if (!o.preset) throw new Error(`train needs --preset (one of ${presetNames().join(', ')}).`);
+  const config: TrainConfig = validateConfig({
+    ...getPreset(o.preset), mode: o.mode,
+    ...(o.algo ? { algo: o.algo } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o.iterations !== undefined ? { iterations: o.iterations } : {}),
+    ...parseOverrides(o.set),
+  });
+  const out = o.out ?? join('runs', `${config.preset}-${config.algo}-${config.seed}`);
+  const backend = await initBackend(o.backend);
+  process.stderr.write(`backend: ${backend.reason}\n`);
+  const store = new FolderCheckpointStore(join(out, 'checkpoint'));
+  const metricsPath = join(out, 'metrics.jsonl');
+  let trainer: Trainer;
+  if (o.resume) {
+    const state = await store.load();
+    if (!state) throw new Error(`--resume: no checkpoint in ${join(out, 'checkpoint')}. Start the run without --resume first.`);
+    trainer = await Trainer.restore(state, { iterations: config.iterations });
+    // Keep the metrics of the iterations the checkpoint covers, drop any written after it.
+    const kept = existsSync(metricsPath) ? readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).slice(0, state.iteration) : [];
+    writeFileSync(metricsPath, kept.map((l) => l + '\n').join(''));
+  } else {
+    mkdirSync(out, { recursive: true });
+    trainer = new Trainer(config);
+    writeFileSync(metricsPath, '');
+  }
+  writeFileSync(join(out, 'config.json'), JSON.stringify(trainer.config, null, 2) + '\n');
+  const started = performance.now();
+  const perfPath = join(out, 'perf.jsonl');
+  const bar = progressBar(`train ${config.preset} ${trainer.config.algo}`);
+  while (!trainer.finished) {
+    const t0 = performance.now();
+    const stepsBefore = trainer.realSteps;
+    const record = await trainer.runIteration();
+    appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...roundAll(record.metrics) }) + '\n');
+    // Wall-clock figures go to perf.jsonl so metrics.jsonl stays identical run to run.
+    const seconds = (performance.now() - t0) / 1000;
+    appendFileSync(perfPath, JSON.stringify({ iteration: record.iteration, 'perf/steps_per_second': round((trainer.realSteps - stepsBefore) / seconds, 1), 'perf/iteration_seconds': round(seconds, 3) }) + '\n');
+    await store.save(await trainer.state());
+    const evalText = record.metrics['eval/success_rate'] !== undefined ? ` eval ${record.metrics['eval/success_rate'].toFixed(2)}` : '';
+    bar.update(record.iteration, trainer.config.iterations, `success ${record.metrics['charts/success_rate'].toFixed(2)}${evalText} steps ${trainer.realSteps}`);
+  }
+  bar.end();
+  const evaluation = await trainer.evaluate(trainer.config.finalEvalEpisodes);
+  const summary = {
+    preset: trainer.config.preset, mode: trainer.config.mode, algo: trainer.config.algo, seed: trainer.config.seed,
+    real_steps: trainer.realSteps, iterations: trainer.iteration,
+    eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
+    wall_seconds: round((performance.now() - started) / 1000, 1), backend: backend.backend, out,
+  };
+  writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  trainer.dispose();
+  if (o.json) printJsonLast(summary);
+  else console.log(`held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`);
+}
+
+function roundAll(metrics: Record<string, number>): Record<string, number | null> {
+  return Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, Number.isFinite(v) ? round(v, 6) : null]));
+}
+
+export const evalCommand: CommandSpec = {
+  name: 'eval',
+  summary: 'evaluate a run\'s checkpoint on held-out real tasks',
+  usage: 'dreamgym eval --run DIR [--episodes N] [--json]',
+  options: {
+    run: { type: 'string', description: 'run folder written by train' },
+    episodes: { type: 'integer', description: 'held-out tasks', default: 200 },
+    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
+    json: { type: 'boolean', description: 'print the result as JSON on the last line' },
+  },
+};
+
+export async function runEval(args: ParsedArgs): Promise<void> {
+  const o = args.options as { run?: string; episodes: number; backend: 'wasm' | 'cpu'; json?: boolean };
+  if (!o.run) throw new Error('eval needs --run DIR (a folder written by train).');
+  await initBackend(o.backend);
+  const state = await new FolderCheckpointStore(join(o.run, 'checkpoint')).load();
+  if (!state) throw new Error(`No checkpoint in ${join(o.run, 'checkpoint')}: train first, or check the folder.`);
+  const trainer = await Trainer.restore(state);
+  const evaluation = await trainer.evaluate(o.episodes);
+  trainer.dispose();
+  const result = { run: o.run, preset: state.config.preset, algo: state.config.algo, iteration: state.iteration,
+    eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes } };
+  if (o.json) printJsonLast(result);
+  else console.log(`${o.run}: held-out success ${result.eval.success}, score ${result.eval.score} over ${result.eval.episodes} tasks`);
+}
