@@ -77,7 +77,34 @@ export function actionIndices(steps: readonly PolicyStep[]): Int32Array {
 
 /** The optimizer every algorithm uses: Adam (ε = 1e-5 as CleanRL). */
 export function makeOptimizer(learningRate: number): tf.Optimizer {
-  return tf.train.adam(learningRate, 0.9, 0.999, 1e-5);
+  return new ResumableAdam(learningRate, 0.9, 0.999, 1e-5);
+}
+
+/**
+ * tf's Adam, whose saved state also carries the running β₁ᵗ and β₂ᵗ products. tf's own
+ * setWeights recomputes them as pow(β, t + 1), which differs from the running product in the
+ * last float bits — enough to make a resumed run drift from an uninterrupted one.
+ */
+type NamedTensor = Awaited<ReturnType<tf.Optimizer['getWeights']>>[number];
+
+export class ResumableAdam extends tf.AdamOptimizer {
+  private get powers(): [tf.Variable, tf.Variable] {
+    const self = this as unknown as { accBeta1: tf.Variable; accBeta2: tf.Variable };
+    return [self.accBeta1, self.accBeta2];
+  }
+
+  async getWeights(): Promise<NamedTensor[]> {
+    const weights = await super.getWeights();
+    const [b1, b2] = this.powers;
+    return [...weights, { name: 'adam/accBeta1', tensor: b1 }, { name: 'adam/accBeta2', tensor: b2 }];
+  }
+
+  async setWeights(weightValues: NamedTensor[]): Promise<void> {
+    const powers = weightValues.filter((w) => w.name === 'adam/accBeta1' || w.name === 'adam/accBeta2');
+    await super.setWeights(weightValues.filter((w) => !powers.includes(w)));
+    const [b1, b2] = this.powers;
+    for (const w of powers) (w.name === 'adam/accBeta1' ? b1 : b2).assign(w.tensor as tf.Scalar);
+  }
 }
 
 /**

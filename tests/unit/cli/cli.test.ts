@@ -26,7 +26,7 @@ describe('dreamgym CLI', () => {
 
   it('explains unknown commands, options, values and env ids', async () => {
     expect(await main(['trian'])).toBe(2);
-    expect(err.join('\n')).toMatch(/Unknown command 'trian'. Commands: envs, check-env, rollout, convert, bench/);
+    expect(err.join('\n')).toMatch(/Unknown command 'trian'. Commands: envs, check-env, rollout, convert, train, eval, bench/);
     expect(await main(['rollout', 'household-v0', '--polcy', 'expert'])).toBe(2);
     expect(err.join('\n')).toMatch(/Unknown option --polcy for 'rollout'. Valid options: --policy/);
     expect(await main(['rollout', 'household-v0', '--episodes', 'many'])).toBe(2);
