@@ -10,6 +10,7 @@ import { rolloutCommand, runRollout } from './commands/rollout';
 import { convertCommand, runConvert } from './commands/convert';
 import { benchCommand, runBench } from './commands/bench';
 import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
+import { bufferExportCommand, bufferImportCommand, bufferQueryCommand, bufferStatsCommand, runBufferExport, runBufferImport, runBufferQuery, runBufferStats } from './commands/buffer';
 
 interface Command { spec: CommandSpec; run(args: ParsedArgs): Promise<number | void> }
 
@@ -20,25 +21,33 @@ const commands: Command[] = [
   { spec: convertCommand, run: runConvert },
   { spec: trainCommand, run: runTrain },
   { spec: evalCommand, run: runEval },
+  { spec: bufferImportCommand, run: runBufferImport },
+  { spec: bufferStatsCommand, run: runBufferStats },
+  { spec: bufferQueryCommand, run: runBufferQuery },
+  { spec: bufferExportCommand, run: runBufferExport },
   { spec: benchCommand, run: runBench },
 ];
 
 function usage(): string {
   return ['dreamgym — DreamGym Playground, headless', '', 'Commands:',
-    ...commands.map((c) => `  ${c.spec.name.padEnd(10)} ${c.spec.summary}`),
+    ...commands.map((c) => `  ${c.spec.name.padEnd(14)} ${c.spec.summary}`),
     '', "Run 'dreamgym help <command>' for a command's options."].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  // Two-word commands ('buffer import') are looked up by their first two words.
+  const twoWords = argv.length >= 2 && commands.some((c) => c.spec.name === `${argv[0]} ${argv[1]}`);
+  const [name, ...rest] = twoWords ? [`${argv[0]} ${argv[1]}`, ...argv.slice(2)] : argv;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
-    const target = commands.find((c) => c.spec.name === rest[0]);
+    const target = commands.find((c) => c.spec.name === rest.join(' '));
     console.log(target ? helpText(target.spec) : usage());
     return 0;
   }
   const command = commands.find((c) => c.spec.name === name);
   if (!command) {
-    console.error(`Unknown command '${name}'. Commands: ${commands.map((c) => c.spec.name).join(', ')}.`);
+    const group = commands.filter((c) => c.spec.name.startsWith(`${name} `)).map((c) => c.spec.name);
+    if (group.length) { console.error(`'${name}' needs a subcommand: ${group.join(', ')}.`); return 2; }
+    console.error(`Unknown command '${name}'. Commands: ${[...new Set(commands.map((c) => c.spec.name.split(' ')[0]))].join(', ')}.`);
     return 2;
   }
   if (rest.includes('--help')) { console.log(helpText(command.spec)); return 0; }

@@ -83,21 +83,5 @@ export interface Trajectory {
   policy?: Record<string, unknown>;
 }
 
-/** A (s, a, r, s') record for the replay buffer; filled out by the buffer issue. */
-export interface Transition {
-  env: string;
-  taskId: string;
-  instruction: string;
-  episodeId: string;
-  stepIndex: number;
-  observation: string;
-  admissible: string[];
-  action: string;
-  nextObservation: string;
-  nextAdmissible: string[];
-  reward: number;
-  terminated: boolean;
-  truncated: boolean;
-  source: 'offline' | 'real' | 'dream';
-  valid: boolean;
-}
+/** A (s, a, r, s') record of the replay buffer: defined with the buffer, named here as part of the vocabulary. */
+export type { BufferTransition as Transition } from './buffer/types';

@@ -11,8 +11,17 @@ import { UsageError } from '../args';
 import { printJsonLast, round } from '../output';
 import { initBackend } from '../../core/policy/backend';
 import { benchPolicy } from '../../core/policy/bench';
+import { benchRetrieval, benchEmbedder } from '../../core/buffer/bench';
+import { HashedNgramEmbedder } from '../../core/buffer/embedders';
+import { FolderBufferStore } from '../../core/buffer/stores/folder';
+import { MemoryBufferStore } from '../../core/buffer/stores/memory';
+import { benchStoreInsertAndLoad } from '../../core/buffer/stores/bench';
+import { benchBufferInBrowser } from '../browser-bench';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-export const BENCH_SUITES = ['envs', 'policy'] as const;
+export const BENCH_SUITES = ['envs', 'policy', 'buffer'] as const;
 
 export const benchCommand: CommandSpec = {
   name: 'bench',
@@ -20,7 +29,8 @@ export const benchCommand: CommandSpec = {
   usage: `dreamgym bench <${BENCH_SUITES.join('|')}> [--episodes N] [--json]`,
   positionals: ['suite'],
   options: {
-    episodes: { type: 'integer', description: 'episodes per policy and configuration', default: 300 },
+    episodes: { type: 'integer', description: 'envs: episodes per policy and configuration', default: 300 },
+    browser: { type: 'boolean', description: 'buffer: also run the IndexedDB and retrieval figures in headless Chromium' },
     json: { type: 'boolean', description: 'print the results as JSON on the last line' },
   },
 };
@@ -111,7 +121,8 @@ export async function runBench(args: ParsedArgs): Promise<void> {
     throw new UsageError(`Unknown benchmark suite '${suite}'. Suites: ${BENCH_SUITES.join(', ')}.`, benchCommand);
   }
   if (suite === 'envs') await benchEnvs(args.options.episodes as number, !!args.options.json);
-  else await benchPolicies(!!args.options.json);
+  else if (suite === 'policy') await benchPolicies(!!args.options.json);
+  else await benchBuffer(!!args.options.json, !!args.options.browser);
 }
 
 /**
@@ -138,4 +149,46 @@ async function benchPolicies(json: boolean): Promise<void> {
   const best = Math.max(...results.filter((r) => r.backend === 'wasm').map((r) => r.updateRowsPerSecond));
   console.log(`wasm update: ${Math.round(best)} rows/s at best = ${round(best / 50_000, 2)}× the 50,000 rows/s goal.`);
   if (json) printJsonLast({ suite: 'policy', goal_update_rows_per_second_wasm: 50_000, results });
+}
+
+/**
+ * Replay buffer: batched insert rate and cold load of 100,000 transitions per store, top-8 query
+ * latency at 1k–300k rows per kernel next to the scan bound of the same run, embedder speed; with
+ * --browser the same in headless Chromium (IndexedDB, wasm kernel).
+ */
+async function benchBuffer(json: boolean, browser: boolean): Promise<void> {
+  const n = 100_000;
+  const stores = [];
+  process.stderr.write('bench buffer: memory store …\n');
+  stores.push(await benchStoreInsertAndLoad(new MemoryBufferStore(), n));
+  const dir = mkdtempSync(join(tmpdir(), 'dreamgym-bench-buffer-'));
+  try {
+    process.stderr.write('bench buffer: folder store …\n');
+    const folder = await FolderBufferStore.open(dir);
+    stores.push(await benchStoreInsertAndLoad(folder, n, { reopen: async () => { await folder.close(); return FolderBufferStore.open(dir); } }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.stderr.write('bench buffer: retrieval …\n');
+  const retrieval = benchRetrieval({ sizes: [1000, 10_000, 100_000, 300_000], dims: 256, k: 8, queries: 20 });
+  const embedder = await benchEmbedder(new HashedNgramEmbedder(), 5000);
+  const inBrowser = browser ? await benchBufferInBrowser(n) : null;
+
+  console.log('| store (Node) | transitions | insert /s (batches of 1,000) | cold load s |');
+  console.log('| --- | ---: | ---: | ---: |');
+  for (const s of [...stores, ...(inBrowser ? [inBrowser.store] : [])]) {
+    console.log(`| ${s.kind}${inBrowser && s === inBrowser.store ? ' (Chromium)' : ''} | ${s.transitions} | ${Math.round(s.insertPerSecond)} | ${round(s.loadSeconds, 2)}${s.cold ? '' : ' (warm)'} |`);
+  }
+  const table = (title: string, r: typeof retrieval) => {
+    console.log(`\n${title}: top-${r.k} over ${r.dims}-dim rows, median of ${r.queries} queries`);
+    console.log('| rows | js ms | wasm ms | filtered wasm ms | scan bound ms | scan GB/s | wasm ms / bound |');
+    console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const row of r.rows) {
+      console.log(`| ${row.size} | ${row.js ? round(row.js.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.filteredMedianMs, 2) : '–'} | ${round(row.boundMs, 2)} | ${round(row.scanGBps, 2)} | ${row.wasm ? round(row.wasm.medianMs / row.boundMs, 2) : '–'} |`);
+    }
+  };
+  table('Retrieval (Node)', retrieval);
+  if (inBrowser) table('Retrieval (Chromium)', inBrowser.retrieval);
+  console.log(`\nhashed n-gram embedder: ${Math.round(embedder.embeddingsPerSecond)} embeddings/s (Node)`);
+  if (json) printJsonLast({ suite: 'buffer', goals: { top8_100k_ms: 10, load_100k_s: 2, insert_per_s: 10_000 }, stores, retrieval, embedder, browser: inBrowser });
 }

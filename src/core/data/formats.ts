@@ -36,21 +36,21 @@ export function readTrajectories(text: string, format: TrajectoryFormat, options
   const problems: ImportProblem[] = [];
   const { unit, rows } = readRecords(text, problems);
   let out: Trajectory[] = [];
-  if (problems.length === 0) {
-    if (format === 'ours') out = rows.flatMap(({ line, value }) => checkTrajectoryRecord(value, new RecordChecker(line, problems), options.knownEnvs) ?? []);
-    else if (format === 'agentgym') out = readAgentGym(rows, problems);
-    else if (format === 'eto') out = readEto(rows, problems);
-    else out = readTrl(rows, problems, options.defaultEnv);
-    // Every record was read (no problems), so out[i] belongs to rows[i].
-    if (format !== 'ours' && options.knownEnvs && problems.length === 0) {
-      out.forEach((t, i) => {
-        if (!options.knownEnvs!.includes(t.env)) {
-          problems.push({ line: rows[i].line, field: format === 'trl' ? 'env' : 'id', message: `unknown environment '${t.env}'; known: ${options.knownEnvs!.join(', ')}` });
-        }
-      });
-    }
-    if (rows.length === 0) problems.push({ line: 1, field: '', message: 'the file holds no records' });
+  // Lines that parsed are checked even when others did not, so one pass shows every problem.
+  const unparsed = problems.length;
+  if (format === 'ours') out = rows.flatMap(({ line, value }) => checkTrajectoryRecord(value, new RecordChecker(line, problems), options.knownEnvs) ?? []);
+  else if (format === 'agentgym') out = readAgentGym(rows, problems);
+  else if (format === 'eto') out = readEto(rows, problems);
+  else out = readTrl(rows, problems, options.defaultEnv);
+  // Every parsed record was read without problems, so out[i] belongs to rows[i].
+  if (format !== 'ours' && options.knownEnvs && problems.length === unparsed && out.length === rows.length) {
+    out.forEach((t, i) => {
+      if (!options.knownEnvs!.includes(t.env)) {
+        problems.push({ line: rows[i].line, field: format === 'trl' ? 'env' : 'id', message: `unknown environment '${t.env}'; known: ${options.knownEnvs!.join(', ')}` });
+      }
+    });
   }
+  if (rows.length === 0 && problems.length === 0) problems.push({ line: 1, field: '', message: 'the file holds no records' });
   if (problems.length > 0) throw new DatasetImportError(options.sourceName ?? 'the file', problems, unit);
   return out;
 }

@@ -26,7 +26,7 @@ describe('dreamgym CLI', () => {
 
   it('explains unknown commands, options, values and env ids', async () => {
     expect(await main(['trian'])).toBe(2);
-    expect(err.join('\n')).toMatch(/Unknown command 'trian'. Commands: envs, check-env, rollout, convert, train, eval, bench/);
+    expect(err.join('\n')).toMatch(/Unknown command 'trian'. Commands: envs, check-env, rollout, convert, train, eval, buffer, bench/);
     expect(await main(['rollout', 'household-v0', '--polcy', 'expert'])).toBe(2);
     expect(err.join('\n')).toMatch(/Unknown option --polcy for 'rollout'. Valid options: --policy/);
     expect(await main(['rollout', 'household-v0', '--episodes', 'many'])).toBe(2);
@@ -73,5 +73,38 @@ describe('dreamgym CLI', () => {
     expect(Object.keys(report).slice(0, 7)).toEqual(['env', 'episodes', 'contract', 'expert', 'random', 'deterministic', 'steps_per_second']);
     expect(report).toMatchObject({ env: 'household-v0', episodes: 10, contract: 'ok', deterministic: true, expert: { success: 1 } });
     expect(report.steps_per_second).toBeGreaterThan(0);
+  });
+
+  it('buffer: import is idempotent, stats count by env and source, query finds similar steps, export round-trips', async () => {
+    const bufferDir = join(dir, 'buffer');
+    const file = join(dir, 'seed.jsonl');
+    expect(await main(['rollout', 'household-v0', '--episodes', '8', '--seed', '40', '--out', file])).toBe(0);
+    expect(await main(['buffer', 'import', file, '--dir', bufferDir, '--json'])).toBe(0);
+    const first = lastJson();
+    expect(first).toMatchObject({ episodes: 8, skipped: 0 });
+    expect(await main(['buffer', 'import', file, '--dir', bufferDir, '--json'])).toBe(0);
+    expect(lastJson()).toMatchObject({ episodes: 0, transitions: 0, skipped: 8 });
+    expect(await main(['buffer', 'stats', '--dir', bufferDir, '--json'])).toBe(0);
+    expect(lastJson()).toMatchObject({ transitions: first.transitions, episodes: 8, byEnvAndSource: { 'household-v0': { offline: first.transitions } } });
+    expect(await main(['buffer', 'query', '--dir', bufferDir, '--env', 'household-v0', '--text', 'take apple from countertop', '--k', '3', '--json'])).toBe(0);
+    const query = lastJson();
+    expect(query.results).toHaveLength(3);
+    expect(query.results[0].score).toBeGreaterThanOrEqual(query.results[2].score);
+    const out = join(dir, 'export.json');
+    expect(await main(['buffer', 'export', '--dir', bufferDir, '--format', 'agentgym', out, '--json'])).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toHaveLength(8);
+    expect(await main(['buffer'])).toBe(2);
+    expect(err.join('\n')).toMatch(/'buffer' needs a subcommand: buffer import, buffer stats, buffer query, buffer export/);
+  });
+
+  it('buffer import rejects a malformed file whole and writes nothing', async () => {
+    const bufferDir = join(dir, 'buffer-bad');
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, '{"id": 1}\nnot json\n');
+    expect(await main(['buffer', 'import', bad, '--dir', bufferDir])).toBe(1);
+    expect(err.join('\n')).toMatch(/line 1, field 'id': expected a string/);
+    expect(err.join('\n')).toMatch(/line 2: not valid JSON/);
+    expect(await main(['buffer', 'stats', '--dir', bufferDir, '--json'])).toBe(0);
+    expect(lastJson()).toMatchObject({ transitions: 0 });
   });
 });

@@ -1,0 +1,21 @@
+/** Runs the replay-buffer benchmarks in the browser: IndexedDB insert/load and retrieval latency. */
+import { IndexedDbBufferStore } from '../src/core/buffer/stores/indexeddb';
+import { benchStoreInsertAndLoad } from '../src/core/buffer/stores/bench';
+import { benchRetrieval } from '../src/core/buffer/bench';
+
+const DB = 'dreamgym-buffer-bench';
+
+async function runBufferBench(n: number) {
+  await IndexedDbBufferStore.deleteDatabase(DB);
+  const store = await IndexedDbBufferStore.open({ name: DB });
+  const result = await benchStoreInsertAndLoad(store, n, {
+    reopen: async () => { await store.close(); return IndexedDbBufferStore.open({ name: DB }); },
+  });
+  const estimate = await navigator.storage?.estimate?.();
+  await IndexedDbBufferStore.deleteDatabase(DB);
+  const retrieval = benchRetrieval({ sizes: [1000, 10_000, 100_000, 300_000], dims: 256, k: 8, queries: 20 });
+  return { store: result, retrieval, storageUsageBytes: estimate?.usage ?? null };
+}
+
+(window as unknown as { runBufferBench: typeof runBufferBench }).runBufferBench = runBufferBench;
+document.body.dataset.ready = 'true';

@@ -1,0 +1,112 @@
+/**
+ * `dreamgym buffer import|stats|query|export`: the replay buffer in a folder (JSONL records +
+ * a binary embedding file), the same buffer the page keeps in IndexedDB.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { ReplayBuffer, transitionsToTrajectories } from '../../core/buffer/buffer';
+import { FolderBufferStore } from '../../core/buffer/stores/folder';
+import { TRANSITION_SOURCES, type TransitionSource } from '../../core/buffer/types';
+import { FORMATS, assertFormat, readTrajectories, writeTrajectories } from '../../core/data/formats';
+import { envIds } from '../../core/envs/registry';
+import type { CommandSpec, ParsedArgs } from '../args';
+import { printJsonLast, round } from '../output';
+
+export const DEFAULT_BUFFER_DIR = 'runs/buffer';
+const dirOption = { type: 'string' as const, description: 'buffer folder', default: DEFAULT_BUFFER_DIR };
+const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
+
+export const bufferImportCommand: CommandSpec = {
+  name: 'buffer import', summary: 'import trajectories into the buffer (idempotent: episodes already there are skipped)',
+  usage: 'dreamgym buffer import FILE [--dir D] [--format ours|agentgym|eto|trl] [--source offline|real|dream] [--json]',
+  positionals: ['file'],
+  options: {
+    dir: dirOption, json: jsonOption,
+    format: { type: 'string', description: 'file format', choices: FORMATS, default: 'ours' },
+    source: { type: 'string', description: 'what the transitions are', choices: TRANSITION_SOURCES, default: 'offline' },
+    env: { type: 'string', description: 'env id for TRL records without an env key' },
+  },
+};
+
+export const bufferStatsCommand: CommandSpec = {
+  name: 'buffer stats', summary: 'counts by environment and source', usage: 'dreamgym buffer stats [--dir D] [--json]',
+  options: { dir: dirOption, json: jsonOption },
+};
+
+export const bufferQueryCommand: CommandSpec = {
+  name: 'buffer query', summary: 'the k stored transitions most similar to a text (top-k cosine over the embeddings)',
+  usage: 'dreamgym buffer query --env E --text "…" [--k K] [--source S] [--diverse] [--dir D] [--json]',
+  options: {
+    dir: dirOption, json: jsonOption,
+    env: { type: 'string', description: 'only transitions of this environment' },
+    text: { type: 'string', description: 'what to look for (instruction, page text or action)' },
+    k: { type: 'integer', description: 'results', default: 4 },
+    source: { type: 'string', description: 'only this source', choices: TRANSITION_SOURCES },
+    diverse: { type: 'boolean', description: 'at most one result per episode' },
+  },
+};
+
+export const bufferExportCommand: CommandSpec = {
+  name: 'buffer export', summary: 'write the buffer\'s episodes as trajectories',
+  usage: 'dreamgym buffer export --dir D --format ours|agentgym|eto|trl OUT [--json]',
+  positionals: ['out'],
+  options: { dir: dirOption, json: jsonOption, format: { type: 'string', description: 'output format', choices: FORMATS, default: 'ours' } },
+};
+
+async function openBuffer(dir: string): Promise<ReplayBuffer> {
+  return new ReplayBuffer(await FolderBufferStore.open(dir));
+}
+
+export async function runBufferImport(args: ParsedArgs): Promise<void> {
+  const o = args.options as { dir: string; format: string; source: TransitionSource; env?: string; json?: boolean };
+  const file = args.positionals[0];
+  const trajectories = readTrajectories(readFileSync(file, 'utf8'), assertFormat(o.format), { sourceName: file, knownEnvs: envIds(), defaultEnv: o.env });
+  const buffer = await openBuffer(o.dir);
+  const t0 = performance.now();
+  const result = await buffer.importTrajectories(trajectories, { source: o.source, createdAt: Date.now() });
+  const seconds = (performance.now() - t0) / 1000;
+  await buffer.store.close();
+  const summary = { file, dir: o.dir, ...result, seconds: round(seconds, 3) };
+  if (o.json) printJsonLast(summary);
+  else console.log(`imported ${result.episodes} episodes (${result.transitions} transitions) into ${o.dir}; ${result.skipped} already there were skipped`);
+}
+
+export async function runBufferStats(args: ParsedArgs): Promise<void> {
+  const o = args.options as { dir: string; json?: boolean };
+  const buffer = await openBuffer(o.dir);
+  const stats = await buffer.stats();
+  await buffer.store.close();
+  if (o.json) { printJsonLast({ dir: o.dir, ...stats }); return; }
+  console.log(`${o.dir}: ${stats.transitions} transitions in ${stats.episodes} episodes, ${stats.tasks} tasks, ${stats.invalid} invalid`);
+  for (const [env, bySource] of Object.entries(stats.byEnvAndSource)) {
+    console.log(`  ${env.padEnd(18)} ${Object.entries(bySource).map(([s, n]) => `${s} ${n}`).join(', ')}`);
+  }
+}
+
+export async function runBufferQuery(args: ParsedArgs): Promise<void> {
+  const o = args.options as { dir: string; env?: string; text?: string; k: number; source?: TransitionSource; diverse?: boolean; json?: boolean };
+  if (!o.text) throw new Error('buffer query needs --text "…" (what to look for).');
+  const buffer = await openBuffer(o.dir);
+  const t0 = performance.now();
+  const hits = await buffer.retrieve(o.text, o.k, { env: o.env, source: o.source, diverse: o.diverse });
+  const ms = performance.now() - t0;
+  await buffer.store.close();
+  const results = hits.map(({ transition: t, score }) => ({ score: round(score, 4), id: t.id, env: t.env, source: t.source,
+    instruction: t.instruction, action: t.action, reward: t.reward, observation: t.observation.slice(0, 200) }));
+  if (o.json) { printJsonLast({ text: o.text, k: o.k, ms: round(ms, 2), results }); return; }
+  for (const r of results) console.log(`${r.score.toFixed(3)}  ${r.id}\n       task: ${r.instruction}\n       action: ${r.action}  (reward ${r.reward})`);
+  if (results.length === 0) console.log('no transitions match (is the buffer empty? run `dreamgym buffer import FILE` first)');
+}
+
+export async function runBufferExport(args: ParsedArgs): Promise<void> {
+  const o = args.options as { dir: string; format: string; json?: boolean };
+  const format = assertFormat(o.format);
+  const buffer = await openBuffer(o.dir);
+  const transitions = await buffer.store.listTransitions();
+  const tasks = new Map((await buffer.store.listTasks()).map((e) => [e.id, e.task]));
+  await buffer.store.close();
+  const trajectories = transitionsToTrajectories(transitions, tasks);
+  writeFileSync(args.positionals[0], writeTrajectories(trajectories, format));
+  const summary = { dir: o.dir, format, out: args.positionals[0], episodes: trajectories.length, transitions: transitions.length };
+  if (o.json) printJsonLast(summary);
+  else console.log(`exported ${summary.episodes} episodes (${summary.transitions} transitions) to ${summary.out} as ${format}`);
+}

@@ -1,0 +1,149 @@
+/**
+ * Replay-buffer records (DreamGym's experience replay, paper §3): transitions — offline data,
+ * real interactions and dreamed ones — with their embeddings for retrieval; episodes; the task
+ * bank the curriculum reads; and runs. Plain JSON-serialisable data plus one Float32Array.
+ */
+import type { Task, TaskOrigin } from '../types';
+
+export type TransitionSource = 'offline' | 'real' | 'dream';
+export const TRANSITION_SOURCES: readonly TransitionSource[] = ['offline', 'real', 'dream'];
+
+export interface TokenUsage { promptTokens: number; completionTokens: number; ms: number }
+
+export interface BufferTransition {
+  /** Stable id: `${episodeId}#${stepIndex}` (re-importing the same episode writes the same ids). */
+  id: string;
+  env: string;
+  taskId: string;
+  instruction: string;
+  episodeId: string;
+  stepIndex: number;
+  observation: string;
+  admissible: string[];
+  action: string;
+  nextObservation: string;
+  nextAdmissible: string[];
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  source: TransitionSource;
+  /** false for unparsable / inconsistent dreamed steps (kept for inspection, never learned from). */
+  valid: boolean;
+  /** The experience model's reasoning (dreamed transitions). */
+  reasoning?: string;
+  /** Token usage of the experience model for this step (dreamed transitions). */
+  usage?: TokenUsage;
+  /** ms since epoch; supplied by the caller (core code never reads the clock for data). */
+  createdAt: number;
+  runId?: string;
+  /** Embedding of (instruction, observation, action), L2-normalised; absent until embedded. */
+  embedding?: Float32Array;
+  /** Id of the embedder that made `embedding` (vectors of different embedders never mix). */
+  embedder?: string;
+}
+
+export interface BufferEpisode {
+  id: string;
+  env: string;
+  taskId: string;
+  source: TransitionSource;
+  steps: number;
+  return: number;
+  success: boolean;
+  createdAt: number;
+  runId?: string;
+}
+
+/** One task of the curriculum's task bank, with its rollout outcomes. */
+export interface TaskBankEntry {
+  id: string;
+  env: string;
+  task: Task;
+  origin: TaskOrigin;
+  parent?: string;
+  /** Rollouts run and how many succeeded (V = p(1 − p) comes from these). */
+  rollouts: number;
+  successes: number;
+  createdAt: number;
+}
+
+export type RunStatus = 'running' | 'paused' | 'finished' | 'failed';
+
+export interface RunRecord {
+  id: string;
+  name: string;
+  config: Record<string, unknown>;
+  status: RunStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface BufferStats {
+  transitions: number;
+  episodes: number;
+  tasks: number;
+  runs: number;
+  /** Transitions per env and source, e.g. { 'webshop-lite-v0': { offline: 1200, dream: 40 } }. */
+  byEnvAndSource: Record<string, Partial<Record<TransitionSource, number>>>;
+  invalid: number;
+}
+
+/** Which transitions an eviction may remove, oldest first. */
+export interface EvictionPolicy {
+  /** Sources that may be evicted, in order (default ['dream', 'real']; offline only when listed). */
+  sources: TransitionSource[];
+  /** Evict until at most this many transitions remain. */
+  maxTransitions: number;
+}
+
+/** Filter for listing and retrieval. */
+export interface TransitionFilter {
+  env?: string;
+  source?: TransitionSource | TransitionSource[];
+  /** Only valid transitions (the default for retrieval). */
+  validOnly?: boolean;
+}
+
+/**
+ * Storage behind the buffer: IndexedDB in the browser, memory, or a folder in Node. Writes are
+ * batched: one call = one transaction; a failed batch leaves the store unchanged.
+ */
+export interface BufferStore {
+  readonly kind: 'indexeddb' | 'memory' | 'folder';
+  /** Adds or replaces transitions (and their episodes) atomically; returns how many were new. */
+  putTransitions(transitions: BufferTransition[], episodes?: BufferEpisode[]): Promise<{ added: number; replaced: number }>;
+  getTransition(id: string): Promise<BufferTransition | undefined>;
+  /** Every transition matching the filter, in insertion (createdAt, id) order. */
+  listTransitions(filter?: TransitionFilter): Promise<BufferTransition[]>;
+  /** Visits every transition in insertion order without holding them all (cold load). */
+  forEachTransition(visit: (t: BufferTransition) => void, filter?: TransitionFilter): Promise<void>;
+  countTransitions(filter?: TransitionFilter): Promise<number>;
+  hasEpisode(id: string): Promise<boolean>;
+  listEpisodes(filter?: { env?: string; source?: TransitionSource }): Promise<BufferEpisode[]>;
+  putTasks(tasks: TaskBankEntry[]): Promise<void>;
+  listTasks(env?: string): Promise<TaskBankEntry[]>;
+  putRun(run: RunRecord): Promise<void>;
+  listRuns(): Promise<RunRecord[]>;
+  /** Removes transitions (and episodes left empty) by policy; returns the ids removed. */
+  evict(policy: EvictionPolicy): Promise<string[]>;
+  /** Removes everything (the UI asks for confirmation first). */
+  clear(): Promise<void>;
+  stats(): Promise<BufferStats>;
+  close(): Promise<void>;
+}
+
+/** Raised when the browser refuses to store more (QuotaExceededError), with what is used. */
+export class BufferQuotaError extends Error {
+  constructor(readonly usedBytes: number | null, readonly quotaBytes: number | null, readonly attempted: number) {
+    const used = usedBytes === null ? 'unknown' : `${(usedBytes / 1e6).toFixed(1)} MB`;
+    const quota = quotaBytes === null ? 'unknown' : `${(quotaBytes / 1e6).toFixed(1)} MB`;
+    super(`The browser's storage is full: ${used} used of ${quota}; ${attempted} transitions were not saved (nothing of that batch was written). ` +
+      'Free space by evicting old dream transitions (Buffer → Evict), exporting and clearing the buffer, or allowing more storage for this site.');
+    this.name = 'BufferQuotaError';
+  }
+}
+
+/** Raised for a store opened with a schema newer than this code understands. */
+export class BufferSchemaError extends Error {
+  constructor(message: string) { super(message); this.name = 'BufferSchemaError'; }
+}

@@ -1,0 +1,151 @@
+/**
+ * Test page script (served by the Vite dev server at /tests/e2e/pages/buffer.html): drives the
+ * IndexedDB buffer store against Chromium's real IndexedDB and returns plain JSON summaries to
+ * Playwright (a Float32Array is reported by its constructor name and values).
+ */
+import { IndexedDbBufferStore, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
+import { benchStoreInsertAndLoad } from '../../../src/core/buffer/stores/bench';
+import { BufferQuotaError, type BufferStore, type BufferTransition } from '../../../src/core/buffer/types';
+import {
+  createV1Database, createV2Database, describeSchema, embeddingOf, makeEpisode, makeRun, makeTask, makeTransition, readChunks,
+} from './buffer-fixtures';
+
+const DIMS = 16;
+
+function summary(t: BufferTransition) {
+  return {
+    id: t.id, env: t.env, source: t.source, valid: t.valid, createdAt: t.createdAt, reward: t.reward, embedder: t.embedder ?? null,
+    embeddingType: t.embedding ? t.embedding.constructor.name : null,
+    embedding: t.embedding ? Array.from(t.embedding) : null,
+  };
+}
+
+async function contents(store: BufferStore) {
+  return {
+    transitions: (await store.listTransitions()).map(summary),
+    episodes: (await store.listEpisodes()).map((e) => e.id),
+    tasks: (await store.listTasks()).map((t) => t.id),
+    runs: (await store.listRuns()).map((r) => [r.id, r.status]),
+    stats: await store.stats(),
+  };
+}
+
+function errorSummary(error: unknown) {
+  const e = error as Error & Partial<BufferQuotaError>;
+  return {
+    name: e?.name, message: e?.message, isBufferQuotaError: error instanceof BufferQuotaError,
+    usedBytes: e?.usedBytes ?? null, quotaBytes: e?.quotaBytes ?? null, attempted: e?.attempted ?? null,
+    causeName: (e?.cause as { name?: string } | undefined)?.name ?? null,
+  };
+}
+
+const bufferPage = {
+  async reset(name: string) {
+    await IndexedDbBufferStore.deleteDatabase(name);
+  },
+
+  /** Writes n transitions (16-dim embeddings on every other one), their episodes, a task and a run. */
+  async write(name: string, n: number) {
+    const store = await IndexedDbBufferStore.open({ name });
+    const transitions = Array.from({ length: n }, (_, i) => makeTransition(i, {
+      source: (['offline', 'real', 'dream'] as const)[i % 3], valid: i % 7 !== 6,
+      ...(i % 2 === 0 ? { embedding: embeddingOf(i, DIMS), embedder: `hash-${DIMS}` } : {}),
+    }));
+    const episodes = [...new Set(transitions.map((t) => t.episodeId))].map((id, i) => makeEpisode(id, 'offline', 1_000 + i));
+    const result = await store.putTransitions(transitions, episodes);
+    await store.putTasks([makeTask('task-a'), makeTask('task-b', 'household-v0')]);
+    await store.putRun(makeRun('run-1'));
+    await store.close();
+    return result;
+  },
+
+  async read(name: string) {
+    const store = await IndexedDbBufferStore.open({ name });
+    const result = await contents(store);
+    await store.close();
+    return result;
+  },
+
+  /** A hand-made v1 database (raw v1 schema), then opened — and so upgraded — by the store. */
+  async upgradeFromV1(name: string) {
+    await IndexedDbBufferStore.deleteDatabase(name);
+    await createV1Database(name);
+    const before = await describeSchema(name);
+    const store = await IndexedDbBufferStore.open({ name });
+    const result = await contents(store);
+    await store.close();
+    return { before, after: await describeSchema(name), ...result };
+  },
+
+  /** A hand-made v2 database (raw v2 schema, `bulk` extra transitions), then opened — and so upgraded to v3 — by the store. */
+  async upgradeFromV2(name: string, bulk = 0) {
+    await IndexedDbBufferStore.deleteDatabase(name);
+    await createV2Database(name, bulk);
+    const before = await describeSchema(name);
+    const store = await IndexedDbBufferStore.open({ name });
+    const result = bulk > 0 ? { transitions: [], episodes: [], tasks: [], runs: [], stats: await store.stats() } : await contents(store);
+    await store.close();
+    const chunks = (await readChunks(name)).map((c) => ({
+      seq: c.seq, ids: bulk > 0 ? [] : c.transitions.map((t) => t.id), transitions: c.transitions.length, episodes: c.episodes.length,
+      dims: c.dims ?? null, rowDims: c.rowDims ? Array.from(c.rowDims) : null, rowDimsType: c.rowDims?.constructor.name ?? null,
+      embeddingsType: c.embeddings.constructor.name, floats: c.embeddings.length, hasEmbeddingField: c.transitions.some((t) => 'embedding' in t),
+    }));
+    return { before, after: await describeSchema(name), chunks, ...result };
+  },
+
+  /** Batches that fail half-way (thrown hook, uncloneable value): the database must be unchanged. */
+  async failingBatches(name: string) {
+    await IndexedDbBufferStore.deleteDatabase(name);
+    let armed = false;
+    const hooks: BufferStoreTestHooks = { afterPut: (i) => { if (armed && i === 2) throw new Error('injected failure half-way'); } };
+    const store = await IndexedDbBufferStore.open({ name, testHooks: hooks });
+    await store.putTransitions([0, 1, 2].map((i) => makeTransition(i, { embedding: embeddingOf(i, DIMS) })), [makeEpisode('ep-0')]);
+    const before = await contents(store);
+    const batch = [makeTransition(0, { reward: 9 }), ...[3, 4, 5, 6].map((i) => makeTransition(i, { embedding: embeddingOf(i, DIMS) }))];
+    armed = true;
+    const thrown = await store.putTransitions(batch, [makeEpisode('ep-1')]).then(() => null, errorSummary);
+    armed = false;
+    const afterThrow = await contents(store);
+    const uncloneable = batch.map((t, i) => (i === 3 ? { ...t, usage: { promptTokens: 1, completionTokens: 1, ms: 1, fn: () => 1 } as never } : t));
+    const cloneError = await store.putTransitions(uncloneable).then(() => null, errorSummary);
+    const afterClone = await contents(store);
+    await store.close();
+    return { before, thrown, afterThrow, cloneError, afterClone };
+  },
+
+  /** A QuotaExceededError injected half-way through a batch, with the real storage estimate. */
+  async quota(name: string) {
+    await IndexedDbBufferStore.deleteDatabase(name);
+    const store = await IndexedDbBufferStore.open({
+      name, testHooks: { afterPut: (i) => { if (i === 1) throw new DOMException('Injected: the quota has been exceeded.', 'QuotaExceededError'); } },
+    });
+    const error = await store.putTransitions([0, 1, 2, 3].map((i) => makeTransition(i, { embedding: embeddingOf(i, DIMS) }))).then(() => null, errorSummary);
+    const count = await store.countTransitions();
+    await store.close();
+    return { error, count };
+  },
+
+  async storage(name: string) {
+    const store = new IndexedDbBufferStore({ name });
+    const persistence = await store.requestPersistence();
+    const estimate = await store.estimate();
+    await store.close();
+    return { persistence, estimate };
+  },
+
+  async bench(name: string, n: number) {
+    await IndexedDbBufferStore.deleteDatabase(name);
+    const result = await benchStoreInsertAndLoad(await IndexedDbBufferStore.open({ name }), n, {
+      reopen: () => IndexedDbBufferStore.open({ name }),
+    });
+    const estimate = await new IndexedDbBufferStore({ name }).estimate();
+    await IndexedDbBufferStore.deleteDatabase(name);
+    return { ...result, usageBytes: estimate.usage };
+  },
+};
+
+declare global {
+  interface Window { bufferPage: typeof bufferPage; bufferPageReady: boolean }
+}
+window.bufferPage = bufferPage;
+window.bufferPageReady = true;
