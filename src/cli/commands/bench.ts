@@ -184,7 +184,10 @@ async function benchBuffer(json: boolean, browser: boolean): Promise<void> {
     console.log('| rows | js ms | wasm ms | filtered wasm ms | scan bound ms | scan GB/s | wasm ms / bound |');
     console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const row of r.rows) {
-      console.log(`| ${row.size} | ${row.js ? round(row.js.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.filteredMedianMs, 2) : '–'} | ${round(row.boundMs, 2)} | ${round(row.scanGBps, 2)} | ${row.wasm ? round(row.wasm.medianMs / row.boundMs, 2) : '–'} |`);
+      // Browsers round performance.now() to 0.1 ms: a scan of the smallest matrix can read as 0 ms.
+      const timed = row.boundMs > 0 && Number.isFinite(row.scanGBps);
+      const bound = timed ? String(round(row.boundMs, 2)) : '< timer resolution';
+      console.log(`| ${row.size} | ${row.js ? round(row.js.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.filteredMedianMs, 2) : '–'} | ${bound} | ${timed ? round(row.scanGBps, 2) : '–'} | ${row.wasm && timed ? round(row.wasm.medianMs / row.boundMs, 2) : '–'} |`);
     }
   };
   table('Retrieval (Node)', retrieval);

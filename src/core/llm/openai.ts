@@ -1,0 +1,588 @@
+/**
+ * ChatModel over any OpenAI-compatible chat-completions server: Ollama (http://127.0.0.1:11434/v1),
+ * vLLM (`vllm serve MODEL`, :8000/v1), llama-server (`llama-server -m model.gguf`, :8080/v1) or
+ * OpenAI itself (anchors.md §B4: moving off the laptop is a change of base URL).
+ *
+ * Quirks it hides (design.md §3):
+ * - Structured output is sent in the OpenAI shape, `response_format: { type: 'json_schema', … }`.
+ *   Servers that only know `{ type: 'json_object' }` (older Ollama, some llama-server builds,
+ *   llama.cpp#11847) answer 400 naming response_format; the model then falls back once to
+ *   `{ type: 'json_object', schema }` (llama-server still honours the schema there) and remembers it.
+ * - `logprobs: true` always goes with `top_logprobs ≥ 1` (servers leave `content` empty otherwise);
+ *   missing logprobs in the answer give `undefined`, never an error.
+ * - `grammar` (GBNF) is llama-server's own field and is only sent when the request asks for it.
+ *
+ * Robustness: one timeout per attempt covers connecting, the headers and the whole body (a server
+ * that trickles its answer still times out); network errors, 429 and 5xx are retried with
+ * deterministic exponential backoff (no jitter: runs are reproducible, and one laptop talks to one
+ * server, so there is no herd to spread), honouring Retry-After up to a cap; other 4xx, timeouts
+ * and aborts are not retried. Every failure is an LlmError whose message names the fix.
+ *
+ * The API key lives only in this object's private field: it is never written to storage, logs,
+ * checkpoints or run configs, and JSON.stringify / structuredClone of the model do not carry it.
+ */
+import { LlmError, type ChatModel, type ChatRequest, type ChatResult, type FinishReason, type LlmErrorCode, type TokenLogprob } from './types';
+import { normaliseBaseUrl } from './spec';
+
+export interface OpenAiChatModelOptions {
+  /** Base URL of the API, e.g. http://127.0.0.1:11434/v1 (Ollama); a trailing slash is dropped. */
+  baseUrl: string;
+  /** Model id as the server names it (Ollama: 'qwen2.5:1.5b'; vLLM: the served model name). */
+  model: string;
+  /** Sent as `Authorization: Bearer …`; held in memory only, never persisted. */
+  apiKey?: string;
+  /** Per attempt, covering connect, headers and the whole response body. Default 60 000 ms. */
+  timeoutMs?: number;
+  /** Extra attempts after network errors, 429 and 5xx. Default 2 (so at most 3 attempts). */
+  retries?: number;
+  /** First backoff; doubles per retry up to maxBackoffMs. Default 500 ms. */
+  backoffMs?: number;
+  /** Cap of the exponential backoff. Default 8 000 ms. */
+  maxBackoffMs?: number;
+  /** Cap on a server's Retry-After. Default 30 000 ms. */
+  maxRetryAfterMs?: number;
+  /** Injectable fetch (tests, proxies). Default: the global fetch. */
+  fetch?: typeof fetch;
+  /** Extra request headers (e.g. an OpenRouter referer); applied after the defaults. */
+  headers?: Record<string, string>;
+  /**
+   * Origin of the page the requests come from, for telling CORS failures apart. Default:
+   * `globalThis.location.origin` in browsers and workers, none in Node.
+   */
+  pageOrigin?: string;
+  /** Called before each retry wait (for logs and progress UIs). */
+  onRetry?: (info: RetryInfo) => void;
+}
+
+export interface RetryInfo {
+  /** 1 for the first retry. */
+  retry: number;
+  delayMs: number;
+  /** e.g. 'HTTP 503', 'HTTP 429 (Retry-After)', 'network error ECONNRESET'. */
+  reason: string;
+}
+
+export interface ConnectionTestResult {
+  ok: boolean;
+  /** Model ids the server lists (when ok). */
+  models?: string[];
+  /** Whether the configured model is among them (when ok). */
+  modelFound?: boolean;
+  /** Round-trip time of the GET /models request. */
+  ms: number;
+  /** What went wrong and what to do (when not ok), or why the model is missing (when ok). */
+  error?: string;
+  code?: LlmErrorCode;
+}
+
+/** How structured output is requested: the OpenAI shape, or the json_object fallback. */
+export type StructuredOutputMode = 'json_schema' | 'json_object';
+
+const DEFAULTS = { timeoutMs: 60_000, retries: 2, backoffMs: 500, maxBackoffMs: 8_000, maxRetryAfterMs: 30_000 };
+
+/** Deterministic exponential backoff: base·2^retryIndex, capped (retryIndex 0 = first retry). */
+export function backoffDelayMs(retryIndex: number, baseMs: number, capMs: number): number {
+  return Math.min(capMs, baseMs * 2 ** retryIndex);
+}
+
+/** Retry-After as delta-seconds or an HTTP date → ms to wait (undefined when absent or unreadable). */
+export function parseRetryAfterMs(value: string | null | undefined, nowMs = Date.now()): number | undefined {
+  if (value == null || value.trim() === '') return undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+interface HttpReply { status: number; statusText: string; text: string; url: string; attempts: number }
+
+export class OpenAiChatModel implements ChatModel {
+  readonly engine = 'openai' as const;
+  readonly id: string;
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly maxRetryAfterMs: number;
+  readonly #apiKey: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #headers: Record<string, string>;
+  readonly #pageOrigin: string | undefined;
+  readonly #onRetry: ((info: RetryInfo) => void) | undefined;
+  #structuredOutput: StructuredOutputMode = 'json_schema';
+
+  constructor(options: OpenAiChatModelOptions) {
+    const baseUrl = normaliseBaseUrl(options.baseUrl ?? '');
+    let parsed: URL | undefined;
+    try { parsed = new URL(baseUrl); } catch { /* reported below */ }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw new LlmError(`'${options.baseUrl}' is not an http(s) base URL; give the API's base, e.g. http://127.0.0.1:11434/v1 (Ollama).`, 'unsupported');
+    }
+    if (!options.model) {
+      throw new LlmError(`No model given for ${baseUrl}; pass the model id the server serves (list them at ${baseUrl}/models).`, 'unsupported');
+    }
+    this.baseUrl = baseUrl;
+    this.id = options.model;
+    this.timeoutMs = positive(options.timeoutMs, DEFAULTS.timeoutMs);
+    this.retries = Math.max(0, Math.floor(options.retries ?? DEFAULTS.retries));
+    this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULTS.backoffMs);
+    this.maxBackoffMs = Math.max(0, options.maxBackoffMs ?? DEFAULTS.maxBackoffMs);
+    this.maxRetryAfterMs = Math.max(0, options.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs);
+    this.#apiKey = options.apiKey || undefined;
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#headers = { ...options.headers };
+    this.#pageOrigin = options.pageOrigin ?? browserOrigin();
+    this.#onRetry = options.onRetry;
+  }
+
+  /** 'json_object' once the server has rejected the OpenAI json_schema shape. */
+  get structuredOutputMode(): StructuredOutputMode { return this.#structuredOutput; }
+
+  /** Whether an API key is set (the key itself is never exposed). */
+  get hasApiKey(): boolean { return this.#apiKey !== undefined; }
+
+  /** What JSON.stringify shows: never the key. */
+  toJSON(): { engine: 'openai'; id: string; baseUrl: string } {
+    return { engine: this.engine, id: this.id, baseUrl: this.baseUrl };
+  }
+
+  /**
+   * One chat completion. `usage.ms` is the wall time of the whole call, retries included.
+   * @throws LlmError 'aborted' (signal), 'timeout', 'connection-refused', 'cors', 'http',
+   *   'model-not-found', 'bad-response', 'unsupported' (jsonSchema with grammar, or no structured output).
+   */
+  async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
+    if (request.jsonSchema && request.grammar !== undefined) {
+      throw new LlmError('A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.', 'unsupported');
+    }
+    const started = performance.now();
+    let mode = this.#structuredOutput;
+    let reply = await this.#exchange('POST', '/chat/completions', this.#chatBody(request, mode), signal);
+    if (reply.status === 400 && request.jsonSchema && mode === 'json_schema' && mentionsResponseFormat(reply.text)) {
+      // The server knows only { type: 'json_object' }: fall back once and remember it.
+      this.#structuredOutput = mode = 'json_object';
+      reply = await this.#exchange('POST', '/chat/completions', this.#chatBody(request, mode), signal);
+      if (reply.status === 400 && mentionsResponseFormat(reply.text)) {
+        throw new LlmError(
+          `The server at ${this.baseUrl} rejects both structured-output shapes (response_format json_schema and json_object): ` +
+          `${serverMessage(reply.text)}. Use a server with structured output (a recent Ollama, vLLM or llama-server), ` +
+          `or constrain the output with a GBNF grammar instead (llama-server).`, 'unsupported');
+      }
+    }
+    if (reply.status < 200 || reply.status >= 300) throw this.#httpError(reply);
+    const json = parseJsonBody(reply);
+    return parseChatResult(json, reply, performance.now() - started);
+  }
+
+  /**
+   * Model ids the server serves (GET /models; OpenAI `data[].id`, or Ollama's `models[].name`).
+   * @throws LlmError as complete() does.
+   */
+  async listModels(signal?: AbortSignal): Promise<string[]> {
+    return this.#listModels(signal, this.retries);
+  }
+
+  /**
+   * A quick connection check for the UI: one GET /models without retries. Never throws; the
+   * error text says what to do.
+   */
+  async testConnection(signal?: AbortSignal): Promise<ConnectionTestResult> {
+    const started = performance.now();
+    try {
+      const models = await this.#listModels(signal, 0);
+      const ms = performance.now() - started;
+      const modelFound = models.includes(this.id);
+      if (modelFound || models.length === 0) return { ok: true, models, modelFound, ms };
+      return {
+        ok: true, models, modelFound, ms,
+        error: `Connected, but the server does not list model '${this.id}'. ${pullHint(this.id)} Served models: ${models.join(', ')}.`,
+      };
+    } catch (error) {
+      const ms = performance.now() - started;
+      if (error instanceof LlmError) return { ok: false, ms, error: error.message, code: error.code };
+      return { ok: false, ms, error: String(error) };
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Request body
+  // ---------------------------------------------------------------------------------------------
+
+  #chatBody(request: ChatRequest, mode: StructuredOutputMode): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      model: this.id,
+      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+      max_tokens: request.maxTokens,
+      stream: false,
+    };
+    if (request.temperature !== undefined) body.temperature = request.temperature;
+    if (request.seed !== undefined) body.seed = request.seed;
+    if (request.stop && request.stop.length > 0) body.stop = request.stop;
+    if (request.jsonSchema) {
+      body.response_format = mode === 'json_schema'
+        ? { type: 'json_schema', json_schema: { name: 'output', strict: true, schema: request.jsonSchema } }
+        : { type: 'json_object', schema: request.jsonSchema };
+    }
+    if (request.grammar !== undefined) body.grammar = request.grammar;
+    if (request.topLogprobs !== undefined) {
+      body.logprobs = true;
+      body.top_logprobs = Math.max(1, Math.floor(request.topLogprobs));
+    }
+    return body;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Transport: attempts, retries, error mapping
+  // ---------------------------------------------------------------------------------------------
+
+  async #listModels(signal: AbortSignal | undefined, retries: number): Promise<string[]> {
+    const reply = await this.#exchange('GET', '/models', undefined, signal, retries);
+    if (reply.status < 200 || reply.status >= 300) throw this.#httpError(reply);
+    const json = parseJsonBody(reply) as { data?: unknown; models?: unknown };
+    const list = Array.isArray(json?.data) ? json.data : Array.isArray(json?.models) ? json.models : undefined;
+    if (!list) throw badShape(reply, 'a model list (data[].id)');
+    return list
+      .map((m: unknown) => (typeof m === 'string' ? m : pickString(m, 'id') ?? pickString(m, 'name') ?? pickString(m, 'model')))
+      .filter((id): id is string => typeof id === 'string');
+  }
+
+  /** Sends one request with retries; returns the final reply (any status) or throws LlmError. */
+  async #exchange(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal | undefined,
+    retries = this.retries): Promise<HttpReply> {
+    const url = `${this.baseUrl}${path}`;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    Object.assign(headers, this.#headers);
+    const init: RequestInit = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+
+    for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) throw abortedError(url, signal);
+      const outcome = await this.#attempt(url, init, signal);
+      const retryIndex = attempt - 1;
+      if ('networkError' in outcome) {
+        const error = this.#networkError(url, outcome.networkError);
+        if (error.code === 'cors' || retryIndex >= retries) throw error;
+        await this.#wait(retryIndex, backoffDelayMs(retryIndex, this.backoffMs, this.maxBackoffMs),
+          `network error ${networkCodes(outcome.networkError)[0] ?? ''}`.trim(), url, signal);
+        continue;
+      }
+      const reply: HttpReply = { ...outcome, url, attempts: attempt };
+      const retryable = outcome.status === 429 || outcome.status >= 500;
+      if (!retryable || retryIndex >= retries) return reply;
+      const retryAfter = outcome.retryAfterMs;
+      const delay = retryAfter !== undefined
+        ? Math.min(retryAfter, this.maxRetryAfterMs)
+        : backoffDelayMs(retryIndex, this.backoffMs, this.maxBackoffMs);
+      await this.#wait(retryIndex, delay, `HTTP ${outcome.status}${retryAfter !== undefined ? ' (Retry-After)' : ''}`, url, signal);
+    }
+  }
+
+  /** One attempt: the timeout covers the response headers and the whole body. */
+  async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined):
+    Promise<{ status: number; statusText: string; text: string; retryAfterMs?: number } | { networkError: unknown }> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => { timedOut = true; controller.abort(); }, this.timeoutMs);
+    const onAbort = () => controller.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const response = await this.#fetch(url, { ...init, signal: controller.signal });
+      const text = await response.text();
+      // OpenAI also sends retry-after-ms; prefer it when it is a plain number.
+      const retryAfterMsHeader = response.headers.get('retry-after-ms')?.trim();
+      const retryAfterMs = retryAfterMsHeader && /^\d+(\.\d+)?$/.test(retryAfterMsHeader)
+        ? Number(retryAfterMsHeader)
+        : parseRetryAfterMs(response.headers.get('retry-after'));
+      return { status: response.status, statusText: response.statusText, text, retryAfterMs };
+    } catch (error) {
+      if (signal?.aborted) throw abortedError(url, signal);
+      if (timedOut) {
+        throw new LlmError(
+          `No complete answer from ${url} within ${this.timeoutMs} ms (the timeoutMs option of OpenAiChatModel, ` +
+          `default ${DEFAULTS.timeoutMs}, which covers the whole request and response). The model may still be loading ` +
+          `or generating slowly: raise timeoutMs, lower maxTokens, or use a smaller model.`, 'timeout', { cause: error });
+      }
+      return { networkError: error };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #wait(retryIndex: number, delayMs: number, reason: string, url: string, signal: AbortSignal | undefined): Promise<void> {
+    this.#onRetry?.({ retry: retryIndex + 1, delayMs, reason });
+    await sleep(delayMs, signal, url);
+  }
+
+  #networkError(url: string, error: unknown): LlmError {
+    const codes = networkCodes(error);
+    const servers =
+      `Ollama 'ollama serve' (base URL http://127.0.0.1:11434/v1), vLLM 'vllm serve MODEL' (http://127.0.0.1:8000/v1), ` +
+      `llama-server 'llama-server -m model.gguf' (http://127.0.0.1:8080/v1).`;
+    const startHint = `Start an OpenAI-compatible server there or fix the URL: ${servers}`;
+    const page = this.#pageOrigin;
+    if (page !== undefined) {
+      // In a browser a refused connection and a CORS refusal look the same ('Failed to fetch').
+      const target = new URL(this.baseUrl);
+      if (target.origin !== page) {
+        const mixed = page.startsWith('https:') && target.protocol === 'http:' && !isLoopback(target.hostname)
+          ? ` This page is served over https and ${target.origin} is plain http, which browsers block (mixed content): serve the API over https or open the page over http.`
+          : '';
+        return new LlmError(
+          `The browser could not reach ${url} from this page (${page}): either no server is running there, or it does not ` +
+          `allow cross-origin requests (CORS) from this page. Open ${this.baseUrl}/models in a browser tab to check it is up; ` +
+          `if not, start one: ${servers} To allow this page: Ollama — restart it with ` +
+          `OLLAMA_ORIGINS=${page} ollama serve (or OLLAMA_ORIGINS=* for any page); vLLM — vllm serve MODEL ` +
+          `--allowed-origins '["${page}"]'; llama-server allows any origin by default (newer builds: --cors-origins ${page}).${mixed}`,
+          'cors', { cause: error });
+      }
+      return new LlmError(`Could not reach ${url}: no server is answering there. ${startHint}`, 'connection-refused', { cause: error });
+    }
+    if (codes.includes('ECONNREFUSED')) {
+      return new LlmError(`Connection refused at ${url}: no server is running at ${this.baseUrl}. ${startHint}`, 'connection-refused', { cause: error });
+    }
+    if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
+      return new LlmError(`The host of ${this.baseUrl} was not found (DNS ${codes.join(', ')}); check the base URL's host name. ${startHint}`,
+        'connection-refused', { cause: error });
+    }
+    const detail = codes.length > 0 ? codes.join(', ') : errorText(error);
+    return new LlmError(
+      `Network error talking to ${url} (${detail}): the connection failed or the server closed it mid-answer. ` +
+      `Check the server is running and its log; a proxy or firewall between here and ${this.baseUrl} may be dropping it.`,
+      'http', { cause: error });
+  }
+
+  #httpError(reply: HttpReply): LlmError {
+    const { status, text, url } = reply;
+    const message = serverMessage(text);
+    const said = message ? `: ${message}` : '';
+    const statusLabel = `${status}${reply.statusText ? ` ${reply.statusText}` : ''}`;
+    if (status === 401 || status === 403) {
+      const ollama403 = status === 403
+        ? ` From a browser, Ollama also answers 403 to pages whose origin it does not allow: start it with OLLAMA_ORIGINS=<this page's origin> ollama serve.`
+        : '';
+      return new LlmError(
+        `The server at ${this.baseUrl} refused the request (${statusLabel}${said}): the API key is missing or wrong. ` +
+        `Pass it as apiKey (CLI: the OPENAI_API_KEY or DREAMGYM_API_KEY environment variable; UI: the API key field, kept in memory only).${ollama403}`,
+        'http');
+    }
+    if ((status === 404 || status === 400) && mentionsMissingModel(text, status)) {
+      return new LlmError(
+        `Model '${this.id}' is not available at ${this.baseUrl} (${statusLabel}${said}). ${pullHint(this.id)}`,
+        'model-not-found');
+    }
+    if (status === 404) {
+      return new LlmError(
+        `${url} does not exist (${statusLabel}). The base URL must point at the OpenAI-compatible API, which usually ends in /v1: ` +
+        `Ollama http://127.0.0.1:11434/v1, vLLM http://127.0.0.1:8000/v1, llama-server http://127.0.0.1:8080/v1.`, 'http');
+    }
+    if (status === 429 || status >= 500) {
+      const advice = status === 429
+        ? 'The server is rate-limiting: send fewer requests at once, or raise retries / backoffMs to wait longer.'
+        : 'The server is failing or overloaded: check its log (out of memory? model still loading?), or raise retries / backoffMs.';
+      return new LlmError(`The server at ${url} answered ${statusLabel} on all ${reply.attempts} attempt(s)${said}. ${advice}`, 'http');
+    }
+    return new LlmError(
+      `The server at ${url} rejected the request (${statusLabel}${said}); not retried. Check the request against what the ` +
+      `server supports (maxTokens within the context window, stop, jsonSchema or grammar).`, 'http');
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Response parsing
+// -----------------------------------------------------------------------------------------------
+
+function parseJsonBody(reply: HttpReply): unknown {
+  try {
+    return JSON.parse(reply.text);
+  } catch (error) {
+    throw new LlmError(
+      `The server at ${reply.url} answered ${reply.status} with a body that is not JSON: "${snippet(reply.text)}". ` +
+      `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`, 'bad-response', { cause: error });
+  }
+}
+
+function badShape(reply: HttpReply, expected: string): LlmError {
+  return new LlmError(
+    `The server at ${reply.url} answered JSON without ${expected}: "${snippet(reply.text)}". ` +
+    `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`, 'bad-response');
+}
+
+function parseChatResult(json: unknown, reply: HttpReply, ms: number): ChatResult {
+  const choices = (json as { choices?: unknown } | null)?.choices;
+  const choice = Array.isArray(choices) ? choices[0] as Record<string, unknown> | undefined : undefined;
+  if (!choice || typeof choice !== 'object') throw badShape(reply, 'choices[0]');
+  const message = choice.message as Record<string, unknown> | undefined;
+  let text: string;
+  if (message && typeof message === 'object') {
+    const content = message.content;
+    // null content: every token went elsewhere (e.g. a reasoning model ran out of tokens).
+    if (typeof content === 'string') text = content;
+    else if (content == null) text = '';
+    else throw badShape(reply, 'a string choices[0].message.content');
+  } else if (typeof choice.text === 'string') {
+    text = choice.text;
+  } else {
+    throw badShape(reply, 'choices[0].message');
+  }
+  const usage = (json as { usage?: Record<string, unknown> }).usage;
+  const result: ChatResult = {
+    text,
+    finishReason: mapFinishReason(choice.finish_reason),
+    usage: {
+      promptTokens: finiteOr(usage?.prompt_tokens, 0),
+      completionTokens: finiteOr(usage?.completion_tokens, 0),
+      ms,
+    },
+  };
+  const logprobs = parseLogprobs(choice.logprobs);
+  if (logprobs) result.logprobs = logprobs;
+  return result;
+}
+
+/** OpenAI's finish_reason (and the other servers' spellings) → FinishReason. */
+export function mapFinishReason(reason: unknown): FinishReason {
+  switch (reason) {
+    case 'length': case 'max_tokens': case 'model_length': return 'length';
+    case 'abort': case 'cancelled': case 'canceled': return 'abort';
+    case 'content_filter': case 'error': return 'error';
+    default: return 'stop'; // 'stop', 'eos', 'stop_sequence', 'tool_calls', null, …
+  }
+}
+
+/**
+ * `choices[0].logprobs` → TokenLogprob[]: the chat shape `{ content: [{ token, logprob, top_logprobs }] }`,
+ * or the legacy completions shape `{ tokens, token_logprobs, top_logprobs: [{ tok: lp }] }`.
+ * Anything else (absent, null, empty, malformed) → undefined.
+ */
+export function parseLogprobs(raw: unknown): TokenLogprob[] | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const record = raw as Record<string, unknown>;
+  if (Array.isArray(record.content)) {
+    const out: TokenLogprob[] = [];
+    for (const entry of record.content as unknown[]) {
+      if (!entry || typeof entry !== 'object') continue;
+      const e = entry as Record<string, unknown>;
+      if (typeof e.token !== 'string' || typeof e.logprob !== 'number') continue;
+      const top = Array.isArray(e.top_logprobs)
+        ? (e.top_logprobs as unknown[]).flatMap((t) => {
+          const a = t as Record<string, unknown> | null;
+          return a && typeof a.token === 'string' && typeof a.logprob === 'number' ? [{ token: a.token, logprob: a.logprob }] : [];
+        })
+        : [];
+      out.push({ token: e.token, logprob: e.logprob, top });
+    }
+    return out.length > 0 ? out : undefined;
+  }
+  if (Array.isArray(record.tokens) && Array.isArray(record.token_logprobs)) {
+    const tops = Array.isArray(record.top_logprobs) ? record.top_logprobs as unknown[] : [];
+    const out: TokenLogprob[] = [];
+    (record.tokens as unknown[]).forEach((token, i) => {
+      const logprob = (record.token_logprobs as unknown[])[i];
+      if (typeof token !== 'string' || typeof logprob !== 'number') return;
+      const t = tops[i];
+      const top = t && typeof t === 'object'
+        ? Object.entries(t as Record<string, unknown>).flatMap(([tok, lp]) => (typeof lp === 'number' ? [{ token: tok, logprob: lp }] : []))
+        : [];
+      out.push({ token, logprob, top });
+    });
+    return out.length > 0 ? out : undefined;
+  }
+  return undefined;
+}
+
+// -----------------------------------------------------------------------------------------------
+// Helpers
+// -----------------------------------------------------------------------------------------------
+
+function positive(value: number | undefined, fallback: number): number {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+function finiteOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function pickString(value: unknown, key: string): string | undefined {
+  const v = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
+function browserOrigin(): string | undefined {
+  const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
+  return typeof origin === 'string' && origin !== 'null' ? origin : undefined;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || /^127\./.test(hostname);
+}
+
+function pullHint(model: string): string {
+  return `For Ollama, download it with 'ollama pull ${model}'; otherwise list the served models (GET /models, or the ` +
+    `connection test) and use one of those ids — vLLM serves the model named on 'vllm serve', llama-server the one loaded with -m.`;
+}
+
+/** The error codes along an error's cause chain (Node: TypeError 'fetch failed' → cause.code). */
+function networkCodes(error: unknown): string[] {
+  const codes = new Set<string>();
+  const seen = new Set<unknown>();
+  const visit = (e: unknown, depth: number) => {
+    if (!e || typeof e !== 'object' || seen.has(e) || depth > 6) return;
+    seen.add(e);
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') codes.add(code);
+    visit((e as { cause?: unknown }).cause, depth + 1);
+    const errors = (e as { errors?: unknown }).errors;
+    if (Array.isArray(errors)) for (const inner of errors) visit(inner, depth + 1);
+  };
+  visit(error, 0);
+  return [...codes];
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function abortedError(url: string, signal: AbortSignal): LlmError {
+  return new LlmError(`The request to ${url} was cancelled by its AbortSignal (not retried).`, 'aborted', { cause: signal.reason });
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined, url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) { reject(abortedError(url, signal)); return; }
+    const onAbort = () => { clearTimeout(timer); reject(abortedError(url, signal!)); };
+    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function snippet(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** The server's own error text: `error.message`, `error`, `message` or `detail`, else a snippet of the body. */
+function serverMessage(text: string): string {
+  try {
+    const json = JSON.parse(text) as Record<string, unknown>;
+    const error = json?.error;
+    if (typeof error === 'string') return snippet(error);
+    const nested = pickString(error, 'message') ?? pickString(json, 'message');
+    if (nested) return snippet(nested);
+    if (typeof json?.detail === 'string') return snippet(json.detail);
+    if (json?.detail !== undefined) return snippet(JSON.stringify(json.detail));
+  } catch { /* not JSON: fall through */ }
+  return snippet(text);
+}
+
+function mentionsResponseFormat(text: string): boolean {
+  return /response_format|json_schema/i.test(text);
+}
+
+function mentionsMissingModel(text: string, status: number): boolean {
+  if (!/model/i.test(text)) return false;
+  // A 400 only counts when it says the model is missing (vLLM), not for any mention of "model".
+  return status === 404 || /not found|does not exist|not exist|unknown model|no such model|try pulling/i.test(text);
+}

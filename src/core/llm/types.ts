@@ -1,0 +1,74 @@
+/**
+ * One interface for every LLM engine (design.md §3), in-process or behind a worker, like
+ * web-llm's MLCEngineInterface: WebLLM on WebGPU, wllama on CPU, any OpenAI-compatible server.
+ * Each engine hides its quirks (how it wants a JSON schema, how it reports logprobs, …).
+ */
+
+export type ChatRole = 'system' | 'user' | 'assistant';
+
+export interface ChatMessage { role: ChatRole; content: string }
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Upper bound on generated tokens (a dreamed transition must stay short). */
+  maxTokens: number;
+  temperature?: number;
+  /** Sampling seed: the same seed and request give the same answer where the engine supports it. */
+  seed?: number;
+  /** Constrain the output to JSON of this schema (JSON Schema object). */
+  jsonSchema?: Record<string, unknown>;
+  /** Or constrain it with a GBNF grammar (engines that support grammars). */
+  grammar?: string;
+  /** Ask for the top-n alternatives of each generated token (n ≥ 1). */
+  topLogprobs?: number;
+  stop?: string[];
+}
+
+export type FinishReason = 'stop' | 'length' | 'abort' | 'error';
+
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  top: { token: string; logprob: number }[];
+}
+
+export interface ChatUsage { promptTokens: number; completionTokens: number; ms: number }
+
+export interface ChatResult {
+  text: string;
+  finishReason: FinishReason;
+  usage: ChatUsage;
+  logprobs?: TokenLogprob[];
+}
+
+export type EngineKind = 'webllm' | 'wllama' | 'openai' | 'test';
+
+export interface ChatModel {
+  /** Model id as the engine names it (e.g. 'Qwen2.5-1.5B-Instruct-q4f16_1-MLC'). */
+  readonly id: string;
+  readonly engine: EngineKind;
+  complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult>;
+}
+
+/** Download / load progress, for progress bars. */
+export interface LoadProgress {
+  /** 0..1 */
+  progress: number;
+  text: string;
+  /** Seconds since loading started. */
+  elapsed?: number;
+  loadedBytes?: number;
+  totalBytes?: number;
+}
+
+/** Errors of the engines; the message says what happened and what to do about it (web-llm style). */
+export class LlmError extends Error {
+  constructor(message: string, readonly code: LlmErrorCode, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LlmError';
+  }
+}
+
+export type LlmErrorCode =
+  | 'aborted' | 'timeout' | 'connection-refused' | 'cors' | 'http' | 'bad-response'
+  | 'model-not-found' | 'no-webgpu' | 'no-shader-f16' | 'out-of-memory' | 'load-failed' | 'unsupported';
