@@ -1,0 +1,136 @@
+/**
+ * The curriculum task generator (DreamGym §4, Eqs. 6–7): after each iteration, the tasks whose
+ * rollout group had mixed outcomes — reward variance V = p(1 − p) > 0 for binary success, the
+ * paper's "reward entropy" — become seeds, and variations of them (one notch harder when the
+ * group mostly succeeded, easier when it mostly failed) join the next batches. λ caps the share
+ * of synthetic tasks in a batch exactly; the rest comes from the original task pool.
+ *
+ * Everything is deterministic in (seed, iteration) and the recorded outcomes, and the state is
+ * plain data, so a checkpoint resumes the same curriculum.
+ */
+import { Rng } from '../rng';
+import type { Task } from '../types';
+import type { EnvDefinition } from '../envs/env';
+
+/** V = p(1 − p) for a group's success rate p (0 for an empty group). */
+export function rewardVariance(successes: number, rollouts: number): number {
+  if (rollouts <= 0) return 0;
+  const p = successes / rollouts;
+  return p * (1 - p);
+}
+
+export interface GroupOutcome { task: Task; successes: number; rollouts: number }
+
+/** The top-m groups with V > 0, highest V first (ties: lower success rate first, then task id). */
+export function selectSeedTasks(groups: readonly GroupOutcome[], m: number): GroupOutcome[] {
+  return groups
+    .map((g) => ({ g, v: rewardVariance(g.successes, g.rollouts), p: g.rollouts ? g.successes / g.rollouts : 0 }))
+    .filter((x) => x.v > 0)
+    .sort((a, b) => b.v - a.v || a.p - b.p || (a.g.task.id < b.g.task.id ? -1 : a.g.task.id > b.g.task.id ? 1 : 0))
+    .slice(0, Math.max(0, m))
+    .map((x) => x.g);
+}
+
+/** How many of a batch of `batchSize` may be synthetic under λ (floor, so λ is never exceeded). */
+export function syntheticSlots(batchSize: number, lambda: number): number {
+  return Math.floor(batchSize * Math.min(1, Math.max(0, lambda)) + 1e-9);
+}
+
+export interface CurriculumOptions {
+  /** Share of each batch that may be synthetic (variations), 0..1. */
+  lambda: number;
+  /** Seeds taken per iteration (top-m by variance). */
+  seedsPerIteration: number;
+  /** Difficulty of the original task pool. */
+  difficulty: number;
+  /** Original pool: seeds 0..taskPool-1. */
+  taskPool: number;
+  seed: number;
+  /** false = the fixed task pool only (the "no curriculum" ablation). */
+  enabled: boolean;
+  /** Pending variations kept at most (oldest dropped). */
+  maxPending?: number;
+}
+
+export interface CurriculumState {
+  pending: Task[];
+  /** Per task id: rollouts and successes over the whole run. */
+  outcomes: Record<string, { rollouts: number; successes: number; origin: Task['origin']; parent?: string }>;
+  lastMeanVariance: number;
+  lastSyntheticShare: number;
+}
+
+export interface CurriculumBatch { tasks: Task[]; synthetic: number }
+
+export class Curriculum {
+  private pending: Task[] = [];
+  private readonly poolCache = new Map<number, Task>();
+  readonly outcomes = new Map<string, { rollouts: number; successes: number; origin: Task['origin']; parent?: string }>();
+  lastMeanVariance = 0;
+  lastSyntheticShare = 0;
+
+  constructor(readonly definition: EnvDefinition<unknown>, readonly options: CurriculumOptions) {}
+
+  private poolTask(seed: number): Task {
+    let task = this.poolCache.get(seed);
+    if (!task) {
+      task = this.definition.generateTask(seed, this.options.difficulty);
+      this.poolCache.set(seed, task);
+    }
+    return task;
+  }
+
+  /** The tasks of iteration `iteration`: synthetic variations first (at most λ·B), then pool tasks. */
+  nextBatch(iteration: number, batchSize: number): CurriculumBatch {
+    const rng = Rng.fromSeed(this.options.seed, 'curriculum-batch', String(iteration));
+    const slots = this.options.enabled ? syntheticSlots(batchSize, this.options.lambda) : 0;
+    const synthetic = this.pending.splice(0, slots);
+    const tasks = [...synthetic];
+    while (tasks.length < batchSize) tasks.push(this.poolTask(rng.int(0, this.options.taskPool - 1)));
+    this.lastSyntheticShare = synthetic.length / batchSize;
+    return { tasks, synthetic: synthetic.length };
+  }
+
+  /** Records an iteration's group outcomes, selects seeds and queues their variations. */
+  record(iteration: number, groups: readonly GroupOutcome[]): { seeds: Task[]; variations: Task[] } {
+    for (const g of groups) {
+      const entry = this.outcomes.get(g.task.id) ?? { rollouts: 0, successes: 0, origin: g.task.origin, ...(g.task.parent ? { parent: g.task.parent } : {}) };
+      entry.rollouts += g.rollouts;
+      entry.successes += g.successes;
+      this.outcomes.set(g.task.id, entry);
+    }
+    this.lastMeanVariance = groups.length ? groups.reduce((s, g) => s + rewardVariance(g.successes, g.rollouts), 0) / groups.length : 0;
+    if (!this.options.enabled) return { seeds: [], variations: [] };
+    const seeds = selectSeedTasks(groups, this.options.seedsPerIteration);
+    const rng = Rng.fromSeed(this.options.seed, 'curriculum-vary', String(iteration));
+    const variations: Task[] = [];
+    for (const s of seeds) {
+      const direction = s.successes / s.rollouts >= 0.5 ? 'harder' : 'easier';
+      try {
+        variations.push(this.definition.mutateTask(s.task, rng.split(s.task.id), direction));
+      } catch {
+        // A task with no valid neighbour in that direction yields no variation this time.
+      }
+    }
+    this.pending.push(...variations);
+    const max = this.options.maxPending ?? 256;
+    if (this.pending.length > max) this.pending.splice(0, this.pending.length - max);
+    return { seeds: seeds.map((s) => s.task), variations };
+  }
+
+  state(): CurriculumState {
+    return {
+      pending: this.pending.map((t) => ({ ...t })),
+      outcomes: Object.fromEntries([...this.outcomes.entries()].map(([id, o]) => [id, { ...o }])),
+      lastMeanVariance: this.lastMeanVariance, lastSyntheticShare: this.lastSyntheticShare,
+    };
+  }
+
+  restore(state: CurriculumState): void {
+    this.pending = state.pending.map((t) => ({ ...t }));
+    this.outcomes.clear();
+    for (const [id, o] of Object.entries(state.outcomes)) this.outcomes.set(id, { ...o });
+    this.lastMeanVariance = state.lastMeanVariance;
+    this.lastSyntheticShare = state.lastSyntheticShare;
+  }
+}
