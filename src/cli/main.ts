@@ -9,6 +9,8 @@ import { checkEnvCommand, runCheckEnv } from './commands/check-env';
 import { rolloutCommand, runRollout } from './commands/rollout';
 import { convertCommand, runConvert } from './commands/convert';
 import { benchCommand, runBench } from './commands/bench';
+import { dreamCommand, runDream } from './commands/dream';
+import { auditCommand, runAudit } from './commands/audit';
 import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
 import { bufferExportCommand, bufferImportCommand, bufferQueryCommand, bufferStatsCommand, runBufferExport, runBufferImport, runBufferQuery, runBufferStats } from './commands/buffer';
 
@@ -26,6 +28,8 @@ const commands: Command[] = [
   { spec: bufferQueryCommand, run: runBufferQuery },
   { spec: bufferExportCommand, run: runBufferExport },
   { spec: benchCommand, run: runBench },
+  { spec: dreamCommand, run: runDream },
+  { spec: auditCommand, run: runAudit },
 ];
 
 function usage(): string {

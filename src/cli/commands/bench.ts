@@ -17,11 +17,15 @@ import { FolderBufferStore } from '../../core/buffer/stores/folder';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { benchStoreInsertAndLoad } from '../../core/buffer/stores/bench';
 import { benchBufferInBrowser } from '../browser-bench';
+import { benchDreamTokens } from '../../core/experience/bench';
+import { bufferFromJsonl } from '../../core/experience/seed-buffer';
+import { seedDatasetFile } from '../../core/data/seed-datasets';
+import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const BENCH_SUITES = ['envs', 'policy', 'buffer'] as const;
+export const BENCH_SUITES = ['envs', 'policy', 'buffer', 'dream'] as const;
 
 export const benchCommand: CommandSpec = {
   name: 'bench',
@@ -122,7 +126,29 @@ export async function runBench(args: ParsedArgs): Promise<void> {
   }
   if (suite === 'envs') await benchEnvs(args.options.episodes as number, !!args.options.json);
   else if (suite === 'policy') await benchPolicies(!!args.options.json);
-  else await benchBuffer(!!args.options.json, !!args.options.browser);
+  else if (suite === 'buffer') await benchBuffer(!!args.options.json, !!args.options.browser);
+  else await benchDream(!!args.options.json);
+}
+
+/**
+ * Prompt and completion size of one dreamed transition at the defaults (k = 4, H = 4), with the
+ * real prompts on real states and the buffer seeded from the shipped data. No real-sized LLM
+ * runs here, so tokens are estimated (the rule is printed); a user with Ollama gets real counts
+ * from `dreamgym audit --llm openai:http://127.0.0.1:11434/v1#MODEL` (tokens_per_transition).
+ */
+async function benchDream(json: boolean): Promise<void> {
+  const results = [];
+  for (const envId of ['webshop-lite-v0', 'household-v0']) {
+    const buffer = await bufferFromJsonl(readFileSync(join('public', seedDatasetFile(envId)), 'utf8'), { envId });
+    results.push(await benchDreamTokens({ envId, buffer, k: 4, historyLength: 4, episodes: 12 }));
+  }
+  console.log('| env | transitions | prompt tokens (mean) | completion tokens (mean) | total mean | total p90 | total max | examples shown |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of results) {
+    console.log(`| ${r.env} | ${r.transitions} | ${round(r.prompt.mean, 0)} | ${round(r.completion.mean, 0)} | ${round(r.total.mean, 0)} | ${round(r.total.p90, 0)} | ${round(r.total.max, 0)} | ${round(r.examplesShown, 2)} |`);
+  }
+  console.log(`tokens: ${results[0]?.rule}. Goal: ≤ 700 tokens per dreamed transition in total.`);
+  if (json) printJsonLast({ suite: 'dream', goal_tokens_per_transition: 700, results });
 }
 
 /**

@@ -6,7 +6,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } fr
 import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
 import { ALGORITHMS, MODES, getPreset, presetNames, validateConfig, type TrainConfig } from '../../core/train/config';
-import { Trainer } from '../../core/train/loop';
+import { Trainer, type TrainerDeps } from '../../core/train/loop';
+import { createExperienceModel } from '../../core/train/experience';
+import { ReplayBuffer } from '../../core/buffer/buffer';
+import { FolderBufferStore } from '../../core/buffer/stores/folder';
+import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
+import { seedDatasetFile } from '../../core/data/seed-datasets';
+import { envIds } from '../../core/envs/registry';
 import { FolderCheckpointStore } from '../checkpoint-folder';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round } from '../output';
@@ -14,11 +20,13 @@ import { printJsonLast, progressBar, round } from '../output';
 export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
-  usage: 'dreamgym train --preset P --mode real [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--out DIR] [--resume] [--json]',
+  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: { type: 'string', description: 'where experience comes from', choices: MODES, default: 'real' },
     algo: { type: 'string', description: 'policy-gradient algorithm (default: the preset\'s)', choices: ALGORITHMS },
+    llm: { type: 'string', description: 'experience model for dream/s2r: oracle:EPS_R,EPS_P or openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY or OPENAI_API_KEY)' },
+    curriculum: { type: 'boolean', description: 'curriculum task generator on (default on for dream/s2r, off for real)' },
     seed: { type: 'integer', description: 'seed of everything random in the run' },
     iterations: { type: 'integer', description: 'iterations (default: the preset\'s)' },
     set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
@@ -35,18 +43,19 @@ function parseOverrides(text: string | undefined): Record<string, unknown> {
   for (const pair of text.split(',')) {
     const [key, raw] = pair.split('=');
     if (!key || raw === undefined) throw new Error(`--set expects key=value pairs separated by commas; got '${pair}'.`);
-    const n = Number(raw);
-    out[key.trim()] = raw.trim() !== '' && Number.isFinite(n) ? n : raw.trim();
+    const value = raw.trim();
+    const n = Number(value);
+    out[key.trim()] = value === 'true' ? true : value === 'false' ? false : value !== '' && Number.isFinite(n) ? n : value;
   }
   return out;
 }
 
 export async function runTrain(args: ParsedArgs): Promise<void> {
-  const o = args.options as { preset?: string; mode: string; algo?: string; seed?: number; iterations?: number; set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+  const o = args.options as { preset?: string; mode: string; algo?: string; llm?: string; curriculum?: boolean; seed?: number; iterations?: number; set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
   if (!o.preset) throw new Error(`train needs --preset (one of ${presetNames().join(', ')}).`);
   const config: TrainConfig = validateConfig({
-    ...getPreset(o.preset), mode: o.mode,
-    ...(o.algo ? { algo: o.algo } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...getPreset(o.preset), mode: o.mode, curriculum: o.curriculum ?? o.mode !== 'real',
+    ...(o.algo ? { algo: o.algo } : {}), ...(o.llm ? { llm: o.llm } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
     ...(o.iterations !== undefined ? { iterations: o.iterations } : {}),
     ...parseOverrides(o.set),
   });
@@ -55,17 +64,18 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   process.stderr.write(`backend: ${backend.reason}\n`);
   const store = new FolderCheckpointStore(join(out, 'checkpoint'));
   const metricsPath = join(out, 'metrics.jsonl');
+  const state = o.resume ? await store.load() : null;
+  const deps = await trainerDeps(state?.config ?? config, out);
   let trainer: Trainer;
   if (o.resume) {
-    const state = await store.load();
     if (!state) throw new Error(`--resume: no checkpoint in ${join(out, 'checkpoint')}. Start the run without --resume first.`);
-    trainer = await Trainer.restore(state, { iterations: config.iterations });
+    trainer = await Trainer.restore(state, { iterations: config.iterations }, deps);
     // Keep the metrics of the iterations the checkpoint covers, drop any written after it.
     const kept = existsSync(metricsPath) ? readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).slice(0, state.iteration) : [];
     writeFileSync(metricsPath, kept.map((l) => l + '\n').join(''));
   } else {
     mkdirSync(out, { recursive: true });
-    trainer = new Trainer(config);
+    trainer = new Trainer(config, deps);
     writeFileSync(metricsPath, '');
   }
   writeFileSync(join(out, 'config.json'), JSON.stringify(trainer.config, null, 2) + '\n');
@@ -74,21 +84,23 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   const bar = progressBar(`train ${config.preset} ${trainer.config.algo}`);
   while (!trainer.finished) {
     const t0 = performance.now();
-    const stepsBefore = trainer.realSteps;
+    const stepsBefore = trainer.realSteps + trainer.dreamSteps;
     const record = await trainer.runIteration();
     appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...roundAll(record.metrics) }) + '\n');
     // Wall-clock figures go to perf.jsonl so metrics.jsonl stays identical run to run.
     const seconds = (performance.now() - t0) / 1000;
-    appendFileSync(perfPath, JSON.stringify({ iteration: record.iteration, 'perf/steps_per_second': round((trainer.realSteps - stepsBefore) / seconds, 1), 'perf/iteration_seconds': round(seconds, 3) }) + '\n');
+    appendFileSync(perfPath, JSON.stringify({ iteration: record.iteration, 'perf/steps_per_second': round((trainer.realSteps + trainer.dreamSteps - stepsBefore) / seconds, 1), 'perf/iteration_seconds': round(seconds, 3) }) + '\n');
     await store.save(await trainer.state());
     const evalText = record.metrics['eval/success_rate'] !== undefined ? ` eval ${record.metrics['eval/success_rate'].toFixed(2)}` : '';
-    bar.update(record.iteration, trainer.config.iterations, `success ${record.metrics['charts/success_rate'].toFixed(2)}${evalText} steps ${trainer.realSteps}`);
+    const phase = trainer.phaseOf(record.iteration);
+    bar.update(record.iteration, Math.max(record.iteration, trainer.config.iterations), `${phase} success ${record.metrics['charts/success_rate'].toFixed(2)}${evalText} real ${trainer.realSteps} dream ${trainer.dreamSteps}`);
   }
   bar.end();
   const evaluation = await trainer.evaluate(trainer.config.finalEvalEpisodes);
   const summary = {
     preset: trainer.config.preset, mode: trainer.config.mode, algo: trainer.config.algo, seed: trainer.config.seed,
-    real_steps: trainer.realSteps, iterations: trainer.iteration,
+    real_steps: trainer.realSteps, dream_steps: trainer.dreamSteps, iterations: trainer.iteration,
+    ...(trainer.config.mode !== 'real' ? { llm: trainer.config.llm, experience_model: deps.experienceModel?.label, invalid_rate: round(invalidRate(metricsPath), 4) } : {}),
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
     wall_seconds: round((performance.now() - started) / 1000, 1), backend: backend.backend, out,
   };
@@ -96,6 +108,31 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   trainer.dispose();
   if (o.json) printJsonLast(summary);
   else console.log(`held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`);
+}
+
+/** Mean dream/invalid_rate over the run's dream iterations (0 when none). */
+function invalidRate(metricsPath: string): number {
+  const rates = readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)['dream/invalid_rate']).filter((x) => typeof x === 'number');
+  return rates.length ? rates.reduce((a: number, b: number) => a + b, 0) / rates.length : 0;
+}
+
+/**
+ * Dream and s2r runs: a replay buffer in OUT/buffer (seeded once from the env's shipped offline
+ * dataset; dreamed and real transitions are added as the run goes) and the experience model.
+ */
+async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDeps> {
+  if (config.mode === 'real') return {};
+  mkdirSync(out, { recursive: true });
+  const buffer = new ReplayBuffer(await FolderBufferStore.open(join(out, 'buffer')));
+  if ((await buffer.stats()).transitions === 0) {
+    const file = join('public', seedDatasetFile(config.env));
+    if (existsSync(file)) {
+      const trajectories = parseTrajectoriesJsonl(readFileSync(file, 'utf8'), { knownEnvs: envIds(), sourceName: file });
+      await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
+    }
+  }
+  const apiKey = process.env.DREAMGYM_API_KEY ?? process.env.OPENAI_API_KEY;
+  return { buffer, experienceModel: createExperienceModel(config, { buffer, apiKey }), now: () => Date.now() };
 }
 
 function roundAll(metrics: Record<string, number>): Record<string, number | null> {

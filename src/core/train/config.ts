@@ -5,7 +5,7 @@
 
 export const ALGORITHMS = ['grpo', 'ppo', 'reinforce'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
-export const MODES = ['real'] as const;
+export const MODES = ['real', 'dream', 's2r'] as const;
 export type Mode = (typeof MODES)[number];
 
 export interface TrainConfig {
@@ -13,8 +13,28 @@ export interface TrainConfig {
   preset: string;
   /** Environment id (see `dreamgym envs`). */
   env: string;
-  /** Where experience comes from: 'real' = the ground-truth env (dream and s2r come with the DreamGym loop). */
+  /**
+   * Where experience comes from: 'real' = the ground-truth env; 'dream' = the experience model
+   * (zero real training steps); 's2r' = dream for `iterations`, then real RL with a budget of
+   * `s2rRealFraction × realStepBudget` real steps.
+   */
   mode: Mode;
+  /** The experience model: 'oracle:EPS_R,EPS_P' (the noisy oracle, a control) or 'openai:BASE_URL#MODEL'. */
+  llm: string;
+  /** S2R: share of the real-mode budget given to the real phase (paper: ~6%; default 10%). */
+  s2rRealFraction: number;
+  /** Curriculum task generator on (variations of high-variance tasks); off = the fixed task pool. */
+  curriculum: boolean;
+  /** Curriculum: cap on the share of synthetic tasks in a batch (λ). */
+  lambda: number;
+  /** Curriculum: seed tasks taken per iteration (top-m by reward variance). */
+  curriculumSeeds: number;
+  /** Experience model: retrieved transitions shown per dreamed step (0 = the no-retrieval ablation). */
+  retrievalK: number;
+  /** Experience model: history steps shown (0 = the no-history ablation). */
+  historyLength: number;
+  /** Experience model: reason before predicting (false = the no-reasoning ablation). */
+  reasoning: boolean;
   algo: Algorithm;
   seed: number;
   /** Task difficulty 0..1 for training and held-out evaluation tasks. */
@@ -58,7 +78,8 @@ export interface TrainConfig {
 }
 
 const BASE: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
-  mode: 'real', algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
+  mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4,
+  retrievalK: 4, historyLength: 4, reasoning: true, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
   learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
   valueCoef: 0.5, updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
   finalEvalEpisodes: 200, realStepBudget: 40_000,
@@ -85,11 +106,14 @@ export function getPreset(name: string): TrainConfig {
   return { ...preset };
 }
 
-type Rule = { kind: 'int' | 'number'; min: number; max: number } | { kind: 'choice'; values: readonly string[] } | { kind: 'string' };
+type Rule = { kind: 'int' | 'number'; min: number; max: number } | { kind: 'choice'; values: readonly string[] } | { kind: 'string' } | { kind: 'boolean' };
 
 const RULES: Record<keyof TrainConfig, Rule> = {
   preset: { kind: 'string' }, env: { kind: 'string' },
   mode: { kind: 'choice', values: MODES }, algo: { kind: 'choice', values: ALGORITHMS },
+  llm: { kind: 'string' }, s2rRealFraction: { kind: 'number', min: 0.001, max: 1 }, curriculum: { kind: 'boolean' },
+  lambda: { kind: 'number', min: 0, max: 1 }, curriculumSeeds: { kind: 'int', min: 0, max: 4096 },
+  retrievalK: { kind: 'int', min: 0, max: 64 }, historyLength: { kind: 'int', min: 0, max: 100 }, reasoning: { kind: 'boolean' },
   seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 }, difficulty: { kind: 'number', min: 0, max: 1 },
   iterations: { kind: 'int', min: 1, max: 1_000_000 }, tasksPerIteration: { kind: 'int', min: 1, max: 4096 },
   groupSize: { kind: 'int', min: 1, max: 256 }, taskPool: { kind: 'int', min: 1, max: 999_999_999 },
@@ -113,6 +137,8 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
     if (value === undefined) { problems.push(`'${key}' is missing`); continue; }
     if (rule.kind === 'choice') {
       if (!rule.values.includes(value as string)) problems.push(`'${key}' must be one of ${rule.values.join(', ')}; got ${JSON.stringify(value)}`);
+    } else if (rule.kind === 'boolean') {
+      if (typeof value !== 'boolean') problems.push(`'${key}' must be true or false; got ${JSON.stringify(value)}`);
     } else if (rule.kind === 'string') {
       if (typeof value !== 'string' || !value) problems.push(`'${key}' must be a non-empty string; got ${JSON.stringify(value)}`);
     } else {

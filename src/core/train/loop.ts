@@ -1,8 +1,12 @@
 /**
- * The training loop in the real environment (the baseline row of the paper's Table 1):
- * each iteration rolls out G episodes of each of a batch of tasks — all episodes stepped
+ * The DreamGym training loop, one loop for the three modes: 'real' (the baseline row of the
+ * paper's Table 1: rollouts in the ground-truth env), 'dream' (rollouts in a DreamEnv over the
+ * experience model: zero real training steps) and 's2r' (dream first, then real with a small
+ * budget). Each iteration rolls out G episodes of each of a batch of tasks — all episodes stepped
  * together so the policy scores every running state in one batched forward — then applies one
  * policy-gradient update (GRPO, PPO or REINFORCE) and logs the metrics of design.md §5.
+ * Held-out evaluation is always in the real env; the real-step budget is never exceeded; dreamed
+ * steps whose answer was unusable are never learned from.
  *
  * Every random stream is derived from (seed, purpose, iteration), so an iteration depends only
  * on the weights and optimizer state it starts from: resuming from a checkpoint continues
@@ -11,7 +15,12 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
 import type { Observation, Task } from '../types';
-import type { EnvDefinition, GroundTruthEnv, TimeLimit } from '../envs/env';
+import type { Env, EnvDefinition } from '../envs/env';
+import { Curriculum, type CurriculumState, type GroupOutcome } from '../curriculum/curriculum';
+import type { ExperienceModel } from '../experience/types';
+import { makeDreamEnv, type DreamStepInfo } from '../experience/dream-env';
+import type { ReplayBuffer } from '../buffer/buffer';
+import type { BufferTransition } from '../buffer/types';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import { CandidatePolicy, type PolicyWeights } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
@@ -39,6 +48,8 @@ export interface TrainerState {
   /** Iterations completed. */
   iteration: number;
   realSteps: number;
+  dreamSteps?: number;
+  curriculum?: CurriculumState;
   policy: PolicyWeights;
   optimizer: { name: string; shape: number[]; data: Float32Array }[];
 }
@@ -47,8 +58,26 @@ export class CheckpointMismatchError extends Error {
   constructor(message: string) { super(message); this.name = 'CheckpointMismatchError'; }
 }
 
+export type Phase = 'real' | 'dream';
+
+/** What a trainer needs beyond its config (built at the edge: CLI, worker). */
+export interface TrainerDeps {
+  /** The experience model of the dream phases (required for 'dream' and 's2r'). */
+  experienceModel?: ExperienceModel;
+  /** Dreamed and real transitions are added here (the experience model retrieves from it). */
+  buffer?: ReplayBuffer;
+  /** Timestamps of buffer records (core never reads the clock itself). */
+  now?: () => number;
+  /** Sees each batch right before the update (inspection, teaching views, tests). */
+  onBatch?: (batch: { steps: PolicyStep[] }, phase: Phase, iteration: number) => void;
+}
+
+interface RecordedStep { observation: string; admissible: string[]; action: string; next: Observation; reward: number;
+  terminated: boolean; truncated: boolean; valid: boolean; reasoning?: string }
+
 interface RunningEpisode {
-  env: TimeLimit<GroundTruthEnv>;
+  env: Env;
+  task: Task;
   obs: Observation;
   episodeId: string;
   groupId: string;
@@ -57,6 +86,7 @@ interface RunningEpisode {
   done: boolean;
   return: number;
   success: boolean;
+  record: RecordedStep[];
 }
 
 export class Trainer {
@@ -66,19 +96,54 @@ export class Trainer {
   private optimizer: tf.Optimizer;
   iteration = 0;
   realSteps = 0;
+  dreamSteps = 0;
+  readonly curriculum: Curriculum | null;
   private readonly taskCache = new Map<number, Task>();
-  private envs: TimeLimit<GroundTruthEnv>[] = [];
+  private readonly envs: Record<Phase, Env[]> = { real: [], dream: [] };
 
-  constructor(config: TrainConfig) {
+  constructor(config: TrainConfig, readonly deps: TrainerDeps = {}) {
     this.config = validateConfig({ ...config });
     this.definition = getEnvDefinition(config.env);
+    if (this.config.mode !== 'real' && !deps.experienceModel) {
+      throw new Error(`Mode '${this.config.mode}' dreams: the trainer needs an experience model (config.llm = '${this.config.llm}'); build one with createExperienceModel().`);
+    }
+    this.curriculum = this.config.curriculum ? new Curriculum(this.definition, {
+      lambda: this.config.lambda, seedsPerIteration: this.config.curriculumSeeds, difficulty: this.config.difficulty,
+      taskPool: this.config.taskPool, seed: this.config.seed, enabled: true,
+    }) : null;
     this.policy = new CandidatePolicy({ seed: config.seed });
     this.optimizer = makeOptimizer(config.learningRate);
   }
 
   get stepLimit(): number { return this.definition.defaultStepLimit; }
-  get budgetLeft(): number { return this.config.realStepBudget - this.realSteps; }
-  get finished(): boolean { return this.iteration >= this.config.iterations || this.budgetLeft <= 0; }
+  /** Real training steps allowed in this run (s2r: the real phase's share of the real-mode budget). */
+  get realBudget(): number {
+    return this.config.mode === 's2r' ? Math.round(this.config.s2rRealFraction * this.config.realStepBudget)
+      : this.config.mode === 'dream' ? 0 : this.config.realStepBudget;
+  }
+  get budgetLeft(): number { return this.realBudget - this.realSteps; }
+  /** The phase iteration `i` (1-based) runs in. */
+  phaseOf(iteration: number): Phase {
+    if (this.config.mode === 'real') return 'real';
+    if (this.config.mode === 'dream') return 'dream';
+    return iteration <= this.config.iterations ? 'dream' : 'real';
+  }
+  get finished(): boolean {
+    const { mode, iterations } = this.config;
+    if (mode === 'dream') return this.iteration >= iterations;
+    if (mode === 'real') return this.iteration >= iterations || this.budgetLeft <= 0;
+    // s2r: all dream iterations, then real ones until the real budget is spent (with a safety cap).
+    return this.iteration >= iterations && (this.budgetLeft <= 0 || this.iteration >= iterations * 20);
+  }
+
+  private envFor(phase: Phase, index: number): Env {
+    const pool = this.envs[phase];
+    while (pool.length <= index) {
+      pool.push(phase === 'real' ? makeEnv(this.config.env)
+        : makeDreamEnv(this.deps.experienceModel!, { envId: this.config.env, difficulty: this.config.difficulty }));
+    }
+    return pool[index];
+  }
 
   /** Training task for a pool seed (cached: generation proves solvability, so it is not free). */
   task(seed: number): Task {
@@ -94,29 +159,33 @@ export class Trainer {
   async runIteration(): Promise<IterationRecord> {
     const { config } = this;
     const iteration = this.iteration + 1;
+    const phase = this.phaseOf(iteration);
     const taskRng = Rng.fromSeed(config.seed, 'tasks', String(iteration));
     const sampleRng = Rng.fromSeed(config.seed, 'sample', String(iteration));
     const updateRng = Rng.fromSeed(config.seed, 'update', String(iteration));
 
+    // ---- TASKS: the curriculum's batch (≤ λ synthetic), or the fixed pool ------------------------
+    const batchTasks = this.curriculum
+      ? this.curriculum.nextBatch(iteration, config.tasksPerIteration).tasks
+      : Array.from({ length: config.tasksPerIteration }, () => this.task(taskRng.int(0, config.taskPool - 1)));
+
     // ---- ROLLOUTS: tasksPerIteration tasks × groupSize episodes, stepped together ----------------
-    const taskSeeds = Array.from({ length: config.tasksPerIteration }, () => taskRng.int(0, config.taskPool - 1));
-    const needed = taskSeeds.length * config.groupSize;
-    while (this.envs.length < needed) this.envs.push(makeEnv(config.env));
     const episodes: RunningEpisode[] = [];
-    for (let t = 0; t < taskSeeds.length; t++) {
-      const task = this.task(taskSeeds[t]);
+    for (let t = 0; t < batchTasks.length; t++) {
+      const task = batchTasks[t];
       for (let g = 0; g < config.groupSize; g++) {
-        const env = this.envs[episodes.length];
-        const obs = await env.reset({ seed: taskSeeds[t], task });
-        episodes.push({ env, obs, episodeId: `${iteration}/${t}/${g}`, groupId: `${iteration}/${t}`, steps: [], actions: [], done: false, return: 0, success: false });
+        const env = this.envFor(phase, episodes.length);
+        const obs = await env.reset({ seed: task.seed ?? 0, task });
+        episodes.push({ env, task, obs, episodeId: `${iteration}/${t}/${g}`, groupId: `${iteration}/${t}`, steps: [], actions: [], done: false, return: 0, success: false, record: [] });
       }
     }
     let stepsThisIteration = 0;
+    let dreamPredictions = 0, dreamInvalid = 0, dreamTokens = 0;
     for (let t = 0; ; t++) {
       let running = episodes.filter((e) => !e.done);
       if (running.length === 0) break;
       // The real-step budget is never exceeded: episodes that cannot take their step are cut here.
-      const left = this.budgetLeft - stepsThisIteration;
+      const left = phase === 'real' ? this.budgetLeft - stepsThisIteration : Infinity;
       if (left < running.length) {
         for (const e of running.slice(Math.max(0, left))) this.cut(e);
         running = running.slice(0, Math.max(0, left));
@@ -131,21 +200,52 @@ export class Trainer {
         const e = running[i];
         const result = await e.env.step(acted.actions[i]);
         stepsThisIteration++;
-        e.steps.push({
-          state: states[i], action: acted.actionIndices[i], logProb: acted.logProbs[i], value: acted.values[i],
-          prior: acted.priors[i], reward: result.reward, terminated: result.terminated, truncated: result.truncated,
-          episodeId: e.episodeId, groupId: e.groupId,
-        });
+        const info = result.info as DreamStepInfo;
+        if (phase === 'dream' && info.reasoning !== undefined) {
+          dreamPredictions++;
+          const usage = (e.env as unknown as { unwrapped?: { lastPrediction?: { usage?: { promptTokens: number; completionTokens: number } } | null } }).unwrapped?.lastPrediction?.usage;
+          if (usage) dreamTokens += usage.promptTokens + usage.completionTokens;
+        }
+        // A dreamed step whose answer was unusable is kept for inspection, never learned from.
+        const unusable = phase === 'dream' && info.dreamInvalid === true;
+        if (unusable) dreamInvalid++;
+        e.record.push({ observation: e.obs.text, admissible: e.obs.admissible, action: acted.actions[i], next: result,
+          reward: result.reward, terminated: result.terminated, truncated: result.truncated, valid: !unusable && info.valid,
+          ...(info.reasoning ? { reasoning: info.reasoning } : {}) });
+        if (!unusable) {
+          e.steps.push({
+            state: states[i], action: acted.actionIndices[i], logProb: acted.logProbs[i], value: acted.values[i],
+            prior: acted.priors[i], reward: result.reward, terminated: result.terminated, truncated: result.truncated,
+            episodeId: e.episodeId, groupId: e.groupId,
+          });
+        } else if (result.truncated && e.steps.length > 0) {
+          e.steps[e.steps.length - 1].truncated = true;
+        }
         e.actions = [...e.actions, acted.actions[i]];
         e.return += result.reward;
         e.obs = result;
         if (result.terminated || result.truncated) { e.done = true; e.success = result.info.success; }
       }
     }
-    this.realSteps += stepsThisIteration;
+    if (phase === 'real') this.realSteps += stepsThisIteration;
+    else this.dreamSteps += stepsThisIteration;
+
+    // ---- BUFFER: fresh transitions enrich the replay buffer (source real or dream) --------------
+    if (this.deps.buffer) await this.deps.buffer.add(this.bufferRecords(episodes, phase, iteration));
+
+    // ---- CURRICULUM: reward variance of each task's group picks the next seeds ------------------
+    if (this.curriculum) {
+      const groups: GroupOutcome[] = [];
+      for (let t = 0; t < batchTasks.length; t++) {
+        const group = episodes.slice(t * config.groupSize, (t + 1) * config.groupSize);
+        groups.push({ task: batchTasks[t], successes: group.filter((e) => e.success).length, rollouts: group.length });
+      }
+      this.curriculum.record(iteration, groups);
+    }
 
     // ---- UPDATE ----------------------------------------------------------------------------------
     const batch = { steps: episodes.flatMap((e) => e.steps) };
+    this.deps.onBatch?.(batch, phase, iteration);
     const losses = batch.steps.length > 0 ? await this.update(batch, updateRng) : {};
 
     // ---- METRICS ---------------------------------------------------------------------------------
@@ -156,7 +256,15 @@ export class Trainer {
       'charts/episode_length': episodes.reduce((s, e) => s + e.steps.length, 0) / n,
       ...losses,
       'budget/real_steps': this.realSteps,
-      'budget/dream_steps': 0,
+      'budget/dream_steps': this.dreamSteps,
+      ...(phase === 'dream' ? {
+        'dream/invalid_rate': dreamPredictions ? dreamInvalid / dreamPredictions : 0,
+        'dream/tokens_per_transition': dreamPredictions ? dreamTokens / dreamPredictions : 0,
+      } : {}),
+      ...(this.curriculum ? {
+        'curriculum/mean_variance': this.curriculum.lastMeanVariance,
+        'curriculum/synthetic_share': this.curriculum.lastSyntheticShare,
+      } : {}),
     };
     this.iteration = iteration;
     if (config.evalInterval > 0 && iteration % config.evalInterval === 0 && !this.finished) {
@@ -165,6 +273,17 @@ export class Trainer {
       metrics['eval/score'] = evaluation.score;
     }
     return { iteration, metrics };
+  }
+
+  private bufferRecords(episodes: RunningEpisode[], phase: Phase, iteration: number): BufferTransition[] {
+    const createdAt = this.deps.now?.() ?? 0;
+    const runId = `${this.config.preset}/${this.config.mode}/${this.config.algo}/${this.config.seed}`;
+    return episodes.flatMap((e) => e.record.map((r, i): BufferTransition => ({
+      id: `${runId}/${iteration}/${e.episodeId}#${i}`, env: this.config.env, taskId: e.task.id, instruction: e.task.instruction,
+      episodeId: `${runId}/${e.episodeId}`, stepIndex: i, observation: r.observation, admissible: r.admissible, action: r.action,
+      nextObservation: r.next.text, nextAdmissible: r.next.admissible, reward: r.reward, terminated: r.terminated,
+      truncated: r.truncated, source: phase, valid: r.valid, ...(r.reasoning ? { reasoning: r.reasoning } : {}), createdAt, runId,
+    })));
   }
 
   /** Ends an episode the budget cannot pay for: its last step counts as truncated. */
@@ -206,15 +325,16 @@ export class Trainer {
     const named = await this.optimizer.getWeights();
     const optimizer = await Promise.all(named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })));
     return { format: 'dreamgym-checkpoint/1', config: this.config, iteration: this.iteration, realSteps: this.realSteps,
+      dreamSteps: this.dreamSteps, ...(this.curriculum ? { curriculum: this.curriculum.state() } : {}),
       policy: await this.policy.getWeights(), optimizer };
   }
 
   /** A trainer that continues from `state` (config overrides such as more iterations allowed). */
-  static async restore(state: TrainerState, overrides: Partial<TrainConfig> = {}): Promise<Trainer> {
+  static async restore(state: TrainerState, overrides: Partial<TrainConfig> = {}, deps: TrainerDeps = {}): Promise<Trainer> {
     if (state.format !== 'dreamgym-checkpoint/1') {
       throw new CheckpointMismatchError(`Not a DreamGym checkpoint (format '${String(state.format)}'); expected 'dreamgym-checkpoint/1'.`);
     }
-    const trainer = new Trainer({ ...state.config, ...overrides });
+    const trainer = new Trainer({ ...state.config, ...overrides }, deps);
     try {
       trainer.policy.setWeights(state.policy);
     } catch (error) {
@@ -228,6 +348,8 @@ export class Trainer {
     }
     trainer.iteration = state.iteration;
     trainer.realSteps = state.realSteps;
+    trainer.dreamSteps = state.dreamSteps ?? 0;
+    if (state.curriculum && trainer.curriculum) trainer.curriculum.restore(state.curriculum);
     return trainer;
   }
 

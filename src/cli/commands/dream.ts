@@ -1,0 +1,208 @@
+/**
+ * `dreamgym dream`: roll out episodes inside the dream — a DreamEnv over an experience model
+ * (the noisy oracle or an LLM behind an OpenAI-compatible server) — and print every step with
+ * the model's reasoning.
+ *
+ * Policies act on the DREAMED observations:
+ * - random: a seeded uniform pick among the dreamed admissible actions;
+ * - expert: the real env's expert on a real env kept in sync — every action that changes the
+ *   dreamed state is also played in a real copy of the task, and the expert's move is read from
+ *   that real state. When the dream does not offer that move (it diverged from the real env, as
+ *   an LLM's results page lists other products than the real search), the step falls back to a
+ *   seeded random pick among the dreamed actions, and the step is marked `expert: false`.
+ *
+ * For `openai:` models the API key comes from DREAMGYM_API_KEY or OPENAI_API_KEY, and the
+ * retrieval buffer is seeded from the shipped dataset public/datasets/<env>.jsonl.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { ReplayBuffer } from '../../core/buffer/buffer';
+import { expertOf } from '../../core/envs/env';
+import { getEnvDefinition, makeEnv } from '../../core/envs/registry';
+import { makeDreamEnv, type DreamStepResult } from '../../core/experience/dream-env';
+import { NoisyOracleModel } from '../../core/experience/noisy-oracle';
+import { ReasoningExperienceModel } from '../../core/experience/reasoning-model';
+import { bufferFromJsonl } from '../../core/experience/seed-buffer';
+import type { ExperienceModel } from '../../core/experience/types';
+import { OpenAiChatModel } from '../../core/llm/openai';
+import { formatLlmSpec, LlmSpecError, parseLlmSpec, type LlmSpec } from '../../core/llm/spec';
+import { Rng } from '../../core/rng';
+import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { printJsonLast, progressBar, round } from '../output';
+
+// =============================================================================================
+// Shared with `audit`
+// =============================================================================================
+
+export const LLM_OPTION_HELP = 'experience model: oracle:EPS_R,EPS_P (noisy real env) or openai:BASE_URL#MODEL';
+
+export interface ModelSettings { k: number; history: number; reasoning: boolean; seed: number }
+
+/** public/datasets/<env>.jsonl of this checkout. */
+export function seedDatasetPath(envId: string): string {
+  return fileURLToPath(new URL(`../../../public/datasets/${envId}.jsonl`, import.meta.url));
+}
+
+/** A memory replay buffer seeded with the env's shipped offline dataset. */
+export async function loadSeedBuffer(envId: string): Promise<ReplayBuffer> {
+  const file = seedDatasetPath(envId);
+  if (!existsSync(file)) throw new Error(`No seed dataset for '${envId}' at ${file}; run 'npm run datasets' to generate it.`);
+  return bufferFromJsonl(readFileSync(file, 'utf8'), { envId, sourceName: file });
+}
+
+export function parseLlmOption(text: string | undefined, spec: CommandSpec): LlmSpec {
+  if (!text) throw new UsageError(`'${spec.name}' needs --llm (${LLM_OPTION_HELP}).`, spec);
+  try {
+    return parseLlmSpec(text);
+  } catch (error) {
+    if (error instanceof LlmSpecError) throw new UsageError(error.message, spec);
+    throw error;
+  }
+}
+
+export function requireEnv(envId: string | undefined, spec: CommandSpec): string {
+  if (!envId) throw new UsageError(`'${spec.name}' needs --env (an environment id, e.g. webshop-lite-v0).`, spec);
+  getEnvDefinition(envId);
+  return envId;
+}
+
+/** The experience model an --llm spec names (the oracle needs no buffer; an LLM gets the seed buffer). */
+export async function experienceModelFor(llm: LlmSpec, envId: string, settings: ModelSettings): Promise<ExperienceModel> {
+  if (llm.kind === 'oracle') {
+    return new NoisyOracleModel(envId, { epsilonReward: llm.epsilonReward, epsilonTransition: llm.epsilonTransition, seed: settings.seed });
+  }
+  const apiKey = process.env.DREAMGYM_API_KEY || process.env.OPENAI_API_KEY || undefined;
+  const chat = new OpenAiChatModel({ baseUrl: llm.baseUrl, model: llm.model, ...(apiKey ? { apiKey } : {}) });
+  return new ReasoningExperienceModel(chat, {
+    buffer: await loadSeedBuffer(envId), k: settings.k, historyLength: settings.history, reasoning: settings.reasoning, seed: settings.seed,
+  });
+}
+
+export function checkModelSettings(o: { k: number; history: number }, spec: CommandSpec): void {
+  if (!(o.k >= 0)) throw new UsageError(`--k must be 0 or more (retrieved examples), got ${o.k}.`, spec);
+  if (!(o.history >= 0)) throw new UsageError(`--history must be 0 or more (past steps shown), got ${o.history}.`, spec);
+}
+
+const modelOptions = {
+  k: { type: 'integer' as const, description: 'retrieved examples per dreamed step (0 = no retrieval)', default: 4 },
+  history: { type: 'integer' as const, description: 'past steps shown to the model (0 = no history)', default: 4 },
+  'no-reasoning': { type: 'boolean' as const, description: 'ask for no reasoning trace (the ablation)' },
+};
+export { modelOptions as experienceModelOptions };
+
+// =============================================================================================
+// dream
+// =============================================================================================
+
+export const dreamCommand: CommandSpec = {
+  name: 'dream',
+  summary: 'roll out episodes in the dream (an experience model instead of the env) and print its reasoning',
+  usage: 'dreamgym dream --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL --policy expert|random --episodes N [--seed S] [--k K] [--history H] [--no-reasoning] [--json]',
+  options: {
+    env: { type: 'string', description: 'environment id' },
+    llm: { type: 'string', description: LLM_OPTION_HELP },
+    policy: { type: 'string', description: 'who acts in the dream (expert: the real expert on a synced real env)', choices: ['expert', 'random'], default: 'expert' },
+    episodes: { type: 'integer', description: 'number of episodes', default: 3 },
+    seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0 },
+    difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5 },
+    ...modelOptions,
+    json: { type: 'boolean', description: 'print the episodes and a summary as JSON on the last line' },
+  },
+};
+
+interface DreamedStep {
+  t: number;
+  action: string;
+  expert?: boolean;
+  reasoning: string;
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  valid: boolean;
+  dream_invalid?: boolean;
+  invalid_reason?: string;
+  cached?: boolean;
+  observation: string;
+}
+
+export async function runDream(args: ParsedArgs): Promise<void> {
+  const o = args.options as { env?: string; llm?: string; policy: 'expert' | 'random'; episodes: number; seed: number; difficulty: number;
+    k: number; history: number; 'no-reasoning'?: boolean; json?: boolean };
+  const envId = requireEnv(o.env, dreamCommand);
+  const llm = parseLlmOption(o.llm, dreamCommand);
+  checkModelSettings(o, dreamCommand);
+  if (!(o.episodes >= 1)) throw new UsageError(`--episodes must be at least 1, got ${o.episodes}.`, dreamCommand);
+  if (!(o.difficulty >= 0 && o.difficulty <= 1)) throw new UsageError(`--difficulty must be within 0..1, got ${o.difficulty}.`, dreamCommand);
+  const definition = getEnvDefinition(envId);
+  const model = await experienceModelFor(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
+  const dream = makeDreamEnv(model, { envId });
+  const real = makeEnv(envId);
+  const bar = o.json ? progressBar(`dream ${envId}`) : null;
+  const episodes: { seed: number; task: string; success: boolean; return: number; length: number; steps: DreamedStep[] }[] = [];
+
+  for (let i = 0; i < o.episodes; i++) {
+    const seed = o.seed + i;
+    const task = definition.generateTask(seed, o.difficulty);
+    let obs = await dream.reset({ seed, task });
+    if (o.policy === 'expert') await real.reset({ seed, task });
+    const rng = Rng.fromSeed(seed, 'dream-policy', o.policy);
+    const steps: DreamedStep[] = [];
+    let ret = 0, success = false;
+    if (!o.json) console.log(`\nepisode ${i + 1}/${o.episodes} (seed ${seed}) — ${task.instruction}`);
+    for (let t = 1; ; t++) {
+      let action: string;
+      let fromExpert: boolean | undefined;
+      if (o.policy === 'expert') {
+        const move = expertOf(real)?.expertAction() ?? null;
+        fromExpert = move !== null && obs.admissible.includes(move);
+        action = fromExpert ? move! : rng.pick(obs.admissible);
+      } else {
+        action = rng.pick(obs.admissible);
+      }
+      // TimeLimit passes the DreamEnv's info through (it only adds truncation).
+      const r = (await dream.step(action)) as DreamStepResult;
+      // The synced real env follows every action that changed the dreamed state.
+      if (o.policy === 'expert' && r.info.valid) await real.step(action);
+      ret += r.reward;
+      const step: DreamedStep = {
+        t, action, ...(fromExpert !== undefined ? { expert: fromExpert } : {}), reasoning: r.info.reasoning, reward: r.reward,
+        terminated: r.terminated, truncated: r.truncated, valid: r.info.valid,
+        ...(r.info.dreamInvalid ? { dream_invalid: true, invalid_reason: r.info.invalidReason } : {}),
+        ...(r.info.cached ? { cached: true } : {}),
+        observation: r.text,
+      };
+      steps.push(step);
+      if (!o.json) {
+        const tags = [r.terminated ? (r.info.success ? 'END success' : 'END failure') : '', r.truncated ? 'TRUNCATED' : '',
+          r.info.dreamInvalid ? `DREAM-INVALID (${r.info.invalidReason})` : !r.info.valid ? 'no-op' : '', fromExpert === false ? 'expert move not in the dream: random' : '']
+          .filter(Boolean).join(', ');
+        console.log(`  ${String(t).padStart(2)}. ${action}  → reward ${r.reward}${tags ? `  [${tags}]` : ''}`);
+        if (r.info.reasoning) console.log(`      reasoning: ${r.info.reasoning}`);
+        console.log(`      next: ${r.text.length > 220 ? `${r.text.slice(0, 219)}…` : r.text}`);
+      }
+      obs = r;
+      if (r.terminated || r.truncated) { success = r.info.success; break; }
+    }
+    episodes.push({ seed, task: task.instruction, success, return: ret, length: steps.length, steps });
+    bar?.update(i + 1, o.episodes, `success ${(episodes.filter((e) => e.success).length / (i + 1)).toFixed(2)}`);
+  }
+  bar?.end();
+  const usage = dream.env.usage;
+  const predictions = Math.max(1, usage.predictions);
+  const summary = {
+    env: envId, llm: formatLlmSpec(llm), label: model.label, policy: o.policy, episodes: o.episodes, seed: o.seed, difficulty: o.difficulty,
+    k: o.k, history: o.history, reasoning: !o['no-reasoning'],
+    success_rate: round(episodes.filter((e) => e.success).length / o.episodes),
+    mean_return: round(episodes.reduce((s, e) => s + e.return, 0) / o.episodes),
+    mean_length: round(episodes.reduce((s, e) => s + e.length, 0) / o.episodes),
+    dream_steps: usage.steps,
+    invalid_rate: round(usage.invalid / predictions),
+    tokens_per_transition: round((usage.promptTokens + usage.completionTokens) / predictions, 1),
+    ms_per_transition: round(usage.ms / predictions, 3),
+    cache_hit_rate: round(usage.cacheHits / predictions),
+    trajectories: episodes,
+  };
+  if (o.json) { printJsonLast(summary); return; }
+  console.log(`\n${model.label}: ${o.episodes} dreamed episodes, success ${summary.success_rate}, mean length ${summary.mean_length}, ` +
+    `invalid answers ${summary.invalid_rate}, ${summary.tokens_per_transition} tokens and ${summary.ms_per_transition} ms per transition`);
+}

@@ -1,0 +1,211 @@
+/**
+ * DreamEnv: the Env contract (design.md §3) over an ExperienceModel, so a trainer never knows
+ * whether it is dreaming. Retrieval of examples happens inside the model (it owns the buffer).
+ *
+ * reset({seed, task}): a task of a real env starts from the real env's first observation (a
+ *   ground-truth start page, as in the paper: dreams start from real initial states); a task the
+ *   real env cannot play (imported domains, LLM-written tasks) starts from `model.initial(task)`.
+ *   Without a task, the real env generates one from the seed (or `taskForSeed` for imported envs).
+ * step(action):
+ *   - an action not in the current admissible list, or any action after the episode ended, is a
+ *     no-op with `info.valid: false` and reward 0 — exactly as the real envs do; the model is not
+ *     asked;
+ *   - otherwise the model predicts the next state. If it judges the action impossible
+ *     (`actionValid: false`) the step is the same no-op;
+ *   - if its ANSWER is unusable after its retries (`Prediction.valid: false`), the step is marked
+ *     `info.dreamInvalid: true` (with `info.valid: false`, `info.invalidReason`): the previous
+ *     observation is kept, reward 0, not terminated. The trainer keeps such steps for inspection
+ *     but excludes them from learning (design.md §4.3).
+ * The step limit is TimeLimit's job, as for real envs (`makeDreamEnv` wraps it).
+ *
+ * Accounting: `lastPrediction` (reasoning, raw answer, usage, attempts) and cumulative `usage`
+ * (model calls, cache hits, invalid answers, tokens and latency) for the cost charts.
+ */
+import { TimeLimit, type Env, type EnvCreateOptions, type ResetOptions } from '../envs/env';
+import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
+import type { Observation, Step, StepInfo, StepResult, Task } from '../types';
+import type { ExperienceModel, Prediction } from './types';
+
+export interface DreamEnvOptions {
+  /** The env id the dream plays under (tasks and observations carry it). */
+  envId: string;
+  /** Difficulty of tasks generated from a seed (real envs; default the env's default). */
+  difficulty?: number;
+  /** Options of the real env used for start pages and seeded tasks. */
+  createOptions?: EnvCreateOptions;
+  /** Tasks for `reset({seed})` without a task, for envs the registry does not know. */
+  taskForSeed?: (seed: number) => Task;
+  /** Cancels pending model calls. */
+  signal?: AbortSignal;
+}
+
+export interface DreamStepInfo extends StepInfo {
+  /** The model's answer was unusable: exclude this step from learning. */
+  dreamInvalid?: boolean;
+  invalidReason?: string;
+  /** The model's reasoning for this step ('' for no-ops it was not asked about). */
+  reasoning: string;
+  /** Answered from the model's transition cache. */
+  cached?: boolean;
+}
+
+export interface DreamStepResult extends StepResult {
+  info: DreamStepInfo;
+}
+
+export interface DreamUsage {
+  /** Steps taken (no-ops included). */
+  steps: number;
+  /** Predictions asked of the model (cache hits included). */
+  predictions: number;
+  cacheHits: number;
+  /** Predictions whose answer was unusable (dreamInvalid steps). */
+  invalid: number;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+}
+
+function emptyUsage(): DreamUsage {
+  return { steps: 0, predictions: 0, cacheHits: 0, invalid: 0, promptTokens: 0, completionTokens: 0, ms: 0 };
+}
+
+export class DreamEnv implements Env {
+  readonly id: string;
+  /** The model's last prediction (null before the first asked step of an episode). */
+  lastPrediction: Prediction | null = null;
+  /** Cumulative over the env's lifetime (`resetUsage()` to start over). */
+  usage: DreamUsage = emptyUsage();
+  private task: Task | null = null;
+  private state: Observation | null = null;
+  private steps: Step[] = [];
+  private ended = false;
+  private succeeded = false;
+  private readonly initialCache = new Map<string, Observation>();
+
+  constructor(readonly model: ExperienceModel, readonly options: DreamEnvOptions) {
+    this.id = options.envId;
+  }
+
+  get currentTask(): Task | null {
+    return this.task;
+  }
+
+  /** The steps of the current episode (no-ops included), oldest first. */
+  get history(): readonly Step[] {
+    return this.steps;
+  }
+
+  resetUsage(): void {
+    this.usage = emptyUsage();
+  }
+
+  private realDefinition(envId: string) {
+    return listEnvDefinitions().some((d) => d.id === envId) ? getEnvDefinition(envId) : null;
+  }
+
+  async reset(opts: ResetOptions): Promise<Observation> {
+    if (!opts || !Number.isFinite(opts.seed)) throw new RangeError('DreamEnv: reset needs { seed: number, task? }');
+    const definition = this.realDefinition(this.id);
+    let task = opts.task;
+    let first: Observation | null = null;
+    if (!task) {
+      if (definition) {
+        first = await definition.create({ ...this.options.createOptions, ...(this.options.difficulty !== undefined ? { difficulty: this.options.difficulty } : {}) }).reset({ seed: opts.seed });
+        task = first.task;
+      } else if (this.options.taskForSeed) {
+        task = this.options.taskForSeed(opts.seed);
+      } else {
+        throw new Error(`DreamEnv '${this.id}': reset({seed}) needs a task — the registry cannot generate tasks for this env; pass { task } or the taskForSeed option.`);
+      }
+    }
+    if (!first) first = await this.startOf(task, opts.seed);
+    this.task = task;
+    this.state = { text: first.text, admissible: first.admissible.slice(), task };
+    this.steps = [];
+    this.ended = false;
+    this.succeeded = false;
+    this.lastPrediction = null;
+    return { ...this.state, admissible: this.state.admissible.slice() };
+  }
+
+  /** The real start page when a real env can play the task, else the model's (cached per task). */
+  private async startOf(task: Task, seed: number): Promise<Observation> {
+    const definition = this.realDefinition(task.env);
+    if (definition) {
+      try {
+        return await definition.create(this.options.createOptions).reset({ seed: task.seed ?? seed, task });
+      } catch {
+        // Not a task the real env can rebuild (no spec): the model writes the start page.
+      }
+    }
+    const key = `${task.id}\u0000${task.instruction}`;
+    let first = this.initialCache.get(key);
+    if (!first) {
+      first = await this.model.initial(task, this.options.signal);
+      this.initialCache.set(key, first);
+    }
+    return first;
+  }
+
+  async step(action: string): Promise<DreamStepResult> {
+    const state = this.state;
+    const task = this.task;
+    if (!state || !task) throw new Error('DreamEnv: call reset() before step()');
+    this.usage.steps++;
+    const stepNumber = this.steps.length + 1;
+    if (this.ended || typeof action !== 'string' || !state.admissible.includes(action)) {
+      return this.noop(state, action, stepNumber, { reasoning: '' });
+    }
+    const prediction = await this.model.next({ task, history: this.steps, state, action, signal: this.options.signal });
+    this.lastPrediction = prediction;
+    this.usage.predictions++;
+    if (prediction.cached) this.usage.cacheHits++;
+    this.usage.promptTokens += prediction.usage.promptTokens;
+    this.usage.completionTokens += prediction.usage.completionTokens;
+    this.usage.ms += prediction.usage.ms;
+
+    const running = !prediction.terminated;
+    const unusable = !prediction.valid || (prediction.actionValid && running && prediction.next.admissible.length === 0)
+      || (prediction.actionValid && prediction.next.text.length === 0);
+    if (unusable) {
+      this.usage.invalid++;
+      const invalidReason = prediction.invalidReason ?? 'the predicted state is empty';
+      return this.noop(state, action, stepNumber, { reasoning: prediction.reasoning, dreamInvalid: true, invalidReason, cached: prediction.cached });
+    }
+    if (!prediction.actionValid) {
+      return this.noop(state, action, stepNumber, { reasoning: prediction.reasoning, cached: prediction.cached });
+    }
+    const terminated = prediction.terminated;
+    const success = terminated && prediction.reward >= 1;
+    const next: Observation = { text: prediction.next.text, admissible: terminated ? [] : prediction.next.admissible.slice(), task };
+    this.steps.push({ observation: state.text, admissible: state.admissible, action, reward: prediction.reward, terminated, truncated: false, valid: true });
+    this.state = next;
+    if (terminated) { this.ended = true; this.succeeded = success; }
+    return {
+      ...next, admissible: next.admissible.slice(), reward: prediction.reward, terminated, truncated: false,
+      info: {
+        valid: true, success, ...(prediction.score !== undefined ? { score: prediction.score } : {}), steps: stepNumber, reasoning: prediction.reasoning,
+        ...(prediction.cached ? { cached: true } : {}),
+      },
+    };
+  }
+
+  private noop(state: Observation, action: string, stepNumber: number, extra: Omit<DreamStepInfo, 'valid' | 'success' | 'steps'>): DreamStepResult {
+    this.steps.push({ observation: state.text, admissible: state.admissible, action: String(action), reward: 0, terminated: false, truncated: false, valid: false });
+    const cleaned = Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined)) as typeof extra;
+    return {
+      text: state.text, admissible: state.admissible.slice(), task: state.task, reward: 0, terminated: this.ended, truncated: false,
+      info: { valid: false, success: this.succeeded, score: this.succeeded ? 1 : 0, steps: stepNumber, ...cleaned },
+    };
+  }
+}
+
+/** A DreamEnv under the env's step limit (TimeLimit), like `makeEnv` for real envs. */
+export function makeDreamEnv(model: ExperienceModel, options: DreamEnvOptions & { stepLimit?: number }): TimeLimit<DreamEnv> {
+  const { stepLimit, ...rest } = options;
+  const definition = listEnvDefinitions().find((d) => d.id === options.envId);
+  const limit = stepLimit ?? definition?.defaultStepLimit;
+  if (limit === undefined) throw new Error(`makeDreamEnv: '${options.envId}' is not a registered env; give its stepLimit.`);
+  return new TimeLimit(new DreamEnv(model, rest), limit);
+}

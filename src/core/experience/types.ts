@@ -1,0 +1,101 @@
+/**
+ * The experience model contract (design.md §3; paper §2, M_exp): given the task, the interaction
+ * history, the current state, the agent's action and top-k retrieved transitions, predict the
+ * next state, the reward and whether the episode ended — with a reasoning trace first.
+ *
+ * Two notions of "valid" live side by side in a Prediction:
+ * - `valid`: the model's ANSWER is usable (parsed, matched the schema, consistent). When false
+ *   after the bounded retries, `invalidReason` and `raw` say why; DreamEnv turns such a step into
+ *   a marked no-op (`info.dreamInvalid`) that the trainer excludes from learning.
+ * - `actionValid`: the model's VERDICT on the agent's action (the JSON field `valid`): false means
+ *   "the environment would not accept this action here" — a no-op with reward 0 (paper §2.2:
+ *   an invalid action leads to a failure state with zero reward).
+ *
+ * Observations in a Prediction are always in the environment's own text format (the model works
+ * in a compact abstract state space and renders back, see domain-card.ts), so a trainer reading a
+ * DreamEnv sees the same kind of pages as in the real env.
+ */
+import type { ChatUsage } from '../llm/types';
+import type { Observation, Step, Task, Transition } from '../types';
+
+export type { ChatUsage };
+
+/** What the experience model is asked for one dreamed step. */
+export interface DreamContext {
+  task: Task;
+  /** Every step of the episode so far, oldest first, no-ops included (`valid: false`). */
+  history: readonly Step[];
+  /** The current state (the observation the action is taken in). */
+  state: Observation;
+  action: string;
+  /**
+   * Retrieved past transitions to show as worked examples. When omitted, a model with a replay
+   * buffer retrieves its own top-k (filtered to the env, valid only, one per episode).
+   */
+  retrieved?: readonly Transition[];
+  signal?: AbortSignal;
+}
+
+export interface Prediction {
+  /** The model's reasoning before the outcome (empty when reasoning is switched off). */
+  reasoning: string;
+  /** The next state, in the env's text format; the same state for an invalid action or answer. */
+  next: Observation;
+  /**
+   * The outcome reward: 1 only on the final step of a completed task, else 0 (paper §2.2). The
+   * noisy oracle passes the real env's reward through (WebShop's graded score at buy).
+   */
+  reward: number;
+  terminated: boolean;
+  /** The answer was usable (see the file comment). */
+  valid: boolean;
+  /** The model judged the action acceptable in this state (see the file comment). */
+  actionValid: boolean;
+  /** Graded outcome in [0, 1] where the model knows one (the oracle: WebShop's score). */
+  score?: number;
+  /** Tokens and latency of all attempts together (zero for a transition-cache hit). */
+  usage: ChatUsage;
+  /** Model calls made (1 + retries; 0 for a cache hit or a model without calls). */
+  attempts: number;
+  /** One line per rejected attempt: why it was retried (length cut-off, parse error, inconsistency). */
+  notes: string[];
+  /** The raw text of the last answer (always kept for an invalid answer). */
+  raw?: string;
+  /** Why the answer is unusable (when `valid` is false). */
+  invalidReason?: string;
+  /** Answered from the transition cache. */
+  cached?: boolean;
+  /** Ids of the retrieved transitions shown to the model. */
+  retrievedIds?: string[];
+}
+
+export interface ExperienceModel {
+  /**
+   * Shown next to every dreamed transition and in charts. The noisy oracle is always labelled
+   * `oracle (ε_R=…, ε_P=…)`, so it is never mistaken for a learned model.
+   */
+  readonly label: string;
+  /** The first observation of a task that has no real start page (imported or LLM tasks). */
+  initial(task: Task, signal?: AbortSignal): Promise<Observation>;
+  /** One dreamed step; never throws for a bad answer (it returns `valid: false`). */
+  next(ctx: DreamContext): Promise<Prediction>;
+}
+
+/** Raised when a model cannot produce even a first observation (initial() has nothing to fall back on). */
+export class ExperienceModelError extends Error {
+  constructor(message: string, readonly raw?: string) {
+    super(message);
+    this.name = 'ExperienceModelError';
+  }
+}
+
+export const ZERO_USAGE: Readonly<ChatUsage> = Object.freeze({ promptTokens: 0, completionTokens: 0, ms: 0 });
+
+export function addUsage(a: ChatUsage, b: ChatUsage): ChatUsage {
+  return { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, ms: a.ms + b.ms };
+}
+
+/** The binary outcome of a reward: 1 for a completed task (reward ≥ 1), else 0. */
+export function outcomeOf(reward: number): 0 | 1 {
+  return reward >= 1 ? 1 : 0;
+}

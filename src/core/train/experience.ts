@@ -1,0 +1,32 @@
+/**
+ * Builds the experience model a training config names (`config.llm`): the noisy oracle — the
+ * real env with dialled errors, always labelled as such — or the reasoning model over an
+ * OpenAI-compatible server, retrieving from the replay buffer.
+ */
+import type { ReplayBuffer } from '../buffer/buffer';
+import { NoisyOracleModel } from '../experience/noisy-oracle';
+import { ReasoningExperienceModel } from '../experience/reasoning-model';
+import type { ExperienceModel } from '../experience/types';
+import { OpenAiChatModel } from '../llm/openai';
+import { parseLlmSpec } from '../llm/spec';
+import type { ChatModel } from '../llm/types';
+import type { TrainConfig } from './config';
+
+export interface ExperienceModelDeps {
+  buffer?: ReplayBuffer;
+  /** API key for openai: specs (read by the caller from the environment; never stored). */
+  apiKey?: string;
+  /** A chat model to use instead of building one from the spec (the page's WebLLM / wllama engine). */
+  chat?: ChatModel;
+}
+
+export function createExperienceModel(config: TrainConfig, deps: ExperienceModelDeps = {}): ExperienceModel {
+  const spec = parseLlmSpec(config.llm);
+  if (spec.kind === 'oracle' && !deps.chat) {
+    return new NoisyOracleModel(config.env, { epsilonReward: spec.epsilonReward, epsilonTransition: spec.epsilonTransition, seed: config.seed });
+  }
+  const chat = deps.chat ?? new OpenAiChatModel({ baseUrl: (spec as { baseUrl: string }).baseUrl, model: (spec as { model: string }).model, apiKey: deps.apiKey });
+  return new ReasoningExperienceModel(chat, {
+    buffer: deps.buffer, k: config.retrievalK, historyLength: config.historyLength, reasoning: config.reasoning, seed: config.seed,
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * Dream and S2R modes of the trainer: the real budget is never exceeded, invalid dreamed
+ * transitions are never learned from, dreamed transitions reach the buffer, and a checkpoint
+ * resumes dream and s2r runs exactly.
+ */
+import 'fake-indexeddb/auto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/core/policy/backend';
+import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
+import { Trainer } from '../../../src/core/train/loop';
+import { createExperienceModel } from '../../../src/core/train/experience';
+import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
+import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
+import { ReplayBuffer } from '../../../src/core/buffer/buffer';
+import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
+
+beforeAll(async () => { await initBackend('wasm'); });
+
+function small(overrides: Partial<TrainConfig> = {}): TrainConfig {
+  return validateConfig({ ...getPreset('webshop-easy'), iterations: 3, tasksPerIteration: 2, groupSize: 4, evalInterval: 0,
+    evalEpisodes: 4, finalEvalEpisodes: 4, ...overrides });
+}
+
+async function runAll(trainer: Trainer): Promise<string[]> {
+  const lines: string[] = [];
+  while (!trainer.finished) lines.push(JSON.stringify(await trainer.runIteration()));
+  return lines;
+}
+
+/** The oracle, but every third asked step comes back unusable (as a broken LLM answer would). */
+class PlantedInvalidModel implements ExperienceModel {
+  readonly label = 'oracle with planted invalid answers (test double)';
+  asked = 0;
+  constructor(private readonly inner: NoisyOracleModel) {}
+  initial(task: Parameters<ExperienceModel['initial']>[0]) { return this.inner.initial(task); }
+  async next(ctx: DreamContext): Promise<Prediction> {
+    const p = await this.inner.next(ctx);
+    if (++this.asked % 3 !== 0) return p;
+    return { ...p, valid: false, next: ctx.state, reward: 0, terminated: false, invalidReason: 'planted', raw: '{"broken": ' };
+  }
+}
+
+describe('dream and s2r modes', () => {
+  it('dream: zero real steps, every dreamed transition in the buffer, curriculum metrics logged', async () => {
+    const config = small({ mode: 'dream', curriculum: true });
+    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    const trainer = new Trainer(config, { experienceModel: createExperienceModel(config), buffer, now: () => 7 });
+    const lines = await runAll(trainer);
+    const last = JSON.parse(lines[lines.length - 1]).metrics;
+    expect(trainer.realSteps).toBe(0);
+    expect(last['budget/real_steps']).toBe(0);
+    expect(last['budget/dream_steps']).toBe(trainer.dreamSteps);
+    expect(last).toHaveProperty(['curriculum/mean_variance']);
+    expect(last).toHaveProperty(['curriculum/synthetic_share']);
+    expect(last['dream/invalid_rate']).toBe(0);
+    const stats = await buffer.stats();
+    expect(stats.byEnvAndSource['webshop-lite-v0']).toEqual({ dream: trainer.dreamSteps });
+    trainer.dispose();
+  });
+
+  it('invalid dreamed transitions are recorded but never reach an update', async () => {
+    const config = small({ mode: 'dream', iterations: 2 });
+    const model = new PlantedInvalidModel(new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0 }));
+    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    // Watch what the update sees.
+    let learned = 0;
+    const trainer = new Trainer(config, { experienceModel: model, buffer, onBatch: (b) => { learned += b.steps.length; } });
+    const lines = await runAll(trainer);
+    const metrics = lines.map((l) => JSON.parse(l).metrics);
+    expect(metrics.every((m) => m['dream/invalid_rate'] > 0.2 && m['dream/invalid_rate'] < 0.45)).toBe(true);
+    const transitions = await buffer.store.listTransitions();
+    const invalid = transitions.filter((t) => !t.valid).length;
+    expect(invalid).toBeGreaterThan(0);
+    expect(transitions.length).toBe(trainer.dreamSteps);
+    // Every dreamed step was learned from except exactly the planted (unusable) ones.
+    expect(learned).toBe(trainer.dreamSteps - invalid);
+    trainer.dispose();
+  });
+
+  it('s2r: dreams first, then spends exactly its real budget (10% of the real-mode budget by default) and never more', async () => {
+    const config = small({ mode: 's2r', iterations: 2, realStepBudget: 600, s2rRealFraction: 0.1 });
+    const trainer = new Trainer(config, { experienceModel: createExperienceModel(config) });
+    expect(trainer.realBudget).toBe(60);
+    const lines = (await runAll(trainer)).map((l) => JSON.parse(l));
+    expect(lines.slice(0, 2).every((l) => l.metrics['budget/real_steps'] === 0)).toBe(true);
+    expect(trainer.phaseOf(3)).toBe('real');
+    expect(trainer.realSteps).toBe(60);
+    expect(lines[lines.length - 1].metrics['budget/real_steps']).toBe(60);
+    trainer.dispose();
+  });
+
+  it.each(['dream', 's2r'] as const)('%s: resuming from a checkpoint continues exactly', async (mode) => {
+    const config = small({ mode, iterations: 3, realStepBudget: 500, s2rRealFraction: 0.2, curriculum: true });
+    const deps = () => ({ experienceModel: createExperienceModel(config) });
+    const full = await runAll(new Trainer(config, deps()));
+    const first = new Trainer(config, deps());
+    await first.runIteration();
+    await first.runIteration();
+    const state = JSON.parse(JSON.stringify(await first.state(), (_k, v) => (v instanceof Float32Array ? Array.from(v) : v)));
+    for (const t of state.policy.tensors) t.data = Float32Array.from(t.data);
+    for (const t of state.optimizer) t.data = Float32Array.from(t.data);
+    first.dispose();
+    const resumed = await Trainer.restore(state, {}, deps());
+    expect(await runAll(resumed)).toEqual(full.slice(2));
+    resumed.dispose();
+  });
+});
