@@ -11,8 +11,10 @@ import { convertCommand, runConvert } from './commands/convert';
 import { benchCommand, runBench } from './commands/bench';
 import { dreamCommand, runDream } from './commands/dream';
 import { auditCommand, runAudit } from './commands/audit';
+import { experimentCommand, runExperimentCommand } from './commands/experiment';
 import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
 import { bufferExportCommand, bufferImportCommand, bufferQueryCommand, bufferStatsCommand, runBufferExport, runBufferImport, runBufferQuery, runBufferStats } from './commands/buffer';
+import { domainImportCommand, domainTrainCommand, runDomainImport, runDomainTrain } from './commands/domain';
 
 interface Command { spec: CommandSpec; run(args: ParsedArgs): Promise<number | void> }
 
@@ -30,6 +32,9 @@ const commands: Command[] = [
   { spec: benchCommand, run: runBench },
   { spec: dreamCommand, run: runDream },
   { spec: auditCommand, run: runAudit },
+  { spec: domainImportCommand, run: runDomainImport },
+  { spec: domainTrainCommand, run: runDomainTrain },
+  { spec: experimentCommand, run: runExperimentCommand },
 ];
 
 function usage(): string {

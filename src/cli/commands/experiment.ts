@@ -1,0 +1,232 @@
+/**
+ * `dreamgym experiment`: the paper's tables in miniature (Table 1, Table 2, the (ε_R, ε_P) grid,
+ * cross-domain transfer), written as markdown and JSON to OUT. The core lives in
+ * src/core/train/experiment.ts; this edge reads the shipped datasets, keeps the clock, draws the
+ * progress lines and spreads the jobs over worker processes (one per CPU core by default: each
+ * run is single-threaded wasm). Every job is deterministic given the request, so the numbers do
+ * not depend on the number of workers.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { initBackend } from '../../core/policy/backend';
+import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
+import { seedDatasetFile } from '../../core/data/seed-datasets';
+import { envIds } from '../../core/envs/registry';
+import { parseLlmSpec } from '../../core/llm/spec';
+import {
+  planExperiment, presetForEnv, renderGrid, renderTable, renderTransfer,
+  type ExperimentDeps, type ExperimentProgress, type ExperimentRequest, type ExperimentResult, type JobOutcome, type RunTiming,
+} from '../../core/train/experiment';
+import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { printJsonLast, progressBar } from '../output';
+
+export const experimentCommand: CommandSpec = {
+  name: 'experiment',
+  summary: 'reproduce the paper\'s tables in miniature (Table 1, Table 2, the ε grid, cross-domain transfer)',
+  usage: 'dreamgym experiment --table 1|2 [--envs webshop-lite-v0,household-v0] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--seeds N] [--out DIR] [--grid] [--transfer] [--quick] [--workers N] [--json]',
+  options: {
+    table: { type: 'string', description: 'which table: 1 (methods) or 2 (ablations)', choices: ['1', '2'] },
+    envs: { type: 'string', description: 'comma-separated environment ids (each runs its <short>-easy preset)', default: 'webshop-lite-v0,household-v0' },
+    llm: { type: 'string', description: 'experience model of the dream rows: oracle:EPS_R,EPS_P or openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY or OPENAI_API_KEY)', default: 'oracle:0.1,0.1' },
+    seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3 },
+    out: { type: 'string', description: 'output folder (default runs/experiment-<table>)' },
+    grid: { type: 'boolean', description: 'also run the transfer-bound grid: dream GRPO over (ε_R, ε_P) ∈ {0, 0.1, 0.3}²' },
+    transfer: { type: 'boolean', description: 'also run cross-domain transfer: dream in one env, evaluate in the other (needs two envs)' },
+    quick: { type: 'boolean', description: 'smoke run: few iterations and held-out tasks (not a result)' },
+    workers: { type: 'integer', description: 'worker processes running jobs side by side (default: one per CPU core)' },
+    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
+    json: { type: 'boolean', description: 'print every number as one JSON object on the last line' },
+  },
+};
+
+type Backend = 'wasm' | 'cpu';
+
+export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
+  const o = args.options as { table?: '1' | '2'; envs: string; llm: string; seeds: number; out?: string; grid?: boolean; transfer?: boolean; quick?: boolean; workers?: number; backend: Backend; json?: boolean };
+  if (!o.table && !o.grid && !o.transfer) throw new UsageError('experiment needs --table 1|2, --grid or --transfer.', experimentCommand);
+  const envs = o.envs.split(',').map((e) => e.trim()).filter(Boolean);
+  if (envs.length === 0) throw new UsageError('--envs is empty.', experimentCommand);
+  const known = envIds();
+  for (const env of envs) {
+    if (!known.includes(env)) throw new UsageError(`Unknown environment '${env}' in --envs. Valid ids: ${known.join(', ')}.`, experimentCommand);
+    presetForEnv(env);
+  }
+  if (o.seeds < 1 || o.seeds > 100) throw new UsageError(`--seeds must be within 1..100; got ${o.seeds}.`, experimentCommand);
+  if (o.workers !== undefined && (o.workers < 1 || o.workers > 256)) throw new UsageError(`--workers must be within 1..256; got ${o.workers}.`, experimentCommand);
+  if (o.transfer && envs.length < 2) throw new UsageError(`--transfer needs two environments in --envs; got ${envs.join(', ')}.`, experimentCommand);
+  parseLlmSpec(o.llm);
+  const table = o.table ? (Number(o.table) as 1 | 2) : undefined;
+  const out = o.out ?? join('runs', `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}`);
+  const request: ExperimentRequest = { envs, llm: o.llm, seeds: o.seeds, quick: !!o.quick, table, grid: !!o.grid, transfer: !!o.transfer };
+
+  const backend = await initBackend(o.backend);
+  process.stderr.write(`backend: ${backend.reason}\n`);
+  const started = performance.now();
+  const plan = planExperiment(request, edgeDeps(() => {}));
+  let workers = Math.max(1, Math.min(o.workers ?? cpus().length, plan.jobs.length));
+  if (workers > 1 && !canFork()) {
+    process.stderr.write('note: worker processes need the tsx loader (run through `npm run dreamgym`); running the jobs in this process\n');
+    workers = 1;
+  }
+  process.stderr.write(`experiment: ${plan.jobs.length} runs on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores)\n`);
+  const print = progressPrinter(started, workers > 1);
+  let outcomes: JobOutcome[];
+  if (workers === 1) {
+    const local = planExperiment(request, edgeDeps(print));
+    outcomes = [];
+    for (const job of local.jobs) outcomes.push(await local.runJob(job.index));
+  } else {
+    outcomes = await runInWorkers(request, o.backend, plan.jobs, workers, print);
+  }
+  const result: ExperimentResult = plan.assemble(outcomes);
+  const elapsed = (performance.now() - started) / 1000;
+  const timing: RunTiming = { elapsedSeconds: elapsed, workers, cpus: cpus().length };
+
+  mkdirSync(out, { recursive: true });
+  const written: string[] = [];
+  const write = (name: string, text: string) => { writeFileSync(join(out, name), text); written.push(join(out, name)); };
+  const markdown: string[] = [];
+  if (result.table) { const md = renderTable(result.table, timing); write(`table${result.table.table}.md`, md); markdown.push(md); }
+  if (result.grid) { const md = renderGrid(result.grid, timing); write('grid.md', md); markdown.push(md); }
+  if (result.transfer) { const md = renderTransfer(result.transfer, timing); write('transfer.md', md); markdown.push(md); }
+  const summary = {
+    command: 'experiment', request, backend: backend.backend, workers, host: { cpus: cpus().length, node: process.version },
+    elapsed_seconds: Math.round(elapsed * 10) / 10, out, files: [...written, join(out, 'experiment.json')], ...result,
+  };
+  write('experiment.json', JSON.stringify(summary, null, 2) + '\n');
+  process.stderr.write(`experiment done in ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min); wrote ${written.join(', ')}\n`);
+  if (o.json) printJsonLast(summary);
+  else console.log(`${markdown.join('\n')}\nElapsed (total): ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min), ${workers} worker${workers === 1 ? '' : 's'} on ${cpus().length} CPU cores; files in ${out}`);
+}
+
+/** The edge's dependencies: shipped datasets from public/, the API key from the environment, the clock. */
+function edgeDeps(onProgress: (e: ExperimentProgress) => void): ExperimentDeps {
+  const known = envIds();
+  return {
+    loadDataset: (env) => {
+      const file = join('public', seedDatasetFile(env));
+      if (!existsSync(file)) { process.stderr.write(`note: no shipped dataset ${file}; dream rows start with an empty buffer\n`); return null; }
+      return parseTrajectoriesJsonl(readFileSync(file, 'utf8'), { knownEnvs: known, sourceName: file });
+    },
+    apiKey: process.env.DREAMGYM_API_KEY ?? process.env.OPENAI_API_KEY,
+    now: () => performance.now(),
+    onProgress,
+  };
+}
+
+/** Progress on stderr: a bar per run when jobs run one at a time, plain lines when they run side by side. */
+function progressPrinter(started: number, parallel: boolean): (event: ExperimentProgress) => void {
+  let bar: ReturnType<typeof progressBar> | null = null;
+  const shown = new Map<number, number>();
+  return (e) => {
+    const clock = `${((performance.now() - started) / 1000).toFixed(0)}s`;
+    if (e.kind === 'start') {
+      if (parallel) process.stderr.write(`[${e.job}/${e.jobs}] start ${e.label} (elapsed ${clock})\n`);
+      else bar = progressBar(`[${e.job}/${e.jobs}] ${e.label}`);
+    } else if (e.kind === 'iteration') {
+      const text = `${e.phase} success ${e.success.toFixed(2)} real ${e.realSteps} dream ${e.dreamSteps}`;
+      if (!parallel) { bar?.update(e.iteration, e.iterations, text); return; }
+      const quarter = Math.floor((4 * e.iteration) / Math.max(1, e.iterations));
+      if (quarter > (shown.get(e.job) ?? 0) && quarter < 4) {
+        shown.set(e.job, quarter);
+        process.stderr.write(`[${e.job}/${e.jobs}] ${e.label}: iteration ${e.iteration}/${e.iterations} ${text}\n`);
+      }
+    } else {
+      bar?.end();
+      bar = null;
+      process.stderr.write(`[${e.job}/${e.jobs}] ${e.label}: held-out success ${(100 * e.success).toFixed(1)}% score ${(100 * e.score).toFixed(1)}% real ${e.realSteps} dream ${e.dreamSteps} (${e.wallSeconds.toFixed(1)} s; elapsed ${clock})\n`);
+    }
+  };
+}
+
+// ---- worker processes -------------------------------------------------------------------------
+
+const WORKER_FLAG = 'DREAMGYM_EXPERIMENT_WORKER';
+const SELF = fileURLToPath(import.meta.url);
+
+type ToWorker = { type: 'init'; request: ExperimentRequest; backend: Backend } | { type: 'run'; index: number };
+type FromWorker =
+  | { type: 'ready'; jobs: number }
+  | { type: 'progress'; event: ExperimentProgress }
+  | { type: 'done'; index: number; outcome: JobOutcome }
+  | { type: 'error'; message: string };
+
+/** Workers re-run this file under the same loader (tsx), which only works when that loader is there. */
+function canFork(): boolean {
+  return !SELF.endsWith('.ts') || process.execArgv.some((a) => a.includes('tsx'));
+}
+
+/** Runs the plan's jobs on `count` forked workers, longest first; outcomes come back in job order. */
+async function runInWorkers(request: ExperimentRequest, backend: Backend, jobs: { index: number; cost: number }[], count: number,
+  onProgress: (e: ExperimentProgress) => void): Promise<JobOutcome[]> {
+  const queue = [...jobs].sort((a, b) => b.cost - a.cost || a.index - b.index).map((j) => j.index);
+  const outcomes: JobOutcome[] = new Array(jobs.length);
+  const children: ChildProcess[] = [];
+  try {
+    await new Promise<void>((resolvePromise, reject) => {
+      let remaining = jobs.length;
+      let failed = false;
+      const fail = (error: Error) => { if (!failed) { failed = true; reject(error); } };
+      for (let w = 0; w < count; w++) {
+        const child = fork(SELF, [], { execArgv: process.execArgv, env: { ...process.env, [WORKER_FLAG]: '1' }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+        children.push(child);
+        child.stdout?.pipe(process.stderr);
+        const next = () => {
+          const index = queue.shift();
+          if (index === undefined) { child.disconnect(); return; }
+          child.send({ type: 'run', index } satisfies ToWorker);
+        };
+        child.on('message', (message: FromWorker) => {
+          if (message.type === 'ready') {
+            if (message.jobs !== jobs.length) fail(new Error(`worker planned ${message.jobs} jobs, expected ${jobs.length}`));
+            else next();
+          } else if (message.type === 'progress') {
+            onProgress(message.event);
+          } else if (message.type === 'done') {
+            outcomes[message.index] = message.outcome;
+            if (--remaining === 0) resolvePromise();
+            else next();
+          } else {
+            fail(new Error(`worker ${w + 1}: ${message.message}`));
+          }
+        });
+        child.on('exit', (code) => { if (remaining > 0 && code !== 0) fail(new Error(`worker ${w + 1} exited with code ${code} before the runs were done`)); });
+        child.on('error', (error) => fail(error));
+        child.send({ type: 'init', request, backend } satisfies ToWorker);
+      }
+    });
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.connected) child.disconnect();
+    for (const child of children) if (child.exitCode === null) child.kill();
+  }
+  return outcomes;
+}
+
+/** A worker: plans the same request, then runs the jobs it is sent, one at a time. */
+async function workerMain(): Promise<void> {
+  const send = (message: FromWorker) => process.send?.(message);
+  let plan: ReturnType<typeof planExperiment> | null = null;
+  let chain = Promise.resolve();
+  process.on('disconnect', () => { void chain.then(() => process.exit(0)); });
+  process.on('message', (message: ToWorker) => {
+    chain = chain.then(async () => {
+      try {
+        if (message.type === 'init') {
+          await initBackend(message.backend);
+          plan = planExperiment(message.request, edgeDeps((event) => send({ type: 'progress', event })));
+          send({ type: 'ready', jobs: plan.jobs.length });
+        } else {
+          if (!plan) throw new Error('run before init');
+          send({ type: 'done', index: message.index, outcome: await plan.runJob(message.index) });
+        }
+      } catch (error) {
+        send({ type: 'error', message: (error as Error).message });
+      }
+    });
+  });
+}
+
+if (process.env[WORKER_FLAG] === '1' && process.argv[1] && resolve(process.argv[1]) === SELF) void workerMain();

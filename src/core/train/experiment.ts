@@ -1,0 +1,810 @@
+/**
+ * The paper's result tables in miniature (dreamgym-paper.md §7), run end to end on our envs:
+ *
+ * - Table 1 (§7.1): per env, the random and expert policies and real / dream / S2R training with
+ *   GRPO and PPO, each evaluated on the same held-out real tasks, with the real training steps
+ *   each row used (dream: 0; S2R: its real phase) and its dreamed steps.
+ * - Table 2 (§7.5): full DreamGym (dream GRPO) against its ablations.
+ * - The transfer-bound grid (§7.7): dream GRPO over a grid of the noisy oracle's (ε_R, ε_P).
+ * - Cross-domain transfer (§7.4): a policy dreamed in one env, evaluated in the other's real env.
+ *
+ * Pure core (no node:fs, no clock of its own): the edge hands in the shipped offline datasets, a
+ * clock and a progress callback. Every training row gets its own Trainer (evalInterval 0, the
+ * preset's finalEvalEpisodes held-out tasks) and, for dream/s2r, a fresh in-memory replay buffer
+ * seeded from the env's dataset; every trainer is disposed. Rows that dream over the noisy oracle
+ * are labelled `oracle (ε_R=…, ε_P=…)` everywhere, so they are never mistaken for a learned model.
+ */
+import type { Trajectory } from '../types';
+import { ReplayBuffer } from '../buffer/buffer';
+import { MemoryBufferStore } from '../buffer/stores/memory';
+import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
+import { getEnvDefinition, makeEnv } from '../envs/registry';
+import { llmSpecLabel, parseLlmSpec } from '../llm/spec';
+import { PRESETS, validateConfig, type Algorithm, type Mode, type TrainConfig } from './config';
+import { createExperienceModel } from './experience';
+import { EVAL_SEED_BASE, evaluatePolicy, type EvalResult } from './evaluate';
+import { Trainer } from './loop';
+
+// ---- options, dependencies, results -----------------------------------------------------------
+
+export interface ExperimentOptions {
+  /** Environment ids; each runs its `<short>-easy` preset (webshop-easy, household-easy). */
+  envs: string[];
+  /** Experience model of the dream/s2r rows: 'oracle:EPS_R,EPS_P' or 'openai:BASE_URL#MODEL'. */
+  llm: string;
+  /** Seeds 1..seeds per row (mean ± std over them). */
+  seeds: number;
+  /** Smoke run: few iterations, small batches, few held-out tasks, small real budget. */
+  quick?: boolean;
+  /** Applied to every training config after the preset (and `quick`); tests use it for tiny runs. */
+  overrides?: Partial<TrainConfig>;
+  /**
+   * Table 2 with the noisy oracle: re-run the retrieval / reasoning / history ablations anyway
+   * (they are inert for the oracle, so by default their rows repeat the full row without a run).
+   */
+  rerunInertAblations?: boolean;
+}
+
+export interface ExperimentDeps {
+  /** The env's shipped offline trajectories (seed of each dream/s2r row's fresh buffer); null: none shipped. */
+  loadDataset?: (envId: string) => Promise<readonly Trajectory[] | null> | readonly Trajectory[] | null;
+  /** API key for openai: specs (read by the edge from the environment). */
+  apiKey?: string;
+  /** Clock in milliseconds (wall times, buffer timestamps); without it wall times read 0. */
+  now?: () => number;
+  onProgress?: (event: ExperimentProgress) => void;
+}
+
+export type ExperimentProgress =
+  | { kind: 'start'; job: number; jobs: number; label: string }
+  | { kind: 'iteration'; job: number; jobs: number; label: string; iteration: number; iterations: number; phase: 'real' | 'dream'; success: number; realSteps: number; dreamSteps: number }
+  | { kind: 'done'; job: number; jobs: number; label: string; success: number; score: number; realSteps: number; dreamSteps: number; wallSeconds: number };
+
+/** Mean and (population) standard deviation over seeds, with the per-seed values. */
+export interface Stat { mean: number; std: number; values: number[] }
+
+export interface RowResult {
+  id: string;
+  label: string;
+  kind: 'baseline' | 'train' | 'not-applicable';
+  mode?: Mode;
+  algo?: Algorithm;
+  /** Experience model label of dream/s2r rows (`oracle (ε_R=…, ε_P=…)` or `openai MODEL @ URL`). */
+  experienceModel?: string;
+  /** The config fields this row sets on top of the preset (Table 2: the ablation). */
+  changes?: Partial<TrainConfig>;
+  /** Held-out success rate and score, 0..1. */
+  success: Stat;
+  score: Stat;
+  realSteps: Stat;
+  dreamSteps: Stat;
+  wallSeconds: Stat;
+  /** Mean share of dreamed steps whose prediction was unusable (dream/s2r rows). */
+  invalidRate?: Stat;
+  seeds: number[];
+  /** Why a row was not run, or repeats another row. */
+  note?: string;
+  /** Table 2: the id of the row whose numbers this row repeats (inert ablation, not re-run). */
+  sameAs?: string;
+}
+
+export interface EnvSetup {
+  env: string;
+  preset: string;
+  difficulty: number;
+  heldOutTasks: number;
+  iterations: number;
+  tasksPerIteration: number;
+  groupSize: number;
+  realStepBudget: number;
+  s2rRealBudget: number;
+}
+
+export interface EnvTable { setup: EnvSetup; rows: RowResult[] }
+
+export interface TableResult {
+  table: 1 | 2;
+  llm: string;
+  experienceModel: string;
+  oracle: boolean;
+  seeds: number[];
+  quick: boolean;
+  envs: EnvTable[];
+  notes: string[];
+  /** Sum of the wall times of this part's runs (with several workers: more than the elapsed time). */
+  computeSeconds: number;
+}
+
+export const GRID_EPSILONS = [0, 0.1, 0.3] as const;
+
+export interface GridCell { epsilonReward: number; epsilonTransition: number; label: string; success: Stat; score: Stat; dreamSteps: Stat }
+
+export interface GridEnvResult {
+  setup: EnvSetup;
+  /** cells[i][j]: ε_R = epsilons[i], ε_P = epsilons[j]. */
+  cells: GridCell[][];
+  /** Mean final success of the ε_R = max row and of the ε_P = max column, and of the two pure cells. */
+  rewardRowMean: number;
+  transitionColumnMean: number;
+  rewardOnly: number;
+  transitionOnly: number;
+  clean: number;
+  /** ≈ 2 binomial standard errors of the row-vs-column difference (held-out evaluation noise only). */
+  tolerance: number;
+  verdict: 'reward error hurts more' | 'transition error hurts more' | 'no clear difference';
+}
+
+export interface GridResult { epsilons: number[]; seeds: number[]; quick: boolean; envs: GridEnvResult[]; notes: string[]; computeSeconds: number }
+
+export interface TransferResult {
+  llm: string;
+  experienceModel: string;
+  seeds: number[];
+  quick: boolean;
+  /** Target envs (columns) and their setups. */
+  targets: EnvSetup[];
+  /** One row per training env: held-out success/score in every target env (the diagonal is in-domain). */
+  rows: { trainedIn: string; label: string; success: Record<string, Stat>; score: Record<string, Stat>; dreamSteps: Stat }[];
+  /** The random policy in each target env, for reference. */
+  random: { success: Record<string, Stat>; score: Record<string, Stat> };
+  notes: string[];
+  /** Sum of the wall times of this part's runs (with several workers: more than the elapsed time). */
+  computeSeconds: number;
+}
+
+export class ExperimentError extends Error {
+  constructor(message: string) { super(message); this.name = 'ExperimentError'; }
+}
+
+// ---- presets and configs ----------------------------------------------------------------------
+
+/** What --quick changes: a smoke run, not a result. */
+export const QUICK_OVERRIDES: Partial<TrainConfig> = { iterations: 4, tasksPerIteration: 4, groupSize: 4, finalEvalEpisodes: 30, realStepBudget: 2000 };
+
+/** The env's easy preset (webshop-lite-v0 → webshop-easy, household-v0 → household-easy). */
+export function presetForEnv(envId: string): TrainConfig {
+  const preset = Object.values(PRESETS).find((p) => p.env === envId && p.preset.endsWith('-easy'));
+  if (!preset) {
+    const valid = Object.values(PRESETS).filter((p) => p.preset.endsWith('-easy')).map((p) => p.env);
+    throw new ExperimentError(`No easy preset for environment '${envId}'. Valid envs: ${[...new Set(valid)].join(', ')}.`);
+  }
+  return { ...preset };
+}
+
+function baseConfig(envId: string, options: ExperimentOptions): TrainConfig {
+  return { ...presetForEnv(envId), ...(options.quick ? QUICK_OVERRIDES : {}), ...(options.overrides ?? {}), evalInterval: 0 };
+}
+
+function setupOf(config: TrainConfig): EnvSetup {
+  return { env: config.env, preset: config.preset, difficulty: config.difficulty, heldOutTasks: config.finalEvalEpisodes,
+    iterations: config.iterations, tasksPerIteration: config.tasksPerIteration, groupSize: config.groupSize,
+    realStepBudget: config.realStepBudget, s2rRealBudget: Math.round(config.s2rRealFraction * config.realStepBudget) };
+}
+
+function seedList(options: ExperimentOptions): number[] {
+  if (!Number.isInteger(options.seeds) || options.seeds < 1) throw new ExperimentError(`seeds must be a positive integer; got ${options.seeds}.`);
+  return Array.from({ length: options.seeds }, (_, i) => i + 1);
+}
+
+function checkOptions(options: ExperimentOptions): void {
+  if (options.envs.length === 0) throw new ExperimentError('No environments given.');
+  for (const env of options.envs) presetForEnv(env);
+  parseLlmSpec(options.llm);
+  seedList(options);
+}
+
+export function experienceLabel(llm: string): string {
+  return llmSpecLabel(parseLlmSpec(llm));
+}
+
+// ---- statistics and jobs ----------------------------------------------------------------------
+
+export function stat(values: number[]): Stat {
+  if (values.length === 0) return { mean: NaN, std: NaN, values: [] };
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const std = Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / values.length);
+  return { mean, std, values: [...values] };
+}
+
+/** What one job (a baseline evaluation or a training run, one seed) hands back; plain JSON. */
+export interface JobOutcome {
+  success: number;
+  score: number;
+  realSteps: number;
+  dreamSteps: number;
+  wallSeconds: number;
+  invalidRate?: number;
+  /** Evaluations in further envs (transfer), by env id. */
+  elsewhere?: Record<string, EvalResult>;
+}
+type Outcome = JobOutcome;
+
+type IterationReport = Omit<Extract<ExperimentProgress, { kind: 'iteration' }>, 'kind' | 'job' | 'jobs' | 'label'>;
+
+interface Job {
+  label: string;
+  /** Relative cost estimate (for scheduling across workers and for ETAs). */
+  cost: number;
+  run(report: (e: IterationReport) => void): Promise<Outcome>;
+}
+
+interface Plan<T> { jobs: Job[]; assemble(outcomes: Outcome[]): T }
+
+class Context {
+  private readonly datasets = new Map<string, Promise<readonly Trajectory[] | null>>();
+  constructor(readonly deps: ExperimentDeps) {}
+  now(): number { return this.deps.now?.() ?? 0; }
+
+  /** A fresh in-memory buffer seeded from the env's shipped dataset (parsed once per env). */
+  async freshBuffer(envId: string): Promise<ReplayBuffer> {
+    let data = this.datasets.get(envId);
+    if (!data) {
+      data = Promise.resolve(this.deps.loadDataset?.(envId) ?? null);
+      this.datasets.set(envId, data);
+    }
+    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    const trajectories = await data;
+    if (trajectories?.length) await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: this.now() });
+    return buffer;
+  }
+}
+
+/** Sum of the runs' wall times (compute seconds; with several workers, more than the elapsed time). */
+function computeSeconds(outcomes: Outcome[]): number {
+  return outcomes.reduce((a, o) => a + o.wallSeconds, 0);
+}
+
+/** The random or expert policy on the held-out tasks a trained policy is evaluated on. */
+export async function evaluateBaseline(name: 'random' | 'expert', envId: string, difficulty: number, episodes: number, seed: number): Promise<EvalResult> {
+  const definition = getEnvDefinition(envId);
+  const env = makeEnv(envId);
+  const policy = makeBaselinePolicy(name);
+  let successes = 0, score = 0, steps = 0;
+  for (let i = 0; i < episodes; i++) {
+    const taskSeed = EVAL_SEED_BASE + i;
+    const t = await rolloutEpisode(env, policy, { seed: taskSeed + seed * 7919, task: definition.generateTask(taskSeed, difficulty) });
+    if (t.result.success) successes++;
+    score += t.result.score;
+    steps += t.result.steps;
+  }
+  return { success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
+}
+
+/** Relative cost of training with `config` (rollout steps at the step limit; dreaming costs about twice a real step). */
+function trainCost(config: TrainConfig): number {
+  const stepLimit = getEnvDefinition(config.env).defaultStepLimit;
+  const rollouts = config.iterations * config.tasksPerIteration * config.groupSize * stepLimit;
+  const factor = config.mode === 'real' ? 1 : config.mode === 'dream' ? 2 : 2 + config.s2rRealFraction;
+  return rollouts * factor + config.finalEvalEpisodes * stepLimit;
+}
+
+function baselineJob(ctx: Context, name: 'random' | 'expert', config: TrainConfig, seed: number): Job {
+  return {
+    label: `${config.env} ${name} policy seed ${seed}`,
+    cost: config.finalEvalEpisodes * getEnvDefinition(config.env).defaultStepLimit,
+    async run() {
+      const started = ctx.now();
+      const r = await evaluateBaseline(name, config.env, config.difficulty, config.finalEvalEpisodes, seed);
+      return { success: r.success, score: r.score, realSteps: 0, dreamSteps: 0, wallSeconds: (ctx.now() - started) / 1000 };
+    },
+  };
+}
+
+/** One training run: a fresh Trainer (and buffer for dream/s2r), trained to the end, evaluated, disposed. */
+function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewhere: TrainConfig[] = []): Job {
+  return {
+    label,
+    cost: trainCost(config) + evalElsewhere.reduce((a, t) => a + t.finalEvalEpisodes * getEnvDefinition(t.env).defaultStepLimit, 0),
+    async run(report) {
+      const started = ctx.now();
+      const valid = validateConfig({ ...config });
+      const dreams = valid.mode !== 'real';
+      const buffer = dreams ? await ctx.freshBuffer(valid.env) : undefined;
+      const trainer = new Trainer(valid, dreams && buffer ? {
+        buffer, experienceModel: createExperienceModel(valid, { buffer, apiKey: ctx.deps.apiKey }), now: () => ctx.now(),
+      } : {});
+      try {
+        const invalid: number[] = [];
+        while (!trainer.finished) {
+          const record = await trainer.runIteration();
+          const rate = record.metrics['dream/invalid_rate'];
+          if (typeof rate === 'number') invalid.push(rate);
+          report({ iteration: record.iteration, iterations: Math.max(record.iteration, valid.iterations), phase: trainer.phaseOf(record.iteration),
+            success: record.metrics['charts/success_rate'], realSteps: trainer.realSteps, dreamSteps: trainer.dreamSteps });
+        }
+        const evaluation = await trainer.evaluate(valid.finalEvalEpisodes);
+        const elsewhere: Record<string, EvalResult> = {};
+        for (const target of evalElsewhere) {
+          elsewhere[target.env] = await evaluatePolicy(trainer.policy, target.env, target.difficulty, target.finalEvalEpisodes);
+        }
+        return {
+          success: evaluation.success, score: evaluation.score, realSteps: trainer.realSteps, dreamSteps: trainer.dreamSteps,
+          wallSeconds: (ctx.now() - started) / 1000,
+          ...(dreams ? { invalidRate: invalid.length ? invalid.reduce((a, b) => a + b, 0) / invalid.length : 0 } : {}),
+          ...(evalElsewhere.length ? { elsewhere } : {}),
+        };
+      } finally {
+        trainer.dispose();
+        await buffer?.store.close();
+      }
+    },
+  };
+}
+
+function rowFrom(base: Omit<RowResult, 'success' | 'score' | 'realSteps' | 'dreamSteps' | 'wallSeconds' | 'seeds'>, outcomes: Outcome[], seeds: number[]): RowResult {
+  const invalid = outcomes.map((o) => o.invalidRate).filter((x): x is number => typeof x === 'number');
+  return {
+    ...base,
+    success: stat(outcomes.map((o) => o.success)), score: stat(outcomes.map((o) => o.score)),
+    realSteps: stat(outcomes.map((o) => o.realSteps)), dreamSteps: stat(outcomes.map((o) => o.dreamSteps)),
+    wallSeconds: stat(outcomes.map((o) => o.wallSeconds)),
+    ...(invalid.length ? { invalidRate: stat(invalid) } : {}),
+    seeds,
+  };
+}
+
+// ---- Table 1 ----------------------------------------------------------------------------------
+
+export const TABLE1_ROWS = ['random', 'expert', 'real-grpo', 'real-ppo', 'dream-grpo', 'dream-ppo', 's2r-grpo', 's2r-ppo'] as const;
+
+const MODE_NAMES: Record<Mode, string> = { real: 'Traditional (real env)', dream: 'DreamGym (dream only)', s2r: 'DreamGym-S2R (dream, then real)' };
+
+/** A training config of a row: preset (+quick, +overrides), then the row's own settings. */
+function rowConfig(envId: string, options: ExperimentOptions, seed: number, settings: Partial<TrainConfig>): TrainConfig {
+  const mode = settings.mode ?? 'real';
+  return { ...baseConfig(envId, options), llm: options.llm, curriculum: mode !== 'real', ...settings, seed, evalInterval: 0 };
+}
+
+function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
+  checkOptions(options);
+  const seeds = seedList(options);
+  const label = experienceLabel(options.llm);
+  const jobs: Job[] = [];
+  const layout: { env: string; setup: EnvSetup; rows: { id: string; label: string; kind: RowResult['kind']; mode?: Mode; algo?: Algorithm; count: number }[] }[] = [];
+  for (const env of options.envs) {
+    const base = baseConfig(env, options);
+    const rows: (typeof layout)[number]['rows'] = [];
+    for (const name of ['random', 'expert'] as const) {
+      for (const seed of seeds) jobs.push(baselineJob(ctx, name, base, seed));
+      rows.push({ id: name, label: name === 'random' ? 'Random policy (uniform over admissible actions)' : 'Expert policy (scripted, reads the true state)', kind: 'baseline', count: seeds.length });
+    }
+    for (const mode of ['real', 'dream', 's2r'] as const) {
+      for (const algo of ['grpo', 'ppo'] as const) {
+        const rowLabel = `${algo.toUpperCase()} — ${MODE_NAMES[mode]}`;
+        for (const seed of seeds) {
+          const config = rowConfig(env, options, seed, { mode, algo });
+          jobs.push(trainJob(ctx, `${env} ${mode} ${algo.toUpperCase()}${mode === 'real' ? '' : ` [${label}]`} seed ${seed}`, config));
+        }
+        rows.push({ id: `${mode}-${algo}`, label: rowLabel, kind: 'train', mode, algo, count: seeds.length });
+      }
+    }
+    layout.push({ env, setup: setupOf(base), rows });
+  }
+  return {
+    jobs,
+    assemble(outcomes) {
+      let at = 0;
+      const envs: EnvTable[] = layout.map(({ setup, rows }) => ({
+        setup,
+        rows: rows.map((r) => {
+          const slice = outcomes.slice(at, at + r.count);
+          at += r.count;
+          return rowFrom({ id: r.id, label: r.label, kind: r.kind, ...(r.mode ? { mode: r.mode, algo: r.algo } : {}),
+            ...(r.mode && r.mode !== 'real' ? { experienceModel: label } : {}) }, slice, seeds);
+        }),
+      }));
+      return { table: 1, llm: options.llm, experienceModel: label, oracle: parseLlmSpec(options.llm).kind === 'oracle', seeds,
+        quick: !!options.quick, envs, notes: table1Notes(options), computeSeconds: computeSeconds(outcomes) };
+    },
+  };
+}
+
+function table1Notes(options: ExperimentOptions): string[] {
+  const oracle = parseLlmSpec(options.llm).kind === 'oracle';
+  return [
+    'Held-out success and score: greedy policy on the same held-out real tasks (seeds ≥ 1e9, never trained on) for every row; random and expert play those same tasks.',
+    'Real train steps: real-environment steps used for training (evaluation not counted). Dream rows use 0; S2R rows count only their real phase (s2rRealFraction × the real-mode budget). Dream steps: transitions produced by the experience model.',
+    'Real rows train without the curriculum (the fixed task pool); dream and S2R rows with it, as the CLI does by default.',
+    ...(oracle ? [`The experience model of the dream and S2R rows is the noisy oracle, ${experienceLabel(options.llm)}: the real environment with dialled reward and transition errors. It is a control instrument, not a learned model, so these rows measure how training copes with a known model error, not how good an LLM experience model is.`] : []),
+    ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
+  ];
+}
+
+export async function runTable1(options: ExperimentOptions, deps: ExperimentDeps = {}): Promise<TableResult> {
+  const ctx = new Context(deps);
+  const plan = planTable1(ctx, options);
+  return plan.assemble(await runJobs(ctx, plan.jobs));
+}
+
+// ---- Table 2 ----------------------------------------------------------------------------------
+
+export const TABLE2_ROWS = ['full', 'no-retrieval', 'no-reasoning', 'no-history', 'no-curriculum', 'no-llm-prior'] as const;
+
+/** The ablations: which config field each one changes, and whether the noisy oracle reads it. */
+const ABLATIONS: { id: (typeof TABLE2_ROWS)[number]; label: string; changes: Partial<TrainConfig>; llmOnly: boolean }[] = [
+  { id: 'full', label: 'DreamGym (full): dream GRPO, curriculum, retrieval, reasoning, history', changes: {}, llmOnly: false },
+  { id: 'no-retrieval', label: 'w/o experience replay (retrieval)', changes: { retrievalK: 0 }, llmOnly: true },
+  { id: 'no-reasoning', label: 'w/o experience reasoning', changes: { reasoning: false }, llmOnly: true },
+  { id: 'no-history', label: 'w/o history', changes: { historyLength: 0 }, llmOnly: true },
+  { id: 'no-curriculum', label: 'w/o task generation (curriculum)', changes: { curriculum: false }, llmOnly: false },
+];
+
+function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
+  checkOptions(options);
+  const seeds = seedList(options);
+  const label = experienceLabel(options.llm);
+  const oracle = parseLlmSpec(options.llm).kind === 'oracle';
+  const jobs: Job[] = [];
+  const layout: { setup: EnvSetup; rows: { ablation: (typeof ABLATIONS)[number]; run: boolean }[] }[] = [];
+  for (const env of options.envs) {
+    const rows: (typeof layout)[number]['rows'] = [];
+    for (const ablation of ABLATIONS) {
+      const run = !(oracle && ablation.llmOnly && !options.rerunInertAblations);
+      if (run) {
+        for (const seed of seeds) {
+          const config = rowConfig(env, options, seed, { mode: 'dream', algo: 'grpo', curriculum: true, ...ablation.changes });
+          jobs.push(trainJob(ctx, `${env} dream GRPO ${ablation.id} [${label}] seed ${seed}`, config));
+        }
+      }
+      rows.push({ ablation, run });
+    }
+    layout.push({ setup: setupOf(baseConfig(env, options)), rows });
+  }
+  return {
+    jobs,
+    assemble(outcomes) {
+      let at = 0;
+      const envs: EnvTable[] = layout.map(({ setup, rows }) => {
+        const results: RowResult[] = [];
+        for (const { ablation, run } of rows) {
+          const base = { id: ablation.id, label: ablation.label, mode: 'dream' as const, algo: 'grpo' as const, experienceModel: label, changes: ablation.changes };
+          if (run) {
+            results.push(rowFrom({ ...base, kind: 'train' }, outcomes.slice(at, at + seeds.length), seeds));
+            at += seeds.length;
+          } else {
+            const full = results.find((r) => r.id === 'full')!;
+            results.push({ ...full, ...base, kind: 'train', sameAs: 'full', wallSeconds: stat(seeds.map(() => 0)),
+              note: `identical to the full row by construction: the noisy oracle ignores ${Object.keys(ablation.changes).join(', ')} (not re-run)` });
+          }
+        }
+        results.push({
+          id: 'no-llm-prior', label: 'w/o LLM action prior', kind: 'not-applicable', mode: 'dream', algo: 'grpo',
+          success: stat([]), score: stat([]), realSteps: stat([]), dreamSteps: stat([]), wallSeconds: stat([]), seeds,
+          note: oracle ? 'not applicable: there is no LLM here (noisy oracle), so there is no LLM prior to remove'
+            : 'not applicable: the trainer\'s policy has no LLM action prior (β·prior term off), so there is nothing to remove',
+        });
+        return { setup, rows: results };
+      });
+      return { table: 2, llm: options.llm, experienceModel: label, oracle, seeds, quick: !!options.quick, envs,
+        notes: table2Notes(options, oracle), computeSeconds: computeSeconds(outcomes) };
+    },
+  };
+}
+
+function table2Notes(options: ExperimentOptions, oracle: boolean): string[] {
+  return [
+    'Every row: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; Δ is the change in held-out success against the full row, in percentage points.',
+    oracle
+      ? `With the noisy oracle (${experienceLabel(options.llm)}) the retrieval, reasoning and history ablations change nothing: retrieved buffer transitions, the reasoning step and the recent history only feed an LLM experience model's prompt, and the oracle reads none of them. Those rows repeat the full row${options.rerunInertAblations ? ' (re-run here: the numbers are identical)' : ' (not re-run)'}; to measure them, run with --llm openai:BASE_URL#MODEL.`
+      : 'The retrieval, reasoning and history ablations change the LLM experience model\'s prompt (retrieved transitions, the reasoning step, the recent history).',
+    oracle ? '"w/o LLM prior" is not applicable without an LLM: there is no prior to remove.'
+      : '"w/o LLM prior" is not applicable: the trainer\'s policy runs without an LLM action prior.',
+    'The curriculum ablation is real for every experience model: without it the tasks come from the fixed pool.',
+    'The paper\'s Table 2 has no history row; history is ablated only in its quality study (Fig. 4).',
+    ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
+  ];
+}
+
+export async function runTable2(options: ExperimentOptions, deps: ExperimentDeps = {}): Promise<TableResult> {
+  const ctx = new Context(deps);
+  const plan = planTable2(ctx, options);
+  return plan.assemble(await runJobs(ctx, plan.jobs));
+}
+
+// ---- the (ε_R, ε_P) grid ----------------------------------------------------------------------
+
+export interface GridOptions extends Omit<ExperimentOptions, 'llm'> {
+  /** Error levels of both axes (default 0, 0.1, 0.3); the verdict compares the largest. */
+  epsilons?: readonly number[];
+}
+
+function planGrid(ctx: Context, options: GridOptions): Plan<GridResult> {
+  const epsilons = [...(options.epsilons ?? GRID_EPSILONS)];
+  checkOptions({ ...options, llm: 'oracle:0,0' });
+  const seeds = seedList({ ...options, llm: 'oracle:0,0' });
+  const jobs: Job[] = [];
+  const setups: EnvSetup[] = [];
+  for (const env of options.envs) {
+    setups.push(setupOf(baseConfig(env, { ...options, llm: 'oracle:0,0' })));
+    for (const er of epsilons) for (const ep of epsilons) for (const seed of seeds) {
+      const llm = `oracle:${er},${ep}`;
+      const config = rowConfig(env, { ...options, llm }, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
+      jobs.push(trainJob(ctx, `${env} grid dream GRPO [${experienceLabel(llm)}] seed ${seed}`, config));
+    }
+  }
+  return {
+    jobs,
+    assemble(outcomes) {
+      let at = 0;
+      const envs = setups.map((setup): GridEnvResult => {
+        const cells = epsilons.map((er) => epsilons.map((ep): GridCell => {
+          const slice = outcomes.slice(at, at + seeds.length);
+          at += seeds.length;
+          return { epsilonReward: er, epsilonTransition: ep, label: experienceLabel(`oracle:${er},${ep}`),
+            success: stat(slice.map((o) => o.success)), score: stat(slice.map((o) => o.score)), dreamSteps: stat(slice.map((o) => o.dreamSteps)) };
+        }));
+        return { setup, cells, ...gridVerdict(cells, setup.heldOutTasks * seeds.length) };
+      });
+      return { epsilons, seeds, quick: !!options.quick, envs, notes: gridNotes(epsilons, options), computeSeconds: computeSeconds(outcomes) };
+    },
+  };
+}
+
+function gridVerdict(cells: GridCell[][], evalsPerCell: number): Pick<GridEnvResult, 'rewardRowMean' | 'transitionColumnMean' | 'rewardOnly' | 'transitionOnly' | 'clean' | 'tolerance' | 'verdict'> {
+  const last = cells.length - 1;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const rewardRowMean = mean(cells[last].map((c) => c.success.mean));
+  const transitionColumnMean = mean(cells.map((row) => row[last].success.mean));
+  const n = evalsPerCell * cells.length;
+  const variance = (p: number) => Math.max(p * (1 - p), 0.25 / n) / n;
+  const tolerance = 2 * Math.sqrt(variance(rewardRowMean) + variance(transitionColumnMean));
+  const gap = transitionColumnMean - rewardRowMean;
+  return {
+    rewardRowMean, transitionColumnMean, rewardOnly: cells[last][0].success.mean, transitionOnly: cells[0][last].success.mean,
+    clean: cells[0][0].success.mean, tolerance,
+    verdict: Math.abs(gap) <= tolerance ? 'no clear difference' : gap > 0 ? 'reward error hurts more' : 'transition error hurts more',
+  };
+}
+
+function gridNotes(epsilons: number[], options: GridOptions): string[] {
+  const top = epsilons[epsilons.length - 1];
+  return [
+    'Each cell: dream GRPO (with the curriculum) over the noisy oracle with that (ε_R, ε_P) — the real environment with dialled errors, a control instrument, not a learned model — then the final held-out success in the REAL environment (zero real training steps).',
+    'ε_R: chance that an episode\'s outcome-bearing step reports the wrong outcome. ε_P: chance that a valid step\'s next state is corrupted (an admissible action dropped or swapped, or the observation spliced).',
+    `Which error hurts more: the mean of the ε_R = ${top} row against the mean of the ε_P = ${top} column (they share the (${top}, ${top}) cell); a gap within ≈ 2 binomial standard errors of the held-out evaluation (training noise across seeds not included) counts as no clear difference.`,
+    'Theory (Lemma 1, §7.7): |J_M(π) − J_M̂(π)| ≤ ε_R/(1−γ) + 2γ R_max ε_P/(1−γ)², so the bound weighs ε_P by 2γ/(1−γ) ≈ 198 times more than ε_R at γ = 0.99. It is a worst-case bound, and the two ε here are per-event probabilities rather than the sup-norm errors of the theorem, so the measured ordering need not follow it.',
+    ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
+  ];
+}
+
+export async function runGrid(options: GridOptions, deps: ExperimentDeps = {}): Promise<GridResult> {
+  const ctx = new Context(deps);
+  const plan = planGrid(ctx, options);
+  return plan.assemble(await runJobs(ctx, plan.jobs));
+}
+
+// ---- cross-domain transfer --------------------------------------------------------------------
+
+function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferResult> {
+  checkOptions(options);
+  if (options.envs.length < 2) throw new ExperimentError(`Cross-domain transfer needs at least two environments; got ${options.envs.join(', ')}.`);
+  const seeds = seedList(options);
+  const label = experienceLabel(options.llm);
+  const targets = options.envs.map((env) => baseConfig(env, options));
+  const jobs: Job[] = [];
+  for (const target of targets) for (const seed of seeds) jobs.push(baselineJob(ctx, 'random', target, seed));
+  for (const source of options.envs) {
+    for (const seed of seeds) {
+      const config = rowConfig(source, options, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
+      jobs.push(trainJob(ctx, `${source} dream GRPO [${label}] seed ${seed}, evaluated in every env`, config, targets.filter((t) => t.env !== source)));
+    }
+  }
+  return {
+    jobs,
+    assemble(outcomes) {
+      let at = 0;
+      const random = { success: {} as Record<string, Stat>, score: {} as Record<string, Stat> };
+      for (const target of targets) {
+        const slice = outcomes.slice(at, at + seeds.length);
+        at += seeds.length;
+        random.success[target.env] = stat(slice.map((o) => o.success));
+        random.score[target.env] = stat(slice.map((o) => o.score));
+      }
+      const rows = options.envs.map((source) => {
+        const slice = outcomes.slice(at, at + seeds.length);
+        at += seeds.length;
+        const success: Record<string, Stat> = {}, score: Record<string, Stat> = {};
+        for (const target of targets) {
+          const pick = (o: Outcome) => (target.env === source ? { success: o.success, score: o.score } : o.elsewhere![target.env]);
+          success[target.env] = stat(slice.map((o) => pick(o).success));
+          score[target.env] = stat(slice.map((o) => pick(o).score));
+        }
+        return { trainedIn: source, label: `dream GRPO trained in ${source} [${label}]`, success, score, dreamSteps: stat(slice.map((o) => o.dreamSteps)) };
+      });
+      return { llm: options.llm, experienceModel: label, seeds, quick: !!options.quick, targets: targets.map(setupOf), rows, random,
+        notes: transferNotes(options), computeSeconds: computeSeconds(outcomes) };
+    },
+  };
+}
+
+function transferNotes(options: ExperimentOptions): string[] {
+  return [
+    'Each policy is trained only in the dream of its source env (dream GRPO, zero real steps), then evaluated greedily on the held-out real tasks of every env; the diagonal is in-domain, the rest is cross-domain transfer. The random policy is shown for reference.',
+    'The candidate-scoring policy sees only generic text features of (instruction, observation, candidate action), so it can run in any env; but the two envs share almost no action vocabulary or task structure, so little is expected to carry over, and a transfer result near zero (or near random) is the honest outcome, not a bug.',
+    'The paper (§7.4) reports transfer between its two web domains and a significant drop when the gap is as large as web → ALFWorld; webshop-lite ↔ household is that large-gap case.',
+    ...(parseLlmSpec(options.llm).kind === 'oracle' ? [`The dream is the noisy oracle (${experienceLabel(options.llm)}), a control instrument, not a learned model.`] : []),
+    ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
+  ];
+}
+
+export async function runTransfer(options: ExperimentOptions, deps: ExperimentDeps = {}): Promise<TransferResult> {
+  const ctx = new Context(deps);
+  const plan = planTransfer(ctx, options);
+  return plan.assemble(await runJobs(ctx, plan.jobs));
+}
+
+// ---- everything at once -----------------------------------------------------------------------
+
+export interface ExperimentRequest extends ExperimentOptions {
+  table?: 1 | 2;
+  grid?: boolean;
+  transfer?: boolean;
+}
+
+export interface ExperimentResult {
+  table?: TableResult;
+  grid?: GridResult;
+  transfer?: TransferResult;
+}
+
+/** The requested parts as one list of jobs: run them here (runExperiment) or spread them over worker processes. */
+export interface ExperimentPlan {
+  jobs: { index: number; label: string; cost: number }[];
+  /** Runs job `index`; progress goes to deps.onProgress, numbered within the whole plan. */
+  runJob(index: number): Promise<JobOutcome>;
+  /** The results from every job's outcome, in job order. */
+  assemble(outcomes: JobOutcome[]): ExperimentResult;
+}
+
+/**
+ * Plans the requested parts. Every job is deterministic given the request (its seeds fix the
+ * policy, the tasks, the sampling and the oracle's errors), so the same request planned in
+ * another process runs the same job to the same outcome — which is what lets the CLI spread the
+ * jobs over worker processes.
+ */
+export function planExperiment(request: ExperimentRequest, deps: ExperimentDeps = {}): ExperimentPlan {
+  const ctx = new Context(deps);
+  const parts: { key: keyof ExperimentResult; plan: Plan<unknown> }[] = [];
+  if (request.table === 1) parts.push({ key: 'table', plan: planTable1(ctx, request) as Plan<unknown> });
+  else if (request.table === 2) parts.push({ key: 'table', plan: planTable2(ctx, request) as Plan<unknown> });
+  else if (request.table !== undefined) throw new ExperimentError(`table must be 1 or 2; got ${String(request.table)}.`);
+  if (request.grid) parts.push({ key: 'grid', plan: planGrid(ctx, request) as Plan<unknown> });
+  if (request.transfer) parts.push({ key: 'transfer', plan: planTransfer(ctx, request) as Plan<unknown> });
+  if (parts.length === 0) throw new ExperimentError('Nothing to run: ask for a table (1 or 2), the grid, or the transfer study.');
+  const jobs = parts.flatMap((p) => p.plan.jobs);
+  return {
+    jobs: jobs.map((j, index) => ({ index, label: j.label, cost: j.cost })),
+    runJob: (index) => {
+      if (!(index >= 0 && index < jobs.length)) throw new ExperimentError(`No job ${index}; the plan has ${jobs.length}.`);
+      return runOne(ctx, jobs[index], index, jobs.length);
+    },
+    assemble(outcomes) {
+      if (outcomes.length !== jobs.length) throw new ExperimentError(`Expected ${jobs.length} job outcomes, got ${outcomes.length}.`);
+      const result: ExperimentResult = {};
+      let at = 0;
+      for (const { key, plan } of parts) {
+        (result as Record<string, unknown>)[key] = plan.assemble(outcomes.slice(at, at + plan.jobs.length));
+        at += plan.jobs.length;
+      }
+      return result;
+    },
+  };
+}
+
+/** The requested parts, every job in this process, one after another. */
+export async function runExperiment(request: ExperimentRequest, deps: ExperimentDeps = {}): Promise<ExperimentResult> {
+  const plan = planExperiment(request, deps);
+  const outcomes: JobOutcome[] = [];
+  for (const job of plan.jobs) outcomes.push(await plan.runJob(job.index));
+  return plan.assemble(outcomes);
+}
+
+async function runOne(ctx: Context, job: Job, index: number, jobs: number): Promise<Outcome> {
+  const at = index + 1;
+  ctx.deps.onProgress?.({ kind: 'start', job: at, jobs, label: job.label });
+  const outcome = await job.run((e) => ctx.deps.onProgress?.({ kind: 'iteration', job: at, jobs, label: job.label, ...e }));
+  ctx.deps.onProgress?.({ kind: 'done', job: at, jobs, label: job.label, success: outcome.success, score: outcome.score,
+    realSteps: outcome.realSteps, dreamSteps: outcome.dreamSteps, wallSeconds: outcome.wallSeconds });
+  return outcome;
+}
+
+async function runJobs(ctx: Context, jobs: Job[]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < jobs.length; i++) outcomes.push(await runOne(ctx, jobs[i], i, jobs.length));
+  return outcomes;
+}
+
+// ---- markdown ---------------------------------------------------------------------------------
+
+const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
+
+/** `mean ± std` in percent (just the mean for a single seed). */
+export function formatStat(s: Stat, percent = true): string {
+  if (s.values.length === 0) return '–';
+  const f = (x: number) => (percent ? pct(x) : Math.round(x).toString());
+  return s.values.length === 1 ? f(s.mean) : `${f(s.mean)} ± ${f(s.std)}`;
+}
+
+function setupLine(s: EnvSetup): string {
+  return `### ${s.env} — preset ${s.preset} (difficulty ${s.difficulty}, ${s.heldOutTasks} held-out tasks, ${s.iterations} iterations × ${s.tasksPerIteration} tasks × ${s.groupSize} rollouts, real budget ${s.realStepBudget} steps, S2R real phase ${s.s2rRealBudget} steps)`;
+}
+
+function seedsText(seeds: number[]): string {
+  return seeds.length === 1 ? '1 seed: no spread' : `mean ± std over ${seeds.length} seeds`;
+}
+
+/** Wall-clock facts the edge knows (the core keeps no clock of its own). */
+export interface RunTiming { elapsedSeconds: number; workers: number; cpus?: number }
+
+function minutes(seconds: number): string {
+  return `${seconds.toFixed(0)} s (${(seconds / 60).toFixed(1)} min)`;
+}
+
+function timingText(computeSeconds: number, timing?: RunTiming): string {
+  const compute = `Compute: ${minutes(computeSeconds)}, the sum of the runs' wall times.`;
+  if (!timing) return compute;
+  return `${compute} Elapsed: ${minutes(timing.elapsedSeconds)} for the whole command, ${timing.workers} worker process${timing.workers === 1 ? '' : 'es'}${timing.cpus ? ` on ${timing.cpus} CPU cores` : ''}.`;
+}
+
+export function renderTable(result: TableResult, timing?: RunTiming): string {
+  const lines: string[] = [];
+  if (result.table === 1) {
+    lines.push(`## Table 1 — held-out success per method (${seedsText(result.seeds)})`, '',
+      `Experience model of the dream and S2R rows: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`, '');
+    for (const { setup, rows } of result.envs) {
+      lines.push(setupLine(setup), '',
+        '| method | experience | held-out success % | held-out score % | real train steps | dream steps | wall s |',
+        '| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+      for (const r of rows) {
+        const experience = r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : r.experienceModel ?? '–';
+        lines.push(`| ${r.label} | ${experience} | ${formatStat(r.success)} | ${formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${r.wallSeconds.mean.toFixed(1)} |`);
+      }
+      lines.push('');
+    }
+  } else {
+    lines.push(`## Table 2 — ablations of DreamGym (dream GRPO; ${seedsText(result.seeds)})`, '',
+      `Experience model: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`, '');
+    for (const { setup, rows } of result.envs) {
+      const full = rows.find((r) => r.id === 'full')!;
+      lines.push(setupLine(setup), '',
+        '| variant | setting changed | held-out success % | Δ vs full (points) | held-out score % | dream steps | note |',
+        '| --- | --- | ---: | ---: | ---: | ---: | --- |');
+      for (const r of rows) {
+        const changes = r.changes && Object.keys(r.changes).length ? Object.entries(r.changes).map(([k, v]) => `${k} = ${v}`).join(', ') : r.id === 'full' ? '–' : 'LLM action prior off';
+        const delta = r.kind === 'not-applicable' || r.id === 'full' ? '–' : (100 * (r.success.mean - full.success.mean)).toFixed(1);
+        const note = r.kind === 'not-applicable' ? `**N/A** — ${r.note}` : r.note ?? '';
+        lines.push(`| ${r.label} | ${changes} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.success)} | ${delta} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score)} | ${formatStat(r.dreamSteps, false)} | ${note} |`);
+      }
+      lines.push('');
+    }
+  }
+  lines.push('Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
+  return lines.join('\n');
+}
+
+export function renderGrid(result: GridResult, timing?: RunTiming): string {
+  const lines = [`## Transfer-bound grid — final held-out real success % of dream GRPO over the noisy oracle (${seedsText(result.seeds)})`, ''];
+  const top = result.epsilons[result.epsilons.length - 1];
+  for (const e of result.envs) {
+    lines.push(setupLine(e.setup), '', `| ε_R \\ ε_P | ${result.epsilons.join(' | ')} |`, `| --- | ${result.epsilons.map(() => '---:').join(' | ')} |`);
+    for (const row of e.cells) lines.push(`| **${row[0].epsilonReward}** | ${row.map((c) => formatStat(c.success)).join(' | ')} |`);
+    lines.push('',
+      `- clean (0, 0): ${pct(e.clean)}; reward error only (${top}, 0): ${pct(e.rewardOnly)}; transition error only (0, ${top}): ${pct(e.transitionOnly)}.`,
+      `- ε_R = ${top} row mean ${pct(e.rewardRowMean)} vs ε_P = ${top} column mean ${pct(e.transitionColumnMean)} (tolerance ±${pct(e.tolerance)}): **${e.verdict}**.`, '');
+  }
+  lines.push('Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
+  return lines.join('\n');
+}
+
+export function renderTransfer(result: TransferResult, timing?: RunTiming): string {
+  const lines = [`## Cross-domain transfer — held-out real success % (score %) (${seedsText(result.seeds)})`, '',
+    `Experience model: **${result.experienceModel}**.`, '',
+    `| trained in ↓ / evaluated in → | ${result.targets.map((t) => `${t.env} (${t.preset}, ${t.heldOutTasks} tasks)`).join(' | ')} |`,
+    `| --- | ${result.targets.map(() => '---:').join(' | ')} |`];
+  for (const r of result.rows) {
+    lines.push(`| ${r.label} | ${result.targets.map((t) => `${formatStat(r.success[t.env])} (${formatStat(r.score[t.env])})${t.env === r.trainedIn ? ' *in-domain*' : ''}`).join(' | ')} |`);
+  }
+  lines.push(`| random policy (reference) | ${result.targets.map((t) => `${formatStat(result.random.success[t.env])} (${formatStat(result.random.score[t.env])})`).join(' | ')} |`);
+  lines.push('', 'Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
+  return lines.join('\n');
+}

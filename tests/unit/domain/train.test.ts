@@ -1,0 +1,124 @@
+/**
+ * Dream-only training of an imported domain with a scripted experience model (ScriptedChatModel
+ * double answering valid JSON): it runs end to end without any real env, learns nothing from
+ * unusable answers, and reports (a) dream success, (b) action agreement and (c) the audit
+ * against held-out recorded transitions, all in range.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildDomain, heldOutTasks, trainingTasks } from '../../../src/core/domain/domain';
+import {
+  actionAgreement, auditDomain, createDomainModel, defaultStepLimit, DomainExperienceModel, DomainTrainer, oracleUnavailableMessage,
+  seedDomainBuffer, trainDomain,
+} from '../../../src/core/domain/train';
+import { CandidatePolicy } from '../../../src/core/policy/policy';
+import { initBackend } from '../../../src/core/policy/backend';
+import { foreignOurs, foreignTrajectories, scriptedDomainChat } from './fixtures';
+
+beforeAll(async () => { await initBackend('wasm'); });
+
+const inUnit = (x: number | null) => x === null || (x >= 0 && x <= 1);
+
+describe('dream-only training of an imported domain', () => {
+  it('runs end to end: metrics per iteration, dreamed transitions in the buffer, (a)(b)(c) in range', async () => {
+    const domain = buildDomain('myapp', await foreignTrajectories(), { tasks: ['put a towel in cart.'], seed: 2 });
+    const buffer = await seedDomainBuffer(domain);
+    const offline = (await buffer.stats()).transitions;
+    const chat = scriptedDomainChat();
+    const model = createDomainModel(chat, domain, { buffer, k: 2, historyLength: 2, seed: 0 });
+    const result = await trainDomain(domain, model, { iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 6, evalEpisodes: 4, auditTransitions: 12 }, { buffer, now: () => 5 });
+
+    expect(result.iterations.map((r) => r.iteration)).toEqual([1, 2]);
+    for (const { metrics } of result.iterations) {
+      expect(inUnit(metrics['charts/success_rate'])).toBe(true);
+      expect(metrics['budget/real_steps']).toBe(0);
+      expect(metrics['dream/invalid_rate']).toBe(0);
+      expect(metrics['charts/episode_length']).toBeGreaterThan(0);
+      expect(metrics['charts/episode_length']).toBeLessThanOrEqual(6);
+      expect(Number.isFinite(metrics['losses/policy_loss'])).toBe(true);
+    }
+    expect(result.dreamSteps).toBeGreaterThan(0);
+    const stats = await buffer.stats();
+    expect(stats.byEnvAndSource['byo:myapp']).toEqual({ offline, dream: result.dreamSteps });
+    // the prompts carry the derived card and retrieved examples of the domain
+    expect(chat.requests[0].messages[0].content).toContain(domain.card.text);
+    expect(chat.requests.some((r) => r.messages[1].content.includes('Similar transitions'))).toBe(true);
+
+    const { dream, agreement, audit } = result.evaluation;
+    expect(dream.episodes).toBe(Math.min(4, heldOutTasks(domain).length));
+    expect(inUnit(dream.success_rate)).toBe(true);
+    expect(dream.mean_length).toBeGreaterThan(0);
+    expect(dream.invalid_rate).toBe(0);
+    // every household step lists its actions, the demonstrated one among them
+    expect(agreement.usable_steps).toBe(domain.heldOut.reduce((s, t) => s + t.steps.length, 0));
+    expect(agreement.held_out_steps).toBe(agreement.usable_steps);
+    expect(inUnit(agreement.agreement)).toBe(true);
+    expect(agreement.chance! > 0 && agreement.chance! < 1).toBe(true);
+    expect(audit).toMatchObject({ env: 'byo:myapp', n: 12, invalid_rate: 0 });
+    for (const key of ['valid_agreement', 'terminated_accuracy', 'observation_f1', 'admissible_jaccard'] as const) {
+      expect(audit[key]).not.toBeNull();
+      expect(inUnit(audit[key])).toBe(true);
+    }
+    // AgentGym records no outcome: the reward cannot be audited
+    expect(audit.reward_accuracy).toBeNull();
+    expect(audit.outcome_steps).toBe(0);
+    expect(audit.observation_f1!).toBeGreaterThan(0); // 'You arrive at …' overlaps the recorded feedback
+    expect(audit.tokens_per_transition).toBeGreaterThan(0);
+  });
+
+  it('demonstrated tasks start from their recorded first state; extra tasks from the model', async () => {
+    const domain = buildDomain('myapp', await foreignTrajectories(), { tasks: ['water the plants.'], seed: 2 });
+    const chat = scriptedDomainChat();
+    const model = createDomainModel(chat, domain, {});
+    expect(model).toBeInstanceOf(DomainExperienceModel);
+    const demonstrated = domain.train[0];
+    const first = await model.initial(demonstrated.task);
+    expect(first.text).toBe(demonstrated.steps[0].observation);
+    expect(first.admissible).toEqual(demonstrated.steps[0].admissible);
+    expect(chat.requests.length).toBe(0);
+    const extra = trainingTasks(domain).find((t) => t.instruction === 'water the plants.')!;
+    const written = await model.initial(extra);
+    expect(written.text).toMatch(/middle of a room/);
+    expect(chat.requests.length).toBe(1);
+  });
+
+  it('unusable answers are never learned from and show in the invalid rate', async () => {
+    const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
+    const model = createDomainModel(scriptedDomainChat({ brokenOn: 'go to' }), domain, { k: 0, retries: 0 });
+    let learned = 0;
+    const trainer = new DomainTrainer(domain, model, { iterations: 1, tasksPerIteration: 3, groupSize: 3, stepLimit: 6, seed: 4 },
+      { onBatch: (batch) => { learned = batch.steps.length; } });
+    const record = await trainer.runIteration();
+    const rate = record.metrics['dream/invalid_rate'];
+    expect(rate).toBeGreaterThan(0);
+    expect(rate).toBeLessThan(1);
+    // every dreamed step here was asked of the model (the policy only picks admissible actions)
+    expect(learned).toBe(Math.round(trainer.dreamSteps * (1 - rate)));
+    trainer.dispose();
+  });
+
+  it('audits the reward where the record has outcomes (our format), and agreement counts only usable steps', async () => {
+    const domain = buildDomain('myhouse', await foreignOurs(20), { seed: 1 });
+    const model = createDomainModel(scriptedDomainChat(), domain, { k: 0 });
+    const audit = await auditDomain(model, domain, { n: 10, seed: 0 });
+    expect(audit.n).toBe(10);
+    expect(audit.outcome_steps).toBeGreaterThan(0);
+    expect(inUnit(audit.reward_accuracy)).toBe(true);
+    expect(audit.terminated_known).toBe(10);
+    // deterministic in the seed
+    expect(await auditDomain(createDomainModel(scriptedDomainChat(), domain, { k: 0 }), domain, { n: 10, seed: 0 })).toEqual(audit);
+
+    const policy = new CandidatePolicy({ seed: 0 });
+    const stripped = domain.heldOut.map((t, i) => (i === 0 ? { ...t, steps: t.steps.map((s) => ({ ...s, admissible: [] })) } : t));
+    const report = await actionAgreement(policy, stripped, { stepLimit: defaultStepLimit(domain) });
+    const total = stripped.reduce((s, t) => s + t.steps.length, 0);
+    expect(report.held_out_steps).toBe(total);
+    expect(report.usable_steps).toBe(total - stripped[0].steps.length);
+    const none = await actionAgreement(policy, [stripped[0]], { stepLimit: 10 });
+    expect(none).toEqual({ agreement: null, usable_steps: 0, held_out_steps: stripped[0].steps.length, chance: null });
+    policy.dispose();
+  });
+
+  it('says why the oracle is not available', () => {
+    expect(oracleUnavailableMessage({ name: 'myapp' })).toMatch(/oracle is not available for the imported domain 'myapp'.*no real environment.*--llm openai:/);
+  });
+});
