@@ -13,6 +13,8 @@ export interface CheckpointManifest {
   config: TrainerState['config'];
   iteration: number;
   realSteps: number;
+  dreamSteps?: number;
+  curriculum?: TrainerState['curriculum'];
   policySignature: string;
   policy: TensorEntry[];
   optimizer: TensorEntry[];
@@ -39,6 +41,8 @@ export function serializeCheckpoint(state: TrainerState): { manifest: Checkpoint
   }
   return {
     manifest: { format: 'dreamgym-checkpoint/1', config: state.config, iteration: state.iteration, realSteps: state.realSteps,
+      ...(state.dreamSteps !== undefined ? { dreamSteps: state.dreamSteps } : {}),
+      ...(state.curriculum ? { curriculum: state.curriculum } : {}),
       policySignature: state.policy.signature, policy, optimizer, totalValues: offset },
     blob,
   };
@@ -54,6 +58,8 @@ export function deserializeCheckpoint(manifest: CheckpointManifest, blob: Float3
   const read = (e: TensorEntry) => ({ name: e.name, shape: e.shape, data: blob.slice(e.offset, e.offset + e.length) });
   return {
     format: 'dreamgym-checkpoint/1', config: manifest.config, iteration: manifest.iteration, realSteps: manifest.realSteps,
+    ...(manifest.dreamSteps !== undefined ? { dreamSteps: manifest.dreamSteps } : {}),
+    ...(manifest.curriculum ? { curriculum: manifest.curriculum } : {}),
     policy: { signature: manifest.policySignature, tensors: manifest.policy.map(read) },
     optimizer: manifest.optimizer.map(read),
   };

@@ -13,6 +13,7 @@ import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
+import { deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
 
 beforeAll(async () => { await initBackend('wasm'); });
 
@@ -96,9 +97,11 @@ describe('dream and s2r modes', () => {
     const first = new Trainer(config, deps());
     await first.runIteration();
     await first.runIteration();
-    const state = JSON.parse(JSON.stringify(await first.state(), (_k, v) => (v instanceof Float32Array ? Array.from(v) : v)));
-    for (const t of state.policy.tensors) t.data = Float32Array.from(t.data);
-    for (const t of state.optimizer) t.data = Float32Array.from(t.data);
+    // Through the serialised checkpoint (manifest JSON + weights blob), as the stores keep it.
+    const { manifest, blob } = serializeCheckpoint(await first.state());
+    const state = deserializeCheckpoint(JSON.parse(JSON.stringify(manifest)), blob.slice());
+    expect(state.dreamSteps).toBe(first.dreamSteps);
+    expect(state.curriculum).toEqual(first.curriculum!.state());
     first.dispose();
     const resumed = await Trainer.restore(state, {}, deps());
     expect(await runAll(resumed)).toEqual(full.slice(2));

@@ -1,0 +1,35 @@
+/**
+ * Hash routes: `#/play` (default; the Play page keeps its settings in `?env=…`), `#/setup`,
+ * `#/train?…` (the Train page keeps its settings in the hash query).
+ */
+export const ROUTES = ['play', 'setup', 'train'] as const;
+export type Route = (typeof ROUTES)[number];
+
+export function parseHash(hash: string): { route: Route; query: string } {
+  const body = hash.replace(/^#\/?/, '');
+  const [path, query = ''] = body.split('?', 2);
+  const route = (ROUTES as readonly string[]).includes(path) ? path as Route : 'play';
+  return { route, query };
+}
+
+export class Router {
+  route = $state<Route>('play');
+  query = $state('');
+
+  constructor() {
+    this.read();
+    window.addEventListener('hashchange', () => this.read());
+  }
+
+  private read(): void {
+    const { route, query } = parseHash(location.hash);
+    this.route = route;
+    this.query = query;
+  }
+
+  /** Rewrites the hash query of the current route without a history entry or a hashchange. */
+  replaceQuery(query: string): void {
+    this.query = query;
+    history.replaceState(null, '', `#/${this.route}${query ? `?${query}` : ''}`);
+  }
+}

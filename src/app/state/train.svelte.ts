@@ -1,0 +1,176 @@
+/**
+ * State of the Train page (design.md §6: components render, state lives here). One TrainSession
+ * lives for the whole app (provided by context from App.svelte), so switching pages does not stop
+ * a run. It owns the TrainerClient, the run list entry and the metric series for the charts.
+ */
+import { getContext, setContext } from 'svelte';
+import type { TrainConfig } from '../../core/train/config';
+import type { IterationRecord } from '../../core/train/loop';
+import { TrainerClient } from '../workers/trainer-client';
+import type { TrainerProgress, TrainerStatus } from '../workers/protocol';
+import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../workers/run-list';
+import { configFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
+
+/** The charts of the Train page (design.md §5 names). */
+export const CHART_METRICS = ['charts/success_rate', 'charts/episodic_return', 'eval/success_rate', 'losses/policy_loss', 'losses/entropy'] as const;
+
+export interface MetricSeries {
+  iterations: number[];
+  values: Record<string, (number | null)[]>;
+}
+
+const EMPTY_SERIES: MetricSeries = { iterations: [], values: {} };
+
+const IDLE: TrainerStatus = {
+  runId: null, state: 'idle', iteration: 0, iterations: 0, realSteps: 0, dreamSteps: 0, backend: null, backendReason: null,
+  message: 'No run yet. Pick the settings and press Start.',
+};
+
+/** Appends records to a series (a record at or before the last iteration replaces the tail: a repeated iteration after a crash). */
+export function appendRecords(series: MetricSeries, records: IterationRecord[]): MetricSeries {
+  if (records.length === 0) return series;
+  let keep = series.iterations.length;
+  while (keep > 0 && series.iterations[keep - 1] >= records[0].iteration) keep--;
+  const names = new Set([...Object.keys(series.values), ...records.flatMap((r) => Object.keys(r.metrics))]);
+  const iterations = [...series.iterations.slice(0, keep), ...records.map((r) => r.iteration)];
+  const values: Record<string, (number | null)[]> = {};
+  for (const name of names) {
+    const old = series.values[name] ?? [];
+    const head = Array.from({ length: keep }, (_, i) => old[i] ?? null);
+    values[name] = [...head, ...records.map((r) => r.metrics[name] ?? null)];
+  }
+  return { iterations, values };
+}
+
+export class TrainSession {
+  params = $state<TrainParams>(paramsFromQuery(''));
+  status = $state.raw<TrainerStatus>(IDLE);
+  series = $state.raw<MetricSeries>(EMPTY_SERIES);
+  /** The config of the run on screen. */
+  runConfig = $state.raw<TrainConfig | null>(null);
+  /** A run left unfinished by a reload or crash, offered for resuming. */
+  resumable = $state.raw<RunEntry | null>(null);
+  error = $state<string | null>(null);
+  /** Set when the worker died: the page offers a restart from the last checkpoint. */
+  crashed = $state<string | null>(null);
+  /** A control request is in flight. */
+  busy = $state(false);
+  smoothing = $state(0.6);
+
+  private client: TrainerClient | null = null;
+  private runEntry: RunEntry | null = null;
+
+  constructor(query = '') {
+    this.params = paramsFromQuery(query);
+    this.resumable = unfinishedRun(loadRuns());
+  }
+
+  get state() { return this.status.state; }
+  get active() { return ['starting', 'running', 'paused'].includes(this.status.state); }
+  get query() { return paramsToQuery(this.params); }
+  get announcement(): string {
+    const s = this.status;
+    if (this.crashed) return this.crashed;
+    if (s.state === 'idle') return s.message;
+    return `${capitalise(s.state)}: iteration ${s.iteration} of ${s.iterations}. ${s.message}`;
+  }
+
+  async start(): Promise<void> {
+    this.error = null;
+    let config: TrainConfig;
+    try {
+      config = configFromParams(this.params);
+    } catch (error) {
+      this.error = (error as Error).message;
+      return;
+    }
+    const runId = newRunId(config);
+    this.runEntry = { runId, query: this.query, config, ...(this.params.backend ? { backend: this.params.backend } : {}),
+      createdAt: Date.now(), state: 'starting', iteration: 0, iterations: config.iterations };
+    upsertRun(this.runEntry);
+    await this.launch(this.runEntry, false);
+  }
+
+  /** Resumes a run from its IndexedDB checkpoint (after a reload or a worker crash). */
+  async resumeRun(entry: RunEntry): Promise<void> {
+    this.error = null;
+    this.resumable = null;
+    this.params = paramsFromQuery(entry.query);
+    this.runEntry = entry;
+    await this.launch(entry, true);
+  }
+
+  discard(entry: RunEntry): void {
+    removeRun(entry.runId);
+    if (this.resumable?.runId === entry.runId) this.resumable = null;
+  }
+
+  /** After a crash: a fresh worker continues the run from its last checkpoint. */
+  restartAfterCrash(): Promise<void> {
+    if (!this.runEntry) return Promise.resolve();
+    return this.resumeRun(this.runEntry);
+  }
+
+  private async launch(entry: RunEntry, resume: boolean): Promise<void> {
+    if (this.active) { this.error = 'A run is already active: stop it first.'; return; }
+    this.crashed = null;
+    this.runConfig = entry.config;
+    this.series = EMPTY_SERIES;
+    if (!this.client || this.client.crashed) {
+      this.client = new TrainerClient();
+      const client = this.client;
+      client.oncrash = (error) => {
+        if (this.client !== client) return;
+        this.crashed = error.message;
+        this.status = { ...this.status, state: 'error', message: error.message };
+      };
+    }
+    this.status = { ...IDLE, runId: entry.runId, state: 'starting', iterations: entry.iterations, message: resume ? 'Resuming from the checkpoint…' : 'Starting…' };
+    try {
+      const final = await this.client.start({ runId: entry.runId, config: entry.config, resume, backend: entry.backend }, (p) => this.onProgress(p));
+      this.applyStatus(final);
+    } catch (error) {
+      if (!this.client?.crashed) this.error = (error as Error).message;
+    }
+  }
+
+  private onProgress(progress: TrainerProgress): void {
+    if (progress.kind === 'history') this.series = appendRecords(EMPTY_SERIES, progress.records);
+    else if (progress.kind === 'metrics') this.series = appendRecords(this.series, progress.records);
+    this.applyStatus(progress.status);
+  }
+
+  private applyStatus(status: TrainerStatus): void {
+    this.status = status;
+    if (this.runEntry && status.runId === this.runEntry.runId && status.state !== 'idle') {
+      this.runEntry = { ...this.runEntry, state: status.state, iteration: status.iteration };
+      upsertRun({ runId: this.runEntry.runId, state: status.state, iteration: status.iteration });
+    }
+  }
+
+  pause() { return this.control(() => this.client!.pause()); }
+  resume() { return this.control(() => this.client!.resume()); }
+  stop() { return this.control(() => this.client!.stop()); }
+  step() { return this.control(async () => { await this.client!.step(); return this.client!.status(); }); }
+  /** Test/debug only: crash the worker. */
+  crashWorker() { return this.client?.crash(); }
+
+  private async control(action: () => Promise<TrainerStatus>): Promise<void> {
+    if (!this.client) return;
+    this.busy = true;
+    this.error = null;
+    try {
+      this.applyStatus(await action());
+    } catch (error) {
+      if (!this.client?.crashed) this.error = (error as Error).message;
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+function capitalise(s: string): string { return s.charAt(0).toUpperCase() + s.slice(1); }
+
+const KEY = Symbol('train-session');
+export function provideTrainSession(session: TrainSession): TrainSession { return setContext(KEY, session); }
+export function useTrainSession(): TrainSession { return getContext<TrainSession>(KEY); }

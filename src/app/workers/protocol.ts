@@ -1,0 +1,71 @@
+/**
+ * The trainer worker's protocol (design.md §6): a discriminated union of requests, each with a
+ * request id, answered by `return | throw | progress` replies carrying the same id.
+ *
+ * A `start` request is the run itself: it streams `progress` replies (status changes and batches
+ * of iteration metrics) for as long as the run lives and `return`s its final status when the run
+ * finishes or is stopped. The control requests (`pause`, `resume`, `step`, `stop`, `status`)
+ * answer at once with a `return` (or a `throw` naming what to do instead).
+ */
+import type { BackendName } from '../../core/policy/backend';
+import type { TrainConfig } from '../../core/train/config';
+import type { IterationRecord } from '../../core/train/loop';
+
+export type RunState = 'idle' | 'starting' | 'running' | 'paused' | 'finished' | 'stopped' | 'error';
+
+export interface TrainerStatus {
+  runId: string | null;
+  state: RunState;
+  /** Iterations completed (the checkpoint on disk has this many). */
+  iteration: number;
+  /** Iterations the config asks for. */
+  iterations: number;
+  realSteps: number;
+  dreamSteps: number;
+  /** The tfjs backend the worker trains on, and why it was chosen. */
+  backend: BackendName | null;
+  backendReason: string | null;
+  /** A short human sentence about the last thing that happened. */
+  message: string;
+}
+
+export type TrainerRequest =
+  | {
+    id: number; type: 'start'; runId: string; config: TrainConfig;
+    /** Continue from the run's IndexedDB checkpoint (a fresh start when there is none). */
+    resume: boolean;
+    /** Which tfjs backend to try first (default wasm; see trainer-host.ts for why). */
+    backend?: BackendName;
+  }
+  | { id: number; type: 'pause' }
+  | { id: number; type: 'resume' }
+  /** One iteration while paused; returns its record. */
+  | { id: number; type: 'step' }
+  | { id: number; type: 'stop' }
+  | { id: number; type: 'status' }
+  /** Test/debug only: throw an uncaught error inside the worker so its `error` event fires. */
+  | { id: number; type: 'crash' };
+
+export type TrainerRequestType = TrainerRequest['type'];
+
+export type TrainerProgress =
+  | { kind: 'status'; status: TrainerStatus }
+  /** Iteration records since the last batch (sent at most every BATCH_MS, and at every state change). */
+  | { kind: 'metrics'; records: IterationRecord[]; status: TrainerStatus }
+  /** On resume: the saved metric history up to the checkpoint, so charts continue where they were. */
+  | { kind: 'history'; records: IterationRecord[]; status: TrainerStatus };
+
+export interface SerializedError { name: string; message: string }
+
+export type TrainerReply =
+  | { id: number; kind: 'return'; value: unknown }
+  | { id: number; kind: 'throw'; error: SerializedError }
+  | { id: number; kind: 'progress'; progress: TrainerProgress };
+
+/** Metric batches are flushed at most this often (and on every state change). */
+export const BATCH_MS = 250;
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: 'Error', message: String(error) };
+}

@@ -1,0 +1,185 @@
+/**
+ * The experiment tables (paper §7 in miniature) as smoke runs: every row present, numbers in
+ * range, the step accounting of each mode, the oracle labelled as such, the markdown rendered;
+ * the inert oracle ablations really are identical; the (ε_R, ε_P) grid and the transfer study run.
+ */
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { initBackend } from '../../../src/core/policy/backend';
+import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
+import { envIds } from '../../../src/core/envs/registry';
+import {
+  GRID_EPSILONS, TABLE1_ROWS, TABLE2_ROWS, planExperiment, presetForEnv, renderGrid, renderTable, renderTransfer,
+  runExperiment, runGrid, runTable1, runTable2, runTransfer, type ExperimentDeps, type ExperimentProgress, type RowResult,
+} from '../../../src/core/train/experiment';
+import type { TrainConfig } from '../../../src/core/train/config';
+import { main } from '../../../src/cli/main';
+
+beforeAll(async () => { await initBackend('wasm'); });
+
+const TINY: Partial<TrainConfig> = { iterations: 2, tasksPerIteration: 2, groupSize: 4, finalEvalEpisodes: 10, realStepBudget: 400 };
+const ORACLE = 'oracle:0.1,0.1';
+
+function deps(events: ExperimentProgress[] = []): ExperimentDeps {
+  return {
+    loadDataset: (env) => parseTrajectoriesJsonl(readFileSync(`public/datasets/${env}.jsonl`, 'utf8'), { knownEnvs: envIds() }),
+    now: () => performance.now(),
+    onProgress: (e) => events.push(e),
+  };
+}
+
+function inRange(row: RowResult): void {
+  expect(row.success.values).toHaveLength(row.seeds.length);
+  for (const x of [...row.success.values, ...row.score.values]) {
+    expect(x).toBeGreaterThanOrEqual(0);
+    expect(x).toBeLessThanOrEqual(1);
+  }
+  expect(row.success.std).toBeGreaterThanOrEqual(0);
+}
+
+describe('experiment tables', () => {
+  it('Table 1 (quick, one env, one seed): every row, step accounting per mode, oracle label, markdown', async () => {
+    const events: ExperimentProgress[] = [];
+    const result = await runTable1({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: TINY }, deps(events));
+    expect(result.table).toBe(1);
+    expect(result.envs).toHaveLength(1);
+    const { setup, rows } = result.envs[0];
+    expect(setup).toMatchObject({ env: 'webshop-lite-v0', preset: 'webshop-easy', heldOutTasks: 10, iterations: 2, s2rRealBudget: 40 });
+    expect(rows.map((r) => r.id)).toEqual([...TABLE1_ROWS]);
+    const row = (id: string) => rows.find((r) => r.id === id)!;
+    for (const r of rows) inRange(r);
+    expect(row('expert').success.mean).toBe(1);
+    expect(row('expert').success.mean).toBeGreaterThanOrEqual(row('random').success.mean);
+    for (const algo of ['grpo', 'ppo']) {
+      expect(row(`real-${algo}`).realSteps.mean).toBeGreaterThan(0);
+      expect(row(`real-${algo}`).realSteps.mean).toBeLessThanOrEqual(400);
+      expect(row(`real-${algo}`).dreamSteps.mean).toBe(0);
+      expect(row(`dream-${algo}`).realSteps.mean).toBe(0);
+      expect(row(`dream-${algo}`).dreamSteps.mean).toBeGreaterThan(0);
+      expect(row(`s2r-${algo}`).realSteps.mean).toBe(40); // exactly its real phase, never more
+      expect(row(`s2r-${algo}`).dreamSteps.mean).toBeGreaterThan(0);
+      expect(row(`dream-${algo}`).experienceModel).toBe('oracle (ε_R=0.1, ε_P=0.1)');
+      expect(row(`dream-${algo}`).invalidRate?.mean).toBe(0);
+    }
+    expect(row('real-grpo').experienceModel).toBeUndefined();
+    // One start and one done per job (2 baselines + 6 training runs), numbered within the plan.
+    expect(events.filter((e) => e.kind === 'done')).toHaveLength(8);
+    expect(events.filter((e) => e.kind === 'iteration').length).toBeGreaterThanOrEqual(12);
+
+    const md = renderTable(result, { elapsedSeconds: 12.3, workers: 1 });
+    expect(md).toContain('## Table 1');
+    expect(md).toContain('oracle (ε_R=0.1, ε_P=0.1)');
+    expect(md).toMatch(/control instrument, not a learned model/);
+    for (const r of rows) expect(md).toContain(`| ${r.label} |`);
+    expect(md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| method') && !l.startsWith('| ---'))).toHaveLength(8);
+    expect(md).toMatch(/Elapsed: 12 s/);
+  });
+
+  it('Table 2 (quick): ablation rows, the oracle-inert ablations are identical (re-run to prove it), no LLM prior is N/A', async () => {
+    const result = await runTable2({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: TINY, rerunInertAblations: true }, deps());
+    const rows = result.envs[0].rows;
+    expect(rows.map((r) => r.id)).toEqual([...TABLE2_ROWS]);
+    const full = rows.find((r) => r.id === 'full')!;
+    for (const r of rows.filter((r) => r.kind !== 'not-applicable')) {
+      inRange(r);
+      expect(r.realSteps.mean).toBe(0);
+      expect(r.experienceModel).toBe('oracle (ε_R=0.1, ε_P=0.1)');
+    }
+    for (const id of ['no-retrieval', 'no-reasoning', 'no-history']) {
+      const r = rows.find((x) => x.id === id)!;
+      expect(r.sameAs).toBeUndefined(); // really run
+      expect(r.success.values).toEqual(full.success.values);
+      expect(r.score.values).toEqual(full.score.values);
+      expect(r.dreamSteps.values).toEqual(full.dreamSteps.values);
+    }
+    expect(rows.find((r) => r.id === 'no-curriculum')!.changes).toEqual({ curriculum: false });
+    const prior = rows.find((r) => r.id === 'no-llm-prior')!;
+    expect(prior.kind).toBe('not-applicable');
+    expect(prior.note).toMatch(/not applicable/);
+    const md = renderTable(result);
+    expect(md).toContain('## Table 2');
+    expect(md).toMatch(/ablations change nothing/);
+    expect(md).toMatch(/only feed an LLM experience model/);
+    expect(md).toMatch(/not applicable without an LLM/);
+    expect(md).toMatch(/\| N\/A \|/);
+
+    // Without the re-run they are copied from the full row and say so.
+    const copied = await runTable2({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: { ...TINY, iterations: 1, finalEvalEpisodes: 4 } }, deps());
+    const noHistory = copied.envs[0].rows.find((r) => r.id === 'no-history')!;
+    expect(noHistory.sameAs).toBe('full');
+    expect(noHistory.note).toMatch(/identical to the full row by construction/);
+    expect(renderTable(copied)).toMatch(/not re-run/);
+  });
+
+  it('the (ε_R, ε_P) grid runs with a tiny config and names which error hurts more', async () => {
+    const result = await runGrid({ envs: ['webshop-lite-v0'], seeds: 1, quick: true, overrides: { ...TINY, iterations: 1, finalEvalEpisodes: 6 } }, deps());
+    expect(result.epsilons).toEqual([...GRID_EPSILONS]);
+    const grid = result.envs[0];
+    expect(grid.cells).toHaveLength(3);
+    for (const [i, row] of grid.cells.entries()) {
+      expect(row).toHaveLength(3);
+      for (const [j, cell] of row.entries()) {
+        expect(cell).toMatchObject({ epsilonReward: GRID_EPSILONS[i], epsilonTransition: GRID_EPSILONS[j] });
+        expect(cell.label).toBe(`oracle (ε_R=${GRID_EPSILONS[i]}, ε_P=${GRID_EPSILONS[j]})`);
+        expect(cell.success.mean).toBeGreaterThanOrEqual(0);
+        expect(cell.success.mean).toBeLessThanOrEqual(1);
+      }
+    }
+    expect(grid.rewardRowMean).toBeCloseTo(grid.cells[2].reduce((a, c) => a + c.success.mean, 0) / 3, 10);
+    expect(grid.transitionColumnMean).toBeCloseTo(grid.cells.reduce((a, r) => a + r[2].success.mean, 0) / 3, 10);
+    expect(['reward error hurts more', 'transition error hurts more', 'no clear difference']).toContain(grid.verdict);
+    const md = renderGrid(result);
+    expect(md).toContain('| ε_R \\ ε_P | 0 | 0.1 | 0.3 |');
+    expect(md).toContain(`**${grid.verdict}**`);
+    expect(md).toMatch(/Lemma 1/);
+  });
+
+  it('cross-domain transfer: a matrix of train env × eval env, and one plan for several parts', async () => {
+    const tiny = { ...TINY, iterations: 1, finalEvalEpisodes: 4 };
+    const result = await runTransfer({ envs: ['webshop-lite-v0', 'household-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: tiny }, deps());
+    expect(result.rows.map((r) => r.trainedIn)).toEqual(['webshop-lite-v0', 'household-v0']);
+    for (const r of result.rows) {
+      for (const env of ['webshop-lite-v0', 'household-v0']) {
+        expect(r.success[env].mean).toBeGreaterThanOrEqual(0);
+        expect(r.success[env].mean).toBeLessThanOrEqual(1);
+      }
+    }
+    expect(renderTransfer(result)).toMatch(/near zero/);
+    await expect(runTransfer({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 }, deps())).rejects.toThrow(/two environments/);
+
+    const plan = planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 2, table: 1, grid: true, overrides: tiny });
+    expect(plan.jobs).toHaveLength(2 * 8 + 2 * 9);
+    expect(plan.jobs.every((j) => j.cost > 0)).toBe(true);
+    const both = await runExperiment({ envs: ['webshop-lite-v0'], llm: 'oracle:0,0', seeds: 1, table: 2, overrides: tiny }, deps());
+    expect(both.table?.experienceModel).toBe('oracle (ε_R=0, ε_P=0)');
+    expect(both.grid).toBeUndefined();
+  });
+
+  it('rejects unknown envs and bad requests', () => {
+    expect(presetForEnv('household-v0').preset).toBe('household-easy');
+    expect(() => presetForEnv('atari-v5')).toThrow(/No easy preset for environment 'atari-v5'/);
+    expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 })).toThrow(/Nothing to run/);
+    expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: 'gpt', seeds: 1, table: 1 })).toThrow(/Unknown --llm value/);
+    expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 0, table: 1 })).toThrow(/seeds/);
+  });
+});
+
+describe('dreamgym experiment (CLI arguments)', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('explains missing and bad options without running anything', async () => {
+    const err: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    expect(await main(['experiment'])).toBe(2);
+    expect(err.join('\n')).toMatch(/experiment needs --table 1\|2, --grid or --transfer/);
+    expect(await main(['experiment', '--table', '3'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--table must be one of 1, 2; got '3'/);
+    expect(await main(['experiment', '--table', '1', '--envs', 'atari-v5'])).toBe(2);
+    expect(err.join('\n')).toMatch(/Unknown environment 'atari-v5' in --envs/);
+    expect(await main(['experiment', '--transfer', '--envs', 'webshop-lite-v0'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--transfer needs two environments/);
+    expect(await main(['experiment', '--table', '1', '--llm', 'oracle:2,0'])).toBe(1);
+    expect(err.join('\n')).toMatch(/EPS_R \(reward error ε_R\) must be in 0..1/);
+  });
+});

@@ -1,0 +1,10 @@
+/**
+ * The trainer worker (design.md §2: thin). Training runs here so the page's main thread stays
+ * free; the protocol is in src/app/workers/protocol.ts, the body in trainer-host.ts, and the
+ * page talks to it through TrainerClient (src/app/workers/trainer-client.ts).
+ */
+import { TrainerHost } from '../src/app/workers/trainer-host';
+import type { TrainerRequest } from '../src/app/workers/protocol';
+
+const host = new TrainerHost((reply) => self.postMessage(reply));
+self.onmessage = (event: MessageEvent<TrainerRequest>) => { void host.handle(event.data); };
