@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
 import { ALGORITHMS, MODES, getPreset, presetNames, validateConfig, type TrainConfig } from '../../core/train/config';
 import { Trainer, type TrainerDeps } from '../../core/train/loop';
-import { createExperienceModel } from '../../core/train/experience';
+import { createActionPrior, createExperienceModel } from '../../core/train/experience';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { FolderBufferStore } from '../../core/buffer/stores/folder';
 import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
@@ -121,7 +121,9 @@ function invalidRate(metricsPath: string): number {
  * dataset; dreamed and real transitions are added as the run goes) and the experience model.
  */
 async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDeps> {
-  if (config.mode === 'real') return {};
+  const apiKey = process.env.DREAMGYM_API_KEY ?? process.env.OPENAI_API_KEY;
+  const prior = createActionPrior(config, { apiKey });
+  if (config.mode === 'real') return prior ? { prior } : {};
   mkdirSync(out, { recursive: true });
   const buffer = new ReplayBuffer(await FolderBufferStore.open(join(out, 'buffer')));
   if ((await buffer.stats()).transitions === 0) {
@@ -131,8 +133,7 @@ async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDep
       await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
     }
   }
-  const apiKey = process.env.DREAMGYM_API_KEY ?? process.env.OPENAI_API_KEY;
-  return { buffer, experienceModel: createExperienceModel(config, { buffer, apiKey }), now: () => Date.now() };
+  return { buffer, experienceModel: createExperienceModel(config, { buffer, apiKey }), now: () => Date.now(), ...(prior ? { prior } : {}) };
 }
 
 function roundAll(metrics: Record<string, number>): Record<string, number | null> {

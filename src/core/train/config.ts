@@ -35,6 +35,8 @@ export interface TrainConfig {
   historyLength: number;
   /** Experience model: reason before predicting (false = the no-reasoning ablation). */
   reasoning: boolean;
+  /** The LLM acts as the agent's prior: π ∝ exp(β·prior + f_θ) (false = the no-LLM-prior ablation; needs an LLM, not the oracle). */
+  llmPrior: boolean;
   algo: Algorithm;
   seed: number;
   /** Task difficulty 0..1 for training and held-out evaluation tasks. */
@@ -79,7 +81,7 @@ export interface TrainConfig {
 
 const BASE: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
   mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4,
-  retrievalK: 4, historyLength: 4, reasoning: true, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
+  retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
   learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
   valueCoef: 0.5, updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
   finalEvalEpisodes: 200, realStepBudget: 40_000,
@@ -114,6 +116,7 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   llm: { kind: 'string' }, s2rRealFraction: { kind: 'number', min: 0.001, max: 1 }, curriculum: { kind: 'boolean' },
   lambda: { kind: 'number', min: 0, max: 1 }, curriculumSeeds: { kind: 'int', min: 0, max: 4096 },
   retrievalK: { kind: 'int', min: 0, max: 64 }, historyLength: { kind: 'int', min: 0, max: 100 }, reasoning: { kind: 'boolean' },
+  llmPrior: { kind: 'boolean' },
   seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 }, difficulty: { kind: 'number', min: 0, max: 1 },
   iterations: { kind: 'int', min: 1, max: 1_000_000 }, tasksPerIteration: { kind: 'int', min: 1, max: 4096 },
   groupSize: { kind: 'int', min: 1, max: 256 }, taskPool: { kind: 'int', min: 1, max: 999_999_999 },

@@ -10,7 +10,9 @@ import type { ExperienceModel } from '../experience/types';
 import { OpenAiChatModel } from '../llm/openai';
 import { parseLlmSpec } from '../llm/spec';
 import type { ChatModel } from '../llm/types';
-import type { TrainConfig } from './config';
+import { LlmActionPrior } from '../policy/llm-prior';
+import type { ActionPrior } from '../policy/policy';
+import { ConfigError, type TrainConfig } from './config';
 
 export interface ExperienceModelDeps {
   buffer?: ReplayBuffer;
@@ -29,4 +31,19 @@ export function createExperienceModel(config: TrainConfig, deps: ExperienceModel
   return new ReasoningExperienceModel(chat, {
     buffer: deps.buffer, k: config.retrievalK, historyLength: config.historyLength, reasoning: config.reasoning, seed: config.seed,
   });
+}
+
+/**
+ * The agent's LLM prior when `config.llmPrior` is on (undefined when off: the no-prior ablation).
+ * The noisy oracle has no language model, so asking for a prior with it is a config error.
+ */
+export function createActionPrior(config: TrainConfig, deps: ExperienceModelDeps = {}): ActionPrior | undefined {
+  if (!config.llmPrior) return undefined;
+  const spec = parseLlmSpec(config.llm);
+  if (spec.kind === 'oracle' && !deps.chat) {
+    throw new ConfigError(`'llmPrior' needs a language model, but llm is '${config.llm}' (the noisy oracle has none). ` +
+      'Use --llm openai:BASE_URL#MODEL, or turn the prior off (llmPrior=false).');
+  }
+  const chat = deps.chat ?? new OpenAiChatModel({ baseUrl: (spec as { baseUrl: string }).baseUrl, model: (spec as { model: string }).model, apiKey: deps.apiKey });
+  return new LlmActionPrior(chat);
 }

@@ -22,7 +22,7 @@ import { makeDreamEnv, type DreamStepInfo } from '../experience/dream-env';
 import type { ReplayBuffer } from '../buffer/buffer';
 import type { BufferTransition } from '../buffer/types';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
-import { CandidatePolicy, type PolicyWeights } from '../policy/policy';
+import { CandidatePolicy, type ActionPrior, type PolicyWeights } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
 import { makeOptimizer, type PolicyStep, type UpdateMetrics } from '../rl/batch';
 import { grpoUpdate } from '../rl/grpo';
@@ -68,6 +68,8 @@ export interface TrainerDeps {
   buffer?: ReplayBuffer;
   /** Timestamps of buffer records (core never reads the clock itself). */
   now?: () => number;
+  /** The agent's prior (the LLM's preference among the admissible actions); none = f_θ alone. */
+  prior?: ActionPrior;
   /** Sees each batch right before the update (inspection, teaching views, tests). */
   onBatch?: (batch: { steps: PolicyStep[] }, phase: Phase, iteration: number) => void;
 }
@@ -111,7 +113,10 @@ export class Trainer {
       lambda: this.config.lambda, seedsPerIteration: this.config.curriculumSeeds, difficulty: this.config.difficulty,
       taskPool: this.config.taskPool, seed: this.config.seed, enabled: true,
     }) : null;
-    this.policy = new CandidatePolicy({ seed: config.seed });
+    if (this.config.llmPrior && !deps.prior) {
+      throw new Error("config.llmPrior is on but no prior was given: build one with createActionPrior(config) (it needs an LLM, not the oracle).");
+    }
+    this.policy = new CandidatePolicy({ seed: config.seed }, ...(deps.prior ? [deps.prior] : []));
     this.optimizer = makeOptimizer(config.learningRate);
   }
 

@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/policy/backend';
 import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
-import { createExperienceModel } from '../../../src/core/train/experience';
+import { createActionPrior, createExperienceModel } from '../../../src/core/train/experience';
+import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
@@ -106,5 +107,19 @@ describe('dream and s2r modes', () => {
     const resumed = await Trainer.restore(state, {}, deps());
     expect(await runAll(resumed)).toEqual(full.slice(2));
     resumed.dispose();
+  });
+
+  it('the LLM prior: off by default (the ablation), refused with the oracle, used by the policy when given', async () => {
+    expect(createActionPrior(small())).toBeUndefined();
+    expect(() => createActionPrior(small({ llmPrior: true }))).toThrow(/'llmPrior' needs a language model, but llm is 'oracle:0,0'/);
+    expect(() => new Trainer(small({ llmPrior: true }))).toThrow(/no prior was given/);
+    // A scripted LLM that always answers the first label (no logprobs: the documented fallback).
+    const chat = new ScriptedChatModel(() => ({ text: 'A' }));
+    const config = small({ llmPrior: true, llm: 'openai:http://127.0.0.1:9/v1#test', iterations: 1 });
+    const trainer = new Trainer(config, { prior: createActionPrior(config, { chat }) });
+    expect(trainer.policy.prior.id).toMatch(/^llm-prior:test:/);
+    await trainer.runIteration();
+    expect(chat.requests.length).toBeGreaterThan(0);
+    trainer.dispose();
   });
 });
