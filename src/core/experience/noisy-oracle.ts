@@ -72,7 +72,13 @@ export class NoisyOracleModel implements ExperienceModel {
   readonly epsilonTransition: number;
   readonly seed: number;
   readonly stepLimit: number;
-  private synced: { key: string; env: GroundTruthEnv; actions: string[] } | null = null;
+  /**
+   * Real envs parked in the state their history led to, keyed by task and history: rollouts
+   * stepped in lockstep (a GRPO group, a batch of tasks) each find theirs instead of replaying the
+   * whole history every step. Bounded; the oldest are dropped.
+   */
+  private readonly synced = new Map<string, { key: string; env: GroundTruthEnv; actions: string[] }>();
+  private static readonly MAX_SYNCED = 1024;
 
   constructor(readonly envId: string, private readonly options: NoisyOracleOptions) {
     const definition = getEnvDefinition(envId);
@@ -94,15 +100,22 @@ export class NoisyOracleModel implements ExperienceModel {
    */
   private async claim(task: Task, actions: readonly string[]): Promise<{ key: string; env: GroundTruthEnv; actions: string[] }> {
     const key = `${task.id}\u0000${task.instruction}`;
-    const s = this.synced;
-    if (s && s.key === key && s.actions.length === actions.length && s.actions.every((a, i) => a === actions[i])) {
-      this.synced = null;
-      return s;
+    const slot = `${key}\u0000${actions.join('\u0001')}`;
+    const parked = this.synced.get(slot);
+    if (parked) {
+      this.synced.delete(slot);
+      return parked;
     }
     const env = getEnvDefinition(this.envId).create(this.options.createOptions);
     await env.reset({ seed: task.seed ?? 0, task });
     for (const a of actions) await env.step(a);
     return { key, env, actions: actions.slice() };
+  }
+
+  /** Hands a real env back, parked under its (task, history). */
+  private park(synced: { key: string; env: GroundTruthEnv; actions: string[] }): void {
+    this.synced.set(`${synced.key}\u0000${synced.actions.join('\u0001')}`, synced);
+    if (this.synced.size > NoisyOracleModel.MAX_SYNCED) this.synced.delete(this.synced.keys().next().value!);
   }
 
   async next(ctx: DreamContext): Promise<Prediction> {
@@ -111,7 +124,7 @@ export class NoisyOracleModel implements ExperienceModel {
     const synced = await this.claim(ctx.task, replay);
     const real = await synced.env.step(ctx.action);
     if (real.info.valid) synced.actions.push(ctx.action);
-    this.synced = synced;
+    this.park(synced);
 
     const rng = Rng.fromSeed(this.seed, 'oracle', ctx.task.id, String(hashString(replay.join('\n'))), ctx.action);
     const rewardDraw = rng.next();
