@@ -11,7 +11,7 @@ export default defineConfig({
   plugins: [svelte()],
   worker: { format: 'es' },
   // Pre-bundled up front so the browser tests never see a mid-run dependency reload.
-  optimizeDeps: { include: ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-webgpu', 'idb', 'stemmer'] },
+  optimizeDeps: { include: ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-webgpu', 'idb', 'stemmer', 'uplot'] },
   server: { fs: { allow: ['..'] } },
   test: {
     projects: [

@@ -49,6 +49,7 @@ afterAll(async () => {
 const iteration = async (page: Page) => Number(await page.getByTestId('iteration').textContent());
 const points = async (page: Page, metric: string) => Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
 const runState = (page: Page) => page.getByTestId('train-status').getAttribute('data-state');
+const countLongTasks = (page: Page) => page.evaluate(() => (window as unknown as { __longtasks: number[] }).__longtasks.length);
 const longest = (page: Page) => page.evaluate(() => Math.max(0, ...(window as unknown as { __longtasks: number[] }).__longtasks));
 const resetLongTasks = (page: Page) => page.evaluate(() => { (window as unknown as { __longtasks: number[] }).__longtasks = []; });
 
@@ -112,8 +113,12 @@ describe('the app shell', () => {
     const before = await iteration(page);
     await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(before + 4);
     const longestTask = await longest(page);
-    console.log(`[train] longest main-thread task while training: ${longestTask.toFixed(0)} ms`);
-    expect(longestTask).toBeLessThan(200);
+    const longTasks = await countLongTasks(page);
+    console.log(`[train] longest main-thread task while training: ${longestTask.toFixed(0)} ms (${longTasks} tasks ≥ 50 ms over ≥ 4 iterations)`);
+    // Behaviour, not wall time: training runs in the worker, so iterations do not produce main-
+    // thread long tasks (on the main thread every iteration would be one). A stray one (a cold
+    // dev server compiling a module on a fresh clone) is tolerated.
+    expect(longTasks).toBeLessThanOrEqual(2);
     // The instrument works: a deliberate 150 ms busy task on the main thread is seen (queued as a
     // real task: code run by page.evaluate itself is not reported as a long task).
     await page.evaluate(() => new Promise<void>((resolve) => setTimeout(() => {
@@ -125,8 +130,8 @@ describe('the app shell', () => {
     await resetLongTasks(page);
     await expect.poll(() => points(page, 'eval/success_rate'), { timeout: 60_000 }).toBeGreaterThanOrEqual(1);
     const longestLater = await longest(page);
-    console.log(`[train] longest main-thread task while training (second window, through an evaluation): ${longestLater.toFixed(0)} ms`);
-    expect(longestLater).toBeLessThan(200);
+    console.log(`[train] longest main-thread task while training (second window, through an evaluation): ${longestLater.toFixed(0)} ms (${await countLongTasks(page)} tasks ≥ 50 ms)`);
+    expect(await countLongTasks(page)).toBeLessThanOrEqual(2);
     await page.screenshot({ path: `${SHOTS}/train.png` });
     await page.locator('figure[data-metric="charts/success_rate"]').scrollIntoViewIfNeeded();
     await page.locator('figure[data-metric="charts/success_rate"]').hover(); // the legend shows the values under the cursor
