@@ -1,8 +1,8 @@
 /**
  * Hash routes: `#/play` (default; the Play page keeps its settings in `?env=…`), `#/setup`,
- * `#/train?…` (the Train page keeps its settings in the hash query).
+ * `#/train?…` (the Train page keeps its settings in the hash query), `#/buffer`.
  */
-export const ROUTES = ['play', 'setup', 'train'] as const;
+export const ROUTES = ['play', 'setup', 'train', 'buffer'] as const;
 export type Route = (typeof ROUTES)[number];
 
 export function parseHash(hash: string): { route: Route; query: string } {

@@ -107,12 +107,14 @@ export class ReplayBuffer {
   }
 
   /**
-   * The k most similar stored transitions to a state–action (or free text), by cosine of the
-   * embeddings; valid transitions only unless asked otherwise.
+   * The k most similar stored transitions to a state–action (or free text, read as both the
+   * instruction and the page), by cosine of the embeddings; valid transitions only unless asked.
    */
   async retrieve(query: { instruction: string; observation: string; action: string } | string, k: number, options: SearchOptions = {}): Promise<RetrievedTransition[]> {
     await this.ensureLoaded();
-    const text = typeof query === 'string' ? query : transitionText(query);
+    // Free text is matched as both the task and the page (the stored vectors are field-marked;
+    // unmarked text would land in a field of its own and match nothing well).
+    const text = transitionText(typeof query === 'string' ? { instruction: query, observation: query, action: '' } : query);
     const [vector] = await this.embedder.embed([text]);
     const hits = this.index.search(vector, k, options);
     const out: RetrievedTransition[] = [];
