@@ -11,7 +11,10 @@ export interface ImportProblem {
 }
 
 export class DatasetImportError extends Error {
-  constructor(readonly source: string, readonly problems: ImportProblem[], readonly unit: 'line' | 'record' = 'line') {
+  readonly problems: ImportProblem[];
+  constructor(readonly source: string, problems: ImportProblem[], readonly unit: 'line' | 'record' = 'line') {
+    // In file order (unparsable lines are found before the others are checked); stable within a line.
+    problems = [...problems].sort((a, b) => a.line - b.line);
     const shown = problems.slice(0, 20).map((p) => `  ${unit} ${p.line}${p.field ? `, field '${p.field}'` : ''}: ${p.message}`);
     const more = problems.length > 20 ? [`  … and ${problems.length - 20} more problems`] : [];
     super(
@@ -20,6 +23,7 @@ export class DatasetImportError extends Error {
       '\nFix the listed lines (or convert the file with `dreamgym convert`) and import again.',
     );
     this.name = 'DatasetImportError';
+    this.problems = problems;
   }
 }
 
