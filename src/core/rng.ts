@@ -1,6 +1,6 @@
 /**
  * Seeded, splittable random streams. Every random choice in `src/core` comes from here, so the
- * same seed gives the same worlds, tasks and rollouts on every JS engine (never Math.random).
+ * same seed gives the same worlds, tasks and rollouts on every JS engine (never the unseeded global generator).
  *
  * A stream is named by a key ("42/world/catalog"); `split(name)` derives an independent child
  * stream from the key alone, without consuming the parent, so adding draws to one stream never

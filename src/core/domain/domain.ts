@@ -8,7 +8,7 @@
  *
  * The split is by task: episodes that share an instruction land on the same side, so a held-out
  * task was never demonstrated in training (when every episode has the same instruction, the
- * episodes themselves are split). Every random choice comes from `Rng` (never Math.random).
+ * episodes themselves are split). Every random choice comes from `Rng` (never the unseeded global generator).
  *
  * Validation gathers every problem before failing (`DomainError.problems`), each with what is
  * wrong, what was found and how to fix it: too few episodes, several environments in one file,
