@@ -6,36 +6,21 @@
  * Screenshot (1280×720) to test-output/screenshots/buffer.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer, type ViteDevServer } from 'vite';
-import { chromium, type BrowserContext, type Page } from 'playwright';
-import { chromiumArgs } from '../../vite.config';
+import { readFileSync } from 'node:fs';
+import type { BrowserContext, Page } from 'playwright';
+import { SHOTS, startApp, type AppHarness } from './harness';
 
-const SHOTS = 'test-output/screenshots';
-let server: ViteDevServer;
+let app: AppHarness;
 let context: BrowserContext;
-let profileDir: string;
 let baseUrl: string;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
-  await server.listen();
-  const address = server.httpServer!.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 5173}`;
-  profileDir = mkdtempSync(join(tmpdir(), 'dreamgym-e2e-buffer-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true,
-    viewport: { width: 1280, height: 720 },
-  });
+  app = await startApp('dreamgym-e2e-buffer-');
+  ({ context, baseUrl } = app);
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  await server?.close();
-  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  await app?.close();
 });
 
 const HOSTILE_SCRIPT = '<script>window.__pwned=1</script>';

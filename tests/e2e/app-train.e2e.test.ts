@@ -5,30 +5,16 @@
  * Screenshots of each page (1280×720) go to test-output/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer, type ViteDevServer } from 'vite';
-import { chromium, type BrowserContext, type Page } from 'playwright';
-import { chromiumArgs } from '../../vite.config';
+import type { BrowserContext, Page } from 'playwright';
+import { SHOTS, startApp, type AppHarness } from './harness';
 
-const SHOTS = 'test-output/screenshots';
-let server: ViteDevServer;
+let app: AppHarness;
 let context: BrowserContext;
-let profileDir: string;
 let baseUrl: string;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
-  await server.listen();
-  const address = server.httpServer!.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 5173}`;
-  profileDir = mkdtempSync(join(tmpdir(), 'dreamgym-e2e-profile-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true,
-    viewport: { width: 1280, height: 720 },
-  });
+  app = await startApp('dreamgym-e2e-profile-');
+  ({ context, baseUrl } = app);
   // Long main-thread tasks, recorded from the first script of every document (reloads included).
   await context.addInitScript(() => {
     const w = window as unknown as { __longtasks: number[] };
@@ -41,9 +27,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  await server?.close();
-  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  await app?.close();
 });
 
 const iteration = async (page: Page) => Number(await page.getByTestId('iteration').textContent());
