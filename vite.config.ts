@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { playwright } from '@vitest/browser-playwright';
+import { serviceWorkerPlugin } from './src/sw/plugin.ts';
 
 // Debian's Chromium; WebGPU comes from SwiftShader with --enable-unsafe-webgpu (toolchain.md §3).
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -8,7 +9,8 @@ export const chromiumArgs = ['--no-sandbox', '--disable-background-networking', 
   '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-webgpu'];
 
 export default defineConfig({
-  plugins: [svelte()],
+  // The built app gets a generated service worker that precaches the app shell (src/sw/plugin.ts).
+  plugins: [svelte(), serviceWorkerPlugin()],
   worker: { format: 'es' },
   // Pre-bundled up front so the browser tests never see a mid-run dependency reload.
   optimizeDeps: { include: ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-webgpu', 'idb', 'stemmer', 'uplot'] },

@@ -1,5 +1,11 @@
 import { mount } from 'svelte';
 import App from './App.svelte';
+import { OfflineStatus } from './state/offline.svelte';
 import './app.css';
 
-mount(App, { target: document.getElementById('app')! });
+const offline = new OfflineStatus();
+// The service worker exists only in the built app (src/sw/plugin.ts); in the dev server it would
+// serve stale modules and break hot reload.
+if (import.meta.env.PROD) void offline.register(`${import.meta.env.BASE_URL}sw.js`);
+
+mount(App, { target: document.getElementById('app')!, props: { offline } });

@@ -52,7 +52,7 @@ describe('the app shell', () => {
     await page.screenshot({ path: `${SHOTS}/play.png` });
 
     // Keyboard: Tab to the Setup link and follow it with Enter.
-    await page.getByRole('link', { name: 'Setup' }).focus();
+    await page.getByRole('link', { name: 'Setup', exact: true }).focus();
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('adapter').textContent(), { timeout: 30_000 }).toMatch(/swiftshader/i);
     await expect(page.getByTestId('shader-f16').textContent()).resolves.toBe('no');
@@ -64,9 +64,9 @@ describe('the app shell', () => {
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}/setup.png` });
 
-    await page.getByRole('link', { name: 'Train' }).click();
+    await page.getByRole('link', { name: 'Train', exact: true }).click();
     await expect(page.getByRole('heading', { name: 'Train an agent' }).count()).resolves.toBe(1);
-    await expect(page.getByText('Not built yet').first().count()).resolves.toBe(1);
+    await expect(page.getByRole('link', { name: 'Inspect its episodes' }).count()).resolves.toBe(1);
     // A shared #/train?… link fills the form (same document: a hash change).
     await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=s2r&algo=ppo&seed=9`);
     await expect.poll(() => page.getByLabel('Preset').inputValue()).toBe('household-easy');

@@ -4,6 +4,8 @@
  */
 import { ALGORITHMS, MODES, PRESETS, getPreset, validateConfig, type Algorithm, type Mode, type TrainConfig } from '../../core/train/config';
 import type { BackendName } from '../../core/policy/backend';
+import { engineLabel, parseEngineSpec } from './engine';
+import type { EngineRuntime } from '../workers/experience-source';
 
 export interface TrainParams {
   env: string;
@@ -23,6 +25,22 @@ export interface TrainParams {
   evalEpisodes: number;
   /** tfjs backend the worker tries first ('' = the default, wasm). */
   backend: BackendName | '';
+  /** The experience model: '' = the noisy oracle with epsR/epsP; else an engine spec (state/engine.ts), e.g. 'wllama:file:x.gguf'. */
+  llm: string;
+  /** Curriculum task generator on, and its cap λ on the share of synthetic tasks. */
+  curriculum: boolean;
+  lambda: number;
+  /** Retrieved examples per dreamed step (0 = the no-retrieval ablation). */
+  k: number;
+  /** History steps in the prompt (0 = the no-history ablation). */
+  history: number;
+  /** Reason before predicting (off = the no-reasoning ablation). */
+  reasoning: boolean;
+  /** The LLM as the agent's prior (off = the no-LLM-prior ablation; needs a language model). */
+  prior: boolean;
+  /** Token budget of one dreamed answer, and retries after an unusable one (LLM engines). */
+  answerTokens: number;
+  retries: number;
 }
 
 export const BACKENDS: readonly BackendName[] = ['wasm', 'webgl', 'webgpu', 'cpu'];
@@ -41,7 +59,8 @@ export function paramsForPreset(preset: string, keep: Partial<TrainParams> = {})
   return {
     env: p.env, preset: p.preset, mode: p.mode, algo: p.algo, seed: p.seed, epsR: 0.1, epsP: 0.1,
     tasks: p.tasksPerIteration, group: p.groupSize, iterations: p.iterations, evalEvery: p.evalInterval,
-    evalEpisodes: p.evalEpisodes, backend: '', ...keep,
+    evalEpisodes: p.evalEpisodes, backend: '', llm: '', curriculum: p.curriculum, lambda: p.lambda, k: p.retrievalK,
+    history: p.historyLength, reasoning: p.reasoning, prior: p.llmPrior, answerTokens: 400, retries: 2, ...keep,
   };
 }
 
@@ -60,6 +79,22 @@ function num(value: string | null, min: number, max: number): number | undefined
   if (value === null || value.trim() === '') return undefined;
   const n = Number(value);
   return Number.isFinite(n) && n >= min && n <= max ? n : undefined;
+}
+
+function flag(value: string | null): boolean | undefined {
+  if (value === '1' || value === 'true') return true;
+  if (value === '0' || value === 'false') return false;
+  return undefined;
+}
+
+/** A non-oracle engine spec as given, or '' (the oracle, or a spec that does not parse). */
+function engineParam(value: string | null): string {
+  if (!value) return '';
+  try {
+    return parseEngineSpec(value).kind === 'oracle' ? '' : value.trim();
+  } catch {
+    return '';
+  }
 }
 
 /** Reads the settings from a query string; unknown or bad values fall back to the preset's. */
@@ -85,6 +120,15 @@ export function paramsFromQuery(query: string): TrainParams {
     evalEvery: pick(int(q.get('evalEvery'), 0, 100_000), base.evalEvery),
     evalEpisodes: pick(int(q.get('evalEpisodes'), 1, 10_000), base.evalEpisodes),
     backend: (BACKENDS as readonly string[]).includes(backend ?? '') ? backend as BackendName : '',
+    llm: engineParam(q.get('llm')),
+    curriculum: pick(flag(q.get('curriculum')), base.curriculum),
+    lambda: pick(num(q.get('lambda'), 0, 1), base.lambda),
+    k: pick(int(q.get('k'), 0, 64), base.k),
+    history: pick(int(q.get('history'), 0, 100), base.history),
+    reasoning: pick(flag(q.get('reasoning')), base.reasoning),
+    prior: pick(flag(q.get('prior')), base.prior),
+    answerTokens: pick(int(q.get('tokens'), 16, 8192), base.answerTokens),
+    retries: pick(int(q.get('retries'), 0, 10), base.retries),
   };
 }
 
@@ -95,22 +139,67 @@ export function paramsToQuery(p: TrainParams): string {
     evalEpisodes: String(p.evalEpisodes),
   });
   if (p.backend) q.set('backend', p.backend);
+  if (p.llm) q.set('llm', p.llm);
+  q.set('curriculum', p.curriculum ? '1' : '0');
+  q.set('lambda', String(p.lambda));
+  q.set('k', String(p.k));
+  q.set('history', String(p.history));
+  q.set('reasoning', p.reasoning ? '1' : '0');
+  q.set('prior', p.prior ? '1' : '0');
+  q.set('tokens', String(p.answerTokens));
+  q.set('retries', String(p.retries));
   return q.toString();
 }
 
 /** The validated TrainConfig for these settings (throws ConfigError naming each bad field). */
 export function configFromParams(p: TrainParams): TrainConfig {
   return validateConfig({
-    ...getPreset(p.preset), mode: p.mode, algo: p.algo, seed: p.seed, llm: `oracle:${p.epsR},${p.epsP}`,
+    ...getPreset(p.preset), mode: p.mode, algo: p.algo, seed: p.seed, llm: llmSpec(p),
     tasksPerIteration: p.tasks, groupSize: p.group, iterations: p.iterations, evalInterval: p.evalEvery,
-    evalEpisodes: p.evalEpisodes,
+    evalEpisodes: p.evalEpisodes, curriculum: p.curriculum, lambda: p.lambda, retrievalK: p.k, historyLength: p.history,
+    reasoning: p.reasoning, llmPrior: p.prior,
   } as unknown as Record<string, unknown>);
 }
 
+/** config.llm for these settings: the engine spec, or the noisy oracle with ε_R, ε_P (throws EngineSpecError for a bad spec). */
+export function llmSpec(p: Pick<TrainParams, 'llm' | 'epsR' | 'epsP'>): string {
+  if (!p.llm) return `oracle:${p.epsR},${p.epsP}`;
+  parseEngineSpec(p.llm);
+  return p.llm;
+}
+
+/** The start request's engine extras these settings imply (the page adds the API key, file, context). */
+export function engineRuntimeFromParams(p: Pick<TrainParams, 'answerTokens' | 'retries'>): EngineRuntime {
+  return { maxTokens: p.answerTokens, retries: p.retries };
+}
+
+/**
+ * Tokens the dream has cost so far, from the iteration metrics: Σ over iterations of
+ * dream/tokens_per_transition × the dream steps of that iteration (no-op steps the model was not
+ * asked about are counted too, so this is an upper estimate). 0 without dream iterations.
+ */
+export function dreamTokenEstimate(iterations: readonly number[], values: Record<string, readonly (number | null)[]>): number {
+  const perTransition = values['dream/tokens_per_transition'] ?? [];
+  const dreamSteps = values['budget/dream_steps'] ?? [];
+  let total = 0;
+  let previous = 0;
+  for (let i = 0; i < iterations.length; i++) {
+    const steps = dreamSteps[i];
+    if (steps === null || steps === undefined) continue;
+    const tokens = perTransition[i];
+    if (tokens !== null && tokens !== undefined && steps > previous) total += tokens * (steps - previous);
+    previous = steps;
+  }
+  return Math.round(total);
+}
+
 /** How the UI names where experience comes from; the oracle is always labelled as one. */
-export function experienceLabel(mode: Mode, epsR: number, epsP: number): string {
-  const oracle = `noisy oracle (ε_R=${epsR}, ε_P=${epsP}) — the real env with dialled errors, not a learned model`;
+export function experienceLabel(mode: Mode, epsR: number, epsP: number, llm = ''): string {
+  let source = `noisy oracle (ε_R=${epsR}, ε_P=${epsP}) — the real env with dialled errors, not a learned model`;
+  if (llm) {
+    try { source = `reasoning experience model on ${engineLabel(parseEngineSpec(llm))}`; } catch { source = `an unreadable engine '${llm}'`; }
+  }
   if (mode === 'real') return 'the real environment (baseline RL)';
-  if (mode === 'dream') return `dream: ${oracle}`;
-  return `S2R: dream with the ${oracle}, then a small real budget`;
+  if (mode === 'dream') return `dream: ${source}`;
+  return `S2R: dream with the ${source}, then a small real budget`;
 }

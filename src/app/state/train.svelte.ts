@@ -9,7 +9,8 @@ import type { IterationRecord } from '../../core/train/loop';
 import { TrainerClient } from '../workers/trainer-client';
 import type { TrainerProgress, TrainerStatus } from '../workers/protocol';
 import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../workers/run-list';
-import { configFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
+import { configFromParams, engineRuntimeFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
+import { engineSetup } from './engine.svelte';
 
 /** The charts of the Train page (design.md §5 names). */
 export const CHART_METRICS = ['charts/success_rate', 'charts/episodic_return', 'eval/success_rate', 'losses/policy_loss', 'losses/entropy'] as const;
@@ -127,7 +128,12 @@ export class TrainSession {
     }
     this.status = { ...IDLE, runId: entry.runId, state: 'starting', iterations: entry.iterations, message: resume ? 'Resuming from the checkpoint…' : 'Starting…' };
     try {
-      const final = await this.client.start({ runId: entry.runId, config: entry.config, resume, backend: entry.backend }, (p) => this.onProgress(p));
+      // config.llm names the engine; the extras (answer budget from the run's URL, API key and
+      // context from Setup) travel beside it and are never saved with the run.
+      const params = paramsFromQuery(entry.query);
+      const request = { runId: entry.runId, config: entry.config, resume, backend: entry.backend,
+        engine: { ...engineSetup().runtime(entry.config.llm), ...engineRuntimeFromParams(params) } };
+      const final = await this.client.start(request, (p) => this.onProgress(p));
       this.applyStatus(final);
     } catch (error) {
       if (!this.client?.crashed) this.error = (error as Error).message;

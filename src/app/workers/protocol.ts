@@ -10,6 +10,7 @@
 import type { BackendName } from '../../core/policy/backend';
 import type { TrainConfig } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
+import type { EngineRuntime } from './experience-source';
 
 export type RunState = 'idle' | 'starting' | 'running' | 'paused' | 'finished' | 'stopped' | 'error';
 
@@ -36,6 +37,8 @@ export type TrainerRequest =
     resume: boolean;
     /** Which tfjs backend to try first (default wasm; see trainer-host.ts for why). */
     backend?: BackendName;
+    /** The experience model's engine extras (API key, picked file, answer budget); config.llm names the engine. */
+    engine?: EngineRuntime;
   }
   | { id: number; type: 'pause' }
   | { id: number; type: 'resume' }

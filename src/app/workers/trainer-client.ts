@@ -4,8 +4,6 @@
  * turned into a TrainerWorkerCrashedError for every open request plus an `oncrash` callback —
  * the page then offers a restart from the last checkpoint with a fresh client.
  */
-import type { BackendName } from '../../core/policy/backend';
-import type { TrainConfig } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
 import type { SerializedError, TrainerProgress, TrainerReply, TrainerRequest, TrainerStatus } from './protocol';
 
@@ -57,7 +55,7 @@ export class TrainerClient {
    * Starts (or resumes) a run. Resolves with the final status when the run finishes or is
    * stopped; `onprogress` sees every status change and metric batch meanwhile.
    */
-  start(options: { runId: string; config: TrainConfig; resume: boolean; backend?: BackendName }, onprogress: (p: TrainerProgress) => void): Promise<TrainerStatus> {
+  start(options: Omit<Extract<TrainerRequest, { type: 'start' }>, 'id' | 'type'>, onprogress: (p: TrainerProgress) => void): Promise<TrainerStatus> {
     return this.request({ type: 'start', ...options }, onprogress) as Promise<TrainerStatus>;
   }
 

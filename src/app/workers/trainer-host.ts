@@ -14,10 +14,13 @@ import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?u
 import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
 import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
 import { initBackend, type BackendInfo, type BackendName } from '../../core/policy/backend';
+import { ReplayBuffer } from '../../core/buffer/buffer';
+import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { IndexedDbCheckpointStore } from '../../core/train/checkpoint';
-import { createExperienceModel } from '../../core/train/experience';
-import { Trainer, type IterationRecord } from '../../core/train/loop';
+import { trainerDeps } from './experience-source';
+import { Trainer, type IterationRecord, type TrainerDeps } from '../../core/train/loop';
 import type { TrainConfig } from '../../core/train/config';
+import { EpisodeStore } from './episode-store';
 import { MetricsHistoryStore } from './metrics-store';
 import { BATCH_MS, serializeError, type RunState, type TrainerProgress, type TrainerReply, type TrainerRequest, type TrainerStatus } from './protocol';
 
@@ -35,6 +38,10 @@ export class TrainerHost {
   private trainer: Trainer | null = null;
   private checkpoints: IndexedDbCheckpointStore | null = null;
   private readonly history = new MetricsHistoryStore();
+  /** Episode traces for the Inspect page (the last iterations of each run). */
+  private readonly episodes = new EpisodeStore();
+  /** The replay buffer in IndexedDB (the Buffer page's database), opened once per worker. */
+  private replay: Promise<ReplayBuffer> | null = null;
   private backendInfo: BackendInfo | null = null;
   private runId: string | null = null;
   private runRequestId = -1;
@@ -109,20 +116,28 @@ export class TrainerHost {
     try {
       this.backendInfo ??= await initBackend(request.backend ?? 'wasm', { wasmPaths: WASM_PATHS });
       const config: TrainConfig = request.config;
-      const deps = config.mode === 'real' ? {} : { experienceModel: createExperienceModel(config) };
+      if (config.mode !== 'real') this.setState('starting', `Loading the experience model (${config.llm})…`);
+      const deps = await trainerDeps(config, request.engine, () => this.replayBuffer().catch(() => undefined));
+      // Transitions go to the persistent buffer (the Buffer page's data; it survives a reload) and
+      // each iteration's episodes to the Inspect page's store, both before the checkpoint is written.
+      const runId = request.runId;
+      const withStores: TrainerDeps = {
+        ...deps, buffer: deps.buffer ?? await this.replayBuffer(), runId, now: () => Date.now(),
+        onEpisodes: (traces, _phase, iteration) => this.episodes.put(runId, iteration, traces),
+      };
       this.checkpoints = new IndexedDbCheckpointStore(request.runId);
       const saved = request.resume ? await this.checkpoints.load() : null;
       if (saved) {
         const history = await this.history.list(request.runId, saved.iteration);
-        this.trainer = await Trainer.restore(saved, {}, deps);
+        this.trainer = await Trainer.restore(saved, {}, withStores);
         // The checkpoint manifest does not carry the dream-step counter; the metric history does.
         const last = history[history.length - 1];
         this.trainer.dreamSteps = last?.metrics['budget/dream_steps'] ?? 0;
         this.send({ kind: 'history', records: history, status: this.status() });
         this.message = `Resumed from the checkpoint at iteration ${saved.iteration}.`;
       } else {
-        if (!request.resume) await this.history.remove(request.runId);
-        this.trainer = new Trainer(config, deps);
+        if (!request.resume) await Promise.all([this.history.remove(request.runId), this.episodes.remove(request.runId)]);
+        this.trainer = new Trainer(config, withStores);
         this.message = request.resume ? 'No checkpoint was found for this run: started it from iteration 0.' : 'Started.';
       }
     } catch (error) {
@@ -135,6 +150,16 @@ export class TrainerHost {
     const final = await done;
     this.post({ id: request.id, kind: 'return', value: final });
     return undefined;
+  }
+
+  /**
+   * The replay buffer on IndexedDB (the same database the Buffer page shows), indexed lazily by
+   * its first write. A store that failed to open is retried on the next run.
+   */
+  replayBuffer(): Promise<ReplayBuffer> {
+    const opening = this.replay ??= IndexedDbBufferStore.open().then((store) => new ReplayBuffer(store));
+    opening.catch(() => { if (this.replay === opening) this.replay = null; });
+    return opening;
   }
 
   /** Iterates while running; returns when paused, stopped or finished. */

@@ -52,10 +52,21 @@ export interface CurriculumOptions {
   maxPending?: number;
 }
 
+export interface TaskOutcome {
+  rollouts: number;
+  successes: number;
+  origin: Task['origin'];
+  parent?: string;
+  instruction: string;
+  /** Iterations whose batch held the task, and the last one. */
+  iterations: number;
+  lastIteration: number;
+}
+
 export interface CurriculumState {
   pending: Task[];
-  /** Per task id: rollouts and successes over the whole run. */
-  outcomes: Record<string, { rollouts: number; successes: number; origin: Task['origin']; parent?: string }>;
+  /** Per task id: rollouts and successes over the whole run, and when it ran (the Curriculum page's task bank). */
+  outcomes: Record<string, TaskOutcome>;
   lastMeanVariance: number;
   lastSyntheticShare: number;
 }
@@ -65,7 +76,7 @@ export interface CurriculumBatch { tasks: Task[]; synthetic: number }
 export class Curriculum {
   private pending: Task[] = [];
   private readonly poolCache = new Map<number, Task>();
-  readonly outcomes = new Map<string, { rollouts: number; successes: number; origin: Task['origin']; parent?: string }>();
+  readonly outcomes = new Map<string, TaskOutcome>();
   lastMeanVariance = 0;
   lastSyntheticShare = 0;
 
@@ -94,9 +105,12 @@ export class Curriculum {
   /** Records an iteration's group outcomes, selects seeds and queues their variations. */
   record(iteration: number, groups: readonly GroupOutcome[]): { seeds: Task[]; variations: Task[] } {
     for (const g of groups) {
-      const entry = this.outcomes.get(g.task.id) ?? { rollouts: 0, successes: 0, origin: g.task.origin, ...(g.task.parent ? { parent: g.task.parent } : {}) };
+      const entry: TaskOutcome = this.outcomes.get(g.task.id) ?? { rollouts: 0, successes: 0, origin: g.task.origin,
+        ...(g.task.parent ? { parent: g.task.parent } : {}), instruction: g.task.instruction, iterations: 0, lastIteration: 0 };
       entry.rollouts += g.rollouts;
       entry.successes += g.successes;
+      if (entry.lastIteration !== iteration) entry.iterations++;
+      entry.lastIteration = iteration;
       this.outcomes.set(g.task.id, entry);
     }
     this.lastMeanVariance = groups.length ? groups.reduce((s, g) => s + rewardVariance(g.successes, g.rollouts), 0) / groups.length : 0;

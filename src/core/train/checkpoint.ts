@@ -98,6 +98,12 @@ export class IndexedDbCheckpointStore implements CheckpointStore {
     return record ? deserializeCheckpoint(record.manifest, record.blob) : null;
   }
 
+  /** Deletes this run's checkpoint (the Compare page's delete). */
+  async remove(): Promise<void> {
+    const db = await this.open();
+    await db.delete('checkpoints', this.runId);
+  }
+
   async close(): Promise<void> {
     if (this.db) (await this.db).close();
     this.db = null;

@@ -30,6 +30,7 @@ import { ppoUpdate } from '../rl/ppo';
 import { reinforceUpdate } from '../rl/reinforce';
 import { validateConfig, type TrainConfig } from './config';
 import { evaluatePolicy, type EvalResult } from './evaluate';
+import type { EpisodeTrace, TraceStep } from './trace';
 
 /** Seeds at or above this are held out for evaluation (never trained on). */
 export const HELD_OUT_SEED_BASE = 1_000_000_000;
@@ -72,10 +73,16 @@ export interface TrainerDeps {
   prior?: ActionPrior;
   /** Sees each batch right before the update (inspection, teaching views, tests). */
   onBatch?: (batch: { steps: PolicyStep[] }, phase: Phase, iteration: number) => void;
+  /**
+   * Sees every episode of an iteration, step by step (the Inspect view), once per iteration after
+   * the rollouts and before the update; awaited, so a store can write them before the checkpoint.
+   */
+  onEpisodes?: (episodes: EpisodeTrace[], phase: Phase, iteration: number) => void | Promise<void>;
+  /** Run id of the buffer records (default `preset/mode/algo/seed`; the page gives each run its own). */
+  runId?: string;
 }
 
-interface RecordedStep { observation: string; admissible: string[]; action: string; next: Observation; reward: number;
-  terminated: boolean; truncated: boolean; valid: boolean; reasoning?: string }
+interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> { observation: string; admissible: string[]; next: Observation }
 
 interface RunningEpisode {
   env: Env;
@@ -215,7 +222,10 @@ export class Trainer {
         const unusable = phase === 'dream' && info.dreamInvalid === true;
         if (unusable) dreamInvalid++;
         e.record.push({ observation: e.obs.text, admissible: e.obs.admissible, action: acted.actions[i], next: result,
+          actionIndex: acted.actionIndices[i], probabilities: acted.probs[i],
           reward: result.reward, terminated: result.terminated, truncated: result.truncated, valid: !unusable && info.valid,
+          ...(unusable ? { dreamInvalid: true, ...(info.invalidReason ? { invalidReason: info.invalidReason } : {}) } : {}),
+          ...(info.cached ? { cached: true } : {}),
           ...(info.reasoning ? { reasoning: info.reasoning } : {}) });
         if (!unusable) {
           e.steps.push({
@@ -237,6 +247,7 @@ export class Trainer {
 
     // ---- BUFFER: fresh transitions enrich the replay buffer (source real or dream) --------------
     if (this.deps.buffer) await this.deps.buffer.add(this.bufferRecords(episodes, phase, iteration));
+    if (this.deps.onEpisodes) await this.deps.onEpisodes(this.traces(episodes, phase, iteration), phase, iteration);
 
     // ---- CURRICULUM: reward variance of each task's group picks the next seeds ------------------
     if (this.curriculum) {
@@ -280,9 +291,20 @@ export class Trainer {
     return { iteration, metrics };
   }
 
+  /** The iteration's episodes as plain traces (copies: the hook may keep them). */
+  private traces(episodes: RunningEpisode[], phase: Phase, iteration: number): EpisodeTrace[] {
+    const label = phase === 'dream' ? this.deps.experienceModel?.label : undefined;
+    return episodes.map((e, index): EpisodeTrace => ({
+      format: 'dreamgym-episode-trace/1', iteration, index, episodeId: e.episodeId, groupId: e.groupId, phase,
+      ...(label ? { experienceModel: label } : {}), task: e.task, success: e.success, return: e.return,
+      steps: e.record.map(({ next: _next, ...step }) => ({ ...step, admissible: step.admissible.slice(), probabilities: step.probabilities.slice() })),
+      final: { observation: e.obs.text, admissible: e.obs.admissible.slice() },
+    }));
+  }
+
   private bufferRecords(episodes: RunningEpisode[], phase: Phase, iteration: number): BufferTransition[] {
     const createdAt = this.deps.now?.() ?? 0;
-    const runId = `${this.config.preset}/${this.config.mode}/${this.config.algo}/${this.config.seed}`;
+    const runId = this.deps.runId ?? `${this.config.preset}/${this.config.mode}/${this.config.algo}/${this.config.seed}`;
     return episodes.flatMap((e) => e.record.map((r, i): BufferTransition => ({
       id: `${runId}/${iteration}/${e.episodeId}#${i}`, env: this.config.env, taskId: e.task.id, instruction: e.task.instruction,
       episodeId: `${runId}/${e.episodeId}`, stepIndex: i, observation: r.observation, admissible: r.admissible, action: r.action,

@@ -50,6 +50,8 @@ describe('Trainer (real mode)', () => {
     const rest = await runAll(resumed);
     expect(rest).toEqual(full.slice(2));
     uninterrupted.dispose(); resumed.dispose();
+    await store.remove();
+    expect(await store.load()).toBeNull();
     await store.close();
   });
 

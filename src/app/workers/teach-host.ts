@@ -1,0 +1,61 @@
+/**
+ * The teach worker's body (workers/teach.worker.ts only wires it to `self`): owns one
+ * TeachSession and answers `reset` and `step` requests one at a time (a request that arrives
+ * while another runs waits for it, so a double press never interleaves two updates).
+ *
+ * Backend: wasm first, as the trainer worker (see trainer-host.ts for why).
+ */
+import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
+import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
+import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
+import { initBackend, type BackendInfo } from '../../core/policy/backend';
+import { TeachSession } from '../../core/train/teach';
+import { serializeTeachError, type TeachInfo, type TeachReply, type TeachRequest } from './teach-protocol';
+
+const WASM_PATHS = {
+  'tfjs-backend-wasm.wasm': wasmUrl,
+  'tfjs-backend-wasm-simd.wasm': wasmSimdUrl,
+  'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedUrl,
+};
+
+export class TeachNotStartedError extends Error {
+  constructor() { super('No teach session yet: choose the settings and press Reset first.'); this.name = 'TeachNotStartedError'; }
+}
+
+export class TeachHost {
+  private session: TeachSession | null = null;
+  private backend: BackendInfo | null = null;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly post: (reply: TeachReply) => void) {}
+
+  handle(request: TeachRequest): Promise<void> {
+    this.queue = this.queue.then(async () => {
+      try {
+        this.post({ id: request.id, kind: 'return', value: await this.dispatch(request) });
+      } catch (error) {
+        this.post({ id: request.id, kind: 'throw', error: serializeTeachError(error) });
+      }
+    });
+    return this.queue;
+  }
+
+  private async dispatch(request: TeachRequest) {
+    switch (request.type) {
+      case 'reset': {
+        this.backend ??= await initBackend(request.backend ?? 'wasm', { wasmPaths: WASM_PATHS });
+        this.session?.dispose();
+        this.session = null;
+        const session = new TeachSession(request.settings);
+        this.session = session;
+        const info: TeachInfo = { settings: session.settings, preset: session.config.preset, experience: session.experience,
+          backend: this.backend.backend, backendReason: this.backend.reason };
+        return info;
+      }
+      case 'step': {
+        if (!this.session) throw new TeachNotStartedError();
+        return this.session.step();
+      }
+    }
+  }
+}

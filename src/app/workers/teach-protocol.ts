@@ -1,0 +1,36 @@
+/**
+ * The teach worker's protocol (design.md §6): a discriminated union of requests, each with a
+ * request id, answered by `return | throw` replies carrying the same id (no request streams
+ * progress: an update takes about a second).
+ *
+ * - `reset` builds a fresh TeachSession from settings (disposing the old one) and returns its info;
+ * - `step` runs one update of the current session and returns the TeachUpdate taken apart.
+ */
+import type { BackendName } from '../../core/policy/backend';
+import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
+
+export type TeachRequest =
+  | { id: number; type: 'reset'; settings: TeachSettings; backend?: BackendName }
+  | { id: number; type: 'step' };
+
+export interface TeachInfo {
+  settings: TeachSettings;
+  /** The training preset the session runs on. */
+  preset: string;
+  /** Where experience comes from, in words ('the real environment' or 'dream: oracle (ε_R=…, ε_P=…)'). */
+  experience: string;
+  /** The tfjs backend in use, and why. */
+  backend: BackendName;
+  backendReason: string;
+}
+
+export interface TeachSerializedError { name: string; message: string }
+
+export type TeachReply =
+  | { id: number; kind: 'return'; value: TeachInfo | TeachUpdate }
+  | { id: number; kind: 'throw'; error: TeachSerializedError };
+
+export function serializeTeachError(error: unknown): TeachSerializedError {
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: 'Error', message: String(error) };
+}

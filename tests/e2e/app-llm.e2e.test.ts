@@ -1,0 +1,206 @@
+/**
+ * End to end: the Setup page's language-model section and a dream run on a real LLM engine, in
+ * Debian's Chromium against the Vite dev server.
+ *
+ * (a) Setup lists the WebLLM models that fit the SwiftShader adapter (q4f32, sizes and GPU memory),
+ *     labels the noisy oracle as a teaching option, and tests an OpenAI-compatible endpoint against
+ *     loopback servers started here: one answering /v1/chat/completions with CORS headers, one
+ *     without them (CORS refused), and a closed port (connection refused).
+ * (b) wllama with ../shared/models/stories260K.gguf picked as a file: it is kept in OPFS, loaded
+ *     and checked on Setup, and then a dream run on household-easy (1 task × 1 rollout, 1
+ *     iteration) plays its episode to the end in the trainer worker. The 260K-parameter model
+ *     mostly answers junk: those predictions must be recorded invalid, never crash the run.
+ *     Skipped with a message when the model file is absent.
+ */
+import { existsSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright';
+import { SHOTS, startApp, type AppHarness } from './harness';
+
+const MODEL_PATH = resolve(process.cwd(), '../shared/models/stories260K.gguf');
+const MODEL_PRESENT = existsSync(MODEL_PATH);
+const SKIP_MESSAGE = `SKIPPED: ${MODEL_PATH} is absent (../shared/models/stories260K.gguf from the repo root); the wllama dream run needs it`;
+if (!MODEL_PRESENT) console.warn(SKIP_MESSAGE);
+
+let app: AppHarness;
+let context: BrowserContext;
+let baseUrl: string;
+const servers: Server[] = [];
+const requests: { url: string; method: string; auth?: string }[] = [];
+
+/** A tiny OpenAI-compatible server on a free loopback port; `cors` decides whether it allows other origins. */
+async function startChatServer(cors: boolean): Promise<string> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    requests.push({ url: req.url ?? '', method: req.method ?? '', auth: req.headers.authorization });
+    if (cors) {
+      res.setHeader('access-control-allow-origin', '*');
+      res.setHeader('access-control-allow-headers', 'content-type, authorization, accept');
+      res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+    }
+    if (req.method === 'OPTIONS') { res.writeHead(204).end(); return; }
+    if (req.url === '/v1/chat/completions' && req.method === 'POST') {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+          id: 'chatcmpl-test', object: 'chat.completion', model: 'tiny-test',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'OK' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 },
+        }));
+      });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  servers.push(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+}
+
+/** A loopback port with nothing listening (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+function trackErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // Diagnostics: a dev-server reload (dependency re-optimisation) would reset the page mid-test.
+  page.on('console', (m) => { if (/\[vite\] (?!connect)/.test(m.text())) console.log(`[console] ${m.text()}`); });
+  page.on('load', () => console.log(`[load] ${page.url().slice(0, 80)}`));
+  return errors;
+}
+
+beforeAll(async () => {
+  app = await startApp('dreamgym-e2e-llm-');
+  ({ context, baseUrl } = app);
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  for (const server of servers) server.close();
+});
+
+describe('Setup: the language model section', () => {
+  it('lists WebLLM models that fit, labels the oracle, and tests OpenAI-compatible endpoints', async () => {
+    const page = await context.newPage();
+    const errors = trackErrors(page);
+    await page.goto(`${baseUrl}/#/setup`);
+    await expect.poll(() => page.getByTestId('adapter').textContent(), { timeout: 60_000 }).toMatch(/swiftshader/i);
+
+    // The oracle, clearly labelled.
+    await page.getByLabel('Noisy oracle — teaching option, not a language model').check();
+    await expect(page.getByTestId('oracle-card').textContent()).resolves.toMatch(/teaching option, not a language model/);
+    await expect(page.getByTestId('engine-chosen').textContent()).resolves.toMatch(/oracle .* teaching option, not a language model/);
+
+    // WebLLM: models that fit the 2 GiB software-adapter budget, all q4f32 (no shader-f16), with sizes.
+    await page.getByLabel('WebLLM (WebGPU, downloads a model)').check();
+    await expect.poll(() => page.getByTestId('webllm-models').locator('tbody tr').count(), { timeout: 90_000 }).toBeGreaterThan(0);
+    const rows = await page.getByTestId('webllm-models').locator('tbody tr').allTextContents();
+    console.log(`[setup] ${rows.length} WebLLM models fit; first: ${rows[0].replace(/\s+/g, ' ')}`);
+    for (const row of rows) expect(row).toMatch(/q4f32/);
+    expect(rows.some((row) => /≈ [\d,]+ MB/.test(row))).toBe(true);
+    await expect(page.getByTestId('webgpu-notice').textContent()).resolves.toMatch(/no shader-f16, so only q4f32 models/);
+    await expect.poll(() => page.getByTestId('webllm-cache-empty').count(), { timeout: 30_000 }).toBe(1);
+    // No internet here: a download fails with a message naming the cause and the way out.
+    await page.getByRole('button', { name: 'Download and check' }).click();
+    await expect.poll(() => page.getByTestId('engine-error').count(), { timeout: 60_000 }).toBe(1);
+    const downloadError = (await page.getByTestId('engine-error').textContent())!;
+    console.log(`[setup] WebLLM download without internet: ${downloadError}`);
+    expect(downloadError).toMatch(/^Loading .*-q4f32_1-MLC with WebLLM failed: .*(could not be downloaded|offline)/);
+    expect(await page.getByTestId('load-progress').count()).toBe(1);
+
+    // OpenAI-compatible: a server with CORS headers answers; one without is "CORS refused"; a closed port is "refused".
+    await page.getByLabel('OpenAI-compatible server').check();
+    const good = await startChatServer(true);
+    await page.getByLabel('Base URL').fill(good);
+    await page.getByLabel('Model', { exact: true }).fill('tiny-test');
+    await page.getByLabel(/API key/).fill('sk-test-key');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    const report = page.getByTestId('connection-report');
+    await expect.poll(() => report.textContent(), { timeout: 30_000 }).toMatch(new RegExp(`Connected: tiny-test at ${good.replace(/[./]/g, '\\$&')} answered in \\d+ ms \\(11 prompt \\+ 1 answer tokens\\)`));
+    await expect(report.textContent()).resolves.toMatch(/Reply: .?OK/);
+    expect(requests.some((r) => r.method === 'POST' && r.url === '/v1/chat/completions' && r.auth === 'Bearer sk-test-key')).toBe(true);
+    await page.screenshot({ path: `${SHOTS}/setup-llm.png` });
+
+    const noCors = await startChatServer(false);
+    await page.getByLabel('Base URL').fill(noCors);
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await expect.poll(() => report.textContent(), { timeout: 30_000 }).toMatch(/CORS refused: a server is running at http:\/\/127\.0\.0\.1:\d+, but it does not allow requests from this page/);
+    console.log(`[setup] no-CORS server: ${(await report.textContent())!.slice(0, 160)}…`);
+
+    const port = await closedPort();
+    await page.getByLabel('Base URL').fill(`http://127.0.0.1:${port}/v1`);
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await expect.poll(() => report.textContent(), { timeout: 30_000 }).toMatch(new RegExp(`Connection refused: nothing is listening at http://127\\.0\\.0\\.1:${port}\\.`));
+
+    // The key never reaches storage; the rest of the choice does.
+    const stored = await page.evaluate(() => localStorage.getItem('dreamgym.engine.choice'));
+    expect(stored).toMatch(/"kind":"openai"/);
+    expect(stored).not.toMatch(/sk-test-key/);
+
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/setup.png` });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 150_000);
+});
+
+describe('wllama with stories260K.gguf picked as a file', () => {
+  it.skipIf(!MODEL_PRESENT)('keeps the file in OPFS, loads it on Setup, and runs a dream episode to the end in the trainer worker', async () => {
+    const page = await context.newPage();
+    const errors = trackErrors(page);
+    await page.goto(`${baseUrl}/#/setup`);
+    await page.getByLabel('wllama (CPU, a GGUF file)').check();
+    await page.getByTestId('gguf-file').setInputFiles(MODEL_PATH);
+    await expect.poll(() => page.getByTestId('engine-message').textContent(), { timeout: 30_000 }).toMatch(/stories260K\.gguf is stored in this browser \(OPFS\)/);
+    await expect(page.getByTestId('gguf-files').textContent()).resolves.toMatch(/stories260K\.gguf \(1\.1 MiB\)/);
+    await expect(page.getByTestId('engine-chosen').textContent()).resolves.toBe('wllama (CPU): stories260K.gguf, picked from disk');
+
+    // Load and check: progress up to "ready", then a few tokens from the CPU.
+    await page.getByRole('button', { name: 'Load and check' }).click();
+    const outcome = () => page.getByTestId('engine-status').or(page.getByTestId('engine-error')).allTextContents();
+    await expect.poll(async () => (await outcome()).join(' '), { timeout: 60_000 }).toMatch(/loads and runs on the CPU|failed/);
+    expect(await page.getByTestId('engine-error').count(), (await outcome()).join(' ')).toBe(0);
+    await expect(page.getByTestId('engine-message').textContent()).resolves.toMatch(/stories260K\.gguf loads and runs on the CPU/);
+    await expect(page.getByTestId('load-line').textContent()).resolves.toMatch(/^100% — stories260K\.gguf is ready — done$/);
+    console.log(`[wllama] ${await page.getByTestId('engine-message').textContent()}`);
+
+    // The Train page offers Setup's engine; a link with llm= selects it (shareable). Opened as a
+    // fresh document, as a shared link is.
+    await page.goto('about:blank');
+    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=2&tasks=1&group=1&iterations=1&evalEvery=0&evalEpisodes=1`
+      + '&llm=wllama:file:stories260K.gguf&k=1&history=2&tokens=96&retries=0');
+    await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('wllama:file:stories260K.gguf');
+    await expect(page.getByTestId('experience-source').textContent()).resolves
+      .toMatch(/dream: reasoning experience model on wllama \(CPU\): stories260K\.gguf, picked from disk/);
+    await expect(page.getByLabel('Retrieval k').inputValue()).resolves.toBe('1');
+    await expect(page.getByLabel('Answer tokens').inputValue()).resolves.toBe('96');
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 150_000, interval: 1000 })
+      .toMatch(/finished|error/);
+    const status = `${await page.getByTestId('train-status').textContent()} ${(await page.getByRole('alert').allTextContents()).join(' ')}`;
+    console.log(`[wllama] ${status}`);
+    expect(await page.getByTestId('train-status').getAttribute('data-state'), status ?? '').toBe('finished');
+    await expect(page.getByTestId('iteration').textContent()).resolves.toBe('1');
+    expect(await page.getByTestId('real-steps').textContent()).toBe('0');
+    const dreamSteps = Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, ''));
+    const tokens = Number((await page.getByTestId('dream-tokens').textContent())!.replace(/\D/g, ''));
+    const invalid = await page.getByTestId('dream-invalid').textContent();
+    console.log(`[wllama] dream steps ${dreamSteps}, ≈ ${tokens} tokens, unusable answers ${invalid}`);
+    expect(invalid).toMatch(/^\d+%$/);
+    expect(dreamSteps).toBeGreaterThan(0);
+    expect(tokens).toBeGreaterThan(0);
+    await page.screenshot({ path: `${SHOTS}/train-wllama.png` });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 240_000);
+
+  if (!MODEL_PRESENT) it.skip(SKIP_MESSAGE, () => undefined);
+});

@@ -1,0 +1,56 @@
+/**
+ * The trainer worker's experience-model builder (src/app/workers/experience-source.ts) in Node:
+ * which engine a config names, and the ablation settings and answer budget reaching the model.
+ */
+import { describe, expect, it } from 'vitest';
+import { ReplayBuffer } from '../../../src/core/buffer/buffer';
+import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
+import { getPreset, type TrainConfig } from '../../../src/core/train/config';
+import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
+import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
+import { chatModelFor, trainerDeps } from '../../../src/app/workers/experience-source';
+import { OpenAiChatModel } from '../../../src/core/llm/openai';
+
+const config = (over: Partial<TrainConfig>): TrainConfig => ({ ...getPreset('household-easy'), ...over });
+
+describe('trainerDeps', () => {
+  it('builds nothing for a real run without a prior', async () => {
+    expect(await trainerDeps(config({ mode: 'real' }))).toEqual({});
+  });
+
+  it('builds the noisy oracle for oracle specs, and refuses an LLM prior with it', async () => {
+    const deps = await trainerDeps(config({ mode: 'dream', llm: 'oracle:0.2,0' }));
+    expect(deps.experienceModel).toBeInstanceOf(NoisyOracleModel);
+    expect(deps.prior).toBeUndefined();
+    await expect(trainerDeps(config({ mode: 'dream', llm: 'oracle:0,0', llmPrior: true }))).rejects.toThrow(/'llmPrior' needs a language model/);
+  });
+
+  it('builds the reasoning model over an OpenAI-compatible server with the ablations and answer budget', async () => {
+    const deps = await trainerDeps(config({ mode: 's2r', llm: 'openai:http://127.0.0.1:9/v1#tiny', retrievalK: 0, historyLength: 2, reasoning: false, llmPrior: true }),
+      { maxTokens: 96, retries: 0, apiKey: 'sk-x' });
+    const model = deps.experienceModel as ReasoningExperienceModel;
+    expect(model).toBeInstanceOf(ReasoningExperienceModel);
+    expect(model.chat).toBeInstanceOf(OpenAiChatModel);
+    expect((model.chat as OpenAiChatModel).hasApiKey).toBe(true);
+    expect(model.label).toBe('openai tiny (k=0, H=2, no reasoning)');
+    expect(model.options).toMatchObject({ maxTokens: 96, retries: 0, k: 0, historyLength: 2, reasoning: false });
+    expect(deps.prior).toBeDefined();
+  });
+
+  it('dreams over the buffer the trainer writes to, so fresh transitions are retrievable at once', async () => {
+    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    const deps = await trainerDeps(config({ mode: 'dream', llm: 'openai:http://127.0.0.1:9/v1#tiny', retrievalK: 4 }), {}, async () => buffer);
+    expect(deps.buffer).toBe(buffer);
+    expect((deps.experienceModel as ReasoningExperienceModel).options.buffer).toBe(buffer);
+  });
+
+  it('reuses one loaded model for the same engine and replaces it for another', async () => {
+    const a = await chatModelFor({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'a' });
+    expect(await chatModelFor({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'a' })).toBe(a);
+    expect(await chatModelFor({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'b' })).not.toBe(a);
+  });
+
+  it('names the fix for a spec it cannot read', async () => {
+    await expect(trainerDeps(config({ mode: 'dream', llm: 'wllama:nope' }))).rejects.toThrow(/neither file:NAME nor a full http\(s\) URL/);
+  });
+});

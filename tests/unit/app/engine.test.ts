@@ -1,0 +1,185 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CHOICE_KEY, DEFAULT_CHOICE, EngineSpecError, choiceSpec, engineLabel, etaSeconds, formatDuration, formatEngineSpec, loadChoice,
+  parseEngineSpec, progressLine, saveChoice, storageErrorText, webGpuNotice, type EngineChoice,
+} from '../../../src/app/state/engine';
+import { testOpenAiConnection } from '../../../src/app/state/engine-connection';
+import { safeFileName } from '../../../src/app/workers/llm-files';
+
+function memoryStorage(initial: Record<string, string> = {}) {
+  const data = new Map(Object.entries(initial));
+  return { getItem: (k: string) => data.get(k) ?? null, setItem: (k: string, v: string) => { data.set(k, v); }, data };
+}
+
+describe('engine specs', () => {
+  it('round-trips every engine kind', () => {
+    for (const text of [
+      'oracle:0.2,0', 'openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b', 'webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC',
+      'wllama:file:stories260K.gguf', 'wllama:https://example.org/models/tiny-q4_k_m.gguf',
+    ]) {
+      expect(formatEngineSpec(parseEngineSpec(text))).toBe(text);
+    }
+    expect(parseEngineSpec('wllama:file:my model.gguf')).toEqual({ kind: 'wllama', source: 'file', name: 'my model.gguf' });
+  });
+
+  it('refuses bad specs with a message naming the valid forms', () => {
+    const cases: [string, RegExp][] = [
+      ['webllm:', /needs a WebLLM model id/],
+      ['wllama:file:', /needs a file name/],
+      ['wllama:https://example.org/model.bin', /does not end in \.gguf/],
+      ['wllama:ftp://example.org/model.gguf', /http:\/\/ or https:\/\//],
+      ['wllama:model.gguf', /neither file:NAME nor a full http\(s\) URL/],
+      ['oracle:2,0', /must be in 0\.\.1/],
+      ['gpt4', /Unknown --llm value/],
+    ];
+    for (const [text, message] of cases) {
+      let error: unknown;
+      try { parseEngineSpec(text); } catch (e) { error = e; }
+      expect(error, text).toBeInstanceOf(EngineSpecError);
+      expect((error as Error).message, text).toMatch(message);
+      expect((error as Error).message, text).toMatch(/Valid forms: oracle:EPS_R,EPS_P/);
+    }
+  });
+
+  it('labels the oracle as not a language model', () => {
+    expect(engineLabel(parseEngineSpec('oracle:0.1,0.2'))).toBe('oracle (ε_R=0.1, ε_P=0.2) — teaching option, not a language model');
+    expect(engineLabel(parseEngineSpec('wllama:file:a.gguf'))).toBe('wllama (CPU): a.gguf, picked from disk');
+    expect(engineLabel(parseEngineSpec('openai:http://h:1/v1#m'))).toBe('OpenAI-compatible server: m at http://h:1/v1');
+  });
+});
+
+describe('the Setup choice', () => {
+  it('persists and reloads, never the API key', () => {
+    const storage = memoryStorage();
+    const choice: EngineChoice = { ...structuredClone(DEFAULT_CHOICE), kind: 'openai', openai: { baseUrl: 'http://127.0.0.1:8080/v1', model: 'default' } };
+    saveChoice(choice, storage);
+    expect(loadChoice(storage)).toEqual(choice);
+    expect(storage.data.get(CHOICE_KEY)).not.toMatch(/key/i);
+  });
+
+  it('falls back to defaults for missing, corrupt or malformed entries', () => {
+    expect(loadChoice(memoryStorage())).toEqual(DEFAULT_CHOICE);
+    expect(loadChoice(memoryStorage({ [CHOICE_KEY]: '{not json' }))).toEqual(DEFAULT_CHOICE);
+    const odd = loadChoice(memoryStorage({ [CHOICE_KEY]: JSON.stringify({ kind: 'gpt', wllama: { source: 'x', fileBytes: -3, nCtx: 10 }, openai: { model: 7 } }) }));
+    expect(odd.kind).toBe('oracle');
+    expect(odd.wllama).toMatchObject({ source: 'file', fileBytes: 0, nCtx: 256 });
+    expect(odd.openai.model).toBe(DEFAULT_CHOICE.openai.model);
+  });
+
+  it('turns a complete choice into a spec and an incomplete one into an error in words', () => {
+    const base = structuredClone(DEFAULT_CHOICE);
+    expect(choiceSpec(base, 0.1, 0.2)).toEqual({ spec: 'oracle:0.1,0.2' });
+    expect(choiceSpec({ ...base, kind: 'webllm' })).toEqual({ error: expect.stringMatching(/No WebLLM model is picked/) });
+    expect(choiceSpec({ ...base, kind: 'webllm', webllm: { modelId: 'SmolLM2-360M-Instruct-q4f32_1-MLC' } }))
+      .toEqual({ spec: 'webllm:SmolLM2-360M-Instruct-q4f32_1-MLC' });
+    expect(choiceSpec({ ...base, kind: 'wllama' })).toEqual({ error: expect.stringMatching(/No GGUF file is picked/) });
+    expect(choiceSpec({ ...base, kind: 'wllama', wllama: { ...base.wllama, fileName: 'stories260K.gguf' } })).toEqual({ spec: 'wllama:file:stories260K.gguf' });
+    expect(choiceSpec({ ...base, kind: 'wllama', wllama: { ...base.wllama, source: 'url', url: 'https://x.org/a.txt' } }))
+      .toEqual({ error: expect.stringMatching(/does not end in \.gguf/) });
+    expect(choiceSpec({ ...base, kind: 'openai', openai: { baseUrl: 'http://127.0.0.1:11434/v1/', model: 'qwen' } }))
+      .toEqual({ spec: 'openai:http://127.0.0.1:11434/v1#qwen' });
+    expect(choiceSpec({ ...base, kind: 'openai', openai: { baseUrl: '', model: 'qwen' } })).toEqual({ error: expect.stringMatching(/base URL and a model/) });
+  });
+});
+
+describe('progress and time left', () => {
+  it('extrapolates the time left from the progress so far', () => {
+    expect(etaSeconds(0.25, 10)).toBeCloseTo(30);
+    expect(etaSeconds(0.005, 10)).toBeUndefined();
+    expect(etaSeconds(0.5, undefined)).toBeUndefined();
+    expect(etaSeconds(1, 12)).toBe(0);
+  });
+
+  it('formats durations and progress lines', () => {
+    expect(formatDuration(42.4)).toBe('42 s');
+    expect(formatDuration(185)).toBe('3 min 05 s');
+    expect(formatDuration(3720)).toBe('1 h 02 min');
+    expect(formatDuration(undefined)).toBe('');
+    expect(progressLine({ progress: 0.372, text: 'Fetching param cache[3/20]', eta: 65 })).toBe('37% — Fetching param cache[3/20] — 1 min 05 s left');
+    expect(progressLine({ progress: 0.01, text: 'Start', eta: undefined })).toBe('1% — Start — estimating time left…');
+    expect(progressLine({ progress: 1, text: 'Ready', eta: 0 })).toBe('100% — Ready — done');
+  });
+});
+
+describe('errors in words', () => {
+  it('names the fix for an exceeded quota and blocked storage', () => {
+    const quota = Object.assign(new Error('The quota has been exceeded.'), { name: 'QuotaExceededError' });
+    expect(storageErrorText(quota, 'Storing x.gguf')).toMatch(/^Storing x\.gguf failed: the browser's storage quota .* exceeded\. Free space by deleting cached models/);
+    const blocked = Object.assign(new Error('denied'), { name: 'SecurityError' });
+    expect(storageErrorText(blocked, 'Storing')).toMatch(/does not allow site storage/);
+    expect(storageErrorText(new Error('boom'), 'Storing')).toBe('Storing failed: boom');
+  });
+
+  it('says when WebGPU or shader-f16 is missing, and nothing when all is well', () => {
+    expect(webGpuNotice({ available: false, reason: 'No adapter.', features: { shaderF16: false }, adapter: null }))
+      .toMatch(/^No WebGPU here: No adapter\. WebLLM cannot run; use wllama/);
+    expect(webGpuNotice({ available: true, features: { shaderF16: false }, adapter: { isFallbackAdapter: true } }))
+      .toMatch(/no shader-f16, so only q4f32 models.*software adapter/);
+    expect(webGpuNotice({ available: true, features: { shaderF16: true }, adapter: { isFallbackAdapter: false } })).toBe('');
+    expect(webGpuNotice(null)).toBe('');
+  });
+
+  it('keeps OPFS file names safe', () => {
+    expect(safeFileName('a/b\\c.gguf')).toBe('a_b_c.gguf');
+    expect(safeFileName('..')).toBe('model.gguf');
+    expect(safeFileName(' tiny.gguf ')).toBe('tiny.gguf');
+  });
+});
+
+describe('the connection test', () => {
+  const PAGE = 'http://127.0.0.1:5173';
+  const ok = (body: unknown, status = 200) => new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const completion = { choices: [{ message: { role: 'assistant', content: 'OK' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 1 } };
+
+  it('reports latency and tokens of a tiny chat request', async () => {
+    const seen: { url: string; body: Record<string, unknown>; auth: string | null }[] = [];
+    const fetch = (async (url: string, init: RequestInit) => {
+      seen.push({ url, body: JSON.parse(String(init.body)), auth: new Headers(init.headers).get('authorization') });
+      return ok(completion);
+    }) as unknown as typeof globalThis.fetch;
+    let t = 0;
+    const report = await testOpenAiConnection({ baseUrl: 'http://127.0.0.1:9/v1/', model: 'tiny', apiKey: 'sk-1', fetch, pageOrigin: PAGE, now: () => (t += 40) });
+    expect(report).toMatchObject({ ok: true, ms: 40, reply: 'OK' });
+    expect(report.text).toBe('Connected: tiny at http://127.0.0.1:9/v1 answered in 40 ms (12 prompt + 1 answer tokens).');
+    expect(seen).toHaveLength(1);
+    expect(seen[0].url).toBe('http://127.0.0.1:9/v1/chat/completions');
+    expect(seen[0].body).toMatchObject({ model: 'tiny', max_tokens: 8 });
+    expect(seen[0].auth).toBe('Bearer sk-1');
+  });
+
+  it('names a wrong key (401) and a body that is not JSON', async () => {
+    const unauthorized = (async () => ok({ error: { message: 'Invalid API key' } }, 401)) as unknown as typeof fetch;
+    const a = await testOpenAiConnection({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', fetch: unauthorized, pageOrigin: PAGE });
+    expect(a.ok).toBe(false);
+    expect(a.text).toMatch(/refused the request \(401.*Invalid API key.*API key is missing or wrong/);
+    const html = (async () => new Response('<!doctype html><p>hello', { status: 200 })) as unknown as typeof fetch;
+    const b = await testOpenAiConnection({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', fetch: html, pageOrigin: PAGE });
+    expect(b).toMatchObject({ ok: false, code: 'bad-response' });
+    expect(b.text).toMatch(/not JSON/);
+  });
+
+  it('tells a CORS refusal from a refused connection with a no-cors probe', async () => {
+    const modes: (string | undefined)[] = [];
+    const corsRefused = (async (_url: string, init: RequestInit) => {
+      modes.push(init.mode);
+      if (init.mode === 'no-cors') return new Response(null, { status: 200 });
+      throw new TypeError('Failed to fetch');
+    }) as unknown as typeof fetch;
+    const a = await testOpenAiConnection({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'm', fetch: corsRefused, pageOrigin: PAGE });
+    expect(a).toMatchObject({ ok: false, code: 'cors-refused' });
+    expect(a.text).toMatch(/^CORS refused: a server is running at http:\/\/127\.0\.0\.1:11434, but it does not allow requests from this page \(http:\/\/127\.0\.0\.1:5173\)/);
+    expect(a.text).toMatch(/OLLAMA_ORIGINS=http:\/\/127\.0\.0\.1:5173/);
+    expect(modes).toEqual([undefined, 'no-cors']);
+
+    const refused = (async () => { throw new TypeError('Failed to fetch'); }) as unknown as typeof fetch;
+    const b = await testOpenAiConnection({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', fetch: refused, pageOrigin: PAGE });
+    expect(b).toMatchObject({ ok: false, code: 'connection-refused' });
+    expect(b.text).toMatch(/^Connection refused: nothing is listening at http:\/\/127\.0\.0\.1:1\. Start an OpenAI-compatible server/);
+  });
+
+  it('refuses a base URL that is not http(s) before sending anything', async () => {
+    const report = await testOpenAiConnection({ baseUrl: 'localhost:11434', model: 'm', fetch: (() => { throw new Error('no'); }) as unknown as typeof fetch, pageOrigin: PAGE });
+    expect(report.ok).toBe(false);
+    expect(report.text).toMatch(/is not an http\(s\) base URL/);
+  });
+});
