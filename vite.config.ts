@@ -31,6 +31,8 @@ export default defineConfig({
           // The served app in Chromium through Playwright (the dev server is started by the test).
           name: 'e2e', environment: 'node',
           include: ['tests/e2e/**/*.e2e.test.ts'],
+          // One production build for all app tests (served with vite preview by tests/e2e/harness.ts).
+          globalSetup: ['tests/e2e/build-app.ts'],
           testTimeout: 120_000, hookTimeout: 120_000,
         },
       },

@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page, Response } from 'playwright';
-import { SHOTS, startBuiltApp, type BuiltAppHarness } from './harness';
+import { SHOTS, startApp, type AppHarness } from './harness';
 
-let app: BuiltAppHarness;
+let app: AppHarness;
 
 beforeAll(async () => {
-  app = await startBuiltApp('dreamgym-e2e-offline-');
+  app = await startApp('dreamgym-e2e-offline-');
 }, 120_000);
 
 afterAll(async () => {
