@@ -18,9 +18,6 @@ const errors: string[] = [];
 beforeAll(async () => {
   app = await startApp('dreamgym-e2e-compare-');
   ({ context, baseUrl } = app);
-  // Other engineers edit src/ while this runs: Vite's HMR socket would reload the page mid-run and
-  // lose the run in flight. The page gets a socket that never hears from the dev server.
-  await context.routeWebSocket(/./, () => { /* not connected to the server */ });
   page = await context.newPage();
   page.on('pageerror', (e) => errors.push(e.message));
 }, 120_000);

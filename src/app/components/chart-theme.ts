@@ -1,0 +1,35 @@
+/**
+ * What the uPlot charts share: colours read from the app's CSS variables, the base options
+ * (axes, grid, legend, cursor) and a counter that changes with the colour theme (the header's
+ * toggle sets data-theme on <html>, or the system preference flips), so a chart's mount effect
+ * that reads it rebuilds with the new palette.
+ */
+import type uPlot from 'uplot';
+
+export function cssVar(name: string, fallback: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
+
+/** Starts watching the theme (call from a component's $effect; returns the cleanup). */
+export function watchTheme(onChange: () => void): () => void {
+  const observer = new MutationObserver(onChange);
+  observer.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+  const media = matchMedia('(prefers-color-scheme: dark)');
+  media.addEventListener('change', onChange);
+  return () => { observer.disconnect(); media.removeEventListener('change', onChange); };
+}
+
+export const formatValue = (_u: uPlot, v: number | null): string => (v === null || v === undefined ? '—' : Number(v).toFixed(3));
+
+/** Options every chart starts from: iteration on x, the theme's axis and grid colours, a live legend, no drag-zoom. */
+export function baseChartOptions(width: number, height: number, range?: [number, number]): Omit<uPlot.Options, 'series'> {
+  const fg = cssVar('--fg', '#1d1f21'), line = cssVar('--line', '#d9dcdf');
+  const axis = { stroke: fg, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
+  return {
+    width: Math.max(240, width), height,
+    scales: { x: { time: false }, ...(range ? { y: { range } } : {}) },
+    legend: { live: true },
+    cursor: { drag: { x: false, y: false } },
+    axes: [{ ...axis, label: 'iteration', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000] }, { ...axis, size: 56 }],
+  };
+}
