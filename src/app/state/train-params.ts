@@ -30,6 +30,10 @@ export interface TrainParams {
   /** Curriculum task generator on, and its cap λ on the share of synthetic tasks. */
   curriculum: boolean;
   lambda: number;
+  /** Curriculum groups: each task's rollouts, or clusters of similar tasks (the paper's PPO grouping). */
+  grouping: 'task' | 'cluster';
+  /** Where variations come from: mutateTask, the LLM (dream-only tasks), or both. */
+  variations: 'procedural' | 'llm' | 'both';
   /** Retrieved examples per dreamed step (0 = the no-retrieval ablation). */
   k: number;
   /** History steps in the prompt (0 = the no-history ablation). */
@@ -59,7 +63,7 @@ export function paramsForPreset(preset: string, keep: Partial<TrainParams> = {})
   return {
     env: p.env, preset: p.preset, mode: p.mode, algo: p.algo, seed: p.seed, epsR: 0.1, epsP: 0.1,
     tasks: p.tasksPerIteration, group: p.groupSize, iterations: p.iterations, evalEvery: p.evalInterval,
-    evalEpisodes: p.evalEpisodes, backend: '', llm: '', curriculum: p.curriculum, lambda: p.lambda, k: p.retrievalK,
+    evalEpisodes: p.evalEpisodes, backend: '', llm: '', curriculum: p.curriculum, lambda: p.lambda, grouping: p.curriculumGrouping, variations: p.curriculumVariations, k: p.retrievalK,
     history: p.historyLength, reasoning: p.reasoning, prior: p.llmPrior, answerTokens: 400, retries: 2, ...keep,
   };
 }
@@ -123,6 +127,8 @@ export function paramsFromQuery(query: string): TrainParams {
     llm: engineParam(q.get('llm')),
     curriculum: pick(flag(q.get('curriculum')), base.curriculum),
     lambda: pick(num(q.get('lambda'), 0, 1), base.lambda),
+    grouping: q.get('grouping') === 'cluster' ? 'cluster' : q.get('grouping') === 'task' ? 'task' : base.grouping,
+    variations: (['procedural', 'llm', 'both'] as const).find((v) => v === q.get('variations')) ?? base.variations,
     k: pick(int(q.get('k'), 0, 64), base.k),
     history: pick(int(q.get('history'), 0, 100), base.history),
     reasoning: pick(flag(q.get('reasoning')), base.reasoning),
@@ -142,6 +148,8 @@ export function paramsToQuery(p: TrainParams): string {
   if (p.llm) q.set('llm', p.llm);
   q.set('curriculum', p.curriculum ? '1' : '0');
   q.set('lambda', String(p.lambda));
+  q.set('grouping', p.grouping);
+  q.set('variations', p.variations);
   q.set('k', String(p.k));
   q.set('history', String(p.history));
   q.set('reasoning', p.reasoning ? '1' : '0');
@@ -156,7 +164,9 @@ export function configFromParams(p: TrainParams): TrainConfig {
   return validateConfig({
     ...getPreset(p.preset), mode: p.mode, algo: p.algo, seed: p.seed, llm: llmSpec(p),
     tasksPerIteration: p.tasks, groupSize: p.group, iterations: p.iterations, evalInterval: p.evalEvery,
-    evalEpisodes: p.evalEpisodes, curriculum: p.curriculum, lambda: p.lambda, retrievalK: p.k, historyLength: p.history,
+    evalEpisodes: p.evalEpisodes, curriculum: p.curriculum, lambda: p.lambda, curriculumGrouping: p.grouping,
+    // LLM variations need a language model and a dream (the form greys the choice out otherwise).
+    curriculumVariations: p.llm && p.mode !== 'real' ? p.variations : 'procedural', retrievalK: p.k, historyLength: p.history,
     reasoning: p.reasoning, llmPrior: p.prior,
   } as unknown as Record<string, unknown>);
 }

@@ -24,7 +24,7 @@ import type { ChatModel } from '../../core/llm/types';
 import { WebLlmChatModel } from '../../core/llm/webllm';
 import { WllamaChatModel } from '../../core/llm/wllama';
 import type { TrainConfig } from '../../core/train/config';
-import { createActionPrior, createExperienceModel } from '../../core/train/experience';
+import { createActionPrior, createExperienceModel, createTaskGenerator } from '../../core/train/experience';
 import type { TrainerDeps } from '../../core/train/loop';
 import { parseEngineSpec, type EngineSpec } from '../state/engine';
 import { openModelFile } from './llm-files';
@@ -110,5 +110,8 @@ export async function trainerDeps(config: TrainConfig, runtime: EngineRuntime = 
     });
   }
   if (config.llmPrior) deps.prior = createActionPrior(config, { chat });
+  // LLM-written curriculum variations (dream-only tasks), when the run asks for them.
+  const taskGenerator = createTaskGenerator(config, { chat });
+  if (taskGenerator) deps.taskGenerator = taskGenerator;
   return deps;
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
 import { ALGORITHMS, MODES, getPreset, presetNames, validateConfig, type TrainConfig } from '../../core/train/config';
 import { Trainer, type TrainerDeps } from '../../core/train/loop';
-import { createActionPrior, createExperienceModel } from '../../core/train/experience';
+import { createActionPrior, createExperienceModel, createTaskGenerator } from '../../core/train/experience';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { FolderBufferStore } from '../../core/buffer/stores/folder';
 import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
@@ -20,7 +20,7 @@ import { printJsonLast, progressBar, round } from '../output';
 export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
-  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--out DIR] [--resume] [--json]',
+  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: { type: 'string', description: 'where experience comes from', choices: MODES, default: 'real' },
@@ -101,6 +101,7 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
     preset: trainer.config.preset, mode: trainer.config.mode, algo: trainer.config.algo, seed: trainer.config.seed,
     real_steps: trainer.realSteps, dream_steps: trainer.dreamSteps, iterations: trainer.iteration,
     ...(trainer.config.mode !== 'real' ? { llm: trainer.config.llm, experience_model: deps.experienceModel?.label, invalid_rate: round(invalidRate(metricsPath), 4) } : {}),
+    ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
     wall_seconds: round((performance.now() - started) / 1000, 1), backend: backend.backend, out,
   };
@@ -123,6 +124,8 @@ function invalidRate(metricsPath: string): number {
 async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDeps> {
   const apiKey = process.env.DREAMGYM_API_KEY ?? process.env.OPENAI_API_KEY;
   const prior = createActionPrior(config, { apiKey });
+  // LLM-written curriculum variations (--set curriculumVariations=llm|both): dream-only tasks.
+  const taskGenerator = createTaskGenerator(config, { apiKey });
   if (config.mode === 'real') return prior ? { prior } : {};
   mkdirSync(out, { recursive: true });
   const buffer = new ReplayBuffer(await FolderBufferStore.open(join(out, 'buffer')));
@@ -133,7 +136,7 @@ async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDep
       await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
     }
   }
-  return { buffer, experienceModel: createExperienceModel(config, { buffer, apiKey }), now: () => Date.now(), ...(prior ? { prior } : {}) };
+  return { buffer, experienceModel: createExperienceModel(config, { buffer, apiKey }), now: () => Date.now(), ...(prior ? { prior } : {}), ...(taskGenerator ? { taskGenerator } : {}) };
 }
 
 function roundAll(metrics: Record<string, number>): Record<string, number | null> {
@@ -158,7 +161,10 @@ export async function runEval(args: ParsedArgs): Promise<void> {
   await initBackend(o.backend);
   const state = await new FolderCheckpointStore(join(o.run, 'checkpoint')).load();
   if (!state) throw new Error(`No checkpoint in ${join(o.run, 'checkpoint')}: train first, or check the folder.`);
-  const trainer = await Trainer.restore(state);
+  // Evaluation plays the real env with the policy (and its LLM prior, if it trained with one):
+  // no dream and no task generation, so a dream or s2r checkpoint restores as a real-mode trainer.
+  const asReal = { mode: 'real', curriculumVariations: 'procedural' } as const;
+  const trainer = await Trainer.restore(state, asReal, await trainerDeps({ ...state.config, ...asReal }, o.run));
   const evaluation = await trainer.evaluate(o.episodes);
   trainer.dispose();
   const result = { run: o.run, preset: state.config.preset, algo: state.config.algo, iteration: state.iteration,

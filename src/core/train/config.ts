@@ -29,6 +29,15 @@ export interface TrainConfig {
   lambda: number;
   /** Curriculum: seed tasks taken per iteration (top-m by reward variance). */
   curriculumSeeds: number;
+  /** Curriculum groups: each task's rollouts ('task'), or k-means clusters of similar tasks ('cluster', the paper's PPO grouping). */
+  curriculumGrouping: 'task' | 'cluster';
+  /** Curriculum: k of the task clustering (0 = round(√tasks per iteration)). */
+  curriculumClusters: number;
+  /**
+   * Curriculum: where variations come from: 'procedural' (mutateTask, validated by the expert
+   * solver), 'llm' (written by the LLM: dream-only tasks, so not in 'real' mode) or 'both'.
+   */
+  curriculumVariations: 'procedural' | 'llm' | 'both';
   /** Experience model: retrieved transitions shown per dreamed step (0 = the no-retrieval ablation). */
   retrievalK: number;
   /** Experience model: history steps shown (0 = the no-history ablation). */
@@ -80,7 +89,7 @@ export interface TrainConfig {
 }
 
 const BASE: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
-  mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4,
+  mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4, curriculumGrouping: 'task', curriculumClusters: 0, curriculumVariations: 'procedural',
   retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
   learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
   valueCoef: 0.5, updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
@@ -115,6 +124,8 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   mode: { kind: 'choice', values: MODES }, algo: { kind: 'choice', values: ALGORITHMS },
   llm: { kind: 'string' }, s2rRealFraction: { kind: 'number', min: 0.001, max: 1 }, curriculum: { kind: 'boolean' },
   lambda: { kind: 'number', min: 0, max: 1 }, curriculumSeeds: { kind: 'int', min: 0, max: 4096 },
+  curriculumGrouping: { kind: 'choice', values: ['task', 'cluster'] }, curriculumClusters: { kind: 'int', min: 0, max: 4096 },
+  curriculumVariations: { kind: 'choice', values: ['procedural', 'llm', 'both'] },
   retrievalK: { kind: 'int', min: 0, max: 64 }, historyLength: { kind: 'int', min: 0, max: 100 }, reasoning: { kind: 'boolean' },
   llmPrior: { kind: 'boolean' },
   seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 }, difficulty: { kind: 'number', min: 0, max: 1 },
@@ -130,6 +141,16 @@ const RULES: Record<keyof TrainConfig, Rule> = {
 };
 
 /** Validates a (possibly user-edited) config; throws a ConfigError listing every bad field. */
+/**
+ * A saved config (checkpoint, run list) written before a setting existed, completed with the
+ * setting's default so older checkpoints keep loading; present values are kept as they are.
+ */
+export function withDefaults(config: Partial<TrainConfig>): TrainConfig {
+  const filled: Record<string, unknown> = { ...config };
+  for (const [key, value] of Object.entries(BASE)) if (filled[key] === undefined) filled[key] = value;
+  return filled as unknown as TrainConfig;
+}
+
 export function validateConfig(config: Record<string, unknown>): TrainConfig {
   const problems: string[] = [];
   for (const key of Object.keys(config)) {
@@ -149,6 +170,10 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
       if (!ok) problems.push(`'${key}' must be ${rule.kind === 'int' ? 'an integer' : 'a number'} in ${rule.min}..${rule.max}; got ${JSON.stringify(value)}`);
       else if ((value as number) < rule.min || (value as number) > rule.max) problems.push(`'${key}' must be within ${rule.min}..${rule.max}; got ${value}`);
     }
+  }
+  if (config.mode === 'real' && (config.curriculumVariations === 'llm' || config.curriculumVariations === 'both')) {
+    problems.push(`'curriculumVariations' ${config.curriculumVariations} writes dream-only tasks (no real env can play an LLM-written task), ` +
+      "but mode 'real' has no dream phase; use mode dream or s2r (s2r plays them in its dream phase only), or curriculumVariations=procedural");
   }
   if (problems.length) throw new ConfigError(`Invalid training config:\n- ${problems.join('\n- ')}`);
   return config as unknown as TrainConfig;

@@ -12,6 +12,7 @@ import { parseLlmSpec } from '../llm/spec';
 import type { ChatModel } from '../llm/types';
 import { LlmActionPrior } from '../policy/llm-prior';
 import type { ActionPrior } from '../policy/policy';
+import { LlmTaskGenerator, type LlmTaskGeneratorOptions } from '../curriculum/llm-variations';
 import { ConfigError, type TrainConfig } from './config';
 
 export interface ExperienceModelDeps {
@@ -46,4 +47,25 @@ export function createActionPrior(config: TrainConfig, deps: ExperienceModelDeps
   }
   const chat = deps.chat ?? new OpenAiChatModel({ baseUrl: (spec as { baseUrl: string }).baseUrl, model: (spec as { model: string }).model, apiKey: deps.apiKey });
   return new LlmActionPrior(chat);
+}
+
+/** Whether a config asks the LLM for curriculum variations (curriculum on, source 'llm' or 'both'). */
+export function wantsLlmVariations(config: TrainConfig): boolean {
+  return config.curriculum && (config.curriculumVariations === 'llm' || config.curriculumVariations === 'both');
+}
+
+/**
+ * The curriculum's LLM task generator when the config asks for LLM variations (undefined
+ * otherwise). The noisy oracle is a copy of the real env, not a language model: it cannot write
+ * tasks, so asking for LLM variations with it is a config error.
+ */
+export function createTaskGenerator(config: TrainConfig, deps: ExperienceModelDeps & { generator?: LlmTaskGeneratorOptions } = {}): LlmTaskGenerator | undefined {
+  if (!wantsLlmVariations(config)) return undefined;
+  const spec = parseLlmSpec(config.llm);
+  if (spec.kind === 'oracle' && !deps.chat) {
+    throw new ConfigError(`'curriculumVariations' ${config.curriculumVariations} needs a language model to write tasks, but llm is '${config.llm}' ` +
+      '(the noisy oracle cannot generate tasks). Use --llm openai:BASE_URL#MODEL, or curriculumVariations=procedural.');
+  }
+  const chat = deps.chat ?? new OpenAiChatModel({ baseUrl: (spec as { baseUrl: string }).baseUrl, model: (spec as { model: string }).model, apiKey: deps.apiKey });
+  return new LlmTaskGenerator(chat, { seed: config.seed, ...deps.generator });
 }

@@ -16,7 +16,9 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
 import type { Observation, Task } from '../types';
 import type { Env, EnvDefinition } from '../envs/env';
-import { Curriculum, type CurriculumState, type GroupOutcome } from '../curriculum/curriculum';
+import { Curriculum, isDreamOnly, type CurriculumState, type GroupOutcome } from '../curriculum/curriculum';
+import type { LlmTaskGenerator } from '../curriculum/llm-variations';
+import { ExperienceModelError } from '../experience/types';
 import type { ExperienceModel } from '../experience/types';
 import { makeDreamEnv, type DreamStepInfo } from '../experience/dream-env';
 import type { ReplayBuffer } from '../buffer/buffer';
@@ -28,7 +30,7 @@ import { makeOptimizer, type PolicyStep, type UpdateMetrics } from '../rl/batch'
 import { grpoUpdate } from '../rl/grpo';
 import { ppoUpdate } from '../rl/ppo';
 import { reinforceUpdate } from '../rl/reinforce';
-import { validateConfig, type TrainConfig } from './config';
+import { validateConfig, withDefaults, type TrainConfig } from './config';
 import { evaluatePolicy, type EvalResult } from './evaluate';
 import type { EpisodeTrace, TraceStep } from './trace';
 
@@ -80,6 +82,11 @@ export interface TrainerDeps {
   onEpisodes?: (episodes: EpisodeTrace[], phase: Phase, iteration: number) => void | Promise<void>;
   /** Run id of the buffer records (default `preset/mode/algo/seed`; the page gives each run its own). */
   runId?: string;
+  /**
+   * Writes curriculum variations with an LLM (config.curriculumVariations 'llm' or 'both'; build
+   * it with createTaskGenerator(config)). Its tasks are dream-only: never played in a real env.
+   */
+  taskGenerator?: LlmTaskGenerator;
 }
 
 interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> { observation: string; admissible: string[]; next: Observation }
@@ -119,7 +126,12 @@ export class Trainer {
     this.curriculum = this.config.curriculum ? new Curriculum(this.definition, {
       lambda: this.config.lambda, seedsPerIteration: this.config.curriculumSeeds, difficulty: this.config.difficulty,
       taskPool: this.config.taskPool, seed: this.config.seed, enabled: true,
+      grouping: this.config.curriculumGrouping, clusters: this.config.curriculumClusters,
+      variations: this.config.curriculumVariations ?? 'procedural',
     }) : null;
+    if (this.curriculum?.usesLlm && !deps.taskGenerator) {
+      throw new Error(`config.curriculumVariations is '${this.config.curriculumVariations}' but no task generator was given: build one with createTaskGenerator(config) (it needs an LLM, not the oracle).`);
+    }
     if (this.config.llmPrior && !deps.prior) {
       throw new Error("config.llmPrior is on but no prior was given: build one with createActionPrior(config) (it needs an LLM, not the oracle).");
     }
@@ -178,16 +190,30 @@ export class Trainer {
 
     // ---- TASKS: the curriculum's batch (≤ λ synthetic), or the fixed pool ------------------------
     const batchTasks = this.curriculum
-      ? this.curriculum.nextBatch(iteration, config.tasksPerIteration).tasks
+      ? this.curriculum.nextBatch(iteration, config.tasksPerIteration, { realEnv: phase === 'real' }).tasks
       : Array.from({ length: config.tasksPerIteration }, () => this.task(taskRng.int(0, config.taskPool - 1)));
+    // Dream-only tasks (LLM-written: no spec) never reach a real env, whatever queued them.
+    if (phase === 'real') {
+      for (let t = 0; t < batchTasks.length; t++) if (isDreamOnly(batchTasks[t])) batchTasks[t] = this.task(taskRng.int(0, config.taskPool - 1));
+    }
 
     // ---- ROLLOUTS: tasksPerIteration tasks × groupSize episodes, stepped together ----------------
     const episodes: RunningEpisode[] = [];
+    let llmStartFailed = 0;
     for (let t = 0; t < batchTasks.length; t++) {
-      const task = batchTasks[t];
+      let task = batchTasks[t];
       for (let g = 0; g < config.groupSize; g++) {
         const env = this.envFor(phase, episodes.length);
-        const obs = await env.reset({ seed: task.seed ?? 0, task });
+        let obs: Observation;
+        try {
+          obs = await env.reset({ seed: task.seed ?? 0, task });
+        } catch (error) {
+          // The experience model wrote no usable first state for an LLM task: a pool task plays instead.
+          if (g > 0 || phase !== 'dream' || !isDreamOnly(task) || !(error instanceof ExperienceModelError)) throw error;
+          task = batchTasks[t] = this.task(taskRng.int(0, config.taskPool - 1));
+          llmStartFailed++;
+          obs = await env.reset({ seed: task.seed ?? 0, task });
+        }
         episodes.push({ env, task, obs, episodeId: `${iteration}/${t}/${g}`, groupId: `${iteration}/${t}`, steps: [], actions: [], done: false, return: 0, success: false, record: [] });
       }
     }
@@ -257,6 +283,9 @@ export class Trainer {
         groups.push({ task: batchTasks[t], successes: group.filter((e) => e.success).length, rollouts: group.length });
       }
       this.curriculum.record(iteration, groups);
+      // LLM variations of this iteration's seeds (dream phases only: a real phase cannot play them).
+      if (this.curriculum.usesLlm && phase === 'dream' && this.deps.taskGenerator) await this.curriculum.generateLlmVariations(iteration, this.deps.taskGenerator);
+      else { this.curriculum.lastLlmQueued = 0; this.curriculum.lastLlmInvalid = 0; }
     }
 
     // ---- UPDATE ----------------------------------------------------------------------------------
@@ -280,6 +309,11 @@ export class Trainer {
       ...(this.curriculum ? {
         'curriculum/mean_variance': this.curriculum.lastMeanVariance,
         'curriculum/synthetic_share': this.curriculum.lastSyntheticShare,
+        ...(this.curriculum.usesLlm ? {
+          'curriculum/llm_variations': this.curriculum.lastLlmQueued,
+          'curriculum/llm_invalid': this.curriculum.lastLlmInvalid,
+          'curriculum/llm_start_failed': llmStartFailed,
+        } : {}),
       } : {}),
     };
     this.iteration = iteration;
@@ -361,7 +395,7 @@ export class Trainer {
     if (state.format !== 'dreamgym-checkpoint/1') {
       throw new CheckpointMismatchError(`Not a DreamGym checkpoint (format '${String(state.format)}'); expected 'dreamgym-checkpoint/1'.`);
     }
-    const trainer = new Trainer({ ...state.config, ...overrides }, deps);
+    const trainer = new Trainer(withDefaults({ ...state.config, ...overrides }), deps);
     try {
       trainer.policy.setWeights(state.policy);
     } catch (error) {

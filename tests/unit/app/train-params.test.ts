@@ -9,11 +9,11 @@ describe('Train settings in the URL', () => {
     const p: TrainParams = {
       ...DEFAULT_PARAMS, preset: 'household-easy', env: 'household-v0', mode: 'dream', algo: 'ppo', seed: 7, epsR: 0.2, epsP: 0.05,
       tasks: 1, group: 2, iterations: 3, evalEvery: 0, evalEpisodes: 5, backend: 'cpu', llm: 'wllama:file:stories260K.gguf',
-      curriculum: true, lambda: 0.4, k: 0, history: 2, reasoning: false, prior: true, answerTokens: 96, retries: 0,
+      curriculum: true, lambda: 0.4, grouping: 'cluster', variations: 'both', k: 0, history: 2, reasoning: false, prior: true, answerTokens: 96, retries: 0,
     };
     const query = paramsToQuery(p);
     expect(query).toMatch(/^preset=household-easy&mode=dream&algo=ppo&seed=7&/);
-    expect(query).toMatch(/llm=wllama%3Afile%3Astories260K.gguf&curriculum=1&lambda=0.4&k=0&history=2&reasoning=0&prior=1&tokens=96&retries=0$/);
+    expect(query).toMatch(/llm=wllama%3Afile%3Astories260K.gguf&curriculum=1&lambda=0.4&grouping=cluster&variations=both&k=0&history=2&reasoning=0&prior=1&tokens=96&retries=0$/);
     expect(paramsFromQuery(query)).toEqual(p);
   });
 

@@ -107,4 +107,14 @@ describe('dreamgym CLI', () => {
     expect(await main(['buffer', 'stats', '--dir', bufferDir, '--json'])).toBe(0);
     expect(lastJson()).toMatchObject({ transitions: 0 });
   });
+
+  it('evaluates a dream run in the real env, as its own final evaluation did', async () => {
+    const run = join(dir, 'dream-eval');
+    expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', 'oracle:0,0', '--seed', '2',
+      '--set', 'iterations=2,tasksPerIteration=2,groupSize=2,finalEvalEpisodes=20', '--out', run, '--json'])).toBe(0);
+    const trained = lastJson();
+    expect(trained).toMatchObject({ mode: 'dream', real_steps: 0 });
+    expect(await main(['eval', '--run', run, '--episodes', '20', '--json'])).toBe(0);
+    expect(lastJson().eval).toEqual(trained.eval);
+  });
 });
