@@ -32,10 +32,11 @@
  * iteration, seed task id); the same scripted answers give the same tasks.
  */
 import { hashString, Rng } from '../rng';
-import type { ChatMessage, ChatModel, ChatResult } from '../llm/types';
+import type { ChatModel } from '../llm/types';
 import type { Task } from '../types';
 import { bound, builtInDomainCard, collapse, type DomainCard } from '../experience/domain-card';
-import { extractJson, type ParseOutcome } from '../experience/reasoning-model';
+import { askJson, type Asked, type JsonPrompt, type ParseOutcome } from '../experience/ask-json';
+import { extractJson } from '../experience/reasoning-model';
 
 export type VariationDirection = 'harder' | 'easier';
 
@@ -255,7 +256,6 @@ export function parseSelectionAnswer(text: string, candidates: number, keep: num
 // The generator
 // =============================================================================================
 
-interface Settled<T> { value?: T; raw: string; reason?: string }
 
 export class LlmTaskGenerator {
   readonly candidates: number;
@@ -309,7 +309,7 @@ export class LlmTaskGenerator {
   }
 
   /** The variation prompt of one seed (exposed for inspection and tests). */
-  variationPrompt(seed: VariationSeed, examples: readonly string[] = []): { messages: ChatMessage[]; jsonSchema: Record<string, unknown> } {
+  variationPrompt(seed: VariationSeed, examples: readonly string[] = []): JsonPrompt {
     const card = this.cardFor(seed.task.env);
     const direction = LlmTaskGenerator.direction(seed);
     const p = seed.rollouts > 0 ? seed.successes / seed.rollouts : 0;
@@ -341,7 +341,7 @@ export class LlmTaskGenerator {
   }
 
   /** The selection prompt: the seed, the direction and the numbered candidates. */
-  selectionPrompt(seed: VariationSeed, shown: readonly Candidate[]): { messages: ChatMessage[]; jsonSchema: Record<string, unknown> } {
+  selectionPrompt(seed: VariationSeed, shown: readonly Candidate[]): JsonPrompt {
     const card = this.cardFor(seed.task.env);
     const direction = LlmTaskGenerator.direction(seed);
     const keep = Math.min(this.keep, shown.length);
@@ -445,45 +445,23 @@ export class LlmTaskGenerator {
     return null;
   }
 
-  private recordInvalid(iteration: number, seedTaskId: string, step: InvalidAnswer['step'], settled: Settled<unknown>): void {
+  private recordInvalid(iteration: number, seedTaskId: string, step: InvalidAnswer['step'], settled: Asked<unknown>): void {
     this.stats.invalidAnswers++;
     this.invalidLog.push({ iteration, seedTaskId, step, reason: settled.reason ?? 'no usable answer', raw: bound(settled.raw, 800) });
     if (this.invalidLog.length > this.invalidLogSize) this.invalidLog.splice(0, this.invalidLog.length - this.invalidLogSize);
   }
 
-  /** Calls the model with bounded retries until `check` accepts an answer (reasoning-model.ts's loop). */
-  private async ask<T>(prompt: { messages: ChatMessage[]; jsonSchema: Record<string, unknown> }, maxTokens: number, temperature: number,
-    seed: number, check: (text: string) => ParseOutcome<T>, signal?: AbortSignal): Promise<Settled<T> & { candidates: number }> {
-    let messages = prompt.messages;
-    let raw = '';
-    let reason = '';
+  /** Calls the model with bounded retries until `check` accepts an answer (ask-json.ts), counting calls and tokens. */
+  private async ask<T>(prompt: JsonPrompt, maxTokens: number, temperature: number, seed: number,
+    check: (text: string) => ParseOutcome<T>, signal?: AbortSignal): Promise<Asked<T> & { candidates: number }> {
     let candidates = 0;
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      if (attempt > 0) this.stats.retries++;
-      const result: ChatResult = await this.chat.complete({ messages, maxTokens, temperature, seed: seed + attempt, jsonSchema: prompt.jsonSchema }, signal);
-      this.stats.calls++;
-      this.stats.promptTokens += result.usage.promptTokens;
-      this.stats.completionTokens += result.usage.completionTokens;
-      raw = result.text;
-      let feedback: string;
-      if (result.finishReason === 'length') {
-        reason = `length cut-off at ${maxTokens} tokens`;
-        feedback = 'That answer was cut off at the token limit. Answer again, shorter: JSON only.';
-        maxTokens = Math.ceil(maxTokens * 1.5);
-      } else if (result.finishReason === 'abort' || result.finishReason === 'error') {
-        reason = `the engine ended the answer with '${result.finishReason}'`;
-        feedback = 'Answer again: JSON only.';
-      } else {
-        const checked = check(result.text);
-        const counted = parseVariationCount(result.text);
-        candidates += counted;
-        if (checked.ok) return { value: checked.value, raw, candidates };
-        reason = `${checked.kind === 'inconsistent' ? 'rejected' : checked.kind === 'schema' ? 'schema error' : 'parse error'}: ${checked.reason}`;
-        feedback = `That answer was rejected (${checked.reason}). Answer again: JSON only.`;
-      }
-      messages = [...prompt.messages, { role: 'assistant', content: bound(raw, 800) }, { role: 'user', content: feedback }];
-    }
-    return { raw, reason, candidates };
+    const asked = await askJson(this.chat, prompt, (text) => { candidates += parseVariationCount(text); return check(text); },
+      { maxTokens, temperature, seed, retries: this.retries, signal });
+    this.stats.calls += asked.attempts;
+    this.stats.retries += asked.attempts - 1;
+    this.stats.promptTokens += asked.usage.promptTokens;
+    this.stats.completionTokens += asked.usage.completionTokens;
+    return { ...asked, candidates };
   }
 }
 

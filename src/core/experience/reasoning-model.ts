@@ -21,7 +21,8 @@
  * at temperature 0; only usable answers are cached; `cacheStats` reports hits and misses.
  */
 import type { ReplayBuffer } from '../buffer/buffer';
-import { LlmError, type ChatMessage, type ChatModel, type ChatResult } from '../llm/types';
+import { askJson, type Asked, type ParseOutcome } from './ask-json';
+import type { ChatModel } from '../llm/types';
 import type { Observation, Task, Transition } from '../types';
 import {
   abstractObservation, bound, builtInDomainCard, collapse, concreteAdmissible, concreteObservation, globalActionsOf,
@@ -31,7 +32,7 @@ import {
   buildInitialPrompt, buildNextPrompt, DEFAULT_PROMPT_OPTIONS, type BuiltPrompt, type PromptOptions,
 } from './prompts';
 import {
-  addUsage, ExperienceModelError, ZERO_USAGE, type ChatUsage, type DreamContext, type ExperienceModel, type Prediction,
+  ExperienceModelError, ZERO_USAGE, type DreamContext, type ExperienceModel, type Prediction,
 } from './types';
 
 export interface ReasoningModelOptions extends Partial<PromptOptions> {
@@ -65,7 +66,7 @@ export interface NextAnswer {
   terminated: boolean;
 }
 
-export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; kind: 'parse' | 'schema' | 'inconsistent'; reason: string };
+export type { ParseOutcome };
 
 // =============================================================================================
 // Parsing and checking
@@ -157,14 +158,6 @@ export function parseInitialAnswer(text: string): ParseOutcome<{ observation: st
 // The model
 // =============================================================================================
 
-interface Settled<T> {
-  value?: T;
-  usage: ChatUsage;
-  attempts: number;
-  notes: string[];
-  raw: string;
-  reason?: string;
-}
 
 const FALLBACK_CARD_TEXT = 'A text environment: the agent reads an observation and picks one of the admissible actions.';
 
@@ -304,39 +297,9 @@ export class ReasoningExperienceModel implements ExperienceModel {
     return { ...observation, admissible: observation.admissible.slice() };
   }
 
-  /** Calls the model with bounded retries until `check` accepts an answer. */
-  private async ask<T>(prompt: BuiltPrompt, check: (text: string) => ParseOutcome<T>, signal?: AbortSignal): Promise<Settled<T>> {
-    let usage: ChatUsage = { ...ZERO_USAGE };
-    const notes: string[] = [];
-    let maxTokens = this.maxTokens;
-    let messages: ChatMessage[] = prompt.messages;
-    let raw = '';
-    let reason = '';
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      const result: ChatResult = await this.chat.complete({
-        messages, maxTokens, temperature: this.temperature, seed: this.seed + attempt, jsonSchema: prompt.jsonSchema,
-      }, signal);
-      usage = addUsage(usage, result.usage);
-      raw = result.text;
-      if (signal?.aborted) throw new LlmError('The dreamed step was cancelled (its AbortSignal fired).', 'aborted');
-      let feedback: string;
-      if (result.finishReason === 'length') {
-        reason = `length cut-off at ${maxTokens} tokens`;
-        feedback = 'That answer was cut off at the token limit. Answer again, shorter: JSON only.';
-        maxTokens = Math.ceil(maxTokens * 1.5);
-      } else if (result.finishReason === 'abort' || result.finishReason === 'error') {
-        reason = `the engine ended the answer with '${result.finishReason}'`;
-        feedback = 'Answer again: JSON only.';
-      } else {
-        const checked = check(result.text);
-        if (checked.ok) return { value: checked.value, usage, attempts: attempt + 1, notes, raw };
-        reason = `${checked.kind === 'inconsistent' ? 'inconsistent' : checked.kind === 'schema' ? 'schema error' : 'parse error'}: ${checked.reason}`;
-        feedback = `That answer was rejected (${checked.reason}). Answer again: JSON only.`;
-      }
-      notes.push(`attempt ${attempt + 1}: ${reason}`);
-      messages = [...prompt.messages, { role: 'assistant', content: bound(raw, 800) }, { role: 'user', content: feedback }];
-    }
-    return { usage, attempts: this.retries + 1, notes, raw, reason };
+  /** Calls the model with bounded retries until `check` accepts an answer (ask-json.ts). */
+  private ask<T>(prompt: BuiltPrompt, check: (text: string) => ParseOutcome<T>, signal?: AbortSignal): Promise<Asked<T>> {
+    return askJson(this.chat, prompt, check, { maxTokens: this.maxTokens, temperature: this.temperature, seed: this.seed, retries: this.retries, signal });
   }
 }
 
