@@ -6,11 +6,11 @@
  * a demonstrated task starts from its recorded first observation (dreams start from real initial
  * states, as in the paper) and only tasks without one (extra descriptions) have the model write it.
  *
- * `DomainTrainer` is the trainer's loop (src/core/train/loop.ts) cut down to the dream: each
- * iteration rolls out G episodes of each of a batch of training tasks in DreamEnvs under the
- * domain's env id, all stepped together, adds the dreamed transitions to the buffer, and applies
- * one GRPO update; unusable dreamed steps are never learned from. Random streams are derived from
- * (seed, purpose, iteration).
+ * `DomainTrainer` runs the trainer's loop (src/core/train/loop.ts, the one loop of every mode)
+ * with the domain as its DreamWorld: each iteration rolls out G episodes of each of a batch of
+ * training tasks in DreamEnvs under the domain's env id and step limit, all stepped together,
+ * adds the dreamed transitions to the buffer, and applies one GRPO update; unusable dreamed steps
+ * are never learned from. Random streams are the trainer's, derived from (seed, purpose, iteration).
  *
  * Evaluation (no oracle, no real env):
  *   (a) dream success: greedy episodes of the held-out tasks in the dream;
@@ -23,21 +23,20 @@
  *       the record has one, token F1 of its next observation vs the recorded next observation,
  *       and the Jaccard of the admissible lists where the record lists them.
  */
-import * as tf from '@tensorflow/tfjs';
 import { ReplayBuffer } from '../buffer/buffer';
 import { MemoryBufferStore } from '../buffer/stores/memory';
-import type { BufferTransition } from '../buffer/types';
 import type { TimeLimit } from '../envs/env';
 import { jaccard, tokenF1 } from '../experience/audit';
-import { makeDreamEnv, type DreamEnv, type DreamStepInfo, type DreamUsage } from '../experience/dream-env';
+import { makeDreamEnv, type DreamEnv, type DreamUsage } from '../experience/dream-env';
 import { ReasoningExperienceModel, type ReasoningModelOptions } from '../experience/reasoning-model';
 import { outcomeOf, type DreamContext, type ExperienceModel, type Prediction } from '../experience/types';
 import type { ChatModel } from '../llm/types';
 import type { PolicyState } from '../policy/features';
-import { CandidatePolicy } from '../policy/policy';
-import { makeOptimizer, type PolicyStep, type UpdateMetrics } from '../rl/batch';
-import { grpoUpdate } from '../rl/grpo';
+import type { CandidatePolicy } from '../policy/policy';
+import type { PolicyStep } from '../rl/batch';
 import { Rng } from '../rng';
+import { withDefaults, type TrainConfig } from '../train/config';
+import { Trainer, type DreamWorld } from '../train/loop';
 import type { Observation, Task, Trajectory } from '../types';
 import { heldOutTasks, trainingTasks, type Domain } from './domain';
 
@@ -175,20 +174,6 @@ export interface DomainTrainerDeps {
 
 type DreamPoolEnv = TimeLimit<DreamEnv>;
 
-interface RunningEpisode {
-  env: DreamPoolEnv;
-  task: Task;
-  obs: Observation;
-  episodeId: string;
-  groupId: string;
-  steps: PolicyStep[];
-  actions: string[];
-  done: boolean;
-  return: number;
-  success: boolean;
-  record: { observation: string; admissible: string[]; action: string; next: Observation; reward: number; terminated: boolean; truncated: boolean; valid: boolean; reasoning?: string }[];
-}
-
 function sumUsage(envs: readonly DreamPoolEnv[]): DreamUsage {
   const total: DreamUsage = { steps: 0, predictions: 0, cacheHits: 0, invalid: 0, promptTokens: 0, completionTokens: 0, ms: 0 };
   for (const e of envs) {
@@ -198,14 +183,28 @@ function sumUsage(envs: readonly DreamPoolEnv[]): DreamUsage {
   return total;
 }
 
+/** The trainer's config for a domain: dream mode, GRPO, no curriculum, no held-out real evaluation. */
+export function domainTrainConfig(domain: Pick<Domain, 'name' | 'envId'>, model: Pick<ExperienceModel, 'label'>, config: DomainTrainConfig, taskCount: number): TrainConfig {
+  return withDefaults({
+    preset: `domain:${domain.name}`, env: domain.envId, mode: 'dream', llm: model.label || 'experience model', algo: 'grpo', curriculum: false,
+    difficulty: 0, taskPool: Math.max(1, taskCount), evalInterval: 0, seed: config.seed, iterations: config.iterations,
+    tasksPerIteration: config.tasksPerIteration, groupSize: config.groupSize, learningRate: config.learningRate, clipEpsilon: config.clipEpsilon,
+    entropyCoef: config.entropyCoef, klCoef: 0, updateEpochs: config.updateEpochs, maxGradNorm: config.maxGradNorm,
+  });
+}
+
+/**
+ * The trainer's loop (src/core/train/loop.ts) serving the domain as a DreamWorld, plus the
+ * domain's own evaluation. Per iteration the world gives distinct training tasks while there are
+ * enough, then repeats (a shuffle by the iteration's task stream).
+ */
 export class DomainTrainer {
   readonly config: DomainTrainConfig;
-  readonly policy: CandidatePolicy;
   readonly stepLimit: number;
   readonly trainTasks: Task[];
-  iteration = 0;
-  dreamSteps = 0;
-  private readonly optimizer: tf.Optimizer;
+  /** The shared training loop. */
+  readonly trainer: Trainer;
+  /** The envs the trainer made (their usage gives the cache hit rate). */
   private readonly pool: DreamPoolEnv[] = [];
 
   constructor(readonly domain: Domain, readonly model: ExperienceModel, config: Partial<DomainTrainConfig> = {}, readonly deps: DomainTrainerDeps = {}) {
@@ -213,11 +212,32 @@ export class DomainTrainer {
     this.stepLimit = this.config.stepLimit ?? defaultStepLimit(domain);
     this.trainTasks = trainingTasks(domain);
     if (this.trainTasks.length === 0) throw new Error(`The domain '${domain.name}' has no training tasks; import more episodes or give extra task descriptions (--tasks).`);
-    this.policy = new CandidatePolicy({ seed: this.config.seed });
-    this.optimizer = makeOptimizer(this.config.learningRate);
+    const world: DreamWorld = {
+      envId: domain.envId,
+      stepLimit: this.stepLimit,
+      tasks: (_iteration, count, rng) => {
+        const order = rng.shuffle(this.trainTasks);
+        return Array.from({ length: count }, (_, i) => order[i % order.length]);
+      },
+      makeEnv: () => {
+        const env = this.makeEnv();
+        this.pool.push(env);
+        return env;
+      },
+    };
+    const { onBatch } = deps;
+    this.trainer = new Trainer(domainTrainConfig(domain, model, this.config, this.trainTasks.length), {
+      world, experienceModel: model, runId: `domain/${domain.name}/${this.config.seed}`,
+      ...(deps.buffer ? { buffer: deps.buffer } : {}), ...(deps.now ? { now: deps.now } : {}),
+      ...(onBatch ? { onBatch: (batch, _phase, iteration) => onBatch(batch, iteration) } : {}),
+    });
   }
 
-  get finished(): boolean { return this.iteration >= this.config.iterations; }
+  get policy(): CandidatePolicy { return this.trainer.policy; }
+  /** Iterations completed. */
+  get iteration(): number { return this.trainer.iteration; }
+  get dreamSteps(): number { return this.trainer.dreamSteps; }
+  get finished(): boolean { return this.trainer.finished; }
 
   /** A DreamEnv under the domain's env id (tasks for bare seeds cycle through the training tasks). */
   makeEnv(): DreamPoolEnv {
@@ -228,105 +248,13 @@ export class DomainTrainer {
     });
   }
 
-  private envAt(index: number): DreamPoolEnv {
-    while (this.pool.length <= index) this.pool.push(this.makeEnv());
-    return this.pool[index];
-  }
-
-  /** One iteration: dreamed rollouts of a batch of training tasks, buffer, GRPO update, metrics. */
+  /** One iteration of the trainer (dreamed rollouts, buffer, GRPO update), plus the transition cache's hit rate. */
   async runIteration(): Promise<DomainIterationRecord> {
-    const { config } = this;
-    const iteration = this.iteration + 1;
-    const taskRng = Rng.fromSeed(config.seed, 'domain-tasks', String(iteration));
-    const sampleRng = Rng.fromSeed(config.seed, 'domain-sample', String(iteration));
-    const updateRng = Rng.fromSeed(config.seed, 'domain-update', String(iteration));
-    const usageBefore = sumUsage(this.pool);
-
-    // ---- TASKS: distinct tasks while there are enough, then repeats ---------------------------
-    const order = taskRng.shuffle(this.trainTasks);
-    const batchTasks = Array.from({ length: config.tasksPerIteration }, (_, i) => order[i % order.length]);
-
-    // ---- ROLLOUTS: tasks × group, stepped together ---------------------------------------------
-    const episodes: RunningEpisode[] = [];
-    for (let t = 0; t < batchTasks.length; t++) {
-      for (let g = 0; g < config.groupSize; g++) {
-        const env = this.envAt(episodes.length);
-        const obs = await env.reset({ seed: episodes.length, task: batchTasks[t] });
-        episodes.push({ env, task: batchTasks[t], obs, episodeId: `${iteration}/${t}/${g}`, groupId: `${iteration}/${t}`, steps: [], actions: [],
-          done: obs.admissible.length === 0, return: 0, success: false, record: [] });
-      }
-    }
-    let dreamInvalid = 0;
-    for (let t = 0; ; t++) {
-      const running = episodes.filter((e) => !e.done);
-      if (running.length === 0) break;
-      const states: PolicyState[] = running.map((e) => ({
-        instruction: e.task.instruction, observation: e.obs.text, admissible: e.obs.admissible, step: t, maxSteps: this.stepLimit, previousActions: e.actions,
-      }));
-      const acted = await this.policy.act(states, sampleRng);
-      for (let i = 0; i < running.length; i++) {
-        const e = running[i];
-        const result = await e.env.step(acted.actions[i]);
-        this.dreamSteps++;
-        const info = result.info as DreamStepInfo;
-        const unusable = info.dreamInvalid === true;
-        if (unusable) dreamInvalid++;
-        e.record.push({ observation: e.obs.text, admissible: e.obs.admissible, action: acted.actions[i], next: result, reward: result.reward,
-          terminated: result.terminated, truncated: result.truncated, valid: !unusable && info.valid, ...(info.reasoning ? { reasoning: info.reasoning } : {}) });
-        if (!unusable) {
-          e.steps.push({ state: states[i], action: acted.actionIndices[i], logProb: acted.logProbs[i], value: acted.values[i], prior: acted.priors[i],
-            reward: result.reward, terminated: result.terminated, truncated: result.truncated, episodeId: e.episodeId, groupId: e.groupId });
-        } else if (result.truncated && e.steps.length > 0) {
-          e.steps[e.steps.length - 1].truncated = true;
-        }
-        e.actions = [...e.actions, acted.actions[i]];
-        e.return += result.reward;
-        e.obs = result;
-        if (result.terminated || result.truncated) { e.done = true; e.success = result.info.success; }
-        else if (result.admissible.length === 0) e.done = true; // nothing to choose from: the episode cannot go on
-      }
-    }
-
-    // ---- BUFFER: dreamed transitions enrich the replay buffer ----------------------------------
-    if (this.deps.buffer) await this.deps.buffer.add(this.bufferRecords(episodes, iteration));
-
-    // ---- UPDATE ------------------------------------------------------------------------------
-    const batch = { steps: episodes.flatMap((e) => e.steps) };
-    this.deps.onBatch?.(batch, iteration);
-    const losses: UpdateMetrics = batch.steps.length > 0 ? await grpoUpdate(this.policy, this.optimizer, batch, {
-      learningRate: config.learningRate, clipCoef: config.clipEpsilon, klCoef: 0, entropyCoef: config.entropyCoef,
-      updateEpochs: config.updateEpochs, numMinibatches: 1, maxGradNorm: config.maxGradNorm,
-    }, { rng: updateRng }) : {};
-
-    // ---- METRICS -----------------------------------------------------------------------------
-    const usage = sumUsage(this.pool);
-    const predictions = usage.predictions - usageBefore.predictions;
-    const tokens = usage.promptTokens + usage.completionTokens - usageBefore.promptTokens - usageBefore.completionTokens;
-    const n = episodes.length;
-    const metrics: Metrics = {
-      'charts/success_rate': episodes.filter((e) => e.success).length / n,
-      'charts/episodic_return': episodes.reduce((s, e) => s + e.return, 0) / n,
-      'charts/episode_length': episodes.reduce((s, e) => s + e.record.length, 0) / n,
-      ...losses,
-      'budget/real_steps': 0,
-      'budget/dream_steps': this.dreamSteps,
-      'dream/invalid_rate': predictions ? dreamInvalid / predictions : 0,
-      'dream/tokens_per_transition': predictions ? tokens / predictions : 0,
-      'dream/cache_hit_rate': predictions ? (usage.cacheHits - usageBefore.cacheHits) / predictions : 0,
-    };
-    this.iteration = iteration;
-    return { iteration, metrics };
-  }
-
-  private bufferRecords(episodes: RunningEpisode[], iteration: number): BufferTransition[] {
-    const createdAt = this.deps.now?.() ?? 0;
-    const runId = `domain/${this.domain.name}/${this.config.seed}`;
-    return episodes.flatMap((e) => e.record.map((r, i): BufferTransition => ({
-      id: `${runId}/${iteration}/${e.episodeId}#${i}`, env: this.domain.envId, taskId: e.task.id, instruction: e.task.instruction,
-      episodeId: `${runId}/${iteration}/${e.episodeId}`, stepIndex: i, observation: r.observation, admissible: r.admissible, action: r.action,
-      nextObservation: r.next.text, nextAdmissible: r.next.admissible, reward: r.reward, terminated: r.terminated, truncated: r.truncated,
-      source: 'dream', valid: r.valid, ...(r.reasoning ? { reasoning: r.reasoning } : {}), createdAt, runId,
-    })));
+    const before = sumUsage(this.pool);
+    const record = await this.trainer.runIteration();
+    const after = sumUsage(this.pool);
+    const predictions = after.predictions - before.predictions;
+    return { iteration: record.iteration, metrics: { ...record.metrics, 'dream/cache_hit_rate': predictions ? (after.cacheHits - before.cacheHits) / predictions : 0 } };
   }
 
   /** (a), (b) and (c) for the current policy. */
@@ -341,8 +269,7 @@ export class DomainTrainer {
   }
 
   dispose(): void {
-    this.policy.dispose();
-    this.optimizer.dispose();
+    this.trainer.dispose();
   }
 }
 

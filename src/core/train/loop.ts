@@ -11,6 +11,12 @@
  * Every random stream is derived from (seed, purpose, iteration), so an iteration depends only
  * on the weights and optimizer state it starts from: resuming from a checkpoint continues
  * exactly as an uninterrupted run would.
+ *
+ * A `DreamWorld` (deps.world) replaces the registered env for an imported domain, which has no
+ * real env and no task generator: the world gives each iteration's tasks and its envs (DreamEnvs
+ * over the domain's experience model). It is dream mode only: no real phase, no curriculum, no
+ * held-out real evaluation. The loop itself is the same; the world differs only where the
+ * tasks and the envs come from.
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
@@ -30,7 +36,7 @@ import { makeOptimizer, type PolicyStep, type UpdateMetrics } from '../rl/batch'
 import { grpoUpdate } from '../rl/grpo';
 import { ppoUpdate } from '../rl/ppo';
 import { reinforceUpdate } from '../rl/reinforce';
-import { validateConfig, withDefaults, type TrainConfig } from './config';
+import { ConfigError, validateConfig, withDefaults, type TrainConfig } from './config';
 import { evaluatePolicy, type EvalResult } from './evaluate';
 import type { EpisodeTrace, TraceStep } from './trace';
 
@@ -63,6 +69,21 @@ export class CheckpointMismatchError extends Error {
 
 export type Phase = 'real' | 'dream';
 
+/**
+ * Where a trainer dreams when there is no registered env (an imported domain): the tasks and the
+ * envs of its episodes. Dream mode only (no real env exists to evaluate or train in).
+ */
+export interface DreamWorld {
+  /** The env id of its tasks, observations and buffer records; must equal config.env. */
+  envId: string;
+  /** Step limit of its episodes (its envs end them there; the policy sees it). */
+  stepLimit: number;
+  /** The `count` tasks of iteration `iteration` (1-based), drawn with the iteration's task stream. */
+  tasks(iteration: number, count: number, rng: Rng): Task[];
+  /** A fresh env of the world (e.g. a DreamEnv over the domain's experience model, under the step limit). */
+  makeEnv(): Env;
+}
+
 /** What a trainer needs beyond its config (built at the edge: CLI, worker). */
 export interface TrainerDeps {
   /** The experience model of the dream phases (required for 'dream' and 's2r'). */
@@ -87,6 +108,8 @@ export interface TrainerDeps {
    * it with createTaskGenerator(config)). Its tasks are dream-only: never played in a real env.
    */
   taskGenerator?: LlmTaskGenerator;
+  /** Train in this world instead of the registered env config.env (see DreamWorld). */
+  world?: DreamWorld;
 }
 
 interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> { observation: string; admissible: string[]; next: Observation }
@@ -107,7 +130,8 @@ interface RunningEpisode {
 
 export class Trainer {
   readonly config: TrainConfig;
-  readonly definition: EnvDefinition<unknown>;
+  /** The registered env's definition (null when the trainer dreams in deps.world). */
+  readonly definition: EnvDefinition<unknown> | null;
   readonly policy: CandidatePolicy;
   private optimizer: tf.Optimizer;
   iteration = 0;
@@ -119,11 +143,12 @@ export class Trainer {
 
   constructor(config: TrainConfig, readonly deps: TrainerDeps = {}) {
     this.config = validateConfig({ ...config });
-    this.definition = getEnvDefinition(config.env);
-    if (this.config.mode !== 'real' && !deps.experienceModel) {
+    if (deps.world) checkWorldConfig(this.config, deps.world);
+    this.definition = deps.world ? null : getEnvDefinition(config.env);
+    if (this.config.mode !== 'real' && !deps.experienceModel && !deps.world) {
       throw new Error(`Mode '${this.config.mode}' dreams: the trainer needs an experience model (config.llm = '${this.config.llm}'); build one with createExperienceModel().`);
     }
-    this.curriculum = this.config.curriculum ? new Curriculum(this.definition, {
+    this.curriculum = this.config.curriculum && this.definition ? new Curriculum(this.definition, {
       lambda: this.config.lambda, seedsPerIteration: this.config.curriculumSeeds, difficulty: this.config.difficulty,
       taskPool: this.config.taskPool, seed: this.config.seed, enabled: true,
       grouping: this.config.curriculumGrouping, clusters: this.config.curriculumClusters,
@@ -139,7 +164,7 @@ export class Trainer {
     this.optimizer = makeOptimizer(config.learningRate);
   }
 
-  get stepLimit(): number { return this.definition.defaultStepLimit; }
+  get stepLimit(): number { return this.deps.world ? this.deps.world.stepLimit : this.definition!.defaultStepLimit; }
   /** Real training steps allowed in this run (s2r: the real phase's share of the real-mode budget). */
   get realBudget(): number {
     return this.config.mode === 's2r' ? Math.round(this.config.s2rRealFraction * this.config.realStepBudget)
@@ -164,6 +189,7 @@ export class Trainer {
     const pool = this.envs[phase];
     while (pool.length <= index) {
       pool.push(phase === 'real' ? makeEnv(this.config.env)
+        : this.deps.world ? this.deps.world.makeEnv()
         : makeDreamEnv(this.deps.experienceModel!, { envId: this.config.env, difficulty: this.config.difficulty }));
     }
     return pool[index];
@@ -171,6 +197,7 @@ export class Trainer {
 
   /** Training task for a pool seed (cached: generation proves solvability, so it is not free). */
   task(seed: number): Task {
+    if (!this.definition) throw new Error(`The dream world '${this.config.env}' has no seeded task pool: its tasks come from world.tasks().`);
     let task = this.taskCache.get(seed);
     if (!task) {
       task = this.definition.generateTask(seed, this.config.difficulty);
@@ -188,9 +215,9 @@ export class Trainer {
     const sampleRng = Rng.fromSeed(config.seed, 'sample', String(iteration));
     const updateRng = Rng.fromSeed(config.seed, 'update', String(iteration));
 
-    // ---- TASKS: the curriculum's batch (≤ λ synthetic), or the fixed pool ------------------------
-    const batchTasks = this.curriculum
-      ? this.curriculum.nextBatch(iteration, config.tasksPerIteration, { realEnv: phase === 'real' }).tasks
+    // ---- TASKS: the world's, the curriculum's batch (≤ λ synthetic), or the fixed pool -----------
+    const batchTasks = this.deps.world ? this.worldTasks(iteration, taskRng)
+      : this.curriculum ? this.curriculum.nextBatch(iteration, config.tasksPerIteration, { realEnv: phase === 'real' }).tasks
       : Array.from({ length: config.tasksPerIteration }, () => this.task(taskRng.int(0, config.taskPool - 1)));
     // Dream-only tasks (LLM-written: no spec) never reach a real env, whatever queued them.
     if (phase === 'real') {
@@ -208,13 +235,16 @@ export class Trainer {
         try {
           obs = await env.reset({ seed: task.seed ?? 0, task });
         } catch (error) {
-          // The experience model wrote no usable first state for an LLM task: a pool task plays instead.
-          if (g > 0 || phase !== 'dream' || !isDreamOnly(task) || !(error instanceof ExperienceModelError)) throw error;
+          // The experience model wrote no usable first state for an LLM task: a pool task plays instead
+          // (a world has no pool: its error stands).
+          if (g > 0 || phase !== 'dream' || this.deps.world || !isDreamOnly(task) || !(error instanceof ExperienceModelError)) throw error;
           task = batchTasks[t] = this.task(taskRng.int(0, config.taskPool - 1));
           llmStartFailed++;
           obs = await env.reset({ seed: task.seed ?? 0, task });
         }
-        episodes.push({ env, task, obs, episodeId: `${iteration}/${t}/${g}`, groupId: `${iteration}/${t}`, steps: [], actions: [], done: false, return: 0, success: false, record: [] });
+        // A start with nothing to choose from (a dreamed first state can be one) ends at once.
+        episodes.push({ env, task, obs, episodeId: `${iteration}/${t}/${g}`, groupId: `${iteration}/${t}`, steps: [], actions: [],
+          done: obs.admissible.length === 0, return: 0, success: false, record: [] });
       }
     }
     let stepsThisIteration = 0;
@@ -266,6 +296,7 @@ export class Trainer {
         e.return += result.reward;
         e.obs = result;
         if (result.terminated || result.truncated) { e.done = true; e.success = result.info.success; }
+        else if (result.admissible.length === 0) e.done = true; // nothing to choose from: the episode cannot go on
       }
     }
     if (phase === 'real') this.realSteps += stepsThisIteration;
@@ -325,6 +356,13 @@ export class Trainer {
     return { iteration, metrics };
   }
 
+  /** The world's tasks of an iteration (checked: an iteration without tasks has nothing to learn from). */
+  private worldTasks(iteration: number, taskRng: Rng): Task[] {
+    const tasks = this.deps.world!.tasks(iteration, this.config.tasksPerIteration, taskRng);
+    if (tasks.length === 0) throw new Error(`The dream world '${this.config.env}' gave no tasks for iteration ${iteration}; it needs at least one training task.`);
+    return tasks;
+  }
+
   /** The iteration's episodes as plain traces (copies: the hook may keep them). */
   private traces(episodes: RunningEpisode[], phase: Phase, iteration: number): EpisodeTrace[] {
     const label = phase === 'dream' ? this.deps.experienceModel?.label : undefined;
@@ -377,6 +415,10 @@ export class Trainer {
 
   /** Greedy evaluation on held-out real tasks (seeds ≥ 1e9); not counted in the real budget. */
   evaluate(episodes: number): Promise<EvalResult> {
+    if (this.deps.world) {
+      return Promise.reject(new Error(`Held-out evaluation plays real tasks, and the dream world '${this.config.env}' has no real env; ` +
+        'evaluate it its own way (an imported domain: DomainTrainer.evaluate(), i.e. dream success, action agreement and the audit).'));
+    }
     return evaluatePolicy(this.policy, this.config.env, this.config.difficulty, episodes);
   }
 
@@ -418,4 +460,15 @@ export class Trainer {
     this.policy.dispose();
     this.optimizer.dispose();
   }
+}
+
+/** A world has no real env: only dream mode, no curriculum (it varies registered tasks), no held-out real evaluation. */
+function checkWorldConfig(config: TrainConfig, world: DreamWorld): void {
+  const problems: string[] = [];
+  if (config.env !== world.envId) problems.push(`'env' must be the world's env id '${world.envId}'; got '${config.env}'`);
+  if (config.mode !== 'dream') problems.push(`'mode' ${config.mode} trains in a real env, and the world has none; use mode dream`);
+  if (config.curriculum) problems.push("'curriculum' builds variations with a registered env's task generator, and the world has none; set curriculum false");
+  if (config.evalInterval !== 0) problems.push(`'evalInterval' ${config.evalInterval} evaluates on held-out real tasks, and the world has no real env; set evalInterval 0`);
+  if (!Number.isInteger(world.stepLimit) || world.stepLimit < 1) problems.push(`the world's stepLimit must be a positive integer; got ${world.stepLimit}`);
+  if (problems.length) throw new ConfigError(`Invalid training config for the dream world '${world.envId}':\n- ${problems.join('\n- ')}`);
 }

@@ -11,6 +11,7 @@ import {
   seedDomainBuffer, trainDomain,
 } from '../../../src/core/domain/train';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
+import { Trainer } from '../../../src/core/train/loop';
 import { initBackend } from '../../../src/core/policy/backend';
 import { foreignOurs, foreignTrajectories, scriptedDomainChat } from './fixtures';
 
@@ -94,6 +95,29 @@ describe('dream-only training of an imported domain', () => {
     // every dreamed step here was asked of the model (the policy only picks admissible actions)
     expect(learned).toBe(Math.round(trainer.dreamSteps * (1 - rate)));
     trainer.dispose();
+  });
+
+  it('runs on the shared trainer loop as a dream world: the same seed gives the same iterations, with the cache hit rate', async () => {
+    const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
+    const run = async () => {
+      const trainer = new DomainTrainer(domain, createDomainModel(scriptedDomainChat(), domain, { k: 0 }),
+        { iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 5, seed: 3 });
+      expect(trainer.trainer).toBeInstanceOf(Trainer);
+      expect(trainer.trainer.config).toMatchObject({ env: 'byo:myapp', mode: 'dream', algo: 'grpo', curriculum: false, evalInterval: 0, seed: 3 });
+      expect(trainer.trainer.stepLimit).toBe(5);
+      const records = [];
+      while (!trainer.finished) records.push(await trainer.runIteration());
+      expect(trainer.iteration).toBe(2);
+      await expect(trainer.trainer.evaluate(2)).rejects.toThrow(/no real env.*DomainTrainer\.evaluate\(\)/);
+      trainer.dispose();
+      return records;
+    };
+    const first = await run();
+    expect(await run()).toEqual(first);
+    for (const { metrics } of first) {
+      expect(inUnit(metrics['dream/cache_hit_rate'])).toBe(true);
+      expect(metrics['charts/episode_length']).toBeLessThanOrEqual(5);
+    }
   });
 
   it('audits the reward where the record has outcomes (our format), and agreement counts only usable steps', async () => {

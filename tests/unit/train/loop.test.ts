@@ -3,9 +3,15 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/policy/backend';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
-import { CheckpointMismatchError, Trainer } from '../../../src/core/train/loop';
+import { CheckpointMismatchError, Trainer, type DreamWorld } from '../../../src/core/train/loop';
 import { IndexedDbCheckpointStore, deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
+import { TimeLimit, type Env } from '../../../src/core/envs/env';
+import { Rng } from '../../../src/core/rng';
+import type { Observation, StepResult, Task } from '../../../src/core/types';
+import { ReplayBuffer } from '../../../src/core/buffer/buffer';
+import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
+import type { EpisodeTrace } from '../../../src/core/train/trace';
 
 beforeAll(async () => { await initBackend('wasm'); });
 
@@ -94,5 +100,139 @@ describe('Trainer (real mode)', () => {
     const { manifest, blob } = serializeCheckpoint(await trainer.state());
     expect(() => deserializeCheckpoint(manifest, blob.slice(1))).toThrow(/truncated/);
     other.dispose(); trainer.dispose();
+  });
+});
+
+// ---- A dream world (an imported domain's shape): scripted tasks and envs, no registered env ------
+
+const BUTTONS = ['press red', 'press blue', 'press green'];
+const buttonTask = (colour: string): Task => ({ id: `fake:buttons:${colour}`, env: 'fake:buttons', instruction: `press the ${colour} button`, difficulty: 0, origin: 'imported' });
+
+/**
+ * Pressing the task's button succeeds; another button does nothing; 'press green' is an unusable
+ * dreamed answer (dreamInvalid). The 'none' task starts with nothing to choose from.
+ */
+class ButtonsEnv implements Env {
+  readonly id = 'fake:buttons';
+  private task: Task | null = null;
+  async reset({ task }: { seed: number; task?: Task }): Promise<Observation> {
+    this.task = task!;
+    return { text: 'Three buttons: red, blue, green.', admissible: task!.id.endsWith(':none') ? [] : BUTTONS.slice(), task: task! };
+  }
+  async step(action: string): Promise<StepResult> {
+    const task = this.task!;
+    if (action === 'press green') {
+      return { text: 'Three buttons: red, blue, green.', admissible: BUTTONS.slice(), task, reward: 0, terminated: false, truncated: false,
+        info: { valid: false, success: false, steps: 0, dreamInvalid: true, invalidReason: 'scripted', reasoning: 'garbled' } as StepResult['info'] };
+    }
+    const hit = action === `press ${task.id.split(':')[2]}`;
+    return { text: hit ? 'Done.' : 'Nothing happens.', admissible: hit ? [] : BUTTONS.slice(), task, reward: hit ? 1 : 0, terminated: hit, truncated: false,
+      info: { valid: true, success: hit, steps: 0, reasoning: 'scripted' } as StepResult['info'] };
+  }
+}
+
+function buttonsWorld(tasks: Task[] = [buttonTask('red'), buttonTask('blue')]) {
+  const calls: { iteration: number; count: number }[] = [];
+  let envsMade = 0;
+  const world: DreamWorld = {
+    envId: 'fake:buttons', stepLimit: 3,
+    tasks: (iteration, count, rng) => {
+      calls.push({ iteration, count });
+      expect(rng).toBeInstanceOf(Rng);
+      return Array.from({ length: count }, () => tasks[rng.int(0, tasks.length - 1)]);
+    },
+    makeEnv: () => { envsMade++; return new TimeLimit(new ButtonsEnv(), 3); },
+  };
+  return { world, calls, envsMade: () => envsMade };
+}
+
+const worldConfig = (overrides: Partial<TrainConfig> = {}) => validateConfig({ ...getPreset('webshop-easy'), env: 'fake:buttons', mode: 'dream',
+  evalInterval: 0, iterations: 2, tasksPerIteration: 2, groupSize: 3, ...overrides });
+
+describe('Trainer with a dream world (no registered env)', () => {
+  it("plays the world's tasks in the world's envs under its step limit, never learns from unusable steps, and writes buffer records of its env", async () => {
+    const { world, calls, envsMade } = buttonsWorld();
+    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    const traces: EpisodeTrace[] = [];
+    const learned: { maxSteps: number | undefined; action: number }[][] = [];
+    const trainer = new Trainer(worldConfig(), { world, buffer, now: () => 9, runId: 'buttons-run',
+      onEpisodes: (episodes, phase) => { expect(phase).toBe('dream'); traces.push(...episodes); },
+      onBatch: (batch) => { learned.push(batch.steps.map((s) => ({ maxSteps: s.state.maxSteps, action: s.action }))); } });
+    expect(trainer.definition).toBeNull();
+    expect(trainer.stepLimit).toBe(3);
+    const records = [await trainer.runIteration(), await trainer.runIteration()];
+    expect(trainer.finished).toBe(true);
+    expect(calls).toEqual([{ iteration: 1, count: 2 }, { iteration: 2, count: 2 }]);
+    expect(envsMade()).toBe(6); // tasks × group, reused across iterations
+
+    expect(traces).toHaveLength(12);
+    for (const e of traces) {
+      expect(['fake:buttons:red', 'fake:buttons:blue']).toContain(e.task.id);
+      expect(e.steps.length).toBeGreaterThan(0);
+      expect(e.steps.length).toBeLessThanOrEqual(3);
+      expect(e.success).toBe(e.steps.some((s) => s.action === `press ${e.task.id.split(':')[2]}`));
+    }
+    const allSteps = traces.flatMap((e) => e.steps);
+    const unusable = allSteps.filter((s) => s.dreamInvalid).length;
+    expect(unusable).toBeGreaterThan(0); // the seeded policy presses green sometimes
+    expect(learned.flat()).toHaveLength(allSteps.length - unusable);
+    expect(learned.flat().every((s) => s.maxSteps === 3)).toBe(true);
+
+    expect(trainer.realSteps).toBe(0);
+    expect(trainer.dreamSteps).toBe(allSteps.length);
+    const last = records[1].metrics;
+    expect(last['budget/real_steps']).toBe(0);
+    expect(last['budget/dream_steps']).toBe(allSteps.length);
+    expect(last['dream/invalid_rate']).toBeGreaterThan(0);
+    expect(last).not.toHaveProperty(['eval/success_rate']);
+    expect(Number.isFinite(last['losses/policy_loss'])).toBe(true);
+
+    const transitions = await buffer.store.listTransitions();
+    expect(transitions).toHaveLength(allSteps.length);
+    expect(new Set(transitions.map((t) => `${t.env} ${t.source} ${t.runId}`))).toEqual(new Set(['fake:buttons dream buttons-run']));
+    expect(transitions.filter((t) => !t.valid).length).toBeGreaterThanOrEqual(unusable);
+
+    await expect(trainer.evaluate(4)).rejects.toThrow(/dream world 'fake:buttons' has no real env/);
+    expect(() => trainer.task(0)).toThrow(/no seeded task pool/);
+    trainer.dispose();
+  });
+
+  it('is deterministic in the seed, and an episode that starts with nothing to choose from ends at once', async () => {
+    const run = async () => {
+      const trainer = new Trainer(worldConfig({ seed: 5 }), { world: buttonsWorld().world });
+      const lines = [JSON.stringify(await trainer.runIteration()), JSON.stringify(await trainer.runIteration())];
+      trainer.dispose();
+      return lines;
+    };
+    expect(await run()).toEqual(await run());
+
+    const traces: EpisodeTrace[] = [];
+    const trainer = new Trainer(worldConfig({ iterations: 1 }), { world: buttonsWorld([buttonTask('red'), buttonTask('none')]).world,
+      onEpisodes: (episodes) => { traces.push(...episodes); } });
+    await trainer.runIteration();
+    const stuck = traces.filter((e) => e.task.id === 'fake:buttons:none');
+    expect(stuck.length + traces.filter((e) => e.task.id === 'fake:buttons:red').length).toBe(6);
+    for (const e of stuck) expect(e.steps).toEqual([]);
+    trainer.dispose();
+  });
+
+  it('refuses what needs a real env or a task generator, naming the fix', () => {
+    const { world } = buttonsWorld();
+    const refuse = (overrides: Partial<TrainConfig>, message: RegExp) => {
+      expect(() => new Trainer(worldConfig(overrides), { world })).toThrow(ConfigError);
+      expect(() => new Trainer(worldConfig(overrides), { world })).toThrow(message);
+    };
+    refuse({ mode: 'real' }, /'mode' real trains in a real env, and the world has none; use mode dream/);
+    refuse({ mode: 's2r' }, /'mode' s2r .*use mode dream/);
+    refuse({ curriculum: true }, /'curriculum' .*set curriculum false/);
+    refuse({ evalInterval: 5 }, /'evalInterval' 5 evaluates on held-out real tasks.*set evalInterval 0/);
+    refuse({ env: 'household-v0' }, /'env' must be the world's env id 'fake:buttons'; got 'household-v0'/);
+    expect(() => new Trainer(worldConfig(), { world: { ...world, stepLimit: 0 } })).toThrow(/stepLimit must be a positive integer/);
+  });
+
+  it('says so when the world gives no tasks', async () => {
+    const trainer = new Trainer(worldConfig(), { world: { ...buttonsWorld().world, tasks: () => [] } });
+    await expect(trainer.runIteration()).rejects.toThrow(/dream world 'fake:buttons' gave no tasks for iteration 1/);
+    trainer.dispose();
   });
 });
