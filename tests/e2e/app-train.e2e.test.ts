@@ -120,10 +120,11 @@ describe('the app shell', () => {
     await page.locator('figure[data-metric="charts/success_rate"]').scrollIntoViewIfNeeded();
     await page.locator('figure[data-metric="charts/success_rate"]').hover(); // the legend shows the values under the cursor
     await page.screenshot({ path: `${SHOTS}/train-charts.png` });
-    // Every other metric of the run (losses, budget) is charted under "All metrics".
+    // Every other metric of the run (losses, budget, the worker's steps per second) is charted under "All metrics".
     await page.getByText(/All metrics of this run/).click();
     await expect.poll(() => points(page, 'budget/real_steps')).toBeGreaterThanOrEqual(1);
     await expect.poll(() => points(page, 'losses/approx_kl')).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => points(page, 'perf/steps_per_second')).toBeGreaterThanOrEqual(1);
 
     // Pause, step (+1), resume.
     await page.getByRole('button', { name: 'Pause' }).click();

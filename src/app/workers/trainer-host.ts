@@ -30,6 +30,9 @@ const WASM_PATHS = {
   'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedUrl,
 };
 
+/** Most transitions the page's replay buffer keeps (about 1 kB each with its embedding). */
+export const BUFFER_CAP = 100_000;
+
 export class TrainerBusyError extends Error {
   constructor(message: string) { super(message); this.name = 'TrainerBusyError'; }
 }
@@ -162,6 +165,17 @@ export class TrainerHost {
     return opening;
   }
 
+  /**
+   * Keeps the page's replay buffer under BUFFER_CAP transitions: the oldest dreamed ones go first,
+   * then the oldest real ones; the offline seed data is never evicted. Cheap when under the cap
+   * (the store plans eviction in memory).
+   */
+  private async capBuffer(): Promise<void> {
+    const buffer = await this.replay?.catch(() => null);
+    if (!buffer) return;
+    await buffer.evict({ sources: ['dream', 'real'], maxTransitions: BUFFER_CAP });
+  }
+
   /** Iterates while running; returns when paused, stopped or finished. */
   private async runLoop(): Promise<void> {
     try {
@@ -180,7 +194,13 @@ export class TrainerHost {
   /** One iteration, then its metrics and checkpoint (metrics first: see metrics-store.ts). */
   private async iterate(): Promise<IterationRecord> {
     const trainer = this.trainer!;
+    const started = performance.now();
+    const stepsBefore = trainer.realSteps + trainer.dreamSteps;
     const record = await trainer.runIteration();
+    // Wall-clock speed: page-only (the CLI keeps timings out of metrics.jsonl to stay deterministic).
+    const seconds = (performance.now() - started) / 1000;
+    if (seconds > 0) record.metrics['perf/steps_per_second'] = (trainer.realSteps + trainer.dreamSteps - stepsBefore) / seconds;
+    await this.capBuffer();
     await this.history.put(this.runId!, record);
     await this.checkpoints!.save(await trainer.state());
     this.pending.push(record);
