@@ -55,7 +55,8 @@ export interface RetrievalKernelBench {
   addRowsPerSecond: number;
 }
 
-export interface RetrievalBenchRow {
+/** One size: the bandwidth reference, each kernel timed, and the default kernel's figures (its `kernel` says which: wasm when timed, else js). */
+export interface RetrievalBenchRow extends RetrievalKernelBench {
   size: number;
   /** Bytes of the rows scanned (size × dims × 4). */
   matrixBytes: number;
@@ -71,13 +72,6 @@ export interface RetrievalBenchRow {
   js?: RetrievalKernelBench;
   /** The wasm SIMD kernel (when timed and available). */
   wasm?: RetrievalKernelBench;
-  /** Which kernel the figures below are: the default one (wasm when timed, else js). */
-  kernel: RetrievalKernel;
-  medianMs: number;
-  minMs: number;
-  filteredMedianMs: number;
-  ratio: number;
-  addRowsPerSecond: number;
 }
 
 export interface RetrievalBenchResult {

@@ -37,6 +37,7 @@ import type { PolicyStep } from '../rl/batch';
 import { Rng } from '../rng';
 import { withDefaults, type TrainConfig } from '../train/config';
 import { Trainer, type DreamWorld } from '../train/loop';
+import { playGreedy } from '../train/evaluate';
 import type { Observation, Task, Trajectory } from '../types';
 import { heldOutTasks, trainingTasks, type Domain } from './domain';
 
@@ -341,37 +342,19 @@ export async function dreamSuccess(policy: CandidatePolicy, model: ExperienceMod
   options: { episodes: number; stepLimit?: number; signal?: AbortSignal }): Promise<DreamSuccessReport> {
   const tasks = heldOutTasks(domain).slice(0, Math.max(0, options.episodes));
   const stepLimit = options.stepLimit ?? defaultStepLimit(domain);
-  const rng = Rng.fromSeed(0, 'domain-eval'); // unused by greedy acting; act() takes a stream
-  const running = [] as { env: DreamPoolEnv; task: Task; obs: Observation; actions: string[]; done: boolean; return: number; success: boolean; length: number }[];
+  const starts: { env: DreamPoolEnv; task: Task; obs: Observation }[] = [];
   for (const task of tasks) {
     const env = makeDreamEnv(model, { envId: domain.envId, stepLimit, taskForSeed: () => task, ...(options.signal ? { signal: options.signal } : {}) });
-    const obs = await env.reset({ seed: 0, task });
-    running.push({ env, task, obs, actions: [], done: obs.admissible.length === 0, return: 0, success: false, length: 0 });
+    starts.push({ env, task, obs: await env.reset({ seed: 0, task }) });
   }
-  for (let t = 0; ; t++) {
-    const active = running.filter((e) => !e.done);
-    if (active.length === 0) break;
-    const states: PolicyState[] = active.map((e) => ({ instruction: e.task.instruction, observation: e.obs.text, admissible: e.obs.admissible,
-      step: t, maxSteps: stepLimit, previousActions: e.actions }));
-    const acted = await policy.act(states, rng, { greedy: true });
-    for (let i = 0; i < active.length; i++) {
-      const e = active[i];
-      const r = await e.env.step(acted.actions[i]);
-      e.actions = [...e.actions, acted.actions[i]];
-      e.obs = r;
-      e.length++;
-      e.return += r.reward;
-      if (r.terminated || r.truncated) { e.done = true; e.success = r.info.success; }
-      else if (r.admissible.length === 0) e.done = true;
-    }
-  }
-  const usage = sumUsage(running.map((e) => e.env));
-  const n = running.length;
+  const outcomes = await playGreedy(policy, starts, stepLimit);
+  const usage = sumUsage(starts.map((e) => e.env));
+  const n = outcomes.length;
   return {
     episodes: n,
-    success_rate: n ? round(running.filter((e) => e.success).length / n) : null,
-    mean_return: n ? round(running.reduce((s, e) => s + e.return, 0) / n) : null,
-    mean_length: n ? round(running.reduce((s, e) => s + e.length, 0) / n) : null,
+    success_rate: n ? round(outcomes.filter((e) => e.success).length / n) : null,
+    mean_return: n ? round(outcomes.reduce((s, e) => s + e.return, 0) / n) : null,
+    mean_length: n ? round(outcomes.reduce((s, e) => s + e.length, 0) / n) : null,
     invalid_rate: usage.predictions ? round(usage.invalid / usage.predictions) : 0,
   };
 }

@@ -3,7 +3,8 @@
  * never used for training, all episodes stepped together in chunks for batched inference.
  */
 import { Rng } from '../rng';
-import type { Observation } from '../types';
+import type { Observation, Task } from '../types';
+import type { Env } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
@@ -12,37 +13,55 @@ export const EVAL_SEED_BASE = 1_000_000_000;
 
 export interface EvalResult { success: number; score: number; episodes: number; meanSteps: number }
 
+/** How one greedy episode ended. */
+export interface GreedyOutcome { success: boolean; score: number; return: number; length: number }
+
+/**
+ * Plays greedy episodes from their first observations, all stepped together (one batched policy
+ * call per step). An episode ends when it terminates, is truncated, or has nothing to choose from.
+ */
+export async function playGreedy(policy: CandidatePolicy, starts: readonly { env: Env; task: Task; obs: Observation }[], stepLimit: number): Promise<GreedyOutcome[]> {
+  const rng = Rng.fromSeed(0, 'eval'); // unused by greedy acting; act() takes a stream
+  const running = starts.map((s) => ({ ...s, actions: [] as string[], done: s.obs.admissible.length === 0,
+    outcome: { success: false, score: 0, return: 0, length: 0 } as GreedyOutcome }));
+  for (let t = 0; ; t++) {
+    const active = running.filter((e) => !e.done);
+    if (active.length === 0) break;
+    const states: PolicyState[] = active.map((e) => ({ instruction: e.task.instruction, observation: e.obs.text,
+      admissible: e.obs.admissible, step: t, maxSteps: stepLimit, previousActions: e.actions }));
+    const acted = await policy.act(states, rng, { greedy: true });
+    for (let i = 0; i < active.length; i++) {
+      const e = active[i];
+      const r = await e.env.step(acted.actions[i]);
+      e.actions = [...e.actions, acted.actions[i]];
+      e.obs = r;
+      e.outcome.length++;
+      e.outcome.return += r.reward;
+      if (r.terminated || r.truncated) {
+        e.done = true;
+        e.outcome.success = r.info.success;
+        e.outcome.score = r.info.score ?? (r.info.success ? 1 : 0);
+      } else if (r.admissible.length === 0) e.done = true;
+    }
+  }
+  return running.map((e) => e.outcome);
+}
+
+/** Greedy success and score on `episodes` held-out tasks of a registered env (in chunks, for batched inference). */
 export async function evaluatePolicy(policy: CandidatePolicy, envId: string, difficulty: number, episodes: number, chunk = 100): Promise<EvalResult> {
   const definition = getEnvDefinition(envId);
-  const rng = Rng.fromSeed(0, 'eval'); // unused by greedy acting; act() takes a stream
   let successes = 0, score = 0, steps = 0;
   for (let start = 0; start < episodes; start += chunk) {
-    const count = Math.min(chunk, episodes - start);
-    const running: { env: ReturnType<typeof makeEnv>; obs: Observation; actions: string[]; done: boolean }[] = [];
-    for (let i = 0; i < count; i++) {
-      const seed = EVAL_SEED_BASE + start + i;
+    const starts: { env: Env; task: Task; obs: Observation }[] = [];
+    for (let seed = EVAL_SEED_BASE + start; seed < EVAL_SEED_BASE + Math.min(episodes, start + chunk); seed++) {
       const env = makeEnv(envId);
-      const obs = await env.reset({ seed, task: definition.generateTask(seed, difficulty) });
-      running.push({ env, obs, actions: [], done: false });
+      const task = definition.generateTask(seed, difficulty);
+      starts.push({ env, task, obs: await env.reset({ seed, task }) });
     }
-    for (let t = 0; ; t++) {
-      const active = running.filter((e) => !e.done);
-      if (active.length === 0) break;
-      const states: PolicyState[] = active.map((e) => ({ instruction: e.obs.task.instruction, observation: e.obs.text,
-        admissible: e.obs.admissible, step: t, maxSteps: definition.defaultStepLimit, previousActions: e.actions }));
-      const acted = await policy.act(states, rng, { greedy: true });
-      for (let i = 0; i < active.length; i++) {
-        const e = active[i];
-        const r = await e.env.step(acted.actions[i]);
-        e.actions = [...e.actions, acted.actions[i]];
-        e.obs = r;
-        steps++;
-        if (r.terminated || r.truncated) {
-          e.done = true;
-          if (r.info.success) successes++;
-          score += r.info.score ?? (r.info.success ? 1 : 0);
-        }
-      }
+    for (const o of await playGreedy(policy, starts, definition.defaultStepLimit)) {
+      if (o.success) successes++;
+      score += o.score;
+      steps += o.length;
     }
   }
   return { success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
