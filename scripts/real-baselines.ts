@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { initBackend } from '../src/core/policy/backend';
 import { getPreset } from '../src/core/train/config';
 import { Trainer } from '../src/core/train/loop';
-import { EVAL_SEED_BASE } from '../src/core/train/evaluate';
+import { HELD_OUT_SEED_BASE } from '../src/core/envs/env';
 import { getEnvDefinition, makeEnv } from '../src/core/envs/registry';
 import { makeBaselinePolicy, rolloutEpisode } from '../src/core/data/rollout';
 
@@ -36,7 +36,7 @@ for (const presetName of presets) {
     for (let seed = 1; seed <= (name === 'random' ? seeds : 1); seed++) {
       let s = 0, sc = 0;
       for (let i = 0; i < preset.finalEvalEpisodes; i++) {
-        const taskSeed = EVAL_SEED_BASE + i;
+        const taskSeed = HELD_OUT_SEED_BASE + i;
         const t = await rolloutEpisode(env, policy, { seed: taskSeed + seed * 7919, task: definition.generateTask(taskSeed, preset.difficulty) });
         s += t.result.success ? 1 : 0; sc += t.result.score;
       }

@@ -15,6 +15,7 @@ import { experimentCommand, runExperimentCommand } from './commands/experiment';
 import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
 import { bufferExportCommand, bufferImportCommand, bufferQueryCommand, bufferStatsCommand, runBufferExport, runBufferImport, runBufferQuery, runBufferStats } from './commands/buffer';
 import { domainImportCommand, domainTrainCommand, runDomainImport, runDomainTrain } from './commands/domain';
+import { expmodelExportCommand, expmodelTrainCommand, runExpmodelExport, runExpmodelTrain } from './commands/expmodel';
 
 interface Command { spec: CommandSpec; run(args: ParsedArgs): Promise<number | void> }
 
@@ -35,6 +36,8 @@ const commands: Command[] = [
   { spec: domainImportCommand, run: runDomainImport },
   { spec: domainTrainCommand, run: runDomainTrain },
   { spec: experimentCommand, run: runExperimentCommand },
+  { spec: expmodelTrainCommand, run: runExpmodelTrain },
+  { spec: expmodelExportCommand, run: runExpmodelExport },
 ];
 
 function usage(): string {

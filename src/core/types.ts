@@ -40,6 +40,23 @@ export interface StepInfo {
   score?: number;
   /** Steps taken in this episode, this one included. */
   steps: number;
+  /** Set by a DreamEnv (never by a real env): what the experience model did for this step. */
+  dream?: DreamStepReport;
+}
+
+/** One dreamed step's account: whether the model was asked, what it cost, and whether its answer was usable. */
+export interface DreamStepReport {
+  /** The experience model was asked (false: a no-op the dream refused itself, e.g. an inadmissible action). */
+  predicted: boolean;
+  /** The model's reasoning ('' when it was not asked). */
+  reasoning: string;
+  /** Prompt + completion tokens of the answer (0 for a transition-cache hit or when not asked). */
+  tokens: number;
+  /** Answered from the model's transition cache. */
+  cached: boolean;
+  /** The answer was unusable: the step is kept for inspection, never learned from. */
+  invalid: boolean;
+  invalidReason?: string;
 }
 
 export interface StepResult extends Observation {
@@ -83,5 +100,39 @@ export interface Trajectory {
   policy?: Record<string, unknown>;
 }
 
-/** A (s, a, r, s') record of the replay buffer: defined with the buffer, named here as part of the vocabulary. */
-export type { BufferTransition as Transition } from './buffer/types';
+export type TransitionSource = 'offline' | 'real' | 'dream';
+
+export interface TokenUsage { promptTokens: number; completionTokens: number; ms: number }
+
+/** A (s, a, r, s') record of the replay buffer (offline data, real interactions and dreamed ones). */
+export interface Transition {
+  /** Stable id: `${episodeId}#${stepIndex}` (re-importing the same episode writes the same ids). */
+  id: string;
+  env: string;
+  taskId: string;
+  instruction: string;
+  episodeId: string;
+  stepIndex: number;
+  observation: string;
+  admissible: string[];
+  action: string;
+  nextObservation: string;
+  nextAdmissible: string[];
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  source: TransitionSource;
+  /** false for unparsable / inconsistent dreamed steps (kept for inspection, never learned from). */
+  valid: boolean;
+  /** The experience model's reasoning (dreamed transitions). */
+  reasoning?: string;
+  /** Token usage of the experience model for this step (dreamed transitions). */
+  usage?: TokenUsage;
+  /** ms since epoch; supplied by the caller (core code never reads the clock for data). */
+  createdAt: number;
+  runId?: string;
+  /** Embedding of (instruction, observation, action), L2-normalised; absent until embedded. */
+  embedding?: Float32Array;
+  /** Id of the embedder that made `embedding` (vectors of different embedders never mix). */
+  embedder?: string;
+}

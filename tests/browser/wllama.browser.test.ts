@@ -367,10 +367,10 @@ if (missing) {
           dream.lastPrediction = null;
           const r = await env.step(action);
           const p = dream.lastPrediction as Prediction | null; // set by step()
-          const info = r.info as { valid: boolean; dreamInvalid?: boolean; invalidReason?: string };
+          const report = r.info.dream;
           steps.push({
             action, text: r.text, admissible: r.admissible, reward: r.reward, terminated: r.terminated, truncated: r.truncated,
-            valid: info.valid, dreamInvalid: info.dreamInvalid === true, invalidReason: info.invalidReason,
+            valid: r.info.valid, dreamInvalid: report?.invalid === true, invalidReason: report?.invalidReason,
             predictionValid: p?.valid, raw: p?.raw, attempts: p?.attempts,
           });
           obs = r;

@@ -8,17 +8,26 @@
  *     without them (CORS refused), and a closed port (connection refused).
  * (b) wllama with ../shared/models/stories260K.gguf picked as a file: it is kept in OPFS, loaded
  *     and checked on Setup, and then a dream run on household-easy (1 task × 1 rollout, 1
- *     iteration) plays its episode to the end in the trainer worker. The 260K-parameter model
- *     mostly answers junk: those predictions must be recorded invalid, never crash the run.
- *     Skipped with a message when the model file is absent.
+ *     iteration) with the LLM prior on and LLM-written curriculum variations plays its episode to
+ *     the end in the trainer worker. The 260K-parameter model mostly answers junk: those
+ *     predictions must be recorded invalid, never crash the run; the prior's scores are in the
+ *     policy's steps (Inspect). Skipped with a message when the model file is absent.
+ * (c) The same run with WebLLM through its real worker API: web-llm's WebWorkerMLCEngine in the
+ *     trainer worker talks to web-llm's real WebWorkerMLCEngineHandler, whose engine is the
+ *     scripted fake (tests/browser/fixtures/fake-webllm.worker.ts, bundled here into the built
+ *     app's folder and named in localStorage as the WebLLM worker, WEBLLM_WORKER_KEY: Playwright
+ *     cannot route a nested worker's script). No weights exist here, so the fake answers junk JSON.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { build } from 'vite';
+import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright';
 import { SHOTS, startApp, type AppHarness } from './harness';
+import { WEBLLM_WORKER_KEY } from '../../src/app/state/engine';
 
 const MODEL_PATH = resolve(process.cwd(), '../shared/models/stories260K.gguf');
 const MODEL_PRESENT = existsSync(MODEL_PATH);
@@ -77,14 +86,78 @@ function trackErrors(page: Page): string[] {
   return errors;
 }
 
+/** Where the fake WebLLM worker is served from (a file added to the built app's folder before it is served). */
+const FAKE_WEBLLM_WORKER = '/e2e-fake-webllm/worker.js';
+
+/** web-llm's real handler with the FakeMlcEngine, bundled as one ES module into the built app. */
+async function bundleFakeWebLlmWorker(): Promise<string> {
+  const outDir = join(inject('builtApp').outDir, 'e2e-fake-webllm');
+  await build({
+    configFile: false, logLevel: 'error', define: { 'process.env.NODE_ENV': '"production"' },
+    build: {
+      outDir, emptyOutDir: true, minify: false, copyPublicDir: false,
+      lib: { entry: resolve('tests/browser/fixtures/fake-webllm.worker.ts'), formats: ['es'], fileName: () => 'worker.js' },
+      rollupOptions: { output: { inlineDynamicImports: true } },
+    },
+  });
+  return outDir;
+}
+
+let fakeWorkerDir = '';
 beforeAll(async () => {
+  fakeWorkerDir = await bundleFakeWebLlmWorker();
   app = await startApp('dreamgym-e2e-llm-');
   ({ context, baseUrl } = app);
-}, 120_000);
+}, 180_000);
+
+/** Options of a tiny dream run with the LLM prior and LLM variations on (1 task × 1 rollout, 1 iteration). */
+const PRIOR_AND_LLM_VARIATIONS = 'tasks=1&group=1&iterations=1&evalEvery=0&evalEpisodes=1&curriculum=1&variations=llm&prior=1';
+
+/** Runs the Train page's configured run to its end and checks what every LLM dream run must show. */
+async function runToTheEnd(page: Page, label: string): Promise<{ dreamSteps: number; metrics: string[] }> {
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 150_000, interval: 1000 })
+    .toMatch(/finished|error/);
+  const status = `${await page.getByTestId('train-status').textContent()} ${(await page.getByRole('alert').allTextContents()).join(' ')}`;
+  console.log(`[${label}] ${status}`);
+  expect(await page.getByTestId('train-status').getAttribute('data-state'), status ?? '').toBe('finished');
+  await expect(page.getByTestId('iteration').textContent()).resolves.toBe('1');
+  expect(await page.getByTestId('real-steps').textContent()).toBe('0');
+  const dreamSteps = Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, ''));
+  const invalid = await page.getByTestId('dream-invalid').textContent();
+  console.log(`[${label}] dream steps ${dreamSteps}, unusable answers ${invalid}`);
+  expect(invalid).toMatch(/^\d+%$/);
+  expect(dreamSteps).toBeGreaterThan(0);
+  const series = await page.evaluate(() => (globalThis as unknown as { __dreamgym: { train: { series: { values: Record<string, (number | null)[]> } } } }).__dreamgym.train.series.values);
+  // The junk answers are recorded as invalid, and the LLM variations were asked for (the curriculum reports them).
+  expect(series['dream/invalid_rate']?.[0] ?? 0, 'junk answers recorded invalid').toBeGreaterThan(0);
+  expect(series).toHaveProperty(['curriculum/llm_variations']);
+  return { dreamSteps, metrics: Object.keys(series) };
+}
+
+/**
+ * Inspect: the run's first episode's first step lists the LLM prior's score of every admissible
+ * action — the scores the policy acted with. `preference`: the engine's answers name a label (then
+ * some score differs from 0; a junk answer is "no preference", all 0).
+ */
+async function expectPriorScores(page: Page, label: string, preference: boolean): Promise<void> {
+  await page.getByRole('link', { name: 'Inspect', exact: true }).click();
+  await expect.poll(() => page.getByTestId('episode').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+  await page.getByTestId('episode').first().click();
+  await expect.poll(() => page.getByTestId('step-position').textContent(), { timeout: 30_000 }).toMatch(/^Step 1 of \d+$/);
+  const actions = await page.getByTestId('action-prob').count();
+  const priors = await page.getByTestId('action-prior').allTextContents();
+  console.log(`[${label}] prior scores of step 1: ${priors.join(', ')}`);
+  expect(actions).toBeGreaterThan(0);
+  expect(priors).toHaveLength(actions);
+  for (const p of priors) expect(p).toMatch(/^prior -?\d+\.\d\d$/);
+  if (preference) expect(priors.some((p) => p !== 'prior 0.00')).toBe(true);
+}
 
 afterAll(async () => {
   await app?.close();
   for (const server of servers) server.close();
+  if (fakeWorkerDir) rmSync(fakeWorkerDir, { recursive: true, force: true });
 });
 
 describe('Setup: the language model section', () => {
@@ -175,32 +248,43 @@ describe('wllama with stories260K.gguf picked as a file', () => {
     // The Train page offers Setup's engine; a link with llm= selects it (shareable). Opened as a
     // fresh document, as a shared link is.
     await page.goto('about:blank');
-    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=2&tasks=1&group=1&iterations=1&evalEvery=0&evalEpisodes=1`
+    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=2&${PRIOR_AND_LLM_VARIATIONS}`
       + '&llm=wllama:file:stories260K.gguf&k=1&history=2&tokens=96&retries=0');
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('wllama:file:stories260K.gguf');
     await expect(page.getByTestId('experience-source').textContent()).resolves
-      .toMatch(/dream: reasoning experience model on wllama \(CPU\): stories260K\.gguf, picked from disk/);
+      .toMatch(/dream: reasoning experience model on wllama stories260K\.gguf/);
     await expect(page.getByLabel('Retrieval k').inputValue()).resolves.toBe('1');
     await expect(page.getByLabel('Answer tokens').inputValue()).resolves.toBe('96');
-    await page.getByRole('button', { name: 'Start' }).click();
-    await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 150_000, interval: 1000 })
-      .toMatch(/finished|error/);
-    const status = `${await page.getByTestId('train-status').textContent()} ${(await page.getByRole('alert').allTextContents()).join(' ')}`;
-    console.log(`[wllama] ${status}`);
-    expect(await page.getByTestId('train-status').getAttribute('data-state'), status ?? '').toBe('finished');
-    await expect(page.getByTestId('iteration').textContent()).resolves.toBe('1');
-    expect(await page.getByTestId('real-steps').textContent()).toBe('0');
-    const dreamSteps = Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, ''));
+    await runToTheEnd(page, 'wllama');
     const tokens = Number((await page.getByTestId('dream-tokens').textContent())!.replace(/\D/g, ''));
-    const invalid = await page.getByTestId('dream-invalid').textContent();
-    console.log(`[wllama] dream steps ${dreamSteps}, ≈ ${tokens} tokens, unusable answers ${invalid}`);
-    expect(invalid).toMatch(/^\d+%$/);
-    expect(dreamSteps).toBeGreaterThan(0);
+    console.log(`[wllama] ≈ ${tokens} tokens`);
     expect(tokens).toBeGreaterThan(0);
     await page.screenshot({ path: `${SHOTS}/train-wllama.png` });
+    await expectPriorScores(page, 'wllama', false);
     expect(errors).toEqual([]);
     await page.close();
   }, 240_000);
 
   if (!MODEL_PRESENT) it.skip(SKIP_MESSAGE, () => undefined);
+});
+
+describe('WebLLM through its real worker API, with the fake engine', () => {
+  it('runs a dream iteration to the end with the LLM prior and LLM variations; junk answers recorded invalid, the prior\'s scores used', async () => {
+    const page = await context.newPage();
+    const errors = trackErrors(page);
+    try {
+      await page.goto(`${baseUrl}/#/setup`);
+      await page.evaluate(([key, url]) => localStorage.setItem(key, url), [WEBLLM_WORKER_KEY, FAKE_WEBLLM_WORKER]);
+      await page.goto('about:blank');
+      await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=3&${PRIOR_AND_LLM_VARIATIONS}`
+        + '&llm=webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC&k=1&history=2&tokens=96&retries=0');
+      await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC');
+      await runToTheEnd(page, 'webllm');
+      await expectPriorScores(page, 'webllm', true); // the fake answers the prior's label request with logprobs
+      expect(errors).toEqual([]);
+    } finally {
+      await page.evaluate((key) => localStorage.removeItem(key), WEBLLM_WORKER_KEY).catch(() => undefined);
+      await page.close();
+    }
+  }, 240_000);
 });

@@ -161,7 +161,7 @@ describe('the app shell', () => {
     const errors = trackErrors(page);
     await page.emulateMedia({ colorScheme: 'dark' }); // the dream run's screenshot shows dark mode
     await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1`);
-    await expect(page.getByText(/noisy oracle \(ε_R=0.2, ε_P=0.1\)/).count()).resolves.toBe(1);
+    await expect(page.getByTestId('experience-source').textContent()).resolves.toBe('Experience: dream: oracle (ε_R=0.2, ε_P=0.1).');
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => points(page, 'charts/success_rate'), { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');

@@ -22,15 +22,20 @@ export interface AppHarness {
   close(): Promise<void>;
 }
 
-function launchProfile(profileDir: string): Promise<BrowserContext> {
+export interface AppOptions {
+  /** 'block' keeps the app's service worker out, so context.route sees every request (workers' included). */
+  serviceWorkers?: 'allow' | 'block';
+}
+
+function launchProfile(profileDir: string, options: AppOptions): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profileDir, {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true,
-    viewport: { width: 1280, height: 720 },
+    viewport: { width: 1280, height: 720 }, serviceWorkers: options.serviceWorkers ?? 'allow',
   });
 }
 
 /** The built app on a free loopback port, and Chromium with a fresh temp profile. */
-export async function startApp(profilePrefix: string): Promise<AppHarness> {
+export async function startApp(profilePrefix: string, options: AppOptions = {}): Promise<AppHarness> {
   mkdirSync(SHOTS, { recursive: true });
   const { outDir, log } = inject('builtApp');
   const server = await preview({ configFile: 'vite.config.ts', build: { outDir }, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
@@ -38,7 +43,7 @@ export async function startApp(profilePrefix: string): Promise<AppHarness> {
   if (!address || typeof address !== 'object') throw new Error('vite preview did not report its port');
   const baseUrl = `http://127.0.0.1:${address.port}`;
   const profileDir = mkdtempSync(join(tmpdir(), profilePrefix));
-  const context = await launchProfile(profileDir);
+  const context = await launchProfile(profileDir, options);
   let serving = true;
   return {
     server, context, baseUrl, buildLog: log,

@@ -7,11 +7,19 @@ import { ReplayBuffer, transitionsToTrajectories, type RetrievedTransition } fro
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import type { BufferStats } from '../../core/buffer/types';
 import { readTrajectories, writeTrajectories, type TrajectoryFormat } from '../../core/data/formats';
-import { SEED_DATASET_ENVS, seedDatasetFile } from '../../core/data/seed-datasets';
+import { SEED_DATASET_ENVS, loadSeedDataset, type PublicFileReader } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import type { Task } from '../../core/types';
 
 export interface StorageInfo { usage: number | null; quota: number | null }
+
+/** The page's reader of public/ files: 404 means none; any other failure says what happened. */
+const fetchPublicFile: PublicFileReader = async (path) => {
+  const response = await fetch(new URL(path, document.baseURI));
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`Could not fetch ${path}: HTTP ${response.status}.`);
+  return response.text();
+};
 
 export class BufferState {
   stats = $state.raw<BufferStats | null>(null);
@@ -79,10 +87,7 @@ export class BufferState {
       const buffer = await this.open();
       const parts: string[] = [];
       for (const env of SEED_DATASET_ENVS) {
-        const file = seedDatasetFile(env);
-        const response = await fetch(new URL(file, document.baseURI));
-        if (!response.ok) throw new Error(`Could not fetch ${file}: HTTP ${response.status}.`);
-        const trajectories = readTrajectories(await response.text(), 'ours', { knownEnvs: this.envs, sourceName: file });
+        const trajectories = await loadSeedDataset(env, fetchPublicFile);
         const result = await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
         parts.push(`${env}: ${result.episodes} episodes added (${result.transitions} transitions), ${result.skipped} skipped`);
       }

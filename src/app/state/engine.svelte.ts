@@ -19,9 +19,10 @@ import type { EngineRuntime } from '../workers/experience-source';
 import { OpfsUnavailableError, deleteModelFile, listModelFiles, openModelFile, saveModelFile, type StoredModelFile } from '../workers/llm-files';
 import { testOpenAiConnection, type ConnectionReport } from './engine-connection';
 import {
-  choiceSpec, engineLabel, etaSeconds, loadChoice, parseEngineSpec, progressLine, saveChoice, storageErrorText,
-  type EngineChoice, type EngineKind,
+  choiceSpec, engineLabel, etaSeconds, loadChoice, progressLine, saveChoice, storageErrorText, webLlmWorkerOverride,
+  type EngineChoice, type SetupEngineKind,
 } from './engine';
+import { parseLlmSpec } from '../../core/llm/spec';
 
 export interface LoadState {
   engine: 'webllm' | 'wllama';
@@ -54,7 +55,7 @@ export class EngineSetup {
   /** Persists the choice (never the key, never the file's bytes). */
   save(): void { saveChoice($state.snapshot(this.choice) as EngineChoice); }
 
-  use(kind: EngineKind): void {
+  use(kind: SetupEngineKind): void {
     if (kind !== this.choice.kind && !this.load?.running) {
       // What was said about the previous engine does not apply to this one.
       this.load = null;
@@ -70,7 +71,7 @@ export class EngineSetup {
 
   get label(): string {
     const s = this.spec();
-    return 'spec' in s ? engineLabel(parseEngineSpec(s.spec)) : s.error;
+    return 'spec' in s ? engineLabel(parseLlmSpec(s.spec)) : s.error;
   }
 
   /** The start request's engine extras for a run whose config.llm is `spec`. */
@@ -78,6 +79,8 @@ export class EngineSetup {
     const out: EngineRuntime = { nCtx: this.choice.wllama.nCtx };
     if (spec.startsWith('openai:') && this.apiKey) out.apiKey = this.apiKey;
     if (this.memoryFile && spec === `wllama:file:${this.memoryFile.name}`) out.file = this.memoryFile;
+    const handler = spec.startsWith('webllm:') ? webLlmWorkerOverride() : null;
+    if (handler) out.webllmWorkerUrl = handler;
     return out;
   }
 

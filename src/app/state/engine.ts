@@ -4,84 +4,24 @@
  * the small pure helpers the Setup and Train pages share (labels, time left, errors in words).
  * Plain logic, no Svelte, no DOM: unit-tested in Node (tests/unit/app/engine.test.ts).
  *
- * Spec strings (a superset of the CLI's --llm, src/core/llm/spec.ts):
- *
- *   oracle:EPS_R,EPS_P      the noisy oracle — a teaching/control option, not a language model
- *   openai:BASE_URL#MODEL   an OpenAI-compatible server (Ollama, vLLM, llama-server, OpenAI)
- *   webllm:MODEL_ID         a WebLLM model (WebGPU, in a worker), e.g. webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC
- *   wllama:file:NAME        a GGUF file picked from disk, kept in this browser's OPFS (wllama, CPU)
- *   wllama:URL              a GGUF file downloaded from an http(s) URL ending in .gguf (cached in OPFS)
- *
- * An API key is never part of a spec (specs are shown, shared in links and saved with runs).
+ * The spec strings are core's engine grammar (src/core/llm/spec.ts: oracle:, openai:, webllm:,
+ * wllama:, learned:), parsed there and only there; this file adds how the page words them. An
+ * API key is never part of a spec (specs are shown, shared in links and saved with runs).
  */
-import { LlmSpecError, llmSpecLabel, parseLlmSpec } from '../../core/llm/spec';
+import { formatLlmSpec, llmSpecLabel, LlmSpecError, parseLlmSpec, type EngineKind, type LlmSpec } from '../../core/llm/spec';
 
-export const ENGINE_KINDS = ['oracle', 'webllm', 'wllama', 'openai'] as const;
-export type EngineKind = (typeof ENGINE_KINDS)[number];
-
-export type EngineSpec =
-  | { kind: 'oracle'; epsilonReward: number; epsilonTransition: number }
-  | { kind: 'openai'; baseUrl: string; model: string }
-  | { kind: 'webllm'; modelId: string }
-  | { kind: 'wllama'; source: 'file'; name: string }
-  | { kind: 'wllama'; source: 'url'; url: string };
-
-export class EngineSpecError extends Error {
-  constructor(problem: string) {
-    super(`${problem} Valid forms: oracle:EPS_R,EPS_P · openai:BASE_URL#MODEL · webllm:MODEL_ID · wllama:file:NAME.gguf · wllama:https://…/model.gguf.`);
-    this.name = 'EngineSpecError';
-  }
-}
-
-/** Parses an engine spec; throws EngineSpecError naming the valid forms. */
-export function parseEngineSpec(text: string): EngineSpec {
-  const value = text.trim();
-  if (value.startsWith('webllm:')) {
-    const modelId = value.slice('webllm:'.length).trim();
-    if (!modelId || /\s/.test(modelId)) throw new EngineSpecError(`'${value}' needs a WebLLM model id after 'webllm:' (pick one on the Setup page).`);
-    return { kind: 'webllm', modelId };
-  }
-  if (value.startsWith('wllama:')) {
-    const rest = value.slice('wllama:'.length).trim();
-    if (rest.startsWith('file:')) {
-      const name = rest.slice('file:'.length).trim();
-      if (!name) throw new EngineSpecError(`'${value}' needs a file name after 'wllama:file:'.`);
-      return { kind: 'wllama', source: 'file', name };
-    }
-    let url: URL;
-    try { url = new URL(rest); } catch { throw new EngineSpecError(`'${rest}' in '${value}' is neither file:NAME nor a full http(s) URL.`); }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EngineSpecError(`'${rest}' in '${value}' must be an http:// or https:// URL.`);
-    if (!/\.gguf$/i.test(url.pathname)) throw new EngineSpecError(`'${rest}' does not end in .gguf; wllama loads GGUF files only.`);
-    return { kind: 'wllama', source: 'url', url: url.href };
-  }
-  try {
-    const spec = parseLlmSpec(value);
-    return spec.kind === 'oracle'
-      ? { kind: 'oracle', epsilonReward: spec.epsilonReward, epsilonTransition: spec.epsilonTransition }
-      : { kind: 'openai', baseUrl: spec.baseUrl, model: spec.model };
-  } catch (error) {
-    if (error instanceof LlmSpecError) throw new EngineSpecError(error.message.split('\n')[0]);
-    throw error;
-  }
-}
-
-/** The inverse of parseEngineSpec. */
-export function formatEngineSpec(spec: EngineSpec): string {
-  switch (spec.kind) {
-    case 'oracle': return `oracle:${spec.epsilonReward},${spec.epsilonTransition}`;
-    case 'openai': return `openai:${spec.baseUrl}#${spec.model}`;
-    case 'webllm': return `webllm:${spec.modelId}`;
-    case 'wllama': return spec.source === 'file' ? `wllama:file:${spec.name}` : `wllama:${spec.url}`;
-  }
-}
+/** The engines the Setup page offers (the learned model is trained, not picked there). */
+export const SETUP_ENGINE_KINDS = ['oracle', 'webllm', 'wllama', 'openai'] as const satisfies readonly EngineKind[];
+export type SetupEngineKind = (typeof SETUP_ENGINE_KINDS)[number];
 
 /** How the UI names an engine; the oracle is always labelled as not a language model. */
-export function engineLabel(spec: EngineSpec): string {
+export function engineLabel(spec: LlmSpec): string {
   switch (spec.kind) {
-    case 'oracle': return `${llmSpecLabel({ kind: 'oracle', epsilonReward: spec.epsilonReward, epsilonTransition: spec.epsilonTransition })} — teaching option, not a language model`;
+    case 'oracle': return `${llmSpecLabel(spec)} — teaching option, not a language model`;
     case 'openai': return `OpenAI-compatible server: ${spec.model} at ${spec.baseUrl}`;
     case 'webllm': return `WebLLM (WebGPU): ${spec.modelId}`;
     case 'wllama': return spec.source === 'file' ? `wllama (CPU): ${spec.name}, picked from disk` : `wllama (CPU): ${spec.url}`;
+    case 'learned': return `learned experience model: ${spec.path}`;
   }
 }
 
@@ -91,7 +31,7 @@ export function engineLabel(spec: EngineSpec): string {
 
 export interface EngineChoice {
   /** The engine the Train page offers for dream and S2R runs. */
-  kind: EngineKind;
+  kind: SetupEngineKind;
   webllm: { modelId: string };
   wllama: {
     source: 'file' | 'url';
@@ -116,6 +56,19 @@ export const CHOICE_KEY = 'dreamgym.engine.choice';
 
 export interface StorageLike { getItem(key: string): string | null; setItem(key: string, value: string): void }
 
+/**
+ * A same-origin module worker hosting web-llm's WebWorkerMLCEngineHandler, to run WebLLM in
+ * instead of the bundled workers/llm.worker.ts (a self-hosted handler; the e2e test's fake
+ * engine). Set by hand in localStorage; nothing in the UI sets it. Only a path on this origin counts.
+ */
+export const WEBLLM_WORKER_KEY = 'dreamgym.webllm.worker';
+
+export function webLlmWorkerOverride(storage: StorageLike | null = globalThis.localStorage ?? null): string | null {
+  let value: string | null = null;
+  try { value = storage?.getItem(WEBLLM_WORKER_KEY) ?? null; } catch { /* storage blocked: no override */ }
+  return value && /^\/[^/\\]/.test(value) ? value : null;
+}
+
 function str(value: unknown, fallback: string): string { return typeof value === 'string' ? value : fallback; }
 function nonNegative(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
@@ -133,7 +86,7 @@ export function loadChoice(storage: StorageLike | null = globalThis.localStorage
   const l = (raw.wllama ?? {}) as Record<string, unknown>;
   const o = (raw.openai ?? {}) as Record<string, unknown>;
   return {
-    kind: (ENGINE_KINDS as readonly unknown[]).includes(raw.kind) ? raw.kind as EngineKind : d.kind,
+    kind: (SETUP_ENGINE_KINDS as readonly unknown[]).includes(raw.kind) ? raw.kind as SetupEngineKind : d.kind,
     webllm: { modelId: str(w.modelId, d.webllm.modelId) },
     wllama: {
       source: l.source === 'url' ? 'url' : 'file',
@@ -155,26 +108,26 @@ export function saveChoice(choice: EngineChoice, storage: StorageLike | null = g
 export function choiceSpec(choice: EngineChoice, epsR = 0, epsP = 0): { spec: string } | { error: string } {
   try {
     switch (choice.kind) {
-      case 'oracle': return { spec: formatEngineSpec({ kind: 'oracle', epsilonReward: epsR, epsilonTransition: epsP }) };
+      case 'oracle': return { spec: formatLlmSpec({ kind: 'oracle', epsilonReward: epsR, epsilonTransition: epsP }) };
       case 'webllm':
         if (!choice.webllm.modelId) return { error: 'No WebLLM model is picked yet: pick one in the model list on the Setup page.' };
-        return { spec: formatEngineSpec(parseEngineSpec(`webllm:${choice.webllm.modelId}`)) };
+        return { spec: formatLlmSpec(parseLlmSpec(`webllm:${choice.webllm.modelId}`)) };
       case 'wllama':
         if (choice.wllama.source === 'file') {
           if (!choice.wllama.fileName) return { error: 'No GGUF file is picked yet: choose one with "GGUF model file" on the Setup page.' };
           return { spec: `wllama:file:${choice.wllama.fileName}` };
         }
         if (!choice.wllama.url.trim()) return { error: 'No GGUF URL is given yet: enter one on the Setup page.' };
-        return { spec: formatEngineSpec(parseEngineSpec(`wllama:${choice.wllama.url.trim()}`)) };
+        return { spec: formatLlmSpec(parseLlmSpec(`wllama:${choice.wllama.url.trim()}`)) };
       case 'openai': {
         const baseUrl = choice.openai.baseUrl.trim();
         const model = choice.openai.model.trim();
         if (!baseUrl || !model) return { error: 'The OpenAI-compatible server needs a base URL and a model id (Setup page).' };
-        return { spec: formatEngineSpec(parseEngineSpec(`openai:${baseUrl}#${model}`)) };
+        return { spec: formatLlmSpec(parseLlmSpec(`openai:${baseUrl}#${model}`)) };
       }
     }
   } catch (error) {
-    return { error: (error as Error).message };
+    return { error: error instanceof LlmSpecError ? error.problem : (error as Error).message };
   }
 }
 

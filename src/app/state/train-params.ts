@@ -4,7 +4,7 @@
  */
 import { ALGORITHMS, MODES, PRESETS, getPreset, validateConfig, type Algorithm, type Mode, type TrainConfig } from '../../core/train/config';
 import type { BackendName } from '../../core/policy/backend';
-import { engineLabel, parseEngineSpec } from './engine';
+import { parseLlmSpec, type LlmSpecText } from '../../core/llm/spec';
 import type { EngineRuntime } from '../workers/experience-source';
 
 export interface TrainParams {
@@ -95,7 +95,7 @@ function flag(value: string | null): boolean | undefined {
 function engineParam(value: string | null): string {
   if (!value) return '';
   try {
-    return parseEngineSpec(value).kind === 'oracle' ? '' : value.trim();
+    return parseLlmSpec(value).kind === 'oracle' ? '' : value.trim();
   } catch {
     return '';
   }
@@ -171,11 +171,11 @@ export function configFromParams(p: TrainParams): TrainConfig {
   } as unknown as Record<string, unknown>);
 }
 
-/** config.llm for these settings: the engine spec, or the noisy oracle with ε_R, ε_P (throws EngineSpecError for a bad spec). */
-export function llmSpec(p: Pick<TrainParams, 'llm' | 'epsR' | 'epsP'>): string {
+/** config.llm for these settings: the engine spec, or the noisy oracle with ε_R, ε_P (throws LlmSpecError for a bad spec). */
+export function llmSpec(p: Pick<TrainParams, 'llm' | 'epsR' | 'epsP'>): LlmSpecText {
   if (!p.llm) return `oracle:${p.epsR},${p.epsP}`;
-  parseEngineSpec(p.llm);
-  return p.llm;
+  parseLlmSpec(p.llm);
+  return p.llm as LlmSpecText;
 }
 
 /** The start request's engine extras these settings imply (the page adds the API key, file, context). */
@@ -201,15 +201,4 @@ export function dreamTokenEstimate(iterations: readonly number[], values: Record
     previous = steps;
   }
   return Math.round(total);
-}
-
-/** How the UI names where experience comes from; the oracle is always labelled as one. */
-export function experienceLabel(mode: Mode, epsR: number, epsP: number, llm = ''): string {
-  let source = `noisy oracle (ε_R=${epsR}, ε_P=${epsP}) — the real env with dialled errors, not a learned model`;
-  if (llm) {
-    try { source = `reasoning experience model on ${engineLabel(parseEngineSpec(llm))}`; } catch { source = `an unreadable engine '${llm}'`; }
-  }
-  if (mode === 'real') return 'the real environment (baseline RL)';
-  if (mode === 'dream') return `dream: ${source}`;
-  return `S2R: dream with the ${source}, then a small real budget`;
 }

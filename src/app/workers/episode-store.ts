@@ -9,7 +9,7 @@
  * observations. A repeated iteration (a resumed run after a crash) replaces its rows.
  */
 import { openDB, type IDBPDatabase } from 'idb';
-import type { Phase } from '../../core/train/loop';
+import type { Phase } from '../../core/train/config';
 import type { EpisodeTrace } from '../../core/train/trace';
 import type { TaskOrigin } from '../../core/types';
 

@@ -1,32 +1,31 @@
 /**
- * Inside the trainer worker: the experience model (and the agent's LLM prior) a run asks for.
- * `config.llm` names the engine (src/app/state/engine.ts spec strings); the start request carries
- * what must not be in a config — the API key, a picked file the page could not store in OPFS —
- * and the dream answer budget.
+ * Inside the trainer worker: what the page owns for a run — the loaded browser engine, the API
+ * key, the replay buffer, the answer budget — handed to the one run builder
+ * (src/core/train/run-parts.ts), which parses `config.llm` (core's engine grammar) and builds the
+ * experience model, the agent's LLM prior and the curriculum's task generator. The start request
+ * carries what must not be in a config: the API key, a picked file the page could not store in
+ * OPFS, and the dream answer budget.
  *
- *   oracle:…         core's createExperienceModel (the noisy oracle; no LLM, so no prior)
- *   openai:URL#MODEL OpenAiChatModel, talking to the server from this worker
  *   wllama:…         WllamaChatModel loaded here (wllama starts its own nested worker); a picked
  *                    file is read from OPFS (workers/llm-files.ts), so a reload keeps it
  *   webllm:MODEL_ID  WebLlmChatModel: web-llm's WebWorkerMLCEngine in this worker, talking to
  *                    workers/llm.worker.ts (a nested worker) — the weights come from web-llm's
  *                    cache, filled by the Setup page's download
+ *   oracle:, openai:, learned:  nothing to load here: the builder makes them (openai with the key)
  *
  * The reasoning experience model retrieves its k examples from the page's replay buffer
  * (IndexedDB, the Buffer page's data), and hands the same buffer to the trainer (deps.buffer),
- * which adds each iteration's transitions to it. One loaded model is kept between runs of the same engine,
- * so a resume or a second run does not load it again.
+ * which adds each iteration's transitions to it. One loaded browser engine is kept between runs
+ * of the same engine, so a resume or a second run does not load it again.
  */
 import type { ReplayBuffer } from '../../core/buffer/buffer';
-import { ReasoningExperienceModel } from '../../core/experience/reasoning-model';
-import { OpenAiChatModel } from '../../core/llm/openai';
+import { parseLlmSpec, type WebLlmSpec, type WllamaLlmSpec } from '../../core/llm/spec';
 import type { ChatModel } from '../../core/llm/types';
 import { WebLlmChatModel } from '../../core/llm/webllm';
 import { WllamaChatModel } from '../../core/llm/wllama';
 import type { TrainConfig } from '../../core/train/config';
-import { createActionPrior, createExperienceModel, createTaskGenerator } from '../../core/train/experience';
 import type { TrainerDeps } from '../../core/train/loop';
-import { parseEngineSpec, type EngineSpec } from '../state/engine';
+import { buildRunParts } from '../../core/train/run-parts';
 import { openModelFile } from './llm-files';
 
 /** What a start request carries besides the config (never saved with the run). */
@@ -41,77 +40,53 @@ export interface EngineRuntime {
   apiKey?: string;
   /** wllama file specs: the file itself, when the page could not keep it in OPFS. */
   file?: Blob;
+  /** webllm: the worker script to host web-llm's handler in, instead of workers/llm.worker.ts (state/engine.ts WEBLLM_WORKER_KEY). */
+  webllmWorkerUrl?: string;
 }
 
 type Unloadable = ChatModel & { unload?: () => Promise<void> };
+type BrowserSpec = WebLlmSpec | WllamaLlmSpec;
+export type BrowserEngineLoader = (spec: BrowserSpec, runtime: EngineRuntime) => Promise<Unloadable>;
 
 let loaded: { key: string; model: Unloadable } | null = null;
 
-function engineKey(spec: EngineSpec, runtime: EngineRuntime): string {
-  return JSON.stringify([spec, runtime.nCtx ?? null, runtime.apiKey ? 'key' : null]);
-}
-
-/** Builds (or reuses) the chat model of a non-oracle engine. */
-export async function chatModelFor(spec: Exclude<EngineSpec, { kind: 'oracle' }>, runtime: EngineRuntime = {}): Promise<ChatModel> {
-  const key = engineKey(spec, runtime);
+/** Loads (or reuses) the chat model of a browser engine; loading another unloads the previous one. */
+export async function browserChatModel(spec: BrowserSpec, runtime: EngineRuntime = {}, load: BrowserEngineLoader = loadBrowserEngine): Promise<ChatModel> {
+  const key = JSON.stringify([spec, runtime.nCtx ?? null, runtime.webllmWorkerUrl ?? null]);
   if (loaded?.key === key) return loaded.model;
   if (loaded) {
     await loaded.model.unload?.().catch(() => undefined);
     loaded = null;
   }
-  let model: Unloadable;
-  switch (spec.kind) {
-    case 'openai':
-      model = new OpenAiChatModel({ baseUrl: spec.baseUrl, model: spec.model, apiKey: runtime.apiKey });
-      break;
-    case 'wllama': {
-      const nCtx = runtime.nCtx ?? 4096;
-      if (spec.source === 'url') {
-        model = await WllamaChatModel.load({ url: spec.url }, { nCtx });
-      } else {
-        const file = runtime.file ?? await openModelFile(spec.name);
-        model = await WllamaChatModel.load({ file, name: spec.name }, { nCtx });
-      }
-      break;
-    }
-    case 'webllm':
-      model = await WebLlmChatModel.load(spec.modelId);
-      break;
-  }
+  const model = await load(spec, runtime);
   loaded = { key, model };
   return model;
 }
 
-/** The trainer's experience model and prior for this config ({} for a real run without prior). */
+async function loadBrowserEngine(spec: BrowserSpec, runtime: EngineRuntime): Promise<Unloadable> {
+  if (spec.kind === 'webllm') {
+    const handler = runtime.webllmWorkerUrl;
+    return WebLlmChatModel.load(spec.modelId, handler ? { worker: new Worker(handler, { type: 'module', name: 'webllm' }) } : {});
+  }
+  const nCtx = runtime.nCtx ?? 4096;
+  if (spec.source === 'url') return WllamaChatModel.load({ url: spec.url }, { nCtx });
+  const file = runtime.file ?? await openModelFile(spec.name);
+  return WllamaChatModel.load({ file, name: spec.name }, { nCtx });
+}
+
+/** The trainer's parts for this config ({} for a real run without prior), with the dreams' buffer. */
 export async function trainerDeps(config: TrainConfig, runtime: EngineRuntime = {},
   openBuffer: () => Promise<ReplayBuffer | undefined> = async () => undefined): Promise<TrainerDeps> {
   const dreams = config.mode !== 'real';
   if (!dreams && !config.llmPrior) return {};
-  const spec = parseEngineSpec(config.llm);
-  if (spec.kind === 'oracle') {
-    return {
-      ...(dreams ? { experienceModel: createExperienceModel(config) } : {}),
-      // Throws a ConfigError naming the fix: the oracle has no language model to act as a prior.
-      ...(config.llmPrior ? { prior: createActionPrior(config) } : {}),
-    };
-  }
-  const chat = await chatModelFor(spec, runtime);
-  const deps: TrainerDeps = {};
-  if (dreams) {
-    // The same buffer the trainer writes to (deps.buffer), so fresh transitions are retrievable at
-    // once; undefined where IndexedDB is unavailable (private mode): dreams without retrieval.
-    const buffer = await openBuffer();
-    if (buffer) deps.buffer = buffer;
-    deps.experienceModel = new ReasoningExperienceModel(chat, {
-      buffer: config.retrievalK > 0 ? buffer : undefined,
-      k: config.retrievalK, historyLength: config.historyLength, reasoning: config.reasoning, seed: config.seed,
-      ...(runtime.maxTokens !== undefined ? { maxTokens: runtime.maxTokens } : {}),
-      ...(runtime.retries !== undefined ? { retries: runtime.retries } : {}),
-    });
-  }
-  if (config.llmPrior) deps.prior = createActionPrior(config, { chat });
-  // LLM-written curriculum variations (dream-only tasks), when the run asks for them.
-  const taskGenerator = createTaskGenerator(config, { chat });
-  if (taskGenerator) deps.taskGenerator = taskGenerator;
-  return deps;
+  const spec = parseLlmSpec(config.llm);
+  // The same buffer the trainer writes to (deps.buffer), so fresh transitions are retrievable at
+  // once; undefined where IndexedDB is unavailable (private mode): dreams without retrieval.
+  const buffer = dreams ? await openBuffer() : undefined;
+  const chat = spec.kind === 'webllm' || spec.kind === 'wllama' ? await browserChatModel(spec, runtime) : undefined;
+  const parts = await buildRunParts(config, {
+    ...(chat ? { chat } : {}), ...(runtime.apiKey ? { apiKey: runtime.apiKey } : {}), ...(buffer ? { buffer } : {}),
+    answers: { maxTokens: runtime.maxTokens, retries: runtime.retries },
+  });
+  return { ...parts, ...(buffer ? { buffer } : {}) };
 }

@@ -46,7 +46,7 @@ export class TeachHost {
         this.backend ??= await initBackend(request.backend ?? 'wasm', { wasmPaths: WASM_PATHS });
         this.session?.dispose();
         this.session = null;
-        const session = new TeachSession(request.settings);
+        const session = await TeachSession.create(request.settings);
         this.session = session;
         const info: TeachInfo = { settings: session.settings, preset: session.config.preset, experience: session.experience,
           backend: this.backend.backend, backendReason: this.backend.reason };

@@ -125,7 +125,7 @@ export class TrainerHost {
       // each iteration's episodes to the Inspect page's store, both before the checkpoint is written.
       const runId = request.runId;
       const withStores: TrainerDeps = {
-        ...deps, buffer: deps.buffer ?? await this.replayBuffer(), runId, now: () => Date.now(),
+        ...deps, buffer: deps.buffer ?? await this.replayBuffer(), runId, now: () => Date.now(), clock: () => performance.now(),
         onEpisodes: (traces, _phase, iteration) => this.episodes.put(runId, iteration, traces),
       };
       this.checkpoints = new IndexedDbCheckpointStore(request.runId);
@@ -194,12 +194,7 @@ export class TrainerHost {
   /** One iteration, then its metrics and checkpoint (metrics first: see metrics-store.ts). */
   private async iterate(): Promise<IterationRecord> {
     const trainer = this.trainer!;
-    const started = performance.now();
-    const stepsBefore = trainer.realSteps + trainer.dreamSteps;
-    const record = await trainer.runIteration();
-    // Wall-clock speed: page-only (the CLI keeps timings out of metrics.jsonl to stay deterministic).
-    const seconds = (performance.now() - started) / 1000;
-    if (seconds > 0) record.metrics['perf/steps_per_second'] = (trainer.realSteps + trainer.dreamSteps - stepsBefore) / seconds;
+    const record = await trainer.runIteration(); // with perf/* from the clock it was given
     await this.capBuffer();
     await this.history.put(this.runId!, record);
     await this.checkpoints!.save(await trainer.state());

@@ -8,7 +8,7 @@ import { auditDetailed } from '../../core/experience/audit';
 import { formatLlmSpec } from '../../core/llm/spec';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar } from '../output';
-import { checkModelSettings, experienceModelFor, experienceModelOptions, LLM_OPTION_HELP, parseLlmOption, requireEnv } from './dream';
+import { checkModelSettings, buildEnvExperienceModel, experienceModelOptions, LLM_OPTION_HELP, parseLlmOption, requireEnv } from '../experience-options';
 
 export const auditCommand: CommandSpec = {
   name: 'audit',
@@ -30,7 +30,7 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
   const llm = parseLlmOption(o.llm, auditCommand);
   checkModelSettings(o, auditCommand);
   if (!(o.n >= 1)) throw new UsageError(`--n must be at least 1, got ${o.n}.`, auditCommand);
-  const model = await experienceModelFor(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
+  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
   const bar = progressBar(`audit ${envId}`);
   const details = await auditDetailed(model, { envId, n: o.n, seed: o.seed, llm: formatLlmSpec(llm), onProgress: (done, total) => bar.update(done, total) });
   bar.end();

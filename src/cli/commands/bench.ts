@@ -13,15 +13,17 @@ import { initBackend } from '../../core/policy/backend';
 import { benchPolicy } from '../../core/policy/bench';
 import { benchRetrieval, benchEmbedder } from '../../core/buffer/bench';
 import { HashedNgramEmbedder } from '../../core/buffer/embedders';
-import { FolderBufferStore } from '../../core/buffer/stores/folder';
+import { FolderBufferStore } from '../../node/buffer-folder';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { benchStoreInsertAndLoad } from '../../core/buffer/stores/bench';
 import { benchBufferInBrowser } from '../browser-bench';
 import { benchDreamTokens } from '../../core/experience/bench';
-import { bufferFromJsonl } from '../../core/experience/seed-buffer';
-import { seedDatasetFile } from '../../core/data/seed-datasets';
-import { readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
+import { PUBLIC_DIR, readPublicFile } from '../../node/edge';
+import { loadModelFolder } from '../../node/model-folder';
+import { benchLearnedSpeed, type LearnedSpeedBench } from '../../core/experience/learned/bench';
+import { loadSeedDataset } from '../../core/data/seed-datasets';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -144,7 +146,7 @@ export async function runBench(args: ParsedArgs): Promise<void> {
 async function benchDream(json: boolean): Promise<void> {
   const results = [];
   for (const envId of ['webshop-lite-v0', 'household-v0']) {
-    const buffer = await bufferFromJsonl(readFileSync(join('public', seedDatasetFile(envId)), 'utf8'), { envId });
+    const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
     results.push(await benchDreamTokens({ envId, buffer, k: 4, historyLength: 4, episodes: 12 }));
   }
   console.log('| env | transitions | prompt tokens (mean) | completion tokens (mean) | total mean | total p90 | total max | examples shown |');
@@ -153,7 +155,40 @@ async function benchDream(json: boolean): Promise<void> {
     console.log(`| ${r.env} | ${r.transitions} | ${round(r.prompt.mean, 0)} | ${round(r.completion.mean, 0)} | ${round(r.total.mean, 0)} | ${round(r.total.p90, 0)} | ${round(r.total.max, 0)} | ${round(r.examplesShown, 2)} |`);
   }
   console.log(`tokens: ${results[0]?.rule}. Goal: ≤ 700 tokens per dreamed transition in total.`);
-  if (json) printJsonLast({ suite: 'dream', goal_tokens_per_transition: 700, results });
+  const learned = await benchLearnedModels();
+  if (json) printJsonLast({ suite: 'dream', goal_tokens_per_transition: 700, results, learned, goal_learned_transitions_per_second_at_64: 100 });
+}
+
+/**
+ * The learned experience models (public/models/<env>, the shipped ones): dreamed transitions per
+ * second at batch 1, 8 and 64 on wasm, next to the real env's steps/s and the oracle's
+ * predictions/s over the same held-out transitions. Goal: ≥ 100 transitions/s at batch 64.
+ */
+async function benchLearnedModels(): Promise<LearnedSpeedBench[]> {
+  const out: LearnedSpeedBench[] = [];
+  const backend = await initBackend('wasm');
+  process.stderr.write(`bench dream: ${backend.reason}\n`);
+  for (const envId of ['webshop-lite-v0', 'household-v0']) {
+    const dir = join(PUBLIC_DIR, 'models', envId);
+    if (!existsSync(join(dir, 'model.json'))) {
+      console.log(`learned model of ${envId}: none in ${dir} (make it with 'npm run models'); skipped.`);
+      continue;
+    }
+    const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
+    const model = await loadModelFolder(dir, { buffer, transitionCache: false, maxBatch: 64 });
+    process.stderr.write(`bench dream: learned model of ${envId} …\n`);
+    out.push(await benchLearnedSpeed(model, envId, { batches: [1, 8, 64], transitions: 128, now: () => performance.now() }));
+    model.dispose();
+  }
+  if (out.length) {
+    console.log('| env | learned model | batch | transitions/s | tokens written/transition | real env steps/s | oracle predictions/s |');
+    console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+    for (const b of out) for (const r of b.rows) {
+      console.log(`| ${b.env} | ${b.model} | ${r.batch} | ${round(r.transitionsPerSecond, 1)} | ${round(r.tokensPerTransition, 1)} | ${round(b.realStepsPerSecond, 0)} | ${round(b.oraclePredictionsPerSecond, 0)} |`);
+    }
+    console.log('Goal: ≥ 100 learned transitions/s at batch 64 on 2 cores (wasm, one thread), so a 30,000-transition dream takes ≤ 5 min of model time.');
+  }
+  return out;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ReplayBuffer, transitionsToTrajectories } from '../../core/buffer/buffer';
-import { FolderBufferStore } from '../../core/buffer/stores/folder';
+import { FolderBufferStore } from '../../node/buffer-folder';
 import { TRANSITION_SOURCES, type TransitionSource } from '../../core/buffer/types';
 import { FORMATS, assertFormat, readTrajectories, writeTrajectories } from '../../core/data/formats';
 import { envIds } from '../../core/envs/registry';

@@ -6,7 +6,8 @@
  * (c) the audit against held-out recorded transitions. The oracle does not exist for such a
  * domain (it is a real environment with dialled errors).
  *
- * For `openai:` models the API key comes from DREAMGYM_API_KEY or OPENAI_API_KEY.
+ * The experience model comes from the one run builder with the domain handed in (an LLM behind an
+ * OpenAI-compatible server, key from DREAMGYM_API_KEY else OPENAI_API_KEY, or a learned model).
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,14 +15,16 @@ import { ReplayBuffer } from '../../core/buffer/buffer';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { FORMATS, assertFormat, readTrajectories } from '../../core/data/formats';
 import { buildDomain, domainSummary, parseTaskDescriptions, trainingTasks } from '../../core/domain/domain';
-import { DEFAULT_DOMAIN_DIR, domainPath, loadDomainFolder, openDomainBuffer, saveDomainFolder } from '../../core/domain/folder';
-import { createDomainModel, DEFAULT_DOMAIN_TRAIN_CONFIG, oracleUnavailableMessage, trainDomain } from '../../core/domain/train';
-import { OpenAiChatModel } from '../../core/llm/openai';
+import { DEFAULT_DOMAIN_DIR, domainPath, loadDomainFolder, openDomainBuffer, saveDomainFolder } from '../../node/domain-folder';
+import { checkDomainEngine, DEFAULT_DOMAIN_TRAIN_CONFIG, trainDomain } from '../../core/domain/train';
 import { formatLlmSpec } from '../../core/llm/spec';
+import { ConfigError } from '../../core/train/config';
+import { buildRunParts } from '../../core/train/run-parts';
+import { nodeEngineDeps } from '../../node/edge';
 import { initBackend } from '../../core/policy/backend';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round } from '../output';
-import { checkModelSettings, experienceModelOptions, parseLlmOption } from './dream';
+import { checkModelSettings, experienceModelOptions, parseLlmOption } from '../experience-options';
 
 const dirOption = { type: 'string' as const, description: 'folder of imported domains (the domain goes to DIR/NAME)', default: DEFAULT_DOMAIN_DIR };
 const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
@@ -47,11 +50,11 @@ export const domainImportCommand: CommandSpec = {
 export const domainTrainCommand: CommandSpec = {
   name: 'domain train',
   summary: 'train a policy in the dream of an imported domain, then evaluate: dream success, action agreement, audit',
-  usage: 'dreamgym domain train --name N --llm openai:BASE_URL#MODEL [--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
+  usage: 'dreamgym domain train --name N --llm openai:BASE_URL#MODEL|learned:PATH [--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
     '[--eval-episodes E] [--audit-n A] [--seed S] [--k K] [--history H] [--no-reasoning] [--dir D] [--json]',
   options: {
     name: nameOption,
-    llm: { type: 'string', description: 'experience model: openai:BASE_URL#MODEL (the oracle needs a real env; imported domains have none)' },
+    llm: { type: 'string', description: 'experience model: openai:BASE_URL#MODEL or learned:PATH (the oracle needs a real env; imported domains have none)' },
     iterations: { type: 'integer', description: 'training iterations', default: DEFAULT_DOMAIN_TRAIN_CONFIG.iterations },
     'tasks-per-iteration': { type: 'integer', description: 'training tasks per iteration', default: DEFAULT_DOMAIN_TRAIN_CONFIG.tasksPerIteration },
     'group-size': { type: 'integer', description: 'dreamed episodes per task (a GRPO group)', default: DEFAULT_DOMAIN_TRAIN_CONFIG.groupSize },
@@ -116,10 +119,15 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     backend: 'wasm' | 'cpu'; json?: boolean };
   const name = requireName(o.name, domainTrainCommand);
   const llm = parseLlmOption(o.llm, domainTrainCommand);
-  if (llm.kind === 'oracle') throw new UsageError(oracleUnavailableMessage({ name }), domainTrainCommand);
+  try {
+    checkDomainEngine(llm, { name });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message, domainTrainCommand);
+    throw error;
+  }
   checkModelSettings(o, domainTrainCommand);
   const config = {
-    iterations: o.iterations, tasksPerIteration: o['tasks-per-iteration'], groupSize: o['group-size'], seed: o.seed,
+    llm: formatLlmSpec(llm), iterations: o.iterations, tasksPerIteration: o['tasks-per-iteration'], groupSize: o['group-size'], seed: o.seed,
     evalEpisodes: o['eval-episodes'], auditTransitions: o['audit-n'], ...(o['step-limit'] !== undefined ? { stepLimit: o['step-limit'] } : {}),
   };
   for (const [option, value, min] of [['iterations', config.iterations, 1], ['tasks-per-iteration', config.tasksPerIteration, 1], ['group-size', config.groupSize, 1],
@@ -128,9 +136,11 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   }
   const domain = loadDomainFolder(o.dir, name);
   const buffer = await runBuffer(o.dir, name);
-  const apiKey = process.env.DREAMGYM_API_KEY || process.env.OPENAI_API_KEY || undefined;
-  const chat = new OpenAiChatModel({ baseUrl: llm.baseUrl, model: llm.model, ...(apiKey ? { apiKey } : {}) });
-  const model = createDomainModel(chat, domain, { buffer, k: o.k, historyLength: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
+  const parts = await buildRunParts(
+    { env: domain.envId, llm: config.llm, seed: o.seed, retrievalK: o.k, historyLength: o.history, reasoning: !o['no-reasoning'] },
+    { ...nodeEngineDeps(), domain, buffer },
+  );
+  const model = parts.experienceModel!; // a dreaming config always gets one
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
 
@@ -151,7 +161,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   const last = result.iterations[result.iterations.length - 1]?.metrics ?? {};
   const { dream, agreement, audit } = result.evaluation;
   const summary = {
-    name: domain.name, env: domain.envId, llm: formatLlmSpec(llm), experience_model: model.label, mode: 'dream', oracle: false,
+    name: domain.name, env: domain.envId, llm: config.llm, experience_model: model.label, mode: 'dream', oracle: false,
     iterations: result.iterations.length, dream_steps: result.dreamSteps, real_steps: 0, step_limit: result.stepLimit,
     train_tasks: trainingTasks(domain).length, held_out_tasks: domain.heldOutTaskIds.length,
     final_train_success: round(last['charts/success_rate'] ?? 0), invalid_rate: round(last['dream/invalid_rate'] ?? 0),

@@ -11,84 +11,17 @@
  *   an LLM's results page lists other products than the real search), the step falls back to a
  *   seeded random pick among the dreamed actions, and the step is marked `expert: false`.
  *
- * For `openai:` models the API key comes from DREAMGYM_API_KEY or OPENAI_API_KEY, and the
- * retrieval buffer is seeded from the shipped dataset public/datasets/<env>.jsonl.
+ * For `openai:` models the API key comes from DREAMGYM_API_KEY, else OPENAI_API_KEY (src/node/edge.ts),
+ * and the retrieval buffer is seeded from the shipped dataset public/datasets/<env>.jsonl.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { expertOf } from '../../core/envs/env';
 import { getEnvDefinition, makeEnv } from '../../core/envs/registry';
-import { makeDreamEnv, type DreamStepResult } from '../../core/experience/dream-env';
-import { NoisyOracleModel } from '../../core/experience/noisy-oracle';
-import { ReasoningExperienceModel } from '../../core/experience/reasoning-model';
-import { bufferFromJsonl } from '../../core/experience/seed-buffer';
-import type { ExperienceModel } from '../../core/experience/types';
-import { OpenAiChatModel } from '../../core/llm/openai';
-import { formatLlmSpec, LlmSpecError, parseLlmSpec, type LlmSpec } from '../../core/llm/spec';
+import { makeDreamEnv } from '../../core/experience/dream-env';
+import { formatLlmSpec } from '../../core/llm/spec';
 import { Rng } from '../../core/rng';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { checkModelSettings, buildEnvExperienceModel, experienceModelOptions, LLM_OPTION_HELP, parseLlmOption, requireEnv } from '../experience-options';
 import { printJsonLast, progressBar, round } from '../output';
-
-// =============================================================================================
-// Shared with `audit`
-// =============================================================================================
-
-export const LLM_OPTION_HELP = 'experience model: oracle:EPS_R,EPS_P (noisy real env) or openai:BASE_URL#MODEL';
-
-export interface ModelSettings { k: number; history: number; reasoning: boolean; seed: number }
-
-/** public/datasets/<env>.jsonl of this checkout. */
-export function seedDatasetPath(envId: string): string {
-  return fileURLToPath(new URL(`../../../public/datasets/${envId}.jsonl`, import.meta.url));
-}
-
-/** A memory replay buffer seeded with the env's shipped offline dataset. */
-export async function loadSeedBuffer(envId: string): Promise<ReplayBuffer> {
-  const file = seedDatasetPath(envId);
-  if (!existsSync(file)) throw new Error(`No seed dataset for '${envId}' at ${file}; run 'npm run datasets' to generate it.`);
-  return bufferFromJsonl(readFileSync(file, 'utf8'), { envId, sourceName: file });
-}
-
-export function parseLlmOption(text: string | undefined, spec: CommandSpec): LlmSpec {
-  if (!text) throw new UsageError(`'${spec.name}' needs --llm (${LLM_OPTION_HELP}).`, spec);
-  try {
-    return parseLlmSpec(text);
-  } catch (error) {
-    if (error instanceof LlmSpecError) throw new UsageError(error.message, spec);
-    throw error;
-  }
-}
-
-export function requireEnv(envId: string | undefined, spec: CommandSpec): string {
-  if (!envId) throw new UsageError(`'${spec.name}' needs --env (an environment id, e.g. webshop-lite-v0).`, spec);
-  getEnvDefinition(envId);
-  return envId;
-}
-
-/** The experience model an --llm spec names (the oracle needs no buffer; an LLM gets the seed buffer). */
-export async function experienceModelFor(llm: LlmSpec, envId: string, settings: ModelSettings): Promise<ExperienceModel> {
-  if (llm.kind === 'oracle') {
-    return new NoisyOracleModel(envId, { epsilonReward: llm.epsilonReward, epsilonTransition: llm.epsilonTransition, seed: settings.seed });
-  }
-  const apiKey = process.env.DREAMGYM_API_KEY || process.env.OPENAI_API_KEY || undefined;
-  const chat = new OpenAiChatModel({ baseUrl: llm.baseUrl, model: llm.model, ...(apiKey ? { apiKey } : {}) });
-  return new ReasoningExperienceModel(chat, {
-    buffer: await loadSeedBuffer(envId), k: settings.k, historyLength: settings.history, reasoning: settings.reasoning, seed: settings.seed,
-  });
-}
-
-export function checkModelSettings(o: { k: number; history: number }, spec: CommandSpec): void {
-  if (!(o.k >= 0)) throw new UsageError(`--k must be 0 or more (retrieved examples), got ${o.k}.`, spec);
-  if (!(o.history >= 0)) throw new UsageError(`--history must be 0 or more (past steps shown), got ${o.history}.`, spec);
-}
-
-const modelOptions = {
-  k: { type: 'integer' as const, description: 'retrieved examples per dreamed step (0 = no retrieval)', default: 4 },
-  history: { type: 'integer' as const, description: 'past steps shown to the model (0 = no history)', default: 4 },
-  'no-reasoning': { type: 'boolean' as const, description: 'ask for no reasoning trace (the ablation)' },
-};
-export { modelOptions as experienceModelOptions };
 
 // =============================================================================================
 // dream
@@ -105,7 +38,7 @@ export const dreamCommand: CommandSpec = {
     episodes: { type: 'integer', description: 'number of episodes', default: 3 },
     seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0 },
     difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5 },
-    ...modelOptions,
+    ...experienceModelOptions,
     json: { type: 'boolean', description: 'print the episodes and a summary as JSON on the last line' },
   },
 };
@@ -134,7 +67,7 @@ export async function runDream(args: ParsedArgs): Promise<void> {
   if (!(o.episodes >= 1)) throw new UsageError(`--episodes must be at least 1, got ${o.episodes}.`, dreamCommand);
   if (!(o.difficulty >= 0 && o.difficulty <= 1)) throw new UsageError(`--difficulty must be within 0..1, got ${o.difficulty}.`, dreamCommand);
   const definition = getEnvDefinition(envId);
-  const model = await experienceModelFor(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
+  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
   const dream = makeDreamEnv(model, { envId });
   const real = makeEnv(envId);
   const bar = o.json ? progressBar(`dream ${envId}`) : null;
@@ -159,25 +92,26 @@ export async function runDream(args: ParsedArgs): Promise<void> {
       } else {
         action = rng.pick(obs.admissible);
       }
-      // TimeLimit passes the DreamEnv's info through (it only adds truncation).
-      const r = (await dream.step(action)) as DreamStepResult;
+      // TimeLimit passes the DreamEnv's info (with its account, info.dream) through.
+      const r = await dream.step(action);
+      const report = r.info.dream!;
       // The synced real env follows every action that changed the dreamed state.
       if (o.policy === 'expert' && r.info.valid) await real.step(action);
       ret += r.reward;
       const step: DreamedStep = {
-        t, action, ...(fromExpert !== undefined ? { expert: fromExpert } : {}), reasoning: r.info.reasoning, reward: r.reward,
+        t, action, ...(fromExpert !== undefined ? { expert: fromExpert } : {}), reasoning: report.reasoning, reward: r.reward,
         terminated: r.terminated, truncated: r.truncated, valid: r.info.valid,
-        ...(r.info.dreamInvalid ? { dream_invalid: true, invalid_reason: r.info.invalidReason } : {}),
-        ...(r.info.cached ? { cached: true } : {}),
+        ...(report.invalid ? { dream_invalid: true, invalid_reason: report.invalidReason } : {}),
+        ...(report.cached ? { cached: true } : {}),
         observation: r.text,
       };
       steps.push(step);
       if (!o.json) {
         const tags = [r.terminated ? (r.info.success ? 'END success' : 'END failure') : '', r.truncated ? 'TRUNCATED' : '',
-          r.info.dreamInvalid ? `DREAM-INVALID (${r.info.invalidReason})` : !r.info.valid ? 'no-op' : '', fromExpert === false ? 'expert move not in the dream: random' : '']
+          report.invalid ? `DREAM-INVALID (${report.invalidReason})` : !r.info.valid ? 'no-op' : '', fromExpert === false ? 'expert move not in the dream: random' : '']
           .filter(Boolean).join(', ');
         console.log(`  ${String(t).padStart(2)}. ${action}  → reward ${r.reward}${tags ? `  [${tags}]` : ''}`);
-        if (r.info.reasoning) console.log(`      reasoning: ${r.info.reasoning}`);
+        if (report.reasoning) console.log(`      reasoning: ${report.reasoning}`);
         console.log(`      next: ${r.text.length > 220 ? `${r.text.slice(0, 219)}…` : r.text}`);
       }
       obs = r;

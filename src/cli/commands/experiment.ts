@@ -7,19 +7,20 @@
  * not depend on the number of workers.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initBackend } from '../../core/policy/backend';
-import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
-import { seedDatasetFile } from '../../core/data/seed-datasets';
+import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
-import { parseLlmSpec } from '../../core/llm/spec';
+import { formatLlmSpec, parseLlmSpec } from '../../core/llm/spec';
 import {
-  planExperiment, presetForEnv, renderGrid, renderTable, renderTransfer,
-  type ExperimentDeps, type ExperimentProgress, type ExperimentRequest, type ExperimentResult, type JobOutcome, type RunTiming,
+  planExperiment, presetForEnv,
+  type ExperimentDeps, type ExperimentProgress, type ExperimentRequest, type ExperimentResult, type JobOutcome,
 } from '../../core/train/experiment';
+import { nodeEngineDeps, readPublicFile } from '../../node/edge';
+import { renderGrid, renderTable, renderTransfer, type RunTiming } from '../experiment-report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar } from '../output';
 
@@ -30,7 +31,7 @@ export const experimentCommand: CommandSpec = {
   options: {
     table: { type: 'string', description: 'which table: 1 (methods) or 2 (ablations)', choices: ['1', '2'] },
     envs: { type: 'string', description: 'comma-separated environment ids (each runs its <short>-easy preset)', default: 'webshop-lite-v0,household-v0' },
-    llm: { type: 'string', description: 'experience model of the dream rows: oracle:EPS_R,EPS_P or openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY or OPENAI_API_KEY)', default: 'oracle:0.1,0.1' },
+    llm: { type: 'string', description: 'experience model of the dream rows: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH', default: 'oracle:0.1,0.1' },
     seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3 },
     out: { type: 'string', description: 'output folder (default runs/experiment-<table>)' },
     grid: { type: 'boolean', description: 'also run the transfer-bound grid: dream GRPO over (ε_R, ε_P) ∈ {0, 0.1, 0.3}²' },
@@ -57,10 +58,10 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   if (o.seeds < 1 || o.seeds > 100) throw new UsageError(`--seeds must be within 1..100; got ${o.seeds}.`, experimentCommand);
   if (o.workers !== undefined && (o.workers < 1 || o.workers > 256)) throw new UsageError(`--workers must be within 1..256; got ${o.workers}.`, experimentCommand);
   if (o.transfer && envs.length < 2) throw new UsageError(`--transfer needs two environments in --envs; got ${envs.join(', ')}.`, experimentCommand);
-  parseLlmSpec(o.llm);
+  const llm = formatLlmSpec(parseLlmSpec(o.llm));
   const table = o.table ? (Number(o.table) as 1 | 2) : undefined;
   const out = o.out ?? join('runs', `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}`);
-  const request: ExperimentRequest = { envs, llm: o.llm, seeds: o.seeds, quick: !!o.quick, table, grid: !!o.grid, transfer: !!o.transfer };
+  const request: ExperimentRequest = { envs, llm, seeds: o.seeds, quick: !!o.quick, table, grid: !!o.grid, transfer: !!o.transfer };
 
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
@@ -103,15 +104,10 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
 }
 
 /** The edge's dependencies: shipped datasets from public/, the API key from the environment, the clock. */
-function edgeDeps(onProgress: (e: ExperimentProgress) => void): ExperimentDeps {
-  const known = envIds();
+export function edgeDeps(onProgress: (e: ExperimentProgress) => void): ExperimentDeps {
   return {
-    loadDataset: (env) => {
-      const file = join('public', seedDatasetFile(env));
-      if (!existsSync(file)) { process.stderr.write(`note: no shipped dataset ${file}; dream rows start with an empty buffer\n`); return null; }
-      return parseTrajectoriesJsonl(readFileSync(file, 'utf8'), { knownEnvs: known, sourceName: file });
-    },
-    apiKey: process.env.DREAMGYM_API_KEY ?? process.env.OPENAI_API_KEY,
+    loadDataset: (env) => loadSeedDataset(env, readPublicFile),
+    engine: nodeEngineDeps(),
     now: () => performance.now(),
     onProgress,
   };

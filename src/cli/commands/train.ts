@@ -7,25 +7,24 @@ import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
 import { ALGORITHMS, MODES, getPreset, presetNames, validateConfig, type TrainConfig } from '../../core/train/config';
 import { Trainer, type TrainerDeps } from '../../core/train/loop';
-import { createActionPrior, createExperienceModel, createTaskGenerator } from '../../core/train/experience';
+import { buildRunParts } from '../../core/train/run-parts';
 import { ReplayBuffer } from '../../core/buffer/buffer';
-import { FolderBufferStore } from '../../core/buffer/stores/folder';
-import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
-import { seedDatasetFile } from '../../core/data/seed-datasets';
-import { envIds } from '../../core/envs/registry';
-import { FolderCheckpointStore } from '../checkpoint-folder';
+import { loadSeedDataset } from '../../core/data/seed-datasets';
+import { FolderBufferStore } from '../../node/buffer-folder';
+import { FolderCheckpointStore } from '../../node/checkpoint-folder';
+import { nodeEngineDeps, readPublicFile } from '../../node/edge';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round } from '../output';
 
 export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
-  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--out DIR] [--resume] [--json]',
+  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: { type: 'string', description: 'where experience comes from', choices: MODES, default: 'real' },
     algo: { type: 'string', description: 'policy-gradient algorithm (default: the preset\'s)', choices: ALGORITHMS },
-    llm: { type: 'string', description: 'experience model for dream/s2r: oracle:EPS_R,EPS_P or openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY or OPENAI_API_KEY)' },
+    llm: { type: 'string', description: 'experience model for dream/s2r: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH' },
     curriculum: { type: 'boolean', description: 'curriculum task generator on (default on for dream/s2r, off for real)' },
     seed: { type: 'integer', description: 'seed of everything random in the run' },
     iterations: { type: 'integer', description: 'iterations (default: the preset\'s)' },
@@ -83,13 +82,11 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   const perfPath = join(out, 'perf.jsonl');
   const bar = progressBar(`train ${config.preset} ${trainer.config.algo}`);
   while (!trainer.finished) {
-    const t0 = performance.now();
-    const stepsBefore = trainer.realSteps + trainer.dreamSteps;
     const record = await trainer.runIteration();
-    appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...roundAll(record.metrics) }) + '\n');
-    // Wall-clock figures go to perf.jsonl so metrics.jsonl stays identical run to run.
-    const seconds = (performance.now() - t0) / 1000;
-    appendFileSync(perfPath, JSON.stringify({ iteration: record.iteration, 'perf/steps_per_second': round((trainer.realSteps + trainer.dreamSteps - stepsBefore) / seconds, 1), 'perf/iteration_seconds': round(seconds, 3) }) + '\n');
+    // Wall-clock figures (perf/*) go to perf.jsonl so metrics.jsonl stays identical run to run.
+    const { perf, rest } = splitPerf(record.metrics);
+    appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...roundAll(rest) }) + '\n');
+    appendFileSync(perfPath, JSON.stringify({ iteration: record.iteration, ...perf }) + '\n');
     await store.save(await trainer.state());
     const evalText = record.metrics['eval/success_rate'] !== undefined ? ` eval ${record.metrics['eval/success_rate'].toFixed(2)}` : '';
     const phase = trainer.phaseOf(record.iteration);
@@ -118,25 +115,33 @@ function invalidRate(metricsPath: string): number {
 }
 
 /**
- * Dream and s2r runs: a replay buffer in OUT/buffer (seeded once from the env's shipped offline
- * dataset; dreamed and real transitions are added as the run goes) and the experience model.
+ * The run's parts (buildRunParts) and, for dream and s2r runs, a replay buffer in OUT/buffer
+ * (seeded once from the env's shipped offline dataset; dreamed and real transitions are added as
+ * the run goes). The clock gives the perf/* metrics.
  */
 async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDeps> {
-  const apiKey = process.env.DREAMGYM_API_KEY ?? process.env.OPENAI_API_KEY;
-  const prior = createActionPrior(config, { apiKey });
-  // LLM-written curriculum variations (--set curriculumVariations=llm|both): dream-only tasks.
-  const taskGenerator = createTaskGenerator(config, { apiKey });
-  if (config.mode === 'real') return prior ? { prior } : {};
+  const buffer = config.mode === 'real' ? undefined : await runBuffer(config.env, out);
+  const parts = await buildRunParts(config, { ...nodeEngineDeps(), ...(buffer ? { buffer } : {}) });
+  return { ...parts, ...(buffer ? { buffer, now: () => Date.now() } : {}), clock: () => performance.now() };
+}
+
+async function runBuffer(envId: string, out: string): Promise<ReplayBuffer> {
   mkdirSync(out, { recursive: true });
   const buffer = new ReplayBuffer(await FolderBufferStore.open(join(out, 'buffer')));
   if ((await buffer.stats()).transitions === 0) {
-    const file = join('public', seedDatasetFile(config.env));
-    if (existsSync(file)) {
-      const trajectories = parseTrajectoriesJsonl(readFileSync(file, 'utf8'), { knownEnvs: envIds(), sourceName: file });
-      await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
-    }
+    await buffer.importTrajectories(await loadSeedDataset(envId, readPublicFile), { source: 'offline', createdAt: Date.now() });
   }
-  return { buffer, experienceModel: createExperienceModel(config, { buffer, apiKey }), now: () => Date.now(), ...(prior ? { prior } : {}), ...(taskGenerator ? { taskGenerator } : {}) };
+  return buffer;
+}
+
+/** perf/* (wall-clock, rounded for reading) apart from the reproducible metrics. */
+function splitPerf(metrics: Record<string, number>): { perf: Record<string, number>; rest: Record<string, number> } {
+  const perf: Record<string, number> = {}, rest: Record<string, number> = {};
+  for (const [key, value] of Object.entries(metrics)) {
+    if (key.startsWith('perf/')) perf[key] = round(value, key === 'perf/iteration_seconds' ? 3 : 1);
+    else rest[key] = value;
+  }
+  return { perf, rest };
 }
 
 function roundAll(metrics: Record<string, number>): Record<string, number | null> {

@@ -3,44 +3,12 @@
  * real interactions and dreamed ones — with their embeddings for retrieval; episodes; the task
  * bank the curriculum reads; and runs. Plain JSON-serialisable data plus one Float32Array.
  */
-import type { Task, TaskOrigin } from '../types';
+import type { Task, TaskOrigin, Transition as BufferTransition, TransitionSource } from '../types';
 
-export type TransitionSource = 'offline' | 'real' | 'dream';
+export type { TokenUsage, TransitionSource } from '../types';
+/** A transition as the buffer stores it: the shared vocabulary's Transition (src/core/types.ts). */
+export type { Transition as BufferTransition } from '../types';
 export const TRANSITION_SOURCES: readonly TransitionSource[] = ['offline', 'real', 'dream'];
-
-export interface TokenUsage { promptTokens: number; completionTokens: number; ms: number }
-
-export interface BufferTransition {
-  /** Stable id: `${episodeId}#${stepIndex}` (re-importing the same episode writes the same ids). */
-  id: string;
-  env: string;
-  taskId: string;
-  instruction: string;
-  episodeId: string;
-  stepIndex: number;
-  observation: string;
-  admissible: string[];
-  action: string;
-  nextObservation: string;
-  nextAdmissible: string[];
-  reward: number;
-  terminated: boolean;
-  truncated: boolean;
-  source: TransitionSource;
-  /** false for unparsable / inconsistent dreamed steps (kept for inspection, never learned from). */
-  valid: boolean;
-  /** The experience model's reasoning (dreamed transitions). */
-  reasoning?: string;
-  /** Token usage of the experience model for this step (dreamed transitions). */
-  usage?: TokenUsage;
-  /** ms since epoch; supplied by the caller (core code never reads the clock for data). */
-  createdAt: number;
-  runId?: string;
-  /** Embedding of (instruction, observation, action), L2-normalised; absent until embedded. */
-  embedding?: Float32Array;
-  /** Id of the embedder that made `embedding` (vectors of different embedders never mix). */
-  embedder?: string;
-}
 
 export interface BufferEpisode {
   id: string;

@@ -12,7 +12,10 @@
  */
 import { HashedNgramEmbedder } from '../buffer/embedders';
 import type { Rng } from '../rng';
-import type { GroupOutcome } from './curriculum';
+import type { Task } from '../types';
+
+/** One curriculum group's outcome: a task and how many of its rollouts succeeded. */
+export interface GroupOutcome { task: Task; successes: number; rollouts: number }
 
 function distance2(a: Float32Array, b: Float32Array): number {
   let s = 0;

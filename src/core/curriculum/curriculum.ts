@@ -8,7 +8,7 @@
  * Everything is deterministic in (seed, iteration) and the recorded outcomes, and the state is
  * plain data, so a checkpoint resumes the same curriculum.
  */
-import { clusterTasks, selectClusterSeeds } from './clusters';
+import { clusterTasks, selectClusterSeeds, type GroupOutcome } from './clusters';
 import { Rng } from '../rng';
 import type { Task } from '../types';
 import type { EnvDefinition } from '../envs/env';
@@ -21,7 +21,7 @@ export function rewardVariance(successes: number, rollouts: number): number {
   return p * (1 - p);
 }
 
-export interface GroupOutcome { task: Task; successes: number; rollouts: number }
+export type { GroupOutcome };
 
 /** The top-m groups with V > 0, highest V first (ties: lower success rate first, then task id). */
 export function selectSeedTasks(groups: readonly GroupOutcome[], m: number): GroupOutcome[] {
@@ -106,7 +106,7 @@ export class Curriculum {
   readonly outcomes = new Map<string, TaskOutcome>();
   lastMeanVariance = 0;
   lastSyntheticShare = 0;
-  /** LLM variations queued and broken LLM answers in the last `generateLlmVariations` call. */
+  /** LLM variations queued and broken LLM answers of the last recorded iteration (0 when none were asked for). */
   lastLlmQueued = 0;
   lastLlmInvalid = 0;
   /** The seeds `record` picked last, kept for `generateLlmVariations` (same iteration). */
@@ -145,6 +145,8 @@ export class Curriculum {
 
   /** Records an iteration's group outcomes, selects seeds and queues their variations. */
   record(iteration: number, groups: readonly GroupOutcome[]): { seeds: Task[]; variations: Task[] } {
+    this.lastLlmQueued = 0;
+    this.lastLlmInvalid = 0;
     for (const g of groups) {
       const entry: TaskOutcome = this.outcomes.get(g.task.id) ?? { rollouts: 0, successes: 0, origin: g.task.origin,
         ...(g.task.parent ? { parent: g.task.parent } : {}), instruction: g.task.instruction, iterations: 0, lastIteration: 0 };

@@ -4,9 +4,10 @@
  * the buffer also holds mistakes, invalid moves and failures. Each episode's seed and difficulty
  * follow from its index, so anyone can regenerate the same bytes (`npm run datasets`).
  */
-import { getEnvDefinition, makeEnv } from '../envs/registry';
+import { envIds, getEnvDefinition, makeEnv } from '../envs/registry';
+import type { Trajectory } from '../types';
 import { makeBaselinePolicy, rolloutEpisode, type BaselinePolicy } from './rollout';
-import { trajectoryToJsonLine } from './trajectory';
+import { parseTrajectoriesJsonl, trajectoryToJsonLine } from './trajectory';
 
 export interface DatasetPart { policy: 'expert' | 'noisy-expert' | 'random'; epsilon?: number; episodes: number; firstSeed: number }
 
@@ -21,8 +22,27 @@ export const SEED_DATASET_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
 
 export const SEED_DATASET_ENVS = ['webshop-lite-v0', 'household-v0'] as const;
 
+/** The dataset's path in public/ (what the page fetches, what `npm run datasets` writes). */
 export function seedDatasetFile(envId: string): string {
   return `datasets/${envId}.jsonl`;
+}
+
+/** Reads a file of public/ by its path there: Node from the checkout, the page with fetch; null when there is none. */
+export type PublicFileReader = (path: string) => Promise<string | null>;
+
+export class SeedDatasetMissingError extends Error {
+  constructor(envId: string) {
+    super(`No seed dataset for '${envId}': public/${seedDatasetFile(envId)} is missing. Run 'npm run datasets' to generate it.`);
+    this.name = 'SeedDatasetMissingError';
+  }
+}
+
+/** The one loader of an env's shipped offline trajectories, through the caller's reader (a missing file is an error). */
+export async function loadSeedDataset(envId: string, read: PublicFileReader): Promise<Trajectory[]> {
+  const file = seedDatasetFile(envId);
+  const text = await read(file);
+  if (text === null) throw new SeedDatasetMissingError(envId);
+  return parseTrajectoriesJsonl(text, { knownEnvs: envIds(), sourceName: file }).filter((t) => t.env === envId);
 }
 
 /** The JSONL lines of the seed dataset of `envId` (at most `limit` episodes, in file order). */

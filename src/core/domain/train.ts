@@ -1,16 +1,19 @@
 /**
  * Dream-only training and evaluation of an imported domain (no real environment exists).
  *
- * The experience model is the reasoning model over a ChatModel with the domain's derived card and
- * a replay buffer seeded with the domain's TRAINING episodes; `DomainExperienceModel` wraps it so
- * a demonstrated task starts from its recorded first observation (dreams start from real initial
- * states, as in the paper) and only tasks without one (extra descriptions) have the model write it.
+ * The experience model is built by buildRunParts (src/core/train/run-parts.ts) from the run's
+ * engine spec with the domain handed in: the reasoning model over a ChatModel with the domain's
+ * derived card and a replay buffer seeded with the domain's TRAINING episodes, or a learned model.
+ * `DomainExperienceModel` wraps it so a demonstrated task starts from its recorded first
+ * observation (dreams start from real initial states, as in the paper) and only tasks without one
+ * (extra descriptions) have the model write it. The oracle cannot serve a domain (`checkDomainEngine`).
  *
  * `DomainTrainer` runs the trainer's loop (src/core/train/loop.ts, the one loop of every mode)
- * with the domain as its DreamWorld: each iteration rolls out G episodes of each of a batch of
- * training tasks in DreamEnvs under the domain's env id and step limit, all stepped together,
- * adds the dreamed transitions to the buffer, and applies one GRPO update; unusable dreamed steps
- * are never learned from. Random streams are the trainer's, derived from (seed, purpose, iteration).
+ * with the domain as its task source (`DomainTaskSource`): each iteration rolls out G episodes of
+ * each of a batch of training tasks in DreamEnvs under the domain's env id and step limit, all
+ * stepped together, adds the dreamed transitions to the buffer, and applies one GRPO update;
+ * unusable dreamed steps are never learned from. Random streams are the trainer's, derived from
+ * (seed, purpose, iteration).
  *
  * Evaluation (no oracle, no real env):
  *   (a) dream success: greedy episodes of the held-out tasks in the dream;
@@ -25,26 +28,32 @@
  */
 import { ReplayBuffer } from '../buffer/buffer';
 import { MemoryBufferStore } from '../buffer/stores/memory';
-import type { TimeLimit } from '../envs/env';
+import type { Env, TimeLimit } from '../envs/env';
 import { jaccard, tokenF1 } from '../experience/audit';
 import { makeDreamEnv, type DreamEnv, type DreamUsage } from '../experience/dream-env';
-import { ReasoningExperienceModel, type ReasoningModelOptions } from '../experience/reasoning-model';
 import { outcomeOf, type DreamContext, type ExperienceModel, type Prediction } from '../experience/types';
-import type { ChatModel } from '../llm/types';
+import { parseLlmSpec, type LlmSpec, type LlmSpecText } from '../llm/spec';
 import type { PolicyState } from '../policy/features';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyStep } from '../rl/batch';
 import { Rng } from '../rng';
-import { withDefaults, type TrainConfig } from '../train/config';
-import { Trainer, type DreamWorld } from '../train/loop';
-import { playGreedy } from '../train/evaluate';
+import { ConfigError, withDefaults, type Phase, type TrainConfig } from '../train/config';
+import { Trainer } from '../train/loop';
+import { playGreedy, type EvalResult } from '../train/evaluate';
+import type { TaskSource } from '../train/task-source';
 import type { Observation, Task, Trajectory } from '../types';
 import { heldOutTasks, trainingTasks, type Domain } from './domain';
 
 /** Why `--llm oracle:…` cannot serve an imported domain. */
 export function oracleUnavailableMessage(domain: { name: string }): string {
   return `The oracle is not available for the imported domain '${domain.name}': the oracle is a real environment with dialled errors, ` +
-    'and an imported domain has no real environment — only its recorded episodes. Use an LLM experience model: --llm openai:BASE_URL#MODEL.';
+    'and an imported domain has no real environment — only its recorded episodes. Use an LLM experience model (--llm openai:BASE_URL#MODEL) ' +
+    'or a learned one (--llm learned:PATH): neither needs a real environment.';
+}
+
+/** The one decision which engines can serve an imported domain: every kind but the oracle. */
+export function checkDomainEngine(spec: LlmSpec, domain: { name: string }): void {
+  if (spec.kind === 'oracle') throw new ConfigError(oracleUnavailableMessage(domain));
 }
 
 // =============================================================================================
@@ -92,16 +101,13 @@ export async function seedDomainBuffer(domain: Pick<Domain, 'train'>, buffer: Re
   return buffer;
 }
 
-/** The reasoning model over `chat` with the domain's card and buffer, starting from recorded states. */
-export function createDomainModel(chat: ChatModel, domain: Domain, options: Omit<ReasoningModelOptions, 'domainCard'> = {}): DomainExperienceModel {
-  return new DomainExperienceModel(new ReasoningExperienceModel(chat, { ...options, domainCard: domain.card }), domain);
-}
-
 // =============================================================================================
 // Configuration
 // =============================================================================================
 
 export interface DomainTrainConfig {
+  /** The experience model's engine spec (recorded in the run's config; never the oracle). */
+  llm: LlmSpecText;
   iterations: number;
   /** Training tasks rolled out per iteration. */
   tasksPerIteration: number;
@@ -121,7 +127,7 @@ export interface DomainTrainConfig {
   auditTransitions: number;
 }
 
-export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<DomainTrainConfig> = Object.freeze({
+export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<Omit<DomainTrainConfig, 'llm'>> = Object.freeze({
   iterations: 5,
   tasksPerIteration: 4,
   groupSize: 4,
@@ -141,7 +147,8 @@ export function defaultStepLimit(domain: Pick<Domain, 'train' | 'heldOut'>): num
   return Math.min(50, Math.max(5, longest));
 }
 
-export function validateDomainTrainConfig(config: DomainTrainConfig): DomainTrainConfig {
+export function validateDomainTrainConfig(config: DomainTrainConfig, domain: { name: string }): DomainTrainConfig {
+  checkDomainEngine(parseLlmSpec(config.llm), domain);
   const positive = ['iterations', 'tasksPerIteration', 'groupSize', 'updateEpochs'] as const;
   for (const key of positive) {
     if (!Number.isInteger(config[key]) || config[key] < 1) throw new RangeError(`${key} must be a positive integer, got ${config[key]}.`);
@@ -185,9 +192,9 @@ function sumUsage(envs: readonly DreamPoolEnv[]): DreamUsage {
 }
 
 /** The trainer's config for a domain: dream mode, GRPO, no curriculum, no held-out real evaluation. */
-export function domainTrainConfig(domain: Pick<Domain, 'name' | 'envId'>, model: Pick<ExperienceModel, 'label'>, config: DomainTrainConfig, taskCount: number): TrainConfig {
+export function domainTrainConfig(domain: Pick<Domain, 'name' | 'envId'>, config: DomainTrainConfig, taskCount: number): TrainConfig {
   return withDefaults({
-    preset: `domain:${domain.name}`, env: domain.envId, mode: 'dream', llm: model.label || 'experience model', algo: 'grpo', curriculum: false,
+    preset: `domain:${domain.name}`, env: domain.envId, mode: 'dream', llm: config.llm, algo: 'grpo', curriculum: false,
     difficulty: 0, taskPool: Math.max(1, taskCount), evalInterval: 0, seed: config.seed, iterations: config.iterations,
     tasksPerIteration: config.tasksPerIteration, groupSize: config.groupSize, learningRate: config.learningRate, clipEpsilon: config.clipEpsilon,
     entropyCoef: config.entropyCoef, klCoef: 0, updateEpochs: config.updateEpochs, maxGradNorm: config.maxGradNorm,
@@ -195,40 +202,58 @@ export function domainTrainConfig(domain: Pick<Domain, 'name' | 'envId'>, model:
 }
 
 /**
- * The trainer's loop (src/core/train/loop.ts) serving the domain as a DreamWorld, plus the
- * domain's own evaluation. Per iteration the world gives distinct training tasks while there are
- * enough, then repeats (a shuffle by the iteration's task stream).
+ * A domain as the trainer's task source: its training tasks (distinct per iteration while there
+ * are enough, then repeated; a shuffle by the iteration's task stream) and DreamEnvs over its
+ * experience model. It has no real env: no real phase, no curriculum, no held-out real evaluation.
  */
+export class DomainTaskSource implements TaskSource {
+  readonly hasRealEnv = false;
+  readonly curriculum = null;
+  readonly envId: string;
+
+  constructor(readonly domain: Domain, readonly trainTasks: Task[], readonly stepLimit: number, private readonly makeDreamEnv: () => Env) {
+    this.envId = domain.envId;
+  }
+
+  chooseTasks(_iteration: number, count: number, _phase: Phase, rng: Rng): Task[] {
+    const order = rng.shuffle(this.trainTasks);
+    return Array.from({ length: count }, (_, i) => order[i % order.length]);
+  }
+
+  /** A domain has no pool to fall back on: a failed first state stands as an error. */
+  replacement(): Task | null { return null; }
+
+  makeEnv(phase: Phase): Env {
+    if (phase === 'real') throw new Error(`The imported domain '${this.domain.name}' has no real env to play a real phase in.`);
+    return this.makeDreamEnv();
+  }
+
+  async recordOutcomes(): Promise<void> { /* no curriculum */ }
+
+  evaluate(): Promise<EvalResult> {
+    return Promise.reject(new Error(`Held-out evaluation plays real tasks, and the imported domain '${this.domain.name}' has no real env; ` +
+      'evaluate it its own way: DomainTrainer.evaluate() (dream success, action agreement and the audit).'));
+  }
+}
+
+/** The trainer's loop (src/core/train/loop.ts) with the domain as its task source, plus the domain's own evaluation. */
 export class DomainTrainer {
   readonly config: DomainTrainConfig;
   readonly stepLimit: number;
   readonly trainTasks: Task[];
   /** The shared training loop. */
   readonly trainer: Trainer;
-  /** The envs the trainer made (their usage gives the cache hit rate). */
-  private readonly pool: DreamPoolEnv[] = [];
 
-  constructor(readonly domain: Domain, readonly model: ExperienceModel, config: Partial<DomainTrainConfig> = {}, readonly deps: DomainTrainerDeps = {}) {
-    this.config = validateDomainTrainConfig({ ...DEFAULT_DOMAIN_TRAIN_CONFIG, ...config });
+  constructor(readonly domain: Domain, readonly model: ExperienceModel, config: Partial<DomainTrainConfig> & Pick<DomainTrainConfig, 'llm'>,
+    readonly deps: DomainTrainerDeps = {}) {
+    this.config = validateDomainTrainConfig({ ...DEFAULT_DOMAIN_TRAIN_CONFIG, ...config }, domain);
     this.stepLimit = this.config.stepLimit ?? defaultStepLimit(domain);
     this.trainTasks = trainingTasks(domain);
     if (this.trainTasks.length === 0) throw new Error(`The domain '${domain.name}' has no training tasks; import more episodes or give extra task descriptions (--tasks).`);
-    const world: DreamWorld = {
-      envId: domain.envId,
-      stepLimit: this.stepLimit,
-      tasks: (_iteration, count, rng) => {
-        const order = rng.shuffle(this.trainTasks);
-        return Array.from({ length: count }, (_, i) => order[i % order.length]);
-      },
-      makeEnv: () => {
-        const env = this.makeEnv();
-        this.pool.push(env);
-        return env;
-      },
-    };
+    const source = new DomainTaskSource(domain, this.trainTasks, this.stepLimit, () => this.makeEnv());
     const { onBatch } = deps;
-    this.trainer = new Trainer(domainTrainConfig(domain, model, this.config, this.trainTasks.length), {
-      world, experienceModel: model, runId: `domain/${domain.name}/${this.config.seed}`,
+    this.trainer = new Trainer(domainTrainConfig(domain, this.config, this.trainTasks.length), {
+      source, experienceModel: model, runId: `domain/${domain.name}/${this.config.seed}`,
       ...(deps.buffer ? { buffer: deps.buffer } : {}), ...(deps.now ? { now: deps.now } : {}),
       ...(onBatch ? { onBatch: (batch, _phase, iteration) => onBatch(batch, iteration) } : {}),
     });
@@ -249,13 +274,9 @@ export class DomainTrainer {
     });
   }
 
-  /** One iteration of the trainer (dreamed rollouts, buffer, GRPO update), plus the transition cache's hit rate. */
-  async runIteration(): Promise<DomainIterationRecord> {
-    const before = sumUsage(this.pool);
-    const record = await this.trainer.runIteration();
-    const after = sumUsage(this.pool);
-    const predictions = after.predictions - before.predictions;
-    return { iteration: record.iteration, metrics: { ...record.metrics, 'dream/cache_hit_rate': predictions ? (after.cacheHits - before.cacheHits) / predictions : 0 } };
+  /** One iteration of the trainer (dreamed rollouts, buffer, GRPO update) with its metrics. */
+  runIteration(): Promise<DomainIterationRecord> {
+    return this.trainer.runIteration();
   }
 
   /** (a), (b) and (c) for the current policy. */
@@ -484,7 +505,7 @@ export interface DomainTrainResult {
 }
 
 /** Dream-only training for `config.iterations`, then (a), (b) and (c). */
-export async function trainDomain(domain: Domain, model: ExperienceModel, config: Partial<DomainTrainConfig> = {},
+export async function trainDomain(domain: Domain, model: ExperienceModel, config: Partial<DomainTrainConfig> & Pick<DomainTrainConfig, 'llm'>,
   deps: DomainTrainerDeps & { onIteration?: (record: DomainIterationRecord) => void } = {}): Promise<DomainTrainResult> {
   const trainer = new DomainTrainer(domain, model, config, deps);
   try {

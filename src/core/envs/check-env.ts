@@ -23,13 +23,6 @@ export interface CheckEnvReport {
   steps: number;
 }
 
-export class EnvContractError extends Error {
-  constructor(readonly report: CheckEnvReport) {
-    super(`Environment breaks the Env contract (design.md §3):\n- ${report.failures.join('\n- ')}`);
-    this.name = 'EnvContractError';
-  }
-}
-
 function findStepLimit(env: Env): number | undefined {
   let e: Env = env;
   for (;;) {
@@ -130,11 +123,4 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
     }
   }
   return { ok: failures.length === 0, failures, episodes, steps };
-}
-
-/** checkEnv, throwing an EnvContractError that lists every failure. */
-export async function assertEnvContract(env: Env, options?: CheckEnvOptions): Promise<CheckEnvReport> {
-  const report = await checkEnv(env, options);
-  if (!report.ok) throw new EnvContractError(report);
-  return report;
 }

@@ -8,6 +8,9 @@ import type { Rng } from '../rng';
 
 export type { Observation, StepResult, Task };
 
+/** Task seeds at or above this are the held-out evaluation range: never trained on. */
+export const HELD_OUT_SEED_BASE = 1_000_000_000;
+
 export interface ResetOptions {
   /** Seeds the task (when none is given) and any per-episode randomness. */
   seed: number;
@@ -104,40 +107,6 @@ export class TimeLimit<E extends Env = Env> extends Wrapper<E> {
     this.elapsed++;
     if (this.elapsed >= this.maxSteps && !result.terminated && !result.truncated) {
       return { ...result, truncated: true, admissible: [] };
-    }
-    return result;
-  }
-}
-
-export interface EpisodeRecord {
-  return: number;
-  length: number;
-  success: boolean;
-  score: number;
-  terminated: boolean;
-  truncated: boolean;
-}
-
-/** Records return, length and outcome of every finished episode (CleanRL's RecordEpisodeStatistics). */
-export class EpisodeStats<E extends Env = Env> extends Wrapper<E> {
-  readonly episodes: EpisodeRecord[] = [];
-  private episodeReturn = 0;
-  private episodeLength = 0;
-  async reset(opts: ResetOptions): Promise<Observation> {
-    this.episodeReturn = 0;
-    this.episodeLength = 0;
-    return this.env.reset(opts);
-  }
-  async step(action: string): Promise<StepResult> {
-    const result = await this.env.step(action);
-    this.episodeReturn += result.reward;
-    this.episodeLength++;
-    if (result.terminated || result.truncated) {
-      this.episodes.push({
-        return: this.episodeReturn, length: this.episodeLength, success: result.info.success,
-        score: result.info.score ?? (result.info.success ? 1 : 0),
-        terminated: result.terminated, truncated: result.truncated,
-      });
     }
     return result;
   }

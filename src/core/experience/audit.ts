@@ -30,13 +30,13 @@
  */
 import { Rng } from '../rng';
 import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
+import { HELD_OUT_SEED_BASE } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { Observation, Step, StepResult, Task } from '../types';
 import { isOutcomeStep } from './noisy-oracle';
 import { outcomeOf, type ExperienceModel, type Prediction } from './types';
 
 /** First held-out seed (design.md §3: seeds ≥ 1,000,000,000 are the evaluation range). */
-export const HELD_OUT_SEED = 1_000_000_000;
 const LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
 
 export interface AuditOptions {
@@ -153,7 +153,7 @@ interface Sample {
 /** The i-th audited transition (deterministic in seed and i). */
 async function sampleTransition(envId: string, i: number, seed: number, endShare: number, probeShare: number, stepLimit: number): Promise<Sample> {
   const definition = getEnvDefinition(envId);
-  const episodeSeed = HELD_OUT_SEED + seed + i;
+  const episodeSeed = HELD_OUT_SEED_BASE + seed + i;
   const policyName = i % 2 === 0 ? 'expert' : 'random';
   const task = definition.generateTask(episodeSeed, LEVELS[Math.floor(i / 2) % LEVELS.length]);
   const trajectory = await rolloutEpisode(makeEnv(envId, { stepLimit }), makeBaselinePolicy(policyName), { seed: episodeSeed, task });
@@ -194,38 +194,49 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
   const records: AuditRecord[] = [];
   let validAgree = 0, terminatedAgree = 0, jaccardSum = 0, f1Sum = 0, invalid = 0;
   let outcomeSteps = 0, outcomeCorrect = 0, rewardAgreeAll = 0, tokenSum = 0, msSum = 0, probes = 0;
-  for (let i = 0; i < n; i++) {
+  // Predictions are asked in chunks the model likes to batch (the learned model decodes them
+  // together); scoring stays in sample order, so the figures do not depend on the chunk size.
+  const chunkSize = Math.max(1, model.preferredBatch ?? 1);
+  for (let start = 0; start < n; start += chunkSize) {
     if (options.signal?.aborted) throw new Error('audit aborted');
-    const sample = await sampleTransition(envId, i, seed, endShare, probeShare, stepLimit);
-    const real = await realStep(envId, sample);
-    const prediction: Prediction = await model.next({ task: sample.task, history: sample.history, state: sample.state, action: sample.action, signal: options.signal });
-    const usable = prediction.valid;
-    const outcomeStep = isOutcomeStep(real, sample.stepIndex, stepLimit);
-    const realOutcome = real.info.success ? 1 : 0;
-    const rewardRight = usable && outcomeOf(prediction.reward) === realOutcome;
-    const realNextAdmissible = real.terminated ? [] : real.admissible;
-    const j = usable ? jaccard(prediction.next.admissible, realNextAdmissible) : 0;
-    const f1 = usable ? tokenF1(prediction.next.text, real.text) : 0;
-    if (!usable) invalid++;
-    if (usable && prediction.actionValid === real.info.valid) validAgree++;
-    if (usable && prediction.terminated === real.terminated) terminatedAgree++;
-    if (outcomeStep) { outcomeSteps++; if (rewardRight) outcomeCorrect++; }
-    if (rewardRight) rewardAgreeAll++;
-    if (sample.probe) probes++;
-    jaccardSum += j;
-    f1Sum += f1;
-    tokenSum += prediction.usage.promptTokens + prediction.usage.completionTokens;
-    msSum += prediction.usage.ms;
-    records.push({
-      episodeSeed: sample.episodeSeed, policy: sample.policy, stepIndex: sample.stepIndex, action: sample.action, probe: sample.probe, outcomeStep,
-      real: { valid: real.info.valid, reward: real.reward, success: real.info.success, terminated: real.terminated },
-      predicted: {
-        valid: prediction.valid, actionValid: prediction.actionValid, reward: prediction.reward, terminated: prediction.terminated,
-        reasoning: prediction.reasoning, ...(prediction.invalidReason ? { invalidReason: prediction.invalidReason } : {}),
-      },
-      jaccard: j, f1,
+    const chunk: { sample: Awaited<ReturnType<typeof sampleTransition>>; real: Awaited<ReturnType<typeof realStep>> }[] = [];
+    for (let i = start; i < Math.min(n, start + chunkSize); i++) {
+      const sample = await sampleTransition(envId, i, seed, endShare, probeShare, stepLimit);
+      chunk.push({ sample, real: await realStep(envId, sample) });
+    }
+    const predictions = await Promise.all(chunk.map(({ sample }) =>
+      model.next({ task: sample.task, history: sample.history, state: sample.state, action: sample.action, signal: options.signal })));
+    chunk.forEach(({ sample, real }, c) => {
+      const i = start + c;
+      const prediction: Prediction = predictions[c];
+      const usable = prediction.valid;
+      const outcomeStep = isOutcomeStep(real, sample.stepIndex, stepLimit);
+      const realOutcome = real.info.success ? 1 : 0;
+      const rewardRight = usable && outcomeOf(prediction.reward) === realOutcome;
+      const realNextAdmissible = real.terminated ? [] : real.admissible;
+      const j = usable ? jaccard(prediction.next.admissible, realNextAdmissible) : 0;
+      const f1 = usable ? tokenF1(prediction.next.text, real.text) : 0;
+      if (!usable) invalid++;
+      if (usable && prediction.actionValid === real.info.valid) validAgree++;
+      if (usable && prediction.terminated === real.terminated) terminatedAgree++;
+      if (outcomeStep) { outcomeSteps++; if (rewardRight) outcomeCorrect++; }
+      if (rewardRight) rewardAgreeAll++;
+      if (sample.probe) probes++;
+      jaccardSum += j;
+      f1Sum += f1;
+      tokenSum += prediction.usage.promptTokens + prediction.usage.completionTokens;
+      msSum += prediction.usage.ms;
+      records.push({
+        episodeSeed: sample.episodeSeed, policy: sample.policy, stepIndex: sample.stepIndex, action: sample.action, probe: sample.probe, outcomeStep,
+        real: { valid: real.info.valid, reward: real.reward, success: real.info.success, terminated: real.terminated },
+        predicted: {
+          valid: prediction.valid, actionValid: prediction.actionValid, reward: prediction.reward, terminated: prediction.terminated,
+          reasoning: prediction.reasoning, ...(prediction.invalidReason ? { invalidReason: prediction.invalidReason } : {}),
+        },
+        jaccard: j, f1,
+      });
+      options.onProgress?.(i + 1, n);
     });
-    options.onProgress?.(i + 1, n);
   }
   const report: AuditReport = {
     env: envId,

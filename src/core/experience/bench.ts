@@ -17,7 +17,7 @@ import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { ChatModel } from '../llm/types';
 import type { Step } from '../types';
-import { HELD_OUT_SEED } from './audit';
+import { HELD_OUT_SEED_BASE } from '../envs/env';
 import { abstractAdmissible, abstractObservation, bound } from './domain-card';
 import { DEFAULT_PROMPT_OPTIONS, estimatePromptTokens, estimateTokens, type PromptOptions } from './prompts';
 import { ReasoningExperienceModel } from './reasoning-model';
@@ -67,7 +67,7 @@ export async function benchDreamTokens(options: BenchDreamTokensOptions): Promis
   const promptTokens: number[] = [], completionTokens: number[] = [], totals: number[] = [];
   let examples = 0;
   for (let i = 0; i < episodes; i++) {
-    const episodeSeed = HELD_OUT_SEED + 500_000 + seed + i;
+    const episodeSeed = HELD_OUT_SEED_BASE + 500_000 + seed + i;
     const task = definition.generateTask(episodeSeed, [0, 0.25, 0.5, 0.75, 1][i % 5]);
     const trajectory = await rolloutEpisode(makeEnv(envId), makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), { seed: episodeSeed, task });
     const steps = trajectory.steps;

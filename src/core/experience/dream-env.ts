@@ -13,17 +13,22 @@
  *   - otherwise the model predicts the next state. If it judges the action impossible
  *     (`actionValid: false`) the step is the same no-op;
  *   - if its ANSWER is unusable after its retries (`Prediction.valid: false`), the step is marked
- *     `info.dreamInvalid: true` (with `info.valid: false`, `info.invalidReason`): the previous
- *     observation is kept, reward 0, not terminated. The trainer keeps such steps for inspection
- *     but excludes them from learning (design.md §4.3).
+ *     `info.dream.invalid: true` (with `info.valid: false`, `info.dream.invalidReason`): the
+ *     previous observation is kept, reward 0, not terminated. The trainer keeps such steps for
+ *     inspection but excludes them from learning (design.md §4.3).
  * The step limit is TimeLimit's job, as for real envs (`makeDreamEnv` wraps it).
  *
- * Accounting: `lastPrediction` (reasoning, raw answer, usage, attempts) and cumulative `usage`
- * (model calls, cache hits, invalid answers, tokens and latency) for the cost charts.
+ * Accounting: every step's `info.dream` (asked or not, reasoning, tokens, cache hit, invalid
+ * answer) is what a trainer reads; `lastPrediction` (raw answer, attempts) and the cumulative
+ * `usage` are for inspection and summaries.
+ *
+ * Concurrency: one DreamEnv plays one episode, one step at a time; many DreamEnvs share one model
+ * and step together (the rollout awaits all episodes' steps at once), so the model may receive
+ * concurrent `next` calls. Models keep results independent of the order calls complete in.
  */
 import { TimeLimit, type Env, type EnvCreateOptions, type ResetOptions } from '../envs/env';
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
-import type { Observation, Step, StepInfo, StepResult, Task } from '../types';
+import type { DreamStepReport, Observation, Step, StepInfo, StepResult, Task } from '../types';
 import type { ExperienceModel, Prediction } from './types';
 
 export interface DreamEnvOptions {
@@ -39,14 +44,9 @@ export interface DreamEnvOptions {
   signal?: AbortSignal;
 }
 
+/** A dreamed step's info: always with the experience model's account (`dream`). */
 export interface DreamStepInfo extends StepInfo {
-  /** The model's answer was unusable: exclude this step from learning. */
-  dreamInvalid?: boolean;
-  invalidReason?: string;
-  /** The model's reasoning for this step ('' for no-ops it was not asked about). */
-  reasoning: string;
-  /** Answered from the model's transition cache. */
-  cached?: boolean;
+  dream: DreamStepReport;
 }
 
 export interface DreamStepResult extends StepResult {
@@ -59,7 +59,7 @@ export interface DreamUsage {
   /** Predictions asked of the model (cache hits included). */
   predictions: number;
   cacheHits: number;
-  /** Predictions whose answer was unusable (dreamInvalid steps). */
+  /** Predictions whose answer was unusable (`info.dream.invalid` steps). */
   invalid: number;
   promptTokens: number;
   completionTokens: number;
@@ -155,7 +155,7 @@ export class DreamEnv implements Env {
     this.usage.steps++;
     const stepNumber = this.steps.length + 1;
     if (this.ended || typeof action !== 'string' || !state.admissible.includes(action)) {
-      return this.noop(state, action, stepNumber, { reasoning: '' });
+      return this.noop(state, action, stepNumber, { predicted: false, reasoning: '', tokens: 0, cached: false, invalid: false });
     }
     const prediction = await this.model.next({ task, history: this.steps, state, action, signal: this.options.signal });
     this.lastPrediction = prediction;
@@ -164,18 +164,19 @@ export class DreamEnv implements Env {
     this.usage.promptTokens += prediction.usage.promptTokens;
     this.usage.completionTokens += prediction.usage.completionTokens;
     this.usage.ms += prediction.usage.ms;
+    const report: DreamStepReport = {
+      predicted: true, reasoning: prediction.reasoning, tokens: prediction.usage.promptTokens + prediction.usage.completionTokens,
+      cached: prediction.cached === true, invalid: false,
+    };
 
     const running = !prediction.terminated;
     const unusable = !prediction.valid || (prediction.actionValid && running && prediction.next.admissible.length === 0)
       || (prediction.actionValid && prediction.next.text.length === 0);
     if (unusable) {
       this.usage.invalid++;
-      const invalidReason = prediction.invalidReason ?? 'the predicted state is empty';
-      return this.noop(state, action, stepNumber, { reasoning: prediction.reasoning, dreamInvalid: true, invalidReason, cached: prediction.cached });
+      return this.noop(state, action, stepNumber, { ...report, invalid: true, invalidReason: prediction.invalidReason ?? 'the predicted state is empty' });
     }
-    if (!prediction.actionValid) {
-      return this.noop(state, action, stepNumber, { reasoning: prediction.reasoning, cached: prediction.cached });
-    }
+    if (!prediction.actionValid) return this.noop(state, action, stepNumber, report);
     const terminated = prediction.terminated;
     const success = terminated && prediction.reward >= 1;
     const next: Observation = { text: prediction.next.text, admissible: terminated ? [] : prediction.next.admissible.slice(), task };
@@ -184,19 +185,15 @@ export class DreamEnv implements Env {
     if (terminated) { this.ended = true; this.succeeded = success; }
     return {
       ...next, admissible: next.admissible.slice(), reward: prediction.reward, terminated, truncated: false,
-      info: {
-        valid: true, success, ...(prediction.score !== undefined ? { score: prediction.score } : {}), steps: stepNumber, reasoning: prediction.reasoning,
-        ...(prediction.cached ? { cached: true } : {}),
-      },
+      info: { valid: true, success, ...(prediction.score !== undefined ? { score: prediction.score } : {}), steps: stepNumber, dream: report },
     };
   }
 
-  private noop(state: Observation, action: string, stepNumber: number, extra: Omit<DreamStepInfo, 'valid' | 'success' | 'steps'>): DreamStepResult {
+  private noop(state: Observation, action: string, stepNumber: number, dream: DreamStepReport): DreamStepResult {
     this.steps.push({ observation: state.text, admissible: state.admissible, action: String(action), reward: 0, terminated: false, truncated: false, valid: false });
-    const cleaned = Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined)) as typeof extra;
     return {
       text: state.text, admissible: state.admissible.slice(), task: state.task, reward: 0, terminated: this.ended, truncated: false,
-      info: { valid: false, success: this.succeeded, score: this.succeeded ? 1 : 0, steps: stepNumber, ...cleaned },
+      info: { valid: false, success: this.succeeded, score: this.succeeded ? 1 : 0, steps: stepNumber, dream },
     };
   }
 }

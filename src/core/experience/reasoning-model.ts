@@ -19,13 +19,17 @@
  * Transition cache: at temperature 0 the same (task, history, state, action) gets the same
  * answer, so GRPO rollouts of one group that share a prefix share the model calls. On by default
  * at temperature 0; only usable answers are cached; `cacheStats` reports hits and misses.
+ *
+ * Concurrency: a rollout step asks for all its episodes' steps at once, so `next` may be called
+ * concurrently. A call for a step already in flight waits for it and then reads the cache, so
+ * hits, misses and answers are those of the same calls made one after another.
  */
 import type { ReplayBuffer } from '../buffer/buffer';
 import { askJson, type Asked, type ParseOutcome } from './ask-json';
 import type { ChatModel } from '../llm/types';
 import type { Observation, Task, Transition } from '../types';
 import {
-  abstractObservation, bound, builtInDomainCard, collapse, concreteAdmissible, concreteObservation, globalActionsOf,
+  bound, builtInDomainCard, collapse, concreteAdmissible, concreteObservation, globalActionsOf,
   type DomainCard,
 } from './domain-card';
 import {
@@ -171,6 +175,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
   readonly cacheEnabled: boolean;
   private readonly cacheSize: number;
   private readonly cache = new Map<string, Prediction>();
+  private readonly inFlight = new Map<string, Promise<Prediction>>();
   private readonly initialCache = new Map<string, Observation>();
   private hits = 0;
   private misses = 0;
@@ -227,17 +232,30 @@ export class ReasoningExperienceModel implements ExperienceModel {
   }
 
   async next(ctx: DreamContext): Promise<Prediction> {
-    const key = this.cacheEnabled ? this.cacheKey(ctx) : '';
-    if (this.cacheEnabled) {
-      const cached = this.cache.get(key);
-      if (cached) {
-        this.hits++;
-        this.cache.delete(key);
-        this.cache.set(key, cached);
-        return { ...cached, next: { ...cached.next, admissible: cached.next.admissible.slice() }, usage: { ...ZERO_USAGE }, attempts: 0, notes: [], cached: true };
-      }
-      this.misses++;
+    if (!this.cacheEnabled) return this.predict(ctx, null);
+    const key = this.cacheKey(ctx);
+    // A call for a step already in flight (a GRPO group stepping together) waits for it, then reads
+    // the cache; the check and the claim below run with no await between them.
+    while (this.inFlight.has(key)) await this.inFlight.get(key)!.catch(() => undefined);
+    const cached = this.cache.get(key);
+    if (cached) {
+      this.hits++;
+      this.cache.delete(key);
+      this.cache.set(key, cached);
+      return { ...cached, next: { ...cached.next, admissible: cached.next.admissible.slice() }, usage: { ...ZERO_USAGE }, attempts: 0, notes: [], cached: true };
     }
+    this.misses++;
+    const asked = this.predict(ctx, key);
+    this.inFlight.set(key, asked);
+    try {
+      return await asked;
+    } finally {
+      if (this.inFlight.get(key) === asked) this.inFlight.delete(key);
+    }
+  }
+
+  /** Asks the model (with retries); a usable answer goes to the cache under `key`. */
+  private async predict(ctx: DreamContext, key: string | null): Promise<Prediction> {
     const card = this.cardFor(ctx.task.env);
     const retrieved = await this.retrieve(ctx);
     const prompt = this.buildPrompt(ctx, retrieved);
@@ -267,7 +285,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
         ...base, reasoning, next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
         reward: 0, terminated: false, valid: true, actionValid: false, score: 0, raw: settled.raw,
       };
-    if (this.cacheEnabled) {
+    if (key !== null) {
       this.cache.set(key, prediction);
       if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
     }
@@ -301,9 +319,4 @@ export class ReasoningExperienceModel implements ExperienceModel {
   private ask<T>(prompt: BuiltPrompt, check: (text: string) => ParseOutcome<T>, signal?: AbortSignal): Promise<Asked<T>> {
     return askJson(this.chat, prompt, check, { maxTokens: this.maxTokens, temperature: this.temperature, seed: this.seed, retries: this.retries, signal });
   }
-}
-
-/** The abstract form of the current state as the model reads it (for UIs that show the dream's view). */
-export function modelView(card: DomainCard, observation: Observation, maxChars = DEFAULT_PROMPT_OPTIONS.stateChars): string {
-  return abstractObservation(card, observation.text, maxChars);
 }

@@ -1,12 +1,11 @@
 /**
  * A replay buffer in memory seeded with offline trajectories (the shipped datasets,
- * public/datasets/<env>.jsonl): what the experience model retrieves its examples from when no
- * persistent buffer is at hand (CLI, tests, benchmarks).
+ * public/datasets/<env>.jsonl, read with loadSeedDataset): what the experience model retrieves
+ * its examples from when no persistent buffer is at hand (CLI, tests, benchmarks).
  */
 import { ReplayBuffer } from '../buffer/buffer';
 import type { Embedder } from '../buffer/embedders';
 import { MemoryBufferStore } from '../buffer/stores/memory';
-import { parseTrajectoriesJsonl } from '../data/trajectory';
 import type { Trajectory } from '../types';
 
 export async function bufferFromTrajectories(trajectories: readonly Trajectory[], options: { embedder?: Embedder } = {}): Promise<ReplayBuffer> {
@@ -14,10 +13,4 @@ export async function bufferFromTrajectories(trajectories: readonly Trajectory[]
   // createdAt 0: seeding is data, not an event; the same file always gives the same buffer.
   await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: 0 });
   return buffer;
-}
-
-/** Parses our trajectory JSONL (optionally keeping one env's episodes) into a memory buffer. */
-export async function bufferFromJsonl(text: string, options: { envId?: string; sourceName?: string; embedder?: Embedder } = {}): Promise<ReplayBuffer> {
-  const all = parseTrajectoriesJsonl(text, { sourceName: options.sourceName });
-  return bufferFromTrajectories(options.envId ? all.filter((t) => t.env === options.envId) : all, options);
 }

@@ -75,9 +75,19 @@ export interface ExperienceModel {
    * `oracle (ε_R=…, ε_P=…)`, so it is never mistaken for a learned model.
    */
   readonly label: string;
+  /**
+   * How many concurrent `next` calls this model serves best (the learned model decodes them as one
+   * batch); callers that can ask several at once (the audit) ask this many. Absent: one at a time.
+   */
+  readonly preferredBatch?: number;
   /** The first observation of a task that has no real start page (imported or LLM tasks). */
   initial(task: Task, signal?: AbortSignal): Promise<Observation>;
-  /** One dreamed step; never throws for a bad answer (it returns `valid: false`). */
+  /**
+   * One dreamed step; never throws for a bad answer (it returns `valid: false`). May be called
+   * concurrently: a rollout step asks for every running episode's step at once (design.md §3,
+   * Concurrency). A model may batch such calls, but its answers must not depend on the order the
+   * calls arrive or complete in (key any randomness by the call, not by a shared stream).
+   */
   next(ctx: DreamContext): Promise<Prediction>;
 }
 

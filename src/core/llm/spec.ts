@@ -1,13 +1,29 @@
 /**
- * The CLI's `--llm` value: which experience model dreams.
+ * The engine grammar: one string names where a run's experience comes from. The CLI's `--llm`,
+ * the page's Setup choice and Train URL (`llm=…`), the trainer worker and a run's saved config
+ * (`config.llm`) all speak it and all parse it here.
  *
  *   oracle:EPS_R,EPS_P        the noisy oracle (the real env with reward error ε_R and transition
  *                             error ε_P, both in 0..1) — a control instrument, always labelled so
  *   openai:BASE_URL#MODEL     an OpenAI-compatible server (Ollama, vLLM, llama-server, OpenAI)
+ *   webllm:MODEL_ID           a WebLLM model (WebGPU, in a worker) — the browser only
+ *   wllama:file:NAME          a GGUF file picked from disk, kept in the browser's OPFS (wllama, CPU)
+ *   wllama:URL                a GGUF file downloaded from an http(s) URL ending in .gguf — the browser only
+ *   learned:PATH              the learned experience model (a small tfjs model trained on the buffer),
+ *                             loaded by the caller from PATH (a folder in Node, a stored model in the page)
  *
- * The API key is not part of the spec (specs are printed and saved in run configs): the CLI reads
- * it from OPENAI_API_KEY or DREAMGYM_API_KEY at its edge and hands it to OpenAiChatModel directly.
+ * An API key is never part of a spec (specs are printed, shared in links and saved with runs):
+ * callers hand it to the run's builder (src/core/train/run-parts.ts) on their own.
  */
+
+export const ENGINE_KINDS = ['oracle', 'openai', 'webllm', 'wllama', 'learned'] as const;
+/** The kinds of experience source a spec names (its text before the first ':'). */
+export type EngineKind = (typeof ENGINE_KINDS)[number];
+/** A spec string, e.g. 'oracle:0.1,0.1' (parse it with parseLlmSpec). */
+export type LlmSpecText = `${EngineKind}:${string}`;
+
+/** Kinds that run only in a browser (WebGPU, OPFS): Node has no engine for them. */
+export const BROWSER_ENGINE_KINDS: readonly EngineKind[] = ['webllm', 'wllama'];
 
 export interface OracleLlmSpec {
   kind: 'oracle';
@@ -25,7 +41,11 @@ export interface OpenAiLlmSpec {
   model: string;
 }
 
-export type LlmSpec = OracleLlmSpec | OpenAiLlmSpec;
+export interface WebLlmSpec { kind: 'webllm'; modelId: string }
+export type WllamaLlmSpec = { kind: 'wllama'; source: 'file'; name: string } | { kind: 'wllama'; source: 'url'; url: string };
+export interface LearnedLlmSpec { kind: 'learned'; path: string }
+
+export type LlmSpec = OracleLlmSpec | OpenAiLlmSpec | WebLlmSpec | WllamaLlmSpec | LearnedLlmSpec;
 
 /** The valid forms, with examples; every parse error ends with this text. */
 export const LLM_SPEC_FORMS = [
@@ -33,27 +53,35 @@ export const LLM_SPEC_FORMS = [
   'openai:BASE_URL#MODEL    OpenAI-compatible server, e.g. openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b (Ollama),',
   '                         openai:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-1.5B-Instruct (vLLM),',
   '                         openai:http://127.0.0.1:8080/v1#default (llama-server)',
+  'webllm:MODEL_ID          WebLLM in the browser, e.g. webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC',
+  'wllama:file:NAME.gguf    wllama in the browser, a GGUF file picked on the Setup page',
+  'wllama:https://…/x.gguf  wllama in the browser, a GGUF file from a URL',
+  'learned:PATH             the learned experience model saved at PATH',
 ].join('\n');
 
 export class LlmSpecError extends Error {
-  constructor(problem: string) {
-    super(`${problem}\nValid --llm forms:\n${LLM_SPEC_FORMS}`);
+  /** What is wrong, without the list of forms (for a one-line message in the page). */
+  constructor(readonly problem: string) {
+    super(`${problem}\nValid engine specs:\n${LLM_SPEC_FORMS}`);
     this.name = 'LlmSpecError';
   }
 }
 
-/** Parses `oracle:EPS_R,EPS_P` or `openai:BASE_URL#MODEL`; throws LlmSpecError naming the valid forms. */
+/** Parses any engine spec; throws LlmSpecError naming the valid forms. */
 export function parseLlmSpec(text: string): LlmSpec {
   const value = text.trim();
   const colon = value.indexOf(':');
   const kind = colon < 0 ? value : value.slice(0, colon);
   const rest = colon < 0 ? undefined : value.slice(colon + 1);
-  if (kind === 'oracle') return parseOracle(value, rest);
-  if (kind === 'openai') return parseOpenAi(value, rest);
-  if (/^https?$/i.test(kind)) {
-    throw new LlmSpecError(`'${value}' is a bare URL; write it as openai:${value}#MODEL.`);
+  switch (kind) {
+    case 'oracle': return parseOracle(value, rest);
+    case 'openai': return parseOpenAi(value, rest);
+    case 'webllm': return parseWebLlm(value, rest);
+    case 'wllama': return parseWllama(value, rest);
+    case 'learned': return parseLearned(value, rest);
   }
-  throw new LlmSpecError(`Unknown --llm value '${value}'.`);
+  if (/^https?$/i.test(kind)) throw new LlmSpecError(`'${value}' is a bare URL; write it as openai:${value}#MODEL.`);
+  throw new LlmSpecError(`Unknown engine spec '${value}'.`);
 }
 
 function parseOracle(value: string, rest: string | undefined): OracleLlmSpec {
@@ -73,9 +101,7 @@ function parseOracle(value: string, rest: string | undefined): OracleLlmSpec {
 
 function parseOpenAi(value: string, rest: string | undefined): OpenAiLlmSpec {
   const hash = rest === undefined ? -1 : rest.lastIndexOf('#');
-  if (rest === undefined || hash < 0) {
-    throw new LlmSpecError(`'${value}' needs a base URL and a model: openai:BASE_URL#MODEL.`);
-  }
+  if (rest === undefined || hash < 0) throw new LlmSpecError(`'${value}' needs a base URL and a model: openai:BASE_URL#MODEL.`);
   const rawUrl = rest.slice(0, hash).trim();
   const model = rest.slice(hash + 1).trim();
   if (!rawUrl) throw new LlmSpecError(`'${value}' has no base URL before '#'.`);
@@ -86,13 +112,37 @@ function parseOpenAi(value: string, rest: string | undefined): OpenAiLlmSpec {
   } catch {
     throw new LlmSpecError(`'${rawUrl}' in '${value}' is not a URL; write it in full, e.g. http://127.0.0.1:11434/v1.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new LlmSpecError(`'${rawUrl}' in '${value}' must be an http:// or https:// URL.`);
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LlmSpecError(`'${rawUrl}' in '${value}' must be an http:// or https:// URL.`);
   if (url.search || url.hash) {
     throw new LlmSpecError(`'${rawUrl}' in '${value}' must not carry a query string; give the API's base URL, e.g. http://127.0.0.1:11434/v1.`);
   }
   return { kind: 'openai', baseUrl: normaliseBaseUrl(rawUrl), model };
+}
+
+function parseWebLlm(value: string, rest: string | undefined): WebLlmSpec {
+  const modelId = (rest ?? '').trim();
+  if (!modelId || /\s/.test(modelId)) throw new LlmSpecError(`'${value}' needs a WebLLM model id after 'webllm:' (pick one on the Setup page).`);
+  return { kind: 'webllm', modelId };
+}
+
+function parseWllama(value: string, rest: string | undefined): WllamaLlmSpec {
+  const source = (rest ?? '').trim();
+  if (source.startsWith('file:')) {
+    const name = source.slice('file:'.length).trim();
+    if (!name) throw new LlmSpecError(`'${value}' needs a file name after 'wllama:file:'.`);
+    return { kind: 'wllama', source: 'file', name };
+  }
+  let url: URL;
+  try { url = new URL(source); } catch { throw new LlmSpecError(`'${source}' in '${value}' is neither file:NAME nor a full http(s) URL.`); }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LlmSpecError(`'${source}' in '${value}' must be an http:// or https:// URL.`);
+  if (!/\.gguf$/i.test(url.pathname)) throw new LlmSpecError(`'${source}' does not end in .gguf; wllama loads GGUF files only.`);
+  return { kind: 'wllama', source: 'url', url: url.href };
+}
+
+function parseLearned(value: string, rest: string | undefined): LearnedLlmSpec {
+  const path = (rest ?? '').trim();
+  if (!path) throw new LlmSpecError(`'${value}' needs the path of a saved learned model after 'learned:'.`);
+  return { kind: 'learned', path };
 }
 
 /** Drops trailing slashes so `${baseUrl}/chat/completions` has exactly one. */
@@ -101,13 +151,32 @@ export function normaliseBaseUrl(baseUrl: string): string {
 }
 
 /** The inverse of parseLlmSpec: parseLlmSpec(formatLlmSpec(s)) deep-equals s. */
-export function formatLlmSpec(spec: LlmSpec): string {
-  if (spec.kind === 'oracle') return `oracle:${spec.epsilonReward},${spec.epsilonTransition}`;
-  return `openai:${spec.baseUrl}#${spec.model}`;
+export function formatLlmSpec(spec: LlmSpec): LlmSpecText {
+  switch (spec.kind) {
+    case 'oracle': return `oracle:${spec.epsilonReward},${spec.epsilonTransition}`;
+    case 'openai': return `openai:${spec.baseUrl}#${spec.model}`;
+    case 'webllm': return `webllm:${spec.modelId}`;
+    case 'wllama': return spec.source === 'file' ? `wllama:file:${spec.name}` : `wllama:${spec.url}`;
+    case 'learned': return `learned:${spec.path}`;
+  }
 }
 
-/** A label for charts and logs: `oracle (ε_R=0.2, ε_P=0)` or `openai MODEL @ URL`. */
-export function llmSpecLabel(spec: LlmSpec): string {
-  if (spec.kind === 'oracle') return `oracle (ε_R=${spec.epsilonReward}, ε_P=${spec.epsilonTransition})`;
-  return `openai ${spec.model} @ ${spec.baseUrl}`;
+/** A short label for charts and logs: `oracle (ε_R=0.2, ε_P=0)`, `openai MODEL @ URL`, `webllm MODEL`, … */
+export function llmSpecLabel(specOrText: LlmSpec | string): string {
+  const spec = typeof specOrText === 'string' ? parseLlmSpec(specOrText) : specOrText;
+  switch (spec.kind) {
+    case 'oracle': return `oracle (ε_R=${spec.epsilonReward}, ε_P=${spec.epsilonTransition})`;
+    case 'openai': return `openai ${spec.model} @ ${spec.baseUrl}`;
+    case 'webllm': return `webllm ${spec.modelId}`;
+    case 'wllama': return `wllama ${spec.source === 'file' ? spec.name : spec.url}`;
+    case 'learned': return `learned model at ${spec.path}`;
+  }
+}
+
+/** Where experience comes from in a run, in words (the oracle is always labelled as one). */
+export function experienceLabel(config: { mode: 'real' | 'dream' | 's2r'; llm: string }): string {
+  if (config.mode === 'real') return 'the real environment';
+  const spec = parseLlmSpec(config.llm);
+  const source = spec.kind === 'openai' || BROWSER_ENGINE_KINDS.includes(spec.kind) ? `reasoning experience model on ${llmSpecLabel(spec)}` : llmSpecLabel(spec);
+  return config.mode === 'dream' ? `dream: ${source}` : `S2R: dream (${source}), then a small real budget`;
 }

@@ -3,6 +3,7 @@
  * web-llm's MLCEngineInterface: WebLLM on WebGPU, wllama on CPU, any OpenAI-compatible server.
  * Each engine hides its quirks (how it wants a JSON schema, how it reports logprobs, …).
  */
+import type { EngineKind } from './spec';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 
@@ -41,12 +42,13 @@ export interface ChatResult {
   logprobs?: TokenLogprob[];
 }
 
-export type EngineKind = 'webllm' | 'wllama' | 'openai' | 'test';
+/** The chat engines of the engine grammar (src/core/llm/spec.ts), or a test double. */
+export type ChatEngine = Extract<EngineKind, 'webllm' | 'wllama' | 'openai'> | 'test';
 
 export interface ChatModel {
   /** Model id as the engine names it (e.g. 'Qwen2.5-1.5B-Instruct-q4f16_1-MLC'). */
   readonly id: string;
-  readonly engine: EngineKind;
+  readonly engine: ChatEngine;
   complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult>;
 }
 

@@ -16,6 +16,7 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
 import type { CandidatePolicy } from '../policy/policy';
 import { sliceEncoded } from '../policy/features';
+import { TRAIN_DEFAULTS, type TrainConfig } from '../train/config';
 import { groupNormalizedAdvantages } from './advantages';
 import {
   actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, readScalars,
@@ -26,11 +27,10 @@ import {
 // Config
 // =============================================================================================
 
+/** GRPO's knobs, named as in TrainConfig (the learning rate is the optimizer's: makeOptimizer). */
 export interface GrpoConfig {
-  /** Adam learning rate (used by `makeOptimizer(config.learningRate)`). */
-  learningRate: number;
   /** Clip range ε of the ratio. */
-  clipCoef: number;
+  clipEpsilon: number;
   /** Coefficient of KL(π_θ ‖ π_ref); needs a `reference` policy when > 0. */
   klCoef: number;
   /** Entropy bonus coefficient. */
@@ -40,24 +40,23 @@ export interface GrpoConfig {
   /** Passes over the batch. */
   updateEpochs: number;
   /** Minibatches per epoch (the batch's steps split evenly after a seeded shuffle). */
-  numMinibatches: number;
+  minibatches: number;
   /** Global gradient-norm clip (Infinity or 0 = no clipping). */
   maxGradNorm: number;
   /** Seed of the minibatch shuffle when no rng is given. */
   seed: number;
 }
 
-export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
-  learningRate: 3e-3,
-  clipCoef: 0.2,
-  klCoef: 0,
-  entropyCoef: 0.01,
-  advantageEps: 1e-6,
-  updateEpochs: 1,
-  numMinibatches: 1,
-  maxGradNorm: 0.5,
-  seed: 1,
-});
+/** GRPO's settings in a training config. Each epoch takes the whole batch (config.minibatches is PPO's). */
+export function grpoConfigFrom(config: Pick<TrainConfig, 'clipEpsilon' | 'klCoef' | 'entropyCoef' | 'updateEpochs' | 'maxGradNorm' | 'seed'>): GrpoConfig {
+  return {
+    clipEpsilon: config.clipEpsilon, klCoef: config.klCoef, entropyCoef: config.entropyCoef, advantageEps: 1e-6,
+    updateEpochs: config.updateEpochs, minibatches: 1, maxGradNorm: config.maxGradNorm, seed: config.seed,
+  };
+}
+
+/** What a run uses unless its config says otherwise (the presets' settings). */
+export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze(grpoConfigFrom(TRAIN_DEFAULTS));
 
 export interface GrpoOptions {
   /** The frozen reference policy π_ref (e.g. `policy.clone()` at the start of training). */
@@ -71,11 +70,11 @@ export interface GrpoOptions {
 // =============================================================================================
 
 /** Clipped surrogate −mean(min(ρA, clip(ρ, 1±ε)A)) with ρ = exp(logProbs − oldLogProbs). All [n]. */
-export function grpoLoss(logProbs: tf.Tensor1D, oldLogProbs: tf.Tensor1D, advantages: tf.Tensor1D, clipCoef: number): tf.Scalar {
+export function grpoLoss(logProbs: tf.Tensor1D, oldLogProbs: tf.Tensor1D, advantages: tf.Tensor1D, clipEpsilon: number): tf.Scalar {
   return tf.tidy(() => {
     const ratio = tf.exp(tf.sub(logProbs, oldLogProbs));
     const unclipped = tf.mul(ratio, advantages);
-    const clipped = tf.mul(tf.clipByValue(ratio, 1 - clipCoef, 1 + clipCoef), advantages);
+    const clipped = tf.mul(tf.clipByValue(ratio, 1 - clipEpsilon, 1 + clipEpsilon), advantages);
     return tf.neg(tf.mean(tf.minimum(unclipped, clipped))) as tf.Scalar;
   });
 }
@@ -130,14 +129,14 @@ export async function grpoUpdate(
 
   // ---- epochs × minibatches -----------------------------------------------------------------
   const n = steps.length;
-  const minibatchSize = Math.max(1, Math.ceil(n / cfg.numMinibatches));
+  const minibatchSize = Math.max(1, Math.ceil(n / cfg.minibatches));
   const sums: Record<string, number> = {};
   let count = 0;
   for (let epoch = 0; epoch < cfg.updateEpochs; epoch++) {
-    const order = cfg.numMinibatches > 1 ? rng.shuffle([...Array(n).keys()]) : [...Array(n).keys()];
+    const order = cfg.minibatches > 1 ? rng.shuffle([...Array(n).keys()]) : [...Array(n).keys()];
     for (let start = 0; start < n; start += minibatchSize) {
       const mb = order.slice(start, start + minibatchSize);
-      const mbEnc = cfg.numMinibatches > 1 ? sliceEncoded(enc, mb) : enc;
+      const mbEnc = cfg.minibatches > 1 ? sliceEncoded(enc, mb) : enc;
       const mbActions = Int32Array.from(mb, (i) => actions[i]);
       const mbAdv = tf.tensor1d(Float32Array.from(mb, (i) => advantages[i]));     // [M]
       const mbOld = tf.tensor1d(Float32Array.from(mb, (i) => oldLogProbs[i]));    // [M]
@@ -148,7 +147,7 @@ export async function grpoUpdate(
       const kept: Record<string, tf.Tensor> = {};
       const { value: loss, grads } = tf.variableGrads(() => {
         const { logProbs, entropy, allLogProbs } = policy.evaluate(mbEnc, mbActions);   // [M], [M], [M, maxA]
-        const pgLoss = grpoLoss(logProbs, mbOld, mbAdv, cfg.clipCoef);
+        const pgLoss = grpoLoss(logProbs, mbOld, mbAdv, cfg.clipEpsilon);
         const entropyMean = tf.mean(entropy);
         let total = tf.sub(pgLoss, tf.mul(cfg.entropyCoef, entropyMean));
         if (refLogProbs) {
@@ -161,7 +160,7 @@ export async function grpoUpdate(
         const logRatio = tf.sub(logProbs, mbOld);
         const ratio = tf.exp(logRatio);
         kept['losses/approx_kl'] = tf.keep(tf.mean(tf.sub(tf.sub(ratio, 1), logRatio)));
-        kept['losses/clipfrac'] = tf.keep(tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipCoef), 'float32')));
+        kept['losses/clipfrac'] = tf.keep(tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipEpsilon), 'float32')));
         kept['losses/policy_loss'] = tf.keep(pgLoss);
         kept['losses/entropy'] = tf.keep(entropyMean);
         return total as tf.Scalar;

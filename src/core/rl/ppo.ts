@@ -17,6 +17,7 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
 import type { CandidatePolicy } from '../policy/policy';
 import { sliceEncoded } from '../policy/features';
+import { TRAIN_DEFAULTS, type TrainConfig } from '../train/config';
 import { gae } from './advantages';
 import {
   actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, mean, readScalars,
@@ -27,9 +28,8 @@ import {
 // Config
 // =============================================================================================
 
+/** PPO's knobs, named as in TrainConfig (the learning rate is the optimizer's: makeOptimizer). */
 export interface PpoConfig {
-  /** Adam learning rate (used by `makeOptimizer(config.learningRate)`). */
-  learningRate: number;
   /** Discount factor γ. */
   gamma: number;
   /** GAE λ (bias–variance trade-off; not the curriculum's λ). */
@@ -37,17 +37,17 @@ export interface PpoConfig {
   /** Passes over the batch. */
   updateEpochs: number;
   /** Minibatches per epoch. */
-  numMinibatches: number;
+  minibatches: number;
   /** Normalise advantages within each minibatch. */
   normAdv: boolean;
-  /** Surrogate clipping coefficient ε. */
-  clipCoef: number;
+  /** Surrogate clipping coefficient ε (also clips the value loss when clipVloss). */
+  clipEpsilon: number;
   /** Clip the value loss around the old values as well. */
   clipVloss: boolean;
   /** Entropy bonus coefficient. */
-  entCoef: number;
+  entropyCoef: number;
   /** Value loss coefficient. */
-  vfCoef: number;
+  valueCoef: number;
   /** Global gradient-norm clip (Infinity or 0 = no clipping). */
   maxGradNorm: number;
   /** Stop the epochs early once approx_kl exceeds this (null = never). */
@@ -56,42 +56,38 @@ export interface PpoConfig {
   seed: number;
 }
 
-export const DEFAULT_PPO_CONFIG: Readonly<PpoConfig> = Object.freeze({
-  learningRate: 1e-3,
-  gamma: 0.99,
-  gaeLambda: 0.95,
-  updateEpochs: 4,
-  numMinibatches: 4,
-  normAdv: true,
-  clipCoef: 0.2,
-  clipVloss: true,
-  entCoef: 0.01,
-  vfCoef: 0.5,
-  maxGradNorm: 0.5,
-  targetKl: null,
-  seed: 1,
-});
+/** PPO's settings in a training config (advantage normalisation and the clipped value loss always on, as CleanRL). */
+export function ppoConfigFrom(config: Pick<TrainConfig, 'gamma' | 'gaeLambda' | 'updateEpochs' | 'minibatches' | 'clipEpsilon' | 'entropyCoef' | 'valueCoef' | 'maxGradNorm' | 'seed'>): PpoConfig {
+  return {
+    gamma: config.gamma, gaeLambda: config.gaeLambda, updateEpochs: config.updateEpochs, minibatches: config.minibatches, normAdv: true,
+    clipEpsilon: config.clipEpsilon, clipVloss: true, entropyCoef: config.entropyCoef, valueCoef: config.valueCoef,
+    maxGradNorm: config.maxGradNorm, targetKl: null, seed: config.seed,
+  };
+}
+
+/** What a run uses unless its config says otherwise (the presets' settings). */
+export const DEFAULT_PPO_CONFIG: Readonly<PpoConfig> = Object.freeze(ppoConfigFrom(TRAIN_DEFAULTS));
 
 // =============================================================================================
 // Losses (pure: tensors in, scalar out — tested for the clip cases)
 // =============================================================================================
 
 /** −mean(min(ρA, clip(ρ, 1±ε)A)), ρ = exp(logProbs − oldLogProbs). All [n]. */
-export function ppoPolicyLoss(logProbs: tf.Tensor1D, oldLogProbs: tf.Tensor1D, advantages: tf.Tensor1D, clipCoef: number): tf.Scalar {
+export function ppoPolicyLoss(logProbs: tf.Tensor1D, oldLogProbs: tf.Tensor1D, advantages: tf.Tensor1D, clipEpsilon: number): tf.Scalar {
   return tf.tidy(() => {
     const ratio = tf.exp(tf.sub(logProbs, oldLogProbs));
     const pg1 = tf.mul(tf.neg(advantages), ratio);
-    const pg2 = tf.mul(tf.neg(advantages), tf.clipByValue(ratio, 1 - clipCoef, 1 + clipCoef));
+    const pg2 = tf.mul(tf.neg(advantages), tf.clipByValue(ratio, 1 - clipEpsilon, 1 + clipEpsilon));
     return tf.mean(tf.maximum(pg1, pg2)) as tf.Scalar;
   });
 }
 
-/** ½ mean((V − R)²), or the clipped form around the old values when clipCoef is a number. All [n]. */
-export function ppoValueLoss(values: tf.Tensor1D, oldValues: tf.Tensor1D, returns: tf.Tensor1D, clipCoef: number | null): tf.Scalar {
+/** ½ mean((V − R)²), or the clipped form around the old values when clipEpsilon is a number. All [n]. */
+export function ppoValueLoss(values: tf.Tensor1D, oldValues: tf.Tensor1D, returns: tf.Tensor1D, clipEpsilon: number | null): tf.Scalar {
   return tf.tidy(() => {
     const unclipped = tf.square(tf.sub(values, returns));
-    if (clipCoef === null) return tf.mul(0.5, tf.mean(unclipped)) as tf.Scalar;
-    const clippedValues = tf.add(oldValues, tf.clipByValue(tf.sub(values, oldValues), -clipCoef, clipCoef));
+    if (clipEpsilon === null) return tf.mul(0.5, tf.mean(unclipped)) as tf.Scalar;
+    const clippedValues = tf.add(oldValues, tf.clipByValue(tf.sub(values, oldValues), -clipEpsilon, clipEpsilon));
     const clipped = tf.square(tf.sub(clippedValues, returns));
     return tf.mul(0.5, tf.mean(tf.maximum(unclipped, clipped))) as tf.Scalar;
   });
@@ -156,7 +152,7 @@ export async function ppoUpdate(
 
   // ---- optimizing the policy and value network ------------------------------------------------
   const n = steps.length;
-  const minibatchSize = Math.max(1, Math.ceil(n / cfg.numMinibatches));
+  const minibatchSize = Math.max(1, Math.ceil(n / cfg.minibatches));
   const sums: Record<string, number> = {};
   let count = 0;
   let stop = false;
@@ -184,15 +180,15 @@ export async function ppoUpdate(
         const ratio = tf.exp(logRatio);
         // diagnostics: approx_kl = mean((ρ − 1) − log ρ), clipfrac = mean(|ρ − 1| > ε)
         kept['losses/approx_kl'] = tf.keep(tf.mean(tf.sub(tf.sub(ratio, 1), logRatio)));
-        kept['losses/clipfrac'] = tf.keep(tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipCoef), 'float32')));
+        kept['losses/clipfrac'] = tf.keep(tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipEpsilon), 'float32')));
         // policy loss, value loss, entropy
-        const pgLoss = ppoPolicyLoss(logProbs, mbOldLogProbs, mbAdv, cfg.clipCoef);
-        const vLoss = ppoValueLoss(values!, mbOldValues, mbReturns, cfg.clipVloss ? cfg.clipCoef : null);
+        const pgLoss = ppoPolicyLoss(logProbs, mbOldLogProbs, mbAdv, cfg.clipEpsilon);
+        const vLoss = ppoValueLoss(values!, mbOldValues, mbReturns, cfg.clipVloss ? cfg.clipEpsilon : null);
         const entropyLoss = tf.mean(entropy);
         kept['losses/policy_loss'] = tf.keep(pgLoss);
         kept['losses/value_loss'] = tf.keep(vLoss);
         kept['losses/entropy'] = tf.keep(entropyLoss);
-        return tf.add(tf.sub(pgLoss, tf.mul(cfg.entCoef, entropyLoss)), tf.mul(cfg.vfCoef, vLoss)) as tf.Scalar;
+        return tf.add(tf.sub(pgLoss, tf.mul(cfg.entropyCoef, entropyLoss)), tf.mul(cfg.valueCoef, vLoss)) as tf.Scalar;
       }, policy.variables);
       applyClippedGradients(optimizer, grads, cfg.maxGradNorm);
       tf.dispose([loss, mbAdv, mbOldLogProbs, mbOldValues, mbReturns]);

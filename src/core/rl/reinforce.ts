@@ -10,6 +10,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { CandidatePolicy } from '../policy/policy';
+import { TRAIN_DEFAULTS, type TrainConfig } from '../train/config';
 import { discountedReturns } from './advantages';
 import {
   actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, mean, readScalars,
@@ -20,9 +21,8 @@ import {
 // Config
 // =============================================================================================
 
+/** REINFORCE's knobs, named as in TrainConfig (the learning rate is the optimizer's: makeOptimizer). */
 export interface ReinforceConfig {
-  /** Adam learning rate (used by `makeOptimizer(config.learningRate)`). */
-  learningRate: number;
   /** Discount factor γ of the returns. */
   gamma: number;
   /** Entropy bonus coefficient. */
@@ -35,14 +35,13 @@ export interface ReinforceConfig {
   measureKl: boolean;
 }
 
-export const DEFAULT_REINFORCE_CONFIG: Readonly<ReinforceConfig> = Object.freeze({
-  learningRate: 3e-3,
-  gamma: 0.99,
-  entropyCoef: 0.01,
-  maxGradNorm: 0.5,
-  normalizeAdvantages: false,
-  measureKl: true,
-});
+/** REINFORCE's settings in a training config (the mean-return baseline only; approx_kl measured). */
+export function reinforceConfigFrom(config: Pick<TrainConfig, 'gamma' | 'entropyCoef' | 'maxGradNorm'>): ReinforceConfig {
+  return { gamma: config.gamma, entropyCoef: config.entropyCoef, maxGradNorm: config.maxGradNorm, normalizeAdvantages: false, measureKl: true };
+}
+
+/** What a run uses unless its config says otherwise (the presets' settings). */
+export const DEFAULT_REINFORCE_CONFIG: Readonly<ReinforceConfig> = Object.freeze(reinforceConfigFrom(TRAIN_DEFAULTS));
 
 // =============================================================================================
 // Loss (pure: log-prob tensors in, scalar out — gradient-checked in the tests)

@@ -1,7 +1,7 @@
 /**
  * Checkpoints: a trainer's state as a small JSON manifest plus one binary blob of float32
  * weights (policy, then optimizer slots). The same pair is stored as two files in Node
- * (src/cli/checkpoint-folder.ts) and as one record in IndexedDB in the browser (below).
+ * (src/node/checkpoint-folder.ts) and as one record in IndexedDB in the browser (below).
  */
 import { openDB, type IDBPDatabase } from 'idb';
 import type { TrainerState } from './loop';

@@ -3,10 +3,14 @@
  * an error that names the field, what was given, and what is valid.
  */
 
+import { parseLlmSpec, type LlmSpecText } from '../llm/spec';
+
 export const ALGORITHMS = ['grpo', 'ppo', 'reinforce'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
 export const MODES = ['real', 'dream', 's2r'] as const;
 export type Mode = (typeof MODES)[number];
+/** Where an iteration's rollouts run: the real env, or the dream (an s2r run has both, one after the other). */
+export type Phase = 'real' | 'dream';
 
 export interface TrainConfig {
   /** Preset this config started from. */
@@ -19,8 +23,8 @@ export interface TrainConfig {
    * `s2rRealFraction × realStepBudget` real steps.
    */
   mode: Mode;
-  /** The experience model: 'oracle:EPS_R,EPS_P' (the noisy oracle, a control) or 'openai:BASE_URL#MODEL'. */
-  llm: string;
+  /** The experience model (and the LLM of the prior and of LLM variations): an engine spec, src/core/llm/spec.ts. */
+  llm: LlmSpecText;
   /** S2R: share of the real-mode budget given to the real phase (paper: ~6%; default 10%). */
   s2rRealFraction: number;
   /** Curriculum task generator on (variations of high-variance tasks); off = the fixed task pool. */
@@ -68,13 +72,13 @@ export interface TrainConfig {
   clipEpsilon: number;
   /** Entropy bonus coefficient. */
   entropyCoef: number;
-  /** KL-to-reference coefficient (GRPO; 0 = off). */
+  /** GRPO: coefficient of the KL penalty to the initial policy (rebuilt from the seed; 0 = off). */
   klCoef: number;
   /** Value loss coefficient (PPO). */
   valueCoef: number;
   /** Optimisation epochs over each batch (GRPO, PPO). */
   updateEpochs: number;
-  /** Minibatches per epoch (PPO). */
+  /** Minibatches per epoch (PPO; GRPO takes each epoch over the whole batch). */
   minibatches: number;
   /** Global gradient-norm clip. */
   maxGradNorm: number;
@@ -88,7 +92,8 @@ export interface TrainConfig {
   realStepBudget: number;
 }
 
-const BASE: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
+/** The settings every preset starts from (and the algorithm files' defaults, see `…ConfigFrom`). */
+export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'difficulty'>> = {
   mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4, curriculumGrouping: 'task', curriculumClusters: 0, curriculumVariations: 'procedural',
   retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
   learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
@@ -97,10 +102,10 @@ const BASE: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
 };
 
 export const PRESETS: Record<string, TrainConfig> = {
-  'webshop-easy': { ...BASE, preset: 'webshop-easy', env: 'webshop-lite-v0', difficulty: 0, iterations: 100 },
-  'webshop-medium': { ...BASE, preset: 'webshop-medium', env: 'webshop-lite-v0', difficulty: 0.5, iterations: 100, realStepBudget: 80_000 },
-  'household-easy': { ...BASE, preset: 'household-easy', env: 'household-v0', difficulty: 0, iterations: 60, realStepBudget: 120_000 },
-  'household-medium': { ...BASE, preset: 'household-medium', env: 'household-v0', difficulty: 0.5, iterations: 100, realStepBudget: 200_000 },
+  'webshop-easy': { ...TRAIN_DEFAULTS, preset: 'webshop-easy', env: 'webshop-lite-v0', difficulty: 0, iterations: 100 },
+  'webshop-medium': { ...TRAIN_DEFAULTS, preset: 'webshop-medium', env: 'webshop-lite-v0', difficulty: 0.5, iterations: 100, realStepBudget: 80_000 },
+  'household-easy': { ...TRAIN_DEFAULTS, preset: 'household-easy', env: 'household-v0', difficulty: 0, iterations: 60, realStepBudget: 120_000 },
+  'household-medium': { ...TRAIN_DEFAULTS, preset: 'household-medium', env: 'household-v0', difficulty: 0.5, iterations: 100, realStepBudget: 200_000 },
 };
 
 export class ConfigError extends Error {
@@ -117,12 +122,12 @@ export function getPreset(name: string): TrainConfig {
   return { ...preset };
 }
 
-type Rule = { kind: 'int' | 'number'; min: number; max: number } | { kind: 'choice'; values: readonly string[] } | { kind: 'string' } | { kind: 'boolean' };
+type Rule = { kind: 'int' | 'number'; min: number; max: number } | { kind: 'choice'; values: readonly string[] } | { kind: 'string' } | { kind: 'boolean' } | { kind: 'llm' };
 
 const RULES: Record<keyof TrainConfig, Rule> = {
   preset: { kind: 'string' }, env: { kind: 'string' },
   mode: { kind: 'choice', values: MODES }, algo: { kind: 'choice', values: ALGORITHMS },
-  llm: { kind: 'string' }, s2rRealFraction: { kind: 'number', min: 0.001, max: 1 }, curriculum: { kind: 'boolean' },
+  llm: { kind: 'llm' }, s2rRealFraction: { kind: 'number', min: 0.001, max: 1 }, curriculum: { kind: 'boolean' },
   lambda: { kind: 'number', min: 0, max: 1 }, curriculumSeeds: { kind: 'int', min: 0, max: 4096 },
   curriculumGrouping: { kind: 'choice', values: ['task', 'cluster'] }, curriculumClusters: { kind: 'int', min: 0, max: 4096 },
   curriculumVariations: { kind: 'choice', values: ['procedural', 'llm', 'both'] },
@@ -140,17 +145,28 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   finalEvalEpisodes: { kind: 'int', min: 1, max: 100_000 }, realStepBudget: { kind: 'int', min: 1, max: 1e12 },
 };
 
-/** Validates a (possibly user-edited) config; throws a ConfigError listing every bad field. */
 /**
  * A saved config (checkpoint, run list) written before a setting existed, completed with the
  * setting's default so older checkpoints keep loading; present values are kept as they are.
  */
 export function withDefaults(config: Partial<TrainConfig>): TrainConfig {
   const filled: Record<string, unknown> = { ...config };
-  for (const [key, value] of Object.entries(BASE)) if (filled[key] === undefined) filled[key] = value;
+  for (const [key, value] of Object.entries(TRAIN_DEFAULTS)) if (filled[key] === undefined) filled[key] = value;
   return filled as unknown as TrainConfig;
 }
 
+/** Why a config.llm value is not an engine spec (null: it is one). */
+function llmProblem(value: unknown): string | null {
+  if (typeof value !== 'string' || !value) return `must be an engine spec such as 'oracle:0.1,0.1'; got ${JSON.stringify(value)}`;
+  try {
+    parseLlmSpec(value);
+    return null;
+  } catch (error) {
+    return `is not an engine spec: ${(error as Error).message.split('\n')[0]}`;
+  }
+}
+
+/** Validates a (possibly user-edited) config; throws a ConfigError listing every bad field. */
 export function validateConfig(config: Record<string, unknown>): TrainConfig {
   const problems: string[] = [];
   for (const key of Object.keys(config)) {
@@ -163,6 +179,9 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
       if (!rule.values.includes(value as string)) problems.push(`'${key}' must be one of ${rule.values.join(', ')}; got ${JSON.stringify(value)}`);
     } else if (rule.kind === 'boolean') {
       if (typeof value !== 'boolean') problems.push(`'${key}' must be true or false; got ${JSON.stringify(value)}`);
+    } else if (rule.kind === 'llm') {
+      const problem = llmProblem(value);
+      if (problem) problems.push(`'${key}' ${problem}`);
     } else if (rule.kind === 'string') {
       if (typeof value !== 'string' || !value) problems.push(`'${key}' must be a non-empty string; got ${JSON.stringify(value)}`);
     } else {
@@ -174,6 +193,9 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
   if (config.mode === 'real' && (config.curriculumVariations === 'llm' || config.curriculumVariations === 'both')) {
     problems.push(`'curriculumVariations' ${config.curriculumVariations} writes dream-only tasks (no real env can play an LLM-written task), ` +
       "but mode 'real' has no dream phase; use mode dream or s2r (s2r plays them in its dream phase only), or curriculumVariations=procedural");
+  }
+  if (typeof config.klCoef === 'number' && config.klCoef > 0 && config.algo !== 'grpo') {
+    problems.push(`'klCoef' ${config.klCoef} is GRPO's KL penalty to the initial policy, but algo is ${JSON.stringify(config.algo)}; use algo grpo or klCoef 0`);
   }
   if (problems.length) throw new ConfigError(`Invalid training config:\n- ${problems.join('\n- ')}`);
   return config as unknown as TrainConfig;

@@ -4,12 +4,10 @@
  */
 import { Rng } from '../rng';
 import type { Observation, Task } from '../types';
-import type { Env } from '../envs/env';
+import { HELD_OUT_SEED_BASE, type Env } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
-
-export const EVAL_SEED_BASE = 1_000_000_000;
 
 export interface EvalResult { success: number; score: number; episodes: number; meanSteps: number }
 
@@ -53,7 +51,7 @@ export async function evaluatePolicy(policy: CandidatePolicy, envId: string, dif
   let successes = 0, score = 0, steps = 0;
   for (let start = 0; start < episodes; start += chunk) {
     const starts: { env: Env; task: Task; obs: Observation }[] = [];
-    for (let seed = EVAL_SEED_BASE + start; seed < EVAL_SEED_BASE + Math.min(episodes, start + chunk); seed++) {
+    for (let seed = HELD_OUT_SEED_BASE + start; seed < HELD_OUT_SEED_BASE + Math.min(episodes, start + chunk); seed++) {
       const env = makeEnv(envId);
       const task = definition.generateTask(seed, difficulty);
       starts.push({ env, task, obs: await env.reset({ seed, task }) });

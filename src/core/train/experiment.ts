@@ -9,7 +9,7 @@
  * - Cross-domain transfer (§7.4): a policy dreamed in one env, evaluated in the other's real env.
  *
  * Pure core (no node:fs, no clock of its own): the edge hands in the shipped offline datasets, a
- * clock and a progress callback. Every training row gets its own Trainer (evalInterval 0, the
+ * clock and a progress callback; the CLI renders the results as markdown (src/cli/experiment-report.ts). Every training row gets its own Trainer (evalInterval 0, the
  * preset's finalEvalEpisodes held-out tasks) and, for dream/s2r, a fresh in-memory replay buffer
  * seeded from the env's dataset; every trainer is disposed. Rows that dream over the noisy oracle
  * are labelled `oracle (ε_R=…, ε_P=…)` everywhere, so they are never mistaken for a learned model.
@@ -18,12 +18,13 @@ import type { Trajectory } from '../types';
 import { ReplayBuffer } from '../buffer/buffer';
 import { MemoryBufferStore } from '../buffer/stores/memory';
 import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
+import { HELD_OUT_SEED_BASE } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
-import { llmSpecLabel, parseLlmSpec } from '../llm/spec';
+import { llmSpecLabel, parseLlmSpec, type LlmSpecText } from '../llm/spec';
 import { PRESETS, validateConfig, type Algorithm, type Mode, type TrainConfig } from './config';
-import { createExperienceModel } from './experience';
-import { EVAL_SEED_BASE, evaluatePolicy, type EvalResult } from './evaluate';
+import { evaluatePolicy, type EvalResult } from './evaluate';
 import { Trainer } from './loop';
+import { buildRunParts, type RunPartsDeps } from './run-parts';
 
 // ---- options, dependencies, results -----------------------------------------------------------
 
@@ -31,7 +32,7 @@ export interface ExperimentOptions {
   /** Environment ids; each runs its `<short>-easy` preset (webshop-easy, household-easy). */
   envs: string[];
   /** Experience model of the dream/s2r rows: 'oracle:EPS_R,EPS_P' or 'openai:BASE_URL#MODEL'. */
-  llm: string;
+  llm: LlmSpecText;
   /** Seeds 1..seeds per row (mean ± std over them). */
   seeds: number;
   /** Smoke run: few iterations, small batches, few held-out tasks, small real budget. */
@@ -48,8 +49,8 @@ export interface ExperimentOptions {
 export interface ExperimentDeps {
   /** The env's shipped offline trajectories (seed of each dream/s2r row's fresh buffer); null: none shipped. */
   loadDataset?: (envId: string) => Promise<readonly Trajectory[] | null> | readonly Trajectory[] | null;
-  /** API key for openai: specs (read by the edge from the environment). */
-  apiKey?: string;
+  /** What the edge hands the run builder (the API key of openai: specs, a learned-model loader). */
+  engine?: Pick<RunPartsDeps, 'apiKey' | 'loadLearnedModel'>;
   /** Clock in milliseconds (wall times, buffer timestamps); without it wall times read 0. */
   now?: () => number;
   onProgress?: (event: ExperimentProgress) => void;
@@ -193,10 +194,6 @@ function checkOptions(options: ExperimentOptions): void {
   seedList(options);
 }
 
-export function experienceLabel(llm: string): string {
-  return llmSpecLabel(parseLlmSpec(llm));
-}
-
 // ---- statistics and jobs ----------------------------------------------------------------------
 
 export function stat(values: number[]): Stat {
@@ -261,7 +258,7 @@ export async function evaluateBaseline(name: 'random' | 'expert', envId: string,
   const policy = makeBaselinePolicy(name);
   let successes = 0, score = 0, steps = 0;
   for (let i = 0; i < episodes; i++) {
-    const taskSeed = EVAL_SEED_BASE + i;
+    const taskSeed = HELD_OUT_SEED_BASE + i;
     const t = await rolloutEpisode(env, policy, { seed: taskSeed + seed * 7919, task: definition.generateTask(taskSeed, difficulty) });
     if (t.result.success) successes++;
     score += t.result.score;
@@ -300,9 +297,8 @@ function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewher
       const valid = validateConfig({ ...config });
       const dreams = valid.mode !== 'real';
       const buffer = dreams ? await ctx.freshBuffer(valid.env) : undefined;
-      const trainer = new Trainer(valid, dreams && buffer ? {
-        buffer, experienceModel: createExperienceModel(valid, { buffer, apiKey: ctx.deps.apiKey }), now: () => ctx.now(),
-      } : {});
+      const parts = await buildRunParts(valid, { ...ctx.deps.engine, ...(buffer ? { buffer } : {}) });
+      const trainer = new Trainer(valid, { ...parts, ...(buffer ? { buffer, now: () => ctx.now() } : {}) });
       try {
         const invalid: number[] = [];
         while (!trainer.finished) {
@@ -358,7 +354,7 @@ function rowConfig(envId: string, options: ExperimentOptions, seed: number, sett
 function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
   checkOptions(options);
   const seeds = seedList(options);
-  const label = experienceLabel(options.llm);
+  const label = llmSpecLabel(options.llm);
   const jobs: Job[] = [];
   const layout: { env: string; setup: EnvSetup; rows: { id: string; label: string; kind: RowResult['kind']; mode?: Mode; algo?: Algorithm; count: number }[] }[] = [];
   for (const env of options.envs) {
@@ -405,7 +401,7 @@ function table1Notes(options: ExperimentOptions): string[] {
     'Held-out success and score: greedy policy on the same held-out real tasks (seeds ≥ 1e9, never trained on) for every row; random and expert play those same tasks.',
     'Real train steps: real-environment steps used for training (evaluation not counted). Dream rows use 0; S2R rows count only their real phase (s2rRealFraction × the real-mode budget). Dream steps: transitions produced by the experience model.',
     'Real rows train without the curriculum (the fixed task pool); dream and S2R rows with it, as the CLI does by default.',
-    ...(oracle ? [`The experience model of the dream and S2R rows is the noisy oracle, ${experienceLabel(options.llm)}: the real environment with dialled reward and transition errors. It is a control instrument, not a learned model, so these rows measure how training copes with a known model error, not how good an LLM experience model is.`] : []),
+    ...(oracle ? [`The experience model of the dream and S2R rows is the noisy oracle, ${llmSpecLabel(options.llm)}: the real environment with dialled reward and transition errors. It is a control instrument, not a learned model, so these rows measure how training copes with a known model error, not how good an LLM experience model is.`] : []),
     ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
   ];
 }
@@ -432,7 +428,7 @@ const ABLATIONS: { id: (typeof TABLE2_ROWS)[number]; label: string; changes: Par
 function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
   checkOptions(options);
   const seeds = seedList(options);
-  const label = experienceLabel(options.llm);
+  const label = llmSpecLabel(options.llm);
   const oracle = parseLlmSpec(options.llm).kind === 'oracle';
   const jobs: Job[] = [];
   const layout: { setup: EnvSetup; rows: { ablation: (typeof ABLATIONS)[number]; run: boolean }[] }[] = [];
@@ -485,7 +481,7 @@ function table2Notes(options: ExperimentOptions, oracle: boolean): string[] {
   return [
     'Every row: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; Δ is the change in held-out success against the full row, in percentage points.',
     oracle
-      ? `With the noisy oracle (${experienceLabel(options.llm)}) the retrieval, reasoning and history ablations change nothing: retrieved buffer transitions, the reasoning step and the recent history only feed an LLM experience model's prompt, and the oracle reads none of them. Those rows repeat the full row${options.rerunInertAblations ? ' (re-run here: the numbers are identical)' : ' (not re-run)'}; to measure them, run with --llm openai:BASE_URL#MODEL.`
+      ? `With the noisy oracle (${llmSpecLabel(options.llm)}) the retrieval, reasoning and history ablations change nothing: retrieved buffer transitions, the reasoning step and the recent history only feed an LLM experience model's prompt, and the oracle reads none of them. Those rows repeat the full row${options.rerunInertAblations ? ' (re-run here: the numbers are identical)' : ' (not re-run)'}; to measure them, run with --llm openai:BASE_URL#MODEL.`
       : 'The retrieval, reasoning and history ablations change the LLM experience model\'s prompt (retrieved transitions, the reasoning step, the recent history).',
     oracle ? '"w/o LLM prior" is not applicable without an LLM: there is no prior to remove.'
       : '"w/o LLM prior" is not applicable: the trainer\'s policy runs without an LLM action prior.',
@@ -517,9 +513,9 @@ function planGrid(ctx: Context, options: GridOptions): Plan<GridResult> {
   for (const env of options.envs) {
     setups.push(setupOf(baseConfig(env, { ...options, llm: 'oracle:0,0' })));
     for (const er of epsilons) for (const ep of epsilons) for (const seed of seeds) {
-      const llm = `oracle:${er},${ep}`;
+      const llm: LlmSpecText = `oracle:${er},${ep}`;
       const config = rowConfig(env, { ...options, llm }, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
-      jobs.push(trainJob(ctx, `${env} grid dream GRPO [${experienceLabel(llm)}] seed ${seed}`, config));
+      jobs.push(trainJob(ctx, `${env} grid dream GRPO [${llmSpecLabel(llm)}] seed ${seed}`, config));
     }
   }
   return {
@@ -530,7 +526,7 @@ function planGrid(ctx: Context, options: GridOptions): Plan<GridResult> {
         const cells = epsilons.map((er) => epsilons.map((ep): GridCell => {
           const slice = outcomes.slice(at, at + seeds.length);
           at += seeds.length;
-          return { epsilonReward: er, epsilonTransition: ep, label: experienceLabel(`oracle:${er},${ep}`),
+          return { epsilonReward: er, epsilonTransition: ep, label: llmSpecLabel(`oracle:${er},${ep}`),
             success: stat(slice.map((o) => o.success)), score: stat(slice.map((o) => o.score)), dreamSteps: stat(slice.map((o) => o.dreamSteps)) };
         }));
         return { setup, cells, ...gridVerdict(cells, setup.heldOutTasks * seeds.length) };
@@ -579,7 +575,7 @@ function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferRe
   checkOptions(options);
   if (options.envs.length < 2) throw new ExperimentError(`Cross-domain transfer needs at least two environments; got ${options.envs.join(', ')}.`);
   const seeds = seedList(options);
-  const label = experienceLabel(options.llm);
+  const label = llmSpecLabel(options.llm);
   const targets = options.envs.map((env) => baseConfig(env, options));
   const jobs: Job[] = [];
   for (const target of targets) for (const seed of seeds) jobs.push(baselineJob(ctx, 'random', target, seed));
@@ -622,7 +618,7 @@ function transferNotes(options: ExperimentOptions): string[] {
     'Each policy is trained only in the dream of its source env (dream GRPO, zero real steps), then evaluated greedily on the held-out real tasks of every env; the diagonal is in-domain, the rest is cross-domain transfer. The random policy is shown for reference.',
     'The candidate-scoring policy sees only generic text features of (instruction, observation, candidate action), so it can run in any env; but the two envs share almost no action vocabulary or task structure, so little is expected to carry over, and a transfer result near zero (or near random) is the honest outcome, not a bug.',
     'The paper (§7.4) reports transfer between its two web domains and a significant drop when the gap is as large as web → ALFWorld; webshop-lite ↔ household is that large-gap case.',
-    ...(parseLlmSpec(options.llm).kind === 'oracle' ? [`The dream is the noisy oracle (${experienceLabel(options.llm)}), a control instrument, not a learned model.`] : []),
+    ...(parseLlmSpec(options.llm).kind === 'oracle' ? [`The dream is the noisy oracle (${llmSpecLabel(options.llm)}), a control instrument, not a learned model.`] : []),
     ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
   ];
 }
@@ -712,99 +708,4 @@ async function runJobs(ctx: Context, jobs: Job[]): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   for (let i = 0; i < jobs.length; i++) outcomes.push(await runOne(ctx, jobs[i], i, jobs.length));
   return outcomes;
-}
-
-// ---- markdown ---------------------------------------------------------------------------------
-
-const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
-
-/** `mean ± std` in percent (just the mean for a single seed). */
-export function formatStat(s: Stat, percent = true): string {
-  if (s.values.length === 0) return '–';
-  const f = (x: number) => (percent ? pct(x) : Math.round(x).toString());
-  return s.values.length === 1 ? f(s.mean) : `${f(s.mean)} ± ${f(s.std)}`;
-}
-
-function setupLine(s: EnvSetup): string {
-  return `### ${s.env} — preset ${s.preset} (difficulty ${s.difficulty}, ${s.heldOutTasks} held-out tasks, ${s.iterations} iterations × ${s.tasksPerIteration} tasks × ${s.groupSize} rollouts, real budget ${s.realStepBudget} steps, S2R real phase ${s.s2rRealBudget} steps)`;
-}
-
-function seedsText(seeds: number[]): string {
-  return seeds.length === 1 ? '1 seed: no spread' : `mean ± std over ${seeds.length} seeds`;
-}
-
-/** Wall-clock facts the edge knows (the core keeps no clock of its own). */
-export interface RunTiming { elapsedSeconds: number; workers: number; cpus?: number }
-
-function minutes(seconds: number): string {
-  return `${seconds.toFixed(0)} s (${(seconds / 60).toFixed(1)} min)`;
-}
-
-function timingText(computeSeconds: number, timing?: RunTiming): string {
-  const compute = `Compute: ${minutes(computeSeconds)}, the sum of the runs' wall times.`;
-  if (!timing) return compute;
-  return `${compute} Elapsed: ${minutes(timing.elapsedSeconds)} for the whole command, ${timing.workers} worker process${timing.workers === 1 ? '' : 'es'}${timing.cpus ? ` on ${timing.cpus} CPU cores` : ''}.`;
-}
-
-export function renderTable(result: TableResult, timing?: RunTiming): string {
-  const lines: string[] = [];
-  if (result.table === 1) {
-    lines.push(`## Table 1 — held-out success per method (${seedsText(result.seeds)})`, '',
-      `Experience model of the dream and S2R rows: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`, '');
-    for (const { setup, rows } of result.envs) {
-      lines.push(setupLine(setup), '',
-        '| method | experience | held-out success % | held-out score % | real train steps | dream steps | wall s |',
-        '| --- | --- | ---: | ---: | ---: | ---: | ---: |');
-      for (const r of rows) {
-        const experience = r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : r.experienceModel ?? '–';
-        lines.push(`| ${r.label} | ${experience} | ${formatStat(r.success)} | ${formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${r.wallSeconds.mean.toFixed(1)} |`);
-      }
-      lines.push('');
-    }
-  } else {
-    lines.push(`## Table 2 — ablations of DreamGym (dream GRPO; ${seedsText(result.seeds)})`, '',
-      `Experience model: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`, '');
-    for (const { setup, rows } of result.envs) {
-      const full = rows.find((r) => r.id === 'full')!;
-      lines.push(setupLine(setup), '',
-        '| variant | setting changed | held-out success % | Δ vs full (points) | held-out score % | dream steps | note |',
-        '| --- | --- | ---: | ---: | ---: | ---: | --- |');
-      for (const r of rows) {
-        const changes = r.changes && Object.keys(r.changes).length ? Object.entries(r.changes).map(([k, v]) => `${k} = ${v}`).join(', ') : r.id === 'full' ? '–' : 'LLM action prior off';
-        const delta = r.kind === 'not-applicable' || r.id === 'full' ? '–' : (100 * (r.success.mean - full.success.mean)).toFixed(1);
-        const note = r.kind === 'not-applicable' ? `**N/A** — ${r.note}` : r.note ?? '';
-        lines.push(`| ${r.label} | ${changes} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.success)} | ${delta} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score)} | ${formatStat(r.dreamSteps, false)} | ${note} |`);
-      }
-      lines.push('');
-    }
-  }
-  lines.push('Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
-  return lines.join('\n');
-}
-
-export function renderGrid(result: GridResult, timing?: RunTiming): string {
-  const lines = [`## Transfer-bound grid — final held-out real success % of dream GRPO over the noisy oracle (${seedsText(result.seeds)})`, ''];
-  const top = result.epsilons[result.epsilons.length - 1];
-  for (const e of result.envs) {
-    lines.push(setupLine(e.setup), '', `| ε_R \\ ε_P | ${result.epsilons.join(' | ')} |`, `| --- | ${result.epsilons.map(() => '---:').join(' | ')} |`);
-    for (const row of e.cells) lines.push(`| **${row[0].epsilonReward}** | ${row.map((c) => formatStat(c.success)).join(' | ')} |`);
-    lines.push('',
-      `- clean (0, 0): ${pct(e.clean)}; reward error only (${top}, 0): ${pct(e.rewardOnly)}; transition error only (0, ${top}): ${pct(e.transitionOnly)}.`,
-      `- ε_R = ${top} row mean ${pct(e.rewardRowMean)} vs ε_P = ${top} column mean ${pct(e.transitionColumnMean)} (tolerance ±${pct(e.tolerance)}): **${e.verdict}**.`, '');
-  }
-  lines.push('Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
-  return lines.join('\n');
-}
-
-export function renderTransfer(result: TransferResult, timing?: RunTiming): string {
-  const lines = [`## Cross-domain transfer — held-out real success % (score %) (${seedsText(result.seeds)})`, '',
-    `Experience model: **${result.experienceModel}**.`, '',
-    `| trained in ↓ / evaluated in → | ${result.targets.map((t) => `${t.env} (${t.preset}, ${t.heldOutTasks} tasks)`).join(' | ')} |`,
-    `| --- | ${result.targets.map(() => '---:').join(' | ')} |`];
-  for (const r of result.rows) {
-    lines.push(`| ${r.label} | ${result.targets.map((t) => `${formatStat(r.success[t.env])} (${formatStat(r.score[t.env])})${t.env === r.trainedIn ? ' *in-domain*' : ''}`).join(' | ')} |`);
-  }
-  lines.push(`| random policy (reference) | ${result.targets.map((t) => `${formatStat(result.random.success[t.env])} (${formatStat(result.random.score[t.env])})`).join(' | ')} |`);
-  lines.push('', 'Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
-  return lines.join('\n');
 }

@@ -3,7 +3,6 @@
  * from teach.ts, which needs tfjs, so the page can validate settings without loading tfjs on the
  * main thread (the session itself runs in the teach worker).
  */
-import { llmSpecLabel, parseLlmSpec } from '../llm/spec';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from './config';
 
 // =============================================================================================
@@ -70,9 +69,4 @@ export function teachConfig(settings: TeachSettings): TrainConfig {
     ...getPreset(TEACH_PRESETS[s.env]), algo: s.algo, mode: s.mode, seed: s.seed, llm: `oracle:${s.epsR},${s.epsP}`,
     tasksPerIteration: s.tasks, groupSize: s.group, curriculum: false, evalInterval: 0, iterations: 1_000_000,
   });
-}
-
-/** Where the session's experience comes from, in words (the oracle is always labelled as such). */
-export function experienceLabel(config: Pick<TrainConfig, 'mode' | 'llm'>): string {
-  return config.mode === 'real' ? 'the real environment' : `dream: ${llmSpecLabel(parseLlmSpec(config.llm))}`;
 }

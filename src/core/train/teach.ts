@@ -25,12 +25,11 @@ import type { DreamContext, ExperienceModel, Prediction } from '../experience/ty
 import { encodeSteps, groupEpisodes, type PolicyStep, type RolloutBatch } from '../rl/batch';
 import { grpoAdvantages } from '../rl/grpo';
 import { ppoAdvantages } from '../rl/ppo';
+import { experienceLabel } from '../llm/spec';
 import type { TrainConfig } from './config';
-import { createExperienceModel } from './experience';
 import { Trainer, type Metrics } from './loop';
-import {
-  experienceLabel, teachConfig, validateTeachSettings, type TeachAlgorithm, type TeachMode, type TeachSettings,
-} from './teach-settings';
+import { buildRunParts } from './run-parts';
+import { teachConfig, validateTeachSettings, type TeachAlgorithm, type TeachMode, type TeachSettings } from './teach-settings';
 
 export * from './teach-settings';
 
@@ -232,11 +231,19 @@ export class TeachSession {
   private readonly recorder: RecordingExperienceModel | null;
   private captured: Captured | null = null;
 
-  constructor(settings: TeachSettings) {
-    this.settings = { ...validateTeachSettings(settings) };
-    this.config = teachConfig(this.settings);
+  /** A session for these settings (its experience model from the one run builder). */
+  static async create(settings: TeachSettings): Promise<TeachSession> {
+    const valid = { ...validateTeachSettings(settings) };
+    const config = teachConfig(valid);
+    const { experienceModel } = await buildRunParts(config);
+    return new TeachSession(valid, config, experienceModel);
+  }
+
+  private constructor(settings: TeachSettings, config: TrainConfig, experienceModel: ExperienceModel | undefined) {
+    this.settings = settings;
+    this.config = config;
     this.experience = experienceLabel(this.config);
-    this.recorder = this.config.mode === 'real' ? null : new RecordingExperienceModel(createExperienceModel(this.config));
+    this.recorder = experienceModel ? new RecordingExperienceModel(experienceModel) : null;
     this.trainer = new Trainer(this.config, {
       ...(this.recorder ? { experienceModel: this.recorder } : {}),
       // Right before the update: issue the forward pass on the old weights (read later).

@@ -13,7 +13,7 @@
  */
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
 import type { Observation, StepResult, Task } from '../types';
-import type { Phase } from './loop';
+import type { Phase } from './config';
 
 export interface TraceStep {
   /** The state the action was taken in. */
@@ -24,6 +24,8 @@ export interface TraceStep {
   actionIndex: number;
   /** π(a | s) of each admissible action, aligned with `admissible`. */
   probabilities: number[];
+  /** The LLM prior's scores of the admissible actions (the β·prior term of π; absent without a prior). */
+  prior?: number[];
   reward: number;
   terminated: boolean;
   truncated: boolean;

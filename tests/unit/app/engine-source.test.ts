@@ -8,8 +8,9 @@ import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { getPreset, type TrainConfig } from '../../../src/core/train/config';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
-import { chatModelFor, trainerDeps } from '../../../src/app/workers/experience-source';
+import { browserChatModel, trainerDeps } from '../../../src/app/workers/experience-source';
 import { OpenAiChatModel } from '../../../src/core/llm/openai';
+import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 
 const config = (over: Partial<TrainConfig>): TrainConfig => ({ ...getPreset('household-easy'), ...over });
 
@@ -44,10 +45,23 @@ describe('trainerDeps', () => {
     expect((deps.experienceModel as ReasoningExperienceModel).options.buffer).toBe(buffer);
   });
 
-  it('reuses one loaded model for the same engine and replaces it for another', async () => {
-    const a = await chatModelFor({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'a' });
-    expect(await chatModelFor({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'a' })).toBe(a);
-    expect(await chatModelFor({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'b' })).not.toBe(a);
+  it('reuses one loaded browser engine for the same spec, and unloads it when another is loaded', async () => {
+    const unloaded: string[] = [];
+    const load = async (spec: { kind: string }) => Object.assign(new ScriptedChatModel(() => ({ text: '' })), { unload: async () => { unloaded.push(spec.kind); } });
+    const a = await browserChatModel({ kind: 'webllm', modelId: 'A-q4f32_1-MLC' }, {}, load);
+    expect(await browserChatModel({ kind: 'webllm', modelId: 'A-q4f32_1-MLC' }, {}, load)).toBe(a);
+    expect(unloaded).toEqual([]);
+    expect(await browserChatModel({ kind: 'wllama', source: 'file', name: 'x.gguf' }, { nCtx: 512 }, load)).not.toBe(a);
+    expect(unloaded).toEqual(['webllm']);
+  });
+
+  it('hands a loaded browser engine to the run builder: experience model, prior and LLM variations on one chat', async () => {
+    const chat = new ScriptedChatModel(() => ({ text: '' }));
+    await browserChatModel({ kind: 'wllama', source: 'file', name: 'tiny.gguf' }, { nCtx: 256 }, async () => chat);
+    const deps = await trainerDeps(config({ mode: 'dream', llm: 'wllama:file:tiny.gguf', llmPrior: true, curriculum: true, curriculumVariations: 'llm' }), { nCtx: 256 });
+    expect((deps.experienceModel as ReasoningExperienceModel).chat).toBe(chat);
+    expect(deps.prior?.id).toBe(`llm-prior:test:${chat.id}`);
+    expect(deps.taskGenerator?.chat).toBe(chat);
   });
 
   it('names the fix for a spec it cannot read', async () => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CHOICE_KEY, DEFAULT_CHOICE, EngineSpecError, choiceSpec, engineLabel, etaSeconds, formatDuration, formatEngineSpec, loadChoice,
-  parseEngineSpec, progressLine, saveChoice, storageErrorText, webGpuNotice, type EngineChoice,
+  CHOICE_KEY, DEFAULT_CHOICE, choiceSpec, engineLabel, etaSeconds, formatDuration, loadChoice,
+  progressLine, saveChoice, storageErrorText, webGpuNotice, type EngineChoice,
 } from '../../../src/app/state/engine';
+import { parseLlmSpec } from '../../../src/core/llm/spec';
 import { testOpenAiConnection } from '../../../src/app/state/engine-connection';
 import { safeFileName } from '../../../src/app/workers/llm-files';
 
@@ -11,40 +12,13 @@ function memoryStorage(initial: Record<string, string> = {}) {
   return { getItem: (k: string) => data.get(k) ?? null, setItem: (k: string, v: string) => { data.set(k, v); }, data };
 }
 
-describe('engine specs', () => {
-  it('round-trips every engine kind', () => {
-    for (const text of [
-      'oracle:0.2,0', 'openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b', 'webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC',
-      'wllama:file:stories260K.gguf', 'wllama:https://example.org/models/tiny-q4_k_m.gguf',
-    ]) {
-      expect(formatEngineSpec(parseEngineSpec(text))).toBe(text);
-    }
-    expect(parseEngineSpec('wllama:file:my model.gguf')).toEqual({ kind: 'wllama', source: 'file', name: 'my model.gguf' });
-  });
-
-  it('refuses bad specs with a message naming the valid forms', () => {
-    const cases: [string, RegExp][] = [
-      ['webllm:', /needs a WebLLM model id/],
-      ['wllama:file:', /needs a file name/],
-      ['wllama:https://example.org/model.bin', /does not end in \.gguf/],
-      ['wllama:ftp://example.org/model.gguf', /http:\/\/ or https:\/\//],
-      ['wllama:model.gguf', /neither file:NAME nor a full http\(s\) URL/],
-      ['oracle:2,0', /must be in 0\.\.1/],
-      ['gpt4', /Unknown --llm value/],
-    ];
-    for (const [text, message] of cases) {
-      let error: unknown;
-      try { parseEngineSpec(text); } catch (e) { error = e; }
-      expect(error, text).toBeInstanceOf(EngineSpecError);
-      expect((error as Error).message, text).toMatch(message);
-      expect((error as Error).message, text).toMatch(/Valid forms: oracle:EPS_R,EPS_P/);
-    }
-  });
-
-  it('labels the oracle as not a language model', () => {
-    expect(engineLabel(parseEngineSpec('oracle:0.1,0.2'))).toBe('oracle (ε_R=0.1, ε_P=0.2) — teaching option, not a language model');
-    expect(engineLabel(parseEngineSpec('wllama:file:a.gguf'))).toBe('wllama (CPU): a.gguf, picked from disk');
-    expect(engineLabel(parseEngineSpec('openai:http://h:1/v1#m'))).toBe('OpenAI-compatible server: m at http://h:1/v1');
+describe('engine labels', () => {
+  it('words every kind for people; the oracle as not a language model', () => {
+    expect(engineLabel(parseLlmSpec('oracle:0.1,0.2'))).toBe('oracle (ε_R=0.1, ε_P=0.2) — teaching option, not a language model');
+    expect(engineLabel(parseLlmSpec('wllama:file:a.gguf'))).toBe('wllama (CPU): a.gguf, picked from disk');
+    expect(engineLabel(parseLlmSpec('openai:http://h:1/v1#m'))).toBe('OpenAI-compatible server: m at http://h:1/v1');
+    expect(engineLabel(parseLlmSpec('webllm:X-q4f32_1-MLC'))).toBe('WebLLM (WebGPU): X-q4f32_1-MLC');
+    expect(engineLabel(parseLlmSpec('learned:runs/m'))).toBe('learned experience model: runs/m');
   });
 });
 

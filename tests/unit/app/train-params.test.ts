@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_PARAMS, configFromParams, dreamTokenEstimate, engineRuntimeFromParams, experienceLabel, llmSpec, paramsFromQuery,
+  DEFAULT_PARAMS, configFromParams, dreamTokenEstimate, engineRuntimeFromParams, llmSpec, paramsFromQuery,
   paramsToQuery, type TrainParams,
 } from '../../../src/app/state/train-params';
+import { experienceLabel } from '../../../src/core/llm/spec';
 
 describe('Train settings in the URL', () => {
   it('round-trips every setting, the engine and the ablation switches included', () => {
@@ -36,11 +37,12 @@ describe('Train settings in the URL', () => {
     expect(engineRuntimeFromParams({ answerTokens: 96, retries: 1 })).toEqual({ maxTokens: 96, retries: 1 });
   });
 
-  it('names where experience comes from', () => {
-    expect(experienceLabel('dream', 0.1, 0.2)).toMatch(/^dream: noisy oracle \(ε_R=0.1, ε_P=0.2\)/);
-    expect(experienceLabel('dream', 0.1, 0.2, 'wllama:file:s.gguf')).toBe('dream: reasoning experience model on wllama (CPU): s.gguf, picked from disk');
-    expect(experienceLabel('s2r', 0, 0, 'webllm:X-q4f32_1-MLC')).toMatch(/^S2R: dream with the reasoning experience model on WebLLM \(WebGPU\): X-q4f32_1-MLC, then/);
-    expect(experienceLabel('real', 0, 0, 'webllm:X')).toBe('the real environment (baseline RL)');
+  it('names where experience comes from with core\'s one label', () => {
+    const label = (p: Partial<typeof DEFAULT_PARAMS>) => experienceLabel({ mode: p.mode ?? 'dream', llm: llmSpec({ ...DEFAULT_PARAMS, ...p }) });
+    expect(label({ epsR: 0.1, epsP: 0.2 })).toBe('dream: oracle (ε_R=0.1, ε_P=0.2)');
+    expect(label({ llm: 'wllama:file:s.gguf' })).toBe('dream: reasoning experience model on wllama s.gguf');
+    expect(label({ mode: 's2r', llm: 'webllm:X-q4f32_1-MLC' })).toMatch(/^S2R: dream \(reasoning experience model on webllm X-q4f32_1-MLC\), then/);
+    expect(label({ mode: 'real', llm: 'webllm:X' })).toBe('the real environment');
   });
 });
 

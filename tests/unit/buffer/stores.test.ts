@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { openDB } from 'idb';
 import { BufferQuotaError, BufferSchemaError, type BufferStore, type BufferTransition } from '../../../src/core/buffer/types';
 import { IndexedDbBufferStore, INDEXEDDB_SCHEMA_VERSION, MemoryBufferStore, UNKNOWN_V1_EMBEDDER, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
-import { FolderBufferStore, FOLDER_FORMAT_VERSION } from '../../../src/core/buffer/stores/folder';
+import { FolderBufferStore, FOLDER_FORMAT_VERSION } from '../../../src/node/buffer-folder';
 import { benchStoreInsertAndLoad } from '../../../src/core/buffer/stores/bench';
 import {
   bulkV2Transition, createV1Database, createV2Database, describeSchema, embeddingOf, makeEpisode, makeRun, makeTask, makeTransition,

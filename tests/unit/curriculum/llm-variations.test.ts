@@ -18,7 +18,7 @@ import { ExperienceModelError, type DreamContext, type ExperienceModel, type Pre
 import { initBackend } from '../../../src/core/policy/backend';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
-import { createTaskGenerator } from '../../../src/core/train/experience';
+import { buildRunParts } from '../../../src/core/train/run-parts';
 import { deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
 import type { EpisodeTrace } from '../../../src/core/train/trace';
 import { hashString } from '../../../src/core/rng';
@@ -245,6 +245,9 @@ describe('Curriculum with LLM variations', () => {
     expect(new Set(llm.queued.map((t) => t.parent))).toEqual(new Set(recorded.seeds.map((s) => s.id)));
     expect(curriculum.pendingTasks).toEqual(llm.queued);
     expect(curriculum.lastLlmQueued).toBe(8);
+    // The curriculum resets its own counters: an iteration recorded without asking the LLM reports 0.
+    curriculum.record(2, curriculum.nextBatch(2, 8).tasks.map((t) => ({ task: t, successes: 0, rollouts: 8 })));
+    expect([curriculum.lastLlmQueued, curriculum.lastLlmInvalid]).toEqual([0, 0]);
     // Another iteration's call has no seeds of its own: nothing asked, nothing queued.
     expect(await curriculum.generateLlmVariations(2, new LlmTaskGenerator(new ScriptedChatModel([])))).toEqual({ queued: [], invalid: 0 });
     // The pending limit holds for LLM tasks too.
@@ -345,19 +348,20 @@ describe('the trainer with LLM variations', () => {
     curriculum: true, curriculumVariations: 'llm', lambda: 0.5, ...overrides,
   });
 
-  it('config: refused in real mode with the fix named; s2r and dream accepted; the oracle cannot write tasks', () => {
+  it('config: refused in real mode with the fix named; s2r and dream accepted; the oracle cannot write tasks', async () => {
     expect(() => small({ mode: 'real' })).toThrow(ConfigError);
     expect(() => small({ mode: 'real' })).toThrow(/'curriculumVariations' llm writes dream-only tasks.*use mode dream or s2r/s);
     expect(() => small({ mode: 'real', curriculumVariations: 'both' })).toThrow(/curriculumVariations/);
     expect(small({ mode: 'real', curriculumVariations: 'procedural' }).curriculumVariations).toBe('procedural');
     expect(() => small({ mode: 's2r', curriculumVariations: 'sometimes' as never })).toThrow(/'curriculumVariations' must be one of procedural, llm, both/);
     const s2r = small({ mode: 's2r' });
-    expect(() => createTaskGenerator(s2r)).toThrow(/noisy oracle cannot generate tasks\). Use --llm openai:BASE_URL#MODEL, or curriculumVariations=procedural/);
-    expect(createTaskGenerator({ ...s2r, llm: 'openai:http://127.0.0.1:9/v1#tiny' })).toBeInstanceOf(LlmTaskGenerator);
-    expect(createTaskGenerator(s2r, { chat: new ScriptedChatModel([]) })).toBeInstanceOf(LlmTaskGenerator);
-    expect(createTaskGenerator({ ...s2r, curriculumVariations: 'procedural' })).toBeUndefined();
-    expect(createTaskGenerator({ ...s2r, curriculum: false })).toBeUndefined();
-    expect(() => new Trainer(s2r, { experienceModel: new EndingModel(true) })).toThrow(/no task generator was given: build one with createTaskGenerator/);
+    const generator = async (config: TrainConfig, chat?: ScriptedChatModel) => (await buildRunParts(config, chat ? { chat } : {})).taskGenerator;
+    await expect(generator(s2r)).rejects.toThrow(/'curriculumVariations' needs a language model, but llm is 'oracle:0,0' \(the noisy oracle has none\).*curriculumVariations=procedural/);
+    expect(await generator({ ...s2r, llm: 'openai:http://127.0.0.1:9/v1#tiny' })).toBeInstanceOf(LlmTaskGenerator);
+    expect(await generator(s2r, new ScriptedChatModel([]))).toBeInstanceOf(LlmTaskGenerator);
+    expect(await generator({ ...s2r, curriculumVariations: 'procedural' })).toBeUndefined();
+    expect(await generator({ ...s2r, curriculum: false })).toBeUndefined();
+    expect(() => new Trainer(s2r, { experienceModel: new EndingModel(true) })).toThrow(/no task generator was given: build one with buildRunParts/);
   });
 
   it('s2r: LLM tasks are dreamed (started by the model) and never reach the real env of the real phase', async () => {

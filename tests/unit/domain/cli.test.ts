@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
-import { loadDomainFolder } from '../../../src/core/domain/folder';
+import { loadDomainFolder } from '../../../src/node/domain-folder';
 import type { ChatRequest } from '../../../src/core/llm/types';
 import { foreignAgentGym, scriptedDomainChat } from './fixtures';
 

@@ -7,13 +7,28 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDomain, heldOutTasks, trainingTasks } from '../../../src/core/domain/domain';
 import {
-  actionAgreement, auditDomain, createDomainModel, defaultStepLimit, DomainExperienceModel, DomainTrainer, oracleUnavailableMessage,
+  actionAgreement, auditDomain, defaultStepLimit, DomainExperienceModel, DomainTrainer, oracleUnavailableMessage,
   seedDomainBuffer, trainDomain,
 } from '../../../src/core/domain/train';
+import type { Domain } from '../../../src/core/domain/domain';
+import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
+import type { ChatModel } from '../../../src/core/llm/types';
+import type { ExperienceModel } from '../../../src/core/experience/types';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import { Trainer } from '../../../src/core/train/loop';
+import { buildRunParts } from '../../../src/core/train/run-parts';
 import { initBackend } from '../../../src/core/policy/backend';
 import { foreignOurs, foreignTrajectories, scriptedDomainChat } from './fixtures';
+
+/** The scripted chat stands in for this server. */
+const LLM = 'openai:http://127.0.0.1:9/v1#scripted' as const;
+
+/** The domain's experience model from the one run builder, over a scripted chat. */
+async function domainModel(chat: ChatModel, domain: Domain, o: { k?: number; history?: number; retries?: number; buffer?: ReplayBuffer } = {}): Promise<ExperienceModel> {
+  const { experienceModel } = await buildRunParts({ env: domain.envId, llm: LLM, seed: 0, retrievalK: o.k ?? 4, historyLength: o.history ?? 4 },
+    { chat, domain, ...(o.buffer ? { buffer: o.buffer } : {}), ...(o.retries !== undefined ? { answers: { retries: o.retries } } : {}) });
+  return experienceModel!;
+}
 
 beforeAll(async () => { await initBackend('wasm'); });
 
@@ -25,8 +40,8 @@ describe('dream-only training of an imported domain', () => {
     const buffer = await seedDomainBuffer(domain);
     const offline = (await buffer.stats()).transitions;
     const chat = scriptedDomainChat();
-    const model = createDomainModel(chat, domain, { buffer, k: 2, historyLength: 2, seed: 0 });
-    const result = await trainDomain(domain, model, { iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 6, evalEpisodes: 4, auditTransitions: 12 }, { buffer, now: () => 5 });
+    const model = await domainModel(chat, domain, { buffer, k: 2, history: 2 });
+    const result = await trainDomain(domain, model, { llm: LLM, iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 6, evalEpisodes: 4, auditTransitions: 12 }, { buffer, now: () => 5 });
 
     expect(result.iterations.map((r) => r.iteration)).toEqual([1, 2]);
     for (const { metrics } of result.iterations) {
@@ -69,7 +84,7 @@ describe('dream-only training of an imported domain', () => {
   it('demonstrated tasks start from their recorded first state; extra tasks from the model', async () => {
     const domain = buildDomain('myapp', await foreignTrajectories(), { tasks: ['water the plants.'], seed: 2 });
     const chat = scriptedDomainChat();
-    const model = createDomainModel(chat, domain, {});
+    const model = await domainModel(chat, domain);
     expect(model).toBeInstanceOf(DomainExperienceModel);
     const demonstrated = domain.train[0];
     const first = await model.initial(demonstrated.task);
@@ -84,9 +99,9 @@ describe('dream-only training of an imported domain', () => {
 
   it('unusable answers are never learned from and show in the invalid rate', async () => {
     const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
-    const model = createDomainModel(scriptedDomainChat({ brokenOn: 'go to' }), domain, { k: 0, retries: 0 });
+    const model = await domainModel(scriptedDomainChat({ brokenOn: 'go to' }), domain, { k: 0, retries: 0 });
     let learned = 0;
-    const trainer = new DomainTrainer(domain, model, { iterations: 1, tasksPerIteration: 3, groupSize: 3, stepLimit: 6, seed: 4 },
+    const trainer = new DomainTrainer(domain, model, { llm: LLM, iterations: 1, tasksPerIteration: 3, groupSize: 3, stepLimit: 6, seed: 4 },
       { onBatch: (batch) => { learned = batch.steps.length; } });
     const record = await trainer.runIteration();
     const rate = record.metrics['dream/invalid_rate'];
@@ -97,13 +112,13 @@ describe('dream-only training of an imported domain', () => {
     trainer.dispose();
   });
 
-  it('runs on the shared trainer loop as a dream world: the same seed gives the same iterations, with the cache hit rate', async () => {
+  it('runs on the shared trainer loop as its task source: the same seed gives the same iterations, with the cache hit rate', async () => {
     const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
     const run = async () => {
-      const trainer = new DomainTrainer(domain, createDomainModel(scriptedDomainChat(), domain, { k: 0 }),
-        { iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 5, seed: 3 });
+      const trainer = new DomainTrainer(domain, await domainModel(scriptedDomainChat(), domain, { k: 0 }),
+        { llm: LLM, iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 5, seed: 3 });
       expect(trainer.trainer).toBeInstanceOf(Trainer);
-      expect(trainer.trainer.config).toMatchObject({ env: 'byo:myapp', mode: 'dream', algo: 'grpo', curriculum: false, evalInterval: 0, seed: 3 });
+      expect(trainer.trainer.config).toMatchObject({ env: 'byo:myapp', mode: 'dream', llm: LLM, algo: 'grpo', curriculum: false, evalInterval: 0, seed: 3 });
       expect(trainer.trainer.stepLimit).toBe(5);
       const records = [];
       while (!trainer.finished) records.push(await trainer.runIteration());
@@ -122,14 +137,14 @@ describe('dream-only training of an imported domain', () => {
 
   it('audits the reward where the record has outcomes (our format), and agreement counts only usable steps', async () => {
     const domain = buildDomain('myhouse', await foreignOurs(20), { seed: 1 });
-    const model = createDomainModel(scriptedDomainChat(), domain, { k: 0 });
+    const model = await domainModel(scriptedDomainChat(), domain, { k: 0 });
     const audit = await auditDomain(model, domain, { n: 10, seed: 0 });
     expect(audit.n).toBe(10);
     expect(audit.outcome_steps).toBeGreaterThan(0);
     expect(inUnit(audit.reward_accuracy)).toBe(true);
     expect(audit.terminated_known).toBe(10);
     // deterministic in the seed
-    expect(await auditDomain(createDomainModel(scriptedDomainChat(), domain, { k: 0 }), domain, { n: 10, seed: 0 })).toEqual(audit);
+    expect(await auditDomain(await domainModel(scriptedDomainChat(), domain, { k: 0 }), domain, { n: 10, seed: 0 })).toEqual(audit);
 
     const policy = new CandidatePolicy({ seed: 0 });
     const stripped = domain.heldOut.map((t, i) => (i === 0 ? { ...t, steps: t.steps.map((s) => ({ ...s, admissible: [] })) } : t));
@@ -142,7 +157,18 @@ describe('dream-only training of an imported domain', () => {
     policy.dispose();
   });
 
-  it('says why the oracle is not available', () => {
-    expect(oracleUnavailableMessage({ name: 'myapp' })).toMatch(/oracle is not available for the imported domain 'myapp'.*no real environment.*--llm openai:/);
+  it('refuses the oracle for a domain (it needs a real env) and takes a learned model (it needs none), in one decision', async () => {
+    expect(oracleUnavailableMessage({ name: 'myapp' })).toMatch(/oracle is not available for the imported domain 'myapp'.*no real environment.*--llm openai:.*learned:PATH/);
+    const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
+    await expect(buildRunParts({ env: domain.envId, llm: 'oracle:0,0', seed: 0 }, { domain })).rejects.toThrow(/oracle is not available for the imported domain 'myapp'/);
+    expect(() => new DomainTrainer(domain, { label: 'x', initial: async () => { throw new Error('unused'); }, next: async () => { throw new Error('unused'); } },
+      { llm: 'oracle:0,0' })).toThrow(/oracle is not available/);
+    const learned = await domainModel(scriptedDomainChat(), domain); // any model stands in for the learned one
+    const paths: string[] = [];
+    const { experienceModel } = await buildRunParts({ env: domain.envId, llm: 'learned:runs/m-exp', seed: 0 },
+      { domain, loadLearnedModel: async (path) => { paths.push(path); return learned; } });
+    expect(paths).toEqual(['runs/m-exp']);
+    expect(experienceModel).toBeInstanceOf(DomainExperienceModel);
+    expect((experienceModel as DomainExperienceModel).inner).toBe(learned);
   });
 });

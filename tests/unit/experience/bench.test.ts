@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
 import { benchDreamTokens } from '../../../src/core/experience/bench';
-import { bufferFromJsonl } from '../../../src/core/experience/seed-buffer';
+import { bufferFromTrajectories } from '../../../src/core/experience/seed-buffer';
+import { readPublicFile } from '../../../src/node/edge';
 import { HOUSEHOLD, WEBSHOP } from './fixtures';
-
-const dataset = (env: string) => readFileSync(new URL(`../../../public/datasets/${env}.jsonl`, import.meta.url), 'utf8');
 
 describe('benchDreamTokens (tokens ≈ chars / 4)', () => {
   it.each([WEBSHOP, HOUSEHOLD])('a dreamed transition of %s at k = 4, H = 4 stays within the 700-token goal on average', async (env) => {
-    const buffer = await bufferFromJsonl(dataset(env), { envId: env });
+    const buffer = await bufferFromTrajectories(await loadSeedDataset(env, readPublicFile));
     const bench = await benchDreamTokens({ envId: env, buffer });
     console.log(`dream tokens ${env}: prompt ${JSON.stringify(bench.prompt)} completion ${JSON.stringify(bench.completion)} total ${JSON.stringify(bench.total)} over ${bench.transitions} transitions`);
     expect(bench).toMatchObject({ env, k: 4, historyLength: 4, reasoning: true, examplesShown: 4 });

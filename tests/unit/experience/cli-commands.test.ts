@@ -74,6 +74,9 @@ describe('dreamgym audit', () => {
     expect(err.join('\n')).toMatch(/needs --env/);
     expect(await main(['dream', '--env', 'atari-v5', '--llm', 'oracle:0,0'])).toBe(1);
     expect(err.join('\n')).toMatch(/Unknown environment 'atari-v5'/);
+    // A browser engine named in Node: the error says where it runs.
+    expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'wllama:file:stories260K.gguf'])).toBe(1);
+    expect(err.join('\n')).toMatch(/'wllama:file:stories260K\.gguf' runs in the browser only.*From the command line use an OpenAI-compatible server/s);
   });
 
   it('audits an LLM behind an OpenAI-compatible server, with the key from DREAMGYM_API_KEY', async () => {

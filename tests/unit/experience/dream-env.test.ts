@@ -33,7 +33,8 @@ describe('DreamEnv', () => {
     const first = await dream.reset({ seed: 4 });
     expect(first.text.startsWith('WebShop [SEP] Instruction:')).toBe(true); // the real start page
     const results = await dream.step(first.admissible[0]) as DreamStepResult;
-    expect(results.info).toMatchObject({ valid: true, success: false, reasoning: 'the action works' });
+    expect(results.info).toMatchObject({ valid: true, success: false, dream: { predicted: true, reasoning: 'the action works', cached: false, invalid: false } });
+    expect(results.info.dream.tokens).toBe(dream.env.usage.promptTokens + dream.env.usage.completionTokens);
     expect(results.admissible).toEqual(['click[back to search]', 'click[next >]', 'click[b0aaa00001]', 'click[b0aaa00002]']);
     await dream.step('click[b0aaa00002]');
     await dream.step('click[large]');
@@ -46,7 +47,7 @@ describe('DreamEnv', () => {
     expect(dream.env.lastPrediction?.raw).toContain('Thank you for shopping');
     // After the end every action is a no-op, as in the real env.
     const after = await dream.step('click[buy now]');
-    expect(after).toMatchObject({ reward: 0, terminated: true, info: { valid: false } });
+    expect(after).toMatchObject({ reward: 0, terminated: true, info: { valid: false, dream: { predicted: false, reasoning: '', tokens: 0 } } });
   });
 
   it('an inadmissible action is a no-op without asking the model', async () => {
@@ -54,13 +55,13 @@ describe('DreamEnv', () => {
     const dream = new DreamEnv(new ReasoningExperienceModel(chat), { envId: WEBSHOP });
     const first = await dream.reset({ seed: 2 });
     const r = await dream.step('click[nothing]');
-    expect(r).toMatchObject({ text: first.text, admissible: first.admissible, reward: 0, terminated: false, info: { valid: false, steps: 1, reasoning: '' } });
+    expect(r).toMatchObject({ text: first.text, admissible: first.admissible, reward: 0, terminated: false, info: { valid: false, steps: 1, dream: { predicted: false, reasoning: '', tokens: 0, invalid: false } } });
     expect(chat.requests).toHaveLength(0);
     expect(dream.history).toHaveLength(1);
     expect(dream.history[0].valid).toBe(false);
   });
 
-  it('marks an unusable dream answer (dreamInvalid) and keeps the previous state, reward 0', async () => {
+  it('marks an unusable dream answer (info.dream.invalid) and keeps the previous state, reward 0', async () => {
     const chat = new ScriptedChatModel(['not json', '{"oops": 1}', answer({ reward: 1 })]);
     const dream = new DreamEnv(new ReasoningExperienceModel(chat), { envId: HOUSEHOLD });
     const first = await dream.reset({ seed: 1 });
@@ -68,7 +69,9 @@ describe('DreamEnv', () => {
     expect(r.text).toBe(first.text);
     expect(r.admissible).toEqual(first.admissible);
     expect(r).toMatchObject({ reward: 0, terminated: false, truncated: false });
-    expect(r.info).toMatchObject({ valid: false, dreamInvalid: true, success: false, invalidReason: 'inconsistent: reward 1 is only given on the final step (terminated true)' });
+    expect(r.info).toMatchObject({ valid: false, success: false,
+      dream: { predicted: true, invalid: true, invalidReason: 'inconsistent: reward 1 is only given on the final step (terminated true)' } });
+    expect(r.info.dream.tokens).toBeGreaterThan(0); // all three attempts cost tokens
     expect(dream.usage).toMatchObject({ predictions: 1, invalid: 1 });
     expect(dream.lastPrediction).toMatchObject({ valid: false, attempts: 3, raw: answer({ reward: 1 }) });
     expect(dream.lastPrediction!.notes).toHaveLength(3);
@@ -76,13 +79,12 @@ describe('DreamEnv', () => {
     expect(dream.history.at(-1)).toMatchObject({ action: first.admissible[0], valid: false });
   });
 
-  it('the model\'s "impossible action" verdict is an ordinary no-op (not dreamInvalid)', async () => {
+  it('the model\'s "impossible action" verdict is an ordinary no-op (not an invalid answer)', async () => {
     const chat = new ScriptedChatModel([answer({ valid: false, reasoning: 'cannot open that' })]);
     const dream = new DreamEnv(new ReasoningExperienceModel(chat), { envId: HOUSEHOLD });
     const first = await dream.reset({ seed: 1 });
     const r = await dream.step(first.admissible[1]) as DreamStepResult;
-    expect(r).toMatchObject({ text: first.text, reward: 0, info: { valid: false, reasoning: 'cannot open that' } });
-    expect(r.info.dreamInvalid).toBeUndefined();
+    expect(r).toMatchObject({ text: first.text, reward: 0, info: { valid: false, dream: { reasoning: 'cannot open that', invalid: false } } });
   });
 
   it('starts a task without a real start page from model.initial (once per task)', async () => {
@@ -116,7 +118,7 @@ describe('DreamEnv', () => {
         const ds = await dream.step(action);
         const rs = await real.step(action);
         // Everything equal; `score` (optional in the contract) wherever the real env gives one.
-        const { reasoning: _r, score: dreamScore, ...dreamInfo } = (ds as DreamStepResult).info;
+        const { dream: _report, score: dreamScore, ...dreamInfo } = (ds as DreamStepResult).info;
         const { score: realScore, ...realInfo } = rs.info;
         expect({ ...ds, info: dreamInfo }).toEqual({ ...rs, info: realInfo });
         if (realScore !== undefined && (rs.info.valid || rs.terminated)) expect(dreamScore).toBe(realScore);

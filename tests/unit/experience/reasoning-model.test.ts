@@ -163,6 +163,22 @@ describe('ReasoningExperienceModel', () => {
     expect((await m2.next(ctx)).valid).toBe(true);
   });
 
+  it('concurrent calls for the same step give the hits and answers of the same calls one after another', async () => {
+    const state = await householdStart();
+    const ctx = { task: householdTask, history: [], state, action: state.admissible[0] };
+    const chat = new ScriptedChatModel(() => answer());
+    const model = new ReasoningExperienceModel(chat);
+    const answers = await Promise.all([model.next(ctx), model.next(ctx), model.next({ ...ctx, action: state.admissible[1] }), model.next(ctx)]);
+    expect(chat.requests).toHaveLength(2);
+    expect(answers.map((p) => p.cached === true)).toEqual([false, true, false, true]);
+    expect(model.cacheStats).toEqual({ hits: 2, misses: 2, size: 2 });
+    // An unusable first answer is not shared: the waiting call asks again, as it would have after it.
+    const flaky = new ScriptedChatModel(['nope', answer()]);
+    const m2 = new ReasoningExperienceModel(flaky, { retries: 0 });
+    const [a, b] = await Promise.all([m2.next(ctx), m2.next(ctx)]);
+    expect([a.valid, b.valid, b.cached === true]).toEqual([false, true, false]);
+  });
+
   it('writes a first state for a task without a real start page, or throws a named error', async () => {
     const task: Task = { id: 'llm/1', env: HOUSEHOLD, instruction: 'put a mug in cabinet.', difficulty: 0.5, origin: 'llm' };
     const chat = new ScriptedChatModel([JSON.stringify({ observation: 'You are in the middle of a room. You see a cabinet 1.', admissible: ['go to cabinet 1', 'look'] })]);

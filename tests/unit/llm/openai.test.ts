@@ -4,7 +4,6 @@ import {
   type OpenAiChatModelOptions, type RetryInfo,
 } from '../../../src/core/llm/openai';
 import { LlmError, type ChatRequest } from '../../../src/core/llm/types';
-import { formatLlmSpec, llmSpecLabel, parseLlmSpec, LlmSpecError } from '../../../src/core/llm/spec';
 import { chatCompletion, errorBody, OpenAiTestServer } from './openai-test-server';
 
 let server: OpenAiTestServer;
@@ -355,49 +354,5 @@ describe('listModels and testConnection', () => {
     const result = await model().testConnection();
     expect(result).toMatchObject({ ok: false, code: 'http' });
     expect(result.error).toMatch(/API key/);
-  });
-});
-
-describe('parseLlmSpec', () => {
-  it('parses the oracle and openai forms and formats them back', () => {
-    expect(parseLlmSpec('oracle:0.2,0')).toEqual({ kind: 'oracle', epsilonReward: 0.2, epsilonTransition: 0 });
-    expect(parseLlmSpec(' oracle:1, 0.05 ')).toEqual({ kind: 'oracle', epsilonReward: 1, epsilonTransition: 0.05 });
-    expect(parseLlmSpec('openai:http://127.0.0.1:11434/v1/#qwen2.5:1.5b'))
-      .toEqual({ kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:1.5b' });
-    expect(parseLlmSpec('openai:https://api.example.com/v1#Qwen/Qwen2.5-1.5B-Instruct'))
-      .toEqual({ kind: 'openai', baseUrl: 'https://api.example.com/v1', model: 'Qwen/Qwen2.5-1.5B-Instruct' });
-    for (const text of ['oracle:0.2,0', 'openai:http://127.0.0.1:8000/v1#m']) {
-      expect(formatLlmSpec(parseLlmSpec(text))).toBe(text);
-    }
-    expect(llmSpecLabel(parseLlmSpec('oracle:0.2,0'))).toBe('oracle (ε_R=0.2, ε_P=0)');
-    expect(llmSpecLabel(parseLlmSpec('openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b'))).toBe('openai qwen2.5:1.5b @ http://127.0.0.1:11434/v1');
-  });
-
-  it('rejects invalid forms with the valid ones and examples', () => {
-    const cases: [string, RegExp][] = [
-      ['oracle', /two error rates/],
-      ['oracle:0.2', /two error rates/],
-      ['oracle:0.2,0,1', /two error rates/],
-      ['oracle:1.5,0', /EPS_R.*0\.\.1.*1\.5/],
-      ['oracle:0,-0.1', /EPS_P.*0\.\.1/],
-      ['oracle:abc,0', /must be a number/],
-      ['openai:http://127.0.0.1:11434/v1', /BASE_URL#MODEL/],
-      ['openai:http://127.0.0.1:11434/v1#', /no model/],
-      ['openai:#m', /no base URL/],
-      ['openai:127.0.0.1:11434#m', /http/],
-      ['openai:ftp://host/v1#m', /http/],
-      ['http://127.0.0.1:11434/v1', /openai:http:\/\/127\.0\.0\.1:11434\/v1#MODEL/],
-      ['webllm:Qwen', /Unknown --llm value/],
-      ['', /Unknown --llm value/],
-    ];
-    for (const [text, problem] of cases) {
-      let error: unknown;
-      try { parseLlmSpec(text); } catch (e) { error = e; }
-      expect(error, text).toBeInstanceOf(LlmSpecError);
-      const message = (error as Error).message;
-      expect(message, text).toMatch(problem);
-      expect(message, text).toContain('oracle:0.2,0.1');
-      expect(message, text).toContain('openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b');
-    }
   });
 });

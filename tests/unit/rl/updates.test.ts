@@ -18,8 +18,8 @@ const ALGOS: Algo[] = ['reinforce', 'grpo', 'ppo'];
 
 function runUpdate(algo: Algo, policy: CandidatePolicy, optimizer: tf.Optimizer, batch: RolloutBatch, reference?: CandidatePolicy): Promise<Record<string, number>> {
   if (algo === 'reinforce') return reinforceUpdate(policy, optimizer, batch);
-  if (algo === 'grpo') return grpoUpdate(policy, optimizer, batch, reference ? { klCoef: 0.05, numMinibatches: 2, updateEpochs: 2 } : {}, { reference });
-  return ppoUpdate(policy, optimizer, batch, { numMinibatches: 2, updateEpochs: 2 });
+  if (algo === 'grpo') return grpoUpdate(policy, optimizer, batch, reference ? { klCoef: 0.05, minibatches: 2, updateEpochs: 2 } : {}, { reference });
+  return ppoUpdate(policy, optimizer, batch, { minibatches: 2, updateEpochs: 2 });
 }
 
 /** Two-step episodes over mixed WebShop / household states, groups of 2 (for shape variety). */

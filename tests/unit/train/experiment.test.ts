@@ -3,13 +3,14 @@
  * range, the step accounting of each mode, the oracle labelled as such, the markdown rendered;
  * the inert oracle ablations really are identical; the (ε_R, ε_P) grid and the transfer study run.
  */
-import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../../src/core/policy/backend';
-import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
-import { envIds } from '../../../src/core/envs/registry';
+import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
+import type { LlmSpecText } from '../../../src/core/llm/spec';
+import { readPublicFile } from '../../../src/node/edge';
+import { renderGrid, renderTable, renderTransfer } from '../../../src/cli/experiment-report';
 import {
-  GRID_EPSILONS, TABLE1_ROWS, TABLE2_ROWS, planExperiment, presetForEnv, renderGrid, renderTable, renderTransfer,
+  GRID_EPSILONS, TABLE1_ROWS, TABLE2_ROWS, planExperiment, presetForEnv,
   runExperiment, runGrid, runTable1, runTable2, runTransfer, type ExperimentDeps, type ExperimentProgress, type RowResult,
 } from '../../../src/core/train/experiment';
 import type { TrainConfig } from '../../../src/core/train/config';
@@ -22,7 +23,7 @@ const ORACLE = 'oracle:0.1,0.1';
 
 function deps(events: ExperimentProgress[] = []): ExperimentDeps {
   return {
-    loadDataset: (env) => parseTrajectoriesJsonl(readFileSync(`public/datasets/${env}.jsonl`, 'utf8'), { knownEnvs: envIds() }),
+    loadDataset: (env) => loadSeedDataset(env, readPublicFile),
     now: () => performance.now(),
     onProgress: (e) => events.push(e),
   };
@@ -159,7 +160,7 @@ describe('experiment tables', () => {
     expect(presetForEnv('household-v0').preset).toBe('household-easy');
     expect(() => presetForEnv('atari-v5')).toThrow(/No easy preset for environment 'atari-v5'/);
     expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 })).toThrow(/Nothing to run/);
-    expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: 'gpt', seeds: 1, table: 1 })).toThrow(/Unknown --llm value/);
+    expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: 'gpt' as LlmSpecText, seeds: 1, table: 1 })).toThrow(/Unknown engine spec 'gpt'/);
     expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 0, table: 1 })).toThrow(/seeds/);
   });
 });

@@ -3,12 +3,13 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/policy/backend';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
-import { CheckpointMismatchError, Trainer, type DreamWorld } from '../../../src/core/train/loop';
+import { CheckpointMismatchError, Trainer } from '../../../src/core/train/loop';
+import type { TaskSource } from '../../../src/core/train/task-source';
 import { IndexedDbCheckpointStore, deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import { TimeLimit, type Env } from '../../../src/core/envs/env';
 import { Rng } from '../../../src/core/rng';
-import type { Observation, StepResult, Task } from '../../../src/core/types';
+import type { DreamStepReport, Observation, StepResult, Task } from '../../../src/core/types';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import type { EpisodeTrace } from '../../../src/core/train/trace';
@@ -79,6 +80,43 @@ describe('Trainer (real mode)', () => {
     trainer.dispose();
   });
 
+  it('GRPO klCoef: a KL penalty to the initial policy, rebuilt from the seed (a resumed run continues exactly)', async () => {
+    const run = async (klCoef: number) => {
+      const trainer = new Trainer(small({ klCoef, iterations: 3, evalInterval: 0 }));
+      const lines = (await runAll(trainer)).map((l) => JSON.parse(l).metrics as Record<string, number>);
+      trainer.dispose();
+      return lines;
+    };
+    expect((await run(0))[0]).not.toHaveProperty(['losses/ref_kl']);
+    const weak = await run(1e-6);
+    const strong = await run(5);
+    // The first update starts at the reference (its 4 epochs move away a little); later ones are held near it.
+    expect(weak[0]['losses/ref_kl']).toBeLessThan(1e-3);
+    expect(weak[2]['losses/ref_kl']).toBeGreaterThan(0);
+    expect(strong[2]['losses/ref_kl']).toBeLessThan(weak[2]['losses/ref_kl']);
+
+    const first = new Trainer(small({ klCoef: 5, iterations: 3, evalInterval: 0 }));
+    await first.runIteration();
+    const resumed = await Trainer.restore(await first.state());
+    first.dispose();
+    expect((await runAll(resumed)).map((l) => JSON.parse(l).metrics)).toEqual(strong.slice(1));
+    resumed.dispose();
+    expect(() => validateConfig({ ...small(), algo: 'ppo', klCoef: 0.1 })).toThrow(/'klCoef' 0\.1 is GRPO's KL penalty/);
+  });
+
+  it('reports perf/* only with an injected clock (metrics stay reproducible without one)', async () => {
+    let ms = 0;
+    const timed = new Trainer(small({ iterations: 1, evalInterval: 0 }), { clock: () => (ms += 250) });
+    const plain = new Trainer(small({ iterations: 1, evalInterval: 0 }));
+    const [a, b] = [(await timed.runIteration()).metrics, (await plain.runIteration()).metrics];
+    expect(a['perf/iteration_seconds']).toBe(0.25);
+    expect(a['perf/steps_per_second']).toBe(timed.realSteps / 0.25);
+    expect(Object.keys(b).filter((k) => k.startsWith('perf/'))).toEqual([]);
+    const { ['perf/iteration_seconds']: _s, ['perf/steps_per_second']: _r, ...rest } = a;
+    expect(rest).toEqual(b);
+    timed.dispose(); plain.dispose();
+  });
+
   it('explains a bad preset, a malformed value and a checkpoint of another policy shape', async () => {
     expect(() => getPreset('webshop-hard')).toThrow("Unknown preset 'webshop-hard'. Valid presets: webshop-easy, webshop-medium, household-easy, household-medium.");
     expect(() => validateConfig({ ...getPreset('webshop-easy'), learningRate: -1, algo: 'dqn', groupSize: 2.5 })).toThrow(ConfigError);
@@ -103,15 +141,16 @@ describe('Trainer (real mode)', () => {
   });
 });
 
-// ---- A dream world (an imported domain's shape): scripted tasks and envs, no registered env ------
+// ---- A dream-only task source (an imported domain's shape): scripted tasks and envs, no registered env ----
 
 const BUTTONS = ['press red', 'press blue', 'press green'];
 const buttonTask = (colour: string): Task => ({ id: `fake:buttons:${colour}`, env: 'fake:buttons', instruction: `press the ${colour} button`, difficulty: 0, origin: 'imported' });
 
 /**
  * Pressing the task's button succeeds; another button does nothing; 'press green' is an unusable
- * dreamed answer (dreamInvalid). The 'none' task starts with nothing to choose from.
+ * dreamed answer (info.dream.invalid). The 'none' task starts with nothing to choose from.
  */
+const report = (over: Partial<DreamStepReport> = {}): DreamStepReport => ({ predicted: true, reasoning: 'scripted', tokens: 7, cached: false, invalid: false, ...over });
 class ButtonsEnv implements Env {
   readonly id = 'fake:buttons';
   private task: Task | null = null;
@@ -123,42 +162,46 @@ class ButtonsEnv implements Env {
     const task = this.task!;
     if (action === 'press green') {
       return { text: 'Three buttons: red, blue, green.', admissible: BUTTONS.slice(), task, reward: 0, terminated: false, truncated: false,
-        info: { valid: false, success: false, steps: 0, dreamInvalid: true, invalidReason: 'scripted', reasoning: 'garbled' } as StepResult['info'] };
+        info: { valid: false, success: false, steps: 0, dream: report({ invalid: true, invalidReason: 'scripted', reasoning: 'garbled' }) } };
     }
     const hit = action === `press ${task.id.split(':')[2]}`;
     return { text: hit ? 'Done.' : 'Nothing happens.', admissible: hit ? [] : BUTTONS.slice(), task, reward: hit ? 1 : 0, terminated: hit, truncated: false,
-      info: { valid: true, success: hit, steps: 0, reasoning: 'scripted' } as StepResult['info'] };
+      info: { valid: true, success: hit, steps: 0, dream: report({ cached: hit }) } };
   }
 }
 
-function buttonsWorld(tasks: Task[] = [buttonTask('red'), buttonTask('blue')]) {
+function buttonsSource(tasks: Task[] = [buttonTask('red'), buttonTask('blue')]) {
   const calls: { iteration: number; count: number }[] = [];
   let envsMade = 0;
-  const world: DreamWorld = {
-    envId: 'fake:buttons', stepLimit: 3,
-    tasks: (iteration, count, rng) => {
+  const source: TaskSource = {
+    envId: 'fake:buttons', stepLimit: 3, hasRealEnv: false, curriculum: null,
+    chooseTasks: (iteration, count, phase, rng) => {
       calls.push({ iteration, count });
+      expect(phase).toBe('dream');
       expect(rng).toBeInstanceOf(Rng);
       return Array.from({ length: count }, () => tasks[rng.int(0, tasks.length - 1)]);
     },
+    replacement: () => null,
     makeEnv: () => { envsMade++; return new TimeLimit(new ButtonsEnv(), 3); },
+    recordOutcomes: async () => {},
+    evaluate: () => Promise.reject(new Error("'fake:buttons' has no real env")),
   };
-  return { world, calls, envsMade: () => envsMade };
+  return { source, calls, envsMade: () => envsMade };
 }
 
-const worldConfig = (overrides: Partial<TrainConfig> = {}) => validateConfig({ ...getPreset('webshop-easy'), env: 'fake:buttons', mode: 'dream',
+const dreamOnlyConfig = (overrides: Partial<TrainConfig> = {}) => validateConfig({ ...getPreset('webshop-easy'), env: 'fake:buttons', mode: 'dream',
   evalInterval: 0, iterations: 2, tasksPerIteration: 2, groupSize: 3, ...overrides });
 
-describe('Trainer with a dream world (no registered env)', () => {
-  it("plays the world's tasks in the world's envs under its step limit, never learns from unusable steps, and writes buffer records of its env", async () => {
-    const { world, calls, envsMade } = buttonsWorld();
+describe('Trainer with a dream-only task source (no registered env)', () => {
+  it("plays the source's tasks in its envs under its step limit, never learns from unusable steps, and writes buffer records of its env", async () => {
+    const { source, calls, envsMade } = buttonsSource();
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     const traces: EpisodeTrace[] = [];
     const learned: { maxSteps: number | undefined; action: number }[][] = [];
-    const trainer = new Trainer(worldConfig(), { world, buffer, now: () => 9, runId: 'buttons-run',
+    const trainer = new Trainer(dreamOnlyConfig(), { source, buffer, now: () => 9, runId: 'buttons-run',
       onEpisodes: (episodes, phase) => { expect(phase).toBe('dream'); traces.push(...episodes); },
       onBatch: (batch) => { learned.push(batch.steps.map((s) => ({ maxSteps: s.state.maxSteps, action: s.action }))); } });
-    expect(trainer.definition).toBeNull();
+    expect(trainer.source).toBe(source);
     expect(trainer.stepLimit).toBe(3);
     const records = [await trainer.runIteration(), await trainer.runIteration()];
     expect(trainer.finished).toBe(true);
@@ -184,6 +227,9 @@ describe('Trainer with a dream world (no registered env)', () => {
     expect(last['budget/real_steps']).toBe(0);
     expect(last['budget/dream_steps']).toBe(allSteps.length);
     expect(last['dream/invalid_rate']).toBeGreaterThan(0);
+    // Read from each step's info.dream: tokens per answer and cache hits (the scripted hits are the winning presses).
+    expect(last['dream/tokens_per_transition']).toBe(7);
+    expect(last['dream/cache_hit_rate']).toBeGreaterThan(0);
     expect(last).not.toHaveProperty(['eval/success_rate']);
     expect(Number.isFinite(last['losses/policy_loss'])).toBe(true);
 
@@ -192,14 +238,13 @@ describe('Trainer with a dream world (no registered env)', () => {
     expect(new Set(transitions.map((t) => `${t.env} ${t.source} ${t.runId}`))).toEqual(new Set(['fake:buttons dream buttons-run']));
     expect(transitions.filter((t) => !t.valid).length).toBeGreaterThanOrEqual(unusable);
 
-    await expect(trainer.evaluate(4)).rejects.toThrow(/dream world 'fake:buttons' has no real env/);
-    expect(() => trainer.task(0)).toThrow(/no seeded task pool/);
+    await expect(trainer.evaluate(4)).rejects.toThrow(/'fake:buttons' has no real env/);
     trainer.dispose();
   });
 
   it('is deterministic in the seed, and an episode that starts with nothing to choose from ends at once', async () => {
     const run = async () => {
-      const trainer = new Trainer(worldConfig({ seed: 5 }), { world: buttonsWorld().world });
+      const trainer = new Trainer(dreamOnlyConfig({ seed: 5 }), { source: buttonsSource().source });
       const lines = [JSON.stringify(await trainer.runIteration()), JSON.stringify(await trainer.runIteration())];
       trainer.dispose();
       return lines;
@@ -207,7 +252,7 @@ describe('Trainer with a dream world (no registered env)', () => {
     expect(await run()).toEqual(await run());
 
     const traces: EpisodeTrace[] = [];
-    const trainer = new Trainer(worldConfig({ iterations: 1 }), { world: buttonsWorld([buttonTask('red'), buttonTask('none')]).world,
+    const trainer = new Trainer(dreamOnlyConfig({ iterations: 1 }), { source: buttonsSource([buttonTask('red'), buttonTask('none')]).source,
       onEpisodes: (episodes) => { traces.push(...episodes); } });
     await trainer.runIteration();
     const stuck = traces.filter((e) => e.task.id === 'fake:buttons:none');
@@ -217,22 +262,22 @@ describe('Trainer with a dream world (no registered env)', () => {
   });
 
   it('refuses what needs a real env or a task generator, naming the fix', () => {
-    const { world } = buttonsWorld();
+    const { source } = buttonsSource();
     const refuse = (overrides: Partial<TrainConfig>, message: RegExp) => {
-      expect(() => new Trainer(worldConfig(overrides), { world })).toThrow(ConfigError);
-      expect(() => new Trainer(worldConfig(overrides), { world })).toThrow(message);
+      expect(() => new Trainer(dreamOnlyConfig(overrides), { source })).toThrow(ConfigError);
+      expect(() => new Trainer(dreamOnlyConfig(overrides), { source })).toThrow(message);
     };
-    refuse({ mode: 'real' }, /'mode' real trains in a real env, and the world has none; use mode dream/);
+    refuse({ mode: 'real' }, /'mode' real trains in a real env, and 'fake:buttons' has none; use mode dream/);
     refuse({ mode: 's2r' }, /'mode' s2r .*use mode dream/);
     refuse({ curriculum: true }, /'curriculum' .*set curriculum false/);
     refuse({ evalInterval: 5 }, /'evalInterval' 5 evaluates on held-out real tasks.*set evalInterval 0/);
-    refuse({ env: 'household-v0' }, /'env' must be the world's env id 'fake:buttons'; got 'household-v0'/);
-    expect(() => new Trainer(worldConfig(), { world: { ...world, stepLimit: 0 } })).toThrow(/stepLimit must be a positive integer/);
+    refuse({ env: 'household-v0' }, /'env' must be the task source's env id 'fake:buttons'; got 'household-v0'/);
+    expect(() => new Trainer(dreamOnlyConfig(), { source: { ...source, stepLimit: 0 } })).toThrow(/stepLimit must be a positive integer/);
   });
 
-  it('says so when the world gives no tasks', async () => {
-    const trainer = new Trainer(worldConfig(), { world: { ...buttonsWorld().world, tasks: () => [] } });
-    await expect(trainer.runIteration()).rejects.toThrow(/dream world 'fake:buttons' gave no tasks for iteration 1/);
+  it('says so when the source gives no tasks', async () => {
+    const trainer = new Trainer(dreamOnlyConfig(), { source: { ...buttonsSource().source, chooseTasks: () => [] } });
+    await expect(trainer.runIteration()).rejects.toThrow(/task source 'fake:buttons' gave no tasks for iteration 1/);
     trainer.dispose();
   });
 });

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/policy/backend';
 import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
-import { createActionPrior, createExperienceModel } from '../../../src/core/train/experience';
+import { buildRunParts } from '../../../src/core/train/run-parts';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
@@ -46,7 +46,7 @@ describe('dream and s2r modes', () => {
   it('dream: zero real steps, every dreamed transition in the buffer, curriculum metrics logged', async () => {
     const config = small({ mode: 'dream', curriculum: true });
     const buffer = new ReplayBuffer(new MemoryBufferStore());
-    const trainer = new Trainer(config, { experienceModel: createExperienceModel(config), buffer, now: () => 7 });
+    const trainer = new Trainer(config, { ...(await buildRunParts(config)), buffer, now: () => 7 });
     const lines = await runAll(trainer);
     const last = JSON.parse(lines[lines.length - 1]).metrics;
     expect(trainer.realSteps).toBe(0);
@@ -81,7 +81,7 @@ describe('dream and s2r modes', () => {
 
   it('s2r: dreams first, then spends exactly its real budget (10% of the real-mode budget by default) and never more', async () => {
     const config = small({ mode: 's2r', iterations: 2, realStepBudget: 600, s2rRealFraction: 0.1 });
-    const trainer = new Trainer(config, { experienceModel: createExperienceModel(config) });
+    const trainer = new Trainer(config, await buildRunParts(config));
     expect(trainer.realBudget).toBe(60);
     const lines = (await runAll(trainer)).map((l) => JSON.parse(l));
     expect(lines.slice(0, 2).every((l) => l.metrics['budget/real_steps'] === 0)).toBe(true);
@@ -93,9 +93,9 @@ describe('dream and s2r modes', () => {
 
   it.each(['dream', 's2r'] as const)('%s: resuming from a checkpoint continues exactly', async (mode) => {
     const config = small({ mode, iterations: 3, realStepBudget: 500, s2rRealFraction: 0.2, curriculum: true });
-    const deps = () => ({ experienceModel: createExperienceModel(config) });
-    const full = await runAll(new Trainer(config, deps()));
-    const first = new Trainer(config, deps());
+    const deps = () => buildRunParts(config);
+    const full = await runAll(new Trainer(config, await deps()));
+    const first = new Trainer(config, await deps());
     await first.runIteration();
     await first.runIteration();
     // Through the serialised checkpoint (manifest JSON + weights blob), as the stores keep it.
@@ -104,19 +104,19 @@ describe('dream and s2r modes', () => {
     expect(state.dreamSteps).toBe(first.dreamSteps);
     expect(state.curriculum).toEqual(first.curriculum!.state());
     first.dispose();
-    const resumed = await Trainer.restore(state, {}, deps());
+    const resumed = await Trainer.restore(state, {}, await deps());
     expect(await runAll(resumed)).toEqual(full.slice(2));
     resumed.dispose();
   });
 
   it('the LLM prior: off by default (the ablation), refused with the oracle, used by the policy when given', async () => {
-    expect(createActionPrior(small())).toBeUndefined();
-    expect(() => createActionPrior(small({ llmPrior: true }))).toThrow(/'llmPrior' needs a language model, but llm is 'oracle:0,0'/);
+    expect((await buildRunParts(small())).prior).toBeUndefined();
+    await expect(buildRunParts(small({ llmPrior: true }))).rejects.toThrow(/'llmPrior' needs a language model, but llm is 'oracle:0,0'/);
     expect(() => new Trainer(small({ llmPrior: true }))).toThrow(/no prior was given/);
     // A scripted LLM that always answers the first label (no logprobs: the documented fallback).
     const chat = new ScriptedChatModel(() => ({ text: 'A' }));
     const config = small({ llmPrior: true, llm: 'openai:http://127.0.0.1:9/v1#test', iterations: 1 });
-    const trainer = new Trainer(config, { prior: createActionPrior(config, { chat }) });
+    const trainer = new Trainer(config, await buildRunParts(config, { chat }));
     expect(trainer.policy.prior.id).toMatch(/^llm-prior:test:/);
     await trainer.runIteration();
     expect(chat.requests.length).toBeGreaterThan(0);

@@ -6,8 +6,9 @@ import type { PolicyState } from '../../../src/core/policy/features';
 import { makeOptimizer, type PolicyStep } from '../../../src/core/rl/batch';
 import { grpoUpdate } from '../../../src/core/rl/grpo';
 import { ConfigError } from '../../../src/core/train/config';
+import { experienceLabel } from '../../../src/core/llm/spec';
 import {
-  DEFAULT_TEACH_SETTINGS, TeachSession, describeUpdate, experienceLabel, stepProbabilities, teachAdvantages, teachConfig,
+  DEFAULT_TEACH_SETTINGS, TeachSession, describeUpdate, stepProbabilities, teachAdvantages, teachConfig,
   validateTeachSettings, type TeachSettings, type TeachUpdate,
 } from '../../../src/core/train/teach';
 
@@ -65,7 +66,7 @@ describe('teach: before and after one update', () => {
       step('e1', 'g', 0, { action: 1, logProb: Math.log(p1), terminated: true }),
     ];
     const before = await stepProbabilities(policy, steps);
-    await grpoUpdate(policy, optimizer, { steps }, { learningRate: 0.01, updateEpochs: 2, entropyCoef: 0 });
+    await grpoUpdate(policy, optimizer, { steps }, { updateEpochs: 2, entropyCoef: 0 });
     const after = await stepProbabilities(policy, steps);
     const { advantages } = teachAdvantages({ steps }, 'grpo', { gamma: 0.99, gaeLambda: 0.95 });
     const view = describeUpdate({ steps, algo: 'grpo', advantages, before, after });
@@ -110,7 +111,7 @@ function checkUpdate(u: TeachUpdate, s: TeachSettings): void {
 describe('TeachSession', () => {
   it('GRPO on webshop (real): groups, group-normalised advantages, π before/after, tensors flat across updates', async () => {
     const s = settings({ seed: 2 });
-    const session = new TeachSession(s);
+    const session = await TeachSession.create(s);
     expect(session.experience).toBe('the real environment');
     const first = await session.step();
     const tensors = tf.memory().numTensors;
@@ -147,9 +148,9 @@ describe('TeachSession', () => {
   });
 
   it('the same seed gives the same TeachUpdate; another seed a different one', async () => {
-    const a = new TeachSession(settings({ seed: 5 }));
-    const b = new TeachSession(settings({ seed: 5 }));
-    const c = new TeachSession(settings({ seed: 6 }));
+    const a = await TeachSession.create(settings({ seed: 5 }));
+    const b = await TeachSession.create(settings({ seed: 5 }));
+    const c = await TeachSession.create(settings({ seed: 6 }));
     const [ua, ub, uc] = [await a.step(), await b.step(), await c.step()];
     expect(JSON.stringify(ua)).toBe(JSON.stringify(ub));
     expect(JSON.stringify(ua)).not.toBe(JSON.stringify(uc));
@@ -158,7 +159,7 @@ describe('TeachSession', () => {
 
   it('PPO: values before/after, GAE advantages and targets consistent with the rewards and values', async () => {
     const s = settings({ algo: 'ppo', seed: 3, tasks: 1, group: 3 });
-    const session = new TeachSession(s);
+    const session = await TeachSession.create(s);
     const u = await session.step();
     checkUpdate(u, s);
     const { gamma, gaeLambda } = u.hyper;
@@ -185,7 +186,7 @@ describe('TeachSession', () => {
   });
 
   it('dream mode with the noisy oracle: labelled, and every step carries the oracle note (ε_R = 1 flips every outcome)', async () => {
-    const session = new TeachSession(settings({ mode: 'dream', epsR: 1, epsP: 0, tasks: 1, group: 2, seed: 4 }));
+    const session = await TeachSession.create(settings({ mode: 'dream', epsR: 1, epsP: 0, tasks: 1, group: 2, seed: 4 }));
     expect(session.experience).toBe('dream: oracle (ε_R=1, ε_P=0)');
     const u = await session.step();
     expect(u.experience).toBe(session.experience);

@@ -30,13 +30,6 @@ export function compareInsertion(a: { createdAt: number; id: string }, b: { crea
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** The sources a filter allows, in TRANSITION_SOURCES order; `source: []` allows none. */
-export function filterSources(filter?: TransitionFilter): TransitionSource[] {
-  if (filter?.source === undefined) return [...TRANSITION_SOURCES];
-  const wanted = Array.isArray(filter.source) ? filter.source : [filter.source];
-  return TRANSITION_SOURCES.filter((source) => wanted.includes(source));
-}
-
 export function matchesFilter(t: BufferTransition, filter?: TransitionFilter): boolean {
   if (!filter) return true;
   if (filter.env !== undefined && t.env !== filter.env) return false;

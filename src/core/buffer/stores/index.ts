@@ -1,6 +1,5 @@
 /**
- * The browser-safe buffer stores. FolderBufferStore (Node only, node:fs) is deliberately not here:
- * the CLI imports it from './folder' directly.
+ * The browser-safe buffer stores. The folder store (Node only, node:fs) lives in src/node/buffer-folder.ts.
  */
 export {
   IndexedDbBufferStore, DEFAULT_BUFFER_DB_NAME, INDEXEDDB_MIGRATIONS, INDEXEDDB_SCHEMA_VERSION, UNKNOWN_V1_EMBEDDER,

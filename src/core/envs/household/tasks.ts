@@ -7,7 +7,7 @@
  * from `<seed>/household-v0/world/<k>`. Same seed and knobs → same task on every JS engine.
  */
 import { hashString, Rng } from '../../rng';
-import type { Direction, ExpertSolution } from '../env';
+import { HELD_OUT_SEED_BASE, type Direction, type ExpertSolution } from '../env';
 import type { Task } from '../../types';
 import {
   CAN_CONTAIN, CLEAN_APPLIANCE, CLEANABLE, COOL_APPLIANCE, COOLABLE, HEAT_APPLIANCE, HEATABLE, LAMP_RECEPTACLES,
@@ -427,8 +427,8 @@ export function mutateTask(task: Task, rng: Rng, direction: Direction): Task {
     taskType = next;
     knobs.taskMix = { [next]: 1 };
   }
-  const heldOut = (task.seed ?? 0) >= 1_000_000_000;
-  const seed = heldOut ? rng.int(1_000_000_000, 2_147_483_647) : rng.int(0, 999_999_999);
+  const heldOut = (task.seed ?? 0) >= HELD_OUT_SEED_BASE;
+  const seed = heldOut ? rng.int(HELD_OUT_SEED_BASE, 2_147_483_647) : rng.int(0, HELD_OUT_SEED_BASE - 1);
   const child = generateTask(seed, knobs, { room: spec.room, taskType });
   const id = `${HOUSEHOLD_ENV_ID}/${seed}/${formatLevel(child.difficulty)}/var-${hashString(JSON.stringify(child.spec)).toString(16)}`;
   return { ...child, id, origin: 'variation', parent: task.id };

@@ -1,4 +1,4 @@
-/** Node checkpoint store: DIR/checkpoint/manifest.json + DIR/checkpoint/weights.bin (float32, little-endian). */
+/** NODE ONLY (src/node/): the checkpoint store of a run folder, DIR/manifest.json + DIR/weights.bin (float32, little-endian). */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deserializeCheckpoint, serializeCheckpoint, type CheckpointManifest, type CheckpointStore } from '../core/train/checkpoint';

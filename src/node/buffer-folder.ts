@@ -1,5 +1,5 @@
 /**
- * NODE ONLY: uses node:fs. Nothing in the browser may import this file (stores/index.ts leaves it out).
+ * NODE ONLY (src/node/): uses node:fs. Nothing under src/core or the page may import this file.
  *
  * FolderBufferStore: the replay buffer as a folder, for the CLI.
  *
@@ -27,9 +27,9 @@ import {
   BufferSchemaError,
   type BufferEpisode, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
   type RunRecord, type TaskBankEntry, type TransitionFilter, type TransitionSource,
-} from '../types';
-import { closedError, type BufferStoreTestHooks } from './common';
-import { MemoryBufferStore } from './memory';
+} from '../core/buffer/types';
+import { closedError, type BufferStoreTestHooks } from '../core/buffer/stores/common';
+import { MemoryBufferStore } from '../core/buffer/stores/memory';
 
 export const FOLDER_FORMAT = 'dreamgym-buffer-folder';
 export const FOLDER_FORMAT_VERSION = 1;

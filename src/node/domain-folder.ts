@@ -1,5 +1,5 @@
 /**
- * NODE ONLY: uses node:fs. Nothing in the browser may import this file.
+ * NODE ONLY (src/node/): uses node:fs. Nothing under src/core or the page may import this file.
  *
  * An imported domain as a folder (what `dreamgym domain import` writes and `domain train` reads):
  *
@@ -14,27 +14,18 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ReplayBuffer, type ImportResult } from '../buffer/buffer';
-import { FolderBufferStore } from '../buffer/stores/folder';
-import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../data/trajectory';
-import type { DomainCard } from '../experience/domain-card';
-import type { Task } from '../types';
-import type { Domain, DomainStats } from './domain';
+import { ReplayBuffer, type ImportResult } from '../core/buffer/buffer';
+import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../core/data/trajectory';
+import type { Domain } from '../core/domain/domain';
+import type { DomainCard } from '../core/experience/domain-card';
+import { FolderBufferStore } from './buffer-folder';
 
 export const DOMAIN_FORMAT = 'dreamgym-domain/1';
 export const DEFAULT_DOMAIN_DIR = 'runs/domains';
 
-export interface DomainManifest {
+/** The domain without its episodes (they are in train.jsonl and held-out.jsonl), and where it came from. */
+export interface DomainManifest extends Omit<Domain, 'train' | 'heldOut'> {
   format: typeof DOMAIN_FORMAT;
-  name: string;
-  envId: string;
-  card: DomainCard;
-  tasks: Task[];
-  heldOutTaskIds: string[];
-  stats: DomainStats;
-  warnings: string[];
-  seed: number;
-  heldOutShare: number;
   /** Where the episodes came from (file and format), for the record. */
   source?: { file: string; format: string };
   /** ms since epoch (given by the caller). */

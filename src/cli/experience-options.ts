@@ -1,0 +1,56 @@
+/**
+ * What the commands that dream share (dream, audit, domain train): the --llm option and its
+ * usage errors, the experience model's settings (--k, --history, --no-reasoning), --env, and the
+ * experience model of a registered env built by the one run builder (src/core/train/run-parts.ts).
+ */
+import { initBackend } from '../core/policy/backend';
+import { bufferFromTrajectories } from '../core/experience/seed-buffer';
+import type { ExperienceModel } from '../core/experience/types';
+import { loadSeedDataset } from '../core/data/seed-datasets';
+import { getEnvDefinition } from '../core/envs/registry';
+import { formatLlmSpec, LlmSpecError, parseLlmSpec, type LlmSpec } from '../core/llm/spec';
+import { buildRunParts } from '../core/train/run-parts';
+import { nodeEngineDeps, readPublicFile } from '../node/edge';
+import { UsageError, type CommandSpec } from './args';
+
+export const LLM_OPTION_HELP = 'experience model: oracle:EPS_R,EPS_P (noisy real env), openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH';
+
+export interface ModelSettings { k: number; history: number; reasoning: boolean; seed: number }
+
+export const experienceModelOptions = {
+  k: { type: 'integer' as const, description: 'retrieved examples per dreamed step (0 = no retrieval)', default: 4 },
+  history: { type: 'integer' as const, description: 'past steps shown to the model (0 = no history)', default: 4 },
+  'no-reasoning': { type: 'boolean' as const, description: 'ask for no reasoning trace (the ablation)' },
+};
+
+export function parseLlmOption(text: string | undefined, spec: CommandSpec): LlmSpec {
+  if (!text) throw new UsageError(`'${spec.name}' needs --llm (${LLM_OPTION_HELP}).`, spec);
+  try {
+    return parseLlmSpec(text);
+  } catch (error) {
+    if (error instanceof LlmSpecError) throw new UsageError(error.message, spec);
+    throw error;
+  }
+}
+
+export function requireEnv(envId: string | undefined, spec: CommandSpec): string {
+  if (!envId) throw new UsageError(`'${spec.name}' needs --env (an environment id, e.g. webshop-lite-v0).`, spec);
+  getEnvDefinition(envId);
+  return envId;
+}
+
+export function checkModelSettings(o: { k: number; history: number }, spec: CommandSpec): void {
+  if (!(o.k >= 0)) throw new UsageError(`--k must be 0 or more (retrieved examples), got ${o.k}.`, spec);
+  if (!(o.history >= 0)) throw new UsageError(`--history must be 0 or more (past steps shown), got ${o.history}.`, spec);
+}
+
+/** The experience model a spec names for a registered env; a model that retrieves gets the shipped dataset as its buffer. */
+export async function buildEnvExperienceModel(llm: LlmSpec, envId: string, settings: ModelSettings): Promise<ExperienceModel> {
+  // A learned model runs on tfjs: wasm (SIMD), as everywhere in Node.
+  if (llm.kind === 'learned') await initBackend('wasm');
+  const { experienceModel } = await buildRunParts(
+    { env: envId, llm: formatLlmSpec(llm), seed: settings.seed, retrievalK: settings.k, historyLength: settings.history, reasoning: settings.reasoning },
+    { ...nodeEngineDeps(), buffer: async () => bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile)) },
+  );
+  return experienceModel!;
+}

@@ -1,0 +1,77 @@
+/**
+ * How fast a learned experience model dreams: transitions per second when `batch` predictions are
+ * asked together (what one rollout step of `batch` episodes does), on real states of held-out
+ * episodes, with the transition cache off so every prediction is decoded. In the same run, the
+ * real environment's steps per second and the noisy oracle's predictions per second over the same
+ * transitions are the references.
+ */
+import { HELD_OUT_SEED_BASE } from '../../envs/env';
+import { makeBaselinePolicy, rolloutEpisode } from '../../data/rollout';
+import { getEnvDefinition, makeEnv } from '../../envs/registry';
+import type { Step, Task } from '../../types';
+import { NoisyOracleModel } from '../noisy-oracle';
+import type { DreamContext, ExperienceModel } from '../types';
+
+export interface SpeedRow { batch: number; transitions: number; seconds: number; transitionsPerSecond: number; tokensPerTransition: number }
+
+export interface LearnedSpeedBench {
+  env: string;
+  model: string;
+  rows: SpeedRow[];
+  realStepsPerSecond: number;
+  oraclePredictionsPerSecond: number;
+  invalidRate: number;
+}
+
+/** Held-out real transitions as dream contexts (expert and random episodes alternating). */
+export async function heldOutContexts(envId: string, count: number, seed = 0): Promise<{ ctx: DreamContext; replay: { task: Task; actions: string[] } }[]> {
+  const definition = getEnvDefinition(envId);
+  const out: { ctx: DreamContext; replay: { task: Task; actions: string[] } }[] = [];
+  for (let i = 0; out.length < count; i++) {
+    const episodeSeed = HELD_OUT_SEED_BASE + 700_000 + seed + i;
+    const task = definition.generateTask(episodeSeed, 0);
+    const t = await rolloutEpisode(makeEnv(envId), makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), { seed: episodeSeed, task });
+    t.steps.forEach((s, k) => {
+      const history: Step[] = t.steps.slice(0, k);
+      out.push({ ctx: { task, history, state: { text: s.observation, admissible: s.admissible, task }, action: s.action },
+        replay: { task, actions: t.steps.slice(0, k + 1).map((x) => x.action) } });
+    });
+  }
+  return out.slice(0, count);
+}
+
+export async function benchLearnedSpeed(model: ExperienceModel, envId: string, options: { batches: number[]; transitions: number; now: () => number }): Promise<LearnedSpeedBench> {
+  const samples = await heldOutContexts(envId, options.transitions);
+  const rows: SpeedRow[] = [];
+  let invalid = 0, asked = 0;
+  // Warm-up: one batch at the largest size (JIT, wasm kernels, first allocations).
+  await Promise.all(samples.slice(0, Math.max(...options.batches)).map((s) => model.next(s.ctx)));
+  for (const batch of options.batches) {
+    let tokens = 0;
+    const started = options.now();
+    for (let start = 0; start < samples.length; start += batch) {
+      const predictions = await Promise.all(samples.slice(start, start + batch).map((s) => model.next(s.ctx)));
+      for (const p of predictions) {
+        tokens += p.usage.completionTokens;
+        asked++;
+        if (!p.valid) invalid++;
+      }
+    }
+    const seconds = (options.now() - started) / 1000;
+    rows.push({ batch, transitions: samples.length, seconds, transitionsPerSecond: samples.length / seconds, tokensPerTransition: tokens / samples.length });
+  }
+  // References over the same transitions: the real env replaying them, and the oracle predicting them.
+  let started = options.now();
+  for (const s of samples) {
+    const env = makeEnv(envId);
+    await env.reset({ seed: s.replay.task.seed ?? 0, task: s.replay.task });
+    for (const a of s.replay.actions) await env.step(a);
+  }
+  const replayedSteps = samples.reduce((n, s) => n + s.replay.actions.length, 0);
+  const realStepsPerSecond = replayedSteps / ((options.now() - started) / 1000);
+  const oracle = new NoisyOracleModel(envId, { epsilonReward: 0, epsilonTransition: 0 });
+  started = options.now();
+  for (const s of samples) await oracle.next(s.ctx);
+  const oraclePredictionsPerSecond = samples.length / ((options.now() - started) / 1000);
+  return { env: envId, model: model.label, rows, realStepsPerSecond, oraclePredictionsPerSecond, invalidRate: asked ? invalid / asked : 0 };
+}

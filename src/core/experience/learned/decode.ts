@@ -1,0 +1,228 @@
+/**
+ * Batched greedy decoding with a KV cache, under the answer grammar of format.ts: the decoder
+ * fixes the structure (field order, reward ∈ {0, 1}, booleans, where a list may end), the model
+ * writes the contents. So every answer parses; what the model says can still be inconsistent,
+ * and the experience model checks that afterwards.
+ *
+ * Each step: the heads' output is read back once for the whole batch; per row, the next token
+ * is the grammar's forced token, or the best of (a) the best vocabulary word g·p_gen(w) + copy
+ * mass and (b) every context token the pointer can copy, each under the row's allowed set.
+ * Ties go to the lower id, so a row's answer depends on nothing but its own context.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { Sequence } from './format';
+import type { Tokenizer, Tokens, SpecialToken } from './tokenizer';
+import type { ExperienceNetwork, StepOutput } from './network';
+
+export interface DecodeLimits {
+  /** Tokens of the written state at most. */
+  stateTokens: number;
+  /** Admissible actions at most, tokens per action, and tokens of the whole list. */
+  maxAdmissible: number;
+  actionTokens: number;
+  admissibleTokens: number;
+}
+
+/** What is decoded: a next step's answer, or a first state (no verdicts). */
+export type AnswerKind = 'next' | 'initial';
+
+/** What the grammar allows at a position. */
+const enum Allowed { YesNo, Reward, Text, TextOrEos, TextOrAdm, TextOrSepOrEos }
+const MASK_KINDS = 6;
+
+type Phase = 'valid' | 'terminated' | 'reward' | 'obsMarker' | 'obs' | 'adm' | 'eos' | 'done';
+
+/** One row's place in the grammar. */
+class RowGrammar {
+  phase: Phase;
+  terminated = false;
+  stateTokens = 0;
+  items = 0;
+  itemTokens = 0;
+  listTokens = 0;
+
+  constructor(kind: AnswerKind, private readonly limits: DecodeLimits, private readonly t: Tokenizer) {
+    this.phase = kind === 'next' ? 'valid' : 'obsMarker';
+  }
+
+  get done(): boolean { return this.phase === 'done'; }
+
+  /** A forced token, or the allowed set to choose from. */
+  next(): { forced: number } | { allowed: Allowed } {
+    const s = (name: SpecialToken) => ({ forced: this.t.special(name) });
+    switch (this.phase) {
+      case 'valid': case 'terminated': return { allowed: Allowed.YesNo };
+      case 'reward': return this.terminated ? { allowed: Allowed.Reward } : s('<r0>');
+      case 'obsMarker': return s('<obs>');
+      case 'eos': return s('<eos>');
+      case 'obs':
+        if (this.stateTokens === 0) return { allowed: Allowed.Text };
+        if (this.stateTokens >= this.limits.stateTokens) return s(this.terminated ? '<eos>' : '<adm>');
+        return { allowed: this.terminated ? Allowed.TextOrEos : Allowed.TextOrAdm };
+      case 'adm': {
+        const budgetLeft = this.limits.admissibleTokens - this.listTokens;   // the closing <eos> included
+        if (this.itemTokens === 0) return budgetLeft <= 1 ? s('<eos>') : { allowed: Allowed.Text };
+        const lastItem = this.items + 1 >= this.limits.maxAdmissible;
+        if (budgetLeft <= 1 || this.itemTokens >= this.limits.actionTokens) return s(lastItem || budgetLeft <= 2 ? '<eos>' : '<sep>');
+        return { allowed: lastItem ? Allowed.TextOrEos : Allowed.TextOrSepOrEos };
+      }
+      case 'done': return s('<pad>');
+    }
+  }
+
+  /** Moves on after `id` was written. */
+  accept(id: number): void {
+    const is = (name: SpecialToken) => id === this.t.special(name);
+    switch (this.phase) {
+      case 'valid': this.phase = is('<yes>') ? 'terminated' : 'eos'; break;
+      case 'terminated': this.terminated = is('<yes>'); this.phase = 'reward'; break;
+      case 'reward': this.phase = 'obsMarker'; break;
+      case 'obsMarker': this.phase = 'obs'; break;
+      case 'obs':
+        if (is('<eos>')) this.phase = 'done';
+        else if (is('<adm>')) this.phase = 'adm';
+        else this.stateTokens++;
+        break;
+      case 'adm':
+        this.listTokens++;
+        if (is('<eos>')) this.phase = 'done';
+        else if (is('<sep>')) { this.items++; this.itemTokens = 0; }
+        else this.itemTokens++;
+        break;
+      case 'eos': this.phase = 'done'; break;
+      case 'done': break;
+    }
+  }
+}
+
+/** The additive vocabulary masks of the allowed sets, [MASK_KINDS, V] (0 allowed, −1e9 not). */
+export function buildMasks(tokenizer: Tokenizer): { table: tf.Tensor2D; allows: (kind: number, id: number) => boolean } {
+  const V = tokenizer.size;
+  const id = (name: SpecialToken) => tokenizer.special(name);
+  const sets: ((i: number) => boolean)[] = [];
+  const text = (i: number) => !tokenizer.isSpecial(i);
+  sets[Allowed.YesNo] = (i) => i === id('<yes>') || i === id('<no>');
+  sets[Allowed.Reward] = (i) => i === id('<r0>') || i === id('<r1>');
+  sets[Allowed.Text] = text;
+  sets[Allowed.TextOrEos] = (i) => text(i) || i === id('<eos>');
+  sets[Allowed.TextOrAdm] = (i) => text(i) || i === id('<adm>');
+  sets[Allowed.TextOrSepOrEos] = (i) => text(i) || i === id('<sep>') || i === id('<eos>');
+  const values = new Float32Array(MASK_KINDS * V);
+  for (let k = 0; k < MASK_KINDS; k++) for (let i = 0; i < V; i++) values[k * V + i] = sets[k](i) ? 0 : -1e9;
+  const allowedIds = sets.map((f) => Uint8Array.from({ length: V }, (_, i) => (f(i) ? 1 : 0)));
+  return { table: tf.tensor2d(values, [MASK_KINDS, V]), allows: (kind, i) => allowedIds[kind][i] === 1 };
+}
+
+/** No 4-gram of text repeats within an answer (greedy decoding of a small model loops otherwise). */
+const NO_REPEAT = 4;
+
+/** Tokens that would repeat a 4-gram already written: those that followed the last three before. */
+function bannedByRepeat(answer: readonly number[], isText: (id: number) => boolean): Set<number> {
+  const banned = new Set<number>();
+  const n = answer.length;
+  if (n < NO_REPEAT - 1) return banned;
+  const tail = answer.slice(n - (NO_REPEAT - 1));
+  if (!tail.every(isText)) return banned;
+  for (let i = 0; i + NO_REPEAT - 1 < n; i++) {
+    let same = true;
+    for (let k = 0; k < NO_REPEAT - 1 && same; k++) same = answer[i + k] === tail[k];
+    if (same) banned.add(answer[i + NO_REPEAT - 1]);
+  }
+  return banned;
+}
+
+/**
+ * Greedy choice for one row: the best of the best allowed word p_gen picks (its vocabulary mask
+ * already zeroes what the grammar forbids) and every allowed context token, each scored
+ * g·p_gen(w) + (1 − g)·(pointer mass on w). Ties go to the lower id; nothing that would
+ * repeat a 4-gram of the answer is chosen.
+ */
+function chooseToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
+  allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>): number {
+  const g = out.gate[row];
+  const offset = row * V;
+  const copy = new Map<number, number>();
+  for (let j = 0; j < contextLength; j++) {
+    const id = context.ids[j];
+    if (allows(allowed, id) && !banned.has(id)) copy.set(id, (copy.get(id) ?? 0) + out.pointer[row * Lc + j]);
+  }
+  let best = -1;
+  for (let w = 0; w < V; w++) {
+    if (banned.has(w) || !allows(allowed, w)) continue;
+    if (best < 0 || out.vocab[offset + w] > out.vocab[offset + best]) best = w;
+  }
+  let bestScore = best < 0 ? -Infinity : g * out.vocab[offset + best] + (1 - g) * (copy.get(best) ?? 0);
+  for (const [id, mass] of copy) {
+    const score = g * out.vocab[offset + id] + (1 - g) * mass;
+    if (score > bestScore || (score === bestScore && id < best)) { best = id; bestScore = score; }
+  }
+  if (best < 0) best = [...Array(V).keys()].find((w) => allows(allowed, w))!; // everything banned: the grammar's first word
+  return best;
+}
+
+export interface Decoded {
+  tokens: Tokens;
+  /** Model steps this row took part in (its generated tokens). */
+  steps: number;
+}
+
+/**
+ * Decodes one answer per context, all together. Contexts are right-padded to the longest; every
+ * row runs until the grammar ends it (finished rows idle on `<pad>` until the batch is done).
+ * A lone context is decoded beside a copy of itself: a batch of one takes another matmul kernel.
+ */
+export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, masks: ReturnType<typeof buildMasks>,
+  contexts: readonly Sequence[], prompts: readonly Tokens[], kinds: readonly AnswerKind[], limits: DecodeLimits): Promise<Decoded[]> {
+  if (contexts.length === 0) return [];
+  if (contexts.length === 1) return (await decodeBatch(net, tokenizer, masks, [contexts[0], contexts[0]], [prompts[0], prompts[0]], [kinds[0], kinds[0]], limits)).slice(0, 1);
+  const B = contexts.length;
+  const V = tokenizer.size;
+  const lengths = Int32Array.from(contexts, (c) => c.ids.length);
+  const Lc = Math.max(...lengths);
+  const maxAnswer = prompts[0].ids.length + 8 + limits.stateTokens + limits.admissibleTokens;
+  if (Lc > net.config.maxContext || maxAnswer > net.config.maxAnswer) {
+    throw new Error(`A context of ${Lc} tokens (the network takes ${net.config.maxContext}) or an answer of up to ${maxAnswer} tokens ` +
+      `(it writes ${net.config.maxAnswer}) does not fit the network; lower the format's token budgets.`);
+  }
+  const flat = (pick: (c: Sequence) => number[]) => {
+    const out = new Int32Array(B * Lc);
+    contexts.forEach((c, b) => out.set(pick(c), b * Lc));
+    return out;
+  };
+  const positions = new Int32Array(B * Lc);
+  for (let b = 0; b < B; b++) for (let j = 0; j < Lc; j++) positions[b * Lc + j] = j;
+  const cache = net.prefill({ ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments), positions }, B, Lc, lengths);
+  const grammars = kinds.map((k) => new RowGrammar(k, limits, tokenizer));
+  const answers: Tokens[] = contexts.map(() => ({ ids: [], spaces: [], cases: [] }));
+  // First the prompt and `<ans>` of every row at once; then one token a step.
+  let fed = { ids: new Int32Array(prompts.flatMap((p) => [...p.ids, tokenizer.special('<ans>')])),
+    spaces: new Int32Array(prompts.flatMap((p) => [...p.spaces, 0])), cases: new Int32Array(prompts.flatMap((p) => [...p.cases, 0])) };
+  if (fed.ids.length % B !== 0 || prompts.some((p) => p.ids.length !== prompts[0].ids.length)) throw new Error('decodeBatch: every prompt must have the same length.');
+  const isText = (id: number) => !tokenizer.isSpecial(id);
+  try {
+    while (!grammars.every((g) => g.done)) {
+      const plan = grammars.map((g) => g.next());
+      const maskKinds = Int32Array.from(plan, (p) => ('allowed' in p ? p.allowed : Allowed.Text));
+      // One-hot × table picks each row's mask (a tiny matmul; wasm's gather is slow).
+      const maskRows = tf.tidy(() => tf.matMul(tf.oneHot(tf.tensor1d(maskKinds, 'int32'), MASK_KINDS), masks.table)) as tf.Tensor2D;
+      const out = await net.step(cache, fed, maskRows);
+      maskRows.dispose();
+      fed = { ids: new Int32Array(B), spaces: new Int32Array(B), cases: new Int32Array(B) };
+      for (let b = 0; b < B; b++) {
+        const p = plan[b];
+        const id = 'forced' in p ? p.forced : chooseToken(out, b, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, bannedByRepeat(answers[b].ids, isText));
+        const text = isText(id);
+        fed.ids[b] = id;
+        fed.spaces[b] = text ? out.space[b] : 0;
+        fed.cases[b] = text ? out.letterCase[b] : 0;
+        if (!grammars[b].done) {
+          answers[b].ids.push(id); answers[b].spaces.push(fed.spaces[b]); answers[b].cases.push(fed.cases[b]);
+          grammars[b].accept(id);
+        }
+      }
+    }
+  } finally {
+    net.disposeCache(cache);
+  }
+  return answers.map((tokens) => ({ tokens, steps: tokens.ids.length }));
+}

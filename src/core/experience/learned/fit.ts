@@ -1,0 +1,229 @@
+/**
+ * Supervised training of the experience network on SFT pairs: teacher forcing with the loss on
+ * the answer tokens only, Adam with warm-up and cosine decay, gradient clipping by global norm,
+ * a validation loss every epoch and early stopping (the best epoch's weights are kept). The state
+ * after every epoch is plain data, so training resumes exactly where a checkpoint left it.
+ *
+ * Batches group pairs of similar length (less padding); their order is shuffled each epoch with
+ * a seeded stream. The clock is injected (tokens/s and time left), never read here.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { Rng } from '../../rng';
+import { applyClippedGradients, ResumableAdam } from '../../rl/batch';
+import type { ExperienceNetwork, NamedWeight, TrainBatch } from './network';
+import type { SftPair } from './sft-data';
+import type { Tokenizer } from './tokenizer';
+
+export interface FitOptions {
+  /** Most epochs (early stopping may end sooner). */
+  epochs: number;
+  /** Pairs per batch. */
+  batchSize: number;
+  learningRate: number;
+  /** Linear warm-up steps, then cosine decay to 10 % by the last epoch. */
+  warmupSteps: number;
+  maxGradNorm: number;
+  /** Stop after this many epochs without a better validation loss. */
+  patience: number;
+  seed: number;
+}
+
+export const DEFAULT_FIT_OPTIONS: Readonly<FitOptions> = Object.freeze({
+  epochs: 12, batchSize: 16, learningRate: 2e-3, warmupSteps: 100, maxGradNorm: 1, patience: 2, seed: 0,
+});
+
+export interface EpochRecord {
+  epoch: number;
+  trainLoss: number;
+  validationLoss: number;
+  /** Context and answer tokens per second over the epoch. */
+  tokensPerSecond: number;
+  seconds: number;
+}
+
+/** Everything needed to continue training exactly (plain data). */
+export interface FitState {
+  epochsDone: number;
+  step: number;
+  bestValidationLoss: number;
+  bestEpoch: number;
+  epochsWithoutGain: number;
+  history: EpochRecord[];
+  stopped: boolean;
+  optimizer: NamedWeight[];
+  /** A copy of the best epoch's weights (the model when training ends). */
+  bestWeights?: NamedWeight[];
+}
+
+export type FitProgress =
+  | { kind: 'batch'; epoch: number; epochs: number; batch: number; batches: number; loss: number; tokensPerSecond: number; secondsLeft: number | null }
+  | { kind: 'epoch'; record: EpochRecord; best: boolean; stopping: boolean };
+
+export interface FitDeps {
+  /** Milliseconds (performance.now or Date.now); without it the speeds read 0. */
+  now?: () => number;
+  onProgress?: (event: FitProgress) => void;
+  /** Called after every epoch with the state to checkpoint (awaited). */
+  onEpoch?: (state: FitState) => void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+class ScheduledAdam extends ResumableAdam {
+  setLearningRate(rate: number): void { this.learningRate = rate; }
+}
+
+// ---- batches ------------------------------------------------------------------------------------
+
+/** Pairs in batches of similar length (sorted by length, chunked); the chunk order is the caller's. */
+export function lengthBuckets(pairs: readonly SftPair[], batchSize: number): SftPair[][] {
+  const sorted = pairs.slice().sort((a, b) => (a.context.ids.length + a.answer.ids.length) - (b.context.ids.length + b.answer.ids.length)
+    || (a.episodeId < b.episodeId ? -1 : a.episodeId > b.episodeId ? 1 : 0));
+  const out: SftPair[][] = [];
+  for (let i = 0; i < sorted.length; i += batchSize) out.push(sorted.slice(i, i + batchSize));
+  return out;
+}
+
+/** Loss weight of an answer's verdicts (valid, terminated, reward): few tokens that decide the reward. */
+export const VERDICT_WEIGHT = 4;
+
+/**
+ * A padded training batch. Decoder inputs: the prompt, `<ans>`, then the answer shifted right;
+ * targets: the answer, at the positions from `<ans>` on (the verdicts weighted up).
+ */
+export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer): TrainBatch {
+  const B = pairs.length;
+  const P = pairs[0].prompt.ids.length;
+  const Lc = Math.max(...pairs.map((p) => p.context.ids.length));
+  const La = P + Math.max(...pairs.map((p) => p.answer.ids.length));
+  const ctx = { ids: new Int32Array(B * Lc), spaces: new Int32Array(B * Lc), cases: new Int32Array(B * Lc), segments: new Int32Array(B * Lc), positions: new Int32Array(B * Lc) };
+  const contextMask = new Float32Array(B * Lc);
+  const dec = { ids: new Int32Array(B * La), spaces: new Int32Array(B * La), cases: new Int32Array(B * La), positions: new Int32Array(B * La) };
+  const targetMask = new Float32Array(B * La);
+  const targetIds = new Int32Array(B * La), targetSpaces = new Int32Array(B * La), targetCases = new Int32Array(B * La);
+  const copyMatch = new Float32Array(B * La * Lc);
+  const start = tokenizer.special('<ans>');
+  pairs.forEach((p, b) => {
+    const c = p.context, a = p.answer;
+    if (p.prompt.ids.length !== P) throw new Error(`makeBatch: prompts of ${P} and ${p.prompt.ids.length} tokens in one batch.`);
+    for (let j = 0; j < Lc; j++) ctx.positions[b * Lc + j] = j;
+    ctx.ids.set(c.ids, b * Lc); ctx.spaces.set(c.spaces, b * Lc); ctx.cases.set(c.cases, b * Lc); ctx.segments.set(c.segments, b * Lc);
+    contextMask.fill(1, b * Lc, b * Lc + c.ids.length);
+    const input = { ids: [...p.prompt.ids, start, ...a.ids.slice(0, -1)], spaces: [...p.prompt.spaces, 0, ...a.spaces.slice(0, -1)], cases: [...p.prompt.cases, 0, ...a.cases.slice(0, -1)] };
+    for (let t = 0; t < La; t++) {
+      const o = b * La + t;
+      dec.positions[o] = t;
+      if (t >= input.ids.length) continue;
+      dec.ids[o] = input.ids[t]; dec.spaces[o] = input.spaces[t]; dec.cases[o] = input.cases[t];
+      const k = t - P;                     // the answer token predicted at this position
+      if (k < 0) continue;
+      targetMask[o] = p.kind === 'next' && k < 3 ? VERDICT_WEIGHT : 1;
+      targetIds[o] = a.ids[k]; targetSpaces[o] = a.spaces[k]; targetCases[o] = a.cases[k];
+      for (let j = 0; j < c.ids.length; j++) if (c.ids[j] === a.ids[k]) copyMatch[o * Lc + j] = 1;
+    }
+  });
+  return { rows: B, contextLength: Lc, answerLength: La, context: ctx, contextMask, decoder: dec, targetMask, targetIds, targetSpaces, targetCases, copyMatch };
+}
+
+function tokensOf(batch: readonly SftPair[]): number {
+  return batch.reduce((s, p) => s + p.context.ids.length + p.answer.ids.length, 0);
+}
+
+function answerTokens(batch: readonly SftPair[]): number {
+  return batch.reduce((s, p) => s + p.answer.ids.length, 0);
+}
+
+// ---- loss and training ----------------------------------------------------------------------------
+
+/** Token-weighted mean loss over pairs (no gradients). */
+export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number): Promise<number> {
+  let sum = 0, count = 0;
+  for (const batch of lengthBuckets(pairs, batchSize)) {
+    const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer)).total);
+    const n = answerTokens(batch);
+    sum += (await loss.data())[0] * n;
+    count += n;
+    loss.dispose();
+  }
+  return count ? sum / count : NaN;
+}
+
+function learningRateAt(step: number, totalSteps: number, o: FitOptions): number {
+  if (step < o.warmupSteps) return o.learningRate * (step + 1) / o.warmupSteps;
+  const progress = Math.min(1, (step - o.warmupSteps) / Math.max(1, totalSteps - o.warmupSteps));
+  return o.learningRate * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress)));
+}
+
+export function freshFitState(): FitState {
+  return { epochsDone: 0, step: 0, bestValidationLoss: Infinity, bestEpoch: 0, epochsWithoutGain: 0, history: [], stopped: false, optimizer: [] };
+}
+
+/**
+ * Trains `net` on `train`, validating on `validation` after every epoch, from `state` (fresh or
+ * a checkpoint's). Ends with the best epoch's weights in `net`; returns the final state.
+ */
+export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, train: readonly SftPair[], validation: readonly SftPair[],
+  options: FitOptions, state: FitState = freshFitState(), deps: FitDeps = {}): Promise<FitState> {
+  if (train.length === 0) throw new Error('No training pairs: the buffer has no real transitions of this environment to learn from.');
+  const now = deps.now ?? (() => 0);
+  const optimizer = new ScheduledAdam(options.learningRate, 0.9, 0.98, 1e-8);
+  if (state.optimizer.length) {
+    const tensors = state.optimizer.map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) }));
+    await optimizer.setWeights(tensors);
+    tf.dispose(tensors.map((t) => t.tensor));
+  }
+  const buckets = lengthBuckets(train, options.batchSize);
+  const totalSteps = buckets.length * options.epochs;
+  let current = { ...state, history: state.history.slice() };
+  try {
+    for (let epoch = current.epochsDone + 1; epoch <= options.epochs && !current.stopped; epoch++) {
+      const started = now();
+      const order = Rng.fromSeed(options.seed, 'learned-fit', String(epoch)).shuffle(buckets);
+      let lossSum = 0, lossCount = 0, tokens = 0;
+      for (let b = 0; b < order.length; b++) {
+        if (deps.signal?.aborted) throw new DOMException('Training was stopped.', 'AbortError');
+        optimizer.setLearningRate(learningRateAt(current.step, totalSteps, options));
+        const batch = makeBatch(order[b], tokenizer);
+        const { value, grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
+        applyClippedGradients(optimizer, grads, options.maxGradNorm);
+        const loss = (await value.data())[0];
+        value.dispose();
+        if (!Number.isFinite(loss)) throw new Error(`The training loss became ${loss} at epoch ${epoch}, batch ${b + 1}; lower the learning rate.`);
+        const n = answerTokens(order[b]);
+        lossSum += loss * n; lossCount += n; tokens += tokensOf(order[b]);
+        current.step++;
+        const elapsed = (now() - started) / 1000;
+        const perBatch = elapsed / (b + 1);
+        deps.onProgress?.({ kind: 'batch', epoch, epochs: options.epochs, batch: b + 1, batches: order.length, loss: lossSum / lossCount,
+          tokensPerSecond: elapsed > 0 ? tokens / elapsed : 0,
+          secondsLeft: elapsed > 0 ? perBatch * ((order.length - b - 1) + (options.epochs - epoch) * order.length) : null });
+      }
+      net.weightsChanged();
+      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2) : lossSum / lossCount;
+      const seconds = (now() - started) / 1000;
+      const record: EpochRecord = { epoch, trainLoss: lossSum / lossCount, validationLoss, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, seconds };
+      const best = validationLoss < current.bestValidationLoss;
+      const epochsWithoutGain = best ? 0 : current.epochsWithoutGain + 1;
+      const stopping = epochsWithoutGain >= options.patience;
+      current = {
+        ...current, epochsDone: epoch, history: [...current.history, record], epochsWithoutGain, stopped: stopping,
+        ...(best ? { bestValidationLoss: validationLoss, bestEpoch: epoch, bestWeights: await net.getWeights() } : {}),
+        optimizer: await namedOptimizerWeights(optimizer),
+      };
+      deps.onProgress?.({ kind: 'epoch', record, best, stopping });
+      await deps.onEpoch?.(current);
+    }
+  } finally {
+    optimizer.dispose();
+  }
+  // The best epoch's weights are the model.
+  if (current.bestWeights) net.setWeights(current.bestWeights);
+  return current;
+}
+
+async function namedOptimizerWeights(optimizer: tf.Optimizer): Promise<NamedWeight[]> {
+  const named = await optimizer.getWeights();
+  const out = await Promise.all(named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })));
+  // The iteration count comes as a fresh scalar each call; the rest are the optimizer's own variables.
+  for (const w of named) if (w.name === 'iter') w.tensor.dispose();
+  return out;
+}

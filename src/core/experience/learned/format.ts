@@ -1,0 +1,274 @@
+/**
+ * What the learned experience model reads and writes, as token sequences. One module for
+ * training pairs and for dreaming, so the two can never drift apart.
+ *
+ * Context (only what the paper's M_exp sees: task, history, state, action, retrieved examples):
+ *
+ *   <bos> <task> instruction
+ *   <ex> state <exa> action <exn> next [<end> <r0|r1>]        × k retrieved transitions (the best one longer)
+ *   <hist> action <sep> action …                               last H accepted actions
+ *   <state> abstract state [<adm> a <sep> b …]                 admissible shown where the card says so
+ *   <act> action <ans>
+ *
+ * Answer (the decoder fixes this structure; the model writes the contents):
+ *
+ *   <yes|no>                                   valid: the action works here (<no>: then <eos>)
+ *   <yes|no> <r0|r1>                           terminated, reward (reward 1 only when terminated)
+ *   <obs> next abstract state
+ *   [<adm> a <sep> b …]                        admissible actions of a running episode
+ *   <eos>
+ *
+ * A first state (a task with no real start page): context `<bos> <task> instruction
+ * [<ex> first state …] <init> <ans>`, answer `<obs> state <adm> actions <eos>`.
+ *
+ * The decoder also reads a short prompt before the answer, `<act> action <pad>…` (or `<init>
+ * <pad>…`), always PROMPT_TOKENS long: the action is what the answer depends on most, and a
+ * fixed length keeps every row of a batch aligned.
+ *
+ * States are the domain card's abstract states (domain-card.ts); admissible lists leave out the
+ * card's global actions and page buttons. When every listed action is `verb[arg]` with one
+ * verb (WebShop), the list is written `verb[ <sep> arg <sep> arg …` to save tokens.
+ */
+import type { Step, Task, Transition } from '../../types';
+import { abstractAdmissible, abstractObservation, collapse, type DomainCard } from '../domain-card';
+import type { Tokenizer, Tokens, SpecialToken } from './tokenizer';
+
+/** Segment of each context token (an embedding the model adds). */
+export const SEGMENTS = { task: 0, example: 1, history: 2, state: 3, action: 4, answer: 5 } as const;
+export const SEGMENT_COUNT = 6;
+
+export interface FormatOptions {
+  /** Retrieved examples shown (0 = the no-retrieval ablation). */
+  k: number;
+  /** Past accepted actions shown (0 = the no-history ablation). */
+  historyLength: number;
+  instructionTokens: number;
+  stateTokens: number;
+  actionTokens: number;
+  exampleStateTokens: number;
+  exampleNextTokens: number;
+  /** The best-matching example's next state is shown longer: often the page to copy. */
+  firstExampleNextTokens: number;
+  /** Admissible actions shown or written at most, tokens per action, and tokens of a whole list. */
+  maxAdmissible: number;
+  admissibleActionTokens: number;
+  admissibleListTokens: number;
+  /** Tokens of a whole context at most (examples are dropped, last first, to fit). */
+  contextTokens: number;
+  /** Tokens of a written next state, and of its admissible list, at most. */
+  answerStateTokens: number;
+  answerAdmissibleTokens: number;
+}
+
+export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
+  k: 4,
+  historyLength: 4,
+  instructionTokens: 48,
+  stateTokens: 176,
+  actionTokens: 16,
+  exampleStateTokens: 10,
+  exampleNextTokens: 24,
+  firstExampleNextTokens: 120,
+  maxAdmissible: 24,
+  admissibleActionTokens: 16,
+  admissibleListTokens: 120,
+  contextTokens: 760,
+  answerStateTokens: 200,
+  answerAdmissibleTokens: 160,
+});
+
+/** A token sequence with the segment of each token. */
+export interface Sequence extends Tokens {
+  segments: number[];
+}
+
+/** Length of the decoder's prompt (`<act>` and the action's first tokens, padded). */
+export const PROMPT_TOKENS = 12;
+
+/** The decoder's prompt: `<act> action <pad>…`, or `<init> <pad>…` for a first state. */
+export function encodePrompt(tokenizer: Tokenizer, action: string | null): Tokens {
+  const out: Tokens = { ids: [tokenizer.special(action === null ? '<init>' : '<act>')], spaces: [0], cases: [0] };
+  if (action !== null) tokenizer.encodeInto(collapse(action), out, PROMPT_TOKENS - 1);
+  while (out.ids.length < PROMPT_TOKENS) { out.ids.push(tokenizer.special('<pad>')); out.spaces.push(0); out.cases.push(0); }
+  return out;
+}
+
+/** What one dreamed step's answer says (states abstract, admissible without globals/buttons). */
+export interface Answer {
+  valid: boolean;
+  terminated: boolean;
+  reward: 0 | 1;
+  observation: string;
+  admissible: string[];
+}
+
+class Builder {
+  readonly seq: Sequence = { ids: [], spaces: [], cases: [], segments: [] };
+  segment: number = SEGMENTS.task;
+  constructor(readonly tokenizer: Tokenizer) {}
+
+  mark(token: SpecialToken, segment = this.segment): this {
+    this.segment = segment;
+    this.seq.ids.push(this.tokenizer.special(token));
+    this.seq.spaces.push(0);
+    this.seq.cases.push(0);
+    this.seq.segments.push(segment);
+    return this;
+  }
+
+  text(text: string, maxTokens: number): this {
+    const before = this.seq.ids.length;
+    this.tokenizer.encodeInto(collapse(text), this.seq, maxTokens);
+    for (let i = before; i < this.seq.ids.length; i++) this.seq.segments.push(this.segment);
+    return this;
+  }
+
+  /**
+   * An admissible list (already abstract), at most `listTokens` tokens of whole actions: the
+   * shared `verb[` is written once when there is one.
+   */
+  actions(actions: readonly string[], o: FormatOptions, listTokens: number): this {
+    const list = actions.slice(0, o.maxAdmissible);
+    const verb = commonBracketVerb(list);
+    const start = this.seq.ids.length;
+    const fits = (a: string) => this.tokenizer.encode(a, o.admissibleActionTokens).ids.length + 1 + this.seq.ids.length - start <= listTokens;
+    if (verb) {
+      this.text(`${verb}[`, 4);
+      for (const a of list) {
+        const arg = a.slice(verb.length + 1, -1);
+        if (!fits(arg)) break;
+        this.mark('<sep>').text(arg, o.admissibleActionTokens);
+      }
+      return this;
+    }
+    for (let i = 0; i < list.length; i++) {
+      if (!fits(list[i])) break;
+      if (i > 0) this.mark('<sep>');
+      this.text(list[i], o.admissibleActionTokens);
+    }
+    return this;
+  }
+}
+
+/** The verb when every action is `verb[arg]` with the same verb (WebShop's clicks and searches). */
+export function commonBracketVerb(actions: readonly string[]): string | null {
+  if (actions.length === 0) return null;
+  const verb = /^(\w+)\[.*\]$/.exec(actions[0])?.[1];
+  if (!verb) return null;
+  return actions.every((a) => a.startsWith(`${verb}[`) && a.endsWith(']')) ? verb : null;
+}
+
+export interface ContextInput {
+  task: Pick<Task, 'instruction'>;
+  history: readonly Step[];
+  state: { text: string; admissible: readonly string[] };
+  action: string;
+  retrieved: readonly Pick<Transition, 'observation' | 'action' | 'nextObservation' | 'terminated' | 'reward'>[];
+}
+
+/** The context of one dreamed step, at most `o.contextTokens` long (the last examples give way). */
+export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Sequence {
+  for (let k = Math.min(o.k, input.retrieved.length); ; k--) {
+    const seq = buildContext(tokenizer, card, input, { ...o, k });
+    if (seq.ids.length <= o.contextTokens || k === 0) return seq;
+  }
+}
+
+function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Sequence {
+  const b = new Builder(tokenizer);
+  b.mark('<bos>', SEGMENTS.task).mark('<task>').text(input.task.instruction, o.instructionTokens);
+  input.retrieved.slice(0, o.k).forEach((t, i) => {
+    b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, t.observation), o.exampleStateTokens)
+      .mark('<exa>').text(t.action, o.actionTokens)
+      .mark('<exn>').text(abstractObservation(card, t.nextObservation), i === 0 ? o.firstExampleNextTokens : o.exampleNextTokens);
+    if (t.terminated) b.mark('<end>').mark(t.reward >= 1 ? '<r1>' : '<r0>');
+  });
+  // History: the last H accepted steps (no-ops change nothing).
+  const past = o.historyLength > 0 ? input.history.filter((s) => s.valid).slice(-o.historyLength) : [];
+  if (past.length) {
+    b.mark('<hist>', SEGMENTS.history);
+    past.forEach((s, i) => { if (i > 0) b.mark('<sep>'); b.text(s.action, o.actionTokens); });
+  }
+  b.mark('<state>', SEGMENTS.state).text(abstractObservation(card, input.state.text), o.stateTokens);
+  if (card.showAdmissible) b.mark('<adm>').actions(abstractAdmissible(card, input.state.admissible), o, o.admissibleListTokens);
+  b.mark('<act>', SEGMENTS.action).text(input.action, o.actionTokens);
+  b.mark('<ans>', SEGMENTS.answer);
+  return b.seq;
+}
+
+/** The context of a first state: the task, and first states of other tasks as examples. */
+export function encodeInitialContext(tokenizer: Tokenizer, card: DomainCard, task: Pick<Task, 'instruction'>,
+  examples: readonly { observation: string }[], o: FormatOptions): Sequence {
+  const b = new Builder(tokenizer);
+  b.mark('<bos>', SEGMENTS.task).mark('<task>').text(task.instruction, o.instructionTokens);
+  for (const e of examples.slice(0, o.k)) b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, e.observation), o.exampleNextTokens);
+  b.mark('<init>', SEGMENTS.action).mark('<ans>', SEGMENTS.answer);
+  return b.seq;
+}
+
+/** The answer tokens of a step (training targets). */
+export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOptions): Sequence {
+  const b = new Builder(tokenizer);
+  b.segment = SEGMENTS.answer;
+  b.mark(answer.valid ? '<yes>' : '<no>');
+  if (answer.valid) {
+    b.mark(answer.terminated ? '<yes>' : '<no>').mark(answer.reward === 1 ? '<r1>' : '<r0>');
+    b.mark('<obs>').text(answer.observation, o.answerStateTokens);
+    if (!answer.terminated && answer.admissible.length) b.mark('<adm>').actions(answer.admissible, o, o.answerAdmissibleTokens);
+  }
+  b.mark('<eos>');
+  return b.seq;
+}
+
+/** The answer tokens of a first state. */
+export function encodeInitialAnswer(tokenizer: Tokenizer, state: { observation: string; admissible: readonly string[] }, o: FormatOptions): Sequence {
+  const b = new Builder(tokenizer);
+  b.segment = SEGMENTS.answer;
+  b.mark('<obs>').text(state.observation, o.answerStateTokens);
+  if (state.admissible.length) b.mark('<adm>').actions(state.admissible, { ...o, maxAdmissible: o.maxAdmissible * 4 }, o.answerAdmissibleTokens);
+  b.mark('<eos>');
+  return b.seq;
+}
+
+/** Splits the tokens between `from` and `to` at `<sep>` and reads the admissible list back. */
+function decodeActions(tokenizer: Tokenizer, t: Tokens, from: number, to: number): string[] {
+  const sep = tokenizer.special('<sep>');
+  const items: string[] = [];
+  let start = from;
+  for (let i = from; i <= to; i++) {
+    if (i === to || t.ids[i] === sep) {
+      items.push(collapse(tokenizer.decode(t, start, i)));
+      start = i + 1;
+    }
+  }
+  const verb = items.length > 1 && /^\w+\[$/.test(items[0]) ? items[0].slice(0, -1) : null;
+  const actions = verb ? items.slice(1).map((a) => `${verb}[${a}]`) : items;
+  return actions.filter((a) => a.length > 0);
+}
+
+/** Reads a decoded answer back (the decoder's grammar guarantees the structure). */
+export function decodeAnswer(tokenizer: Tokenizer, t: Tokens): Answer {
+  const id = (s: SpecialToken) => tokenizer.special(s);
+  const valid = t.ids[0] === id('<yes>');
+  if (!valid) return { valid: false, terminated: false, reward: 0, observation: '', admissible: [] };
+  const terminated = t.ids[1] === id('<yes>');
+  const reward = t.ids[2] === id('<r1>') ? 1 : 0;
+  const { observation, admissible } = decodeState(tokenizer, t, 3);
+  return { valid, terminated, reward, observation, admissible };
+}
+
+/** `<obs> state [<adm> actions] <eos>` from position `at` (a first state starts there at 0). */
+export function decodeState(tokenizer: Tokenizer, t: Tokens, at = 0): { observation: string; admissible: string[] } {
+  const end = indexOrEnd(t.ids, tokenizer.special('<eos>'), at);
+  const adm = indexOrEnd(t.ids, tokenizer.special('<adm>'), at, end);
+  const obsStart = t.ids[at] === tokenizer.special('<obs>') ? at + 1 : at;
+  return {
+    observation: collapse(tokenizer.decode(t, obsStart, adm)),
+    admissible: adm < end ? decodeActions(tokenizer, t, adm + 1, end) : [],
+  };
+}
+
+function indexOrEnd(ids: readonly number[], id: number, from: number, end = ids.length): number {
+  for (let i = from; i < end; i++) if (ids[i] === id) return i;
+  return end;
+}

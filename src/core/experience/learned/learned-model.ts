@@ -1,0 +1,202 @@
+/**
+ * LearnedExperienceModel: the paper's M_exp as a small network trained here (the `learned:PATH`
+ * engine). It implements ExperienceModel, so DreamEnv, the audit, the trainer, the page and the
+ * CLI use it unchanged.
+ *
+ * - It sees only what an experience model may see: the task instruction, the last H steps, the
+ *   state, the action and top-k retrieved REAL transitions (format.ts). Never `task.spec`.
+ * - Concurrent `next` calls (one rollout step's episodes, awaited together) are coalesced: the
+ *   calls of one turn of the event loop become one batch, decoded greedily with a KV cache.
+ *   Identical requests in a batch are decoded once. A row's answer depends only on its own
+ *   context, so the same seed gives the same dream at any batch size.
+ * - The decoder fixes the answer's structure; the same consistency checks as the reasoning model
+ *   then apply (`checkConsistency`). A rejected answer is an invalid prediction (never learned
+ *   from), with its reason and the decoded text in `raw`.
+ * - A transition cache answers repeated (task, history, state, action) at once (greedy decoding
+ *   is deterministic), counted as cache hits.
+ */
+import type { ReplayBuffer } from '../../buffer/buffer';
+import type { Observation, Task, Transition } from '../../types';
+import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type DomainCard } from '../domain-card';
+import { checkConsistency } from '../reasoning-model';
+import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
+import { buildMasks, decodeBatch, type AnswerKind, type DecodeLimits } from './decode';
+import { decodeAnswer, decodeState, encodeContext, encodeInitialContext, encodePrompt, type FormatOptions, type Sequence } from './format';
+import type { ModelManifest } from './model-file';
+import { ExperienceNetwork, type NamedWeight } from './network';
+import { Tokenizer, type Tokens } from './tokenizer';
+
+export interface LearnedModelOptions {
+  /** Where retrieved examples come from (real transitions only). None: no examples. */
+  buffer?: ReplayBuffer;
+  /** Examples and history shown; at most what the model was trained with (default: that). */
+  k?: number;
+  historyLength?: number;
+  /** Most rows decoded together (default 64). */
+  maxBatch?: number;
+  /** Repeated requests answered from a cache (default on). */
+  transitionCache?: boolean;
+  cacheSize?: number;
+  /** Milliseconds, for the usage figures (default performance.now). */
+  now?: () => number;
+}
+
+interface Pending {
+  kind: AnswerKind;
+  key: string;
+  build: () => Promise<Sequence>;
+  prompt: Tokens;
+  resolve: (result: { text: ReturnType<typeof decodeAnswer> | ReturnType<typeof decodeState>; raw: string; promptTokens: number; completionTokens: number; ms: number; error?: string }) => void;
+}
+
+export interface LearnedModelStats { batches: number; rows: number; decodedRows: number; cacheHits: number }
+
+export class LearnedExperienceModel implements ExperienceModel {
+  readonly label: string;
+  readonly format: FormatOptions;
+  readonly preferredBatch: number;
+  readonly stats: LearnedModelStats = { batches: 0, rows: 0, decodedRows: 0, cacheHits: 0 };
+  private readonly masks: ReturnType<typeof buildMasks>;
+  private readonly limits: DecodeLimits;
+  private readonly cache = new Map<string, Prediction>();
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private scheduled = false;
+
+  constructor(readonly net: ExperienceNetwork, readonly tokenizer: Tokenizer, readonly card: DomainCard, readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions'>,
+    readonly options: LearnedModelOptions = {}) {
+    const trained = manifest.formatOptions;
+    this.format = { ...trained, k: Math.min(options.k ?? trained.k, trained.k), historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength) };
+    this.masks = buildMasks(tokenizer);
+    this.limits = { stateTokens: trained.answerStateTokens, maxAdmissible: trained.maxAdmissible, actionTokens: trained.admissibleActionTokens, admissibleTokens: trained.answerAdmissibleTokens };
+    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength})`;
+    this.preferredBatch = Math.max(1, options.maxBatch ?? 64);
+  }
+
+  /** A model from checked files (model-file.ts). */
+  static fromFiles(manifest: ModelManifest, weights: readonly NamedWeight[], options: LearnedModelOptions = {}): LearnedExperienceModel {
+    const net = ExperienceNetwork.fromWeights(manifest.network, weights);
+    return new LearnedExperienceModel(net, Tokenizer.fromJSON(manifest.tokenizer), manifest.card, manifest, options);
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? globalThis.performance?.now() ?? 0;
+  }
+
+  /** The top-k real transitions for a step (same env, valid, one per episode). */
+  private async retrieve(ctx: Pick<DreamContext, 'task' | 'state' | 'action' | 'retrieved'>): Promise<readonly Transition[]> {
+    if (ctx.retrieved) return ctx.retrieved.slice(0, this.format.k);
+    const buffer = this.options.buffer;
+    if (!buffer || this.format.k <= 0) return [];
+    const hits = await buffer.retrieve({ instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action }, this.format.k,
+      { env: ctx.task.env, validOnly: true, diverse: true, source: ['offline', 'real'] });
+    return hits.map((h) => h.transition);
+  }
+
+  private cacheKey(ctx: DreamContext): string {
+    return JSON.stringify([ctx.task.env, ctx.task.instruction, ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)), ctx.state.text, ctx.action]);
+  }
+
+  async next(ctx: DreamContext): Promise<Prediction> {
+    const key = this.cacheKey(ctx);
+    const cached = this.options.transitionCache === false ? undefined : this.cache.get(key);
+    if (cached) {
+      this.stats.cacheHits++;
+      return { ...cached, next: { ...cached.next, admissible: cached.next.admissible.slice() }, usage: { promptTokens: 0, completionTokens: 0, ms: 0 }, attempts: 0, notes: [], cached: true };
+    }
+    const result = await this.enqueue('next', key, encodePrompt(this.tokenizer, ctx.action), async () => encodeContext(this.tokenizer, this.card, {
+      task: ctx.task, history: ctx.history, state: ctx.state, action: ctx.action, retrieved: await this.retrieve(ctx),
+    }, this.format));
+    const prediction = this.toPrediction(ctx, result);
+    if (prediction.valid && this.options.transitionCache !== false) {
+      this.cache.set(key, prediction);
+      if (this.cache.size > (this.options.cacheSize ?? 20_000)) this.cache.delete(this.cache.keys().next().value as string);
+    }
+    return prediction;
+  }
+
+  private toPrediction(ctx: DreamContext, result: Parameters<Pending['resolve']>[0]): Prediction {
+    const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
+    const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
+    const base = { reasoning: '', usage, attempts: 1, notes: [] as string[], raw: result.raw };
+    if (result.error) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: result.error };
+    const answer = result.text as ReturnType<typeof decodeAnswer>;
+    if (!answer.valid) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
+    const text = concreteObservation(this.card, answer.observation, ctx.task.instruction);
+    const globals = globalActionsOf(this.card, ctx.history[0]?.admissible ?? ctx.state.admissible);
+    const admissible = answer.terminated ? [] : concreteAdmissible(this.card, answer.admissible, globals, text);
+    const inconsistent = checkConsistency({ reasoning: '', valid: true, observation: answer.observation, admissible: answer.admissible, reward: answer.reward, terminated: answer.terminated }, admissible);
+    if (inconsistent) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: inconsistent };
+    return { ...base, next: { text, admissible, task: ctx.task }, reward: answer.reward, terminated: answer.terminated, valid: true, actionValid: true, score: answer.reward };
+  }
+
+  async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {
+    const result = await this.enqueue('initial', `initial:${task.env}:${task.instruction}`, encodePrompt(this.tokenizer, null), async () => encodeInitialContext(this.tokenizer, this.card, task, [], this.format));
+    const state = result.text as ReturnType<typeof decodeState>;
+    const text = state.observation ? concreteObservation(this.card, state.observation, task.instruction) : '';
+    const admissible = concreteAdmissible(this.card, state.admissible, [], text, false);
+    if (result.error || !text || admissible.length === 0) {
+      throw new ExperienceModelError(`The learned experience model (${this.label}) wrote no usable first state for task '${task.id}': ` +
+        `${result.error ?? (!text ? 'the state is empty' : 'it lists no admissible actions')}. Start the task from a real environment, or train the model on more episodes.`, result.raw);
+    }
+    return { text, admissible, task };
+  }
+
+  // ---- batching ----------------------------------------------------------------------------------
+
+  private enqueue(kind: AnswerKind, key: string, prompt: Tokens, build: () => Promise<Sequence>): Promise<Parameters<Pending['resolve']>[0]> {
+    return new Promise((resolve) => {
+      this.queue.push({ kind, key, build, prompt, resolve });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // Every call of this turn of the event loop joins the batch.
+        setTimeout(() => { this.scheduled = false; void this.flush(); }, 0);
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    // One batch at a time; calls that arrive meanwhile form the next one.
+    while (this.flushing) await this.flushing;
+    const taken = this.queue.splice(0, this.queue.length);
+    if (taken.length === 0) return;
+    this.flushing = this.decodeAll(taken).finally(() => { this.flushing = null; });
+    await this.flushing;
+    if (this.queue.length && !this.scheduled) { this.scheduled = true; setTimeout(() => { this.scheduled = false; void this.flush(); }, 0); }
+  }
+
+  private async decodeAll(pending: Pending[]): Promise<void> {
+    const maxBatch = Math.max(1, this.options.maxBatch ?? 64);
+    // Identical requests are decoded once.
+    const unique = new Map<string, Pending[]>();
+    for (const p of pending) unique.set(`${p.kind}\u0000${p.key}`, [...(unique.get(`${p.kind}\u0000${p.key}`) ?? []), p]);
+    const groups = [...unique.values()];
+    this.stats.rows += pending.length;
+    for (let start = 0; start < groups.length; start += maxBatch) {
+      const chunk = groups.slice(start, start + maxBatch);
+      const started = this.now();
+      try {
+        const contexts = await Promise.all(chunk.map((g) => g[0].build()));
+        const decoded = await decodeBatch(this.net, this.tokenizer, this.masks, contexts, chunk.map((g) => g[0].prompt), chunk.map((g) => g[0].kind), this.limits);
+        const ms = (this.now() - started) / chunk.length;
+        this.stats.batches++;
+        this.stats.decodedRows += chunk.length;
+        chunk.forEach((group, i) => {
+          const tokens = decoded[i].tokens;
+          const text = group[0].kind === 'next' ? decodeAnswer(this.tokenizer, tokens) : decodeState(this.tokenizer, tokens);
+          const result = { text, raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000), promptTokens: contexts[i].ids.length, completionTokens: tokens.ids.length, ms };
+          group.forEach((p, j) => p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0 }));
+        });
+      } catch (error) {
+        // A batch that cannot be decoded costs its transitions, never the run.
+        const reason = `the learned model failed to decode: ${(error as Error).message}`;
+        for (const group of chunk) for (const p of group) p.resolve({ text: { observation: '', admissible: [] }, raw: '', promptTokens: 0, completionTokens: 0, ms: 0, error: reason });
+      }
+    }
+  }
+
+  dispose(): void {
+    this.net.dispose();
+    this.masks.table.dispose();
+  }
+}

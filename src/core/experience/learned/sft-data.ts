@@ -1,0 +1,190 @@
+/**
+ * The supervised data of the learned experience model (the paper's SFT step for M_exp), built
+ * from the replay buffer's REAL transitions — offline seed sets, imports, real rollouts, an
+ * imported domain's episodes — never from dreamed ones.
+ *
+ * - (context → answer) pairs: the context is what an experience model may see (task
+ *   instruction, last H steps, current state, action, top-k retrieved transitions — the same
+ *   retrieval as the reasoning model, the target's own episode left out); the answer is the next
+ *   abstract state, its admissible actions, `valid`, the reward and `terminated` (format.ts).
+ * - (task → first state) pairs, one per task, so dreamed starts work too.
+ * - Train and validation are split by task (a seeded hash of the task id), and tasks with a
+ *   held-out evaluation seed (≥ 1e9) never appear at all.
+ * - The same pairs export as TRL `messages` JSONL with the reasoning model's prompt (and its JSON
+ *   answer), for fine-tuning a real LLM with TRL or Unsloth.
+ *
+ * A step that ran into the step limit has no recorded next admissible list; it is left out
+ * (a running state must list its actions).
+ */
+import type { ReplayBuffer } from '../../buffer/buffer';
+import { hashString } from '../../rng';
+import type { Task, Transition } from '../../types';
+import { HELD_OUT_SEED_BASE } from '../../envs/env';
+import { abstractAdmissible, abstractObservation, type DomainCard } from '../domain-card';
+import { buildNextPrompt, DEFAULT_PROMPT_OPTIONS } from '../prompts';
+import { outcomeOf } from '../types';
+import { encodeAnswer, encodeContext, encodeInitialAnswer, encodeInitialContext, encodePrompt, type Answer, type FormatOptions, type Sequence } from './format';
+import type { Tokenizer, Tokens } from './tokenizer';
+
+export interface SftPair {
+  kind: 'next' | 'initial';
+  taskId: string;
+  episodeId: string;
+  context: Sequence;
+  /** The decoder's fixed-length prompt (format.ts `encodePrompt`). */
+  prompt: Tokens;
+  answer: Sequence;
+}
+
+/** One recorded episode: its transitions in step order. */
+export interface RecordedEpisode {
+  id: string;
+  taskId: string;
+  instruction: string;
+  steps: Transition[];
+}
+
+export interface SftSplit {
+  train: RecordedEpisode[];
+  validation: RecordedEpisode[];
+  /** Episodes dropped because their task is in the held-out evaluation range. */
+  heldOutDropped: number;
+}
+
+/** A task is in the held-out evaluation range when its seed is ≥ 1e9. */
+export function isHeldOutTask(task: Pick<Task, 'seed'> | undefined): boolean {
+  return typeof task?.seed === 'number' && task.seed >= HELD_OUT_SEED_BASE;
+}
+
+/** The buffer's real episodes of an env (offline and real sources; dreamed ones never). */
+export async function realEpisodes(buffer: ReplayBuffer, env: string): Promise<{ episodes: RecordedEpisode[]; tasks: Map<string, Task> }> {
+  const transitions = await buffer.store.listTransitions({ env, source: ['offline', 'real'] });
+  const tasks = new Map((await buffer.store.listTasks(env)).map((e) => [e.id, e.task]));
+  return { episodes: groupEpisodes(transitions), tasks };
+}
+
+export function groupEpisodes(transitions: readonly Transition[]): RecordedEpisode[] {
+  const byId = new Map<string, RecordedEpisode>();
+  for (const t of transitions) {
+    let e = byId.get(t.episodeId);
+    if (!e) byId.set(t.episodeId, (e = { id: t.episodeId, taskId: t.taskId, instruction: t.instruction, steps: [] }));
+    e.steps.push(t);
+  }
+  const episodes = [...byId.values()];
+  for (const e of episodes) e.steps.sort((a, b) => a.stepIndex - b.stepIndex);
+  return episodes.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Splits episodes by task: about `validationShare` of the tasks (by a seeded hash) validate. */
+export function splitByTask(episodes: readonly RecordedEpisode[], tasks: ReadonlyMap<string, Task>, validationShare: number, seed: number): SftSplit {
+  const train: RecordedEpisode[] = [], validation: RecordedEpisode[] = [];
+  let heldOutDropped = 0;
+  for (const e of episodes) {
+    if (isHeldOutTask(tasks.get(e.taskId))) { heldOutDropped++; continue; }
+    const u = hashString(e.taskId, (seed * 2654435761) >>> 0) / 4294967296;
+    (u < validationShare ? validation : train).push(e);
+  }
+  return { train, validation, heldOutDropped };
+}
+
+/** What the model must learn to write after a recorded step (undefined: not learnable, see the file comment). */
+export function answerOf(card: DomainCard, t: Transition): Answer | undefined {
+  if (!t.valid) return { valid: false, terminated: false, reward: 0, observation: '', admissible: [] };
+  if (!t.terminated && t.nextAdmissible.length === 0) return undefined;
+  return {
+    valid: true, terminated: t.terminated, reward: t.terminated ? outcomeOf(t.reward) : 0,
+    observation: abstractObservation(card, t.nextObservation),
+    admissible: t.terminated ? [] : abstractAdmissible(card, t.nextAdmissible),
+  };
+}
+
+/** The first state's admissible list as a model writes it: WebShop's buttons are implied; other envs list all. */
+export function initialAdmissible(card: DomainCard, admissible: readonly string[]): string[] {
+  return card.abstraction === 'webshop' ? abstractAdmissible(card, admissible) : admissible.slice();
+}
+
+/** Every text the tokenizer should learn from: instructions, abstract states, actions. */
+export function* corpusTexts(card: DomainCard, episodes: readonly RecordedEpisode[]): Generator<string> {
+  for (const e of episodes) {
+    yield e.instruction;
+    for (const t of e.steps) {
+      yield abstractObservation(card, t.observation);
+      yield t.action;
+      yield abstractObservation(card, t.nextObservation);
+      for (const a of abstractAdmissible(card, t.nextAdmissible)) yield a;
+    }
+    for (const a of e.steps[0]?.admissible ?? []) yield a;
+  }
+}
+
+/** Retrieval for a training pair: the reasoning model's query, the target's own episode left out. */
+export type ExampleRetriever = (t: Transition, k: number) => Promise<Transition[]>;
+
+export function bufferRetriever(buffer: ReplayBuffer): ExampleRetriever {
+  return async (t, k) => {
+    if (k <= 0) return [];
+    const hits = await buffer.retrieve({ instruction: t.instruction, observation: t.observation, action: t.action }, k + 1,
+      { env: t.env, validOnly: true, diverse: true, source: ['offline', 'real'] });
+    return hits.map((h) => h.transition).filter((x) => x.episodeId !== t.episodeId).slice(0, k);
+  };
+}
+
+/** The (context → answer) and (task → first state) pairs of some episodes. */
+export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer: Tokenizer, card: DomainCard, format: FormatOptions,
+  retrieve: ExampleRetriever): Promise<SftPair[]> {
+  const pairs: SftPair[] = [];
+  const startedTasks = new Set<string>();
+  for (const e of episodes) {
+    const first = e.steps[0];
+    if (first && first.stepIndex === 0 && first.admissible.length > 0 && !startedTasks.has(e.taskId)) {
+      startedTasks.add(e.taskId);
+      pairs.push({
+        kind: 'initial', taskId: e.taskId, episodeId: e.id,
+        context: encodeInitialContext(tokenizer, card, { instruction: e.instruction }, [], format), prompt: encodePrompt(tokenizer, null),
+        answer: encodeInitialAnswer(tokenizer, { observation: abstractObservation(card, first.observation), admissible: initialAdmissible(card, first.admissible) }, format),
+      });
+    }
+    for (let i = 0; i < e.steps.length; i++) {
+      const t = e.steps[i];
+      const answer = answerOf(card, t);
+      if (!answer) continue;
+      const history = e.steps.slice(0, i).map((s) => ({ observation: s.observation, admissible: s.admissible, action: s.action,
+        reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid }));
+      const context = encodeContext(tokenizer, card, {
+        task: { instruction: e.instruction }, history, state: { text: t.observation, admissible: t.admissible }, action: t.action,
+        retrieved: await retrieve(t, format.k),
+      }, format);
+      pairs.push({ kind: 'next', taskId: e.taskId, episodeId: e.id, context, prompt: encodePrompt(tokenizer, t.action), answer: encodeAnswer(tokenizer, answer, format) });
+    }
+  }
+  return pairs;
+}
+
+/**
+ * The pairs as TRL `messages` records: the reasoning model's prompt (system + user, without the
+ * reasoning field: the data has no reasoning traces) and the JSON answer a fine-tuned model
+ * should give. One JSON object a line.
+ */
+export async function trlMessagesJsonl(episodes: readonly RecordedEpisode[], card: DomainCard, retrieve: ExampleRetriever, k = DEFAULT_PROMPT_OPTIONS.k): Promise<string> {
+  const options = { ...DEFAULT_PROMPT_OPTIONS, k, reasoning: false };
+  const lines: string[] = [];
+  for (const e of episodes) {
+    for (let i = 0; i < e.steps.length; i++) {
+      const t = e.steps[i];
+      const answer = answerOf(card, t);
+      if (!answer) continue;
+      const history = e.steps.slice(0, i).map((s) => ({ observation: s.observation, admissible: s.admissible, action: s.action,
+        reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid }));
+      const prompt = buildNextPrompt({ card, task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' },
+        history, state: { text: t.observation, admissible: t.admissible, task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' } },
+        action: t.action, retrieved: await retrieve(t, k) }, options);
+      const reply = {
+        valid: answer.valid,
+        next_state: answer.valid ? { observation: answer.observation, admissible: answer.admissible } : { observation: abstractObservation(card, t.observation), admissible: abstractAdmissible(card, t.admissible) },
+        reward: answer.reward, terminated: answer.terminated,
+      };
+      lines.push(JSON.stringify({ messages: [...prompt.messages, { role: 'assistant', content: JSON.stringify(reply) }] }));
+    }
+  }
+  return lines.length ? `${lines.join('\n')}\n` : '';
+}

@@ -1,0 +1,191 @@
+/**
+ * The rollout phase of an iteration (design.md §4, steps 2–3): G episodes of each task, stepped
+ * together. At each step the policy scores every running state in one batched forward; then every
+ * running episode calls `env.step` at once and the steps are awaited together. An experience
+ * model therefore receives concurrent `next` calls (it may batch them, an HTTP engine may keep
+ * several requests in flight); the results are applied in episode order, so a seed gives the same
+ * run whatever order the steps complete in.
+ *
+ * The real-step budget is never exceeded: when it cannot pay for every running episode's step,
+ * the episodes beyond it are cut (their last step counts as truncated). A dreamed step whose
+ * answer was unusable is recorded for inspection and never learned from.
+ */
+import type { Rng } from '../rng';
+import type { Observation, StepResult, Task } from '../types';
+import type { Env } from '../envs/env';
+import { ExperienceModelError } from '../experience/types';
+import type { ActResult, CandidatePolicy } from '../policy/policy';
+import type { PolicyState } from '../policy/features';
+import type { PolicyStep } from '../rl/batch';
+import type { Phase } from './config';
+import type { TaskSource } from './task-source';
+import type { TraceStep } from './trace';
+
+/** A step as the loop keeps it: the trace step plus the next observation (for buffer records). */
+export interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> { observation: string; admissible: string[]; next: Observation }
+
+export interface Episode {
+  env: Env;
+  task: Task;
+  obs: Observation;
+  /** `iteration/task/member`; the members of a task share `iteration/task` as their group. */
+  episodeId: string;
+  groupId: string;
+  /** The steps learned from (usable ones). */
+  steps: PolicyStep[];
+  actions: string[];
+  done: boolean;
+  return: number;
+  success: boolean;
+  /** Every step, usable or not (traces and buffer records). */
+  record: RecordedStep[];
+}
+
+/** What the steps of a rollout cost: env steps, and for dreams the experience model's answers. */
+export interface RolloutTally {
+  steps: number;
+  /** Steps the experience model was asked about, and of those: unusable answers, tokens, cache hits. */
+  predictions: number;
+  invalid: number;
+  tokens: number;
+  cacheHits: number;
+}
+
+/** One env per episode slot and phase, made on first use and reused across iterations. */
+export class EnvPool {
+  private readonly envs: Record<Phase, Env[]> = { real: [], dream: [] };
+  constructor(private readonly make: (phase: Phase) => Env) {}
+
+  get(phase: Phase, index: number): Env {
+    const pool = this.envs[phase];
+    while (pool.length <= index) pool.push(this.make(phase));
+    return pool[index];
+  }
+}
+
+export interface StartOptions {
+  iteration: number;
+  groupSize: number;
+  phase: Phase;
+  source: TaskSource;
+  envs: EnvPool;
+  /** The iteration's task stream (replacement tasks are drawn from it). */
+  rng: Rng;
+}
+
+/**
+ * Resets `groupSize` episodes of each task, in task-major order. A task whose dreamed first state
+ * could not be written gives way to the source's replacement (the task list is updated in place);
+ * `startFailed` counts them.
+ */
+export async function startEpisodes(tasks: Task[], options: StartOptions): Promise<{ episodes: Episode[]; startFailed: number }> {
+  const episodes: Episode[] = [];
+  let startFailed = 0;
+  for (let t = 0; t < tasks.length; t++) {
+    for (let g = 0; g < options.groupSize; g++) {
+      const env = options.envs.get(options.phase, episodes.length);
+      let obs: Observation;
+      try {
+        obs = await env.reset({ seed: tasks[t].seed ?? 0, task: tasks[t] });
+      } catch (error) {
+        const replacement = g === 0 && error instanceof ExperienceModelError ? options.source.replacement(tasks[t], options.phase, options.rng) : null;
+        if (!replacement) throw error;
+        tasks[t] = replacement;
+        startFailed++;
+        obs = await env.reset({ seed: replacement.seed ?? 0, task: replacement });
+      }
+      // A start with nothing to choose from (a dreamed first state can be one) ends at once.
+      episodes.push({ env, task: tasks[t], obs, episodeId: `${options.iteration}/${t}/${g}`, groupId: `${options.iteration}/${t}`,
+        steps: [], actions: [], done: obs.admissible.length === 0, return: 0, success: false, record: [] });
+    }
+  }
+  return { episodes, startFailed };
+}
+
+export interface StepOptions {
+  policy: CandidatePolicy;
+  /** The iteration's sampling stream. */
+  rng: Rng;
+  phase: Phase;
+  stepLimit: number;
+  /** Env steps this rollout may take at most (Infinity: no budget). */
+  stepBudget: number;
+}
+
+/** Steps every running episode until all are done; returns what the steps cost. */
+export async function stepEpisodes(episodes: Episode[], options: StepOptions): Promise<RolloutTally> {
+  const tally: RolloutTally = { steps: 0, predictions: 0, invalid: 0, tokens: 0, cacheHits: 0 };
+  for (let t = 0; ; t++) {
+    const running = payableEpisodes(episodes, options.stepBudget - tally.steps);
+    if (running.length === 0) return tally;
+    const states = running.map((e): PolicyState => ({
+      instruction: e.obs.task.instruction, observation: e.obs.text, admissible: e.obs.admissible,
+      step: t, maxSteps: options.stepLimit, previousActions: e.actions,
+    }));
+    const acted = await options.policy.act(states, options.rng);
+    // All at once, awaited together; applied in episode order (never in completion order).
+    const results = await Promise.all(running.map((e, i) => e.env.step(acted.actions[i])));
+    results.forEach((result, i) => {
+      applyStep(running[i], states[i], acted, i, result, options.phase);
+      countStep(tally, result, options.phase);
+    });
+  }
+}
+
+/** The running episodes whose next step the budget pays for; the others are cut. */
+function payableEpisodes(episodes: Episode[], stepsLeft: number): Episode[] {
+  const running = episodes.filter((e) => !e.done);
+  if (stepsLeft >= running.length) return running;
+  const paid = Math.max(0, stepsLeft);
+  for (const e of running.slice(paid)) cut(e);
+  return running.slice(0, paid);
+}
+
+/** Ends an episode the budget cannot pay for: its last step counts as truncated. */
+function cut(e: Episode): void {
+  e.done = true;
+  const last = e.steps[e.steps.length - 1];
+  if (last) last.truncated = true;
+}
+
+/** A dreamed step whose answer was unusable: kept for inspection, never learned from. */
+function unusable(result: StepResult, phase: Phase): boolean {
+  return phase === 'dream' && result.info.dream?.invalid === true;
+}
+
+function applyStep(e: Episode, state: PolicyState, acted: ActResult, i: number, result: StepResult, phase: Phase): void {
+  const action = acted.actions[i];
+  const dream = result.info.dream;
+  const skip = unusable(result, phase);
+  e.record.push({
+    observation: e.obs.text, admissible: e.obs.admissible, action, next: result, actionIndex: acted.actionIndices[i], probabilities: acted.probs[i],
+    ...(acted.priors[i] ? { prior: acted.priors[i]! } : {}),
+    reward: result.reward, terminated: result.terminated, truncated: result.truncated, valid: !skip && result.info.valid,
+    ...(skip ? { dreamInvalid: true, ...(dream?.invalidReason ? { invalidReason: dream.invalidReason } : {}) } : {}),
+    ...(dream?.cached ? { cached: true } : {}),
+    ...(dream?.reasoning ? { reasoning: dream.reasoning } : {}),
+  });
+  if (!skip) {
+    e.steps.push({
+      state, action: acted.actionIndices[i], logProb: acted.logProbs[i], value: acted.values[i], prior: acted.priors[i],
+      reward: result.reward, terminated: result.terminated, truncated: result.truncated, episodeId: e.episodeId, groupId: e.groupId,
+    });
+  } else if (result.truncated && e.steps.length > 0) {
+    e.steps[e.steps.length - 1].truncated = true;
+  }
+  e.actions = [...e.actions, action];
+  e.return += result.reward;
+  e.obs = result;
+  if (result.terminated || result.truncated) { e.done = true; e.success = result.info.success; }
+  else if (result.admissible.length === 0) e.done = true; // nothing to choose from: the episode cannot go on
+}
+
+function countStep(tally: RolloutTally, result: StepResult, phase: Phase): void {
+  tally.steps++;
+  const dream = result.info.dream;
+  if (phase !== 'dream' || !dream?.predicted) return;
+  tally.predictions++;
+  tally.tokens += dream.tokens;
+  if (dream.cached) tally.cacheHits++;
+  if (unusable(result, phase)) tally.invalid++;
+}

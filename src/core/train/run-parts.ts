@@ -1,0 +1,132 @@
+/**
+ * The one builder of a run's parts (design.md §3): the experience model, the agent's LLM prior and
+ * the curriculum's LLM task generator, for a config. It parses `config.llm` once and builds what
+ * the config asks for. Callers hand it only what they own:
+ *
+ *   chat              a loaded chat model (the page's WebLLM or wllama engine; a test double)
+ *   apiKey            the key of an openai: server (the CLI reads it with its one rule; the page from Setup)
+ *   buffer            the replay buffer the reasoning model retrieves from (or how to open it: opened
+ *                     only when a model that retrieves is built)
+ *   domain            an imported domain (its card, its recorded first states; no oracle for it)
+ *   loadLearnedModel  reads a learned:PATH model (Node: a folder; the page: its own store)
+ *   answers           the token budget and retries of one dreamed answer
+ *
+ * A kind that runs only in the browser (webllm, wllama) needs the caller's chat model; without one
+ * (e.g. in Node) the error says where it runs. The noisy oracle and the learned model are not
+ * language models: a prior or LLM variations with them are config errors naming the fix.
+ */
+import type { ReplayBuffer } from '../buffer/buffer';
+import { LlmTaskGenerator, type LlmTaskGeneratorOptions } from '../curriculum/llm-variations';
+import { checkDomainEngine, DomainExperienceModel } from '../domain/train';
+import type { Domain } from '../domain/domain';
+import { NoisyOracleModel } from '../experience/noisy-oracle';
+import { ReasoningExperienceModel } from '../experience/reasoning-model';
+import type { ExperienceModel } from '../experience/types';
+import { OpenAiChatModel } from '../llm/openai';
+import { parseLlmSpec, type LlmSpec } from '../llm/spec';
+import type { ChatModel } from '../llm/types';
+import { LlmActionPrior } from '../policy/llm-prior';
+import type { ActionPrior } from '../policy/policy';
+import { ConfigError, TRAIN_DEFAULTS, type TrainConfig } from './config';
+
+type PartsSettings = 'mode' | 'retrievalK' | 'historyLength' | 'reasoning' | 'llmPrior' | 'curriculum' | 'curriculumVariations';
+/** What the builder reads of a config: env, llm and seed, and (defaults: TRAIN_DEFAULTS, mode 'dream') the rest. */
+export type RunPartsConfig = Pick<TrainConfig, 'env' | 'llm' | 'seed'> & Partial<Pick<TrainConfig, PartsSettings>>;
+
+export interface RunPartsDeps {
+  chat?: ChatModel;
+  apiKey?: string;
+  buffer?: ReplayBuffer | (() => Promise<ReplayBuffer | undefined>);
+  domain?: Domain;
+  loadLearnedModel?: (path: string, options: LearnedLoadOptions) => Promise<ExperienceModel>;
+  answers?: { maxTokens?: number; retries?: number };
+  generator?: LlmTaskGeneratorOptions;
+}
+
+/** What a learned model is given when it is loaded: the run's retrieval buffer and its k and H. */
+export interface LearnedLoadOptions { buffer?: ReplayBuffer; k: number; historyLength: number }
+
+export interface RunParts {
+  /** Present when the config dreams (mode dream or s2r). */
+  experienceModel?: ExperienceModel;
+  /** Present when config.llmPrior is on. */
+  prior?: ActionPrior;
+  /** Present when the curriculum asks for LLM variations. */
+  taskGenerator?: LlmTaskGenerator;
+}
+
+/** Raised for a browser-only engine where no chat model was handed in (Node, or a caller that did not load it). */
+export class BrowserEngineError extends Error {
+  constructor(spec: string) {
+    super(`'${spec}' runs in the browser only (WebLLM needs WebGPU, wllama keeps its GGUF file in the page's storage): ` +
+      'pick it on the page (Setup, then Train). From the command line use an OpenAI-compatible server instead, ' +
+      'e.g. --llm openai:http://127.0.0.1:8080/v1#default (llama-server serves the same GGUF file).');
+    this.name = 'BrowserEngineError';
+  }
+}
+
+/** Whether a config asks the LLM for curriculum variations (curriculum on, source 'llm' or 'both'). */
+export function wantsLlmVariations(config: Pick<TrainConfig, 'curriculum' | 'curriculumVariations'>): boolean {
+  return config.curriculum && (config.curriculumVariations === 'llm' || config.curriculumVariations === 'both');
+}
+
+export async function buildRunParts(partial: RunPartsConfig, deps: RunPartsDeps = {}): Promise<RunParts> {
+  const config = { ...TRAIN_DEFAULTS, mode: 'dream' as const, ...partial };
+  const spec = parseLlmSpec(config.llm);
+  if (deps.domain) checkDomainEngine(spec, deps.domain);
+  let made: ChatModel | null | undefined;
+  const chat = () => (made === undefined ? (made = chatFor(spec, config.llm, deps)) : made); // built once, only if a part needs it
+  const parts: RunParts = {};
+  if (config.mode !== 'real') parts.experienceModel = await experienceModelFor(spec, config, deps, chat);
+  if (config.llmPrior) parts.prior = new LlmActionPrior(needChat(chat(), config.llm, 'llmPrior'));
+  if (wantsLlmVariations(config)) {
+    parts.taskGenerator = new LlmTaskGenerator(needChat(chat(), config.llm, 'curriculumVariations'), { seed: config.seed, ...deps.generator });
+  }
+  return parts;
+}
+
+/**
+ * The run's chat model: the caller's, else one for an openai: spec; null for kinds that are not
+ * language models (the oracle, the learned model). A browser engine without the caller's throws.
+ */
+function chatFor(spec: LlmSpec, text: string, deps: RunPartsDeps): ChatModel | null {
+  if (deps.chat) return deps.chat;
+  switch (spec.kind) {
+    case 'openai': return new OpenAiChatModel({ baseUrl: spec.baseUrl, model: spec.model, ...(deps.apiKey ? { apiKey: deps.apiKey } : {}) });
+    case 'webllm': case 'wllama': throw new BrowserEngineError(text);
+    case 'oracle': case 'learned': return null;
+  }
+}
+
+function needChat(chat: ChatModel | null, llm: string, setting: 'llmPrior' | 'curriculumVariations'): ChatModel {
+  if (chat) return chat;
+  const what = llm.startsWith('oracle:') ? 'the noisy oracle has none' : 'the learned experience model is not a chat model';
+  const fix = setting === 'llmPrior' ? 'turn the prior off (llmPrior=false)' : 'use curriculumVariations=procedural';
+  throw new ConfigError(`'${setting}' needs a language model, but llm is '${llm}' (${what}). ` +
+    `Use an LLM engine (--llm openai:BASE_URL#MODEL, or WebLLM / wllama in the page), or ${fix}.`);
+}
+
+async function experienceModelFor(spec: LlmSpec, config: RunPartsConfig & typeof TRAIN_DEFAULTS, deps: RunPartsDeps, chat: () => ChatModel | null): Promise<ExperienceModel> {
+  const model = spec.kind === 'oracle'
+    ? new NoisyOracleModel(config.env, { epsilonReward: spec.epsilonReward, epsilonTransition: spec.epsilonTransition, seed: config.seed })
+    : spec.kind === 'learned' ? await learnedModel(spec.path, deps, {
+      buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined, k: config.retrievalK, historyLength: config.historyLength })
+    : new ReasoningExperienceModel(chat()!, {
+      buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined, k: config.retrievalK, historyLength: config.historyLength,
+      reasoning: config.reasoning, seed: config.seed, ...(deps.domain ? { domainCard: deps.domain.card } : {}), ...deps.answers,
+    });
+  // A domain's demonstrated tasks start from their recorded first states, whatever the model.
+  return deps.domain ? new DomainExperienceModel(model, deps.domain) : model;
+}
+
+function openBuffer(buffer: RunPartsDeps['buffer']): Promise<ReplayBuffer | undefined> {
+  return typeof buffer === 'function' ? buffer() : Promise.resolve(buffer);
+}
+
+function learnedModel(path: string, deps: RunPartsDeps, options: LearnedLoadOptions): Promise<ExperienceModel> {
+  if (!deps.loadLearnedModel) {
+    throw new Error(`'learned:${path}' names a learned experience model, and loading one is the caller's job: ` +
+      'hand buildRunParts a loadLearnedModel(path) (Node reads a folder; the page reads its stored model).');
+  }
+  return deps.loadLearnedModel(path, options);
+}

@@ -1,0 +1,93 @@
+/**
+ * NODE ONLY (src/node/): learned experience models and their training checkpoints as folders.
+ *
+ *   DIR/model.json + DIR/weights.bin           a trained model (model-file.ts)
+ *   DIR/checkpoint/state.json + state-N.bin    the training in progress (resume with --resume)
+ *
+ * A model folder is written beside the old one and swapped in by renames, so a crash leaves the
+ * old model or the new one. A checkpoint's data file has a new name each epoch and the manifest
+ * that names it is replaced by one rename, so a crash leaves the old checkpoint or the new one.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { ReplayBuffer } from '../core/buffer/buffer';
+import { LearnedExperienceModel, type LearnedModelOptions } from '../core/experience/learned/learned-model';
+import {
+  CHECKPOINT_FORMAT, decodeTensorGroups, encodeTensorGroups, MANIFEST_FILE, ModelFileError, readModelFiles, WEIGHTS_FILE, type ModelManifest,
+} from '../core/experience/learned/model-file';
+import type { NamedWeight } from '../core/experience/learned/network';
+import type { LearnedCheckpoint } from '../core/experience/learned/train-model';
+
+/** Reads and checks the model in `dir`. */
+export async function readModelFolder(dir: string): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+  const where = resolve(dir);
+  if (!existsSync(join(dir, MANIFEST_FILE))) {
+    throw new ModelFileError(`No learned experience model in ${where} (no ${MANIFEST_FILE}): train one with 'dreamgym expmodel train --env ENV --out ${dir}', or give the folder of one (public/models/<env> holds the shipped ones).`);
+  }
+  return readModelFiles(async (file) => (file === MANIFEST_FILE ? readFileSync(join(dir, file), 'utf8') : new Uint8Array(readFileSync(join(dir, file)))), where);
+}
+
+/** The learned experience model in `dir`, retrieving from `options.buffer`. */
+export async function loadModelFolder(dir: string, options: LearnedModelOptions = {}): Promise<LearnedExperienceModel> {
+  const { manifest, weights } = await readModelFolder(dir);
+  return LearnedExperienceModel.fromFiles(manifest, weights, options);
+}
+
+/** Writes a model's two files into `dir` as one unit (a sibling folder renamed into place). */
+export function writeModelFolder(dir: string, files: { manifest: string; weights: Uint8Array }): void {
+  const target = resolve(dir);
+  mkdirSync(dirname(target), { recursive: true });
+  const fresh = `${target}.new-${process.pid}`;
+  const old = `${target}.old-${process.pid}`;
+  rmSync(fresh, { recursive: true, force: true });
+  mkdirSync(fresh);
+  writeFileSync(join(fresh, WEIGHTS_FILE), files.weights);
+  writeFileSync(join(fresh, MANIFEST_FILE), files.manifest);
+  // Anything else in the old folder (a checkpoint) moves over too.
+  if (existsSync(target)) {
+    for (const entry of readdirSync(target)) if (entry !== MANIFEST_FILE && entry !== WEIGHTS_FILE) renameSync(join(target, entry), join(fresh, entry));
+    renameSync(target, old);
+  }
+  renameSync(fresh, target);
+  rmSync(old, { recursive: true, force: true });
+}
+
+const STATE_FILE = 'state.json';
+
+/** Saves a training checkpoint in DIR/checkpoint (see the file comment). */
+export function writeCheckpoint(dir: string, checkpoint: LearnedCheckpoint): void {
+  const folder = join(dir, 'checkpoint');
+  mkdirSync(folder, { recursive: true });
+  const { weights, optimizer, bestWeights, ...rest } = checkpoint;
+  const blob = encodeTensorGroups({ weights, optimizer, bestWeights });
+  const dataFile = `state-${checkpoint.fit.epochsDone}.bin`;
+  writeFileSync(join(folder, dataFile), blob.bytes);
+  writeFileSync(join(folder, `${STATE_FILE}.tmp`), JSON.stringify({ ...rest, dataFile, index: blob.index, crc32: blob.crc32 }));
+  renameSync(join(folder, `${STATE_FILE}.tmp`), join(folder, STATE_FILE));
+  for (const entry of readdirSync(folder)) if (/^state-\d+\.bin$/.test(entry) && entry !== dataFile) rmSync(join(folder, entry), { force: true });
+}
+
+/** The checkpoint in DIR/checkpoint, or null when there is none. */
+export function readCheckpoint(dir: string): LearnedCheckpoint | null {
+  const folder = join(dir, 'checkpoint');
+  const statePath = join(folder, STATE_FILE);
+  if (!existsSync(statePath)) return null;
+  let state: Omit<LearnedCheckpoint, 'weights' | 'optimizer' | 'bestWeights'> & { dataFile: string; index: Record<string, ModelManifest['weights']>; crc32: string };
+  try {
+    state = JSON.parse(readFileSync(statePath, 'utf8'));
+  } catch (error) {
+    throw new ModelFileError(`${statePath} is not JSON (${(error as Error).message}); delete ${folder} and train again without --resume.`);
+  }
+  if (state.format !== CHECKPOINT_FORMAT) throw new ModelFileError(`${statePath} is not a learned-model checkpoint (format '${String(state.format)}').`);
+  const dataPath = join(folder, basename(state.dataFile));
+  if (!existsSync(dataPath)) throw new ModelFileError(`${statePath} names ${state.dataFile}, which is missing; delete ${folder} and train again without --resume.`);
+  const groups = decodeTensorGroups(state.index, new Uint8Array(readFileSync(dataPath)), state.crc32, folder);
+  const { dataFile: _d, index: _i, crc32: _c, ...rest } = state;
+  return { ...rest, weights: groups.weights ?? [], optimizer: groups.optimizer ?? [], bestWeights: groups.bestWeights ?? [] } as LearnedCheckpoint;
+}
+
+export function removeCheckpoint(dir: string): void {
+  rmSync(join(dir, 'checkpoint'), { recursive: true, force: true });
+}
+
+export type { ReplayBuffer };

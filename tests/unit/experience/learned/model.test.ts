@@ -1,0 +1,137 @@
+import * as tf from '@tensorflow/tfjs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../../src/core/policy/backend';
+import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
+import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
+import { makeDreamEnv } from '../../../../src/core/experience/dream-env';
+import { LearnedExperienceModel } from '../../../../src/core/experience/learned/learned-model';
+import { decodeModelFiles, encodeModelFiles, ModelFileError } from '../../../../src/core/experience/learned/model-file';
+import { learnedTrainOptions, trainLearnedModel, type LearnedCheckpoint } from '../../../../src/core/experience/learned/train-model';
+import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
+import { rolloutEpisode, makeBaselinePolicy } from '../../../../src/core/data/rollout';
+import { Rng } from '../../../../src/core/rng';
+import type { Task, Trajectory } from '../../../../src/core/types';
+import { readModelFolder, writeModelFolder } from '../../../../src/node/model-folder';
+
+const ENV = 'webshop-lite-v0';
+const card = builtInDomainCard(ENV)!;
+let trajectories: Trajectory[];
+
+beforeAll(async () => {
+  expect((await initBackend('wasm')).backend).toBe('wasm');
+  const env = makeEnv(ENV);
+  const definition = getEnvDefinition(ENV);
+  trajectories = [];
+  for (let i = 0; i < 6; i++) {
+    const policy = makeBaselinePolicy(i % 3 === 2 ? 'random' : 'expert');
+    trajectories.push(await rolloutEpisode(env, policy, { seed: 500 + i, task: definition.generateTask(500 + i, 0) }));
+  }
+});
+
+/** A tiny model trained for a couple of epochs on a few expert and random episodes. */
+async function tinyTrained(epochs = 2, resume?: LearnedCheckpoint, onCheckpoint?: (c: LearnedCheckpoint) => void) {
+  const buffer = await bufferFromTrajectories(trajectories);
+  const options = learnedTrainOptions({
+    name: 'tiny', validationShare: 0.3,
+    network: { dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2 },
+    fit: { epochs, batchSize: 8, warmupSteps: 2, patience: 10, seed: 3 },
+  });
+  const result = await trainLearnedModel(buffer, ENV, card, options, { ...(resume ? { resume } : {}), ...(onCheckpoint ? { onCheckpoint } : {}) });
+  return { buffer, result };
+}
+
+describe('learned experience model', () => {
+  it('round-trips its files, and refuses damaged or mismatched ones by name', async () => {
+    const { result } = await tinyTrained(1);
+    const { manifest, weights } = decodeModelFiles(result.manifest, result.weights);
+    expect(manifest.env).toBe(ENV);
+    expect(manifest.training.data.trainPairs).toBeGreaterThan(0);
+    const original = await result.network.getWeights();
+    expect(weights.map((w) => Array.from(w.data))).toEqual(original.map((w) => Array.from(w.data)));
+    const flipped = result.weights.slice();
+    flipped[100] ^= 0xff;
+    expect(() => decodeModelFiles(result.manifest, flipped)).toThrow(ModelFileError);
+    expect(() => decodeModelFiles(result.manifest, flipped)).toThrow(/weights\.bin .* does not match model\.json/);
+    expect(() => decodeModelFiles('{not json', result.weights)).toThrow(/model\.json .* is not JSON/);
+    const nan = encodeModelFiles({ ...manifest }, original.map((w, i) => (i === 0 ? { ...w, data: w.data.map((x, j) => (j === 0 ? NaN : x)) } : w)));
+    expect(() => decodeModelFiles(nan.manifest, nan.weights)).toThrow(/holds NaN/);
+    const dir = join(mkdtempSync(join(tmpdir(), 'learned-')), 'model');
+    writeModelFolder(dir, result);
+    writeModelFolder(dir, result); // replacing a model is one swap
+    expect((await readModelFolder(dir)).manifest.weightsFile).toEqual(manifest.weightsFile);
+    writeFileSync(join(dir, 'weights.bin'), readFileSync(join(dir, 'weights.bin')).subarray(0, 40));
+    await expect(readModelFolder(dir)).rejects.toThrow(/does not match/);
+    result.network.dispose();
+  }, 120_000);
+
+  it('resumes training from an epoch checkpoint to exactly the uninterrupted weights', async () => {
+    const checkpoints: LearnedCheckpoint[] = [];
+    const straight = await tinyTrained(2, undefined, (c) => { checkpoints.push(c); });
+    expect(checkpoints.map((c) => c.fit.epochsDone)).toEqual([1, 2]);
+    const resumed = await tinyTrained(2, checkpoints[0]);
+    expect(resumed.result.weights).toEqual(straight.result.weights);
+    straight.result.network.dispose();
+    resumed.result.network.dispose();
+  }, 120_000);
+
+  it('never sees task.spec: dreaming with every spec removed gives identical predictions', async () => {
+    const { buffer, result } = await tinyTrained(1);
+    const model = new LearnedExperienceModel(result.network, result.tokenizer, card, result.parsed, { buffer });
+    const withSpec: unknown[] = [], without: unknown[] = [];
+    for (const t of trajectories) {
+      const stripped: Task = { ...t.task };
+      delete stripped.spec;
+      for (let i = 0; i < t.steps.length; i++) {
+        const s = t.steps[i];
+        const ctx = (task: Task) => ({ task, history: t.steps.slice(0, i), state: { text: s.observation, admissible: s.admissible, task }, action: s.action });
+        const [a, b] = await Promise.all([model.next(ctx(t.task)), model.next(ctx(stripped))]);
+        withSpec.push({ ...a, next: { ...a.next, task: undefined }, cached: undefined, usage: undefined });
+        without.push({ ...b, next: { ...b.next, task: undefined }, cached: undefined, usage: undefined });
+      }
+    }
+    expect(without).toEqual(withSpec);
+    model.dispose();
+  }, 120_000);
+
+  it('gives the same dream at any batch size, coalescing concurrent calls into batches', async () => {
+    const { buffer, result } = await tinyTrained(1);
+    const weights = await result.network.getWeights();
+    const dream = async (maxBatch: number) => {
+      const model = LearnedExperienceModel.fromFiles(result.parsed, weights, { buffer, maxBatch, transitionCache: false });
+      const envs = Array.from({ length: 6 }, () => makeDreamEnv(model, { envId: ENV }));
+      const definition = getEnvDefinition(ENV);
+      const observations = await Promise.all(envs.map((e, i) => e.reset({ seed: 1_000_000_000 + i, task: definition.generateTask(1_000_000_000 + i, 0) })));
+      const rng = Rng.fromSeed(1, 'dream-test');
+      const trace: string[] = [];
+      for (let t = 0; t < 4; t++) {
+        const actions = observations.map((o) => (o.admissible.length ? rng.pick(o.admissible) : ''));
+        const steps = await Promise.all(envs.map((e, i) => (actions[i] ? e.step(actions[i]) : Promise.resolve(null))));
+        steps.forEach((r, i) => { if (r) { observations[i] = r; trace.push(`${i}:${actions[i]}→${r.text}|${r.admissible.join(',')}|${r.reward}|${r.terminated}|${r.info.valid}`); } });
+      }
+      const stats = { ...model.stats };
+      model.dispose();
+      return { trace, stats };
+    };
+    const one = await dream(1);
+    const many = await dream(64);
+    expect(many.trace).toEqual(one.trace);
+    expect(one.stats.batches).toBeGreaterThan(many.stats.batches);
+    expect(many.stats.rows / many.stats.batches).toBeGreaterThan(1); // concurrent calls became batches
+    result.network.dispose();
+  }, 120_000);
+
+  it('keeps tf.memory flat across dream steps', async () => {
+    const { buffer, result } = await tinyTrained(1);
+    const model = new LearnedExperienceModel(result.network, result.tokenizer, card, result.parsed, { buffer, transitionCache: false });
+    const t = trajectories[0];
+    const ask = () => Promise.all(t.steps.map((s, i) => model.next({ task: t.task, history: t.steps.slice(0, i), state: { text: s.observation, admissible: s.admissible, task: t.task }, action: s.action })));
+    await ask();
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 3; i++) await ask();
+    expect(tf.memory().numTensors).toBe(before);
+    model.dispose();
+  }, 120_000);
+});

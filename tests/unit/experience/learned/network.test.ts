@@ -1,0 +1,132 @@
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../../src/core/policy/backend';
+import { buildMasks, decodeBatch } from '../../../../src/core/experience/learned/decode';
+import { decodeAnswer } from '../../../../src/core/experience/learned/format';
+import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
+import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
+import { TOY_FORMAT, TOY_STEPS, tinyConfig, tinyNetwork, toyPairs, toyTokenizer } from './fixtures';
+
+beforeAll(async () => {
+  expect((await initBackend('wasm')).backend).toBe('wasm');
+});
+
+const limits = { stateTokens: TOY_FORMAT.answerStateTokens, maxAdmissible: TOY_FORMAT.maxAdmissible, actionTokens: TOY_FORMAT.admissibleActionTokens, admissibleTokens: TOY_FORMAT.answerAdmissibleTokens };
+
+describe('experience network', () => {
+  it('has gradients that match finite differences', () => {
+    const tokenizer = toyTokenizer();
+    const net = tinyNetwork(tokenizer, 3, { dModel: 8, selfDim: 4, attentionDim: 4 });
+    const batch = makeBatch(toyPairs(tokenizer).slice(0, 2), tokenizer);
+    const lossValue = () => tf.tidy(() => net.loss(batch).total.dataSync()[0]);
+    const { grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
+    // A few entries of weights on every path: the encoder conv, the cross-attention, the pointer gate, the output.
+    for (const name of ['enc0/conv_w', 'dec0/xk_w', 'dec0/qkv_w', 'gate_w', 'vocab_w', 'tok']) {
+      const variable = [...net.variables.entries()].find(([n]) => n === name)![1];
+      const analytic = grads[variable.name].dataSync();
+      const values = variable.dataSync().slice();
+      for (const index of [0, Math.floor(values.length / 2), values.length - 1]) {
+        const eps = 1e-2;
+        const at = (delta: number) => { const v = values.slice(); v[index] += delta; variable.assign(tf.tensor(v, variable.shape)); return lossValue(); };
+        const numeric = (at(eps) - at(-eps)) / (2 * eps);
+        variable.assign(tf.tensor(values, variable.shape));
+        expect(Math.abs(numeric - analytic[index])).toBeLessThan(2e-3 + 0.05 * Math.abs(numeric));
+      }
+    }
+    tf.dispose(Object.values(grads));
+    net.dispose();
+  });
+
+  it('overfits a handful of transitions exactly, and decodes them back', async () => {
+    const tokenizer = toyTokenizer();
+    const pairs = toyPairs(tokenizer);
+    const net = tinyNetwork(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
+    const state = await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 150, batchSize: 4, learningRate: 1e-2, warmupSteps: 10, patience: 1000, seed: 1 });
+    expect(state.history.at(-1)!.trainLoss).toBeLessThan(0.05);
+    const masks = buildMasks(tokenizer);
+    const decoded = await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+    decoded.forEach((d, i) => expect(decodeAnswer(tokenizer, d.tokens)).toEqual(TOY_STEPS[i].answer));
+    masks.table.dispose();
+    net.dispose();
+  }, 120_000);
+
+  it('decodes with the KV cache what the full recomputation predicts, step by step', async () => {
+    const tokenizer = toyTokenizer();
+    const pairs = toyPairs(tokenizer);
+    const net = tinyNetwork(tokenizer, 7);
+    const batch = makeBatch(pairs, tokenizer);
+    const full = net.teacherForced(batch);
+    const [vocab, pointer, gate] = [full.vocab.dataSync(), full.pointer.dataSync(), full.gate.dataSync()];
+    const B = pairs.length, V = tokenizer.size, Lc = batch.contextLength, P = pairs[0].prompt.ids.length;
+    const lengths = Int32Array.from(pairs, (p) => p.context.ids.length);
+    const flat = (pick: (c: typeof pairs[number]['context']) => number[]) => {
+      const out = new Int32Array(B * Lc);
+      pairs.forEach((p, b) => out.set(pick(p.context), b * Lc));
+      return out;
+    };
+    const cache = net.prefill({ ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments),
+      positions: Int32Array.from({ length: B * Lc }, (_, i) => i % Lc) }, B, Lc, lengths);
+    const noMask = tf.zeros([B, V]) as tf.Tensor2D;
+    let fed = { ids: new Int32Array(pairs.flatMap((p) => [...p.prompt.ids, tokenizer.special('<ans>')])), spaces: new Int32Array(B * (P + 1)), cases: new Int32Array(B * (P + 1)) };
+    pairs.forEach((p, b) => { fed.spaces.set(p.prompt.spaces, b * (P + 1)); fed.cases.set(p.prompt.cases, b * (P + 1)); });
+    const steps = Math.min(...pairs.map((p) => p.answer.ids.length));
+    for (let t = 0; t < steps; t++) {
+      const out = await net.step(cache, fed, noMask);
+      for (let b = 0; b < B; b++) {
+        const row = b * batch.answerLength + P + t;
+        for (let w = 0; w < V; w++) expect(Math.abs(out.vocab[b * V + w] - vocab[row * V + w])).toBeLessThan(1e-4);
+        for (let j = 0; j < lengths[b]; j++) expect(Math.abs(out.pointer[b * Lc + j] - pointer[row * Lc + j])).toBeLessThan(1e-4);
+        expect(Math.abs(out.gate[b] - gate[row])).toBeLessThan(1e-4);
+      }
+      fed = { ids: Int32Array.from(pairs, (p) => p.answer.ids[t]), spaces: Int32Array.from(pairs, (p) => p.answer.spaces[t]), cases: Int32Array.from(pairs, (p) => p.answer.cases[t]) };
+    }
+    net.disposeCache(cache);
+    tf.dispose([full.vocab, full.pointer, full.gate, noMask]);
+    net.dispose();
+  });
+
+  it('decodes a batch exactly as each row alone, whatever the padding', async () => {
+    const tokenizer = toyTokenizer();
+    const pairs = toyPairs(tokenizer);
+    const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
+    const masks = buildMasks(tokenizer);
+    const together = await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+    for (let i = 0; i < pairs.length; i++) {
+      const [alone] = await decodeBatch(net, tokenizer, masks, [pairs[i].context], [pairs[i].prompt], ['next'], limits);
+      expect(alone.tokens).toEqual(together[i].tokens);
+      // In another company (a different longest context), the row still decodes the same.
+      const [first] = await decodeBatch(net, tokenizer, masks, [pairs[i].context, pairs[(i + 1) % pairs.length].context, pairs[(i + 2) % pairs.length].context], [pairs[i].prompt, pairs[(i + 1) % pairs.length].prompt, pairs[(i + 2) % pairs.length].prompt], ['next', 'next', 'next'], limits);
+      expect(first.tokens).toEqual(together[i].tokens);
+    }
+    masks.table.dispose();
+    net.dispose();
+  });
+
+  it('keeps tf.memory flat across training steps and decoding', async () => {
+    const tokenizer = toyTokenizer();
+    const pairs = toyPairs(tokenizer);
+    const net = tinyNetwork(tokenizer, 13);
+    const masks = buildMasks(tokenizer);
+    const fit = { ...DEFAULT_FIT_OPTIONS, epochs: 1, batchSize: 2, warmupSteps: 1 };
+    await fitNetwork(net, tokenizer, pairs, pairs, fit);
+    await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 3; i++) {
+      await fitNetwork(net, tokenizer, pairs, pairs, fit);
+      await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+    }
+    expect(tf.memory().numTensors).toBe(before);
+    masks.table.dispose();
+    net.dispose();
+  });
+
+  it('builds the same network from the same seed, and refuses weights of another shape', async () => {
+    const tokenizer = toyTokenizer();
+    const a = tinyNetwork(tokenizer, 17), b = tinyNetwork(tokenizer, 17), c = tinyNetwork(tokenizer, 18);
+    const [wa, wb, wc] = await Promise.all([a.getWeights(), b.getWeights(), c.getWeights()]);
+    expect(wa.map((w) => Array.from(w.data))).toEqual(wb.map((w) => Array.from(w.data)));
+    expect(wa[0].data).not.toEqual(wc[0].data);
+    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, { dModel: 8 }), wa)).toThrow(/needs \[/);
+    [a, b, c].forEach((n) => n.dispose());
+  });
+});

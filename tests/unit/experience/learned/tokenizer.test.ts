@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { CASE_CAPITAL, CASE_LOWER, CASE_UPPER, Tokenizer, caseOf, splitPieces } from '../../../../src/core/experience/learned/tokenizer';
+import { DEFAULT_FORMAT_OPTIONS, decodeAnswer, decodeState, encodeAnswer, encodeInitialAnswer, commonBracketVerb } from '../../../../src/core/experience/learned/format';
+
+const corpus = [
+  'Page 1 (Total results: 50) | B0EUB84QR9 | Mabry Linen Sofa | $456.95',
+  'click[b0eub84qr9]', 'You arrive at desk 1. On the desk 1, you see a laptop 1.', 'take laptop 1 from desk 1',
+];
+
+describe('learned tokenizer', () => {
+  const tokenizer = Tokenizer.learn([...corpus, ...corpus], { minCount: 2 });
+
+  it('round-trips the texts it learned from', () => {
+    for (const text of corpus) expect(tokenizer.decode(tokenizer.encode(text))).toBe(text);
+  });
+
+  it('round-trips unseen ids, names and numbers through the character fallback', () => {
+    for (const text of ['B0ZZZ999QX costs $1234567.08', 'Larkspur iPhone XR-12', 'go to drawer 17', 'q', '   spaced   out  ']) {
+      expect(tokenizer.decode(tokenizer.encode(text))).toBe(text.replace(/\s+/g, ' ').trim());
+    }
+    const unseen = tokenizer.encode('B0ZZZ999QX');
+    expect(unseen.ids.length).toBeGreaterThan(1); // spelled
+  });
+
+  it('keeps space and case out of the piece id, so ids copy between forms', () => {
+    const upper = tokenizer.encode('B0EUB84QR9');
+    const lower = tokenizer.encode('[b0eub84qr9');
+    expect(upper.ids).toHaveLength(1);
+    expect(lower.ids[1]).toBe(upper.ids[0]);
+    expect(upper.cases[0]).toBe(CASE_UPPER);
+    expect(lower.cases[1]).toBe(CASE_LOWER);
+    expect(tokenizer.encode('Linen').cases[0]).toBe(CASE_CAPITAL);
+  });
+
+  it('splits digit runs longer than four in threes and classifies case', () => {
+    expect(splitPieces('1234567').map((p) => p.piece)).toEqual(['123', '456', '7']);
+    expect(splitPieces('2024').map((p) => p.piece)).toEqual(['2024']);
+    expect(caseOf('iPhone')).toBeNull();
+    expect(caseOf('A')?.letterCase).toBe(CASE_CAPITAL);
+  });
+
+  it('refuses a vocabulary that does not start with the special tokens', () => {
+    expect(() => Tokenizer.fromJSON({ format: 'dreamgym-tokenizer/1', pieces: ['a', 'b'] })).toThrow(/special/);
+    expect(() => Tokenizer.fromJSON({ format: 'other' } as never)).toThrow(/Not a DreamGym tokenizer/);
+    expect(Tokenizer.fromJSON(tokenizer.toJSON()).pieces).toEqual(tokenizer.pieces);
+  });
+});
+
+describe('learned answer format', () => {
+  const tokenizer = Tokenizer.learn(corpus, { minCount: 1 });
+
+  it('round-trips an answer, writing a shared verb once', () => {
+    const answer = { valid: true, terminated: false, reward: 0 as const, observation: 'Page 1 | B0EUB84QR9 | Mabry Linen Sofa | $456.95',
+      admissible: ['click[b0eub84qr9]', 'click[next >]'] };
+    const encoded = encodeAnswer(tokenizer, answer, DEFAULT_FORMAT_OPTIONS);
+    expect(decodeAnswer(tokenizer, encoded)).toEqual(answer);
+    expect(commonBracketVerb(answer.admissible)).toBe('click');
+    expect(commonBracketVerb(['take a', 'click[b]'])).toBeNull();
+  });
+
+  it('round-trips an invalid verdict, a terminal step and a first state', () => {
+    const invalid = { valid: false, terminated: false, reward: 0 as const, observation: '', admissible: [] };
+    expect(decodeAnswer(tokenizer, encodeAnswer(tokenizer, invalid, DEFAULT_FORMAT_OPTIONS))).toEqual(invalid);
+    const done = { valid: true, terminated: true, reward: 1 as const, observation: 'You see a laptop 1.', admissible: [] };
+    expect(decodeAnswer(tokenizer, encodeAnswer(tokenizer, done, DEFAULT_FORMAT_OPTIONS))).toEqual(done);
+    const first = { observation: 'You arrive at desk 1.', admissible: ['take laptop 1 from desk 1', 'go to desk 2'] };
+    expect(decodeState(tokenizer, encodeInitialAnswer(tokenizer, first, DEFAULT_FORMAT_OPTIONS))).toEqual(first);
+  });
+});
