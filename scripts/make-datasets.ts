@@ -2,21 +2,26 @@
  * Regenerates public/datasets/ (the offline seed data) byte for byte:
  *   npm run datasets            # all environments
  *   npm run datasets -- --check # fail if the shipped files differ from a fresh generation
+ *   npm run datasets -- --episodes 1000 --out runs/datasets   # the same recipe, bigger (a superset)
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SEED_DATASET_ENVS, SEED_DATASET_PARTS, seedDatasetFile, seedDatasetLines } from '../src/core/data/seed-datasets';
+import { SEED_DATASET_ENVS, SEED_DATASET_PARTS, scaledDatasetParts, seedDatasetFile, seedDatasetLines } from '../src/core/data/seed-datasets';
 import type { Trajectory } from '../src/core/types';
 
 const check = process.argv.includes('--check');
-const root = join(dirname(new URL(import.meta.url).pathname), '..', 'public');
+const argument = (name: string) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : undefined; };
+const scaled = argument('--episodes');
+const parts = scaled ? scaledDatasetParts(Number(scaled)) : SEED_DATASET_PARTS;
+if (scaled && !(Number(scaled) >= 3)) throw new Error(`--episodes must be a number of at least 3, got '${scaled}'.`);
+const root = argument('--out') ?? join(dirname(new URL(import.meta.url).pathname), '..', 'public');
 const manifest: Record<string, unknown>[] = [];
 let failed = false;
 
 for (const envId of SEED_DATASET_ENVS) {
   const lines: string[] = [];
-  for await (const line of seedDatasetLines(envId)) lines.push(line);
+  for await (const line of seedDatasetLines(envId, Infinity, parts)) lines.push(line);
   const text = lines.join('');
   const episodes = lines.map((l) => JSON.parse(l) as Trajectory);
   const path = join(root, seedDatasetFile(envId));
@@ -25,7 +30,7 @@ for (const envId of SEED_DATASET_ENVS) {
     env: envId, file: seedDatasetFile(envId), episodes: episodes.length, bytes: Buffer.byteLength(text), sha256,
     steps: episodes.reduce((s, t) => s + t.steps.length, 0),
     success_rate: episodes.filter((t) => t.result.success).length / episodes.length,
-    parts: SEED_DATASET_PARTS,
+    parts,
   });
   if (check) {
     const same = existsSync(path) && readFileSync(path, 'utf8') === text;

@@ -10,6 +10,9 @@ export interface OptionSpec {
   default?: string | number | boolean;
   /** Allowed values for string options. */
   choices?: readonly string[];
+  /** Bounds of number and integer options (a value outside is a usage error naming them). */
+  min?: number;
+  max?: number;
 }
 
 export interface CommandSpec {
@@ -59,6 +62,9 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
       if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
         throw new UsageError(`Option --${rawName} must be ${option.type === 'integer' ? 'an integer' : 'a number'}, got '${value}'.`, spec);
       }
+      if ((option.min !== undefined && n < option.min) || (option.max !== undefined && n > option.max)) {
+        throw new UsageError(`Option --${rawName} must be ${rangeText(option)}, got ${n} (${option.description}).`, spec);
+      }
       options[rawName] = n;
     } else {
       if (option.choices && !option.choices.includes(value)) {
@@ -72,6 +78,11 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
     throw new UsageError(`'${spec.name}' takes ${expected.length ? expected.map((p) => `<${p}>`).join(' ') : 'no positional arguments'}; got ${positionals.length ? positionals.map((p) => `'${p}'`).join(' ') : 'none'}.`, spec);
   }
   return { options, positionals };
+}
+
+function rangeText(option: OptionSpec): string {
+  if (option.min !== undefined && option.max !== undefined) return `within ${option.min}..${option.max}`;
+  return option.min !== undefined ? `at least ${option.min}` : `at most ${option.max}`;
 }
 
 export function helpText(spec: CommandSpec): string {

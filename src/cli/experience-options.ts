@@ -1,6 +1,7 @@
 /**
  * What the commands that dream share (dream, audit, domain train): the --llm option and its
- * usage errors, the experience model's settings (--k, --history, --no-reasoning), --env, and the
+ * usage errors, the experience model's settings (--k, --history, --no-reasoning), the engine's
+ * transport settings (--set llmTimeoutMs=…,llmRetries=…,llmMaxFailures=…), --env, and the
  * experience model of a registered env built by the one run builder (src/core/train/run-parts.ts).
  */
 import { initBackend } from '../core/policy/backend';
@@ -10,18 +11,34 @@ import { loadSeedDataset } from '../core/data/seed-datasets';
 import { getEnvDefinition } from '../core/envs/registry';
 import { formatLlmSpec, LlmSpecError, parseLlmSpec, type LlmSpec } from '../core/llm/spec';
 import { buildRunParts } from '../core/train/run-parts';
+import { ConfigError, LLM_SETTING_NAMES, TRAIN_DEFAULTS, validateSettings, type LlmSettings } from '../core/train/config';
+import { parseSettings } from './settings';
 import { nodeEngineDeps, readPublicFile } from '../node/edge';
 import { UsageError, type CommandSpec } from './args';
 
 export const LLM_OPTION_HELP = 'experience model: oracle:EPS_R,EPS_P (noisy real env), openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH';
 
-export interface ModelSettings { k: number; history: number; reasoning: boolean; seed: number }
+export interface ModelSettings { k: number; history: number; reasoning: boolean; seed: number; llm?: LlmSettings }
 
 export const experienceModelOptions = {
-  k: { type: 'integer' as const, description: 'retrieved examples per dreamed step (0 = no retrieval)', default: 4 },
-  history: { type: 'integer' as const, description: 'past steps shown to the model (0 = no history)', default: 4 },
+  k: { type: 'integer' as const, description: 'retrieved examples per dreamed step (0 = no retrieval)', default: 4, min: 0 },
+  history: { type: 'integer' as const, description: 'past steps shown to the model (0 = no history)', default: 4, min: 0 },
   'no-reasoning': { type: 'boolean' as const, description: 'ask for no reasoning trace (the ablation)' },
+  set: { type: 'string' as const, description: `engine settings ${LLM_SETTING_NAMES.join(', ')}, e.g. --set llmTimeoutMs=120000,llmRetries=4` },
 };
+
+/** The engine settings of --set (the rest from TRAIN_DEFAULTS); a bad name or value is a usage error. */
+export function llmSettingsOption(text: string | undefined, spec: CommandSpec): LlmSettings {
+  const given = parseSettings(text, LLM_SETTING_NAMES, spec);
+  try {
+    validateSettings(given, LLM_SETTING_NAMES);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message, spec);
+    throw error;
+  }
+  const { llmTimeoutMs, llmRetries, llmMaxFailures } = TRAIN_DEFAULTS;
+  return { llmTimeoutMs, llmRetries, llmMaxFailures, ...given };
+}
 
 export function parseLlmOption(text: string | undefined, spec: CommandSpec): LlmSpec {
   if (!text) throw new UsageError(`'${spec.name}' needs --llm (${LLM_OPTION_HELP}).`, spec);
@@ -49,7 +66,7 @@ export async function buildEnvExperienceModel(llm: LlmSpec, envId: string, setti
   // A learned model runs on tfjs: wasm (SIMD), as everywhere in Node.
   if (llm.kind === 'learned') await initBackend('wasm');
   const { experienceModel } = await buildRunParts(
-    { env: envId, llm: formatLlmSpec(llm), seed: settings.seed, retrievalK: settings.k, historyLength: settings.history, reasoning: settings.reasoning },
+    { env: envId, llm: formatLlmSpec(llm), seed: settings.seed, retrievalK: settings.k, historyLength: settings.history, reasoning: settings.reasoning, ...settings.llm },
     { ...nodeEngineDeps(), buffer: async () => bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile)) },
   );
   return experienceModel!;

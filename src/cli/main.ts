@@ -4,6 +4,7 @@
  * Run it as `npm run dreamgym -- <command> [options]`.
  */
 import { helpText, parseArgs, UsageError, type CommandSpec, type ParsedArgs } from './args';
+import { terminalSafe } from './output';
 import { envsCommand, runEnvs } from './commands/envs';
 import { checkEnvCommand, runCheckEnv } from './commands/check-env';
 import { rolloutCommand, runRollout } from './commands/rollout';
@@ -68,8 +69,25 @@ export async function main(argv: string[]): Promise<number> {
     return typeof code === 'number' ? code : 0;
   } catch (error) {
     const e = error as Error;
-    console.error(`dreamgym ${name}: ${e.message}`);
+    // Messages may quote a server's answer or an imported file: printed with control characters escaped.
+    console.error(terminalSafe(`dreamgym ${name}: ${fileErrorMessage(e) ?? e.message}`, { keepLines: true }));
     if (!(e instanceof UsageError) && process.env.DREAMGYM_DEBUG) console.error(e.stack);
     return e instanceof UsageError ? 2 : 1;
+  }
+}
+
+/** A Node file-system error (EEXIST, EACCES, ENOENT, …) as what is wrong with which path and what to do; null for other errors. */
+export function fileErrorMessage(error: Error): string | null {
+  const { code, path, syscall } = error as NodeJS.ErrnoException;
+  if (typeof code !== 'string' || typeof path !== 'string') return null;
+  switch (code) {
+    case 'ENOENT': return `${path} does not exist (${syscall}): check the path — a folder or file this command reads (a run, a model's weights) must be there first.`;
+    case 'EACCES': case 'EPERM': return `No permission to ${syscall === 'open' || syscall === 'scandir' ? 'open' : 'write'} ${path}: ` +
+      'pick a place you may write (another --out or --dir), or fix the permissions.';
+    case 'EROFS': return `${path} is on a read-only file system: pick another --out or --dir.`;
+    case 'EEXIST': case 'ENOTDIR': return `A file is in the way at ${path}, where a folder is needed: pick another --out or --dir, or move the file away.`;
+    case 'EISDIR': return `${path} is a folder, where a file is needed: give the path of a file.`;
+    case 'ENOSPC': return `The disk is full (writing ${path}): free some space and run the command again.`;
+    default: return null;
   }
 }

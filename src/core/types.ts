@@ -57,6 +57,8 @@ export interface DreamStepReport {
   /** The answer was unusable: the step is kept for inspection, never learned from. */
   invalid: boolean;
   invalidReason?: string;
+  /** The engine call failed (timeout, refused, 5xx after its retries): the answer is missing, so the step is invalid. */
+  engineError?: string;
 }
 
 export interface StepResult extends Observation {

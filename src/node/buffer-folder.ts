@@ -3,20 +3,30 @@
  *
  * FolderBufferStore: the replay buffer as a folder, for the CLI.
  *
- *   meta.json          format + version, and the commit point: committed bytes of each append-only file
+ *   meta.json          format + version, and the commit point: the current name of each file below,
+ *                      the committed bytes of each append-only file, and a generation (one per rewrite)
  *   transitions.jsonl  one transition a line, without its embedding (a later line for an id replaces earlier ones)
  *   embeddings.bin     float32 rows, little-endian, one after another
  *   embeddings.json    dims, embedder ids, and row → transition id (a later row for an id supersedes;
  *                      a 0-length row says the transition has no embedding any more)
  *   episodes.jsonl  tasks.jsonl  runs.jsonl   one record a line, later lines replace earlier ones
+ *   writer.lock        while a writer has the folder open (folder-lock.ts)
  *
- * Writes are batched, one call = one commit. A batch appends to the data files, writes the new
- * embeddings.json to a temp file and renames it, then does the same for meta.json: that rename is
- * the commit. If anything fails before it, the appended bytes are cut off again and embeddings.json
- * restored, so the folder is as it was; after a crash, opening cuts whatever lies beyond the
- * committed lengths. Evict, clear and compaction rewrite files under temp names and rename them.
+ * One writer at a time: opening for writing takes the folder's lock (a second writer waits up to
+ * `lockWaitMs`, then fails naming the holder; a dead holder's lock is taken over). Readers
+ * (`readOnly`: stats, query, export) take no lock, create nothing and change nothing.
+ *
+ * Writes are batched, one call = one commit; `putImport` writes a whole import (transitions,
+ * episodes and tasks) as one call. A batch appends to the data files, writes the new embeddings.json
+ * to a temp file and renames it, then does the same for meta.json: that rename is the commit. If
+ * anything fails before it, the appended bytes are cut off again and embeddings.json restored, so the
+ * folder is as it was; after a crash, the next writer cuts whatever lies beyond the committed lengths
+ * (the journal is meta.json: what it does not cover was never committed). Evict, clear and
+ * compaction write the rewritten files under new names (`transitions.G.jsonl`, G the new
+ * generation), commit meta.json naming them, then delete the old ones: a crash leaves the old set
+ * or the new one, never a mix. A reader reads meta.json, the files it names up to their committed
+ * bytes, and meta.json again, and reads anew if a rewrite came between: it never sees half a batch.
  * Everything is loaded into memory on open (CLI-sized data: hundreds of thousands of transitions).
- * One process at a time may write a folder.
  */
 import {
   closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync,
@@ -25,18 +35,23 @@ import {
 import { join } from 'node:path';
 import {
   BufferSchemaError,
-  type BufferEpisode, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
+  type BufferEpisode, type BufferImport, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
   type RunRecord, type TaskBankEntry, type TransitionFilter, type TransitionSource,
 } from '../core/buffer/types';
 import { closedError, type BufferStoreTestHooks } from '../core/buffer/stores/common';
-import { MemoryBufferStore } from '../core/buffer/stores/memory';
+import { MemoryBufferStore, type StagedTransitions } from '../core/buffer/stores/memory';
+import { acquireFolderLock, LOCK_FILE, type FolderLock } from './folder-lock';
 
 export const FOLDER_FORMAT = 'dreamgym-buffer-folder';
-export const FOLDER_FORMAT_VERSION = 1;
+/** 2: meta.json names the files (rewrites use new names) and counts rewrites; version-1 folders load as they are. */
+export const FOLDER_FORMAT_VERSION = 2;
 export const EMBEDDINGS_FORMAT = 'dreamgym-buffer-embeddings/1';
 
 const LOG_FILES = ['transitions.jsonl', 'embeddings.bin', 'episodes.jsonl', 'tasks.jsonl', 'runs.jsonl'] as const;
 type LogFile = (typeof LOG_FILES)[number];
+/** Every data file of the folder by its role (its name on disk is in meta.files). */
+const FOLDER_FILES = [...LOG_FILES, 'embeddings.json'] as const;
+type FolderFile = (typeof FOLDER_FILES)[number];
 
 export interface FolderMeta {
   format: typeof FOLDER_FORMAT;
@@ -45,6 +60,10 @@ export interface FolderMeta {
   committedBytes: Record<LogFile, number>;
   /** Rows of embeddings.json that are committed (it is renamed before meta.json, so it may list more). */
   embeddingRows: number;
+  /** Rewrites so far; a reader that sees it change while reading reads again. Absent in version 1. */
+  generation?: number;
+  /** The current name of each file (a rewrite writes new names). Absent in version 1: the roles' own names. */
+  files?: Record<FolderFile, string>;
 }
 
 export interface EmbeddingsIndex {
@@ -62,17 +81,47 @@ export interface EmbeddingsIndex {
 export interface FolderBufferStoreOptions {
   /** fsync data and meta before each commit (default true; benchmarks on slow disks may turn it off). */
   durable?: boolean;
+  /** Open as a reader: no lock, nothing created or changed, writes refused (default false). */
+  readOnly?: boolean;
+  /** How long a writer waits for another writer's lock before failing (default 30 s). */
+  lockWaitMs?: number;
   testHooks?: BufferStoreTestHooks;
+}
+
+/** Raised when a reader (or a command that only reads) is pointed at a folder that holds no buffer. */
+export class BufferFolderMissingError extends Error {
+  constructor(readonly dir: string) {
+    super(`There is no buffer folder at ${dir} (no ${join(dir, 'meta.json')}): check the path (--dir), ` +
+      'or create the buffer by importing into it first (dreamgym buffer import FILE --dir DIR).');
+    this.name = 'BufferFolderMissingError';
+  }
 }
 
 type WriteOperation = Parameters<NonNullable<BufferStoreTestHooks['beforeCommit']>>[0];
 interface RewriteParts { transitions?: BufferTransition[]; episodes?: BufferEpisode[]; tasks?: TaskBankEntry[]; runs?: RunRecord[] }
+type Appends = Partial<Record<LogFile, Iterable<Uint8Array>>>;
+interface NewRows { ids: string[]; dims: number[]; embedders: string[] }
+
+/** What one consistent read of the folder found (nothing changed on disk by reading it). */
+interface Snapshot {
+  state: MemoryBufferStore;
+  meta: FolderMeta;
+  /** Committed bytes of each log that are whole (a torn last line is not), and the bytes on disk. */
+  whole: Record<LogFile, number>;
+  onDisk: Record<LogFile, number>;
+  rowIds: string[];
+  rowDims: number[];
+  embedders: string[];
+  lines: { transitions: number; episodes: number; tasks: number; runs: number };
+}
 
 /** Lines per log beyond this many more than the live records trigger a rewrite (replaced records pile up). */
 const COMPACT_SLACK = 1000;
 /** Bytes of a log decoded at once when loading (keeps strings far below V8's length limit). */
 const LOAD_CHUNK_BYTES = 32 << 20;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Reads a reader retries when writers keep rewriting the folder under it. */
+const READ_ATTEMPTS = 20;
 
 export class FolderBufferStore implements BufferStore {
   readonly kind = 'folder' as const;
@@ -85,69 +134,170 @@ export class FolderBufferStore implements BufferStore {
   /** Lines in each JSONL log (committed), to know when replaced records should be compacted away. */
   private lines = { transitions: 0, episodes: 0, tasks: 0, runs: 0 };
   private closed = false;
+  private lock: FolderLock | null = null;
   private readonly durable: boolean;
+  private readonly readOnly: boolean;
+  private readonly lockWaitMs: number;
   private readonly hooks: BufferStoreTestHooks;
 
-  /** Loads lazily on the first call; use `FolderBufferStore.open` to load (and see format errors) at once. */
+  /** Use `FolderBufferStore.open`: it takes the writer lock (or reads consistently) and loads the folder. */
   constructor(readonly dir: string, options: FolderBufferStoreOptions = {}) {
     this.durable = options.durable ?? true;
+    this.readOnly = options.readOnly ?? false;
+    this.lockWaitMs = options.lockWaitMs ?? 30_000;
     this.hooks = options.testHooks ?? {};
   }
 
   static async open(dir: string, options: FolderBufferStoreOptions = {}): Promise<FolderBufferStore> {
     const store = new FolderBufferStore(dir, options);
-    store.loaded();
+    await store.start();
     return store;
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Loading
+  // Opening: a writer locks, repairs and loads; a reader loads a consistent snapshot
   // ---------------------------------------------------------------------------------------------
+
+  private async start(): Promise<void> {
+    if (this.readOnly) { this.adopt(this.readConsistently()); return; }
+    mkdirSync(this.dir, { recursive: true });
+    this.lock = await acquireFolderLock(this.dir, { waitMs: this.lockWaitMs });
+    try {
+      this.openForWriting();
+    } catch (error) {
+      this.lock.release();
+      this.lock = null;
+      throw error;
+    }
+  }
 
   private loaded(): MemoryBufferStore {
     if (this.closed) throw closedError(this.kind);
-    if (!this.state) this.load();
-    return this.state!;
+    if (!this.state) throw new Error('FolderBufferStore: open it with FolderBufferStore.open(dir) (it locks and loads the folder).');
+    return this.state;
+  }
+
+  private writable(): MemoryBufferStore {
+    const state = this.loaded();
+    if (this.readOnly) {
+      throw new Error(`The buffer folder ${this.dir} was opened read-only (a reader: stats, query, export); nothing was written. ` +
+        'Open it for writing (readOnly: false) to change it.');
+    }
+    return state;
   }
 
   private path(name: string): string {
     return join(this.dir, name);
   }
 
-  private load(): void {
-    mkdirSync(this.dir, { recursive: true });
+  /** The current name on disk of a file role. */
+  private fileOf(file: FolderFile): string {
+    return this.meta.files![file];
+  }
+
+  /** With the lock held: creates the folder's meta, or loads it and cuts what an interrupted write left. */
+  private openForWriting(): void {
     for (const name of readdirSync(this.dir)) if (name.endsWith('.tmp')) rmSync(this.path(name), { force: true });
-    const state = new MemoryBufferStore({ testHooks: this.hooks });
     if (!existsSync(this.path('meta.json'))) {
-      const stray = LOG_FILES.filter((file) => existsSync(this.path(file)));
+      const stray = readdirSync(this.dir).filter(isDataFileName);
       if (stray.length > 0) {
         throw new BufferSchemaError(`${this.dir} holds ${stray.join(', ')} but no meta.json, so it is not a buffer folder this code ` +
           'wrote (or its meta.json was deleted). Point the buffer at an empty or new folder.');
       }
       this.meta = emptyMeta();
       this.writeAtomic('meta.json', JSON.stringify(this.meta));
-      this.state = state;
+      this.state = new MemoryBufferStore({ testHooks: this.hooks });
       return;
     }
-    const meta = JSON.parse(readFileSync(this.path('meta.json'), 'utf8')) as FolderMeta;
-    if (meta.format !== FOLDER_FORMAT) {
-      throw new BufferSchemaError(`${this.path('meta.json')} has format '${String(meta.format)}', not '${FOLDER_FORMAT}': not a buffer folder. ` +
+    const snapshot = this.readSnapshot(this.readMeta());
+    this.adopt(snapshot);
+    // Cut what an interrupted batch left beyond the committed bytes (and any torn last line), and
+    // delete files of an interrupted rewrite that meta.json does not name.
+    for (const file of LOG_FILES) {
+      if (snapshot.onDisk[file] > snapshot.whole[file]) truncateSync(this.path(this.fileOf(file)), snapshot.whole[file]);
+    }
+    const named = new Set([...Object.values(this.meta.files!), 'meta.json', LOCK_FILE]);
+    for (const name of readdirSync(this.dir)) if (isDataFileName(name) && !named.has(name)) rmSync(this.path(name), { force: true });
+  }
+
+  private adopt(snapshot: Snapshot): void {
+    this.meta = { ...snapshot.meta, committedBytes: { ...snapshot.whole } };
+    this.state = snapshot.state;
+    this.rowIds = snapshot.rowIds;
+    this.rowDims = snapshot.rowDims;
+    this.embedders = snapshot.embedders;
+    this.lines = snapshot.lines;
+  }
+
+  /** A reader's load: meta.json, its files, meta.json again — read anew while a rewrite comes between. */
+  private readConsistently(): Snapshot {
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      const before = this.readMeta();
+      let snapshot: Snapshot;
+      try {
+        snapshot = this.readSnapshot(before);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // a rewrite deleted a file we were about to read
+        throw error;
+      }
+      if ((this.readMeta().generation ?? 0) === (before.generation ?? 0)) return snapshot;
+    }
+    throw new Error(`The buffer folder ${this.dir} was rewritten ${READ_ATTEMPTS} times while being read (a writer is evicting or compacting); ` +
+      'run the command again once that writer is done.');
+  }
+
+  private readMeta(): FolderMeta {
+    let text: string;
+    try {
+      text = readFileSync(this.path('meta.json'), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        const stray = existsSync(this.dir) && readdirSync(this.dir).some(isDataFileName);
+        if (stray) {
+          throw new BufferSchemaError(`${this.dir} holds buffer files but no meta.json, so it is not a buffer folder this code wrote ` +
+            '(or its meta.json was deleted). Point the buffer at an empty or new folder.');
+        }
+        throw new BufferFolderMissingError(this.dir);
+      }
+      throw error;
+    }
+    let meta: FolderMeta;
+    try {
+      meta = JSON.parse(text) as FolderMeta;
+    } catch (error) {
+      throw new BufferSchemaError(`${this.path('meta.json')} is not JSON (${(error as Error).message}): the buffer folder is damaged. ` +
+        'Restore it from a copy, or delete the folder to start over.');
+    }
+    if (meta?.format !== FOLDER_FORMAT) {
+      throw new BufferSchemaError(`${this.path('meta.json')} has format '${String(meta?.format)}', not '${FOLDER_FORMAT}': not a buffer folder. ` +
         'Point the buffer at an empty or new folder.');
     }
     if (!(meta.version <= FOLDER_FORMAT_VERSION)) {
       throw new BufferSchemaError(`The buffer folder ${this.dir} has format version ${meta.version}, but this code understands versions up to ` +
         `${FOLDER_FORMAT_VERSION}. It was written by a newer DreamGym Playground: use that version, or point the buffer at another folder.`);
     }
-    // Cut what an interrupted batch left beyond the committed bytes (and any torn last line).
-    const logs = {} as Record<LogFile, Buffer>;
-    for (const file of LOG_FILES) logs[file] = this.readCommitted(file, meta.committedBytes[file] ?? 0, file !== 'embeddings.bin');
+    return { ...meta, files: { ...defaultFiles(), ...meta.files } };
+  }
 
+  /** Reads the committed contents meta names, changing nothing on disk. */
+  private readSnapshot(meta: FolderMeta): Snapshot {
+    const logs = {} as Record<LogFile, Buffer>;
+    const whole = {} as Record<LogFile, number>;
+    const onDisk = {} as Record<LogFile, number>;
+    for (const file of LOG_FILES) {
+      const bytes = this.readLog(meta.files![file]);
+      onDisk[file] = bytes.length;
+      let keep = Math.min(meta.committedBytes[file] ?? 0, bytes.length);
+      // No torn last line (and mind lastIndexOf: a negative start counts from the end).
+      if (file !== 'embeddings.bin') keep = keep === 0 ? 0 : bytes.lastIndexOf(0x0a, keep - 1) + 1;
+      logs[file] = bytes.subarray(0, keep);
+      whole[file] = keep;
+    }
     const transitions = parseJsonl<BufferTransition>(logs['transitions.jsonl'], 'transitions.jsonl');
-    const index = existsSync(this.path('embeddings.json'))
-      ? JSON.parse(readFileSync(this.path('embeddings.json'), 'utf8')) as EmbeddingsIndex
-      : emptyIndex();
+    const indexPath = this.path(meta.files!['embeddings.json']);
+    const index = existsSync(indexPath) ? JSON.parse(readFileSync(indexPath, 'utf8')) as EmbeddingsIndex : emptyIndex();
     const { vectors, rows, usedBytes } = readEmbeddings(index, logs['embeddings.bin'], meta.embeddingRows);
-    if (usedBytes < logs['embeddings.bin'].length) truncateSync(this.path('embeddings.bin'), usedBytes);
+    whole['embeddings.bin'] = usedBytes;
     const byId = new Map<string, BufferTransition>();
     for (const t of transitions) byId.set(t.id, t);
     for (const t of byId.values()) {
@@ -157,32 +307,22 @@ export class FolderBufferStore implements BufferStore {
     const episodes = parseJsonl<BufferEpisode>(logs['episodes.jsonl'], 'episodes.jsonl');
     const tasks = parseJsonl<TaskBankEntry>(logs['tasks.jsonl'], 'tasks.jsonl');
     const runs = parseJsonl<RunRecord>(logs['runs.jsonl'], 'runs.jsonl');
+    const state = new MemoryBufferStore({ testHooks: this.hooks });
     state.load({ transitions: byId.values(), episodes, tasks, runs });
-
-    this.meta = {
-      format: FOLDER_FORMAT, version: FOLDER_FORMAT_VERSION, embeddingRows: rows,
-      committedBytes: { ...Object.fromEntries(LOG_FILES.map((file) => [file, logs[file].length])) } as Record<LogFile, number>,
+    return {
+      state, meta: { ...meta, embeddingRows: rows }, whole, onDisk,
+      rowIds: index.rows.slice(0, rows), rowDims: rowDimsOf(index).slice(0, rows), embedders: index.embedders ?? [],
+      lines: { transitions: transitions.length, episodes: episodes.length, tasks: tasks.length, runs: runs.length },
     };
-    this.meta.committedBytes['embeddings.bin'] = usedBytes;
-    this.rowIds = index.rows.slice(0, rows);
-    this.rowDims = rowDimsOf(index).slice(0, rows);
-    this.embedders = index.embedders ?? [];
-    this.lines = { transitions: transitions.length, episodes: episodes.length, tasks: tasks.length, runs: runs.length };
-    this.state = state;
   }
 
-  /** The committed bytes of a log, truncating the file to them (and, for text, to its last full line). */
-  private readCommitted(file: LogFile, committed: number, text: boolean): Buffer {
-    const path = this.path(file);
-    if (!existsSync(path)) return Buffer.alloc(0);
-    let bytes = readFileSync(path);
-    let keep = Math.min(committed, bytes.length);
-    if (text) keep = bytes.lastIndexOf(0x0a, keep - 1) + 1;
-    if (keep < bytes.length) {
-      truncateSync(path, keep);
-      bytes = bytes.subarray(0, keep);
+  private readLog(name: string): Buffer {
+    try {
+      return readFileSync(this.path(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && name === defaultFiles()[name as FolderFile]) return Buffer.alloc(0); // never written yet
+      throw error;
     }
-    return bytes;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -190,62 +330,84 @@ export class FolderBufferStore implements BufferStore {
   // ---------------------------------------------------------------------------------------------
 
   async putTransitions(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
-    const state = this.loaded();
+    const state = this.writable();
     const staged = state.stageTransitions(transitions, episodes);
     if (staged.transitions.length === 0 && staged.episodes.length === 0) return { added: 0, replaced: 0 };
-    const lines: string[] = [];
-    const newRowIds: string[] = [];
-    const newRowDims: number[] = [];
-    const vectors: Float32Array[] = [];
-    const newEmbedders: string[] = [];
-    const hasEmbedding = new Map<string, boolean>();
-    for (const t of staged.transitions) {
-      const had = hasEmbedding.get(t.id) ?? state.peekTransition(t.id)?.embedding !== undefined;
-      lines.push(transitionLine(t));
-      if (t.embedding !== undefined) {
-        newRowIds.push(t.id);
-        newRowDims.push(t.embedding.length);
-        vectors.push(t.embedding);
-        if (t.embedder !== undefined && !this.embedders.includes(t.embedder) && !newEmbedders.includes(t.embedder)) newEmbedders.push(t.embedder);
-      } else if (had) {
-        newRowIds.push(t.id);
-        newRowDims.push(0);
-      }
-      hasEmbedding.set(t.id, t.embedding !== undefined);
-    }
-    this.append({
-      'transitions.jsonl': Buffer.from(lines.join(''), 'utf8'),
-      'embeddings.bin': floatsToBytes(vectors),
-      'episodes.jsonl': Buffer.from(staged.episodes.map((e) => JSON.stringify(e) + '\n').join(''), 'utf8'),
-    }, { ids: newRowIds, dims: newRowDims, embedders: newEmbedders }, 'putTransitions');
-    state.applyTransitions(staged);
-    this.lines.transitions += staged.transitions.length;
-    this.lines.episodes += staged.episodes.length;
+    const { appends, rows } = this.transitionAppends(state, staged);
+    this.append(appends, rows, 'putTransitions');
+    this.applyStaged(state, staged);
     this.compactIfWasteful();
     return { added: staged.added, replaced: staged.replaced };
   }
 
+  /** One import whole: transitions, episodes and tasks appended together, one commit. */
+  async putImport(batch: BufferImport): Promise<{ added: number; replaced: number }> {
+    const state = this.writable();
+    const staged = state.stageTransitions(batch.transitions, batch.episodes);
+    const tasks = state.stageTasks(batch.tasks);
+    if (staged.transitions.length === 0 && staged.episodes.length === 0 && tasks.length === 0) return { added: 0, replaced: 0 };
+    const { appends, rows } = this.transitionAppends(state, staged);
+    this.append({ ...appends, 'tasks.jsonl': textChunks<object>(tasks, jsonLine) }, rows, 'putImport');
+    this.applyStaged(state, staged);
+    state.applyTasks(tasks);
+    this.lines.tasks += tasks.length;
+    this.compactIfWasteful();
+    return { added: staged.added, replaced: staged.replaced };
+  }
+
+  /** The log bytes and embedding rows of a staged batch. */
+  private transitionAppends(state: MemoryBufferStore, staged: StagedTransitions): { appends: Appends; rows: NewRows } {
+    const rows: NewRows = { ids: [], dims: [], embedders: [] };
+    const hasEmbedding = new Map<string, boolean>();
+    for (const t of staged.transitions) {
+      const had = hasEmbedding.get(t.id) ?? state.peekTransition(t.id)?.embedding !== undefined;
+      if (t.embedding !== undefined) {
+        rows.ids.push(t.id);
+        rows.dims.push(t.embedding.length);
+        if (t.embedder !== undefined && !this.embedders.includes(t.embedder) && !rows.embedders.includes(t.embedder)) rows.embedders.push(t.embedder);
+      } else if (had) {
+        rows.ids.push(t.id);
+        rows.dims.push(0);
+      }
+      hasEmbedding.set(t.id, t.embedding !== undefined);
+    }
+    return {
+      appends: {
+        'transitions.jsonl': textChunks(staged.transitions, transitionLine),
+        'embeddings.bin': embeddingChunks(staged.transitions),
+        'episodes.jsonl': textChunks<object>(staged.episodes, jsonLine),
+      },
+      rows,
+    };
+  }
+
+  private applyStaged(state: MemoryBufferStore, staged: StagedTransitions): void {
+    state.applyTransitions(staged);
+    this.lines.transitions += staged.transitions.length;
+    this.lines.episodes += staged.episodes.length;
+  }
+
   async putTasks(tasks: TaskBankEntry[]): Promise<void> {
-    const state = this.loaded();
+    const state = this.writable();
     const copies = state.stageTasks(tasks);
     if (copies.length === 0) return;
-    this.append({ 'tasks.jsonl': Buffer.from(copies.map((t) => JSON.stringify(t) + '\n').join(''), 'utf8') }, null, 'putTasks');
+    this.append({ 'tasks.jsonl': textChunks<object>(copies, jsonLine) }, null, 'putTasks');
     state.applyTasks(copies);
     this.lines.tasks += copies.length;
     this.compactIfWasteful();
   }
 
   async putRun(run: RunRecord): Promise<void> {
-    const state = this.loaded();
+    const state = this.writable();
     const copy = state.stageRun(run);
-    this.append({ 'runs.jsonl': Buffer.from(JSON.stringify(copy) + '\n', 'utf8') }, null, 'putRun');
+    this.append({ 'runs.jsonl': [Buffer.from(jsonLine(copy), 'utf8')] }, null, 'putRun');
     state.applyRun(copy);
     this.lines.runs += 1;
     this.compactIfWasteful();
   }
 
   async evict(policy: EvictionPolicy): Promise<string[]> {
-    const state = this.loaded();
+    const state = this.writable();
     const plan = state.planEviction(policy);
     if (plan.transitionIds.length === 0) return [];
     const removed = new Set(plan.transitionIds);
@@ -259,7 +421,7 @@ export class FolderBufferStore implements BufferStore {
   }
 
   async clear(): Promise<void> {
-    const state = this.loaded();
+    const state = this.writable();
     this.rewrite({ transitions: [], episodes: [], tasks: [], runs: [] }, 'clear');
     state.applyClear();
   }
@@ -268,27 +430,25 @@ export class FolderBufferStore implements BufferStore {
    * Appends to the logs and commits (embeddings.json, then meta.json, each via temp + rename).
    * On any failure before the commit, cuts the appended bytes off and restores embeddings.json.
    */
-  private append(appends: Partial<Record<LogFile, Uint8Array>>, rows: { ids: string[]; dims: number[]; embedders: string[] } | null,
-    operation: WriteOperation): void {
-    const meta: FolderMeta = { ...this.meta, committedBytes: { ...this.meta.committedBytes } };
+  private append(appends: Appends, rows: NewRows | null, operation: WriteOperation): void {
+    const meta: FolderMeta = { ...this.meta, version: FOLDER_FORMAT_VERSION, committedBytes: { ...this.meta.committedBytes } };
+    const existed = LOG_FILES.filter((file) => existsSync(this.path(this.fileOf(file))));
     let indexWritten = false;
     try {
       for (const file of LOG_FILES) {
-        const bytes = appends[file];
-        if (!bytes || bytes.length === 0) continue;
-        this.appendFile(file, bytes);
-        meta.committedBytes[file] += bytes.length;
+        const chunks = appends[file];
+        if (chunks) meta.committedBytes[file] += this.appendFile(this.fileOf(file), chunks);
       }
       if (rows && rows.ids.length > 0) {
         indexWritten = true;
-        this.writeAtomic('embeddings.json', JSON.stringify(indexOf(
+        this.writeAtomic(this.fileOf('embeddings.json'), JSON.stringify(indexOf(
           this.rowIds.concat(rows.ids), this.rowDims.concat(rows.dims), this.embedders.concat(rows.embedders))));
         meta.embeddingRows += rows.ids.length;
       }
       this.hooks.beforeCommit?.(operation);
       this.writeAtomic('meta.json', JSON.stringify(meta));
     } catch (error) {
-      this.rollBack(indexWritten);
+      this.rollBack(indexWritten, existed);
       throw error;
     }
     this.meta = meta;
@@ -298,55 +458,51 @@ export class FolderBufferStore implements BufferStore {
     }
   }
 
-  private rollBack(indexWritten: boolean): void {
+  /** Cuts the appended bytes off (and deletes the logs the failed batch created), restores embeddings.json. */
+  private rollBack(indexWritten: boolean, existed: readonly LogFile[]): void {
     for (const file of LOG_FILES) {
-      const path = this.path(file);
-      if (existsSync(path) && statSync(path).size > this.meta.committedBytes[file]) truncateSync(path, this.meta.committedBytes[file]);
+      const path = this.path(this.fileOf(file));
+      if (!existsSync(path)) continue;
+      if (!existed.includes(file)) rmSync(path, { force: true });
+      else if (statSync(path).size > this.meta.committedBytes[file]) truncateSync(path, this.meta.committedBytes[file]);
     }
-    if (indexWritten) this.writeAtomic('embeddings.json', JSON.stringify(indexOf(this.rowIds, this.rowDims, this.embedders)));
-    for (const name of ['embeddings.json.tmp', 'meta.json.tmp']) rmSync(this.path(name), { force: true });
+    if (indexWritten) this.writeAtomic(this.fileOf('embeddings.json'), JSON.stringify(indexOf(this.rowIds, this.rowDims, this.embedders)));
+    for (const name of readdirSync(this.dir)) if (name.endsWith('.tmp')) rmSync(this.path(name), { force: true });
   }
 
   /**
-   * Writes whole files under temp names, then renames them and meta.json into place. Used by
-   * evict, clear and compaction; a failure before the renames leaves the folder untouched.
+   * Writes whole files under the next generation's names, commits meta.json naming them, then
+   * deletes the files they replace. Used by evict, clear and compaction; a failure (or a crash)
+   * before the commit leaves the folder as it was, one after it the new files whole.
    */
   private rewrite(parts: RewriteParts, operation: WriteOperation | 'compact'): void {
-    const written: string[] = [];
-    const meta: FolderMeta = { ...this.meta, committedBytes: { ...this.meta.committedBytes } };
+    const generation = (this.meta.generation ?? 0) + 1;
+    const meta: FolderMeta = { ...this.meta, version: FOLDER_FORMAT_VERSION, generation, committedBytes: { ...this.meta.committedBytes }, files: { ...this.meta.files! } };
+    const written: FolderFile[] = [];
     let index: EmbeddingsIndex | null = null;
-    const writeTemp = (file: string, chunks: Iterable<Uint8Array>): number => {
+    const writeNew = (file: FolderFile, chunks: Iterable<Uint8Array>): number => {
       written.push(file);
-      return this.writeChunks(`${file}.tmp`, chunks);
+      meta.files![file] = generationName(file, generation);
+      return this.writeChunks(meta.files![file], chunks);
     };
     try {
       if (parts.transitions) {
-        const ids: string[] = [];
-        const dims: number[] = [];
-        const embedders: string[] = [];
-        for (const t of parts.transitions) {
-          if (t.embedding === undefined) continue;
-          ids.push(t.id);
-          dims.push(t.embedding.length);
-          if (t.embedder !== undefined && !embedders.includes(t.embedder)) embedders.push(t.embedder);
-        }
-        meta.committedBytes['transitions.jsonl'] = writeTemp('transitions.jsonl', textChunks(parts.transitions, transitionLine));
-        meta.committedBytes['embeddings.bin'] = writeTemp('embeddings.bin', embeddingChunks(parts.transitions));
-        index = indexOf(ids, dims, embedders);
-        writeTemp('embeddings.json', [Buffer.from(JSON.stringify(index), 'utf8')]);
-        meta.embeddingRows = ids.length;
+        index = embeddingIndexOf(parts.transitions);
+        meta.committedBytes['transitions.jsonl'] = writeNew('transitions.jsonl', textChunks(parts.transitions, transitionLine));
+        meta.committedBytes['embeddings.bin'] = writeNew('embeddings.bin', embeddingChunks(parts.transitions));
+        writeNew('embeddings.json', [Buffer.from(JSON.stringify(index), 'utf8')]);
+        meta.embeddingRows = index.rows.length;
       }
       for (const [file, records] of [['episodes.jsonl', parts.episodes], ['tasks.jsonl', parts.tasks], ['runs.jsonl', parts.runs]] as const) {
-        if (records) meta.committedBytes[file] = writeTemp(file, textChunks<object>(records, (r) => JSON.stringify(r) + '\n'));
+        if (records) meta.committedBytes[file] = writeNew(file, textChunks<object>(records, jsonLine));
       }
       if (operation !== 'compact') this.hooks.beforeCommit?.(operation);
+      this.writeAtomic('meta.json', JSON.stringify(meta));
     } catch (error) {
-      for (const file of written) rmSync(this.path(`${file}.tmp`), { force: true });
+      for (const file of written) rmSync(this.path(meta.files![file]), { force: true });
       throw error;
     }
-    // Each rewritten file only shrinks, so meta.json's old lengths still cover it should we stop here.
-    for (const file of written) renameSync(this.path(`${file}.tmp`), this.path(file));
-    this.writeAtomic('meta.json', JSON.stringify(meta));
+    for (const file of written) if (this.fileOf(file) !== meta.files![file]) rmSync(this.path(this.fileOf(file)), { force: true });
     this.meta = meta;
     if (index) {
       this.rowIds = index.rows;
@@ -376,14 +532,22 @@ export class FolderBufferStore implements BufferStore {
   // Files
   // ---------------------------------------------------------------------------------------------
 
-  private appendFile(file: string, bytes: Uint8Array): void {
-    const fd = openSync(this.path(file), 'a');
+  /** Appends chunks to a file (opened at the first non-empty chunk: nothing to append creates nothing); returns the bytes written. */
+  private appendFile(name: string, chunks: Iterable<Uint8Array>): number {
+    let fd: number | null = null;
+    let total = 0;
     try {
-      writeAll(fd, bytes);
-      if (this.durable) fsyncSync(fd);
+      for (const chunk of chunks) {
+        if (chunk.length === 0) continue;
+        fd ??= openSync(this.path(name), 'a');
+        writeAll(fd, chunk);
+        total += chunk.length;
+      }
+      if (this.durable && fd !== null) fsyncSync(fd);
     } finally {
-      closeSync(fd);
+      if (fd !== null) closeSync(fd);
     }
+    return total;
   }
 
   /** Writes `name.tmp`, then renames it over `name`. */
@@ -420,9 +584,12 @@ export class FolderBufferStore implements BufferStore {
   async listRuns(): Promise<RunRecord[]> { return this.loaded().listRuns(); }
   async stats(): Promise<BufferStats> { return this.loaded().stats(); }
 
+  /** Releases the writer lock (at once, so another writer can open the folder right after). */
   async close(): Promise<void> {
     this.closed = true;
     this.state = null;
+    this.lock?.release();
+    this.lock = null;
   }
 }
 
@@ -432,9 +599,43 @@ export class FolderBufferStore implements BufferStore {
 
 function emptyMeta(): FolderMeta {
   return {
-    format: FOLDER_FORMAT, version: FOLDER_FORMAT_VERSION, embeddingRows: 0,
+    format: FOLDER_FORMAT, version: FOLDER_FORMAT_VERSION, embeddingRows: 0, generation: 0, files: defaultFiles(),
     committedBytes: Object.fromEntries(LOG_FILES.map((file) => [file, 0])) as Record<LogFile, number>,
   };
+}
+
+/** Each file role under its own name (a new folder, and every version-1 folder). */
+function defaultFiles(): Record<FolderFile, string> {
+  return Object.fromEntries(FOLDER_FILES.map((file) => [file, file])) as Record<FolderFile, string>;
+}
+
+/** A role's name in a generation: transitions.jsonl → transitions.3.jsonl. */
+function generationName(file: FolderFile, generation: number): string {
+  const dot = file.indexOf('.');
+  return `${file.slice(0, dot)}.${generation}${file.slice(dot)}`;
+}
+
+/** A data file of some generation (what an interrupted rewrite may leave behind). */
+function isDataFileName(name: string): boolean {
+  return /^(transitions|embeddings|episodes|tasks|runs)(\.\d+)?\.(jsonl|bin|json)$/.test(name);
+}
+
+function jsonLine(record: object): string {
+  return JSON.stringify(record) + '\n';
+}
+
+/** The embeddings.json of these transitions (rows in their order). */
+function embeddingIndexOf(transitions: readonly BufferTransition[]): EmbeddingsIndex {
+  const ids: string[] = [];
+  const dims: number[] = [];
+  const embedders: string[] = [];
+  for (const t of transitions) {
+    if (t.embedding === undefined) continue;
+    ids.push(t.id);
+    dims.push(t.embedding.length);
+    if (t.embedder !== undefined && !embedders.includes(t.embedder)) embedders.push(t.embedder);
+  }
+  return indexOf(ids, dims, embedders);
 }
 
 function emptyIndex(): EmbeddingsIndex {

@@ -93,7 +93,7 @@ export function loadDomainFolder(dir: string, name: string): Domain {
   };
 }
 
-/** The domain's buffer folder, opened (close its store when done). */
+/** The domain's buffer folder, opened to read (close its store when done). */
 export async function openDomainBuffer(dir: string, name: string): Promise<ReplayBuffer> {
-  return new ReplayBuffer(await FolderBufferStore.open(join(domainPath(dir, name), 'buffer')));
+  return new ReplayBuffer(await FolderBufferStore.open(join(domainPath(dir, name), 'buffer'), { readOnly: true }));
 }

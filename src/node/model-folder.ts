@@ -27,10 +27,19 @@ export async function readModelFolder(dir: string): Promise<{ manifest: ModelMan
   return readModelFiles(async (file) => (file === MANIFEST_FILE ? readFileSync(join(dir, file), 'utf8') : new Uint8Array(readFileSync(join(dir, file)))), where);
 }
 
-/** The learned experience model in `dir`, retrieving from `options.buffer`. */
-export async function loadModelFolder(dir: string, options: LearnedModelOptions = {}): Promise<LearnedExperienceModel> {
-  const { manifest, weights } = await readModelFolder(dir);
-  return LearnedExperienceModel.fromFiles(manifest, weights, options);
+/**
+ * The learned experience model of `env` in `dir` — the folder of one model, or a folder of models
+ * by env (`public/models` holds `<env>/model.json`) — retrieving from `options.buffer`.
+ */
+export async function loadModelFolder(dir: string, options: LearnedModelOptions & { env?: string } = {}): Promise<LearnedExperienceModel> {
+  const { env, ...rest } = options;
+  const folder = env && !existsSync(join(dir, MANIFEST_FILE)) && existsSync(join(dir, env, MANIFEST_FILE)) ? join(dir, env) : dir;
+  const { manifest, weights } = await readModelFolder(folder);
+  if (env && manifest.env !== env) {
+    throw new ModelFileError(`The learned model in ${resolve(folder)} was trained on '${manifest.env}', not '${env}': give the model of '${env}' ` +
+      `(or a folder holding one model per env, like public/models).`);
+  }
+  return LearnedExperienceModel.fromFiles(manifest, weights, rest);
 }
 
 /** Writes a model's two files into `dir` as one unit (a sibling folder renamed into place). */

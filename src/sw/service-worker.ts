@@ -5,8 +5,9 @@
  * install: precache the app shell (HTML, JS/CSS/wasm chunks, workers, shipped datasets) in a
  * cache named after the build's hash, bypassing the HTTP cache. activate: delete the caches of
  * older builds and take control of open pages. fetch: precached files cache-first, page loads
- * network-first with the cached index.html as the offline fallback; everything else (model
- * hubs, CDNs, other origins, POSTs) goes to the network untouched.
+ * network-first with the cached index.html as the offline fallback; a shipped learned model the
+ * build does not have, the network or a 404 (offline too); everything else (model hubs, CDNs,
+ * other origins, POSTs) goes to the network untouched.
  */
 import { cacheName, parseManifest, shellPath, staleCaches, strategyFor } from './shell';
 
@@ -43,6 +44,10 @@ self.addEventListener('fetch', (event) => {
   const { request } = event;
   const strategy = strategyFor(request, self.registration.scope, shell);
   if (strategy === 'pass-through') return;
+  if (strategy === 'network-or-404') {
+    event.respondWith(fetch(request).catch(() => new Response('No such shipped model in this build.', { status: 404, headers: { 'content-type': 'text/plain' } })));
+    return;
+  }
   if (strategy === 'cache-first') {
     event.respondWith((async () => {
       const cache = await caches.open(CACHE);

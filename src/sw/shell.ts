@@ -3,8 +3,11 @@
  * request. Plain logic (no DOM, no service-worker globals) so it runs in Node tests, in the
  * build plugin (src/sw/plugin.ts) and inside the generated sw.js (src/sw/service-worker.ts).
  *
- * Model weights are never part of the shell: WebLLM and wllama keep their own caches (Cache
- * Storage / OPFS), and a multi-gigabyte shard in the shell cache would be evicted with it.
+ * LLM weights are never part of the shell: WebLLM and wllama keep their own caches (Cache
+ * Storage / OPFS), and a multi-gigabyte shard in the shell cache would be evicted with it. The
+ * shipped learned experience models are: `models/<env>/{model.json,weights.bin}` (public/models/,
+ * a few MB each) are precached like code, so the page dreams with them offline and with no
+ * download.
  */
 
 /** What the build plugin hands to the service worker. */
@@ -32,6 +35,13 @@ export function isModelWeightPath(path: string): boolean {
   return MODEL_FILE.test(path.split(/[?#]/, 1)[0]);
 }
 
+/** The two files of a shipped learned experience model (public/models/<env>/): always in the shell. */
+const SHIPPED_LEARNED_MODEL = /^models\/[A-Za-z0-9][A-Za-z0-9._-]*\/(model\.json|weights\.bin)$/;
+
+export function isShippedLearnedModelPath(path: string): boolean {
+  return SHIPPED_LEARNED_MODEL.test(path.split(/[?#]/, 1)[0]);
+}
+
 /**
  * Whether a built file (path relative to the output folder, '/' separators) belongs in the shell.
  * Returns the reason when it does not, for the build log.
@@ -39,6 +49,7 @@ export function isModelWeightPath(path: string): boolean {
 export function shellExclusion(path: string, bytes: number): string | null {
   if (path === SW_FILE) return 'the service worker itself';
   if (path.endsWith('.map')) return 'a source map';
+  if (isShippedLearnedModelPath(path)) return bytes > MAX_SHELL_FILE_BYTES ? `a shipped learned model file larger than ${MAX_SHELL_FILE_BYTES / 1024 / 1024} MiB` : null;
   if (isModelWeightPath(path)) return 'model weights (the engines cache them)';
   if (bytes > MAX_SHELL_FILE_BYTES) return `larger than ${MAX_SHELL_FILE_BYTES / 1024 / 1024} MiB`;
   return null;
@@ -50,7 +61,12 @@ export type Strategy =
   /** A page load: the network first (a fresh index.html), the cached index.html when offline. */
   | 'navigation'
   /** Not the service worker's business: cross-origin (model hubs, CDNs), non-GET, or not in the shell. */
-  | 'pass-through';
+  | 'pass-through'
+  /**
+   * A shipped learned model this build does not have (the page asks whether one exists): the
+   * network, and a 404 when it cannot be reached, so the question has an answer offline too.
+   */
+  | 'network-or-404';
 
 export interface RequestInfo { url: string; method: string; mode: string }
 
@@ -65,8 +81,9 @@ export function strategyFor(request: RequestInfo, scope: string, shell: Readonly
   if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) return 'pass-through';
   if (request.mode === 'navigate') return 'navigation';
   const path = shellPath(request.url, scope);
-  if (isModelWeightPath(path)) return 'pass-through';
-  return shell.has(path) ? 'cache-first' : 'pass-through';
+  if (isModelWeightPath(path) && !isShippedLearnedModelPath(path)) return 'pass-through';
+  if (shell.has(path)) return 'cache-first';
+  return isShippedLearnedModelPath(path) ? 'network-or-404' : 'pass-through';
 }
 
 /** The path of a same-scope URL relative to the scope, without query or hash ('' is the scope root). */

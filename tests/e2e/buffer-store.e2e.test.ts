@@ -80,6 +80,31 @@ describe('IndexedDbBufferStore in Chromium', () => {
     await page.close();
   });
 
+  it('an import interrupted by a page reload is absent or complete after the reload, never partial', async () => {
+    const n = 8_000; // 40,000 transitions: a second or two of embedding, then one transaction of 40 chunks
+    const page = await openPage();
+    const seen: string[] = [];
+    // Reload at the start, while embedding, while the one transaction is filled, and after: absent or complete every time.
+    for (const [trial, wait] of [[0, 'now'], [1, 'embedding'], [2, 'writing'], [3, 'writing'], [4, 'done']] as const) {
+      const name = `e2e-reload-import-${trial}`;
+      await page.evaluate((db) => window.bufferPage.reset(db), name);
+      await page.evaluate(([db, count]) => window.bufferPage.startImport(db, count), [name, n] as const);
+      if (wait !== 'now') await page.waitForFunction((phase) => window.importPhase === phase || window.importPhase === 'done', wait, { timeout: 60_000, polling: 1 });
+      const phase = await page.evaluate(() => window.importPhase ?? 'none');
+      await page.reload();
+      await page.waitForFunction(() => window.bufferPageReady === true);
+      const counts = await page.evaluate((db) => window.bufferPage.importCounts(db), name);
+      const absent = counts.episodes === 0 && counts.tasks === 0 && counts.transitions === 0;
+      const complete = counts.episodes === n && counts.tasks === n && counts.transitions === n * counts.perEpisode;
+      expect(absent || complete, `trial ${trial} (reloaded while ${phase}): ${JSON.stringify(counts)}`).toBe(true);
+      seen.push(`${phase}: ${absent ? 'absent' : 'complete'}`);
+    }
+    expect(seen[0]).toMatch(/absent/); // reloaded at once, while embedding: nothing was written
+    expect(seen[4]).toBe('done: complete');
+    console.log(`[reload during import, ${n} episodes] ${seen.join('; ')}`);
+    await page.close();
+  }, 180_000);
+
   it('upgrades a hand-made v1 database, keeping and migrating every record', async () => {
     const page = await openPage();
     const result = await page.evaluate(() => window.bufferPage.upgradeFromV1('e2e-v1'));

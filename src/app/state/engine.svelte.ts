@@ -66,6 +66,12 @@ export class EngineSetup {
     this.save();
   }
 
+  /** Dream with a learned experience model (`models/<env>` or `local/<name>`, see learned-path.ts). */
+  useLearned(path: string): void {
+    this.choice.learned = { path };
+    this.use('learned');
+  }
+
   /** The Train page's spec of the chosen engine, or why there is none yet. */
   spec(epsR = 0, epsP = 0): { spec: string } | { error: string } { return choiceSpec(this.choice, epsR, epsP); }
 

@@ -9,9 +9,10 @@
  * API key is never part of a spec (specs are shown, shared in links and saved with runs).
  */
 import { formatLlmSpec, llmSpecLabel, LlmSpecError, parseLlmSpec, type EngineKind, type LlmSpec } from '../../core/llm/spec';
+import { learnedPathLabel, learnedPathOfSpec, learnedSpec, parseLearnedPath } from './learned-path';
 
-/** The engines the Setup page offers (the learned model is trained, not picked there). */
-export const SETUP_ENGINE_KINDS = ['oracle', 'webllm', 'wllama', 'openai'] as const satisfies readonly EngineKind[];
+/** The engines the Setup page offers (a learned model is trained on the Experience model page, then picked here or on Train). */
+export const SETUP_ENGINE_KINDS = ['oracle', 'webllm', 'wllama', 'openai', 'learned'] as const satisfies readonly EngineKind[];
 export type SetupEngineKind = (typeof SETUP_ENGINE_KINDS)[number];
 
 /** How the UI names an engine; the oracle is always labelled as not a language model. */
@@ -21,7 +22,11 @@ export function engineLabel(spec: LlmSpec): string {
     case 'openai': return `OpenAI-compatible server: ${spec.model} at ${spec.baseUrl}`;
     case 'webllm': return `WebLLM (WebGPU): ${spec.modelId}`;
     case 'wllama': return spec.source === 'file' ? `wllama (CPU): ${spec.name}, picked from disk` : `wllama (CPU): ${spec.url}`;
-    case 'learned': return `learned experience model: ${spec.path}`;
+    case 'learned': {
+      // The page's paths (models/ENV, local/NAME) get their own words; others (a CLI folder) as given.
+      const path = learnedPathOfSpec(formatLlmSpec(spec));
+      return path ? learnedPathLabel(path) : `learned experience model: ${spec.path}`;
+    }
   }
 }
 
@@ -43,6 +48,8 @@ export interface EngineChoice {
     nCtx: number;
   };
   openai: { baseUrl: string; model: string };
+  /** A learned experience model: `models/<env>` (shipped) or `local/<name>` (trained in this browser). */
+  learned: { path: string };
 }
 
 export const DEFAULT_CHOICE: EngineChoice = {
@@ -50,6 +57,7 @@ export const DEFAULT_CHOICE: EngineChoice = {
   webllm: { modelId: '' },
   wllama: { source: 'file', fileName: '', fileBytes: 0, url: '', nCtx: 4096 },
   openai: { baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:1.5b-instruct' },
+  learned: { path: '' },
 };
 
 export const CHOICE_KEY = 'dreamgym.engine.choice';
@@ -85,6 +93,7 @@ export function loadChoice(storage: StorageLike | null = globalThis.localStorage
   const w = (raw.webllm ?? {}) as Record<string, unknown>;
   const l = (raw.wllama ?? {}) as Record<string, unknown>;
   const o = (raw.openai ?? {}) as Record<string, unknown>;
+  const n = (raw.learned ?? {}) as Record<string, unknown>;
   return {
     kind: (SETUP_ENGINE_KINDS as readonly unknown[]).includes(raw.kind) ? raw.kind as SetupEngineKind : d.kind,
     webllm: { modelId: str(w.modelId, d.webllm.modelId) },
@@ -94,6 +103,7 @@ export function loadChoice(storage: StorageLike | null = globalThis.localStorage
       nCtx: Math.max(256, Math.round(nonNegative(l.nCtx, d.wllama.nCtx))),
     },
     openai: { baseUrl: str(o.baseUrl, d.openai.baseUrl), model: str(o.model, d.openai.model) },
+    learned: { path: str(n.path, d.learned.path) },
   };
 }
 
@@ -124,6 +134,10 @@ export function choiceSpec(choice: EngineChoice, epsR = 0, epsP = 0): { spec: st
         const model = choice.openai.model.trim();
         if (!baseUrl || !model) return { error: 'The OpenAI-compatible server needs a base URL and a model id (Setup page).' };
         return { spec: formatLlmSpec(parseLlmSpec(`openai:${baseUrl}#${model}`)) };
+      }
+      case 'learned': {
+        if (!choice.learned.path) return { error: 'No learned experience model is picked yet: pick the shipped one or one trained on the Experience model page (Setup).' };
+        return { spec: learnedSpec(parseLearnedPath(choice.learned.path)) };
       }
     }
   } catch (error) {

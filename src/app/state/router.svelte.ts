@@ -1,9 +1,9 @@
 /**
  * Hash routes: `#/play` (default; the Play page keeps its settings in `?env=…`), `#/setup`,
  * `#/train?…` (the Train page keeps its settings in the hash query), `#/inspect?…`, `#/buffer`,
- * `#/curriculum`, `#/compare`, `#/teach`.
+ * `#/curriculum`, `#/compare`, `#/teach`, `#/model?…` (the Experience model page keeps its settings in the hash query).
  */
-export const ROUTES = ['play', 'setup', 'train', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
+export const ROUTES = ['play', 'setup', 'train', 'model', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
 export type Route = (typeof ROUTES)[number];
 
 export function parseHash(hash: string): { route: Route; query: string } {

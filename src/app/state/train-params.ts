@@ -5,6 +5,7 @@
 import { ALGORITHMS, MODES, PRESETS, getPreset, validateConfig, type Algorithm, type Mode, type TrainConfig } from '../../core/train/config';
 import type { BackendName } from '../../core/policy/backend';
 import { parseLlmSpec, type LlmSpecText } from '../../core/llm/spec';
+import { learnedPathOfSpec, learnedSpec } from './learned-path';
 import type { EngineRuntime } from '../workers/experience-source';
 
 export interface TrainParams {
@@ -165,8 +166,8 @@ export function configFromParams(p: TrainParams): TrainConfig {
     ...getPreset(p.preset), mode: p.mode, algo: p.algo, seed: p.seed, llm: llmSpec(p),
     tasksPerIteration: p.tasks, groupSize: p.group, iterations: p.iterations, evalInterval: p.evalEvery,
     evalEpisodes: p.evalEpisodes, curriculum: p.curriculum, lambda: p.lambda, curriculumGrouping: p.grouping,
-    // LLM variations need a language model and a dream (the form greys the choice out otherwise).
-    curriculumVariations: p.llm && p.mode !== 'real' ? p.variations : 'procedural', retrievalK: p.k, historyLength: p.history,
+    // LLM variations need a chat model and a dream (the form greys the choice out otherwise).
+    curriculumVariations: engineAbilities(p.llm).chat && p.mode !== 'real' ? p.variations : 'procedural', retrievalK: p.k, historyLength: p.history,
     reasoning: p.reasoning, llmPrior: p.prior,
   } as unknown as Record<string, unknown>);
 }
@@ -176,6 +177,64 @@ export function llmSpec(p: Pick<TrainParams, 'llm' | 'epsR' | 'epsP'>): LlmSpecT
   if (!p.llm) return `oracle:${p.epsR},${p.epsP}`;
   parseLlmSpec(p.llm);
   return p.llm as LlmSpecText;
+}
+
+/** What the chosen dream engine can use of the form (the page greys out the rest and says why). */
+export interface EngineAbilities {
+  kind: 'oracle' | 'learned' | 'llm';
+  /** A chat model: reasoning, the answer budget, the LLM prior and LLM-written variations apply. */
+  chat: boolean;
+  /** Reads retrieved examples and history (k, H). */
+  context: boolean;
+  /** Why the chat-only settings do not apply ('' for a chat model). */
+  reason: string;
+}
+
+/** The abilities of `llm` ('' is the noisy oracle; a spec that does not parse counts as a chat model: its error shows elsewhere). */
+export function engineAbilities(llm: string): EngineAbilities {
+  let kind: EngineAbilities['kind'] = 'llm';
+  if (!llm) kind = 'oracle';
+  else {
+    try {
+      const parsed = parseLlmSpec(llm).kind;
+      kind = parsed === 'oracle' ? 'oracle' : parsed === 'learned' ? 'learned' : 'llm';
+    } catch { /* shown as the spec's error */ }
+  }
+  if (kind === 'oracle') {
+    return { kind, chat: false, context: false, reason: 'The noisy oracle is the real environment with dialled errors, not a language model: ' +
+      'retrieval, history, reasoning, the answer budget, the LLM prior and LLM-written variations do not apply.' };
+  }
+  if (kind === 'learned') {
+    return { kind, chat: false, context: true, reason: 'The learned experience model is a small tfjs network trained on the buffer, not a chat model: ' +
+      'the LLM prior, LLM-written variations, reasoning and the answer budget do not apply (k and H count up to what it was trained with).' };
+  }
+  return { kind, chat: true, context: true, reason: '' };
+}
+
+/** The settings with another dream engine; a non-chat engine turns the LLM prior off and the variations procedural. */
+export function withEngine(p: TrainParams, llm: string): TrainParams {
+  const next = { ...p, llm };
+  if (engineAbilities(llm).chat) return next;
+  return { ...next, prior: false, variations: 'procedural' };
+}
+
+/**
+ * The engine to keep when the run's environment changes: a learned model belongs to its env, so
+ * the shipped one follows the new env and one trained here is dropped (back to the oracle).
+ */
+export function engineForEnv(llm: string, env: string): string {
+  const path = learnedPathOfSpec(llm);
+  if (!path) return llm;
+  return path.where === 'shipped' ? learnedSpec({ where: 'shipped', env }) : '';
+}
+
+/** Why these settings cannot start (a chat-only setting with an engine that is not a chat model), or null. */
+export function engineConflict(p: Pick<TrainParams, 'llm' | 'prior'>): string | null {
+  const abilities = engineAbilities(p.llm);
+  if (p.prior && !abilities.chat) {
+    return `The LLM prior needs a chat model, and the chosen engine is not one. ${abilities.reason} Turn "LLM prior" off, or pick a language model (Setup, then the Dream engine list).`;
+  }
+  return null;
 }
 
 /** The start request's engine extras these settings imply (the page adds the API key, file, context). */

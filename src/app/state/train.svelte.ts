@@ -9,7 +9,7 @@ import type { IterationRecord } from '../../core/train/loop';
 import { TrainerClient } from '../workers/trainer-client';
 import type { TrainerProgress, TrainerStatus } from '../workers/protocol';
 import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../workers/run-list';
-import { configFromParams, engineRuntimeFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
+import { configFromParams, engineConflict, engineRuntimeFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
 import { engineSetup } from './engine.svelte';
 
 /** The charts of the Train page (design.md §5 names). */
@@ -78,6 +78,9 @@ export class TrainSession {
 
   async start(): Promise<void> {
     this.error = null;
+    // A chat-only setting with an engine that is not a chat model: refused here, with the reason.
+    const conflict = engineConflict(this.params);
+    if (conflict) { this.error = conflict; return; }
     let config: TrainConfig;
     try {
       config = configFromParams(this.params);

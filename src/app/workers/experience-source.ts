@@ -11,7 +11,10 @@
  *   webllm:MODEL_ID  WebLlmChatModel: web-llm's WebWorkerMLCEngine in this worker, talking to
  *                    workers/llm.worker.ts (a nested worker) — the weights come from web-llm's
  *                    cache, filled by the Setup page's download
- *   oracle:, openai:, learned:  nothing to load here: the builder makes them (openai with the key)
+ *   learned:PATH     the learned experience model: models/<env> (shipped with the app, fetched from
+ *                    it: the service worker's precache answers offline) or local/<name> (trained in
+ *                    this browser, in IndexedDB); read and checked by learned-source.ts, one kept
+ *   oracle:, openai:  nothing to load here: the builder makes them (openai with the key)
  *
  * The reasoning experience model retrieves its k examples from the page's replay buffer
  * (IndexedDB, the Buffer page's data), and hands the same buffer to the trainer (deps.buffer),
@@ -27,6 +30,7 @@ import type { TrainConfig } from '../../core/train/config';
 import type { TrainerDeps } from '../../core/train/loop';
 import { buildRunParts } from '../../core/train/run-parts';
 import { openModelFile } from './llm-files';
+import { LearnedModelCache } from './learned-source';
 
 /** What a start request carries besides the config (never saved with the run). */
 export interface EngineRuntime {
@@ -49,6 +53,8 @@ type BrowserSpec = WebLlmSpec | WllamaLlmSpec;
 export type BrowserEngineLoader = (spec: BrowserSpec, runtime: EngineRuntime) => Promise<Unloadable>;
 
 let loaded: { key: string; model: Unloadable } | null = null;
+/** The last learned experience model loaded in this worker (kept for a resume or a second run). */
+const learned = new LearnedModelCache();
 
 /** Loads (or reuses) the chat model of a browser engine; loading another unloads the previous one. */
 export async function browserChatModel(spec: BrowserSpec, runtime: EngineRuntime = {}, load: BrowserEngineLoader = loadBrowserEngine): Promise<ChatModel> {
@@ -87,6 +93,8 @@ export async function trainerDeps(config: TrainConfig, runtime: EngineRuntime = 
   const parts = await buildRunParts(config, {
     ...(chat ? { chat } : {}), ...(runtime.apiKey ? { apiKey: runtime.apiKey } : {}), ...(buffer ? { buffer } : {}),
     answers: { maxTokens: runtime.maxTokens, retries: runtime.retries },
+    // learned:PATH (options.env is the run's: a model of another environment is refused with the fix).
+    loadLearnedModel: (path, options) => learned.get(path, options),
   });
   return { ...parts, ...(buffer ? { buffer } : {}) };
 }

@@ -6,45 +6,48 @@
  */
 import { auditDetailed } from '../../core/experience/audit';
 import { formatLlmSpec } from '../../core/llm/spec';
-import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
-import { printJsonLast, progressBar } from '../output';
-import { checkModelSettings, buildEnvExperienceModel, experienceModelOptions, LLM_OPTION_HELP, parseLlmOption, requireEnv } from '../experience-options';
+import type { CommandSpec, ParsedArgs } from '../args';
+import { printJsonLast, progressBar, terminalSafe } from '../output';
+import {
+  checkModelSettings, buildEnvExperienceModel, experienceModelOptions, LLM_OPTION_HELP, llmSettingsOption, parseLlmOption, requireEnv,
+} from '../experience-options';
 
 export const auditCommand: CommandSpec = {
   name: 'audit',
   summary: "measure an experience model against the real env on held-out transitions (reward accuracy, Jaccard, F1, cost)",
-  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL [--n N] [--seed S] [--k K] [--history H] [--no-reasoning] [--json]',
+  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL [--n N] [--seed S] [--k K] [--history H] [--no-reasoning] [--set llmTimeoutMs=…] [--json]',
   options: {
     env: { type: 'string', description: 'environment id' },
     llm: { type: 'string', description: LLM_OPTION_HELP },
-    n: { type: 'integer', description: 'held-out transitions audited', default: 400 },
-    seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0 },
+    n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1 },
+    seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0, min: 0 },
     ...experienceModelOptions,
     json: { type: 'boolean', description: 'print the audit as JSON on the last line' },
   },
 };
 
 export async function runAudit(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; llm?: string; n: number; seed: number; k: number; history: number; 'no-reasoning'?: boolean; json?: boolean };
+  const o = args.options as { env?: string; llm?: string; n: number; seed: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; json?: boolean };
   const envId = requireEnv(o.env, auditCommand);
   const llm = parseLlmOption(o.llm, auditCommand);
   checkModelSettings(o, auditCommand);
-  if (!(o.n >= 1)) throw new UsageError(`--n must be at least 1, got ${o.n}.`, auditCommand);
-  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
+  const settings = llmSettingsOption(o.set, auditCommand);
+  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings });
   const bar = progressBar(`audit ${envId}`);
-  const details = await auditDetailed(model, { envId, n: o.n, seed: o.seed, llm: formatLlmSpec(llm), onProgress: (done, total) => bar.update(done, total) });
+  const details = await auditDetailed(model, { envId, n: o.n, seed: o.seed, llm: formatLlmSpec(llm), maxFailures: settings.llmMaxFailures,
+    onProgress: (done, total) => bar.update(done, total) });
   bar.end();
   const r = details.report;
   if (o.json) { printJsonLast(r); return; }
   const pct = (x: number | null) => (x === null ? 'n/a' : x.toFixed(4));
   console.log([
-    `${model.label} on ${envId}: ${r.n} held-out transitions (${details.outcomeSteps} outcome-bearing, ${details.probes} inadmissible probes)`,
+    `${terminalSafe(model.label)} on ${envId}: ${r.n} held-out transitions (${details.outcomeSteps} outcome-bearing, ${details.probes} inadmissible probes)`,
     `  valid agreement       ${pct(r.valid_agreement)}`,
     `  reward accuracy       ${pct(r.reward_accuracy)}   (1 − ε̂_R, outcome-bearing steps; all steps: ${pct(details.rewardAccuracyAllSteps)})`,
     `  terminated accuracy   ${pct(r.terminated_accuracy)}`,
     `  admissible Jaccard    ${pct(r.admissible_jaccard)}`,
     `  observation token-F1  ${pct(r.observation_f1)}`,
-    `  invalid answers       ${pct(r.invalid_rate)}`,
+    `  invalid answers       ${pct(r.invalid_rate)}   (${r.failed_calls} failed engine calls among them)`,
     `  per transition        ${r.tokens_per_transition} tokens, ${r.ms_per_transition} ms`,
   ].join('\n'));
 }

@@ -35,7 +35,7 @@ export const benchCommand: CommandSpec = {
   usage: `dreamgym bench <${BENCH_SUITES.join('|')}> [--episodes N] [--json]`,
   positionals: ['suite'],
   options: {
-    episodes: { type: 'integer', description: 'envs: episodes per policy and configuration', default: 300 },
+    episodes: { type: 'integer', description: 'envs: episodes per policy and configuration', default: 300, min: 1 },
     browser: { type: 'boolean', description: 'buffer: also run the IndexedDB and retrieval figures in headless Chromium' },
     json: { type: 'boolean', description: 'print the results as JSON on the last line' },
   },

@@ -8,22 +8,23 @@ import { FolderBufferStore } from '../../node/buffer-folder';
 import { TRANSITION_SOURCES, type TransitionSource } from '../../core/buffer/types';
 import { FORMATS, assertFormat, readTrajectories, writeTrajectories } from '../../core/data/formats';
 import { envIds } from '../../core/envs/registry';
-import type { CommandSpec, ParsedArgs } from '../args';
-import { printJsonLast, round } from '../output';
+import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { printJsonLast, round, terminalSafe } from '../output';
 
 export const DEFAULT_BUFFER_DIR = 'runs/buffer';
 const dirOption = { type: 'string' as const, description: 'buffer folder', default: DEFAULT_BUFFER_DIR };
 const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
 
 export const bufferImportCommand: CommandSpec = {
-  name: 'buffer import', summary: 'import trajectories into the buffer (idempotent: episodes already there are skipped)',
-  usage: 'dreamgym buffer import FILE [--dir D] [--format ours|agentgym|eto|trl] [--source offline|real|dream] [--json]',
+  name: 'buffer import', summary: 'import trajectories into the buffer, all or nothing (episodes already there whole are skipped, partial ones repaired)',
+  usage: 'dreamgym buffer import FILE [--dir D] [--format ours|agentgym|eto|trl] [--source offline|real|dream] [--wait SECONDS] [--json]',
   positionals: ['file'],
   options: {
     dir: dirOption, json: jsonOption,
     format: { type: 'string', description: 'file format', choices: FORMATS, default: 'ours' },
     source: { type: 'string', description: 'what the transitions are', choices: TRANSITION_SOURCES, default: 'offline' },
     env: { type: 'string', description: 'env id for TRL records without an env key' },
+    wait: { type: 'number', description: 'seconds to wait while another process writes the folder', default: 30, min: 0 },
   },
 };
 
@@ -39,7 +40,7 @@ export const bufferQueryCommand: CommandSpec = {
     dir: dirOption, json: jsonOption,
     env: { type: 'string', description: 'only transitions of this environment' },
     text: { type: 'string', description: 'what to look for (instruction, page text or action)' },
-    k: { type: 'integer', description: 'results', default: 4 },
+    k: { type: 'integer', description: 'results', default: 4, min: 1 },
     source: { type: 'string', description: 'only this source', choices: TRANSITION_SOURCES },
     diverse: { type: 'boolean', description: 'at most one result per episode' },
   },
@@ -52,58 +53,66 @@ export const bufferExportCommand: CommandSpec = {
   options: { dir: dirOption, json: jsonOption, format: { type: 'string', description: 'output format', choices: FORMATS, default: 'ours' } },
 };
 
-async function openBuffer(dir: string): Promise<ReplayBuffer> {
-  return new ReplayBuffer(await FolderBufferStore.open(dir));
+/** The folder's buffer, to read (no lock; a missing folder is an error, never created) or to write (one writer at a time). */
+async function openBuffer(dir: string, access: { write: false } | { write: true; waitSeconds: number }): Promise<ReplayBuffer> {
+  const store = await FolderBufferStore.open(dir, access.write ? { lockWaitMs: access.waitSeconds * 1000 } : { readOnly: true });
+  return new ReplayBuffer(store);
+}
+
+/** Runs `use` on the open buffer and closes it (releasing a writer's lock) whatever happens. */
+async function withBuffer<T>(buffer: ReplayBuffer, use: (buffer: ReplayBuffer) => Promise<T>): Promise<T> {
+  try {
+    return await use(buffer);
+  } finally {
+    await buffer.store.close();
+  }
 }
 
 export async function runBufferImport(args: ParsedArgs): Promise<void> {
-  const o = args.options as { dir: string; format: string; source: TransitionSource; env?: string; json?: boolean };
+  const o = args.options as { dir: string; format: string; source: TransitionSource; env?: string; wait: number; json?: boolean };
   const file = args.positionals[0];
   const trajectories = readTrajectories(readFileSync(file, 'utf8'), assertFormat(o.format), { sourceName: file, knownEnvs: envIds(), defaultEnv: o.env });
-  const buffer = await openBuffer(o.dir);
   const t0 = performance.now();
-  const result = await buffer.importTrajectories(trajectories, { source: o.source, createdAt: Date.now() });
-  const seconds = (performance.now() - t0) / 1000;
-  await buffer.store.close();
-  const summary = { file, dir: o.dir, ...result, seconds: round(seconds, 3) };
-  if (o.json) printJsonLast(summary);
-  else console.log(`imported ${result.episodes} episodes (${result.transitions} transitions) into ${o.dir}; ${result.skipped} already there were skipped`);
+  const buffer = await openBuffer(o.dir, { write: true, waitSeconds: o.wait });
+  const result = await withBuffer(buffer, (b) => b.importTrajectories(trajectories, { source: o.source, createdAt: Date.now() }));
+  const summary = { file, dir: o.dir, ...result, seconds: round((performance.now() - t0) / 1000, 3) };
+  if (o.json) { printJsonLast(summary); return; }
+  const repaired = result.repaired > 0 ? `; ${result.repaired} held only in part were written again whole` : '';
+  console.log(`imported ${result.episodes} episodes (${result.transitions} transitions) into ${o.dir}; ${result.skipped} already there were skipped${repaired}`);
 }
 
 export async function runBufferStats(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; json?: boolean };
-  const buffer = await openBuffer(o.dir);
-  const stats = await buffer.stats();
-  await buffer.store.close();
+  const stats = await withBuffer(await openBuffer(o.dir, { write: false }), (b) => b.stats());
   if (o.json) { printJsonLast({ dir: o.dir, ...stats }); return; }
   console.log(`${o.dir}: ${stats.transitions} transitions in ${stats.episodes} episodes, ${stats.tasks} tasks, ${stats.invalid} invalid`);
   for (const [env, bySource] of Object.entries(stats.byEnvAndSource)) {
-    console.log(`  ${env.padEnd(18)} ${Object.entries(bySource).map(([s, n]) => `${s} ${n}`).join(', ')}`);
+    console.log(`  ${terminalSafe(env).padEnd(18)} ${Object.entries(bySource).map(([s, n]) => `${s} ${n}`).join(', ')}`);
   }
 }
 
 export async function runBufferQuery(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; env?: string; text?: string; k: number; source?: TransitionSource; diverse?: boolean; json?: boolean };
-  if (!o.text) throw new Error('buffer query needs --text "…" (what to look for).');
-  const buffer = await openBuffer(o.dir);
+  if (!o.text) throw new UsageError('buffer query needs --text "…" (what to look for).', bufferQueryCommand);
   const t0 = performance.now();
-  const hits = await buffer.retrieve(o.text, o.k, { env: o.env, source: o.source, diverse: o.diverse });
+  const hits = await withBuffer(await openBuffer(o.dir, { write: false }), (b) => b.retrieve(o.text!, o.k, { env: o.env, source: o.source, diverse: o.diverse }));
   const ms = performance.now() - t0;
-  await buffer.store.close();
   const results = hits.map(({ transition: t, score }) => ({ score: round(score, 4), id: t.id, env: t.env, source: t.source,
     instruction: t.instruction, action: t.action, reward: t.reward, observation: t.observation.slice(0, 200) }));
   if (o.json) { printJsonLast({ text: o.text, k: o.k, ms: round(ms, 2), results }); return; }
-  for (const r of results) console.log(`${r.score.toFixed(3)}  ${r.id}\n       task: ${r.instruction}\n       action: ${r.action}  (reward ${r.reward})`);
+  // Imported text is printed with control characters escaped (a file cannot drive the terminal).
+  for (const r of results) {
+    console.log(`${r.score.toFixed(3)}  ${terminalSafe(r.id)}\n       task: ${terminalSafe(r.instruction)}\n       action: ${terminalSafe(r.action)}  (reward ${r.reward})`);
+  }
   if (results.length === 0) console.log('no transitions match (is the buffer empty? run `dreamgym buffer import FILE` first)');
 }
 
 export async function runBufferExport(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; format: string; json?: boolean };
   const format = assertFormat(o.format);
-  const buffer = await openBuffer(o.dir);
-  const transitions = await buffer.store.listTransitions();
-  const tasks = new Map((await buffer.store.listTasks()).map((e) => [e.id, e.task]));
-  await buffer.store.close();
+  const { transitions, tasks } = await withBuffer(await openBuffer(o.dir, { write: false }), async (b) => ({
+    transitions: await b.store.listTransitions(), tasks: new Map((await b.store.listTasks()).map((e) => [e.id, e.task])),
+  }));
   const trajectories = transitionsToTrajectories(transitions, tasks);
   writeFileSync(args.positionals[0], writeTrajectories(trajectories, format));
   const summary = { dir: o.dir, format, out: args.positionals[0], episodes: trajectories.length, transitions: transitions.length };

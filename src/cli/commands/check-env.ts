@@ -9,8 +9,8 @@ export const checkEnvCommand: CommandSpec = {
   usage: 'dreamgym check-env <id> [--episodes N] [--seed S] [--json]',
   positionals: ['id'],
   options: {
-    episodes: { type: 'integer', description: 'episodes per policy, spread over difficulty levels 0, .25, .5, .75, 1', default: 100 },
-    seed: { type: 'integer', description: 'first seed', default: 0 },
+    episodes: { type: 'integer', description: 'episodes per policy, spread over difficulty levels 0, .25, .5, .75, 1', default: 100, min: 1 },
+    seed: { type: 'integer', description: 'first seed', default: 0, min: 0 },
     json: { type: 'boolean', description: 'print the report as JSON on the last line' },
   },
 };
@@ -19,7 +19,6 @@ export async function runCheckEnv(args: ParsedArgs): Promise<number> {
   const id = args.positionals[0];
   getEnvDefinition(id); // fails early with the list of valid ids
   const episodes = args.options.episodes as number;
-  if (episodes < 1) throw new Error(`--episodes must be at least 1, got ${episodes}.`);
   const bar = progressBar(`check-env ${id}`);
   const report = await envReport(id, { episodes, seed: args.options.seed as number, onProgress: (d, t) => bar.update(d, t) });
   bar.end();

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { assertFormat, FORMATS, readTrajectories, writeTrajectories } from '../../core/data/formats';
 import { envIds } from '../../core/envs/registry';
-import type { CommandSpec, ParsedArgs } from '../args';
+import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast } from '../output';
 
 export const convertCommand: CommandSpec = {
@@ -19,7 +19,7 @@ export const convertCommand: CommandSpec = {
 
 export async function runConvert(args: ParsedArgs): Promise<void> {
   const [input, output] = args.positionals;
-  if (!args.options.from || !args.options.to) throw new Error(`convert needs --from and --to (formats: ${FORMATS.join(', ')}).`);
+  if (!args.options.from || !args.options.to) throw new UsageError(`convert needs --from and --to (formats: ${FORMATS.join(', ')}).`, convertCommand);
   const from = assertFormat(args.options.from as string);
   const to = assertFormat(args.options.to as string);
   const text = readFileSync(input, 'utf8');

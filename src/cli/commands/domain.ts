@@ -23,8 +23,8 @@ import { buildRunParts } from '../../core/train/run-parts';
 import { nodeEngineDeps } from '../../node/edge';
 import { initBackend } from '../../core/policy/backend';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
-import { printJsonLast, progressBar, round } from '../output';
-import { checkModelSettings, experienceModelOptions, parseLlmOption } from '../experience-options';
+import { printJsonLast, progressBar, round, terminalSafe } from '../output';
+import { checkModelSettings, experienceModelOptions, llmSettingsOption, parseLlmOption } from '../experience-options';
 
 const dirOption = { type: 'string' as const, description: 'folder of imported domains (the domain goes to DIR/NAME)', default: DEFAULT_DOMAIN_DIR };
 const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
@@ -39,7 +39,7 @@ export const domainImportCommand: CommandSpec = {
     name: nameOption,
     format: { type: 'string', description: 'file format', choices: FORMATS, default: 'ours' },
     tasks: { type: 'string', description: 'extra task descriptions, one a line (# comments and blank lines skipped)' },
-    'held-out': { type: 'number', description: 'share of episodes held out for evaluation', default: 0.2 },
+    'held-out': { type: 'number', description: 'share of episodes held out for evaluation', default: 0.2, min: 0, max: 1 },
     seed: { type: 'integer', description: 'seed of the train/held-out split', default: 0 },
     dir: dirOption,
     replace: { type: 'boolean', description: 'overwrite an existing domain of that name' },
@@ -96,7 +96,7 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     card: domain.card.text, warnings: domain.warnings,
   };
   if (o.json) { printJsonLast(summary); return; }
-  console.log(domainSummary(domain));
+  console.log(terminalSafe(domainSummary(domain), { keepLines: true }));
   console.log(`saved to ${saved.path} (card.json, train.jsonl, held-out.jsonl, buffer/ with ${saved.buffer.transitions} transitions)`);
   console.log(`next: dreamgym domain train --name ${domain.name} --llm openai:BASE_URL#MODEL${o.dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${o.dir}`}`);
 }
@@ -115,7 +115,7 @@ async function runBuffer(dir: string, name: string): Promise<ReplayBuffer> {
 
 export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as { name?: string; llm?: string; iterations: number; 'tasks-per-iteration': number; 'group-size': number; 'step-limit'?: number;
-    'eval-episodes': number; 'audit-n': number; seed: number; k: number; history: number; 'no-reasoning'?: boolean; dir: string; out?: string;
+    'eval-episodes': number; 'audit-n': number; seed: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; dir: string; out?: string;
     backend: 'wasm' | 'cpu'; json?: boolean };
   const name = requireName(o.name, domainTrainCommand);
   const llm = parseLlmOption(o.llm, domainTrainCommand);
@@ -126,9 +126,11 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     throw error;
   }
   checkModelSettings(o, domainTrainCommand);
+  const { llmTimeoutMs, llmRetries, llmMaxFailures } = llmSettingsOption(o.set, domainTrainCommand);
   const config = {
     llm: formatLlmSpec(llm), iterations: o.iterations, tasksPerIteration: o['tasks-per-iteration'], groupSize: o['group-size'], seed: o.seed,
     evalEpisodes: o['eval-episodes'], auditTransitions: o['audit-n'], ...(o['step-limit'] !== undefined ? { stepLimit: o['step-limit'] } : {}),
+    llmMaxFailures,
   };
   for (const [option, value, min] of [['iterations', config.iterations, 1], ['tasks-per-iteration', config.tasksPerIteration, 1], ['group-size', config.groupSize, 1],
     ['eval-episodes', config.evalEpisodes, 0], ['audit-n', config.auditTransitions, 0], ['step-limit', config.stepLimit ?? 1, 1]] as const) {
@@ -137,7 +139,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   const domain = loadDomainFolder(o.dir, name);
   const buffer = await runBuffer(o.dir, name);
   const parts = await buildRunParts(
-    { env: domain.envId, llm: config.llm, seed: o.seed, retrievalK: o.k, historyLength: o.history, reasoning: !o['no-reasoning'] },
+    { env: domain.envId, llm: config.llm, seed: o.seed, retrievalK: o.k, historyLength: o.history, reasoning: !o['no-reasoning'], llmTimeoutMs, llmRetries },
     { ...nodeEngineDeps(), domain, buffer },
   );
   const model = parts.experienceModel!; // a dreaming config always gets one
@@ -171,7 +173,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   if (o.json) { printJsonLast(summary); return; }
   const show = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
-  console.log(`${domain.name} (${domain.envId}) trained in the dream of ${model.label}: ${result.iterations.length} iterations, ${result.dreamSteps} dreamed steps, 0 real`);
+  console.log(`${domain.name} (${domain.envId}) trained in the dream of ${terminalSafe(model.label)}: ${result.iterations.length} iterations, ${result.dreamSteps} dreamed steps, 0 real`);
   console.log(`  (a) dream success on ${dream.episodes} held-out tasks   ${show(dream.success_rate)} (mean length ${show(dream.mean_length)}, invalid answers ${dream.invalid_rate})`);
   console.log(`  (b) action agreement                       ${show(agreement.agreement)} on ${agreement.usable_steps} of ${agreement.held_out_steps} held-out steps that list their actions (chance ${show(agreement.chance)})`);
   console.log(`  (c) audit on ${audit.n} held-out transitions   valid ${show(audit.valid_agreement)}, reward ${show(audit.reward_accuracy)} (${audit.outcome_steps} outcome steps), ` +

@@ -12,16 +12,21 @@
  *   seeded random pick among the dreamed actions, and the step is marked `expert: false`.
  *
  * For `openai:` models the API key comes from DREAMGYM_API_KEY, else OPENAI_API_KEY (src/node/edge.ts),
- * and the retrieval buffer is seeded from the shipped dataset public/datasets/<env>.jsonl.
+ * and the retrieval buffer is seeded from the shipped dataset public/datasets/<env>.jsonl. A failed
+ * engine call is one invalid step; llmMaxFailures of them in a row stop the command. The model's
+ * text is printed with control characters escaped (a model cannot drive the terminal).
  */
 import { expertOf } from '../../core/envs/env';
 import { getEnvDefinition, makeEnv } from '../../core/envs/registry';
 import { makeDreamEnv } from '../../core/experience/dream-env';
+import { EngineFailureGuard } from '../../core/experience/engine-failures';
 import { formatLlmSpec } from '../../core/llm/spec';
 import { Rng } from '../../core/rng';
-import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
-import { checkModelSettings, buildEnvExperienceModel, experienceModelOptions, LLM_OPTION_HELP, parseLlmOption, requireEnv } from '../experience-options';
-import { printJsonLast, progressBar, round } from '../output';
+import type { CommandSpec, ParsedArgs } from '../args';
+import {
+  checkModelSettings, buildEnvExperienceModel, experienceModelOptions, LLM_OPTION_HELP, llmSettingsOption, parseLlmOption, requireEnv,
+} from '../experience-options';
+import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 
 // =============================================================================================
 // dream
@@ -30,14 +35,14 @@ import { printJsonLast, progressBar, round } from '../output';
 export const dreamCommand: CommandSpec = {
   name: 'dream',
   summary: 'roll out episodes in the dream (an experience model instead of the env) and print its reasoning',
-  usage: 'dreamgym dream --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL --policy expert|random --episodes N [--seed S] [--k K] [--history H] [--no-reasoning] [--json]',
+  usage: 'dreamgym dream --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL --policy expert|random --episodes N [--seed S] [--k K] [--history H] [--no-reasoning] [--set llmTimeoutMs=…] [--json]',
   options: {
     env: { type: 'string', description: 'environment id' },
     llm: { type: 'string', description: LLM_OPTION_HELP },
     policy: { type: 'string', description: 'who acts in the dream (expert: the real expert on a synced real env)', choices: ['expert', 'random'], default: 'expert' },
-    episodes: { type: 'integer', description: 'number of episodes', default: 3 },
-    seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0 },
-    difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5 },
+    episodes: { type: 'integer', description: 'number of episodes', default: 3, min: 1 },
+    seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
+    difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
     ...experienceModelOptions,
     json: { type: 'boolean', description: 'print the episodes and a summary as JSON on the last line' },
   },
@@ -60,14 +65,15 @@ interface DreamedStep {
 
 export async function runDream(args: ParsedArgs): Promise<void> {
   const o = args.options as { env?: string; llm?: string; policy: 'expert' | 'random'; episodes: number; seed: number; difficulty: number;
-    k: number; history: number; 'no-reasoning'?: boolean; json?: boolean };
+    k: number; history: number; 'no-reasoning'?: boolean; set?: string; json?: boolean };
   const envId = requireEnv(o.env, dreamCommand);
   const llm = parseLlmOption(o.llm, dreamCommand);
   checkModelSettings(o, dreamCommand);
-  if (!(o.episodes >= 1)) throw new UsageError(`--episodes must be at least 1, got ${o.episodes}.`, dreamCommand);
-  if (!(o.difficulty >= 0 && o.difficulty <= 1)) throw new UsageError(`--difficulty must be within 0..1, got ${o.difficulty}.`, dreamCommand);
+  const settings = llmSettingsOption(o.set, dreamCommand);
   const definition = getEnvDefinition(envId);
-  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed });
+  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings });
+  const failures = new EngineFailureGuard(settings.llmMaxFailures);
+  let failedCalls = 0;
   const dream = makeDreamEnv(model, { envId });
   const real = makeEnv(envId);
   const bar = o.json ? progressBar(`dream ${envId}`) : null;
@@ -81,7 +87,7 @@ export async function runDream(args: ParsedArgs): Promise<void> {
     const rng = Rng.fromSeed(seed, 'dream-policy', o.policy);
     const steps: DreamedStep[] = [];
     let ret = 0, success = false;
-    if (!o.json) console.log(`\nepisode ${i + 1}/${o.episodes} (seed ${seed}) — ${task.instruction}`);
+    if (!o.json) console.log(`\nepisode ${i + 1}/${o.episodes} (seed ${seed}) — ${terminalSafe(task.instruction)}`);
     for (let t = 1; ; t++) {
       let action: string;
       let fromExpert: boolean | undefined;
@@ -95,6 +101,8 @@ export async function runDream(args: ParsedArgs): Promise<void> {
       // TimeLimit passes the DreamEnv's info (with its account, info.dream) through.
       const r = await dream.step(action);
       const report = r.info.dream!;
+      failures.recordStep(report.predicted ? [report.engineError] : []);
+      if (report.engineError !== undefined) failedCalls++;
       // The synced real env follows every action that changed the dreamed state.
       if (o.policy === 'expert' && r.info.valid) await real.step(action);
       ret += r.reward;
@@ -110,9 +118,9 @@ export async function runDream(args: ParsedArgs): Promise<void> {
         const tags = [r.terminated ? (r.info.success ? 'END success' : 'END failure') : '', r.truncated ? 'TRUNCATED' : '',
           report.invalid ? `DREAM-INVALID (${report.invalidReason})` : !r.info.valid ? 'no-op' : '', fromExpert === false ? 'expert move not in the dream: random' : '']
           .filter(Boolean).join(', ');
-        console.log(`  ${String(t).padStart(2)}. ${action}  → reward ${r.reward}${tags ? `  [${tags}]` : ''}`);
-        if (report.reasoning) console.log(`      reasoning: ${report.reasoning}`);
-        console.log(`      next: ${r.text.length > 220 ? `${r.text.slice(0, 219)}…` : r.text}`);
+        console.log(terminalSafe(`  ${String(t).padStart(2)}. ${action}  → reward ${r.reward}${tags ? `  [${tags}]` : ''}`));
+        if (report.reasoning) console.log(`      reasoning: ${terminalSafe(report.reasoning)}`);
+        console.log(`      next: ${terminalSafe(r.text.length > 220 ? `${r.text.slice(0, 219)}…` : r.text)}`);
       }
       obs = r;
       if (r.terminated || r.truncated) { success = r.info.success; break; }
@@ -131,12 +139,13 @@ export async function runDream(args: ParsedArgs): Promise<void> {
     mean_length: round(episodes.reduce((s, e) => s + e.length, 0) / o.episodes),
     dream_steps: usage.steps,
     invalid_rate: round(usage.invalid / predictions),
+    failed_calls: failedCalls,
     tokens_per_transition: round((usage.promptTokens + usage.completionTokens) / predictions, 1),
     ms_per_transition: round(usage.ms / predictions, 3),
     cache_hit_rate: round(usage.cacheHits / predictions),
     trajectories: episodes,
   };
   if (o.json) { printJsonLast(summary); return; }
-  console.log(`\n${model.label}: ${o.episodes} dreamed episodes, success ${summary.success_rate}, mean length ${summary.mean_length}, ` +
+  console.log(`\n${terminalSafe(model.label)}: ${o.episodes} dreamed episodes, success ${summary.success_rate}, mean length ${summary.mean_length}, ` +
     `invalid answers ${summary.invalid_rate}, ${summary.tokens_per_transition} tokens and ${summary.ms_per_transition} ms per transition`);
 }

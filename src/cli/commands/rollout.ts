@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { getEnvDefinition, makeEnv } from '../../core/envs/registry';
 import { BASELINE_POLICIES, makeBaselinePolicy, rolloutEpisode } from '../../core/data/rollout';
 import { trajectoryToJsonLine } from '../../core/data/trajectory';
-import type { CommandSpec, ParsedArgs } from '../args';
+import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round } from '../output';
 
 export const rolloutCommand: CommandSpec = {
@@ -12,10 +12,10 @@ export const rolloutCommand: CommandSpec = {
   positionals: ['id'],
   options: {
     policy: { type: 'string', description: 'who acts', choices: BASELINE_POLICIES, default: 'expert' },
-    epsilon: { type: 'number', description: 'noisy-expert: chance of a random action each step', default: 0.3 },
-    episodes: { type: 'integer', description: 'number of episodes', default: 10 },
-    seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0 },
-    difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5 },
+    epsilon: { type: 'number', description: 'noisy-expert: chance of a random action each step', default: 0.3, min: 0, max: 1 },
+    episodes: { type: 'integer', description: 'number of episodes', default: 10, min: 1 },
+    seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
+    difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
     out: { type: 'string', description: 'output JSONL file (our trajectory format)' },
     json: { type: 'boolean', description: 'print a summary as JSON on the last line' },
   },
@@ -26,8 +26,7 @@ export async function runRollout(args: ParsedArgs): Promise<void> {
   const definition = getEnvDefinition(id);
   const { policy: policyName, epsilon, episodes, seed, difficulty, out } = args.options as {
     policy: string; epsilon: number; episodes: number; seed: number; difficulty: number; out?: string };
-  if (!out) throw new Error("rollout needs --out FILE.jsonl (where to write the episodes).");
-  if (!(difficulty >= 0 && difficulty <= 1)) throw new Error(`--difficulty must be within 0..1, got ${difficulty}.`);
+  if (!out) throw new UsageError('rollout needs --out FILE.jsonl (where to write the episodes).', rolloutCommand);
   const policy = makeBaselinePolicy(policyName, { epsilon });
   const env = makeEnv(id);
   const lines: string[] = [];

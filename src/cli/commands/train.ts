@@ -5,16 +5,21 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
-import { ALGORITHMS, MODES, getPreset, presetNames, validateConfig, type TrainConfig } from '../../core/train/config';
-import { Trainer, type TrainerDeps } from '../../core/train/loop';
+import {
+  ALGORITHMS, ConfigError, LLM_SETTING_NAMES, MODES, SETTING_NAMES, getPreset, presetNames, validateConfig, withDefaults, type TrainConfig,
+} from '../../core/train/config';
+import { Trainer, type TrainerDeps, type TrainerState } from '../../core/train/loop';
+import { EngineFailureError } from '../../core/experience/engine-failures';
 import { buildRunParts } from '../../core/train/run-parts';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { FolderCheckpointStore } from '../../node/checkpoint-folder';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
-import type { CommandSpec, ParsedArgs } from '../args';
+import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round } from '../output';
+import { LLM_OPTION_HELP } from '../experience-options';
+import { parseSettings } from '../settings';
 
 export const trainCommand: CommandSpec = {
   name: 'train',
@@ -22,67 +27,134 @@ export const trainCommand: CommandSpec = {
   usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
-    mode: { type: 'string', description: 'where experience comes from', choices: MODES, default: 'real' },
+    mode: { type: 'string', description: 'where experience comes from (default real; dream and s2r need --llm)', choices: MODES },
     algo: { type: 'string', description: 'policy-gradient algorithm (default: the preset\'s)', choices: ALGORITHMS },
     llm: { type: 'string', description: 'experience model for dream/s2r: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH' },
     curriculum: { type: 'boolean', description: 'curriculum task generator on (default on for dream/s2r, off for real)' },
-    seed: { type: 'integer', description: 'seed of everything random in the run' },
-    iterations: { type: 'integer', description: 'iterations (default: the preset\'s)' },
+    seed: { type: 'integer', description: 'seed of everything random in the run', min: 0 },
+    iterations: { type: 'integer', description: 'iterations (default: the preset\'s)', min: 1 },
     set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
     out: { type: 'string', description: 'run folder (default runs/<preset>-<algo>-<seed>)' },
-    resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
+    resume: { type: 'boolean', description: 'continue from OUT/checkpoint (options that conflict with the saved run are refused)' },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
   },
 };
 
-function parseOverrides(text: string | undefined): Record<string, unknown> {
-  if (!text) return {};
-  const out: Record<string, unknown> = {};
-  for (const pair of text.split(',')) {
-    const [key, raw] = pair.split('=');
-    if (!key || raw === undefined) throw new Error(`--set expects key=value pairs separated by commas; got '${pair}'.`);
-    const value = raw.trim();
-    const n = Number(value);
-    out[key.trim()] = value === 'true' ? true : value === 'false' ? false : value !== '' && Number.isFinite(n) ? n : value;
+type TrainOptions = { preset?: string; mode?: string; algo?: string; llm?: string; curriculum?: boolean; seed?: number; iterations?: number;
+  set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+
+/** A fresh run's config: the preset, then the options, then --set; dreaming needs --llm. */
+function freshConfig(o: TrainOptions, settings: Record<string, unknown>): TrainConfig {
+  if (!o.preset) throw new UsageError(`train needs --preset (one of ${presetNames().join(', ')}).`, trainCommand);
+  const mode = o.mode ?? 'real';
+  if (mode !== 'real' && !o.llm && settings.llm === undefined) {
+    throw new UsageError(`--mode ${mode} dreams, so it needs --llm (${LLM_OPTION_HELP}); e.g. --llm oracle:0,0 for the exact noisy oracle.`, trainCommand);
   }
-  return out;
+  return checkedConfig({
+    ...getPreset(o.preset), mode, curriculum: o.curriculum ?? mode !== 'real',
+    ...(o.algo ? { algo: o.algo } : {}), ...(o.llm ? { llm: o.llm } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o.iterations !== undefined ? { iterations: o.iterations } : {}),
+    ...settings,
+  });
+}
+
+/** What --resume may change: how far the run goes, and the engine's transport settings (they do not change what it learns). */
+const RESUMABLE_SETTINGS: readonly string[] = ['iterations', ...LLM_SETTING_NAMES];
+
+/**
+ * The options of a --resume that differ from the saved run; a resumed run continues exactly, so
+ * only RESUMABLE_SETTINGS may change.
+ */
+function resumeConflicts(o: TrainOptions, settings: Record<string, unknown>, saved: TrainConfig): string[] {
+  const given: [string, string, unknown][] = [
+    ['--preset', 'preset', o.preset], ['--mode', 'mode', o.mode], ['--algo', 'algo', o.algo], ['--llm', 'llm', o.llm],
+    ['--seed', 'seed', o.seed], ['--curriculum', 'curriculum', o.curriculum],
+    ...Object.entries(settings).map(([key, value]): [string, string, unknown] => [`--set ${key}`, key, value]),
+  ];
+  return given
+    .filter(([, key, value]) => value !== undefined && !RESUMABLE_SETTINGS.includes(key) && value !== (saved as unknown as Record<string, unknown>)[key])
+    .map(([option, key, value]) => `${option} ${String(value)} (the saved run has ${key} ${JSON.stringify((saved as unknown as Record<string, unknown>)[key])})`);
+}
+
+/** The saved run's config with what --resume may change; conflicting options are refused. */
+function resumedConfig(o: TrainOptions, settings: Record<string, unknown>, state: TrainerState, dir: string): TrainConfig {
+  const saved = withDefaults(state.config);
+  const conflicts = resumeConflicts(o, settings, saved);
+  if (conflicts.length > 0) {
+    throw new UsageError(`--resume continues the run saved in ${dir} exactly, so its settings cannot change; these options conflict:\n- ` +
+      `${conflicts.join('\n- ')}\nDrop them to resume (only --iterations and --set ${LLM_SETTING_NAMES.join('|')} may change), ` +
+      'or start a new run without --resume in another --out.', trainCommand);
+  }
+  const overrides = Object.fromEntries(Object.entries({ ...settings, iterations: o.iterations }).filter(([k, v]) => v !== undefined && RESUMABLE_SETTINGS.includes(k)));
+  if (o.iterations !== undefined && o.iterations !== saved.iterations) {
+    process.stderr.write(`--iterations ${o.iterations}: the resumed run goes to iteration ${o.iterations} (it was set to ${saved.iterations}; ${state.iteration} done).\n`);
+  }
+  return checkedConfig({ ...saved, ...overrides });
+}
+
+/** validateConfig, its refusal a usage error (exit 2): the options and --set made the config. */
+function checkedConfig(config: Record<string, unknown>): TrainConfig {
+  try {
+    return validateConfig(config);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message, trainCommand);
+    throw error;
+  }
+}
+
+/** Where a run lives: --out, else runs/<preset>-<algo>-<seed> (of the options, or the preset's defaults). */
+function runFolder(o: TrainOptions): string {
+  if (o.out) return o.out;
+  if (!o.preset) throw new UsageError('train needs --preset (or --out DIR of the run to resume).', trainCommand);
+  const preset = getPreset(o.preset);
+  return join('runs', `${preset.preset}-${o.algo ?? preset.algo}-${o.seed ?? preset.seed}`);
 }
 
 export async function runTrain(args: ParsedArgs): Promise<void> {
-  const o = args.options as { preset?: string; mode: string; algo?: string; llm?: string; curriculum?: boolean; seed?: number; iterations?: number; set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
-  if (!o.preset) throw new Error(`train needs --preset (one of ${presetNames().join(', ')}).`);
-  const config: TrainConfig = validateConfig({
-    ...getPreset(o.preset), mode: o.mode, curriculum: o.curriculum ?? o.mode !== 'real',
-    ...(o.algo ? { algo: o.algo } : {}), ...(o.llm ? { llm: o.llm } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
-    ...(o.iterations !== undefined ? { iterations: o.iterations } : {}),
-    ...parseOverrides(o.set),
-  });
-  const out = o.out ?? join('runs', `${config.preset}-${config.algo}-${config.seed}`);
+  const o = args.options as TrainOptions;
+  const settings = parseSettings(o.set, SETTING_NAMES, trainCommand);
+  const fresh = o.resume ? null : freshConfig(o, settings);
+  const out = fresh ? o.out ?? join('runs', `${fresh.preset}-${fresh.algo}-${fresh.seed}`) : runFolder(o);
+  const store = new FolderCheckpointStore(join(out, 'checkpoint'));
+  const state = o.resume ? await store.load() : null;
+  if (o.resume && !state) throw new UsageError(`--resume: no checkpoint in ${join(out, 'checkpoint')}. Start the run without --resume first.`, trainCommand);
+  const config = state ? resumedConfig(o, settings, state, store.dir) : fresh!;
+  if (config.mode === 'real' && o.llm && !config.llmPrior) process.stderr.write(`--llm ${o.llm} is not used: a real run without llmPrior asks no language model.\n`);
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
-  const store = new FolderCheckpointStore(join(out, 'checkpoint'));
+  mkdirSync(out, { recursive: true });
+  const deps = await trainerDeps(config, out);
+  try {
+    await trainAndSummarize(o, { config, state, store, out, deps, backend: backend.backend });
+  } finally {
+    await deps.buffer?.store.close(); // releases OUT/buffer's writer lock
+  }
+}
+
+interface RunSetup { config: TrainConfig; state: TrainerState | null; store: FolderCheckpointStore; out: string; deps: TrainerDeps; backend: string }
+
+/** Trains to the end (or the engine's stop), checkpointing every iteration, then evaluates and writes summary.json. */
+async function trainAndSummarize(o: TrainOptions, { config, state, store, out, deps, backend }: RunSetup): Promise<void> {
   const metricsPath = join(out, 'metrics.jsonl');
-  const state = o.resume ? await store.load() : null;
-  const deps = await trainerDeps(state?.config ?? config, out);
   let trainer: Trainer;
-  if (o.resume) {
-    if (!state) throw new Error(`--resume: no checkpoint in ${join(out, 'checkpoint')}. Start the run without --resume first.`);
-    trainer = await Trainer.restore(state, { iterations: config.iterations }, deps);
+  if (state) {
+    trainer = await Trainer.restore(state, config, deps);
     // Keep the metrics of the iterations the checkpoint covers, drop any written after it.
     const kept = existsSync(metricsPath) ? readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).slice(0, state.iteration) : [];
     writeFileSync(metricsPath, kept.map((l) => l + '\n').join(''));
   } else {
-    mkdirSync(out, { recursive: true });
     trainer = new Trainer(config, deps);
     writeFileSync(metricsPath, '');
+    // Iteration 0 is a checkpoint too: a run stopped in its first iteration (the engine down) resumes from it.
+    await store.save(await trainer.state());
   }
   writeFileSync(join(out, 'config.json'), JSON.stringify(trainer.config, null, 2) + '\n');
   const started = performance.now();
   const perfPath = join(out, 'perf.jsonl');
   const bar = progressBar(`train ${config.preset} ${trainer.config.algo}`);
   while (!trainer.finished) {
-    const record = await trainer.runIteration();
+    const record = await trainer.runIteration().catch((error: unknown) => { throw stoppedRun(error, trainer, out); });
     // Wall-clock figures (perf/*) go to perf.jsonl so metrics.jsonl stays identical run to run.
     const { perf, rest } = splitPerf(record.metrics);
     appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...roundAll(rest) }) + '\n');
@@ -100,12 +172,21 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
     ...(trainer.config.mode !== 'real' ? { llm: trainer.config.llm, experience_model: deps.experienceModel?.label, invalid_rate: round(invalidRate(metricsPath), 4) } : {}),
     ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
-    wall_seconds: round((performance.now() - started) / 1000, 1), backend: backend.backend, out,
+    wall_seconds: round((performance.now() - started) / 1000, 1), backend, out,
   };
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   trainer.dispose();
   if (o.json) printJsonLast(summary);
   else console.log(`held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`);
+}
+
+/** An engine that stopped answering ends the run with its checkpoint named (the last finished iteration's). */
+function stoppedRun(error: unknown, trainer: Trainer, out: string): unknown {
+  if (!(error instanceof EngineFailureError)) return error;
+  trainer.dispose();
+  return new Error(`${error.message}\nThe run stopped in iteration ${trainer.iteration + 1}; the checkpoint of iteration ${trainer.iteration} is in ` +
+    `${join(out, 'checkpoint')}: once the server answers, continue with \`dreamgym train --resume --out ${out}\` ` +
+    '(--set llmTimeoutMs=…,llmRetries=…,llmMaxFailures=… may change on resume).', { cause: error });
 }
 
 /** Mean dream/invalid_rate over the run's dream iterations (0 when none). */
@@ -154,7 +235,7 @@ export const evalCommand: CommandSpec = {
   usage: 'dreamgym eval --run DIR [--episodes N] [--json]',
   options: {
     run: { type: 'string', description: 'run folder written by train' },
-    episodes: { type: 'integer', description: 'held-out tasks', default: 200 },
+    episodes: { type: 'integer', description: 'held-out tasks', default: 200, min: 1 },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     json: { type: 'boolean', description: 'print the result as JSON on the last line' },
   },
@@ -162,15 +243,16 @@ export const evalCommand: CommandSpec = {
 
 export async function runEval(args: ParsedArgs): Promise<void> {
   const o = args.options as { run?: string; episodes: number; backend: 'wasm' | 'cpu'; json?: boolean };
-  if (!o.run) throw new Error('eval needs --run DIR (a folder written by train).');
+  if (!o.run) throw new UsageError('eval needs --run DIR (a folder written by train).', evalCommand);
   await initBackend(o.backend);
   const state = await new FolderCheckpointStore(join(o.run, 'checkpoint')).load();
   if (!state) throw new Error(`No checkpoint in ${join(o.run, 'checkpoint')}: train first, or check the folder.`);
   // Evaluation plays the real env with the policy (and its LLM prior, if it trained with one):
   // no dream and no task generation, so a dream or s2r checkpoint restores as a real-mode trainer.
   const asReal = { mode: 'real', curriculumVariations: 'procedural' } as const;
-  const trainer = await Trainer.restore(state, asReal, await trainerDeps({ ...state.config, ...asReal }, o.run));
-  const evaluation = await trainer.evaluate(o.episodes);
+  const deps = await trainerDeps({ ...state.config, ...asReal }, o.run);
+  const trainer = await Trainer.restore(state, asReal, deps);
+  const evaluation = await trainer.evaluate(o.episodes).finally(() => deps.buffer?.store.close());
   trainer.dispose();
   const result = { run: o.run, preset: state.config.preset, algo: state.config.algo, iteration: state.iteration,
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes } };

@@ -7,7 +7,7 @@
 import type { Task, Trajectory } from '../types';
 import { HashedNgramEmbedder, transitionText, type Embedder } from './embedders';
 import { RetrievalIndex, type SearchOptions } from './retrieval';
-import { trajectoryToTransitions } from './transitions';
+import { trajectoryToTransitions, transitionId } from './transitions';
 import type { BufferEpisode, BufferStats, BufferStore, BufferTransition, EvictionPolicy, TaskBankEntry, TransitionSource } from './types';
 
 export interface RetrievedTransition { transition: BufferTransition; score: number }
@@ -17,9 +17,27 @@ export interface ImportResult {
   episodes: number;
   /** Transitions written (new). */
   transitions: number;
-  /** Episodes skipped because the buffer already holds them (re-import is a no-op). */
+  /** Episodes skipped because the buffer already holds them whole (re-import is a no-op). */
   skipped: number;
+  /**
+   * Episodes the buffer held only in part — some transitions, or no task-bank entry (what an
+   * interrupted import of an older version left) — written again whole.
+   */
+  repaired: number;
 }
+
+/** Raised for an import that names one episode id more than once (nothing is imported). */
+export class DuplicateEpisodeError extends Error {
+  constructor(readonly ids: string[]) {
+    const shown = ids.slice(0, 5).map((id) => `'${id}'`).join(', ') + (ids.length > 5 ? `, … (${ids.length} in all)` : '');
+    super(`The import names ${ids.length === 1 ? 'an episode id' : `${ids.length} episode ids`} more than once (${shown}); nothing was imported. ` +
+      'Every episode needs an id of its own: convert the file again with `dreamgym convert` (it writes unique ids), or rename the repeats.');
+    this.name = 'DuplicateEpisodeError';
+  }
+}
+
+/** What the buffer holds of an episode about to be imported. */
+type Stored = 'whole' | 'partial' | 'absent';
 
 export class ReplayBuffer {
   readonly index: RetrievalIndex;
@@ -60,50 +78,58 @@ export class ReplayBuffer {
   /** Embeds what is not embedded yet, writes the batch atomically, then indexes it. */
   async add(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
     await this.ensureLoaded();
-    const missing = transitions.filter((t) => !(t.embedding && t.embedder === this.embedder.id));
-    const vectors = missing.length ? await this.embedder.embed(missing.map((t) => transitionText(t))) : [];
-    const byId = new Map(missing.map((t, i) => [t.id, vectors[i]]));
-    const embedded = transitions.map((t) => (byId.has(t.id) ? { ...t, embedding: byId.get(t.id)!, embedder: this.embedder.id } : t));
+    const embedded = await this.embedded(transitions);
     const result = await this.store.putTransitions(embedded, episodes);
     this.index.add(embedded);
     return result;
   }
 
+  /** The transitions with this buffer's embedding (computed for those without one, in batches). */
+  private async embedded(transitions: BufferTransition[]): Promise<BufferTransition[]> {
+    const missing = transitions.filter((t) => !(t.embedding && t.embedder === this.embedder.id));
+    const byId = new Map<string, Float32Array>();
+    for (let start = 0; start < missing.length; start += EMBED_BATCH) {
+      const part = missing.slice(start, start + EMBED_BATCH);
+      const vectors = await this.embedder.embed(part.map((t) => transitionText(t)));
+      part.forEach((t, i) => byId.set(t.id, vectors[i]));
+    }
+    return transitions.map((t) => (byId.has(t.id) ? { ...t, embedding: byId.get(t.id)!, embedder: this.embedder.id } : t));
+  }
+
   /**
-   * Adds whole episodes (as offline/real/dream transitions) and their tasks to the task bank.
-   * Episodes already in the buffer are skipped, so importing the same file twice adds nothing.
+   * Adds whole episodes (as offline/real/dream transitions) and their tasks to the task bank, in
+   * ONE store commit (putImport): an import interrupted by a crash, a kill or a reload leaves
+   * nothing, and importing again writes it. Episodes the buffer already holds whole are skipped
+   * (importing a file twice adds nothing); episodes it holds only in part are written again whole.
+   * An id named twice in the import is an error (DuplicateEpisodeError), never a silent skip.
    */
-  async importTrajectories(trajectories: readonly Trajectory[], options: { source: TransitionSource; createdAt: number; runId?: string; batchSize?: number }): Promise<ImportResult> {
+  async importTrajectories(trajectories: readonly Trajectory[], options: { source: TransitionSource; createdAt: number; runId?: string }): Promise<ImportResult> {
     await this.ensureLoaded();
-    const fresh: Trajectory[] = [];
-    const seen = new Set<string>();
+    const repeated = repeatedIds(trajectories);
+    if (repeated.length > 0) throw new DuplicateEpisodeError(repeated);
+    const tasks = new Map((await this.store.listTasks()).map((e) => [e.id, e]));
+    const write: Trajectory[] = [];
+    const fresh = new Set<string>();
     for (const t of trajectories) {
-      if (seen.has(t.id) || (await this.store.hasEpisode(t.id))) continue;
-      seen.add(t.id);
-      fresh.push(t);
+      const stored = await this.stored(t, tasks);
+      if (stored === 'whole') continue;
+      if (stored === 'absent') fresh.add(t.id);
+      write.push(t);
     }
-    let transitions = 0;
-    const batchSize = options.batchSize ?? 200;
-    for (let start = 0; start < fresh.length; start += batchSize) {
-      const chunk = fresh.slice(start, start + batchSize).map((t) => trajectoryToTransitions(t, options));
-      const result = await this.add(chunk.flatMap((c) => c.transitions), chunk.map((c) => c.episode));
-      transitions += result.added;
-    }
-    const tasks = new Map<string, Task>();
-    for (const t of fresh) tasks.set(t.task.id, t.task);
-    const existing = new Map((await this.store.listTasks()).map((e) => [e.id, e]));
-    const entries: TaskBankEntry[] = [...tasks.values()].map((task) => {
-      const before = existing.get(task.id);
-      const outcomes = fresh.filter((t) => t.task.id === task.id);
-      return {
-        id: task.id, env: task.env, task, origin: task.origin, ...(task.parent ? { parent: task.parent } : {}),
-        rollouts: (before?.rollouts ?? 0) + outcomes.length,
-        successes: (before?.successes ?? 0) + outcomes.filter((t) => t.result.success).length,
-        createdAt: before?.createdAt ?? options.createdAt,
-      };
-    });
-    if (entries.length) await this.store.putTasks(entries);
-    return { episodes: fresh.length, transitions, skipped: trajectories.length - fresh.length };
+    const parts = write.map((t) => trajectoryToTransitions(t, options));
+    const transitions = await this.embedded(parts.flatMap((p) => p.transitions));
+    const result = await this.store.putImport({ transitions, episodes: parts.map((p) => p.episode), tasks: taskEntries(write, fresh, tasks, options.createdAt) });
+    this.index.add(transitions);
+    return { episodes: fresh.size, transitions: result.added, skipped: trajectories.length - write.length, repaired: write.length - fresh.size };
+  }
+
+  /** Whether the buffer holds an episode whole (its record, every transition, its task), in part, or not at all. */
+  private async stored(t: Trajectory, tasks: ReadonlyMap<string, TaskBankEntry>): Promise<Stored> {
+    const episode = await this.store.hasEpisode(t.id);
+    let present = 0;
+    for (let i = 0; i < t.steps.length; i++) if (await this.store.getTransition(transitionId(t.id, i))) present++;
+    if (episode && present === t.steps.length && tasks.has(t.task.id)) return 'whole';
+    return episode || present > 0 ? 'partial' : 'absent';
   }
 
   /**
@@ -140,6 +166,44 @@ export class ReplayBuffer {
   stats(): Promise<BufferStats> {
     return this.store.stats();
   }
+}
+
+/** Texts embedded at once while importing (bounds the embedder's working memory). */
+const EMBED_BATCH = 2048;
+
+/** Ids named more than once, each once. */
+function repeatedIds(trajectories: readonly Trajectory[]): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const t of trajectories) (seen.has(t.id) ? repeated : seen).add(t.id);
+  return [...repeated];
+}
+
+/**
+ * Task-bank entries of the written episodes: a task new to the bank counts all of them; a task
+ * already there adds only the episodes new to the buffer (a repaired one was counted before).
+ */
+function taskEntries(written: readonly Trajectory[], fresh: ReadonlySet<string>, existing: ReadonlyMap<string, TaskBankEntry>, createdAt: number): TaskBankEntry[] {
+  const byTask = new Map<string, Trajectory[]>();
+  for (const t of written) {
+    const list = byTask.get(t.task.id);
+    if (list) list.push(t);
+    else byTask.set(t.task.id, [t]);
+  }
+  const entries: TaskBankEntry[] = [];
+  for (const [id, episodes] of byTask) {
+    const before = existing.get(id);
+    const counted = before ? episodes.filter((t) => fresh.has(t.id)) : episodes;
+    if (before && counted.length === 0) continue;
+    const task = episodes[0].task;
+    entries.push({
+      id, env: task.env, task, origin: task.origin, ...(task.parent ? { parent: task.parent } : {}),
+      rollouts: (before?.rollouts ?? 0) + counted.length,
+      successes: (before?.successes ?? 0) + counted.filter((t) => t.result.success).length,
+      createdAt: before?.createdAt ?? createdAt,
+    });
+  }
+  return entries;
 }
 
 /** Buffer transitions → our trajectory records (for export), grouped by episode in step order. */

@@ -72,6 +72,13 @@ export interface TransitionFilter {
   validOnly?: boolean;
 }
 
+/** One import, written whole by `putImport`. */
+export interface BufferImport {
+  transitions: BufferTransition[];
+  episodes: BufferEpisode[];
+  tasks: TaskBankEntry[];
+}
+
 /**
  * Storage behind the buffer: IndexedDB in the browser, memory, or a folder in Node. Writes are
  * batched: one call = one transaction; a failed batch leaves the store unchanged.
@@ -80,6 +87,11 @@ export interface BufferStore {
   readonly kind: 'indexeddb' | 'memory' | 'folder';
   /** Adds or replaces transitions (and their episodes) atomically; returns how many were new. */
   putTransitions(transitions: BufferTransition[], episodes?: BufferEpisode[]): Promise<{ added: number; replaced: number }>;
+  /**
+   * Writes an import's transitions, episodes and task-bank entries in ONE commit (one IndexedDB
+   * transaction, one folder commit): a crash, a kill or a page reload leaves all of it or none.
+   */
+  putImport(batch: BufferImport): Promise<{ added: number; replaced: number }>;
   getTransition(id: string): Promise<BufferTransition | undefined>;
   /** Every transition matching the filter, in insertion (createdAt, id) order. */
   listTransitions(filter?: TransitionFilter): Promise<BufferTransition[]>;

@@ -4,13 +4,13 @@
  * observations and gpt "Thought:\n…\n\nAction:\n…" turns (loss true). It has no reward field.
  */
 import type { Trajectory } from '../types';
-import { RecordChecker, type ImportProblem } from './errors';
-import { actionText, envFromShortName, envShortName, instructionPrompt, observationText, trajectoryFromTurns, type Turn } from './conversation';
+import { RecordChecker } from './errors';
+import { actionText, chatFormatIds, instructionPrompt, observationText, parseChatFormatId, trajectoryFromTurns, type Turn } from './conversation';
 
 interface AgentGymTurn { from: 'human' | 'gpt'; loss: boolean | null; value: string }
 export interface AgentGymRecord { item_id: string; conversations: AgentGymTurn[] }
 
-export function toAgentGym(t: Trajectory): AgentGymRecord {
+export function toAgentGym(t: Trajectory, id: string): AgentGymRecord {
   const conversations: AgentGymTurn[] = [
     { from: 'human', loss: null, value: instructionPrompt(t.task) },
     { from: 'gpt', loss: false, value: 'Ok.' },
@@ -19,11 +19,12 @@ export function toAgentGym(t: Trajectory): AgentGymRecord {
     conversations.push({ from: 'human', loss: null, value: observationText(t.env, step.observation, step.admissible, 'agentgym') });
     conversations.push({ from: 'gpt', loss: true, value: actionText(step, 'agentgym') });
   }
-  return { item_id: `${envShortName(t.env)}_${t.seed}`, conversations };
+  return { item_id: id, conversations };
 }
 
 export function writeAgentGym(ts: readonly Trajectory[]): string {
-  return JSON.stringify(ts.map(toAgentGym), null, 1) + '\n';
+  const ids = chatFormatIds(ts);
+  return JSON.stringify(ts.map((t, i) => toAgentGym(t, ids[i])), null, 1) + '\n';
 }
 
 export function fromAgentGymRecord(value: unknown, check: RecordChecker): Trajectory | undefined {
@@ -32,8 +33,7 @@ export function fromAgentGymRecord(value: unknown, check: RecordChecker): Trajec
   const itemId = check.string(record.item_id, 'item_id', { nonEmpty: true });
   const conversations = check.array(record.conversations, 'conversations');
   if (itemId === undefined || !conversations) return undefined;
-  const short = itemId.replace(/_\d+$/, '');
-  const env = envFromShortName(short)!;
+  const { env } = parseChatFormatId(itemId);
   const turns: Turn[] = [];
   const problemsBefore = check.problems.length;
   conversations.forEach((raw, i) => {
@@ -44,8 +44,4 @@ export function fromAgentGymRecord(value: unknown, check: RecordChecker): Trajec
     if (from && text !== undefined) turns.push({ role: from === 'human' ? 'user' : 'assistant', text });
   });
   return trajectoryFromTurns({ id: itemId, env, turns, check, field: 'conversations', turnsBroken: check.problems.length > problemsBefore });
-}
-
-export function readAgentGym(rows: { line: number; value: unknown }[], problems: ImportProblem[]): Trajectory[] {
-  return rows.flatMap(({ line, value }) => fromAgentGymRecord(value, new RecordChecker(line, problems)) ?? []);
 }

@@ -19,6 +19,32 @@ export function envFromShortName(short: string): string | undefined {
   return Object.keys(ENV_SHORT_NAMES).find((id) => ENV_SHORT_NAMES[id] === short) ?? short;
 }
 
+/**
+ * Episode ids in the chat formats, unique within one file: AgentGym's `SHORT_SEED` (webshop_6);
+ * where two episodes share an env and a seed (an expert and a random run of one task), the
+ * policy that played them goes between (webshop_expert_6, webshop_random_6); any repeat left gets a
+ * counter (webshop_expert_6~2). So converting never merges two episodes into one.
+ */
+export function chatFormatIds(ts: readonly Trajectory[]): string[] {
+  const plain = (t: Trajectory) => `${envShortName(t.env)}_${t.seed}`;
+  const perSeed = new Map<string, number>();
+  for (const t of ts) perSeed.set(plain(t), (perSeed.get(plain(t)) ?? 0) + 1);
+  const taken = new Map<string, number>();
+  return ts.map((t) => {
+    const base = perSeed.get(plain(t))! > 1 ? `${envShortName(t.env)}_${t.source}_${t.seed}` : plain(t);
+    const n = (taken.get(base) ?? 0) + 1;
+    taken.set(base, n);
+    return n === 1 ? base : `${base}~${n}`;
+  });
+}
+
+/** The env (short name or id) and seed of a chat-format id (see chatFormatIds); seed 0 when it ends in none. */
+export function parseChatFormatId(id: string): { env: string; seed: number } {
+  const match = /^(.*?)_(?:(?:expert|random|noisy-expert|agent|imported|dream)_)?(\d+)(?:~\d+)?$/.exec(id);
+  if (!match) return { env: envFromShortName(id.replace(/~\d+$/, ''))!, seed: 0 };
+  return { env: envFromShortName(match[1])!, seed: Number(match[2]) };
+}
+
 export function instructionPrompt(task: Task): string {
   return `You are an agent acting in the text environment '${task.env}'. Your task: ${task.instruction}\n` +
     'After each observation, reply with your reasoning after "Thought:" and then exactly one action after "Action:".';
@@ -89,6 +115,8 @@ export function trajectoryFromTurns(args: {
   outcome?: { reward: number; success: boolean };
   /** Some turns could not be read (already reported): skip, so errors do not cascade. */
   turnsBroken?: boolean;
+  /** Action turns may be the bare action, without "Action:" (a TRL string completion). */
+  bareActions?: boolean;
 }): Trajectory | undefined {
   const { id, env, turns, check, field } = args;
   const before = check.problems.length;
@@ -108,7 +136,7 @@ export function trajectoryFromTurns(args: {
     const actTurn = turns[i + 1];
     if (!actTurn) { finalObservation = observation; break; }
     if (actTurn.role !== 'assistant') { check.problem(`${field}[${i + 1}]`, 'expected an action (gpt/assistant) turn here; turns must alternate'); break; }
-    const parsed = parseActionText(actTurn.text);
+    const parsed = parseActionText(actTurn.text, { allowBare: args.bareActions });
     if (!parsed) { check.problem(`${field}[${i + 1}]`, 'no action found: the turn needs an "Action:" line'); break; }
     steps.push({ observation, admissible, ...(parsed.thought ? { thought: parsed.thought } : {}), action: parsed.action,
       reward: 0, terminated: false, truncated: false, valid: true });
@@ -120,9 +148,8 @@ export function trajectoryFromTurns(args: {
   const last = steps[steps.length - 1];
   if (outcome) { last.reward = outcome.reward; last.terminated = outcome.success || outcome.reward > 0; }
   const instruction = instructionFromObservation(firstObservation ?? turns[0].text) || instructionFromObservation(turns[0].text);
-  const seedMatch = id.match(/_(\d+)$/);
   return {
-    format: TRAJECTORY_FORMAT, id, env, seed: seedMatch ? Number(seedMatch[1]) : 0, source: 'imported',
+    format: TRAJECTORY_FORMAT, id, env, seed: parseChatFormatId(id).seed, source: 'imported',
     task: { id: `${env}/imported/${id}`, env, instruction, difficulty: 0.5, origin: 'imported' },
     steps, final_observation: finalObservation,
     result: {

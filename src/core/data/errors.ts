@@ -2,6 +2,8 @@
  * Import errors. A malformed file is rejected whole: every problem is collected with its line
  * (or record) number and field, and nothing is imported, so a user can fix the file in one pass.
  */
+import { firstTooDeepOffset, MAX_JSON_DEPTH } from './json-position';
+
 export interface ImportProblem {
   /** 1-based line of a JSONL file, or 1-based record index of a JSON array file. */
   line: number;
@@ -99,12 +101,28 @@ export function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
 
-/** Splits JSONL text into (line number, parsed JSON) pairs; blank lines are skipped, bad JSON is a problem. */
+/** A leading UTF-8 byte-order mark (what some editors write) is not part of the data. */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** The problem of a record nested deeper than MAX_JSON_DEPTH, at `offset` within its text. */
+export function tooDeepMessage(column: number): string {
+  return `nested deeper than ${MAX_JSON_DEPTH} levels (from column ${column}); a record may nest objects and arrays at most ` +
+    `${MAX_JSON_DEPTH} deep: flatten that field (a task spec, say) or leave it out`;
+}
+
+/**
+ * Splits JSONL text into (line number, parsed JSON) pairs; blank lines are skipped, bad JSON and
+ * over-deep records are problems. A leading byte-order mark is dropped.
+ */
 export function parseJsonLines(text: string, problems: ImportProblem[]): { line: number; value: unknown }[] {
   const out: { line: number; value: unknown }[] = [];
-  const lines = text.split(/\r?\n/);
+  const lines = withoutBom(text).split(/\r?\n/);
   lines.forEach((raw, i) => {
     if (raw.trim() === '') return;
+    const deep = firstTooDeepOffset(raw);
+    if (deep >= 0) { problems.push({ line: i + 1, field: '', message: tooDeepMessage(deep + 1) }); return; }
     try {
       out.push({ line: i + 1, value: JSON.parse(raw) });
     } catch (error) {

@@ -4,8 +4,8 @@
  * (steps, reward, success, terminate_reason), which we write and read back.
  */
 import type { Trajectory } from '../types';
-import { RecordChecker, type ImportProblem } from './errors';
-import { actionText, envFromShortName, envShortName, instructionPrompt, trajectoryFromTurns, type Turn } from './conversation';
+import { RecordChecker } from './errors';
+import { actionText, chatFormatIds, instructionPrompt, parseChatFormatId, trajectoryFromTurns, type Turn } from './conversation';
 
 interface EtoTurn { from: 'human' | 'gpt'; value: string }
 export interface EtoRecord {
@@ -14,7 +14,7 @@ export interface EtoRecord {
   meta: { steps: number; reward: number; finished: boolean; success: boolean; terminate_reason: string };
 }
 
-export function toEto(t: Trajectory): EtoRecord {
+export function toEto(t: Trajectory, id: string): EtoRecord {
   const conversations: EtoTurn[] = [
     { from: 'human', value: instructionPrompt(t.task) },
     { from: 'gpt', value: 'OK' },
@@ -24,14 +24,15 @@ export function toEto(t: Trajectory): EtoRecord {
     conversations.push({ from: 'gpt', value: actionText(step, 'eto') });
   }
   return {
-    id: `${envShortName(t.env)}_${t.seed}`, conversations,
+    id, conversations,
     meta: { steps: t.result.steps, reward: t.result.reward, finished: t.result.terminate_reason !== 'unfinished',
       success: t.result.success, terminate_reason: t.result.success ? 'success' : t.result.terminate_reason === 'truncated' ? 'max_steps' : t.result.terminate_reason },
   };
 }
 
 export function writeEto(ts: readonly Trajectory[]): string {
-  return JSON.stringify(ts.map(toEto), null, 1) + '\n';
+  const ids = chatFormatIds(ts);
+  return JSON.stringify(ts.map((t, i) => toEto(t, ids[i])), null, 1) + '\n';
 }
 
 export function fromEtoRecord(value: unknown, check: RecordChecker): Trajectory | undefined {
@@ -49,7 +50,7 @@ export function fromEtoRecord(value: unknown, check: RecordChecker): Trajectory 
     }
   }
   if (id === undefined || !conversations) return undefined;
-  const env = envFromShortName(id.replace(/_\d+$/, ''))!;
+  const { env } = parseChatFormatId(id);
   const turns: Turn[] = [];
   const problemsBefore = check.problems.length;
   conversations.forEach((raw, i) => {
@@ -60,8 +61,4 @@ export function fromEtoRecord(value: unknown, check: RecordChecker): Trajectory 
     if (from && text !== undefined) turns.push({ role: from === 'human' ? 'user' : 'assistant', text });
   });
   return trajectoryFromTurns({ id, env, turns, check, field: 'conversations', turnsBroken: check.problems.length > problemsBefore, outcome });
-}
-
-export function readEto(rows: { line: number; value: unknown }[], problems: ImportProblem[]): Trajectory[] {
-  return rows.flatMap(({ line, value }) => fromEtoRecord(value, new RecordChecker(line, problems)) ?? []);
 }

@@ -1,6 +1,6 @@
 /** Reads a file that is either a JSON array of records or JSONL (one record a line). */
-import { parseJsonLines, type ImportProblem } from './errors';
-import { firstJsonErrorOffset, lineOfOffset } from './json-position';
+import { parseJsonLines, tooDeepMessage, withoutBom, type ImportProblem } from './errors';
+import { firstJsonErrorOffset, firstTooDeepOffset, lineOfOffset, MAX_JSON_DEPTH } from './json-position';
 
 export interface RecordRows {
   /** How positions in errors are counted: JSONL lines, or records of a JSON array. */
@@ -8,9 +8,17 @@ export interface RecordRows {
   rows: { line: number; value: unknown }[];
 }
 
-export function readRecords(text: string, problems: ImportProblem[]): RecordRows {
+export function readRecords(raw: string, problems: ImportProblem[]): RecordRows {
+  const text = withoutBom(raw);
   const trimmed = text.trimStart();
   if (trimmed.startsWith('[')) {
+    // The file's array is one level; its records may nest MAX_JSON_DEPTH more.
+    const deep = firstTooDeepOffset(text, MAX_JSON_DEPTH + 1);
+    if (deep >= 0) {
+      const line = lineOfOffset(text, deep);
+      problems.push({ line, field: '', message: tooDeepMessage(deep - text.lastIndexOf('\n', deep - 1)) });
+      return { unit: 'line', rows: [] };
+    }
     try {
       const parsed = JSON.parse(text) as unknown[];
       return { unit: 'record', rows: parsed.map((value, i) => ({ line: i + 1, value })) };

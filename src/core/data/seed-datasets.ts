@@ -45,12 +45,23 @@ export async function loadSeedDataset(envId: string, read: PublicFileReader): Pr
   return parseTrajectoriesJsonl(text, { knownEnvs: envIds(), sourceName: file }).filter((t) => t.env === envId);
 }
 
+/**
+ * The recipe scaled to `episodes` in all, in the same proportions and seed ranges, so a bigger
+ * set holds the shipped one (the first episodes of each part): the data-efficiency studies.
+ */
+export function scaledDatasetParts(episodes: number): DatasetPart[] {
+  const total = SEED_DATASET_PARTS.reduce((s, p) => s + p.episodes, 0);
+  const parts = SEED_DATASET_PARTS.map((p) => ({ ...p, episodes: Math.floor((p.episodes * episodes) / total) }));
+  parts[0].episodes += episodes - parts.reduce((s, p) => s + p.episodes, 0);
+  return parts;
+}
+
 /** The JSONL lines of the seed dataset of `envId` (at most `limit` episodes, in file order). */
-export async function* seedDatasetLines(envId: string, limit = Infinity): AsyncGenerator<string> {
+export async function* seedDatasetLines(envId: string, limit = Infinity, parts: readonly DatasetPart[] = SEED_DATASET_PARTS): AsyncGenerator<string> {
   const definition = getEnvDefinition(envId);
   const env = makeEnv(envId);
   let produced = 0;
-  for (const part of SEED_DATASET_PARTS) {
+  for (const part of parts) {
     const policy: BaselinePolicy = makeBaselinePolicy(part.policy, { epsilon: part.epsilon });
     for (let i = 0; i < part.episodes; i++) {
       if (produced++ >= limit) return;

@@ -309,6 +309,11 @@ export function buildDomain(name: string, trajectories: readonly Trajectory[], o
     maxLength: Math.max(...episodes.map((e) => e.steps.length)),
   };
   const warnings: string[] = [];
+  const renamed = episodes.length - ids.size;
+  if (renamed > 0) {
+    warnings.push(`${renamed} episode${renamed === 1 ? '' : 's'} repeated an id of another and ${renamed === 1 ? 'was' : 'were'} kept as <id>~2, ~3, …: ` +
+      'give every episode an id of its own (dreamgym convert writes unique ids).');
+  }
   if (stats.stepsWithAdmissible === 0) {
     warnings.push('No step lists its admissible actions: the policy chooses among the actions the experience model writes, ' +
       'and action agreement cannot be measured. Export the actions available at each step (AgentGym: an "AVAILABLE ACTIONS: a,b" line) if the application has them.');

@@ -93,6 +93,10 @@ export class DomainExperienceModel implements ExperienceModel {
   next(ctx: DreamContext): Promise<Prediction> {
     return this.inner.next(ctx);
   }
+
+  get preferredBatch(): number | undefined { return this.inner.preferredBatch; }
+
+  dispose(): void { this.inner.dispose?.(); }
 }
 
 /** A replay buffer (memory unless one is given) seeded with the domain's training episodes. */
@@ -125,6 +129,8 @@ export interface DomainTrainConfig {
   evalEpisodes: number;
   /** Held-out transitions audited for (c) (at most; default 40). */
   auditTransitions: number;
+  /** Failed engine calls in a row that stop the run (default: TRAIN_DEFAULTS.llmMaxFailures). */
+  llmMaxFailures?: number;
 }
 
 export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<Omit<DomainTrainConfig, 'llm'>> = Object.freeze({
@@ -198,6 +204,7 @@ export function domainTrainConfig(domain: Pick<Domain, 'name' | 'envId'>, config
     difficulty: 0, taskPool: Math.max(1, taskCount), evalInterval: 0, seed: config.seed, iterations: config.iterations,
     tasksPerIteration: config.tasksPerIteration, groupSize: config.groupSize, learningRate: config.learningRate, clipEpsilon: config.clipEpsilon,
     entropyCoef: config.entropyCoef, klCoef: 0, updateEpochs: config.updateEpochs, maxGradNorm: config.maxGradNorm,
+    ...(config.llmMaxFailures !== undefined ? { llmMaxFailures: config.llmMaxFailures } : {}),
   });
 }
 

@@ -24,7 +24,9 @@
  * - admissible_jaccard: |A ∩ B| / |A ∪ B| of the next admissible sets (both empty: 1);
  * - observation_f1: token F1 between the next observations (lower-cased letter/digit runs);
  * - invalid_rate: share of unusable answers (`Prediction.valid: false`); such a transition counts
- *   as a miss in every agreement figure above;
+ *   as a miss in every agreement figure above. A failed engine call (timeout, 5xx after its
+ *   retries) is one of them, also counted in failed_calls; EngineFailureError stops the audit when
+ *   a whole chunk's calls, or `maxFailures` in a row, fail (engine-failures.ts);
  * - tokens_per_transition, ms_per_transition: the model's usage per transition (the oracle: 0
  *   tokens, its replay time).
  */
@@ -34,6 +36,7 @@ import { HELD_OUT_SEED_BASE } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { Observation, Step, StepResult, Task } from '../types';
 import { isOutcomeStep } from './noisy-oracle';
+import { EngineFailureGuard } from './engine-failures';
 import { outcomeOf, type ExperienceModel, type Prediction } from './types';
 
 /** First held-out seed (design.md §3: seeds ≥ 1,000,000,000 are the evaluation range). */
@@ -53,6 +56,8 @@ export interface AuditOptions {
   probeShare?: number;
   /** Step limit (default: the env's). */
   stepLimit?: number;
+  /** Failed engine calls in a row that stop the audit (default: TRAIN_DEFAULTS.llmMaxFailures). */
+  maxFailures?: number;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
 }
@@ -69,6 +74,8 @@ export interface AuditReport {
   admissible_jaccard: number;
   observation_f1: number;
   invalid_rate: number;
+  /** Predictions whose engine call failed (timeout, 5xx, refused after its retries); they count in invalid_rate. */
+  failed_calls?: number;
   tokens_per_transition: number;
   ms_per_transition: number;
 }
@@ -193,7 +200,8 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
 
   const records: AuditRecord[] = [];
   let validAgree = 0, terminatedAgree = 0, jaccardSum = 0, f1Sum = 0, invalid = 0;
-  let outcomeSteps = 0, outcomeCorrect = 0, rewardAgreeAll = 0, tokenSum = 0, msSum = 0, probes = 0;
+  let outcomeSteps = 0, outcomeCorrect = 0, rewardAgreeAll = 0, tokenSum = 0, msSum = 0, probes = 0, failedCalls = 0;
+  const failures = new EngineFailureGuard(options.maxFailures);
   // Predictions are asked in chunks the model likes to batch (the learned model decodes them
   // together); scoring stays in sample order, so the figures do not depend on the chunk size.
   const chunkSize = Math.max(1, model.preferredBatch ?? 1);
@@ -206,6 +214,7 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
     }
     const predictions = await Promise.all(chunk.map(({ sample }) =>
       model.next({ task: sample.task, history: sample.history, state: sample.state, action: sample.action, signal: options.signal })));
+    failures.recordStep(predictions.map((p) => p.engineError));
     chunk.forEach(({ sample, real }, c) => {
       const i = start + c;
       const prediction: Prediction = predictions[c];
@@ -217,6 +226,7 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
       const j = usable ? jaccard(prediction.next.admissible, realNextAdmissible) : 0;
       const f1 = usable ? tokenF1(prediction.next.text, real.text) : 0;
       if (!usable) invalid++;
+      if (prediction.engineError !== undefined) failedCalls++;
       if (usable && prediction.actionValid === real.info.valid) validAgree++;
       if (usable && prediction.terminated === real.terminated) terminatedAgree++;
       if (outcomeStep) { outcomeSteps++; if (rewardRight) outcomeCorrect++; }
@@ -248,6 +258,7 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
     admissible_jaccard: round(jaccardSum / n),
     observation_f1: round(f1Sum / n),
     invalid_rate: round(invalid / n),
+    failed_calls: failedCalls,
     tokens_per_transition: round(tokenSum / n, 1),
     ms_per_transition: round(msSum / n, 3),
   };

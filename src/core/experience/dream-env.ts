@@ -15,7 +15,8 @@
  *   - if its ANSWER is unusable after its retries (`Prediction.valid: false`), the step is marked
  *     `info.dream.invalid: true` (with `info.valid: false`, `info.dream.invalidReason`): the
  *     previous observation is kept, reward 0, not terminated. The trainer keeps such steps for
- *     inspection but excludes them from learning (design.md §4.3).
+ *     inspection but excludes them from learning (design.md §4.3). An engine call that failed in
+ *     transport is such a step too, with `info.dream.engineError` (the caller counts those).
  * The step limit is TimeLimit's job, as for real envs (`makeDreamEnv` wraps it).
  *
  * Accounting: every step's `info.dream` (asked or not, reasoning, tokens, cache hit, invalid
@@ -174,7 +175,8 @@ export class DreamEnv implements Env {
       || (prediction.actionValid && prediction.next.text.length === 0);
     if (unusable) {
       this.usage.invalid++;
-      return this.noop(state, action, stepNumber, { ...report, invalid: true, invalidReason: prediction.invalidReason ?? 'the predicted state is empty' });
+      return this.noop(state, action, stepNumber, { ...report, invalid: true, invalidReason: prediction.invalidReason ?? 'the predicted state is empty',
+        ...(prediction.engineError !== undefined ? { engineError: prediction.engineError } : {}) });
     }
     if (!prediction.actionValid) return this.noop(state, action, stepNumber, report);
     const terminated = prediction.terminated;

@@ -13,8 +13,10 @@
  *      parse/schema error or an inconsistency — each retry shows the model its rejected answer
  *      and the reason, and is noted in `Prediction.notes`;
  *   5. after the last retry returns an INVALID prediction (`valid: false`) carrying the raw text
- *      and the reason. It never throws for a bad answer; errors of the engine itself (server
- *      down, aborted) do propagate, since they are not answers.
+ *      and the reason. It never throws for a bad answer. An engine call that failed in transport
+ *      after the engine's own retries (timeout, refused, 5xx: LlmError.transient) is an invalid
+ *      prediction too, with `engineError` set (engine-failures.ts decides when too many such
+ *      failures stop a run); errors of the setup (bad key, missing model, aborted) propagate.
  *
  * Transition cache: at temperature 0 the same (task, history, state, action) gets the same
  * answer, so GRPO rollouts of one group that share a prefix share the model calls. On by default
@@ -26,7 +28,7 @@
  */
 import type { ReplayBuffer } from '../buffer/buffer';
 import { askJson, type Asked, type ParseOutcome } from './ask-json';
-import type { ChatModel } from '../llm/types';
+import { isFailedEngineCall, type ChatModel } from '../llm/types';
 import type { Observation, Task, Transition } from '../types';
 import {
   bound, builtInDomainCard, collapse, concreteAdmissible, concreteObservation, globalActionsOf,
@@ -163,6 +165,15 @@ export function parseInitialAnswer(text: string): ParseOutcome<{ observation: st
 // =============================================================================================
 
 
+/** The invalid prediction of a step whose engine call failed in transport (never cached: the next call may succeed). */
+function failedCall(ctx: DreamContext, retrieved: readonly Transition[], message: string): Prediction {
+  return {
+    reasoning: '', next: { ...ctx.state, admissible: ctx.state.admissible.slice() }, reward: 0, terminated: false, valid: false, actionValid: false,
+    usage: { ...ZERO_USAGE }, attempts: 1, notes: [], retrievedIds: retrieved.map((t) => t.id),
+    invalidReason: `the engine call failed: ${message}`, engineError: message,
+  };
+}
+
 const FALLBACK_CARD_TEXT = 'A text environment: the agent reads an observation and picks one of the admissible actions.';
 
 export class ReasoningExperienceModel implements ExperienceModel {
@@ -269,7 +280,11 @@ export class ReasoningExperienceModel implements ExperienceModel {
       const inconsistent = checkConsistency(answer, answer.valid ? admissible : answer.admissible);
       if (inconsistent) return { ok: false, kind: 'inconsistent', reason: inconsistent };
       return { ok: true, value: { answer, next: { text: nextText, admissible, task: ctx.task } } };
-    }, ctx.signal);
+    }, ctx.signal).catch((error: unknown) => {
+      if (!isFailedEngineCall(error)) throw error;
+      return error;
+    });
+    if (settled instanceof Error) return failedCall(ctx, retrieved, settled.message);
     const base = { usage: settled.usage, attempts: settled.attempts, notes: settled.notes, retrievedIds: retrieved.map((t) => t.id) };
     if (!settled.value) {
       return {
@@ -303,7 +318,10 @@ export class ReasoningExperienceModel implements ExperienceModel {
       const hits = await buffer.retrieve({ instruction: task.instruction, observation: '', action: '' }, this.prompt.k * 8, { env: task.env, validOnly: true, diverse: true });
       examples = hits.map((h) => h.transition).filter((t) => t.stepIndex === 0).slice(0, this.prompt.k);
     }
-    const settled = await this.ask(buildInitialPrompt(card, task, examples, this.prompt), parseInitialAnswer, signal);
+    const settled = await this.ask(buildInitialPrompt(card, task, examples, this.prompt), parseInitialAnswer, signal).catch((error: unknown) => {
+      if (!isFailedEngineCall(error)) throw error;
+      throw new ExperienceModelError(`The experience model (${this.label}) could not write the first state of task '${task.id}': ${error.message}`);
+    });
     if (!settled.value) {
       throw new ExperienceModelError(
         `The experience model (${this.label}) gave no usable first state for task '${task.id}' after ${settled.attempts} attempts: ${settled.reason}. ` +

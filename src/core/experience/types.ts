@@ -63,6 +63,12 @@ export interface Prediction {
   raw?: string;
   /** Why the answer is unusable (when `valid` is false). */
   invalidReason?: string;
+  /**
+   * The engine call itself failed after its retries (a timeout, a refused connection, 5xx; see
+   * LlmError.transient): its message. Such a prediction is invalid; the caller counts these
+   * (engine-failures.ts) to stop a run whose server is down.
+   */
+  engineError?: string;
   /** Answered from the transition cache. */
   cached?: boolean;
   /** Ids of the retrieved transitions shown to the model. */
@@ -89,6 +95,8 @@ export interface ExperienceModel {
    * calls arrive or complete in (key any randomness by the call, not by a shared stream).
    */
   next(ctx: DreamContext): Promise<Prediction>;
+  /** Frees what the model holds (the learned model's tfjs weights); it cannot be used after. */
+  dispose?(): void;
 }
 
 /** Raised when a model cannot produce even a first observation (initial() has nothing to fall back on). */

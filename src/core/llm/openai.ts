@@ -16,7 +16,11 @@
  * that trickles its answer still times out); network errors, 429 and 5xx are retried with
  * deterministic exponential backoff (no jitter: runs are reproducible, and one laptop talks to one
  * server, so there is no herd to spread), honouring Retry-After up to a cap; other 4xx, timeouts
- * and aborts are not retried. Every failure is an LlmError whose message names the fix.
+ * and aborts are not retried. A response body is read as a stream and refused past maxResponseBytes
+ * (1 MiB by default), so no server can make the caller buffer a huge body. Every failure is an
+ * LlmError whose message names the fix; `transient` marks those of one call (timeout, refused,
+ * 5xx, 429, a body over the cap or not JSON), which an experience model turns into one invalid
+ * transition instead of ending the run.
  *
  * The API key lives only in this object's private field: it is never written to storage, logs,
  * checkpoints or run configs, and JSON.stringify / structuredClone of the model do not carry it.
@@ -41,6 +45,8 @@ export interface OpenAiChatModelOptions {
   maxBackoffMs?: number;
   /** Cap on a server's Retry-After. Default 30 000 ms. */
   maxRetryAfterMs?: number;
+  /** Largest response body read; a larger one is refused unread (never buffered whole). Default 1 MiB. */
+  maxResponseBytes?: number;
   /** Injectable fetch (tests, proxies). Default: the global fetch. */
   fetch?: typeof fetch;
   /** Extra request headers (e.g. an OpenRouter referer); applied after the defaults. */
@@ -78,7 +84,7 @@ export interface ConnectionTestResult {
 /** How structured output is requested: the OpenAI shape, or the json_object fallback. */
 export type StructuredOutputMode = 'json_schema' | 'json_object';
 
-const DEFAULTS = { timeoutMs: 60_000, retries: 2, backoffMs: 500, maxBackoffMs: 8_000, maxRetryAfterMs: 30_000 };
+const DEFAULTS = { timeoutMs: 60_000, retries: 2, backoffMs: 500, maxBackoffMs: 8_000, maxRetryAfterMs: 30_000, maxResponseBytes: 1 << 20 };
 
 /** Deterministic exponential backoff: base·2^retryIndex, capped (retryIndex 0 = first retry). */
 export function backoffDelayMs(retryIndex: number, baseMs: number, capMs: number): number {
@@ -105,6 +111,7 @@ export class OpenAiChatModel implements ChatModel {
   readonly backoffMs: number;
   readonly maxBackoffMs: number;
   readonly maxRetryAfterMs: number;
+  readonly maxResponseBytes: number;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
   readonly #headers: Record<string, string>;
@@ -129,6 +136,7 @@ export class OpenAiChatModel implements ChatModel {
     this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULTS.backoffMs);
     this.maxBackoffMs = Math.max(0, options.maxBackoffMs ?? DEFAULTS.maxBackoffMs);
     this.maxRetryAfterMs = Math.max(0, options.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs);
+    this.maxResponseBytes = positive(options.maxResponseBytes, DEFAULTS.maxResponseBytes);
     this.#apiKey = options.apiKey || undefined;
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#headers = { ...options.headers };
@@ -289,7 +297,7 @@ export class OpenAiChatModel implements ChatModel {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const response = await this.#fetch(url, { ...init, signal: controller.signal });
-      const text = await response.text();
+      const text = await readCappedBody(response, this.maxResponseBytes, url);
       // OpenAI also sends retry-after-ms; prefer it when it is a plain number.
       const retryAfterMsHeader = response.headers.get('retry-after-ms')?.trim();
       const retryAfterMs = retryAfterMsHeader && /^\d+(\.\d+)?$/.test(retryAfterMsHeader)
@@ -298,11 +306,13 @@ export class OpenAiChatModel implements ChatModel {
       return { status: response.status, statusText: response.statusText, text, retryAfterMs };
     } catch (error) {
       if (signal?.aborted) throw abortedError(url, signal);
+      if (error instanceof LlmError) throw error; // the body cap: not a network error, not retried
       if (timedOut) {
         throw new LlmError(
           `No complete answer from ${url} within ${this.timeoutMs} ms (the timeoutMs option of OpenAiChatModel, ` +
           `default ${DEFAULTS.timeoutMs}, which covers the whole request and response). The model may still be loading ` +
-          `or generating slowly: raise timeoutMs, lower maxTokens, or use a smaller model.`, 'timeout', { cause: error });
+          `or generating slowly: raise timeoutMs (the CLI's and the page's setting llmTimeoutMs, e.g. --set llmTimeoutMs=120000), ` +
+          `lower maxTokens, or use a smaller model.`, 'timeout', { cause: error });
       }
       return { networkError: error };
     } finally {
@@ -351,7 +361,7 @@ export class OpenAiChatModel implements ChatModel {
     return new LlmError(
       `Network error talking to ${url} (${detail}): the connection failed or the server closed it mid-answer. ` +
       `Check the server is running and its log; a proxy or firewall between here and ${this.baseUrl} may be dropping it.`,
-      'http', { cause: error });
+      'http', { cause: error, transient: true });
   }
 
   #httpError(reply: HttpReply): LlmError {
@@ -382,7 +392,7 @@ export class OpenAiChatModel implements ChatModel {
       const advice = status === 429
         ? 'The server is rate-limiting: send fewer requests at once, or raise retries / backoffMs to wait longer.'
         : 'The server is failing or overloaded: check its log (out of memory? model still loading?), or raise retries / backoffMs.';
-      return new LlmError(`The server at ${url} answered ${statusLabel} on all ${reply.attempts} attempt(s)${said}. ${advice}`, 'http');
+      return new LlmError(`The server at ${url} answered ${statusLabel} on all ${reply.attempts} attempt(s)${said}. ${advice}`, 'http', { transient: true });
     }
     return new LlmError(
       `The server at ${url} rejected the request (${statusLabel}${said}); not retried. Check the request against what the ` +
@@ -393,6 +403,43 @@ export class OpenAiChatModel implements ChatModel {
 // -----------------------------------------------------------------------------------------------
 // Response parsing
 // -----------------------------------------------------------------------------------------------
+
+/**
+ * The body as text, read as a stream and refused once it passes `capBytes` (a declared
+ * Content-Length over the cap is refused before reading): a runaway or hostile server cannot make
+ * the caller buffer hundreds of megabytes.
+ */
+async function readCappedBody(response: Response, capBytes: number, url: string): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > capBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw bodyTooLarge(url, `declares ${declared} bytes`, capBytes);
+  }
+  if (!response.body) return response.text();
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let received = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > capBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw bodyTooLarge(url, `sent more than ${capBytes} bytes`, capBytes);
+    }
+    parts.push(decoder.decode(value, { stream: true }));
+  }
+  parts.push(decoder.decode());
+  return parts.join('');
+}
+
+function bodyTooLarge(url: string, what: string, capBytes: number): LlmError {
+  return new LlmError(
+    `The answer from ${url} ${what}, over the cap of ${capBytes} bytes (maxResponseBytes); it was refused unread. A chat ` +
+    'answer is a few kB: check that the base URL points at an OpenAI-compatible API and that maxTokens is small, or raise maxResponseBytes.',
+    'bad-response');
+}
 
 function parseJsonBody(reply: HttpReply): unknown {
   try {

@@ -63,12 +63,29 @@ export interface LoadProgress {
   totalBytes?: number;
 }
 
+/** Codes of failures that belong to one call, not to the setup: a later call may well succeed. */
+const TRANSIENT_CODES: readonly LlmErrorCode[] = ['timeout', 'connection-refused', 'bad-response'];
+
 /** Errors of the engines; the message says what happened and what to do about it (web-llm style). */
 export class LlmError extends Error {
-  constructor(message: string, readonly code: LlmErrorCode, options?: { cause?: unknown }) {
+  /**
+   * The call failed in transport after its retries (a timeout, a refused connection, 5xx or 429, a
+   * body over the size cap or not JSON), not because of the setup (a bad key, a missing model, CORS,
+   * an abort). Such a failure costs the caller one answer (an experience model records an invalid
+   * transition); the setup's failures stop the run.
+   */
+  readonly transient: boolean;
+
+  constructor(message: string, readonly code: LlmErrorCode, options?: { cause?: unknown; transient?: boolean }) {
     super(message, options);
     this.name = 'LlmError';
+    this.transient = options?.transient ?? TRANSIENT_CODES.includes(code);
   }
+}
+
+/** Whether an error is an engine call that failed in transport (LlmError.transient): it costs one answer, not the run. */
+export function isFailedEngineCall(error: unknown): error is LlmError {
+  return error instanceof LlmError && error.transient;
 }
 
 export type LlmErrorCode =

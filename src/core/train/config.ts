@@ -90,6 +90,15 @@ export interface TrainConfig {
   finalEvalEpisodes: number;
   /** Hard cap on real environment steps (training rollouts; evaluation is not counted). */
   realStepBudget: number;
+  /** OpenAI-compatible engine: time limit of one attempt (connect, headers and the whole body), ms. */
+  llmTimeoutMs: number;
+  /** OpenAI-compatible engine: extra attempts after a network error, 429 or 5xx (a timeout is not retried: it has waited llmTimeoutMs). */
+  llmRetries: number;
+  /**
+   * A failed engine call (after its retries) costs one invalid transition; the run stops after this
+   * many failed calls in a row, or when every prediction of a dream step failed.
+   */
+  llmMaxFailures: number;
 }
 
 /** The settings every preset starts from (and the algorithm files' defaults, see `…ConfigFrom`). */
@@ -98,7 +107,7 @@ export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'diff
   retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
   learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
   valueCoef: 0.5, updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
-  finalEvalEpisodes: 200, realStepBudget: 40_000,
+  finalEvalEpisodes: 200, realStepBudget: 40_000, llmTimeoutMs: 60_000, llmRetries: 2, llmMaxFailures: 8,
 };
 
 export const PRESETS: Record<string, TrainConfig> = {
@@ -143,7 +152,20 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   minibatches: { kind: 'int', min: 1, max: 1024 }, maxGradNorm: { kind: 'number', min: 0.001, max: 1e6 },
   evalInterval: { kind: 'int', min: 0, max: 1_000_000 }, evalEpisodes: { kind: 'int', min: 1, max: 100_000 },
   finalEvalEpisodes: { kind: 'int', min: 1, max: 100_000 }, realStepBudget: { kind: 'int', min: 1, max: 1e12 },
+  llmTimeoutMs: { kind: 'int', min: 1, max: 3_600_000 }, llmRetries: { kind: 'int', min: 0, max: 20 },
+  llmMaxFailures: { kind: 'int', min: 1, max: 1_000_000 },
 };
+
+/** The settings `--set` and a saved config may name (own keys only: never `__proto__` or `toString`). */
+export const SETTING_NAMES: readonly (keyof TrainConfig)[] = Object.keys(RULES) as (keyof TrainConfig)[];
+
+export function isSettingName(key: string): key is keyof TrainConfig {
+  return Object.hasOwn(RULES, key);
+}
+
+/** The settings of the OpenAI-compatible transport and its failure rule (the dream commands' `--set`). */
+export const LLM_SETTING_NAMES = ['llmTimeoutMs', 'llmRetries', 'llmMaxFailures'] as const;
+export type LlmSettings = Pick<TrainConfig, (typeof LLM_SETTING_NAMES)[number]>;
 
 /**
  * A saved config (checkpoint, run list) written before a setting existed, completed with the
@@ -166,29 +188,48 @@ function llmProblem(value: unknown): string | null {
   }
 }
 
+/** What is wrong with one setting's value (null: nothing). */
+function settingProblem(key: keyof TrainConfig, value: unknown): string | null {
+  const rule = RULES[key];
+  if (value === undefined) return `'${key}' is missing`;
+  if (rule.kind === 'choice') {
+    return rule.values.includes(value as string) ? null : `'${key}' must be one of ${rule.values.join(', ')}; got ${JSON.stringify(value)}`;
+  }
+  if (rule.kind === 'boolean') return typeof value === 'boolean' ? null : `'${key}' must be true or false; got ${JSON.stringify(value)}`;
+  if (rule.kind === 'llm') {
+    const problem = llmProblem(value);
+    return problem ? `'${key}' ${problem}` : null;
+  }
+  if (rule.kind === 'string') return typeof value === 'string' && value ? null : `'${key}' must be a non-empty string; got ${JSON.stringify(value)}`;
+  const ok = typeof value === 'number' && Number.isFinite(value) && (rule.kind === 'number' || Number.isInteger(value));
+  if (!ok) return `'${key}' must be ${rule.kind === 'int' ? 'an integer' : 'a number'} in ${rule.min}..${rule.max}; got ${JSON.stringify(value)}`;
+  if ((value as number) < rule.min || (value as number) > rule.max) return `'${key}' must be within ${rule.min}..${rule.max}; got ${value}`;
+  return null;
+}
+
+function unknownSettings(settings: Record<string, unknown>, valid: readonly string[]): string[] {
+  return Object.keys(settings).filter((key) => !isSettingName(key) || !valid.includes(key))
+    .map((key) => `unknown setting '${key}'; valid settings: ${valid.join(', ')}`);
+}
+
+/** Checks some settings (e.g. the LLM_SETTING_NAMES of a dream command's --set); throws a ConfigError listing every bad one. */
+export function validateSettings<K extends keyof TrainConfig>(settings: Record<string, unknown>, valid: readonly K[]): Pick<TrainConfig, K> {
+  const problems = unknownSettings(settings, valid);
+  for (const key of Object.keys(settings)) {
+    if (!isSettingName(key) || !valid.includes(key as K)) continue;
+    const problem = settingProblem(key, settings[key]);
+    if (problem) problems.push(problem);
+  }
+  if (problems.length) throw new ConfigError(`Invalid settings:\n- ${problems.join('\n- ')}`);
+  return settings as Pick<TrainConfig, K>;
+}
+
 /** Validates a (possibly user-edited) config; throws a ConfigError listing every bad field. */
 export function validateConfig(config: Record<string, unknown>): TrainConfig {
-  const problems: string[] = [];
-  for (const key of Object.keys(config)) {
-    if (!(key in RULES)) problems.push(`unknown setting '${key}'; valid settings: ${Object.keys(RULES).join(', ')}`);
-  }
-  for (const [key, rule] of Object.entries(RULES) as [keyof TrainConfig, Rule][]) {
-    const value = config[key];
-    if (value === undefined) { problems.push(`'${key}' is missing`); continue; }
-    if (rule.kind === 'choice') {
-      if (!rule.values.includes(value as string)) problems.push(`'${key}' must be one of ${rule.values.join(', ')}; got ${JSON.stringify(value)}`);
-    } else if (rule.kind === 'boolean') {
-      if (typeof value !== 'boolean') problems.push(`'${key}' must be true or false; got ${JSON.stringify(value)}`);
-    } else if (rule.kind === 'llm') {
-      const problem = llmProblem(value);
-      if (problem) problems.push(`'${key}' ${problem}`);
-    } else if (rule.kind === 'string') {
-      if (typeof value !== 'string' || !value) problems.push(`'${key}' must be a non-empty string; got ${JSON.stringify(value)}`);
-    } else {
-      const ok = typeof value === 'number' && Number.isFinite(value) && (rule.kind === 'number' || Number.isInteger(value));
-      if (!ok) problems.push(`'${key}' must be ${rule.kind === 'int' ? 'an integer' : 'a number'} in ${rule.min}..${rule.max}; got ${JSON.stringify(value)}`);
-      else if ((value as number) < rule.min || (value as number) > rule.max) problems.push(`'${key}' must be within ${rule.min}..${rule.max}; got ${value}`);
-    }
+  const problems = unknownSettings(config, SETTING_NAMES);
+  for (const key of SETTING_NAMES) {
+    const problem = settingProblem(key, Object.hasOwn(config, key) ? config[key] : undefined); // never a value inherited from a prototype
+    if (problem) problems.push(problem);
   }
   if (config.mode === 'real' && (config.curriculumVariations === 'llm' || config.curriculumVariations === 'both')) {
     problems.push(`'curriculumVariations' ${config.curriculumVariations} writes dream-only tasks (no real env can play an LLM-written task), ` +

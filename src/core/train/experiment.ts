@@ -321,6 +321,7 @@ function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewher
         };
       } finally {
         trainer.dispose();
+        parts.experienceModel?.dispose?.();
         await buffer?.store.close();
       }
     },

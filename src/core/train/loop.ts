@@ -6,7 +6,8 @@
  * episodes stepped together, rollout.ts) → keep the experience (buffer, traces, curriculum) →
  * update (GRPO, PPO or REINFORCE) → evaluate when due, and the metrics of design.md §5
  * (metrics.ts). Held-out evaluation is always in the real env; the real-step budget is never
- * exceeded; dreamed steps whose answer was unusable are never learned from.
+ * exceeded; dreamed steps whose answer was unusable are never learned from (a failed engine call
+ * is such a step; EngineFailureError stops the run when the engine is down, engine-failures.ts).
  *
  * Tasks and envs come from a TaskSource (task-source.ts): a registered env by default, or an
  * imported domain's dreams (src/core/domain/train.ts). The loop is the same for both.
@@ -21,6 +22,7 @@ import type { Task } from '../types';
 import type { Curriculum, GroupOutcome } from '../curriculum/curriculum';
 import type { LlmTaskGenerator } from '../curriculum/llm-variations';
 import type { ExperienceModel } from '../experience/types';
+import { EngineFailureGuard } from '../experience/engine-failures';
 import type { ReplayBuffer } from '../buffer/buffer';
 import type { BufferTransition } from '../buffer/types';
 import { CandidatePolicy, type ActionPrior, type PolicyWeights } from '../policy/policy';
@@ -107,6 +109,8 @@ export class Trainer {
   /** GRPO's KL anchor: the initial policy, rebuilt from the seed (so a resumed run has the same one). */
   private readonly reference: CandidatePolicy | null;
   private readonly envs: EnvPool;
+  /** Failed engine calls of dreamed steps, across iterations (a run stops when the engine is down). */
+  private readonly failures: EngineFailureGuard;
   iteration = 0;
   realSteps = 0;
   dreamSteps = 0;
@@ -120,6 +124,7 @@ export class Trainer {
     this.reference = this.config.klCoef > 0 ? new CandidatePolicy({ seed: config.seed }) : null;
     this.optimizer = makeOptimizer(config.learningRate);
     this.envs = new EnvPool((phase) => this.source.makeEnv(phase));
+    this.failures = new EngineFailureGuard(this.config.llmMaxFailures);
   }
 
   get curriculum(): Curriculum | null { return this.source.curriculum; }
@@ -178,6 +183,7 @@ export class Trainer {
     });
     const rollout = await stepEpisodes(episodes, {
       policy: this.policy, rng: streams.sample, phase, stepLimit: this.stepLimit, stepBudget: phase === 'real' ? this.budgetLeft : Infinity,
+      failures: this.failures,
     });
     if (phase === 'real') this.realSteps += rollout.steps;
     else this.dreamSteps += rollout.steps;

@@ -8,12 +8,14 @@
  *
  * The real-step budget is never exceeded: when it cannot pay for every running episode's step,
  * the episodes beyond it are cut (their last step counts as truncated). A dreamed step whose
- * answer was unusable is recorded for inspection and never learned from.
+ * answer was unusable is recorded for inspection and never learned from — a failed engine call
+ * (timeout, 5xx) too; the guard stops the rollout when a whole step's calls fail, or too many in a row.
  */
 import type { Rng } from '../rng';
 import type { Observation, StepResult, Task } from '../types';
 import type { Env } from '../envs/env';
 import { ExperienceModelError } from '../experience/types';
+import type { EngineFailureGuard } from '../experience/engine-failures';
 import type { ActResult, CandidatePolicy } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
 import type { PolicyStep } from '../rl/batch';
@@ -110,6 +112,8 @@ export interface StepOptions {
   stepLimit: number;
   /** Env steps this rollout may take at most (Infinity: no budget). */
   stepBudget: number;
+  /** Counts failed engine calls of dreamed steps; throws EngineFailureError when the engine is down. */
+  failures?: EngineFailureGuard;
 }
 
 /** Steps every running episode until all are done; returns what the steps cost. */
@@ -129,6 +133,7 @@ export async function stepEpisodes(episodes: Episode[], options: StepOptions): P
       applyStep(running[i], states[i], acted, i, result, options.phase);
       countStep(tally, result, options.phase);
     });
+    if (options.phase === 'dream') options.failures?.recordStep(results.filter((r) => r.info.dream?.predicted).map((r) => r.info.dream!.engineError));
   }
 }
 

@@ -29,7 +29,7 @@ import { LlmActionPrior } from '../policy/llm-prior';
 import type { ActionPrior } from '../policy/policy';
 import { ConfigError, TRAIN_DEFAULTS, type TrainConfig } from './config';
 
-type PartsSettings = 'mode' | 'retrievalK' | 'historyLength' | 'reasoning' | 'llmPrior' | 'curriculum' | 'curriculumVariations';
+type PartsSettings = 'mode' | 'retrievalK' | 'historyLength' | 'reasoning' | 'llmPrior' | 'curriculum' | 'curriculumVariations' | 'llmTimeoutMs' | 'llmRetries';
 /** What the builder reads of a config: env, llm and seed, and (defaults: TRAIN_DEFAULTS, mode 'dream') the rest. */
 export type RunPartsConfig = Pick<TrainConfig, 'env' | 'llm' | 'seed'> & Partial<Pick<TrainConfig, PartsSettings>>;
 
@@ -44,7 +44,7 @@ export interface RunPartsDeps {
 }
 
 /** What a learned model is given when it is loaded: the run's retrieval buffer and its k and H. */
-export interface LearnedLoadOptions { buffer?: ReplayBuffer; k: number; historyLength: number }
+export interface LearnedLoadOptions { env: string; buffer?: ReplayBuffer; k: number; historyLength: number; seed: number }
 
 export interface RunParts {
   /** Present when the config dreams (mode dream or s2r). */
@@ -75,7 +75,7 @@ export async function buildRunParts(partial: RunPartsConfig, deps: RunPartsDeps 
   const spec = parseLlmSpec(config.llm);
   if (deps.domain) checkDomainEngine(spec, deps.domain);
   let made: ChatModel | null | undefined;
-  const chat = () => (made === undefined ? (made = chatFor(spec, config.llm, deps)) : made); // built once, only if a part needs it
+  const chat = () => (made === undefined ? (made = chatFor(spec, config, deps)) : made); // built once, only if a part needs it
   const parts: RunParts = {};
   if (config.mode !== 'real') parts.experienceModel = await experienceModelFor(spec, config, deps, chat);
   if (config.llmPrior) parts.prior = new LlmActionPrior(needChat(chat(), config.llm, 'llmPrior'));
@@ -89,11 +89,12 @@ export async function buildRunParts(partial: RunPartsConfig, deps: RunPartsDeps 
  * The run's chat model: the caller's, else one for an openai: spec; null for kinds that are not
  * language models (the oracle, the learned model). A browser engine without the caller's throws.
  */
-function chatFor(spec: LlmSpec, text: string, deps: RunPartsDeps): ChatModel | null {
+function chatFor(spec: LlmSpec, config: Pick<TrainConfig, 'llm' | 'llmTimeoutMs' | 'llmRetries'>, deps: RunPartsDeps): ChatModel | null {
   if (deps.chat) return deps.chat;
   switch (spec.kind) {
-    case 'openai': return new OpenAiChatModel({ baseUrl: spec.baseUrl, model: spec.model, ...(deps.apiKey ? { apiKey: deps.apiKey } : {}) });
-    case 'webllm': case 'wllama': throw new BrowserEngineError(text);
+    case 'openai': return new OpenAiChatModel({ baseUrl: spec.baseUrl, model: spec.model, timeoutMs: config.llmTimeoutMs, retries: config.llmRetries,
+      ...(deps.apiKey ? { apiKey: deps.apiKey } : {}) });
+    case 'webllm': case 'wllama': throw new BrowserEngineError(config.llm);
     case 'oracle': case 'learned': return null;
   }
 }
@@ -110,7 +111,7 @@ async function experienceModelFor(spec: LlmSpec, config: RunPartsConfig & typeof
   const model = spec.kind === 'oracle'
     ? new NoisyOracleModel(config.env, { epsilonReward: spec.epsilonReward, epsilonTransition: spec.epsilonTransition, seed: config.seed })
     : spec.kind === 'learned' ? await learnedModel(spec.path, deps, {
-      buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined, k: config.retrievalK, historyLength: config.historyLength })
+      env: config.env, seed: config.seed, buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined, k: config.retrievalK, historyLength: config.historyLength })
     : new ReasoningExperienceModel(chat()!, {
       buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined, k: config.retrievalK, historyLength: config.historyLength,
       reasoning: config.reasoning, seed: config.seed, ...(deps.domain ? { domainCard: deps.domain.card } : {}), ...deps.answers,

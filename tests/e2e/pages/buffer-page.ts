@@ -3,7 +3,9 @@
  * IndexedDB buffer store against Chromium's real IndexedDB and returns plain JSON summaries to
  * Playwright (a Float32Array is reported by its constructor name and values).
  */
+import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { IndexedDbBufferStore, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
+import type { Trajectory } from '../../../src/core/types';
 import { benchStoreInsertAndLoad } from '../../../src/core/buffer/stores/bench';
 import { BufferQuotaError, type BufferStore, type BufferTransition } from '../../../src/core/buffer/types';
 import {
@@ -11,6 +13,21 @@ import {
 } from './buffer-fixtures';
 
 const DIMS = 16;
+const IMPORT_STEPS = 5;
+
+/** `n` episodes of IMPORT_STEPS steps, each with a task of its own (an import's shape, made fast). */
+function syntheticEpisodes(n: number): Trajectory[] {
+  return Array.from({ length: n }, (_, i): Trajectory => ({
+    format: 'dreamgym-trajectory/1', id: `import/${i}`, env: 'household-v0', seed: i, source: 'expert',
+    task: { id: `import-task/${i}`, env: 'household-v0', instruction: `put apple ${i} in fridge ${i % 7}`, difficulty: 0.5, origin: 'generated' },
+    steps: Array.from({ length: IMPORT_STEPS }, (_, t) => ({
+      observation: `You are in room ${i}, step ${t}. You see a fridge ${i % 7} and a countertop ${t}.`, admissible: ['look', `go to fridge ${i % 7}`],
+      action: t === IMPORT_STEPS - 1 ? `go to fridge ${i % 7}` : 'look', reward: t === IMPORT_STEPS - 1 ? 1 : 0,
+      terminated: t === IMPORT_STEPS - 1, truncated: false, valid: true,
+    })),
+    final_observation: 'Done.', result: { reward: 1, success: true, score: 1, steps: IMPORT_STEPS, terminate_reason: 'success' },
+  }));
+}
 
 function summary(t: BufferTransition) {
   return {
@@ -57,6 +74,28 @@ const bufferPage = {
     await store.putRun(makeRun('run-1'));
     await store.close();
     return result;
+  },
+
+  /**
+   * Starts importing `n` episodes (not awaited: a reload is meant to interrupt it). `window.importPhase`
+   * says how far it got: 'embedding', 'writing' (the one transaction is being filled), 'done'.
+   */
+  startImport(name: string, n: number) {
+    window.importPhase = 'embedding';
+    void (async () => {
+      const hooks: BufferStoreTestHooks = { afterPut: (i) => { if (i === 0) window.importPhase = 'writing'; } };
+      const buffer = new ReplayBuffer(await IndexedDbBufferStore.open({ name, testHooks: hooks }));
+      await buffer.importTrajectories(syntheticEpisodes(n), { source: 'offline', createdAt: 1 });
+      window.importPhase = 'done';
+    })();
+  },
+
+  /** What an import left: counts of episodes, tasks and transitions. */
+  async importCounts(name: string) {
+    const store = await IndexedDbBufferStore.open({ name });
+    const stats = await store.stats();
+    await store.close();
+    return { episodes: stats.episodes, tasks: stats.tasks, transitions: stats.transitions, perEpisode: IMPORT_STEPS };
   },
 
   async read(name: string) {
@@ -145,7 +184,7 @@ const bufferPage = {
 };
 
 declare global {
-  interface Window { bufferPage: typeof bufferPage; bufferPageReady: boolean }
+  interface Window { bufferPage: typeof bufferPage; bufferPageReady: boolean; importPhase?: 'embedding' | 'writing' | 'done' }
 }
 window.bufferPage = bufferPage;
 window.bufferPageReady = true;

@@ -4,15 +4,15 @@
  * folder's files, crash recovery and compaction.
  */
 import 'fake-indexeddb/auto';
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDB } from 'idb';
 import { BufferQuotaError, BufferSchemaError, type BufferStore, type BufferTransition } from '../../../src/core/buffer/types';
 import { IndexedDbBufferStore, INDEXEDDB_SCHEMA_VERSION, MemoryBufferStore, UNKNOWN_V1_EMBEDDER, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
 import { FolderBufferStore, FOLDER_FORMAT_VERSION } from '../../../src/node/buffer-folder';
 import { benchStoreInsertAndLoad } from '../../../src/core/buffer/stores/bench';
+import { tempFolders } from '../support/temp-folders';
 import {
   bulkV2Transition, createV1Database, createV2Database, describeSchema, embeddingOf, makeEpisode, makeRun, makeTask, makeTransition,
   readChunks, v1Contents, v2Contents, V1_EMBEDDER,
@@ -21,13 +21,7 @@ import {
 /** The stores and indexes of schema v3 (the transitions, invalid and episodes stores are gone). */
 const V3_STORES = { chunks: {}, tasks: { env: 'env' }, runs: {}, meta: {} };
 
-const folders: string[] = [];
-afterAll(() => { for (const dir of folders) rmSync(dir, { recursive: true, force: true }); });
-function freshFolder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dreamgym-buffer-test-'));
-  folders.push(dir);
-  return dir;
-}
+const freshFolder = tempFolders('buffer-test');
 let databases = 0;
 const freshDatabaseName = () => `buffer-test-${++databases}`;
 
@@ -187,6 +181,36 @@ describe.each(harnesses)('$kind store', (harness) => {
       expect((await reopened.listTransitions()).map(plain)).toEqual(
         [...before.transitions.filter((t) => t.id !== batch[0].id), ...batch.map(plain)].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)));
       expect(await reopened.listEpisodes()).toEqual(before.episodes);
+      await reopened.close();
+    }
+  });
+
+  it('writes an import whole (transitions, episodes, tasks in one commit), or nothing of it when the commit fails', async () => {
+    const location = harness.location();
+    let failCommit = false;
+    const store = await location.open({ beforeCommit: (op) => { if (failCommit && op === 'putImport') throw new Error('power cut'); } });
+    await store.putTransitions([makeTransition(0, { embedding: embeddingOf(0) })], [makeEpisode('ep-0')]);
+    const before = await snapshot(store);
+    const filesBefore = location.files && folderBytes(location.files);
+    const batch = {
+      transitions: [makeTransition(0, { reward: 3 }), ...[3, 4, 5].map((n) => makeTransition(n, { embedding: embeddingOf(n) }))],
+      episodes: [makeEpisode('ep-0', 'real'), makeEpisode('ep-1')], tasks: [makeTask('t-1'), makeTask('t-2')],
+    };
+    failCommit = true;
+    await expect(store.putImport(batch)).rejects.toThrow(/power cut/);
+    expect(await snapshot(store)).toEqual(before);
+    if (location.files) expect(folderBytes(location.files)).toEqual(filesBefore);
+    failCommit = false;
+    expect(await store.putImport(batch)).toEqual({ added: 3, replaced: 1 });
+    const after = await snapshot(store);
+    expect(after.stats).toMatchObject({ transitions: 4, episodes: 2, tasks: 2 });
+    expect((await store.getTransition('ep-0#0'))?.reward).toBe(3);
+    await expect(store.putImport({ ...batch, tasks: [{ ...makeTask('t-3'), rollouts: 0.5 }] })).rejects.toThrow(/Task 0 of the batch/);
+    expect(await snapshot(store)).toEqual(after);
+    await store.close();
+    if (harness.persistent) {
+      const reopened = await location.open();
+      expect(await snapshot(reopened)).toEqual(after);
       await reopened.close();
     }
   });
@@ -613,11 +637,15 @@ describe('FolderBufferStore', () => {
     for (let update = 0; update < 1100; update++) await store.putRun({ ...makeRun('r'), updatedAt: update });
     const before = await snapshot(store);
     await store.close();
-    const lineCount = (file: string) => readFileSync(join(dir, file), 'utf8').split('\n').filter(Boolean).length;
+    // A rewrite writes new names (transitions.G.jsonl) and meta.json names them; the old files are gone.
+    const files = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')).files as Record<string, string>;
+    expect(files['transitions.jsonl']).toMatch(/^transitions\.\d+\.jsonl$/);
+    expect(existsSync(join(dir, 'transitions.jsonl'))).toBe(false);
+    const lineCount = (file: string) => readFileSync(join(dir, files[file]), 'utf8').split('\n').filter(Boolean).length;
     expect(lineCount('transitions.jsonl')).toBeLessThan(300);
     expect(lineCount('runs.jsonl')).toBeLessThan(100);
-    expect(JSON.parse(readFileSync(join(dir, 'embeddings.json'), 'utf8')).rows.length).toBeLessThan(300);
-    expect(statSync(join(dir, 'embeddings.bin')).size).toBeLessThan(300 * 16);
+    expect(JSON.parse(readFileSync(join(dir, files['embeddings.json']), 'utf8')).rows.length).toBeLessThan(300);
+    expect(statSync(join(dir, files['embeddings.bin'])).size).toBeLessThan(300 * 16);
     const reopened = await FolderBufferStore.open(dir, { durable: false });
     expect(await snapshot(reopened)).toEqual(before);
     expect((await reopened.getTransition(makeTransition(0).id))?.reward).toBe(249);

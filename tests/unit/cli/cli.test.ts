@@ -1,21 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main';
+import { captureCliOutput } from '../support/cli-output';
 
-let out: string[];
-let err: string[];
-beforeEach(() => {
-  out = []; err = [];
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { out.push(String(chunk).replace(/\n$/, '')); return true; });
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-});
-afterEach(() => vi.restoreAllMocks());
-
-const lastJson = () => JSON.parse(out[out.length - 1]);
+const { err, lastJson } = captureCliOutput();
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-cli-'));
 
 describe('dreamgym CLI', () => {
@@ -104,8 +94,11 @@ describe('dreamgym CLI', () => {
     expect(await main(['buffer', 'import', bad, '--dir', bufferDir])).toBe(1);
     expect(err.join('\n')).toMatch(/line 1, field 'id': expected a string/);
     expect(err.join('\n')).toMatch(/line 2: not valid JSON/);
-    expect(await main(['buffer', 'stats', '--dir', bufferDir, '--json'])).toBe(0);
-    expect(lastJson()).toMatchObject({ transitions: 0 });
+    // Nothing was written, not even the folder; and stats on a folder that is not there says so (creating nothing).
+    expect(existsSync(bufferDir)).toBe(false);
+    expect(await main(['buffer', 'stats', '--dir', bufferDir, '--json'])).toBe(1);
+    expect(err.join('\n')).toMatch(/There is no buffer folder at .*buffer-bad.*check the path \(--dir\)/);
+    expect(existsSync(bufferDir)).toBe(false);
   });
 
   it('evaluates a dream run in the real env, as its own final evaluation did', async () => {

@@ -163,3 +163,67 @@ describe('firstJsonErrorOffset', async () => {
     expect(firstJsonErrorOffset('["abc')).toBe(5);
   });
 });
+
+describe('hostile and awkward files (issue 13)', () => {
+  it('reads a file that starts with a UTF-8 byte-order mark, in every format', () => {
+    for (const format of FORMATS) {
+      const text = '\uFEFF' + writeTrajectories(episodes, format);
+      expect(readTrajectories(text, format, { knownEnvs }).map((t) => t.steps.length)).toEqual(episodes.map((t) => t.steps.length));
+    }
+  });
+
+  it('refuses a record nested deeper than MAX_JSON_DEPTH with its line, before anything copies it', async () => {
+    const { MAX_JSON_DEPTH } = await import('../../../src/core/data/json-position');
+    const deep = JSON.parse(trajectoriesToJsonl([webshopEpisode()]));
+    deep.task.spec = '<deep>'; // spliced in as text: even JSON.stringify of it would overflow the stack
+    const text = trajectoriesToJsonl([householdEpisode()]) + JSON.stringify(deep).replace('"<deep>"', '{"a":'.repeat(5000) + '1' + '}'.repeat(5000)) + '\n';
+    const error = importError(() => readTrajectories(text, 'ours', { knownEnvs }));
+    expect(error.problems.map((p) => p.line)).toEqual([2]);
+    expect(error.message).toMatch(new RegExp(`line 2: nested deeper than ${MAX_JSON_DEPTH} levels \\(from column \\d+\\)`));
+  });
+
+  it('names the line of a deeply nested broken JSON array instead of overflowing the stack', () => {
+    const text = '[\n' + '['.repeat(100_000) + '\n]';
+    const error = importError(() => readTrajectories(text, 'agentgym'));
+    expect(error.problems).toEqual([expect.objectContaining({ line: 2, message: expect.stringMatching(/nested deeper than/) })]);
+  });
+
+  it('reads TRL string prompt/completion records as one-step episodes (the standard form)', () => {
+    const text = [
+      { env: 'household-v0', prompt: 'Your task is to: put a apple in fridge.\nYou arrive at countertop 1.', completion: 'take apple 1 from countertop 1' },
+      { env: 'household-v0', prompt: 'Your task is to: look.', completion: 'Thought: nothing to do\nAction: look' },
+    ].map((r) => JSON.stringify(r)).join('\n');
+    const [a, b] = readTrajectories(text, 'trl', { knownEnvs });
+    expect(a.task.instruction).toBe('put a apple in fridge.');
+    expect(a.steps.map((s) => s.action)).toEqual(['take apple 1 from countertop 1']);
+    expect(b.steps[0]).toMatchObject({ action: 'look', thought: 'nothing to do' });
+  });
+
+  it('checks the environment of every record, even when other records or fields are broken', () => {
+    const records = JSON.parse(writeTrajectories([householdEpisode(), householdEpisode()], 'agentgym'));
+    records[0].item_id = 'sciworld_3';
+    records[1].conversations[3].value = 'no action here';
+    const error = importError(() => readTrajectories(JSON.stringify(records), 'agentgym', { knownEnvs }));
+    expect(error.problems.map((p) => `${p.line}:${p.field}`)).toEqual(['1:item_id', '2:conversations[3]']);
+    expect(error.message).toMatch(/record 1, field 'item_id': unknown environment 'sciworld'/);
+  });
+
+  it('refuses an episode id used twice in one file, naming both records', () => {
+    const text = trajectoriesToJsonl([householdEpisode(), webshopEpisode(), householdEpisode()]);
+    const error = importError(() => readTrajectories(text, 'ours', { knownEnvs }));
+    expect(error.problems).toEqual([expect.objectContaining({ line: 3, field: 'id' })]);
+    expect(error.message).toMatch(/line 3, field 'id': episode id '.*' is already used by line 1/);
+  });
+
+  it('gives an expert and a random episode of the same seed ids of their own in every chat format', () => {
+    const expert = householdEpisode();
+    const random = { ...householdEpisode(), id: 'household-v0/random/3', source: 'random' as const };
+    for (const format of ['agentgym', 'eto', 'trl'] as const) {
+      const back = readTrajectories(writeTrajectories([expert, random, expert], format), format, { knownEnvs });
+      expect(back.map((t) => t.id)).toEqual(['alfworld_expert_3', 'alfworld_random_3', 'alfworld_expert_3~2']);
+      expect(back.map((t) => [t.env, t.seed])).toEqual([['household-v0', 3], ['household-v0', 3], ['household-v0', 3]]);
+    }
+    // Alone, an episode keeps AgentGym's plain SHORT_SEED id.
+    expect(JSON.parse(writeTrajectories([expert], 'agentgym'))[0].item_id).toBe('alfworld_3');
+  });
+});

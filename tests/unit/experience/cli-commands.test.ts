@@ -1,21 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
 import type { ChatRequest } from '../../../src/core/llm/types';
 import { answer, scriptedShop } from './fixtures';
+import { captureCliOutput } from '../support/cli-output';
 
-let out: string[];
-let err: string[];
-beforeEach(() => {
-  out = []; err = [];
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { out.push(String(chunk).replace(/\n$/, '')); return true; });
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-});
-afterEach(() => vi.restoreAllMocks());
-const lastJson = () => JSON.parse(out[out.length - 1]);
+const { out, err, lastJson } = captureCliOutput();
 
 /**
  * A stand-in OpenAI-compatible server (a test double on a local port): it answers chat
@@ -55,7 +46,7 @@ describe('dreamgym audit', () => {
       admissible_jaccard: 1, observation_f1: 1, invalid_rate: 0, tokens_per_transition: 0,
     });
     expect(Object.keys(lastJson())).toEqual(['env', 'llm', 'n', 'valid_agreement', 'reward_accuracy', 'terminated_accuracy',
-      'admissible_jaccard', 'observation_f1', 'invalid_rate', 'tokens_per_transition', 'ms_per_transition']);
+      'admissible_jaccard', 'observation_f1', 'invalid_rate', 'failed_calls', 'tokens_per_transition', 'ms_per_transition']);
   });
 
   it('prints a readable table without --json, labelled as the oracle', async () => {

@@ -109,7 +109,7 @@ describe('fidelity audit', () => {
       admissible_jaccard: 1, observation_f1: 1, invalid_rate: 0, tokens_per_transition: 0,
     });
     expect(Object.keys(report)).toEqual(['env', 'llm', 'n', 'valid_agreement', 'reward_accuracy', 'terminated_accuracy',
-      'admissible_jaccard', 'observation_f1', 'invalid_rate', 'tokens_per_transition', 'ms_per_transition']);
+      'admissible_jaccard', 'observation_f1', 'invalid_rate', 'failed_calls', 'tokens_per_transition', 'ms_per_transition']);
   });
 
   it('a dialled ε_R = 0.2 shows as reward accuracy 0.8 (within 4 standard errors, n = 400)', async () => {

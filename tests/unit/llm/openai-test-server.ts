@@ -70,12 +70,13 @@ export class OpenAiTestServer {
 
   private constructor(private readonly server: Server, readonly port: number) {}
 
-  static async start(): Promise<OpenAiTestServer> {
+  /** Listens on `port` (default 0: a free one; a test may reopen the port of a server it closed). */
+  static async start(listenPort = 0): Promise<OpenAiTestServer> {
     const server = createServer();
     server.maxConnections = 64;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(listenPort, '127.0.0.1', () => resolve());
     });
     const port = (server.address() as AddressInfo).port;
     const instance = new OpenAiTestServer(server, port);

@@ -16,8 +16,8 @@ import {
 export interface BufferStoreTestHooks {
   /** Called inside a `putTransitions` batch after record `index` was written (or staged). */
   afterPut?(index: number, transition: BufferTransition): void;
-  /** Called once per write (putTransitions, putTasks, putRun, evict, clear) just before it commits. */
-  beforeCommit?(operation: 'putTransitions' | 'putTasks' | 'putRun' | 'evict' | 'clear'): void;
+  /** Called once per write (putTransitions, putImport, putTasks, putRun, evict, clear) just before it commits. */
+  beforeCommit?(operation: 'putTransitions' | 'putImport' | 'putTasks' | 'putRun' | 'evict' | 'clear'): void;
 }
 
 // ---------------------------------------------------------------------------------------------

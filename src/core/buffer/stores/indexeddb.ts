@@ -16,6 +16,8 @@
  *   100k transitions fast. Memory holds the whole buffer (≈ 1.2 kB per 256-dim transition).
  * - One call = one transaction. `putTransitions` adds one chunk in one readwrite transaction; any
  *   error aborts it, so nothing of a failed batch is written, and memory only changes after the commit.
+ *   `putImport` adds a whole import (its chunks and its task-bank entries) in one transaction: a page
+ *   reload (or a crash) before the commit aborts it, so an import is stored whole or not at all.
  * - `evict` deletes every chunk that holds a row (of any version) of what it removes and adds chunks
  *   with those chunks' remaining live rows, in one transaction; `clear` empties the stores in one.
  *   The same rewrite compacts: once superseded rows outnumber live ones (plus some slack), the chunks
@@ -33,7 +35,7 @@
 import { deleteDB, openDB, type IDBPDatabase, type IDBPTransaction } from 'idb';
 import {
   BufferQuotaError, BufferSchemaError,
-  type BufferEpisode, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
+  type BufferEpisode, type BufferImport, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
   type RunRecord, type TaskBankEntry, type TransitionFilter, type TransitionSource,
 } from '../types';
 import { checkBatch, closedError, compareInsertion, type BufferStoreTestHooks } from './common';
@@ -421,6 +423,7 @@ export interface IndexedDbBufferStoreOptions {
 type Db = IDBPDatabase<unknown>;
 type WriteTransaction = IDBPTransaction<unknown, string[], 'readwrite'>;
 type WriteOperation = Parameters<NonNullable<BufferStoreTestHooks['beforeCommit']>>[0];
+type ChunkPacker = (transitions: readonly BufferTransition[], episodes: readonly BufferEpisode[]) => ChunkRecord[];
 
 // ---------------------------------------------------------------------------------------------
 // The store
@@ -585,13 +588,8 @@ export class IndexedDbBufferStore implements BufferStore {
    */
   async putTransitions(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
     const loaded = await this.loaded();
-    let staged: { chunk: ChunkRecord; copy: StagedTransitions };
-    try {
-      staged = this.stage(loaded, transitions, episodes);
-    } catch (error) {
-      throw await this.translate(error, null, Array.isArray(transitions) ? transitions.length : 0);
-    }
-    const { chunk, copy } = staged;
+    const { chunks, copy } = await this.staged(loaded, transitions, episodes, (t, e) => [encodeChunk(t, e)]);
+    const [chunk] = chunks;
     if (chunk.transitions.length === 0 && chunk.episodes.length === 0) return { added: 0, replaced: 0 };
     const seq = await this.write(loaded, ['chunks'], transitions.length, 'putTransitions',
       (tx, track) => track(tx.objectStore('chunks').add(chunk)));
@@ -601,8 +599,42 @@ export class IndexedDbBufferStore implements BufferStore {
     return { added: copy.added, replaced: copy.replaced };
   }
 
-  /** The chunk of a batch (each id once, the later record winning) and the copy of it that memory keeps. */
-  private stage(loaded: LoadedBuffer, transitions: BufferTransition[], episodes: BufferEpisode[]): { chunk: ChunkRecord; copy: StagedTransitions } {
+  /**
+   * A whole import in ONE transaction: its transitions and episodes as chunks of CHUNK_ROWS rows,
+   * and its task-bank entries. A reload before the commit aborts the transaction (nothing of the
+   * import is stored); after it, all of it is.
+   */
+  async putImport(batch: BufferImport): Promise<{ added: number; replaced: number }> {
+    const loaded = await this.loaded();
+    const { chunks, copy } = await this.staged(loaded, batch.transitions, batch.episodes, packChunks);
+    const tasks = loaded.state.stageTasks(batch.tasks);
+    if (chunks.length === 0 && tasks.length === 0) return { added: 0, replaced: 0 };
+    const seqs = await this.write(loaded, ['chunks', 'tasks'], batch.transitions.length, 'putImport', (tx, track) => {
+      const taskStore = tx.objectStore('tasks');
+      for (const task of tasks) track(taskStore.put(task));
+      const chunkStore = tx.objectStore('chunks');
+      return Promise.all(chunks.map((chunk) => track(chunkStore.add(chunk))));
+    });
+    loaded.state.applyTransitions(copy);
+    loaded.state.applyTasks(tasks);
+    chunks.forEach((chunk, i) => loaded.addChunk(seqs[i] as number, chunk.transitions.map((t) => t.id), chunk.episodes.map((e) => e.id)));
+    await this.compactIfWasteful(loaded);
+    return { added: copy.added, replaced: copy.replaced };
+  }
+
+  /** `stage`, with a refused batch's QuotaExceededError (an uncloneable value is refused as it is) translated. */
+  private async staged(loaded: LoadedBuffer, transitions: BufferTransition[], episodes: BufferEpisode[], pack: ChunkPacker)
+    : Promise<{ chunks: ChunkRecord[]; copy: StagedTransitions }> {
+    try {
+      return this.stage(loaded, transitions, episodes, pack);
+    } catch (error) {
+      throw await this.translate(error, null, Array.isArray(transitions) ? transitions.length : 0);
+    }
+  }
+
+  /** The chunks of a batch (each id once, the later record winning) and the copy of them that memory keeps. */
+  private stage(loaded: LoadedBuffer, transitions: BufferTransition[], episodes: BufferEpisode[], pack: ChunkPacker)
+    : { chunks: ChunkRecord[]; copy: StagedTransitions } {
     checkBatch(transitions, episodes);
     const seen = new Set<string>();
     let added = 0;
@@ -611,11 +643,14 @@ export class IndexedDbBufferStore implements BufferStore {
       seen.add(t.id);
       this.hooks.afterPut?.(index, t);
     });
-    const chunk = encodeChunk(lastOfEachId(transitions), lastOfEachId(episodes));
-    const cloned = structuredClone(chunk);
+    const chunks = pack(lastOfEachId(transitions), lastOfEachId(episodes));
+    const cloned = structuredClone(chunks);
     return {
-      chunk,
-      copy: { transitions: decodeChunk(cloned, this.name), episodes: cloned.episodes, added, replaced: transitions.length - added },
+      chunks,
+      copy: {
+        transitions: cloned.flatMap((chunk) => decodeChunk(chunk, this.name)), episodes: cloned.flatMap((chunk) => chunk.episodes),
+        added, replaced: transitions.length - added,
+      },
     };
   }
 

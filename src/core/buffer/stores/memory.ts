@@ -8,7 +8,7 @@
  */
 import {
   TRANSITION_SOURCES,
-  type BufferEpisode, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
+  type BufferEpisode, type BufferImport, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
   type RunRecord, type TaskBankEntry, type TransitionFilter, type TransitionSource,
 } from '../types';
 import {
@@ -100,6 +100,15 @@ export class MemoryBufferStore implements BufferStore {
       else this.ordered = null;
     }
     for (const e of staged.episodes) this.episodes.set(e.id, e);
+  }
+
+  async putImport(batch: BufferImport): Promise<{ added: number; replaced: number }> {
+    const staged = this.stageTransitions(batch.transitions, batch.episodes);
+    const tasks = this.stageTasks(batch.tasks);
+    this.hooks.beforeCommit?.('putImport');
+    this.applyTransitions(staged);
+    this.applyTasks(tasks);
+    return { added: staged.added, replaced: staged.replaced };
   }
 
   async putTasks(tasks: TaskBankEntry[]): Promise<void> {

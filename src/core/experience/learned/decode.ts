@@ -12,7 +12,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Sequence } from './format';
 import type { Tokenizer, Tokens, SpecialToken } from './tokenizer';
-import type { ExperienceNetwork, StepOutput } from './network';
+import { hashString, Rng } from '../../rng';
+import type { DecodeCache, ExperienceNetwork, StepOutput } from './network';
 
 export interface DecodeLimits {
   /** Tokens of the written state at most. */
@@ -113,10 +114,10 @@ export function buildMasks(tokenizer: Tokenizer): { table: tf.Tensor2D; allows: 
   return { table: tf.tensor2d(values, [MASK_KINDS, V]), allows: (kind, i) => allowedIds[kind][i] === 1 };
 }
 
-/** No 4-gram of text repeats within an answer (greedy decoding of a small model loops otherwise). */
-const NO_REPEAT = 4;
+/** No 6-gram of text repeats within an answer (greedy decoding of a small model loops otherwise; shorter n-grams do repeat in real pages, prices like "$ 25 ." among them). */
+const NO_REPEAT = 6;
 
-/** Tokens that would repeat a 4-gram already written: those that followed the last three before. */
+/** Tokens that would repeat a 6-gram already written: those that followed the last five before. */
 function bannedByRepeat(answer: readonly number[], isText: (id: number) => boolean): Set<number> {
   const banned = new Set<number>();
   const n = answer.length;
@@ -135,7 +136,7 @@ function bannedByRepeat(answer: readonly number[], isText: (id: number) => boole
  * Greedy choice for one row: the best of the best allowed word p_gen picks (its vocabulary mask
  * already zeroes what the grammar forbids) and every allowed context token, each scored
  * g·p_gen(w) + (1 − g)·(pointer mass on w). Ties go to the lower id; nothing that would
- * repeat a 4-gram of the answer is chosen.
+ * repeat a 6-gram of the answer is chosen.
  */
 function chooseToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
   allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>): number {
@@ -146,10 +147,11 @@ function chooseToken(out: StepOutput, row: number, V: number, Lc: number, contex
     const id = context.ids[j];
     if (allows(allowed, id) && !banned.has(id)) copy.set(id, (copy.get(id) ?? 0) + out.pointer[row * Lc + j]);
   }
+  // The vocabulary mask already zeroed what the grammar forbids; a banned word is skipped.
   let best = -1;
   for (let w = 0; w < V; w++) {
-    if (banned.has(w) || !allows(allowed, w)) continue;
-    if (best < 0 || out.vocab[offset + w] > out.vocab[offset + best]) best = w;
+    const p = out.vocab[offset + w];
+    if ((best < 0 || p > out.vocab[offset + best]) && !(banned.size && banned.has(w)) && allows(allowed, w)) best = w;
   }
   let bestScore = best < 0 ? -Infinity : g * out.vocab[offset + best] + (1 - g) * (copy.get(best) ?? 0);
   for (const [id, mass] of copy) {
@@ -158,6 +160,56 @@ function chooseToken(out: StepOutput, row: number, V: number, Lc: number, contex
   }
   if (best < 0) best = [...Array(V).keys()].find((w) => allows(allowed, w))!; // everything banned: the grammar's first word
   return best;
+}
+
+/**
+ * A sampled choice for one row at temperature T: p(w) = g·p_gen(w) + (1 − g)·(pointer mass on w),
+ * sharpened to p^(1/T), drawn with the row's own stream (so a row's answer still depends only on
+ * its own context and the seed). Words the grammar forbids or a repeat bans are never drawn.
+ */
+function sampleToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
+  allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>, temperature: number, rng: Rng): number {
+  const g = out.gate[row];
+  const offset = row * V;
+  const copy = new Map<number, number>();
+  for (let j = 0; j < contextLength; j++) {
+    const id = context.ids[j];
+    if (allows(allowed, id) && !banned.has(id)) copy.set(id, (copy.get(id) ?? 0) + out.pointer[row * Lc + j]);
+  }
+  const power = 1 / temperature;
+  const weight = (w: number) => {
+    const p = g * out.vocab[offset + w] + (1 - g) * (copy.get(w) ?? 0);
+    return p > 0 && !(banned.size && banned.has(w)) && allows(allowed, w) ? p ** power : 0;
+  };
+  let total = 0;
+  for (let w = 0; w < V; w++) total += weight(w);
+  if (!(total > 0)) return chooseToken(out, row, V, Lc, context, contextLength, allowed, allows, banned);
+  let u = rng.next() * total;
+  for (let w = 0; w < V; w++) {
+    u -= weight(w);
+    if (u < 0) return w;
+  }
+  return chooseToken(out, row, V, Lc, context, contextLength, allowed, allows, banned);
+}
+
+/** How a row's next word is picked: greedy, or sampled at a temperature from the row's own stream. */
+export interface Sampling { temperature: number; seed: number }
+
+/** A row's sampling stream: the seed and the row's own context and prompt (never its batch). */
+function rowStream(sampling: Sampling, context: Sequence, prompt: Tokens): Rng {
+  return Rng.fromSeed(sampling.seed, 'learned-decode', String(hashString(`${context.ids.join(',')}|${context.cases.join('')}|${prompt.ids.join(',')}`)));
+}
+
+/**
+ * Drops finished rows from the cache once at most half of its rows still decode (never below two
+ * rows: a batched matmul of one row takes another kernel). Returns the kept cache rows, or null.
+ */
+async function compactIfWorth(net: ExperienceNetwork, cache: DecodeCache, rows: readonly number[], grammars: readonly RowGrammar[]): Promise<number[] | null> {
+  const active = rows.map((b, r) => (grammars[b].done ? -1 : r)).filter((r) => r >= 0);
+  if (rows.length < 8 || active.length > rows.length / 2) return null;
+  const keep = active.length >= 2 ? active : [...active, rows.findIndex((b) => grammars[b].done)].sort((x, y) => x - y);
+  await net.compactCache(cache, keep);
+  return keep;
 }
 
 export interface Decoded {
@@ -172,9 +224,9 @@ export interface Decoded {
  * A lone context is decoded beside a copy of itself: a batch of one takes another matmul kernel.
  */
 export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, masks: ReturnType<typeof buildMasks>,
-  contexts: readonly Sequence[], prompts: readonly Tokens[], kinds: readonly AnswerKind[], limits: DecodeLimits): Promise<Decoded[]> {
+  contexts: readonly Sequence[], prompts: readonly Tokens[], kinds: readonly AnswerKind[], limits: DecodeLimits, sampling?: Sampling): Promise<Decoded[]> {
   if (contexts.length === 0) return [];
-  if (contexts.length === 1) return (await decodeBatch(net, tokenizer, masks, [contexts[0], contexts[0]], [prompts[0], prompts[0]], [kinds[0], kinds[0]], limits)).slice(0, 1);
+  if (contexts.length === 1) return (await decodeBatch(net, tokenizer, masks, [contexts[0], contexts[0]], [prompts[0], prompts[0]], [kinds[0], kinds[0]], limits, sampling)).slice(0, 1);
   const B = contexts.length;
   const V = tokenizer.size;
   const lengths = Int32Array.from(contexts, (c) => c.ids.length);
@@ -199,27 +251,40 @@ export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, 
     spaces: new Int32Array(prompts.flatMap((p) => [...p.spaces, 0])), cases: new Int32Array(prompts.flatMap((p) => [...p.cases, 0])) };
   if (fed.ids.length % B !== 0 || prompts.some((p) => p.ids.length !== prompts[0].ids.length)) throw new Error('decodeBatch: every prompt must have the same length.');
   const isText = (id: number) => !tokenizer.isSpecial(id);
+  const streams = sampling && sampling.temperature > 0 ? contexts.map((c, b) => rowStream(sampling, c, prompts[b])) : null;
+  // rows[r]: which context cache row r decodes (finished rows leave the batch as it shrinks).
+  let rows = contexts.map((_, b) => b);
   try {
     while (!grammars.every((g) => g.done)) {
-      const plan = grammars.map((g) => g.next());
+      const keep = await compactIfWorth(net, cache, rows, grammars);
+      if (keep) {
+        rows = keep.map((r) => rows[r]);
+        fed = { ids: Int32Array.from(keep, (r) => fed.ids[r]), spaces: Int32Array.from(keep, (r) => fed.spaces[r]), cases: Int32Array.from(keep, (r) => fed.cases[r]) };
+      }
+      const plan = rows.map((b) => grammars[b].next());
       const maskKinds = Int32Array.from(plan, (p) => ('allowed' in p ? p.allowed : Allowed.Text));
       // One-hot × table picks each row's mask (a tiny matmul; wasm's gather is slow).
       const maskRows = tf.tidy(() => tf.matMul(tf.oneHot(tf.tensor1d(maskKinds, 'int32'), MASK_KINDS), masks.table)) as tf.Tensor2D;
       const out = await net.step(cache, fed, maskRows);
       maskRows.dispose();
-      fed = { ids: new Int32Array(B), spaces: new Int32Array(B), cases: new Int32Array(B) };
-      for (let b = 0; b < B; b++) {
-        const p = plan[b];
-        const id = 'forced' in p ? p.forced : chooseToken(out, b, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, bannedByRepeat(answers[b].ids, isText));
+      fed = { ids: new Int32Array(rows.length), spaces: new Int32Array(rows.length), cases: new Int32Array(rows.length) };
+      rows.forEach((b, r) => {
+        const p = plan[r];
+        const banned = 'forced' in p ? null : bannedByRepeat(answers[b].ids, isText);
+        // Verdicts (valid, terminated, reward) are always the most likely; the contents may be sampled.
+        const id = 'forced' in p ? p.forced
+          : streams && p.allowed !== Allowed.YesNo && p.allowed !== Allowed.Reward
+            ? sampleToken(out, r, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, banned!, sampling!.temperature, streams[b])
+            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, banned!);
         const text = isText(id);
-        fed.ids[b] = id;
-        fed.spaces[b] = text ? out.space[b] : 0;
-        fed.cases[b] = text ? out.letterCase[b] : 0;
+        fed.ids[r] = id;
+        fed.spaces[r] = text ? out.space[r] : 0;
+        fed.cases[r] = text ? out.letterCase[r] : 0;
         if (!grammars[b].done) {
-          answers[b].ids.push(id); answers[b].spaces.push(fed.spaces[b]); answers[b].cases.push(fed.cases[b]);
+          answers[b].ids.push(id); answers[b].spaces.push(fed.spaces[r]); answers[b].cases.push(fed.cases[r]);
           grammars[b].accept(id);
         }
-      }
+      });
     }
   } finally {
     net.disposeCache(cache);

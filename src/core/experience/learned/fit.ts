@@ -86,11 +86,26 @@ export function lengthBuckets(pairs: readonly SftPair[], batchSize: number): Sft
 /** Loss weight of an answer's verdicts (valid, terminated, reward): few tokens that decide the reward. */
 export const VERDICT_WEIGHT = 4;
 
+/** Extra weight of each terminal reward class, so both outcomes count alike (successful buys outnumber failed ones in offline data). */
+export interface RewardBalance { r0: number; r1: number }
+
+/** Balanced class weights of the terminal rewards in `pairs` (mean weight 1 per terminal step). */
+export function rewardBalance(pairs: readonly SftPair[], tokenizer: Tokenizer): RewardBalance {
+  const [yes, r0, r1] = [tokenizer.special('<yes>'), tokenizer.special('<r0>'), tokenizer.special('<r1>')];
+  let n0 = 0, n1 = 0;
+  for (const p of pairs) {
+    if (p.kind !== 'next' || p.answer.ids[1] !== yes) continue;
+    if (p.answer.ids[2] === r0) n0++; else if (p.answer.ids[2] === r1) n1++;
+  }
+  const n = n0 + n1;
+  return n0 && n1 ? { r0: n / (2 * n0), r1: n / (2 * n1) } : { r0: 1, r1: 1 };
+}
+
 /**
  * A padded training batch. Decoder inputs: the prompt, `<ans>`, then the answer shifted right;
  * targets: the answer, at the positions from `<ans>` on (the verdicts weighted up).
  */
-export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer): TrainBatch {
+export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, balance: RewardBalance = { r0: 1, r1: 1 }): TrainBatch {
   const B = pairs.length;
   const P = pairs[0].prompt.ids.length;
   const Lc = Math.max(...pairs.map((p) => p.context.ids.length));
@@ -102,6 +117,7 @@ export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer): Trai
   const targetIds = new Int32Array(B * La), targetSpaces = new Int32Array(B * La), targetCases = new Int32Array(B * La);
   const copyMatch = new Float32Array(B * La * Lc);
   const start = tokenizer.special('<ans>');
+  const [yes, r1] = [tokenizer.special('<yes>'), tokenizer.special('<r1>')];
   pairs.forEach((p, b) => {
     const c = p.context, a = p.answer;
     if (p.prompt.ids.length !== P) throw new Error(`makeBatch: prompts of ${P} and ${p.prompt.ids.length} tokens in one batch.`);
@@ -116,7 +132,8 @@ export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer): Trai
       dec.ids[o] = input.ids[t]; dec.spaces[o] = input.spaces[t]; dec.cases[o] = input.cases[t];
       const k = t - P;                     // the answer token predicted at this position
       if (k < 0) continue;
-      targetMask[o] = p.kind === 'next' && k < 3 ? VERDICT_WEIGHT : 1;
+      const terminalReward = p.kind === 'next' && k === 2 && a.ids[1] === yes;
+      targetMask[o] = (p.kind === 'next' && k < 3 ? VERDICT_WEIGHT : 1) * (terminalReward ? (a.ids[2] === r1 ? balance.r1 : balance.r0) : 1);
       targetIds[o] = a.ids[k]; targetSpaces[o] = a.spaces[k]; targetCases[o] = a.cases[k];
       for (let j = 0; j < c.ids.length; j++) if (c.ids[j] === a.ids[k]) copyMatch[o * Lc + j] = 1;
     }
@@ -135,10 +152,10 @@ function answerTokens(batch: readonly SftPair[]): number {
 // ---- loss and training ----------------------------------------------------------------------------
 
 /** Token-weighted mean loss over pairs (no gradients). */
-export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number): Promise<number> {
+export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number, balance?: RewardBalance): Promise<number> {
   let sum = 0, count = 0;
   for (const batch of lengthBuckets(pairs, batchSize)) {
-    const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer)).total);
+    const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer, balance)).total);
     const n = answerTokens(batch);
     sum += (await loss.data())[0] * n;
     count += n;
@@ -172,6 +189,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
     tf.dispose(tensors.map((t) => t.tensor));
   }
   const buckets = lengthBuckets(train, options.batchSize);
+  const balance = rewardBalance(train, tokenizer);
   const totalSteps = buckets.length * options.epochs;
   let current = { ...state, history: state.history.slice() };
   try {
@@ -182,7 +200,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
       for (let b = 0; b < order.length; b++) {
         if (deps.signal?.aborted) throw new DOMException('Training was stopped.', 'AbortError');
         optimizer.setLearningRate(learningRateAt(current.step, totalSteps, options));
-        const batch = makeBatch(order[b], tokenizer);
+        const batch = makeBatch(order[b], tokenizer, balance);
         const { value, grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
         applyClippedGradients(optimizer, grads, options.maxGradNorm);
         const loss = (await value.data())[0];
@@ -198,7 +216,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
           secondsLeft: elapsed > 0 ? perBatch * ((order.length - b - 1) + (options.epochs - epoch) * order.length) : null });
       }
       net.weightsChanged();
-      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2) : lossSum / lossCount;
+      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, balance) : lossSum / lossCount;
       const seconds = (now() - started) / 1000;
       const record: EpochRecord = { epoch, trainLoss: lossSum / lossCount, validationLoss, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, seconds };
       const best = validationLoss < current.bestValidationLoss;

@@ -21,7 +21,7 @@ import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type D
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
 import { buildMasks, decodeBatch, type AnswerKind, type DecodeLimits } from './decode';
-import { decodeAnswer, decodeState, encodeContext, encodeInitialContext, encodePrompt, type FormatOptions, type Sequence } from './format';
+import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, type FormatOptions, type Sequence } from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
@@ -39,6 +39,14 @@ export interface LearnedModelOptions {
   cacheSize?: number;
   /** Milliseconds, for the usage figures (default performance.now). */
   now?: () => number;
+  /**
+   * Temperature of the written contents (default 0.7; 0 = greedy). A world model samples its next
+   * state: greedy decoding always writes the most likely one (every room holds the object the task
+   * asks for, as in the expert demonstrations). The verdicts are always the most likely. Draws come
+   * from a stream of (seed, the request's own context), so the same seed gives the same dream.
+   */
+  temperature?: number;
+  seed?: number;
 }
 
 interface Pending {
@@ -46,7 +54,8 @@ interface Pending {
   key: string;
   build: () => Promise<Sequence>;
   prompt: Tokens;
-  resolve: (result: { text: ReturnType<typeof decodeAnswer> | ReturnType<typeof decodeState>; raw: string; promptTokens: number; completionTokens: number; ms: number; error?: string }) => void;
+  /** `shared`: an identical request of the same batch was decoded for it (a cache hit in all but name). */
+  resolve: (result: { text: ReturnType<typeof decodeAnswer> | ReturnType<typeof decodeState>; raw: string; promptTokens: number; completionTokens: number; ms: number; error?: string; shared?: boolean }) => void;
 }
 
 export interface LearnedModelStats { batches: number; rows: number; decodedRows: number; cacheHits: number }
@@ -55,6 +64,7 @@ export class LearnedExperienceModel implements ExperienceModel {
   readonly label: string;
   readonly format: FormatOptions;
   readonly preferredBatch: number;
+  readonly temperature: number;
   readonly stats: LearnedModelStats = { batches: 0, rows: 0, decodedRows: 0, cacheHits: 0 };
   private readonly masks: ReturnType<typeof buildMasks>;
   private readonly limits: DecodeLimits;
@@ -65,11 +75,13 @@ export class LearnedExperienceModel implements ExperienceModel {
 
   constructor(readonly net: ExperienceNetwork, readonly tokenizer: Tokenizer, readonly card: DomainCard, readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions'>,
     readonly options: LearnedModelOptions = {}) {
-    const trained = manifest.formatOptions;
+    // A model written before a format setting existed reads that setting's default.
+    const trained = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
     this.format = { ...trained, k: Math.min(options.k ?? trained.k, trained.k), historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength) };
     this.masks = buildMasks(tokenizer);
     this.limits = { stateTokens: trained.answerStateTokens, maxAdmissible: trained.maxAdmissible, actionTokens: trained.admissibleActionTokens, admissibleTokens: trained.answerAdmissibleTokens };
-    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength})`;
+    this.temperature = Math.max(0, options.temperature ?? 0.7);
+    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''})`;
     this.preferredBatch = Math.max(1, options.maxBatch ?? 64);
   }
 
@@ -118,7 +130,7 @@ export class LearnedExperienceModel implements ExperienceModel {
   private toPrediction(ctx: DreamContext, result: Parameters<Pending['resolve']>[0]): Prediction {
     const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
     const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
-    const base = { reasoning: '', usage, attempts: 1, notes: [] as string[], raw: result.raw };
+    const base = { reasoning: '', usage, attempts: result.shared ? 0 : 1, notes: [] as string[], raw: result.raw, ...(result.shared ? { cached: true } : {}) };
     if (result.error) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: result.error };
     const answer = result.text as ReturnType<typeof decodeAnswer>;
     if (!answer.valid) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
@@ -177,7 +189,8 @@ export class LearnedExperienceModel implements ExperienceModel {
       const started = this.now();
       try {
         const contexts = await Promise.all(chunk.map((g) => g[0].build()));
-        const decoded = await decodeBatch(this.net, this.tokenizer, this.masks, contexts, chunk.map((g) => g[0].prompt), chunk.map((g) => g[0].kind), this.limits);
+        const decoded = await decodeBatch(this.net, this.tokenizer, this.masks, contexts, chunk.map((g) => g[0].prompt), chunk.map((g) => g[0].kind), this.limits,
+          { temperature: this.temperature, seed: this.options.seed ?? 0 });
         const ms = (this.now() - started) / chunk.length;
         this.stats.batches++;
         this.stats.decodedRows += chunk.length;
@@ -185,7 +198,7 @@ export class LearnedExperienceModel implements ExperienceModel {
           const tokens = decoded[i].tokens;
           const text = group[0].kind === 'next' ? decodeAnswer(this.tokenizer, tokens) : decodeState(this.tokenizer, tokens);
           const result = { text, raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000), promptTokens: contexts[i].ids.length, completionTokens: tokens.ids.length, ms };
-          group.forEach((p, j) => p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0 }));
+          group.forEach((p, j) => p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0, shared: true }));
         });
       } catch (error) {
         // A batch that cannot be decoded costs its transitions, never the run.

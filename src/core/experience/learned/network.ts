@@ -112,9 +112,9 @@ export interface DecodeCache {
   crossValues: tf.Tensor3D[];
   selfKeys: (tf.Tensor3D | null)[];
   selfValues: (tf.Tensor3D | null)[];
-  /** Pointer keys transposed [B, a, Lc], each context token's form [B, Lc, 5], and the additive mask of padded context positions [B, 1, Lc]. */
+  /** Pointer keys transposed [B, a, Lc], each context token's form in JS [B·Lc·5] (space one-hot, case one-hot), and the additive mask of padded context positions [B, 1, Lc]. */
   pointerKeysT: tf.Tensor3D;
-  contextForm: tf.Tensor3D;
+  contextForm: Float32Array;
   contextMask: tf.Tensor3D;
   /** Answer tokens fed so far. */
   fed: number;
@@ -235,7 +235,7 @@ export class ExperienceNetwork {
   /** The same sum computed in JS from copies of the tables (decoding: fewer ops, same values up to float order). */
   private embedInJs(rows: TokenRows, positionTable: string): tf.Tensor2D {
     const d = this.config.dModel;
-    const tables = this.tables ??= new Map(['tok', 'space', 'case', 'seg', 'enc_pos', 'dec_pos'].map((n) => [n, this.v(n).dataSync() as Float32Array]));
+    const tables = this.tables ??= this.readTables();
     const n = rows.ids.length;
     const out = new Float32Array(n * d);
     const sources: [Float32Array, Int32Array][] = [[tables.get('tok')!, rows.ids], [tables.get('space')!, rows.spaces],
@@ -249,6 +249,12 @@ export class ExperienceNetwork {
       }
     }
     return tf.tensor2d(out, [n, d]);
+  }
+
+  /** JS copies of the weights decoding reads outside tfjs (embeddings, the space and case heads). */
+  private readTables(): Map<string, Float32Array> {
+    const names = ['tok', 'space', 'case', 'seg', 'enc_pos', 'dec_pos', 'space_w', 'space_b', 'space_ptr_w', 'case_w', 'case_b', 'case_ptr_w'];
+    return new Map(names.map((n) => [n, this.v(n).dataSync() as Float32Array]));
   }
 
   /** Forgets the JS copies of the embeddings (after training changed them). */
@@ -450,7 +456,7 @@ export class ExperienceNetwork {
       }
     });
     return { rows, contextLength: length, crossKeysT, crossValues, selfKeys: crossKeysT.map(() => null), selfValues: crossKeysT.map(() => null),
-      pointerKeysT: pointerKeysT[0], contextForm: tf.tensor3d(form, [rows, length, 5]), contextMask, fed: 0 };
+      pointerKeysT: pointerKeysT[0], contextForm: form, contextMask, fed: 0 };
   }
 
   /**
@@ -483,24 +489,85 @@ export class ExperienceNetwork {
       const last = T > 1 ? tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D : x;
       const hidden = this.layerNorm(last, 'dec_ln');
       const q = tf.reshape(tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(this.config.attentionDim)), [B, 1, -1]);
-      const pointer = tf.softmax(tf.add(bmm(q, cache.pointerKeysT), cache.contextMask));              // [B, 1, Lc]
-      const form = this.formHeads(hidden, tf.reshape(bmm(pointer, cache.contextForm), [B, 5]) as tf.Tensor2D);
       return [
         tf.softmax(tf.add(this.linear(hidden, 'vocab'), vocabMask)),
-        tf.reshape(pointer, [B, -1]),
+        tf.reshape(tf.softmax(tf.add(bmm(q, cache.pointerKeysT), cache.contextMask)), [B, -1]),
         tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [B]),
-        tf.argMax(form.space, 1),
-        tf.argMax(form.letterCase, 1),
+        hidden,
       ];
     });
     cache.fed += T;
-    const [vocab, pointer, gate, space, letterCase] = await Promise.all(outputs.map((t) => t.data()));
+    const [vocab, pointer, gate, hidden] = await Promise.all(outputs.map((t) => t.data())) as Float32Array[];
     tf.dispose(outputs);
-    return { vocab: vocab as Float32Array, pointer: pointer as Float32Array, gate: gate as Float32Array, space: space as Int32Array, letterCase: letterCase as Int32Array };
+    return { vocab, pointer, gate, ...this.formHeadsJs(hidden, pointer, cache) };
+  }
+
+  /**
+   * The space and case heads in JS (a few hundred multiply-adds a row: cheaper than the kernels
+   * they would take): the same sums as `formHeads`, from the read-back hidden state and pointer.
+   */
+  private formHeadsJs(hidden: Float32Array, pointer: Float32Array, cache: DecodeCache): { space: Int32Array; letterCase: Int32Array } {
+    const d = this.config.dModel, B = cache.rows, Lc = cache.contextLength;
+    const w = this.tables ??= this.readTables();
+    const space = new Int32Array(B), letterCase = new Int32Array(B);
+    const pointed = new Float32Array(5);
+    for (let b = 0; b < B; b++) {
+      pointed.fill(0);
+      for (let j = 0; j < Lc; j++) {
+        const a = pointer[b * Lc + j];
+        if (a === 0) continue;
+        const f = (b * Lc + j) * 5;
+        for (let k = 0; k < 5; k++) pointed[k] += a * cache.contextForm[f + k];
+      }
+      const head = (name: 'space' | 'case', classes: number, from: number) => {
+        const W = w.get(`${name}_w`)!, bias = w.get(`${name}_b`)!, U = w.get(`${name}_ptr_w`)!;
+        let best = 0, bestLogit = -Infinity;
+        for (let c = 0; c < classes; c++) {
+          let logit = bias[c];
+          for (let k = 0; k < d; k++) logit += hidden[b * d + k] * W[k * classes + c];
+          for (let k = 0; k < classes; k++) logit += pointed[from + k] * U[k * classes + c];
+          if (logit > bestLogit) { bestLogit = logit; best = c; }
+        }
+        return best;
+      };
+      space[b] = head('space', 2, 0);
+      letterCase[b] = head('case', 3, 2);
+    }
+    return { space, letterCase };
+  }
+
+  /**
+   * Keeps only the rows `keep` of a cache (finished rows leave the batch, so later steps cost
+   * less). The kept rows' values are copied unchanged, so their answers stay the same.
+   */
+  async compactCache(cache: DecodeCache, keep: readonly number[]): Promise<void> {
+    const B = cache.rows;
+    const pick = async (t: tf.Tensor3D): Promise<tf.Tensor3D> => {
+      const data = await t.data() as Float32Array;
+      const groups = t.shape[0] / B;                          // rows per batch row (h for self-attention)
+      const stride = data.length / t.shape[0];
+      const out = new Float32Array(keep.length * groups * stride);
+      keep.forEach((b, i) => out.set(data.subarray(b * groups * stride, (b + 1) * groups * stride), i * groups * stride));
+      t.dispose();
+      return tf.tensor3d(out, [keep.length * groups, t.shape[1], t.shape[2]]);
+    };
+    for (let l = 0; l < this.config.decoderLayers; l++) {
+      cache.crossKeysT[l] = await pick(cache.crossKeysT[l]);
+      cache.crossValues[l] = await pick(cache.crossValues[l]);
+      if (cache.selfKeys[l]) cache.selfKeys[l] = await pick(cache.selfKeys[l]!);
+      if (cache.selfValues[l]) cache.selfValues[l] = await pick(cache.selfValues[l]!);
+    }
+    cache.pointerKeysT = await pick(cache.pointerKeysT);
+    const formStride = cache.contextLength * 5;
+    const form = new Float32Array(keep.length * formStride);
+    keep.forEach((b, i) => form.set(cache.contextForm.subarray(b * formStride, (b + 1) * formStride), i * formStride));
+    cache.contextForm = form;
+    cache.contextMask = await pick(cache.contextMask);
+    cache.rows = keep.length;
   }
 
   disposeCache(cache: DecodeCache): void {
-    tf.dispose([...cache.crossKeysT, ...cache.crossValues, cache.pointerKeysT, cache.contextForm, cache.contextMask]);
+    tf.dispose([...cache.crossKeysT, ...cache.crossValues, cache.pointerKeysT, cache.contextMask]);
     for (const t of [...cache.selfKeys, ...cache.selfValues]) t?.dispose();
   }
 

@@ -88,8 +88,8 @@ describe('learned experience model', () => {
         const s = t.steps[i];
         const ctx = (task: Task) => ({ task, history: t.steps.slice(0, i), state: { text: s.observation, admissible: s.admissible, task }, action: s.action });
         const [a, b] = await Promise.all([model.next(ctx(t.task)), model.next(ctx(stripped))]);
-        withSpec.push({ ...a, next: { ...a.next, task: undefined }, cached: undefined, usage: undefined });
-        without.push({ ...b, next: { ...b.next, task: undefined }, cached: undefined, usage: undefined });
+        withSpec.push({ ...a, next: { ...a.next, task: undefined }, cached: undefined, usage: undefined, attempts: undefined });
+        without.push({ ...b, next: { ...b.next, task: undefined }, cached: undefined, usage: undefined, attempts: undefined });
       }
     }
     expect(without).toEqual(withSpec);

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
 import { buildMasks, decodeBatch } from '../../../../src/core/experience/learned/decode';
 import { decodeAnswer } from '../../../../src/core/experience/learned/format';
@@ -89,6 +89,8 @@ describe('experience network', () => {
     const tokenizer = toyTokenizer();
     const pairs = toyPairs(tokenizer);
     const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
+    // Trained a little, so the rows' answers differ in length (and a big batch shrinks as they end).
+    await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 40, batchSize: 4, learningRate: 1e-2, warmupSteps: 5, patience: 1000, seed: 2 });
     const masks = buildMasks(tokenizer);
     const together = await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
     for (let i = 0; i < pairs.length; i++) {
@@ -98,6 +100,13 @@ describe('experience network', () => {
       const [first] = await decodeBatch(net, tokenizer, masks, [pairs[i].context, pairs[(i + 1) % pairs.length].context, pairs[(i + 2) % pairs.length].context], [pairs[i].prompt, pairs[(i + 1) % pairs.length].prompt, pairs[(i + 2) % pairs.length].prompt], ['next', 'next', 'next'], limits);
       expect(first.tokens).toEqual(together[i].tokens);
     }
+    // A batch big enough to shrink as its rows finish (finished rows leave the cache) decodes the same.
+    const many = Array.from({ length: 12 }, (_, i) => pairs[i % pairs.length]);
+    const compact = vi.spyOn(net, 'compactCache');
+    const shrinking = await decodeBatch(net, tokenizer, masks, many.map((p) => p.context), many.map((p) => p.prompt), many.map(() => 'next'), limits);
+    shrinking.forEach((d, i) => expect(d.tokens).toEqual(together[i % pairs.length].tokens));
+    expect(new Set(together.map((d) => d.steps)).size).toBeGreaterThan(1);
+    expect(compact).toHaveBeenCalled();
     masks.table.dispose();
     net.dispose();
   });

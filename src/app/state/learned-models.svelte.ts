@@ -1,0 +1,96 @@
+/**
+ * The learned experience models this page can dream with: the ones shipped with the app
+ * (`learned:models/<env>`, when this build has them) and the ones trained in this browser
+ * (`learned:local/<name>`, IndexedDB). One instance for the app (learnedModels()), read by the
+ * Setup and Train pages' engine choices and the Experience model page's list.
+ */
+import type { ModelManifest } from '../../core/experience/learned/model-file';
+import { envIds } from '../../core/envs/registry';
+import { shippedModelUrl } from '../workers/learned-url';
+import { defaultLearnedStore } from '../workers/learned-store';
+import type { StoredModelSummary } from '../workers/learned-store';
+import { learnedPathLabel, learnedSpec } from './learned-path';
+
+export interface ShippedModelInfo {
+  env: string;
+  modelName: string;
+  trainEpisodes: number;
+  bestValidationLoss: number;
+  weightsBytes: number;
+}
+
+export interface LearnedOption {
+  spec: string;
+  label: string;
+  where: 'shipped' | 'local';
+  env: string;
+}
+
+/** A shipped model's manifest, or null when this build has none for `env`. */
+export async function fetchShippedInfo(env: string, get: typeof fetch = globalThis.fetch.bind(globalThis), base?: string): Promise<ShippedModelInfo | null> {
+  try {
+    const response = await get(shippedModelUrl(env, 'model.json', base));
+    if (!response.ok) return null;
+    const text = await response.text();
+    if (/^\s*</.test(text)) return null; // a server answering unknown paths with index.html
+    const m = JSON.parse(text) as ModelManifest;
+    if (m.env !== env || !m.training) return null;
+    return { env, modelName: m.name, trainEpisodes: m.training.data.trainEpisodes, bestValidationLoss: m.training.bestValidationLoss, weightsBytes: m.weightsFile.bytes };
+  } catch {
+    return null;
+  }
+}
+
+/** The engine options for an env: its shipped model first, then the ones trained here (newest first). */
+export function learnedOptionsFor(env: string, shipped: ShippedModelInfo | null | undefined, local: readonly StoredModelSummary[]): LearnedOption[] {
+  const out: LearnedOption[] = [];
+  if (shipped) {
+    out.push({ spec: learnedSpec({ where: 'shipped', env }), where: 'shipped', env,
+      label: `${learnedPathLabel({ where: 'shipped', env })} (${shipped.trainEpisodes} training episodes)` });
+  }
+  for (const m of local) {
+    if (m.env !== env) continue;
+    out.push({ spec: learnedSpec({ where: 'local', name: m.name }), where: 'local', env,
+      label: `${learnedPathLabel({ where: 'local', name: m.name })} (${m.trainEpisodes} training episodes, ${m.epochs} epochs)` });
+  }
+  return out;
+}
+
+export class LearnedModels {
+  local = $state.raw<StoredModelSummary[]>([]);
+  /** Per env: the shipped model's info, null when this build has none, absent until checked. */
+  shipped = $state.raw<Record<string, ShippedModelInfo | null>>({});
+  error = $state<string | null>(null);
+  private shippedChecked = false;
+
+  async refresh(): Promise<void> {
+    this.error = null;
+    try {
+      this.local = await defaultLearnedStore().listModels();
+    } catch (error) {
+      this.error = `Could not read the learned models stored in this browser: ${(error as Error).message}`;
+    }
+    if (!this.shippedChecked) {
+      this.shippedChecked = true;
+      const found: Record<string, ShippedModelInfo | null> = {};
+      for (const env of envIds()) found[env] = await fetchShippedInfo(env);
+      this.shipped = found;
+    }
+  }
+
+  options(env: string): LearnedOption[] {
+    return learnedOptionsFor(env, this.shipped[env], this.local);
+  }
+
+  async remove(name: string): Promise<void> {
+    await defaultLearnedStore().deleteModel(name);
+    await this.refresh();
+  }
+}
+
+let instance: LearnedModels | null = null;
+
+export function learnedModels(): LearnedModels {
+  instance ??= new LearnedModels();
+  return instance;
+}

@@ -1,0 +1,137 @@
+/**
+ * The page's `loadLearnedModel` (core/train/run-parts.ts asks its caller for a learned:PATH
+ * model): PATH is `models/<env>` (shipped with the app: fetched from the app's own origin, which
+ * the service worker answers from its precache, so it works offline) or `local/<name>` (trained in
+ * this browser, read from IndexedDB). See src/app/state/learned-path.ts for the grammar.
+ *
+ * Both files are checked on load (decodeModelFiles: format, checksum, shapes, NaN), and a model
+ * of another environment than the run's is refused with the fix. The trainer worker keeps the
+ * last loaded model (same path, files, k and H) so a resume does not load it again.
+ */
+import type { ReplayBuffer } from '../../core/buffer/buffer';
+import { LearnedExperienceModel } from '../../core/experience/learned/learned-model';
+import { MANIFEST_FILE, ModelFileError, readModelFiles, WEIGHTS_FILE, type ModelManifest } from '../../core/experience/learned/model-file';
+import type { NamedWeight } from '../../core/experience/learned/network';
+import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
+import { appBase, shippedModelUrl } from './learned-url';
+import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
+
+export interface LearnedSourceDeps {
+  fetch?: typeof fetch;
+  /** The app's root URL (ends with '/'); default: BASE_URL on this origin. */
+  base?: string;
+  store?: LearnedModelStore;
+}
+
+export class NoShippedModelError extends ModelFileError {
+  constructor(env: string) {
+    super(`This build ships no learned model for '${env}' (models/${env}/model.json is missing): build the app after 'npm run models', ` +
+      'or train one on the Experience model page (#/model) and dream with learned:local/NAME.');
+    this.name = 'NoShippedModelError';
+  }
+}
+
+/** Reads and checks a shipped model's two files over fetch. */
+export async function readShippedModel(env: string, deps: LearnedSourceDeps = {}): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+  const get = deps.fetch ?? globalThis.fetch.bind(globalThis);
+  const base = deps.base ?? appBase();
+  return readModelFiles(async (file) => {
+    const url = shippedModelUrl(env, file, base);
+    let response: Response;
+    try {
+      response = await get(url);
+    } catch (error) {
+      throw new ModelFileError(`Could not fetch ${url} (${(error as Error).message}): reload the app once while online so it is kept for offline use.`);
+    }
+    if (response.status === 404) throw new NoShippedModelError(env);
+    if (!response.ok) throw new ModelFileError(`Could not fetch ${url}: HTTP ${response.status}.`);
+    if (file === MANIFEST_FILE) {
+      const text = await response.text();
+      // A server that answers unknown paths with the app's index.html.
+      if (/^\s*</.test(text)) throw new NoShippedModelError(env);
+      return text;
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  }, `the app's models/${env}/`);
+}
+
+/** The checked files of a page learned model. */
+export async function readPageLearnedModel(path: LearnedPath, deps: LearnedSourceDeps = {}): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+  if (path.where === 'shipped') return readShippedModel(path.env, deps);
+  return (deps.store ?? defaultLearnedStore()).readModel(path.name);
+}
+
+export interface PageLearnedLoadOptions {
+  buffer?: ReplayBuffer;
+  k?: number;
+  historyLength?: number;
+  /** The run's environment: a model of another one is refused. */
+  env?: string;
+  maxBatch?: number;
+  /** The run's seed (the learned model's sampling stream). */
+  seed?: number;
+}
+
+export class LearnedModelEnvError extends Error {
+  constructor(path: string, modelEnv: string, runEnv: string) {
+    super(`The learned model learned:${path} was trained on ${modelEnv}, but this run's environment is ${runEnv}: ` +
+      `dream with a model of ${runEnv} (learned:models/${runEnv}, or train one on the Experience model page).`);
+    this.name = 'LearnedModelEnvError';
+  }
+}
+
+/** Loads `learned:PATH` for a run (PATH as in learned-path.ts), retrieving from `options.buffer`. */
+export async function loadPageLearnedModel(pathText: string, options: PageLearnedLoadOptions = {}, deps: LearnedSourceDeps = {}): Promise<LearnedExperienceModel> {
+  const path = parseLearnedPath(pathText);
+  return learnedModelFromFiles(path, await readPageLearnedModel(path, deps), options);
+}
+
+/** The model of checked files (readPageLearnedModel), refused when it is of another env than the run's. */
+export function learnedModelFromFiles(path: LearnedPath, files: { manifest: ModelManifest; weights: NamedWeight[] }, options: PageLearnedLoadOptions = {}): LearnedExperienceModel {
+  const { manifest, weights } = files;
+  if (options.env && manifest.env !== options.env) throw new LearnedModelEnvError(formatLearnedPath(path), manifest.env, options.env);
+  return LearnedExperienceModel.fromFiles(manifest, weights, {
+    ...(options.buffer ? { buffer: options.buffer } : {}),
+    ...(options.k !== undefined ? { k: options.k } : {}),
+    ...(options.historyLength !== undefined ? { historyLength: options.historyLength } : {}),
+    ...(options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
+}
+
+/**
+ * One loaded model kept per worker: the same path (with the same files: a local model retrained
+ * under the same name is reloaded), buffer, k, H and seed reuse it; another one disposes it.
+ */
+export class LearnedModelCache {
+  private kept: { key: string; model: LearnedExperienceModel; buffer: ReplayBuffer | undefined } | null = null;
+
+  constructor(private readonly load: typeof loadPageLearnedModel = loadPageLearnedModel, private readonly deps: LearnedSourceDeps = {}) {}
+
+  async get(path: string, options: PageLearnedLoadOptions = {}): Promise<LearnedExperienceModel> {
+    const stamp = await this.stamp(path);
+    const key = JSON.stringify([path.trim(), stamp, options.k ?? null, options.historyLength ?? null, options.env ?? null, options.seed ?? null]);
+    if (this.kept && this.kept.key === key && this.kept.buffer === options.buffer) return this.kept.model;
+    this.dispose();
+    const model = await this.load(path, options, this.deps);
+    this.kept = { key, model, buffer: options.buffer };
+    return model;
+  }
+
+  /** What identifies a local model's current files (its save time); shipped files change only with the build. */
+  private async stamp(path: string): Promise<number | null> {
+    try {
+      const parsed = parseLearnedPath(path);
+      if (parsed.where === 'shipped') return null;
+      const list = await (this.deps.store ?? defaultLearnedStore()).listModels();
+      return list.find((m) => m.name === parsed.name)?.savedAt ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  dispose(): void {
+    this.kept?.model.dispose();
+    this.kept = null;
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * End to end, the learned experience model in the page (the production build in Debian's
+ * Chromium, SwiftShader WebGPU): the Experience model page loads the shipped datasets into the
+ * buffer, trains a TINY model in its worker (auto backend: SwiftShader is a software adapter, so
+ * wasm, and the page says why), with the progress bar and the live loss chart; Stop keeps the last
+ * epoch's checkpoint and, after a reload, Resume finishes the training; then the fidelity audit
+ * against the real env and the dreamed-vs-real examples render. The model is then the dream engine
+ * of a one-iteration dream run on Train (learned:local/<name>), offered on Setup, and the LLM
+ * prior is refused with it. A shipped model (models/<env>/, here a tiny one trained in this Node
+ * process and served by the test) is offered on Train, dreams a run in the trainer worker and is
+ * audited on the Experience model page. Screenshots: model.png, model-loss.png, model-audit.png,
+ * model-samples.png, train-learned.png, train-shipped.png.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright';
+import { SHOTS, startApp, type AppHarness } from './harness';
+import { builtInDomainCard } from '../../src/core/experience/domain-card';
+import { trainLearnedModel } from '../../src/core/experience/learned/train-model';
+import { initBackend } from '../../src/core/policy/backend';
+import { trainOptions } from '../../src/app/workers/expmodel-host';
+import { ENV, fixtureBuffer, tinySettings } from '../unit/app/learned-fixtures';
+
+let app: AppHarness;
+let context: BrowserContext;
+let baseUrl: string;
+
+beforeAll(async () => {
+  app = await startApp('dreamgym-e2e-expmodel-');
+  ({ context, baseUrl } = app);
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+});
+
+const NAME = 'tiny-e2e';
+const state = (page: Page) => page.getByTestId('expmodel-status').getAttribute('data-state');
+const epochsCharted = async (page: Page) => Number(await page.getByTestId('loss-chart').getAttribute('data-epochs'));
+const count = async (page: Page, testid: string) => Number((await page.getByTestId(testid).textContent())!.replace(/\D/g, ''));
+
+function trackErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
+}
+
+describe('the learned experience model in the page', () => {
+  it('trains a tiny model in a worker (stop, reload, resume), audits it, and shows dreamed vs real', async () => {
+    const page = await context.newPage();
+    const errors = trackErrors(page);
+    // Tiny: a 16-wide network on 8 episodes, 3 epochs, a 12-transition audit and 3 examples.
+    await page.goto(`${baseUrl}/#/model?env=webshop-lite-v0&size=tiny&name=${NAME}&epochs=3&backend=auto`);
+    await expect.poll(() => page.getByTestId('real-transitions-webshop-lite-v0').count(), { timeout: 60_000 }).toBe(1);
+    await page.getByRole('button', { name: 'Load the shipped datasets' }).click();
+    await expect.poll(() => count(page, 'real-transitions-webshop-lite-v0'), { timeout: 90_000 }).toBeGreaterThan(1000);
+    await expect(page.getByLabel('Size').inputValue()).resolves.toBe('tiny');
+
+    await page.getByRole('button', { name: 'Train', exact: true }).click();
+    await expect.poll(() => page.getByTestId('expmodel-backend').textContent(), { timeout: 60_000 }).toBe('wasm');
+    const reason = (await page.getByTestId('expmodel-backend-reason').textContent())!;
+    console.log(`[expmodel] backend reason: ${reason}`);
+    expect(reason).toMatch(/auto: the WebGPU adapter is a software one .* so wasm/);
+    // The progress bar with the time left, and the live loss chart.
+    await expect.poll(() => page.getByTestId('train-progress-line').textContent(), { timeout: 90_000 }).toMatch(/epoch \d of 3, batch \d+ of \d+ .* (left at most|estimating)/);
+    await expect.poll(() => page.getByTestId('checkpoint-epochs').textContent(), { timeout: 90_000 }).toBe('1');
+    expect(await epochsCharted(page)).toBeGreaterThanOrEqual(1);
+    console.log(`[expmodel] after epoch 1: ${await page.getByTestId('train-progress-line').textContent()}`);
+
+    // Stop: the epoch checkpoint stays; a reload offers to resume it.
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => state(page), { timeout: 30_000 }).toBe('stopped');
+    const stoppedAt = Number(await page.getByTestId('checkpoint-epochs').textContent());
+    expect(stoppedAt).toBeGreaterThanOrEqual(1);
+    expect(stoppedAt).toBeLessThan(3);
+    await expect(page.getByTestId('expmodel-status').textContent()).resolves.toMatch(new RegExp(`checkpoint after epoch ${stoppedAt} stays in this browser`));
+    await page.reload();
+    const resume = page.getByRole('button', { name: `Resume training ${NAME}` });
+    await expect.poll(() => resume.count(), { timeout: 30_000 }).toBe(1);
+    await expect(page.getByRole('region', { name: `Unfinished training ${NAME}` }).textContent()).resolves.toMatch(new RegExp(`${stoppedAt} of 3 epochs done`));
+    await resume.click();
+    // The chart continues from the checkpoint's epochs, training finishes, then the audit runs.
+    await expect.poll(() => epochsCharted(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(stoppedAt);
+    await expect.poll(() => page.getByTestId('evaluation').count(), { timeout: 180_000 }).toBe(1);
+    expect(await epochsCharted(page)).toBe(3);
+    expect(await page.getByTestId('expmodel-status').textContent()).toMatch(/Evaluated learned tiny-e2e \(k=4, H=4\) on 12 held-out transitions/);
+
+    // The fidelity audit against the real env, beside the oracle.
+    const table = page.getByTestId('audit-table');
+    await expect(table.locator('tbody tr').count()).resolves.toBe(8);
+    for (const metric of ['reward_accuracy', 'terminated_accuracy', 'admissible_jaccard', 'observation_f1', 'invalid_rate']) {
+      const cell = (await table.locator(`tr[data-metric="${metric}"] [data-testid="audit-learned"]`).textContent())!;
+      expect(cell, metric).toMatch(/^\d\.\d{3}$|no outcome step sampled/);
+    }
+    console.log(`[expmodel] audit: ${(await table.locator('tbody').innerText()).split('\n').slice(0, 10).join(' | ')}`);
+    // Held-out transitions dreamed beside what really happened.
+    await expect(page.getByTestId('dream-sample').count()).resolves.toBe(3);
+    await expect(page.getByTestId('real-observation').count()).resolves.toBe(3);
+    expect((await page.getByTestId('real-observation').first().textContent())!.length).toBeGreaterThan(0);
+    await expect(page.getByTestId('agree-reward').first().textContent()).resolves.toMatch(/agrees|differs/);
+    // The stored model is listed, with a link to dream with it.
+    await expect(page.locator(`[data-testid="local-models"] tr[data-model="${NAME}"]`).count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: `Resume training ${NAME}` }).count()).resolves.toBe(0);
+
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/model.png` });
+    await page.getByTestId('loss-chart').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/model-loss.png` });
+    await page.getByTestId('evaluation').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/model-audit.png`, fullPage: false });
+    await page.getByTestId('dream-sample').first().scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/model-samples.png` });
+    // Its link opens Train with it as the dream engine (a followed link sets the form).
+    await page.getByRole('link', { name: `Dream with ${NAME} on Train` }).click();
+    await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 30_000 }).toBe(`learned:local/${NAME}`);
+    await expect(page.getByLabel('Mode').inputValue()).resolves.toBe('dream');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 300_000);
+
+  it('dreams one iteration on Train with learned:local/NAME; the LLM prior is refused with it; Setup offers it', async () => {
+    const page = await context.newPage();
+    const errors = trackErrors(page);
+    const spec = `learned:local/${NAME}`;
+    const tiny = 'preset=webshop-easy&mode=dream&size=tiny&tasks=1&group=2&iterations=1&evalEvery=0&curriculum=0';
+    // A link asking for the LLM prior with a learned model: refused on the page, with the reason.
+    await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=1`);
+    await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
+    await expect(page.getByRole('checkbox', { name: 'LLM prior' }).isDisabled()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/The LLM prior needs a chat model, and the chosen engine is not one\. The learned experience model/);
+
+    await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=0`);
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
+    const label = await page.locator('#dream-engine option:checked').textContent();
+    expect(label).toMatch(new RegExp(`^learned experience model \\(tfjs, not a chat model\\): '${NAME}', trained in this browser`));
+    await expect(page.locator('#dream-engine option', { hasText: 'noisy oracle — teaching option, not a language model' }).count()).resolves.toBe(1);
+    await expect(page.getByTestId('experience-source').textContent()).resolves.toBe(`Experience: dream: learned model at local/${NAME}.`);
+    await expect(page.getByTestId('engine-abilities').textContent()).resolves.toMatch(/not a chat model/);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 }).toBe('finished');
+    expect(await count(page, 'dream-steps')).toBeGreaterThan(0);
+    expect(await page.getByTestId('real-steps').textContent()).toBe('0');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/train-learned.png` });
+
+    // Setup: the learned model is an engine choice of its own, labelled as one.
+    await page.goto(`${baseUrl}/#/setup`);
+    await page.getByRole('radio', { name: /Learned experience model \(tfjs, trained on the buffer\)/ }).check();
+    const mine = page.getByRole('radio', { name: new RegExp(`'${NAME}', trained in this browser`) });
+    await expect.poll(() => mine.count(), { timeout: 30_000 }).toBe(1);
+    await mine.check();
+    await expect(page.getByTestId('engine-chosen').textContent()).resolves.toBe(`learned experience model (tfjs, not a chat model): '${NAME}', trained in this browser`);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 240_000);
+});
+
+describe('a shipped learned model (models/<env>/ of the app)', () => {
+  let shipped: AppHarness;
+  const served: string[] = [];
+
+  beforeAll(async () => {
+    // The service worker is kept out so that the test's routes see the workers' requests too.
+    shipped = await startApp('dreamgym-e2e-expmodel-shipped-', { serviceWorkers: 'block' });
+    await initBackend('wasm');
+    const result = await trainLearnedModel(await fixtureBuffer(), ENV, builtInDomainCard(ENV)!, trainOptions(tinySettings({ name: 'shipped-tiny' })));
+    result.network.dispose();
+    await shipped.context.route(`**/models/${ENV}/*`, (route) => {
+      const url = route.request().url();
+      served.push(url.slice(url.lastIndexOf('/') + 1));
+      if (url.endsWith('/model.json')) return route.fulfill({ status: 200, contentType: 'application/json', body: result.manifest });
+      if (url.endsWith('/weights.bin')) return route.fulfill({ status: 200, contentType: 'application/octet-stream', body: Buffer.from(result.weights) });
+      return route.fulfill({ status: 404, body: 'not found' });
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await shipped?.close();
+  });
+
+  it('is offered on Train as a learned model, dreams a run in the trainer worker, and is audited on the Experience model page', async () => {
+    const page = await shipped.context.newPage();
+    const errors = trackErrors(page);
+    const spec = `learned:models/${ENV}`;
+    await page.goto(`${shipped.baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&tasks=1&group=2&iterations=1&evalEvery=0&curriculum=0`);
+    const option = page.locator(`#dream-engine option[value="${spec}"]`);
+    await expect.poll(() => option.count(), { timeout: 60_000 }).toBe(1);
+    expect(await option.textContent()).toBe(`learned experience model (tfjs, not a chat model): shipped for ${ENV} (6 training episodes)`);
+    await page.getByLabel('Dream engine').selectOption(spec);
+    await expect(page.getByRole('checkbox', { name: 'LLM prior' }).isDisabled()).resolves.toBe(true);
+    await expect(page.getByTestId('experience-source').textContent()).resolves.toBe(`Experience: dream: learned model at models/${ENV}.`);
+    expect(page.url()).toContain(`llm=${encodeURIComponent(spec)}`);
+    const before = served.length;
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 }).toBe('finished');
+    expect(Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
+    // The trainer worker fetched both files from the app.
+    expect(served.slice(before)).toEqual(expect.arrayContaining(['model.json', 'weights.bin']));
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/train-shipped.png` });
+
+    await page.goto(`${shipped.baseUrl}/#/model?size=tiny`);
+    await page.getByRole('button', { name: `Audit the shipped ${ENV} model` }).click();
+    await expect.poll(() => page.getByTestId('evaluation').count(), { timeout: 120_000 }).toBe(1);
+    await expect(page.getByRole('heading', { name: /Fidelity against the real environment: learned shipped-tiny/ }).count()).resolves.toBe(1);
+    await expect(page.getByTestId('audit-table').locator('tbody tr').count()).resolves.toBe(8);
+    await expect(page.getByTestId('dream-sample').count()).resolves.toBe(3); // size=tiny: 3 examples
+    await expect(page.getByTestId('shipped-models').textContent()).resolves.toMatch(/household-v0: this build ships no learned model/);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 240_000);
+});

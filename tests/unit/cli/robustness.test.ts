@@ -1,0 +1,175 @@
+/**
+ * Nothing lost, whatever happens (issue 13), through the command line: two imports into one folder
+ * at once, an import killed with SIGKILL mid-write and imported again (the small version of
+ * scripts/import-kill-trials.ts), conversions that keep every episode, `--set` that takes only its
+ * own keys, `--resume` that refuses conflicting options, and the smaller usage errors.
+ */
+import { spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../../src/cli/main';
+import { captureCliOutput } from '../support/cli-output';
+
+const { out, err, lastJson } = captureCliOutput();
+const dir = mkdtempSync(join(tmpdir(), 'dreamgym-robust-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function rollout(policy: string, episodes: number, seed: number, file: string): Promise<string> {
+  expect(await main(['rollout', 'household-v0', '--policy', policy, '--episodes', String(episodes), '--seed', String(seed), '--out', file])).toBe(0);
+  return file;
+}
+
+async function stats(bufferDir: string): Promise<{ transitions: number; episodes: number; tasks: number }> {
+  expect(await main(['buffer', 'stats', '--dir', bufferDir, '--json'])).toBe(0);
+  return lastJson();
+}
+
+/** The CLI in its own process; `kill` may kill it (SIGKILL) once it runs. */
+function cli(args: string[], kill?: (child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  kill?.(child);
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stderr })));
+}
+
+/** Bytes on disk past what meta.json commits: an import caught mid-write. */
+function uncommitted(bufferDir: string): number {
+  try {
+    const meta = JSON.parse(readFileSync(join(bufferDir, 'meta.json'), 'utf8'));
+    return Object.entries(meta.committedBytes as Record<string, number>)
+      .reduce((sum, [file, bytes]) => sum + Math.max(0, (existsSync(join(bufferDir, file)) ? statSync(join(bufferDir, file)).size : 0) - bytes), 0);
+  } catch {
+    return 0;
+  }
+}
+
+describe('buffer folders with more than one process', () => {
+  it('two imports into one folder at once: both succeed, one after the other, and stats shows every record', async () => {
+    const a = await rollout('expert', 60, 0, join(dir, 'a.jsonl'));
+    const b = await rollout('random', 60, 1000, join(dir, 'b.jsonl'));
+    const shared = join(dir, 'shared');
+    const [first, second] = await Promise.all([cli(['buffer', 'import', a, '--dir', shared]), cli(['buffer', 'import', b, '--dir', shared])]);
+    expect([first.code, second.code], first.stderr + second.stderr).toEqual([0, 0]);
+    const apart = await Promise.all([['a', a], ['b', b]].map(async ([name, file]) => {
+      expect(await main(['buffer', 'import', file, '--dir', join(dir, `alone-${name}`), '--json'])).toBe(0);
+      return lastJson();
+    }));
+    expect(await stats(shared)).toMatchObject({ episodes: 120, tasks: 120, transitions: apart[0].transitions + apart[1].transitions });
+  }, 120_000);
+
+  it('an import killed mid-write leaves nothing a reader sees; importing again gives what a clean import gives', async () => {
+    const file = await rollout('noisy-expert', 300, 5000, join(dir, 'c.jsonl'));
+    expect(await main(['buffer', 'import', file, '--dir', join(dir, 'clean'), '--json'])).toBe(0);
+    const clean = await stats(join(dir, 'clean'));
+    const killedDir = join(dir, 'killed');
+    const killed = await cli(['buffer', 'import', file, '--dir', killedDir], (child) => {
+      const poll = setInterval(() => { if (uncommitted(killedDir) > 0) { child.kill('SIGKILL'); clearInterval(poll); } }, 1);
+      child.on('close', () => clearInterval(poll));
+    });
+    const seen = await stats(killedDir);
+    // Killed while writing: nothing is committed. (A machine fast enough to finish first commits it all.)
+    if (killed.signal === 'SIGKILL') expect(seen).toMatchObject({ episodes: 0, tasks: 0, transitions: 0 });
+    else expect(seen).toMatchObject({ episodes: clean.episodes, tasks: clean.tasks, transitions: clean.transitions });
+    expect(await main(['buffer', 'import', file, '--dir', killedDir, '--json'])).toBe(0); // takes over the dead writer's lock
+    expect(await stats(killedDir)).toMatchObject({ episodes: 300, tasks: 300, transitions: clean.transitions });
+  }, 120_000);
+});
+
+describe('conversions keep every episode', () => {
+  it('expert and random episodes of the same seeds survive convert → import in every chat format', async () => {
+    const expert = readFileSync(await rollout('expert', 3, 40, join(dir, 'e.jsonl')), 'utf8');
+    const random = readFileSync(await rollout('random', 3, 40, join(dir, 'r.jsonl')), 'utf8');
+    const both = join(dir, 'both.jsonl');
+    writeFileSync(both, expert + random);
+    for (const format of ['agentgym', 'eto', 'trl']) {
+      const converted = join(dir, `both.${format}`);
+      expect(await main(['convert', '--from', 'ours', '--to', format, both, converted])).toBe(0);
+      expect(await main(['buffer', 'import', converted, '--format', format, '--dir', join(dir, `conv-${format}`), '--json'])).toBe(0);
+      expect(lastJson()).toMatchObject({ episodes: 6, skipped: 0 });
+    }
+  });
+
+  it('a file naming one episode id twice is refused, naming both lines', async () => {
+    const twice = join(dir, 'twice.jsonl');
+    const line = readFileSync(join(dir, 'e.jsonl'), 'utf8').split('\n')[0];
+    writeFileSync(twice, `${line}\n${line}\n`);
+    expect(await main(['buffer', 'import', twice, '--dir', join(dir, 'twice')])).toBe(1);
+    expect(err.join('\n')).toMatch(/line 2, field 'id': episode id 'household-v0\/expert\/40' is already used by line 1/);
+  });
+});
+
+describe('--set takes only its own keys, --resume refuses what conflicts', () => {
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('refuses --set %s=1', async (key) => {
+    expect(await main(['train', '--preset', 'webshop-easy', '--set', `${key}=1`, '--out', join(dir, 'never')])).toBe(2);
+    expect(err.join('\n')).toContain(`--set: unknown setting '${key}'; valid settings: preset, env, mode`);
+    expect(existsSync(join(dir, 'never'))).toBe(false);
+  });
+
+  it('takes only the engine settings in the dream commands', async () => {
+    expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--set', 'learningRate=1'])).toBe(2);
+    expect(err.join('\n')).toContain("--set: unknown setting 'learningRate'; valid settings: llmTimeoutMs, llmRetries, llmMaxFailures");
+    expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--set', 'llmTimeoutMs=0'])).toBe(2);
+    expect(err.join('\n')).toMatch(/'llmTimeoutMs' must be within 1\.\.3600000; got 0/);
+  });
+
+  it('refuses a --resume whose options conflict with the saved run, and resumes with the allowed ones', async () => {
+    const run = join(dir, 'resumable');
+    expect(await main(['train', '--preset', 'webshop-easy', '--seed', '3', '--out', run,
+      '--set', 'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2'])).toBe(0);
+    expect(await main(['train', '--resume', '--out', run, '--algo', 'ppo', '--seed', '4', '--set', 'learningRate=0.01'])).toBe(2);
+    const message = err.join('\n');
+    expect(message).toMatch(/--resume continues the run saved in .* exactly, so its settings cannot change; these options conflict:/);
+    expect(message).toContain('--algo ppo (the saved run has algo "grpo")');
+    expect(message).toContain('--seed 4 (the saved run has seed 3)');
+    expect(message).toContain('--set learningRate 0.01 (the saved run has learningRate 0.003)');
+    expect(await main(['train', '--resume', '--out', run, '--seed', '3', '--iterations', '2', '--set', 'llmTimeoutMs=5000', '--json'])).toBe(0);
+    expect(lastJson()).toMatchObject({ seed: 3, iterations: 2 });
+  }, 60_000);
+});
+
+describe('smaller ones: each a clear error that names the fix', () => {
+  it('refuses out-of-range numbers, a dream without --llm, and missing options, all as usage errors (exit 2)', async () => {
+    expect(await main(['rollout', 'household-v0', '--episodes', '-3', '--out', join(dir, 'x.jsonl')])).toBe(2);
+    expect(err.join('\n')).toMatch(/Option --episodes must be at least 1, got -3/);
+    expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--mode dream dreams, so it needs --llm/);
+    expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'real', '--llm', 'bogus', '--out', join(dir, 'bogus')])).toBe(2);
+    expect(err.join('\n')).toMatch(/'llm' is not an engine spec: Unknown engine spec 'bogus'/);
+    expect(existsSync(join(dir, 'bogus'))).toBe(false);
+    for (const args of [['convert', 'a', 'b'], ['buffer', 'query', '--dir', dir], ['eval'], ['rollout', 'household-v0']]) {
+      expect(await main(args), args.join(' ')).toBe(2);
+    }
+  });
+
+  it('turns file-system errors into what is wrong with which path', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    expect(await main(['train', '--preset', 'webshop-easy', '--out', file, '--set', 'iterations=1'])).toBe(1);
+    expect(err.join('\n')).toContain(`A file is in the way at ${file}, where a folder is needed: pick another --out or --dir`);
+    expect(err.join('\n')).not.toMatch(/EEXIST|ENOTDIR/);
+  });
+
+  it('buffer stats, query and export on a mistyped folder create nothing', async () => {
+    const typo = join(dir, 'bufer');
+    for (const args of [['buffer', 'stats'], ['buffer', 'query', '--text', 'apple'], ['buffer', 'export', join(dir, 'out.jsonl')]]) {
+      expect(await main([...args, '--dir', typo])).toBe(1);
+    }
+    expect(err.join('\n')).toMatch(/There is no buffer folder at .*bufer/);
+    expect(existsSync(typo)).toBe(false);
+  });
+
+  it('buffer query prints imported text with control characters escaped', async () => {
+    const record = JSON.parse(readFileSync(join(dir, 'e.jsonl'), 'utf8').split('\n')[0]);
+    record.id = 'hostile/1';
+    record.task.instruction = 'find the apple \u001b]0;owned\u0007\u001b[2J';
+    const file = join(dir, 'hostile.jsonl');
+    writeFileSync(file, JSON.stringify(record) + '\n');
+    expect(await main(['buffer', 'import', file, '--dir', join(dir, 'hostile')])).toBe(0);
+    expect(await main(['buffer', 'query', '--text', 'find the apple', '--dir', join(dir, 'hostile')])).toBe(0);
+    expect(out.join('\n')).toContain('task: find the apple \\x1b]0;owned\\x07\\x1b[2J');
+    expect(out.join('\n')).not.toContain('\u001b');
+  });
+});

@@ -1,0 +1,56 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../../../src/cli/main';
+
+let out: string[];
+let err: string[];
+beforeEach(() => {
+  out = []; err = [];
+  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
+  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { out.push(String(chunk).replace(/\n$/, '')); return true; });
+  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+});
+afterEach(() => vi.restoreAllMocks());
+
+const lastJson = () => JSON.parse(out[out.length - 1]);
+const dir = mkdtempSync(join(tmpdir(), 'dreamgym-expmodel-'));
+
+describe('dreamgym expmodel', () => {
+  it('trains a model from a dataset, then audit and dream use it with --llm learned:DIR', async () => {
+    const data = join(dir, 'episodes.jsonl');
+    expect(await main(['rollout', 'household-v0', '--policy', 'expert', '--episodes', '8', '--seed', '40', '--out', data])).toBe(0);
+    const model = join(dir, 'model');
+    expect(await main(['expmodel', 'train', '--env', 'household-v0', '--dataset', data, '--out', model, '--epochs', '1', '--d-model', '16', '--json'])).toBe(0);
+    const trained = lastJson();
+    expect(trained.data.trainEpisodes + trained.data.validationEpisodes).toBe(8);
+    expect(existsSync(join(model, 'model.json')) && existsSync(join(model, 'weights.bin'))).toBe(true);
+    expect(existsSync(join(model, 'checkpoint'))).toBe(false);
+    expect(await main(['audit', '--env', 'household-v0', '--llm', `learned:${model}`, '--n', '6', '--json'])).toBe(0);
+    const audit = lastJson();
+    expect(audit.n).toBe(6);
+    expect(audit.llm).toBe(`learned:${model}`);
+    expect(await main(['dream', '--env', 'household-v0', '--llm', `learned:${model}`, '--episodes', '1', '--json'])).toBe(0);
+    expect(lastJson().label).toMatch(/^learned household-v0/);
+    // A model of one env refuses to dream another.
+    expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', `learned:${model}`, '--n', '2'])).toBe(1);
+    expect(err.join('\n')).toMatch(/trained on 'household-v0', not 'webshop-lite-v0'/);
+  }, 120_000);
+
+  it('exports TRL messages and explains bad options', async () => {
+    const file = join(dir, 'sft.jsonl');
+    expect(await main(['expmodel', 'export-sft', '--env', 'household-v0', '--out', file, '--json'])).toBe(0);
+    expect(lastJson().records).toBeGreaterThan(100);
+    expect(JSON.parse(readFileSync(file, 'utf8').split('\n')[0]).messages).toHaveLength(3);
+    expect(await main(['expmodel', 'train', '--env', 'household-v0'])).toBe(2);
+    expect(err.join('\n')).toMatch(/needs --out DIR/);
+    expect(await main(['expmodel', 'train', '--env', 'atari-v5', '--out', join(dir, 'x')])).toBe(2);
+    expect(err.join('\n')).toMatch(/'atari-v5' is not a registered environment/);
+    expect(await main(['expmodel', 'train', '--env', 'household-v0', '--out', join(dir, 'none'), '--resume'])).toBe(2);
+    expect(err.join('\n')).toMatch(/no checkpoint/);
+    expect(await main(['audit', '--env', 'household-v0', '--llm', `learned:${join(dir, 'missing')}`, '--n', '2'])).toBe(1);
+    expect(err.join('\n')).toMatch(/No learned experience model in .*missing/);
+  }, 120_000);
+});
