@@ -36,8 +36,8 @@ export function llmSettingsOption(text: string | undefined, spec: CommandSpec): 
     if (error instanceof ConfigError) throw new UsageError(error.message, spec);
     throw error;
   }
-  const { llmTimeoutMs, llmRetries, llmMaxFailures } = TRAIN_DEFAULTS;
-  return { llmTimeoutMs, llmRetries, llmMaxFailures, ...given };
+  const { llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures } = TRAIN_DEFAULTS;
+  return { llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures, ...given };
 }
 
 export function parseLlmOption(text: string | undefined, spec: CommandSpec): LlmSpec {

@@ -3,6 +3,7 @@
  * trajectories. Plain JSON-serialisable data only, so the same records travel between Node,
  * workers, IndexedDB and JSONL files.
  */
+import type { ChatMessage, ChatUsage, FinishReason } from './llm/types';
 
 export type TaskOrigin = 'generated' | 'variation' | 'llm' | 'imported';
 
@@ -59,6 +60,29 @@ export interface DreamStepReport {
   invalidReason?: string;
   /** The engine call failed (timeout, refused, 5xx after its retries): the answer is missing, so the step is invalid. */
   engineError?: string;
+  /** What the model was asked and answered (absent when not asked, or for a model with no answer text: the oracle). */
+  answer?: DreamAnswer;
+}
+
+/** One call of an answer, as the model gave it: its raw text, how it ended, what it cost, and why it was rejected. */
+export interface AnswerAttempt {
+  raw: string;
+  finishReason: FinishReason;
+  usage: ChatUsage;
+  /** Why this answer was rejected and asked again (absent for the accepted one). */
+  rejected?: string;
+}
+
+/** A dreamed step's question and answer, for inspection: the prompt, every call's raw text and why it was rejected, the cost. */
+export interface DreamAnswer {
+  /** The chat prompt (chat models only: a learned model is not a chat model and has no prompt text). */
+  prompt?: ChatMessage[];
+  /** The raw text of the last answer (a learned model's: its decoded answer with the structure markers). */
+  raw?: string;
+  /** Every call in order (chat models; none for a transition-cache hit). */
+  tries?: AnswerAttempt[];
+  /** Tokens and ms of all calls together (zero for a cache hit). */
+  usage: ChatUsage;
 }
 
 export interface StepResult extends Observation {

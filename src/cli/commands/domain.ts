@@ -126,7 +126,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     throw error;
   }
   checkModelSettings(o, domainTrainCommand);
-  const { llmTimeoutMs, llmRetries, llmMaxFailures } = llmSettingsOption(o.set, domainTrainCommand);
+  const { llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures } = llmSettingsOption(o.set, domainTrainCommand);
   const config = {
     llm: formatLlmSpec(llm), iterations: o.iterations, tasksPerIteration: o['tasks-per-iteration'], groupSize: o['group-size'], seed: o.seed,
     evalEpisodes: o['eval-episodes'], auditTransitions: o['audit-n'], ...(o['step-limit'] !== undefined ? { stepLimit: o['step-limit'] } : {}),
@@ -139,7 +139,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   const domain = loadDomainFolder(o.dir, name);
   const buffer = await runBuffer(o.dir, name);
   const parts = await buildRunParts(
-    { env: domain.envId, llm: config.llm, seed: o.seed, retrievalK: o.k, historyLength: o.history, reasoning: !o['no-reasoning'], llmTimeoutMs, llmRetries },
+    { env: domain.envId, llm: config.llm, seed: o.seed, retrievalK: o.k, historyLength: o.history, reasoning: !o['no-reasoning'], llmTimeoutMs, llmRetries, llmConcurrency },
     { ...nodeEngineDeps(), domain, buffer },
   );
   const model = parts.experienceModel!; // a dreaming config always gets one

@@ -15,7 +15,8 @@ export interface BaselinePolicy {
   name: BaselinePolicyName;
   /** e.g. { epsilon: 0.3 } for noisy-expert; recorded in the trajectory. */
   params: Record<string, number>;
-  act(obs: Observation, env: Env, rng: Rng): string;
+  /** The action at step `step` (0-based) of an episode. */
+  act(obs: Observation, env: Env, rng: Rng, step: number): string;
 }
 
 export class PolicyConfigError extends Error {
@@ -30,7 +31,13 @@ function expertMove(env: Env): string {
   return action;
 }
 
-export function makeBaselinePolicy(name: string, options: { epsilon?: number } = {}): BaselinePolicy {
+/**
+ * noisy-expert(ε): the expert, with a random action with probability ε each step. With
+ * `expertSteps: K` it follows the expert for the first k steps (k drawn in 1..K per episode) and
+ * only then goes noisy: with ε = 1, an expert start and a random finish — the off-expert moves
+ * near the goal (a wrong buy, a wrong put) that expert and random data both lack.
+ */
+export function makeBaselinePolicy(name: string, options: { epsilon?: number; expertSteps?: number } = {}): BaselinePolicy {
   switch (name) {
     case 'expert':
       return { name, params: {}, act: (_obs, env) => expertMove(env) };
@@ -39,9 +46,17 @@ export function makeBaselinePolicy(name: string, options: { epsilon?: number } =
     case 'noisy-expert': {
       const epsilon = options.epsilon ?? 0.3;
       if (!(epsilon >= 0 && epsilon <= 1)) throw new PolicyConfigError(`--epsilon must be within 0..1 (the chance of a random action), got ${epsilon}.`);
+      const expertSteps = options.expertSteps;
+      if (expertSteps !== undefined && !(Number.isInteger(expertSteps) && expertSteps >= 1)) {
+        throw new PolicyConfigError(`--expert-steps must be a positive integer (expert steps before the noise starts), got ${expertSteps}.`);
+      }
+      let clean = 0;
       return {
-        name, params: { epsilon },
-        act: (obs, env, rng) => (rng.bool(epsilon) ? rng.pick(obs.admissible) : expertMove(env)),
+        name, params: { epsilon, ...(expertSteps !== undefined ? { expertSteps } : {}) },
+        act: (obs, env, rng, step) => {
+          if (step === 0) clean = expertSteps === undefined ? 0 : rng.int(1, expertSteps);
+          return step >= clean && rng.bool(epsilon) ? rng.pick(obs.admissible) : expertMove(env);
+        },
       };
     }
     default:
@@ -66,7 +81,7 @@ export async function rolloutEpisode(env: Env, policy: BaselinePolicy, options: 
   let reason: Trajectory['result']['terminate_reason'] = 'unfinished';
   const maxSteps = options.maxSteps ?? 1000;
   while (steps.length < maxSteps) {
-    const action = policy.act(obs, env, rng);
+    const action = policy.act(obs, env, rng, steps.length);
     const result = await env.step(action);
     steps.push({ observation: obs.text, admissible: obs.admissible, action, reward: result.reward,
       terminated: result.terminated, truncated: result.truncated, valid: result.info.valid });

@@ -9,11 +9,17 @@ import type { Trajectory } from '../types';
 import { makeBaselinePolicy, rolloutEpisode, type BaselinePolicy } from './rollout';
 import { parseTrajectoriesJsonl, trajectoryToJsonLine } from './trajectory';
 
-export interface DatasetPart { policy: 'expert' | 'noisy-expert' | 'random'; epsilon?: number; episodes: number; firstSeed: number }
+export interface DatasetPart { policy: 'expert' | 'noisy-expert' | 'random'; epsilon?: number; expertSteps?: number; episodes: number; firstSeed: number }
 
+/**
+ * Expert demonstrations; noisy experts (a random move 30 % of the time); expert starts with a
+ * random finish (the wrong buys and wrong puts near the goal that an experience model must learn
+ * to call failures); random episodes.
+ */
 export const SEED_DATASET_PARTS: readonly DatasetPart[] = [
   { policy: 'expert', episodes: 120, firstSeed: 100_000 },
-  { policy: 'noisy-expert', epsilon: 0.3, episodes: 80, firstSeed: 200_000 },
+  { policy: 'noisy-expert', epsilon: 0.3, episodes: 40, firstSeed: 200_000 },
+  { policy: 'noisy-expert', epsilon: 1, expertSteps: 6, episodes: 40, firstSeed: 250_000 },
   { policy: 'random', episodes: 40, firstSeed: 300_000 },
 ];
 
@@ -62,7 +68,7 @@ export async function* seedDatasetLines(envId: string, limit = Infinity, parts: 
   const env = makeEnv(envId);
   let produced = 0;
   for (const part of parts) {
-    const policy: BaselinePolicy = makeBaselinePolicy(part.policy, { epsilon: part.epsilon });
+    const policy: BaselinePolicy = makeBaselinePolicy(part.policy, { epsilon: part.epsilon, expertSteps: part.expertSteps });
     for (let i = 0; i < part.episodes; i++) {
       if (produced++ >= limit) return;
       const seed = part.firstSeed + i;

@@ -7,7 +7,7 @@
  */
 import { LlmError, type ChatMessage, type ChatModel, type ChatResult } from '../llm/types';
 import { bound } from './domain-card';
-import { addUsage, ZERO_USAGE, type ChatUsage } from './types';
+import { addUsage, ZERO_USAGE, type AnswerAttempt, type ChatUsage } from './types';
 
 export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; kind: 'parse' | 'schema' | 'inconsistent'; reason: string };
 
@@ -26,6 +26,8 @@ export interface Asked<T> {
   value?: T;
   usage: ChatUsage;
   attempts: number;
+  /** Every call, in order (the accepted one last). */
+  tries: AnswerAttempt[];
   /** One line per failed attempt: `attempt N: reason`. */
   notes: string[];
   raw: string;
@@ -37,6 +39,7 @@ export async function askJson<T>(chat: ChatModel, prompt: JsonPrompt, check: (te
   const { temperature, seed, retries, signal } = options;
   let usage: ChatUsage = { ...ZERO_USAGE };
   const notes: string[] = [];
+  const tries: AnswerAttempt[] = [];
   let maxTokens = options.maxTokens;
   let messages: ChatMessage[] = prompt.messages;
   let raw = '';
@@ -56,12 +59,16 @@ export async function askJson<T>(chat: ChatModel, prompt: JsonPrompt, check: (te
       feedback = 'Answer again: JSON only.';
     } else {
       const checked = check(result.text);
-      if (checked.ok) return { value: checked.value, usage, attempts: attempt + 1, notes, raw };
+      if (checked.ok) {
+        tries.push({ raw, finishReason: result.finishReason, usage: result.usage });
+        return { value: checked.value, usage, attempts: attempt + 1, tries, notes, raw };
+      }
       reason = `${checked.kind === 'inconsistent' ? 'inconsistent' : checked.kind === 'schema' ? 'schema error' : 'parse error'}: ${checked.reason}`;
       feedback = `That answer was rejected (${checked.reason}). Answer again: JSON only.`;
     }
     notes.push(`attempt ${attempt + 1}: ${reason}`);
+    tries.push({ raw, finishReason: result.finishReason, usage: result.usage, rejected: reason });
     messages = [...prompt.messages, { role: 'assistant', content: bound(raw, 800) }, { role: 'user', content: feedback }];
   }
-  return { usage, attempts: retries + 1, notes, raw, reason };
+  return { usage, attempts: retries + 1, tries, notes, raw, reason };
 }

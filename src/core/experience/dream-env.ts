@@ -20,7 +20,7 @@
  * The step limit is TimeLimit's job, as for real envs (`makeDreamEnv` wraps it).
  *
  * Accounting: every step's `info.dream` (asked or not, reasoning, tokens, cache hit, invalid
- * answer) is what a trainer reads; `lastPrediction` (raw answer, attempts) and the cumulative
+ * answer, and the question and answer themselves: prompt, raw text, each try) is what a trainer reads; `lastPrediction` (raw answer, attempts) and the cumulative
  * `usage` are for inspection and summaries.
  *
  * Concurrency: one DreamEnv plays one episode, one step at a time; many DreamEnvs share one model
@@ -29,7 +29,7 @@
  */
 import { TimeLimit, type Env, type EnvCreateOptions, type ResetOptions } from '../envs/env';
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
-import type { DreamStepReport, Observation, Step, StepInfo, StepResult, Task } from '../types';
+import type { DreamAnswer, DreamStepReport, Observation, Step, StepInfo, StepResult, Task } from '../types';
 import type { ExperienceModel, Prediction } from './types';
 
 export interface DreamEnvOptions {
@@ -165,9 +165,10 @@ export class DreamEnv implements Env {
     this.usage.promptTokens += prediction.usage.promptTokens;
     this.usage.completionTokens += prediction.usage.completionTokens;
     this.usage.ms += prediction.usage.ms;
+    const answer = answerOf(prediction);
     const report: DreamStepReport = {
       predicted: true, reasoning: prediction.reasoning, tokens: prediction.usage.promptTokens + prediction.usage.completionTokens,
-      cached: prediction.cached === true, invalid: false,
+      cached: prediction.cached === true, invalid: false, ...(answer ? { answer } : {}),
     };
 
     const running = !prediction.terminated;
@@ -198,6 +199,17 @@ export class DreamEnv implements Env {
       info: { valid: false, success: this.succeeded, score: this.succeeded ? 1 : 0, steps: stepNumber, dream },
     };
   }
+}
+
+/** What the model was asked and answered, for inspection (none for a model without answer text: the oracle). */
+function answerOf(p: Prediction): DreamAnswer | undefined {
+  if (p.raw === undefined && !p.prompt && !p.tries?.length) return undefined;
+  return {
+    ...(p.prompt ? { prompt: p.prompt.map((m) => ({ role: m.role, content: m.content })) } : {}),
+    ...(p.raw !== undefined ? { raw: p.raw } : {}),
+    ...(p.tries?.length ? { tries: p.tries.map((t) => ({ ...t, usage: { ...t.usage } })) } : {}),
+    usage: { ...p.usage },
+  };
 }
 
 /** A DreamEnv under the env's step limit (TimeLimit), like `makeEnv` for real envs. */

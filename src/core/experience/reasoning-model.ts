@@ -166,10 +166,10 @@ export function parseInitialAnswer(text: string): ParseOutcome<{ observation: st
 
 
 /** The invalid prediction of a step whose engine call failed in transport (never cached: the next call may succeed). */
-function failedCall(ctx: DreamContext, retrieved: readonly Transition[], message: string): Prediction {
+function failedCall(ctx: DreamContext, retrieved: readonly Transition[], prompt: BuiltPrompt, message: string): Prediction {
   return {
     reasoning: '', next: { ...ctx.state, admissible: ctx.state.admissible.slice() }, reward: 0, terminated: false, valid: false, actionValid: false,
-    usage: { ...ZERO_USAGE }, attempts: 1, notes: [], retrievedIds: retrieved.map((t) => t.id),
+    usage: { ...ZERO_USAGE }, attempts: 1, notes: [], prompt: prompt.messages, retrievedIds: retrieved.map((t) => t.id),
     invalidReason: `the engine call failed: ${message}`, engineError: message,
   };
 }
@@ -253,6 +253,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
       this.hits++;
       this.cache.delete(key);
       this.cache.set(key, cached);
+      // No call was made: no prompt and no tries of its own (the cache keeps neither).
       return { ...cached, next: { ...cached.next, admissible: cached.next.admissible.slice() }, usage: { ...ZERO_USAGE }, attempts: 0, notes: [], cached: true };
     }
     this.misses++;
@@ -284,8 +285,8 @@ export class ReasoningExperienceModel implements ExperienceModel {
       if (!isFailedEngineCall(error)) throw error;
       return error;
     });
-    if (settled instanceof Error) return failedCall(ctx, retrieved, settled.message);
-    const base = { usage: settled.usage, attempts: settled.attempts, notes: settled.notes, retrievedIds: retrieved.map((t) => t.id) };
+    if (settled instanceof Error) return failedCall(ctx, retrieved, prompt, settled.message);
+    const base = { usage: settled.usage, attempts: settled.attempts, notes: settled.notes, prompt: prompt.messages, tries: settled.tries, retrievedIds: retrieved.map((t) => t.id) };
     if (!settled.value) {
       return {
         ...base, reasoning: '', next: { ...ctx.state, admissible: ctx.state.admissible.slice() }, reward: 0, terminated: false,
@@ -301,7 +302,8 @@ export class ReasoningExperienceModel implements ExperienceModel {
         reward: 0, terminated: false, valid: true, actionValid: false, score: 0, raw: settled.raw,
       };
     if (key !== null) {
-      this.cache.set(key, prediction);
+      const { prompt: _prompt, tries: _tries, ...kept } = prediction;
+      this.cache.set(key, kept);
       if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
     }
     return prediction;

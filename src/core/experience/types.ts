@@ -15,10 +15,10 @@
  * in a compact abstract state space and renders back, see domain-card.ts), so a trainer reading a
  * DreamEnv sees the same kind of pages as in the real env.
  */
-import type { ChatUsage } from '../llm/types';
-import type { Observation, Step, Task, Transition } from '../types';
+import type { ChatMessage, ChatUsage } from '../llm/types';
+import type { AnswerAttempt, Observation, Step, Task, Transition } from '../types';
 
-export type { ChatUsage };
+export type { AnswerAttempt, ChatUsage };
 
 /** What the experience model is asked for one dreamed step. */
 export interface DreamContext {
@@ -57,6 +57,10 @@ export interface Prediction {
   usage: ChatUsage;
   /** Model calls made (1 + retries; 0 for a cache hit or a model without calls). */
   attempts: number;
+  /** The chat prompt asked (chat models only: a learned model or the oracle has no prompt text). */
+  prompt?: ChatMessage[];
+  /** Every call of this answer in order, with its raw text and why it was rejected (chat models; none for a cache hit). */
+  tries?: AnswerAttempt[];
   /** One line per rejected attempt: why it was retried (length cut-off, parse error, inconsistency). */
   notes: string[];
   /** The raw text of the last answer (always kept for an invalid answer). */

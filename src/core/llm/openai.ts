@@ -22,11 +22,17 @@
  * 5xx, 429, a body over the cap or not JSON), which an experience model turns into one invalid
  * transition instead of ending the run.
  *
+ * Concurrency: at most `concurrency` requests are in flight at once (limiter.ts; the run's
+ * `llmConcurrency`), the rest wait in a first-come queue. A rollout step asks for every running
+ * episode's step together, and a server with parallel slots or continuous batching answers them
+ * together; the answers do not depend on the limit.
+ *
  * The API key lives only in this object's private field: it is never written to storage, logs,
  * checkpoints or run configs, and JSON.stringify / structuredClone of the model do not carry it.
  */
 import { LlmError, type ChatModel, type ChatRequest, type ChatResult, type FinishReason, type LlmErrorCode, type TokenLogprob } from './types';
 import { normaliseBaseUrl } from './spec';
+import { ConcurrencyLimiter } from './limiter';
 
 export interface OpenAiChatModelOptions {
   /** Base URL of the API, e.g. http://127.0.0.1:11434/v1 (Ollama); a trailing slash is dropped. */
@@ -58,6 +64,11 @@ export interface OpenAiChatModelOptions {
   pageOrigin?: string;
   /** Called before each retry wait (for logs and progress UIs). */
   onRetry?: (info: RetryInfo) => void;
+  /**
+   * Requests kept in flight at once (limiter.ts); more concurrent calls wait in a first-come queue.
+   * A server with parallel slots or continuous batching answers them together. Default 4.
+   */
+  concurrency?: number;
 }
 
 export interface RetryInfo {
@@ -84,7 +95,7 @@ export interface ConnectionTestResult {
 /** How structured output is requested: the OpenAI shape, or the json_object fallback. */
 export type StructuredOutputMode = 'json_schema' | 'json_object';
 
-const DEFAULTS = { timeoutMs: 60_000, retries: 2, backoffMs: 500, maxBackoffMs: 8_000, maxRetryAfterMs: 30_000, maxResponseBytes: 1 << 20 };
+const DEFAULTS = { concurrency: 4, timeoutMs: 60_000, retries: 2, backoffMs: 500, maxBackoffMs: 8_000, maxRetryAfterMs: 30_000, maxResponseBytes: 1 << 20 };
 
 /** Deterministic exponential backoff: base·2^retryIndex, capped (retryIndex 0 = first retry). */
 export function backoffDelayMs(retryIndex: number, baseMs: number, capMs: number): number {
@@ -118,6 +129,8 @@ export class OpenAiChatModel implements ChatModel {
   readonly #pageOrigin: string | undefined;
   readonly #onRetry: ((info: RetryInfo) => void) | undefined;
   #structuredOutput: StructuredOutputMode = 'json_schema';
+  /** At most `concurrency` requests in flight; the rest queue (first come, first served). */
+  readonly #slots: ConcurrencyLimiter;
 
   constructor(options: OpenAiChatModelOptions) {
     const baseUrl = normaliseBaseUrl(options.baseUrl ?? '');
@@ -142,6 +155,7 @@ export class OpenAiChatModel implements ChatModel {
     this.#headers = { ...options.headers };
     this.#pageOrigin = options.pageOrigin ?? browserOrigin();
     this.#onRetry = options.onRetry;
+    this.#slots = new ConcurrencyLimiter(Math.max(1, Math.floor(options.concurrency ?? DEFAULTS.concurrency)));
   }
 
   /** 'json_object' once the server has rejected the OpenAI json_schema shape. */
@@ -156,11 +170,19 @@ export class OpenAiChatModel implements ChatModel {
   }
 
   /**
-   * One chat completion. `usage.ms` is the wall time of the whole call, retries included.
+   * One chat completion. `usage.ms` is the wall time of the whole call, retries included (not the
+   * wait for a free slot).
    * @throws LlmError 'aborted' (signal), 'timeout', 'connection-refused', 'cors', 'http',
    *   'model-not-found', 'bad-response', 'unsupported' (jsonSchema with grammar, or no structured output).
    */
-  async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
+  complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
+    return this.#slots.run(() => this.#complete(request, signal), signal, () => abortedError(`${this.baseUrl}/chat/completions`, signal!));
+  }
+
+  /** Requests kept in flight at once (the `concurrency` option), and the most that ever were. */
+  get concurrency(): { limit: number; peak: number } { return { limit: this.#slots.limit, peak: this.#slots.peak }; }
+
+  async #complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
     if (request.jsonSchema && request.grammar !== undefined) {
       throw new LlmError('A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.', 'unsupported');
     }

@@ -75,6 +75,20 @@ export function actionIndices(steps: readonly PolicyStep[]): Int32Array {
   return Int32Array.from(steps, (s) => s.action);
 }
 
+/**
+ * The learning rate of iteration `iteration` (1-based) of `iterations`: constant, or decayed from
+ * `base` to base/10 at the last iteration along a cosine or a line (later iterations, e.g. the
+ * real phase of S2R, keep the last value). A function of the iteration alone, so a resumed run
+ * follows the same schedule.
+ */
+export function scheduledLearningRate(base: number, schedule: 'constant' | 'cosine' | 'linear', iteration: number, iterations: number): number {
+  if (schedule === 'constant') return base;
+  const progress = iterations <= 1 ? 1 : Math.min(1, Math.max(0, (iteration - 1) / (iterations - 1)));
+  const floor = base / 10;
+  const shape = schedule === 'cosine' ? (1 + Math.cos(Math.PI * progress)) / 2 : 1 - progress;
+  return floor + (base - floor) * shape;
+}
+
 /** The optimizer every algorithm uses: Adam (ε = 1e-5 as CleanRL). */
 export function makeOptimizer(learningRate: number): tf.Optimizer {
   return new ResumableAdam(learningRate, 0.9, 0.999, 1e-5);
@@ -88,6 +102,11 @@ export function makeOptimizer(learningRate: number): tf.Optimizer {
 type NamedTensor = Awaited<ReturnType<tf.Optimizer['getWeights']>>[number];
 
 export class ResumableAdam extends tf.AdamOptimizer {
+  /** Sets the step size of the next updates (a learning-rate schedule; Adam's moments are kept). */
+  setLearningRate(learningRate: number): void {
+    (this as unknown as { learningRate: number }).learningRate = learningRate;
+  }
+
   private get powers(): [tf.Variable, tf.Variable] {
     const self = this as unknown as { accBeta1: tf.Variable; accBeta2: tf.Variable };
     return [self.accBeta1, self.accBeta2];

@@ -62,8 +62,14 @@ export interface TrainConfig {
   groupSize: number;
   /** Size of the training task pool (seeds 0..pool-1; held-out tasks use seeds ≥ 1e9). */
   taskPool: number;
-  /** Adam learning rate. */
+  /** Adam learning rate (at the first iteration; see learningRateSchedule). */
   learningRate: number;
+  /**
+   * How the learning rate moves over the run's iterations: 'constant', or 'cosine' / 'linear'
+   * decay from learningRate to a tenth of it at the last iteration (a function of the iteration
+   * alone, so a resumed run follows the same schedule).
+   */
+  learningRateSchedule: 'constant' | 'cosine' | 'linear';
   /** Discount γ. */
   gamma: number;
   /** GAE λ (PPO). */
@@ -95,6 +101,12 @@ export interface TrainConfig {
   /** OpenAI-compatible engine: extra attempts after a network error, 429 or 5xx (a timeout is not retried: it has waited llmTimeoutMs). */
   llmRetries: number;
   /**
+   * OpenAI-compatible engine: requests kept in flight at once (the rollout asks for every running
+   * episode's step together; a server with parallel slots or continuous batching answers them
+   * together). WebLLM and wllama serve one at a time whatever this says. Results do not depend on it.
+   */
+  llmConcurrency: number;
+  /**
    * A failed engine call (after its retries) costs one invalid transition; the run stops after this
    * many failed calls in a row, or when every prediction of a dream step failed.
    */
@@ -105,9 +117,9 @@ export interface TrainConfig {
 export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'difficulty'>> = {
   mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4, curriculumGrouping: 'task', curriculumClusters: 0, curriculumVariations: 'procedural',
   retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
-  learningRate: 3e-3, gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
+  learningRate: 3e-3, learningRateSchedule: 'constant', gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
   valueCoef: 0.5, updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
-  finalEvalEpisodes: 200, realStepBudget: 40_000, llmTimeoutMs: 60_000, llmRetries: 2, llmMaxFailures: 8,
+  finalEvalEpisodes: 200, realStepBudget: 40_000, llmTimeoutMs: 60_000, llmRetries: 2, llmConcurrency: 4, llmMaxFailures: 8,
 };
 
 export const PRESETS: Record<string, TrainConfig> = {
@@ -145,7 +157,7 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 }, difficulty: { kind: 'number', min: 0, max: 1 },
   iterations: { kind: 'int', min: 1, max: 1_000_000 }, tasksPerIteration: { kind: 'int', min: 1, max: 4096 },
   groupSize: { kind: 'int', min: 1, max: 256 }, taskPool: { kind: 'int', min: 1, max: 999_999_999 },
-  learningRate: { kind: 'number', min: 1e-7, max: 1 }, gamma: { kind: 'number', min: 0, max: 1 },
+  learningRate: { kind: 'number', min: 1e-7, max: 1 }, learningRateSchedule: { kind: 'choice', values: ['constant', 'cosine', 'linear'] }, gamma: { kind: 'number', min: 0, max: 1 },
   gaeLambda: { kind: 'number', min: 0, max: 1 }, clipEpsilon: { kind: 'number', min: 0.001, max: 10 },
   entropyCoef: { kind: 'number', min: 0, max: 10 }, klCoef: { kind: 'number', min: 0, max: 10 },
   valueCoef: { kind: 'number', min: 0, max: 10 }, updateEpochs: { kind: 'int', min: 1, max: 100 },
@@ -153,6 +165,7 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   evalInterval: { kind: 'int', min: 0, max: 1_000_000 }, evalEpisodes: { kind: 'int', min: 1, max: 100_000 },
   finalEvalEpisodes: { kind: 'int', min: 1, max: 100_000 }, realStepBudget: { kind: 'int', min: 1, max: 1e12 },
   llmTimeoutMs: { kind: 'int', min: 1, max: 3_600_000 }, llmRetries: { kind: 'int', min: 0, max: 20 },
+  llmConcurrency: { kind: 'int', min: 1, max: 256 },
   llmMaxFailures: { kind: 'int', min: 1, max: 1_000_000 },
 };
 
@@ -164,7 +177,7 @@ export function isSettingName(key: string): key is keyof TrainConfig {
 }
 
 /** The settings of the OpenAI-compatible transport and its failure rule (the dream commands' `--set`). */
-export const LLM_SETTING_NAMES = ['llmTimeoutMs', 'llmRetries', 'llmMaxFailures'] as const;
+export const LLM_SETTING_NAMES = ['llmTimeoutMs', 'llmRetries', 'llmConcurrency', 'llmMaxFailures'] as const;
 export type LlmSettings = Pick<TrainConfig, (typeof LLM_SETTING_NAMES)[number]>;
 
 /**

@@ -26,7 +26,7 @@ import { EngineFailureGuard } from '../experience/engine-failures';
 import type { ReplayBuffer } from '../buffer/buffer';
 import type { BufferTransition } from '../buffer/types';
 import { CandidatePolicy, type ActionPrior, type PolicyWeights } from '../policy/policy';
-import { makeOptimizer, type PolicyStep, type UpdateMetrics } from '../rl/batch';
+import { makeOptimizer, ResumableAdam, scheduledLearningRate, type PolicyStep, type UpdateMetrics } from '../rl/batch';
 import { grpoConfigFrom, grpoUpdate } from '../rl/grpo';
 import { ppoConfigFrom, ppoUpdate } from '../rl/ppo';
 import { reinforceConfigFrom, reinforceUpdate } from '../rl/reinforce';
@@ -36,6 +36,7 @@ import type { EvalResult } from './evaluate';
 import { iterationMetrics, type Metrics } from './metrics';
 import { EnvPool, startEpisodes, stepEpisodes, type Episode, type RolloutTally } from './rollout';
 import { checkSourceConfig, RegisteredEnvSource, type TaskSource } from './task-source';
+import type { IterationProgressHook } from './progress';
 import type { EpisodeTrace } from './trace';
 
 export type { Metrics, Phase };
@@ -90,6 +91,8 @@ export interface TrainerDeps {
    * buildRunParts). Its tasks are dream-only: never played in a real env.
    */
   taskGenerator?: LlmTaskGenerator;
+  /** Watches each iteration as it goes (live progress: progress.ts ProgressMeter); it changes nothing. */
+  progress?: IterationProgressHook;
 }
 
 /** The iteration's random streams, derived from (seed, purpose, iteration). */
@@ -155,12 +158,17 @@ export class Trainer {
     const iteration = this.iteration + 1;
     const phase = this.phaseOf(iteration);
     const streams = iterationStreams(this.config.seed, iteration);
+    const progress = this.deps.progress;
+    progress?.startIteration(iteration, phase);
     const tasks = this.chooseTasks(iteration, phase, streams.tasks);
     const { episodes, startFailed, rollout } = await this.rollOut(tasks, iteration, phase, streams);
+    progress?.stage('update');
     await this.keepExperience(episodes, tasks, phase, iteration);
     const losses = await this.learn(episodes, phase, iteration, streams.update);
     this.iteration = iteration;
+    progress?.stage('evaluation');
     const evaluation = await this.scheduledEvaluation(iteration);
+    progress?.endIteration();
     const seconds = started === undefined ? undefined : (this.deps.clock!() - started) / 1000;
     return { iteration, metrics: iterationMetrics({ phase, episodes, losses, realSteps: this.realSteps, dreamSteps: this.dreamSteps,
       rollout, curriculum: this.curriculum, startFailed, evaluation, seconds }) };
@@ -183,7 +191,7 @@ export class Trainer {
     });
     const rollout = await stepEpisodes(episodes, {
       policy: this.policy, rng: streams.sample, phase, stepLimit: this.stepLimit, stepBudget: phase === 'real' ? this.budgetLeft : Infinity,
-      failures: this.failures,
+      failures: this.failures, ...(this.deps.progress ? { progress: this.deps.progress } : {}),
     });
     if (phase === 'real') this.realSteps += rollout.steps;
     else this.dreamSteps += rollout.steps;
@@ -232,11 +240,14 @@ export class Trainer {
   private async learn(episodes: Episode[], phase: Phase, iteration: number, rng: Rng): Promise<UpdateMetrics> {
     const batch = { steps: episodes.flatMap((e) => e.steps) };
     this.deps.onBatch?.(batch, phase, iteration);
-    return batch.steps.length > 0 ? this.update(batch, rng) : {};
+    return batch.steps.length > 0 ? this.update(batch, iteration, rng) : {};
   }
 
-  private update(batch: { steps: PolicyStep[] }, rng: Rng): Promise<UpdateMetrics> {
+  private update(batch: { steps: PolicyStep[] }, iteration: number, rng: Rng): Promise<UpdateMetrics> {
     const c = this.config;
+    if (this.optimizer instanceof ResumableAdam) {
+      this.optimizer.setLearningRate(scheduledLearningRate(c.learningRate, c.learningRateSchedule, iteration, c.iterations));
+    }
     switch (c.algo) {
       case 'grpo': return grpoUpdate(this.policy, this.optimizer, batch, grpoConfigFrom(c), { rng, ...(this.reference ? { reference: this.reference } : {}) });
       case 'ppo': return ppoUpdate(this.policy, this.optimizer, batch, ppoConfigFrom(c), { rng });

@@ -114,6 +114,17 @@ export interface StepOptions {
   stepBudget: number;
   /** Counts failed engine calls of dreamed steps; throws EngineFailureError when the engine is down. */
   failures?: EngineFailureGuard;
+  /**
+   * Sees each env step as soon as it completes (live progress: a slow engine's answers arrive one
+   * by one within a rollout step), and `planned` — the most steps the running episodes can still
+   * take — at the start of every rollout step. Nothing it does changes the run.
+   */
+  progress?: RolloutProgressHook;
+}
+
+export interface RolloutProgressHook {
+  stepPlanned(stepsLeftAtMost: number): void;
+  stepDone(result: StepResult): void;
 }
 
 /** Steps every running episode until all are done; returns what the steps cost. */
@@ -126,9 +137,14 @@ export async function stepEpisodes(episodes: Episode[], options: StepOptions): P
       instruction: e.obs.task.instruction, observation: e.obs.text, admissible: e.obs.admissible,
       step: t, maxSteps: options.stepLimit, previousActions: e.actions,
     }));
+    options.progress?.stepPlanned(running.reduce((sum, e) => sum + Math.max(1, options.stepLimit - e.actions.length), 0));
     const acted = await options.policy.act(states, options.rng);
     // All at once, awaited together; applied in episode order (never in completion order).
-    const results = await Promise.all(running.map((e, i) => e.env.step(acted.actions[i])));
+    const results = await Promise.all(running.map(async (e, i) => {
+      const result = await e.env.step(acted.actions[i]);
+      options.progress?.stepDone(result);
+      return result;
+    }));
     results.forEach((result, i) => {
       applyStep(running[i], states[i], acted, i, result, options.phase);
       countStep(tally, result, options.phase);
@@ -169,6 +185,8 @@ function applyStep(e: Episode, state: PolicyState, acted: ActResult, i: number, 
     ...(skip ? { dreamInvalid: true, ...(dream?.invalidReason ? { invalidReason: dream.invalidReason } : {}) } : {}),
     ...(dream?.cached ? { cached: true } : {}),
     ...(dream?.reasoning ? { reasoning: dream.reasoning } : {}),
+    ...(dream?.predicted ? { asked: true } : {}),
+    ...(dream?.answer ? { answer: dream.answer } : {}),
   });
   if (!skip) {
     e.steps.push({

@@ -29,7 +29,7 @@ import { LlmActionPrior } from '../policy/llm-prior';
 import type { ActionPrior } from '../policy/policy';
 import { ConfigError, TRAIN_DEFAULTS, type TrainConfig } from './config';
 
-type PartsSettings = 'mode' | 'retrievalK' | 'historyLength' | 'reasoning' | 'llmPrior' | 'curriculum' | 'curriculumVariations' | 'llmTimeoutMs' | 'llmRetries';
+type PartsSettings = 'mode' | 'retrievalK' | 'historyLength' | 'reasoning' | 'llmPrior' | 'curriculum' | 'curriculumVariations' | 'llmTimeoutMs' | 'llmRetries' | 'llmConcurrency';
 /** What the builder reads of a config: env, llm and seed, and (defaults: TRAIN_DEFAULTS, mode 'dream') the rest. */
 export type RunPartsConfig = Pick<TrainConfig, 'env' | 'llm' | 'seed'> & Partial<Pick<TrainConfig, PartsSettings>>;
 
@@ -89,11 +89,12 @@ export async function buildRunParts(partial: RunPartsConfig, deps: RunPartsDeps 
  * The run's chat model: the caller's, else one for an openai: spec; null for kinds that are not
  * language models (the oracle, the learned model). A browser engine without the caller's throws.
  */
-function chatFor(spec: LlmSpec, config: Pick<TrainConfig, 'llm' | 'llmTimeoutMs' | 'llmRetries'>, deps: RunPartsDeps): ChatModel | null {
+function chatFor(spec: LlmSpec, config: Pick<TrainConfig, 'llm' | 'llmTimeoutMs' | 'llmRetries' | 'llmConcurrency'>, deps: RunPartsDeps): ChatModel | null {
   if (deps.chat) return deps.chat;
   switch (spec.kind) {
+    // At most llmConcurrency requests in flight (limiter.ts); a rollout step asks for all its episodes' steps at once.
     case 'openai': return new OpenAiChatModel({ baseUrl: spec.baseUrl, model: spec.model, timeoutMs: config.llmTimeoutMs, retries: config.llmRetries,
-      ...(deps.apiKey ? { apiKey: deps.apiKey } : {}) });
+      concurrency: config.llmConcurrency, ...(deps.apiKey ? { apiKey: deps.apiKey } : {}) });
     case 'webllm': case 'wllama': throw new BrowserEngineError(config.llm);
     case 'oracle': case 'learned': return null;
   }

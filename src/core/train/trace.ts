@@ -12,7 +12,7 @@
  * Plain JSON-serialisable data only (traces travel from the trainer worker to IndexedDB).
  */
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
-import type { Observation, StepResult, Task } from '../types';
+import type { DreamAnswer, Observation, StepResult, Task } from '../types';
 import type { Phase } from './config';
 
 export interface TraceStep {
@@ -38,6 +38,10 @@ export interface TraceStep {
   reasoning?: string;
   /** Answered from the experience model's transition cache. */
   cached?: boolean;
+  /** The experience model was asked about this step (dreamed steps; a refused inadmissible action is not asked). */
+  asked?: boolean;
+  /** What the experience model was asked and answered: the prompt (chat models), the raw answer, every try and why it was rejected, tokens and ms. */
+  answer?: DreamAnswer;
 }
 
 export interface EpisodeTrace {

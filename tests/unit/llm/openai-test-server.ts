@@ -61,6 +61,9 @@ export function errorBody(message: string, type = 'invalid_request_error', code:
 
 export class OpenAiTestServer {
   readonly requests: RecordedRequest[] = [];
+  /** Chat requests received and not yet answered, and the most there ever were at once. */
+  inFlight = 0;
+  peakInFlight = 0;
   /** What GET /v1/models lists when no models reply is scripted. */
   models: string[] = ['test-model'];
   #chat: Script[] = [];
@@ -135,7 +138,9 @@ export class OpenAiTestServer {
       script = { status: 404, body: errorBody(`Not found: ${req.method} ${path}`, 'not_found_error') };
     }
     const reply = typeof script === 'function' ? script(recorded) : script;
-    const send = () => this.#send(res, reply);
+    const chat = path === '/v1/chat/completions';
+    if (chat) this.peakInFlight = Math.max(this.peakInFlight, ++this.inFlight);
+    const send = () => { if (chat) this.inFlight--; this.#send(res, reply); };
     if (reply.delayMs) this.#later(reply.delayMs, send); else send();
   }
 
