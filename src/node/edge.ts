@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunPartsDeps } from '../core/train/run-parts';
+import { defaultDecodeThreads } from './decode-pool';
 import { loadModelFolder } from './model-folder';
 
 /**
@@ -28,9 +29,12 @@ export async function readPublicFile(path: string): Promise<string | null> {
 
 /**
  * What every command hands the run builder besides its own config and buffer: the API key (the
- * rule above). A loader of learned:PATH models (a folder on disk) joins here.
+ * rule above) and the loader of learned:PATH models (a folder on disk), which decodes in
+ * `decodeThreads` worker threads (default: one per core, at most two; the experiment runner,
+ * which already runs one job per core, asks for one).
  */
-export function nodeEngineDeps(): Pick<RunPartsDeps, 'apiKey' | 'loadLearnedModel'> {
+export function nodeEngineDeps(options: { decodeThreads?: number } = {}): Pick<RunPartsDeps, 'apiKey' | 'loadLearnedModel'> {
   const apiKey = apiKeyFromEnv();
-  return { ...(apiKey ? { apiKey } : {}), loadLearnedModel: (path, options) => loadModelFolder(path, options) };
+  const threads = options.decodeThreads ?? defaultDecodeThreads();
+  return { ...(apiKey ? { apiKey } : {}), loadLearnedModel: (path, load) => loadModelFolder(path, { ...load, threads }) };
 }

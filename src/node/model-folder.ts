@@ -17,6 +17,7 @@ import {
 } from '../core/experience/learned/model-file';
 import type { NamedWeight } from '../core/experience/learned/network';
 import type { LearnedCheckpoint } from '../core/experience/learned/train-model';
+import { startDecodePool } from './decode-pool';
 
 /** Reads and checks the model in `dir`. */
 export async function readModelFolder(dir: string): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
@@ -31,15 +32,21 @@ export async function readModelFolder(dir: string): Promise<{ manifest: ModelMan
  * The learned experience model of `env` in `dir` — the folder of one model, or a folder of models
  * by env (`public/models` holds `<env>/model.json`) — retrieving from `options.buffer`.
  */
-export async function loadModelFolder(dir: string, options: LearnedModelOptions & { env?: string } = {}): Promise<LearnedExperienceModel> {
-  const { env, ...rest } = options;
+export async function loadModelFolder(dir: string, options: LearnedModelOptions & { env?: string; threads?: number } = {}): Promise<LearnedExperienceModel> {
+  const { env, threads = 1, ...rest } = options;
   const folder = env && !existsSync(join(dir, MANIFEST_FILE)) && existsSync(join(dir, env, MANIFEST_FILE)) ? join(dir, env) : dir;
   const { manifest, weights } = await readModelFolder(folder);
   if (env && manifest.env !== env) {
     throw new ModelFileError(`The learned model in ${resolve(folder)} was trained on '${manifest.env}', not '${env}': give the model of '${env}' ` +
       `(or a folder holding one model per env, like public/models).`);
   }
-  return LearnedExperienceModel.fromFiles(manifest, weights, rest);
+  if (threads < 2) return LearnedExperienceModel.fromFiles(manifest, weights, rest);
+  // Decoder threads, one per core: each loads the checked files itself. Where threads cannot
+  // start, this thread decodes (the answers are the same; only the speed differs).
+  const files = { manifest: readFileSync(join(folder, MANIFEST_FILE), 'utf8'), weights: new Uint8Array(readFileSync(join(folder, WEIGHTS_FILE))) };
+  const pool = await startDecodePool(files, threads, resolve(folder)).catch(() => null);
+  if (!pool) return LearnedExperienceModel.fromFiles(manifest, weights, rest);
+  return LearnedExperienceModel.fromFiles(manifest, weights, { ...rest, decoders: pool.decoders, release: () => { void pool.close(); } });
 }
 
 /** Writes a model's two files into `dir` as one unit (a sibling folder renamed into place). */

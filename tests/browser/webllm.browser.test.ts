@@ -149,6 +149,17 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
     expect(long.logprobs).toBeUndefined();
   });
 
+  it('concurrent calls reach the engine one at a time, never overlapping, each answered as if alone', async () => {
+    const asks = Array.from({ length: 6 }, (_, i) => model.complete({ messages: [{ role: 'user', content: `call ${i} [wait]` }], maxTokens: 16, ...(i % 2 ? { seed: i } : {}) }));
+    const answers = await Promise.all(asks);
+    expect(answers.map((a) => a.text)).toEqual(Array.from({ length: 6 }, (_, i) => `echo: call ${i} [wait]`));
+    const log = await engineLog(model);
+    expect(log.peakInFlight).toBe(1);
+    // In the order they were asked: each seeded call's resetChat right before its own generation.
+    const order = log.calls.filter((c) => c.method === 'chatCompletion' || c.method === 'resetChat').slice(-9).map((c) => c.method);
+    expect(order).toEqual(['chatCompletion', 'resetChat', 'chatCompletion', 'chatCompletion', 'resetChat', 'chatCompletion', 'chatCompletion', 'resetChat', 'chatCompletion']);
+  });
+
   it('reports JSON cut by the whitespace guard as finishReason length', async () => {
     const result = await model.complete({ messages: [{ role: 'user', content: 'json please [runaway]' }], maxTokens: 256, jsonSchema: { type: 'object' } });
     expect(result.text).toBe('{"answer": ');

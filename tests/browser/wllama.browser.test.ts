@@ -424,6 +424,32 @@ if (missing) {
         expect(b.steps).toEqual(a.steps);
       });
 
+      it('the dream steps of several episodes, asked at once (as a rollout step asks them), reach wllama one at a time', async () => {
+        // Count llama.cpp completions in flight: the Wllama class the model runs on is this module's.
+        const { Wllama } = await import('@wllama/wllama');
+        const proto = Wllama.prototype as unknown as { createChatCompletion: (...args: unknown[]) => Promise<unknown> };
+        const original = proto.createChatCompletion;
+        let inFlight = 0;
+        let peak = 0;
+        let calls = 0;
+        proto.createChatCompletion = async function (this: unknown, ...args: unknown[]) {
+          calls++;
+          peak = Math.max(peak, ++inFlight);
+          try { return await original.apply(this, args); } finally { inFlight--; }
+        };
+        try {
+          const shared = experienceModel(21);
+          const envs = [0, 1, 2, 3].map(() => makeDreamEnv(shared, { envId: ENV, stepLimit: STEP_LIMIT }));
+          const starts = await Promise.all(envs.map((env, i) => env.reset({ seed: 30 + i })));
+          const results = await Promise.all(envs.map((env, i) => env.step(starts[i].admissible[0])));
+          expect(results.every((r) => r.info.dream?.predicted)).toBe(true);
+          expect(calls).toBeGreaterThanOrEqual(4);
+          expect(peak).toBe(1);
+        } finally {
+          proto.createChatCompletion = original;
+        }
+      });
+
       it('an abort during a dream step stops it', async () => {
         const controller = new AbortController();
         const env = makeDreamEnv(experienceModel(99), { envId: ENV, stepLimit: STEP_LIMIT, signal: controller.signal });

@@ -74,6 +74,28 @@ export const DEFAULT_PARAMS: TrainParams = paramsForPreset('webshop-easy');
 /** A quick demo: 2 tasks × 4 rollouts per iteration, evaluation every 2 iterations on 10 episodes. */
 export const TINY: Partial<TrainParams> = { tasks: 2, group: 4, evalEvery: 2, evalEpisodes: 10 };
 
+/** The LLM demo preset of an env (config.ts: a few thousand dreamed transitions, tuned with the noisy oracle), if it has one. */
+export function llmDemoPreset(env: string): string | null {
+  const name = presetsFor(env).find((n) => n.endsWith('-llm-demo'));
+  return name ?? null;
+}
+
+/** The LLM demo's answer budget: enough for one compact answer, one retry. */
+export const LLM_DEMO_ANSWERS: Pick<TrainParams, 'answerTokens' | 'retries'> = { answerTokens: 256, retries: 1 };
+
+/**
+ * "Tiny demo size": with a language model, the env's LLM demo preset (its iterations, batch and
+ * algorithm) and a small answer budget, keeping the engine, mode and seed; with the oracle or a
+ * learned model (fast engines), the same preset with a small batch (TINY).
+ */
+export function tinyParams(p: TrainParams): TrainParams {
+  const demo = llmDemoPreset(p.env);
+  if (engineAbilities(p.llm).kind !== 'llm' || !demo) return { ...p, ...TINY };
+  const kept = { mode: p.mode === 'real' ? 'dream' as const : p.mode, seed: p.seed, epsR: p.epsR, epsP: p.epsP, llm: p.llm, backend: p.backend,
+    k: p.k, history: p.history, reasoning: p.reasoning, prior: p.prior };
+  return { ...paramsForPreset(demo, kept), ...LLM_DEMO_ANSWERS };
+}
+
 function int(value: string | null, min: number, max: number): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   const n = Number(value);

@@ -8,6 +8,10 @@ import type { TrainConfig } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
 import { TrainerClient } from '../workers/trainer-client';
 import type { TrainerProgress, TrainerStatus } from '../workers/protocol';
+import type { LiveProgress } from '../../core/train/progress';
+import type { TryStepResult } from '../../core/experience/try-step';
+import type { EngineRuntime } from '../workers/experience-source';
+import { recordSpeed, speedFromLive } from './engine-speed';
 import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../workers/run-list';
 import { configFromParams, engineConflict, engineRuntimeFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
 import { engineSetup } from './engine.svelte';
@@ -57,6 +61,8 @@ export class TrainSession {
   /** A control request is in flight. */
   busy = $state(false);
   smoothing = $state(0.6);
+  /** What the model is doing inside the iteration in flight (the worker sends it every second). */
+  live = $state.raw<LiveProgress | null>(null);
 
   private client: TrainerClient | null = null;
   private runEntry: RunEntry | null = null;
@@ -120,6 +126,24 @@ export class TrainSession {
     this.crashed = null;
     this.runConfig = entry.config;
     this.series = EMPTY_SERIES;
+    this.live = null;
+    const client = this.workerClient();
+    this.status = { ...IDLE, runId: entry.runId, state: 'starting', iterations: entry.iterations, message: resume ? 'Resuming from the checkpoint…' : 'Starting…' };
+    try {
+      // config.llm names the engine; the extras (answer budget from the run's URL, API key and
+      // context from Setup) travel beside it and are never saved with the run.
+      const params = paramsFromQuery(entry.query);
+      const request = { runId: entry.runId, config: entry.config, resume, backend: entry.backend,
+        engine: { ...engineSetup().runtime(entry.config.llm), ...engineRuntimeFromParams(params) } };
+      const final = await client.start(request, (p) => this.onProgress(p));
+      this.applyStatus(final);
+    } catch (error) {
+      if (!this.client?.crashed) this.error = (error as Error).message;
+    }
+  }
+
+  /** The trainer worker's client (a fresh one after a crash). */
+  private workerClient(): TrainerClient {
     if (!this.client || this.client.crashed) {
       this.client = new TrainerClient();
       const client = this.client;
@@ -129,21 +153,21 @@ export class TrainSession {
         this.status = { ...this.status, state: 'error', message: error.message };
       };
     }
-    this.status = { ...IDLE, runId: entry.runId, state: 'starting', iterations: entry.iterations, message: resume ? 'Resuming from the checkpoint…' : 'Starting…' };
-    try {
-      // config.llm names the engine; the extras (answer budget from the run's URL, API key and
-      // context from Setup) travel beside it and are never saved with the run.
-      const params = paramsFromQuery(entry.query);
-      const request = { runId: entry.runId, config: entry.config, resume, backend: entry.backend,
-        engine: { ...engineSetup().runtime(entry.config.llm), ...engineRuntimeFromParams(params) } };
-      const final = await this.client.start(request, (p) => this.onProgress(p));
-      this.applyStatus(final);
-    } catch (error) {
-      if (!this.client?.crashed) this.error = (error as Error).message;
-    }
+    return this.client;
+  }
+
+  /** Setup's "Try one step", in the trainer worker (the engine is loaded there as for a run, and stays loaded). */
+  tryStep(config: TrainConfig, engine: EngineRuntime, attempt: number): Promise<TryStepResult> {
+    return this.workerClient().tryStep({ config, engine, attempt });
   }
 
   private onProgress(progress: TrainerProgress): void {
+    if (progress.kind === 'live') { this.live = progress.live; return; }
+    if (progress.kind === 'metrics' && this.live && this.runConfig) {
+      // An iteration ended: the engine's measured speed is kept for the next cost estimate.
+      const measured = speedFromLive(this.live, `the run ${this.status.runId ?? ''}`.trim(), Date.now());
+      if (measured) recordSpeed(this.runConfig.llm, measured);
+    }
     if (progress.kind === 'history') this.series = appendRecords(EMPTY_SERIES, progress.records);
     else if (progress.kind === 'metrics') this.series = appendRecords(this.series, progress.records);
     this.applyStatus(progress.status);

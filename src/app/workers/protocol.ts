@@ -10,6 +10,7 @@
 import type { BackendName } from '../../core/policy/backend';
 import type { TrainConfig } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
+import type { LiveProgress } from '../../core/train/progress';
 import type { EngineRuntime } from './experience-source';
 
 export type RunState = 'idle' | 'starting' | 'running' | 'paused' | 'finished' | 'stopped' | 'error';
@@ -40,6 +41,12 @@ export type TrainerRequest =
     /** The experience model's engine extras (API key, picked file, answer budget); config.llm names the engine. */
     engine?: EngineRuntime;
   }
+  /**
+   * Setup's "Try one step": the config's engine (loaded as for a run, and kept loaded) predicts one
+   * transition from a real state of config.env; returns a TryStepResult. Refused while a run is
+   * starting or running (the engine serves one call at a time).
+   */
+  | { id: number; type: 'tryStep'; config: TrainConfig; engine?: EngineRuntime; attempt: number }
   | { id: number; type: 'pause' }
   | { id: number; type: 'resume' }
   /** One iteration while paused; returns its record. */
@@ -56,7 +63,9 @@ export type TrainerProgress =
   /** Iteration records since the last batch (sent at most every BATCH_MS, and at every state change). */
   | { kind: 'metrics'; records: IterationRecord[]; status: TrainerStatus }
   /** On resume: the saved metric history up to the checkpoint, so charts continue where they were. */
-  | { kind: 'history'; records: IterationRecord[]; status: TrainerStatus };
+  | { kind: 'history'; records: IterationRecord[]; status: TrainerStatus }
+  /** Inside an iteration: what the model is doing now (sent every LIVE_MS while an iteration runs). */
+  | { kind: 'live'; live: LiveProgress };
 
 export interface SerializedError { name: string; message: string }
 
@@ -67,6 +76,9 @@ export type TrainerReply =
 
 /** Metric batches are flushed at most this often (and on every state change). */
 export const BATCH_MS = 250;
+
+/** Live progress inside an iteration is sent this often while an iteration runs. */
+export const LIVE_MS = 1000;
 
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) return { name: error.name, message: error.message };

@@ -5,6 +5,7 @@
  * the page then offers a restart from the last checkpoint with a fresh client.
  */
 import type { IterationRecord } from '../../core/train/loop';
+import type { TryStepResult } from '../../core/experience/try-step';
 import type { SerializedError, TrainerProgress, TrainerReply, TrainerRequest, TrainerStatus } from './protocol';
 
 /** An error thrown inside the worker, re-thrown on the page with the worker's name and message. */
@@ -64,6 +65,10 @@ export class TrainerClient {
   step(): Promise<IterationRecord> { return this.request({ type: 'step' }) as Promise<IterationRecord>; }
   stop(): Promise<TrainerStatus> { return this.request({ type: 'stop' }) as Promise<TrainerStatus>; }
   status(): Promise<TrainerStatus> { return this.request({ type: 'status' }) as Promise<TrainerStatus>; }
+  /** Setup's "Try one step" (see the protocol): one transition predicted by the config's engine beside the real env's. */
+  tryStep(options: Omit<Extract<TrainerRequest, { type: 'tryStep' }>, 'id' | 'type'>): Promise<TryStepResult> {
+    return this.request({ type: 'tryStep', ...options }) as Promise<TryStepResult>;
+  }
   /** Test/debug only: makes the worker throw an uncaught error. */
   crash(): Promise<TrainerStatus> { return this.request({ type: 'crash' }) as Promise<TrainerStatus>; }
 

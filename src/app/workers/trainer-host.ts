@@ -22,7 +22,9 @@ import { Trainer, type IterationRecord, type TrainerDeps } from '../../core/trai
 import type { TrainConfig } from '../../core/train/config';
 import { EpisodeStore } from './episode-store';
 import { MetricsHistoryStore } from './metrics-store';
-import { BATCH_MS, serializeError, type RunState, type TrainerProgress, type TrainerReply, type TrainerRequest, type TrainerStatus } from './protocol';
+import { ProgressMeter } from '../../core/train/progress';
+import { tryOneStep, type TryStepResult } from '../../core/experience/try-step';
+import { BATCH_MS, LIVE_MS, serializeError, type RunState, type TrainerProgress, type TrainerReply, type TrainerRequest, type TrainerStatus } from './protocol';
 
 const WASM_PATHS = {
   'tfjs-backend-wasm.wasm': wasmUrl,
@@ -54,6 +56,10 @@ export class TrainerHost {
   private pending: IterationRecord[] = [];
   private lastFlush = 0;
   private finishRun: ((status: TrainerStatus) => void) | null = null;
+  /** Live progress of the iteration in flight (sent every LIVE_MS while one runs). */
+  private meter: ProgressMeter | null = null;
+  private liveTimer: ReturnType<typeof setInterval> | null = null;
+  private iterating = false;
 
   constructor(private readonly post: (reply: TrainerReply) => void) {}
 
@@ -100,6 +106,7 @@ export class TrainerHost {
         this.end('stopped', `Stopped at iteration ${this.trainer.iteration}; its checkpoint stays in IndexedDB.`);
         return this.status();
       }
+      case 'tryStep': return this.tryStep(request);
       case 'crash':
         setTimeout(() => { throw new Error('Deliberate crash (test hook)'); }, 0);
         return this.status();
@@ -124,9 +131,10 @@ export class TrainerHost {
       // Transitions go to the persistent buffer (the Buffer page's data; it survives a reload) and
       // each iteration's episodes to the Inspect page's store, both before the checkpoint is written.
       const runId = request.runId;
+      const meter = this.meter = new ProgressMeter(() => performance.now(), config.iterations);
       const withStores: TrainerDeps = {
         ...deps, buffer: deps.buffer ?? await this.replayBuffer(), runId, now: () => Date.now(), clock: () => performance.now(),
-        onEpisodes: (traces, _phase, iteration) => this.episodes.put(runId, iteration, traces),
+        onEpisodes: (traces, _phase, iteration) => this.episodes.put(runId, iteration, traces), progress: meter,
       };
       this.checkpoints = new IndexedDbCheckpointStore(request.runId);
       const saved = request.resume ? await this.checkpoints.load() : null;
@@ -148,11 +156,23 @@ export class TrainerHost {
       throw error;
     }
     const done = new Promise<TrainerStatus>((resolve) => { this.finishRun = resolve; });
+    this.startLive();
     this.setState('running', this.message);
     this.loop = this.runLoop();
     const final = await done;
     this.post({ id: request.id, kind: 'return', value: final });
     return undefined;
+  }
+
+  /** Setup's "Try one step" with the config's engine (see the protocol); the engine stays loaded for the next run. */
+  private async tryStep(request: Extract<TrainerRequest, { type: 'tryStep' }>): Promise<TryStepResult> {
+    if (this.state === 'running' || this.state === 'starting') {
+      throw new TrainerBusyError(`A run (${this.runId}) is ${this.state} and its engine is busy: pause or stop it, then try one step.`);
+    }
+    this.backendInfo ??= await initBackend('wasm', { wasmPaths: WASM_PATHS });
+    const config: TrainConfig = { ...request.config, mode: 'dream' };
+    const deps = await trainerDeps(config, request.engine, () => this.replayBuffer().catch(() => undefined));
+    return tryOneStep(deps.experienceModel!, { envId: config.env, attempt: request.attempt, clock: () => performance.now() });
   }
 
   /**
@@ -194,7 +214,13 @@ export class TrainerHost {
   /** One iteration, then its metrics and checkpoint (metrics first: see metrics-store.ts). */
   private async iterate(): Promise<IterationRecord> {
     const trainer = this.trainer!;
-    const record = await trainer.runIteration(); // with perf/* from the clock it was given
+    this.iterating = true;
+    let record: IterationRecord;
+    try {
+      record = await trainer.runIteration(); // with perf/* from the clock it was given
+    } finally {
+      this.iterating = false;
+    }
     await this.capBuffer();
     await this.history.put(this.runId!, record);
     await this.checkpoints!.save(await trainer.state());
@@ -216,7 +242,21 @@ export class TrainerHost {
     this.send({ kind: 'status', status: this.status() });
   }
 
+  /** Every LIVE_MS while an iteration runs: the meter's snapshot (steps, speed, time left). */
+  private startLive(): void {
+    this.stopLive();
+    this.liveTimer = setInterval(() => {
+      if (this.iterating && this.meter) this.send({ kind: 'live', live: this.meter.snapshot() });
+    }, LIVE_MS);
+  }
+
+  private stopLive(): void {
+    if (this.liveTimer !== null) clearInterval(this.liveTimer);
+    this.liveTimer = null;
+  }
+
   private end(state: 'finished' | 'stopped' | 'error', message: string): void {
+    this.stopLive();
     this.flush();
     this.setState(state, message);
     const finish = this.finishRun;

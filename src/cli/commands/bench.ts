@@ -149,12 +149,13 @@ async function benchDream(json: boolean): Promise<void> {
     const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
     results.push(await benchDreamTokens({ envId, buffer, k: 4, historyLength: 4, episodes: 12 }));
   }
-  console.log('| env | transitions | prompt tokens (mean) | completion tokens (mean) | total mean | total p90 | total max | examples shown |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| env | transitions | prompt tokens (mean) | completion tokens (mean) | total mean | total p90 | total max | examples shown | static prefix share |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of results) {
-    console.log(`| ${r.env} | ${r.transitions} | ${round(r.prompt.mean, 0)} | ${round(r.completion.mean, 0)} | ${round(r.total.mean, 0)} | ${round(r.total.p90, 0)} | ${round(r.total.max, 0)} | ${round(r.examplesShown, 2)} |`);
+    console.log(`| ${r.env} | ${r.transitions} | ${round(r.prompt.mean, 0)} | ${round(r.completion.mean, 0)} | ${round(r.total.mean, 0)} | ${round(r.total.p90, 0)} | ${round(r.total.max, 0)} | ${round(r.examplesShown, 2)} | ${Math.round(r.staticShare * 100)}% |`);
   }
   console.log(`tokens: ${results[0]?.rule}. Goal: ≤ 700 tokens per dreamed transition in total.`);
+  console.log('static prefix: the system prompt, domain card and output instruction, first in every prompt and the same for every call: a server with prefix caching (vLLM, llama-server) computes it once.');
   const learned = await benchLearnedModels();
   if (json) printJsonLast({ suite: 'dream', goal_tokens_per_transition: 700, results, learned, goal_learned_transitions_per_second_at_64: 100 });
 }
@@ -175,10 +176,13 @@ async function benchLearnedModels(): Promise<LearnedSpeedBench[]> {
       continue;
     }
     const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
-    const model = await loadModelFolder(dir, { buffer, transitionCache: false, maxBatch: 64 });
-    process.stderr.write(`bench dream: learned model of ${envId} …\n`);
-    out.push(await benchLearnedSpeed(model, envId, { batches: [1, 8, 64], transitions: 128, now: () => performance.now() }));
-    model.dispose();
+    for (const threads of [1, 2]) {
+      const model = await loadModelFolder(dir, { buffer, transitionCache: false, maxBatch: 64, threads });
+      process.stderr.write(`bench dream: learned model of ${envId}, ${threads} decoder thread${threads > 1 ? 's' : ''} …\n`);
+      const result = await benchLearnedSpeed(model, envId, { batches: threads === 1 ? [1, 8, 64] : [64], transitions: 128, now: () => performance.now() });
+      out.push({ ...result, model: `${result.model}, ${threads} thread${threads > 1 ? 's' : ''}` });
+      model.dispose();
+    }
   }
   if (out.length) {
     console.log('| env | learned model | batch | transitions/s | tokens written/transition | real env steps/s | oracle predictions/s |');

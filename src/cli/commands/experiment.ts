@@ -107,7 +107,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
 export function edgeDeps(onProgress: (e: ExperimentProgress) => void): ExperimentDeps {
   return {
     loadDataset: (env) => loadSeedDataset(env, readPublicFile),
-    engine: nodeEngineDeps(),
+    engine: nodeEngineDeps({ decodeThreads: 1 }),   // jobs already run one per core
     now: () => performance.now(),
     onProgress,
   };

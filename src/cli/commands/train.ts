@@ -17,7 +17,11 @@ import { FolderBufferStore } from '../../node/buffer-folder';
 import { FolderCheckpointStore } from '../../node/checkpoint-folder';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
-import { printJsonLast, progressBar, round } from '../output';
+import { printJsonLast, progressBar, round, terminalSafe } from '../output';
+import { formatDuration, formatProgressLine, ProgressMeter } from '../../core/train/progress';
+import { describeEstimate, estimateDreamCost, type EngineSpeed } from '../../core/train/estimate';
+import { tryOneStep } from '../../core/experience/try-step';
+import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { LLM_OPTION_HELP } from '../experience-options';
 import { parseSettings } from '../settings';
 
@@ -37,12 +41,14 @@ export const trainCommand: CommandSpec = {
     out: { type: 'string', description: 'run folder (default runs/<preset>-<algo>-<seed>)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint (options that conflict with the saved run are refused)' },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
+    estimate: { type: 'boolean', description: 'dream and s2r: try one step with the engine, print the dream\'s cost at its measured speed, and exit without training' },
+    progress: { type: 'integer', description: 'print a live progress line every N seconds while an iteration runs (default 1 on a terminal, 10 otherwise; 0 = off)', min: 0 },
     json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
   },
 };
 
 type TrainOptions = { preset?: string; mode?: string; algo?: string; llm?: string; curriculum?: boolean; seed?: number; iterations?: number;
-  set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+  set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; estimate?: boolean; progress?: number; json?: boolean };
 
 /** A fresh run's config: the preset, then the options, then --set; dreaming needs --llm. */
 function freshConfig(o: TrainOptions, settings: Record<string, unknown>): TrainConfig {
@@ -123,6 +129,10 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   if (config.mode === 'real' && o.llm && !config.llmPrior) process.stderr.write(`--llm ${o.llm} is not used: a real run without llmPrior asks no language model.\n`);
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
+  if (o.estimate) { await estimateOnly(config, o.json === true); return; }
+  if (config.mode !== 'real' && !state) {
+    process.stderr.write(`${describeEstimate(estimateDreamCost(config), formatDuration)} Every figure is an estimate; --estimate measures the engine's speed first.\n`);
+  }
   mkdirSync(out, { recursive: true });
   const deps = await trainerDeps(config, out);
   try {
@@ -135,8 +145,11 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
 interface RunSetup { config: TrainConfig; state: TrainerState | null; store: FolderCheckpointStore; out: string; deps: TrainerDeps; backend: string }
 
 /** Trains to the end (or the engine's stop), checkpointing every iteration, then evaluates and writes summary.json. */
-async function trainAndSummarize(o: TrainOptions, { config, state, store, out, deps, backend }: RunSetup): Promise<void> {
+async function trainAndSummarize(o: TrainOptions, { config, state, store, out, deps: given, backend }: RunSetup): Promise<void> {
   const metricsPath = join(out, 'metrics.jsonl');
+  // Live progress inside an iteration (a language model can take minutes per iteration): a line on stderr.
+  const meter = new ProgressMeter(() => performance.now(), config.iterations);
+  const deps: TrainerDeps = { ...given, progress: meter };
   let trainer: Trainer;
   if (state) {
     trainer = await Trainer.restore(state, config, deps);
@@ -153,8 +166,12 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
   const started = performance.now();
   const perfPath = join(out, 'perf.jsonl');
   const bar = progressBar(`train ${config.preset} ${trainer.config.algo}`);
+  const live = liveLine(meter, o.progress ?? (process.stderr.isTTY ? 1 : 10));
   while (!trainer.finished) {
-    const record = await trainer.runIteration().catch((error: unknown) => { throw stoppedRun(error, trainer, out); });
+    live.iterating = true;
+    const record = await trainer.runIteration().catch((error: unknown) => { live.stop(); throw stoppedRun(error, trainer, out); });
+    live.iterating = false;
+    live.clear();
     // Wall-clock figures (perf/*) go to perf.jsonl so metrics.jsonl stays identical run to run.
     const { perf, rest } = splitPerf(record.metrics);
     appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...roundAll(rest) }) + '\n');
@@ -164,6 +181,7 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
     const phase = trainer.phaseOf(record.iteration);
     bar.update(record.iteration, Math.max(record.iteration, trainer.config.iterations), `${phase} success ${record.metrics['charts/success_rate'].toFixed(2)}${evalText} real ${trainer.realSteps} dream ${trainer.dreamSteps}`);
   }
+  live.stop();
   bar.end();
   const evaluation = await trainer.evaluate(trainer.config.finalEvalEpisodes);
   const summary = {
@@ -178,6 +196,55 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
   trainer.dispose();
   if (o.json) printJsonLast(summary);
   else console.log(`held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`);
+}
+
+/**
+ * The live progress line: every `seconds` while an iteration runs, on stderr — rewritten in place
+ * on a terminal, one line each time otherwise (a log).
+ */
+function liveLine(meter: ProgressMeter, seconds: number): { iterating: boolean; clear(): void; stop(): void } {
+  const tty = process.stderr.isTTY;
+  const state = {
+    iterating: false,
+    clear() { if (tty) process.stderr.write('\r\x1b[K'); },
+    stop() { if (timer) clearInterval(timer); state.clear(); },
+  };
+  const timer = seconds > 0 ? setInterval(() => {
+    if (!state.iterating) return;
+    const line = formatProgressLine(meter.snapshot());
+    process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
+  }, seconds * 1000) : null;
+  timer?.unref();
+  return state;
+}
+
+/**
+ * `train --estimate`: one step tried with the engine (on a held-out task, as Setup's "Try one
+ * step"), then the dream's cost at the measured speed; nothing is trained or written.
+ */
+async function estimateOnly(config: TrainConfig, json: boolean): Promise<void> {
+  if (config.mode === 'real') throw new UsageError('--estimate sizes a dream: use it with --mode dream or s2r.', trainCommand);
+  const buffer = config.retrievalK > 0 ? await bufferFromTrajectories(await loadSeedDataset(config.env, readPublicFile)) : undefined;
+  const { experienceModel } = await buildRunParts({ ...config, mode: 'dream', llmPrior: false, curriculumVariations: 'procedural' },
+    { ...nodeEngineDeps(), ...(buffer ? { buffer } : {}) });
+  const tried = await tryOneStep(experienceModel!, { envId: config.env, clock: () => performance.now() });
+  experienceModel!.dispose?.();
+  const p = tried.prediction;
+  const measured = p.attempts > 0 && !p.cached;
+  const chat = config.llm.startsWith('openai:');
+  const speed: EngineSpeed | undefined = measured ? {
+    secondsPerTransition: tried.ms / 1000, parallel: chat ? config.llmConcurrency : 1, measured: true,
+    source: `measured: one step took ${Math.round(tried.ms)} ms${chat ? `; ${config.llmConcurrency} at once if the server batches them (llmConcurrency)` : ''}`,
+  } : undefined;
+  const tokens = tried.tokens.prompt + tried.tokens.completion;
+  const estimate = estimateDreamCost(config, { ...(speed ? { speed } : {}), ...(measured && chat && tokens > 0 ? { tokensPerTransition: tokens } : {}) });
+  const verdict = p.valid ? `predicted ${p.actionValid ? 'a valid' : 'an invalid'} action, reward ${p.reward}${p.terminated ? ', terminated' : ''}`
+    : `unusable answer (${p.invalidReason ?? 'no reason'})`;
+  process.stderr.write(`try one step (${terminalSafe(tried.label)}): '${terminalSafe(tried.action)}' on task '${terminalSafe(tried.task.instruction)}': ${terminalSafe(verdict)}; ` +
+    `the real env: ${tried.real.valid ? 'valid' : 'invalid'}, reward ${tried.real.reward}; ${tried.tokens.prompt} prompt + ${tried.tokens.completion} answer tokens, ${Math.round(tried.ms)} ms.\n`);
+  const text = `${describeEstimate(estimate, formatDuration)} Every figure is an estimate.`;
+  if (json) printJsonLast({ estimate, try_step: { action: tried.action, valid: p.valid, ms: Math.round(tried.ms), tokens: tried.tokens } });
+  else console.log(text);
 }
 
 /** An engine that stopped answering ends the run with its checkpoint named (the last finished iteration's). */

@@ -19,7 +19,7 @@ import type { ChatModel } from '../llm/types';
 import type { Step } from '../types';
 import { HELD_OUT_SEED_BASE } from '../envs/env';
 import { abstractAdmissible, abstractObservation, bound } from './domain-card';
-import { DEFAULT_PROMPT_OPTIONS, estimatePromptTokens, estimateTokens, type PromptOptions } from './prompts';
+import { DEFAULT_PROMPT_OPTIONS, estimatePromptTokens, estimateTokens, staticShare, type PromptOptions } from './prompts';
 import { ReasoningExperienceModel } from './reasoning-model';
 
 export interface TokenStats { mean: number; p50: number; p90: number; max: number }
@@ -35,6 +35,8 @@ export interface DreamTokenBench {
   total: TokenStats;
   /** Mean examples actually shown (fewer than k when the buffer is small). */
   examplesShown: number;
+  /** Share of the prompt tokens that is the static prefix (system prompt, domain card, output instruction): what prefix caching saves. */
+  staticShare: number;
   rule: string;
 }
 
@@ -66,6 +68,7 @@ export async function benchDreamTokens(options: BenchDreamTokensOptions): Promis
   const card = model.cardFor(envId);
   const promptTokens: number[] = [], completionTokens: number[] = [], totals: number[] = [];
   let examples = 0;
+  let staticTokens = 0;
   for (let i = 0; i < episodes; i++) {
     const episodeSeed = HELD_OUT_SEED_BASE + 500_000 + seed + i;
     const task = definition.generateTask(episodeSeed, [0, 0.25, 0.5, 0.75, 1][i % 5]);
@@ -92,6 +95,7 @@ export async function benchDreamTokens(options: BenchDreamTokensOptions): Promis
         terminated: step.terminated,
       });
       const p = estimatePromptTokens(built.messages);
+      staticTokens += staticShare(built.messages) * p;
       const c = estimateTokens(completion);
       promptTokens.push(p); completionTokens.push(c); totals.push(p + c);
     }
@@ -100,6 +104,7 @@ export async function benchDreamTokens(options: BenchDreamTokensOptions): Promis
     env: envId, transitions: totals.length, k: o.k, historyLength: o.historyLength, reasoning: o.reasoning,
     prompt: stats(promptTokens), completion: stats(completionTokens), total: stats(totals),
     examplesShown: Math.round((examples / Math.max(1, totals.length)) * 100) / 100,
+    staticShare: Math.round((staticTokens / Math.max(1, promptTokens.reduce((a, b) => a + b, 0))) * 1000) / 1000,
     rule: 'tokens ≈ ceil(chars / 4) per text + 4 per chat message; completion = the ideal answer with reasoning at its length bound',
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The experience model's prompts (paper §2.1, §9): the domain card, the task, the last H steps of
  * history, the current state, the action and the top-k retrieved transitions shown as worked
- * examples (state → action → next state, reward), then the output instruction:
+ * examples (state → action → next state, reward), and the output instruction:
  *
  *     {"reasoning": "…", "valid": true, "next_state": {"observation": "…", "admissible": ["…"]},
  *      "reward": 0, "terminated": false}
@@ -9,6 +9,17 @@
  * with the matching JSON schema, every string bounded by `maxLength` and the reward an enum
  * [0, 1] (webllm.md §2: a weak model must not be able to ramble inside a string until
  * max_tokens). Reasoning comes first, so the state and reward are written after it (Eq. 4).
+ *
+ * Prefix reuse: every prompt starts with its STATIC part — the system message holds what the
+ * model is, the domain card and the output instruction (the schema's shape in words; the schema
+ * itself goes with the request) and is the same for every call of a run. Then the user message,
+ * ordered from what many calls share to what only this call has: the task (an episode and its
+ * GRPO group), the history (grows step by step), the state and its admissible actions (the G
+ * rollouts of a group at one state), the retrieved examples (they depend on the action too), and
+ * the action last. Servers with prefix caching (vLLM's automatic prefix caching, llama-server's
+ * `cache_prompt`) and multi-round chat engines reuse the longest shared prefix; `staticShare`
+ * reports how much of a prompt the static part is. Each ablation changes only its own part: k the
+ * examples, H the history line, reasoning the output instruction and the schema.
  *
  * Dream cost is output tokens (design.md §4), so everything is compact: abstract states
  * (domain-card.ts), bounded reasoning, bounded examples. The paper's ablations are switches:
@@ -161,12 +172,8 @@ export function systemPrompt(card: DomainCard, options: PromptOptions): string {
 /** The prompt of one dreamed step (M_exp's inputs, paper Eq. 4). */
 export function buildNextPrompt(input: NextPromptInput, options: PromptOptions = DEFAULT_PROMPT_OPTIONS): BuiltPrompt {
   const { card, task, state, action } = input;
+  // Most shared first (the file comment): task, history, state, examples, action.
   const lines: string[] = [`Task: ${collapse(task.instruction)}`];
-  const examples = options.k > 0 ? input.retrieved.slice(0, options.k) : [];
-  if (examples.length) {
-    lines.push(`Similar transitions (state => action => next${card.showAdmissible ? ' {admissible}' : ''}; reward 0 unless END):`);
-    examples.forEach((t, i) => lines.push(renderExample(card, t, i, options)));
-  }
   // History: the last H state-changing steps (no-ops change nothing and are skipped).
   const steps = options.historyLength > 0 ? input.history.filter((s) => s.valid).slice(-options.historyLength) : [];
   if (steps.length) {
@@ -174,6 +181,11 @@ export function buildNextPrompt(input: NextPromptInput, options: PromptOptions =
   }
   lines.push(`State: ${abstractObservation(card, state.text, options.stateChars)}`);
   if (card.showAdmissible) lines.push(`Admissible: ${renderList(abstractAdmissible(card, state.admissible), options.admissibleListChars)}`);
+  const examples = options.k > 0 ? input.retrieved.slice(0, options.k) : [];
+  if (examples.length) {
+    lines.push(`Similar transitions (state => action => next${card.showAdmissible ? ' {admissible}' : ''}; reward 0 unless END):`);
+    examples.forEach((t, i) => lines.push(renderExample(card, t, i, options)));
+  }
   lines.push(`Action: ${action}`);
   return {
     messages: [{ role: 'system', content: systemPrompt(card, options) }, { role: 'user', content: lines.join('\n') }],
@@ -213,4 +225,14 @@ export function estimateTokens(text: string): number {
 /** Rough token count of a chat prompt: the texts plus 4 tokens of chat template per message. */
 export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
   return messages.reduce((sum, m) => sum + estimateTokens(m.content) + 4, 0);
+}
+
+/**
+ * The share of a prompt's (estimated) tokens that is its static prefix — the leading system
+ * message, the same for every call of a run — which a server with prefix caching computes once.
+ */
+export function staticShare(messages: readonly ChatMessage[]): number {
+  const total = estimatePromptTokens(messages);
+  const prefix = messages[0]?.role === 'system' ? estimatePromptTokens(messages.slice(0, 1)) : 0;
+  return total > 0 ? prefix / total : 0;
 }

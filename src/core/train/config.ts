@@ -122,11 +122,22 @@ export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'diff
   finalEvalEpisodes: 200, realStepBudget: 40_000, llmTimeoutMs: 60_000, llmRetries: 2, llmConcurrency: 4, llmMaxFailures: 8,
 };
 
+/** The LLM demo presets' settings (see PRESETS). */
+const LLM_DEMO: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
+  ...TRAIN_DEFAULTS, algo: 'ppo', iterations: 30, tasksPerIteration: 4, groupSize: 4, curriculum: true,
+  learningRate: 6e-3, learningRateSchedule: 'cosine', updateEpochs: 8, evalInterval: 10, evalEpisodes: 50,
+};
+
 export const PRESETS: Record<string, TrainConfig> = {
   'webshop-easy': { ...TRAIN_DEFAULTS, preset: 'webshop-easy', env: 'webshop-lite-v0', difficulty: 0, iterations: 100 },
   'webshop-medium': { ...TRAIN_DEFAULTS, preset: 'webshop-medium', env: 'webshop-lite-v0', difficulty: 0.5, iterations: 100, realStepBudget: 80_000 },
   'household-easy': { ...TRAIN_DEFAULTS, preset: 'household-easy', env: 'household-v0', difficulty: 0, iterations: 60, realStepBudget: 120_000 },
   'household-medium': { ...TRAIN_DEFAULTS, preset: 'household-medium', env: 'household-v0', difficulty: 0.5, iterations: 100, realStepBudget: 200_000 },
+  // Sized for a language model dreaming at a few transitions per second: a few thousand dreamed
+  // transitions in all, PPO with more update epochs per batch and a decaying learning rate.
+  // Tuned with the noisy oracle (oracle:0.1,0.1, 3 seeds; README "What to expect per engine").
+  'webshop-llm-demo': { ...LLM_DEMO, preset: 'webshop-llm-demo', env: 'webshop-lite-v0', difficulty: 0 },
+  'household-llm-demo': { ...LLM_DEMO, preset: 'household-llm-demo', env: 'household-v0', difficulty: 0 },
 };
 
 export class ConfigError extends Error {

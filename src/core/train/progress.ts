@@ -57,6 +57,8 @@ export interface LiveProgress {
   /** Over the last minute (or since the meter started, if sooner). */
   tokensPerSecond: number;
   transitionsPerSecond: number;
+  /** Answers the engine really gave per second (cache hits and refused no-ops left out): its speed. */
+  callsPerSecond: number;
   windowSeconds: number;
   /** Cache hits per prediction, this iteration (null before the first prediction). */
   cacheHitRate: number | null;
@@ -82,8 +84,8 @@ export class ProgressMeter implements IterationProgressHook {
   private current = noCounts();
   private readonly total = noCounts();
   private planned = 0;
-  /** (time, tokens) of each step in the last minute. */
-  private events: { at: number; tokens: number }[] = [];
+  /** Each step of the last minute: when, its tokens, whether the engine was really called. */
+  private events: { at: number; tokens: number; call: boolean }[] = [];
   private finishedSeconds: number[] = [];
 
   /** `iterations`: how many the run has (the run's time left counts the rest); `clock`: ms, monotonic. */
@@ -108,7 +110,8 @@ export class ProgressMeter implements IterationProgressHook {
   stepDone(result: StepResult): void {
     const tokens = countStep(this.current, result);
     countStep(this.total, result);
-    this.events.push({ at: this.clock(), tokens });
+    const dream = result.info.dream;
+    this.events.push({ at: this.clock(), tokens, call: dream?.predicted === true && !dream.cached });
     this.planned = Math.max(this.planned, this.current.steps);
   }
 
@@ -140,7 +143,8 @@ export class ProgressMeter implements IterationProgressHook {
     return {
       iteration: this.iteration, iterations: this.iterations, phase: this.phase, stage: this.currentStage,
       done: c.steps, planned: Math.max(this.planned, c.steps), current: { ...c }, total: { ...this.total },
-      tokensPerSecond: perSecond(this.events.reduce((s, e) => s + e.tokens, 0)), transitionsPerSecond, windowSeconds: windowMs / 1000,
+      tokensPerSecond: perSecond(this.events.reduce((s, e) => s + e.tokens, 0)), transitionsPerSecond,
+      callsPerSecond: perSecond(this.events.filter((e) => e.call).length), windowSeconds: windowMs / 1000,
       cacheHitRate: c.predictions > 0 ? c.cacheHits / c.predictions : null,
       iterationSeconds: (now - this.iterationStarted) / 1000, iterationSecondsLeft, runSecondsLeft,
     };

@@ -72,7 +72,7 @@ describe('the Experience model worker', () => {
 
     const progress: ExpModelProgress[] = [];
     const evaluation: Evaluation = await client.evaluate({ path: 'local/tiny', env: ENV, audit: 4, samples: 2, seed: 0, backend: 'wasm' }, (p) => progress.push(p));
-    expect(evaluation.label).toMatch(/^learned tiny \(k=4, H=4\)$/);
+    expect(evaluation.label).toMatch(/^learned tiny \(k=4, H=4, T=0.7\)$/);
     expect(evaluation.audit!.report).toMatchObject({ env: ENV, n: 4 });
     for (const key of ['reward_accuracy', 'terminated_accuracy', 'admissible_jaccard', 'observation_f1', 'invalid_rate'] as const) {
       const v = evaluation.audit!.report[key];

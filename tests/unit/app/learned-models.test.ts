@@ -126,7 +126,7 @@ describe('shipped models (fetched from the app) and the page loader', () => {
     await store.saveModel('mine', result, 1);
     const get = serving({ [`models/${ENV}/model.json`]: result.manifest, [`models/${ENV}/weights.bin`]: result.weights });
     const shipped = await loadPageLearnedModel(`models/${ENV}`, { buffer, env: ENV, k: 2, historyLength: 1 }, { fetch: get, base: BASE });
-    expect(shipped.label).toBe('learned tiny (k=2, H=1)');
+    expect(shipped.label).toBe('learned tiny (k=2, H=1, T=0.7)');
     shipped.dispose();
     const local = await loadPageLearnedModel('local/mine', { env: ENV }, { store });
     expect(local.label).toMatch(/^learned tiny/);
@@ -169,7 +169,7 @@ describe('shipped models (fetched from the app) and the page loader', () => {
     await defaultLearnedStore().saveModel('for-trainer', result, 1);
     const config = { ...TRAIN_DEFAULTS, env: ENV, mode: 'dream', llm: 'learned:local/for-trainer', llmPrior: false, curriculumVariations: 'procedural' } as unknown as TrainConfig;
     const deps = await trainerDeps(config);
-    expect(deps.experienceModel?.label).toMatch(/^learned tiny \(k=\d+, H=\d+\)$/);
+    expect(deps.experienceModel?.label).toMatch(/^learned tiny \(k=\d+, H=\d+, T=0.7\)$/);
     await expect(trainerDeps({ ...config, llmPrior: true })).rejects.toThrow(/'llmPrior' needs a language model, .* not a chat model/);
     await expect(trainerDeps({ ...config, env: 'household-v0' })).rejects.toThrow(/this run's environment is household-v0/);
     await expect(trainerDeps({ ...config, llm: 'learned:local/none' })).rejects.toThrow(/No learned model named 'none'/);

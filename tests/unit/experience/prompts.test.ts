@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
-import { buildInitialPrompt, buildNextPrompt, DEFAULT_PROMPT_OPTIONS, nextStateSchema } from '../../../src/core/experience/prompts';
+import { buildInitialPrompt, buildNextPrompt, DEFAULT_PROMPT_OPTIONS, estimatePromptTokens, nextStateSchema, staticShare } from '../../../src/core/experience/prompts';
 import { builtInDomainCard } from '../../../src/core/experience/domain-card';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 import { answer, contextAt, HOUSEHOLD, rollouts, smallBuffer, WEBSHOP } from './fixtures';
@@ -87,7 +87,45 @@ describe('experience prompts', () => {
     expect(chat.promptText()).not.toContain('Similar transitions');
   });
 
-  it('WebShop prompts use abstract pages: no instruction header, no [SEP], no page buttons', async () => {
+  it('start with the static part (same for every call), then task, history, state, examples, action; each ablation changes only its own part', async () => {
+    const buffer = await smallBuffer(HOUSEHOLD, 10);
+    const episode = (await rollouts(HOUSEHOLD, 2, 91_000))[1];
+    const card = builtInDomainCard(HOUSEHOLD)!;
+    const promptAt = async (t: number, options = DEFAULT_PROMPT_OPTIONS) => {
+      const ctx = contextAt(episode, t);
+      const retrieved = (await buffer.retrieve({ instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action }, 4, { env: HOUSEHOLD, diverse: true, validOnly: true })).map((h) => h.transition);
+      return buildNextPrompt({ card, ...ctx, retrieved }, options);
+    };
+    const a = await promptAt(3);
+    const b = await promptAt(5);
+    // The system message is the static part: identical for two different steps, and first.
+    expect(a.messages[0].role).toBe('system');
+    expect(a.messages[0].content).toBe(b.messages[0].content);
+    expect(a.messages[0].content).toContain(card.text);
+    expect(a.messages[0].content).toContain('Reply JSON only');
+    const share = staticShare(a.messages);
+    expect(share).toBeGreaterThan(0.3);
+    expect(share).toBeLessThan(1);
+    expect(share).toBeCloseTo(estimatePromptTokens(a.messages.slice(0, 1)) / estimatePromptTokens(a.messages));
+    // The user message, most shared first.
+    const heads = a.messages[1].content.split('\n').map((l) => l.split(':')[0].replace(/^\d\. .*/, 'example'));
+    expect(heads.filter((h, i) => h !== heads[i - 1])).toEqual(['Task', 'Recent steps', 'State', 'Admissible', 'Similar transitions (state => action => next {admissible}; reward 0 unless END)', 'example', 'Action']);
+
+    // Ablations: each changes only its own part.
+    const lines = (p: typeof a) => p.messages[1].content.split('\n');
+    const noHistory = await promptAt(3, { ...DEFAULT_PROMPT_OPTIONS, historyLength: 0 });
+    expect(noHistory.messages[0]).toEqual(a.messages[0]);
+    expect(lines(noHistory)).toEqual(lines(a).filter((l) => !l.startsWith('Recent steps: ')));
+    const noExamples = await promptAt(3, { ...DEFAULT_PROMPT_OPTIONS, k: 0 });
+    expect(noExamples.messages[0]).toEqual(a.messages[0]);
+    expect(lines(noExamples)).toEqual(lines(a).filter((l) => !l.startsWith('Similar transitions') && !/^\d\. /.test(l)));
+    const noReasoning = await promptAt(3, { ...DEFAULT_PROMPT_OPTIONS, reasoning: false });
+    expect(noReasoning.messages[1]).toEqual(a.messages[1]);
+    expect(noReasoning.messages[0].content).not.toBe(a.messages[0].content);
+    expect(noReasoning.messages[0].content.split('\n').slice(0, 2)).toEqual(a.messages[0].content.split('\n').slice(0, 2));
+  });
+
+    it('WebShop prompts use abstract pages: no instruction header, no [SEP], no page buttons', async () => {
     const [episode] = await rollouts(WEBSHOP, 1, 93_000);
     const ctx = contextAt(episode, 1); // a results page
     const prompt = buildNextPrompt({ card: builtInDomainCard(WEBSHOP)!, ...ctx, retrieved: [] });

@@ -20,13 +20,21 @@ import type { Observation, Task, Transition } from '../../types';
 import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type DomainCard } from '../domain-card';
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
-import { buildMasks, decodeBatch, type AnswerKind, type DecodeLimits } from './decode';
+import { buildMasks, decodeBatch, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
 import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, type FormatOptions, type Sequence } from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
 
+/** Decodes one batch somewhere else (a worker thread with its own copy of the network). */
+export type BatchDecoder = (batch: { contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling }) => Promise<Decoded[]>;
+
 export interface LearnedModelOptions {
+  /**
+   * Decoders in other threads: a batch is split among them (rows are independent, so the answers
+   * are the same as decoding here). Absent: this thread decodes.
+   */
+  decoders?: readonly BatchDecoder[];
   /** Where retrieved examples come from (real transitions only). None: no examples. */
   buffer?: ReplayBuffer;
   /** Examples and history shown; at most what the model was trained with (default: that). */
@@ -47,6 +55,21 @@ export interface LearnedModelOptions {
    */
   temperature?: number;
   seed?: number;
+  /** Called once on dispose (e.g. to stop the decoder threads). */
+  release?: () => void;
+}
+
+/** One decoded request: the answer read back, its raw text with markers, and what it cost. */
+interface Decoding {
+  text: ReturnType<typeof decodeAnswer> | ReturnType<typeof decodeState>;
+  raw: string;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+  /** Why nothing could be decoded (the batch failed). */
+  error?: string;
+  /** An identical request of the same batch was decoded for it (a cache hit in all but name). */
+  shared?: boolean;
 }
 
 interface Pending {
@@ -54,8 +77,7 @@ interface Pending {
   key: string;
   build: () => Promise<Sequence>;
   prompt: Tokens;
-  /** `shared`: an identical request of the same batch was decoded for it (a cache hit in all but name). */
-  resolve: (result: { text: ReturnType<typeof decodeAnswer> | ReturnType<typeof decodeState>; raw: string; promptTokens: number; completionTokens: number; ms: number; error?: string; shared?: boolean }) => void;
+  resolve: (result: Decoding) => void;
 }
 
 export interface LearnedModelStats { batches: number; rows: number; decodedRows: number; cacheHits: number }
@@ -127,7 +149,7 @@ export class LearnedExperienceModel implements ExperienceModel {
     return prediction;
   }
 
-  private toPrediction(ctx: DreamContext, result: Parameters<Pending['resolve']>[0]): Prediction {
+  private toPrediction(ctx: DreamContext, result: Decoding): Prediction {
     const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
     const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
     const base = { reasoning: '', usage, attempts: result.shared ? 0 : 1, notes: [] as string[], raw: result.raw, ...(result.shared ? { cached: true } : {}) };
@@ -156,7 +178,7 @@ export class LearnedExperienceModel implements ExperienceModel {
 
   // ---- batching ----------------------------------------------------------------------------------
 
-  private enqueue(kind: AnswerKind, key: string, prompt: Tokens, build: () => Promise<Sequence>): Promise<Parameters<Pending['resolve']>[0]> {
+  private enqueue(kind: AnswerKind, key: string, prompt: Tokens, build: () => Promise<Sequence>): Promise<Decoding> {
     return new Promise((resolve) => {
       this.queue.push({ kind, key, build, prompt, resolve });
       if (!this.scheduled) {
@@ -189,8 +211,7 @@ export class LearnedExperienceModel implements ExperienceModel {
       const started = this.now();
       try {
         const contexts = await Promise.all(chunk.map((g) => g[0].build()));
-        const decoded = await decodeBatch(this.net, this.tokenizer, this.masks, contexts, chunk.map((g) => g[0].prompt), chunk.map((g) => g[0].kind), this.limits,
-          { temperature: this.temperature, seed: this.options.seed ?? 0 });
+        const decoded = await this.decode(contexts, chunk.map((g) => g[0].prompt), chunk.map((g) => g[0].kind));
         const ms = (this.now() - started) / chunk.length;
         this.stats.batches++;
         this.stats.decodedRows += chunk.length;
@@ -208,8 +229,21 @@ export class LearnedExperienceModel implements ExperienceModel {
     }
   }
 
+  /** One batch, here or split among the decoder threads (in row order, so the result is the same). */
+  private async decode(contexts: Sequence[], prompts: Tokens[], kinds: AnswerKind[]): Promise<Decoded[]> {
+    const sampling = { temperature: this.temperature, seed: this.options.seed ?? 0 };
+    const decoders = this.options.decoders ?? [];
+    if (decoders.length < 2 || contexts.length < 2 * decoders.length) return decodeBatch(this.net, this.tokenizer, this.masks, contexts, prompts, kinds, this.limits, sampling);
+    const size = Math.ceil(contexts.length / decoders.length);
+    const parts = decoders.filter((_, i) => i * size < contexts.length).map((decoder, i) => decoder({
+      contexts: contexts.slice(i * size, (i + 1) * size), prompts: prompts.slice(i * size, (i + 1) * size), kinds: kinds.slice(i * size, (i + 1) * size), sampling,
+    }));
+    return (await Promise.all(parts)).flat();
+  }
+
   dispose(): void {
     this.net.dispose();
     this.masks.table.dispose();
+    this.options.release?.();
   }
 }

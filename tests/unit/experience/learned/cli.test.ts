@@ -39,6 +39,22 @@ describe('dreamgym expmodel', () => {
     expect(err.join('\n')).toMatch(/trained on 'household-v0', not 'webshop-lite-v0'/);
   }, 120_000);
 
+  it('trains an imported domain end to end with no server: domain import, expmodel train --domain, domain train --llm learned:', async () => {
+    const data = join(dir, 'chores.jsonl');
+    expect(await main(['rollout', 'household-v0', '--policy', 'expert', '--episodes', '10', '--seed', '60', '--out', data])).toBe(0);
+    const domains = join(dir, 'domains');
+    expect(await main(['domain', 'import', data, '--name', 'chores', '--dir', domains, '--json'])).toBe(0);
+    const model = join(dir, 'chores-model');
+    expect(await main(['expmodel', 'train', '--domain', 'chores', '--dir', domains, '--out', model, '--epochs', '1', '--d-model', '16', '--json'])).toBe(0);
+    expect(lastJson().env).toBe('byo:chores');
+    expect(await main(['domain', 'train', '--name', 'chores', '--dir', domains, '--llm', `learned:${model}`, '--iterations', '1',
+      '--tasks-per-iteration', '2', '--group-size', '2', '--eval-episodes', '1', '--audit-n', '2', '--json'])).toBe(0);
+    const trained = lastJson();
+    expect(trained.experience_model).toMatch(/^learned domain chores/);
+    expect(trained.real_steps).toBe(0);
+    expect(trained.dream_steps).toBeGreaterThan(0);
+  }, 120_000);
+
   it('exports TRL messages and explains bad options', async () => {
     const file = join(dir, 'sft.jsonl');
     expect(await main(['expmodel', 'export-sft', '--env', 'household-v0', '--out', file, '--json'])).toBe(0);

@@ -14,7 +14,7 @@ import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buf
 import { rolloutEpisode, makeBaselinePolicy } from '../../../../src/core/data/rollout';
 import { Rng } from '../../../../src/core/rng';
 import type { Task, Trajectory } from '../../../../src/core/types';
-import { readModelFolder, writeModelFolder } from '../../../../src/node/model-folder';
+import { loadModelFolder, readModelFolder, writeModelFolder } from '../../../../src/node/model-folder';
 
 const ENV = 'webshop-lite-v0';
 const card = builtInDomainCard(ENV)!;
@@ -121,6 +121,23 @@ describe('learned experience model', () => {
     expect(one.stats.batches).toBeGreaterThan(many.stats.batches);
     expect(many.stats.rows / many.stats.batches).toBeGreaterThan(1); // concurrent calls became batches
     result.network.dispose();
+  }, 120_000);
+
+  it('decodes the same answers in worker threads (a batch split between them)', async () => {
+    const { buffer, result } = await tinyTrained(1);
+    const dir = join(mkdtempSync(join(tmpdir(), 'learned-threads-')), 'model');
+    writeModelFolder(dir, result);
+    result.network.dispose();
+    const t = trajectories[0];
+    const contexts = t.steps.map((s, i) => ({ task: t.task, history: t.steps.slice(0, i), state: { text: s.observation, admissible: s.admissible, task: t.task }, action: s.action }));
+    const ask = async (threads: number) => {
+      const model = await loadModelFolder(dir, { buffer, transitionCache: false, threads });
+      expect(model.options.decoders?.length ?? 1).toBe(threads);
+      const answers = await Promise.all([...contexts, ...contexts.map((c) => ({ ...c, action: c.state.admissible.at(-1)! }))].map((c) => model.next(c)));
+      model.dispose();
+      return answers.map((a) => [a.raw, a.next.text, a.reward, a.terminated, a.valid]);
+    };
+    expect(await ask(2)).toEqual(await ask(1));
   }, 120_000);
 
   it('keeps tf.memory flat across dream steps', async () => {
