@@ -5,6 +5,8 @@
  * invalid-answer rate, tokens and ms per transition. See src/core/experience/audit.ts.
  */
 import { auditDetailed } from '../../core/experience/audit';
+import { recordGreedyEpisode } from '../../core/train/evaluate';
+import { loadRunAgent } from './train';
 import { formatLlmSpec } from '../../core/llm/spec';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, terminalSafe } from '../output';
@@ -15,33 +17,36 @@ import {
 export const auditCommand: CommandSpec = {
   name: 'audit',
   summary: "measure an experience model against the real env on held-out transitions (reward accuracy, Jaccard, F1, cost)",
-  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL [--n N] [--seed S] [--k K] [--history H] [--no-reasoning] [--set llmTimeoutMs=…] [--json]',
+  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH [--n N] [--seed S] [--agent RUN_DIR] [--k K] [--history H] [--no-reasoning] [--set llmTimeoutMs=…] [--json]',
   options: {
     env: { type: 'string', description: 'environment id' },
     llm: { type: 'string', description: LLM_OPTION_HELP },
     n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1 },
     seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0, min: 0 },
+    agent: { type: 'string', description: 'a run folder: its trained agent plays the audited episodes (the states a dream-trained policy reaches) instead of the expert and a random policy' },
     ...experienceModelOptions,
     json: { type: 'boolean', description: 'print the audit as JSON on the last line' },
   },
 };
 
 export async function runAudit(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; llm?: string; n: number; seed: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; json?: boolean };
+  const o = args.options as { env?: string; llm?: string; n: number; seed: number; agent?: string; k: number; history: number; 'no-reasoning'?: boolean; set?: string; json?: boolean };
   const envId = requireEnv(o.env, auditCommand);
   const llm = parseLlmOption(o.llm, auditCommand);
   checkModelSettings(o, auditCommand);
   const settings = llmSettingsOption(o.set, auditCommand);
   const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings });
+  const agent = o.agent ? await loadRunAgent(o.agent) : null;
   const bar = progressBar(`audit ${envId}`);
   const details = await auditDetailed(model, { envId, n: o.n, seed: o.seed, llm: formatLlmSpec(llm), maxFailures: settings.llmMaxFailures,
-    onProgress: (done, total) => bar.update(done, total) });
+    ...(agent ? { player: { name: 'agent', play: (env, task, seed) => recordGreedyEpisode(agent.trainer.policy, env, task, seed) } } : {}),
+    onProgress: (done, total) => bar.update(done, total) }).finally(() => agent?.close());
   bar.end();
   const r = details.report;
   if (o.json) { printJsonLast(r); return; }
   const pct = (x: number | null) => (x === null ? 'n/a' : x.toFixed(4));
   console.log([
-    `${terminalSafe(model.label)} on ${envId}: ${r.n} held-out transitions (${details.outcomeSteps} outcome-bearing, ${details.probes} inadmissible probes)`,
+    `${terminalSafe(model.label)} on ${envId}: ${r.n} held-out transitions ${agent ? `of the agent of ${terminalSafe(o.agent!)} ` : ''}(${details.outcomeSteps} outcome-bearing, ${details.probes} inadmissible probes)`,
     `  valid agreement       ${pct(r.valid_agreement)}`,
     `  reward accuracy       ${pct(r.reward_accuracy)}   (1 − ε̂_R, outcome-bearing steps; all steps: ${pct(details.rewardAccuracyAllSteps)})`,
     `  terminated accuracy   ${pct(r.terminated_accuracy)}`,

@@ -267,7 +267,7 @@ function invalidRate(metricsPath: string): number {
  * (seeded once from the env's shipped offline dataset; dreamed and real transitions are added as
  * the run goes). The clock gives the perf/* metrics.
  */
-async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDeps> {
+export async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDeps> {
   const buffer = config.mode === 'real' ? undefined : await runBuffer(config.env, out);
   const parts = await buildRunParts(config, { ...nodeEngineDeps(), ...(buffer ? { buffer } : {}) });
   return { ...parts, ...(buffer ? { buffer, now: () => Date.now() } : {}), clock: () => performance.now() };
@@ -312,17 +312,23 @@ export async function runEval(args: ParsedArgs): Promise<void> {
   const o = args.options as { run?: string; episodes: number; backend: 'wasm' | 'cpu'; json?: boolean };
   if (!o.run) throw new UsageError('eval needs --run DIR (a folder written by train).', evalCommand);
   await initBackend(o.backend);
-  const state = await new FolderCheckpointStore(join(o.run, 'checkpoint')).load();
-  if (!state) throw new Error(`No checkpoint in ${join(o.run, 'checkpoint')}: train first, or check the folder.`);
-  // Evaluation plays the real env with the policy (and its LLM prior, if it trained with one):
-  // no dream and no task generation, so a dream or s2r checkpoint restores as a real-mode trainer.
-  const asReal = { mode: 'real', curriculumVariations: 'procedural' } as const;
-  const deps = await trainerDeps({ ...state.config, ...asReal }, o.run);
-  const trainer = await Trainer.restore(state, asReal, deps);
-  const evaluation = await trainer.evaluate(o.episodes).finally(() => deps.buffer?.store.close());
-  trainer.dispose();
-  const result = { run: o.run, preset: state.config.preset, algo: state.config.algo, iteration: state.iteration,
+  const agent = await loadRunAgent(o.run);
+  const evaluation = await agent.trainer.evaluate(o.episodes).finally(() => agent.close());
+  const { config, iteration } = agent.trainer;
+  const result = { run: o.run, preset: config.preset, algo: config.algo, iteration,
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes } };
   if (o.json) printJsonLast(result);
   else console.log(`${o.run}: held-out success ${result.eval.success}, score ${result.eval.score} over ${result.eval.episodes} tasks`);
 }
+
+/** The greedy agent of a run folder's checkpoint, for playing real episodes (eval, the on-policy audit). */
+export async function loadRunAgent(run: string): Promise<{ trainer: Trainer; close(): Promise<void> }> {
+  const state = await new FolderCheckpointStore(join(run, 'checkpoint')).load();
+  if (!state) throw new Error(`No checkpoint in ${join(run, 'checkpoint')}: train first, or check the folder.`);
+  // The agent plays the real env (with its LLM prior, if it trained with one): no dream, no task generation.
+  const asReal = { mode: 'real', curriculumVariations: 'procedural' } as const;
+  const deps = await trainerDeps({ ...state.config, ...asReal }, run);
+  const trainer = await Trainer.restore(state, asReal, deps);
+  return { trainer, close: async () => { trainer.dispose(); await deps.buffer?.store.close(); } };
+}
+

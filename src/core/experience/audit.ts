@@ -32,9 +32,9 @@
  */
 import { Rng } from '../rng';
 import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
-import { HELD_OUT_SEED_BASE } from '../envs/env';
+import { HELD_OUT_SEED_BASE, type Env } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
-import type { Observation, Step, StepResult, Task } from '../types';
+import type { Observation, Step, StepResult, Task, Trajectory } from '../types';
 import { isOutcomeStep } from './noisy-oracle';
 import { EngineFailureGuard } from './engine-failures';
 import { outcomeOf, type ExperienceModel, type Prediction } from './types';
@@ -56,6 +56,12 @@ export interface AuditOptions {
   probeShare?: number;
   /** Step limit (default: the env's). */
   stepLimit?: number;
+  /**
+   * Who plays the audited episodes (default: the expert and a random policy in turn). Give a
+   * trained agent to audit the states the agent itself reaches in the real env: a dream-trained
+   * policy goes where the model is wrong, which expert and random data do not show.
+   */
+  player?: { name: string; play(env: Env, task: Task, seed: number): Promise<Trajectory> };
   /** Failed engine calls in a row that stop the audit (default: TRAIN_DEFAULTS.llmMaxFailures). */
   maxFailures?: number;
   onProgress?: (done: number, total: number) => void;
@@ -82,7 +88,8 @@ export interface AuditReport {
 
 export interface AuditRecord {
   episodeSeed: number;
-  policy: 'expert' | 'random';
+  /** Who played the episode: expert, random, or the audited agent's name. */
+  policy: string;
   stepIndex: number;
   action: string;
   probe: boolean;
@@ -148,7 +155,7 @@ function round(x: number, digits = 4): number {
 
 interface Sample {
   episodeSeed: number;
-  policy: 'expert' | 'random';
+  policy: string;
   task: Task;
   history: Step[];
   state: Observation;
@@ -158,12 +165,15 @@ interface Sample {
 }
 
 /** The i-th audited transition (deterministic in seed and i). */
-async function sampleTransition(envId: string, i: number, seed: number, endShare: number, probeShare: number, stepLimit: number): Promise<Sample> {
+async function sampleTransition(envId: string, i: number, seed: number, endShare: number, probeShare: number, stepLimit: number,
+  player?: AuditOptions['player']): Promise<Sample> {
   const definition = getEnvDefinition(envId);
   const episodeSeed = HELD_OUT_SEED_BASE + seed + i;
-  const policyName = i % 2 === 0 ? 'expert' : 'random';
+  const policyName = player?.name ?? (i % 2 === 0 ? 'expert' : 'random');
   const task = definition.generateTask(episodeSeed, LEVELS[Math.floor(i / 2) % LEVELS.length]);
-  const trajectory = await rolloutEpisode(makeEnv(envId, { stepLimit }), makeBaselinePolicy(policyName), { seed: episodeSeed, task });
+  const env = makeEnv(envId, { stepLimit });
+  const trajectory = player ? await player.play(env, task, episodeSeed)
+    : await rolloutEpisode(env, makeBaselinePolicy(policyName), { seed: episodeSeed, task });
   const rng = Rng.fromSeed(seed, 'audit', String(i));
   const last = trajectory.steps.length - 1;
   const t = rng.bool(endShare) ? last : rng.int(0, last);
@@ -209,7 +219,7 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
     if (options.signal?.aborted) throw new Error('audit aborted');
     const chunk: { sample: Awaited<ReturnType<typeof sampleTransition>>; real: Awaited<ReturnType<typeof realStep>> }[] = [];
     for (let i = start; i < Math.min(n, start + chunkSize); i++) {
-      const sample = await sampleTransition(envId, i, seed, endShare, probeShare, stepLimit);
+      const sample = await sampleTransition(envId, i, seed, endShare, probeShare, stepLimit, options.player);
       chunk.push({ sample, real: await realStep(envId, sample) });
     }
     const predictions = await Promise.all(chunk.map(({ sample }) =>

@@ -52,11 +52,11 @@ const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition
 export function assumedSpeed(llm: string, config: Pick<TrainConfig, 'llmConcurrency'>): EngineSpeed {
   const kind: EngineKind = parseLlmSpec(llm).kind;
   switch (kind) {
-    case 'webllm': return { secondsPerTransition: 3, parallel: 1, measured: false, source: 'assumed: WebLLM, a 0.5–1.5B model on a laptop GPU (≈ 3 s per transition)' };
-    case 'wllama': return { secondsPerTransition: 20, parallel: 1, measured: false, source: 'assumed: wllama, a 0.5B Q4 model on a laptop CPU (≈ 20 s per transition)' };
+    case 'webllm': return { secondsPerTransition: 3, parallel: 1, measured: false, source: 'assumed: WebLLM, a 0.5–1.5B model on a laptop GPU' };
+    case 'wllama': return { secondsPerTransition: 20, parallel: 1, measured: false, source: 'assumed: wllama, a 0.5B Q4 model on a laptop CPU' };
     case 'openai': return { secondsPerTransition: 2, parallel: config.llmConcurrency, measured: false,
-      source: `assumed: a local server, ≈ 2 s per call, ${config.llmConcurrency} at once if it batches (llmConcurrency)` };
-    case 'learned': return { secondsPerTransition: 0.01, parallel: 1, measured: false, source: 'assumed: the learned model, ≈ 100 transitions/s in batches' };
+      source: `assumed: a local server, ${config.llmConcurrency} calls at once if it batches them (llmConcurrency)` };
+    case 'learned': return { secondsPerTransition: 0.01, parallel: 1, measured: false, source: 'assumed: the learned model, decoding in batches' };
     case 'oracle': return { secondsPerTransition: 0.001, parallel: 1, measured: false, source: 'the noisy oracle: no model calls, only real env steps' };
   }
 }

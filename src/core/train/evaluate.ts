@@ -3,7 +3,7 @@
  * never used for training, all episodes stepped together in chunks for batched inference.
  */
 import { Rng } from '../rng';
-import type { Observation, Task } from '../types';
+import type { Observation, Step, StepResult, Task, Trajectory } from '../types';
 import { HELD_OUT_SEED_BASE, type Env } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { CandidatePolicy } from '../policy/policy';
@@ -63,4 +63,28 @@ export async function evaluatePolicy(policy: CandidatePolicy, envId: string, dif
     }
   }
   return { success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
+}
+
+/** One greedy episode of `policy` in a real env, recorded as a trajectory (the on-policy audit plays these). */
+export async function recordGreedyEpisode(policy: CandidatePolicy, env: Env, task: Task, seed: number, name = 'agent'): Promise<Trajectory> {
+  const rng = Rng.fromSeed(seed, 'greedy-record');
+  let obs = await env.reset({ seed, task });
+  const steps: Step[] = [];
+  const stepLimit = getEnvDefinition(env.id).defaultStepLimit;
+  let result: StepResult | null = null;
+  while (obs.admissible.length > 0) {
+    const acted = await policy.act([{ instruction: task.instruction, observation: obs.text, admissible: obs.admissible, step: steps.length,
+      maxSteps: stepLimit, previousActions: steps.map((s) => s.action) }], rng, { greedy: true });
+    const action = acted.actions[0];
+    result = await env.step(action);
+    steps.push({ observation: obs.text, admissible: obs.admissible, action, reward: result.reward, terminated: result.terminated, truncated: result.truncated, valid: result.info.valid });
+    obs = result;
+    if (result.terminated || result.truncated) break;
+  }
+  const success = result?.info.success ?? false;
+  return {
+    format: 'dreamgym-trajectory/1', id: `${env.id}/${name}/${seed}`, env: env.id, seed, source: 'agent', task, steps, final_observation: obs.text,
+    result: { reward: steps.reduce((s, x) => s + x.reward, 0), success, score: result?.info.score ?? (success ? 1 : 0), steps: steps.length,
+      terminate_reason: success ? 'success' : result?.terminated ? 'terminated' : result?.truncated ? 'truncated' : 'unfinished' },
+  };
 }

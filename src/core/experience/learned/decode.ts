@@ -132,6 +132,17 @@ function bannedByRepeat(answer: readonly number[], isText: (id: number) => boole
   return banned;
 }
 
+/** The pointer's weight on each allowed, unbanned context token of a row, summed by id. */
+function pointerMass(out: StepOutput, row: number, Lc: number, context: Sequence, contextLength: number,
+  allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>): Map<number, number> {
+  const copy = new Map<number, number>();
+  for (let j = 0; j < contextLength; j++) {
+    const id = context.ids[j];
+    if (allows(allowed, id) && !banned.has(id)) copy.set(id, (copy.get(id) ?? 0) + out.pointer[row * Lc + j]);
+  }
+  return copy;
+}
+
 /**
  * Greedy choice for one row: the best of the best allowed word p_gen picks (its vocabulary mask
  * already zeroes what the grammar forbids) and every allowed context token, each scored
@@ -142,11 +153,7 @@ function chooseToken(out: StepOutput, row: number, V: number, Lc: number, contex
   allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>): number {
   const g = out.gate[row];
   const offset = row * V;
-  const copy = new Map<number, number>();
-  for (let j = 0; j < contextLength; j++) {
-    const id = context.ids[j];
-    if (allows(allowed, id) && !banned.has(id)) copy.set(id, (copy.get(id) ?? 0) + out.pointer[row * Lc + j]);
-  }
+  const copy = pointerMass(out, row, Lc, context, contextLength, allowed, allows, banned);
   // The vocabulary mask already zeroed what the grammar forbids; a banned word is skipped.
   let best = -1;
   for (let w = 0; w < V; w++) {
@@ -171,11 +178,7 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
   allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>, temperature: number, rng: Rng): number {
   const g = out.gate[row];
   const offset = row * V;
-  const copy = new Map<number, number>();
-  for (let j = 0; j < contextLength; j++) {
-    const id = context.ids[j];
-    if (allows(allowed, id) && !banned.has(id)) copy.set(id, (copy.get(id) ?? 0) + out.pointer[row * Lc + j]);
-  }
+  const copy = pointerMass(out, row, Lc, context, contextLength, allowed, allows, banned);
   const power = 1 / temperature;
   const weight = (w: number) => {
     const p = g * out.vocab[offset + w] + (1 - g) * (copy.get(w) ?? 0);

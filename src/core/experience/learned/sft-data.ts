@@ -18,7 +18,7 @@
  */
 import type { ReplayBuffer } from '../../buffer/buffer';
 import { hashString } from '../../rng';
-import type { Task, Transition } from '../../types';
+import type { Step, Task, Transition } from '../../types';
 import { HELD_OUT_SEED_BASE } from '../../envs/env';
 import { abstractAdmissible, abstractObservation, type DomainCard } from '../domain-card';
 import { buildNextPrompt, DEFAULT_PROMPT_OPTIONS } from '../prompts';
@@ -129,6 +129,12 @@ export function bufferRetriever(buffer: ReplayBuffer): ExampleRetriever {
   };
 }
 
+/** The steps of an episode before step `i`, as an experience model's history. */
+function historyBefore(e: RecordedEpisode, i: number): Step[] {
+  return e.steps.slice(0, i).map((s) => ({ observation: s.observation, admissible: s.admissible, action: s.action,
+    reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid }));
+}
+
 /** The (context → answer) and (task → first state) pairs of some episodes. */
 export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer: Tokenizer, card: DomainCard, format: FormatOptions,
   retrieve: ExampleRetriever): Promise<SftPair[]> {
@@ -148,8 +154,7 @@ export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer
       const t = e.steps[i];
       const answer = answerOf(card, t);
       if (!answer) continue;
-      const history = e.steps.slice(0, i).map((s) => ({ observation: s.observation, admissible: s.admissible, action: s.action,
-        reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid }));
+      const history = historyBefore(e, i);
       const context = encodeContext(tokenizer, card, {
         task: { instruction: e.instruction }, history, state: { text: t.observation, admissible: t.admissible }, action: t.action,
         retrieved: await retrieve(t, format.k),
@@ -173,8 +178,7 @@ export async function trlMessagesJsonl(episodes: readonly RecordedEpisode[], car
       const t = e.steps[i];
       const answer = answerOf(card, t);
       if (!answer) continue;
-      const history = e.steps.slice(0, i).map((s) => ({ observation: s.observation, admissible: s.admissible, action: s.action,
-        reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid }));
+      const history = historyBefore(e, i);
       const prompt = buildNextPrompt({ card, task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' },
         history, state: { text: t.observation, admissible: t.admissible, task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' } },
         action: t.action, retrieved: await retrieve(t, k) }, options);

@@ -55,6 +55,17 @@ describe('dreamgym expmodel', () => {
     expect(trained.dream_steps).toBeGreaterThan(0);
   }, 120_000);
 
+  it('audits the states a trained agent reaches (audit --agent RUN)', async () => {
+    const run = join(dir, 'agent-run');
+    expect(await main(['train', '--preset', 'household-easy', '--mode', 'real', '--iterations', '1', '--set', 'tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2',
+      '--out', run, '--json'])).toBe(0);
+    expect(await main(['audit', '--env', 'household-v0', '--llm', 'oracle:0,0', '--agent', run, '--n', '4', '--json'])).toBe(0);
+    const audit = lastJson();
+    expect(audit.n).toBe(4);
+    expect(audit.reward_accuracy === null || audit.reward_accuracy === 1).toBe(true);
+    expect(audit.terminated_accuracy).toBe(1);
+  }, 120_000);
+
   it('exports TRL messages and explains bad options', async () => {
     const file = join(dir, 'sft.jsonl');
     expect(await main(['expmodel', 'export-sft', '--env', 'household-v0', '--out', file, '--json'])).toBe(0);
