@@ -6,7 +6,7 @@
  * times, the speed-up, the server's peak requests in flight, and whether metrics.jsonl is byte
  * for byte the same.
  *
- *   node --import tsx scripts/llm-concurrency.ts [--delay 200] [--iterations 4]
+ *   node --import tsx scripts/llm-concurrency.ts [--delay 200] [--iterations 3]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import type { ChatRequest } from '../src/core/llm/types';
 import { chatCompletion, OpenAiTestServer, type RecordedRequest, type ScriptedReply } from '../tests/unit/llm/openai-test-server';
 import { scriptedShop } from '../tests/unit/experience/fixtures';
 
-const { values } = parseArgs({ options: { delay: { type: 'string', default: '200' }, iterations: { type: 'string', default: '4' } } });
+const { values } = parseArgs({ options: { delay: { type: 'string', default: '200' }, iterations: { type: 'string', default: '3' } } });
 const delayMs = Number(values.delay);
 const iterations = Number(values.iterations);
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-llm-concurrency-'));
@@ -32,7 +32,7 @@ async function run(concurrency: number) {
   const out = join(dir, `n${concurrency}`);
   const started = performance.now();
   const code = await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', `openai:${server.url}#test-model`, '--out', out, '--progress', '0',
-    '--set', `iterations=${iterations},tasksPerIteration=4,groupSize=4,evalInterval=0,finalEvalEpisodes=20,llmConcurrency=${concurrency}`, '--json']);
+    '--set', `iterations=${iterations},tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=20,llmConcurrency=${concurrency}`, '--json']);
   const seconds = (performance.now() - started) / 1000;
   await server.close();
   if (code !== 0) throw new Error(`train exited ${code}`);

@@ -65,27 +65,36 @@ describe('Compare and Curriculum', () => {
     await expect.poll(() => table.locator('tbody tr').count()).toBe(3);
     for (const id of [realA, realB, dream]) expect(await table.locator(`tr[data-run="${id}"]`).count()).toBe(1);
     const rowA = table.locator(`tr[data-run="${realA}"]`);
-    await expect.poll(() => rowA.getByTestId('iterations').textContent()).toBe('3 / 3');
+    await expect.poll(() => rowA.getByTestId('iterations').textContent()).toBe('3 of 3');
     const cells = await rowA.locator('td').allTextContents();
-    expect(cells.slice(2, 6)).toEqual(['real', 'grpo', 'webshop-easy', '1']);
-    expect(Number(cells[7].replace(/\D/g, ''))).toBeGreaterThan(0); // real steps
-    expect(cells[9]).toMatch(/^\d\.\d{3}$/); // last eval success
+    expect(cells.slice(2, 7)).toEqual(['webshop-lite-v0', 'real', 'grpo', 'webshop-easy', '1']);
+    expect(Number(cells[8].replace(/\D/g, ''))).toBeGreaterThan(0); // real steps
+    expect(cells[10]).toMatch(/^\d\.\d{3}$/); // held-out success
     const dreamCells = await table.locator(`tr[data-run="${dream}"] td`).allTextContents();
-    expect(dreamCells[7]).toBe('0');
-    expect(Number(dreamCells[8].replace(/\D/g, ''))).toBeGreaterThan(0);
+    expect(dreamCells[8]).toBe('0');
+    expect(Number(dreamCells[9].replace(/\D/g, ''))).toBeGreaterThan(0);
+    // The dream run's training success is the dream's own judgement, and says so.
+    expect(dreamCells[12]).toMatch(/as the dream judges it/);
 
-    // Only the two real runs: two curves on one chart.
-    await page.getByRole('checkbox', { name: /Show dream/ }).uncheck();
+    // Held-out real success is the headline; only the two real runs: two curves on one chart.
+    await expect.poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-runs')).toBe('3');
+    await page.getByTestId('compare-filter-mode').selectOption('real');
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(2);
+    await page.getByTestId('compare-metric').selectOption('charts/success_rate');
     const chart = page.locator('figure[data-metric="charts/success_rate"]');
     await expect.poll(() => chart.getAttribute('data-runs')).toBe('2');
     expect(await chart.locator('.u-legend .u-series').count()).toBe(3); // x + two runs
     expect(await chart.locator('li[data-run-label]').allTextContents()).toEqual([
-      expect.stringMatching(/seed 2: \d\.\d{3} at iteration 3/), expect.stringMatching(/seed 1: \d\.\d{3} at iteration 3/),
+      expect.stringMatching(/seed 2: \d\.\d{3} at real steps spent \d+$/), expect.stringMatching(/seed 1: \d\.\d{3} at real steps spent \d+$/),
     ]);
     await page.evaluate(() => document.getElementById('compare-title')!.scrollIntoView());
     await page.screenshot({ path: `${SHOTS}/compare.png` });
     await page.getByTestId('compare-metric').selectOption('eval/success_rate');
     await expect.poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-runs')).toBe('2');
+    // Real steps spent is the default x axis (DreamGym's headline); iteration is one choice away.
+    expect(await page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis')).toBe('Real steps spent');
+    await page.getByTestId('compare-axis').selectOption('iteration');
+    await expect.poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis')).toBe('Iteration');
 
     const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export chosen runs (JSON)' }).click()]);
     const data = JSON.parse(readFileSync((await json.path())!, 'utf8'));
@@ -98,7 +107,7 @@ describe('Compare and Curriculum', () => {
     }
     const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export table (CSV)' }).click()]);
     const lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
-    expect(lines[0]).toMatch(/^run_id,mode,algo,preset,seed,/);
+    expect(lines[0]).toMatch(/^run_id,name,env,mode,algo,preset,seed,/);
     expect(lines.slice(1).map((l) => l.split(',')[0]).sort()).toEqual([realA, realB].sort());
     expect(errors).toEqual([]);
   }, 120_000);

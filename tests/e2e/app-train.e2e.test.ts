@@ -163,10 +163,10 @@ describe('the app shell', () => {
     await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1`);
     await expect(page.getByTestId('experience-source').textContent()).resolves.toBe('Experience: dream: oracle (ε_R=0.2, ε_P=0.1).');
     await page.getByRole('button', { name: 'Start' }).click();
-    await expect.poll(() => points(page, 'charts/success_rate'), { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => points(page, 'dream/success_rate'), { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
     expect(Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
-    await page.locator('figure[data-metric="charts/success_rate"]').scrollIntoViewIfNeeded();
+    await page.locator('figure[data-metric="dream/success_rate"]').scrollIntoViewIfNeeded();
     await page.screenshot({ path: `${SHOTS}/train-dream-dark.png` });
 
     // The worker dies: the page says so and restarts it from the last checkpoint.

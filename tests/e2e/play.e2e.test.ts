@@ -25,16 +25,21 @@ afterAll(async () => {
   await server?.close();
 });
 
+let sawProducts = false;
+
 async function playWithExpert(page: Page, maxSteps: number): Promise<string> {
   const status = page.getByTestId('status');
+  sawProducts = false;
   for (let step = 0; step < maxSteps; step++) {
     const text = await status.textContent();
     if (/Success|Episode over|Out of steps/.test(text ?? '')) return text!;
+    if (await page.getByTestId('product').count()) sawProducts = true;
     await page.getByRole('button', { name: 'Show expert move' }).click();
     const move = (await page.getByTestId('expert-hint').textContent())!;
     const filter = page.getByLabel('Filter actions');
     if (await filter.count()) await filter.fill(move); // long household lists are filtered first
-    await page.locator(`button.action[data-action="${move.replace(/"/g, '\\"')}"]`).click();
+    // A product is opened from its card; every other action from the action list.
+    await page.locator(`button[data-action="${move.replace(/"/g, '\\"')}"]`).click();
     await expect.poll(async () => (await page.locator('table tbody tr').count()) >= 1).toBe(true);
     await expect.poll(() => status.textContent()).not.toBe(text);
   }
@@ -52,8 +57,15 @@ describe('the play page', () => {
     await page.goto(`${baseUrl}/?env=${envId}&seed=5&difficulty=0.25`);
     await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
     await expect(page.getByLabel('Environment', { exact: true }).inputValue()).resolves.toBe(envId);
+    await expect(page.getByLabel('Custom action').getAttribute('placeholder')).resolves.toMatch(envId.startsWith('webshop') ? /search\[/ : /go to/);
     const final = await playWithExpert(page, limit);
     expect(final).toMatch(/^Success! Reward 1 in \d+ steps\.$/);
+    if (envId.startsWith('webshop')) {
+      // The results were product cards; the end page shows the purchase, never WebShop's debug text.
+      expect(sawProducts).toBe(true);
+      await expect(page.getByTestId('purchase-score').textContent()).resolves.toMatch(/^1(\.0)? /);
+      await expect(page.locator('main').textContent()).resolves.not.toMatch(/MTurk|instuction/);
+    }
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

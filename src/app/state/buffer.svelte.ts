@@ -24,6 +24,8 @@ const fetchPublicFile: PublicFileReader = async (path) => {
 export class BufferState {
   stats = $state.raw<BufferStats | null>(null);
   storage = $state.raw<StorageInfo | null>(null);
+  /** When the counts and the storage estimate were read (they change while runs train). */
+  readAt = $state<string | null>(null);
   persistAnswer = $state<string | null>(null);
   /** What the last action did, in words. */
   message = $state<string | null>(null);
@@ -59,19 +61,20 @@ export class BufferState {
     }
   }
 
+  /** Re-reads the counts (from the database: training workers write to it meanwhile) and the storage estimate. */
   async refresh(): Promise<void> {
     await this.run(async () => {
-      const buffer = await this.open();
-      const [stats, storage] = await Promise.all([buffer.stats(), this.store!.estimate()]);
-      this.stats = stats;
-      this.storage = storage;
+      if (this.store) { await this.store.close(); this.store = null; this.buffer = null; }
+      await this.update();
     });
   }
 
   private async update(): Promise<void> {
     const buffer = await this.open();
-    this.stats = await buffer.stats();
-    this.storage = await this.store!.estimate();
+    const [stats, storage] = await Promise.all([buffer.stats(), this.store!.estimate()]);
+    this.stats = stats;
+    this.storage = storage;
+    this.readAt = new Date().toLocaleTimeString();
   }
 
   async askPersistence(): Promise<void> {

@@ -7,7 +7,10 @@ import type { IterationRecord } from '../../core/train/loop';
 import { EpisodeStore } from '../workers/episode-store';
 import { MetricsHistoryStore } from '../workers/metrics-store';
 import { loadRuns, removeRun, type RunEntry } from '../workers/run-list';
-import { alignSeries, compareRow, runLabels, runsExport, toCsv, type AlignedSeries, type CompareRow } from './compare';
+import {
+  alignSeries, compareRow, dreamGymRow, filterChoices, filterRuns, runLabels, runsExport, toCsv,
+  type AlignedSeries, type CompareRow, type DreamGymRow, type RunFilter, type XAxis,
+} from './compare';
 
 /** Deletes a run's checkpoint record. */
 async function deleteCheckpoint(runId: string): Promise<void> {
@@ -30,8 +33,14 @@ export class CompareView {
   runs = $state.raw<RunEntry[]>([]);
   histories = $state.raw<Record<string, IterationRecord[]>>({});
   selected = $state.raw<string[]>([]);
-  metric = $state('charts/success_rate');
+  /** Held-out success in the real env: DreamGym's headline. */
+  metric = $state('eval/success_rate');
+  /** The x axis of the curves: real steps spent by default (what DreamGym saves). */
+  axis = $state<XAxis>('real_steps');
   smoothing = $state(0.6);
+  /** The DreamGym table's target: the real steps spent when held-out success first reached it. */
+  target = $state(0.5);
+  filter = $state<RunFilter>({ env: '', mode: '', tag: '' });
   message = $state('');
   error = $state<string | null>(null);
   confirmingDelete = $state<string | null>(null);
@@ -40,11 +49,15 @@ export class CompareView {
   private readonly store = new MetricsHistoryStore();
   private loaded = false;
 
-  readonly labels = $derived(runLabels(this.runs));
-  readonly rows = $derived<CompareRow[]>(this.runs.map((r) => compareRow(r, this.histories[r.runId] ?? [])));
-  readonly chosen = $derived(this.runs.filter((r) => this.selected.includes(r.runId)));
-  readonly series = $derived<AlignedSeries>(alignSeries(this.chosen.map((r) => this.histories[r.runId] ?? []), this.metric, this.smoothing));
-  readonly chosenLabels = $derived(this.chosen.map((r) => this.labels[this.runs.indexOf(r)]));
+  readonly choices = $derived(filterChoices(this.runs));
+  /** The runs the filter lets through (the table lists these; the chart and exports take the ticked ones among them). */
+  readonly listed = $derived(filterRuns(this.runs, this.filter));
+  readonly labels = $derived(runLabels(this.listed));
+  readonly rows = $derived<CompareRow[]>(this.listed.map((r) => compareRow(r, this.histories[r.runId] ?? [])));
+  readonly chosen = $derived(this.listed.filter((r) => this.selected.includes(r.runId)));
+  readonly series = $derived<AlignedSeries>(alignSeries(this.chosen.map((r) => this.histories[r.runId] ?? []), this.metric, this.smoothing, this.axis));
+  readonly chosenLabels = $derived(this.chosen.map((r) => this.labels[this.listed.indexOf(r)]));
+  readonly dreamGym = $derived<DreamGymRow[]>(this.chosen.map((r) => dreamGymRow(r, this.histories[r.runId] ?? [], this.target)));
 
   /** Re-reads the run list and every run's history; the first time, all runs are chosen. */
   async refresh(): Promise<void> {
@@ -60,6 +73,16 @@ export class CompareView {
     } catch (error) {
       this.error = `Could not read the runs' metric histories: ${(error as Error).message}.`;
     }
+  }
+
+  /** `#/compare?tag=start-here&env=…&mode=…&metric=…&axis=…`: a link that opens the page on some runs (the start-here page links here). */
+  applyQuery(query: string): void {
+    const q = new URLSearchParams(query);
+    this.filter = { env: q.get('env') ?? '', mode: q.get('mode') ?? '', tag: q.get('tag') ?? '' };
+    const metric = q.get('metric');
+    if (metric) this.metric = metric;
+    const axis = q.get('axis');
+    if (axis === 'iteration' || axis === 'real_steps' || axis === 'dream_steps' || axis === 'wall_time') this.axis = axis;
   }
 
   toggle(runId: string, on: boolean): void {

@@ -92,6 +92,26 @@ export function nextSort(current: { key: SortKey; direction: SortDirection }, ke
   return { key, direction: numeric ? 'descending' : 'ascending' };
 }
 
+/** Which rows the table shows: text in the id, instruction or parent, and an origin ('' = any). */
+export interface BankFilter { text: string; origin: string }
+
+export function filterBank(rows: readonly TaskBankRow[], filter: BankFilter): TaskBankRow[] {
+  const text = filter.text.trim().toLowerCase();
+  return rows.filter((r) => (!filter.origin || r.origin === filter.origin)
+    && (!text || r.id.toLowerCase().includes(text) || (r.instruction ?? '').toLowerCase().includes(text) || (r.parent ?? '').toLowerCase().includes(text)));
+}
+
+/** One page of rows (page 1-based, clamped to the pages there are), with the counts the pager shows. */
+export interface BankPage { rows: TaskBankRow[]; page: number; pages: number; first: number; last: number; total: number }
+
+export function pageOf(rows: readonly TaskBankRow[], page: number, size: number): BankPage {
+  const pages = Math.max(1, Math.ceil(rows.length / size));
+  const at = Math.min(Math.max(1, Math.floor(page) || 1), pages);
+  const start = (at - 1) * size;
+  const slice = rows.slice(start, start + size);
+  return { rows: slice, page: at, pages, first: slice.length ? start + 1 : 0, last: start + slice.length, total: rows.length };
+}
+
 /** The synthetic share and mean variance over iterations, for the chart. */
 export function curriculumSeries(history: readonly IterationRecord[]): { iterations: number[]; share: (number | null)[]; variance: (number | null)[] } {
   const rows = history.filter((r) => SHARE_METRIC in r.metrics || VARIANCE_METRIC in r.metrics);

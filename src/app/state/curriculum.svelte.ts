@@ -7,9 +7,13 @@ import { IndexedDbCheckpointStore } from '../../core/train/checkpoint';
 import type { TrainConfig } from '../../core/train/config';
 import { MetricsHistoryStore } from '../workers/metrics-store';
 import { loadRuns, type RunEntry } from '../workers/run-list';
-import { buildTaskBank, curriculumSeries, nextSort, sortBank, type SortDirection, type SortKey, type TaskBankRow } from './curriculum-bank';
+import {
+  buildTaskBank, curriculumSeries, filterBank, nextSort, pageOf, sortBank, type BankFilter, type BankPage, type SortDirection, type SortKey, type TaskBankRow,
+} from './curriculum-bank';
 
 export const REFRESH_MS = 3000;
+/** Rows per page of the task bank (a long run's bank holds thousands of tasks). */
+export const PAGE_SIZES = [25, 50, 100, 250] as const;
 
 export type BankStatus = 'idle' | 'loading' | 'ready' | 'no-run' | 'no-checkpoint' | 'no-curriculum' | 'error';
 
@@ -28,7 +32,15 @@ export class CurriculumView {
   private readonly history = new MetricsHistoryStore();
   private loads = 0;
 
-  readonly sorted = $derived(sortBank(this.rows, this.sort.key, this.sort.direction));
+  filter = $state<BankFilter>({ text: '', origin: '' });
+  page = $state(1);
+  pageSize = $state<number>(50);
+
+  readonly filtered = $derived(filterBank(this.rows, this.filter));
+  readonly sorted = $derived(sortBank(this.filtered, this.sort.key, this.sort.direction));
+  /** The page on screen (sorting and filtering apply to the whole bank, then it is paged). */
+  readonly shown = $derived<BankPage>(pageOf(this.sorted, this.page, this.pageSize));
+  readonly origins = $derived([...new Set(this.rows.map((r) => r.origin))].sort());
 
   get entry(): RunEntry | null { return this.runs.find((r) => r.runId === this.runId) ?? null; }
 
@@ -46,12 +58,16 @@ export class CurriculumView {
     this.rows = [];
     this.series = { iterations: [], share: [], variance: [] };
     this.iteration = 0;
+    this.page = 1;
     this.status = runId ? 'loading' : 'no-run';
     this.message = runId ? 'Reading the checkpoint…' : 'No training runs in this browser yet: start one on the Train page.';
     if (runId) void this.load();
   }
 
-  toggleSort(key: SortKey): void { this.sort = nextSort(this.sort, key); }
+  toggleSort(key: SortKey): void { this.sort = nextSort(this.sort, key); this.page = 1; }
+  setFilter(change: Partial<BankFilter>): void { this.filter = { ...this.filter, ...change }; this.page = 1; }
+  setPageSize(size: number): void { this.pageSize = size; this.page = 1; }
+  goTo(page: number): void { this.page = Math.min(Math.max(1, page), this.shown.pages); }
 
   /** Reads the chosen run's checkpoint and history and rebuilds the table. */
   async load(): Promise<void> {

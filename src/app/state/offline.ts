@@ -25,7 +25,8 @@ export function offlineState(view: RegistrationView): OfflineState {
 
 export function offlineMessage(state: OfflineState, online: boolean, error = ''): string {
   const text = {
-    dev: 'No offline copy in the dev server (build with npm run build)',
+    // The dev server has no offline copy by design: nothing to say in the header (README: npm run build).
+    dev: '',
     unsupported: 'This browser has no service workers: the app needs the network to load',
     checking: 'Checking the offline copy…',
     installing: 'Saving an offline copy…',
@@ -34,5 +35,5 @@ export function offlineMessage(state: OfflineState, online: boolean, error = '')
     reload: 'A new version is saved offline: reload the page to use it',
     error: `Offline copy failed: ${error || 'unknown error'}. The app still works online; reload to retry`,
   }[state];
-  return online ? text : `${text} · network off`;
+  return online ? text : text ? `${text} · network off` : 'Network off';
 }

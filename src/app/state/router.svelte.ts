@@ -1,20 +1,22 @@
 /**
- * Hash routes: `#/play` (default; the Play page keeps its settings in `?env=…`), `#/setup`,
+ * Hash routes: `#/start` (default: the start-here path), `#/play` (the Play page keeps its settings in `?env=…`), `#/setup`,
  * `#/train?…` (the Train page keeps its settings in the hash query), `#/inspect?…`, `#/buffer`,
  * `#/curriculum`, `#/compare`, `#/teach`, `#/model?…` (the Experience model page keeps its settings in the hash query).
  */
-export const ROUTES = ['play', 'setup', 'train', 'model', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
+export const ROUTES = ['start', 'play', 'setup', 'train', 'model', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
 export type Route = (typeof ROUTES)[number];
 
-export function parseHash(hash: string): { route: Route; query: string } {
+/** The route of a hash; no hash is the start page, except a shared Play link (`/?env=…`, the Play page's settings). */
+export function parseHash(hash: string, search = ''): { route: Route; query: string } {
   const body = hash.replace(/^#\/?/, '');
   const [path, query = ''] = body.split('?', 2);
-  const route = (ROUTES as readonly string[]).includes(path) ? path as Route : 'play';
+  if (!path && /[?&]env=/.test(search)) return { route: 'play', query };
+  const route = (ROUTES as readonly string[]).includes(path) ? path as Route : 'start';
   return { route, query };
 }
 
 export class Router {
-  route = $state<Route>('play');
+  route = $state<Route>('start');
   query = $state('');
 
   constructor() {
@@ -23,7 +25,7 @@ export class Router {
   }
 
   private read(): void {
-    const { route, query } = parseHash(location.hash);
+    const { route, query } = parseHash(location.hash, location.search);
     this.route = route;
     this.query = query;
   }

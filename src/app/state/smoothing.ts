@@ -13,3 +13,11 @@ export function smooth(values: readonly (number | null)[], weight: number): (num
     return last / (1 - weight ** n);
   });
 }
+
+/**
+ * Sparse series (a held-out evaluation every K iterations) are never smoothed: an average over a
+ * handful of points bends the curve away from what was measured (TensorBoard smooths dense scalars).
+ */
+export function smoothable(metric: string): boolean {
+  return !metric.startsWith('eval/');
+}

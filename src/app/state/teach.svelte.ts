@@ -7,6 +7,7 @@ import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
 import { TeachClient } from '../workers/teach-client';
 import type { TeachInfo } from '../workers/teach-protocol';
 import { mostChangedStep, sameSettings, teachSettingsFromQuery, updateSummary, type StepRef } from './teach-view';
+import { rolloutSuccess } from '../../core/train/metrics';
 
 export interface UpdateDigest {
   iteration: number;
@@ -63,7 +64,7 @@ export class TeachState {
       this.selected = mostChangedStep(update);
       const returns = update.groups.flatMap((g) => g.rollouts.map((r) => r.return));
       this.history = [...this.history, {
-        iteration: update.iteration, successRate: update.metrics['charts/success_rate'] ?? 0,
+        iteration: update.iteration, successRate: rolloutSuccess(update.metrics)?.value ?? 0,
         meanReturn: returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length),
         policyLoss: update.metrics['losses/policy_loss'] ?? NaN, signedSteps: update.signedSteps, alignedSteps: update.alignedSteps,
       }].slice(-HISTORY);

@@ -187,7 +187,9 @@ export function configFromParams(p: TrainParams): TrainConfig {
   return validateConfig({
     ...getPreset(p.preset), mode: p.mode, algo: p.algo, seed: p.seed, llm: llmSpec(p),
     tasksPerIteration: p.tasks, groupSize: p.group, iterations: p.iterations, evalInterval: p.evalEvery,
-    evalEpisodes: p.evalEpisodes, curriculum: p.curriculum, lambda: p.lambda, curriculumGrouping: p.grouping,
+    // The page's one 'eval episodes' setting sizes every evaluation, the final one (after the last
+    // iteration) too: with the LLM prior on, each held-out step is a model call.
+    evalEpisodes: p.evalEpisodes, finalEvalEpisodes: p.evalEpisodes, curriculum: p.curriculum, lambda: p.lambda, curriculumGrouping: p.grouping,
     // LLM variations need a chat model and a dream (the form greys the choice out otherwise).
     curriculumVariations: engineAbilities(p.llm).chat && p.mode !== 'real' ? p.variations : 'procedural', retrievalK: p.k, historyLength: p.history,
     reasoning: p.reasoning, llmPrior: p.prior,

@@ -16,8 +16,20 @@ import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry 
 import { configFromParams, engineConflict, engineRuntimeFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
 import { engineSetup } from './engine.svelte';
 
-/** The charts of the Train page (design.md §5 names). */
-export const CHART_METRICS = ['charts/success_rate', 'charts/episodic_return', 'eval/success_rate', 'losses/policy_loss', 'losses/entropy'] as const;
+/** Every chart the Train page can draw (design.md §5 names). */
+export const CHART_METRICS = ['charts/success_rate', 'dream/success_rate', 'charts/episodic_return', 'dream/episodic_return',
+  'eval/success_rate', 'losses/policy_loss', 'losses/entropy'] as const;
+
+/**
+ * The charts of a mode: real rollouts' outcomes are `charts/…`, a dream's own judgement `dream/…`
+ * (never one chart for both: metrics.ts); S2R has both phases. Held-out real success in every mode.
+ */
+export function chartMetrics(mode: TrainParams['mode']): (typeof CHART_METRICS)[number][] {
+  const rollouts = mode === 'real' ? ['charts/success_rate', 'charts/episodic_return'] as const
+    : mode === 'dream' ? ['dream/success_rate', 'dream/episodic_return'] as const
+      : ['dream/success_rate', 'charts/success_rate'] as const;
+  return [...rollouts, 'eval/success_rate', 'losses/policy_loss', 'losses/entropy'];
+}
 
 export interface MetricSeries {
   iterations: number[];

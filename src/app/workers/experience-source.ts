@@ -19,7 +19,8 @@
  * The reasoning experience model retrieves its k examples from the page's replay buffer
  * (IndexedDB, the Buffer page's data), and hands the same buffer to the trainer (deps.buffer),
  * which adds each iteration's transitions to it. One loaded browser engine is kept between runs
- * of the same engine, so a resume or a second run does not load it again.
+ * of the same engine, so a resume or a second run does not load it again — and its reasoning
+ * model with its transition cache, so they do not pay again for transitions already dreamed.
  */
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { parseLlmSpec, type WebLlmSpec, type WllamaLlmSpec } from '../../core/llm/spec';
@@ -29,6 +30,8 @@ import { WllamaChatModel } from '../../core/llm/wllama';
 import type { TrainConfig } from '../../core/train/config';
 import type { TrainerDeps } from '../../core/train/loop';
 import { buildRunParts } from '../../core/train/run-parts';
+import { ReasoningExperienceModel } from '../../core/experience/reasoning-model';
+import type { ExperienceModel } from '../../core/experience/types';
 import { openModelFile } from './llm-files';
 import { LearnedModelCache } from './learned-source';
 
@@ -53,6 +56,12 @@ type BrowserSpec = WebLlmSpec | WllamaLlmSpec;
 export type BrowserEngineLoader = (spec: BrowserSpec, runtime: EngineRuntime) => Promise<Unloadable>;
 
 let loaded: { key: string; model: Unloadable } | null = null;
+/**
+ * The last reasoning experience model built (its transition cache with it): a resume or a second
+ * run with the same engine and prompt settings reuses the cached transitions instead of asking the
+ * engine again for the same (task, history, action).
+ */
+let reasoning: { key: string; chat: ChatModel; model: ExperienceModel } | null = null;
 /** The last learned experience model loaded in this worker (kept for a resume or a second run). */
 const learned = new LearnedModelCache();
 
@@ -96,5 +105,10 @@ export async function trainerDeps(config: TrainConfig, runtime: EngineRuntime = 
     // learned:PATH (options.env is the run's: a model of another environment is refused with the fix).
     loadLearnedModel: (path, options) => learned.get(path, options),
   });
+  if (chat && parts.experienceModel instanceof ReasoningExperienceModel) {
+    const key = JSON.stringify([config.env, config.llm, config.seed, config.retrievalK, config.historyLength, config.reasoning, runtime.maxTokens ?? null, runtime.retries ?? null]);
+    if (reasoning?.key === key && reasoning.chat === chat) parts.experienceModel = reasoning.model;
+    else reasoning = { key, chat, model: parts.experienceModel };
+  }
   return { ...parts, ...(buffer ? { buffer } : {}) };
 }

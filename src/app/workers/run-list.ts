@@ -17,6 +17,12 @@ export interface RunEntry {
   state: RunState;
   iteration: number;
   iterations: number;
+  /** A readable name (legends and tables use it instead of mode · algo · preset · seed). */
+  name?: string;
+  /** Tags to filter by on Compare (the start-here runs carry 'start-here'). */
+  tags?: string[];
+  /** The run's last status message (a failed run keeps its reason here). */
+  message?: string;
 }
 
 const KEY = 'dreamgym.train.runs';
@@ -53,10 +59,18 @@ export function removeRun(runId: string, storage?: StorageLike | null): RunEntry
   return runs;
 }
 
-/** A run the page was training when it went away (reload, crash): running, paused or starting. */
-export function unfinishedRun(runs: RunEntry[]): RunEntry | null {
-  return runs.find((r) => r.state === 'running' || r.state === 'paused' || r.state === 'starting') ?? null;
+/** Whether a run was training when the page went away (reload, crash): running, paused or starting. */
+export function isUnfinished(run: RunEntry): boolean {
+  return run.state === 'running' || run.state === 'paused' || run.state === 'starting';
 }
+
+/** A run the Train page was training when it went away; runs of a group with its own page (tag `exclude`) are left to it. */
+export function unfinishedRun(runs: RunEntry[], exclude = START_HERE_TAG): RunEntry | null {
+  return runs.find((r) => isUnfinished(r) && !(r.tags ?? []).includes(exclude)) ?? null;
+}
+
+/** The tag of the start-here page's three runs (that page resumes them itself). */
+export const START_HERE_TAG = 'start-here';
 
 export function newRunId(config: TrainConfig, now = Date.now()): string {
   return `${config.preset}-${config.mode}-${config.algo}-s${config.seed}-${now.toString(36)}`;

@@ -85,7 +85,7 @@ export async function runBufferStats(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; json?: boolean };
   const stats = await withBuffer(await openBuffer(o.dir, { write: false }), (b) => b.stats());
   if (o.json) { printJsonLast({ dir: o.dir, ...stats }); return; }
-  console.log(`${o.dir}: ${stats.transitions} transitions in ${stats.episodes} episodes, ${stats.tasks} tasks, ${stats.invalid} invalid`);
+  console.log(`${o.dir}: ${stats.transitions} transitions in ${stats.episodes} episodes of ${stats.transitionTasks} tasks (${stats.tasks} in the task bank), ${stats.invalid} invalid`);
   for (const [env, bySource] of Object.entries(stats.byEnvAndSource)) {
     console.log(`  ${terminalSafe(env).padEnd(18)} ${Object.entries(bySource).map(([s, n]) => `${s} ${n}`).join(', ')}`);
   }

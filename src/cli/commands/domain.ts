@@ -25,6 +25,7 @@ import { initBackend } from '../../core/policy/backend';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 import { checkModelSettings, experienceModelOptions, llmSettingsOption, parseLlmOption } from '../experience-options';
+import { DREAM_SUCCESS } from '../../core/train/metrics';
 
 const dirOption = { type: 'string' as const, description: 'folder of imported domains (the domain goes to DIR/NAME)', default: DEFAULT_DOMAIN_DIR };
 const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
@@ -156,7 +157,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     buffer, now: () => Date.now(),
     onIteration: (record) => {
       appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...Object.fromEntries(Object.entries(record.metrics).map(([k, v]) => [k, Number.isFinite(v) ? round(v, 6) : null])) }) + '\n');
-      bar.update(record.iteration, config.iterations, `dream success ${record.metrics['charts/success_rate'].toFixed(2)} invalid ${record.metrics['dream/invalid_rate'].toFixed(2)}`);
+      bar.update(record.iteration, config.iterations, `dream-judged success ${(record.metrics[DREAM_SUCCESS] ?? 0).toFixed(2)} invalid ${(record.metrics['dream/invalid_rate'] ?? 0).toFixed(2)}`);
     },
   });
   bar.end();
@@ -166,7 +167,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     name: domain.name, env: domain.envId, llm: config.llm, experience_model: model.label, mode: 'dream', oracle: false,
     iterations: result.iterations.length, dream_steps: result.dreamSteps, real_steps: 0, step_limit: result.stepLimit,
     train_tasks: trainingTasks(domain).length, held_out_tasks: domain.heldOutTaskIds.length,
-    final_train_success: round(last['charts/success_rate'] ?? 0), invalid_rate: round(last['dream/invalid_rate'] ?? 0),
+    final_dream_success: round(last[DREAM_SUCCESS] ?? 0), invalid_rate: round(last['dream/invalid_rate'] ?? 0),
     eval: { dream_success: dream, action_agreement: agreement, audit },
     wall_seconds: round((performance.now() - started) / 1000, 1), backend: backend.backend, out,
   };

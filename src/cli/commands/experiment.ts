@@ -123,7 +123,8 @@ function progressPrinter(started: number, parallel: boolean): (event: Experiment
       if (parallel) process.stderr.write(`[${e.job}/${e.jobs}] start ${e.label} (elapsed ${clock})\n`);
       else bar = progressBar(`[${e.job}/${e.jobs}] ${e.label}`);
     } else if (e.kind === 'iteration') {
-      const text = `${e.phase} success ${e.success.toFixed(2)} real ${e.realSteps} dream ${e.dreamSteps}`;
+      const judged = e.phase === 'dream' ? 'dream-judged success' : 'real success';
+      const text = `${judged} ${e.success === null ? '—' : e.success.toFixed(2)} real ${e.realSteps} dream ${e.dreamSteps}`;
       if (!parallel) { bar?.update(e.iteration, e.iterations, text); return; }
       const quarter = Math.floor((4 * e.iteration) / Math.max(1, e.iterations));
       if (quarter > (shown.get(e.job) ?? 0) && quarter < 4) {

@@ -9,6 +9,7 @@ import {
   ALGORITHMS, ConfigError, LLM_SETTING_NAMES, MODES, SETTING_NAMES, getPreset, presetNames, validateConfig, withDefaults, type TrainConfig,
 } from '../../core/train/config';
 import { Trainer, type TrainerDeps, type TrainerState } from '../../core/train/loop';
+import { rolloutSuccess } from '../../core/train/metrics';
 import { EngineFailureError } from '../../core/experience/engine-failures';
 import { buildRunParts } from '../../core/train/run-parts';
 import { ReplayBuffer } from '../../core/buffer/buffer';
@@ -178,12 +179,12 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
     appendFileSync(perfPath, JSON.stringify({ iteration: record.iteration, ...perf }) + '\n');
     await store.save(await trainer.state());
     const evalText = record.metrics['eval/success_rate'] !== undefined ? ` eval ${record.metrics['eval/success_rate'].toFixed(2)}` : '';
-    const phase = trainer.phaseOf(record.iteration);
-    bar.update(record.iteration, Math.max(record.iteration, trainer.config.iterations), `${phase} success ${record.metrics['charts/success_rate'].toFixed(2)}${evalText} real ${trainer.realSteps} dream ${trainer.dreamSteps}`);
+    bar.update(record.iteration, Math.max(record.iteration, trainer.config.iterations), `${successText(record.metrics)}${evalText} real ${trainer.realSteps} dream ${trainer.dreamSteps}`);
   }
   live.stop();
   bar.end();
-  const evaluation = await trainer.evaluate(trainer.config.finalEvalEpisodes);
+  // The last iteration evaluated the final policy (a run resumed already finished had none).
+  const evaluation = trainer.finalEvaluation?.result ?? await trainer.evaluate(trainer.config.finalEvalEpisodes);
   const summary = {
     preset: trainer.config.preset, mode: trainer.config.mode, algo: trainer.config.algo, seed: trainer.config.seed,
     real_steps: trainer.realSteps, dream_steps: trainer.dreamSteps, iterations: trainer.iteration,
@@ -196,6 +197,13 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
   trainer.dispose();
   if (o.json) printJsonLast(summary);
   else console.log(`held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`);
+}
+
+/** The progress bar's success figure, named by who judged it: the real env, or the dream (never both under one name). */
+function successText(metrics: Record<string, number>): string {
+  const success = rolloutSuccess(metrics);
+  if (!success) return 'real success — (every episode cut by the budget)';
+  return success.judge === 'dream' ? `dream-judged success ${success.value.toFixed(2)}` : `real success ${success.value.toFixed(2)}`;
 }
 
 /**

@@ -42,6 +42,8 @@ type Stored = 'whole' | 'partial' | 'absent';
 export class ReplayBuffer {
   readonly index: RetrievalIndex;
   private loaded = false;
+  /** A cap on transitions kept (see keepAtMost); none by default. */
+  private capacity: EvictionPolicy | null = null;
 
   constructor(readonly store: BufferStore, readonly embedder: Embedder = new HashedNgramEmbedder()) {
     if (!embedder.dims) throw new Error('ReplayBuffer: the embedder must know its dims before the buffer is built (embed one text first).');
@@ -75,9 +77,20 @@ export class ReplayBuffer {
     if (!this.loaded) await this.load();
   }
 
-  /** Embeds what is not embedded yet, writes the batch atomically, then indexes it. */
+  /**
+   * Keeps at most `maxTransitions`: before each add, the oldest transitions of `sources` (in that
+   * order) make room for the batch, so the cap holds at every moment, not only after a write.
+   */
+  keepAtMost(maxTransitions: number, sources: EvictionPolicy['sources'] = ['dream', 'real']): void {
+    this.capacity = { maxTransitions, sources };
+  }
+
+  /** Embeds what is not embedded yet, writes the batch atomically (after making room under the cap), then indexes it. */
   async add(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
     await this.ensureLoaded();
+    if (this.capacity && transitions.length > 0) {
+      await this.evict({ ...this.capacity, maxTransitions: Math.max(0, this.capacity.maxTransitions - transitions.length) });
+    }
     const embedded = await this.embedded(transitions);
     const result = await this.store.putTransitions(embedded, episodes);
     this.index.add(embedded);

@@ -49,7 +49,10 @@ export interface RunRecord {
 export interface BufferStats {
   transitions: number;
   episodes: number;
+  /** Tasks in the task bank (imports write it; a training run keeps its curriculum's bank in its checkpoint). */
   tasks: number;
+  /** Distinct tasks the transitions come from (imported, real and dreamed alike). */
+  transitionTasks: number;
   runs: number;
   /** Transitions per env and source, e.g. { 'webshop-lite-v0': { offline: 1200, dream: 40 } }. */
   byEnvAndSource: Record<string, Partial<Record<TransitionSource, number>>>;

@@ -133,11 +133,13 @@ export const PRESETS: Record<string, TrainConfig> = {
   'webshop-medium': { ...TRAIN_DEFAULTS, preset: 'webshop-medium', env: 'webshop-lite-v0', difficulty: 0.5, iterations: 100, realStepBudget: 80_000 },
   'household-easy': { ...TRAIN_DEFAULTS, preset: 'household-easy', env: 'household-v0', difficulty: 0, iterations: 60, realStepBudget: 120_000 },
   'household-medium': { ...TRAIN_DEFAULTS, preset: 'household-medium', env: 'household-v0', difficulty: 0.5, iterations: 100, realStepBudget: 200_000 },
-  // Sized for a language model dreaming at a few transitions per second: a few thousand dreamed
-  // transitions in all, PPO with more update epochs per batch and a decaying learning rate.
-  // Tuned with the noisy oracle (oracle:0.1,0.1, 3 seeds; README "What to expect per engine").
+  // Sized for a language model dreaming at a few transitions per second: about 3,000 dreamed
+  // transitions in all, PPO with more update epochs per batch and a decaying learning rate. Tuned
+  // with the noisy oracle (oracle:0.1,0.1; README "Dreaming with a real LLM"): webshop learns
+  // visibly in that budget; household episodes run ~48 steps, so its demo plays few episodes and
+  // shows the dream at work rather than learning (household learns in ~100k steps).
   'webshop-llm-demo': { ...LLM_DEMO, preset: 'webshop-llm-demo', env: 'webshop-lite-v0', difficulty: 0 },
-  'household-llm-demo': { ...LLM_DEMO, preset: 'household-llm-demo', env: 'household-v0', difficulty: 0 },
+  'household-llm-demo': { ...LLM_DEMO, preset: 'household-llm-demo', env: 'household-v0', difficulty: 0, iterations: 8, tasksPerIteration: 2 },
 };
 
 export class ConfigError extends Error {

@@ -33,13 +33,15 @@ export interface EnvTypicals {
 }
 
 /**
- * Per env, measured here: steps per episode from the demo preset's runs with oracle:0.1,0.1
- * (3 seeds), tokens from the dream token bench, the cache hit rate from the same runs (the calls
- * a reasoning model's transition cache would have answered).
+ * Per env, measured here: steps per episode from the LLM demo presets' runs with oracle:0.1,0.1
+ * (3 seeds; webshop 5.3 as its policy learns to buy, household ~48 of its 50-step limit), tokens
+ * from the dream token bench, and the cache hit rate from the same runs (the share of dreamed
+ * transitions a reasoning model's transition cache would have answered: the same task, history
+ * and action, mostly a GRPO group's members stepping alike).
  */
 export const ENV_TYPICALS: Record<string, EnvTypicals> = {
-  'webshop-lite-v0': { stepsPerEpisode: 5.4, tokensPerTransition: 682, cacheHitRate: 0.3 },
-  'household-v0': { stepsPerEpisode: 12, tokensPerTransition: 638, cacheHitRate: 0.2 },
+  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15 },
+  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0 },
 };
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
 

@@ -24,6 +24,7 @@ import { llmSpecLabel, parseLlmSpec, type LlmSpecText } from '../llm/spec';
 import { PRESETS, validateConfig, type Algorithm, type Mode, type TrainConfig } from './config';
 import { evaluatePolicy, type EvalResult } from './evaluate';
 import { Trainer } from './loop';
+import { rolloutSuccess } from './metrics';
 import { buildRunParts, type RunPartsDeps } from './run-parts';
 
 // ---- options, dependencies, results -----------------------------------------------------------
@@ -58,7 +59,9 @@ export interface ExperimentDeps {
 
 export type ExperimentProgress =
   | { kind: 'start'; job: number; jobs: number; label: string }
-  | { kind: 'iteration'; job: number; jobs: number; label: string; iteration: number; iterations: number; phase: 'real' | 'dream'; success: number; realSteps: number; dreamSteps: number }
+  | { kind: 'iteration'; job: number; jobs: number; label: string; iteration: number; iterations: number; phase: 'real' | 'dream';
+    /** The rollouts' success as their judge saw it: the real env in a real phase, the dream in a dream phase; null when the budget cut every episode. */
+    success: number | null; realSteps: number; dreamSteps: number }
   | { kind: 'done'; job: number; jobs: number; label: string; success: number; score: number; realSteps: number; dreamSteps: number; wallSeconds: number };
 
 /** Mean and (population) standard deviation over seeds, with the per-seed values. */
@@ -306,9 +309,10 @@ function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewher
           const rate = record.metrics['dream/invalid_rate'];
           if (typeof rate === 'number') invalid.push(rate);
           report({ iteration: record.iteration, iterations: Math.max(record.iteration, valid.iterations), phase: trainer.phaseOf(record.iteration),
-            success: record.metrics['charts/success_rate'], realSteps: trainer.realSteps, dreamSteps: trainer.dreamSteps });
+            success: rolloutSuccess(record.metrics)?.value ?? null, realSteps: trainer.realSteps, dreamSteps: trainer.dreamSteps });
         }
-        const evaluation = await trainer.evaluate(valid.finalEvalEpisodes);
+        // The last iteration evaluated the final policy on finalEvalEpisodes held-out tasks.
+        const evaluation = trainer.finalEvaluation?.result ?? await trainer.evaluate(valid.finalEvalEpisodes);
         const elsewhere: Record<string, EvalResult> = {};
         for (const target of evalElsewhere) {
           elsewhere[target.env] = await evaluatePolicy(trainer.policy, target.env, target.difficulty, target.finalEvalEpisodes);

@@ -4,7 +4,7 @@
  * experience model: zero real training steps) and 's2r' (dream first, then real with a small
  * budget). An iteration reads top to bottom in `runIteration`: choose tasks → roll out (all
  * episodes stepped together, rollout.ts) → keep the experience (buffer, traces, curriculum) →
- * update (GRPO, PPO or REINFORCE) → evaluate when due, and the metrics of design.md §5
+ * update (GRPO, PPO or REINFORCE) → evaluate when due (and always after the last iteration), and the metrics of design.md §5
  * (metrics.ts). Held-out evaluation is always in the real env; the real-step budget is never
  * exceeded; dreamed steps whose answer was unusable are never learned from (a failed engine call
  * is such a step; EngineFailureError stops the run when the engine is down, engine-failures.ts).
@@ -24,7 +24,7 @@ import type { LlmTaskGenerator } from '../curriculum/llm-variations';
 import type { ExperienceModel } from '../experience/types';
 import { EngineFailureGuard } from '../experience/engine-failures';
 import type { ReplayBuffer } from '../buffer/buffer';
-import type { BufferTransition } from '../buffer/types';
+import type { BufferEpisode, BufferTransition } from '../buffer/types';
 import { CandidatePolicy, type ActionPrior, type PolicyWeights } from '../policy/policy';
 import { makeOptimizer, ResumableAdam, scheduledLearningRate, type PolicyStep, type UpdateMetrics } from '../rl/batch';
 import { grpoConfigFrom, grpoUpdate } from '../rl/grpo';
@@ -117,6 +117,8 @@ export class Trainer {
   iteration = 0;
   realSteps = 0;
   dreamSteps = 0;
+  /** The held-out evaluation of the last iteration (set when the run finishes; see scheduledEvaluation). */
+  finalEvaluation: { iteration: number; result: EvalResult } | null = null;
 
   constructor(config: TrainConfig, readonly deps: TrainerDeps = {}) {
     this.config = validateConfig({ ...config });
@@ -201,7 +203,7 @@ export class Trainer {
   // ---- EXPERIENCE: buffer (source real or dream), traces, the curriculum's reward variance ----
 
   private async keepExperience(episodes: Episode[], tasks: Task[], phase: Phase, iteration: number): Promise<void> {
-    if (this.deps.buffer) await this.deps.buffer.add(this.bufferRecords(episodes, phase, iteration));
+    if (this.deps.buffer) await this.deps.buffer.add(this.bufferRecords(episodes, phase, iteration), this.bufferEpisodes(episodes, phase));
     if (this.deps.onEpisodes) await this.deps.onEpisodes(this.traces(episodes, phase, iteration), phase, iteration);
     const size = this.config.groupSize;
     const groups: GroupOutcome[] = tasks.map((task, t) => {
@@ -224,9 +226,23 @@ export class Trainer {
     }));
   }
 
+  private get bufferRunId(): string {
+    return this.deps.runId ?? `${this.config.preset}/${this.config.mode}/${this.config.algo}/${this.config.seed}`;
+  }
+
+  /** One episode record per episode with steps (the buffer's episode count then agrees with its transitions). */
+  private bufferEpisodes(episodes: Episode[], phase: Phase): BufferEpisode[] {
+    const createdAt = this.deps.now?.() ?? 0;
+    const runId = this.bufferRunId;
+    return episodes.filter((e) => e.record.length > 0).map((e): BufferEpisode => ({
+      id: `${runId}/${e.episodeId}`, env: this.config.env, taskId: e.task.id, source: phase, steps: e.record.length,
+      return: e.return, success: e.success, createdAt, runId,
+    }));
+  }
+
   private bufferRecords(episodes: Episode[], phase: Phase, iteration: number): BufferTransition[] {
     const createdAt = this.deps.now?.() ?? 0;
-    const runId = this.deps.runId ?? `${this.config.preset}/${this.config.mode}/${this.config.algo}/${this.config.seed}`;
+    const runId = this.bufferRunId;
     return episodes.flatMap((e) => e.record.map((r, i): BufferTransition => ({
       id: `${runId}/${iteration}/${e.episodeId}#${i}`, env: this.config.env, taskId: e.task.id, instruction: e.task.instruction,
       episodeId: `${runId}/${e.episodeId}`, stepIndex: i, observation: r.observation, admissible: r.admissible, action: r.action,
@@ -257,11 +273,20 @@ export class Trainer {
 
   // ---- EVALUATION --------------------------------------------------------------------------------
 
-  /** Every evalInterval iterations (not after the last: the caller's final evaluation follows). */
-  private scheduledEvaluation(iteration: number): Promise<EvalResult | undefined> {
-    const { evalInterval, evalEpisodes } = this.config;
-    const due = evalInterval > 0 && iteration % evalInterval === 0 && !this.finished;
-    return due ? this.evaluate(evalEpisodes) : Promise.resolve(undefined);
+  /**
+   * Every evalInterval iterations, and always after the last one: the final policy is evaluated
+   * on finalEvalEpisodes held-out tasks, so the eval curve ends at the last iteration and the run's
+   * summary is that point (finalEvaluation). A source without a real env has no held-out real
+   * tasks (an imported domain evaluates its own way).
+   */
+  private async scheduledEvaluation(iteration: number): Promise<EvalResult | undefined> {
+    const { evalInterval, evalEpisodes, finalEvalEpisodes } = this.config;
+    if (!this.source.hasRealEnv) return undefined;
+    if (this.finished) {
+      this.finalEvaluation = { iteration, result: await this.evaluate(finalEvalEpisodes) };
+      return this.finalEvaluation.result;
+    }
+    return evalInterval > 0 && iteration % evalInterval === 0 ? this.evaluate(evalEpisodes) : undefined;
   }
 
   /** Greedy evaluation on held-out real tasks (seeds ≥ HELD_OUT_SEED_BASE); not counted in the real budget. */

@@ -15,7 +15,8 @@ export type Metrics = Record<string, number>;
 
 export interface IterationFacts {
   phase: Phase;
-  episodes: readonly { success: boolean; return: number; steps: readonly unknown[] }[];
+  /** `cut`: ended by the real-step budget before the task or the step limit ended it (not an outcome). */
+  episodes: readonly { success: boolean; return: number; steps: readonly unknown[]; cut?: boolean }[];
   losses: UpdateMetrics;
   realSteps: number;
   dreamSteps: number;
@@ -30,7 +31,7 @@ export interface IterationFacts {
 
 export function iterationMetrics(f: IterationFacts): Metrics {
   return {
-    ...episodeMetrics(f.episodes),
+    ...episodeMetrics(f.phase, f.episodes),
     ...f.losses,
     'budget/real_steps': f.realSteps,
     'budget/dream_steps': f.dreamSteps,
@@ -41,14 +42,36 @@ export function iterationMetrics(f: IterationFacts): Metrics {
   };
 }
 
-/** In dream mode these are the dream's own judgement (design.md §5): real success is eval/…. */
-function episodeMetrics(episodes: IterationFacts['episodes']): Metrics {
+/**
+ * The rollouts' outcomes. In a real phase they are `charts/…`; in a dream phase the experience
+ * model judged them, so they are `dream/…` (design.md §5: dream-judged success never shares a name
+ * or a title with real success; held-out real success is `eval/…`). Episodes the real-step budget
+ * cut short have no outcome and are left out; when every episode was cut there is no figure.
+ */
+function episodeMetrics(phase: Phase, all: IterationFacts['episodes']): Metrics {
+  const episodes = all.filter((e) => !e.cut);
   const n = episodes.length;
+  if (n === 0) return {};
+  const group = phase === 'dream' ? 'dream' : 'charts';
   return {
-    'charts/success_rate': episodes.filter((e) => e.success).length / n,
-    'charts/episodic_return': episodes.reduce((s, e) => s + e.return, 0) / n,
-    'charts/episode_length': episodes.reduce((s, e) => s + e.steps.length, 0) / n,
+    [`${group}/success_rate`]: episodes.filter((e) => e.success).length / n,
+    [`${group}/episodic_return`]: episodes.reduce((s, e) => s + e.return, 0) / n,
+    [`${group}/episode_length`]: episodes.reduce((s, e) => s + e.steps.length, 0) / n,
   };
+}
+
+/** Names of the rollout-success metric: real rollouts, and rollouts the dream judged. */
+export const TRAIN_SUCCESS = 'charts/success_rate';
+export const DREAM_SUCCESS = 'dream/success_rate';
+
+/**
+ * The rollouts' success rate of an iteration and who judged it (the real env or the dream), for
+ * summaries and progress lines; null when the iteration has none (every episode cut by the budget).
+ */
+export function rolloutSuccess(metrics: Metrics): { value: number; judge: 'real' | 'dream' } | null {
+  if (typeof metrics[TRAIN_SUCCESS] === 'number') return { value: metrics[TRAIN_SUCCESS], judge: 'real' };
+  if (typeof metrics[DREAM_SUCCESS] === 'number') return { value: metrics[DREAM_SUCCESS], judge: 'dream' };
+  return null;
 }
 
 /** Per answer the experience model was asked for. */

@@ -163,7 +163,7 @@ function countStep(counts: DreamCounts, result: StepResult): number {
   return dream.tokens;
 }
 
-/** A duration in words for a progress line: '45 s', '12 min', '3 h 20 min'. */
+/** A duration in words for a progress line: '45 s', '12 min', '3 h 20 min', '6.7 days'. */
 export function formatDuration(seconds: number | null): string {
   if (seconds === null || !Number.isFinite(seconds)) return '—';
   const s = Math.max(0, Math.round(seconds));
@@ -171,6 +171,7 @@ export function formatDuration(seconds: number | null): string {
   const minutes = Math.round(s / 60);
   if (minutes < 90) return `${minutes} min`;
   const hours = Math.floor(minutes / 60);
+  if (hours >= 48) return `${(minutes / 60 / 24).toFixed(1)} days`;
   const rest = minutes % 60;
   return rest ? `${hours} h ${rest} min` : `${hours} h`;
 }

@@ -39,6 +39,8 @@ export interface Episode {
   done: boolean;
   return: number;
   success: boolean;
+  /** Ended by the real-step budget, not by the task or the step limit (no outcome: left out of the metrics). */
+  cut?: boolean;
   /** Every step, usable or not (traces and buffer records). */
   record: RecordedStep[];
 }
@@ -165,6 +167,7 @@ function payableEpisodes(episodes: Episode[], stepsLeft: number): Episode[] {
 /** Ends an episode the budget cannot pay for: its last step counts as truncated. */
 function cut(e: Episode): void {
   e.done = true;
+  e.cut = true;
   const last = e.steps[e.steps.length - 1];
   if (last) last.truncated = true;
 }

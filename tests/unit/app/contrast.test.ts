@@ -43,7 +43,7 @@ describe('colour contrast of the app palettes', () => {
   for (const [name, palette] of [['light', light], ['dark', dark]] as const) {
     it(`${name}: text 4.5:1 on every background, control borders 3:1`, () => {
       const failures: string[] = [];
-      for (const text of ['fg', 'muted', 'accent', 'bad']) {
+      for (const text of ['fg', 'muted', 'accent', 'bad', 'dream']) {
         for (const background of ['bg', 'panel', 'chip', 'accent-soft']) {
           const ratio = contrast(palette[text], palette[background]);
           if (ratio < 4.5) failures.push(`--${text} on --${background}: ${ratio.toFixed(2)}`);

@@ -3,7 +3,7 @@ import { Curriculum } from '../../../src/core/curriculum/curriculum';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
 import { getPreset, type TrainConfig } from '../../../src/core/train/config';
 import type { IterationRecord } from '../../../src/core/train/loop';
-import { buildTaskBank, curriculumSeries, nextSort, sortBank, type TaskBankRow } from '../../../src/app/state/curriculum-bank';
+import { buildTaskBank, curriculumSeries, filterBank, nextSort, pageOf, sortBank, type TaskBankRow } from '../../../src/app/state/curriculum-bank';
 
 const config: TrainConfig = { ...getPreset('webshop-easy'), curriculum: true, lambda: 0.5, curriculumSeeds: 2, tasksPerIteration: 4, groupSize: 4, taskPool: 6, seed: 7 };
 const definition = getEnvDefinition(config.env);
@@ -90,6 +90,33 @@ describe('sorting', () => {
     expect(nextSort({ key: 'variance', direction: 'descending' }, 'variance')).toEqual({ key: 'variance', direction: 'ascending' });
     expect(nextSort({ key: 'variance', direction: 'ascending' }, 'rollouts')).toEqual({ key: 'rollouts', direction: 'descending' });
     expect(nextSort({ key: 'variance', direction: 'ascending' }, 'id')).toEqual({ key: 'id', direction: 'ascending' });
+  });
+});
+
+describe('filtering and paging a large bank', () => {
+  const bank: TaskBankRow[] = Array.from({ length: 1007 }, (_, i) => ({
+    id: `webshop-lite-v0/t${String(i).padStart(4, '0')}`, instruction: i % 2 ? `find a red sofa ${i}` : `buy a lavender shampoo ${i}`,
+    origin: i % 10 === 0 ? 'variation' : 'generated', parent: i % 10 === 0 ? `webshop-lite-v0/t${String(i + 1).padStart(4, '0')}` : null,
+    rollouts: 4, successes: i % 5, successRate: (i % 5) / 4, variance: 0, iterationsSeen: 1, lastSeen: 1, pending: false,
+  }));
+
+  it('pages 1,007 tasks 50 at a time, clamping the page to those there are', () => {
+    expect(pageOf(bank, 1, 50)).toMatchObject({ page: 1, pages: 21, first: 1, last: 50, total: 1007 });
+    const lastPage = pageOf(bank, 21, 50);
+    expect([lastPage.first, lastPage.last, lastPage.rows.length]).toEqual([1001, 1007, 7]);
+    expect(pageOf(bank, 99, 50).page).toBe(21);
+    expect(pageOf(bank, 0, 50).page).toBe(1);
+    expect(pageOf([], 3, 50)).toMatchObject({ page: 1, pages: 1, first: 0, last: 0, total: 0 });
+    // Sorting applies to the whole bank before paging: the first page holds the largest values.
+    const sorted = pageOf(sortBank(bank, 'successes', 'descending'), 1, 50);
+    expect(sorted.rows.every((r) => r.successes === 4)).toBe(true);
+  });
+
+  it('filters by text in the id, instruction or parent, and by origin', () => {
+    expect(filterBank(bank, { text: 'SOFA', origin: '' })).toHaveLength(503);
+    expect(filterBank(bank, { text: 't0003', origin: '' }).map((r) => r.id)).toEqual(['webshop-lite-v0/t0003']);
+    expect(filterBank(bank, { text: '', origin: 'variation' })).toHaveLength(101);
+    expect(filterBank(bank, { text: 't0011', origin: 'variation' }).map((r) => r.id)).toEqual(['webshop-lite-v0/t0010']); // by its parent
   });
 });
 

@@ -64,6 +64,16 @@ describe('trainerDeps', () => {
     expect(deps.taskGenerator?.chat).toBe(chat);
   });
 
+  it('a resume or a second run with the same engine and prompt settings reuses the reasoning model and its transition cache', async () => {
+    const chat = new ScriptedChatModel(() => ({ text: '' }));
+    await browserChatModel({ kind: 'wllama', source: 'file', name: 'cache.gguf' }, { nCtx: 256 }, async () => chat);
+    const dream = config({ mode: 'dream', llm: 'wllama:file:cache.gguf' });
+    const first = (await trainerDeps(dream, { nCtx: 256, maxTokens: 96 })).experienceModel;
+    expect((await trainerDeps(dream, { nCtx: 256, maxTokens: 96 })).experienceModel).toBe(first);
+    expect((await trainerDeps({ ...dream, retrievalK: 1 }, { nCtx: 256, maxTokens: 96 })).experienceModel).not.toBe(first);
+    expect((await trainerDeps(dream, { nCtx: 256, maxTokens: 64 })).experienceModel).not.toBe(first);
+  });
+
   it('names the fix for a spec it cannot read', async () => {
     await expect(trainerDeps(config({ mode: 'dream', llm: 'wllama:nope' }))).rejects.toThrow(/neither file:NAME nor a full http\(s\) URL/);
   });

@@ -22,7 +22,8 @@ describe('the offline status line', () => {
     expect(offlineMessage('updating', true)).toBe('Offline copy updating…');
     expect(offlineMessage('ready', false)).toBe('Ready offline · network off');
     expect(offlineMessage('error', true, 'quota exceeded')).toMatch(/^Offline copy failed: quota exceeded\. The app still works online; reload to retry$/);
-    expect(offlineMessage('dev', true)).toMatch(/dev server/);
+    expect(offlineMessage('dev', true)).toBe(''); // the header says nothing about how it is served
+    expect(offlineMessage('dev', false)).toBe('Network off');
     expect(offlineMessage('reload', true)).toMatch(/new version .*reload the page/);
   });
 });

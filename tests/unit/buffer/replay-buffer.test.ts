@@ -65,6 +65,26 @@ describe('ReplayBuffer', () => {
     expect(buffer.index.size).toBe(stats.transitions);
   });
 
+  it('keeps its cap at every moment: an add makes room first (oldest dreamed, then real), offline data stays', async () => {
+    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    await buffer.importTrajectories(household.slice(0, 4), { source: 'offline', createdAt: 1 });
+    const offline = steps(household.slice(0, 4));
+    const cap = offline + 30;
+    buffer.keepAtMost(cap);
+    const record = (i: number, source: 'real' | 'dream') => ({
+      id: `run/${i}#0`, env: 'household-v0', taskId: `t${i}`, instruction: 'x', episodeId: `run/${i}`, stepIndex: 0, observation: `o${i}`,
+      admissible: ['look'], action: 'look', nextObservation: 'n', nextAdmissible: ['look'], reward: 0, terminated: false, truncated: false,
+      source, valid: true, createdAt: 10 + i,
+    });
+    for (let batch = 0; batch < 5; batch++) {
+      await buffer.add(Array.from({ length: 12 }, (_, j) => record(batch * 12 + j, j % 3 === 0 ? 'real' : 'dream')));
+      const stats = await buffer.stats();
+      expect(stats.transitions).toBeLessThanOrEqual(cap);
+      expect(stats.byEnvAndSource['household-v0'].offline).toBe(offline);
+    }
+    expect((await buffer.stats()).transitions).toBe(cap);
+  });
+
   it('exports back to the same episodes', async () => {
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     await buffer.importTrajectories(webshop.slice(0, 5), { source: 'offline', createdAt: 1 });

@@ -265,11 +265,11 @@ describe.each(harnesses)('$kind store', (harness) => {
     await store.putTasks([makeTask('t')]);
     await store.putRun(makeRun('r'));
     expect(await store.stats()).toEqual({
-      transitions: 6, episodes: 2, tasks: 1, runs: 1, invalid: 1,
+      transitions: 6, episodes: 2, tasks: 1, transitionTasks: 4, runs: 1, invalid: 1,
       byEnvAndSource: { 'household-v0': { offline: 1, dream: 1 }, 'webshop-lite-v0': { offline: 1, real: 1, dream: 2 } },
     });
     await store.clear();
-    expect(await store.stats()).toEqual({ transitions: 0, episodes: 0, tasks: 0, runs: 0, invalid: 0, byEnvAndSource: {} });
+    expect(await store.stats()).toEqual({ transitions: 0, episodes: 0, tasks: 0, transitionTasks: 0, runs: 0, invalid: 0, byEnvAndSource: {} });
     expect(await store.listTransitions()).toEqual([]);
     expect(await store.putTransitions([makeTransition(0)])).toEqual({ added: 1, replaced: 0 });
     await store.close();

@@ -110,7 +110,7 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
 
   it('takes only the engine settings in the dream commands', async () => {
     expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--set', 'learningRate=1'])).toBe(2);
-    expect(err.join('\n')).toContain("--set: unknown setting 'learningRate'; valid settings: llmTimeoutMs, llmRetries, llmMaxFailures");
+    expect(err.join('\n')).toContain("--set: unknown setting 'learningRate'; valid settings: llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures");
     expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--set', 'llmTimeoutMs=0'])).toBe(2);
     expect(err.join('\n')).toMatch(/'llmTimeoutMs' must be within 1\.\.3600000; got 0/);
   });

@@ -45,11 +45,13 @@ describe('dream-only training of an imported domain', () => {
 
     expect(result.iterations.map((r) => r.iteration)).toEqual([1, 2]);
     for (const { metrics } of result.iterations) {
-      expect(inUnit(metrics['charts/success_rate'])).toBe(true);
+      // Dream-judged: dream/…, never charts/… (design.md §5).
+      expect(inUnit(metrics['dream/success_rate'])).toBe(true);
+      expect(metrics).not.toHaveProperty(['charts/success_rate']);
       expect(metrics['budget/real_steps']).toBe(0);
       expect(metrics['dream/invalid_rate']).toBe(0);
-      expect(metrics['charts/episode_length']).toBeGreaterThan(0);
-      expect(metrics['charts/episode_length']).toBeLessThanOrEqual(6);
+      expect(metrics['dream/episode_length']).toBeGreaterThan(0);
+      expect(metrics['dream/episode_length']).toBeLessThanOrEqual(6);
       expect(Number.isFinite(metrics['losses/policy_loss'])).toBe(true);
     }
     expect(result.dreamSteps).toBeGreaterThan(0);
@@ -131,7 +133,7 @@ describe('dream-only training of an imported domain', () => {
     expect(await run()).toEqual(first);
     for (const { metrics } of first) {
       expect(inUnit(metrics['dream/cache_hit_rate'])).toBe(true);
-      expect(metrics['charts/episode_length']).toBeLessThanOrEqual(5);
+      expect(metrics['dream/episode_length']).toBeLessThanOrEqual(5);
     }
   });
 

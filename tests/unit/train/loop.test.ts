@@ -62,6 +62,16 @@ describe('Trainer (real mode)', () => {
     await store.close();
   });
 
+  it('evaluates the final policy at the last iteration, whatever the interval (also with evalInterval 0)', async () => {
+    for (const [evalInterval, iterations, expected] of [[2, 3, [2, 3]], [0, 2, [2]], [10, 3, [3]]] as const) {
+      const trainer = new Trainer(small({ evalInterval, iterations, finalEvalEpisodes: 5 }));
+      const records = (await runAll(trainer)).map((l) => JSON.parse(l));
+      expect(records.filter((r) => 'eval/success_rate' in r.metrics).map((r) => r.iteration)).toEqual(expected);
+      expect(trainer.finalEvaluation).toMatchObject({ iteration: iterations, result: { episodes: 5 } });
+      trainer.dispose();
+    }
+  });
+
   it('never exceeds the real-step budget', async () => {
     const trainer = new Trainer(small({ realStepBudget: 37, iterations: 10 }));
     const lines = await runAll(trainer);

@@ -57,6 +57,9 @@ describe('dream and s2r modes', () => {
     expect(last['dream/invalid_rate']).toBe(0);
     const stats = await buffer.stats();
     expect(stats.byEnvAndSource['webshop-lite-v0']).toEqual({ dream: trainer.dreamSteps });
+    // Every transition belongs to an episode record the buffer counts (3 iterations × 2 tasks × 4 rollouts).
+    expect(stats.episodes).toBe(24);
+    expect(stats.transitionTasks).toBeGreaterThan(0);
     trainer.dispose();
   });
 
@@ -107,6 +110,39 @@ describe('dream and s2r modes', () => {
     const resumed = await Trainer.restore(state, {}, await deps());
     expect(await runAll(resumed)).toEqual(full.slice(2));
     resumed.dispose();
+  });
+
+  it('dream: success as the dream judges it is dream/…, never charts/…; the final policy is evaluated in the real env at the last iteration', async () => {
+    const config = small({ mode: 'dream', iterations: 3, evalInterval: 2, evalEpisodes: 4, finalEvalEpisodes: 6 });
+    const trainer = new Trainer(config, await buildRunParts(config));
+    const metrics = (await runAll(trainer)).map((l) => JSON.parse(l).metrics);
+    for (const m of metrics) {
+      expect(m).toHaveProperty(['dream/success_rate']);
+      expect(m).toHaveProperty(['dream/episodic_return']);
+      expect(m).toHaveProperty(['dream/episode_length']);
+      expect(Object.keys(m).filter((k) => k.startsWith('charts/'))).toEqual([]);
+    }
+    // Due at 2 (every evalInterval), and always at the last iteration (3) on finalEvalEpisodes tasks.
+    expect(metrics.map((m) => typeof m['eval/success_rate'])).toEqual(['undefined', 'number', 'number']);
+    expect(trainer.finalEvaluation?.iteration).toBe(3);
+    expect(trainer.finalEvaluation?.result.episodes).toBe(6);
+    expect(metrics[2]['eval/success_rate']).toBe(trainer.finalEvaluation!.result.success);
+    // The same policy evaluated again gives the same figure (held-out seeds, greedy).
+    expect((await trainer.evaluate(6)).success).toBe(trainer.finalEvaluation!.result.success);
+    trainer.dispose();
+  });
+
+  it('s2r: the last real iteration counts only the episodes the budget let finish (no drop to 0 from cut episodes), and is evaluated', async () => {
+    const config = small({ mode: 's2r', iterations: 1, realStepBudget: 130, s2rRealFraction: 0.1, finalEvalEpisodes: 4 });
+    const trainer = new Trainer(config, await buildRunParts(config));
+    const lines = (await runAll(trainer)).map((l) => JSON.parse(l));
+    expect(trainer.realSteps).toBe(13); // fewer than one iteration of 8 episodes can take: the last one is cut
+    const last = lines[lines.length - 1].metrics;
+    expect(last).toHaveProperty(['eval/success_rate']);
+    expect(lines[0].metrics).toHaveProperty(['dream/success_rate']);
+    // Each figure is over finished episodes only; an iteration whose episodes were all cut has none.
+    if ('charts/success_rate' in last) expect(last['charts/episode_length']).toBeGreaterThan(0);
+    trainer.dispose();
   });
 
   it('the LLM prior: off by default (the ablation), refused with the oracle, used by the policy when given', async () => {

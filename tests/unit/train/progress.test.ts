@@ -77,6 +77,7 @@ describe('ProgressMeter', () => {
     expect(formatDuration(600)).toBe('10 min');
     expect(formatDuration(3 * 3600 + 20 * 60)).toBe('3 h 20 min');
     expect(formatDuration(7200)).toBe('2 h');
+    expect(formatDuration(160 * 3600)).toBe('6.7 days');
   });
 });
 

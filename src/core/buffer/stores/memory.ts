@@ -268,13 +268,15 @@ export class MemoryBufferStore implements BufferStore {
     this.assertOpen();
     const byEnvAndSource: BufferStats['byEnvAndSource'] = {};
     let invalid = 0;
+    const taskIds = new Set<string>();
     for (const t of this.transitions.values()) {
       const perSource = (byEnvAndSource[t.env] ??= {});
       perSource[t.source] = (perSource[t.source] ?? 0) + 1;
       if (!t.valid) invalid++;
+      taskIds.add(`${t.env}\n${t.taskId}`);
     }
     return {
-      transitions: this.transitions.size, episodes: this.episodes.size, tasks: this.tasks.size, runs: this.runs.size,
+      transitions: this.transitions.size, episodes: this.episodes.size, tasks: this.tasks.size, transitionTasks: taskIds.size, runs: this.runs.size,
       byEnvAndSource: sortStats(byEnvAndSource), invalid,
     };
   }

@@ -1,0 +1,138 @@
+/**
+ * State of the start-here page: the three DreamGym runs (real, dream, S2R) trained side by side,
+ * each in its own trainer worker, with their metric histories for the live charts and the DreamGym
+ * table. One session lives for the whole app (provided by context from App.svelte): leaving the
+ * page does not stop the runs, and a reload resumes unfinished ones from their checkpoints (the
+ * Train page leaves runs tagged 'start-here' to this page). Plain logic is in start-here.ts.
+ */
+import { getContext, setContext } from 'svelte';
+import type { IterationRecord } from '../../core/train/loop';
+import { TrainerClient } from '../workers/trainer-client';
+import type { TrainerProgress, TrainerStatus } from '../workers/protocol';
+import { MetricsHistoryStore } from '../workers/metrics-store';
+import { isUnfinished, loadRuns, upsertRun, type RunEntry } from '../workers/run-list';
+import { learnedModels } from './learned-models.svelte';
+import { groupEntries, latestGroup, START_HERE_ENV, START_HERE_RUNS, startHereConfigs, startHereEngine, type StartHereEngine, type StartHereRun } from './start-here';
+
+export interface StartHereSlot {
+  run: StartHereRun;
+  entry: RunEntry;
+  status: TrainerStatus;
+  /** Every iteration record so far (the worker streams them; a resumed run gets its saved history first). */
+  history: IterationRecord[];
+}
+
+const TRAINING: readonly string[] = ['starting', 'running', 'paused'];
+
+const statusOf = (entry: RunEntry, message: string): TrainerStatus => ({
+  runId: entry.runId, state: entry.state, iteration: entry.iteration, iterations: entry.iterations, realSteps: 0, dreamSteps: 0,
+  backend: null, backendReason: null, message,
+});
+
+/** Appends records, replacing any at or after the first new iteration (an iteration repeated after a reload). */
+function appended(history: readonly IterationRecord[], records: readonly IterationRecord[]): IterationRecord[] {
+  if (records.length === 0) return history as IterationRecord[];
+  return [...history.filter((r) => r.iteration < records[0].iteration), ...records];
+}
+
+export class StartHereSession {
+  slots = $state.raw<StartHereSlot[]>([]);
+  engine = $state.raw<StartHereEngine | null>(null);
+  error = $state<string | null>(null);
+  /** Bumped on every message from a run (pages that read the run list from storage refresh on it). */
+  progress = $state(0);
+  starting = $state(false);
+
+  private readonly clients = new Map<string, TrainerClient>();
+  private readonly history = new MetricsHistoryStore();
+
+  constructor(restore = true) {
+    if (restore && typeof window !== 'undefined') void this.restore();
+  }
+
+  get active(): boolean { return this.starting || this.slots.some((s) => TRAINING.includes(s.status.state)); }
+  get finished(): boolean { return this.slots.length > 0 && this.slots.every((s) => s.status.state === 'finished'); }
+
+  /** Starts the three runs (a new group; an earlier group stays in Compare). */
+  async start(): Promise<void> {
+    if (this.active) return;
+    this.error = null;
+    this.starting = true;
+    try {
+      const models = learnedModels();
+      await models.refresh();
+      const engine = startHereEngine(Boolean(models.shipped[START_HERE_ENV]));
+      this.engine = engine;
+      const entries = groupEntries(startHereConfigs(engine), Date.now());
+      for (const entry of [...entries].reverse()) upsertRun(entry);
+      this.slots = entries.map((entry, i) => ({ run: START_HERE_RUNS[i], entry, status: statusOf(entry, 'Starting…'), history: [] }));
+      for (const entry of entries) this.launch(entry, false);
+    } catch (error) {
+      this.error = (error as Error).message;
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** Stops every run still training (their checkpoints and histories stay). */
+  async stop(): Promise<void> {
+    await Promise.all(this.slots.filter((s) => ['running', 'paused'].includes(s.status.state)).map(async (s) => {
+      try { this.apply(s.entry.runId, await this.clients.get(s.entry.runId)!.stop()); } catch { /* finished meanwhile */ }
+    }));
+  }
+
+  /** After a reload: the newest group with its histories; unfinished runs continue from their checkpoints. */
+  private async restore(): Promise<void> {
+    const group = latestGroup(loadRuns());
+    if (group.length === 0) return;
+    this.engine = startHereEngine(group.some((e) => e.config.mode !== 'real' && e.config.llm.startsWith('learned:')));
+    const withHistory = await Promise.all(group.map(async (entry) => ({ entry, history: await this.history.list(entry.runId).catch(() => []) })));
+    this.slots = withHistory.map(({ entry, history }) => ({
+      run: START_HERE_RUNS.find((r) => r.mode === entry.config.mode)!, entry, history,
+      status: { ...statusOf(entry, entry.message ?? ''), iteration: history[history.length - 1]?.iteration ?? entry.iteration },
+    }));
+    for (const { entry } of withHistory) if (isUnfinished(entry)) this.launch(entry, true);
+  }
+
+  private launch(entry: RunEntry, resume: boolean): void {
+    const client = new TrainerClient();
+    this.clients.set(entry.runId, client);
+    client.oncrash = (error) => this.apply(entry.runId, { ...this.slot(entry.runId)!.status, state: 'error', message: error.message });
+    client.start({ runId: entry.runId, config: entry.config, resume }, (p) => this.onProgress(entry.runId, p))
+      .then((final) => this.apply(entry.runId, final))
+      .catch((error: Error) => {
+        const slot = this.slot(entry.runId);
+        if (slot && slot.status.state !== 'error') this.apply(entry.runId, { ...slot.status, state: 'error', message: error.message });
+      })
+      .finally(() => {
+        // A finished run's worker is let go (its tfjs memory with it); a new group starts new ones.
+        if (this.clients.get(entry.runId) === client) { this.clients.delete(entry.runId); client.terminate(); }
+      });
+  }
+
+  private slot(runId: string): StartHereSlot | undefined { return this.slots.find((s) => s.entry.runId === runId); }
+
+  private onProgress(runId: string, progress: TrainerProgress): void {
+    if (progress.kind === 'live') return;
+    const slot = this.slot(runId);
+    if (!slot) return;
+    if (progress.kind === 'history') this.replace(runId, { history: progress.records });
+    else if (progress.kind === 'metrics') this.replace(runId, { history: appended(slot.history, progress.records) });
+    this.apply(runId, progress.status);
+  }
+
+  private apply(runId: string, status: TrainerStatus): void {
+    if (status.runId !== runId) return;
+    this.replace(runId, { status });
+    if (status.state !== 'idle') upsertRun({ runId, state: status.state, iteration: status.iteration, message: status.message });
+    this.progress++;
+  }
+
+  private replace(runId: string, change: Partial<StartHereSlot>): void {
+    this.slots = this.slots.map((s) => (s.entry.runId === runId ? { ...s, ...change, entry: { ...s.entry, ...(change.status ? { state: change.status.state } : {}) } } : s));
+  }
+}
+
+const KEY = Symbol('start-here-session');
+export function provideStartHere(session: StartHereSession): StartHereSession { return setContext(KEY, session); }
+export function useStartHere(): StartHereSession { return getContext<StartHereSession>(KEY); }
