@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BrowserContext, CDPSession, Page } from 'playwright';
 import { SHOTS, startApp, type AppHarness } from './harness';
 
-const ROUTES = ['play', 'setup', 'train', 'model', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
+const ROUTES = ['start', 'play', 'setup', 'train', 'model', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
 const MAX_TABS = 120;
 
 let app: AppHarness;
