@@ -53,8 +53,6 @@ export interface Prediction {
   actionValid: boolean;
   /** Graded outcome in [0, 1] where the model knows one (the oracle: WebShop's score). */
   score?: number;
-  /** The model's probability that a final step succeeded (the learned model), whatever it answered. */
-  successConfidence?: number;
   /** Tokens and latency of all attempts together (zero for a transition-cache hit). */
   usage: ChatUsage;
   /** Model calls made (1 + retries; 0 for a cache hit or a model without calls). */

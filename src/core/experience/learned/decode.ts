@@ -195,28 +195,8 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
   return chooseToken(out, row, V, Lc, context, contextLength, allowed, allows, banned);
 }
 
-/**
- * How a row's next word is picked: greedy, or sampled at a temperature from the row's own stream;
- * and how sure the model must be to call a final step a success: reward 1 only when
- * p(r1) / (p(r0) + p(r1)) ≥ `rewardThreshold` (0.5: the more likely one). Higher is pessimistic: a
- * policy finds the states where a learned model is unsure, and a doubtful success there is how it
- * games the dream (as in pessimistic model-based RL).
- */
-export interface Sampling { temperature: number; seed: number; rewardThreshold?: number }
-
-/** The terminal reward under a threshold on p(r1) (both read through the pointer mixture). */
-function chooseReward(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
-  r0: number, r1: number, threshold: number): { id: number; confidence: number } {
-  const g = out.gate[row];
-  const mass = (id: number) => {
-    let copy = 0;
-    for (let j = 0; j < contextLength; j++) if (context.ids[j] === id) copy += out.pointer[row * Lc + j];
-    return g * out.vocab[row * V + id] + (1 - g) * copy;
-  };
-  const p0 = mass(r0), p1 = mass(r1);
-  const confidence = p0 + p1 > 0 ? p1 / (p0 + p1) : 0;
-  return { id: confidence >= threshold ? r1 : r0, confidence };
-}
+/** How a row's next word is picked: greedy, or sampled at a temperature from the row's own stream. */
+export interface Sampling { temperature: number; seed: number }
 
 /** A row's sampling stream: the seed and the row's own context and prompt (never its batch). */
 function rowStream(sampling: Sampling, context: Sequence, prompt: Tokens): Rng {
@@ -239,8 +219,6 @@ export interface Decoded {
   tokens: Tokens;
   /** Model steps this row took part in (its generated tokens). */
   steps: number;
-  /** p(r1) / (p(r0) + p(r1)) where the answer ended the episode (its success confidence). */
-  rewardConfidence?: number;
 }
 
 /**
@@ -277,7 +255,6 @@ export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, 
   if (fed.ids.length % B !== 0 || prompts.some((p) => p.ids.length !== prompts[0].ids.length)) throw new Error('decodeBatch: every prompt must have the same length.');
   const isText = (id: number) => !tokenizer.isSpecial(id);
   const streams = sampling && sampling.temperature > 0 ? contexts.map((c, b) => rowStream(sampling, c, prompts[b])) : null;
-  const confidences: (number | undefined)[] = contexts.map(() => undefined);
   // rows[r]: which context cache row r decodes (finished rows leave the batch as it shrinks).
   let rows = contexts.map((_, b) => b);
   try {
@@ -297,12 +274,9 @@ export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, 
       rows.forEach((b, r) => {
         const p = plan[r];
         const banned = 'forced' in p ? null : bannedByRepeat(answers[b].ids, isText);
-        // Verdicts (valid, terminated, reward) are never sampled; the contents may be.
-        const reward = 'allowed' in p && p.allowed === Allowed.Reward
-          ? chooseReward(out, r, V, Lc, contexts[b], lengths[b], tokenizer.special('<r0>'), tokenizer.special('<r1>'), sampling?.rewardThreshold ?? 0.5) : null;
-        if (reward) confidences[b] = reward.confidence;
-        const id = 'forced' in p ? p.forced : reward ? reward.id
-          : streams && p.allowed !== Allowed.YesNo
+        // Verdicts (valid, terminated, reward) are always the most likely; the contents may be sampled.
+        const id = 'forced' in p ? p.forced
+          : streams && p.allowed !== Allowed.YesNo && p.allowed !== Allowed.Reward
             ? sampleToken(out, r, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, banned!, sampling!.temperature, streams[b])
             : chooseToken(out, r, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, banned!);
         const text = isText(id);
@@ -318,5 +292,5 @@ export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, 
   } finally {
     net.disposeCache(cache);
   }
-  return answers.map((tokens, b) => ({ tokens, steps: tokens.ids.length, ...(confidences[b] !== undefined ? { rewardConfidence: confidences[b] } : {}) }));
+  return answers.map((tokens) => ({ tokens, steps: tokens.ids.length }));
 }

@@ -55,8 +55,6 @@ export interface LearnedModelOptions {
    */
   temperature?: number;
   seed?: number;
-  /** How sure of a success the model must be to dream reward 1 (default 0.5; see decode.ts `Sampling`). */
-  rewardThreshold?: number;
   /** Called once on dispose (e.g. to stop the decoder threads). */
   release?: () => void;
 }
@@ -72,7 +70,6 @@ interface Decoding {
   error?: string;
   /** An identical request of the same batch was decoded for it (a cache hit in all but name). */
   shared?: boolean;
-  successConfidence?: number;
 }
 
 interface Pending {
@@ -155,8 +152,7 @@ export class LearnedExperienceModel implements ExperienceModel {
   private toPrediction(ctx: DreamContext, result: Decoding): Prediction {
     const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
     const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
-    const base = { reasoning: '', usage, attempts: result.shared ? 0 : 1, notes: [] as string[], raw: result.raw, ...(result.shared ? { cached: true } : {}),
-      ...(result.successConfidence !== undefined ? { successConfidence: result.successConfidence } : {}) };
+    const base = { reasoning: '', usage, attempts: result.shared ? 0 : 1, notes: [] as string[], raw: result.raw, ...(result.shared ? { cached: true } : {}) };
     if (result.error) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: result.error };
     const answer = result.text as ReturnType<typeof decodeAnswer>;
     if (!answer.valid) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
@@ -222,8 +218,7 @@ export class LearnedExperienceModel implements ExperienceModel {
         chunk.forEach((group, i) => {
           const tokens = decoded[i].tokens;
           const text = group[0].kind === 'next' ? decodeAnswer(this.tokenizer, tokens) : decodeState(this.tokenizer, tokens);
-          const result: Decoding = { text, raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000), promptTokens: contexts[i].ids.length, completionTokens: tokens.ids.length, ms,
-            ...(decoded[i].rewardConfidence !== undefined ? { successConfidence: decoded[i].rewardConfidence } : {}) };
+          const result = { text, raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000), promptTokens: contexts[i].ids.length, completionTokens: tokens.ids.length, ms };
           group.forEach((p, j) => p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0, shared: true }));
         });
       } catch (error) {
@@ -236,7 +231,7 @@ export class LearnedExperienceModel implements ExperienceModel {
 
   /** One batch, here or split among the decoder threads (in row order, so the result is the same). */
   private async decode(contexts: Sequence[], prompts: Tokens[], kinds: AnswerKind[]): Promise<Decoded[]> {
-    const sampling = { temperature: this.temperature, seed: this.options.seed ?? 0, rewardThreshold: this.options.rewardThreshold ?? 0.5 };
+    const sampling = { temperature: this.temperature, seed: this.options.seed ?? 0 };
     const decoders = this.options.decoders ?? [];
     if (decoders.length < 2 || contexts.length < 2 * decoders.length) return decodeBatch(this.net, this.tokenizer, this.masks, contexts, prompts, kinds, this.limits, sampling);
     const size = Math.ceil(contexts.length / decoders.length);
