@@ -125,7 +125,7 @@ describe('the learned experience model in the page', () => {
     // A link asking for the LLM prior with a learned model: refused on the page, with the reason.
     await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=1`);
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
-    await expect(page.getByRole('checkbox', { name: 'LLM prior' }).isDisabled()).resolves.toBe(true);
+    await expect(page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).resolves.toBe(true);
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/The LLM prior needs a chat model, and the chosen engine is not one\. The learned experience model/);
 
@@ -188,7 +188,7 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
     await expect.poll(() => option.count(), { timeout: 60_000 }).toBe(1);
     expect(await option.textContent()).toBe(`learned experience model (tfjs, not a chat model): shipped for ${ENV} (6 training episodes)`);
     await page.getByLabel('Dream engine').selectOption(spec);
-    await expect(page.getByRole('checkbox', { name: 'LLM prior' }).isDisabled()).resolves.toBe(true);
+    await expect(page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).resolves.toBe(true);
     await expect(page.getByTestId('experience-source').textContent()).resolves.toBe(`Experience: dream: learned model at models/${ENV}.`);
     expect(page.url()).toContain(`llm=${encodeURIComponent(spec)}`);
     const before = served.length;

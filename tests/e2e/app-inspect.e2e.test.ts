@@ -117,6 +117,16 @@ describe('Inspect', () => {
     await page.getByTestId('filter-phase').selectOption('real');
     await expect.poll(() => page.getByTestId('no-episodes').count()).toBe(1);
     await page.getByTestId('filter-phase').selectOption('all');
+    // Search: the words of one episode's task id find it (and the others of that task).
+    const first = (await page.getByTestId('episode').first().locator('.sub').textContent())!;
+    const word = /· ([^·]*?)(…)?$/.exec(first)![1].split(/\s+/).filter((w) => w.length > 3).slice(0, 2).join(' ');
+    await page.getByTestId('episode-search').fill(word);
+    await expect.poll(() => page.getByTestId('episode').count()).toBeGreaterThanOrEqual(1);
+    expect((await page.getByTestId('episode').count())).toBeLessThanOrEqual(all);
+    await page.getByTestId('episode-search').fill('no episode has this text');
+    await expect.poll(() => page.getByTestId('no-episodes').count()).toBe(1);
+    await page.getByTestId('episode-search').fill('');
+    await expect.poll(() => page.getByTestId('episode').count()).toBe(all);
     expect(errors).toEqual([]);
   }, 150_000);
 
@@ -130,11 +140,11 @@ describe('Inspect', () => {
     const before = await dreamCount();
     expect(before).toBeGreaterThan(0);
     await page.reload();
-    // Right after the reload (no worker yet): the run's dreamed transitions are all still there.
+    // Right after the reload: the run's dreamed transitions are all still there.
     await expect.poll(dreamCount, { timeout: 30_000 }).toBeGreaterThanOrEqual(before);
     const afterReload = await dreamCount();
+    // The page resumed the run by itself (no click).
     await page.getByRole('link', { name: 'Train', exact: true }).click();
-    await page.getByRole('button', { name: 'Resume run' }).click();
     await expect.poll(runState, { timeout: 60_000 }).toBe('running');
     const resumedAt = await iteration();
     await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThan(resumedAt);

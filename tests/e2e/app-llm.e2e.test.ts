@@ -180,6 +180,10 @@ describe('Setup: the language model section', () => {
     for (const row of rows) expect(row).toMatch(/q4f32/);
     expect(rows.some((row) => /≈ [\d,]+ MB/.test(row))).toBe(true);
     await expect(page.getByTestId('webgpu-notice').textContent()).resolves.toMatch(/no shader-f16, so only q4f32 models/);
+    // The radio alone picks no model (nothing to download yet); a pick names its size first.
+    await expect(page.getByTestId('engine-chosen').textContent()).resolves.toMatch(/No WebLLM model is picked yet/);
+    await page.getByTestId('webllm-models').locator('input[type="radio"]').first().check();
+    await expect.poll(() => page.getByText(/Downloads ≈ [\d,?]+ MB and needs ≈\s+[\d,?]+ MB of GPU memory\./).count()).toBe(1);
     await expect.poll(() => page.getByTestId('webllm-cache-empty').count(), { timeout: 30_000 }).toBe(1);
     // No internet here: a download fails with a message naming the cause and the way out.
     await page.getByRole('button', { name: 'Download and check' }).click();

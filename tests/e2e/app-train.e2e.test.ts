@@ -130,6 +130,8 @@ describe('the app shell', () => {
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(() => runState(page)).toBe('paused');
     const paused = await iteration(page);
+    // The status names the iteration it paused after, the one on screen.
+    await expect.poll(() => page.getByTestId('train-status').textContent()).toBe(`Paused: iteration ${paused} of 400. Paused after iteration ${paused}.`);
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => iteration(page)).toBe(paused + 1);
     await expect.poll(() => runState(page)).toBe('paused');
@@ -138,10 +140,9 @@ describe('the app shell', () => {
     await expect.poll(() => runState(page)).toBe('running');
     await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(paused + 2);
 
-    // Reload mid-run: the page finds the unfinished run and resumes it from its checkpoint.
+    // Reload mid-run: the page finds the unfinished run and resumes it from its checkpoint, no click needed.
     const seen = await iteration(page);
     await page.reload();
-    await page.getByRole('button', { name: 'Resume run' }).click();
     await expect.poll(() => runState(page), { timeout: 60_000 }).toBe('running');
     const status = (await page.getByTestId('train-status').textContent())!;
     const resumedAt = Number(/Resumed from the checkpoint at iteration (\d+)/.exec(status)?.[1] ?? /iteration (\d+)/.exec(status)?.[1]);

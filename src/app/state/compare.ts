@@ -175,6 +175,8 @@ export interface AlignedSeries {
    * spent none). Such a run is drawn flat at its latest value across the axis, and the legend says why.
    */
   flat: boolean[];
+  /** Per run: the one x of a flat run (0: it spent none of the axis' resource), else null (the legend names it). */
+  flatAt?: (number | null)[];
 }
 
 /**
@@ -193,10 +195,14 @@ export function alignSeries(histories: readonly (readonly IterationRecord[])[], 
     return { raw, soft, latest: keep.length ? keep[keep.length - 1].v : null };
   });
   const x = [...new Set(perRun.flatMap((m) => [...m.raw.keys()]))].sort((a, b) => a - b);
-  const flat = perRun.map((m) => axis !== 'iteration' && m.raw.size === 1 && x.length > 1 && m.latest !== null);
+  // Flat only for a run that spent none of the axis' resource (every point at 0): a run with one
+  // point elsewhere (a single final eval) is a point, not a line across budgets it never had.
+  const onlyX = perRun.map((m) => (m.raw.size === 1 ? [...m.raw.keys()][0] : null));
+  const flat = perRun.map((m, i) => axis !== 'iteration' && onlyX[i] === 0 && x.length > 1 && m.latest !== null);
   const fill = (m: (typeof perRun)[number], i: number, map: Map<number, number>) =>
     x.map((at) => (flat[i] ? m.latest : map.get(at) ?? null));
-  return { x, values: perRun.map((m, i) => fill(m, i, m.soft)), raw: perRun.map((m, i) => fill(m, i, m.raw)), flat };
+  return { x, values: perRun.map((m, i) => fill(m, i, m.soft)), raw: perRun.map((m, i) => fill(m, i, m.raw)), flat,
+    flatAt: flat.map((f, i) => (f ? onlyX[i] : null)) };
 }
 
 export const CSV_COLUMNS: { key: keyof CompareRow; header: string }[] = [

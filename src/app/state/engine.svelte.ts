@@ -13,7 +13,7 @@ import type { WebGpuCapabilities } from '../../core/llm/capabilities';
 import type { LoadProgress } from '../../core/llm/types';
 import { LlmError } from '../../core/llm/types';
 import { WebLlmChatModel, deleteModelFromCache, hasModelInCache, importWebLlm, type WebLlmLoadProgress } from '../../core/llm/webllm';
-import { listWebLlmModels, pickDefaultModel, type WebLlmModelInfo, type WebLlmModelList } from '../../core/llm/webllm-models';
+import { listWebLlmModels, type WebLlmModelInfo, type WebLlmModelList } from '../../core/llm/webllm-models';
 import { WllamaChatModel } from '../../core/llm/wllama';
 import type { EngineRuntime } from '../workers/experience-source';
 import { OpfsUnavailableError, deleteModelFile, listModelFiles, openModelFile, saveModelFile, type StoredModelFile } from '../workers/llm-files';
@@ -75,8 +75,23 @@ export class EngineSetup {
   /** The Train page's spec of the chosen engine, or why there is none yet. */
   spec(epsR = 0, epsP = 0): { spec: string } | { error: string } { return choiceSpec(this.choice, epsR, epsP); }
 
-  get label(): string {
-    const s = this.spec();
+  get label(): string { return this.labelWith(); }
+
+  /**
+   * The spec the Train page's form takes as its engine: '' for the oracle, the chosen engine's spec,
+   * or null while the choice is not complete — a WebLLM model counts once it is in the browser's
+   * cache (downloaded and checked on Setup), so no page downloads a model the user has not asked for.
+   */
+  followSpec(): string | null {
+    if (this.choice.kind === 'oracle') return '';
+    if (this.choice.kind === 'webllm' && this.cached[this.choice.webllm.modelId] !== true) return null;
+    const chosen = this.spec();
+    return 'spec' in chosen ? chosen.spec : null;
+  }
+
+  /** The choice in words; the oracle with the ε the Train page will use (its form owns ε_R, ε_P). */
+  labelWith(epsR = 0, epsP = 0): string {
+    const s = this.spec(epsR, epsP);
     return 'spec' in s ? engineLabel(parseLlmSpec(s.spec)) : s.error;
   }
 
@@ -99,11 +114,9 @@ export class EngineSetup {
     try {
       const webllm = await importWebLlm();
       const deviceMemoryGB = (navigator as { deviceMemory?: number }).deviceMemory;
+      // No model is picked for the user: a pick names its download and GPU memory first, and
+      // "Download and check" is the one step that downloads (never a radio click, never Train's Start).
       this.webllm = listWebLlmModels(webllm.prebuiltAppConfig, caps, deviceMemoryGB ? { deviceMemoryGB } : {});
-      if (!this.choice.webllm.modelId) {
-        const pick = pickDefaultModel(this.webllm);
-        if (pick) { this.choice.webllm.modelId = pick.id; this.save(); }
-      }
       await this.refreshCache();
     } catch (error) {
       this.error = `Could not list WebLLM models: ${(error as Error).message}`;

@@ -36,9 +36,32 @@ export interface EpisodeFilters {
   phase: PhaseFilter;
   /** Only episodes with an invalid step (a refused action or an unusable dream answer). */
   invalidOnly: boolean;
+  /** Search: words that must all appear in the instruction, task id or episode id (any case). */
+  text?: string;
 }
 
-export const DEFAULT_FILTERS: EpisodeFilters = { outcome: 'all', phase: 'all', invalidOnly: false };
+export const DEFAULT_FILTERS: EpisodeFilters = { outcome: 'all', phase: 'all', invalidOnly: false, text: '' };
+
+/** Episodes per page of the Inspect list (a run's last 20 iterations can hold thousands). */
+export const EPISODES_PER_PAGE = 100;
+
+function matchesText(e: EpisodeSummary, text: string | undefined): boolean {
+  const words = (text ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return true;
+  const haystack = `${e.instruction}\n${e.taskId}\n${e.episodeId}`.toLowerCase();
+  return words.every((w) => haystack.includes(w));
+}
+
+export interface EpisodePage { items: EpisodeSummary[]; page: number; pages: number; first: number; last: number; total: number }
+
+/** One page of a filtered list (the page is clamped to the list: a narrower filter never leaves an empty page). */
+export function episodePage(list: readonly EpisodeSummary[], page: number, size = EPISODES_PER_PAGE): EpisodePage {
+  const pages = Math.max(1, Math.ceil(list.length / size));
+  const current = Math.min(Math.max(1, Math.floor(page) || 1), pages);
+  const start = (current - 1) * size;
+  const items = list.slice(start, start + size);
+  return { items, page: current, pages, first: items.length ? start + 1 : 0, last: start + items.length, total: list.length };
+}
 
 export function invalidSteps(e: EpisodeSummary): number {
   return e.refusedSteps + e.dreamInvalidSteps;
@@ -49,7 +72,8 @@ export function filterEpisodes(episodes: readonly EpisodeSummary[], f: EpisodeFi
   return episodes
     .filter((e) => (f.outcome === 'all' || (f.outcome === 'success') === e.success)
       && (f.phase === 'all' || e.phase === f.phase)
-      && (!f.invalidOnly || invalidSteps(e) > 0))
+      && (!f.invalidOnly || invalidSteps(e) > 0)
+      && matchesText(e, f.text))
     .sort((a, b) => b.iteration - a.iteration || a.index - b.index);
 }
 

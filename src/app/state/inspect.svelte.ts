@@ -7,7 +7,7 @@
 import { compareOutcome, acceptedActionsBefore, nextOf, replayInRealEnv, type EpisodeTrace, type OutcomeComparison, type RealOutcome } from '../../core/train/trace';
 import { EpisodeStore, type EpisodeSummary } from '../workers/episode-store';
 import { loadRuns, type RunEntry } from '../workers/run-list';
-import { DEFAULT_FILTERS, diffText, filterEpisodes, inspectQuery, parseInspectQuery, type EpisodeFilters, type TextDiff } from './inspect-logic';
+import { DEFAULT_FILTERS, diffText, episodePage, filterEpisodes, inspectQuery, parseInspectQuery, type EpisodeFilters, type EpisodePage, type TextDiff } from './inspect-logic';
 
 export interface RealView {
   outcome: RealOutcome;
@@ -34,6 +34,11 @@ export class InspectState {
   private realToken = 0;
 
   get filtered(): EpisodeSummary[] { return filterEpisodes(this.episodes, this.filters); }
+  /** The list's page (1-based; clamped to the filtered list). */
+  page = $state(1);
+  get shown(): EpisodePage { return episodePage(this.filtered, this.page); }
+  goToPage(page: number): void { this.page = Math.min(Math.max(1, page), this.shown.pages); }
+  search(text: string): void { this.filters.text = text; this.page = 1; }
   get step() { return this.trace?.steps[this.stepIndex] ?? null; }
   get next() { return this.trace && this.step ? nextOf(this.trace, this.stepIndex) : null; }
   get query(): string {
@@ -60,6 +65,7 @@ export class InspectState {
     this.trace = null;
     this.real = null;
     this.episodes = [];
+    this.page = 1;
     await this.refresh();
   }
 

@@ -6,6 +6,7 @@
  * Train page leaves runs tagged 'start-here' to this page). Plain logic is in start-here.ts.
  */
 import { getContext, setContext } from 'svelte';
+import type { TrainConfig } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
 import { TrainerClient } from '../workers/trainer-client';
 import type { TrainerProgress, TrainerStatus } from '../workers/protocol';
@@ -53,8 +54,8 @@ export class StartHereSession {
   get active(): boolean { return this.starting || this.slots.some((s) => TRAINING.includes(s.status.state)); }
   get finished(): boolean { return this.slots.length > 0 && this.slots.every((s) => s.status.state === 'finished'); }
 
-  /** Starts the three runs (a new group; an earlier group stays in Compare). */
-  async start(): Promise<void> {
+  /** Starts the three runs (a new group; an earlier group stays in Compare); `size` shortens them (startHereSizeFromQuery). */
+  async start(size: Partial<TrainConfig> = {}): Promise<void> {
     if (this.active) return;
     this.error = null;
     this.starting = true;
@@ -63,7 +64,7 @@ export class StartHereSession {
       await models.refresh();
       const engine = startHereEngine(Boolean(models.shipped[START_HERE_ENV]));
       this.engine = engine;
-      const entries = groupEntries(startHereConfigs(engine), Date.now());
+      const entries = groupEntries(startHereConfigs(engine, 1, size), Date.now());
       for (const entry of [...entries].reverse()) upsertRun(entry);
       this.slots = entries.map((entry, i) => ({ run: START_HERE_RUNS[i], entry, status: statusOf(entry, 'Starting…'), history: [] }));
       for (const entry of entries) this.launch(entry, false);

@@ -57,10 +57,22 @@ export function startHereEngine(shippedLearned: boolean, env = START_HERE_ENV): 
   };
 }
 
+/**
+ * A shorter path from the page's link (`#/start?iterations=N`, 1 to 40; anything else is ignored):
+ * the same preset with fewer iterations (a quick look, and the e2e tests). The held-out evaluation
+ * still runs every 4 iterations and at the last one.
+ */
+export function startHereSizeFromQuery(query: string): Partial<TrainConfig> {
+  const raw = new URLSearchParams(query).get('iterations');
+  const iterations = raw !== null && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(iterations) || iterations < 1 || iterations >= START_HERE_SIZE.iterations!) return {};
+  return { iterations };
+}
+
 /** The three runs' configs: one preset, one seed, one size; the dream and S2R use the curriculum (as the CLI's default). */
-export function startHereConfigs(engine: StartHereEngine, seed = 1): TrainConfig[] {
+export function startHereConfigs(engine: StartHereEngine, seed = 1, size: Partial<TrainConfig> = {}): TrainConfig[] {
   return START_HERE_RUNS.map((run) => validateConfig({
-    ...getPreset(START_HERE_PRESET), ...START_HERE_SIZE, mode: run.mode, seed, llm: engine.llm, curriculum: run.mode !== 'real',
+    ...getPreset(START_HERE_PRESET), ...START_HERE_SIZE, ...size, mode: run.mode, seed, llm: engine.llm, curriculum: run.mode !== 'real',
   } as unknown as Record<string, unknown>));
 }
 
@@ -79,4 +91,19 @@ export function groupEntries(configs: readonly TrainConfig[], createdAt: number)
     runId: `start-${config.mode}-s${config.seed}-${createdAt.toString(36)}`, query: '', config, createdAt, state: 'starting', iteration: 0,
     iterations: config.iterations, name: START_HERE_RUNS[i].name, tags: [START_HERE_TAG],
   }));
+}
+
+/** A card's iteration line: S2R's dream phase as "n of N dream", then its real iterations (Compare's long form says the rest). */
+export function cardIterations(config: { mode: Mode; iterations: number }, done: number): string {
+  if (config.mode !== 's2r') return `${done} of ${config.iterations}`;
+  if (done <= config.iterations) return `${done} of ${config.iterations} dream`;
+  return `${done} (${config.iterations} dream + ${done - config.iterations} real)`;
+}
+
+/** The page's one status line: how many runs are in each state (each card says its own iteration). */
+export function groupSummary(states: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const s of states) counts.set(s, (counts.get(s) ?? 0) + 1);
+  if (states.length > 0 && counts.get('finished') === states.length) return 'All three finished: compare their held-out success and the real steps each spent, below.';
+  return `${[...counts].map(([state, n]) => `${n} ${state}`).join(', ')}.`;
 }

@@ -134,9 +134,10 @@ export function paramsFromQuery(query: string): TrainParams {
   const algo = q.get('algo');
   const backend = q.get('backend');
   const pick = <T>(value: T | undefined, fallback: T): T => value === undefined ? fallback : value;
+  const chosenMode = (MODES as readonly string[]).includes(mode ?? '') ? mode as Mode : base.mode;
   return {
     ...base,
-    mode: (MODES as readonly string[]).includes(mode ?? '') ? mode as Mode : base.mode,
+    mode: chosenMode,
     algo: (ALGORITHMS as readonly string[]).includes(algo ?? '') ? algo as Algorithm : base.algo,
     seed: pick(int(q.get('seed'), 0, 2 ** 31 - 1), base.seed),
     epsR: pick(num(q.get('epsR'), 0, 1), base.epsR),
@@ -148,7 +149,8 @@ export function paramsFromQuery(query: string): TrainParams {
     evalEpisodes: pick(int(q.get('evalEpisodes'), 1, 10_000), base.evalEpisodes),
     backend: (BACKENDS as readonly string[]).includes(backend ?? '') ? backend as BackendName : '',
     llm: engineParam(q.get('llm')),
-    curriculum: pick(flag(q.get('curriculum')), base.curriculum),
+    // On by default in dream and S2R (as the CLI and the README say); a link's curriculum=0/1 wins.
+    curriculum: pick(flag(q.get('curriculum')), base.curriculum || chosenMode !== 'real'),
     lambda: pick(num(q.get('lambda'), 0, 1), base.lambda),
     grouping: q.get('grouping') === 'cluster' ? 'cluster' : q.get('grouping') === 'task' ? 'task' : base.grouping,
     variations: (['procedural', 'llm', 'both'] as const).find((v) => v === q.get('variations')) ?? base.variations,
@@ -180,6 +182,38 @@ export function paramsToQuery(p: TrainParams): string {
   q.set('tokens', String(p.answerTokens));
   q.set('retries', String(p.retries));
   return q.toString();
+}
+
+/**
+ * The form's settings of a saved run's config (a run started from the start-here page has no
+ * query): reopening it on Train shows the settings it ran with. The noisy oracle's ε come back as
+ * ε_R, ε_P with the engine left at '' (the form's "noisy oracle").
+ */
+export function paramsFromConfig(config: TrainConfig): TrainParams {
+  const base = paramsForPreset(config.preset in PRESETS ? config.preset : DEFAULT_PARAMS.preset, {});
+  let llm = '';
+  let epsR = base.epsR, epsP = base.epsP;
+  try {
+    const spec = parseLlmSpec(config.llm);
+    if (spec.kind === 'oracle') { epsR = spec.epsilonReward; epsP = spec.epsilonTransition; } else llm = config.llm;
+  } catch {
+    llm = config.llm;
+  }
+  return {
+    ...base, env: config.env, mode: config.mode, algo: config.algo, seed: config.seed, epsR, epsP, llm,
+    tasks: config.tasksPerIteration, group: config.groupSize, iterations: config.iterations, evalEvery: config.evalInterval,
+    evalEpisodes: config.evalEpisodes, curriculum: config.curriculum, lambda: config.lambda, grouping: config.curriculumGrouping,
+    variations: config.curriculumVariations, k: config.retrievalK, history: config.historyLength, reasoning: config.reasoning,
+    prior: config.llmPrior,
+  };
+}
+
+/** A mode change in the form: into dream or S2R turns the curriculum on (their default), back to real turns it to the preset's. */
+export function withMode(p: TrainParams, mode: Mode): TrainParams {
+  if (mode === p.mode) return p;
+  const curriculum = p.mode === 'real' && mode !== 'real' ? true
+    : mode === 'real' && p.mode !== 'real' ? paramsForPreset(p.preset, {}).curriculum : p.curriculum;
+  return { ...p, mode, curriculum };
 }
 
 /** The validated TrainConfig for these settings (throws ConfigError naming each bad field). */

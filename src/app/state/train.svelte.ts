@@ -12,8 +12,10 @@ import type { LiveProgress } from '../../core/train/progress';
 import type { TryStepResult } from '../../core/experience/try-step';
 import type { EngineRuntime } from '../workers/experience-source';
 import { recordSpeed, speedFromLive } from './engine-speed';
+import { MetricsHistoryStore } from '../workers/metrics-store';
 import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../workers/run-list';
-import { configFromParams, engineConflict, engineRuntimeFromParams, paramsFromQuery, paramsToQuery, type TrainParams } from './train-params';
+import { configFromParams, engineConflict, engineRuntimeFromParams, engineForEnv, paramsFromConfig, paramsFromQuery, paramsToQuery, withEngine, type TrainParams } from './train-params';
+import { pastRuns, reopenedStatus } from './train-runs';
 import { engineSetup } from './engine.svelte';
 
 /** Every chart the Train page can draw (design.md §5 names). */
@@ -75,13 +77,63 @@ export class TrainSession {
   smoothing = $state(0.6);
   /** What the model is doing inside the iteration in flight (the worker sends it every second). */
   live = $state.raw<LiveProgress | null>(null);
+  /** This browser's past runs, newest first (the "Past runs" list: reopen one with its charts and settings). */
+  runs = $state.raw<RunEntry[]>([]);
 
   private client: TrainerClient | null = null;
   private runEntry: RunEntry | null = null;
+  private readonly history = new MetricsHistoryStore();
+  /** The Setup engine spec the form last followed (undefined: none yet; see followSetup). */
+  private setupFollowed: string | undefined;
 
-  constructor(query = '') {
-    this.params = paramsFromQuery(query);
-    this.resumable = unfinishedRun(loadRuns());
+  /**
+   * `restore` (the page, not unit tests): a run left unfinished by a reload resumes from its
+   * checkpoint at once, with its charts (the README's promise); otherwise the newest past run is
+   * reopened (on a plain #/train, or the link it ran from), so a finished run is still on screen after a reload.
+   */
+  constructor(query = '', restore = typeof window !== 'undefined' && typeof Worker !== 'undefined') {
+    this.applyQuery(query);
+    this.runs = pastRuns(loadRuns());
+    const unfinished = unfinishedRun(loadRuns());
+    if (!restore) { this.resumable = unfinished; return; }
+    const newest = this.runs[0];
+    if (unfinished) void this.resumeRun(unfinished);
+    else if (newest && (!query || newest.query === query)) void this.openRun(newest.runId);
+  }
+
+  /** The form from a #/train?… link; a link without its own engine (?llm=) gets Setup's choice. */
+  applyQuery(query: string): void {
+    const params = paramsFromQuery(query);
+    const chosen = new URLSearchParams(query).has('llm') ? null : setupEngineSpec(params.env);
+    this.params = chosen ? withEngine(params, chosen) : params;
+  }
+
+  /**
+   * Setup's engine is the form's engine: whenever the choice on Setup changes (spec '' is the noisy
+   * oracle), the form takes it. A link's own engine (?llm=) wins until Setup's choice changes.
+   */
+  followSetup(spec: string, linkHasEngine: boolean): void {
+    if (this.setupFollowed === undefined && linkHasEngine) { this.setupFollowed = spec; return; }
+    if (spec === this.setupFollowed || this.active) return;
+    this.setupFollowed = spec;
+    if (spec !== this.params.llm) this.params = withEngine(this.params, spec);
+  }
+
+  /** Shows a past run on the page: its settings in the form, its charts and counters from this browser's history. */
+  async openRun(runId: string): Promise<void> {
+    if (this.active) { this.error = 'A run is active: stop it before opening another.'; return; }
+    const entry = loadRuns().find((r) => r.runId === runId);
+    if (!entry) { this.error = `The run '${runId}' is not in this browser's run list any more (deleted on Compare?).`; return; }
+    const records = await this.history.list(runId).catch(() => []);
+    if (this.active) return;
+    this.error = null;
+    this.crashed = null;
+    this.live = null;
+    this.params = entry.query ? paramsFromQuery(entry.query) : paramsFromConfig(entry.config);
+    this.runConfig = entry.config;
+    this.runEntry = entry;
+    this.series = appendRecords(EMPTY_SERIES, records);
+    this.status = reopenedStatus(entry, records);
   }
 
   get state() { return this.status.state; }
@@ -110,6 +162,7 @@ export class TrainSession {
     this.runEntry = { runId, query: this.query, config, ...(this.params.backend ? { backend: this.params.backend } : {}),
       createdAt: Date.now(), state: 'starting', iteration: 0, iterations: config.iterations };
     upsertRun(this.runEntry);
+    this.runs = pastRuns(loadRuns());
     await this.launch(this.runEntry, false);
   }
 
@@ -150,7 +203,11 @@ export class TrainSession {
       const final = await client.start(request, (p) => this.onProgress(p));
       this.applyStatus(final);
     } catch (error) {
-      if (!this.client?.crashed) this.error = (error as Error).message;
+      if (this.client?.crashed) return;
+      const message = (error as Error).message;
+      this.error = message;
+      // A run that failed (at start, or a resume that could not load) is marked failed, with its reason (Compare shows it).
+      if (this.status.runId === entry.runId && this.status.state !== 'error') this.applyStatus({ ...this.status, state: 'error', message });
     }
   }
 
@@ -188,8 +245,11 @@ export class TrainSession {
   private applyStatus(status: TrainerStatus): void {
     this.status = status;
     if (this.runEntry && status.runId === this.runEntry.runId && status.state !== 'idle') {
+      const changed = status.state !== this.runEntry.state;
       this.runEntry = { ...this.runEntry, state: status.state, iteration: status.iteration };
-      upsertRun({ runId: this.runEntry.runId, state: status.state, iteration: status.iteration });
+      upsertRun({ runId: this.runEntry.runId, state: status.state, iteration: status.iteration,
+        ...(status.state === 'error' ? { message: status.message } : {}) });
+      if (changed) this.runs = pastRuns(loadRuns());
     }
   }
 
@@ -212,6 +272,12 @@ export class TrainSession {
       this.busy = false;
     }
   }
+}
+
+/** Setup's chosen engine as the form's engine for `env` ('' for the oracle or a choice that is not complete yet: EngineSetup.followSpec). */
+export function setupEngineSpec(env: string): string {
+  const spec = engineSetup().followSpec();
+  return spec ? engineForEnv(spec, env) : '';
 }
 
 function capitalise(s: string): string { return s.charAt(0).toUpperCase() + s.slice(1); }

@@ -79,9 +79,11 @@ export class TrainerHost {
       case 'start': return this.start(request);
       case 'pause': {
         if (this.state !== 'running') throw new TrainerBusyError(`Cannot pause: the run is ${this.state}. Start or resume a run first.`);
-        this.setState('paused', `Paused after iteration ${this.trainer!.iteration}.`);
+        // The iteration in flight finishes first: the message names the iteration it paused after (never the one before).
+        this.setState('paused', 'Pausing after the iteration in flight…');
         await this.loop;
         this.flush();
+        if ((this.state as RunState) === 'paused') this.message = `Paused after iteration ${this.trainer!.iteration}.`;
         return this.status();
       }
       case 'resume': {

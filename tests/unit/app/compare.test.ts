@@ -67,7 +67,12 @@ describe('the DreamGym table', () => {
     const aligned = alignSeries([real, dream, s2r], 'eval/success_rate', 0.9, 'real_steps');
     expect(aligned.x).toEqual([0, 50, 150, 200, 80].sort((a, b) => a - b));
     expect(aligned.flat).toEqual([false, true, false]);
+    expect(aligned.flatAt).toEqual([null, 0, null]);
     expect(aligned.values[1]).toEqual([0.7, 0.7, 0.7, 0.7, 0.7]);
+    // A run with one point that spent real steps (a single final eval) is a point, not a line across the axis.
+    const once = alignSeries([real, [rec(3, { 'budget/real_steps': 120, 'eval/success_rate': 0.5 })]], 'eval/success_rate', 0, 'real_steps');
+    expect([once.flat, once.flatAt]).toEqual([[false, false], [null, null]]);
+    expect(once.raw[1].filter((v) => v !== null)).toEqual([0.5]);
     expect(aligned.values[2]).toEqual([0.4, null, 0.55, null, null]);
     // Held-out evaluation is sparse: never smoothed, whatever the slider says.
     expect(smoothable('eval/success_rate')).toBe(false);
@@ -89,7 +94,7 @@ describe('series alignment', () => {
   it('puts runs on the union of their iterations, null where a run has no point', () => {
     const b = [rec(2, { 'charts/success_rate': 1 }), rec(4, { 'charts/success_rate': 0 })];
     expect(alignSeries([historyA, b], 'charts/success_rate')).toEqual({
-      x: [1, 2, 3, 4], values: [[0.25, 0.5, 0.75, null], [null, 1, null, 0]], raw: [[0.25, 0.5, 0.75, null], [null, 1, null, 0]], flat: [false, false],
+      x: [1, 2, 3, 4], values: [[0.25, 0.5, 0.75, null], [null, 1, null, 0]], raw: [[0.25, 0.5, 0.75, null], [null, 1, null, 0]], flat: [false, false], flatAt: [null, null],
     });
     // Eval points only where evaluated.
     expect(alignSeries([historyA, b], 'eval/success_rate')).toMatchObject({ x: [2], values: [[0.3], [null]] });

@@ -3,7 +3,7 @@
  * word diff (changed words marked on each side, unchanged text untouched).
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FILTERS, diffText, filterEpisodes, inspectQuery, parseInspectQuery, percent } from '../../../src/app/state/inspect-logic';
+import { DEFAULT_FILTERS, diffText, episodePage, filterEpisodes, inspectQuery, parseInspectQuery, percent } from '../../../src/app/state/inspect-logic';
 import type { EpisodeSummary } from '../../../src/app/workers/episode-store';
 
 function episode(over: Partial<EpisodeSummary>): EpisodeSummary {
@@ -18,6 +18,25 @@ describe('inspect query', () => {
     expect(inspectQuery(q)).toBe('run=webshop-easy-dream-grpo-s1-abc&episode=3-5&step=2');
     expect(parseInspectQuery('run=&episode=x-1&step=0')).toEqual({ run: null, episode: null, step: null });
     expect(inspectQuery({ run: 'a', episode: null, step: 4 })).toBe('run=a');
+  });
+});
+
+describe('episode search and paging', () => {
+  const many = Array.from({ length: 250 }, (_, i) => episode({ iteration: 1 + Math.floor(i / 8), index: i % 8, episodeId: `e${i}`,
+    taskId: `webshop-lite-v0/${i}`, instruction: i % 50 === 0 ? 'Buy a RED sofa under $300' : 'buy a blue lamp' }));
+  it('searches every word in the instruction, task id or episode id, in any case', () => {
+    expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: 'red SOFA' })).toHaveLength(5);
+    expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: '  ' })).toHaveLength(250);
+    expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: 'webshop-lite-v0/249' }).map((e) => e.episodeId)).toEqual(['e249']);
+    expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: 'red lamp' })).toHaveLength(0);
+  });
+  it('pages the filtered list, clamping the page to it', () => {
+    const list = filterEpisodes(many, DEFAULT_FILTERS);
+    expect(episodePage(list, 1)).toMatchObject({ page: 1, pages: 3, first: 1, last: 100, total: 250 });
+    expect(episodePage(list, 3)).toMatchObject({ page: 3, first: 201, last: 250 });
+    expect(episodePage(list, 3).items).toHaveLength(50);
+    expect(episodePage(list, 9).page).toBe(3);
+    expect(episodePage([], 2)).toMatchObject({ page: 1, pages: 1, first: 0, last: 0, total: 0, items: [] });
   });
 });
 

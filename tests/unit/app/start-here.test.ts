@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupEntries, latestGroup, START_HERE_RUNS, startHereConfigs, startHereEngine } from '../../../src/app/state/start-here';
+import { groupEntries, latestGroup, START_HERE_RUNS, startHereConfigs, startHereEngine, startHereSizeFromQuery, cardIterations, groupSummary } from '../../../src/app/state/start-here';
 import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/workers/run-list';
 
 describe('the start-here path', () => {
@@ -34,5 +34,20 @@ describe('the start-here path', () => {
     expect(new Set(newer.map((e) => e.runId)).size).toBe(3);
     expect(unfinishedRun(runs)?.runId).toBe('train-run');
     expect(unfinishedRun(newer)).toBeNull();
+  });
+
+  it('shortens the path from its link (#/start?iterations=N, 1 to 39), and ignores anything else', () => {
+    expect(startHereSizeFromQuery('iterations=6')).toEqual({ iterations: 6 });
+    for (const q of ['', 'iterations=0', 'iterations=40', 'iterations=400', 'iterations=2.5', 'iterations=x', 'iterations=-3']) expect(startHereSizeFromQuery(q)).toEqual({});
+    const short = startHereConfigs(startHereEngine(false), 1, startHereSizeFromQuery('iterations=6'));
+    expect(short.map((c) => [c.iterations, c.evalInterval, c.tasksPerIteration])).toEqual([[6, 4, 2], [6, 4, 2], [6, 4, 2]]);
+  });
+
+  it('says each card\'s iterations (S2R: its dream phase, then its real iterations) and the group\'s state in one line', () => {
+    expect(cardIterations({ mode: 'real', iterations: 3 }, 2)).toBe('2 of 3');
+    expect(cardIterations({ mode: 's2r', iterations: 3 }, 1)).toBe('1 of 3 dream');
+    expect(cardIterations({ mode: 's2r', iterations: 3 }, 7)).toBe('7 (3 dream + 4 real)');
+    expect(groupSummary(['finished', 'running', 'running'])).toBe('1 finished, 2 running.');
+    expect(groupSummary(['finished', 'finished', 'finished'])).toMatch(/^All three finished/);
   });
 });

@@ -1,0 +1,236 @@
+/**
+ * End to end: a run's life on the Train page beyond one session (tiny settings, a few iterations):
+ * Setup's engine is the one Train uses (the shipped learned model, then the oracle with Train's
+ * ε); the final policy is evaluated at the last iteration (3, with an eval every 2); a reload of a
+ * finished run shows it again, and any past run reopens with its charts and settings; a reload
+ * mid-run resumes by itself from the checkpoint; a run that fails at start is marked failed, with
+ * its reason, in Compare; and the Curriculum page pages, filters and sorts a bank of 1,000+ tasks
+ * (a real run's checkpoint, its bank grown in IndexedDB) with its charts on top.
+ * Screenshots: test-output/screenshots/train-reopened.png and curriculum-paged.png (1280×720).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright';
+import type { RunEntry } from '../../src/app/workers/run-list';
+import { SHOTS, startApp, type AppHarness } from './harness';
+
+let app: AppHarness;
+let context: BrowserContext;
+let baseUrl: string;
+let page: Page;
+const errors: string[] = [];
+
+beforeAll(async () => {
+  app = await startApp('dreamgym-e2e-runs-');
+  ({ context, baseUrl } = app);
+  page = await context.newPage();
+  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+});
+
+type Hook = { __dreamgym?: { train: { status: { runId: string | null } } } };
+const SHIPPED = 'learned:models/webshop-lite-v0';
+const runState = () => page.getByTestId('train-status').getAttribute('data-state');
+const status = () => page.getByTestId('train-status').textContent();
+const iteration = async () => Number(await page.getByTestId('iteration').textContent());
+const points = async (metric: string) => Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
+const currentRunId = () => page.evaluate(() => (window as unknown as Hook).__dreamgym?.train.status.runId ?? null);
+const nav = (name: string) => page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true });
+const listed = (runId: string) => page.evaluate((id) => (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as RunEntry[]).find((r) => r.runId === id) ?? null, runId);
+/** The iterations of a run's saved history that carry a held-out evaluation. */
+const evalIterations = (runId: string) => page.evaluate((id) => new Promise<number[]>((resolve, reject) => {
+  const open = indexedDB.open('dreamgym-train-metrics');
+  open.onsuccess = () => {
+    const req = open.result.transaction('metrics').objectStore('metrics').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
+    req.onsuccess = () => {
+      resolve((req.result as { iteration: number; metrics: Record<string, number> }[]).filter((r) => typeof r.metrics['eval/success_rate'] === 'number').map((r) => r.iteration));
+      open.result.close();
+    };
+    req.onerror = () => reject(req.error);
+  };
+  open.onerror = () => reject(open.error);
+}), runId);
+
+/** Opens a #/train?… link (same document) and presses Start; waits until the run is over; returns its id. */
+async function train(query: string, until: RegExp = /^finished$/): Promise<string> {
+  const before = await currentRunId();
+  await page.goto(`${baseUrl}/#/train?${query}`);
+  await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe(new URLSearchParams(query).get('seed'));
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expect.poll(currentRunId).not.toBe(before);
+  await expect.poll(runState, { timeout: 150_000 }).toMatch(/^(finished|error|stopped)$/);
+  expect(`${await runState()}: ${await status()} ${errors.join(' | ')}`).toMatch(new RegExp(`^${until.source.replace(/^\^|\$$/g, '')}: `));
+  return (await currentRunId())!;
+}
+
+describe('runs on the Train page', () => {
+  let dreamRun = '', realRun = '';
+
+  it('uses the engine chosen on Setup: the shipped learned model, then the oracle with Train\'s ε', async () => {
+    await page.goto(`${baseUrl}/#/setup`);
+    // The oracle (the default) is named with the ε the Train page will use, not (0, 0).
+    await expect.poll(() => page.getByTestId('engine-chosen').textContent(), { timeout: 60_000 }).toMatch(/oracle \(ε_R=0\.1, ε_P=0\.1\)/);
+    await page.getByRole('radio', { name: /Learned experience model \(tfjs, trained on the buffer\)/ }).check();
+    const shipped = page.getByRole('radio', { name: /shipped for webshop-lite-v0/ });
+    await expect.poll(() => shipped.count(), { timeout: 30_000 }).toBe(1);
+    await shipped.check();
+    await expect(page.getByTestId('engine-chosen').textContent()).resolves.toMatch(/shipped for webshop-lite-v0/);
+
+    await nav('Train').click();
+    await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
+    expect(await page.locator('.engine-pick .hint').first().textContent()).not.toMatch(/none chosen there yet/);
+    // A link without its own engine dreams with Setup's, and the run records it.
+    dreamRun = await train('preset=webshop-easy&mode=dream&size=tiny&iterations=2&evalEvery=1&evalEpisodes=2&seed=11&curriculum=1&lambda=0.5');
+    expect(await page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
+    expect(await page.getByTestId('experience-source').textContent()).toBe('Experience: dream: learned model at models/webshop-lite-v0.');
+    expect((await listed(dreamRun))?.config.llm).toBe(SHIPPED);
+    expect(await page.getByTestId('real-steps').textContent()).toBe('0');
+
+    // Back to the oracle on Setup: Train follows, with its own ε.
+    await nav('Setup').click();
+    await page.getByLabel('Noisy oracle — teaching option, not a language model').check();
+    await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toMatch(/oracle \(ε_R=0\.1, ε_P=0\.1\)/);
+    await nav('Train').click();
+    await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('');
+    expect(await page.getByTestId('experience-source').textContent()).toBe('Experience: dream: oracle (ε_R=0.1, ε_P=0.1).');
+    expect(errors).toEqual([]);
+  }, 240_000);
+
+  it('evaluates the final policy at the last iteration', async () => {
+    realRun = await train('preset=webshop-easy&mode=real&size=tiny&iterations=3&evalEvery=2&evalEpisodes=2&seed=12');
+    expect(await status()).toMatch(/^Finished: iteration 3 of 3\./);
+    expect(await evalIterations(realRun)).toEqual([2, 3]);
+    expect(await points('eval/success_rate')).toBe(2);
+    // Sparse series are never smoothed.
+    expect(await page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-smoothed')).toBe('never');
+    expect(errors).toEqual([]);
+  }, 180_000);
+
+  it('shows a finished run again after a reload, and reopens any past run with its charts and settings', async () => {
+    await page.reload();
+    await expect.poll(() => page.getByTestId('train-status').textContent(), { timeout: 30_000 }).toMatch(/^Finished: iteration 3 of 3\. Reopened/);
+    expect(await currentRunId()).toBe(realRun);
+    expect(await points('charts/success_rate')).toBe(3);
+    expect(await points('eval/success_rate')).toBe(2);
+    expect(Number((await page.getByTestId('real-steps').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
+
+    // The dream run, from the list: its settings come back in the form, its charts on the page.
+    const past = page.getByTestId('past-runs');
+    expect(await past.locator('option').count()).toBe(3); // the prompt and the two runs
+    await past.selectOption(dreamRun);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await expect.poll(currentRunId).toBe(dreamRun);
+    expect(await page.getByLabel('Seed').inputValue()).toBe('11');
+    expect(await page.getByLabel('Mode').inputValue()).toBe('dream');
+    expect(await page.getByLabel('Iterations').inputValue()).toBe('2');
+    expect(await page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
+    expect(await points('dream/success_rate')).toBe(2);
+    expect(await points('eval/success_rate')).toBe(2);
+    expect(await page.getByTestId('real-steps').textContent()).toBe('0');
+    expect(await runState()).toBe('finished');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/train-reopened.png` });
+    // Start stays in view at 1280×720.
+    const start = (await page.getByRole('button', { name: 'Start' }).boundingBox())!;
+    console.log(`[runs] Start button bottom at ${Math.round(start.y + start.height)} px of 720`);
+    expect(start.y + start.height).toBeLessThanOrEqual(720);
+    expect(errors).toEqual([]);
+  }, 120_000);
+
+  it('resumes a run by itself after a reload mid-run', async () => {
+    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=real&size=tiny&iterations=300&evalEvery=0&seed=13`);
+    await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('13');
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
+    const runId = await currentRunId();
+    // While it trains, the locked settings fold away: Start's panel and the first live chart are in view.
+    await expect.poll(() => page.getByTestId('settings-folded').count()).toBe(1);
+    const firstChart = (await page.locator('figure[data-metric="charts/success_rate"]').boundingBox())!;
+    console.log(`[runs] while training, the first chart spans ${Math.round(firstChart.y)}–${Math.round(firstChart.y + firstChart.height)} px of 720`);
+    expect(firstChart.y + 120).toBeLessThan(720); // its title, legend and most of its plot
+    await page.screenshot({ path: `${SHOTS}/train-running.png` });
+    const seen = await iteration();
+    await page.reload();
+    // No click: the run continues from its checkpoint, with its charts.
+    await expect.poll(runState, { timeout: 60_000 }).toBe('running');
+    expect(await currentRunId()).toBe(runId);
+    await expect.poll(() => points('charts/success_rate'), { timeout: 30_000 }).toBeGreaterThanOrEqual(seen);
+    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThan(seen);
+    expect(await page.getByRole('region', { name: 'Unfinished run' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(runState).toBe('stopped');
+    expect(errors).toEqual([]);
+  }, 180_000);
+
+  it('marks a run that failed at start as failed, with its reason, in Compare', async () => {
+    const failed = await train('preset=webshop-easy&mode=dream&size=tiny&iterations=2&evalEvery=0&seed=14&llm=learned:local/no-such-model', /^error$/);
+    expect((await listed(failed))?.state).toBe('error');
+    await nav('Compare').click();
+    const cell = page.getByTestId('compare-table').locator(`tr[data-run="${failed}"]`).getByTestId('run-state');
+    await expect.poll(() => cell.textContent(), { timeout: 30_000 }).toMatch(/^failed: .*no-such-model/);
+    console.log(`[runs] failed at start: ${await cell.textContent()}`);
+    expect(errors).toEqual([]);
+  }, 120_000);
+
+  it('pages, filters and sorts a task bank of 1,000+ tasks, its charts on top', async () => {
+    // The dream run's checkpoint, its bank grown to 1,100+ tasks (a long run's size) in IndexedDB.
+    const total = await page.evaluate((id) => new Promise<number>((resolve, reject) => {
+      const open = indexedDB.open('dreamgym-checkpoints');
+      open.onsuccess = () => {
+        const store = open.result.transaction('checkpoints', 'readwrite').objectStore('checkpoints');
+        const get = store.get(id);
+        get.onsuccess = () => {
+          const record = get.result as { manifest: { curriculum: { outcomes: Record<string, unknown> } } };
+          const outcomes = record.manifest.curriculum.outcomes;
+          for (let k = 0; k < 1100; k++) {
+            outcomes[`webshop-lite-v0/bulk-${String(k).padStart(4, '0')}`] = {
+              rollouts: 8, successes: k % 9, origin: 'generated', instruction: `Bulk task number ${k}: find a product`, iterations: 1 + (k % 2), lastIteration: 2,
+            };
+          }
+          const put = store.put(record, id);
+          put.onsuccess = () => { resolve(Object.keys(outcomes).length); open.result.close(); };
+          put.onerror = () => reject(put.error);
+        };
+        get.onerror = () => reject(get.error);
+      };
+      open.onerror = () => reject(open.error);
+    }), dreamRun);
+    expect(total).toBeGreaterThan(1100);
+
+    await page.goto(`${baseUrl}/#/curriculum?run=${encodeURIComponent(dreamRun)}`);
+    await expect.poll(() => page.getByTestId('curriculum-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('ready');
+    const bank = page.getByTestId('task-bank');
+    expect(Number(await bank.getAttribute('data-total'))).toBeGreaterThanOrEqual(total);
+    expect(await bank.locator('tbody tr').count()).toBe(50);
+    const pages = Math.ceil(Number(await bank.getAttribute('data-total')) / 50);
+    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe(`Page 1 of ${pages}`);
+    // The charts come before the table, and the page stays short.
+    const chart = (await page.locator('figure[data-metric="curriculum/synthetic_share"]').boundingBox())!;
+    expect(chart.y).toBeLessThan((await bank.boundingBox())!.y);
+    expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(6000);
+
+    await page.getByRole('button', { name: 'Next page' }).first().click();
+    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe(`Page 2 of ${pages}`);
+    await page.getByRole('button', { name: 'Last page' }).first().click();
+    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe(`Page ${pages} of ${pages}`);
+    // Sorting orders the whole bank (then pages it): variance, descending, starts at the largest V of all 1,100+.
+    const variances = () => bank.locator('td[data-variance]').evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-variance'))));
+    await page.getByRole('button', { name: 'First page' }).first().click();
+    expect((await variances())[0]).toBeCloseTo(0.25, 1);
+    // The filter searches every page.
+    await page.getByTestId('bank-filter').fill('Bulk task number 1099');
+    await expect.poll(() => bank.getAttribute('data-total')).toBe('1');
+    expect(await bank.locator('tbody tr').count()).toBe(1);
+    await page.getByTestId('bank-filter').fill('bulk-');
+    await expect.poll(() => bank.getAttribute('data-total')).toBe('1100');
+    await page.getByTestId('bank-page-size').selectOption('250');
+    expect(await bank.locator('tbody tr').count()).toBe(250);
+    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe('Page 1 of 5');
+    await page.getByTestId('bank-filter').fill('');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/curriculum-paged.png` });
+    expect(errors).toEqual([]);
+  }, 120_000);
+});
