@@ -136,6 +136,14 @@ describe('the app shell', () => {
     await expect.poll(() => iteration(page)).toBe(paused + 1);
     await expect.poll(() => runState(page)).toBe('paused');
     expect(await points(page, 'charts/success_rate')).toBe(paused + 1);
+    // The charts against real steps spent (a real run offers no dream-steps axis), then back.
+    const axis = page.getByTestId('train-axis');
+    expect(await axis.locator('option').allTextContents()).toEqual(['Iteration', 'Real steps spent', 'Wall time (s)']);
+    await axis.selectOption('real_steps');
+    await expect.poll(() => page.locator('figure[data-metric="charts/success_rate"]').getAttribute('data-axis')).toBe('Real steps spent');
+    expect(await points(page, 'charts/success_rate')).toBe(paused + 1);
+    await axis.selectOption('iteration');
+    await expect.poll(() => page.locator('figure[data-metric="charts/success_rate"]').getAttribute('data-axis')).toBe('iteration');
     await page.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => runState(page)).toBe('running');
     await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(paused + 2);

@@ -17,6 +17,7 @@ import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry 
 import { configFromParams, engineConflict, engineRuntimeFromParams, engineForEnv, paramsFromConfig, paramsFromQuery, paramsToQuery, withEngine, type TrainParams } from './train-params';
 import { pastRuns, reopenedStatus } from './train-runs';
 import { engineSetup } from './engine.svelte';
+import type { XAxis } from './compare';
 
 /** Every chart the Train page can draw (design.md §5 names). */
 export const CHART_METRICS = ['charts/success_rate', 'dream/success_rate', 'charts/episodic_return', 'dream/episodic_return',
@@ -75,6 +76,8 @@ export class TrainSession {
   /** A control request is in flight. */
   busy = $state(false);
   smoothing = $state(0.6);
+  /** The charts' x axis (a mode without that axis falls back to the iteration: see chartAxes). */
+  axis = $state<XAxis>('iteration');
   /** What the model is doing inside the iteration in flight (the worker sends it every second). */
   live = $state.raw<LiveProgress | null>(null);
   /** This browser's past runs, newest first (the "Past runs" list: reopen one with its charts and settings). */
