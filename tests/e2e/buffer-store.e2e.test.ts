@@ -99,7 +99,9 @@ describe('IndexedDbBufferStore in Chromium', () => {
       expect(absent || complete, `trial ${trial} (reloaded while ${phase}): ${JSON.stringify(counts)}`).toBe(true);
       seen.push(`${phase}: ${absent ? 'absent' : 'complete'}`);
     }
-    expect(seen[0]).toMatch(/absent/); // reloaded at once, while embedding: nothing was written
+    // How far each trial got before its reload took effect depends on the machine's speed (the
+    // phase is read just before the reload, and the import runs on meanwhile), so the property is
+    // the one above: absent or complete, whatever the timing. A finished import stays complete.
     expect(seen[4]).toBe('done: complete');
     console.log(`[reload during import, ${n} episodes] ${seen.join('; ')}`);
     await page.close();
