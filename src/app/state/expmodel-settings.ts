@@ -7,6 +7,7 @@ import { envIds } from '../../core/envs/registry';
 import { builtInDomainCard } from '../../core/experience/domain-card';
 import type { NetworkShape } from '../../core/experience/learned/train-model';
 import { modelNameProblem } from './learned-path';
+import { queryInt, queryNum } from './query-values';
 
 /** Which tfjs backend trains: 'auto' is WebGPU on a hardware adapter, wasm otherwise. */
 export const BACKEND_PREFERENCES = ['auto', 'webgpu', 'wasm'] as const;
@@ -57,17 +58,7 @@ export function defaultSettings(env = trainableEnvs()[0] ?? 'webshop-lite-v0'): 
 /** `size=tiny`: a tiny network on a few episodes for 2 epochs, a short audit (demos and tests). */
 export const TINY_SETTINGS: Partial<ExpModelSettings> = { size: 'tiny', epochs: 2, episodes: 8, batchSize: 8, audit: 12, samples: 3 };
 
-function int(value: string | null, min: number, max: number): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const n = Number(value);
-  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
-}
 
-function num(value: string | null, min: number, max: number): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) && n >= min && n <= max ? n : undefined;
-}
 
 /** Reads the settings from a query string; unknown or bad values fall back to the defaults. */
 export function settingsFromQuery(query: string): ExpModelSettings {
@@ -82,16 +73,16 @@ export function settingsFromQuery(query: string): ExpModelSettings {
   return {
     ...base,
     name: name !== null && modelNameProblem(name) === null ? name : base.name,
-    epochs: pick(int(q.get('epochs'), 1, 200), base.epochs),
-    episodes: pick(int(q.get('episodes'), 0, 1_000_000), base.episodes),
-    batchSize: pick(int(q.get('batch'), 1, 256), base.batchSize),
-    learningRate: pick(num(q.get('lr'), 1e-6, 1), base.learningRate),
-    k: pick(int(q.get('k'), 0, 16), base.k),
-    history: pick(int(q.get('history'), 0, 16), base.history),
-    seed: pick(int(q.get('seed'), 0, 2 ** 31 - 1), base.seed),
+    epochs: pick(queryInt(q.get('epochs'), 1, 200), base.epochs),
+    episodes: pick(queryInt(q.get('episodes'), 0, 1_000_000), base.episodes),
+    batchSize: pick(queryInt(q.get('batch'), 1, 256), base.batchSize),
+    learningRate: pick(queryNum(q.get('lr'), 1e-6, 1), base.learningRate),
+    k: pick(queryInt(q.get('k'), 0, 16), base.k),
+    history: pick(queryInt(q.get('history'), 0, 16), base.history),
+    seed: pick(queryInt(q.get('seed'), 0, 2 ** 31 - 1), base.seed),
     backend: (BACKEND_PREFERENCES as readonly string[]).includes(backend ?? '') ? backend as BackendPreference : base.backend,
-    audit: pick(int(q.get('audit'), 0, 2000), base.audit),
-    samples: pick(int(q.get('samples'), 0, 50), base.samples),
+    audit: pick(queryInt(q.get('audit'), 0, 2000), base.audit),
+    samples: pick(queryInt(q.get('samples'), 0, 50), base.samples),
   };
 }
 

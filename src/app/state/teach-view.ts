@@ -8,14 +8,10 @@ import {
   type TeachAlgorithm, type TeachMode, type TeachSettings,
 } from '../../core/train/teach-settings';
 import type { TeachStep, TeachUpdate } from '../../core/train/teach';
+import { queryInt } from './query-values';
 
 export const TEACH_ENVS = Object.keys(TEACH_PRESETS);
 
-function int(value: string | null, min: number, max: number): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const n = Number(value);
-  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
-}
 
 function probability(value: string | null): number | undefined {
   if (value === null || value.trim() === '') return undefined;
@@ -34,11 +30,11 @@ export function teachSettingsFromQuery(query: string): TeachSettings {
     env: TEACH_ENVS.includes(env) ? env : d.env,
     algo: (TEACH_ALGORITHMS as readonly string[]).includes(algo) ? algo as TeachAlgorithm : d.algo,
     mode: (TEACH_MODES as readonly string[]).includes(mode) ? mode as TeachMode : d.mode,
-    seed: int(q.get('seed'), ...TEACH_LIMITS.seed) ?? d.seed,
+    seed: queryInt(q.get('seed'), ...TEACH_LIMITS.seed) ?? d.seed,
     epsR: probability(q.get('epsR')) ?? d.epsR,
     epsP: probability(q.get('epsP')) ?? d.epsP,
-    tasks: int(q.get('tasks'), ...TEACH_LIMITS.tasks) ?? d.tasks,
-    group: int(q.get('group'), ...TEACH_LIMITS.group) ?? d.group,
+    tasks: queryInt(q.get('tasks'), ...TEACH_LIMITS.tasks) ?? d.tasks,
+    group: queryInt(q.get('group'), ...TEACH_LIMITS.group) ?? d.group,
   };
 }
 

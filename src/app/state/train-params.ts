@@ -7,6 +7,7 @@ import type { BackendName } from '../../core/policy/backend';
 import { parseLlmSpec, type LlmSpecText } from '../../core/llm/spec';
 import { learnedPathOfSpec, learnedSpec } from './learned-path';
 import type { EngineRuntime } from '../workers/experience-source';
+import { queryInt, queryNum } from './query-values';
 
 export interface TrainParams {
   env: string;
@@ -96,17 +97,7 @@ export function tinyParams(p: TrainParams): TrainParams {
   return { ...paramsForPreset(demo, kept), ...LLM_DEMO_ANSWERS };
 }
 
-function int(value: string | null, min: number, max: number): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const n = Number(value);
-  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
-}
 
-function num(value: string | null, min: number, max: number): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) && n >= min && n <= max ? n : undefined;
-}
 
 function flag(value: string | null): boolean | undefined {
   if (value === '1' || value === 'true') return true;
@@ -139,27 +130,27 @@ export function paramsFromQuery(query: string): TrainParams {
     ...base,
     mode: chosenMode,
     algo: (ALGORITHMS as readonly string[]).includes(algo ?? '') ? algo as Algorithm : base.algo,
-    seed: pick(int(q.get('seed'), 0, 2 ** 31 - 1), base.seed),
-    epsR: pick(num(q.get('epsR'), 0, 1), base.epsR),
-    epsP: pick(num(q.get('epsP'), 0, 1), base.epsP),
-    tasks: pick(int(q.get('tasks'), 1, 256), base.tasks),
-    group: pick(int(q.get('group'), 1, 64), base.group),
-    iterations: pick(int(q.get('iterations'), 1, 100_000), base.iterations),
-    evalEvery: pick(int(q.get('evalEvery'), 0, 100_000), base.evalEvery),
-    evalEpisodes: pick(int(q.get('evalEpisodes'), 1, 10_000), base.evalEpisodes),
+    seed: pick(queryInt(q.get('seed'), 0, 2 ** 31 - 1), base.seed),
+    epsR: pick(queryNum(q.get('epsR'), 0, 1), base.epsR),
+    epsP: pick(queryNum(q.get('epsP'), 0, 1), base.epsP),
+    tasks: pick(queryInt(q.get('tasks'), 1, 256), base.tasks),
+    group: pick(queryInt(q.get('group'), 1, 64), base.group),
+    iterations: pick(queryInt(q.get('iterations'), 1, 100_000), base.iterations),
+    evalEvery: pick(queryInt(q.get('evalEvery'), 0, 100_000), base.evalEvery),
+    evalEpisodes: pick(queryInt(q.get('evalEpisodes'), 1, 10_000), base.evalEpisodes),
     backend: (BACKENDS as readonly string[]).includes(backend ?? '') ? backend as BackendName : '',
     llm: engineParam(q.get('llm')),
     // On by default in dream and S2R (as the CLI and the README say); a link's curriculum=0/1 wins.
     curriculum: pick(flag(q.get('curriculum')), base.curriculum || chosenMode !== 'real'),
-    lambda: pick(num(q.get('lambda'), 0, 1), base.lambda),
+    lambda: pick(queryNum(q.get('lambda'), 0, 1), base.lambda),
     grouping: q.get('grouping') === 'cluster' ? 'cluster' : q.get('grouping') === 'task' ? 'task' : base.grouping,
     variations: (['procedural', 'llm', 'both'] as const).find((v) => v === q.get('variations')) ?? base.variations,
-    k: pick(int(q.get('k'), 0, 64), base.k),
-    history: pick(int(q.get('history'), 0, 100), base.history),
+    k: pick(queryInt(q.get('k'), 0, 64), base.k),
+    history: pick(queryInt(q.get('history'), 0, 100), base.history),
     reasoning: pick(flag(q.get('reasoning')), base.reasoning),
     prior: pick(flag(q.get('prior')), base.prior),
-    answerTokens: pick(int(q.get('tokens'), 16, 8192), base.answerTokens),
-    retries: pick(int(q.get('retries'), 0, 10), base.retries),
+    answerTokens: pick(queryInt(q.get('tokens'), 16, 8192), base.answerTokens),
+    retries: pick(queryInt(q.get('retries'), 0, 10), base.retries),
   };
 }
 

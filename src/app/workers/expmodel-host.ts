@@ -12,9 +12,7 @@
  * Everything the host touches outside itself comes in through ExpModelHostDeps, so the unit tests
  * run it in Node with a memory buffer and fake-indexeddb.
  */
-import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
-import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
-import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
+import { WASM_PATHS } from './wasm-paths';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { builtInDomainCard } from '../../core/experience/domain-card';
@@ -32,12 +30,6 @@ import {
 } from './expmodel-protocol';
 import { learnedModelFromFiles, readPageLearnedModel } from './learned-source';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
-
-const WASM_PATHS = {
-  'tfjs-backend-wasm.wasm': wasmUrl,
-  'tfjs-backend-wasm-simd.wasm': wasmSimdUrl,
-  'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedUrl,
-};
 
 /** Batch progress is sent at most this often (and always for an epoch's last batch). */
 export const BATCH_PROGRESS_MS = 200;

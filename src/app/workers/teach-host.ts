@@ -5,18 +5,10 @@
  *
  * Backend: wasm first, as the trainer worker (see trainer-host.ts for why).
  */
-import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
-import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
-import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
+import { WASM_PATHS } from './wasm-paths';
 import { initBackend, type BackendInfo } from '../../core/policy/backend';
 import { TeachSession } from '../../core/train/teach';
 import { serializeTeachError, type TeachInfo, type TeachReply, type TeachRequest } from './teach-protocol';
-
-const WASM_PATHS = {
-  'tfjs-backend-wasm.wasm': wasmUrl,
-  'tfjs-backend-wasm-simd.wasm': wasmSimdUrl,
-  'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedUrl,
-};
 
 export class TeachNotStartedError extends Error {
   constructor() { super('No teach session yet: choose the settings and press Reset first.'); this.name = 'TeachNotStartedError'; }

@@ -10,9 +10,8 @@
  * another backend (`?backend=webgpu`) to exercise that code path; initBackend reports the
  * fallbacks it took.
  */
-import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
-import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
-import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
+import { WASM_PATHS } from './wasm-paths';
+import { BUFFER_CAP, EVICTION_ORDER } from './buffer-cap';
 import { initBackend, type BackendInfo, type BackendName } from '../../core/policy/backend';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
@@ -25,15 +24,6 @@ import { MetricsHistoryStore } from './metrics-store';
 import { ProgressMeter } from '../../core/train/progress';
 import { tryOneStep, type TryStepResult } from '../../core/experience/try-step';
 import { BATCH_MS, LIVE_MS, serializeError, type RunState, type TrainerProgress, type TrainerReply, type TrainerRequest, type TrainerStatus } from './protocol';
-
-const WASM_PATHS = {
-  'tfjs-backend-wasm.wasm': wasmUrl,
-  'tfjs-backend-wasm-simd.wasm': wasmSimdUrl,
-  'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedUrl,
-};
-
-/** Most transitions the page's replay buffer keeps (about 1 kB each with its embedding). */
-export const BUFFER_CAP = 100_000;
 
 export class TrainerBusyError extends Error {
   constructor(message: string) { super(message); this.name = 'TrainerBusyError'; }
@@ -195,7 +185,7 @@ export class TrainerHost {
   private async capBuffer(): Promise<void> {
     const buffer = await this.replay?.catch(() => null);
     if (!buffer) return;
-    await buffer.evict({ sources: ['dream', 'real'], maxTransitions: BUFFER_CAP });
+    await buffer.evict({ sources: [...EVICTION_ORDER], maxTransitions: BUFFER_CAP });
   }
 
   /** Iterates while running; returns when paused, stopped or finished. */
