@@ -97,7 +97,7 @@ class RowGrammar {
 }
 
 /** The additive vocabulary masks of the allowed sets, [MASK_KINDS, V] (0 allowed, −1e9 not). */
-export function buildMasks(tokenizer: Tokenizer): { table: tf.Tensor2D; allows: (kind: number, id: number) => boolean } {
+export function buildMasks(tokenizer: Tokenizer): { table: tf.Tensor2D; allowedIds: readonly Uint8Array[] } {
   const V = tokenizer.size;
   const id = (name: SpecialToken) => tokenizer.special(name);
   const sets: ((i: number) => boolean)[] = [];
@@ -111,7 +111,7 @@ export function buildMasks(tokenizer: Tokenizer): { table: tf.Tensor2D; allows: 
   const values = new Float32Array(MASK_KINDS * V);
   for (let k = 0; k < MASK_KINDS; k++) for (let i = 0; i < V; i++) values[k * V + i] = sets[k](i) ? 0 : -1e9;
   const allowedIds = sets.map((f) => Uint8Array.from({ length: V }, (_, i) => (f(i) ? 1 : 0)));
-  return { table: tf.tensor2d(values, [MASK_KINDS, V]), allows: (kind, i) => allowedIds[kind][i] === 1 };
+  return { table: tf.tensor2d(values, [MASK_KINDS, V]), allowedIds };
 }
 
 /** No 6-gram of text repeats within an answer (greedy decoding of a small model loops otherwise; shorter n-grams do repeat in real pages, prices like "$ 25 ." among them). */
@@ -132,16 +132,33 @@ function bannedByRepeat(answer: readonly number[], isText: (id: number) => boole
   return banned;
 }
 
-/** The pointer's weight on each allowed, unbanned context token of a row, summed by id. */
-function pointerMass(out: StepOutput, row: number, Lc: number, context: Sequence, contextLength: number,
-  allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>): Map<number, number> {
-  const copy = new Map<number, number>();
-  for (let j = 0; j < contextLength; j++) {
-    const id = context.ids[j];
-    if (allows(allowed, id) && !banned.has(id)) copy.set(id, (copy.get(id) ?? 0) + out.pointer[row * Lc + j]);
+/**
+ * A row's scratch for one choice: the pointer's mass on each allowed, unbanned context token
+ * (dense over the vocabulary, summed in context order) and the ids it touched. Dense arrays
+ * reused across rows and steps: this runs for every row at every step, so no Map per call.
+ */
+class CopyMass {
+  mass = new Float64Array(0);
+  touched: number[] = [];
+  private seen = new Uint8Array(0);
+
+  fill(out: StepOutput, row: number, Lc: number, context: Sequence, contextLength: number, allowedIds: Uint8Array, banned: ReadonlySet<number>): this {
+    const V = allowedIds.length;
+    if (this.mass.length !== V) { this.mass = new Float64Array(V); this.seen = new Uint8Array(V); }
+    for (const id of this.touched) { this.mass[id] = 0; this.seen[id] = 0; }
+    this.touched.length = 0;
+    const offset = row * Lc;
+    for (let j = 0; j < contextLength; j++) {
+      const id = context.ids[j];
+      if (allowedIds[id] !== 1 || (banned.size && banned.has(id))) continue;
+      if (!this.seen[id]) { this.seen[id] = 1; this.touched.push(id); }
+      this.mass[id] += out.pointer[offset + j];
+    }
+    return this;
   }
-  return copy;
 }
+const copyScratch = new CopyMass();
+let weightScratch = new Float64Array(0);
 
 /**
  * Greedy choice for one row: the best of the best allowed word p_gen picks (its vocabulary mask
@@ -150,22 +167,21 @@ function pointerMass(out: StepOutput, row: number, Lc: number, context: Sequence
  * repeat a 6-gram of the answer is chosen.
  */
 function chooseToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
-  allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>): number {
+  allowedIds: Uint8Array, banned: ReadonlySet<number>): number {
   const g = out.gate[row];
   const offset = row * V;
-  const copy = pointerMass(out, row, Lc, context, contextLength, allowed, allows, banned);
-  // The vocabulary mask already zeroed what the grammar forbids; a banned word is skipped.
+  const copy = copyScratch.fill(out, row, Lc, context, contextLength, allowedIds, banned);
   let best = -1;
   for (let w = 0; w < V; w++) {
     const p = out.vocab[offset + w];
-    if ((best < 0 || p > out.vocab[offset + best]) && !(banned.size && banned.has(w)) && allows(allowed, w)) best = w;
+    if ((best < 0 || p > out.vocab[offset + best]) && !(banned.size && banned.has(w)) && allowedIds[w] === 1) best = w;
   }
-  let bestScore = best < 0 ? -Infinity : g * out.vocab[offset + best] + (1 - g) * (copy.get(best) ?? 0);
-  for (const [id, mass] of copy) {
-    const score = g * out.vocab[offset + id] + (1 - g) * mass;
+  let bestScore = best < 0 ? -Infinity : g * out.vocab[offset + best] + (1 - g) * copy.mass[best];
+  for (const id of copy.touched) {
+    const score = g * out.vocab[offset + id] + (1 - g) * copy.mass[id];
     if (score > bestScore || (score === bestScore && id < best)) { best = id; bestScore = score; }
   }
-  if (best < 0) best = [...Array(V).keys()].find((w) => allows(allowed, w))!; // everything banned: the grammar's first word
+  if (best < 0) best = allowedIds.indexOf(1); // everything banned: the grammar's first word
   return best;
 }
 
@@ -175,24 +191,27 @@ function chooseToken(out: StepOutput, row: number, V: number, Lc: number, contex
  * its own context and the seed). Words the grammar forbids or a repeat bans are never drawn.
  */
 function sampleToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
-  allowed: number, allows: (kind: number, id: number) => boolean, banned: ReadonlySet<number>, temperature: number, rng: Rng): number {
+  allowedIds: Uint8Array, banned: ReadonlySet<number>, temperature: number, rng: Rng): number {
   const g = out.gate[row];
   const offset = row * V;
-  const copy = pointerMass(out, row, Lc, context, contextLength, allowed, allows, banned);
+  const copy = copyScratch.fill(out, row, Lc, context, contextLength, allowedIds, banned);
   const power = 1 / temperature;
-  const weight = (w: number) => {
-    const p = g * out.vocab[offset + w] + (1 - g) * (copy.get(w) ?? 0);
-    return p > 0 && !(banned.size && banned.has(w)) && allows(allowed, w) ? p ** power : 0;
-  };
+  if (weightScratch.length !== V) weightScratch = new Float64Array(V);
+  const weights = weightScratch;
   let total = 0;
-  for (let w = 0; w < V; w++) total += weight(w);
-  if (!(total > 0)) return chooseToken(out, row, V, Lc, context, contextLength, allowed, allows, banned);
+  for (let w = 0; w < V; w++) {
+    const p = g * out.vocab[offset + w] + (1 - g) * copy.mass[w];
+    const weight = p > 0 && allowedIds[w] === 1 && !(banned.size && banned.has(w)) ? p ** power : 0;
+    weights[w] = weight;
+    total += weight;
+  }
+  if (!(total > 0)) return chooseToken(out, row, V, Lc, context, contextLength, allowedIds, banned);
   let u = rng.next() * total;
   for (let w = 0; w < V; w++) {
-    u -= weight(w);
+    u -= weights[w];
     if (u < 0) return w;
   }
-  return chooseToken(out, row, V, Lc, context, contextLength, allowed, allows, banned);
+  return chooseToken(out, row, V, Lc, context, contextLength, allowedIds, banned);
 }
 
 /** How a row's next word is picked: greedy, or sampled at a temperature from the row's own stream. */
@@ -277,8 +296,8 @@ export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, 
         // Verdicts (valid, terminated, reward) are always the most likely; the contents may be sampled.
         const id = 'forced' in p ? p.forced
           : streams && p.allowed !== Allowed.YesNo && p.allowed !== Allowed.Reward
-            ? sampleToken(out, r, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, banned!, sampling!.temperature, streams[b])
-            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], p.allowed, masks.allows, banned!);
+            ? sampleToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!, sampling!.temperature, streams[b])
+            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!);
         const text = isText(id);
         fed.ids[r] = id;
         fed.spaces[r] = text ? out.space[r] : 0;
