@@ -1,17 +1,29 @@
+import { createLogger } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { playwright } from '@vitest/browser-playwright';
 import { serviceWorkerPlugin } from './src/sw/plugin.ts';
+import { webLlmOncePlugin } from './src/build/web-llm-once.ts';
 
 // Debian's Chromium; WebGPU comes from SwiftShader with --enable-unsafe-webgpu (toolchain.md §3).
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const chromiumArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-webgpu'];
 
+/** Vite's logger less its dependency-optimizer chatter (`npm start` prints the URL and real problems only). */
+function quietLogger() {
+  const logger = createLogger();
+  const info = logger.info.bind(logger);
+  logger.info = (message, options) => { if (!/optimiz/i.test(message)) info(message, options); };
+  return logger;
+}
+
 export default defineConfig({
+  customLogger: quietLogger(),
   // The built app gets a generated service worker that precaches the app shell (src/sw/plugin.ts).
-  plugins: [svelte(), serviceWorkerPlugin()],
-  worker: { format: 'es' },
+  // web-llm is emitted once and shared by the page and its workers (src/build/web-llm-once.ts).
+  plugins: [svelte(), webLlmOncePlugin(), serviceWorkerPlugin()],
+  worker: { format: 'es', plugins: () => [webLlmOncePlugin()] },
   // Pre-bundled up front so the browser tests never see a mid-run dependency reload.
   optimizeDeps: { include: ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-webgpu', 'idb', 'stemmer', 'uplot'] },
   server: { fs: { allow: ['..'] } },

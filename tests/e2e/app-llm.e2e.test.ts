@@ -18,7 +18,7 @@
  *     app's folder and named in localStorage as the WebLLM worker, WEBLLM_WORKER_KEY: Playwright
  *     cannot route a nested worker's script). No weights exist here, so the fake answers junk JSON.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -185,6 +185,9 @@ describe('Setup: the language model section', () => {
     await page.getByTestId('webllm-models').locator('input[type="radio"]').first().check();
     await expect.poll(() => page.getByText(/Downloads ≈ [\d,?]+ MB and needs ≈\s+[\d,?]+ MB of GPU memory\./).count()).toBe(1);
     await expect.poll(() => page.getByTestId('webllm-cache-empty').count(), { timeout: 30_000 }).toBe(1);
+    // SwiftShader is a software adapter: the download waits for a second yes.
+    await expect(page.getByRole('button', { name: 'Download and check' }).isDisabled()).resolves.toBe(true);
+    await page.getByTestId('webllm-slow-ok').locator('input').check();
     // No internet here: a download fails with a message naming the cause and the way out.
     await page.getByRole('button', { name: 'Download and check' }).click();
     await expect.poll(() => page.getByTestId('engine-error').count(), { timeout: 60_000 }).toBe(1);
@@ -270,6 +273,19 @@ describe('wllama with stories260K.gguf picked as a file', () => {
   }, 240_000);
 
   if (!MODEL_PRESENT) it.skip(SKIP_MESSAGE, () => undefined);
+});
+
+describe('the built app holds web-llm once', () => {
+  it('emits web-llm as one file that the page, the trainer worker and the WebLLM worker all import', () => {
+    const assets = join(inject('builtApp').outDir, 'assets');
+    const scripts = readdirSync(assets).filter((f) => f.endsWith('.js'));
+    // A string only web-llm's runtime holds (TVM's JS runtime inside it).
+    const holders = scripts.filter((f) => readFileSync(join(assets, f), 'utf8').includes('tvmjs'));
+    const importers = scripts.filter((f) => /web-llm-[\d.]+\.js/.test(readFileSync(join(assets, f), 'utf8')));
+    console.log(`[build] web-llm in ${holders.join(', ')}; imported by ${importers.join(', ')}`);
+    expect(holders).toEqual([expect.stringMatching(/^web-llm-[\d.]+\.js$/)]);
+    for (const importer of [/^index-/, /^trainer\.worker-/, /^llm\.worker-/]) expect(importers.some((f) => importer.test(f)), String(importer)).toBe(true);
+  });
 });
 
 describe('WebLLM through its real worker API, with the fake engine', () => {

@@ -12,6 +12,8 @@ export class SetupReport {
   gpu = $state.raw<WebGpuCapabilities | null>(null);
   quantization = $state.raw<QuantizationChoice | null>(null);
   storage = $state.raw<StorageReport | null>(null);
+  /** When the storage estimate was read (it grows while runs train; Buffer reads the same one). */
+  storageReadAt = $state<string | null>(null);
   persistAnswer = $state<string | null>(null);
   checking = $state(false);
   cores = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency ?? null : null;
@@ -28,9 +30,17 @@ export class SetupReport {
       this.gpu = gpu;
       this.quantization = pickQuantization(gpu);
       this.storage = { ...estimate, persisted };
+      this.storageReadAt = new Date().toLocaleTimeString();
     } finally {
       this.checking = false;
     }
+  }
+
+  /** Reads the storage estimate again (runs in other tabs and workers write meanwhile). */
+  async refreshStorage(): Promise<void> {
+    const estimate = await this.store.estimate();
+    this.storage = { ...estimate, persisted: this.storage?.persisted ?? null };
+    this.storageReadAt = new Date().toLocaleTimeString();
   }
 
   /** navigator.storage.persist(), with the browser's answer in words. */

@@ -207,6 +207,15 @@ export function withMode(p: TrainParams, mode: Mode): TrainParams {
   return { ...p, mode, curriculum };
 }
 
+/**
+ * Another preset in the form, keeping `keep` (the mode, seed, engine…): in dream or S2R the
+ * curriculum stays on (their default), as a mode change and a link would have it.
+ */
+export function withPreset(preset: string, keep: Partial<TrainParams>): TrainParams {
+  const next = paramsForPreset(preset, keep);
+  return next.mode === 'real' ? next : { ...next, curriculum: true };
+}
+
 /** The validated TrainConfig for these settings (throws ConfigError naming each bad field). */
 export function configFromParams(p: TrainParams): TrainConfig {
   return validateConfig({

@@ -54,4 +54,11 @@ describe('the curriculum default of the Train page', () => {
     expect(withMode({ ...dream, curriculum: false }, 's2r').curriculum).toBe(false); // dream → S2R keeps the user's choice
     expect(withMode(dream, 'real').curriculum).toBe(false);
   });
+
+  it('stays on in dream and S2R when the preset or the environment changes', async () => {
+    const { withPreset } = await import('../../../src/app/state/train-params');
+    expect(withPreset('household-easy', { mode: 'dream' }).curriculum).toBe(true);
+    expect(withPreset('webshop-easy', { mode: 's2r', seed: 4 })).toMatchObject({ curriculum: true, seed: 4, preset: 'webshop-easy' });
+    expect(withPreset('webshop-easy', { mode: 'real' }).curriculum).toBe(false);
+  });
 });
