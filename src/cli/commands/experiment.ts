@@ -16,7 +16,7 @@ import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import { formatLlmSpec, parseLlmSpec } from '../../core/llm/spec';
 import {
-  planExperiment, presetForEnv,
+  planExperiment, presetForEnv, type ExperimentSize,
   type ExperimentDeps, type ExperimentProgress, type ExperimentRequest, type ExperimentResult, type JobOutcome,
 } from '../../core/train/experiment';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
@@ -27,10 +27,11 @@ import { printJsonLast, progressBar } from '../output';
 export const experimentCommand: CommandSpec = {
   name: 'experiment',
   summary: 'reproduce the paper\'s tables in miniature (Table 1, Table 2, the ε grid, cross-domain transfer)',
-  usage: 'dreamgym experiment --table 1|2 [--envs webshop-lite-v0,household-v0] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--seeds N] [--out DIR] [--grid] [--transfer] [--quick] [--workers N] [--json]',
+  usage: 'dreamgym experiment --table 1|2 [--envs webshop-lite-v0,household-v0] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--seeds N] [--size easy|llm-demo] [--out DIR] [--grid] [--transfer] [--quick] [--workers N] [--json]',
   options: {
     table: { type: 'string', description: 'which table: 1 (methods) or 2 (ablations)', choices: ['1', '2'] },
-    envs: { type: 'string', description: 'comma-separated environment ids (each runs its <short>-easy preset)', default: 'webshop-lite-v0,household-v0' },
+    envs: { type: 'string', description: 'comma-separated environment ids (each runs its <short>-<size> preset)', default: 'webshop-lite-v0,household-v0' },
+    size: { type: 'string', description: 'the presets the rows run: easy, or llm-demo (a few thousand dreamed transitions a run, for a language model or a learned model)', choices: ['easy', 'llm-demo'], default: 'easy' },
     llm: { type: 'string', description: 'experience model of the dream rows: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH', default: 'oracle:0.1,0.1' },
     seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3, min: 1 },
     out: { type: 'string', description: 'output folder (default runs/experiment-<table>)' },
@@ -46,14 +47,14 @@ export const experimentCommand: CommandSpec = {
 type Backend = 'wasm' | 'cpu';
 
 export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
-  const o = args.options as { table?: '1' | '2'; envs: string; llm: string; seeds: number; out?: string; grid?: boolean; transfer?: boolean; quick?: boolean; workers?: number; backend: Backend; json?: boolean };
+  const o = args.options as { table?: '1' | '2'; envs: string; size: ExperimentSize; llm: string; seeds: number; out?: string; grid?: boolean; transfer?: boolean; quick?: boolean; workers?: number; backend: Backend; json?: boolean };
   if (!o.table && !o.grid && !o.transfer) throw new UsageError('experiment needs --table 1|2, --grid or --transfer.', experimentCommand);
   const envs = o.envs.split(',').map((e) => e.trim()).filter(Boolean);
   if (envs.length === 0) throw new UsageError('--envs is empty.', experimentCommand);
   const known = envIds();
   for (const env of envs) {
     if (!known.includes(env)) throw new UsageError(`Unknown environment '${env}' in --envs. Valid ids: ${known.join(', ')}.`, experimentCommand);
-    presetForEnv(env);
+    presetForEnv(env, o.size);
   }
   if (o.seeds < 1 || o.seeds > 100) throw new UsageError(`--seeds must be within 1..100; got ${o.seeds}.`, experimentCommand);
   if (o.workers !== undefined && (o.workers < 1 || o.workers > 256)) throw new UsageError(`--workers must be within 1..256; got ${o.workers}.`, experimentCommand);
@@ -61,7 +62,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   const llm = formatLlmSpec(parseLlmSpec(o.llm));
   const table = o.table ? (Number(o.table) as 1 | 2) : undefined;
   const out = o.out ?? join('runs', `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}`);
-  const request: ExperimentRequest = { envs, llm, seeds: o.seeds, quick: !!o.quick, table, grid: !!o.grid, transfer: !!o.transfer };
+  const request: ExperimentRequest = { envs, size: o.size, llm, seeds: o.seeds, quick: !!o.quick, table, grid: !!o.grid, transfer: !!o.transfer };
 
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);

@@ -29,9 +29,18 @@ import { buildRunParts, type RunPartsDeps } from './run-parts';
 
 // ---- options, dependencies, results -----------------------------------------------------------
 
+/** Which preset of each env the rows run: `<short>-easy`, or the small `<short>-llm-demo` (for slow experience models). */
+export type ExperimentSize = 'easy' | 'llm-demo';
+export const EXPERIMENT_SIZES: readonly ExperimentSize[] = ['easy', 'llm-demo'];
+
 export interface ExperimentOptions {
-  /** Environment ids; each runs its `<short>-easy` preset (webshop-easy, household-easy). */
+  /** Environment ids; each runs its `<short>-<size>` preset (webshop-easy, household-easy by default). */
   envs: string[];
+  /**
+   * 'easy' (default), or 'llm-demo': a few thousand dreamed transitions a run (PPO's demo
+   * settings, config.ts), what a language model or a learned model can dream in minutes.
+   */
+  size?: ExperimentSize;
   /** Experience model of the dream/s2r rows: 'oracle:EPS_R,EPS_P' or 'openai:BASE_URL#MODEL'. */
   llm: LlmSpecText;
   /** Seeds 1..seeds per row (mean ± std over them). */
@@ -165,18 +174,18 @@ export class ExperimentError extends Error {
 /** What --quick changes: a smoke run, not a result. */
 export const QUICK_OVERRIDES: Partial<TrainConfig> = { iterations: 4, tasksPerIteration: 4, groupSize: 4, finalEvalEpisodes: 30, realStepBudget: 2000 };
 
-/** The env's easy preset (webshop-lite-v0 → webshop-easy, household-v0 → household-easy). */
-export function presetForEnv(envId: string): TrainConfig {
-  const preset = Object.values(PRESETS).find((p) => p.env === envId && p.preset.endsWith('-easy'));
+/** The env's preset of a size (webshop-lite-v0 → webshop-easy or webshop-llm-demo, household-v0 → household-…). */
+export function presetForEnv(envId: string, size: ExperimentSize = 'easy'): TrainConfig {
+  const preset = Object.values(PRESETS).find((p) => p.env === envId && p.preset.endsWith(`-${size}`));
   if (!preset) {
-    const valid = Object.values(PRESETS).filter((p) => p.preset.endsWith('-easy')).map((p) => p.env);
-    throw new ExperimentError(`No easy preset for environment '${envId}'. Valid envs: ${[...new Set(valid)].join(', ')}.`);
+    const valid = Object.values(PRESETS).filter((p) => p.preset.endsWith(`-${size}`)).map((p) => p.env);
+    throw new ExperimentError(`No ${size} preset for environment '${envId}'. Valid envs: ${[...new Set(valid)].join(', ')}.`);
   }
   return { ...preset };
 }
 
 function baseConfig(envId: string, options: ExperimentOptions): TrainConfig {
-  return { ...presetForEnv(envId), ...(options.quick ? QUICK_OVERRIDES : {}), ...(options.overrides ?? {}), evalInterval: 0 };
+  return { ...presetForEnv(envId, options.size), ...(options.quick ? QUICK_OVERRIDES : {}), ...(options.overrides ?? {}), evalInterval: 0 };
 }
 
 function setupOf(config: TrainConfig): EnvSetup {
@@ -192,7 +201,7 @@ function seedList(options: ExperimentOptions): number[] {
 
 function checkOptions(options: ExperimentOptions): void {
   if (options.envs.length === 0) throw new ExperimentError('No environments given.');
-  for (const env of options.envs) presetForEnv(env);
+  for (const env of options.envs) presetForEnv(env, options.size);
   parseLlmSpec(options.llm);
   seedList(options);
 }

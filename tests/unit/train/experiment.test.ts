@@ -156,9 +156,18 @@ describe('experiment tables', () => {
     expect(both.grid).toBeUndefined();
   });
 
+  it('runs the llm-demo presets with size llm-demo (for slow experience models)', async () => {
+    const demo = presetForEnv('webshop-lite-v0', 'llm-demo');
+    const result = await runExperiment({ envs: ['webshop-lite-v0'], size: 'llm-demo', llm: ORACLE, seeds: 1, table: 1, overrides: { iterations: 1, finalEvalEpisodes: 2 } }, deps());
+    const setup = result.table!.envs[0].setup;
+    expect([setup.preset, setup.tasksPerIteration, setup.groupSize]).toEqual(['webshop-llm-demo', demo.tasksPerIteration, demo.groupSize]);
+    expect(demo.algo).toBe('ppo');
+  });
+
   it('rejects unknown envs and bad requests', () => {
     expect(presetForEnv('household-v0').preset).toBe('household-easy');
     expect(() => presetForEnv('atari-v5')).toThrow(/No easy preset for environment 'atari-v5'/);
+    expect(presetForEnv('webshop-lite-v0', 'llm-demo').preset).toBe('webshop-llm-demo');
     expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 })).toThrow(/Nothing to run/);
     expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: 'gpt' as LlmSpecText, seeds: 1, table: 1 })).toThrow(/Unknown engine spec 'gpt'/);
     expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 0, table: 1 })).toThrow(/seeds/);
