@@ -58,6 +58,14 @@ export interface FormatOptions {
   /** Tokens of a written next state, and of its admissible list, at most. */
   answerStateTokens: number;
   answerAdmissibleTokens: number;
+  /**
+   * Mark each context word that also occurs on the other side of instruction ↔ (state, history,
+   * action, examples) — the exact-match feature of reading-comprehension models — as a second set
+   * of segment ids (segment + SEGMENT_COUNT). Judging a purchase is comparing the instruction with
+   * the page; a small network reads that off the marks far more easily than it learns it. Off
+   * (absent) in models trained before it.
+   */
+  matchFeature?: boolean;
 }
 
 export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
@@ -170,8 +178,29 @@ export interface ContextInput {
 export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Sequence {
   for (let k = Math.min(o.k, input.retrieved.length); ; k--) {
     const seq = buildContext(tokenizer, card, input, { ...o, k });
-    if (seq.ids.length <= o.contextTokens || k === 0) return seq;
+    if (seq.ids.length <= o.contextTokens || k === 0) return o.matchFeature ? markMatches(tokenizer, seq) : seq;
   }
+}
+
+/** Segment ids a network needs for contexts of these options (doubled by the match marks). */
+export function segmentCount(o: Pick<FormatOptions, 'matchFeature'>): number {
+  return o.matchFeature ? 2 * SEGMENT_COUNT : SEGMENT_COUNT;
+}
+
+/** The match marks (see FormatOptions.matchFeature): a text word of the instruction found in the rest, or of the rest found in the instruction. */
+export function markMatches(tokenizer: Tokenizer, seq: Sequence): Sequence {
+  const inTask = new Set<number>();
+  const inRest = new Set<number>();
+  seq.ids.forEach((id, i) => {
+    if (tokenizer.isSpecial(id) || seq.segments[i] === SEGMENTS.answer) return;
+    (seq.segments[i] === SEGMENTS.task ? inTask : inRest).add(id);
+  });
+  const segments = seq.segments.map((segment, i) => {
+    const id = seq.ids[i];
+    if (tokenizer.isSpecial(id) || segment === SEGMENTS.answer) return segment;
+    return (segment === SEGMENTS.task ? inRest : inTask).has(id) ? segment + SEGMENT_COUNT : segment;
+  });
+  return { ...seq, segments };
 }
 
 function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Sequence {
@@ -203,7 +232,7 @@ export function encodeInitialContext(tokenizer: Tokenizer, card: DomainCard, tas
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(task.instruction, o.instructionTokens);
   for (const e of examples.slice(0, o.k)) b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, e.observation), o.exampleNextTokens);
   b.mark('<init>', SEGMENTS.action).mark('<ans>', SEGMENTS.answer);
-  return b.seq;
+  return o.matchFeature ? markMatches(tokenizer, b.seq) : b.seq;
 }
 
 /** The answer tokens of a step (training targets). */

@@ -8,7 +8,7 @@ import type { ReplayBuffer } from '../../buffer/buffer';
 import type { Task } from '../../types';
 import type { DomainCard } from '../domain-card';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, freshFitState, type FitDeps, type FitOptions, type FitState } from './fit';
-import { DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT, type FormatOptions } from './format';
+import { DEFAULT_FORMAT_OPTIONS, segmentCount, type FormatOptions } from './format';
 import { encodeModelFiles, type ModelManifest, type TrainingRecord } from './model-file';
 import { ExperienceNetwork, type NamedWeight, type NetworkConfig } from './network';
 import { bufferRetriever, buildPairs, corpusTexts, realEpisodes, splitByTask, type RecordedEpisode, type SftPair } from './sft-data';
@@ -113,7 +113,7 @@ export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card:
   if (resume && resume.env !== env) throw new Error(`The checkpoint is of '${resume.env}', not '${env}'; train without resuming, or name its env.`);
   const chosen = resume?.options ?? options;
   const data = await prepareData(buffer, env, card, chosen, resume ? Tokenizer.fromJSON(resume.tokenizer) : undefined);
-  const config: NetworkConfig = { ...chosen.network, vocabSize: data.tokenizer.size, segments: SEGMENT_COUNT };
+  const config: NetworkConfig = { ...chosen.network, vocabSize: data.tokenizer.size, segments: segmentCount(chosen.format) };
   const net = resume ? ExperienceNetwork.fromWeights(config, resume.weights) : ExperienceNetwork.create(config, chosen.fit.seed);
   const now = deps.now ?? (() => 0);
   const started = now();

@@ -67,3 +67,25 @@ describe('learned answer format', () => {
     expect(decodeState(tokenizer, encodeInitialAnswer(tokenizer, first, DEFAULT_FORMAT_OPTIONS))).toEqual(first);
   });
 });
+
+describe('the exact-match marks of a context (FormatOptions.matchFeature)', () => {
+  it('marks the instruction words found in the rest and the rest\'s words found in the instruction, nothing else', async () => {
+    const { encodeContext, DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT, SEGMENTS, segmentCount } = await import('../../../../src/core/experience/learned/format');
+    const { builtInDomainCard } = await import('../../../../src/core/experience/domain-card');
+    const tokenizer = Tokenizer.learn(['i want a red shirt', 'blue shirt | price', 'click[buy now]'], { minCount: 1 });
+    const card = builtInDomainCard('webshop-lite-v0')!;
+    const input = { task: { instruction: 'i want a red shirt' }, history: [], state: { text: 'blue shirt | price', admissible: [] }, action: 'click[buy now]', retrieved: [] };
+    const plain = encodeContext(tokenizer, card, input, { ...DEFAULT_FORMAT_OPTIONS });
+    const marked = encodeContext(tokenizer, card, input, { ...DEFAULT_FORMAT_OPTIONS, matchFeature: true });
+    expect(marked.ids).toEqual(plain.ids);
+    expect(segmentCount({ matchFeature: true })).toBe(2 * SEGMENT_COUNT);
+    const word = (w: string, segment: number) => marked.ids.findIndex((id, i) => id === tokenizer.encode(w).ids[0] && plain.segments[i] === segment);
+    const isMarked = (i: number) => marked.segments[i] === plain.segments[i] + SEGMENT_COUNT;
+    expect(isMarked(word('shirt', SEGMENTS.task))).toBe(true);
+    expect(isMarked(word('shirt', SEGMENTS.state))).toBe(true);
+    expect(isMarked(word('red', SEGMENTS.task))).toBe(false);
+    expect(isMarked(word('blue', SEGMENTS.state))).toBe(false);
+    // Special tokens and unmatched words keep their segment.
+    marked.segments.forEach((s, i) => { if (tokenizer.isSpecial(marked.ids[i])) expect(s).toBe(plain.segments[i]); });
+  });
+});
