@@ -30,6 +30,8 @@ export interface EnvTypicals {
   tokensPerTransition: number;
   /** Share of the dream's model calls a transition cache answers (measured on the LLM demo preset). */
   cacheHitRate: number;
+  /** The shipped learned model's dreamed transitions per second at batch 64 on one wasm thread (`npm run bench -- dream`). */
+  learnedTransitionsPerSecond?: number;
 }
 
 /**
@@ -40,8 +42,8 @@ export interface EnvTypicals {
  * and action, mostly a GRPO group's members stepping alike).
  */
 export const ENV_TYPICALS: Record<string, EnvTypicals> = {
-  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15 },
-  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0 },
+  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15, learnedTransitionsPerSecond: 16.6 },
+  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0, learnedTransitionsPerSecond: 98.6 },
 };
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
 
@@ -51,14 +53,20 @@ const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition
  * wllama on a laptop CPU ≈ 20 s (0.5B Q4, ~10 tokens/s decode); a local server (Ollama,
  * llama-server) ≈ 2 s per call, a few at once; vLLM on a GPU server ≈ 1 s per call with many at once.
  */
-export function assumedSpeed(llm: string, config: Pick<TrainConfig, 'llmConcurrency'>): EngineSpeed {
+export function assumedSpeed(llm: string, config: Pick<TrainConfig, 'llmConcurrency'> & Partial<Pick<TrainConfig, 'env'>>): EngineSpeed {
   const kind: EngineKind = parseLlmSpec(llm).kind;
   switch (kind) {
     case 'webllm': return { secondsPerTransition: 3, parallel: 1, measured: false, source: 'assumed: WebLLM, a 0.5–1.5B model on a laptop GPU' };
     case 'wllama': return { secondsPerTransition: 20, parallel: 1, measured: false, source: 'assumed: wllama, a 0.5B Q4 model on a laptop CPU' };
     case 'openai': return { secondsPerTransition: 2, parallel: config.llmConcurrency, measured: false,
       source: `assumed: a local server, ${config.llmConcurrency} calls at once if it batches them (llmConcurrency)` };
-    case 'learned': return { secondsPerTransition: 0.01, parallel: 1, measured: false, source: 'assumed: the learned model, decoding in batches' };
+    case 'learned': {
+      // A long-answer env (webshop's results pages) dreams several times slower than a short one.
+      const rate = ENV_TYPICALS[config.env ?? '']?.learnedTransitionsPerSecond;
+      return rate
+        ? { secondsPerTransition: 1 / rate, parallel: 1, measured: false, source: `typical: the shipped ${config.env} learned model, ${rate} transitions/s in batches on one wasm thread` }
+        : { secondsPerTransition: 0.01, parallel: 1, measured: false, source: 'assumed: a learned model, decoding in batches' };
+    }
     case 'oracle': return { secondsPerTransition: 0.001, parallel: 1, measured: false, source: 'the noisy oracle: no model calls, only real env steps' };
   }
 }

@@ -36,6 +36,12 @@ describe('estimateDreamCost', () => {
     expect(measured.calls).toBe(Math.round(measured.transitions / 2));
     expect(measured.seconds).toBeCloseTo((measured.calls * 1.2) / 8);
     expect(assumedSpeed('openai:http://x/v1#m', { llmConcurrency: 16 })).toMatchObject({ parallel: 16, measured: false });
+    // A learned model goes by its env's measured batch speed (webshop's long pages are slower), else a generic figure.
+    const webshop = assumedSpeed('learned:models/webshop-lite-v0', { llmConcurrency: 4, env: 'webshop-lite-v0' });
+    const household = assumedSpeed('learned:models/household-v0', { llmConcurrency: 4, env: 'household-v0' });
+    expect(webshop.secondsPerTransition).toBeGreaterThan(3 * household.secondsPerTransition);
+    expect(webshop.source).toMatch(/typical: the shipped webshop-lite-v0 learned model/);
+    expect(assumedSpeed('learned:local/mine', { llmConcurrency: 4, env: 'my-domain' }).source).toMatch(/assumed: a learned model/);
     expect(describeEstimate(measured, formatDuration)).toMatch(/50% of them from the transition cache \(measured\).*800 a transition, measured.* with 8 calls at once \(measured: Try one step\)/);
     const oracle = estimateDreamCost({ ...demo, llm: 'oracle:0.1,0.1' });
     expect(oracle).toMatchObject({ cacheHitRate: 0, tokens: 0 });
