@@ -39,13 +39,11 @@ export function webLlmOncePlugin(): Plugin {
       if (/from\s+['"]@mlc-ai\/web-llm['"]/.test(code.replace(/import\s+type\s[^;]*;/g, ''))) {
         this.error(`${id} imports ${PACKAGE} statically: import it with importWebLlm() (src/core/llm/webllm.ts), so the build keeps one copy.`);
       }
-      if (!DYNAMIC_IMPORT.test(code)) return null;
-      DYNAMIC_IMPORT.lastIndex = 0;
       // A URL built at run time (not a literal, which Vite would resolve as a source asset) is
       // left alone; import.meta.url is then the importing chunk's own, in assets/.
       const url = `((name) => new URL(name, import.meta.url).href)(${JSON.stringify(`./${file!.fileName}`)})`;
       const replaced = code.replace(DYNAMIC_IMPORT, () => `import(/* @vite-ignore */ ${url})`);
-      return { code: replaced, map: null };
+      return replaced === code ? null : { code: replaced, map: null };
     },
     generateBundle() {
       this.emitFile({ type: 'asset', fileName: `assets/${file!.fileName}`, source: file!.source });
