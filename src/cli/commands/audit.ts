@@ -4,7 +4,8 @@
  * outcome-bearing steps), terminated accuracy, admissible-set Jaccard, observation token-F1,
  * invalid-answer rate, tokens and ms per transition. See src/core/experience/audit.ts.
  */
-import { auditDetailed } from '../../core/experience/audit';
+import { auditDetailed, type AuditRecord } from '../../core/experience/audit';
+import { outcomeOf } from '../../core/experience/types';
 import { recordGreedyEpisode } from '../../core/train/evaluate';
 import { loadRunAgent } from './train';
 import { formatLlmSpec } from '../../core/llm/spec';
@@ -17,20 +18,21 @@ import {
 export const auditCommand: CommandSpec = {
   name: 'audit',
   summary: "measure an experience model against the real env on held-out transitions (reward accuracy, Jaccard, F1, cost)",
-  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH [--n N] [--seed S] [--agent RUN_DIR] [--k K] [--history H] [--no-reasoning] [--set llmTimeoutMs=…] [--json]',
+  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH [--n N] [--seed S] [--agent RUN_DIR] [--mistakes M] [--k K] [--history H] [--no-reasoning] [--set llmTimeoutMs=…] [--json]',
   options: {
     env: { type: 'string', description: 'environment id' },
     llm: { type: 'string', description: LLM_OPTION_HELP },
     n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1 },
     seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0, min: 0 },
     agent: { type: 'string', description: 'a run folder: its trained agent plays the audited episodes (the states a dream-trained policy reaches) instead of the expert and a random policy' },
+    mistakes: { type: 'integer', description: 'also print the first M outcome steps whose predicted outcome is wrong (instruction, actions, real score, predicted reward)', default: 0, min: 0 },
     ...experienceModelOptions,
     json: { type: 'boolean', description: 'print the audit as JSON on the last line' },
   },
 };
 
 export async function runAudit(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; llm?: string; n: number; seed: number; agent?: string; k: number; history: number; 'no-reasoning'?: boolean; set?: string; json?: boolean };
+  const o = args.options as { env?: string; llm?: string; n: number; seed: number; agent?: string; mistakes: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; json?: boolean };
   const envId = requireEnv(o.env, auditCommand);
   const llm = parseLlmOption(o.llm, auditCommand);
   checkModelSettings(o, auditCommand);
@@ -43,6 +45,7 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
     onProgress: (done, total) => bar.update(done, total) }).finally(() => agent?.close());
   bar.end();
   const r = details.report;
+  if (o.mistakes > 0) console.log(formatMistakes(details.records, o.mistakes));
   if (o.json) { printJsonLast(r); return; }
   const pct = (x: number | null) => (x === null ? 'n/a' : x.toFixed(4));
   console.log([
@@ -55,4 +58,18 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
     `  invalid answers       ${pct(r.invalid_rate)}   (${r.failed_calls} failed engine calls among them)`,
     `  per transition        ${r.tokens_per_transition} tokens, ${r.ms_per_transition} ms`,
   ].join('\n'));
+}
+
+/** The wrong outcome calls, counted by direction, and the first `limit` of them spelled out. */
+export function formatMistakes(records: readonly AuditRecord[], limit: number): string {
+  const wrong = records.filter((x) => x.outcomeStep && x.predicted.valid && outcomeOf(x.predicted.reward) !== (x.real.success ? 1 : 0));
+  const falseSuccess = wrong.filter((x) => !x.real.success).length;
+  const lines = [`wrong outcomes: ${wrong.length} of ${records.filter((x) => x.outcomeStep).length} outcome steps — ` +
+    `${falseSuccess} called a success that really failed, ${wrong.length - falseSuccess} called a failure that really succeeded`];
+  for (const x of wrong.slice(0, limit)) {
+    lines.push(`  episode ${x.episodeSeed} (${terminalSafe(x.policy)}), step ${x.stepIndex}: ${terminalSafe(x.instruction)}`,
+      `    actions: ${[...x.history, x.action].map((a) => terminalSafe(a)).join(' → ')}`,
+      `    real: score ${x.real.reward.toFixed(2)}, ${x.real.success ? 'success' : 'failure'}; predicted: reward ${x.predicted.reward}`);
+  }
+  return lines.join('\n');
 }

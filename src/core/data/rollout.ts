@@ -6,6 +6,7 @@
 import { Rng } from '../rng';
 import type { Observation, Step, Task, Trajectory, TrajectorySource } from '../types';
 import { expertOf, type Env } from '../envs/env';
+import { getEnvDefinition } from '../envs/registry';
 import { TRAJECTORY_FORMAT } from './trajectory';
 
 export const BASELINE_POLICIES = ['expert', 'random', 'noisy-expert'] as const;
@@ -15,9 +16,12 @@ export interface BaselinePolicy {
   name: BaselinePolicyName;
   /** e.g. { epsilon: 0.3 } for noisy-expert; recorded in the trajectory. */
   params: Record<string, number>;
-  /** The action at step `step` (0-based) of an episode. */
-  act(obs: Observation, env: Env, rng: Rng, step: number): string;
+  /** The action at step `step` (0-based) of an episode; `episode` is what was played so far. */
+  act(obs: Observation, env: Env, rng: Rng, step: number, episode: EpisodeSoFar): Promise<string> | string;
 }
+
+/** The episode being played: its seed and task, and the actions taken so far. */
+export interface EpisodeSoFar { seed: number; task: Task; actions: readonly string[] }
 
 export class PolicyConfigError extends Error {
   constructor(message: string) { super(message); this.name = 'PolicyConfigError'; }
@@ -32,33 +36,75 @@ function expertMove(env: Env): string {
 }
 
 /**
+ * An admissible action, other than `except`, that ends the episode right now, or null. Found by
+ * trying each on a fresh copy of the env replayed to this point (ground-truth envs are cheap and
+ * deterministic), so the policy needs no knowledge of the env's rules.
+ */
+async function endingAction(envId: string, obs: Observation, episode: EpisodeSoFar, except: string): Promise<string | null> {
+  const definition = getEnvDefinition(envId);
+  for (const action of obs.admissible) {
+    if (action === except) continue;
+    const copy = definition.create();
+    await copy.reset({ seed: episode.seed, task: episode.task });
+    for (const past of episode.actions) await copy.step(past);
+    if ((await copy.step(action)).terminated) return action;
+  }
+  return null;
+}
+
+export interface NoisyExpertOptions {
+  /** Chance of a random action each step. */
+  epsilon?: number;
+  /** Expert steps (drawn in 1..K per episode) before the noise starts. */
+  expertSteps?: number;
+  /** Chance, each step an admissible action would end the episode early, of taking it. */
+  finishEarly?: number;
+}
+
+/**
  * noisy-expert(ε): the expert, with a random action with probability ε each step. With
  * `expertSteps: K` it follows the expert for the first k steps (k drawn in 1..K per episode) and
  * only then goes noisy: with ε = 1, an expert start and a random finish — the off-expert moves
- * near the goal (a wrong buy, a wrong put) that expert and random data both lack.
+ * near the goal (a wrong buy, a wrong put) that expert and random data both lack. With
+ * `finishEarly: q` it is hasty: where an action other than the expert's would end the episode
+ * now (WebShop's 'buy now' before every option is chosen, or on a product the expert would not
+ * buy), it takes it with probability q — the premature finishes a policy in training tries
+ * first, which an experience model must have seen to call failures. Where only the goal ends an
+ * episode (household), it never fires and draws nothing.
  */
-export function makeBaselinePolicy(name: string, options: { epsilon?: number; expertSteps?: number } = {}): BaselinePolicy {
+function noisyExpert(options: NoisyExpertOptions): BaselinePolicy {
+  const epsilon = options.epsilon ?? 0.3;
+  const { expertSteps, finishEarly } = options;
+  if (!(epsilon >= 0 && epsilon <= 1)) throw new PolicyConfigError(`--epsilon must be within 0..1 (the chance of a random action), got ${epsilon}.`);
+  if (expertSteps !== undefined && !(Number.isInteger(expertSteps) && expertSteps >= 1)) {
+    throw new PolicyConfigError(`--expert-steps must be a positive integer (expert steps before the noise starts), got ${expertSteps}.`);
+  }
+  if (finishEarly !== undefined && !(finishEarly > 0 && finishEarly <= 1)) {
+    throw new PolicyConfigError(`--finish-early must be within 0..1, above 0 (the chance of ending an episode early where an action would), got ${finishEarly}.`);
+  }
+  let clean = 0;
+  return {
+    name: 'noisy-expert',
+    params: { epsilon, ...(expertSteps !== undefined ? { expertSteps } : {}), ...(finishEarly !== undefined ? { finishEarly } : {}) },
+    act: async (obs, env, rng, step, episode) => {
+      if (step === 0) clean = expertSteps === undefined ? 0 : rng.int(1, expertSteps);
+      if (step >= clean && rng.bool(epsilon)) return rng.pick(obs.admissible);
+      const expert = expertMove(env);
+      if (finishEarly === undefined) return expert;
+      const early = await endingAction(env.id, obs, episode, expert);
+      return early !== null && rng.bool(finishEarly) ? early : expert;
+    },
+  };
+}
+
+export function makeBaselinePolicy(name: string, options: NoisyExpertOptions = {}): BaselinePolicy {
   switch (name) {
     case 'expert':
       return { name, params: {}, act: (_obs, env) => expertMove(env) };
     case 'random':
       return { name, params: {}, act: (obs, _env, rng) => rng.pick(obs.admissible) };
-    case 'noisy-expert': {
-      const epsilon = options.epsilon ?? 0.3;
-      if (!(epsilon >= 0 && epsilon <= 1)) throw new PolicyConfigError(`--epsilon must be within 0..1 (the chance of a random action), got ${epsilon}.`);
-      const expertSteps = options.expertSteps;
-      if (expertSteps !== undefined && !(Number.isInteger(expertSteps) && expertSteps >= 1)) {
-        throw new PolicyConfigError(`--expert-steps must be a positive integer (expert steps before the noise starts), got ${expertSteps}.`);
-      }
-      let clean = 0;
-      return {
-        name, params: { epsilon, ...(expertSteps !== undefined ? { expertSteps } : {}) },
-        act: (obs, env, rng, step) => {
-          if (step === 0) clean = expertSteps === undefined ? 0 : rng.int(1, expertSteps);
-          return step >= clean && rng.bool(epsilon) ? rng.pick(obs.admissible) : expertMove(env);
-        },
-      };
-    }
+    case 'noisy-expert':
+      return noisyExpert(options);
     default:
       throw new PolicyConfigError(`Unknown policy '${name}'. Valid policies: ${BASELINE_POLICIES.join(', ')}.`);
   }
@@ -81,7 +127,7 @@ export async function rolloutEpisode(env: Env, policy: BaselinePolicy, options: 
   let reason: Trajectory['result']['terminate_reason'] = 'unfinished';
   const maxSteps = options.maxSteps ?? 1000;
   while (steps.length < maxSteps) {
-    const action = policy.act(obs, env, rng, steps.length);
+    const action = await policy.act(obs, env, rng, steps.length, { seed: options.seed, task, actions: steps.map((s) => s.action) });
     const result = await env.step(action);
     steps.push({ observation: obs.text, admissible: obs.admissible, action, reward: result.reward,
       terminated: result.terminated, truncated: result.truncated, valid: result.info.valid });

@@ -88,6 +88,9 @@ export interface AuditReport {
 
 export interface AuditRecord {
   episodeSeed: number;
+  /** The task's instruction and the actions before the audited one (what went wrong, readable). */
+  instruction: string;
+  history: string[];
   /** Who played the episode: expert, random, or the audited agent's name. */
   policy: string;
   stepIndex: number;
@@ -247,7 +250,8 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
       tokenSum += prediction.usage.promptTokens + prediction.usage.completionTokens;
       msSum += prediction.usage.ms;
       records.push({
-        episodeSeed: sample.episodeSeed, policy: sample.policy, stepIndex: sample.stepIndex, action: sample.action, probe: sample.probe, outcomeStep,
+        episodeSeed: sample.episodeSeed, instruction: sample.task.instruction, history: sample.history.map((h) => h.action),
+        policy: sample.policy, stepIndex: sample.stepIndex, action: sample.action, probe: sample.probe, outcomeStep,
         real: { valid: real.info.valid, reward: real.reward, success: real.info.success, terminated: real.terminated },
         predicted: {
           valid: prediction.valid, actionValid: prediction.actionValid, reward: prediction.reward, terminated: prediction.terminated,
