@@ -66,6 +66,15 @@ export interface FormatOptions {
    * (absent) in models trained before it.
    */
   matchFeature?: boolean;
+  /**
+   * Mark each instruction word that names an admissible action of the state which the shown
+   * history and the action have not taken (a third set of segment ids: segment + 2 ·
+   * SEGMENT_COUNT) — the asked-for choices still open, such as a size the instruction wants that
+   * was never clicked. Whether a purchase succeeds turns on them, and the convolutional encoder,
+   * which mixes only neighbouring words, cannot relate the instruction to the history itself. Off
+   * (absent) in models trained before it.
+   */
+  pendingFeature?: boolean;
 }
 
 export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
@@ -178,13 +187,49 @@ export interface ContextInput {
 export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Sequence {
   for (let k = Math.min(o.k, input.retrieved.length); ; k--) {
     const seq = buildContext(tokenizer, card, input, { ...o, k });
-    if (seq.ids.length <= o.contextTokens || k === 0) return o.matchFeature ? markMatches(tokenizer, seq) : seq;
+    if (seq.ids.length > o.contextTokens && k > 0) continue;
+    const matched = o.matchFeature ? markMatches(tokenizer, seq) : seq;
+    return o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, input, o)) : matched;
   }
 }
 
-/** Segment ids a network needs for contexts of these options (doubled by the match marks). */
-export function segmentCount(o: Pick<FormatOptions, 'matchFeature'>): number {
-  return o.matchFeature ? 2 * SEGMENT_COUNT : SEGMENT_COUNT;
+/** Segment ids a network needs for contexts of these options (one set more for each kind of mark). */
+export function segmentCount(o: Pick<FormatOptions, 'matchFeature' | 'pendingFeature'>): number {
+  return o.pendingFeature ? 3 * SEGMENT_COUNT : o.matchFeature ? 2 * SEGMENT_COUNT : SEGMENT_COUNT;
+}
+
+/** The words of an action's argument (`click[8oz]` → 8oz; an action with no brackets is all argument). */
+function argumentIds(tokenizer: Tokenizer, action: string, limit: number): number[] {
+  const out: Tokens = { ids: [], spaces: [], cases: [] };
+  tokenizer.encodeInto(collapse(/^\w+\[(.*)\]$/.exec(action)?.[1] ?? action), out, limit);
+  return out.ids.filter((id) => !tokenizer.isSpecial(id));
+}
+
+/**
+ * Words of the state's admissible actions not taken in the shown history or now, less the words
+ * of the admissible ones taken (a choice is a click still offered; a search that names a size
+ * chooses nothing).
+ */
+export function pendingChoiceIds(tokenizer: Tokenizer, input: ContextInput, o: FormatOptions): Set<number> {
+  const past = o.historyLength > 0 ? input.history.filter((s) => s.valid).slice(-o.historyLength).map((s) => s.action) : [];
+  const taken = new Set([...past, input.action]);
+  const chosen = new Set(input.state.admissible.filter((a) => taken.has(a)).flatMap((a) => argumentIds(tokenizer, a, o.actionTokens)));
+  const open = new Set<number>();
+  for (const a of input.state.admissible) {
+    if (taken.has(a)) continue;
+    for (const id of argumentIds(tokenizer, a, o.actionTokens)) if (!chosen.has(id)) open.add(id);
+  }
+  return open;
+}
+
+/** The pending marks (see FormatOptions.pendingFeature) on the instruction's words. */
+export function markPending(tokenizer: Tokenizer, seq: Sequence, pending: ReadonlySet<number>): Sequence {
+  const segments = seq.segments.map((segment, i) => {
+    const id = seq.ids[i];
+    const base = segment % SEGMENT_COUNT;
+    return base === SEGMENTS.task && !tokenizer.isSpecial(id) && pending.has(id) ? base + 2 * SEGMENT_COUNT : segment;
+  });
+  return { ...seq, segments };
 }
 
 /** The match marks (see FormatOptions.matchFeature): a text word of the instruction found in the rest, or of the rest found in the instruction. */

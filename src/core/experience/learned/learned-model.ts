@@ -128,7 +128,7 @@ export class LearnedExperienceModel implements ExperienceModel {
   }
 
   private cacheKey(ctx: DreamContext): string {
-    return JSON.stringify([ctx.task.env, ctx.task.instruction, ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)), ctx.state.text, ctx.action]);
+    return JSON.stringify([ctx.task.env, ctx.task.instruction, ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)), ctx.state.text, ctx.state.admissible, ctx.action]);
   }
 
   async next(ctx: DreamContext): Promise<Prediction> {

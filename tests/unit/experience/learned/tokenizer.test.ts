@@ -89,3 +89,31 @@ describe('the exact-match marks of a context (FormatOptions.matchFeature)', () =
     marked.segments.forEach((s, i) => { if (tokenizer.isSpecial(marked.ids[i])) expect(s).toBe(plain.segments[i]); });
   });
 });
+
+describe('the pending-choice marks of a context (FormatOptions.pendingFeature)', () => {
+  it('marks the instruction words naming an admissible action not yet taken, and unmarks them once it is', async () => {
+    const { encodeContext, DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT, SEGMENTS, segmentCount } = await import('../../../../src/core/experience/learned/format');
+    const { builtInDomainCard } = await import('../../../../src/core/experience/domain-card');
+    const tokenizer = Tokenizer.learn(['i want a red shirt size large', 'shirt | red | blue | large | small', 'click[buy now] click[red] click[large] search[red shirt]'], { minCount: 1 });
+    const card = builtInDomainCard('webshop-lite-v0')!;
+    const options = { ...DEFAULT_FORMAT_OPTIONS, pendingFeature: true };
+    const admissible = ['click[red]', 'click[blue]', 'click[large]', 'click[small]', 'click[buy now]'];
+    const step = (action: string) => ({ observation: '', admissible, action, reward: 0, terminated: false, truncated: false, valid: true });
+    const context = (history: string[]) => encodeContext(tokenizer, card, {
+      task: { instruction: 'i want a red shirt size large' }, history: history.map(step),
+      state: { text: 'shirt | red | blue | large | small', admissible }, action: 'click[buy now]', retrieved: [] }, options);
+    const pendingWords = (history: string[]) => {
+      const seq = context(history);
+      return seq.ids.filter((_, i) => seq.segments[i] === SEGMENTS.task + 2 * SEGMENT_COUNT).map((id) => tokenizer.decode({ ids: [id], spaces: [0], cases: [0] }));
+    };
+    expect(segmentCount(options)).toBe(3 * SEGMENT_COUNT);
+    // A search that names the words chooses nothing: only the clicks do.
+    expect(pendingWords(['search[red shirt]'])).toEqual(['red', 'large']);
+    expect(pendingWords(['search[red shirt]', 'click[red]'])).toEqual(['large']);
+    expect(pendingWords(['click[red]', 'click[large]'])).toEqual([]);
+    // With no history shown (the H = 0 ablation) every choice looks open.
+    expect(encodeContext(tokenizer, card, { task: { instruction: 'i want a red shirt size large' }, history: [step('click[red]')],
+      state: { text: 'shirt', admissible }, action: 'click[buy now]', retrieved: [] }, { ...options, historyLength: 0 })
+      .segments.filter((s) => s === SEGMENTS.task + 2 * SEGMENT_COUNT)).toHaveLength(2);
+  });
+});
