@@ -189,7 +189,7 @@ export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: Con
     const seq = buildContext(tokenizer, card, input, { ...o, k });
     if (seq.ids.length > o.contextTokens && k > 0) continue;
     const matched = o.matchFeature ? markMatches(tokenizer, seq) : seq;
-    return o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, input, o)) : matched;
+    return o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, card, input, o)) : matched;
   }
 }
 
@@ -206,16 +206,18 @@ function argumentIds(tokenizer: Tokenizer, action: string, limit: number): numbe
 }
 
 /**
- * Words of the state's admissible actions not taken in the shown history or now, less the words
- * of the admissible ones taken (a choice is a click still offered; a search that names a size
+ * Words of the state's own admissible actions not taken in the shown history or now, less the
+ * words of the ones taken (a choice is a click still offered; a search that names a size
  * chooses nothing).
  */
-export function pendingChoiceIds(tokenizer: Tokenizer, input: ContextInput, o: FormatOptions): Set<number> {
+export function pendingChoiceIds(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Set<number> {
   const past = o.historyLength > 0 ? input.history.filter((s) => s.valid).slice(-o.historyLength).map((s) => s.action) : [];
   const taken = new Set([...past, input.action]);
-  const chosen = new Set(input.state.admissible.filter((a) => taken.has(a)).flatMap((a) => argumentIds(tokenizer, a, o.actionTokens)));
+  // The card's globals and page buttons (go to, back to search) are on every page: no choice.
+  const choices = abstractAdmissible(card, input.state.admissible);
+  const chosen = new Set(choices.filter((a) => taken.has(a)).flatMap((a) => argumentIds(tokenizer, a, o.actionTokens)));
   const open = new Set<number>();
-  for (const a of input.state.admissible) {
+  for (const a of choices) {
     if (taken.has(a)) continue;
     for (const id of argumentIds(tokenizer, a, o.actionTokens)) if (!chosen.has(id)) open.add(id);
   }
