@@ -3,7 +3,7 @@
  * (decode-pool.ts starts it). It holds its own copy of the network on its own tfjs wasm backend.
  */
 import { parentPort } from 'node:worker_threads';
-import { buildMasks, decodeBatch } from '../core/experience/learned/decode';
+import { buildMasks, decodeBatch, decodeLimits } from '../core/experience/learned/decode';
 import { DEFAULT_FORMAT_OPTIONS } from '../core/experience/learned/format';
 import { decodeModelFiles } from '../core/experience/learned/model-file';
 import { ExperienceNetwork } from '../core/experience/learned/network';
@@ -21,7 +21,7 @@ async function handle(message: DecodePoolMessage): Promise<DecodePoolReply> {
     const tokenizer = Tokenizer.fromJSON(manifest.tokenizer);
     const f = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
     model = { net, tokenizer, masks: buildMasks(tokenizer),
-      limits: { stateTokens: f.answerStateTokens, maxAdmissible: f.maxAdmissible, actionTokens: f.admissibleActionTokens, admissibleTokens: f.answerAdmissibleTokens } };
+      limits: decodeLimits(f) };
     return { id: message.id, kind: 'loaded' };
   }
   if (!model) throw new Error('decode worker: load a model first');

@@ -38,7 +38,7 @@ const sourceOptions = {
 export const expmodelTrainCommand: CommandSpec = {
   name: 'expmodel train',
   summary: 'train a learned experience model on real trajectories (tfjs): then --llm learned:OUT dreams with it',
-  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--resume] [--json]',
+  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--resume] [--json]',
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'model folder (model.json, weights.bin; checkpoint/ while training)' },
@@ -48,6 +48,7 @@ export const expmodelTrainCommand: CommandSpec = {
     'learning-rate': { type: 'number', description: 'Adam learning rate', default: 2e-3 },
     'd-model': { type: 'integer', description: 'network width', default: 64 },
     'match-feature': { type: 'boolean', description: 'mark context words found on the other side of instruction ↔ page (the exact-match feature; see format.ts; on for --env webshop-lite-v0, its recipe)' },
+    'generated-verdicts': { type: 'boolean', description: 'valid, terminated and the reward come from the generator, never copied from a retrieved example (see format.ts)' },
     'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts; on for --env webshop-lite-v0, its recipe)' },
     name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
@@ -94,7 +95,7 @@ function checkCounts(o: { k: number; history: number }, spec: CommandSpec): void
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; k: number; history: number; seed: number; out?: string; epochs: number;
-    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
   const spec = expmodelTrainCommand;
   if (!o.out) throw new UsageError(`'${spec.name}' needs --out DIR (the model folder).`, spec);
   checkCounts(o, spec);
@@ -109,7 +110,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   try {
     const options: LearnedTrainOptions = learnedTrainOptions({
       name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env), ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
-      network: { dModel: o['d-model'] }, format: { ...(o.env ? recipeFormat(o.env) : {}), k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}) },
+      network: { dModel: o['d-model'] }, format: { ...(o.env ? recipeFormat(o.env) : {}), k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}), ...(o['generated-verdicts'] ? { generatedVerdicts: true } : {}) },
       fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed },
     });
     let lastLine = 0;

@@ -10,7 +10,7 @@
  * Ties go to the lower id, so a row's answer depends on nothing but its own context.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { Sequence } from './format';
+import type { FormatOptions, Sequence } from './format';
 import type { Tokenizer, Tokens, SpecialToken } from './tokenizer';
 import { hashString, Rng } from '../../rng';
 import type { DecodeCache, ExperienceNetwork, StepOutput } from './network';
@@ -22,6 +22,14 @@ export interface DecodeLimits {
   maxAdmissible: number;
   actionTokens: number;
   admissibleTokens: number;
+  /** Verdicts come from the generator alone, never copied from the context (FormatOptions.generatedVerdicts). */
+  generatedVerdicts?: boolean;
+}
+
+/** The decoder's limits of a model trained with format options `f`. */
+export function decodeLimits(f: FormatOptions): DecodeLimits {
+  return { stateTokens: f.answerStateTokens, maxAdmissible: f.maxAdmissible, actionTokens: f.admissibleActionTokens, admissibleTokens: f.answerAdmissibleTokens,
+    ...(f.generatedVerdicts ? { generatedVerdicts: true } : {}) };
 }
 
 /** What is decoded: a next step's answer, or a first state (no verdicts). */
@@ -167,10 +175,10 @@ let weightScratch = new Float64Array(0);
  * repeat a 6-gram of the answer is chosen.
  */
 function chooseToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
-  allowedIds: Uint8Array, banned: ReadonlySet<number>): number {
-  const g = out.gate[row];
+  allowedIds: Uint8Array, banned: ReadonlySet<number>, generateOnly = false): number {
+  const g = generateOnly ? 1 : out.gate[row];
   const offset = row * V;
-  const copy = copyScratch.fill(out, row, Lc, context, contextLength, allowedIds, banned);
+  const copy = copyScratch.fill(out, row, Lc, context, generateOnly ? 0 : contextLength, allowedIds, banned);
   let best = -1;
   for (let w = 0; w < V; w++) {
     const p = out.vocab[offset + w];
@@ -297,7 +305,8 @@ export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, 
         const id = 'forced' in p ? p.forced
           : streams && p.allowed !== Allowed.YesNo && p.allowed !== Allowed.Reward
             ? sampleToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!, sampling!.temperature, streams[b])
-            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!);
+            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!,
+              limits.generatedVerdicts === true && (p.allowed === Allowed.YesNo || p.allowed === Allowed.Reward));
         const text = isText(id);
         fed.ids[r] = id;
         fed.spaces[r] = text ? out.space[r] : 0;

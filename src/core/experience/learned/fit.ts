@@ -26,6 +26,8 @@ export interface FitOptions {
   /** Stop after this many epochs without a better validation loss. */
   patience: number;
   seed: number;
+  /** The format's generatedVerdicts: verdict positions get no pointer target. */
+  generatedVerdicts?: boolean;
 }
 
 export const DEFAULT_FIT_OPTIONS: Readonly<FitOptions> = Object.freeze({
@@ -105,7 +107,7 @@ export function rewardBalance(pairs: readonly SftPair[], tokenizer: Tokenizer): 
  * A padded training batch. Decoder inputs: the prompt, `<ans>`, then the answer shifted right;
  * targets: the answer, at the positions from `<ans>` on (the verdicts weighted up).
  */
-export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, balance: RewardBalance = { r0: 1, r1: 1 }): TrainBatch {
+export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, balance: RewardBalance = { r0: 1, r1: 1 }, generatedVerdicts = false): TrainBatch {
   const B = pairs.length;
   const P = pairs[0].prompt.ids.length;
   const Lc = Math.max(...pairs.map((p) => p.context.ids.length));
@@ -135,6 +137,7 @@ export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, balan
       const terminalReward = p.kind === 'next' && k === 2 && a.ids[1] === yes;
       targetMask[o] = (p.kind === 'next' && k < 3 ? VERDICT_WEIGHT : 1) * (terminalReward ? (a.ids[2] === r1 ? balance.r1 : balance.r0) : 1);
       targetIds[o] = a.ids[k]; targetSpaces[o] = a.spaces[k]; targetCases[o] = a.cases[k];
+      if (generatedVerdicts && p.kind === 'next' && k < 3) continue; // a verdict is not copied: no pointer target
       for (let j = 0; j < c.ids.length; j++) if (c.ids[j] === a.ids[k]) copyMatch[o * Lc + j] = 1;
     }
   });
@@ -152,10 +155,11 @@ function answerTokens(batch: readonly SftPair[]): number {
 // ---- loss and training ----------------------------------------------------------------------------
 
 /** Token-weighted mean loss over pairs (no gradients). */
-export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number, balance?: RewardBalance): Promise<number> {
+export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number, balance?: RewardBalance,
+  generatedVerdicts = false): Promise<number> {
   let sum = 0, count = 0;
   for (const batch of lengthBuckets(pairs, batchSize)) {
-    const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer, balance)).total);
+    const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer, balance, generatedVerdicts)).total);
     const n = answerTokens(batch);
     sum += (await loss.data())[0] * n;
     count += n;
@@ -200,7 +204,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
       for (let b = 0; b < order.length; b++) {
         if (deps.signal?.aborted) throw new DOMException('Training was stopped.', 'AbortError');
         optimizer.setLearningRate(learningRateAt(current.step, totalSteps, options));
-        const batch = makeBatch(order[b], tokenizer, balance);
+        const batch = makeBatch(order[b], tokenizer, balance, options.generatedVerdicts === true);
         const { value, grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
         applyClippedGradients(optimizer, grads, options.maxGradNorm);
         const loss = (await value.data())[0];
@@ -216,7 +220,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
           secondsLeft: elapsed > 0 ? perBatch * ((order.length - b - 1) + (options.epochs - epoch) * order.length) : null });
       }
       net.weightsChanged();
-      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, balance) : lossSum / lossCount;
+      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, balance, options.generatedVerdicts === true) : lossSum / lossCount;
       const seconds = (now() - started) / 1000;
       const record: EpochRecord = { epoch, trainLoss: lossSum / lossCount, validationLoss, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, seconds };
       const best = validationLoss < current.bestValidationLoss;

@@ -75,6 +75,13 @@ export interface FormatOptions {
    * (absent) in models trained before it.
    */
   pendingFeature?: boolean;
+  /**
+   * The verdicts (valid, terminated, reward) come from the generator alone: the copy pointer
+   * neither learns nor writes them. Otherwise a verdict can be copied from a retrieved example's
+   * `<end> <r1>`, and a purchase is judged by what a similar page's purchase earned rather than by
+   * this one's choices. Off (absent) in models trained before it.
+   */
+  generatedVerdicts?: boolean;
 }
 
 export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({

@@ -20,7 +20,7 @@ import type { Observation, Task, Transition } from '../../types';
 import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type DomainCard } from '../domain-card';
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
-import { buildMasks, decodeBatch, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
+import { buildMasks, decodeBatch, decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
 import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, type FormatOptions, type Sequence } from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
@@ -101,7 +101,7 @@ export class LearnedExperienceModel implements ExperienceModel {
     const trained = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
     this.format = { ...trained, k: Math.min(options.k ?? trained.k, trained.k), historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength) };
     this.masks = buildMasks(tokenizer);
-    this.limits = { stateTokens: trained.answerStateTokens, maxAdmissible: trained.maxAdmissible, actionTokens: trained.admissibleActionTokens, admissibleTokens: trained.answerAdmissibleTokens };
+    this.limits = decodeLimits(trained);
     this.temperature = Math.max(0, options.temperature ?? 0.7);
     this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''})`;
     this.preferredBatch = Math.max(1, options.maxBatch ?? 64);

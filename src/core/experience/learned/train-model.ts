@@ -135,7 +135,8 @@ export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card:
   const before = resume?.seconds ?? 0;
   const state: FitState = resume ? { ...resume.fit, optimizer: resume.optimizer, bestWeights: resume.bestWeights } : freshFitState();
   try {
-    const final = await fitNetwork(net, data.tokenizer, data.train, data.validation, chosen.fit, state, {
+    const fit = chosen.format.generatedVerdicts ? { ...chosen.fit, generatedVerdicts: true } : chosen.fit;
+    const final = await fitNetwork(net, data.tokenizer, data.train, data.validation, fit, state, {
       ...deps,
       onEpoch: async (s) => {
         if (!deps.onCheckpoint) return;

@@ -139,3 +139,27 @@ describe('experience network', () => {
     [a, b, c].forEach((n) => n.dispose());
   });
 });
+
+describe('generated verdicts (FormatOptions.generatedVerdicts)', () => {
+  it('gives the verdicts no pointer target in training, and the decoder is told so by the model\'s format', async () => {
+    const { decodeLimits } = await import('../../../../src/core/experience/learned/decode');
+    const tokenizer = toyTokenizer();
+    const [pair] = toyPairs(tokenizer);
+    // A context that holds every verdict token (as a retrieved example's `<end> <r1>` would).
+    const verdictIds = (['<yes>', '<no>', '<r0>', '<r1>'] as const).map((t) => tokenizer.special(t));
+    const context = { ...pair.context, ids: [...pair.context.ids, ...verdictIds], spaces: [...pair.context.spaces, 0, 0, 0, 0],
+      cases: [...pair.context.cases, 0, 0, 0, 0], segments: [...pair.context.segments, 1, 1, 1, 1] };
+    const withCopy = makeBatch([{ ...pair, context }], tokenizer);
+    const generated = makeBatch([{ ...pair, context }], tokenizer, undefined, true);
+    const P = pair.prompt.ids.length, Lc = withCopy.contextLength;
+    const copyTargets = (b: typeof withCopy, t: number) => b.copyMatch.slice(t * Lc, (t + 1) * Lc).reduce((s, x) => s + x, 0);
+    for (let k = 0; k < 3; k++) {
+      expect(copyTargets(withCopy, P + k)).toBeGreaterThan(0);
+      expect(copyTargets(generated, P + k)).toBe(0);
+    }
+    // The contents stay copyable.
+    for (let t = P + 3; t < withCopy.answerLength; t++) expect(copyTargets(generated, t)).toBe(copyTargets(withCopy, t));
+    expect(decodeLimits({ ...TOY_FORMAT, generatedVerdicts: true }).generatedVerdicts).toBe(true);
+    expect(decodeLimits(TOY_FORMAT).generatedVerdicts).toBeUndefined();
+  });
+});
