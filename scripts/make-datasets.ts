@@ -7,19 +7,19 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SEED_DATASET_ENVS, scaledDatasetParts, seedDatasetParts, seedDatasetFile, seedDatasetLines } from '../src/core/data/seed-datasets';
+import { SEED_DATASET_ENVS, SEED_DATASET_PARTS, scaledDatasetParts, seedDatasetFile, seedDatasetLines } from '../src/core/data/seed-datasets';
 import type { Trajectory } from '../src/core/types';
 
 const check = process.argv.includes('--check');
 const argument = (name: string) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : undefined; };
 const scaled = argument('--episodes');
+const parts = scaled ? scaledDatasetParts(Number(scaled)) : SEED_DATASET_PARTS;
 if (scaled && !(Number(scaled) >= 3)) throw new Error(`--episodes must be a number of at least 3, got '${scaled}'.`);
 const root = argument('--out') ?? join(dirname(new URL(import.meta.url).pathname), '..', 'public');
 const manifest: Record<string, unknown>[] = [];
 let failed = false;
 
 for (const envId of SEED_DATASET_ENVS) {
-  const parts = scaled ? scaledDatasetParts(envId, Number(scaled)) : seedDatasetParts(envId);
   const lines: string[] = [];
   for await (const line of seedDatasetLines(envId, Infinity, parts)) lines.push(line);
   const text = lines.join('');

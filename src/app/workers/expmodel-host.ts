@@ -16,7 +16,7 @@ import { WASM_PATHS } from './wasm-paths';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { builtInDomainCard } from '../../core/experience/domain-card';
-import { learnedTrainOptions, recipeFormat, trainLearnedModel, type LearnedCheckpoint, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
+import { learnedTrainOptions, trainLearnedModel, type LearnedCheckpoint, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
 import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { envIds } from '../../core/envs/registry';
@@ -50,7 +50,7 @@ export function trainOptions(s: ExpModelSettings): LearnedTrainOptions {
   const size = SIZE_INFO[s.size];
   return learnedTrainOptions({
     name: s.name, ...(s.episodes > 0 ? { maxEpisodes: s.episodes } : {}),
-    network: size.network, format: { ...recipeFormat(s.env), k: s.k, historyLength: s.history },
+    network: size.network, format: { k: s.k, historyLength: s.history },
     fit: { epochs: s.epochs, batchSize: s.batchSize, learningRate: s.learningRate, seed: s.seed, ...(size.warmupSteps !== undefined ? { warmupSteps: size.warmupSteps } : {}) },
   });
 }

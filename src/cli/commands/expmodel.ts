@@ -14,7 +14,7 @@ import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
-import { learnedTrainOptions, recipeFormat, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
+import { learnedTrainOptions, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
 import { bufferRetriever, realEpisodes, splitByTask, trlMessagesJsonl } from '../../core/experience/learned/sft-data';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { envIds } from '../../core/envs/registry';
@@ -47,9 +47,9 @@ export const expmodelTrainCommand: CommandSpec = {
     'batch-size': { type: 'integer', description: 'pairs per batch', default: 16 },
     'learning-rate': { type: 'number', description: 'Adam learning rate', default: 2e-3 },
     'd-model': { type: 'integer', description: 'network width', default: 64 },
-    'match-feature': { type: 'boolean', description: 'mark context words found on the other side of instruction ↔ page (the exact-match feature; see format.ts; on for --env webshop-lite-v0, its recipe)' },
+    'match-feature': { type: 'boolean', description: 'mark context words found on the other side of instruction ↔ page (the exact-match feature; see format.ts)' },
     'generated-verdicts': { type: 'boolean', description: 'valid, terminated and the reward come from the generator, never copied from a retrieved example (see format.ts)' },
-    'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts; on for --env webshop-lite-v0, its recipe)' },
+    'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts)' },
     name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
@@ -110,7 +110,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   try {
     const options: LearnedTrainOptions = learnedTrainOptions({
       name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env), ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
-      network: { dModel: o['d-model'] }, format: { ...(o.env ? recipeFormat(o.env) : {}), k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}), ...(o['generated-verdicts'] ? { generatedVerdicts: true } : {}) },
+      network: { dModel: o['d-model'] }, format: { k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}), ...(o['generated-verdicts'] ? { generatedVerdicts: true } : {}) },
       fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed },
     });
     let lastLine = 0;

@@ -9,7 +9,7 @@ import type { Trajectory } from '../types';
 import { makeBaselinePolicy, rolloutEpisode, type BaselinePolicy } from './rollout';
 import { parseTrajectoriesJsonl, trajectoryToJsonLine } from './trajectory';
 
-export interface DatasetPart { policy: 'expert' | 'noisy-expert' | 'random'; epsilon?: number; expertSteps?: number; finishEarly?: number; episodes: number; firstSeed: number }
+export interface DatasetPart { policy: 'expert' | 'noisy-expert' | 'random'; epsilon?: number; expertSteps?: number; episodes: number; firstSeed: number }
 
 /**
  * Expert demonstrations; noisy experts (a random move 30 % of the time); expert starts with a
@@ -22,23 +22,6 @@ export const SEED_DATASET_PARTS: readonly DatasetPart[] = [
   { policy: 'noisy-expert', epsilon: 1, expertSteps: 6, episodes: 40, firstSeed: 250_000 },
   { policy: 'random', episodes: 40, firstSeed: 300_000 },
 ];
-
-/**
- * Parts only some environments have. WebShop: hasty experts (noisy, and buying early half the
- * time an action other than the expert's would end the episode: before choosing every option, or
- * a product the expert would pass). Without them the data never buys the right kind of product
- * with its options unchosen, so a model trained on it calls such a buy a success, and an agent in
- * its dream learns to buy without choosing (the audit of a dream-trained agent, README). The
- * household ends only when its goal holds, so there is nothing to finish early.
- */
-export const ENV_DATASET_PARTS: Readonly<Record<string, readonly DatasetPart[]>> = {
-  'webshop-lite-v0': [{ policy: 'noisy-expert', epsilon: 0.3, finishEarly: 0.5, episodes: 40, firstSeed: 270_000 }],
-};
-
-/** The recipe of one environment's dataset: the common parts, then its own. */
-export function seedDatasetParts(envId: string): DatasetPart[] {
-  return [...SEED_DATASET_PARTS, ...(ENV_DATASET_PARTS[envId] ?? [])];
-}
 
 /** Difficulty levels cycled through by episode index. */
 export const SEED_DATASET_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
@@ -72,21 +55,20 @@ export async function loadSeedDataset(envId: string, read: PublicFileReader): Pr
  * The recipe scaled to `episodes` in all, in the same proportions and seed ranges, so a bigger
  * set holds the shipped one (the first episodes of each part): the data-efficiency studies.
  */
-export function scaledDatasetParts(envId: string, episodes: number): DatasetPart[] {
-  const recipe = seedDatasetParts(envId);
-  const total = recipe.reduce((s, p) => s + p.episodes, 0);
-  const parts = recipe.map((p) => ({ ...p, episodes: Math.floor((p.episodes * episodes) / total) }));
+export function scaledDatasetParts(episodes: number): DatasetPart[] {
+  const total = SEED_DATASET_PARTS.reduce((s, p) => s + p.episodes, 0);
+  const parts = SEED_DATASET_PARTS.map((p) => ({ ...p, episodes: Math.floor((p.episodes * episodes) / total) }));
   parts[0].episodes += episodes - parts.reduce((s, p) => s + p.episodes, 0);
   return parts;
 }
 
 /** The JSONL lines of the seed dataset of `envId` (at most `limit` episodes, in file order). */
-export async function* seedDatasetLines(envId: string, limit = Infinity, parts: readonly DatasetPart[] = seedDatasetParts(envId)): AsyncGenerator<string> {
+export async function* seedDatasetLines(envId: string, limit = Infinity, parts: readonly DatasetPart[] = SEED_DATASET_PARTS): AsyncGenerator<string> {
   const definition = getEnvDefinition(envId);
   const env = makeEnv(envId);
   let produced = 0;
   for (const part of parts) {
-    const policy: BaselinePolicy = makeBaselinePolicy(part.policy, { epsilon: part.epsilon, expertSteps: part.expertSteps, finishEarly: part.finishEarly });
+    const policy: BaselinePolicy = makeBaselinePolicy(part.policy, { epsilon: part.epsilon, expertSteps: part.expertSteps });
     for (let i = 0; i < part.episodes; i++) {
       if (produced++ >= limit) return;
       const seed = part.firstSeed + i;

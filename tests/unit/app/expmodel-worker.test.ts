@@ -177,11 +177,4 @@ describe('backend choice and training options', () => {
     expect(standard.maxEpisodes).toBeUndefined();
     expect(standard.fit.warmupSteps).toBe(100);
   });
-
-  it('trains an env\'s model with its shipped recipe\'s context marks (WebShop: match and pending choices; household: none)', () => {
-    expect(trainOptions(tinySettings({ env: 'webshop-lite-v0' })).format).toMatchObject({ matchFeature: true, pendingFeature: true });
-    const household = trainOptions(tinySettings({ env: 'household-v0' })).format;
-    expect(household.matchFeature ?? false).toBe(false);
-    expect(household.pendingFeature ?? false).toBe(false);
-  });
 });

@@ -44,21 +44,6 @@ export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, '
   };
 }
 
-/**
- * The shipped models' recipes (`npm run models` trains each from its env's shipped dataset), and
- * the context marks an env's model is trained with wherever it is trained (the page, the CLI):
- * WebShop's purchase verdict needs the match and pending-choice marks (format.ts).
- */
-export const SHIPPED_RECIPES: Readonly<Record<string, { epochs: number; seed: number; format: Partial<FormatOptions> }>> = {
-  'webshop-lite-v0': { epochs: 10, seed: 0, format: { matchFeature: true, pendingFeature: true } },
-  'household-v0': { epochs: 6, seed: 0, format: {} },
-};
-
-/** The context marks of an env's recipe (none for an env without one, such as an imported domain). */
-export function recipeFormat(env: string): Partial<FormatOptions> {
-  return { ...(SHIPPED_RECIPES[env]?.format ?? {}) };
-}
-
 /** A training in progress: enough to resume it exactly. */
 export interface LearnedCheckpoint {
   format: 'dreamgym-learned-checkpoint/1';
