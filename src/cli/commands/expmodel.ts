@@ -15,6 +15,7 @@ import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
 import { learnedTrainOptions, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
+import { VERDICT_WEIGHT } from '../../core/experience/learned/fit';
 import { bufferRetriever, realEpisodes, splitByTask, trlMessagesJsonl } from '../../core/experience/learned/sft-data';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { envIds } from '../../core/envs/registry';
@@ -38,7 +39,7 @@ const sourceOptions = {
 export const expmodelTrainCommand: CommandSpec = {
   name: 'expmodel train',
   summary: 'train a learned experience model on real trajectories (tfjs): then --llm learned:OUT dreams with it',
-  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--resume] [--json]',
+  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--verdict-weight W] [--resume] [--json]',
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'model folder (model.json, weights.bin; checkpoint/ while training)' },
@@ -49,6 +50,7 @@ export const expmodelTrainCommand: CommandSpec = {
     'd-model': { type: 'integer', description: 'network width', default: 64 },
     'match-feature': { type: 'boolean', description: 'mark context words found on the other side of instruction ↔ page (the exact-match feature; see format.ts)' },
     'generated-verdicts': { type: 'boolean', description: 'valid, terminated and the reward come from the generator, never copied from a retrieved example (see format.ts)' },
+    'verdict-weight': { type: 'number', description: 'loss weight of the verdict tokens (valid, terminated, reward) against 1 for the rest', default: VERDICT_WEIGHT },
     'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts)' },
     name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
@@ -95,11 +97,11 @@ function checkCounts(o: { k: number; history: number }, spec: CommandSpec): void
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; k: number; history: number; seed: number; out?: string; epochs: number;
-    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; 'verdict-weight': number; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
   const spec = expmodelTrainCommand;
   if (!o.out) throw new UsageError(`'${spec.name}' needs --out DIR (the model folder).`, spec);
   checkCounts(o, spec);
-  for (const [name, value, min] of [['epochs', o.epochs, 1], ['batch-size', o['batch-size'], 1], ['d-model', o['d-model'], 8], ['episodes', o.episodes ?? 1, 1]] as const) {
+  for (const [name, value, min] of [['epochs', o.epochs, 1], ['batch-size', o['batch-size'], 1], ['d-model', o['d-model'], 8], ['episodes', o.episodes ?? 1, 1], ['verdict-weight', o['verdict-weight'], 1]] as const) {
     if (!(value >= min)) throw new UsageError(`--${name} must be at least ${min}, got ${value}.`, spec);
   }
   const resume = o.resume ? readCheckpoint(o.out) : null;
@@ -111,7 +113,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
     const options: LearnedTrainOptions = learnedTrainOptions({
       name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env), ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
       network: { dModel: o['d-model'] }, format: { k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}), ...(o['generated-verdicts'] ? { generatedVerdicts: true } : {}) },
-      fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed },
+      fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed, ...(o['verdict-weight'] !== VERDICT_WEIGHT ? { verdictWeight: o['verdict-weight'] } : {}) },
     });
     let lastLine = 0;
     const result = await trainLearnedModel(source.buffer, source.env, source.card, options, {

@@ -28,6 +28,8 @@ export interface FitOptions {
   seed: number;
   /** The format's generatedVerdicts: verdict positions get no pointer target. */
   generatedVerdicts?: boolean;
+  /** Loss weight of the verdicts (default VERDICT_WEIGHT). */
+  verdictWeight?: number;
 }
 
 export const DEFAULT_FIT_OPTIONS: Readonly<FitOptions> = Object.freeze({
@@ -107,7 +109,13 @@ export function rewardBalance(pairs: readonly SftPair[], tokenizer: Tokenizer): 
  * A padded training batch. Decoder inputs: the prompt, `<ans>`, then the answer shifted right;
  * targets: the answer, at the positions from `<ans>` on (the verdicts weighted up).
  */
-export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, balance: RewardBalance = { r0: 1, r1: 1 }, generatedVerdicts = false): TrainBatch {
+/** How a batch weighs and targets the verdicts. */
+export interface BatchOptions { balance?: RewardBalance; generatedVerdicts?: boolean; verdictWeight?: number }
+
+export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, options: BatchOptions = {}): TrainBatch {
+  const balance = options.balance ?? { r0: 1, r1: 1 };
+  const generatedVerdicts = options.generatedVerdicts === true;
+  const verdictWeight = options.verdictWeight ?? VERDICT_WEIGHT;
   const B = pairs.length;
   const P = pairs[0].prompt.ids.length;
   const Lc = Math.max(...pairs.map((p) => p.context.ids.length));
@@ -135,7 +143,7 @@ export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, balan
       const k = t - P;                     // the answer token predicted at this position
       if (k < 0) continue;
       const terminalReward = p.kind === 'next' && k === 2 && a.ids[1] === yes;
-      targetMask[o] = (p.kind === 'next' && k < 3 ? VERDICT_WEIGHT : 1) * (terminalReward ? (a.ids[2] === r1 ? balance.r1 : balance.r0) : 1);
+      targetMask[o] = (p.kind === 'next' && k < 3 ? verdictWeight : 1) * (terminalReward ? (a.ids[2] === r1 ? balance.r1 : balance.r0) : 1);
       targetIds[o] = a.ids[k]; targetSpaces[o] = a.spaces[k]; targetCases[o] = a.cases[k];
       if (generatedVerdicts && p.kind === 'next' && k < 3) continue; // a verdict is not copied: no pointer target
       for (let j = 0; j < c.ids.length; j++) if (c.ids[j] === a.ids[k]) copyMatch[o * Lc + j] = 1;
@@ -155,11 +163,10 @@ function answerTokens(batch: readonly SftPair[]): number {
 // ---- loss and training ----------------------------------------------------------------------------
 
 /** Token-weighted mean loss over pairs (no gradients). */
-export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number, balance?: RewardBalance,
-  generatedVerdicts = false): Promise<number> {
+export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number, options: BatchOptions = {}): Promise<number> {
   let sum = 0, count = 0;
   for (const batch of lengthBuckets(pairs, batchSize)) {
-    const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer, balance, generatedVerdicts)).total);
+    const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer, options)).total);
     const n = answerTokens(batch);
     sum += (await loss.data())[0] * n;
     count += n;
@@ -193,7 +200,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
     tf.dispose(tensors.map((t) => t.tensor));
   }
   const buckets = lengthBuckets(train, options.batchSize);
-  const balance = rewardBalance(train, tokenizer);
+  const batchOptions: BatchOptions = { balance: rewardBalance(train, tokenizer), generatedVerdicts: options.generatedVerdicts === true, verdictWeight: options.verdictWeight };
   const totalSteps = buckets.length * options.epochs;
   let current = { ...state, history: state.history.slice() };
   try {
@@ -204,7 +211,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
       for (let b = 0; b < order.length; b++) {
         if (deps.signal?.aborted) throw new DOMException('Training was stopped.', 'AbortError');
         optimizer.setLearningRate(learningRateAt(current.step, totalSteps, options));
-        const batch = makeBatch(order[b], tokenizer, balance, options.generatedVerdicts === true);
+        const batch = makeBatch(order[b], tokenizer, batchOptions);
         const { value, grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
         applyClippedGradients(optimizer, grads, options.maxGradNorm);
         const loss = (await value.data())[0];
@@ -220,7 +227,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
           secondsLeft: elapsed > 0 ? perBatch * ((order.length - b - 1) + (options.epochs - epoch) * order.length) : null });
       }
       net.weightsChanged();
-      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, balance, options.generatedVerdicts === true) : lossSum / lossCount;
+      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, batchOptions) : lossSum / lossCount;
       const seconds = (now() - started) / 1000;
       const record: EpochRecord = { epoch, trainLoss: lossSum / lossCount, validationLoss, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, seconds };
       const best = validationLoss < current.bestValidationLoss;

@@ -150,7 +150,7 @@ describe('generated verdicts (FormatOptions.generatedVerdicts)', () => {
     const context = { ...pair.context, ids: [...pair.context.ids, ...verdictIds], spaces: [...pair.context.spaces, 0, 0, 0, 0],
       cases: [...pair.context.cases, 0, 0, 0, 0], segments: [...pair.context.segments, 1, 1, 1, 1] };
     const withCopy = makeBatch([{ ...pair, context }], tokenizer);
-    const generated = makeBatch([{ ...pair, context }], tokenizer, undefined, true);
+    const generated = makeBatch([{ ...pair, context }], tokenizer, { generatedVerdicts: true });
     const P = pair.prompt.ids.length, Lc = withCopy.contextLength;
     const copyTargets = (b: typeof withCopy, t: number) => b.copyMatch.slice(t * Lc, (t + 1) * Lc).reduce((s, x) => s + x, 0);
     for (let k = 0; k < 3; k++) {
@@ -159,6 +159,12 @@ describe('generated verdicts (FormatOptions.generatedVerdicts)', () => {
     }
     // The contents stay copyable.
     for (let t = P + 3; t < withCopy.answerLength; t++) expect(copyTargets(generated, t)).toBe(copyTargets(withCopy, t));
+    // The verdicts' loss weight: ×4 by default, as asked otherwise; the contents stay at 1.
+    const heavy = makeBatch([pair], tokenizer, { verdictWeight: 40 });
+    const plain = makeBatch([pair], tokenizer);
+    expect(plain.targetMask[P]).toBe(4);
+    expect(heavy.targetMask[P]).toBe(40);
+    expect(heavy.targetMask[P + 3]).toBe(plain.targetMask[P + 3]);
     expect(decodeLimits({ ...TOY_FORMAT, generatedVerdicts: true }).generatedVerdicts).toBe(true);
     expect(decodeLimits(TOY_FORMAT).generatedVerdicts).toBeUndefined();
   });
