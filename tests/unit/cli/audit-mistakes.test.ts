@@ -16,7 +16,7 @@ describe('audit --mistakes', () => {
     expect(audit.reward_accuracy).toBe(0);
     const listed = out.join('\n').split('\n').filter((l) => l.startsWith('  episode '));
     expect(listed).toHaveLength(Math.min(2, wrong));
-    expect(out.join('\n')).toMatch(/ {4}actions: .*click\[buy now\]|search\[/);
+    expect(out.join('\n')).toMatch(/ {4}actions: .*(click\[buy now\]|search\[)/);
     expect(out.join('\n')).toMatch(/ {4}real: score \d\.\d\d, (success|failure); predicted: reward /);
   });
 

@@ -105,13 +105,13 @@ export function rewardBalance(pairs: readonly SftPair[], tokenizer: Tokenizer): 
   return n0 && n1 ? { r0: n / (2 * n0), r1: n / (2 * n1) } : { r0: 1, r1: 1 };
 }
 
+/** How a batch weighs and targets the verdicts. */
+export interface BatchOptions { balance?: RewardBalance; generatedVerdicts?: boolean; verdictWeight?: number }
+
 /**
  * A padded training batch. Decoder inputs: the prompt, `<ans>`, then the answer shifted right;
  * targets: the answer, at the positions from `<ans>` on (the verdicts weighted up).
  */
-/** How a batch weighs and targets the verdicts. */
-export interface BatchOptions { balance?: RewardBalance; generatedVerdicts?: boolean; verdictWeight?: number }
-
 export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, options: BatchOptions = {}): TrainBatch {
   const balance = options.balance ?? { r0: 1, r1: 1 };
   const generatedVerdicts = options.generatedVerdicts === true;

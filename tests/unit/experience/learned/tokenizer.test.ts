@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CASE_CAPITAL, CASE_LOWER, CASE_UPPER, Tokenizer, caseOf, splitPieces } from '../../../../src/core/experience/learned/tokenizer';
-import { DEFAULT_FORMAT_OPTIONS, decodeAnswer, decodeState, encodeAnswer, encodeInitialAnswer, commonBracketVerb } from '../../../../src/core/experience/learned/format';
+import {
+  DEFAULT_FORMAT_OPTIONS, decodeAnswer, decodeState, encodeAnswer, encodeContext, encodeInitialAnswer, commonBracketVerb, SEGMENT_COUNT, SEGMENTS, segmentCount,
+} from '../../../../src/core/experience/learned/format';
+import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 
 const corpus = [
   'Page 1 (Total results: 50) | B0EUB84QR9 | Mabry Linen Sofa | $456.95',
@@ -69,9 +72,7 @@ describe('learned answer format', () => {
 });
 
 describe('the exact-match marks of a context (FormatOptions.matchFeature)', () => {
-  it('marks the instruction words found in the rest and the rest\'s words found in the instruction, nothing else', async () => {
-    const { encodeContext, DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT, SEGMENTS, segmentCount } = await import('../../../../src/core/experience/learned/format');
-    const { builtInDomainCard } = await import('../../../../src/core/experience/domain-card');
+  it('marks the instruction words found in the rest and the rest\'s words found in the instruction, nothing else', () => {
     const tokenizer = Tokenizer.learn(['i want a red shirt', 'blue shirt | price', 'click[buy now]'], { minCount: 1 });
     const card = builtInDomainCard('webshop-lite-v0')!;
     const input = { task: { instruction: 'i want a red shirt' }, history: [], state: { text: 'blue shirt | price', admissible: [] }, action: 'click[buy now]', retrieved: [] };
@@ -91,9 +92,7 @@ describe('the exact-match marks of a context (FormatOptions.matchFeature)', () =
 });
 
 describe('the pending-choice marks of a context (FormatOptions.pendingFeature)', () => {
-  it('marks the instruction words naming an admissible action not yet taken, and unmarks them once it is', async () => {
-    const { encodeContext, DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT, SEGMENTS, segmentCount } = await import('../../../../src/core/experience/learned/format');
-    const { builtInDomainCard } = await import('../../../../src/core/experience/domain-card');
+  it('marks the instruction words naming an admissible action not yet taken, and unmarks them once it is', () => {
     const tokenizer = Tokenizer.learn(['i want a red shirt size large', 'shirt | red | blue | large | small', 'click[buy now] click[red] click[large] search[red shirt]'], { minCount: 1 });
     const card = builtInDomainCard('webshop-lite-v0')!;
     const options = { ...DEFAULT_FORMAT_OPTIONS, pendingFeature: true };
