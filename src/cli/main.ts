@@ -16,7 +16,7 @@ import { experimentCommand, runExperimentCommand } from './commands/experiment';
 import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
 import { bufferExportCommand, bufferImportCommand, bufferQueryCommand, bufferStatsCommand, runBufferExport, runBufferImport, runBufferQuery, runBufferStats } from './commands/buffer';
 import { domainImportCommand, domainTrainCommand, runDomainImport, runDomainTrain } from './commands/domain';
-import { expmodelExportCommand, expmodelTrainCommand, runExpmodelExport, runExpmodelTrain } from './commands/expmodel';
+import { expmodelExportCommand, expmodelTrainCommand, expmodelVerdictCommand, runExpmodelExport, runExpmodelTrain, runExpmodelVerdict } from './commands/expmodel';
 
 interface Command { spec: CommandSpec; run(args: ParsedArgs): Promise<number | void> }
 
@@ -39,6 +39,7 @@ const commands: Command[] = [
   { spec: experimentCommand, run: runExperimentCommand },
   { spec: expmodelTrainCommand, run: runExpmodelTrain },
   { spec: expmodelExportCommand, run: runExpmodelExport },
+  { spec: expmodelVerdictCommand, run: runExpmodelVerdict },
 ];
 
 function usage(): string {

@@ -144,3 +144,9 @@ export function formatSize(bytes: number): string {
   if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
   return `${Math.max(1, Math.round(bytes / 1e3))} kB`;
 }
+
+/** One phrase on who judges a model's episode endings: its verdict head (verdict.ts) or the generator. */
+export function verdictLine(verdict: { successes: number; failures: number; balancedAccuracy: number } | null | undefined): string {
+  if (!verdict) return 'no verdict head: the generator judges endings';
+  return `a verdict head judges endings (fitted on ${verdict.successes} successful and ${verdict.failures} failed real endings, balanced accuracy ${verdict.balancedAccuracy.toFixed(3)})`;
+}

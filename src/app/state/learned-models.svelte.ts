@@ -17,6 +17,8 @@ export interface ShippedModelInfo {
   trainEpisodes: number;
   bestValidationLoss: number;
   weightsBytes: number;
+  /** What its verdict head was fitted on (verdict.ts), or null: the generator judges endings. */
+  verdict: { successes: number; failures: number; balancedAccuracy: number } | null;
 }
 
 export interface LearnedOption {
@@ -35,7 +37,8 @@ export async function fetchShippedInfo(env: string, get: typeof fetch = globalTh
     if (/^\s*</.test(text)) return null; // a server answering unknown paths with index.html
     const m = JSON.parse(text) as ModelManifest;
     if (m.env !== env || !m.training) return null;
-    return { env, modelName: m.name, trainEpisodes: m.training.data.trainEpisodes, bestValidationLoss: m.training.bestValidationLoss, weightsBytes: m.weightsFile.bytes };
+    return { env, modelName: m.name, trainEpisodes: m.training.data.trainEpisodes, bestValidationLoss: m.training.bestValidationLoss, weightsBytes: m.weightsFile.bytes,
+      verdict: m.verdict?.fittedOn ?? null };
   } catch {
     return null;
   }

@@ -56,7 +56,7 @@ export interface EvaluateOptions {
 }
 
 /** The audit (learned and oracle) and the dreamed-vs-real samples of a model. */
-export async function evaluateModel(model: ExperienceModel & { label: string }, options: EvaluateOptions): Promise<Omit<Evaluation, 'path' | 'training'>> {
+export async function evaluateModel(model: ExperienceModel & { label: string }, options: EvaluateOptions): Promise<Omit<Evaluation, 'path' | 'training' | 'verdict'>> {
   const { envId, seed } = options;
   let audit: Evaluation['audit'] = null;
   let oracle: Evaluation['oracle'] = null;

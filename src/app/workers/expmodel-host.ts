@@ -262,7 +262,7 @@ export class ExpModelHost {
         onAudit: (done, total) => this.send({ kind: 'audit', done, total }),
       });
       this.setState('finished', `Evaluated ${model.label}${result.audit ? ` on ${result.audit.report.n} held-out transitions` : ''}.`);
-      return { ...result, path, training: files.manifest.training };
+      return { ...result, path, training: files.manifest.training, verdict: files.manifest.verdict?.fittedOn ?? null };
     } finally {
       model.dispose();
     }

@@ -13,6 +13,7 @@
 import type { AuditReport } from '../../core/experience/audit';
 import type { EpochRecord, FitProgress } from '../../core/experience/learned/fit';
 import type { TrainingRecord } from '../../core/experience/learned/model-file';
+import type { VerdictHead } from '../../core/experience/learned/verdict';
 import type { BackendName } from '../../core/policy/backend';
 import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
 import type { StoredModelSummary } from './learned-store';
@@ -62,6 +63,8 @@ export interface Evaluation {
   samples: DreamSample[];
   /** The model's own training record (from its manifest). */
   training: TrainingRecord;
+  /** What its verdict head was fitted on (verdict.ts), or null: the generator judges endings. */
+  verdict: VerdictHead['fittedOn'] | null;
 }
 
 export type TrainOutcome =

@@ -6,10 +6,12 @@
  *   expmodel train --env webshop-lite-v0 --out runs/expmodel/webshop     train, checkpoint every epoch
  *   expmodel train … --resume                                            continue from OUT/checkpoint
  *   expmodel export-sft --env webshop-lite-v0 --out sft.jsonl            TRL `messages` JSONL
+ *   expmodel verdict --model DIR --env webshop-lite-v0                   (re)fit the verdict head (verdict.ts) only
  *
  * Then `--llm learned:OUT` dreams with it in audit, dream, train, experiment and domain train.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
@@ -22,7 +24,9 @@ import { envIds } from '../../core/envs/registry';
 import { initBackend } from '../../core/policy/backend';
 import { DEFAULT_DOMAIN_DIR, loadDomainFolder, openDomainBuffer } from '../../node/domain-folder';
 import { readPublicFile } from '../../node/edge';
-import { readCheckpoint, removeCheckpoint, writeCheckpoint, writeModelFolder } from '../../node/model-folder';
+import { readCheckpoint, readModelFolder, removeCheckpoint, writeCheckpoint, writeModelFolder } from '../../node/model-folder';
+import { manifestWithVerdict, WEIGHTS_FILE } from '../../core/experience/learned/model-file';
+import { fitVerdictHead, MIN_VERDICT_EXAMPLES, verdictExamples, type VerdictHead } from '../../core/experience/learned/verdict';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, round } from '../output';
 
@@ -39,7 +43,7 @@ const sourceOptions = {
 export const expmodelTrainCommand: CommandSpec = {
   name: 'expmodel train',
   summary: 'train a learned experience model on real trajectories (tfjs): then --llm learned:OUT dreams with it',
-  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--verdict-weight W] [--resume] [--json]',
+  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--verdict-weight W] [--generator-verdict] [--resume] [--json]',
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'model folder (model.json, weights.bin; checkpoint/ while training)' },
@@ -51,6 +55,7 @@ export const expmodelTrainCommand: CommandSpec = {
     'match-feature': { type: 'boolean', description: 'mark context words found on the other side of instruction ↔ page (the exact-match feature; see format.ts)' },
     'generated-verdicts': { type: 'boolean', description: 'valid, terminated and the reward come from the generator, never copied from a retrieved example (see format.ts)' },
     'verdict-weight': { type: 'number', description: 'loss weight of the verdict tokens (valid, terminated, reward) against 1 for the rest', default: VERDICT_WEIGHT },
+    'generator-verdict': { type: 'boolean', description: 'fit no verdict head: the generator\'s own reward judges an episode\'s end (see verdict.ts)' },
     'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts)' },
     name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
@@ -66,6 +71,18 @@ export const expmodelExportCommand: CommandSpec = {
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'the JSONL file to write' },
+    json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
+  },
+};
+
+export const expmodelVerdictCommand: CommandSpec = {
+  name: 'expmodel verdict',
+  summary: 'fit (or remove) a trained model\'s verdict head: its reward at an episode\'s end from comparison features, not the generator',
+  usage: 'dreamgym expmodel verdict --model DIR (--env ENV [--dataset FILE] | --domain NAME [--dir D]) [--remove] [--json]',
+  options: {
+    ...sourceOptions,
+    model: { type: 'string', description: 'the model folder (model.json is rewritten; weights.bin stays as it is)' },
+    remove: { type: 'boolean', description: 'drop the head: the generator\'s reward stands (the ablation)' },
     json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
   },
 };
@@ -97,7 +114,7 @@ function checkCounts(o: { k: number; history: number }, spec: CommandSpec): void
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; k: number; history: number; seed: number; out?: string; epochs: number;
-    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; 'verdict-weight': number; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; 'verdict-weight': number; 'generator-verdict'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
   const spec = expmodelTrainCommand;
   if (!o.out) throw new UsageError(`'${spec.name}' needs --out DIR (the model folder).`, spec);
   checkCounts(o, spec);
@@ -112,6 +129,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   try {
     const options: LearnedTrainOptions = learnedTrainOptions({
       name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env), ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
+      ...(o['generator-verdict'] ? { verdictHead: false } : {}),
       network: { dModel: o['d-model'] }, format: { k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}), ...(o['generated-verdicts'] ? { generatedVerdicts: true } : {}) },
       fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed, ...(o['verdict-weight'] !== VERDICT_WEIGHT ? { verdictWeight: o['verdict-weight'] } : {}) },
     });
@@ -138,15 +156,48 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
       out: o.out, env: source.env, name: result.parsed.name, data: t.data, epochs: t.epochs.length, best_epoch: t.bestEpoch,
       best_validation_loss: round(t.bestValidationLoss), seconds: round(t.seconds, 1), tokens_per_second: Math.round(t.tokensPerSecond),
       parameters: result.network.parameterCount, vocabulary: result.tokenizer.size, weights_bytes: result.weights.length, backend: backend.backend,
+      verdict_head: result.parsed.verdict ? result.parsed.verdict.fittedOn : null,
       next: `--llm learned:${o.out}`,
     };
     result.network.dispose();
     if (o.json) { printJsonLast(summary); return; }
     console.log(`trained ${summary.name} on ${t.data.trainPairs} pairs (${t.data.trainEpisodes} episodes; ${t.data.validationPairs} validation pairs) in ${summary.seconds} s: ` +
-      `best validation loss ${summary.best_validation_loss} at epoch ${summary.best_epoch}; ${summary.parameters} parameters, ${(summary.weights_bytes / 1e6).toFixed(1)} MB. Dream with ${summary.next}`);
+      `best validation loss ${summary.best_validation_loss} at epoch ${summary.best_epoch}; ${summary.parameters} parameters, ${(summary.weights_bytes / 1e6).toFixed(1)} MB; ` +
+      `${summary.verdict_head ? `verdict head fitted on ${summary.verdict_head.successes} successful and ${summary.verdict_head.failures} failed endings` : 'no verdict head (the generator judges endings)'}. Dream with ${summary.next}`);
   } finally {
     await source.close();
   }
+}
+
+export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
+  const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; model?: string; remove?: boolean; json?: boolean };
+  const spec = expmodelVerdictCommand;
+  if (!o.model) throw new UsageError(`'${spec.name}' needs --model DIR (a trained model's folder).`, spec);
+  const { manifest } = await readModelFolder(o.model);
+  const weights = new Uint8Array(readFileSync(join(o.model, WEIGHTS_FILE)));
+  let head: VerdictHead | null = null;
+  let examples = 0;
+  if (!o.remove) {
+    const source = await openSource(o, spec);
+    try {
+      if (source.env !== manifest.env) throw new UsageError(`The model in ${o.model} is of '${manifest.env}', not '${source.env}': name its own env or domain.`, spec);
+      // The split the model was trained on (its seed, the default validation share), as training fits it.
+      const { episodes, tasks } = await realEpisodes(source.buffer, source.env);
+      const split = splitByTask(episodes, tasks, learnedTrainOptions().validationShare, manifest.training.seed);
+      const fitted = verdictExamples(split.train, manifest.formatOptions.historyLength);
+      examples = fitted.length;
+      head = fitVerdictHead(source.card, fitted);
+    } finally {
+      await source.close();
+    }
+  }
+  writeModelFolder(o.model, { manifest: manifestWithVerdict(manifest, head), weights });
+  const summary = { model: o.model, env: manifest.env, terminal_steps: examples, head: head ? { weights: head.weights.map((w) => round(w, 4)), bias: round(head.bias, 4), ...head.fittedOn } : null };
+  if (o.json) { printJsonLast(summary); return; }
+  if (o.remove) console.log(`removed the verdict head of ${o.model}: the generator's reward stands`);
+  else if (!head) console.log(`no verdict head for ${o.model}: of ${examples} real terminal steps, fewer than ${MIN_VERDICT_EXAMPLES} succeed or fewer than ${MIN_VERDICT_EXAMPLES} fail, so the generator's reward stands`);
+  else console.log(`fitted the verdict head of ${o.model} on ${head.fittedOn.successes} successful and ${head.fittedOn.failures} failed real terminal steps ` +
+    `(balanced accuracy ${head.fittedOn.balancedAccuracy.toFixed(3)}): weights ${head.features.map((f, i) => `${f} ${head!.weights[i].toFixed(2)}`).join(', ')}, bias ${head.bias.toFixed(2)}`);
 }
 
 export async function runExpmodelExport(args: ParsedArgs): Promise<void> {

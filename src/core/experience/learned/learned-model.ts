@@ -25,6 +25,7 @@ import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encod
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
+import { shownHistory, verdictFeatures, verdictProbability, type VerdictHead } from './verdict';
 
 /** Decodes one batch somewhere else (a worker thread with its own copy of the network). */
 export type BatchDecoder = (batch: { contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling }) => Promise<Decoded[]>;
@@ -55,6 +56,8 @@ export interface LearnedModelOptions {
    */
   temperature?: number;
   seed?: number;
+  /** Judge an episode's end with the model's verdict head, where it has one (default true; false: the generator's reward). */
+  verdictHead?: boolean;
   /** Called once on dispose (e.g. to stop the decoder threads). */
   release?: () => void;
 }
@@ -91,11 +94,12 @@ export class LearnedExperienceModel implements ExperienceModel {
   private readonly masks: ReturnType<typeof buildMasks>;
   private readonly limits: DecodeLimits;
   private readonly cache = new Map<string, Prediction>();
+  private readonly verdict: VerdictHead | null;
   private queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
   private scheduled = false;
 
-  constructor(readonly net: ExperienceNetwork, readonly tokenizer: Tokenizer, readonly card: DomainCard, readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions'>,
+  constructor(readonly net: ExperienceNetwork, readonly tokenizer: Tokenizer, readonly card: DomainCard, readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions' | 'verdict'>,
     readonly options: LearnedModelOptions = {}) {
     // A model written before a format setting existed reads that setting's default.
     const trained = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
@@ -103,7 +107,8 @@ export class LearnedExperienceModel implements ExperienceModel {
     this.masks = buildMasks(tokenizer);
     this.limits = decodeLimits(trained);
     this.temperature = Math.max(0, options.temperature ?? 0.7);
-    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''})`;
+    this.verdict = options.verdictHead === false ? null : manifest.verdict ?? null;
+    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''}${this.verdict ? ', verdict head' : ''})`;
     this.preferredBatch = Math.max(1, options.maxBatch ?? 64);
   }
 
@@ -161,7 +166,19 @@ export class LearnedExperienceModel implements ExperienceModel {
     const admissible = answer.terminated ? [] : concreteAdmissible(this.card, answer.admissible, globals, text);
     const inconsistent = checkConsistency({ reasoning: '', valid: true, observation: answer.observation, admissible: answer.admissible, reward: answer.reward, terminated: answer.terminated }, admissible);
     if (inconsistent) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: inconsistent };
-    return { ...base, next: { text, admissible, task: ctx.task }, reward: answer.reward, terminated: answer.terminated, valid: true, actionValid: true, score: answer.reward };
+    const reward = answer.terminated ? this.judge(ctx, answer.reward, base.notes) : answer.reward;
+    return { ...base, next: { text, admissible, task: ctx.task }, reward, terminated: answer.terminated, valid: true, actionValid: true, score: reward };
+  }
+
+  /** An episode's end: the verdict head's reward where there is one, else the generator's. */
+  private judge(ctx: DreamContext, written: number, notes: string[]): number {
+    if (!this.verdict) return written;
+    const features = verdictFeatures(this.card, {
+      instruction: ctx.task.instruction, history: shownHistory(ctx.history, this.format.historyLength), state: ctx.state, action: ctx.action,
+    });
+    const p = verdictProbability(this.verdict, features);
+    notes.push(`verdict head: p(success) ${p.toFixed(3)} from ${this.verdict.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ')} (the generator wrote reward ${written})`);
+    return p >= 0.5 ? 1 : 0;
   }
 
   async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {

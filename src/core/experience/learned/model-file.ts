@@ -15,6 +15,7 @@ import type { FormatOptions } from './format';
 import type { EpochRecord } from './fit';
 import type { NamedWeight, NetworkConfig } from './network';
 import type { TokenizerJSON } from './tokenizer';
+import { verdictHeadProblem, type VerdictHead } from './verdict';
 
 export const MODEL_FORMAT = 'dreamgym-learned-model/1';
 export const MANIFEST_FILE = 'model.json';
@@ -43,6 +44,8 @@ export interface ModelManifest {
   formatOptions: FormatOptions;
   tokenizer: TokenizerJSON;
   training: TrainingRecord;
+  /** The reward at an episode's end, judged from comparison features (verdict.ts); absent: the generator's. */
+  verdict?: VerdictHead;
   weights: { name: string; shape: number[]; offset: number; length: number }[];
   weightsFile: { bytes: number; crc32: string };
 }
@@ -84,6 +87,13 @@ export function encodeModelFiles(base: Omit<ModelManifest, 'format' | 'weights' 
   return { manifest: `${JSON.stringify(manifest, null, 1)}\n`, weights: bytes };
 }
 
+/** The manifest text with `head` as its verdict head (null: none), in encodeModelFiles' layout; weights.bin is unchanged. */
+export function manifestWithVerdict(manifest: ModelManifest, head: VerdictHead | null): string {
+  const { verdict: _old, weights, weightsFile, ...rest } = manifest;
+  const next: ModelManifest = { ...rest, ...(head ? { verdict: head } : {}), weights, weightsFile };
+  return `${JSON.stringify(next, null, 1)}\n`;
+}
+
 /** Parses and checks the two files; throws ModelFileError naming the file and the fix. */
 export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, where = 'the model folder'): { manifest: ModelManifest; weights: NamedWeight[] } {
   let manifest: ModelManifest;
@@ -95,6 +105,8 @@ export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, 
   if (manifest?.format !== MODEL_FORMAT) {
     throw new ModelFileError(`${MANIFEST_FILE} in ${where} is not a learned experience model (format '${String(manifest?.format)}', expected '${MODEL_FORMAT}').`);
   }
+  const headProblem = manifest.verdict ? verdictHeadProblem(manifest.verdict) : null;
+  if (headProblem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${headProblem}. Fit it again ('dreamgym expmodel verdict --model DIR --env ENV') or train the model again.`);
   const expected = manifest.weightsFile;
   if (weightBytes.length !== expected?.bytes || crc32(weightBytes) !== expected.crc32) {
     throw new ModelFileError(`${WEIGHTS_FILE} in ${where} does not match ${MANIFEST_FILE} (${weightBytes.length} bytes, CRC ${crc32(weightBytes)}; ` +

@@ -13,6 +13,7 @@ import { encodeModelFiles, type ModelManifest, type TrainingRecord } from './mod
 import { ExperienceNetwork, type NamedWeight, type NetworkConfig } from './network';
 import { bufferRetriever, buildPairs, corpusTexts, realEpisodes, splitByTask, type RecordedEpisode, type SftPair } from './sft-data';
 import { Tokenizer, type TokenizerJSON } from './tokenizer';
+import { fitVerdictHead, verdictExamples } from './verdict';
 
 /** The network's size; the vocabulary size comes from the tokenizer. */
 export type NetworkShape = Omit<NetworkConfig, 'vocabSize' | 'segments'>;
@@ -32,6 +33,8 @@ export interface LearnedTrainOptions {
   maxVocab: number;
   /** At most this many training episodes (the data-efficiency study); default all. */
   maxEpisodes?: number;
+  /** Fit a verdict head (verdict.ts) on the training episodes' real terminal steps (default true). */
+  verdictHead?: boolean;
 }
 
 export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, 'network' | 'format' | 'fit'>> & {
@@ -40,6 +43,7 @@ export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, '
   return {
     name: partial.name ?? 'model', validationShare: partial.validationShare ?? 0.1, minCount: partial.minCount ?? 2, maxVocab: partial.maxVocab ?? 6000,
     ...(partial.maxEpisodes !== undefined ? { maxEpisodes: partial.maxEpisodes } : {}),
+    ...(partial.verdictHead === false ? { verdictHead: false } : {}),
     network: { ...DEFAULT_NETWORK, ...partial.network }, format: { ...DEFAULT_FORMAT_OPTIONS, ...partial.format }, fit: { ...DEFAULT_FIT_OPTIONS, ...partial.fit },
   };
 }
@@ -62,6 +66,8 @@ export interface PreparedData {
   tokenizer: Tokenizer;
   train: SftPair[];
   validation: SftPair[];
+  /** The training episodes the pairs come from (the verdict head fits their terminal steps). */
+  trainEpisodes: RecordedEpisode[];
   record: TrainingRecord['data'];
 }
 
@@ -76,7 +82,7 @@ export async function prepareData(buffer: ReplayBuffer, env: string, card: Domai
   const train = await buildPairs(trainEpisodes, vocabulary, card, options.format, retrieve);
   const validation = await buildPairs(split.validation, vocabulary, card, options.format, retrieve);
   return {
-    tokenizer: vocabulary, train, validation,
+    tokenizer: vocabulary, train, validation, trainEpisodes,
     record: { source: `${episodes.length} real episodes of ${env}`, episodes: episodes.length, trainEpisodes: trainEpisodes.length,
       validationEpisodes: split.validation.length, trainPairs: train.length, validationPairs: validation.length, heldOutDropped: split.heldOutDropped },
   };
@@ -136,7 +142,9 @@ export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card:
       data: data.record, seed: chosen.fit.seed, epochs: final.history, bestEpoch: final.bestEpoch, bestValidationLoss: final.bestValidationLoss,
       seconds, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, backend: deps.backend ?? 'unknown',
     };
-    const files = encodeModelFiles({ name: chosen.name, env, card, network: config, formatOptions: chosen.format, tokenizer: data.tokenizer.toJSON(), training }, await net.getWeights());
+    const verdict = chosen.verdictHead === false ? null : fitVerdictHead(card, verdictExamples(data.trainEpisodes, chosen.format.historyLength));
+    const files = encodeModelFiles({ name: chosen.name, env, card, network: config, formatOptions: chosen.format, tokenizer: data.tokenizer.toJSON(), training,
+      ...(verdict ? { verdict } : {}) }, await net.getWeights());
     return { ...files, parsed: JSON.parse(files.manifest) as ModelManifest, network: net, tokenizer: data.tokenizer, data };
   } catch (error) {
     net.dispose();

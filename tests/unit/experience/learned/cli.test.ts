@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -64,6 +64,26 @@ describe('dreamgym expmodel', () => {
     expect(audit.n).toBe(4);
     expect(audit.reward_accuracy === null || audit.reward_accuracy === 1).toBe(true);
     expect(audit.terminated_accuracy).toBe(1);
+  }, 120_000);
+
+  it('fits the shipped model\'s verdict head from the shipped dataset, removes it, and fits none where episodes end one way', async () => {
+    const shipped = JSON.parse(readFileSync('public/models/webshop-lite-v0/model.json', 'utf8'));
+    expect(shipped.verdict).toBeDefined();
+    const model = join(dir, 'webshop-copy');
+    cpSync('public/models/webshop-lite-v0', model, { recursive: true });
+    expect(await main(['expmodel', 'verdict', '--model', model, '--env', 'webshop-lite-v0', '--remove', '--json'])).toBe(0);
+    expect(JSON.parse(readFileSync(join(model, 'model.json'), 'utf8')).verdict).toBeUndefined();
+    expect(await main(['expmodel', 'verdict', '--model', model, '--env', 'webshop-lite-v0', '--json'])).toBe(0);
+    expect(lastJson().head).toMatchObject({ successes: shipped.verdict.fittedOn.successes, failures: shipped.verdict.fittedOn.failures });
+    // The recipe's head, exactly: the same split, the same real endings.
+    expect(readFileSync(join(model, 'model.json'), 'utf8')).toBe(readFileSync('public/models/webshop-lite-v0/model.json', 'utf8'));
+    expect(readFileSync(join(model, 'weights.bin')).equals(readFileSync('public/models/webshop-lite-v0/weights.bin'))).toBe(true);
+    const household = join(dir, 'household-copy');
+    cpSync('public/models/household-v0', household, { recursive: true });
+    expect(await main(['expmodel', 'verdict', '--model', household, '--env', 'household-v0'])).toBe(0);
+    expect(out.join('\n')).toMatch(/no verdict head .*: of \d+ real terminal steps, fewer than 5 succeed or fewer than 5 fail/);
+    expect(await main(['expmodel', 'verdict', '--model', household, '--env', 'webshop-lite-v0'])).toBe(2);
+    expect(err.join('\n')).toMatch(/is of 'household-v0', not 'webshop-lite-v0'/);
   }, 120_000);
 
   it('exports TRL messages and explains bad options', async () => {

@@ -1,0 +1,143 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../../src/core/policy/backend';
+import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
+import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
+import { makeBaselinePolicy, rolloutEpisode, type NoisyExpertOptions } from '../../../../src/core/data/rollout';
+import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/experience/learned/learned-model';
+import { DEFAULT_FORMAT_OPTIONS, encodeAnswer } from '../../../../src/core/experience/learned/format';
+import { decodeModelFiles, encodeModelFiles, manifestWithVerdict, ModelFileError } from '../../../../src/core/experience/learned/model-file';
+import { groupEpisodes } from '../../../../src/core/experience/learned/sft-data';
+import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
+import {
+  fitVerdictHead, verdictExamples, verdictFeatures, verdictProbability, VERDICT_FEATURES, type VerdictExample, type VerdictHead,
+} from '../../../../src/core/experience/learned/verdict';
+import { learnedTrainOptions, trainLearnedModel } from '../../../../src/core/experience/learned/train-model';
+import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
+import { trajectoryToTransitions } from '../../../../src/core/buffer/transitions';
+import type { Trajectory } from '../../../../src/core/types';
+import { tinyNetwork } from './fixtures';
+
+const ENV = 'webshop-lite-v0';
+const card = builtInDomainCard(ENV)!;
+const definition = getEnvDefinition(ENV);
+
+async function play(policy: string, options: NoisyExpertOptions, seeds: number[]): Promise<Trajectory[]> {
+  const out: Trajectory[] = [];
+  for (const seed of seeds) out.push(await rolloutEpisode(makeEnv(ENV), makeBaselinePolicy(policy, options), { seed, task: definition.generateTask(seed, [0, 0.5, 1][seed % 3]) }));
+  return out;
+}
+
+/** The terminal steps of trajectories, as the head sees them (last 4 valid actions shown). */
+function examplesOf(trajectories: Trajectory[]): VerdictExample[] {
+  return verdictExamples(groupEpisodes(trajectories.flatMap((t) => trajectoryToTransitions(t, { source: 'offline', createdAt: 0 }).transitions)), 4);
+}
+
+const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+let training: VerdictExample[];
+let expertEnds: VerdictExample[];
+let hastyEnds: VerdictExample[];
+
+beforeAll(async () => {
+  expect((await initBackend('wasm')).backend).toBe('wasm');
+  // Like the shipped datasets: expert, noisy and random play.
+  training = examplesOf([...await play('expert', {}, range(100, 30)), ...await play('noisy-expert', { epsilon: 0.3 }, range(200, 30)), ...await play('random', {}, range(300, 40))]);
+  expertEnds = examplesOf(await play('expert', {}, range(1e9, 20)));
+  // The exploit a dream-trained agent finds: buy right after opening the product.
+  hastyEnds = examplesOf(await play('noisy-expert', { epsilon: 0, finishEarly: 1 }, range(1e9 + 100, 40)));
+}, 120_000);
+
+describe('verdict head', () => {
+  it('sees an option never chosen, and none once the expert has chosen it', () => {
+    expect(expertEnds.length).toBe(20);
+    // Almost always: an attribute word can also name another option ("loose leaf" beside the option "loose").
+    expect(expertEnds.filter((e) => verdictFeatures(card, e.input)[0] === 0).length).toBeGreaterThanOrEqual(18);
+    const pendingFailures = hastyEnds.filter((e) => !e.success && verdictFeatures(card, e.input)[0] > 0);
+    expect(pendingFailures.length).toBeGreaterThan(hastyEnds.length / 3);
+    for (const e of hastyEnds.filter((h) => h.success)) expect(verdictFeatures(card, e.input)[0]).toBe(0);
+  });
+
+  it('fits deterministically and judges the hasty buys that no training episode made', () => {
+    const head = fitVerdictHead(card, training)!;
+    expect(head).not.toBeNull();
+    expect(head.features).toEqual([...VERDICT_FEATURES]);
+    expect(fitVerdictHead(card, training)).toEqual(head);
+    expect(head.weights[0]).toBeLessThan(0); // an open option speaks against success
+    const right = hastyEnds.filter((e) => (verdictProbability(head, verdictFeatures(card, e.input)) >= 0.5) === e.success).length;
+    expect(right / hastyEnds.length).toBeGreaterThan(0.9);
+    expect(hastyEnds.some((e) => !e.success)).toBe(true);
+  });
+
+  it('is not fitted from one outcome alone', () => {
+    expect(fitVerdictHead(card, training.filter((e) => e.success))).toBeNull();
+    expect(fitVerdictHead(card, [...training.filter((e) => e.success), ...training.filter((e) => !e.success).slice(0, 4)])).toBeNull();
+  });
+
+  it('is fitted by training on the training split\'s real endings, unless turned off', async () => {
+    const trajectories = [...await play('expert', {}, range(400, 8)), ...await play('noisy-expert', { epsilon: 0, finishEarly: 1 }, range(500, 10))];
+    const options = (verdictHead: boolean) => learnedTrainOptions({
+      name: 'tiny', validationShare: 0.2, verdictHead,
+      network: { dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2 },
+      fit: { epochs: 1, batchSize: 8, warmupSteps: 2, seed: 3 },
+    });
+    const buffer = await bufferFromTrajectories(trajectories);
+    const result = await trainLearnedModel(buffer, ENV, card, options(true));
+    const expected = fitVerdictHead(card, verdictExamples(result.data.trainEpisodes, DEFAULT_FORMAT_OPTIONS.historyLength));
+    expect(expected).not.toBeNull();
+    expect(result.data.trainEpisodes.length).toBeLessThan(trajectories.length);
+    expect(result.parsed.verdict).toEqual(expected);
+    result.network.dispose();
+    const without = await trainLearnedModel(buffer, ENV, card, options(false));
+    expect(without.parsed.verdict).toBeUndefined();
+    without.network.dispose();
+    await buffer.store.close();
+  }, 120_000);
+
+  it('round-trips in model.json and is refused by name when damaged', () => {
+    const head = fitVerdictHead(card, training)!;
+    const tokenizer = Tokenizer.learn(['buy now thank you'], { minCount: 1 });
+    const net = tinyNetwork(tokenizer);
+    const files = encodeModelFiles({ name: 'v', env: ENV, card, network: net.config, formatOptions: DEFAULT_FORMAT_OPTIONS, tokenizer: tokenizer.toJSON(),
+      training: { data: { source: '', episodes: 0, trainEpisodes: 0, validationEpisodes: 0, trainPairs: 0, validationPairs: 0, heldOutDropped: 0 }, seed: 0, epochs: [], bestEpoch: 0, bestValidationLoss: 0, seconds: 0, tokensPerSecond: 0, backend: 'wasm' } },
+    []);
+    const { manifest } = decodeModelFiles(files.manifest, files.weights);
+    expect(manifest.verdict).toBeUndefined();
+    const withHead = manifestWithVerdict(manifest, head);
+    expect(decodeModelFiles(withHead, files.weights).manifest.verdict).toEqual(head);
+    expect(decodeModelFiles(manifestWithVerdict(decodeModelFiles(withHead, files.weights).manifest, null), files.weights).manifest).toEqual(manifest);
+    const renamed = withHead.replace('"pending"', '"price"');
+    expect(() => decodeModelFiles(renamed, files.weights)).toThrow(ModelFileError);
+    expect(() => decodeModelFiles(renamed, files.weights)).toThrow(/verdict head reads features \[price,unmatched,over\]/);
+    const broken = JSON.stringify({ ...JSON.parse(withHead), verdict: { ...head, weights: [1] } });
+    expect(() => decodeModelFiles(broken, files.weights)).toThrow(/verdict head's weights are missing/);
+    net.dispose();
+  });
+
+  it('replaces the generator\'s reward at an episode\'s end, and only there', async () => {
+    const tokenizer = Tokenizer.learn(hastyEnds.flatMap((e) => [e.input.instruction, e.input.state.text, ...e.input.state.admissible, 'thank you for shopping with us']), { minCount: 1 });
+    // Decoders that always write "a valid end, reward 1" (what the generator says of every buy).
+    const written = encodeAnswer(tokenizer, { valid: true, terminated: true, reward: 1, observation: 'thank you for shopping with us', admissible: [] }, DEFAULT_FORMAT_OPTIONS);
+    const fake: BatchDecoder = async ({ contexts }) => contexts.map(() => ({ tokens: { ids: written.ids, spaces: written.spaces, cases: written.cases }, steps: written.ids.length }));
+    const head: VerdictHead = fitVerdictHead(card, training)!;
+    const failures = hastyEnds.filter((e) => !e.success && verdictFeatures(card, e.input)[0] > 0).slice(0, 2);
+    const successes = expertEnds.filter((e) => verdictFeatures(card, e.input)[0] === 0).slice(0, 2);
+    // Four distinct requests (identical ones are decoded once), so the batch is split between the two decoders.
+    const ask = async (model: LearnedExperienceModel) => Promise.all([failures[0], successes[0], failures[1], successes[1]].map((e) => model.next({
+      task: { ...definition.generateTask(1e9, 0), instruction: e.input.instruction },
+      history: e.input.history.map((action) => ({ observation: '', admissible: [], action, reward: 0, terminated: false, truncated: false, valid: true })),
+      state: { ...e.input.state, admissible: e.input.state.admissible.slice(), task: definition.generateTask(1e9, 0) }, action: e.input.action,
+    })));
+    const manifest = { name: 'fake', env: ENV, formatOptions: DEFAULT_FORMAT_OPTIONS };
+    const judged = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], transitionCache: false });
+    const answers = await ask(judged);
+    expect(answers.map((p) => p.invalidReason ?? null)).toEqual([null, null, null, null]);
+    expect(answers.map((p) => [p.terminated, p.reward])).toEqual([[true, 0], [true, 1], [true, 0], [true, 1]]);
+    const bad = answers[0];
+    expect(bad.notes.join()).toMatch(/verdict head: p\(success\) 0\.\d+ from pending [1-3], .*\(the generator wrote reward 1\)/);
+    expect(judged.label).toMatch(/verdict head/);
+    const generator = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], verdictHead: false, transitionCache: false });
+    expect((await ask(generator)).map((p) => p.reward)).toEqual([1, 1, 1, 1]);
+    expect(generator.label).not.toMatch(/verdict head/);
+    judged.dispose();
+    generator.dispose();
+  });
+});
