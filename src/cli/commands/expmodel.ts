@@ -11,7 +11,6 @@
  * Then `--llm learned:OUT` dreams with it in audit, dream, train, experiment and domain train.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
@@ -25,7 +24,7 @@ import { initBackend } from '../../core/policy/backend';
 import { DEFAULT_DOMAIN_DIR, loadDomainFolder, openDomainBuffer } from '../../node/domain-folder';
 import { readPublicFile } from '../../node/edge';
 import { readCheckpoint, readModelFolder, removeCheckpoint, writeCheckpoint, writeModelFolder } from '../../node/model-folder';
-import { manifestWithVerdict, WEIGHTS_FILE } from '../../core/experience/learned/model-file';
+import { encodeModelFiles } from '../../core/experience/learned/model-file';
 import { fitVerdictHead, MIN_VERDICT_EXAMPLES, verdictExamples, type VerdictHead } from '../../core/experience/learned/verdict';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, round } from '../output';
@@ -173,8 +172,7 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
   const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; model?: string; remove?: boolean; json?: boolean };
   const spec = expmodelVerdictCommand;
   if (!o.model) throw new UsageError(`'${spec.name}' needs --model DIR (a trained model's folder).`, spec);
-  const { manifest } = await readModelFolder(o.model);
-  const weights = new Uint8Array(readFileSync(join(o.model, WEIGHTS_FILE)));
+  const { manifest, weights } = await readModelFolder(o.model);
   let head: VerdictHead | null = null;
   let examples = 0;
   if (!o.remove) {
@@ -191,7 +189,9 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
       await source.close();
     }
   }
-  writeModelFolder(o.model, { manifest: manifestWithVerdict(manifest, head), weights });
+  // Re-encoded in place: the same weights give the same weights.bin, and the other fields keep their order.
+  const { format: _format, weights: _entries, weightsFile: _file, verdict: _old, ...base } = manifest;
+  writeModelFolder(o.model, encodeModelFiles({ ...base, ...(head ? { verdict: head } : {}) }, weights));
   const summary = { model: o.model, env: manifest.env, terminal_steps: examples, head: head ? { weights: head.weights.map((w) => round(w, 4)), bias: round(head.bias, 4), ...head.fittedOn } : null };
   if (o.json) { printJsonLast(summary); return; }
   if (o.remove) console.log(`removed the verdict head of ${o.model}: the generator's reward stands`);

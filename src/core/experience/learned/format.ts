@@ -218,17 +218,21 @@ function argumentIds(tokenizer: Tokenizer, action: string, limit: number): numbe
  * chooses nothing).
  */
 export function pendingChoiceIds(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Set<number> {
-  const past = o.historyLength > 0 ? input.history.filter((s) => s.valid).slice(-o.historyLength).map((s) => s.action) : [];
-  const taken = new Set([...past, input.action]);
+  const taken = new Set([...shownHistory(input.history, o.historyLength), input.action]);
+  return openChoiceWords(card, input.state.admissible, taken, (a) => argumentIds(tokenizer, a, o.actionTokens));
+}
+
+/** The actions of the last `historyLength` valid steps, as a context shows them. */
+export function shownHistory(history: readonly Pick<Step, 'action' | 'valid'>[], historyLength: number): string[] {
+  return historyLength > 0 ? history.filter((s) => s.valid).slice(-historyLength).map((s) => s.action) : [];
+}
+
+/** Words of a state's own choices not in `taken`, less the words of the ones taken (pendingChoiceIds, the verdict head). */
+export function openChoiceWords<W>(card: DomainCard, admissible: readonly string[], taken: ReadonlySet<string>, wordsOf: (action: string) => W[]): Set<W> {
   // The card's globals and page buttons (go to, back to search) are on every page: no choice.
-  const choices = abstractAdmissible(card, input.state.admissible);
-  const chosen = new Set(choices.filter((a) => taken.has(a)).flatMap((a) => argumentIds(tokenizer, a, o.actionTokens)));
-  const open = new Set<number>();
-  for (const a of choices) {
-    if (taken.has(a)) continue;
-    for (const id of argumentIds(tokenizer, a, o.actionTokens)) if (!chosen.has(id)) open.add(id);
-  }
-  return open;
+  const choices = abstractAdmissible(card, admissible);
+  const chosen = new Set(choices.filter((a) => taken.has(a)).flatMap(wordsOf));
+  return new Set(choices.filter((a) => !taken.has(a)).flatMap(wordsOf).filter((w) => !chosen.has(w)));
 }
 
 /** The pending marks (see FormatOptions.pendingFeature) on the instruction's words. */

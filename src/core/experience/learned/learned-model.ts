@@ -21,11 +21,11 @@ import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type D
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
 import { buildMasks, decodeBatch, decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
-import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, type FormatOptions, type Sequence } from './format';
+import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, shownHistory, type FormatOptions, type Sequence } from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
-import { shownHistory, verdictFeatures, verdictProbability, type VerdictHead } from './verdict';
+import { verdictFeatures, verdictProbability, type VerdictHead } from './verdict';
 
 /** Decodes one batch somewhere else (a worker thread with its own copy of the network). */
 export type BatchDecoder = (batch: { contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling }) => Promise<Decoded[]>;

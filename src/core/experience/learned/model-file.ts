@@ -87,13 +87,6 @@ export function encodeModelFiles(base: Omit<ModelManifest, 'format' | 'weights' 
   return { manifest: `${JSON.stringify(manifest, null, 1)}\n`, weights: bytes };
 }
 
-/** The manifest text with `head` as its verdict head (null: none), in encodeModelFiles' layout; weights.bin is unchanged. */
-export function manifestWithVerdict(manifest: ModelManifest, head: VerdictHead | null): string {
-  const { verdict: _old, weights, weightsFile, ...rest } = manifest;
-  const next: ModelManifest = { ...rest, ...(head ? { verdict: head } : {}), weights, weightsFile };
-  return `${JSON.stringify(next, null, 1)}\n`;
-}
-
 /** Parses and checks the two files; throws ModelFileError naming the file and the fix. */
 export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, where = 'the model folder'): { manifest: ModelManifest; weights: NamedWeight[] } {
   let manifest: ModelManifest;

@@ -21,9 +21,9 @@
  * a little L2), so it is deterministic. A domain whose episodes only end in one outcome
  * (household: the goal ends it) gets no head, and the generator's reward stands.
  */
-import type { Step } from '../../types';
-import { abstractAdmissible, abstractObservation, type DomainCard } from '../domain-card';
+import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
+import { openChoiceWords, shownHistory } from './format';
 import type { RecordedEpisode } from './sft-data';
 
 export const VERDICT_FEATURES = ['pending', 'unmatched', 'over'] as const;
@@ -68,9 +68,7 @@ function decimals(text: string): number[] {
 /** The three features of one terminal step (see the file comment). */
 export function verdictFeatures(card: DomainCard, input: VerdictInput): number[] {
   const taken = new Set([...input.history, input.action]);
-  const choices = abstractAdmissible(card, input.state.admissible);
-  const chosen = new Set(choices.filter((a) => taken.has(a)).flatMap((a) => words(argumentOf(a))));
-  const open = new Set(choices.filter((a) => !taken.has(a)).flatMap((a) => words(argumentOf(a))).filter((w) => !chosen.has(w)));
+  const open = openChoiceWords(card, input.state.admissible, taken, (a) => words(argumentOf(a)));
   const asked = new Set(words(input.instruction));
   const pending = [...asked].filter((w) => open.has(w)).length;
   const state = abstractObservation(card, input.state.text);
@@ -89,10 +87,6 @@ function sigmoid(z: number): number {
 /** p(success) of a terminal step. */
 export function verdictProbability(head: VerdictHead, features: readonly number[]): number {
   return sigmoid(head.bias + head.weights.reduce((sum, w, i) => sum + w * features[i], 0));
-}
-
-export function verdictSucceeds(head: VerdictHead, card: DomainCard, input: VerdictInput): boolean {
-  return verdictProbability(head, verdictFeatures(card, input)) >= 0.5;
 }
 
 /** Fits a head to real terminal steps, or null when either outcome has too few of them. */
@@ -119,11 +113,6 @@ export function fitVerdictHead(card: DomainCard, examples: readonly VerdictExamp
   const right = (want: boolean) => rows.filter((r) => (r.y === 1) === want && (verdictProbability(head, r.x) >= 0.5) === want).length;
   head.fittedOn.balancedAccuracy = (right(true) / successes + right(false) / failures) / 2;
   return head;
-}
-
-/** The actions of the last `historyLength` valid steps, as the model's context shows them. */
-export function shownHistory(history: readonly Pick<Step, 'action' | 'valid'>[], historyLength: number): string[] {
-  return historyLength > 0 ? history.filter((s) => s.valid).slice(-historyLength).map((s) => s.action) : [];
 }
 
 /** The real terminal steps of recorded episodes, with what the model's context showed before each. */

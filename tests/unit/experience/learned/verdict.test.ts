@@ -5,7 +5,7 @@ import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { makeBaselinePolicy, rolloutEpisode, type NoisyExpertOptions } from '../../../../src/core/data/rollout';
 import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/experience/learned/learned-model';
 import { DEFAULT_FORMAT_OPTIONS, encodeAnswer } from '../../../../src/core/experience/learned/format';
-import { decodeModelFiles, encodeModelFiles, manifestWithVerdict, ModelFileError } from '../../../../src/core/experience/learned/model-file';
+import { decodeModelFiles, encodeModelFiles, ModelFileError, type ModelManifest } from '../../../../src/core/experience/learned/model-file';
 import { groupEpisodes } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import {
@@ -101,9 +101,13 @@ describe('verdict head', () => {
     []);
     const { manifest } = decodeModelFiles(files.manifest, files.weights);
     expect(manifest.verdict).toBeUndefined();
-    const withHead = manifestWithVerdict(manifest, head);
+    const withVerdict = (m: ModelManifest, verdict: VerdictHead | null) => {
+      const { format: _f, weights: _w, weightsFile: _wf, verdict: _v, ...base } = m;
+      return encodeModelFiles({ ...base, ...(verdict ? { verdict } : {}) }, []).manifest;
+    };
+    const withHead = withVerdict(manifest, head);
     expect(decodeModelFiles(withHead, files.weights).manifest.verdict).toEqual(head);
-    expect(decodeModelFiles(manifestWithVerdict(decodeModelFiles(withHead, files.weights).manifest, null), files.weights).manifest).toEqual(manifest);
+    expect(withVerdict(decodeModelFiles(withHead, files.weights).manifest, null)).toBe(files.manifest);
     const renamed = withHead.replace('"pending"', '"price"');
     expect(() => decodeModelFiles(renamed, files.weights)).toThrow(ModelFileError);
     expect(() => decodeModelFiles(renamed, files.weights)).toThrow(/verdict head reads features \[price,unmatched,over\]/);
