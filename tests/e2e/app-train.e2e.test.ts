@@ -129,9 +129,11 @@ describe('the app shell', () => {
     // Pause, step (+1), resume.
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(() => runState(page)).toBe('paused');
-    const paused = await iteration(page);
-    // The status names the iteration it paused after, the one on screen.
-    await expect.poll(() => page.getByTestId('train-status').textContent()).toBe(`Paused: iteration ${paused} of 400. Paused after iteration ${paused}.`);
+    // The status names the iteration it paused after, and the screen shows it (its readout may land a moment later).
+    const pausedStatus = /^Paused: iteration (\d+) of 400\. Paused after iteration \1\.$/;
+    await expect.poll(() => page.getByTestId('train-status').textContent()).toMatch(pausedStatus);
+    const paused = Number(pausedStatus.exec((await page.getByTestId('train-status').textContent())!)![1]);
+    await expect.poll(() => iteration(page)).toBe(paused);
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => iteration(page)).toBe(paused + 1);
     await expect.poll(() => runState(page)).toBe('paused');
