@@ -51,6 +51,7 @@ async function tryBackend(name: BackendName, options: InitBackendOptions): Promi
       // The threaded build breaks in bundled module workers (and in Node); one thread is what we
       // get anyway. The flag exists once the wasm module is imported, before the backend starts.
       tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+      fixWasmKernels();
       if (options.wasmPaths !== undefined && !isNode()) {
         wasm.setWasmPaths(options.wasmPaths as Parameters<typeof wasm.setWasmPaths>[0]);
       }
@@ -69,6 +70,69 @@ async function tryBackend(name: BackendName, options: InitBackendOptions): Promi
     return null;
   } catch (error) {
     return `${name} failed: ${(error as Error).message ?? String(error)}`;
+  }
+}
+
+/** What these kernels use of the wasm backend (its own kernels use the same). */
+interface WasmHeap {
+  incRef(dataId: object): void;
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  typedArrayFromHeap(t: tf.TensorInfo): Float32Array | Int32Array | Uint8Array;
+}
+
+/**
+ * Two of wasm's JS kernels copy more than they must, and a learned model's training and decoding
+ * run them thousands of times a step; these replacements give the same values:
+ * - Identity copies its input; the other backends share the data and count a reference, as wasm's
+ *   own Reshape does. Every tensor a gradient saves is cloned through it (≈ 6 % of a training
+ *   step). Tensors are immutable (a variable's assign swaps its data), so sharing is safe.
+ * - Slice first copies the whole input out of the heap, then the slice (a concat's gradient slices
+ *   its input once per part, so a k-way concat copies it k times); this one reads the input in place.
+ */
+function fixWasmKernels(): void {
+  const identity = tf.getKernel('Identity', 'wasm');
+  const slice = tf.getKernel('Slice', 'wasm');
+  if (!identity || !slice || identity.kernelFunc.name === 'sharedIdentity') return;
+  tf.unregisterKernel('Identity', 'wasm');
+  tf.registerKernel({
+    kernelName: 'Identity', backendName: 'wasm',
+    kernelFunc: function sharedIdentity(args) {
+      const x = args.inputs.x as tf.TensorInfo;
+      if (x.dtype === 'string') return identity.kernelFunc(args);     // strings live outside the heap
+      (args.backend as unknown as WasmHeap).incRef(x.dataId);
+      return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
+    },
+  });
+  tf.unregisterKernel('Slice', 'wasm');
+  tf.registerKernel({
+    kernelName: 'Slice', backendName: 'wasm',
+    kernelFunc: function sliceInPlace(args) {
+      const x = args.inputs.x as tf.TensorInfo;
+      if (x.dtype === 'string' || x.shape.length === 0 || x.shape.length > 4) return slice.kernelFunc(args);
+      const attrs = args.attrs as unknown as { begin: number[]; size: number[] };
+      const [begin, size] = tf.slice_util.parseSliceParams(x as tf.Tensor, attrs.begin, attrs.size);
+      const heap = args.backend as unknown as WasmHeap;
+      const out = heap.makeOutput(size, x.dtype);
+      // Views only after the output exists (making it can grow the heap and detach older views).
+      copySlice(heap.typedArrayFromHeap(x), tf.util.computeStrides(x.shape), heap.typedArrayFromHeap(out), begin, size);
+      return out;
+    },
+  });
+}
+
+/** Copies the block at `begin` of `size` out of a row-major array with `strides`, one innermost run at a time. */
+function copySlice(from: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> }, strides: number[],
+  to: { set(values: ArrayLike<number>, offset: number): void }, begin: number[], size: number[]): void {
+  const rank = size.length;
+  const run = size[rank - 1];
+  const outer = size.slice(0, -1);
+  const count = outer.reduce((a, b) => a * b, 1);
+  const index = outer.map(() => 0);
+  for (let n = 0; n < count; n++) {
+    let offset = begin[rank - 1];
+    for (let i = 0; i < rank - 1; i++) offset += (begin[i] + index[i]) * strides[i];
+    to.set(from.subarray(offset, offset + run), n * run);
+    for (let i = rank - 2; i >= 0; i--) { if (++index[i] < outer[i]) break; index[i] = 0; }
   }
 }
 

@@ -21,8 +21,9 @@
  *
  * Determinism: rows are right-padded and padded positions are zeroed, so a row's sums see the
  * same terms in the same order whatever else is in the batch; batched matmuls always run with a
- * batch of at least two (a batch of one takes another kernel with other rounding). So batched
- * decoding gives exactly the unbatched result. wasm: matmul gradients use explicit transposes,
+ * batch of at least two (a batch of one takes another kernel with other rounding); decoding's
+ * cross-attention runs per group of rows (DecodeGroup) where other rows' weights are exactly 0.
+ * So batched decoding gives exactly the unbatched result. wasm: matmul gradients use explicit transposes,
  * embeddings go through `gatherRows` (toolchain.md §2).
  */
 import * as tf from '@tensorflow/tfjs';
@@ -107,18 +108,47 @@ export interface LossParts { total: tf.Scalar; token: tf.Scalar; copyShare: tf.S
 export interface DecodeCache {
   rows: number;
   contextLength: number;
-  /** Per layer: cross keys transposed [B, a, Lc] and values [B, Lc, a]; self keys/values [B·h, t, dh]. */
-  crossKeysT: tf.Tensor3D[];
-  crossValues: tf.Tensor3D[];
+  /** Each row's real context tokens. */
+  contextLengths: Int32Array;
+  /** Per layer: cross keys and values of every row [B·Lc, a]; self keys/values [B·h, t, dh]. */
+  crossKeys: tf.Tensor2D[];
+  crossValues: tf.Tensor2D[];
   selfKeys: (tf.Tensor3D | null)[];
   selfValues: (tf.Tensor3D | null)[];
-  /** Pointer keys transposed [B, a, Lc], each context token's form in JS [B·Lc·5] (space one-hot, case one-hot), and the additive mask of padded context positions [B, 1, Lc]. */
-  pointerKeysT: tf.Tensor3D;
+  /** Pointer keys [B·Lc, a], and each context token's form in JS [B·Lc·5] (space one-hot, case one-hot). */
+  pointerKeys: tf.Tensor2D;
   contextForm: Float32Array;
-  contextMask: tf.Tensor3D;
+  /** The keys and values again, laid out per group of rows for 2-D matmuls (see DecodeGroup), and each row's one-hot in its group [B, DECODE_GROUP]. */
+  groups: DecodeGroup[];
+  selector: tf.Tensor2D | null;
   /** Answer tokens fed so far. */
   fed: number;
 }
+
+/**
+ * DECODE_GROUP rows whose attention runs as 2-D matmuls, as in training: the group's queries meet
+ * all its rows' keys [a, g·width], g times the multiply-adds of a batched matmul, which wasm runs
+ * with a naive kernel (≈ 1.6× faster at g = 4, measured). Each row must see only its own real
+ * context: the keys carry DECODE_GROUP extra rows holding each row's mask (0 on its own real
+ * positions, −1e9 elsewhere), and every query carries a one-hot of its row in the group, so the
+ * matmul adds the mask itself (one op fewer per group than adding it after). Other rows' weights
+ * are exactly 0, so a row's sums are the same whatever shares its group (or how wide the group is),
+ * and batched decoding still equals unbatched.
+ */
+interface DecodeGroup {
+  first: number;
+  rows: number;
+  /** The group's longest context: keys and values are this wide per row. */
+  width: number;
+  /** Per layer: cross keys transposed with the mask rows [a + DECODE_GROUP, g·width] and values [g·width, a]; the pointer's keys the same way. */
+  keysT: tf.Tensor2D[];
+  values: tf.Tensor2D[];
+  pointerKeysT: tf.Tensor2D;
+}
+
+const DECODE_GROUP = 4;
+/** Contexts the encoder takes at once when decoding starts. */
+const PREFILL_ROWS = 16;
 
 /** The heads' output for the next token of every row, read back. */
 export interface StepOutput {
@@ -280,23 +310,6 @@ export class ExperienceNetwork {
     return tf.mul(this.layerNorm(e, 'enc_ln'), mask) as tf.Tensor2D;
   }
 
-  /** Cross-attention keys (transposed) and values of a layer, [B, a, Lc] and [B, Lc, a]. */
-  private crossMemory(memory: tf.Tensor2D, layer: number, rows: number, length: number): [tf.Tensor3D, tf.Tensor3D] {
-    const a = this.config.attentionDim;
-    const keys = tf.reshape(this.linear(memory, `dec${layer}/xk`, false), [rows, length, a]);
-    const values = tf.reshape(this.linear(memory, `dec${layer}/xv`, false), [rows, length, a]) as tf.Tensor3D;
-    return [transposeLast(keys), values];
-  }
-
-  /** Cross-attention of queries x [B·T, d] on the context → (output [B·T, d], weights [B, T, Lc]). */
-  private crossAttend(x: tf.Tensor2D, layer: number, keysT: tf.Tensor3D, values: tf.Tensor3D, contextMask: tf.Tensor3D, rows: number, length: number): [tf.Tensor2D, tf.Tensor3D] {
-    const a = this.config.attentionDim;
-    const q = tf.reshape(tf.mul(this.linear(this.layerNorm(x, `dec${layer}/ln2`), `dec${layer}/xq`, false), 1 / Math.sqrt(a)), [rows, length, a]);
-    const weights = tf.softmax(tf.add(bmm(q, keysT), contextMask)) as tf.Tensor3D;          // [B, T, Lc]
-    const read = tf.reshape(bmm(weights, values), [rows * length, a]) as tf.Tensor2D;
-    return [tf.add(x, this.linear(read, `dec${layer}/proj`)), weights];
-  }
-
   private mlp(x: tf.Tensor2D, layer: number): tf.Tensor2D {
     const hidden = gelu(this.linear(this.layerNorm(x, `dec${layer}/ln3`), `dec${layer}/w1`)) as tf.Tensor2D;
     return tf.add(x, this.linear(hidden, `dec${layer}/w2`));
@@ -431,22 +444,35 @@ export class ExperienceNetwork {
 
   // ---- decoding --------------------------------------------------------------------------------
 
-  /** Encodes B right-padded contexts and keeps each layer's cross keys and values. */
+  /**
+   * Encodes B right-padded contexts and keeps each layer's cross keys and values. The encoder runs
+   * PREFILL_ROWS rows at a time, each chunk padded only to its own longest context (rows sorted by
+   * length waste little); a row's encoding never depends on its padding, so the result is the same.
+   */
   prefill(context: TokenRows & { segments: Int32Array }, rows: number, length: number, contextLengths: Int32Array): DecodeCache {
-    const crossKeysT: tf.Tensor3D[] = [], crossValues: tf.Tensor3D[] = [], pointerKeysT: tf.Tensor3D[] = [];
-    const contextMask = tf.tidy(() => {
-      const maskValues = new Float32Array(rows * length);
-      contextLengths.forEach((n, b) => maskValues.fill(1, b * length, b * length + n));
-      const mask = tf.tensor2d(maskValues, [rows * length, 1]);
-      const memory = this.encode(this.embedInJs(context, 'enc_pos'), mask, rows, length);
-      for (let l = 0; l < this.config.decoderLayers; l++) {
-        const [k, v] = this.crossMemory(memory, l, rows, length);
-        crossKeysT.push(tf.keep(k));
-        crossValues.push(tf.keep(v));
-      }
-      pointerKeysT.push(tf.keep(transposeLast(tf.reshape(this.linear(memory, 'ptr_k', false), [rows, length, this.config.attentionDim]))));
-      return tf.reshape(tf.mul(tf.sub(1, mask), NEG), [rows, 1, length]) as tf.Tensor3D;
-    });
+    const a = this.config.attentionDim;
+    const chunks: tf.Tensor2D[][] = [];
+    for (let first = 0; first < rows; first += PREFILL_ROWS) {
+      const n = Math.min(PREFILL_ROWS, rows - first);
+      const width = Math.max(1, ...contextLengths.subarray(first, first + n));
+      chunks.push(tf.tidy(() => {
+        const part = chunkRows(context, first, n, length, width);
+        const maskValues = new Float32Array(n * width);
+        for (let r = 0; r < n; r++) maskValues.fill(1, r * width, r * width + contextLengths[first + r]);
+        const memory = this.encode(this.embedInJs(part, 'enc_pos'), tf.tensor2d(maskValues, [n * width, 1]), n, width);
+        // Back to the batch's width: padded positions hold zeros, as a full-width encoding gives them.
+        const widen = (t: tf.Tensor2D) => tf.reshape(tf.pad(tf.reshape(t, [n, width, a]), [[0, 0], [0, length - width], [0, 0]]), [n * length, a]) as tf.Tensor2D;
+        const out: tf.Tensor2D[] = [];
+        for (let l = 0; l < this.config.decoderLayers; l++) out.push(widen(this.linear(memory, `dec${l}/xk`, false)), widen(this.linear(memory, `dec${l}/xv`, false)));
+        out.push(widen(this.linear(memory, 'ptr_k', false)));
+        return out;
+      }));
+    }
+    const joined = chunks[0].map((_, i) => (chunks.length === 1 ? chunks[0][i] : tf.concat(chunks.map((c) => c[i]), 0) as tf.Tensor2D));
+    if (chunks.length > 1) tf.dispose(chunks.flat());
+    const crossKeys = joined.filter((_, i) => i < joined.length - 1 && i % 2 === 0);
+    const crossValues = joined.filter((_, i) => i < joined.length - 1 && i % 2 === 1);
+    const pointerKeys = joined[joined.length - 1];
     const form = new Float32Array(rows * length * 5);
     contextLengths.forEach((n, b) => {
       for (let j = 0; j < n; j++) {
@@ -455,8 +481,10 @@ export class ExperienceNetwork {
         form[i * 5 + 2 + context.cases[i]] = 1;
       }
     });
-    return { rows, contextLength: length, crossKeysT, crossValues, selfKeys: crossKeysT.map(() => null), selfValues: crossKeysT.map(() => null),
-      pointerKeysT: pointerKeysT[0], contextForm: form, contextMask, fed: 0 };
+    const cache: DecodeCache = { rows, contextLength: length, contextLengths: Int32Array.from(contextLengths), crossKeys, crossValues,
+      selfKeys: crossKeys.map(() => null), selfValues: crossKeys.map(() => null), pointerKeys, contextForm: form, groups: [], selector: groupSelector(rows, 1), fed: 0 };
+    cache.groups = decodeGroups(cache);
+    return cache;
   }
 
   /**
@@ -479,7 +507,7 @@ export class ExperienceNetwork {
         const scores = bmm(q, transposeLast(keys));
         const attention = tf.softmax(causal ? tf.add(scores, causal) : scores);
         x = tf.add(x, this.linear(this.mergeHeads(bmm(attention, values), B, T), `dec${l}/out`));
-        [x] = this.crossAttend(x, l, cache.crossKeysT[l], cache.crossValues[l], cache.contextMask, B, T);
+        x = this.groupedCrossAttend(x, l, cache, T);
         x = this.mlp(x, l);
         cache.selfKeys[l]?.dispose();
         cache.selfValues[l]?.dispose();
@@ -488,18 +516,27 @@ export class ExperienceNetwork {
       }
       const last = T > 1 ? tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D : x;
       const hidden = this.layerNorm(last, 'dec_ln');
-      const q = tf.reshape(tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(this.config.attentionDim)), [B, 1, -1]);
-      return [
-        tf.softmax(tf.add(this.linear(hidden, 'vocab'), vocabMask)),
-        tf.reshape(tf.softmax(tf.add(bmm(q, cache.pointerKeysT), cache.contextMask)), [B, -1]),
-        tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [B]),
-        hidden,
-      ];
+      const q = tf.concat([tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(this.config.attentionDim)), cache.selector!], 1) as tf.Tensor2D;
+      const pointerGroups = tf.split(q, cache.groups.map((g) => g.rows), 0).map((qg, i) => tf.softmax(tf.matMul(qg, cache.groups[i].pointerKeysT)));   // [g, g·width]
+      // One read-back for all groups' pointers (each a few small reads otherwise).
+      const pointers = tf.concat(pointerGroups.map((w) => tf.reshape(w, [-1])));
+      return [tf.softmax(tf.add(this.linear(hidden, 'vocab'), vocabMask)), tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [B]), hidden, pointers];
     });
     cache.fed += T;
-    const [vocab, pointer, gate, hidden] = await Promise.all(outputs.map((t) => t.data())) as Float32Array[];
+    const [vocab, gate, hidden, pointers] = await Promise.all(outputs.map((t) => t.data())) as Float32Array[];
     tf.dispose(outputs);
+    const pointer = ownBlocks(cache, pointers);
     return { vocab, pointer, gate, ...this.formHeadsJs(hidden, pointer, cache) };
+  }
+
+  /** Cross-attention of the T new tokens of every row [B·T, d] on its own context, group by group (DecodeGroup). */
+  private groupedCrossAttend(x: tf.Tensor2D, layer: number, cache: DecodeCache, T: number): tf.Tensor2D {
+    const a = this.config.attentionDim;
+    const selector = T === 1 ? cache.selector! : groupSelector(cache.rows, T);
+    const q = tf.concat([tf.mul(this.linear(this.layerNorm(x, `dec${layer}/ln2`), `dec${layer}/xq`, false), 1 / Math.sqrt(a)), selector], 1) as tf.Tensor2D;
+    const reads = tf.split(q, cache.groups.map((g) => g.rows * T), 0).map((qg, i) =>
+      tf.matMul(tf.softmax(tf.matMul(qg, cache.groups[i].keysT[layer])), cache.groups[i].values[layer]));
+    return tf.add(x, this.linear(tf.concat(reads, 0) as tf.Tensor2D, `dec${layer}/proj`));
   }
 
   /**
@@ -542,33 +579,40 @@ export class ExperienceNetwork {
    */
   async compactCache(cache: DecodeCache, keep: readonly number[]): Promise<void> {
     const B = cache.rows;
-    const pick = async (t: tf.Tensor3D): Promise<tf.Tensor3D> => {
+    const pick = async <T extends tf.Tensor2D | tf.Tensor3D>(t: T): Promise<T> => {
       const data = await t.data() as Float32Array;
-      const groups = t.shape[0] / B;                          // rows per batch row (h for self-attention)
-      const stride = data.length / t.shape[0];
-      const out = new Float32Array(keep.length * groups * stride);
-      keep.forEach((b, i) => out.set(data.subarray(b * groups * stride, (b + 1) * groups * stride), i * groups * stride));
+      const stride = data.length / B;                         // values per batch row (Lc·a, or h·t·dh for self-attention)
+      const out = new Float32Array(keep.length * stride);
+      keep.forEach((b, i) => out.set(data.subarray(b * stride, (b + 1) * stride), i * stride));
+      const shape = t.shape.slice() as T['shape'];
+      shape[0] = (t.shape[0] / B) * keep.length;
       t.dispose();
-      return tf.tensor3d(out, [keep.length * groups, t.shape[1], t.shape[2]]);
+      return tf.tensor(out, shape) as T;
     };
     for (let l = 0; l < this.config.decoderLayers; l++) {
-      cache.crossKeysT[l] = await pick(cache.crossKeysT[l]);
+      cache.crossKeys[l] = await pick(cache.crossKeys[l]);
       cache.crossValues[l] = await pick(cache.crossValues[l]);
       if (cache.selfKeys[l]) cache.selfKeys[l] = await pick(cache.selfKeys[l]!);
       if (cache.selfValues[l]) cache.selfValues[l] = await pick(cache.selfValues[l]!);
     }
-    cache.pointerKeysT = await pick(cache.pointerKeysT);
+    cache.pointerKeys = await pick(cache.pointerKeys);
     const formStride = cache.contextLength * 5;
     const form = new Float32Array(keep.length * formStride);
     keep.forEach((b, i) => form.set(cache.contextForm.subarray(b * formStride, (b + 1) * formStride), i * formStride));
     cache.contextForm = form;
-    cache.contextMask = await pick(cache.contextMask);
+    cache.contextLengths = Int32Array.from(keep, (b) => cache.contextLengths[b]);
     cache.rows = keep.length;
+    disposeGroups(cache.groups);
+    cache.selector?.dispose();
+    cache.groups = decodeGroups(cache);
+    cache.selector = groupSelector(cache.rows, 1);
   }
 
   disposeCache(cache: DecodeCache): void {
-    tf.dispose([...cache.crossKeysT, ...cache.crossValues, cache.pointerKeysT, cache.contextMask]);
+    tf.dispose([...cache.crossKeys, ...cache.crossValues, cache.pointerKeys]);
     for (const t of [...cache.selfKeys, ...cache.selfValues]) t?.dispose();
+    disposeGroups(cache.groups);
+    cache.selector?.dispose();
   }
 
   // ---- weights ---------------------------------------------------------------------------------
@@ -594,6 +638,72 @@ export class ExperienceNetwork {
     this.variables.clear();
     this.tables = null;
   }
+}
+
+/**
+ * A cache's rows in groups of DECODE_GROUP, with their keys, values and masks laid out for 2-D
+ * matmuls, each group only as wide as its own longest context (the rest of a row is masked, so
+ * its weights there are exactly 0 either way).
+ */
+function decodeGroups(cache: DecodeCache): DecodeGroup[] {
+  const { rows: B, contextLength: Lc } = cache;
+  const groups: DecodeGroup[] = [];
+  for (let first = 0; first < B; first += DECODE_GROUP) {
+    const g = Math.min(DECODE_GROUP, B - first);
+    const width = Math.max(1, ...cache.contextLengths.subarray(first, first + g));
+    // Mask row r: 0 on row r's own real positions, −1e9 elsewhere (rows past g meet no query).
+    const mask = new Float32Array(DECODE_GROUP * g * width);
+    for (let r = 0; r < g; r++) {
+      mask.fill(NEG, r * g * width, (r + 1) * g * width);
+      mask.fill(0, r * g * width + r * width, r * g * width + r * width + cache.contextLengths[first + r]);
+    }
+    const rowsOf = (t: tf.Tensor2D) => {
+      const a = t.shape[1];
+      return tf.reshape(tf.slice(tf.reshape(t, [B, Lc, a]), [first, 0, 0], [g, width, a]), [g * width, a]) as tf.Tensor2D;
+    };
+    groups.push(tf.tidy(() => {
+      const maskRows = tf.tensor2d(mask, [DECODE_GROUP, g * width]);
+      const withMask = (t: tf.Tensor2D) => tf.keep(tf.concat([tf.transpose(rowsOf(t)), maskRows], 0) as tf.Tensor2D);
+      return { first, rows: g, width, keysT: cache.crossKeys.map(withMask), values: cache.crossValues.map((v) => tf.keep(rowsOf(v))), pointerKeysT: withMask(cache.pointerKeys) };
+    }));
+  }
+  return groups;
+}
+
+/** Each row's one-hot in its group, T times per row (the T new tokens of a row share its context): [B·T, DECODE_GROUP]. */
+function groupSelector(rows: number, T: number): tf.Tensor2D {
+  const values = new Float32Array(rows * T * DECODE_GROUP);
+  for (let b = 0; b < rows; b++) for (let t = 0; t < T; t++) values[(b * T + t) * DECODE_GROUP + (b % DECODE_GROUP)] = 1;
+  return tf.tensor2d(values, [rows * T, DECODE_GROUP]);
+}
+
+/** Rows first … first + n − 1 of flattened [B, length] token rows, re-laid at `width` per row. */
+function chunkRows(rows: TokenRows & { segments: Int32Array }, first: number, n: number, length: number, width: number): TokenRows & { segments: Int32Array } {
+  const take = (from: Int32Array) => {
+    const out = new Int32Array(n * width);
+    for (let r = 0; r < n; r++) out.set(from.subarray((first + r) * length, (first + r) * length + width), r * width);
+    return out;
+  };
+  return { ids: take(rows.ids), spaces: take(rows.spaces), cases: take(rows.cases), segments: take(rows.segments), positions: take(rows.positions) };
+}
+
+function disposeGroups(groups: readonly DecodeGroup[]): void {
+  for (const g of groups) tf.dispose([...g.keysT, ...g.values, g.pointerKeysT]);
+}
+
+/** The pointer of every row over its own context [B·Lc], from the groups' weights ([g, g·width] each, one after another). */
+function ownBlocks(cache: DecodeCache, groupWeights: Float32Array): Float32Array {
+  const Lc = cache.contextLength;
+  const out = new Float32Array(cache.rows * Lc);
+  let offset = 0;
+  for (const { rows: g, width, first } of cache.groups) {
+    for (let r = 0; r < g; r++) {
+      const from = offset + r * g * width + r * width;
+      out.set(groupWeights.subarray(from, from + width), (first + r) * Lc);
+    }
+    offset += g * g * width;
+  }
+  return out;
 }
 
 /**
