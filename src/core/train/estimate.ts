@@ -30,7 +30,7 @@ export interface EnvTypicals {
   tokensPerTransition: number;
   /** Share of the dream's model calls a transition cache answers (measured on the LLM demo preset). */
   cacheHitRate: number;
-  /** The shipped learned model's dreamed transitions per second at batch 64 on one wasm thread (`npm run bench -- dream`). */
+  /** The shipped learned model's dreamed transitions per second at batch 64 on one wasm thread (`npm run bench -- dream`, the mean of two runs). */
   learnedTransitionsPerSecond?: number;
 }
 
@@ -42,8 +42,8 @@ export interface EnvTypicals {
  * and action, mostly a GRPO group's members stepping alike).
  */
 export const ENV_TYPICALS: Record<string, EnvTypicals> = {
-  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15, learnedTransitionsPerSecond: 16.6 },
-  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0, learnedTransitionsPerSecond: 98.6 },
+  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15, learnedTransitionsPerSecond: 31.4 },
+  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0, learnedTransitionsPerSecond: 116.7 },
 };
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
 

@@ -222,8 +222,7 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
   const vocab = out.vocab;
   // The best weight: the generator's best unbanned word (what it does not let through is exactly
   // 0) or a copyable token, whose mass adds to its own word's.
-  let bestWord = 0;
-  for (let w = 1; w < V; w++) if (vocab[offset + w] > vocab[offset + bestWord]) bestWord = w;
+  const bestWord = out.bestWord[row];
   let best = banned.size && banned.has(bestWord) ? bestUnbanned(vocab, offset, V, banned) : vocab[offset + bestWord];
   best *= g;
   for (const id of copy.touched) best = Math.max(best, g * vocab[offset + id] + (1 - g) * copy.mass[id]);
@@ -236,7 +235,7 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
   for (let w = 0; w < V; w++) {
     const p = g * vocab[offset + w] + (1 - g) * mass[w];
     if (p < floor || allowedIds[w] !== 1 || (banned.size && banned.has(w))) continue;
-    const weight = p ** power;
+    const weight = Math.exp(power * Math.log(p));     // p^(1/T), faster than `**` in V8
     candidateIds[n] = w;
     weightScratch[n++] = weight;
     total += weight;

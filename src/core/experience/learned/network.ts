@@ -152,8 +152,9 @@ const PREFILL_ROWS = 16;
 
 /** The heads' output for the next token of every row, read back. */
 export interface StepOutput {
-  /** p_gen after the row's allowed-set mask, [B, V]. */
+  /** p_gen after the row's allowed-set mask, [B, V], and each row's most likely word (the first of ties). */
   vocab: Float32Array;
+  bestWord: Int32Array;
   /** Pointer weights over the context, [B, Lc]. */
   pointer: Float32Array;
   gate: Float32Array;
@@ -520,13 +521,14 @@ export class ExperienceNetwork {
       const pointerGroups = tf.split(q, cache.groups.map((g) => g.rows), 0).map((qg, i) => tf.softmax(tf.matMul(qg, cache.groups[i].pointerKeysT)));   // [g, g·width]
       // One read-back for all groups' pointers (each a few small reads otherwise).
       const pointers = tf.concat(pointerGroups.map((w) => tf.reshape(w, [-1])));
-      return [tf.softmax(tf.add(this.linear(hidden, 'vocab'), vocabMask)), tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [B]), hidden, pointers];
+      const vocab = tf.softmax(tf.add(this.linear(hidden, 'vocab'), vocabMask));
+      return [vocab, tf.argMax(vocab, 1), tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [B]), hidden, pointers];
     });
     cache.fed += T;
-    const [vocab, gate, hidden, pointers] = await Promise.all(outputs.map((t) => t.data())) as Float32Array[];
+    const [vocab, bestWord, gate, hidden, pointers] = await Promise.all(outputs.map((t) => t.data())) as [Float32Array, Int32Array, Float32Array, Float32Array, Float32Array];
     tf.dispose(outputs);
     const pointer = ownBlocks(cache, pointers);
-    return { vocab, pointer, gate, ...this.formHeadsJs(hidden, pointer, cache) };
+    return { vocab, bestWord, pointer, gate, ...this.formHeadsJs(hidden, pointer, cache) };
   }
 
   /** Cross-attention of the T new tokens of every row [B·T, d] on its own context, group by group (DecodeGroup). */
