@@ -114,7 +114,12 @@ function fixWasmKernels(): void {
       const heap = args.backend as unknown as WasmHeap;
       const out = heap.makeOutput(size, x.dtype);
       // Views only after the output exists (making it can grow the heap and detach older views).
-      copySlice(heap.typedArrayFromHeap(x), tf.util.computeStrides(x.shape), heap.typedArrayFromHeap(out), begin, size);
+      const from = heap.typedArrayFromHeap(x), to = heap.typedArrayFromHeap(out);
+      const strides = tf.util.computeStrides(x.shape);
+      if (tf.slice_util.isSliceContinous(x.shape, begin, size)) {
+        const offset = tf.slice_util.computeFlatOffset(begin, strides);
+        to.set(from.subarray(offset, offset + to.length));
+      } else copySlice(from, strides, to, begin, size);
       return out;
     },
   });
