@@ -13,19 +13,19 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { ReplayBuffer } from '../core/buffer/buffer';
 import { LearnedExperienceModel, type LearnedModelOptions } from '../core/experience/learned/learned-model';
 import {
-  CHECKPOINT_FORMAT, decodeTensorGroups, encodeTensorGroups, MANIFEST_FILE, ModelFileError, readModelFiles, WEIGHTS_FILE, type ModelManifest,
+  CHECKPOINT_FORMAT, decodeTensorGroups, encodeTensorGroups, MANIFEST_FILE, ModelFileError, readModelFiles, type DecodeOptions, WEIGHTS_FILE, type ModelManifest,
 } from '../core/experience/learned/model-file';
 import type { NamedWeight } from '../core/experience/learned/network';
 import type { LearnedCheckpoint } from '../core/experience/learned/train-model';
 import { startDecodePool } from './decode-pool';
 
 /** Reads and checks the model in `dir`. */
-export async function readModelFolder(dir: string): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+export async function readModelFolder(dir: string, options: DecodeOptions = {}): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
   const where = resolve(dir);
   if (!existsSync(join(dir, MANIFEST_FILE))) {
     throw new ModelFileError(`No learned experience model in ${where} (no ${MANIFEST_FILE}): train one with 'dreamgym expmodel train --env ENV --out ${dir}', or give the folder of one (public/models/<env> holds the shipped ones).`);
   }
-  return readModelFiles(async (file) => (file === MANIFEST_FILE ? readFileSync(join(dir, file), 'utf8') : new Uint8Array(readFileSync(join(dir, file)))), where);
+  return readModelFiles(async (file) => (file === MANIFEST_FILE ? readFileSync(join(dir, file), 'utf8') : new Uint8Array(readFileSync(join(dir, file)))), where, options);
 }
 
 /**

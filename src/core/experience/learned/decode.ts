@@ -24,12 +24,14 @@ export interface DecodeLimits {
   admissibleTokens: number;
   /** Verdicts come from the generator alone, never copied from the context (FormatOptions.generatedVerdicts). */
   generatedVerdicts?: boolean;
+  /** A running step's state may be empty: unchanged (FormatOptions.unchangedStates). */
+  unchangedStates?: boolean;
 }
 
 /** The decoder's limits of a model trained with format options `f`. */
 export function decodeLimits(f: FormatOptions): DecodeLimits {
   return { stateTokens: f.answerStateTokens, maxAdmissible: f.maxAdmissible, actionTokens: f.admissibleActionTokens, admissibleTokens: f.answerAdmissibleTokens,
-    ...(f.generatedVerdicts ? { generatedVerdicts: true } : {}) };
+    ...(f.generatedVerdicts ? { generatedVerdicts: true } : {}), ...(f.unchangedStates ? { unchangedStates: true } : {}) };
 }
 
 /** What is decoded: a next step's answer, or a first state (no verdicts). */
@@ -50,7 +52,7 @@ class RowGrammar {
   itemTokens = 0;
   listTokens = 0;
 
-  constructor(kind: AnswerKind, private readonly limits: DecodeLimits, private readonly t: Tokenizer) {
+  constructor(private readonly kind: AnswerKind, private readonly limits: DecodeLimits, private readonly t: Tokenizer) {
     this.phase = kind === 'next' ? 'valid' : 'obsMarker';
   }
 
@@ -65,7 +67,7 @@ class RowGrammar {
       case 'obsMarker': return s('<obs>');
       case 'eos': return s('<eos>');
       case 'obs':
-        if (this.stateTokens === 0) return { allowed: Allowed.Text };
+        if (this.stateTokens === 0) return { allowed: this.mayStayUnchanged() ? Allowed.TextOrEos : Allowed.Text };
         if (this.stateTokens >= this.limits.stateTokens) return s(this.terminated ? '<eos>' : '<adm>');
         return { allowed: this.terminated ? Allowed.TextOrEos : Allowed.TextOrAdm };
       case 'adm': {
@@ -77,6 +79,11 @@ class RowGrammar {
       }
       case 'done': return s('<pad>');
     }
+  }
+
+  /** An empty state (`<obs> <eos>`): a running step that left the state as it was. */
+  private mayStayUnchanged(): boolean {
+    return this.limits.unchangedStates === true && this.kind === 'next' && !this.terminated;
   }
 
   /** Moves on after `id` was written. */

@@ -18,6 +18,10 @@
  *   [<adm> a <sep> b …]                        admissible actions of a running episode
  *   <eos>
  *
+ * With FormatOptions.unchangedStates, a running step that leaves the state as it was (the same
+ * abstract state and admissible list: WebShop's option clicks, a third of its steps) is answered
+ * `<obs> <eos>`, an empty state, read back as the current one.
+ *
  * A first state (a task with no real start page): context `<bos> <task> instruction
  * [<ex> first state …] <init> <ans>`, answer `<obs> state <adm> actions <eos>`.
  *
@@ -82,6 +86,13 @@ export interface FormatOptions {
    * this one's choices. Off (absent) in models trained before it.
    */
   generatedVerdicts?: boolean;
+  /**
+   * A next state equal to the current one is written as an empty state (see the file comment)
+   * and read back exactly. A small model copies a 150-token page unreliably (an option click
+   * came back with the option's own size missing), and one token is also ≈ 100 fewer to decode.
+   * Off (absent) in models trained before it.
+   */
+  unchangedStates?: boolean;
 }
 
 export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
@@ -124,6 +135,8 @@ export interface Answer {
   reward: 0 | 1;
   observation: string;
   admissible: string[];
+  /** The step left the state as it was (FormatOptions.unchangedStates writes it as an empty state). */
+  unchanged?: boolean;
 }
 
 class Builder {
@@ -300,7 +313,9 @@ export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOpti
   b.mark(answer.valid ? '<yes>' : '<no>');
   if (answer.valid) {
     b.mark(answer.terminated ? '<yes>' : '<no>').mark(answer.reward === 1 ? '<r1>' : '<r0>');
-    b.mark('<obs>').text(answer.observation, o.answerStateTokens);
+    b.mark('<obs>');
+    if (o.unchangedStates && answer.unchanged && !answer.terminated) return b.mark('<eos>').seq;
+    b.text(answer.observation, o.answerStateTokens);
     if (!answer.terminated && answer.admissible.length) b.mark('<adm>').actions(answer.admissible, o, o.answerAdmissibleTokens);
   }
   b.mark('<eos>');
@@ -341,7 +356,9 @@ export function decodeAnswer(tokenizer: Tokenizer, t: Tokens): Answer {
   const terminated = t.ids[1] === id('<yes>');
   const reward = t.ids[2] === id('<r1>') ? 1 : 0;
   const { observation, admissible } = decodeState(tokenizer, t, 3);
-  return { valid, terminated, reward, observation, admissible };
+  // Only a model trained with unchangedStates writes an empty state (the grammar allows it to no other).
+  const unchanged = !terminated && observation === '' && admissible.length === 0;
+  return { valid, terminated, reward, observation, admissible, ...(unchanged ? { unchanged } : {}) };
 }
 
 /** `<obs> state [<adm> actions] <eos>` from position `at` (a first state starts there at 0). */

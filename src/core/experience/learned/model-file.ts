@@ -87,8 +87,11 @@ export function encodeModelFiles(base: Omit<ModelManifest, 'format' | 'weights' 
   return { manifest: `${JSON.stringify(manifest, null, 1)}\n`, weights: bytes };
 }
 
+/** What reading a model may let pass: a stale verdict head, dropped (expmodel verdict fits a new one). */
+export interface DecodeOptions { dropStaleVerdict?: boolean }
+
 /** Parses and checks the two files; throws ModelFileError naming the file and the fix. */
-export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, where = 'the model folder'): { manifest: ModelManifest; weights: NamedWeight[] } {
+export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, where = 'the model folder', options: DecodeOptions = {}): { manifest: ModelManifest; weights: NamedWeight[] } {
   let manifest: ModelManifest;
   try {
     manifest = JSON.parse(manifestText.replace(/^\uFEFF/, '')) as ModelManifest;
@@ -99,7 +102,8 @@ export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, 
     throw new ModelFileError(`${MANIFEST_FILE} in ${where} is not a learned experience model (format '${String(manifest?.format)}', expected '${MODEL_FORMAT}').`);
   }
   const headProblem = manifest.verdict ? verdictHeadProblem(manifest.verdict) : null;
-  if (headProblem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${headProblem}. Fit it again ('dreamgym expmodel verdict --model DIR --env ENV') or train the model again.`);
+  if (headProblem && options.dropStaleVerdict) delete manifest.verdict;
+  else if (headProblem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${headProblem}. Fit it again ('dreamgym expmodel verdict --model DIR --env ENV') or train the model again.`);
   const expected = manifest.weightsFile;
   if (weightBytes.length !== expected?.bytes || crc32(weightBytes) !== expected.crc32) {
     throw new ModelFileError(`${WEIGHTS_FILE} in ${where} does not match ${MANIFEST_FILE} (${weightBytes.length} bytes, CRC ${crc32(weightBytes)}; ` +
@@ -138,12 +142,12 @@ function floatsFromLittleEndian(bytes: Uint8Array): Float32Array {
 /** Reads a model's files by name (a folder, IndexedDB, or fetch from a URL). */
 export type ModelFileReader = (file: typeof MANIFEST_FILE | typeof WEIGHTS_FILE) => Promise<string | Uint8Array>;
 
-export async function readModelFiles(read: ModelFileReader, where: string): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+export async function readModelFiles(read: ModelFileReader, where: string, options: DecodeOptions = {}): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
   const manifest = await read(MANIFEST_FILE);
   const weights = await read(WEIGHTS_FILE);
   const text = typeof manifest === 'string' ? manifest : new TextDecoder().decode(manifest);
   const bytes = typeof weights === 'string' ? new TextEncoder().encode(weights) : weights;
-  return decodeModelFiles(text, bytes, where);
+  return decodeModelFiles(text, bytes, where, options);
 }
 
 // ---- training checkpoints ----------------------------------------------------------------------

@@ -91,11 +91,14 @@ export function splitByTask(episodes: readonly RecordedEpisode[], tasks: Readonl
 export function answerOf(card: DomainCard, t: Transition): Answer | undefined {
   if (!t.valid) return { valid: false, terminated: false, reward: 0, observation: '', admissible: [] };
   if (!t.terminated && t.nextAdmissible.length === 0) return undefined;
-  return {
-    valid: true, terminated: t.terminated, reward: t.terminated ? outcomeOf(t.reward) : 0,
-    observation: abstractObservation(card, t.nextObservation),
-    admissible: t.terminated ? [] : abstractAdmissible(card, t.nextAdmissible),
-  };
+  const observation = abstractObservation(card, t.nextObservation);
+  const admissible = t.terminated ? [] : abstractAdmissible(card, t.nextAdmissible);
+  const unchanged = !t.terminated && observation === abstractObservation(card, t.observation) && sameList(admissible, abstractAdmissible(card, t.admissible));
+  return { valid: true, terminated: t.terminated, reward: t.terminated ? outcomeOf(t.reward) : 0, observation, admissible, ...(unchanged ? { unchanged } : {}) };
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** The first state's admissible list as a model writes it: WebShop's buttons are implied; other envs list all. */

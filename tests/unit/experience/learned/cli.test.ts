@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -78,6 +78,13 @@ describe('dreamgym expmodel', () => {
     // The recipe's head, exactly: the same split, the same real endings.
     expect(readFileSync(join(model, 'model.json'), 'utf8')).toBe(readFileSync('public/models/webshop-lite-v0/model.json', 'utf8'));
     expect(readFileSync(join(model, 'weights.bin')).equals(readFileSync('public/models/webshop-lite-v0/weights.bin'))).toBe(true);
+    // A head an older version fitted (other features) is refused on load, and refitted by the command the error names.
+    const fitted = readFileSync(join(model, 'model.json'), 'utf8');
+    writeFileSync(join(model, 'model.json'), fitted.replace('"pending"', '"choices"'));
+    expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', `learned:${model}`, '--n', '2'])).not.toBe(0);
+    expect(err.join('\n')).toMatch(/verdict head reads features \[choices,unmatched,over\].*expmodel verdict --model DIR/);
+    expect(await main(['expmodel', 'verdict', '--model', model, '--env', 'webshop-lite-v0', '--json'])).toBe(0);
+    expect(readFileSync(join(model, 'model.json'), 'utf8')).toBe(fitted);
     const household = join(dir, 'household-copy');
     cpSync('public/models/household-v0', household, { recursive: true });
     expect(await main(['expmodel', 'verdict', '--model', household, '--env', 'household-v0'])).toBe(0);

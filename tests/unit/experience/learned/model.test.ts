@@ -7,7 +7,10 @@ import { initBackend } from '../../../../src/core/policy/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { makeDreamEnv } from '../../../../src/core/experience/dream-env';
-import { LearnedExperienceModel } from '../../../../src/core/experience/learned/learned-model';
+import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/experience/learned/learned-model';
+import { DEFAULT_FORMAT_OPTIONS } from '../../../../src/core/experience/learned/format';
+import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
+import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
 import { decodeModelFiles, encodeModelFiles, ModelFileError } from '../../../../src/core/experience/learned/model-file';
 import { learnedTrainOptions, trainLearnedModel, type LearnedCheckpoint } from '../../../../src/core/experience/learned/train-model';
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
@@ -151,4 +154,29 @@ describe('learned experience model', () => {
     expect(tf.memory().numTensors).toBe(before);
     model.dispose();
   }, 120_000);
+
+  it('reads an empty state back as the current one, in a model trained with unchangedStates only', async () => {
+    const tokenizer = Tokenizer.learn(['click red blue buy now lamp'], { minCount: 1 });
+    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: 6 }, 1);
+    const ids = (['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t));
+    const empty: BatchDecoder = async ({ contexts }) => contexts.map(() => ({ tokens: { ids, spaces: ids.map(() => 0), cases: ids.map(() => 0) }, steps: ids.length }));
+    const t = trajectories[0];
+    const task = t.task;
+    const state = { text: 'Instruction: [SEP] buy a red lamp [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] red [SEP] blue [SEP] Lamp [SEP] Price: $9.99 [SEP] Buy Now',
+      admissible: ['click[back to search]', 'click[< prev]', 'click[red]', 'click[blue]', 'click[buy now]'], task };
+    // Four distinct requests, so the batch is split between the two (fake) decoders.
+    const ask = (unchangedStates: boolean) => {
+      const model = new LearnedExperienceModel(net, tokenizer, card, { name: 'fake', env: ENV, formatOptions: { ...DEFAULT_FORMAT_OPTIONS, ...(unchangedStates ? { unchangedStates } : {}) } },
+        { decoders: [empty, empty], transitionCache: false });
+      return Promise.all(['click[red]', 'click[blue]', 'click[< prev]', 'click[back to search]'].map((action) => model.next({ task, history: [], state, action })));
+    };
+    for (const unchanged of await ask(true)) {
+      expect(unchanged).toMatchObject({ valid: true, actionValid: true, terminated: false, reward: 0 });
+      expect(unchanged.next.text).toBe(state.text);
+      expect(unchanged.next.admissible).toEqual(state.admissible);
+    }
+    // A model trained without it never writes an empty state; if a decoder did, it is no copy of the page.
+    for (const p of await ask(false)) expect(p.next.text === state.text && p.actionValid).toBe(false);
+    net.dispose();
+  });
 });

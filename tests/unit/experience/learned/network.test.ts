@@ -2,10 +2,12 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
 import { buildMasks, decodeBatch } from '../../../../src/core/experience/learned/decode';
-import { decodeAnswer } from '../../../../src/core/experience/learned/format';
+import { decodeAnswer, type Answer } from '../../../../src/core/experience/learned/format';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
 import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
-import { TOY_FORMAT, TOY_STEPS, tinyConfig, tinyNetwork, toyPairs, toyTokenizer } from './fixtures';
+import { TOY_CARD, TOY_FORMAT, TOY_STEPS, tinyConfig, tinyNetwork, toyPairs, toyTokenizer } from './fixtures';
+import { encodeAnswer, encodeContext, encodePrompt } from '../../../../src/core/experience/learned/format';
+import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 
 beforeAll(async () => {
   expect((await initBackend('wasm')).backend).toBe('wasm');
@@ -168,4 +170,40 @@ describe('generated verdicts (FormatOptions.generatedVerdicts)', () => {
     expect(decodeLimits({ ...TOY_FORMAT, generatedVerdicts: true }).generatedVerdicts).toBe(true);
     expect(decodeLimits(TOY_FORMAT).generatedVerdicts).toBeUndefined();
   });
+});
+
+describe('unchanged states (FormatOptions.unchangedStates)', () => {
+  it('learns to answer a step that leaves the state as it was with an empty state, which only such a model may write', async () => {
+    const page = 'Brass Lamp | color | red | blue | Price: $25.99';
+    const steps: { state: string; action: string; answer: Answer }[] = [
+      { state: page, action: 'click[red]', answer: { valid: true, terminated: false, reward: 0, observation: page, admissible: ['click[red]', 'click[blue]'], unchanged: true } },
+      { state: 'Page 1 | B07ZZ1 | Brass Lamp | $25.99', action: 'click[b07zz1]', answer: { valid: true, terminated: false, reward: 0, observation: page, admissible: ['click[red]', 'click[blue]'] } },
+      { state: page, action: 'click[buy now]', answer: { valid: true, terminated: true, reward: 1, observation: 'Thank you for shopping with us!', admissible: [] } },
+    ];
+    const tokenizer = Tokenizer.learn(steps.flatMap((s) => [s.state, s.action, s.answer.observation, ...s.answer.admissible]), { minCount: 1 });
+    const format = { ...TOY_FORMAT, unchangedStates: true };
+    const pairs = steps.map((s, i) => ({
+      kind: 'next' as const, taskId: `t${i}`, episodeId: `e${i}`, prompt: encodePrompt(tokenizer, s.action), answer: encodeAnswer(tokenizer, s.answer, format),
+      context: encodeContext(tokenizer, TOY_CARD, { task: { instruction: 'buy a red lamp' }, history: [], state: { text: s.state, admissible: ['click[red]', 'click[blue]'] }, action: s.action, retrieved: [] }, format),
+    }));
+    // The unchanged step is `<yes> <no> <r0> <obs> <eos>`; without the option it is written out.
+    expect(pairs[0].answer.ids).toEqual((['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t)));
+    expect(encodeAnswer(tokenizer, steps[0].answer, TOY_FORMAT).ids.length).toBeGreaterThan(10);
+    const net = tinyNetwork(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
+    await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 120, batchSize: 3, learningRate: 1e-2, warmupSteps: 10, patience: 1000, seed: 1 });
+    const masks = buildMasks(tokenizer);
+    const decode = (unchangedStates: boolean) => decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'),
+      { ...limits, ...(unchangedStates ? { unchangedStates } : {}) });
+    const answers = (await decode(true)).map((d) => decodeAnswer(tokenizer, d.tokens));
+    expect(answers[0]).toEqual({ valid: true, terminated: false, reward: 0, observation: '', admissible: [], unchanged: true });
+    const { unchanged: _u, ...written } = steps[1].answer;
+    expect(answers[1]).toEqual(written);
+    expect(answers[2]).toEqual(steps[2].answer);
+    // The grammar of a model trained without it never ends a state before its first word.
+    const strict = (await decode(false)).map((d) => decodeAnswer(tokenizer, d.tokens));
+    expect(strict[0].observation.length).toBeGreaterThan(0);
+    expect(strict[0].unchanged).toBeUndefined();
+    masks.table.dispose();
+    net.dispose();
+  }, 120_000);
 });

@@ -77,3 +77,26 @@ describe('SFT data of the learned experience model', () => {
     }
   });
 });
+
+describe('unchanged steps in the SFT data', () => {
+  it('marks a WebShop option click, which leaves the page as it was, and no step that changes it', async () => {
+    const shop = 'webshop-lite-v0';
+    const shopCard = builtInDomainCard(shop)!;
+    const definition = getEnvDefinition(shop);
+    const episodes: Trajectory[] = [];
+    for (const seed of [20, 21, 22, 23]) episodes.push(await rolloutEpisode(makeEnv(shop), makeBaselinePolicy('expert'), { seed, task: definition.generateTask(seed, 1) }));
+    const shopBuffer = await bufferFromTrajectories(episodes);
+    const steps = (await realEpisodes(shopBuffer, shop)).episodes.flatMap((e) => e.steps);
+    const answers = steps.map((t) => ({ t, a: answerOf(shopCard, t)! })).filter((x) => x.a);
+    const unchanged = answers.filter((x) => x.a.unchanged);
+    expect(unchanged.length).toBeGreaterThan(0);
+    for (const { t, a } of unchanged) {
+      expect(t.action).toMatch(/^click\[/);
+      expect(a.observation).toBe(answers.find((x) => x.t === t)!.a.observation);
+      expect(t.nextObservation).toBe(t.observation);
+    }
+    // Searches, product clicks and purchases change the page.
+    for (const { t, a } of answers.filter((x) => /^search\[|^click\[b0|buy now/.test(x.t.action))) expect(a.unchanged, t.action).toBeUndefined();
+    await shopBuffer.store.close();
+  });
+});
