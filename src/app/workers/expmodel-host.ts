@@ -45,12 +45,12 @@ export class NoCheckpointError extends Error {
   }
 }
 
-/** Core's training options for the page's settings (the size picks the network; unchanged states answered as such, as the shipped webshop model). */
+/** Core's training options for the page's settings (the size picks the network). */
 export function trainOptions(s: ExpModelSettings): LearnedTrainOptions {
   const size = SIZE_INFO[s.size];
   return learnedTrainOptions({
     name: s.name, ...(s.episodes > 0 ? { maxEpisodes: s.episodes } : {}),
-    network: size.network, format: { k: s.k, historyLength: s.history, unchangedStates: true },
+    network: size.network, format: { k: s.k, historyLength: s.history },
     fit: { epochs: s.epochs, batchSize: s.batchSize, learningRate: s.learningRate, seed: s.seed, ...(size.warmupSteps !== undefined ? { warmupSteps: size.warmupSteps } : {}) },
   });
 }

@@ -56,7 +56,7 @@ export const expmodelTrainCommand: CommandSpec = {
     'verdict-weight': { type: 'number', description: 'loss weight of the verdict tokens (valid, terminated, reward) against 1 for the rest', default: VERDICT_WEIGHT },
     'generator-verdict': { type: 'boolean', description: 'fit no verdict head: the generator\'s own reward judges an episode\'s end (see verdict.ts)' },
     'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts)' },
-    'unchanged-states': { type: 'boolean', description: 'a step that leaves the state as it was is answered with an empty state, read back exactly (the shipped webshop recipe; see format.ts)' },
+    'unchanged-states': { type: 'boolean', description: 'a step that leaves the state as it was is answered with an empty state, read back exactly (see format.ts; measured in the README, not the shipped recipe)' },
     name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },

@@ -171,7 +171,7 @@ describe('backend choice and training options', () => {
   it('maps the page\'s settings to core\'s options: the size picks the network, 0 episodes means all', () => {
     const tiny = trainOptions(tinySettings({ episodes: 8, k: 2, history: 1, epochs: 2, batchSize: 8, learningRate: 0.001, seed: 5 }));
     expect(tiny.network).toMatchObject(SIZE_INFO.tiny.network);
-    expect(tiny).toMatchObject({ name: 'tiny', maxEpisodes: 8, format: { k: 2, historyLength: 1, unchangedStates: true }, fit: { epochs: 2, batchSize: 8, learningRate: 0.001, seed: 5, warmupSteps: 2 } });
+    expect(tiny).toMatchObject({ name: 'tiny', maxEpisodes: 8, format: { k: 2, historyLength: 1 }, fit: { epochs: 2, batchSize: 8, learningRate: 0.001, seed: 5, warmupSteps: 2 } });
     const standard = trainOptions(tinySettings({ size: 'standard', episodes: 0 }));
     expect(standard.network).toEqual(DEFAULT_NETWORK);
     expect(standard.maxEpisodes).toBeUndefined();
