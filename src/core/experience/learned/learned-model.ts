@@ -162,7 +162,7 @@ export class LearnedExperienceModel implements ExperienceModel {
     const answer = result.text as ReturnType<typeof decodeAnswer>;
     if (!answer.valid) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
     // An empty state (FormatOptions.unchangedStates): the step left the page as it was, read back exactly.
-    if (answer.unchanged && this.format.unchangedStates) return { ...base, next: { ...same, task: ctx.task }, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
+    if (answer.unchanged && this.format.unchangedStates) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
     const text = concreteObservation(this.card, answer.observation, ctx.task.instruction);
     const globals = globalActionsOf(this.card, ctx.history[0]?.admissible ?? ctx.state.admissible);
     const admissible = answer.terminated ? [] : concreteAdmissible(this.card, answer.admissible, globals, text);
