@@ -15,7 +15,7 @@ import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { parseTrajectoriesJsonl } from '../../core/data/trajectory';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
-import { learnedTrainOptions, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
+import { FRESH_ID_PLACEHOLDERS, learnedTrainOptions, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
 import { VERDICT_WEIGHT } from '../../core/experience/learned/fit';
 import { bufferRetriever, realEpisodes, splitByTask, trlMessagesJsonl } from '../../core/experience/learned/sft-data';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
@@ -42,7 +42,7 @@ const sourceOptions = {
 export const expmodelTrainCommand: CommandSpec = {
   name: 'expmodel train',
   summary: 'train a learned experience model on real trajectories (tfjs): then --llm learned:OUT dreams with it',
-  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--unchanged-states] [--verdict-weight W] [--generator-verdict] [--resume] [--json]',
+  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--unchanged-states] [--fresh-ids] [--verdict-weight W] [--generator-verdict] [--resume] [--json]',
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'model folder (model.json, weights.bin; checkpoint/ while training)' },
@@ -56,6 +56,7 @@ export const expmodelTrainCommand: CommandSpec = {
     'verdict-weight': { type: 'number', description: 'loss weight of the verdict tokens (valid, terminated, reward) against 1 for the rest', default: VERDICT_WEIGHT },
     'generator-verdict': { type: 'boolean', description: 'fit no verdict head: the generator\'s own reward judges an episode\'s end (see verdict.ts)' },
     'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts)' },
+    'fresh-ids': { type: 'boolean', description: "an answer's ids the context does not show (a results page's new asins) are written as placeholders <id1>… and read back as new ids (tokenizer.ts)" },
     'unchanged-states': { type: 'boolean', description: 'a step that leaves the state as it was is answered with an empty state, read back exactly (see format.ts; measured in the README, not the shipped recipe)' },
     name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
@@ -114,7 +115,7 @@ function checkCounts(o: { k: number; history: number }, spec: CommandSpec): void
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; k: number; history: number; seed: number; out?: string; epochs: number;
-    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; 'unchanged-states'?: boolean; 'verdict-weight': number; 'generator-verdict'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; 'unchanged-states'?: boolean; 'fresh-ids'?: boolean; 'verdict-weight': number; 'generator-verdict'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
   const spec = expmodelTrainCommand;
   if (!o.out) throw new UsageError(`'${spec.name}' needs --out DIR (the model folder).`, spec);
   checkCounts(o, spec);
@@ -129,7 +130,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   try {
     const options: LearnedTrainOptions = learnedTrainOptions({
       name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env), ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
-      ...(o['generator-verdict'] ? { verdictHead: false } : {}),
+      ...(o['generator-verdict'] ? { verdictHead: false } : {}), ...(o['fresh-ids'] ? { freshIds: FRESH_ID_PLACEHOLDERS } : {}),
       network: { dModel: o['d-model'] }, format: { k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}), ...(o['generated-verdicts'] ? { generatedVerdicts: true } : {}), ...(o['unchanged-states'] ? { unchangedStates: true } : {}) },
       fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed, ...(o['verdict-weight'] !== VERDICT_WEIGHT ? { verdictWeight: o['verdict-weight'] } : {}) },
     });

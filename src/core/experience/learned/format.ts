@@ -35,7 +35,8 @@
  */
 import type { Step, Task, Transition } from '../../types';
 import { abstractAdmissible, abstractObservation, collapse, type DomainCard } from '../domain-card';
-import type { Tokenizer, Tokens, SpecialToken } from './tokenizer';
+import { hashString, Rng } from '../../rng';
+import { isIdLike, splitPieces, type FreshIdScope, type Tokenizer, type Tokens, type SpecialToken } from './tokenizer';
 
 /** Segment of each context token (an embedding the model adds). */
 export const SEGMENTS = { task: 0, example: 1, history: 2, state: 3, action: 4, answer: 5 } as const;
@@ -94,6 +95,21 @@ export interface FormatOptions {
    * agent did worse, so the shipped recipe leaves it off. Off (absent) in models trained before it.
    */
   unchangedStates?: boolean;
+  /**
+   * An answer's ids that the context does not show are written as placeholders (tokenizer.ts,
+   * "Fresh ids"), and read back as new ids of the training data's shape. Off (absent) in models
+   * trained before it.
+   */
+  freshIds?: FreshIdShape;
+}
+
+/** How many placeholders there are, and what a new id looks like (from the training data: WebShop's `b0` + 8). */
+export interface FreshIdShape {
+  count: number;
+  /** Shared by every id-like piece of the training texts (lower case). */
+  prefix: string;
+  /** Their most common length. */
+  length: number;
 }
 
 export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
@@ -116,6 +132,8 @@ export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
 /** A token sequence with the segment of each token. */
 export interface Sequence extends Tokens {
   segments: number[];
+  /** A context's id-like words, lower case (FormatOptions.freshIds: its answer may use them as they are). */
+  knownIds?: string[];
 }
 
 /** Length of the decoder's prompt (`<act>` and the action's first tokens, padded). */
@@ -143,7 +161,9 @@ export interface Answer {
 class Builder {
   readonly seq: Sequence = { ids: [], spaces: [], cases: [], segments: [] };
   segment: number = SEGMENTS.task;
-  constructor(readonly tokenizer: Tokenizer) {}
+  /** Id-like words written whole (a context's), and where an answer's unseen ids go. */
+  readonly seen = new Set<string>();
+  constructor(readonly tokenizer: Tokenizer, private readonly fresh?: FreshIdScope) {}
 
   mark(token: SpecialToken, segment = this.segment): this {
     this.segment = segment;
@@ -156,7 +176,7 @@ class Builder {
 
   text(text: string, maxTokens: number): this {
     const before = this.seq.ids.length;
-    this.tokenizer.encodeInto(collapse(text), this.seq, maxTokens);
+    this.tokenizer.encodeInto(collapse(text), this.seq, maxTokens, this.fresh ? { fresh: this.fresh } : { seen: this.seen });
     for (let i = before; i < this.seq.ids.length; i++) this.seq.segments.push(this.segment);
     return this;
   }
@@ -207,8 +227,9 @@ export interface ContextInput {
 /** The context of one dreamed step, at most `o.contextTokens` long (the last examples give way). */
 export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Sequence {
   for (let k = Math.min(o.k, input.retrieved.length); ; k--) {
-    const seq = buildContext(tokenizer, card, input, { ...o, k });
-    if (seq.ids.length > o.contextTokens && k > 0) continue;
+    const built = buildContext(tokenizer, card, input, { ...o, k });
+    if (built.seq.ids.length > o.contextTokens && k > 0) continue;
+    const seq = o.freshIds ? { ...built.seq, knownIds: [...built.seen] } : built.seq;
     const matched = o.matchFeature ? markMatches(tokenizer, seq) : seq;
     return o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, card, input, o)) : matched;
   }
@@ -275,7 +296,7 @@ export function markMatches(tokenizer: Tokenizer, seq: Sequence): Sequence {
   return { ...seq, segments };
 }
 
-function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Sequence {
+function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Builder {
   const b = new Builder(tokenizer);
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(input.task.instruction, o.instructionTokens);
   input.retrieved.slice(0, o.k).forEach((t, i) => {
@@ -294,7 +315,7 @@ function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInpu
   if (card.showAdmissible) b.mark('<adm>').actions(abstractAdmissible(card, input.state.admissible), o, o.admissibleListTokens);
   b.mark('<act>', SEGMENTS.action).text(input.action, o.actionTokens);
   b.mark('<ans>', SEGMENTS.answer);
-  return b.seq;
+  return b;
 }
 
 /** The context of a first state: the task, and first states of other tasks as examples. */
@@ -304,12 +325,18 @@ export function encodeInitialContext(tokenizer: Tokenizer, card: DomainCard, tas
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(task.instruction, o.instructionTokens);
   for (const e of examples.slice(0, o.k)) b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, e.observation), o.exampleNextTokens);
   b.mark('<init>', SEGMENTS.action).mark('<ans>', SEGMENTS.answer);
-  return o.matchFeature ? markMatches(tokenizer, b.seq) : b.seq;
+  const seq = o.freshIds ? { ...b.seq, knownIds: [...b.seen] } : b.seq;
+  return o.matchFeature ? markMatches(tokenizer, seq) : seq;
 }
 
-/** The answer tokens of a step (training targets). */
-export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOptions): Sequence {
-  const b = new Builder(tokenizer);
+/** Where an answer's unseen ids go, given its context (none without FormatOptions.freshIds). */
+function freshScope(o: FormatOptions, context: Pick<Sequence, 'knownIds'> | undefined): FreshIdScope | undefined {
+  return o.freshIds ? { known: new Set(context?.knownIds ?? []), assigned: new Map() } : undefined;
+}
+
+/** The answer tokens of a step (training targets); `context` is the step's encoded context. */
+export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOptions, context?: Pick<Sequence, 'knownIds'>): Sequence {
+  const b = new Builder(tokenizer, freshScope(o, context));
   b.segment = SEGMENTS.answer;
   b.mark(answer.valid ? '<yes>' : '<no>');
   if (answer.valid) {
@@ -324,8 +351,9 @@ export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOpti
 }
 
 /** The answer tokens of a first state. */
-export function encodeInitialAnswer(tokenizer: Tokenizer, state: { observation: string; admissible: readonly string[] }, o: FormatOptions): Sequence {
-  const b = new Builder(tokenizer);
+export function encodeInitialAnswer(tokenizer: Tokenizer, state: { observation: string; admissible: readonly string[] }, o: FormatOptions,
+  context?: Pick<Sequence, 'knownIds'>): Sequence {
+  const b = new Builder(tokenizer, freshScope(o, context));
   b.segment = SEGMENTS.answer;
   b.mark('<obs>').text(state.observation, o.answerStateTokens);
   if (state.admissible.length) b.mark('<adm>').actions(state.admissible, { ...o, maxAdmissible: o.maxAdmissible * 4 }, o.answerAdmissibleTokens);
@@ -334,13 +362,13 @@ export function encodeInitialAnswer(tokenizer: Tokenizer, state: { observation: 
 }
 
 /** Splits the tokens between `from` and `to` at `<sep>` and reads the admissible list back. */
-function decodeActions(tokenizer: Tokenizer, t: Tokens, from: number, to: number): string[] {
+function decodeActions(tokenizer: Tokenizer, t: Tokens, from: number, to: number, freshNames?: readonly string[]): string[] {
   const sep = tokenizer.special('<sep>');
   const items: string[] = [];
   let start = from;
   for (let i = from; i <= to; i++) {
     if (i === to || t.ids[i] === sep) {
-      items.push(collapse(tokenizer.decode(t, start, i)));
+      items.push(collapse(tokenizer.decode(t, start, i, freshNames)));
       start = i + 1;
     }
   }
@@ -349,28 +377,74 @@ function decodeActions(tokenizer: Tokenizer, t: Tokens, from: number, to: number
   return actions.filter((a) => a.length > 0);
 }
 
-/** Reads a decoded answer back (the decoder's grammar guarantees the structure). */
-export function decodeAnswer(tokenizer: Tokenizer, t: Tokens): Answer {
+/** Reads a decoded answer back (the decoder's grammar guarantees the structure); placeholder i reads `freshNames[i]`. */
+export function decodeAnswer(tokenizer: Tokenizer, t: Tokens, freshNames?: readonly string[]): Answer {
   const id = (s: SpecialToken) => tokenizer.special(s);
   const valid = t.ids[0] === id('<yes>');
   if (!valid) return { valid: false, terminated: false, reward: 0, observation: '', admissible: [] };
   const terminated = t.ids[1] === id('<yes>');
   const reward = t.ids[2] === id('<r1>') ? 1 : 0;
-  const { observation, admissible } = decodeState(tokenizer, t, 3);
+  const { observation, admissible } = decodeState(tokenizer, t, 3, freshNames);
   // Only a model trained with unchangedStates writes an empty state (the grammar allows it to no other).
   const unchanged = !terminated && observation === '' && admissible.length === 0;
   return { valid, terminated, reward, observation, admissible, ...(unchanged ? { unchanged } : {}) };
 }
 
 /** `<obs> state [<adm> actions] <eos>` from position `at` (a first state starts there at 0). */
-export function decodeState(tokenizer: Tokenizer, t: Tokens, at = 0): { observation: string; admissible: string[] } {
+export function decodeState(tokenizer: Tokenizer, t: Tokens, at = 0, freshNames?: readonly string[]): { observation: string; admissible: string[] } {
   const end = indexOrEnd(t.ids, tokenizer.special('<eos>'), at);
   const adm = indexOrEnd(t.ids, tokenizer.special('<adm>'), at, end);
   const obsStart = t.ids[at] === tokenizer.special('<obs>') ? at + 1 : at;
   return {
-    observation: collapse(tokenizer.decode(t, obsStart, adm)),
-    admissible: adm < end ? decodeActions(tokenizer, t, adm + 1, end) : [],
+    observation: collapse(tokenizer.decode(t, obsStart, adm, freshNames)),
+    admissible: adm < end ? decodeActions(tokenizer, t, adm + 1, end, freshNames) : [],
   };
+}
+
+const ID_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * New ids for an answer's placeholders: the shape's prefix, then letters and digits drawn from a
+ * generator seeded by the context alone (the same step dreams the same ids, in any batch), none
+ * equal to an id the context shows.
+ */
+export function freshNames(shape: FreshIdShape, context: Pick<Sequence, 'ids' | 'knownIds'>): string[] {
+  const rng = Rng.fromSeed(hashString(context.ids.join(',')), 'fresh ids');
+  const taken = new Set(context.knownIds ?? []);
+  const names: string[] = [];
+  while (names.length < shape.count) {
+    let name = shape.prefix;
+    while (name.length < Math.max(shape.length, shape.prefix.length + 4)) name += ID_CHARS[rng.int(0, ID_CHARS.length - 1)];
+    // An id must stay id-like (a digit in it) and new.
+    if (!/\d/.test(name) || !/^[a-z]/.test(name) || taken.has(name)) continue;
+    taken.add(name);
+    names.push(name);
+  }
+  return names;
+}
+
+/** The shape of the id-like pieces of some texts (FreshIdShape); `null` when they have none. */
+export function freshIdShape(texts: Iterable<string>, count: number): FreshIdShape | null {
+  let prefix: string | null = null;
+  const lengths = new Map<number, number>();
+  for (const text of texts) {
+    for (const { piece } of splitPieces(collapse(text))) {
+      if (!isIdLike(piece)) continue;
+      const lower = piece.toLowerCase();
+      prefix = prefix === null ? lower : commonPrefix(prefix, lower);
+      lengths.set(lower.length, (lengths.get(lower.length) ?? 0) + 1);
+    }
+  }
+  if (prefix === null) return null;
+  const length = [...lengths].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0][0];
+  // Only a letter-first prefix keeps every new id id-like.
+  return { count, prefix: /^[a-z]/.test(prefix) ? prefix : '', length };
+}
+
+function commonPrefix(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return a.slice(0, i);
 }
 
 function indexOrEnd(ids: readonly number[], id: number, from: number, end = ids.length): number {

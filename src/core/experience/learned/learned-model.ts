@@ -21,7 +21,7 @@ import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type D
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
 import { buildMasks, decodeBatch, decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
-import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, shownHistory, type FormatOptions, type Sequence } from './format';
+import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, freshNames, shownHistory, type FormatOptions, type Sequence } from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
@@ -103,6 +103,9 @@ export class LearnedExperienceModel implements ExperienceModel {
     readonly options: LearnedModelOptions = {}) {
     // A model written before a format setting existed reads that setting's default.
     const trained = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
+    if (trained.freshIds && tokenizer.freshIdTokens.length < trained.freshIds.count) {
+      throw new Error(`The learned model '${manifest.name}' writes ${trained.freshIds.count} fresh-id placeholders but its tokenizer has ${tokenizer.freshIdTokens.length}: the model files do not belong together. Train the model again.`);
+    }
     this.format = { ...trained, k: Math.min(options.k ?? trained.k, trained.k), historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength) };
     this.masks = buildMasks(tokenizer);
     this.limits = decodeLimits(trained);
@@ -236,7 +239,8 @@ export class LearnedExperienceModel implements ExperienceModel {
         this.stats.decodedRows += chunk.length;
         chunk.forEach((group, i) => {
           const tokens = decoded[i].tokens;
-          const text = group[0].kind === 'next' ? decodeAnswer(this.tokenizer, tokens) : decodeState(this.tokenizer, tokens);
+          const names = this.format.freshIds ? freshNames(this.format.freshIds, contexts[i]) : undefined;
+          const text = group[0].kind === 'next' ? decodeAnswer(this.tokenizer, tokens, names) : decodeState(this.tokenizer, tokens, 0, names);
           const result = { text, raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000), promptTokens: contexts[i].ids.length, completionTokens: tokens.ids.length, ms };
           group.forEach((p, j) => p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0, shared: true }));
         });

@@ -147,10 +147,10 @@ export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer
     const first = e.steps[0];
     if (first && first.stepIndex === 0 && first.admissible.length > 0 && !startedTasks.has(e.taskId)) {
       startedTasks.add(e.taskId);
+      const context = encodeInitialContext(tokenizer, card, { instruction: e.instruction }, [], format);
       pairs.push({
-        kind: 'initial', taskId: e.taskId, episodeId: e.id,
-        context: encodeInitialContext(tokenizer, card, { instruction: e.instruction }, [], format), prompt: encodePrompt(tokenizer, null),
-        answer: encodeInitialAnswer(tokenizer, { observation: abstractObservation(card, first.observation), admissible: initialAdmissible(card, first.admissible) }, format),
+        kind: 'initial', taskId: e.taskId, episodeId: e.id, context, prompt: encodePrompt(tokenizer, null),
+        answer: encodeInitialAnswer(tokenizer, { observation: abstractObservation(card, first.observation), admissible: initialAdmissible(card, first.admissible) }, format, context),
       });
     }
     for (let i = 0; i < e.steps.length; i++) {
@@ -162,7 +162,7 @@ export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer
         task: { instruction: e.instruction }, history, state: { text: t.observation, admissible: t.admissible }, action: t.action,
         retrieved: await retrieve(t, format.k),
       }, format);
-      pairs.push({ kind: 'next', taskId: e.taskId, episodeId: e.id, context, prompt: encodePrompt(tokenizer, t.action), answer: encodeAnswer(tokenizer, answer, format) });
+      pairs.push({ kind: 'next', taskId: e.taskId, episodeId: e.id, context, prompt: encodePrompt(tokenizer, t.action), answer: encodeAnswer(tokenizer, answer, format, context) });
     }
   }
   return pairs;

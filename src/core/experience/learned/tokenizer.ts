@@ -17,6 +17,14 @@
  * carries its own case). Pieces whose case is neither lower, Capitalised nor UPPER (`iPhone`)
  * keep their exact form as a vocabulary entry when frequent, else are spelled. Printable ASCII
  * always has a character id; another character never seen in training reads back as '?'.
+ *
+ * Fresh ids (a tokenizer learned with `freshIds`): an id-like piece of an answer (letters and
+ * digits, a letter first, six or more, a digit among them) that the context does not show is
+ * written as one placeholder, `<id1>` … `<idN>` in order of first use, so the same id
+ * gets the same placeholder on a page and in its admissible list. No context can predict an id
+ * nobody has seen (a results page's products are mostly new: 1,390 of the shipped WebShop set's
+ * 2,320 asins occur on one page only); as a word or spelled, such an id is noise to learn and to write.
+ * The reader gives each placeholder a new id (FreshIdShape).
  */
 
 export const SPECIAL_TOKENS = [
@@ -50,7 +58,24 @@ export interface LearnOptions {
   minCount?: number;
   /** Most ids in all, specials and characters included (default 6000). */
   maxVocab?: number;
+  /** Placeholders for ids the context does not show (see the file comment); default none. */
+  freshIds?: number;
 }
+
+/** Where an answer's unseen ids go: the context's own ids, and the placeholders given so far. */
+export interface FreshIdScope {
+  /** Id-like words the context shows, lower case. */
+  known: ReadonlySet<string>;
+  /** Each unseen id (lower case) → its placeholder index. */
+  assigned: Map<string, number>;
+}
+
+/** Letters and digits, a letter first, six or more, at least one digit: a product id, not a word. */
+export function isIdLike(piece: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9]{5,}$/.test(piece) && /\d/.test(piece);
+}
+
+const FRESH_ID = /^<id(\d+)>$/;
 
 const PIECE = /(\s*)([A-Za-z][A-Za-z0-9']*|\d+|[^\sA-Za-z\d])/gy;
 /** Characters that always have an id, so any printable ASCII text can be spelled (lower case: case is its own field). */
@@ -99,6 +124,8 @@ function applyCase(piece: string, letterCase: number): string {
 export class Tokenizer {
   readonly pieces: readonly string[];
   private readonly idOf: Map<string, number>;
+  /** Ids of the placeholders `<id1>` … in order (none in a tokenizer learned without them). */
+  readonly freshIdTokens: readonly number[];
 
   constructor(pieces: readonly string[]) {
     SPECIAL_TOKENS.forEach((s, i) => {
@@ -107,6 +134,16 @@ export class Tokenizer {
     this.pieces = pieces.slice();
     this.idOf = new Map(this.pieces.map((p, i) => [p, i]));
     if (this.idOf.size !== this.pieces.length) throw new Error('Tokenizer: duplicate pieces in the vocabulary.');
+    const fresh: number[] = [];
+    for (let n = 1; this.idOf.has(`<id${n}>`); n++) fresh.push(this.idOf.get(`<id${n}>`)!);
+    this.freshIdTokens = fresh;
+  }
+
+  /** The placeholder index of a token id, or −1 for any other token. */
+  freshIndex(id: number): number {
+    if (this.freshIdTokens.length === 0) return -1;
+    const m = FRESH_ID.exec(this.pieces[id] ?? '');
+    return m ? Number(m[1]) - 1 : -1;
   }
 
   /** Learns the vocabulary from texts: specials, every character seen, then the most frequent pieces. */
@@ -126,6 +163,7 @@ export class Tokenizer {
     const pieces: string[] = [...SPECIAL_TOKENS];
     const taken = new Set<string>(pieces);
     for (const ch of [...chars].sort()) if (!taken.has(ch)) { pieces.push(ch); taken.add(ch); }
+    for (let i = 1; i <= (options.freshIds ?? 0); i++) { pieces.push(`<id${i}>`); taken.add(`<id${i}>`); }
     const frequent = [...counts.entries()].filter(([p, n]) => n >= minCount && !taken.has(p))
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     for (const [piece] of frequent) {
@@ -158,8 +196,12 @@ export class Tokenizer {
     return id < SPECIAL_TOKENS.length;
   }
 
-  /** Appends the tokens of `text` (at most `maxTokens` of them) to `out`. */
-  encodeInto(text: string, out: Tokens, maxTokens = Infinity): void {
+  /**
+   * Appends the tokens of `text` (at most `maxTokens` of them) to `out`. With `seen`, the
+   * id-like pieces written whole are added to it (lower case); with `fresh`, such a piece
+   * the scope's context does not show is written as its placeholder while placeholders last.
+   */
+  encodeInto(text: string, out: Tokens, maxTokens = Infinity, ids: { seen?: Set<string>; fresh?: FreshIdScope } = {}): void {
     const start = out.ids.length;
     const push = (id: number, space: boolean, letterCase: number): boolean => {
       if (out.ids.length - start >= maxTokens) return false;
@@ -168,9 +210,16 @@ export class Tokenizer {
     };
     for (const { space, piece } of splitPieces(text)) {
       const c = caseOf(piece);
+      const idLike = isIdLike(piece);
+      const placeholder = ids.fresh && idLike ? this.placeholderOf(piece.toLowerCase(), ids.fresh) : undefined;
+      if (placeholder !== undefined) {
+        if (!push(placeholder, space, c ? c.letterCase : CASE_LOWER)) return;
+        continue;
+      }
       const id = this.idOf.get(c ? c.lower : piece);
       if (id !== undefined && !this.isSpecial(id)) {
         if (!push(id, space, c ? c.letterCase : CASE_LOWER)) return;
+        if (ids.seen && idLike) ids.seen.add(piece.toLowerCase());
         continue;
       }
       // Spelled: each character its own token, the first one carrying the space.
@@ -182,7 +231,20 @@ export class Tokenizer {
         if (!push(charId !== undefined && !this.isSpecial(charId) ? charId : this.special('<unk>'), space && first, letterCase)) return;
         first = false;
       }
+      if (ids.seen && idLike) ids.seen.add(piece.toLowerCase());
     }
+  }
+
+  /** The placeholder token of an unseen id, given in order of first use; none once they run out. */
+  private placeholderOf(lower: string, scope: FreshIdScope): number | undefined {
+    if (scope.known.has(lower)) return undefined;
+    let index = scope.assigned.get(lower);
+    if (index === undefined) {
+      if (scope.assigned.size >= this.freshIdTokens.length) return undefined;
+      index = scope.assigned.size;
+      scope.assigned.set(lower, index);
+    }
+    return this.freshIdTokens[index];
   }
 
   encode(text: string, maxTokens = Infinity): Tokens {
@@ -204,14 +266,15 @@ export class Tokenizer {
     return parts.join(' ');
   }
 
-  /** Text of tokens (specials are skipped; `<unk>` reads '?'). */
-  decode(tokens: Tokens, from = 0, to = tokens.ids.length): string {
+  /** Text of tokens (specials are skipped; `<unk>` reads '?'; placeholder i reads `freshNames[i]` when given). */
+  decode(tokens: Tokens, from = 0, to = tokens.ids.length, freshNames?: readonly string[]): string {
     let text = '';
     for (let i = from; i < to; i++) {
       const id = tokens.ids[i];
       if (id === this.special('<unk>')) { text += tokens.spaces[i] ? ' ?' : '?'; continue; }
       if (this.isSpecial(id)) continue;
-      const piece = applyCase(this.pieces[id], tokens.cases[i]);
+      const fresh = freshNames ? this.freshIndex(id) : -1;
+      const piece = applyCase(fresh >= 0 && freshNames![fresh] ? freshNames![fresh] : this.pieces[id], tokens.cases[i]);
       text += (tokens.spaces[i] && text.length > 0 ? ' ' : '') + piece;
     }
     return text;

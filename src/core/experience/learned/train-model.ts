@@ -8,7 +8,7 @@ import type { ReplayBuffer } from '../../buffer/buffer';
 import type { Task } from '../../types';
 import type { DomainCard } from '../domain-card';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, freshFitState, type FitDeps, type FitOptions, type FitState } from './fit';
-import { DEFAULT_FORMAT_OPTIONS, segmentCount, type FormatOptions } from './format';
+import { DEFAULT_FORMAT_OPTIONS, freshIdShape, segmentCount, type FormatOptions } from './format';
 import { encodeModelFiles, type ModelManifest, type TrainingRecord } from './model-file';
 import { ExperienceNetwork, type NamedWeight, type NetworkConfig } from './network';
 import { bufferRetriever, buildPairs, corpusTexts, realEpisodes, splitByTask, type RecordedEpisode, type SftPair } from './sft-data';
@@ -35,6 +35,8 @@ export interface LearnedTrainOptions {
   maxEpisodes?: number;
   /** Fit a verdict head (verdict.ts) on the training episodes' real terminal steps (default true). */
   verdictHead?: boolean;
+  /** Placeholders for unseen ids (tokenizer.ts, "Fresh ids"); the shape comes from the data. Default none. */
+  freshIds?: number;
 }
 
 export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, 'network' | 'format' | 'fit'>> & {
@@ -44,9 +46,13 @@ export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, '
     name: partial.name ?? 'model', validationShare: partial.validationShare ?? 0.1, minCount: partial.minCount ?? 2, maxVocab: partial.maxVocab ?? 6000,
     ...(partial.maxEpisodes !== undefined ? { maxEpisodes: partial.maxEpisodes } : {}),
     ...(partial.verdictHead === false ? { verdictHead: false } : {}),
+    ...(partial.freshIds ? { freshIds: partial.freshIds } : {}),
     network: { ...DEFAULT_NETWORK, ...partial.network }, format: { ...DEFAULT_FORMAT_OPTIONS, ...partial.format }, fit: { ...DEFAULT_FIT_OPTIONS, ...partial.fit },
   };
 }
+
+/** Placeholders of `--fresh-ids`: more than the ten new asins of a results page and its list. */
+export const FRESH_ID_PLACEHOLDERS = 16;
 
 /** A training in progress: enough to resume it exactly. */
 export interface LearnedCheckpoint {
@@ -68,6 +74,8 @@ export interface PreparedData {
   validation: SftPair[];
   /** The training episodes the pairs come from (the verdict head fits their terminal steps). */
   trainEpisodes: RecordedEpisode[];
+  /** The options' format, with the fresh ids' shape where they have them. */
+  format: FormatOptions;
   record: TrainingRecord['data'];
 }
 
@@ -77,15 +85,25 @@ export async function prepareData(buffer: ReplayBuffer, env: string, card: Domai
   if (episodes.length === 0) throw new Error(`The replay buffer has no real episodes of '${env}' to learn from: seed it with the shipped dataset or import trajectories first.`);
   const split = splitByTask(episodes, tasks as Map<string, Task>, options.validationShare, options.fit.seed);
   const trainEpisodes = limitEpisodes(split.train, options.maxEpisodes);
-  const vocabulary = tokenizer ?? Tokenizer.learn(corpusTexts(card, trainEpisodes), { minCount: options.minCount, maxVocab: options.maxVocab });
+  const vocabulary = tokenizer ?? Tokenizer.learn(corpusTexts(card, trainEpisodes), { minCount: options.minCount, maxVocab: options.maxVocab,
+    ...(options.freshIds ? { freshIds: options.freshIds } : {}) });
+  const format = withFreshIds(options, vocabulary, corpusTexts(card, trainEpisodes));
   const retrieve = bufferRetriever(buffer);
-  const train = await buildPairs(trainEpisodes, vocabulary, card, options.format, retrieve);
-  const validation = await buildPairs(split.validation, vocabulary, card, options.format, retrieve);
+  const train = await buildPairs(trainEpisodes, vocabulary, card, format, retrieve);
+  const validation = await buildPairs(split.validation, vocabulary, card, format, retrieve);
   return {
-    tokenizer: vocabulary, train, validation, trainEpisodes,
+    tokenizer: vocabulary, train, validation, trainEpisodes, format,
     record: { source: `${episodes.length} real episodes of ${env}`, episodes: episodes.length, trainEpisodes: trainEpisodes.length,
       validationEpisodes: split.validation.length, trainPairs: train.length, validationPairs: validation.length, heldOutDropped: split.heldOutDropped },
   };
+}
+
+/** The format with fresh ids of the training texts' shape, when the options ask for them and the texts have ids. */
+function withFreshIds(options: LearnedTrainOptions, tokenizer: Tokenizer, texts: Iterable<string>): FormatOptions {
+  if (!options.freshIds) return options.format;
+  if (tokenizer.freshIdTokens.length !== options.freshIds) throw new Error(`The tokenizer has ${tokenizer.freshIdTokens.length} fresh-id placeholders, the options ask for ${options.freshIds}; train without resuming.`);
+  const shape = freshIdShape(texts, options.freshIds);
+  return shape ? { ...options.format, freshIds: shape } : options.format;
 }
 
 /** The first `n` episodes in a seeded order that keeps every kind of episode represented. */
@@ -143,7 +161,7 @@ export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card:
       seconds, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, backend: deps.backend ?? 'unknown',
     };
     const verdict = chosen.verdictHead === false ? null : fitVerdictHead(card, verdictExamples(data.trainEpisodes, chosen.format.historyLength));
-    const files = encodeModelFiles({ name: chosen.name, env, card, network: config, formatOptions: chosen.format, tokenizer: data.tokenizer.toJSON(), training,
+    const files = encodeModelFiles({ name: chosen.name, env, card, network: config, formatOptions: data.format, tokenizer: data.tokenizer.toJSON(), training,
       ...(verdict ? { verdict } : {}) }, await net.getWeights());
     return { ...files, parsed: JSON.parse(files.manifest) as ModelManifest, network: net, tokenizer: data.tokenizer, data };
   } catch (error) {

@@ -155,6 +155,35 @@ describe('learned experience model', () => {
     model.dispose();
   }, 120_000);
 
+  it("reads an answer's placeholders back as new ids, the same on the page and in its list, the same for the same step", async () => {
+    const tokenizer = Tokenizer.learn(['page 1 total results lamp click b0eub84qr9 red'], { minCount: 1, freshIds: 4 });
+    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: 6 }, 1);
+    const [id1, id2] = tokenizer.freshIdTokens;
+    const text = (s: string) => tokenizer.encode(s);
+    const answer = [[tokenizer.special('<yes>'), tokenizer.special('<no>'), tokenizer.special('<r0>'), tokenizer.special('<obs>')], text('Page 1 |').ids, [id1], text('| Lamp |').ids, [id2],
+      [tokenizer.special('<adm>')], text('click[').ids, [tokenizer.special('<sep>'), id1, tokenizer.special('<sep>'), id2, tokenizer.special('<eos>')]].flat();
+    const cases = answer.map((id) => (id === id1 || id === id2 ? 2 : 0));
+    cases[answer.lastIndexOf(id1)] = 0; cases[answer.lastIndexOf(id2)] = 0;
+    const fixed: BatchDecoder = async ({ contexts }) => contexts.map(() => ({ tokens: { ids: answer, spaces: answer.map(() => 0), cases }, steps: answer.length }));
+    const task = trajectories[0].task;
+    const state = { text: 'Instruction: [SEP] buy a red lamp [SEP] Search', admissible: ['search[red lamp]'], task };
+    const model = new LearnedExperienceModel(net, tokenizer, card, { name: 'fake', env: ENV, formatOptions: { ...DEFAULT_FORMAT_OPTIONS, freshIds: { count: 4, prefix: 'b0', length: 10 } } },
+      { decoders: [fixed, fixed], transitionCache: false });
+    // Four distinct requests, so the batch goes to the two (fake) decoders; then the same four again.
+    const ask = () => Promise.all(['search[red lamp]', 'search[lamp]', 'search[blue lamp]', 'search[a lamp]'].map((action) => model.next({ task, history: [], state, action })));
+    const [a, b, other] = await ask();
+    const [again] = await ask();
+    expect(a).toMatchObject({ valid: true, actionValid: true });
+    const asins = [...a.next.text.matchAll(/\bB0[A-Z0-9]{8}\b/g)].map((m) => m[0].toLowerCase());
+    expect(asins).toHaveLength(2);
+    expect(a.next.admissible.filter((x) => x.startsWith('click[b0'))).toEqual(asins.map((x) => `click[${x}]`));
+    expect(a.next.text).not.toContain('<id');
+    expect(again.next).toEqual(a.next);
+    expect(b.next.text).not.toBe(a.next.text);
+    expect(other.next.text).not.toBe(a.next.text);
+    net.dispose();
+  });
+
   it('reads an empty state back as the current one, in a model trained with unchangedStates only', async () => {
     const tokenizer = Tokenizer.learn(['click red blue buy now lamp'], { minCount: 1 });
     const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: 6 }, 1);

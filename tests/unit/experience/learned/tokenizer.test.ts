@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CASE_CAPITAL, CASE_LOWER, CASE_UPPER, Tokenizer, caseOf, splitPieces } from '../../../../src/core/experience/learned/tokenizer';
+import { CASE_CAPITAL, CASE_LOWER, CASE_UPPER, Tokenizer, caseOf, isIdLike, splitPieces } from '../../../../src/core/experience/learned/tokenizer';
 import {
-  DEFAULT_FORMAT_OPTIONS, decodeAnswer, decodeState, encodeAnswer, encodeContext, encodeInitialAnswer, commonBracketVerb, SEGMENT_COUNT, SEGMENTS, segmentCount,
+  DEFAULT_FORMAT_OPTIONS, decodeAnswer, decodeState, encodeAnswer, encodeContext, encodeInitialAnswer, commonBracketVerb, freshIdShape, freshNames, SEGMENT_COUNT, SEGMENTS, segmentCount,
 } from '../../../../src/core/experience/learned/format';
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 
@@ -114,5 +114,54 @@ describe('the pending-choice marks of a context (FormatOptions.pendingFeature)',
     expect(encodeContext(tokenizer, card, { task: { instruction: 'i want a red shirt size large' }, history: [step('click[red]')],
       state: { text: 'shirt', admissible }, action: 'click[buy now]', retrieved: [] }, { ...options, historyLength: 0 })
       .segments.filter((s) => s === SEGMENTS.task + 2 * SEGMENT_COUNT)).toHaveLength(2);
+  });
+});
+
+describe('fresh ids (FormatOptions.freshIds)', () => {
+  const tokenizer = Tokenizer.learn(corpus, { minCount: 1, freshIds: 3 });
+  const shape = { count: 3, prefix: 'b0', length: 10 };
+  const format = { ...DEFAULT_FORMAT_OPTIONS, freshIds: shape };
+  const page = (a: string, b: string) => ({ valid: true, terminated: false, reward: 0 as const,
+    observation: `Page 1 | ${a.toUpperCase()} | Mabry Linen Sofa | $456.95 | ${b.toUpperCase()} | Sofa | $9.99`, admissible: [`click[${a}]`, `click[${b}]`] });
+
+  it('learns placeholders only when asked, after the characters', () => {
+    expect(Tokenizer.learn(corpus, { minCount: 1 }).freshIdTokens).toEqual([]);
+    expect(tokenizer.freshIdTokens.map((id) => tokenizer.pieces[id])).toEqual(['<id1>', '<id2>', '<id3>']);
+    expect(tokenizer.freshIdTokens.map((id) => tokenizer.freshIndex(id))).toEqual([0, 1, 2]);
+    expect(isIdLike('b0eub84qr9')).toBe(true);
+    for (const word of ['sofa', 'b0a1', '16oz', '4x6inch', 'linen']) expect(isIdLike(word)).toBe(false);
+  });
+
+  it("writes an answer's ids the context does not show as placeholders in order of first use, the same id the same one", () => {
+    const seen = { known: new Set(['b0eub84qr9']), assigned: new Map<string, number>() };
+    const encoded = encodeAnswer(tokenizer, page('b0eub84qr9', 'b0new00001'), format, { knownIds: [...seen.known] });
+    const placeholders = encoded.ids.filter((id) => tokenizer.freshIndex(id) >= 0);
+    // The new id twice (page and list) as <id1>; the shown one copied as it is.
+    expect(placeholders).toEqual([tokenizer.freshIdTokens[0], tokenizer.freshIdTokens[0]]);
+    expect(tokenizer.decodeWithMarkers(encoded)).toContain('B0EUB84QR9 | Mabry');
+    const names = ['b0zzzzzz11', 'b0yyyyyy22', 'b0xxxxxx33'];
+    // Read back with new names: the page and its list agree, in their own case.
+    expect(decodeAnswer(tokenizer, encoded, names)).toEqual(page('b0eub84qr9', 'b0zzzzzz11'));
+    // Without the option nothing is replaced; placeholders run out after `count`.
+    expect(encodeAnswer(tokenizer, page('b0new00001', 'b0new00002'), DEFAULT_FORMAT_OPTIONS).ids.some((id) => tokenizer.freshIndex(id) >= 0)).toBe(false);
+    const many = encodeAnswer(tokenizer, { ...page('b0new00001', 'b0new00002'), admissible: ['click[b0new00003]', 'click[b0new00004]'] }, format, { knownIds: [] });
+    expect(many.ids.filter((id) => tokenizer.freshIndex(id) >= 0)).toHaveLength(3);
+    expect(tokenizer.decode(many)).toContain('b0new00004');
+  });
+
+  it("records a context's ids, and draws new ones of the shape from the context alone, never one it shows", () => {
+    const context = encodeContext(tokenizer, builtInDomainCard('webshop-lite-v0')!, {
+      task: { instruction: 'i want a linen sofa' }, history: [], action: 'click[b0eub84qr9]', retrieved: [],
+      state: { text: 'Page 1 | B0EUB84QR9 | Mabry Linen Sofa | $456.95', admissible: ['click[b0eub84qr9]'] },
+    }, format);
+    expect(context.knownIds).toEqual(['b0eub84qr9']);
+    const names = freshNames(shape, context);
+    expect(names).toHaveLength(3);
+    for (const name of names) { expect(name).toMatch(/^b0[a-z0-9]{8}$/); expect(isIdLike(name)).toBe(true); }
+    expect(new Set([...names, 'b0eub84qr9']).size).toBe(4);
+    expect(freshNames(shape, context)).toEqual(names);
+    expect(freshNames(shape, { ...context, ids: [...context.ids, context.ids[1]] })).not.toEqual(names);
+    expect(freshIdShape(['Page 1 | B0EUB84QR9 | Sofa', 'click[b0cp2j7v0g]', 'B0I5I5U9N0X'], 3)).toEqual(shape);
+    expect(freshIdShape(['go to desk 1'], 3)).toBeNull();
   });
 });
