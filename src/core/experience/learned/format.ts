@@ -161,9 +161,11 @@ export interface Answer {
 class Builder {
   readonly seq: Sequence = { ids: [], spaces: [], cases: [], segments: [] };
   segment: number = SEGMENTS.task;
-  /** Id-like words written whole (a context's), and where an answer's unseen ids go. */
-  readonly seen = new Set<string>();
-  constructor(readonly tokenizer: Tokenizer, private readonly fresh?: FreshIdScope) {}
+  /**
+   * `seen`: a context's id-like words written whole are collected here; `fresh`: where an
+   * answer's unseen ids go. Both only with FormatOptions.freshIds (no cost on the hot path without).
+   */
+  constructor(readonly tokenizer: Tokenizer, private readonly ids: { seen?: Set<string>; fresh?: FreshIdScope } = {}) {}
 
   mark(token: SpecialToken, segment = this.segment): this {
     this.segment = segment;
@@ -176,7 +178,7 @@ class Builder {
 
   text(text: string, maxTokens: number): this {
     const before = this.seq.ids.length;
-    this.tokenizer.encodeInto(collapse(text), this.seq, maxTokens, this.fresh ? { fresh: this.fresh } : { seen: this.seen });
+    this.tokenizer.encodeInto(collapse(text), this.seq, maxTokens, this.ids);
     for (let i = before; i < this.seq.ids.length; i++) this.seq.segments.push(this.segment);
     return this;
   }
@@ -229,7 +231,7 @@ export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: Con
   for (let k = Math.min(o.k, input.retrieved.length); ; k--) {
     const built = buildContext(tokenizer, card, input, { ...o, k });
     if (built.seq.ids.length > o.contextTokens && k > 0) continue;
-    const seq = o.freshIds ? { ...built.seq, knownIds: [...built.seen] } : built.seq;
+    const seq = built.seen ? { ...built.seq, knownIds: [...built.seen] } : built.seq;
     const matched = o.matchFeature ? markMatches(tokenizer, seq) : seq;
     return o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, card, input, o)) : matched;
   }
@@ -296,8 +298,9 @@ export function markMatches(tokenizer: Tokenizer, seq: Sequence): Sequence {
   return { ...seq, segments };
 }
 
-function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Builder {
-  const b = new Builder(tokenizer);
+function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): { seq: Sequence; seen?: Set<string> } {
+  const seen = o.freshIds ? new Set<string>() : undefined;
+  const b = new Builder(tokenizer, seen ? { seen } : {});
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(input.task.instruction, o.instructionTokens);
   input.retrieved.slice(0, o.k).forEach((t, i) => {
     b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, t.observation), o.exampleStateTokens)
@@ -315,23 +318,24 @@ function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInpu
   if (card.showAdmissible) b.mark('<adm>').actions(abstractAdmissible(card, input.state.admissible), o, o.admissibleListTokens);
   b.mark('<act>', SEGMENTS.action).text(input.action, o.actionTokens);
   b.mark('<ans>', SEGMENTS.answer);
-  return b;
+  return seen ? { seq: b.seq, seen } : { seq: b.seq };
 }
 
 /** The context of a first state: the task, and first states of other tasks as examples. */
 export function encodeInitialContext(tokenizer: Tokenizer, card: DomainCard, task: Pick<Task, 'instruction'>,
   examples: readonly { observation: string }[], o: FormatOptions): Sequence {
-  const b = new Builder(tokenizer);
+  const seen = o.freshIds ? new Set<string>() : undefined;
+  const b = new Builder(tokenizer, seen ? { seen } : {});
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(task.instruction, o.instructionTokens);
   for (const e of examples.slice(0, o.k)) b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, e.observation), o.exampleNextTokens);
   b.mark('<init>', SEGMENTS.action).mark('<ans>', SEGMENTS.answer);
-  const seq = o.freshIds ? { ...b.seq, knownIds: [...b.seen] } : b.seq;
+  const seq = seen ? { ...b.seq, knownIds: [...seen] } : b.seq;
   return o.matchFeature ? markMatches(tokenizer, seq) : seq;
 }
 
 /** Where an answer's unseen ids go, given its context (none without FormatOptions.freshIds). */
-function freshScope(o: FormatOptions, context: Pick<Sequence, 'knownIds'> | undefined): FreshIdScope | undefined {
-  return o.freshIds ? { known: new Set(context?.knownIds ?? []), assigned: new Map() } : undefined;
+function freshScope(o: FormatOptions, context: Pick<Sequence, 'knownIds'> | undefined): { fresh?: FreshIdScope } {
+  return o.freshIds ? { fresh: { known: new Set(context?.knownIds ?? []), assigned: new Map() } } : {};
 }
 
 /** The answer tokens of a step (training targets); `context` is the step's encoded context. */

@@ -239,7 +239,8 @@ export class LearnedExperienceModel implements ExperienceModel {
         this.stats.decodedRows += chunk.length;
         chunk.forEach((group, i) => {
           const tokens = decoded[i].tokens;
-          const names = this.format.freshIds ? freshNames(this.format.freshIds, contexts[i]) : undefined;
+          // New ids only for an answer that has placeholders.
+          const names = this.format.freshIds && tokens.ids.some((id) => this.tokenizer.freshIndex(id) >= 0) ? freshNames(this.format.freshIds, contexts[i]) : undefined;
           const text = group[0].kind === 'next' ? decodeAnswer(this.tokenizer, tokens, names) : decodeState(this.tokenizer, tokens, 0, names);
           const result = { text, raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000), promptTokens: contexts[i].ids.length, completionTokens: tokens.ids.length, ms };
           group.forEach((p, j) => p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0, shared: true }));

@@ -75,8 +75,6 @@ export function isIdLike(piece: string): boolean {
   return /^[A-Za-z][A-Za-z0-9]{5,}$/.test(piece) && /\d/.test(piece);
 }
 
-const FRESH_ID = /^<id(\d+)>$/;
-
 const PIECE = /(\s*)([A-Za-z][A-Za-z0-9']*|\d+|[^\sA-Za-z\d])/gy;
 /** Characters that always have an id, so any printable ASCII text can be spelled (lower case: case is its own field). */
 const BASE_CHARS = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).filter((c) => c !== ' ' && c === c.toLowerCase()).join('');
@@ -137,13 +135,14 @@ export class Tokenizer {
     const fresh: number[] = [];
     for (let n = 1; this.idOf.has(`<id${n}>`); n++) fresh.push(this.idOf.get(`<id${n}>`)!);
     this.freshIdTokens = fresh;
+    this.freshIndexOf = new Map(fresh.map((id, i) => [id, i]));
   }
+
+  private readonly freshIndexOf: ReadonlyMap<number, number>;
 
   /** The placeholder index of a token id, or −1 for any other token. */
   freshIndex(id: number): number {
-    if (this.freshIdTokens.length === 0) return -1;
-    const m = FRESH_ID.exec(this.pieces[id] ?? '');
-    return m ? Number(m[1]) - 1 : -1;
+    return this.freshIndexOf.get(id) ?? -1;
   }
 
   /** Learns the vocabulary from texts: specials, every character seen, then the most frequent pieces. */
