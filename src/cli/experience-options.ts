@@ -4,11 +4,14 @@
  * transport settings (--set llmTimeoutMs=…,llmRetries=…,llmMaxFailures=…), --env, and the
  * experience model of a registered env built by the one run builder (src/core/train/run-parts.ts).
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { initBackend } from '../core/policy/backend';
+import { parseTrajectoriesJsonl } from '../core/data/trajectory';
+import type { Trajectory } from '../core/types';
 import { bufferFromTrajectories } from '../core/experience/seed-buffer';
 import type { ExperienceModel } from '../core/experience/types';
 import { loadSeedDataset } from '../core/data/seed-datasets';
-import { getEnvDefinition } from '../core/envs/registry';
+import { envIds, getEnvDefinition } from '../core/envs/registry';
 import { formatLlmSpec, LlmSpecError, parseLlmSpec, type LlmSpec } from '../core/llm/spec';
 import { buildRunParts } from '../core/train/run-parts';
 import { ConfigError, LLM_SETTING_NAMES, TRAIN_DEFAULTS, validateSettings, type LlmSettings } from '../core/train/config';
@@ -18,7 +21,25 @@ import { UsageError, type CommandSpec } from './args';
 
 export const LLM_OPTION_HELP = 'experience model: oracle:EPS_R,EPS_P (noisy real env), openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH';
 
-export interface ModelSettings { k: number; history: number; reasoning: boolean; seed: number; llm?: LlmSettings }
+export interface ModelSettings { k: number; history: number; reasoning: boolean; seed: number; llm?: LlmSettings; dataset?: string }
+
+/** --dataset: the offline trajectories that seed the replay buffer, instead of the env's shipped dataset. */
+export const datasetOption = {
+  type: 'string' as const,
+  description: "offline trajectories (our JSONL) that seed the replay buffer the experience model retrieves from, instead of the env's shipped dataset (public/datasets/ENV.jsonl)",
+};
+
+/**
+ * The offline trajectories of `envId`: those of `dataset` (our JSONL; a malformed file is refused
+ * whole, with its lines) or, without one, the env's shipped dataset.
+ */
+export async function offlineTrajectories(envId: string, dataset: string | undefined, spec: CommandSpec): Promise<Trajectory[]> {
+  if (dataset === undefined) return loadSeedDataset(envId, readPublicFile);
+  if (!existsSync(dataset)) throw new UsageError(`--dataset ${dataset}: no such file. Give a trajectory JSONL (dreamgym rollout --out, or npm run datasets -- --out DIR).`, spec);
+  const trajectories = parseTrajectoriesJsonl(readFileSync(dataset, 'utf8'), { knownEnvs: envIds(), sourceName: dataset }).filter((t) => t.env === envId);
+  if (trajectories.length === 0) throw new UsageError(`--dataset ${dataset} holds no episodes of '${envId}'; give a file with episodes of that environment.`, spec);
+  return trajectories;
+}
 
 export const experienceModelOptions = {
   k: { type: 'integer' as const, description: 'retrieved examples per dreamed step (0 = no retrieval)', default: 4, min: 0 },
@@ -62,12 +83,14 @@ export function checkModelSettings(o: { k: number; history: number }, spec: Comm
 }
 
 /** The experience model a spec names for a registered env; a model that retrieves gets the shipped dataset as its buffer. */
-export async function buildEnvExperienceModel(llm: LlmSpec, envId: string, settings: ModelSettings): Promise<ExperienceModel> {
+export async function buildEnvExperienceModel(llm: LlmSpec, envId: string, settings: ModelSettings, spec: CommandSpec): Promise<ExperienceModel> {
   // A learned model runs on tfjs: wasm (SIMD), as everywhere in Node.
   if (llm.kind === 'learned') await initBackend('wasm');
+  // A --dataset is read (and checked) now, even for a model that does not retrieve.
+  const given = settings.dataset === undefined ? null : await offlineTrajectories(envId, settings.dataset, spec);
   const { experienceModel } = await buildRunParts(
     { env: envId, llm: formatLlmSpec(llm), seed: settings.seed, retrievalK: settings.k, historyLength: settings.history, reasoning: settings.reasoning, ...settings.llm },
-    { ...nodeEngineDeps(), buffer: async () => bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile)) },
+    { ...nodeEngineDeps(), buffer: async () => bufferFromTrajectories(given ?? await offlineTrajectories(envId, undefined, spec)) },
   );
   return experienceModel!;
 }

@@ -129,8 +129,8 @@ export function compareSample(sample: DreamSample): SampleComparison {
   const realSet = new Set(r.admissible), dreamSet = new Set(d.admissible);
   return {
     validAgrees: d.usable && d.actionValid === r.valid,
-    // The binary outcome, as the audit counts it (WebShop's real reward is a graded score).
-    rewardAgrees: d.usable && (d.reward >= 1) === r.success,
+    // The binary outcome, as the audit counts it (WebShop's real reward is a graded score, a verdict head's its p(success)).
+    rewardAgrees: d.usable && d.success === r.success,
     terminatedAgrees: d.usable && d.terminated === r.terminated,
     observation: diffText(d.observation, r.observation),
     onlyDreamed: d.admissible.filter((a) => !realSet.has(a)),

@@ -6,6 +6,7 @@
  */
 import { getPreset, validateConfig, type TrainConfig } from '../../core/train/config';
 import type { TryStepResult } from '../../core/experience/try-step';
+import { outcomeOf, predictedOutcome } from '../../core/experience/types';
 import type { EngineSetup } from './engine.svelte';
 import type { TrainSession } from './train.svelte';
 import { engineRuntimeFromParams, envIds, presetsFor, type TrainParams } from './train-params';
@@ -20,7 +21,7 @@ export function verdictRows(r: TryStepResult): VerdictRow[] {
   const yes = (b: boolean) => (b ? 'yes' : 'no');
   return [
     { what: 'Action valid', dreamed: yes(p.actionValid), real: yes(r.real.valid), agrees: p.actionValid === r.real.valid },
-    { what: 'Reward', dreamed: String(p.reward), real: String(r.real.reward), agrees: (p.reward >= 1) === (r.real.reward >= 1) },
+    { what: 'Reward', dreamed: `${+p.reward.toFixed(3)}${p.terminated ? (predictedOutcome(p) ? ' (success)' : ' (failure)') : ''}`, real: String(r.real.reward), agrees: predictedOutcome(p) === outcomeOf(r.real.reward) },
     { what: 'Terminated', dreamed: yes(p.terminated), real: yes(r.real.terminated), agrees: p.terminated === r.real.terminated },
   ];
 }

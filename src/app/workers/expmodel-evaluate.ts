@@ -11,7 +11,7 @@
 import { auditDetailed } from '../../core/experience/audit';
 import { heldOutContexts } from '../../core/experience/learned/bench';
 import { NoisyOracleModel } from '../../core/experience/noisy-oracle';
-import type { ExperienceModel } from '../../core/experience/types';
+import { predictedOutcome, type ExperienceModel } from '../../core/experience/types';
 import { makeEnv } from '../../core/envs/registry';
 import type { DreamSample, Evaluation } from './expmodel-protocol';
 
@@ -37,7 +37,7 @@ export async function dreamedVsReal(model: ExperienceModel, envId: string, n: nu
       episodeSeed: replay.task.seed ?? 0, instruction: ctx.task.instruction, stepIndex: ctx.history.length + 1, state: ctx.state.text, action: ctx.action,
       dreamed: {
         usable: p.valid, ...(p.invalidReason ? { invalidReason: p.invalidReason } : {}), actionValid: p.actionValid, reward: p.reward,
-        terminated: p.terminated, observation: p.next.text, admissible: p.next.admissible.slice(),
+        success: p.terminated && predictedOutcome(p) === 1, terminated: p.terminated, observation: p.next.text, admissible: p.next.admissible.slice(),
       },
       real: { valid: real.info.valid, reward: real.reward, success: real.info.success, terminated: real.terminated, observation: real.text, admissible: real.terminated ? [] : real.admissible.slice() },
     });

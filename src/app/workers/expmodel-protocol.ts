@@ -44,6 +44,8 @@ export interface DreamSample {
     invalidReason?: string;
     actionValid: boolean;
     reward: number;
+    /** The outcome it called (a graded reward's own; else reward ≥ 1). */
+    success: boolean;
     terminated: boolean;
     observation: string;
     admissible: string[];

@@ -5,20 +5,20 @@
  * invalid-answer rate, tokens and ms per transition. See src/core/experience/audit.ts.
  */
 import { auditDetailed, type AuditRecord } from '../../core/experience/audit';
-import { outcomeOf } from '../../core/experience/types';
+import { predictedOutcome } from '../../core/experience/types';
 import { recordGreedyEpisode } from '../../core/train/evaluate';
 import { loadRunAgent } from './train';
 import { formatLlmSpec } from '../../core/llm/spec';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, terminalSafe } from '../output';
 import {
-  checkModelSettings, buildEnvExperienceModel, experienceModelOptions, LLM_OPTION_HELP, llmSettingsOption, parseLlmOption, requireEnv,
+  checkModelSettings, buildEnvExperienceModel, datasetOption, experienceModelOptions, LLM_OPTION_HELP, llmSettingsOption, parseLlmOption, requireEnv,
 } from '../experience-options';
 
 export const auditCommand: CommandSpec = {
   name: 'audit',
   summary: "measure an experience model against the real env on held-out transitions (reward accuracy, Jaccard, F1, cost)",
-  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH [--n N] [--seed S] [--agent RUN_DIR] [--mistakes M] [--k K] [--history H] [--no-reasoning] [--set llmTimeoutMs=…] [--json]',
+  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH [--n N] [--seed S] [--agent RUN_DIR] [--mistakes M] [--k K] [--history H] [--no-reasoning] [--dataset FILE] [--set llmTimeoutMs=…] [--json]',
   options: {
     env: { type: 'string', description: 'environment id' },
     llm: { type: 'string', description: LLM_OPTION_HELP },
@@ -27,17 +27,18 @@ export const auditCommand: CommandSpec = {
     agent: { type: 'string', description: 'a run folder: its trained agent plays the audited episodes (the states a dream-trained policy reaches) instead of the expert and a random policy' },
     mistakes: { type: 'integer', description: 'also print the first M outcome steps whose predicted outcome is wrong (instruction, actions, real score, predicted reward)', default: 0, min: 0 },
     ...experienceModelOptions,
+    dataset: datasetOption,
     json: { type: 'boolean', description: 'print the audit as JSON on the last line' },
   },
 };
 
 export async function runAudit(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; llm?: string; n: number; seed: number; agent?: string; mistakes: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; json?: boolean };
+  const o = args.options as { env?: string; llm?: string; n: number; seed: number; agent?: string; mistakes: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; dataset?: string; json?: boolean };
   const envId = requireEnv(o.env, auditCommand);
   const llm = parseLlmOption(o.llm, auditCommand);
   checkModelSettings(o, auditCommand);
   const settings = llmSettingsOption(o.set, auditCommand);
-  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings });
+  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings, dataset: o.dataset }, auditCommand);
   const agent = o.agent ? await loadRunAgent(o.agent) : null;
   const bar = progressBar(`audit ${envId}`);
   const details = await auditDetailed(model, { envId, n: o.n, seed: o.seed, llm: formatLlmSpec(llm), maxFailures: settings.llmMaxFailures,
@@ -62,14 +63,14 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
 
 /** The wrong outcome calls, counted by direction, and the first `limit` of them spelled out. */
 export function formatMistakes(records: readonly AuditRecord[], limit: number): string {
-  const wrong = records.filter((x) => x.outcomeStep && x.predicted.valid && outcomeOf(x.predicted.reward) !== (x.real.success ? 1 : 0));
+  const wrong = records.filter((x) => x.outcomeStep && x.predicted.valid && predictedOutcome(x.predicted) !== (x.real.success ? 1 : 0));
   const falseSuccess = wrong.filter((x) => !x.real.success).length;
   const lines = [`wrong outcomes: ${wrong.length} of ${records.filter((x) => x.outcomeStep).length} outcome steps — ` +
     `${falseSuccess} called a success that really failed, ${wrong.length - falseSuccess} called a failure that really succeeded`];
   for (const x of wrong.slice(0, limit)) {
     lines.push(`  episode ${x.episodeSeed} (${terminalSafe(x.policy)}), step ${x.stepIndex}: ${terminalSafe(x.instruction)}`,
       `    actions: ${[...x.history, x.action].map((a) => terminalSafe(a)).join(' → ')}`,
-      `    real: score ${x.real.reward.toFixed(2)}, ${x.real.success ? 'success' : 'failure'}; predicted: reward ${x.predicted.reward}`);
+      `    real: score ${x.real.reward.toFixed(2)}, ${x.real.success ? 'success' : 'failure'}; predicted: reward ${+x.predicted.reward.toFixed(3)}${x.predicted.success !== undefined ? `, ${x.predicted.success ? 'success' : 'failure'}` : ''}`);
   }
   return lines.join('\n');
 }

@@ -13,29 +13,29 @@ import { rolloutSuccess } from '../../core/train/metrics';
 import { EngineFailureError } from '../../core/experience/engine-failures';
 import { buildRunParts } from '../../core/train/run-parts';
 import { ReplayBuffer } from '../../core/buffer/buffer';
-import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { FolderCheckpointStore } from '../../node/checkpoint-folder';
-import { nodeEngineDeps, readPublicFile } from '../../node/edge';
+import { nodeEngineDeps } from '../../node/edge';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 import { formatDuration, formatProgressLine, ProgressMeter } from '../../core/train/progress';
 import { describeEstimate, estimateDreamCost, type EngineSpeed } from '../../core/train/estimate';
 import { tryOneStep } from '../../core/experience/try-step';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
-import { LLM_OPTION_HELP } from '../experience-options';
+import { datasetOption, LLM_OPTION_HELP, offlineTrajectories } from '../experience-options';
 import { parseSettings } from '../settings';
 
 export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
-  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--out DIR] [--resume] [--json]',
+  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: { type: 'string', description: 'where experience comes from (default real; dream and s2r need --llm)', choices: MODES },
     algo: { type: 'string', description: 'policy-gradient algorithm (default: the preset\'s)', choices: ALGORITHMS },
     llm: { type: 'string', description: 'experience model for dream/s2r: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH' },
     curriculum: { type: 'boolean', description: 'curriculum task generator on (default on for dream/s2r, off for real)' },
+    dataset: { ...datasetOption, description: `dream and s2r: ${datasetOption.description} (a new run only; a resumed run keeps its buffer)` },
     seed: { type: 'integer', description: 'seed of everything random in the run', min: 0 },
     iterations: { type: 'integer', description: 'iterations (default: the preset\'s)', min: 1 },
     set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
@@ -49,7 +49,7 @@ export const trainCommand: CommandSpec = {
 };
 
 type TrainOptions = { preset?: string; mode?: string; algo?: string; llm?: string; curriculum?: boolean; seed?: number; iterations?: number;
-  set?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; estimate?: boolean; progress?: number; json?: boolean };
+  set?: string; dataset?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; estimate?: boolean; progress?: number; json?: boolean };
 
 /** A fresh run's config: the preset, then the options, then --set; dreaming needs --llm. */
 function freshConfig(o: TrainOptions, settings: Record<string, unknown>): TrainConfig {
@@ -130,12 +130,14 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   if (config.mode === 'real' && o.llm && !config.llmPrior) process.stderr.write(`--llm ${o.llm} is not used: a real run without llmPrior asks no language model.\n`);
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
-  if (o.estimate) { await estimateOnly(config, o.json === true); return; }
+  if (o.dataset !== undefined && config.mode === 'real') throw new UsageError('--dataset seeds the replay buffer of a dream: use it with --mode dream or s2r.', trainCommand);
+  if (o.dataset !== undefined && state) throw new UsageError(`--dataset seeds a new run's buffer; the run in ${out} has its buffer already. Drop --dataset to resume it.`, trainCommand);
+  if (o.estimate) { await estimateOnly(config, o.dataset, o.json === true); return; }
   if (config.mode !== 'real' && !state) {
     process.stderr.write(`${describeEstimate(estimateDreamCost(config), formatDuration)} Every figure is an estimate; --estimate measures the engine's speed first.\n`);
   }
   mkdirSync(out, { recursive: true });
-  const deps = await trainerDeps(config, out);
+  const deps = await trainerDeps(config, out, o.dataset);
   try {
     await trainAndSummarize(o, { config, state, store, out, deps, backend: backend.backend });
   } finally {
@@ -189,6 +191,7 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
     preset: trainer.config.preset, mode: trainer.config.mode, algo: trainer.config.algo, seed: trainer.config.seed,
     real_steps: trainer.realSteps, dream_steps: trainer.dreamSteps, iterations: trainer.iteration,
     ...(trainer.config.mode !== 'real' ? { llm: trainer.config.llm, experience_model: deps.experienceModel?.label, invalid_rate: round(invalidRate(metricsPath), 4) } : {}),
+    ...(o.dataset !== undefined ? { offline_dataset: o.dataset } : {}),
     ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
     wall_seconds: round((performance.now() - started) / 1000, 1), backend, out,
@@ -230,9 +233,9 @@ function liveLine(meter: ProgressMeter, seconds: number): { iterating: boolean; 
  * `train --estimate`: one step tried with the engine (on a held-out task, as Setup's "Try one
  * step"), then the dream's cost at the measured speed; nothing is trained or written.
  */
-async function estimateOnly(config: TrainConfig, json: boolean): Promise<void> {
+async function estimateOnly(config: TrainConfig, dataset: string | undefined, json: boolean): Promise<void> {
   if (config.mode === 'real') throw new UsageError('--estimate sizes a dream: use it with --mode dream or s2r.', trainCommand);
-  const buffer = config.retrievalK > 0 ? await bufferFromTrajectories(await loadSeedDataset(config.env, readPublicFile)) : undefined;
+  const buffer = config.retrievalK > 0 ? await bufferFromTrajectories(await offlineTrajectories(config.env, dataset, trainCommand)) : undefined;
   const { experienceModel } = await buildRunParts({ ...config, mode: 'dream', llmPrior: false, curriculumVariations: 'procedural' },
     { ...nodeEngineDeps(), ...(buffer ? { buffer } : {}) });
   const tried = await tryOneStep(experienceModel!, { envId: config.env, clock: () => performance.now() });
@@ -272,20 +275,22 @@ function invalidRate(metricsPath: string): number {
 
 /**
  * The run's parts (buildRunParts) and, for dream and s2r runs, a replay buffer in OUT/buffer
- * (seeded once from the env's shipped offline dataset; dreamed and real transitions are added as
- * the run goes). The clock gives the perf/* metrics.
+ * (seeded once from the env's shipped offline dataset, or `dataset`; dreamed and real transitions
+ * are added as the run goes). The clock gives the perf/* metrics.
  */
-export async function trainerDeps(config: TrainConfig, out: string): Promise<TrainerDeps> {
-  const buffer = config.mode === 'real' ? undefined : await runBuffer(config.env, out);
+export async function trainerDeps(config: TrainConfig, out: string, dataset?: string): Promise<TrainerDeps> {
+  const buffer = config.mode === 'real' ? undefined : await runBuffer(config.env, out, dataset);
   const parts = await buildRunParts(config, { ...nodeEngineDeps(), ...(buffer ? { buffer } : {}) });
   return { ...parts, ...(buffer ? { buffer, now: () => Date.now() } : {}), clock: () => performance.now() };
 }
 
-async function runBuffer(envId: string, out: string): Promise<ReplayBuffer> {
+async function runBuffer(envId: string, out: string, dataset: string | undefined): Promise<ReplayBuffer> {
   mkdirSync(out, { recursive: true });
+  // A bad --dataset is refused before the run's buffer folder is made.
+  const given = dataset === undefined ? null : await offlineTrajectories(envId, dataset, trainCommand);
   const buffer = new ReplayBuffer(await FolderBufferStore.open(join(out, 'buffer')));
   if ((await buffer.stats()).transitions === 0) {
-    await buffer.importTrajectories(await loadSeedDataset(envId, readPublicFile), { source: 'offline', createdAt: Date.now() });
+    await buffer.importTrajectories(given ?? await offlineTrajectories(envId, undefined, trainCommand), { source: 'offline', createdAt: Date.now() });
   }
   return buffer;
 }

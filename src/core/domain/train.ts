@@ -31,7 +31,7 @@ import { MemoryBufferStore } from '../buffer/stores/memory';
 import type { Env, TimeLimit } from '../envs/env';
 import { jaccard, tokenF1 } from '../experience/audit';
 import { makeDreamEnv, type DreamEnv, type DreamUsage } from '../experience/dream-env';
-import { outcomeOf, type DreamContext, type ExperienceModel, type Prediction } from '../experience/types';
+import { outcomeOf, predictedOutcome, type DreamContext, type ExperienceModel, type Prediction } from '../experience/types';
 import { parseLlmSpec, type LlmSpec, type LlmSpecText } from '../llm/spec';
 import type { PolicyState } from '../policy/features';
 import type { CandidatePolicy } from '../policy/policy';
@@ -465,7 +465,7 @@ export async function auditDomain(model: ExperienceModel, domain: Pick<Domain, '
       if (last) {
         outcomeSteps++;
         const realOutcome = t.result.success ? 1 : outcomeOf(step.reward);
-        if (usable && outcomeOf(prediction.reward) === realOutcome) outcomeRight++;
+        if (usable && predictedOutcome(prediction) === realOutcome) outcomeRight++;
       }
     }
     const next = t.steps[i + 1];

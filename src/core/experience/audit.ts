@@ -37,7 +37,7 @@ import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { Observation, Step, StepResult, Task, Trajectory } from '../types';
 import { isOutcomeStep } from './noisy-oracle';
 import { EngineFailureGuard } from './engine-failures';
-import { outcomeOf, type ExperienceModel, type Prediction } from './types';
+import { outcomeOf, predictedOutcome, type ExperienceModel, type Prediction } from './types';
 
 /** First held-out seed (design.md §3: seeds ≥ 1,000,000,000 are the evaluation range). */
 const LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
@@ -98,7 +98,7 @@ export interface AuditRecord {
   probe: boolean;
   outcomeStep: boolean;
   real: { valid: boolean; reward: number; success: boolean; terminated: boolean };
-  predicted: { valid: boolean; actionValid: boolean; reward: number; terminated: boolean; reasoning: string; invalidReason?: string };
+  predicted: { valid: boolean; actionValid: boolean; reward: number; success?: boolean; terminated: boolean; reasoning: string; invalidReason?: string };
   jaccard: number;
   f1: number;
 }
@@ -234,7 +234,7 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
       const usable = prediction.valid;
       const outcomeStep = isOutcomeStep(real, sample.stepIndex, stepLimit);
       const realOutcome = real.info.success ? 1 : 0;
-      const rewardRight = usable && outcomeOf(prediction.reward) === realOutcome;
+      const rewardRight = usable && predictedOutcome(prediction) === realOutcome;
       const realNextAdmissible = real.terminated ? [] : real.admissible;
       const j = usable ? jaccard(prediction.next.admissible, realNextAdmissible) : 0;
       const f1 = usable ? tokenF1(prediction.next.text, real.text) : 0;
@@ -255,6 +255,7 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
         real: { valid: real.info.valid, reward: real.reward, success: real.info.success, terminated: real.terminated },
         predicted: {
           valid: prediction.valid, actionValid: prediction.actionValid, reward: prediction.reward, terminated: prediction.terminated,
+          ...(prediction.success !== undefined ? { success: prediction.success } : {}),
           reasoning: prediction.reasoning, ...(prediction.invalidReason ? { invalidReason: prediction.invalidReason } : {}),
         },
         jaccard: j, f1,

@@ -30,7 +30,7 @@
 import { TimeLimit, type Env, type EnvCreateOptions, type ResetOptions } from '../envs/env';
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
 import type { DreamAnswer, DreamStepReport, Observation, Step, StepInfo, StepResult, Task } from '../types';
-import type { ExperienceModel, Prediction } from './types';
+import { predictedOutcome, type ExperienceModel, type Prediction } from './types';
 
 export interface DreamEnvOptions {
   /** The env id the dream plays under (tasks and observations carry it). */
@@ -181,7 +181,7 @@ export class DreamEnv implements Env {
     }
     if (!prediction.actionValid) return this.noop(state, action, stepNumber, report);
     const terminated = prediction.terminated;
-    const success = terminated && prediction.reward >= 1;
+    const success = terminated && predictedOutcome(prediction) === 1;
     const next: Observation = { text: prediction.next.text, admissible: terminated ? [] : prediction.next.admissible.slice(), task };
     this.steps.push({ observation: state.text, admissible: state.admissible, action, reward: prediction.reward, terminated, truncated: false, valid: true });
     this.state = next;

@@ -43,9 +43,12 @@ export interface Prediction {
   next: Observation;
   /**
    * The outcome reward: 1 only on the final step of a completed task, else 0 (paper §2.2). The
-   * noisy oracle passes the real env's reward through (WebShop's graded score at buy).
+   * noisy oracle passes the real env's reward through (WebShop's graded score at buy); a learned
+   * model's verdict head gives its p(success), the outcome it expects (then `success` says which).
    */
   reward: number;
+  /** The predicted outcome of an ending whose reward is graded; absent: the outcome is reward ≥ 1 (predictedOutcome). */
+  success?: boolean;
   terminated: boolean;
   /** The answer was usable (see the file comment). */
   valid: boolean;
@@ -120,4 +123,9 @@ export function addUsage(a: ChatUsage, b: ChatUsage): ChatUsage {
 /** The binary outcome of a reward: 1 for a completed task (reward ≥ 1), else 0. */
 export function outcomeOf(reward: number): 0 | 1 {
   return reward >= 1 ? 1 : 0;
+}
+
+/** The outcome a prediction calls: its own `success` where it gives one (a graded reward), else that of its reward. */
+export function predictedOutcome(p: Pick<Prediction, 'reward' | 'success'>): 0 | 1 {
+  return p.success === undefined ? outcomeOf(p.reward) : p.success ? 1 : 0;
 }

@@ -73,7 +73,7 @@ describe('the audit table and dreamed vs real', () => {
   it('compares a dreamed transition with the real one: verdicts, the observation diff, the admissible sets', () => {
     const sample: DreamSample = {
       episodeSeed: 1_000_700_000, instruction: 'buy a lamp', stepIndex: 3, state: 's', action: 'click[buy now]',
-      dreamed: { usable: true, actionValid: true, reward: 1, terminated: true, observation: 'Thank you for shopping', admissible: ['a', 'b'] },
+      dreamed: { usable: true, actionValid: true, reward: 1, success: true, terminated: true, observation: 'Thank you for shopping', admissible: ['a', 'b'] },
       real: { valid: true, reward: 0.6, success: false, terminated: true, observation: 'Thank you for shopping with us', admissible: ['b', 'c'] },
     };
     const c = compareSample(sample);
@@ -81,6 +81,9 @@ describe('the audit table and dreamed vs real', () => {
     expect(c.observation.same).toBe(false);
     expect(c.observation.right.filter((x) => x.changed).map((x) => x.text.trim())).toEqual(['with us']);
     expect([c.onlyDreamed, c.onlyReal, c.shared]).toEqual([['a'], ['c'], ['b']]);
+    // A verdict head's graded reward: its own outcome counts, not reward ≥ 1.
+    expect(compareSample({ ...sample, dreamed: { ...sample.dreamed, reward: 0.42, success: false } }).rewardAgrees).toBe(true);
+    expect(compareSample({ ...sample, real: { ...sample.real, reward: 1, success: true }, dreamed: { ...sample.dreamed, reward: 0.87, success: true } }).rewardAgrees).toBe(true);
     const unusable = compareSample({ ...sample, dreamed: { ...sample.dreamed, usable: false, terminated: true } });
     expect([unusable.validAgrees, unusable.terminatedAgrees]).toEqual([false, false]);
     expect(formatSize(2_345_678)).toBe('2.3 MB');

@@ -58,8 +58,11 @@ class RowGrammar {
 
   get done(): boolean { return this.phase === 'done'; }
 
-  /** A forced token, or the allowed set to choose from. */
-  next(): { forced: number } | { allowed: Allowed } {
+  /**
+   * A forced token, or the allowed set to choose from. `unchangedChoice`: the state's first token,
+   * where `<eos>` says the step left the state as it was (a model trained with unchangedStates).
+   */
+  next(): { forced: number } | { allowed: Allowed; unchangedChoice?: boolean } {
     const s = (name: SpecialToken) => ({ forced: this.t.special(name) });
     switch (this.phase) {
       case 'valid': case 'terminated': return { allowed: Allowed.YesNo };
@@ -67,7 +70,7 @@ class RowGrammar {
       case 'obsMarker': return s('<obs>');
       case 'eos': return s('<eos>');
       case 'obs':
-        if (this.stateTokens === 0) return { allowed: this.mayStayUnchanged() ? Allowed.TextOrEos : Allowed.Text };
+        if (this.stateTokens === 0) return this.mayStayUnchanged() ? { allowed: Allowed.TextOrEos, unchangedChoice: true } : { allowed: Allowed.Text };
         if (this.stateTokens >= this.limits.stateTokens) return s(this.terminated ? '<eos>' : '<adm>');
         return { allowed: this.terminated ? Allowed.TextOrEos : Allowed.TextOrAdm };
       case 'adm': {
@@ -255,6 +258,18 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
   return chooseToken(out, row, V, Lc, context, contextLength, allowedIds, banned);
 }
 
+/**
+ * Whether a step left the state as it was is a verdict like the others: the more likely of
+ * `<eos>` (unchanged) and a new state, decided by their whole masses — not by `<eos>` against the
+ * best single first word, which loses to a new page's first words only because they are many.
+ * A new state's first word is then chosen (or sampled) among text alone.
+ */
+function unchangedOrNew(plan: ReturnType<RowGrammar['next']>, out: StepOutput, row: number, V: number, eos: number): { forced: number } | { allowed: Allowed } {
+  if (!('allowed' in plan) || !plan.unchangedChoice) return plan;
+  const unchanged = out.gate[row] * out.vocab[row * V + eos];   // <eos> is never in a context: no copy mass
+  return unchanged >= 0.5 ? { forced: eos } : { allowed: Allowed.Text };
+}
+
 /** How a row's next word is picked: greedy, or sampled at a temperature from the row's own stream. */
 export interface Sampling { temperature: number; seed: number }
 
@@ -345,7 +360,7 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
       maskRows.dispose();
       fed = { ids: new Int32Array(rows.length), spaces: new Int32Array(rows.length), cases: new Int32Array(rows.length) };
       rows.forEach((b, r) => {
-        const p = plan[r];
+        const p = unchangedOrNew(plan[r], out, r, V, tokenizer.special('<eos>'));
         const banned = 'forced' in p ? null : bannedByRepeat(answers[b].ids, isText);
         // Verdicts (valid, terminated, reward) are always the most likely; the contents may be sampled.
         const id = 'forced' in p ? p.forced

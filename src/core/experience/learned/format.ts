@@ -101,6 +101,14 @@ export interface FormatOptions {
    * trained before it.
    */
   freshIds?: FreshIdShape;
+  /**
+   * Mark each place in the state where the action's argument is written (a fourth set of segment
+   * ids: segment + 3 · SEGMENT_COUNT): the product a click names on a results page, the option
+   * it picks. What comes next is mostly about that place (the clicked product's title and price),
+   * and the convolutional encoder carries the mark to its neighbours. Off (absent) in models
+   * trained before it.
+   */
+  actionMarks?: boolean;
 }
 
 /** How many placeholders there are, and what a new id looks like (from the training data: WebShop's `b0` + 8). */
@@ -233,13 +241,30 @@ export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: Con
     if (built.seq.ids.length > o.contextTokens && k > 0) continue;
     const seq = built.seen ? { ...built.seq, knownIds: [...built.seen] } : built.seq;
     const matched = o.matchFeature ? markMatches(tokenizer, seq) : seq;
-    return o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, card, input, o)) : matched;
+    const pending = o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, card, input, o)) : matched;
+    return o.actionMarks ? markAction(pending, argumentIds(tokenizer, input.action, o.actionTokens)) : pending;
   }
 }
 
 /** Segment ids a network needs for contexts of these options (one set more for each kind of mark). */
-export function segmentCount(o: Pick<FormatOptions, 'matchFeature' | 'pendingFeature'>): number {
-  return o.pendingFeature ? 3 * SEGMENT_COUNT : o.matchFeature ? 2 * SEGMENT_COUNT : SEGMENT_COUNT;
+export function segmentCount(o: Pick<FormatOptions, 'matchFeature' | 'pendingFeature' | 'actionMarks'>): number {
+  return o.actionMarks ? 4 * SEGMENT_COUNT : o.pendingFeature ? 3 * SEGMENT_COUNT : o.matchFeature ? 2 * SEGMENT_COUNT : SEGMENT_COUNT;
+}
+
+/**
+ * The action marks (FormatOptions.actionMarks): every run of state tokens equal to the action's
+ * argument, token for token (an id spelled letter by letter is found whole, not by its letters).
+ */
+export function markAction(seq: Sequence, argument: readonly number[]): Sequence {
+  if (argument.length === 0) return seq;
+  const segments = seq.segments.slice();
+  const n = argument.length;
+  for (let i = 0; i + n <= seq.ids.length; i++) {
+    let same = true;
+    for (let k = 0; k < n && same; k++) same = seq.segments[i + k] % SEGMENT_COUNT === SEGMENTS.state && seq.ids[i + k] === argument[k];
+    if (same) for (let k = 0; k < n; k++) segments[i + k] = SEGMENTS.state + 3 * SEGMENT_COUNT;
+  }
+  return { ...seq, segments };
 }
 
 /** The words of an action's argument (`click[8oz]` → 8oz; an action with no brackets is all argument). */
@@ -261,7 +286,12 @@ export function pendingChoiceIds(tokenizer: Tokenizer, card: DomainCard, input: 
 
 /** The actions of the last `historyLength` valid steps, as a context shows them. */
 export function shownHistory(history: readonly Pick<Step, 'action' | 'valid'>[], historyLength: number): string[] {
-  return historyLength > 0 ? history.filter((s) => s.valid).slice(-historyLength).map((s) => s.action) : [];
+  return shownSteps(history, historyLength).map((s) => s.action);
+}
+
+/** The last `historyLength` valid steps themselves (with the pages they were taken on). */
+export function shownSteps<S extends Pick<Step, 'action' | 'valid'>>(history: readonly S[], historyLength: number): S[] {
+  return historyLength > 0 ? history.filter((s) => s.valid).slice(-historyLength) : [];
 }
 
 /** Words of a state's own choices not in `taken`, less the words of the ones taken (pendingChoiceIds, the verdict head). */

@@ -21,7 +21,7 @@ import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type D
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
 import { buildMasks, decodeBatch, decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
-import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, freshNames, shownHistory, type FormatOptions, type Sequence } from './format';
+import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, freshNames, shownSteps, type FormatOptions, type Sequence } from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
@@ -58,6 +58,12 @@ export interface LearnedModelOptions {
   seed?: number;
   /** Judge an episode's end with the model's verdict head, where it has one (default true; false: the generator's reward). */
   verdictHead?: boolean;
+  /**
+   * The reward of an ending the verdict head judges: 'expected' (default) its p(success), the
+   * outcome it expects, graded as WebShop's own reward is (with `success` = p ≥ 0.5); 'outcome'
+   * the thresholded 0 or 1.
+   */
+  verdictReward?: 'expected' | 'outcome';
   /** Called once on dispose (e.g. to stop the decoder threads). */
   release?: () => void;
 }
@@ -171,19 +177,21 @@ export class LearnedExperienceModel implements ExperienceModel {
     const admissible = answer.terminated ? [] : concreteAdmissible(this.card, answer.admissible, globals, text);
     const inconsistent = checkConsistency({ reasoning: '', valid: true, observation: answer.observation, admissible: answer.admissible, reward: answer.reward, terminated: answer.terminated }, admissible);
     if (inconsistent) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: inconsistent };
-    const reward = answer.terminated ? this.judge(ctx, answer.reward, base.notes) : answer.reward;
-    return { ...base, next: { text, admissible, task: ctx.task }, reward, terminated: answer.terminated, valid: true, actionValid: true, score: reward };
+    const verdict = answer.terminated ? this.judge(ctx, answer.reward, base.notes) : { reward: answer.reward };
+    return { ...base, next: { text, admissible, task: ctx.task }, ...verdict, terminated: answer.terminated, valid: true, actionValid: true, score: verdict.reward };
   }
 
-  /** An episode's end: the verdict head's reward where there is one, else the generator's. */
-  private judge(ctx: DreamContext, written: number, notes: string[]): number {
-    if (!this.verdict) return written;
+  /** An episode's end: the verdict head's reward (and outcome) where there is one, else the generator's. */
+  private judge(ctx: DreamContext, written: number, notes: string[]): { reward: number; success?: boolean } {
+    if (!this.verdict) return { reward: written };
+    const shown = shownSteps(ctx.history, this.format.historyLength);
     const features = verdictFeatures(this.card, {
-      instruction: ctx.task.instruction, history: shownHistory(ctx.history, this.format.historyLength), state: ctx.state, action: ctx.action,
+      instruction: ctx.task.instruction, history: shown.map((s) => s.action), historyPages: shown.map((s) => s.observation), state: ctx.state, action: ctx.action,
     });
     const p = verdictProbability(this.verdict, features);
     notes.push(`verdict head: p(success) ${p.toFixed(3)} from ${this.verdict.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ')} (the generator wrote reward ${written})`);
-    return p >= 0.5 ? 1 : 0;
+    const success = p >= 0.5;
+    return this.options.verdictReward === 'outcome' ? { reward: success ? 1 : 0 } : { reward: p, success };
   }
 
   async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {

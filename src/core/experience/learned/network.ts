@@ -10,6 +10,10 @@
  *             g     = σ(h w_g);  p(w) = g·p_gen(w) + (1 − g)·Σ_{j: ctx_j = w} a_j   (pointer-generator)
  *             space, case = softmax(h W + (Σ_j a_j form_j) U)             the token's form: its own
  *                   guess plus the space and case of the tokens the pointer looks at (copies keep their case)
+ *   copy continuation (NetworkConfig.continuation): the pointer's logits gain s₁(h)·[ctx_{j−1} = y_{t−1}]
+ *             + s₂(h)·[ctx_{j−2..j−1} = y_{t−2..t−1}], s = h W_c + b_c, and the gate gains learned weights on
+ *             whether any such position exists — an explicit induction head, so a copy, once started,
+ *             goes on through a title or a product line instead of being found again token by token
  *
  * Why this shape (not decoder-only): on tfjs-wasm a batched matmul runs a naive kernel (~1 GMAC/s
  * against ~15 for a 2-D matmul), so full self-attention over a 300–500-token context costs
@@ -29,6 +33,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../rng';
 import { gatherRows, matMulFast } from '../../policy/backend';
+import { SPECIAL_TOKENS } from './tokenizer';
 
 export interface NetworkConfig {
   vocabSize: number;
@@ -47,6 +52,8 @@ export interface NetworkConfig {
   maxContext: number;
   maxAnswer: number;
   segments: number;
+  /** Copy continuation (see the file comment); absent in models trained before it. */
+  continuation?: boolean;
 }
 
 const NEG = -1e9;
@@ -123,6 +130,10 @@ export interface DecodeCache {
   selector: tf.Tensor2D | null;
   /** Answer tokens fed so far. */
   fed: number;
+  /** Copy continuation: each row's successor index, and the last two tokens it was fed. */
+  successors?: Successors[];
+  lastFed?: Int32Array;
+  prevFed?: Int32Array;
 }
 
 /**
@@ -149,6 +160,33 @@ interface DecodeGroup {
 const DECODE_GROUP = 4;
 /** Contexts the encoder takes at once when decoding starts. */
 const PREFILL_ROWS = 16;
+
+/** Only text tokens continue a copy (the format's structure tokens and padding do not). */
+const isTextToken = (id: number) => id >= SPECIAL_TOKENS.length;
+
+/**
+ * Where a copy would go on in one context (copy continuation): after a fed token w, every
+ * position j whose predecessor ctx[j − 1] is w (`one`), and of those the ones whose ctx[j − 2]
+ * is the token fed before w as well (`two`).
+ */
+export class Successors {
+  private readonly after = new Map<number, number[]>();
+
+  constructor(private readonly ids: ArrayLike<number>, private readonly length: number) {
+    for (let j = 1; j < length; j++) {
+      const w = ids[j - 1];
+      if (!isTextToken(w)) continue;
+      const list = this.after.get(w);
+      if (list) list.push(j); else this.after.set(w, [j]);
+    }
+  }
+
+  of(prev: number, last: number): { one: readonly number[]; two: number[] } {
+    const one = isTextToken(last) ? this.after.get(last) ?? [] : [];
+    const two = isTextToken(prev) ? one.filter((j) => j >= 2 && this.ids[j - 2] === prev) : [];
+    return { one, two };
+  }
+}
 
 /** The heads' output for the next token of every row, read back. */
 export interface StepOutput {
@@ -196,6 +234,9 @@ export class ExperienceNetwork {
   static fromWeights(config: NetworkConfig, weights: readonly NamedWeight[]): ExperienceNetwork {
     const net = new ExperienceNetwork(config);
     const byName = new Map(weights.map((w) => [w.name, w]));
+    const known = new Set(net.shapes().map(([name]) => name));
+    const extra = weights.find((w) => !known.has(w.name));
+    if (extra) throw new Error(`The model file has a weight '${extra.name}' this network does not have: it was made for another network.`);
     for (const [name, shape] of net.shapes()) {
       const w = byName.get(name);
       if (!w) throw new Error(`The model file has no weight '${name}': it was made for another network.`);
@@ -225,6 +266,7 @@ export class ExperienceNetwork {
     }
     out.push(['dec_ln_g', [d]], ['dec_ln_b', [d]], ['vocab_w', [d, V]], ['vocab_b', [V]], ['space_w', [d, 2]], ['space_b', [2]],
       ['case_w', [d, 3]], ['case_b', [3]], ['gate_w', [d, 1]], ['gate_b', [1]], ['ptr_q_w', [d, a]], ['ptr_k_w', [d, a]], ['space_ptr_w', [2, 2]], ['case_ptr_w', [3, 3]]);
+    if (this.config.continuation) out.push(['ptr_cont_w', [d, 2]], ['ptr_cont_b', [2]], ['gate_cont_w', [2, 1]]);
     return out;
   }
 
@@ -284,7 +326,8 @@ export class ExperienceNetwork {
 
   /** JS copies of the weights decoding reads outside tfjs (embeddings, the space and case heads). */
   private readTables(): Map<string, Float32Array> {
-    const names = ['tok', 'space', 'case', 'seg', 'enc_pos', 'dec_pos', 'space_w', 'space_b', 'space_ptr_w', 'case_w', 'case_b', 'case_ptr_w'];
+    const names = ['tok', 'space', 'case', 'seg', 'enc_pos', 'dec_pos', 'space_w', 'space_b', 'space_ptr_w', 'case_w', 'case_b', 'case_ptr_w',
+      ...(this.config.continuation ? ['ptr_cont_w', 'ptr_cont_b', 'gate_cont_w'] : [])];
     return new Map(names.map((n) => [n, this.v(n).dataSync() as Float32Array]));
   }
 
@@ -339,12 +382,12 @@ export class ExperienceNetwork {
 
   /** Mean negative log-likelihood per answer token: the id through the pointer mixture, plus space and case. */
   /** The teacher-forced decoder: final hidden states [B·La, d] and the last layer's cross-attention per group. */
-  private forwardTrain(batch: TrainBatch): { hidden: tf.Tensor2D; pointer: tf.Tensor2D[]; groups: AttentionGroup[] } {
+  private forwardTrain(batch: TrainBatch): { hidden: tf.Tensor2D; pointer: tf.Tensor2D[]; groups: AttentionGroup[]; flags: tf.Tensor2D | null } {
     const { rows: B, contextLength: Lc, answerLength: La } = batch;
     const { attentionDim: a, selfDim, heads } = this.config;
     const ctxMask = tf.tensor2d(batch.contextMask, [B * Lc, 1]);
     const memory = this.encode(this.embedInGraph(batch.context, 'enc_pos'), ctxMask, B, Lc);
-    const groups = attentionGroups(batch);
+    const { groups, flags } = attentionGroups(batch, this.config.continuation === true);
     let x = this.embedInGraph(batch.decoder, 'dec_pos');
     for (let l = 0; l < this.config.decoderLayers; l++) {
       const qkv = this.linear(this.layerNorm(x, `dec${l}/ln1`), `dec${l}/qkv`);                // [B·La, 3s]
@@ -359,8 +402,27 @@ export class ExperienceNetwork {
     const hidden = this.layerNorm(x, 'dec_ln');
     // The pointer: its own attention from the final state to the encoded context (weights only).
     const q = tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(a)) as tf.Tensor2D;
-    const pointer = groupedAttention(q, this.linear(memory, 'ptr_k', false), null, groups, 'cross', La, Lc, 1).weights;
-    return { hidden, pointer, groups };
+    const bias = flags ? this.continuationBias(hidden, groups, La) : undefined;
+    const pointer = groupedAttention(q, this.linear(memory, 'ptr_k', false), null, groups, 'cross', La, Lc, 1, bias).weights;
+    return { hidden, pointer, groups, flags: flags ? tf.tensor2d(flags, [B * La, 2]) : null };
+  }
+
+  /** Each group's pointer bias from copy continuation, s₁(h)·one + s₂(h)·two: [g·La, g·Lc]. */
+  private continuationBias(hidden: tf.Tensor2D, groups: readonly AttentionGroup[], La: number): (group: number) => tf.Tensor2D {
+    const strengths = this.linear(hidden, 'ptr_cont');                                         // [B·La, 2]
+    return (i) => {
+      const g = groups[i];
+      const n = g.rows * La;
+      const rows = tf.slice(strengths, [g.first * La, 0], [n, 2]);
+      const [one, two] = [g.one!, g.two!].map((m) => tf.tensor2d(m, [n, m.length / n]));
+      return tf.add(tf.mul(tf.slice(rows, [0, 0], [n, 1]), one), tf.mul(tf.slice(rows, [0, 1], [n, 1]), two)) as tf.Tensor2D;
+    };
+  }
+
+  /** The gate's logits; with copy continuation, plus its weights on whether a continuation exists (`flags` [N, 2]). */
+  private gateLogits(hidden: tf.Tensor2D, flags: tf.Tensor2D | null): tf.Tensor2D {
+    const logits = this.linear(hidden, 'gate');
+    return flags ? tf.add(logits, matMulFast(flags, this.v('gate_cont_w'))) : logits;
   }
 
   /** Space and case logits from the hidden state and the form of what the pointer looks at ([N, 5]: space one-hot, case one-hot). */
@@ -397,18 +459,18 @@ export class ExperienceNetwork {
   teacherForced(batch: TrainBatch): { vocab: tf.Tensor2D; pointer: tf.Tensor2D; gate: tf.Tensor1D } {
     return tf.tidy(() => {
       const { rows: B, contextLength: Lc, answerLength: La } = batch;
-      const { hidden, pointer, groups } = this.forwardTrain(batch);
+      const { hidden, pointer, groups, flags } = this.forwardTrain(batch);
       const own = groups.flatMap((g, i) => Array.from({ length: g.rows }, (_, r) => tf.slice(pointer[i], [r * La, r * Lc], [La, Lc])));
       return {
         vocab: tf.softmax(this.linear(hidden, 'vocab')) as tf.Tensor2D,
         pointer: tf.concat(own, 0) as tf.Tensor2D,
-        gate: tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [B * La]) as tf.Tensor1D,
+        gate: tf.reshape(tf.sigmoid(this.gateLogits(hidden, flags)), [B * La]) as tf.Tensor1D,
       };
     });
   }
 
   loss(batch: TrainBatch): LossParts {
-    const { hidden: decoded, pointer, groups } = this.forwardTrain(batch);
+    const { hidden: decoded, pointer, groups, flags } = this.forwardTrain(batch);
     // Pointer mass on the target: each group's weights against its block of copy matches.
     const pCopyAll = tf.concat(pointer.map((w, g) => tf.sum(tf.mul(w, tf.tensor2d(groups[g].copyMatch, w.shape)), 1)), 0); // [B·La]
     // The heads run only where a target exists (answers are padded to the longest).
@@ -422,7 +484,7 @@ export class ExperienceNetwork {
     const pGen = tf.exp(tf.sub(targetLogit, logSumExpRows(logits)));
     const pCopy = gatherRows(pCopyAll, realIndex);
     const form = this.formHeads(hidden, gatherRows(this.pointedFormTrain(batch, pointer, groups), realIndex));
-    const gate = tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [real.length]);
+    const gate = tf.reshape(tf.sigmoid(this.gateLogits(hidden, flags ? gatherRows(flags, realIndex) : null)), [real.length]);
     const pToken = tf.add(tf.mul(gate, pGen), tf.mul(tf.sub(1, gate), pCopy));
     const tokenNll = tf.neg(tf.log(tf.add(pToken, 1e-9)));
     const formNll = tf.add(
@@ -484,6 +546,11 @@ export class ExperienceNetwork {
     });
     const cache: DecodeCache = { rows, contextLength: length, contextLengths: Int32Array.from(contextLengths), crossKeys, crossValues,
       selfKeys: crossKeys.map(() => null), selfValues: crossKeys.map(() => null), pointerKeys, contextForm: form, groups: [], selector: groupSelector(rows, 1), fed: 0 };
+    if (this.config.continuation) {
+      cache.successors = Array.from({ length: rows }, (_, b) => new Successors(context.ids.subarray(b * length, b * length + contextLengths[b]), contextLengths[b]));
+      cache.lastFed = new Int32Array(rows);
+      cache.prevFed = new Int32Array(rows);
+    }
     cache.groups = decodeGroups(cache);
     return cache;
   }
@@ -497,6 +564,10 @@ export class ExperienceNetwork {
     const B = cache.rows;
     const T = tokens.ids.length / B;
     const positions = Int32Array.from({ length: B * T }, (_, i) => cache.fed + (i % T));
+    const continuation = cache.successors !== undefined;
+    if (continuation) {
+      for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) { cache.prevFed![b] = cache.lastFed![b]; cache.lastFed![b] = tokens.ids[b * T + t]; }
+    }
     const outputs = tf.tidy(() => {
       let x = this.embedInJs({ ...tokens, positions }, 'dec_pos');                           // [B·T, d]
       // New tokens see every cached one and the new ones up to themselves.
@@ -518,17 +589,51 @@ export class ExperienceNetwork {
       const last = T > 1 ? tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D : x;
       const hidden = this.layerNorm(last, 'dec_ln');
       const q = tf.concat([tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(this.config.attentionDim)), cache.selector!], 1) as tf.Tensor2D;
-      const pointerGroups = tf.split(q, cache.groups.map((g) => g.rows), 0).map((qg, i) => tf.softmax(tf.matMul(qg, cache.groups[i].pointerKeysT)));   // [g, g·width]
+      // With copy continuation the pointer's and the gate's logits come back, and their softmax and sigmoid run in JS (continueCopy).
+      const pointerGroups = tf.split(q, cache.groups.map((g) => g.rows), 0).map((qg, i) => {
+        const logits = tf.matMul(qg, cache.groups[i].pointerKeysT);                             // [g, g·width]
+        return continuation ? logits : tf.softmax(logits);
+      });
       // One read-back for all groups' pointers (each a few small reads otherwise).
       const pointers = tf.concat(pointerGroups.map((w) => tf.reshape(w, [-1])));
       const vocab = tf.softmax(tf.add(this.linear(hidden, 'vocab'), vocabMask));
-      return [vocab, tf.argMax(vocab, 1), tf.reshape(tf.sigmoid(this.linear(hidden, 'gate')), [B]), hidden, pointers];
+      const gate = this.linear(hidden, 'gate');
+      return [vocab, tf.argMax(vocab, 1), tf.reshape(continuation ? gate : tf.sigmoid(gate), [B]), hidden, pointers];
     });
     cache.fed += T;
-    const [vocab, bestWord, gate, hidden, pointers] = await Promise.all(outputs.map((t) => t.data())) as [Float32Array, Int32Array, Float32Array, Float32Array, Float32Array];
+    const [vocab, bestWord, gateOut, hidden, pointers] = await Promise.all(outputs.map((t) => t.data())) as [Float32Array, Int32Array, Float32Array, Float32Array, Float32Array];
     tf.dispose(outputs);
-    const pointer = ownBlocks(cache, pointers);
+    const { pointer, gate } = continuation ? this.continueCopy(cache, ownBlocks(cache, pointers), gateOut, hidden) : { pointer: ownBlocks(cache, pointers), gate: gateOut };
     return { vocab, bestWord, pointer, gate, ...this.formHeadsJs(hidden, pointer, cache) };
+  }
+
+  /**
+   * Copy continuation at a decoding step, in JS: each row's pointer logits plus s₁(h)·one +
+   * s₂(h)·two, softmaxed over its own real context, and the gate's logit plus its continuation
+   * weights — the same sums as training's continuationBias and gateLogits.
+   */
+  private continueCopy(cache: DecodeCache, logits: Float32Array, gateLogits: Float32Array, hidden: Float32Array): { pointer: Float32Array; gate: Float32Array } {
+    const d = this.config.dModel, B = cache.rows, Lc = cache.contextLength;
+    const w = this.tables ??= this.readTables();
+    const [Wc, bc, gc] = [w.get('ptr_cont_w')!, w.get('ptr_cont_b')!, w.get('gate_cont_w')!];
+    const pointer = new Float32Array(B * Lc), gate = new Float32Array(B);
+    const row = new Float64Array(Lc);
+    for (let b = 0; b < B; b++) {
+      let s1 = bc[0], s2 = bc[1];
+      for (let k = 0; k < d; k++) { s1 += hidden[b * d + k] * Wc[k * 2]; s2 += hidden[b * d + k] * Wc[k * 2 + 1]; }
+      const { one, two } = cache.successors![b].of(cache.prevFed![b], cache.lastFed![b]);
+      const n = cache.contextLengths[b], o = b * Lc;
+      for (let j = 0; j < n; j++) row[j] = logits[o + j];
+      for (const j of one) row[j] += s1;
+      for (const j of two) row[j] += s2;
+      let max = -Infinity, sum = 0;
+      for (let j = 0; j < n; j++) max = Math.max(max, row[j]);
+      for (let j = 0; j < n; j++) { row[j] = Math.exp(row[j] - max); sum += row[j]; }
+      for (let j = 0; j < n; j++) pointer[o + j] = row[j] / sum;
+      const z = gateLogits[b] + (one.length ? gc[0] : 0) + (two.length ? gc[1] : 0);
+      gate[b] = 1 / (1 + Math.exp(-z));
+    }
+    return { pointer, gate };
   }
 
   /** Cross-attention of the T new tokens of every row [B·T, d] on its own context, group by group (DecodeGroup). */
@@ -603,6 +708,11 @@ export class ExperienceNetwork {
     keep.forEach((b, i) => form.set(cache.contextForm.subarray(b * formStride, (b + 1) * formStride), i * formStride));
     cache.contextForm = form;
     cache.contextLengths = Int32Array.from(keep, (b) => cache.contextLengths[b]);
+    if (cache.successors) {
+      cache.successors = keep.map((b) => cache.successors![b]);
+      cache.lastFed = Int32Array.from(keep, (b) => cache.lastFed![b]);
+      cache.prevFed = Int32Array.from(keep, (b) => cache.prevFed![b]);
+    }
     cache.rows = keep.length;
     disposeGroups(cache.groups);
     cache.selector?.dispose();
@@ -721,45 +831,63 @@ interface AttentionGroup {
   crossMask: Float32Array;
   /** Row r, answer position t, context position j at [(r·La + t)·(g·Lc) + r·Lc + j]. */
   copyMatch: Float32Array;
+  /** Copy continuation: where a copy goes on after the last fed token (one) and the last two (two), laid out as copyMatch. */
+  one?: Float32Array;
+  two?: Float32Array;
 }
 
 const GROUP_ROWS = 4;
 
-function attentionGroups(batch: TrainBatch): AttentionGroup[] {
+/**
+ * The batch's attention groups; with copy continuation also each group's continuation positions
+ * and, per decoder position, whether any exists ([B·La, 2] flags).
+ */
+function attentionGroups(batch: TrainBatch, continuation: boolean): { groups: AttentionGroup[]; flags: Float32Array | null } {
   const { rows: B, contextLength: Lc, answerLength: La } = batch;
   const groups: AttentionGroup[] = [];
+  const flags = continuation ? new Float32Array(B * La * 2) : null;
   for (let first = 0; first < B; first += GROUP_ROWS) {
     const g = Math.min(GROUP_ROWS, B - first);
     const selfMask = new Float32Array(g * La * g * La).fill(NEG);
     const crossMask = new Float32Array(g * La * g * Lc).fill(NEG);
     const copyMatch = new Float32Array(g * La * g * Lc);
+    const [one, two] = continuation ? [new Float32Array(g * La * g * Lc), new Float32Array(g * La * g * Lc)] : [];
     for (let r = 0; r < g; r++) {
       const row = first + r;
       let contextLength = 0;
       while (contextLength < Lc && batch.contextMask[row * Lc + contextLength]) contextLength++;
+      const successors = continuation ? new Successors(batch.context.ids.subarray(row * Lc, row * Lc + contextLength), contextLength) : null;
       for (let t = 0; t < La; t++) {
         const q = r * La + t;
         for (let s = 0; s <= t; s++) selfMask[q * g * La + r * La + s] = 0;
         crossMask.fill(0, q * g * Lc + r * Lc, q * g * Lc + r * Lc + contextLength);
         copyMatch.set(batch.copyMatch.subarray((row * La + t) * Lc, (row * La + t + 1) * Lc), q * g * Lc + r * Lc);
+        if (!successors || !batch.targetMask[row * La + t]) continue;
+        // The tokens fed at t and before: what the decoder has just written.
+        const next = successors.of(t > 0 ? batch.decoder.ids[row * La + t - 1] : 0, batch.decoder.ids[row * La + t]);
+        for (const j of next.one) one![q * g * Lc + r * Lc + j] = 1;
+        for (const j of next.two) two![q * g * Lc + r * Lc + j] = 1;
+        flags![(row * La + t) * 2] = next.one.length ? 1 : 0;
+        flags![(row * La + t) * 2 + 1] = next.two.length ? 1 : 0;
       }
     }
-    groups.push({ first, rows: g, selfMask, crossMask, copyMatch });
+    groups.push({ first, rows: g, selfMask, crossMask, copyMatch, ...(one ? { one, two } : {}) });
   }
-  return groups;
+  return { groups, flags };
 }
 
 /** Attention of q [B·T, h·dh] on k, v [B·S, h·dh] group by group → output [B·T, h·dh] (none without v) and each group's weights (head 0). */
 function groupedAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D | null, groups: readonly AttentionGroup[], kind: 'self' | 'cross',
-  T: number, S: number, heads: number): { output: tf.Tensor2D | null; weights: tf.Tensor2D[] } {
+  T: number, S: number, heads: number, bias?: (group: number) => tf.Tensor2D): { output: tf.Tensor2D | null; weights: tf.Tensor2D[] } {
   const width = q.shape[1];
   const dh = width / heads;
   const outputs: tf.Tensor2D[] = [], weights: tf.Tensor2D[] = [];
-  for (const group of groups) {
+  groups.forEach((group, index) => {
     const rows = (x: tf.Tensor2D, n: number) => tf.slice(x, [group.first * n, 0], [group.rows * n, width]) as tf.Tensor2D;
     const [qg, kg] = [rows(q, T), rows(k, S)];
     const vg = v ? rows(v, S) : null;
-    const mask = tf.tensor2d(kind === 'self' ? group.selfMask : group.crossMask, [group.rows * T, group.rows * S]);
+    const maskValues = tf.tensor2d(kind === 'self' ? group.selfMask : group.crossMask, [group.rows * T, group.rows * S]);
+    const mask = bias ? tf.add(maskValues, bias(index)) : maskValues;
     const perHead: tf.Tensor2D[] = [];
     for (let h = 0; h < heads; h++) {
       const cols = (x: tf.Tensor2D) => (heads === 1 ? x : tf.slice(x, [0, h * dh], [-1, dh]) as tf.Tensor2D);
@@ -768,7 +896,7 @@ function groupedAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D | null,
       if (vg) perHead.push(matMulFast(w, cols(vg)));
     }
     if (vg) outputs.push(heads === 1 ? perHead[0] : tf.concat(perHead, 1) as tf.Tensor2D);
-  }
+  });
   return { output: v ? tf.concat(outputs, 0) as tf.Tensor2D : null, weights };
 }
 

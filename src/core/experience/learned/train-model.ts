@@ -19,8 +19,15 @@ import { fitVerdictHead, verdictExamples } from './verdict';
 export type NetworkShape = Omit<NetworkConfig, 'vocabSize' | 'segments'>;
 
 export const DEFAULT_NETWORK: Readonly<NetworkShape> = Object.freeze({
-  dModel: 64, encoderBlocks: 2, kernel: 5, decoderLayers: 2, heads: 1, selfDim: 32, attentionDim: 32, ffMult: 2, maxContext: 768, maxAnswer: 384,
+  dModel: 64, encoderBlocks: 2, kernel: 5, decoderLayers: 2, heads: 1, selfDim: 32, attentionDim: 32, ffMult: 2, maxContext: 768, maxAnswer: 384, continuation: true,
 });
+
+/**
+ * What a new model's format adds to format.ts's defaults (which a model written before an option
+ * existed reads as off): the action marks and unchanged states (README "The learned experience
+ * model" has what each bought, measured).
+ */
+export const RECIPE_FORMAT: Readonly<Partial<FormatOptions>> = Object.freeze({ actionMarks: true, unchangedStates: true });
 
 export interface LearnedTrainOptions {
   name: string;
@@ -35,7 +42,7 @@ export interface LearnedTrainOptions {
   maxEpisodes?: number;
   /** Fit a verdict head (verdict.ts) on the training episodes' real terminal steps (default true). */
   verdictHead?: boolean;
-  /** Placeholders for unseen ids (tokenizer.ts, "Fresh ids"); the shape comes from the data. Default none. */
+  /** Placeholders for unseen ids (tokenizer.ts, "Fresh ids"); the shape comes from the data (none where it has no ids). 0: none. */
   freshIds?: number;
 }
 
@@ -46,8 +53,8 @@ export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, '
     name: partial.name ?? 'model', validationShare: partial.validationShare ?? 0.1, minCount: partial.minCount ?? 2, maxVocab: partial.maxVocab ?? 6000,
     ...(partial.maxEpisodes !== undefined ? { maxEpisodes: partial.maxEpisodes } : {}),
     ...(partial.verdictHead === false ? { verdictHead: false } : {}),
-    ...(partial.freshIds ? { freshIds: partial.freshIds } : {}),
-    network: { ...DEFAULT_NETWORK, ...partial.network }, format: { ...DEFAULT_FORMAT_OPTIONS, ...partial.format }, fit: { ...DEFAULT_FIT_OPTIONS, ...partial.fit },
+    freshIds: partial.freshIds ?? FRESH_ID_PLACEHOLDERS,
+    network: { ...DEFAULT_NETWORK, ...partial.network }, format: { ...DEFAULT_FORMAT_OPTIONS, ...RECIPE_FORMAT, ...partial.format }, fit: { ...DEFAULT_FIT_OPTIONS, ...partial.fit },
   };
 }
 

@@ -15,7 +15,11 @@
  *   the card's globals and page buttons) not taken in the shown history — an option never chosen;
  * - unmatched: the share of the instruction's words found neither in the state nor in the
  *   actions taken;
- * - over: the state's smallest decimal number exceeds the instruction's largest (a bound passed).
+ * - over: the price of what is bought exceeds the instruction's bound: the smallest decimal of the
+ *   listing the item was chosen from (the text after the last clicked name on the page it was
+ *   clicked on — what the agent saw when it chose), else of the state, above the instruction's
+ *   largest decimal. In real data the two agree; in a dream the listing is what the policy chose
+ *   by, so the reward follows the choice rather than whatever price the next page was written with.
  *
  * Fitted by full-batch gradient descent on the real terminal steps (classes weighted equally,
  * a little L2), so it is deterministic. A domain whose episodes only end in one outcome
@@ -23,10 +27,10 @@
  */
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
-import { openChoiceWords, shownHistory } from './format';
+import { openChoiceWords, shownSteps } from './format';
 import type { RecordedEpisode } from './sft-data';
 
-export const VERDICT_FEATURES = ['pending', 'unmatched', 'over'] as const;
+export const VERDICT_FEATURES = ['pending', 'unmatched', 'over_chosen'] as const;
 
 /** A fitted head, as stored in model.json. */
 export interface VerdictHead {
@@ -41,6 +45,8 @@ export interface VerdictInput {
   instruction: string;
   /** The actions taken before this one, as shown to the model (its last H valid steps). */
   history: readonly string[];
+  /** The page each of those actions was taken on (same order), where known. */
+  historyPages?: readonly string[];
   state: { text: string; admissible: readonly string[] };
   action: string;
 }
@@ -75,9 +81,34 @@ export function verdictFeatures(card: DomainCard, input: VerdictInput): number[]
   const seen = new Set([...words(state), ...[...taken].flatMap((a) => words(argumentOf(a)))]);
   const unmatched = asked.size ? [...asked].filter((w) => !seen.has(w)).length / asked.size : 0;
   const bound = Math.max(-Infinity, ...decimals(input.instruction));
-  const shown = decimals(state);
+  const chosen = chosenListing(card, input);
+  const shown = decimals(chosen !== null && decimals(chosen).length > 0 ? chosen : state);
   const over = shown.length > 0 && Number.isFinite(bound) && Math.min(...shown) > bound ? 1 : 0;
   return [Math.min(pending, 3), unmatched, over];
+}
+
+const ID_LIKE = /\b[a-z][a-z0-9]{5,}\b/g;
+
+/**
+ * The listing of the last item clicked by name: on the page the click was taken on, the text
+ * after that name up to the next id-like word (the next item), or null when no shown click
+ * names something its page lists.
+ */
+function chosenListing(card: DomainCard, input: VerdictInput): string | null {
+  const pages = input.historyPages ?? [];
+  for (let i = Math.min(input.history.length, pages.length) - 1; i >= 0; i--) {
+    const name = argumentOf(input.history[i]).toLowerCase();
+    if (!/\d/.test(name)) continue;
+    const page = abstractObservation(card, pages[i]).toLowerCase();
+    const at = page.indexOf(name);
+    if (at < 0) continue;
+    const rest = page.slice(at + name.length);
+    ID_LIKE.lastIndex = 0;
+    let end = rest.length;
+    for (let m = ID_LIKE.exec(rest); m; m = ID_LIKE.exec(rest)) if (/\d/.test(m[0])) { end = m.index; break; }
+    return rest.slice(0, end);
+  }
+  return null;
 }
 
 function sigmoid(z: number): number {
@@ -121,8 +152,9 @@ export function verdictExamples(episodes: readonly RecordedEpisode[], historyLen
   for (const e of episodes) {
     e.steps.forEach((t, i) => {
       if (!t.valid || !t.terminated) return;
-      const history = shownHistory(e.steps.slice(0, i), historyLength);
-      out.push({ input: { instruction: e.instruction, history, state: { text: t.observation, admissible: t.admissible }, action: t.action }, success: outcomeOf(t.reward) === 1 });
+      const shown = shownSteps(e.steps.slice(0, i), historyLength);
+      out.push({ input: { instruction: e.instruction, history: shown.map((s) => s.action), historyPages: shown.map((s) => s.observation),
+        state: { text: t.observation, admissible: t.admissible }, action: t.action }, success: outcomeOf(t.reward) === 1 });
     });
   }
   return out;

@@ -39,6 +39,27 @@ describe('dreamgym expmodel', () => {
     expect(err.join('\n')).toMatch(/trained on 'household-v0', not 'webshop-lite-v0'/);
   }, 120_000);
 
+  it('seeds the replay buffer of audit, dream and train from --dataset, and refuses a missing file, one without the env\'s episodes, or a real run with it', async () => {
+    const data = join(dir, 'offline.jsonl');
+    expect(await main(['rollout', 'household-v0', '--policy', 'expert', '--episodes', '3', '--seed', '80', '--out', data])).toBe(0);
+    const steps = readFileSync(data, 'utf8').split('\n').filter(Boolean).reduce((n, line) => n + JSON.parse(line).steps.length, 0);
+    const run = join(dir, 'dataset-run');
+    expect(await main(['train', '--preset', 'household-easy', '--mode', 'dream', '--llm', 'oracle:0,0', '--dataset', data, '--iterations', '1',
+      '--set', 'tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=1', '--out', run, '--json'])).toBe(0);
+    expect(lastJson().offline_dataset).toBe(data);
+    expect(await main(['buffer', 'stats', '--dir', join(run, 'buffer'), '--json'])).toBe(0);
+    expect(lastJson().byEnvAndSource['household-v0'].offline).toBe(steps);
+    expect(await main(['audit', '--env', 'household-v0', '--llm', 'oracle:0,0', '--dataset', data, '--n', '3', '--json'])).toBe(0);
+    expect(lastJson().n).toBe(3);
+    // Refused, each with what to do instead.
+    expect(await main(['audit', '--env', 'household-v0', '--llm', 'oracle:0,0', '--dataset', join(dir, 'missing.jsonl'), '--n', '3'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--dataset .*missing\.jsonl: no such file/);
+    expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--dataset', data, '--episodes', '1'])).toBe(2);
+    expect(err.join('\n')).toMatch(/holds no episodes of 'webshop-lite-v0'/);
+    expect(await main(['train', '--preset', 'household-easy', '--mode', 'real', '--dataset', data, '--iterations', '1', '--out', join(dir, 'real-run')])).toBe(2);
+    expect(err.join('\n')).toMatch(/--dataset seeds the replay buffer of a dream/);
+  }, 120_000);
+
   it('trains an imported domain end to end with no server: domain import, expmodel train --domain, domain train --llm learned:', async () => {
     const data = join(dir, 'chores.jsonl');
     expect(await main(['rollout', 'household-v0', '--policy', 'expert', '--episodes', '10', '--seed', '60', '--out', data])).toBe(0);
@@ -82,7 +103,7 @@ describe('dreamgym expmodel', () => {
     const fitted = readFileSync(join(model, 'model.json'), 'utf8');
     writeFileSync(join(model, 'model.json'), fitted.replace('"pending"', '"choices"'));
     expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', `learned:${model}`, '--n', '2'])).not.toBe(0);
-    expect(err.join('\n')).toMatch(/verdict head reads features \[choices,unmatched,over\].*expmodel verdict --model DIR/);
+    expect(err.join('\n')).toMatch(/verdict head reads features \[choices,unmatched,over_chosen\].*expmodel verdict --model DIR/);
     expect(await main(['expmodel', 'verdict', '--model', model, '--env', 'webshop-lite-v0', '--json'])).toBe(0);
     expect(readFileSync(join(model, 'model.json'), 'utf8')).toBe(fitted);
     const household = join(dir, 'household-copy');

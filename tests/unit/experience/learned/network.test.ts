@@ -5,7 +5,7 @@ import { buildMasks, decodeBatch } from '../../../../src/core/experience/learned
 import { decodeAnswer, type Answer } from '../../../../src/core/experience/learned/format';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
 import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
-import { TOY_CARD, TOY_FORMAT, TOY_STEPS, tinyConfig, tinyNetwork, toyPairs, toyTokenizer } from './fixtures';
+import { TOY_CARD, TOY_FORMAT, TOY_STEPS, tinyConfig, tinyNetwork as tinyNetworkOf, toyPairs, toyTokenizer } from './fixtures';
 import { encodeAnswer, encodeContext, encodePrompt } from '../../../../src/core/experience/learned/format';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 
@@ -15,15 +15,18 @@ beforeAll(async () => {
 
 const limits = { stateTokens: TOY_FORMAT.answerStateTokens, maxAdmissible: TOY_FORMAT.maxAdmissible, actionTokens: TOY_FORMAT.admissibleActionTokens, admissibleTokens: TOY_FORMAT.answerAdmissibleTokens };
 
-describe('experience network', () => {
+// Every test of the network runs without and with copy continuation (NetworkConfig.continuation).
+describe.each([false, true])('experience network (copy continuation %s)', (continuation) => {
+  const tinyNetwork = (tokenizer: Tokenizer, seed: number, overrides: Parameters<typeof tinyNetworkOf>[2] = {}) => tinyNetworkOf(tokenizer, seed, { ...overrides, ...(continuation ? { continuation } : {}) });
+
   it('has gradients that match finite differences', () => {
     const tokenizer = toyTokenizer();
     const net = tinyNetwork(tokenizer, 3, { dModel: 8, selfDim: 4, attentionDim: 4 });
     const batch = makeBatch(toyPairs(tokenizer).slice(0, 2), tokenizer);
     const lossValue = () => tf.tidy(() => net.loss(batch).total.dataSync()[0]);
     const { grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
-    // A few entries of weights on every path: the encoder conv, the cross-attention, the pointer gate, the output.
-    for (const name of ['enc0/conv_w', 'dec0/xk_w', 'dec0/qkv_w', 'gate_w', 'vocab_w', 'tok']) {
+    // A few entries of weights on every path: the encoder conv, the cross-attention, the pointer gate, the output (and the continuation's strengths).
+    for (const name of ['enc0/conv_w', 'dec0/xk_w', 'dec0/qkv_w', 'gate_w', 'vocab_w', 'tok', ...(continuation ? ['ptr_cont_w', 'ptr_cont_b', 'gate_cont_w'] : [])]) {
       const variable = [...net.variables.entries()].find(([n]) => n === name)![1];
       const analytic = grads[variable.name].dataSync();
       const values = variable.dataSync().slice();
@@ -137,7 +140,9 @@ describe('experience network', () => {
     const [wa, wb, wc] = await Promise.all([a.getWeights(), b.getWeights(), c.getWeights()]);
     expect(wa.map((w) => Array.from(w.data))).toEqual(wb.map((w) => Array.from(w.data)));
     expect(wa[0].data).not.toEqual(wc[0].data);
-    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, { dModel: 8 }), wa)).toThrow(/needs \[/);
+    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, { dModel: 8, ...(continuation ? { continuation } : {}) }), wa)).toThrow(/needs \[/);
+    // A model file with or without the continuation's weights belongs to its own kind of network only.
+    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, continuation ? {} : { continuation: true }), wa)).toThrow(/no weight 'ptr_cont_w'|another network/);
     [a, b, c].forEach((n) => n.dispose());
   });
 });
@@ -189,7 +194,7 @@ describe('unchanged states (FormatOptions.unchangedStates)', () => {
     // The unchanged step is `<yes> <no> <r0> <obs> <eos>`; without the option it is written out.
     expect(pairs[0].answer.ids).toEqual((['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t)));
     expect(encodeAnswer(tokenizer, steps[0].answer, TOY_FORMAT).ids.length).toBeGreaterThan(10);
-    const net = tinyNetwork(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
+    const net = tinyNetworkOf(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
     await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 120, batchSize: 3, learningRate: 1e-2, warmupSteps: 10, patience: 1000, seed: 1 });
     const masks = buildMasks(tokenizer);
     const decode = (unchangedStates: boolean) => decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'),

@@ -117,6 +117,27 @@ describe('the pending-choice marks of a context (FormatOptions.pendingFeature)',
   });
 });
 
+describe('the action marks of a context (FormatOptions.actionMarks)', () => {
+  it('marks where the state writes the action\'s argument, an id spelled letter by letter found whole, and nothing else', () => {
+    const tokenizer = Tokenizer.learn(['Page 1 | B0EUB84QR9 | Linen Sofa | $456.95 | B0AAAA1111 | Velvet Sofa | $99.00', 'click[b0eub84qr9] click[linen]'], { minCount: 1 });
+    const card = builtInDomainCard('webshop-lite-v0')!;
+    const options = { ...DEFAULT_FORMAT_OPTIONS, actionMarks: true };
+    const state = 'Page 1 [SEP] B0EUB84QR9 [SEP] Linen Sofa [SEP] $456.95 [SEP] B0ZZZ9Q7XK [SEP] Velvet Sofa [SEP] $99.00';
+    const marked = (action: string) => {
+      const seq = encodeContext(tokenizer, card, { task: { instruction: 'a linen sofa' }, history: [], state: { text: state, admissible: [] }, action, retrieved: [] }, options);
+      const plain = encodeContext(tokenizer, card, { task: { instruction: 'a linen sofa' }, history: [], state: { text: state, admissible: [] }, action, retrieved: [] }, DEFAULT_FORMAT_OPTIONS);
+      expect(seq.ids).toEqual(plain.ids);
+      return tokenizer.decode({ ...seq, ids: seq.ids.map((id, i) => (seq.segments[i] === SEGMENTS.state + 3 * SEGMENT_COUNT ? id : 0)) }).trim();
+    };
+    expect(segmentCount(options)).toBe(4 * SEGMENT_COUNT);
+    expect(marked('click[b0eub84qr9]')).toBe('B0EUB84QR9');
+    // An id the vocabulary never saw is spelled: the whole spelling is marked, not its letters elsewhere.
+    expect(marked('click[b0zzz9q7xk]')).toBe('B0ZZZ9Q7XK');
+    expect(marked('click[linen]')).toBe('Linen');
+    expect(marked('click[buy now]')).toBe('');
+  });
+});
+
 describe('fresh ids (FormatOptions.freshIds)', () => {
   const tokenizer = Tokenizer.learn(corpus, { minCount: 1, freshIds: 3 });
   const shape = { count: 3, prefix: 'b0', length: 10 };

@@ -4,6 +4,8 @@ import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { makeBaselinePolicy, rolloutEpisode, type NoisyExpertOptions } from '../../../../src/core/data/rollout';
 import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/experience/learned/learned-model';
+import { makeDreamEnv } from '../../../../src/core/experience/dream-env';
+import { predictedOutcome } from '../../../../src/core/experience/types';
 import { DEFAULT_FORMAT_OPTIONS, encodeAnswer } from '../../../../src/core/experience/learned/format';
 import { decodeModelFiles, encodeModelFiles, ModelFileError, type ModelManifest } from '../../../../src/core/experience/learned/model-file';
 import { groupEpisodes } from '../../../../src/core/experience/learned/sft-data';
@@ -67,6 +69,21 @@ describe('verdict head', () => {
     expect(hastyEnds.some((e) => !e.success)).toBe(true);
   });
 
+  it('judges the price of what is bought by the listing it was chosen from, where the shown history has it', () => {
+    const listing = 'Page 1 (Total results: 50) [SEP] Next > [SEP] B0ABC12345 [SEP] Linen Sofa [SEP] $50.00 [SEP] B0DEF67890 [SEP] Velvet Sofa [SEP] $900.00';
+    const item = 'Back to Search [SEP] < Prev [SEP] Linen Sofa [SEP] Price: $900.00 [SEP] Rating: N.A. [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now';
+    const input = { instruction: 'i need a linen sofa, and price lower than 100.00 dollars', history: ['search[linen sofa]', 'click[b0abc12345]'],
+      historyPages: ['WebShop [SEP] Search', listing], state: { text: item, admissible: ['click[buy now]'] }, action: 'click[buy now]' };
+    const over = (x: typeof input) => verdictFeatures(card, x)[VERDICT_FEATURES.indexOf('over_chosen')];
+    // Listed at $50 when it was chosen: not over the bound, whatever price the next page shows.
+    expect(over(input)).toBe(0);
+    // The other listing, at $900, is over it.
+    expect(over({ ...input, history: ['search[linen sofa]', 'click[b0def67890]'] })).toBe(1);
+    // Without the pages (or a click that names nothing listed), the state's own price decides.
+    expect(over({ ...input, historyPages: undefined as unknown as string[] })).toBe(1);
+    expect(over({ ...input, history: ['search[linen sofa]', 'click[b0zzz00000]'] })).toBe(1);
+  });
+
   it('is not fitted from one outcome alone', () => {
     expect(fitVerdictHead(card, training.filter((e) => e.success))).toBeNull();
     expect(fitVerdictHead(card, [...training.filter((e) => e.success), ...training.filter((e) => !e.success).slice(0, 4)])).toBeNull();
@@ -110,7 +127,7 @@ describe('verdict head', () => {
     expect(withVerdict(decodeModelFiles(withHead, files.weights).manifest, null)).toBe(files.manifest);
     const renamed = withHead.replace('"pending"', '"price"');
     expect(() => decodeModelFiles(renamed, files.weights)).toThrow(ModelFileError);
-    expect(() => decodeModelFiles(renamed, files.weights)).toThrow(/verdict head reads features \[price,unmatched,over\]/);
+    expect(() => decodeModelFiles(renamed, files.weights)).toThrow(/verdict head reads features \[price,unmatched,over_chosen\]/);
     const broken = JSON.stringify({ ...JSON.parse(withHead), verdict: { ...head, weights: [1] } });
     expect(() => decodeModelFiles(broken, files.weights)).toThrow(/verdict head's weights are missing/);
     net.dispose();
@@ -134,10 +151,29 @@ describe('verdict head', () => {
     const judged = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], transitionCache: false });
     const answers = await ask(judged);
     expect(answers.map((p) => p.invalidReason ?? null)).toEqual([null, null, null, null]);
-    expect(answers.map((p) => [p.terminated, p.reward])).toEqual([[true, 0], [true, 1], [true, 0], [true, 1]]);
+    // The reward is the head's p(success), the outcome it expects; the outcome is p ≥ 0.5.
+    expect(answers.map((p) => [p.terminated, p.success, predictedOutcome(p)])).toEqual([[true, false, 0], [true, true, 1], [true, false, 0], [true, true, 1]]);
+    answers.forEach((p) => {
+      const probability = Number(/p\(success\) (\d\.\d+)/.exec(p.notes.join())![1]);
+      expect(p.reward).toBeCloseTo(probability, 3);
+      expect(p.reward > 0 && p.reward < 1).toBe(true);
+    });
     const bad = answers[0];
     expect(bad.notes.join()).toMatch(/verdict head: p\(success\) 0\.\d+ from pending [1-3], .*\(the generator wrote reward 1\)/);
     expect(judged.label).toMatch(/verdict head/);
+    // A dream ends the episode with the head's outcome as its success, and the graded reward as its return.
+    // (Four dreams step together, so their batch goes to the two decoders.)
+    const dreams = [0, 1, 2, 3].map(() => makeDreamEnv(judged, { envId: ENV }));
+    const firsts = await Promise.all(dreams.map((d, i) => d.reset({ seed: 1e9 + i, task: definition.generateTask(1e9 + i, 0) })));
+    for (const ended of await Promise.all(dreams.map((d, i) => d.step(firsts[i].admissible[0])))) {
+      expect(ended.terminated).toBe(true);
+      expect(ended.reward > 0 && ended.reward < 1).toBe(true);
+      expect(ended.info.success).toBe(ended.reward >= 0.5);
+    }
+    // Thresholded, as before: 0 or 1.
+    const thresholded = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], transitionCache: false, verdictReward: 'outcome' });
+    expect((await ask(thresholded)).map((p) => [p.reward, p.success])).toEqual([[0, undefined], [1, undefined], [0, undefined], [1, undefined]]);
+    thresholded.dispose();
     const generator = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], verdictHead: false, transitionCache: false });
     expect((await ask(generator)).map((p) => p.reward)).toEqual([1, 1, 1, 1]);
     expect(generator.label).not.toMatch(/verdict head/);
