@@ -264,7 +264,7 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
  * best single first word, which loses to a new page's first words only because they are many.
  * A new state's first word is then chosen (or sampled) among text alone.
  */
-function unchangedOrNew(plan: ReturnType<RowGrammar['next']>, out: StepOutput, row: number, V: number, eos: number): { forced: number } | { allowed: Allowed } {
+export function unchangedOrNew(plan: ReturnType<RowGrammar['next']>, out: StepOutput, row: number, V: number, eos: number): { forced: number } | { allowed: Allowed } {
   if (!('allowed' in plan) || !plan.unchangedChoice) return plan;
   const unchanged = out.gate[row] * out.vocab[row * V + eos];   // <eos> is never in a context: no copy mass
   return unchanged >= 0.5 ? { forced: eos } : { allowed: Allowed.Text };

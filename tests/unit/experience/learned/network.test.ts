@@ -178,6 +178,27 @@ describe('generated verdicts (FormatOptions.generatedVerdicts)', () => {
 });
 
 describe('unchanged states (FormatOptions.unchangedStates)', () => {
+  it('decides whether the state changed by the whole masses: an empty state only when <eos> holds at least half', async () => {
+    const { unchangedOrNew } = await import('../../../../src/core/experience/learned/decode');
+    const V = 40, eos = 3;
+    const step = (pEos: number, gate = 1) => {
+      const vocab = new Float32Array(2 * V);
+      vocab[V + eos] = pEos;
+      for (let w = 30; w < 40; w++) vocab[V + w] = (1 - pEos) / 10;   // the rest spread over ten first words, each less likely than <eos>
+      return { vocab, bestWord: new Int32Array(2), pointer: new Float32Array(2), gate: Float32Array.of(1, gate), space: new Int32Array(2), letterCase: new Int32Array(2) };
+    };
+    const choice = { allowed: 3, unchangedChoice: true } as Parameters<typeof unchangedOrNew>[0];
+    expect(unchangedOrNew(choice, step(0.6), 1, V, eos)).toEqual({ forced: eos });
+    // <eos> is the likeliest single token but a new state is likelier as a whole: a new state, its first word chosen among text.
+    const written = unchangedOrNew(choice, step(0.4), 1, V, eos);
+    expect('forced' in written).toBe(false);
+    expect(written).not.toEqual(choice);
+    // The copy share of the gate counts against <eos> (never in a context).
+    expect('forced' in unchangedOrNew(choice, step(0.6, 0.5), 1, V, eos)).toBe(false);
+    // Anywhere else the plan stands.
+    expect(unchangedOrNew({ allowed: 3 } as Parameters<typeof unchangedOrNew>[0], step(0.9), 1, V, eos)).toEqual({ allowed: 3 });
+  });
+
   it('learns to answer a step that leaves the state as it was with an empty state, which only such a model may write', async () => {
     const page = 'Brass Lamp | color | red | blue | Price: $25.99';
     const steps: { state: string; action: string; answer: Answer }[] = [
