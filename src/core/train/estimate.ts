@@ -42,8 +42,8 @@ export interface EnvTypicals {
  * and action, mostly a GRPO group's members stepping alike).
  */
 export const ENV_TYPICALS: Record<string, EnvTypicals> = {
-  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15, learnedTransitionsPerSecond: 31.4 },
-  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0, learnedTransitionsPerSecond: 116.7 },
+  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15, learnedTransitionsPerSecond: 35.4 },
+  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0, learnedTransitionsPerSecond: 134.3 },
 };
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
 
