@@ -87,7 +87,8 @@ export function verdictFeatures(card: DomainCard, input: VerdictInput): number[]
   return [Math.min(pending, 3), unmatched, over];
 }
 
-const ID_LIKE = /\b[a-z][a-z0-9]{5,}\b/g;
+/** An id-like word: a letter, then five or more letters or digits, at least one a digit (`b0eub84qr9`). */
+const ID_LIKE = /\b(?=[a-z0-9]*\d)[a-z][a-z0-9]{5,}\b/;
 
 /**
  * The listing of the last item clicked by name: on the page the click was taken on, the text
@@ -103,10 +104,8 @@ function chosenListing(card: DomainCard, input: VerdictInput): string | null {
     const at = page.indexOf(name);
     if (at < 0) continue;
     const rest = page.slice(at + name.length);
-    ID_LIKE.lastIndex = 0;
-    let end = rest.length;
-    for (let m = ID_LIKE.exec(rest); m; m = ID_LIKE.exec(rest)) if (/\d/.test(m[0])) { end = m.index; break; }
-    return rest.slice(0, end);
+    const end = rest.search(ID_LIKE);
+    return end < 0 ? rest : rest.slice(0, end);
   }
   return null;
 }
