@@ -8,7 +8,8 @@ import { initBackend } from '../../core/policy/backend';
 import {
   ALGORITHMS, ConfigError, LLM_SETTING_NAMES, MODES, SETTING_NAMES, getPreset, presetNames, validateConfig, withDefaults, type TrainConfig,
 } from '../../core/train/config';
-import { Trainer, type TrainerDeps, type TrainerState } from '../../core/train/loop';
+import { Trainer, type IterationRecord, type TrainerDeps, type TrainerState } from '../../core/train/loop';
+import { dreamWarnings } from '../../core/train/dream-health';
 import { rolloutSuccess } from '../../core/train/metrics';
 import { EngineFailureError } from '../../core/experience/engine-failures';
 import { buildRunParts } from '../../core/train/run-parts';
@@ -187,6 +188,9 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
   bar.end();
   // The last iteration evaluated the final policy (a run resumed already finished had none).
   const evaluation = trainer.finalEvaluation?.result ?? await trainer.evaluate(trainer.config.finalEvalEpisodes);
+  // A degenerate dream is never reported as a plain success (dream-health.ts): said on stderr and in the summary.
+  const warnings = dreamWarnings(readHistory(metricsPath)).map((w) => w.message);
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   const summary = {
     preset: trainer.config.preset, mode: trainer.config.mode, algo: trainer.config.algo, seed: trainer.config.seed,
     real_steps: trainer.realSteps, dream_steps: trainer.dreamSteps, iterations: trainer.iteration,
@@ -195,11 +199,20 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
     ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
     wall_seconds: round((performance.now() - started) / 1000, 1), backend, out,
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   trainer.dispose();
   if (o.json) printJsonLast(summary);
   else console.log(`held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`);
+}
+
+/** The run's metric history as records (metrics.jsonl: one iteration a line). */
+function readHistory(metricsPath: string): IterationRecord[] {
+  return readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const { iteration, ...metrics } = JSON.parse(line) as Record<string, number>;
+    return { iteration, metrics };
+  });
 }
 
 /** The progress bar's success figure, named by who judged it: the real env, or the dream (never both under one name). */

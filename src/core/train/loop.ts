@@ -155,7 +155,7 @@ export class Trainer {
   }
 
   /** One iteration: choose tasks → roll out → keep the experience → update → evaluate when due. */
-  async runIteration(): Promise<IterationRecord> {
+  async runIteration(options: { signal?: AbortSignal } = {}): Promise<IterationRecord> {
     const started = this.deps.clock?.();
     const iteration = this.iteration + 1;
     const phase = this.phaseOf(iteration);
@@ -163,7 +163,7 @@ export class Trainer {
     const progress = this.deps.progress;
     progress?.startIteration(iteration, phase);
     const tasks = this.chooseTasks(iteration, phase, streams.tasks);
-    const { episodes, startFailed, rollout } = await this.rollOut(tasks, iteration, phase, streams);
+    const { episodes, startFailed, rollout } = await this.rollOut(tasks, iteration, phase, streams, options.signal);
     progress?.stage('update');
     await this.keepExperience(episodes, tasks, phase, iteration);
     const losses = await this.learn(episodes, phase, iteration, streams.update);
@@ -186,14 +186,14 @@ export class Trainer {
 
   // ---- ROLLOUTS: tasksPerIteration tasks × groupSize episodes, stepped together -----------------
 
-  private async rollOut(tasks: Task[], iteration: number, phase: Phase, streams: { tasks: Rng; sample: Rng })
+  private async rollOut(tasks: Task[], iteration: number, phase: Phase, streams: { tasks: Rng; sample: Rng }, signal?: AbortSignal)
     : Promise<{ episodes: Episode[]; startFailed: number; rollout: RolloutTally }> {
     const { episodes, startFailed } = await startEpisodes(tasks, {
       iteration, groupSize: this.config.groupSize, phase, source: this.source, envs: this.envs, rng: streams.tasks,
     });
     const rollout = await stepEpisodes(episodes, {
       policy: this.policy, rng: streams.sample, phase, stepLimit: this.stepLimit, stepBudget: phase === 'real' ? this.budgetLeft : Infinity,
-      failures: this.failures, ...(this.deps.progress ? { progress: this.deps.progress } : {}),
+      failures: this.failures, ...(this.deps.progress ? { progress: this.deps.progress } : {}), ...(signal ? { signal } : {}),
     });
     if (phase === 'real') this.realSteps += rollout.steps;
     else this.dreamSteps += rollout.steps;
@@ -287,6 +287,17 @@ export class Trainer {
       return this.finalEvaluation.result;
     }
     return evalInterval > 0 && iteration % evalInterval === 0 ? this.evaluate(evalEpisodes) : undefined;
+  }
+
+  /**
+   * Iteration 0: the untrained policy on held-out real tasks (evalEpisodes of them), so every run's
+   * curve starts from the same point. It changes nothing: greedy, no random stream, no update.
+   * Null for a source without a real env.
+   */
+  async initialRecord(): Promise<IterationRecord | null> {
+    if (!this.source.hasRealEnv || this.iteration !== 0) return null;
+    const result = await this.evaluate(this.config.evalEpisodes);
+    return { iteration: 0, metrics: { 'budget/real_steps': 0, 'budget/dream_steps': 0, 'eval/success_rate': result.success, 'eval/score': result.score } };
   }
 
   /** Greedy evaluation on held-out real tasks (seeds ≥ HELD_OUT_SEED_BASE); not counted in the real budget. */

@@ -16,7 +16,7 @@ export type Metrics = Record<string, number>;
 export interface IterationFacts {
   phase: Phase;
   /** `cut`: ended by the real-step budget before the task or the step limit ended it (not an outcome). */
-  episodes: readonly { success: boolean; return: number; steps: readonly unknown[]; cut?: boolean }[];
+  episodes: readonly { success: boolean; return: number; steps: readonly unknown[]; cut?: boolean; record?: readonly { truncated: boolean }[] }[];
   losses: UpdateMetrics;
   realSteps: number;
   dreamSteps: number;
@@ -57,7 +57,13 @@ function episodeMetrics(phase: Phase, all: IterationFacts['episodes']): Metrics 
     [`${group}/success_rate`]: episodes.filter((e) => e.success).length / n,
     [`${group}/episodic_return`]: episodes.reduce((s, e) => s + e.return, 0) / n,
     [`${group}/episode_length`]: episodes.reduce((s, e) => s + e.steps.length, 0) / n,
+    // A dream whose episodes all run to the step limit never ends one: see dream-health.ts.
+    ...(phase === 'dream' ? { 'dream/truncated_rate': episodes.filter(hitStepLimit).length / n } : {}),
   };
+}
+
+function hitStepLimit(e: IterationFacts['episodes'][number]): boolean {
+  return e.record !== undefined && e.record.length > 0 && e.record[e.record.length - 1].truncated;
 }
 
 /** Names of the rollout-success metric: real rollouts, and rollouts the dream judged. */

@@ -122,6 +122,13 @@ export interface StepOptions {
    * take — at the start of every rollout step. Nothing it does changes the run.
    */
   progress?: RolloutProgressHook;
+  /** Aborted: the rollout stops before its next step with IterationStoppedError (the iteration is dropped, nothing kept). */
+  signal?: AbortSignal;
+}
+
+/** A stop asked for inside an iteration: the iteration is abandoned before it keeps or learns anything. */
+export class IterationStoppedError extends Error {
+  constructor() { super('Stopped inside the iteration: it was dropped, and the run keeps its last checkpoint.'); this.name = 'IterationStoppedError'; }
 }
 
 export interface RolloutProgressHook {
@@ -133,6 +140,7 @@ export interface RolloutProgressHook {
 export async function stepEpisodes(episodes: Episode[], options: StepOptions): Promise<RolloutTally> {
   const tally: RolloutTally = { steps: 0, predictions: 0, invalid: 0, tokens: 0, cacheHits: 0 };
   for (let t = 0; ; t++) {
+    if (options.signal?.aborted) throw new IterationStoppedError();
     const running = payableEpisodes(episodes, options.stepBudget - tally.steps);
     if (running.length === 0) return tally;
     const states = running.map((e): PolicyState => ({

@@ -28,6 +28,7 @@ import type { ChatModel } from '../llm/types';
 import { LlmActionPrior } from '../policy/llm-prior';
 import type { ActionPrior } from '../policy/policy';
 import { ConfigError, TRAIN_DEFAULTS, type TrainConfig } from './config';
+import { requireRealTransitions } from './grounding';
 
 type PartsSettings = 'mode' | 'retrievalK' | 'historyLength' | 'reasoning' | 'llmPrior' | 'curriculum' | 'curriculumVariations' | 'llmTimeoutMs' | 'llmRetries' | 'llmConcurrency';
 /** What the builder reads of a config: env, llm and seed, and (defaults: TRAIN_DEFAULTS, mode 'dream') the rest. */
@@ -125,10 +126,12 @@ function openBuffer(buffer: RunPartsDeps['buffer']): Promise<ReplayBuffer | unde
   return typeof buffer === 'function' ? buffer() : Promise.resolve(buffer);
 }
 
-function learnedModel(path: string, deps: RunPartsDeps, options: LearnedLoadOptions): Promise<ExperienceModel> {
+/** A learned model that retrieves is refused on a buffer with no real data of its env (grounding.ts). */
+async function learnedModel(path: string, deps: RunPartsDeps, options: LearnedLoadOptions): Promise<ExperienceModel> {
   if (!deps.loadLearnedModel) {
     throw new Error(`'learned:${path}' names a learned experience model, and loading one is the caller's job: ` +
       'hand buildRunParts a loadLearnedModel(path) (Node reads a folder; the page reads its stored model).');
   }
+  await requireRealTransitions(options.buffer, options.env, options.k);
   return deps.loadLearnedModel(path, options);
 }

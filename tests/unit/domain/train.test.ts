@@ -167,7 +167,8 @@ describe('dream-only training of an imported domain', () => {
       { llm: 'oracle:0,0' })).toThrow(/oracle is not available/);
     const learned = await domainModel(scriptedDomainChat(), domain); // any model stands in for the learned one
     const paths: string[] = [];
-    const { experienceModel } = await buildRunParts({ env: domain.envId, llm: 'learned:runs/m-exp', seed: 0 },
+    // k = 0: no buffer here to ground retrieval (a learned model that retrieves needs one: grounding.test.ts).
+    const { experienceModel } = await buildRunParts({ env: domain.envId, llm: 'learned:runs/m-exp', seed: 0, retrievalK: 0 },
       { domain, loadLearnedModel: async (path) => { paths.push(path); return learned; } });
     expect(paths).toEqual(['runs/m-exp']);
     expect(experienceModel).toBeInstanceOf(DomainExperienceModel);

@@ -13,6 +13,7 @@ import type { DreamStepReport, Observation, StepResult, Task } from '../../../sr
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import type { EpisodeTrace } from '../../../src/core/train/trace';
+import { IterationStoppedError } from '../../../src/core/train/rollout';
 
 beforeAll(async () => { await initBackend('wasm'); });
 
@@ -289,5 +290,32 @@ describe('Trainer with a dream-only task source (no registered env)', () => {
     const trainer = new Trainer(dreamOnlyConfig(), { source: { ...buttonsSource().source, chooseTasks: () => [] } });
     await expect(trainer.runIteration()).rejects.toThrow(/task source 'fake:buttons' gave no tasks for iteration 1/);
     trainer.dispose();
+  });
+});
+
+describe('Trainer: iteration 0 and stopping inside an iteration', () => {
+  it('iteration 0 evaluates the untrained policy and changes nothing after it', async () => {
+    const plain = new Trainer(small());
+    const measured = new Trainer(small());
+    const zero = (await measured.initialRecord())!;
+    expect(zero.iteration).toBe(0);
+    expect(zero.metrics['budget/real_steps']).toBe(0);
+    expect(zero.metrics['eval/success_rate']).toEqual((await plain.evaluate(small().evalEpisodes)).success);
+    expect(await runAll(measured)).toEqual(await runAll(plain));
+    expect(await measured.initialRecord()).toBeNull(); // only before the first iteration
+    plain.dispose(); measured.dispose();
+  });
+
+  it('a stop inside an iteration drops it before the next rollout step, and the run can go on as if never stopped', async () => {
+    const reference = new Trainer(small());
+    const full = await runAll(reference);
+    const trainer = new Trainer(small());
+    await trainer.runIteration();
+    const abort = new AbortController();
+    abort.abort();
+    await expect(trainer.runIteration({ signal: abort.signal })).rejects.toThrow(IterationStoppedError);
+    expect([trainer.iteration, trainer.realSteps]).toEqual([1, JSON.parse(full[0]).metrics['budget/real_steps']]);
+    expect(await runAll(trainer)).toEqual(full.slice(1));
+    reference.dispose(); trainer.dispose();
   });
 });

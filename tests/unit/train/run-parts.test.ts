@@ -4,7 +4,9 @@
  * generator — or the error naming the fix. Callers hand in only what they own (here: a scripted
  * chat model standing in for a loaded browser engine, an API key, a buffer, a learned-model loader).
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { LlmTaskGenerator } from '../../../src/core/curriculum/llm-variations';
@@ -28,6 +30,14 @@ const SPECS: Record<EngineKind, LlmSpecText> = {
 
 const learned: ExperienceModel = { label: 'learned (test double)', initial: () => Promise.reject(new Error('unused')), next: () => Promise.reject(new Error('unused')) };
 
+/** A buffer holding one real episode of webshop-lite-v0 (a learned model that retrieves is refused on less: grounding.ts). */
+async function groundedBuffer(): Promise<ReplayBuffer> {
+  const buffer = new ReplayBuffer(new MemoryBufferStore());
+  const line = readFileSync('public/datasets/webshop-lite-v0.jsonl', 'utf8').split('\n')[0];
+  await buffer.importTrajectories(parseTrajectoriesJsonl(line), { source: 'offline', createdAt: 0 });
+  return buffer;
+}
+
 function config(kind: EngineKind, llmPrior: boolean, variations: 'procedural' | 'llm'): TrainConfig {
   return validateConfig({ ...getPreset('webshop-easy'), mode: 'dream', llm: SPECS[kind], llmPrior, curriculum: true, curriculumVariations: variations });
 }
@@ -46,7 +56,7 @@ describe('buildRunParts', () => {
 
   it.each(cases)('%s, prior %s, variations %s', async (kind, prior, variations) => {
     const chat = new ScriptedChatModel([]);
-    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    const buffer = await groundedBuffer();
     const built = buildRunParts(config(kind, prior, variations), deps(kind, chat, buffer));
     if (!isLanguageModel(kind) && (prior || variations === 'llm')) {
       const setting = prior ? 'llmPrior' : 'curriculumVariations';
@@ -98,7 +108,8 @@ describe('buildRunParts', () => {
   it('asks the caller for the learned model: a clear error without a loader, the path to the loader', async () => {
     await expect(buildRunParts(config('learned', false, 'procedural'))).rejects.toThrow(/'learned:runs\/models\/m-exp' .* hand buildRunParts a loadLearnedModel\(path\)/);
     const paths: string[] = [];
-    const parts = await buildRunParts(config('learned', false, 'procedural'), { loadLearnedModel: async (path) => { paths.push(path); return learned; } });
+    const parts = await buildRunParts(config('learned', false, 'procedural'),
+      { buffer: await groundedBuffer(), loadLearnedModel: async (path) => { paths.push(path); return learned; } });
     expect(paths).toEqual(['runs/models/m-exp']);
     expect(parts.experienceModel).toBe(learned);
   });
