@@ -2,8 +2,9 @@
  * End to end, the learned experience model in the page (the production build in Debian's
  * Chromium, SwiftShader WebGPU): the Experience model page loads the shipped datasets into the
  * buffer, trains a TINY model in its worker (auto backend: SwiftShader is a software adapter, so
- * wasm, and the page says why), with the progress bar and the live loss chart; Stop keeps the last
- * epoch's checkpoint and, after a reload, Resume finishes the training; then the fidelity audit
+ * wasm, and the page says why), with the progress bar (its time left measured here) and the live
+ * loss chart; Stop (confirmed where it asks) keeps the last epoch's checkpoint and stores its best
+ * epoch as the model, and after a reload Resume finishes the training; then the fidelity audit
  * against the real env and the dreamed-vs-real examples render. The model is then the dream engine
  * of a one-iteration dream run on Train (learned:local/<name>), offered on Setup, and the LLM
  * prior is refused with it. A shipped model (models/<env>/, here a tiny one trained in this Node
@@ -54,6 +55,10 @@ describe('the learned experience model in the page', () => {
     await page.getByRole('button', { name: 'Load the shipped datasets' }).click();
     await expect.poll(() => count(page, 'real-transitions-webshop-lite-v0'), { timeout: 90_000 }).toBeGreaterThan(1000);
     await expect(page.getByLabel('Size').inputValue()).resolves.toBe('tiny');
+    // Before training: an estimate from the chosen data, said to be assumed until this browser has measured a run.
+    const estimate = (await page.getByTestId('train-estimate').textContent())!;
+    expect(estimate).toMatch(/^Estimate: .* for 3 epochs at most \(early stopping may end sooner\) of ≈ [\d,]+ tokens/);
+    expect(estimate).toMatch(/tokens\/s — an assumed typical speed of the tiny size on one wasm thread in a page/);
 
     await page.getByRole('button', { name: 'Train', exact: true }).click();
     await expect.poll(() => page.getByTestId('expmodel-backend').textContent(), { timeout: 60_000 }).toBe('wasm');
@@ -66,13 +71,22 @@ describe('the learned experience model in the page', () => {
     expect(await epochsCharted(page)).toBeGreaterThanOrEqual(1);
     console.log(`[expmodel] after epoch 1: ${await page.getByTestId('train-progress-line').textContent()}`);
 
-    // Stop: the epoch checkpoint stays; a reload offers to resume it.
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(() => state(page), { timeout: 30_000 }).toBe('stopped');
+    // Stop: it asks first only when it would lose 10 s of training or more (a tiny epoch is shorter); the epoch
+    // checkpoint stays, its best epoch is stored as the model, and a reload offers to resume it.
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    const confirm = page.getByRole('button', { name: /^Stop and keep epoch \d+$/ });
+    if (await confirm.count()) await confirm.click();
+    await expect.poll(() => page.getByTestId('expmodel-status').textContent(), { timeout: 60_000 })
+      .toMatch(new RegExp(`stored as learned:local/${NAME}, usable now`));
+    expect(await state(page)).toBe('stopped');
     const stoppedAt = Number(await page.getByTestId('checkpoint-epochs').textContent());
     expect(stoppedAt).toBeGreaterThanOrEqual(1);
     expect(stoppedAt).toBeLessThan(3);
-    await expect(page.getByTestId('expmodel-status').textContent()).resolves.toMatch(new RegExp(`checkpoint after epoch ${stoppedAt} stays in this browser`));
+    await expect(page.getByTestId('expmodel-status').textContent()).resolves
+      .toMatch(new RegExp(`checkpoint after epoch ${stoppedAt} stays in this browser`));
+    const keptRow = page.locator(`[data-testid="local-models"] tr[data-model="${NAME}"]`);
+    await expect.poll(() => keptRow.textContent(), { timeout: 30_000 })
+      .toMatch(new RegExp(`${stoppedAt} of 3 epochs \\(stopped\\)`));
     await page.reload();
     const resume = page.getByRole('button', { name: `Resume training ${NAME}` });
     await expect.poll(() => resume.count(), { timeout: 30_000 }).toBe(1);

@@ -16,12 +16,21 @@ export type BackendPreference = (typeof BACKEND_PREFERENCES)[number];
 export const MODEL_SIZES = ['tiny', 'small', 'standard'] as const;
 export type ModelSize = (typeof MODEL_SIZES)[number];
 
+/**
+ * The sizes; their labels promise no time (the page estimates it from the chosen data and this
+ * browser's measured speed: expmodel-estimate.ts).
+ */
 export const SIZE_INFO: Record<ModelSize, { label: string; network: Partial<NetworkShape>; warmupSteps?: number }> = {
   // A demo and test size: trains in seconds on a few episodes, and dreams poorly.
-  tiny: { label: 'tiny (seconds; a demo, dreams poorly)', network: { dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2 }, warmupSteps: 2 },
-  small: { label: 'small (a few minutes)', network: { dModel: 32, selfDim: 16, attentionDim: 16 } },
+  tiny: {
+    label: 'tiny (a demo, dreams poorly)', warmupSteps: 2,
+    network: {
+      dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2,
+    },
+  },
+  small: { label: 'small (half the width of standard)', network: { dModel: 32, selfDim: 16, attentionDim: 16 } },
   // The shipped models' network (npm run models).
-  standard: { label: 'standard (the shipped models\' size; up to ~15 min on 2 cores)', network: {} },
+  standard: { label: 'standard (the shipped models\' size)', network: {} },
 };
 
 export interface ExpModelSettings {

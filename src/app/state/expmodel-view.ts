@@ -1,6 +1,7 @@
 /**
  * Plain logic of the Experience model page (no Svelte; unit-tested in Node): the loss chart's
- * series from the worker's progress events, the progress bar, the audit table's rows, and the
+ * series from the worker's progress events, the progress bar and its line (with the time left
+ * measured on the training itself: core's time-left.ts), the audit table's rows, and the
  * comparison of a dreamed transition with the real one.
  */
 import type { AuditReport } from '../../core/experience/audit';
@@ -67,9 +68,15 @@ export interface TrainProgress {
   epochs: number;
   batch: number;
   batches: number;
-  /** Seconds left at most (early stopping may end sooner); null while unknown. */
+  /** Seconds left at most (early stopping may end sooner); null while the speed is being measured. */
   secondsLeft: number | null;
+  /** Seconds to this epoch's end and checkpoint; null while unmeasured. */
+  epochSecondsLeft: number | null;
+  /** Training tokens per second, measured over `speedBatches` batches (the epoch so far while that is 0). */
   tokensPerSecond: number;
+  speedBatches: number;
+  /** Training tokens of one epoch. */
+  epochTokens: number;
   loss: number;
 }
 
@@ -77,8 +84,40 @@ export function progressOf(event: Extract<FitProgress, { kind: 'batch' }>): Trai
   return {
     fraction: Math.max(0, Math.min(1, (event.epoch - 1 + event.batch / event.batches) / event.epochs)),
     epoch: event.epoch, epochs: event.epochs, batch: event.batch, batches: event.batches,
-    secondsLeft: event.secondsLeft, tokensPerSecond: event.tokensPerSecond, loss: event.loss,
+    secondsLeft: event.secondsLeft, epochSecondsLeft: event.epochSecondsLeft, tokensPerSecond: event.tokensPerSecond,
+    speedBatches: event.speedBatches, epochTokens: event.epochTokens, loss: event.loss,
   };
+}
+
+/** A duration as precise as an estimate is: seconds under 90 s, then whole minutes ("about 27 min", "1 h 05 min"). */
+export function roughDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '';
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
+
+/** Where the training runs, in words ("one wasm thread in this page's worker"). */
+export function runsOn(backend: string | null): string {
+  if (backend === 'wasm') return 'one wasm thread in this page\'s worker';
+  if (backend === 'webgpu') return 'WebGPU in this page\'s worker';
+  return backend ? `${backend} in this page's worker` : 'this page\'s worker';
+}
+
+/** The progress bar's line: where it is, the running loss, and the time left measured here. */
+export function progressLine(p: TrainProgress, backend: string | null): string {
+  const where = `${Math.round(p.fraction * 100)}% — epoch ${p.epoch} of ${p.epochs}, batch ${p.batch} of ` +
+    `${p.batches} — running loss ${p.loss.toFixed(3)}`;
+  if (p.fraction >= 1) return `${where} — done`;
+  if (p.secondsLeft === null) return `${where} — estimating the time left: measuring this browser's speed first…`;
+  return `${where} — about ${roughDuration(p.secondsLeft)} left at most (measured here at ` +
+    `${count(p.tokensPerSecond)} tokens/s over ${p.speedBatches} batches, ${runsOn(backend)}; ` +
+    `${count(p.epochTokens)} tokens an epoch; early ` +
+    'stopping may end sooner)';
+}
+
+function count(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
 }
 
 // ---- the audit table -----------------------------------------------------------------------------

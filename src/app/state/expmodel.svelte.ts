@@ -1,22 +1,43 @@
 /**
  * State of the Experience model page (design.md §6: components render, state lives here): training
  * a learned experience model on the buffer's real data in the Experience model worker, the live
- * progress and loss curves, the resume offer for an unfinished training (its epoch checkpoint is
- * in IndexedDB), and the evaluation of a model (the fidelity audit, dreamed vs real). One session
- * for the app (provided by context from App.svelte), so leaving the page does not stop a training.
+ * progress and loss curves, the estimate before a training (expmodel-estimate.ts, with the speed
+ * this browser measured last), Stop (it asks first when it would lose training, and keeps the best
+ * finished epoch as the model: expmodel-stop.ts), the resume offer for an unfinished training (its
+ * epoch checkpoint is in IndexedDB), and the evaluation of a model (the fidelity audit, dreamed vs
+ * real). One session for the app (provided by context from App.svelte), so leaving the page does
+ * not stop a training.
  */
 import { getContext, setContext } from 'svelte';
 import type { EpochRecord } from '../../core/experience/learned/fit';
 import { ExpModelClient, ExpModelStoppedError } from '../workers/expmodel-client';
-import type { Evaluation, ExpModelProgress, ExpModelStatus, TrainOutcome } from '../workers/expmodel-protocol';
+import type {
+  Evaluation, ExpModelProgress, ExpModelStatus, KeptModel, TrainOutcome,
+} from '../workers/expmodel-protocol';
 import { defaultLearnedStore, type CheckpointSummary } from '../workers/learned-store';
 import { BufferState } from './buffer.svelte';
 import { engineSetup } from './engine.svelte';
+import {
+  preRunEstimate, readMeasuredSpeeds, recordMeasuredSpeed, type MeasuredSpeeds, type PreRunEstimate,
+} from './expmodel-estimate';
+import { keptMessage, stopQuestion, stoppedMessage, type StopQuestion } from './expmodel-stop';
 import { addBatch, addEpoch, EMPTY_LOSS, lossFromHistory, progressOf, type LossSeries, type TrainProgress } from './expmodel-view';
 import { settingsFromQuery, settingsProblems, settingsToQuery, type ExpModelSettings } from './expmodel-settings';
 import { formatLearnedPath, learnedSpec, parseLearnedPath } from './learned-path';
 import { learnedModels } from './learned-models.svelte';
 import { paramsForPreset, paramsToQuery, presetsFor, TINY, withEngine } from './train-params';
+
+/** This page's localStorage, where it has one (the measured training speeds). */
+function pageStorage(): Storage | undefined {
+  try { return globalThis.localStorage; } catch { return undefined; }
+}
+
+/** The best epoch of a training's records (lowest validation loss, the earlier on a tie); 0 when none. */
+function bestOf(records: readonly EpochRecord[]): number {
+  let best: EpochRecord | null = null;
+  for (const r of records) if (!best || r.validationLoss < best.validationLoss) best = r;
+  return best?.epoch ?? 0;
+}
 
 const IDLE: ExpModelStatus = { state: 'idle', path: null, backend: null, backendReason: null, message: 'Nothing trained yet. Pick the settings and press Train.' };
 
@@ -26,8 +47,19 @@ export class ExpModelSession {
   progress = $state.raw<TrainProgress | null>(null);
   loss = $state.raw<LossSeries>(EMPTY_LOSS);
   lastEpoch = $state.raw<EpochRecord | null>(null);
-  /** Epochs whose checkpoint is in IndexedDB (this training). */
+  /** Epochs whose checkpoint is in IndexedDB (this training), and the best of them. */
   checkpointEpochs = $state(0);
+  bestEpoch = $state(0);
+  /** Stop was pressed and asks first (stopQuestion says what would be lost). */
+  confirmingStop = $state(false);
+  /** A stopped training's best epoch is being stored as its model. */
+  saving = $state(false);
+  /** Training speeds this browser measured (by size and backend), for the estimate before a training. */
+  speeds = $state.raw<MeasuredSpeeds>(readMeasuredSpeeds(pageStorage()));
+  /** When the training's unsaved work began (its start, then each checkpoint), Date.now(). */
+  private unsavedSince = 0;
+  /** The settings of the training running now. */
+  private runSettings: ExpModelSettings | null = null;
   audit = $state.raw<{ done: number; total: number } | null>(null);
   evaluation = $state.raw<Evaluation | null>(null);
   /** The last training that finished (its model is stored). */
@@ -56,6 +88,23 @@ export class ExpModelSession {
   realTransitions(env: string): number {
     const by = this.buffer.stats?.byEnvAndSource[env] ?? {};
     return (by.offline ?? 0) + (by.real ?? 0);
+  }
+
+  /** The time the chosen settings would take, before training (null for data it cannot count). */
+  get estimate(): PreRunEstimate | null {
+    return preRunEstimate(this.settings, this.realTransitions(this.settings.env), this.speeds);
+  }
+
+  /** What Stop would ask now, or null when it stops at once (recomputed with each batch's progress). */
+  get stopQuestion(): StopQuestion | null {
+    if (!this.running || this.saving || this.status.state !== 'training') return null;
+    const situation = {
+      name: this.runSettings?.name ?? this.settings.name, progress: this.progress,
+      checkpointEpochs: this.checkpointEpochs, bestEpoch: this.bestEpoch,
+      unsavedSeconds: (Date.now() - this.unsavedSince) / 1000,
+    };
+    // Once asked, the question stays up to date whatever is left to lose.
+    return stopQuestion(situation, this.confirmingStop ? 0 : undefined);
   }
 
   async refresh(): Promise<void> {
@@ -112,6 +161,10 @@ export class ExpModelSession {
     this.lastEpoch = history[history.length - 1] ?? null;
     this.loss = lossFromHistory(history);
     this.checkpointEpochs = history.length;
+    this.bestEpoch = bestOf(history);
+    this.confirmingStop = false;
+    this.runSettings = settings;
+    this.unsavedSince = Date.now();
     this.status = { ...IDLE, state: 'starting', path: `local/${settings.name}`, message: resume ? 'Resuming from the checkpoint…' : 'Starting…' };
     let outcome: TrainOutcome | null = null;
     try {
@@ -119,14 +172,15 @@ export class ExpModelSession {
     } catch (error) {
       if (error instanceof ExpModelStoppedError) outcome = { outcome: 'stopped', path: `local/${settings.name}`, epochsDone: this.checkpointEpochs };
       else this.error = (error as Error).message;
-    } finally {
-      this.running = false;
     }
+    this.confirmingStop = false;
     if (outcome?.outcome === 'stopped') {
-      this.status = { ...this.status, state: 'stopped', message: outcome.epochsDone > 0
-        ? `Stopped. The checkpoint after epoch ${outcome.epochsDone} stays in this browser: resume it any time, even after a reload.`
-        : 'Stopped before the first epoch ended: nothing was kept.' };
+      this.status = { ...this.status, state: 'stopped', message: stoppedMessage(outcome.epochsDone) };
+      // What the finished epochs trained is kept as the model (in a fresh worker where the stop ended the old one).
+      if (outcome.epochsDone > 0) await this.keep(settings.name, settings.backend);
     }
+    this.running = false;
+    this.runSettings = null;
     await Promise.all([this.refreshUnfinished(), this.models.refresh()]);
     if (outcome?.outcome === 'finished') {
       this.trained = outcome;
@@ -152,7 +206,54 @@ export class ExpModelSession {
     }
   }
 
+  /** Stores the best finished epoch of `name`'s checkpoint as its model (the checkpoint stays for a resume). */
+  private async keep(name: string, backend: ExpModelSettings['backend']): Promise<KeptModel | null> {
+    this.saving = true;
+    const message = `Keeping what was trained: storing the best finished epoch as learned:local/${name}…`;
+    this.status = { ...this.status, state: 'saving', message };
+    try {
+      const kept = await this.ensureClient().keep(name, backend, (p) => this.onProgress(p));
+      // The stored checkpoint is the truth (a terminated worker may have written one more than it reported).
+      this.checkpointEpochs = kept.epochsDone;
+      this.status = { ...this.status, state: 'stopped', message: keptMessage(kept) };
+      return kept;
+    } catch (error) {
+      this.status = { ...this.status, state: 'stopped', message: stoppedMessage(this.checkpointEpochs) };
+      this.error = `The training stopped, but its model could not be stored: ${(error as Error).message} ` +
+        'Its checkpoint is still in this browser: resume it, or keep its model from the banner above.';
+      return null;
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  /** An unfinished training's best finished epoch, stored as its model (the banner's button; it still resumes). */
+  async keepUnfinished(entry: CheckpointSummary<ExpModelSettings>): Promise<void> {
+    if (this.running) { this.error = 'A training or an evaluation is running: stop it first.'; return; }
+    this.error = null;
+    this.running = true;
+    this.checkpointEpochs = entry.epochsDone;
+    this.status = { ...IDLE, state: 'saving', path: `local/${entry.name}`, message: 'Keeping the model…' };
+    try {
+      await this.keep(entry.name, this.settings.backend);
+    } finally {
+      this.running = false;
+    }
+    await Promise.all([this.refreshUnfinished(), this.models.refresh()]);
+  }
+
+  /** Stop: at once when little or nothing would be lost, else it asks first (stopQuestion). */
+  async requestStop(): Promise<void> {
+    if (this.saving) return;
+    if (!this.confirmingStop && this.stopQuestion) { this.confirmingStop = true; return; }
+    await this.stop();
+  }
+
+  /** "Keep training": the question goes, the training goes on. */
+  cancelStop(): void { this.confirmingStop = false; }
+
   async stop(): Promise<void> {
+    this.confirmingStop = false;
     await this.client?.stop();
   }
 
@@ -160,11 +261,26 @@ export class ExpModelSession {
     switch (p.kind) {
       case 'status': this.status = p.status; break;
       case 'batch': this.progress = progressOf(p); this.loss = addBatch(this.loss, p); break;
-      case 'epoch': this.lastEpoch = p.record; this.loss = addEpoch(this.loss, p.record); break;
-      case 'history': this.loss = lossFromHistory(p.records); this.lastEpoch = p.records[p.records.length - 1] ?? null; break;
-      case 'checkpoint': this.checkpointEpochs = p.epochsDone; break;
+      case 'epoch':
+        this.lastEpoch = p.record; this.loss = addEpoch(this.loss, p.record);
+        if (p.best) this.bestEpoch = p.record.epoch;
+        this.rememberSpeed(p.record);
+        break;
+      case 'history':
+        this.loss = lossFromHistory(p.records); this.lastEpoch = p.records[p.records.length - 1] ?? null;
+        this.bestEpoch = bestOf(p.records);
+        break;
+      case 'checkpoint': this.checkpointEpochs = p.epochsDone; this.unsavedSince = Date.now(); break;
       case 'audit': this.audit = { done: p.done, total: p.total }; break;
     }
+  }
+
+  /** An epoch's speed (training tokens over its seconds, validation included) is kept for the next estimate. */
+  private rememberSpeed(record: EpochRecord): void {
+    const s = this.runSettings;
+    if (!s || !this.status.backend) return;
+    this.speeds = recordMeasuredSpeed(pageStorage(), this.speeds, s.size, this.status.backend,
+      { tokensPerSecond: record.tokensPerSecond, env: s.env, measuredAt: Date.now() });
   }
 
   // ---- using a model ----------------------------------------------------------------------------

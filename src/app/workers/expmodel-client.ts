@@ -9,7 +9,10 @@
  * (the checkpoint of the last finished epoch is already in IndexedDB) and the running request
  * resolves as stopped; the next request starts a fresh worker.
  */
-import type { Evaluation, ExpModelProgress, ExpModelReply, ExpModelRequest, ExpModelSerializedError, ExpModelStatus, TrainOutcome } from './expmodel-protocol';
+import type {
+  Evaluation, ExpModelProgress, ExpModelReply, ExpModelRequest, ExpModelSerializedError, ExpModelStatus, KeptModel,
+  TrainOutcome,
+} from './expmodel-protocol';
 import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
 
 export const STOP_GRACE_MS = 1500;
@@ -68,6 +71,11 @@ export class ExpModelClient {
 
   train(settings: ExpModelSettings, resume: boolean, onprogress: (p: ExpModelProgress) => void): Promise<TrainOutcome> {
     return this.request({ type: 'train', settings, resume }, onprogress) as Promise<TrainOutcome>;
+  }
+
+  /** Stores the best epoch of `name`'s checkpoint as its model (not stoppable: seconds, which a stop would lose). */
+  keep(name: string, backend: BackendPreference, onprogress?: (p: ExpModelProgress) => void): Promise<KeptModel> {
+    return this.request({ type: 'keep', name, backend }, onprogress) as Promise<KeptModel>;
   }
 
   evaluate(options: { path: string; env: string; audit: number; samples: number; seed: number; backend: BackendPreference },

@@ -1,9 +1,9 @@
 /**
  * The Experience model worker's body (workers/expmodel.worker.ts only wires it to `self`): trains
  * a learned experience model on the page's replay buffer (its real episodes of one env), stores
- * it in IndexedDB as learned:local/<name>, checkpoints every epoch (a reload resumes), and
- * evaluates a model (the fidelity audit, dreamed vs real). One `train` or `evaluate` at a time;
- * `stop` and `status` answer at once.
+ * it in IndexedDB as learned:local/<name>, checkpoints every epoch (a reload resumes), keeps a
+ * stopped training's best epoch as a model (`keep`), and evaluates a model (the fidelity audit,
+ * dreamed vs real). One `train`, `keep` or `evaluate` at a time; `stop` and `status` answer at once.
  *
  * Backend: WebGPU when this machine has a hardware adapter, wasm otherwise (chooseBackend). A
  * software adapter (SwiftShader, WARP) counts as none: it runs WebGPU on the CPU, far slower than
@@ -16,17 +16,20 @@ import { WASM_PATHS } from './wasm-paths';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { builtInDomainCard } from '../../core/experience/domain-card';
-import { learnedTrainOptions, trainLearnedModel, type LearnedCheckpoint, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
+import {
+  learnedTrainOptions, modelFromCheckpoint, trainLearnedModel, type LearnedCheckpoint, type LearnedTrainOptions,
+} from '../../core/experience/learned/train-model';
 import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { envIds } from '../../core/envs/registry';
 import { initBackend, type BackendInfo, type BackendName } from '../../core/policy/backend';
 import { SIZE_INFO, settingsProblems, type BackendPreference, type ExpModelSettings } from '../state/expmodel-settings';
+import { keptMessage, stoppedMessage } from '../state/expmodel-stop';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
 import { evaluateModel } from './expmodel-evaluate';
 import {
   serializeExpModelError, type Evaluation, type ExpModelProgress, type ExpModelReply, type ExpModelRequest, type ExpModelState,
-  type ExpModelStatus, type TrainOutcome,
+  type ExpModelStatus, type KeptModel, type TrainOutcome,
 } from './expmodel-protocol';
 import { learnedModelFromFiles, readPageLearnedModel } from './learned-source';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
@@ -39,8 +42,11 @@ export class ExpModelBusyError extends Error {
 }
 
 export class NoCheckpointError extends Error {
-  constructor(name: string) {
-    super(`There is no unfinished training named '${name}' in this browser to resume: press Train to start it afresh.`);
+  constructor(name: string, doing: 'resume' | 'keep' = 'resume') {
+    super(doing === 'resume'
+      ? `There is no unfinished training named '${name}' in this browser to resume: press Train to start it afresh.`
+      : `There is no unfinished training named '${name}' in this browser with a finished epoch to keep: press Train ` +
+        'to train it.');
     this.name = 'NoCheckpointError';
   }
 }
@@ -131,7 +137,7 @@ export class ExpModelHost {
 
   constructor(private readonly post: (reply: ExpModelReply) => void, private readonly deps: ExpModelHostDeps) {}
 
-  /** `train` and `evaluate` run one after the other; `stop` and `status` answer at once. */
+  /** `train`, `keep` and `evaluate` run one after the other; `stop` and `status` answer at once. */
   handle(request: ExpModelRequest): Promise<void> {
     if (request.type === 'stop' || request.type === 'status') {
       if (request.type === 'stop') this.abort?.abort();
@@ -148,7 +154,8 @@ export class ExpModelHost {
     this.queue = this.queue.then(async () => {
       this.runRequestId = request.id;
       try {
-        const value = request.type === 'train' ? await this.train(request, controller.signal) : await this.evaluate(request, controller.signal);
+        const value = request.type === 'train' ? await this.train(request, controller.signal)
+          : request.type === 'keep' ? await this.keep(request) : await this.evaluate(request, controller.signal);
         this.post({ id: request.id, kind: 'return', value });
       } catch (error) {
         const stopped = controller.signal.aborted;
@@ -238,10 +245,40 @@ export class ExpModelHost {
       }
     } catch (error) {
       if (!signal.aborted) throw error;
-      this.setState('stopped', epochsDone > 0
-        ? `Stopped. The checkpoint after epoch ${epochsDone} stays in this browser: resume it any time, even after a reload.`
-        : 'Stopped before the first epoch ended: nothing was kept.');
+      this.setState('stopped', stoppedMessage(epochsDone));
       return { outcome: 'stopped', path: `local/${settings.name}`, epochsDone };
+    }
+  }
+
+  /**
+   * Stores the best epoch of `name`'s checkpoint as learned:local/<name> (core's modelFromCheckpoint:
+   * the files a finished training writes), keeping the checkpoint so the training still resumes.
+   */
+  private async keep(request: Extract<ExpModelRequest, { type: 'keep' }>): Promise<KeptModel> {
+    const store = this.deps.store;
+    const path = `local/${request.name}`;
+    this.path = path;
+    const saved = await store.readCheckpoint(request.name);
+    if (!saved || saved.checkpoint.fit.epochsDone === 0) throw new NoCheckpointError(request.name, 'keep');
+    const checkpoint = saved.checkpoint;
+    const card = builtInDomainCard(checkpoint.env);
+    const ours = envIds().join(', ');
+    if (!card) throw new Error(`No domain card for '${checkpoint.env}': the page keeps models of ${ours}.`);
+    const fit = checkpoint.fit;
+    const kept = { epochsDone: fit.epochsDone, epochs: checkpoint.options.fit.epochs, bestEpoch: fit.bestEpoch };
+    await this.backendFor(request.backend);
+    this.setState('saving', `Keeping what was trained: the model of epoch ${fit.bestEpoch} (the best of the ` +
+      `${fit.epochsDone} finished) — rebuilding its data from the buffer…`);
+    const buffer = await this.deps.openBuffer();
+    const result = await modelFromCheckpoint(buffer, card, checkpoint, { backend: this.backend!.backend });
+    try {
+      const date = this.deps.date ?? (() => Date.now());
+      const options = { keepCheckpoint: true, epochsPlanned: kept.epochs };
+      const summary = await store.saveModel(request.name, result, date(), options);
+      this.setState('stopped', keptMessage({ ...kept, path }));
+      return { path, summary, ...kept };
+    } finally {
+      result.network.dispose();
     }
   }
 

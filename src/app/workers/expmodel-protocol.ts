@@ -6,6 +6,9 @@
  *   experience model on the buffer's real episodes of an env, streaming `progress` (status, each
  *   batch, each epoch, each checkpoint) and `return`ing how it ended: finished (the model stored
  *   as learned:local/<name>) or stopped (the last epoch's checkpoint kept for a resume).
+ * - `keep` stores the best epoch of a stopped training's checkpoint as the model learned:local/<name>
+ *   (usable at once, its record listing the epochs it finished), and keeps the checkpoint for a
+ *   resume. The page sends it after a Stop, to a fresh worker where the training one was ended.
  * - `evaluate` audits a learned model against the real env and dreams a few held-out transitions
  *   beside what really happened, streaming the audit's progress.
  * - `stop` asks a running `train` or `evaluate` to stop at its next batch; `status` answers at once.
@@ -18,7 +21,8 @@ import type { BackendName } from '../../core/policy/backend';
 import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
 import type { StoredModelSummary } from './learned-store';
 
-export type ExpModelState = 'idle' | 'starting' | 'training' | 'evaluating' | 'finished' | 'stopped' | 'error';
+export type ExpModelState =
+  'idle' | 'starting' | 'training' | 'saving' | 'evaluating' | 'finished' | 'stopped' | 'error';
 
 export interface ExpModelStatus {
   state: ExpModelState;
@@ -73,10 +77,21 @@ export type TrainOutcome =
   | { outcome: 'finished'; path: string; summary: StoredModelSummary; training: TrainingRecord }
   | { outcome: 'stopped'; path: string; epochsDone: number };
 
+/** What `keep` stored: the model of a stopped training's best epoch (its checkpoint stays). */
+export interface KeptModel {
+  path: string;
+  summary: StoredModelSummary;
+  epochsDone: number;
+  /** The most epochs the training was started with. */
+  epochs: number;
+  bestEpoch: number;
+}
+
 export type ExpModelRequest =
   | { id: number; type: 'train'; settings: ExpModelSettings;
     /** Continue the checkpoint of `settings.name` (its own settings win; a fresh start when there is none is an error). */
     resume: boolean }
+  | { id: number; type: 'keep'; name: string; backend: BackendPreference }
   | { id: number; type: 'evaluate'; path: string; env: string; audit: number; samples: number; seed: number; backend: BackendPreference }
   | { id: number; type: 'stop' }
   | { id: number; type: 'status' };

@@ -39,7 +39,12 @@ export interface StoredModelSummary {
   bestValidationLoss: number;
   seconds: number;
   backend: string;
+  /** A stopped training's model (`keep`): the most epochs it was started with; its checkpoint resumes it. */
+  epochsPlanned?: number;
 }
+
+/** How saveModel stores: a stopped training's model keeps its checkpoint and says how many epochs were planned. */
+export interface SaveModelOptions { keepCheckpoint?: boolean; epochsPlanned?: number }
 
 /** An unfinished training, for the page's resume offer. */
 export interface CheckpointSummary<S = unknown> {
@@ -99,18 +104,20 @@ export class LearnedModelStore {
 
   /**
    * Saves a trained model's two files under `name` (replacing a model of that name) and removes
-   * its training checkpoint, in one transaction. The files are checked first: a damaged pair is
-   * never stored.
+   * its training checkpoint (unless `keepCheckpoint`: a stopped training's model), in one
+   * transaction. The files are checked first: a damaged pair is never stored.
    */
-  async saveModel(name: string, files: { manifest: string; weights: Uint8Array }, savedAt: number): Promise<StoredModelSummary> {
+  async saveModel(name: string, files: { manifest: string; weights: Uint8Array }, savedAt: number,
+    options: SaveModelOptions = {}): Promise<StoredModelSummary> {
     const { manifest } = decodeModelFiles(files.manifest, files.weights, 'the model just trained');
-    const summary = summarizeManifest(name, manifest, savedAt);
+    const summary: StoredModelSummary = { ...summarizeManifest(name, manifest, savedAt),
+      ...(options.epochsPlanned !== undefined ? { epochsPlanned: options.epochsPlanned } : {}) };
     const db = await this.open();
     const tx = db.transaction(['models', 'weights', 'checkpoints'], 'readwrite');
     await Promise.all([
       tx.objectStore('models').put({ name, manifest: files.manifest, summary } satisfies ModelRow),
       tx.objectStore('weights').put({ name, bytes: files.weights } satisfies WeightsRow),
-      tx.objectStore('checkpoints').delete(name),
+      options.keepCheckpoint ? Promise.resolve() : tx.objectStore('checkpoints').delete(name),
       tx.done,
     ]);
     return summary;

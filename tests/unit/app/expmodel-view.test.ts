@@ -6,12 +6,17 @@ import { describe, expect, it } from 'vitest';
 import {
   defaultSettings, settingsFromQuery, settingsProblems, settingsToQuery, TINY_SETTINGS, trainableEnvs,
 } from '../../../src/app/state/expmodel-settings';
-import { addBatch, addEpoch, auditRows, compareSample, EMPTY_LOSS, epochPoints, formatSize, lossFromHistory, progressOf } from '../../../src/app/state/expmodel-view';
+import {
+  addBatch, addEpoch, auditRows, compareSample, EMPTY_LOSS, epochPoints, formatSize, lossFromHistory, progressLine,
+  progressOf, roughDuration,
+} from '../../../src/app/state/expmodel-view';
 import type { AuditReport } from '../../../src/core/experience/audit';
 import type { DreamSample } from '../../../src/app/workers/expmodel-protocol';
 
-const batch = (epoch: number, b: number, batches: number, loss: number) =>
-  ({ kind: 'batch', epoch, epochs: 2, batch: b, batches, loss, tokensPerSecond: 100, secondsLeft: 10 }) as const;
+const batch = (epoch: number, b: number, batches: number, loss: number) => ({
+  kind: 'batch', epoch, epochs: 2, batch: b, batches, loss, tokensPerSecond: 100, speedBatches: 3, epochTokens: 4000,
+  secondsLeft: 10, epochSecondsLeft: 4,
+}) as const;
 const epoch = (n: number, trainLoss: number, validationLoss: number) => ({ epoch: n, trainLoss, validationLoss, tokensPerSecond: 100, seconds: 1 });
 
 describe('Experience model settings', () => {
@@ -50,7 +55,32 @@ describe('the loss chart', () => {
   });
 
   it('reports progress over all epochs', () => {
-    expect(progressOf(batch(2, 1, 4, 3))).toMatchObject({ fraction: 0.625, epoch: 2, epochs: 2, batch: 1, batches: 4, secondsLeft: 10 });
+    expect(progressOf(batch(2, 1, 4, 3))).toMatchObject({
+      fraction: 0.625, epoch: 2, epochs: 2, batch: 1, batches: 4, secondsLeft: 10, epochSecondsLeft: 4, speedBatches: 3,
+      epochTokens: 4000,
+    });
+  });
+
+  it('says the time left as measured here, on which backend, and nothing before it is measured', () => {
+    const p = { ...progressOf(batch(1, 40, 100, 3.21)), tokensPerSecond: 2345.6, speedBatches: 37, epochTokens: 603_191,
+      secondsLeft: 1625 };
+    expect(progressLine(p, 'wasm')).toBe('20% — epoch 1 of 2, batch 40 of 100 — running loss 3.210 — about 27 min ' +
+      'left at most (measured here at 2,346 tokens/s over 37 batches, one wasm thread in this page\'s worker; ' +
+      '603,191 tokens an epoch; early stopping may end sooner)');
+    expect(progressLine(p, 'webgpu')).toMatch(/over 37 batches, WebGPU in this page's worker;/);
+    expect(progressLine({ ...p, secondsLeft: null, speedBatches: 0 }, 'wasm'))
+      .toBe('20% — epoch 1 of 2, batch 40 of 100 — running loss 3.210 — estimating the time left: measuring this ' +
+        'browser\'s speed first…');
+    expect(progressLine({ ...p, fraction: 1 }, 'wasm')).toMatch(/ — done$/);
+    // The e2e test's pattern still matches.
+    expect(progressLine(p, 'wasm')).toMatch(/epoch \d of 2, batch \d+ of \d+ .* (left at most|estimating)/);
+  });
+
+  it('rounds a time left as an estimate deserves', () => {
+    expect([roughDuration(4.2), roughDuration(89), roughDuration(91), roughDuration(1625), roughDuration(4680)])
+      .toEqual(['4 s', '89 s', '2 min', '27 min', '1 h 18 min']);
+    expect(roughDuration(0.2)).toBe('1 s');
+    expect(roughDuration(Number.NaN)).toBe('');
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * The Experience model worker's host and client wired together in Node (no real Worker; a memory
  * replay buffer, fake-indexeddb for the model store): training streams status, batch and epoch
- * progress and stores the model; a stop keeps the last epoch's checkpoint and a resume continues
- * from it (the loss history first); evaluation audits against the real env and dreams held-out
+ * progress (the time left measured on the training) and stores the model; a stop keeps the last
+ * epoch's checkpoint, `keep` stores its best epoch as the model (the checkpoint stays), and a
+ * resume continues from it (the loss history first); evaluation audits against the real env and dreams held-out
  * transitions beside the real ones; a worker that never answers a stop is terminated.
  */
 import 'fake-indexeddb/auto';
@@ -63,6 +64,18 @@ describe('the Experience model worker', () => {
     const epochs = events.filter((e) => e.kind === 'epoch').map((e) => (e as Extract<ExpModelProgress, { kind: 'epoch' }>).record.epoch);
     expect(epochs).toEqual([1, 2]);
     expect(kinds.lastIndexOf('checkpoint')).toBeGreaterThan(kinds.lastIndexOf('epoch'));
+    // An epoch's last batch is always sent: by then the speed is measured (start-up left out), the time left given.
+    type BatchEvent = Extract<ExpModelProgress, { kind: 'batch' }>;
+    const lasts = events.filter((e) => e.kind === 'batch' && e.batch === e.batches) as BatchEvent[];
+    expect(lasts).toHaveLength(2);
+    for (const b of lasts) {
+      expect(b.speedBatches).toBeGreaterThanOrEqual(3);
+      expect(b.epochTokens).toBeGreaterThan(0);
+      expect(b.tokensPerSecond).toBeGreaterThan(0);
+      expect(b.epochSecondsLeft).toBeGreaterThanOrEqual(0);
+      expect(b.secondsLeft).toBeGreaterThanOrEqual(b.epochSecondsLeft!);
+    }
+    expect(lasts[0].secondsLeft).toBeGreaterThan(lasts[0].epochSecondsLeft!);
     const statuses = events.filter((e) => e.kind === 'status').map((e) => (e as Extract<ExpModelProgress, { kind: 'status' }>).status);
     expect(statuses.at(-1)).toMatchObject({ state: 'finished', backend: 'wasm', backendReason: 'wasm (test)' });
     expect(statuses.at(-1)!.message).toMatch(/Stored in this browser as learned:local\/tiny/);
@@ -110,6 +123,24 @@ describe('the Experience model worker', () => {
     expect(unfinished.map((u) => [u.name, u.epochsDone, u.epochs])).toEqual([['resumable', 1, 3]]);
     expect(unfinished[0].settings).toMatchObject({ name: 'resumable', epochs: 3, size: 'tiny' });
 
+    // What the page does next (in a fresh worker, as after a terminated one): keep the best finished epoch as a model.
+    const keeping: ExpModelProgress[] = [];
+    const keeper = new ExpModelClient(inProcessWorker(store));
+    const kept = await keeper.keep('resumable', 'wasm', (p) => keeping.push(p));
+    expect(kept).toMatchObject({ path: 'local/resumable', epochsDone: 1, epochs: 3, bestEpoch: 1 });
+    expect(kept.summary).toMatchObject({ name: 'resumable', env: ENV, epochs: 1, bestEpoch: 1, epochsPlanned: 3 });
+    type StatusEvent = Extract<ExpModelProgress, { kind: 'status' }>;
+    const states = keeping.filter((p) => p.kind === 'status').map((p) => (p as StatusEvent).status);
+    expect(states.map((st) => st.state)).toContain('saving');
+    expect(states.at(-1)!.message).toMatch(/^Stopped after epoch 1 of 3\. The model of epoch 1 .* stored as /);
+    expect(states.at(-1)!.message).toMatch(/learned:local\/resumable, usable now; the checkpoint after epoch 1 stays/);
+    expect((await store.listModels()).map((m) => [m.name, m.epochs, m.epochsPlanned])).toEqual([['resumable', 1, 3]]);
+    // The kept model is the checkpoint's best epoch, and it loads; the checkpoint still resumes.
+    const stored = await store.readModel('resumable');
+    expect(stored.manifest.training.epochs.map((e) => e.epoch)).toEqual([1]);
+    expect(stored.manifest.training.bestValidationLoss).toBe(unfinished[0].history[0].validationLoss);
+    expect((await store.listCheckpoints()).map((u) => u.epochsDone)).toEqual([1]);
+
     // A fresh worker (a reload) resumes: the epoch trained before comes first, then epochs 2 and 3.
     const second: ExpModelProgress[] = [];
     const resumed = new ExpModelClient(inProcessWorker(store));
@@ -121,8 +152,12 @@ describe('the Experience model worker', () => {
     expect(epochs).toEqual([2, 3]); // the checkpoint's own settings win (3 epochs, not 99)
     expect(outcome.training.epochs.map((e) => e.epoch)).toEqual([1, 2, 3]);
     expect(await store.listCheckpoints()).toEqual([]);
+    // The finished model replaced the kept one.
+    const models = await store.listModels();
+    expect(models.map((m) => [m.name, m.epochs, m.epochsPlanned])).toEqual([['resumable', 3, undefined]]);
     // Nothing to resume now: the error says what to do.
     await expect(resumed.train(settings, true, () => {})).rejects.toThrow(/no unfinished training named 'resumable' .* press Train/);
+    await expect(resumed.keep('resumable', 'wasm')).rejects.toThrow(/no unfinished training named 'resumable' .* keep/);
     await store.close();
   }, 120_000);
 

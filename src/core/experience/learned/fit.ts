@@ -12,6 +12,7 @@ import { Rng } from '../../rng';
 import { applyClippedGradients, ResumableAdam } from '../../rl/batch';
 import type { ExperienceNetwork, NamedWeight, TrainBatch } from './network';
 import type { SftPair } from './sft-data';
+import { TrainingSpeed } from './time-left';
 import type { Tokenizer } from './tokenizer';
 
 export interface FitOptions {
@@ -60,7 +61,17 @@ export interface FitState {
 }
 
 export type FitProgress =
-  | { kind: 'batch'; epoch: number; epochs: number; batch: number; batches: number; loss: number; tokensPerSecond: number; secondsLeft: number | null }
+  | { kind: 'batch'; epoch: number; epochs: number; batch: number; batches: number; loss: number;
+    /** Training tokens per second: measured over `speedBatches` (time-left.ts); this epoch's so far while that is 0. */
+    tokensPerSecond: number;
+    /** Batches the speed and the times left are measured over (0 while the run warms up: no time left yet). */
+    speedBatches: number;
+    /** Context and answer tokens of one epoch's training pairs. */
+    epochTokens: number;
+    /** Seconds to the last epoch's end, at most (early stopping may end sooner); null while unmeasured. */
+    secondsLeft: number | null;
+    /** Seconds to this epoch's end and checkpoint; null while unmeasured. */
+    epochSecondsLeft: number | null }
   | { kind: 'epoch'; record: EpochRecord; best: boolean; stopping: boolean };
 
 export interface FitDeps {
@@ -202,12 +213,17 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
   const buckets = lengthBuckets(train, options.batchSize);
   const batchOptions: BatchOptions = { balance: rewardBalance(train, tokenizer), generatedVerdicts: options.generatedVerdicts === true, verdictWeight: options.verdictWeight };
   const totalSteps = buckets.length * options.epochs;
+  const epochTokens = buckets.reduce((n, b) => n + tokensOf(b), 0);
+  const speed = new TrainingSpeed({
+    epochTokens, validationTokens: tokensOf(validation), batchesPerEpoch: buckets.length,
+  });
   let current = { ...state, history: state.history.slice() };
   try {
     for (let epoch = current.epochsDone + 1; epoch <= options.epochs && !current.stopped; epoch++) {
       const started = now();
       const order = Rng.fromSeed(options.seed, 'learned-fit', String(epoch)).shuffle(buckets);
       let lossSum = 0, lossCount = 0, tokens = 0;
+      let batchEnded = started;
       for (let b = 0; b < order.length; b++) {
         if (deps.signal?.aborted) throw new DOMException('Training was stopped.', 'AbortError');
         optimizer.setLearningRate(learningRateAt(current.step, totalSteps, options));
@@ -218,13 +234,20 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
         value.dispose();
         if (!Number.isFinite(loss)) throw new Error(`The training loss became ${loss} at epoch ${epoch}, batch ${b + 1}; lower the learning rate.`);
         const n = answerTokens(order[b]);
-        lossSum += loss * n; lossCount += n; tokens += tokensOf(order[b]);
+        const batchTokens = tokensOf(order[b]);
+        lossSum += loss * n; lossCount += n; tokens += batchTokens;
         current.step++;
-        const elapsed = (now() - started) / 1000;
-        const perBatch = elapsed / (b + 1);
-        deps.onProgress?.({ kind: 'batch', epoch, epochs: options.epochs, batch: b + 1, batches: order.length, loss: lossSum / lossCount,
-          tokensPerSecond: elapsed > 0 ? tokens / elapsed : 0,
-          secondsLeft: elapsed > 0 ? perBatch * ((order.length - b - 1) + (options.epochs - epoch) * order.length) : null });
+        const t = now();
+        speed.addBatch(batchTokens, (t - batchEnded) / 1000);
+        batchEnded = t;
+        const elapsed = (t - started) / 1000;
+        const left = speed.timeLeft(epochTokens - tokens, options.epochs - epoch);
+        deps.onProgress?.({
+          kind: 'batch', epoch, epochs: options.epochs, batch: b + 1, batches: order.length, loss: lossSum / lossCount,
+          tokensPerSecond: speed.tokensPerSecond ?? (elapsed > 0 ? tokens / elapsed : 0),
+          speedBatches: speed.measuredBatches, epochTokens,
+          secondsLeft: left?.total ?? null, epochSecondsLeft: left?.epoch ?? null,
+        });
       }
       net.weightsChanged();
       const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, batchOptions) : lossSum / lossCount;
@@ -240,6 +263,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
       };
       deps.onProgress?.({ kind: 'epoch', record, best, stopping });
       await deps.onEpoch?.(current);
+      speed.addEpochEnd((now() - batchEnded) / 1000);
     }
   } finally {
     optimizer.dispose();

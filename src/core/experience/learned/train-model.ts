@@ -176,3 +176,18 @@ export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card:
     throw error;
   }
 }
+
+/**
+ * The model a stopped training's checkpoint holds, as files: its best epoch's weights, with the
+ * pairs, tokenizer and verdict head a finished training writes. It is trainLearnedModel resumed
+ * with nothing left to train (the fit state marked stopped), so the two never differ; the record
+ * lists the epochs the checkpoint finished. The checkpoint itself is unchanged (it still resumes).
+ */
+export function modelFromCheckpoint(buffer: ReplayBuffer, card: DomainCard, checkpoint: LearnedCheckpoint,
+  deps: Pick<LearnedTrainDeps, 'backend' | 'now'> = {}): Promise<LearnedTrainResult> {
+  if (checkpoint.fit.epochsDone === 0 || checkpoint.bestWeights.length === 0) {
+    return Promise.reject(new Error('The checkpoint has no finished epoch: there is no model in it to keep.'));
+  }
+  const resume: LearnedCheckpoint = { ...checkpoint, fit: { ...checkpoint.fit, stopped: true } };
+  return trainLearnedModel(buffer, checkpoint.env, card, checkpoint.options, { ...deps, resume });
+}
