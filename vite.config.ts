@@ -46,6 +46,8 @@ export default defineConfig({
           // One production build for all app tests (served with vite preview by tests/e2e/harness.ts).
           globalSetup: ['tests/e2e/build-app.ts'],
           testTimeout: 120_000, hookTimeout: 120_000,
+          // A readout is polled until it shows what the test expects: a busy machine may take seconds to get there.
+          expect: { poll: { timeout: 30_000, interval: 100 } },
         },
       },
       {

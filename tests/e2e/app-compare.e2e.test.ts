@@ -53,7 +53,8 @@ describe('Compare and Curriculum', () => {
     expect(realA).not.toBe(realB);
 
     // The dream run, with the curriculum on (λ = 0.5: one of the two tasks of a batch may be a variation).
-    dream = await trainRun('preset=webshop-easy&mode=dream&size=tiny&iterations=4&evalEvery=2&evalEpisodes=2&epsR=0.2&epsP=0.1&seed=3&curriculum=1&lambda=0.5');
+    dream = await trainRun('preset=webshop-easy&mode=dream&size=tiny&iterations=4&evalEvery=2&evalEpisodes=2'
+      + '&epsR=0.2&epsP=0.1&seed=3&curriculum=1&lambda=0.5&llm=oracle:0.2,0.1');
     const listed = await page.evaluate((id) => (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as RunEntry[]).find((r) => r.runId === id)?.config, dream);
     expect([listed?.mode, listed?.curriculum, listed?.lambda]).toEqual(['dream', true, 0.5]);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
@@ -102,8 +103,9 @@ describe('Compare and Curriculum', () => {
     expect(data.runs.map((r: { runId: string }) => r.runId).sort()).toEqual([realA, realB].sort());
     for (const run of data.runs) {
       expect(run.config.mode).toBe('real');
-      expect(run.history.map((r: { iteration: number }) => r.iteration)).toEqual([1, 2, 3]);
-      expect(typeof run.history[0].metrics['charts/success_rate']).toBe('number');
+      // Iteration 0: the untrained policy's held-out evaluation, before any training.
+      expect(run.history.map((r: { iteration: number }) => r.iteration)).toEqual([0, 1, 2, 3]);
+      expect(typeof run.history[1].metrics['charts/success_rate']).toBe('number');
     }
     const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export table (CSV)' }).click()]);
     const lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
@@ -202,7 +204,8 @@ describe('Compare and Curriculum', () => {
     const live = await (async () => {
       // On the Train page first: a #/train?… link followed from another page does not fill the form (App/TrainPage race).
       await nav('Train').click();
-      await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=60&evalEvery=0&seed=4&curriculum=1&lambda=0.5`);
+      await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=60&evalEvery=0&seed=4`
+        + '&curriculum=1&lambda=0.5&llm=oracle:0.1,0.1');
       await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('4');
       await page.getByRole('button', { name: 'Start' }).click();
       await expect.poll(runState).toBe('running');

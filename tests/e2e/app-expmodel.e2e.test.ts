@@ -54,7 +54,7 @@ describe('the learned experience model in the page', () => {
     await expect.poll(() => page.getByTestId('real-transitions-webshop-lite-v0').count(), { timeout: 60_000 }).toBe(1);
     await page.getByRole('button', { name: 'Load the shipped datasets' }).click();
     await expect.poll(() => count(page, 'real-transitions-webshop-lite-v0'), { timeout: 90_000 }).toBeGreaterThan(1000);
-    await expect(page.getByLabel('Size').inputValue()).resolves.toBe('tiny');
+    await expect.poll(() => page.getByLabel('Size').inputValue()).toBe('tiny');
     // Before training: an estimate from the chosen data, said to be assumed until this browser has measured a run.
     const estimate = (await page.getByTestId('train-estimate').textContent())!;
     expect(estimate).toMatch(/^Estimate: .* for 3 epochs at most \(early stopping may end sooner\) of ≈ [\d,]+ tokens/);
@@ -82,7 +82,7 @@ describe('the learned experience model in the page', () => {
     const stoppedAt = Number(await page.getByTestId('checkpoint-epochs').textContent());
     expect(stoppedAt).toBeGreaterThanOrEqual(1);
     expect(stoppedAt).toBeLessThan(3);
-    await expect(page.getByTestId('expmodel-status').textContent()).resolves
+    await expect.poll(() => page.getByTestId('expmodel-status').textContent())
       .toMatch(new RegExp(`checkpoint after epoch ${stoppedAt} stays in this browser`));
     const keptRow = page.locator(`[data-testid="local-models"] tr[data-model="${NAME}"]`);
     await expect.poll(() => keptRow.textContent(), { timeout: 30_000 })
@@ -90,7 +90,7 @@ describe('the learned experience model in the page', () => {
     await page.reload();
     const resume = page.getByRole('button', { name: `Resume training ${NAME}` });
     await expect.poll(() => resume.count(), { timeout: 30_000 }).toBe(1);
-    await expect(page.getByRole('region', { name: `Unfinished training ${NAME}` }).textContent()).resolves.toMatch(new RegExp(`${stoppedAt} of 3 epochs done`));
+    await expect.poll(() => page.getByRole('region', { name: `Unfinished training ${NAME}` }).textContent()).toMatch(new RegExp(`${stoppedAt} of 3 epochs done`));
     await resume.click();
     // The chart continues from the checkpoint's epochs, training finishes, then the audit runs.
     await expect.poll(() => epochsCharted(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(stoppedAt);
@@ -100,20 +100,20 @@ describe('the learned experience model in the page', () => {
 
     // The fidelity audit against the real env, beside the oracle.
     const table = page.getByTestId('audit-table');
-    await expect(table.locator('tbody tr').count()).resolves.toBe(8);
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(8);
     for (const metric of ['reward_accuracy', 'terminated_accuracy', 'admissible_jaccard', 'observation_f1', 'invalid_rate']) {
       const cell = (await table.locator(`tr[data-metric="${metric}"] [data-testid="audit-learned"]`).textContent())!;
       expect(cell, metric).toMatch(/^\d\.\d{3}$|no outcome step sampled/);
     }
     console.log(`[expmodel] audit: ${(await table.locator('tbody').innerText()).split('\n').slice(0, 10).join(' | ')}`);
     // Held-out transitions dreamed beside what really happened.
-    await expect(page.getByTestId('dream-sample').count()).resolves.toBe(3);
-    await expect(page.getByTestId('real-observation').count()).resolves.toBe(3);
+    await expect.poll(() => page.getByTestId('dream-sample').count()).toBe(3);
+    await expect.poll(() => page.getByTestId('real-observation').count()).toBe(3);
     expect((await page.getByTestId('real-observation').first().textContent())!.length).toBeGreaterThan(0);
-    await expect(page.getByTestId('agree-reward').first().textContent()).resolves.toMatch(/agrees|differs/);
+    await expect.poll(() => page.getByTestId('agree-reward').first().textContent()).toMatch(/agrees|differs/);
     // The stored model is listed, with a link to dream with it.
-    await expect(page.locator(`[data-testid="local-models"] tr[data-model="${NAME}"]`).count()).resolves.toBe(1);
-    await expect(page.getByRole('button', { name: `Resume training ${NAME}` }).count()).resolves.toBe(0);
+    await expect.poll(() => page.locator(`[data-testid="local-models"] tr[data-model="${NAME}"]`).count()).toBe(1);
+    await expect.poll(() => page.getByRole('button', { name: `Resume training ${NAME}` }).count()).toBe(0);
 
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}/model.png` });
@@ -126,7 +126,7 @@ describe('the learned experience model in the page', () => {
     // Its link opens Train with it as the dream engine (a followed link sets the form).
     await page.getByRole('link', { name: `Dream with ${NAME} on Train` }).click();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 30_000 }).toBe(`learned:local/${NAME}`);
-    await expect(page.getByLabel('Mode').inputValue()).resolves.toBe('dream');
+    await expect.poll(() => page.getByLabel('Mode').inputValue()).toBe('dream');
     expect(errors).toEqual([]);
     await page.close();
   }, 300_000);
@@ -139,7 +139,7 @@ describe('the learned experience model in the page', () => {
     // A link asking for the LLM prior with a learned model: refused on the page, with the reason.
     await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=1`);
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
-    await expect(page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).resolves.toBe(true);
+    await expect.poll(() => page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/The LLM prior needs a chat model, and the chosen engine is not one\. The learned experience model/);
 
@@ -148,9 +148,9 @@ describe('the learned experience model in the page', () => {
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
     const label = await page.locator('#dream-engine option:checked').textContent();
     expect(label).toMatch(new RegExp(`^learned experience model \\(tfjs, not a chat model\\): '${NAME}', trained in this browser`));
-    await expect(page.locator('#dream-engine option', { hasText: 'noisy oracle — teaching option, not a language model' }).count()).resolves.toBe(1);
-    await expect(page.getByTestId('experience-source').textContent()).resolves.toBe(`Experience: dream: learned model at local/${NAME}.`);
-    await expect(page.getByTestId('engine-abilities').textContent()).resolves.toMatch(/not a chat model/);
+    await expect.poll(() => page.locator('#dream-engine option', { hasText: 'noisy oracle — teaching option, not a language model' }).count()).toBe(1);
+    await expect.poll(() => page.getByTestId('experience-source').textContent()).toBe(`Experience: dream: learned model at local/${NAME}.`);
+    await expect.poll(() => page.getByTestId('engine-abilities').textContent()).toMatch(/not a chat model/);
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 }).toBe('finished');
     expect(await count(page, 'dream-steps')).toBeGreaterThan(0);
@@ -164,7 +164,7 @@ describe('the learned experience model in the page', () => {
     const mine = page.getByRole('radio', { name: new RegExp(`'${NAME}', trained in this browser`) });
     await expect.poll(() => mine.count(), { timeout: 30_000 }).toBe(1);
     await mine.check();
-    await expect(page.getByTestId('engine-chosen').textContent()).resolves.toBe(`learned experience model (tfjs, not a chat model): '${NAME}', trained in this browser`);
+    await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toBe(`learned experience model (tfjs, not a chat model): '${NAME}', trained in this browser`);
     expect(errors).toEqual([]);
     await page.close();
   }, 240_000);
@@ -202,8 +202,8 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
     await expect.poll(() => option.count(), { timeout: 60_000 }).toBe(1);
     expect(await option.textContent()).toBe(`learned experience model (tfjs, not a chat model): shipped for ${ENV} (6 training episodes)`);
     await page.getByLabel('Dream engine').selectOption(spec);
-    await expect(page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).resolves.toBe(true);
-    await expect(page.getByTestId('experience-source').textContent()).resolves.toBe(`Experience: dream: learned model at models/${ENV}.`);
+    await expect.poll(() => page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).toBe(true);
+    await expect.poll(() => page.getByTestId('experience-source').textContent()).toBe(`Experience: dream: learned model at models/${ENV}.`);
     expect(page.url()).toContain(`llm=${encodeURIComponent(spec)}`);
     const before = served.length;
     await page.getByRole('button', { name: 'Start' }).click();
@@ -217,10 +217,10 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
     await page.goto(`${shipped.baseUrl}/#/model?size=tiny`);
     await page.getByRole('button', { name: `Audit the shipped ${ENV} model` }).click();
     await expect.poll(() => page.getByTestId('evaluation').count(), { timeout: 120_000 }).toBe(1);
-    await expect(page.getByRole('heading', { name: /Fidelity against the real environment: learned shipped-tiny/ }).count()).resolves.toBe(1);
-    await expect(page.getByTestId('audit-table').locator('tbody tr').count()).resolves.toBe(8);
-    await expect(page.getByTestId('dream-sample').count()).resolves.toBe(3); // size=tiny: 3 examples
-    await expect(page.getByTestId('shipped-models').textContent()).resolves.toMatch(/shipped for household-v0: \d+ training episodes/); // the real shipped one (not routed)
+    await expect.poll(() => page.getByRole('heading', { name: /Fidelity against the real environment: learned shipped-tiny/ }).count()).toBe(1);
+    await expect.poll(() => page.getByTestId('audit-table').locator('tbody tr').count()).toBe(8);
+    await expect.poll(() => page.getByTestId('dream-sample').count()).toBe(3); // size=tiny: 3 examples
+    await expect.poll(() => page.getByTestId('shipped-models').textContent()).toMatch(/shipped for household-v0: \d+ training episodes/); // the real shipped one (not routed)
     expect(errors).toEqual([]);
     await page.close();
   }, 240_000);

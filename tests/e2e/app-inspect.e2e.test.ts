@@ -27,7 +27,8 @@ afterAll(async () => {
 
 const iteration = async () => Number(await page.getByTestId('iteration').textContent());
 const runState = () => page.getByTestId('train-status').getAttribute('data-state');
-const dreamCount = async () => Number(await page.locator('tr[data-env="webshop-lite-v0"] td[data-source="dream"]').textContent());
+const dreamCount = async () => Number((await page.locator('tr[data-env="webshop-lite-v0"] td[data-source="dream"]').textContent())!
+  .replace(/\D/g, '')); // shown with a thousands separator
 const listed = (attribute: string) => page.getByTestId('episode').evaluateAll((els, a) => els.map((e) => e.getAttribute(a)), attribute);
 
 async function openBufferPage(): Promise<void> {
@@ -37,7 +38,8 @@ async function openBufferPage(): Promise<void> {
 
 describe('Inspect', () => {
   it('shows a dream run\'s episodes step by step, with dream vs real, probabilities and working filters', async () => {
-    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.5&epsP=0.5&seed=2`);
+    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.5&epsP=0.5`
+      + '&seed=2&llm=oracle:0.5,0.5');
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(iteration, { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
     const runId = await page.evaluate(() => (window as unknown as { __dreamgym: { train: { status: { runId: string } } } }).__dreamgym.train.status.runId);
@@ -74,14 +76,14 @@ describe('Inspect', () => {
     if (!foundText) console.log('[inspect] no spliced next state in the first 8 episodes; the screenshot shows another difference');
     expect(page.url()).toMatch(new RegExp(`#/inspect\\?run=${runId}&episode=\\d+-\\d+&step=\\d+$`));
     // Dream and real side by side, the difference highlighted.
-    await expect(page.getByTestId('dream-pane').isVisible()).resolves.toBe(true);
-    await expect(page.getByTestId('real-pane').isVisible()).resolves.toBe(true);
+    await expect.poll(() => page.getByTestId('dream-pane').isVisible()).toBe(true);
+    await expect.poll(() => page.getByTestId('real-pane').isVisible()).toBe(true);
     const badges = await page.locator('[data-testid^="mismatch-"]').count();
     const marks = await page.getByTestId('diff-mark').count();
     expect(badges).toBeGreaterThan(0);
     if (await page.getByTestId('mismatch-observation').count()) expect(marks).toBeGreaterThan(0);
-    await expect(page.getByTestId('experience-model').textContent()).resolves.toMatch(/oracle \(ε_R=0\.5, ε_P=0\.5\).*noisy oracle/s);
-    await expect(page.getByTestId('reasoning').textContent()).resolves.toMatch(/^Oracle: /);
+    await expect.poll(() => page.getByTestId('experience-model').textContent()).toMatch(/oracle \(ε_R=0\.5, ε_P=0\.5\).*noisy oracle/s);
+    await expect.poll(() => page.getByTestId('reasoning').textContent()).toMatch(/^Oracle: /);
     // The policy's probabilities: one bar per admissible action, exactly one chosen, and they sum to ~100%.
     const probs = await page.getByTestId('action-prob').evaluateAll((els) => els.map((e) => ({
       chosen: e.getAttribute('data-chosen'), p: e.querySelector('.p')!.textContent!,

@@ -55,15 +55,15 @@ describe('wllama with stories260K.gguf: try one step, live progress, the answer 
     await expect.poll(async () => (await page.getByTestId('try-result').count()) + (await page.getByTestId('try-error').count()), { timeout: 120_000 }).toBe(1);
     expect(await page.getByTestId('try-error').count(), (await page.getByTestId('try-error').allTextContents()).join(' ')).toBe(0);
     const result = page.getByTestId('try-result');
-    await expect(result.textContent()).resolves.toMatch(/wllama stories260K\.gguf/);
-    await expect(page.getByTestId('try-action').textContent()).resolves.toMatch(/^search\[/);
+    await expect.poll(() => result.textContent()).toMatch(/wllama stories260K\.gguf/);
+    await expect.poll(() => page.getByTestId('try-action').textContent()).toMatch(/^search\[/);
     // The prompt (collapsed), the raw answer of every call, the real environment's result.
     await page.getByTestId('answer-prompt').locator('summary').click();
-    await expect(page.getByTestId('answer-prompt').textContent()).resolves.toMatch(/\[system\]\nYou simulate the environment of an RL agent.*\[user\]\nTask: /s);
+    await expect.poll(() => page.getByTestId('answer-prompt').textContent()).toMatch(/\[system\]\nYou simulate the environment of an RL agent.*\[user\]\nTask: /s);
     expect(await result.getByTestId('answer-raw').count()).toBeGreaterThan(0);
     expect(await page.getByTestId('try-real').count()).toBeGreaterThan(0);
-    await expect(page.getByTestId('try-real-next').textContent()).resolves.toMatch(/Page 1 \(Total results: \d+\)/);
-    await expect(page.getByTestId('try-cost').textContent()).resolves.toMatch(/^\d[\d,]* prompt \+ \d[\d,]* answer tokens,\s+\d[\d,]* ms/);
+    await expect.poll(() => page.getByTestId('try-real-next').textContent()).toMatch(/Page 1 \(Total results: \d+\)/);
+    await expect.poll(() => page.getByTestId('try-cost').textContent()).toMatch(/^\d[\d,]* prompt \+ \d[\d,]* answer tokens,\s+\d[\d,]* ms/);
     console.log(`[try] ${(await page.getByTestId('try-cost').textContent())!.replace(/\s+/g, ' ')}; raw: ${(await result.getByTestId('answer-raw').first().textContent())!.slice(0, 120)}`);
     await card.evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: `${SHOTS}/setup-try-step.png` });
@@ -73,7 +73,7 @@ describe('wllama with stories260K.gguf: try one step, live progress, the answer 
     await page.goto(`${baseUrl}/#/train?preset=webshop-llm-demo&mode=dream&algo=ppo&seed=4&tasks=1&group=2&iterations=1&evalEvery=0&evalEpisodes=1`
       + '&llm=wllama:file:stories260K.gguf&k=1&history=2&tokens=64&retries=1');
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('wllama:file:stories260K.gguf');
-    await expect(page.getByTestId('dream-estimate').textContent()).resolves.toMatch(/^Estimate: ≈ \d+ dreamed transitions \(at most 30\) in 1 iterations.*measured: Try one step.*Every figure is an estimate\.$/);
+    await expect.poll(() => page.getByTestId('dream-estimate').textContent()).toMatch(/^Estimate: ≈ \d+ dreamed transitions \(at most 30\) in 1 iterations.*measured: Try one step.*Every figure is an estimate\.$/);
     await page.getByRole('button', { name: 'Start' }).click();
     const seen = { steps: new Set<string>(), tokens: new Set<string>(), left: new Set<string>() };
     const deadline = Date.now() + 180_000;
@@ -114,7 +114,7 @@ describe('wllama with stories260K.gguf: try one step, live progress, the answer 
     }
     expect(found).toBe(true);
     const valid = (await page.getByTestId('step-valid').textContent())!;
-    await expect(page.getByTestId('reasoning').textContent()).resolves.toMatch(/^No reasoning: the answer was unusable/);
+    await expect.poll(() => page.getByTestId('reasoning').textContent()).toMatch(/^No reasoning: the answer was unusable/);
     const rejections = await page.getByTestId('answer-rejected').allTextContents();
     const raws = await page.getByTestId('dream-answer').getByTestId('answer-raw').allTextContents();
     console.log(`[inspect] ${valid}; calls: ${rejections.join(' | ')}; raw: ${raws.map((r) => r.slice(0, 80)).join(' | ')}`);

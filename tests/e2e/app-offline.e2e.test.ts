@@ -35,7 +35,7 @@ describe('the offline app shell', () => {
     await page.goto(`${baseUrl}/?env=webshop-lite-v0&seed=5&difficulty=0.25`);
     await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
     await expect.poll(() => offlineState(page), { timeout: 60_000 }).toBe('ready');
-    await expect(page.getByTestId('offline-status').textContent()).resolves.toBe('Ready offline');
+    await expect.poll(() => page.getByTestId('offline-status').textContent()).toBe('Ready offline');
     await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 30_000 }).toBe(true);
     const cached = await page.evaluate(async () => {
       const names = (await caches.keys()).filter((n) => n.startsWith('dreamgym-shell-'));
@@ -99,7 +99,7 @@ describe('the offline app shell', () => {
     await expect.poll(() => page.getByRole('button', { name: 'Start' }).isEnabled(), { timeout: 30_000 }).toBe(true);
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => iteration(page), { timeout: 90_000 }).toBeGreaterThanOrEqual(1);
-    await expect(page.getByTestId('backend').textContent()).resolves.toBe('wasm');
+    await expect.poll(() => page.getByTestId('backend').textContent()).toBe('wasm');
     await page.getByRole('button', { name: 'Stop' }).click();
     await expect.poll(() => runState(page)).toBe('stopped');
     await page.screenshot({ path: `${SHOTS}/offline-train.png` });

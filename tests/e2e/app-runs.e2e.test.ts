@@ -70,17 +70,20 @@ describe('runs on the Train page', () => {
 
   it('uses the engine chosen on Setup: the shipped learned model, then the oracle with Train\'s ε', async () => {
     await page.goto(`${baseUrl}/#/setup`);
-    // The oracle (the default) is named with the ε the Train page will use, not (0, 0).
-    await expect.poll(() => page.getByTestId('engine-chosen').textContent(), { timeout: 60_000 }).toMatch(/oracle \(ε_R=0\.1, ε_P=0\.1\)/);
-    await page.getByRole('radio', { name: /Learned experience model \(tfjs, trained on the buffer\)/ }).check();
+    // Nothing picked yet: the default is the learned model shipped for the run's env, shown as chosen (not the oracle).
+    await expect.poll(() => page.getByTestId('engine-chosen').textContent(), { timeout: 60_000 })
+      .toMatch(/^learned experience model \(tfjs, not a chat model\): shipped for webshop-lite-v0 \(the default: /);
+    const chosenLabel = (await page.getByTestId('engine-chosen').textContent())!;
+    const learnedRadio = page.getByRole('radio', { name: /Learned experience model \(tfjs, trained on the buffer\)/ });
+    await expect.poll(() => learnedRadio.isChecked()).toBe(true);
     const shipped = page.getByRole('radio', { name: /shipped for webshop-lite-v0/ });
     await expect.poll(() => shipped.count(), { timeout: 30_000 }).toBe(1);
-    await shipped.check();
-    await expect(page.getByTestId('engine-chosen').textContent()).resolves.toMatch(/shipped for webshop-lite-v0/);
+    await expect.poll(() => shipped.isChecked()).toBe(true);
 
     await nav('Train').click();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
-    expect(await page.locator('.engine-pick .hint').first().textContent()).not.toMatch(/none chosen there yet/);
+    // Train names Setup's engine with Setup's label.
+    expect(await page.getByTestId('setup-engine').textContent()).toBe(chosenLabel);
     // A link without its own engine dreams with Setup's, and the run records it.
     dreamRun = await train('preset=webshop-easy&mode=dream&size=tiny&iterations=2&evalEvery=1&evalEpisodes=2&seed=11&curriculum=1&lambda=0.5');
     expect(await page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
@@ -91,7 +94,8 @@ describe('runs on the Train page', () => {
     // Back to the oracle on Setup: Train follows, with its own ε.
     await nav('Setup').click();
     await page.getByLabel('Noisy oracle — teaching option, not a language model').check();
-    await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toMatch(/oracle \(ε_R=0\.1, ε_P=0\.1\)/);
+    await expect.poll(() => page.getByTestId('engine-chosen').textContent())
+      .toBe('noisy oracle (ε_R=0.1, ε_P=0.1) — teaching option, not a language model');
     await nav('Train').click();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('');
     expect(await page.getByTestId('experience-source').textContent()).toBe('Experience: dream: oracle (ε_R=0.1, ε_P=0.1).');
@@ -101,8 +105,9 @@ describe('runs on the Train page', () => {
   it('evaluates the final policy at the last iteration', async () => {
     realRun = await train('preset=webshop-easy&mode=real&size=tiny&iterations=3&evalEvery=2&evalEpisodes=2&seed=12');
     expect(await status()).toMatch(/^Finished: iteration 3 of 3\./);
-    expect(await evalIterations(realRun)).toEqual([2, 3]);
-    expect(await points('eval/success_rate')).toBe(2);
+    // Iteration 0 is the untrained policy, the point every curve starts from.
+    expect(await evalIterations(realRun)).toEqual([0, 2, 3]);
+    expect(await points('eval/success_rate')).toBe(3);
     // Sparse series are never smoothed.
     expect(await page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-smoothed')).toBe('never');
     expect(errors).toEqual([]);
@@ -113,7 +118,7 @@ describe('runs on the Train page', () => {
     await expect.poll(() => page.getByTestId('train-status').textContent(), { timeout: 30_000 }).toMatch(/^Finished: iteration 3 of 3\. Reopened/);
     expect(await currentRunId()).toBe(realRun);
     expect(await points('charts/success_rate')).toBe(3);
-    expect(await points('eval/success_rate')).toBe(2);
+    expect(await points('eval/success_rate')).toBe(3);
     expect(Number((await page.getByTestId('real-steps').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
 
     // The dream run, from the list: its settings come back in the form, its charts on the page.
@@ -127,7 +132,7 @@ describe('runs on the Train page', () => {
     expect(await page.getByLabel('Iterations').inputValue()).toBe('2');
     expect(await page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
     expect(await points('dream/success_rate')).toBe(2);
-    expect(await points('eval/success_rate')).toBe(2);
+    expect(await points('eval/success_rate')).toBe(3);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
     expect(await runState()).toBe('finished');
     await page.evaluate(() => window.scrollTo(0, 0));
@@ -205,16 +210,16 @@ describe('runs on the Train page', () => {
     expect(Number(await bank.getAttribute('data-total'))).toBeGreaterThanOrEqual(total);
     expect(await bank.locator('tbody tr').count()).toBe(50);
     const pages = Math.ceil(Number(await bank.getAttribute('data-total')) / 50);
-    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe(`Page 1 of ${pages}`);
+    await expect.poll(() => page.getByTestId('bank-page').first().textContent()).toBe(`Page 1 of ${pages}`);
     // The charts come before the table, and the page stays short.
     const chart = (await page.locator('figure[data-metric="curriculum/synthetic_share"]').boundingBox())!;
     expect(chart.y).toBeLessThan((await bank.boundingBox())!.y);
     expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(6000);
 
     await page.getByRole('button', { name: 'Next page' }).first().click();
-    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe(`Page 2 of ${pages}`);
+    await expect.poll(() => page.getByTestId('bank-page').first().textContent()).toBe(`Page 2 of ${pages}`);
     await page.getByRole('button', { name: 'Last page' }).first().click();
-    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe(`Page ${pages} of ${pages}`);
+    await expect.poll(() => page.getByTestId('bank-page').first().textContent()).toBe(`Page ${pages} of ${pages}`);
     // Sorting orders the whole bank (then pages it): variance, descending, starts at the largest V of all 1,100+.
     const variances = () => bank.locator('td[data-variance]').evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-variance'))));
     await page.getByRole('button', { name: 'First page' }).first().click();
@@ -227,7 +232,7 @@ describe('runs on the Train page', () => {
     await expect.poll(() => bank.getAttribute('data-total')).toBe('1100');
     await page.getByTestId('bank-page-size').selectOption('250');
     expect(await bank.locator('tbody tr').count()).toBe(250);
-    await expect(page.getByTestId('bank-page').first().textContent()).resolves.toBe('Page 1 of 5');
+    await expect.poll(() => page.getByTestId('bank-page').first().textContent()).toBe('Page 1 of 5');
     await page.getByTestId('bank-filter').fill('');
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}/curriculum-paged.png` });

@@ -23,7 +23,7 @@ describe('the Teach page', () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${app.baseUrl}/#/teach?env=webshop-lite-v0&algo=grpo&mode=real&seed=3&tasks=2&group=4`);
     await expect.poll(() => status(page), { timeout: 90_000 }).toMatch(/^Ready: webshop-easy, GRPO, experience from the real environment, seed 3/);
-    await expect(page.getByTestId('teach-backend').textContent()).resolves.toBe('wasm');
+    await expect.poll(() => page.getByTestId('teach-backend').textContent()).toBe('wasm');
 
     // Update 1 with the keyboard on the button, update 2 with the page shortcut N.
     await page.getByRole('button', { name: 'Next update' }).focus();
@@ -37,8 +37,8 @@ describe('the Teach page', () => {
     expect(page.url()).toContain('#/teach?env=webshop-lite-v0&algo=grpo&mode=real&seed=3');
 
     // The sampled groups: 2 tables of 4 rollouts, each with a return and a signed advantage.
-    await expect(page.getByTestId('teach-group').count()).resolves.toBe(2);
-    await expect(page.getByTestId('teach-rollout').count()).resolves.toBe(8);
+    await expect.poll(() => page.getByTestId('teach-group').count()).toBe(2);
+    await expect.poll(() => page.getByTestId('teach-rollout').count()).toBe(8);
     const returns = await page.getByTestId('teach-return').allTextContents();
     expect(returns).toHaveLength(8);
     for (const r of returns) expect(Number(r)).toBeGreaterThanOrEqual(0);
@@ -46,7 +46,7 @@ describe('the Teach page', () => {
     expect(advantages).toHaveLength(8);
     for (const a of advantages) expect(a).toMatch(/^([+−]\d+\.\d\d|0\.00)$/);
     // The updates-so-far table lists both updates.
-    await expect(page.getByRole('table', { name: 'Updates so far' }).locator('tbody tr').count()).resolves.toBe(2);
+    await expect.poll(() => page.getByRole('table', { name: 'Updates so far' }).locator('tbody tr').count()).toBe(2);
 
     // π before/after of the chosen step: one row per admissible action, the taken one marked, both columns sum to ~100%.
     const rowsOf = async () => {
@@ -59,7 +59,7 @@ describe('the Teach page', () => {
     expect(before.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 0);
     expect(after.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 0);
     expect(before).not.toEqual(after);
-    await expect(page.locator('[data-testid="teach-prob-row"][data-taken="true"]').count()).resolves.toBe(1);
+    await expect.poll(() => page.locator('[data-testid="teach-prob-row"][data-taken="true"]').count()).toBe(1);
 
     // Choosing another step (keyboard: focus its button, Enter) shows that step.
     const steps = page.getByTestId('teach-step');
@@ -68,13 +68,13 @@ describe('the Teach page', () => {
     const label = await pick.getAttribute('aria-label');
     await pick.focus();
     await page.keyboard.press('Enter');
-    await expect(pick.getAttribute('aria-pressed')).resolves.toBe('true');
+    await expect.poll(() => pick.getAttribute('aria-pressed')).toBe('true');
     const where = label!.match(/^Task (\d+), rollout (\d+), step (\d+)/)!;
-    await expect(page.getByTestId('teach-probabilities').textContent()).resolves.toContain(`Task ${where[1]}, rollout ${where[2]}, step ${where[3]}:`);
+    await expect.poll(() => page.getByTestId('teach-probabilities').textContent()).toContain(`Task ${where[1]}, rollout ${where[2]}, step ${where[3]}:`);
     ({ before, after } = await rowsOf());
     expect(before.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 0);
 
-    await expect(page.getByTestId('explain-grpo').getAttribute('open')).resolves.not.toBeNull();
+    await expect.poll(() => page.getByTestId('explain-grpo').getAttribute('open')).not.toBeNull();
     // The shot starts at the status line: the summary, the losses and the first group (explanations beside).
     await page.evaluate(() => document.querySelector('[data-testid="teach-status"]')!.scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: `${SHOTS}/teach.png` });
@@ -86,12 +86,12 @@ describe('the Teach page', () => {
 
     // Switch to PPO: Next update starts a fresh session with it; the value head is shown.
     await page.getByLabel('Algorithm').selectOption('ppo');
-    await expect(page.getByText('Settings changed: Next update starts a fresh session with them.').count()).resolves.toBe(1);
+    await expect.poll(() => page.getByText('Settings changed: Next update starts a fresh session with them.').count()).toBe(1);
     await page.getByRole('button', { name: 'Next update' }).click();
     await expect.poll(() => status(page), { timeout: 60_000 }).toMatch(/^Update 1 \(PPO, the real environment\)/);
     await expect.poll(() => idle(page)).toBe(true);
-    await expect(page.getByTestId('teach-probabilities').textContent()).resolves.toMatch(/Value head: V\(s\) = -?\d/);
-    await expect(page.getByTestId('explain-ppo').getAttribute('open')).resolves.not.toBeNull();
+    await expect.poll(() => page.getByTestId('teach-probabilities').textContent()).toMatch(/Value head: V\(s\) = -?\d/);
+    await expect.poll(() => page.getByTestId('explain-ppo').getAttribute('open')).not.toBeNull();
     expect(page.url()).toContain('algo=ppo');
 
     // Dream mode with the noisy oracle: labelled, and the chosen step carries the oracle's note.
@@ -101,8 +101,8 @@ describe('the Teach page', () => {
     await expect.poll(() => status(page), { timeout: 60_000 }).toMatch(/experience from dream: oracle \(ε_R=0\.5, ε_P=0\.1\)/);
     await page.getByRole('button', { name: 'Next update' }).click();
     await expect.poll(() => status(page), { timeout: 60_000 }).toMatch(/^Update 1 \(PPO, dream: oracle \(ε_R=0\.5, ε_P=0\.1\)\)/);
-    await expect(page.getByTestId('teach-dream-note').textContent()).resolves.toMatch(/^Dream: Oracle: the real env/);
-    await expect(page.getByTestId('explain-dream').getAttribute('open')).resolves.not.toBeNull();
+    await expect.poll(() => page.getByTestId('teach-dream-note').textContent()).toMatch(/^Dream: Oracle: the real env/);
+    await expect.poll(() => page.getByTestId('explain-dream').getAttribute('open')).not.toBeNull();
 
     expect(errors).toEqual([]);
     await page.close();

@@ -55,9 +55,9 @@ describe('the app shell', () => {
     await page.getByRole('link', { name: 'Setup', exact: true }).focus();
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('adapter').textContent(), { timeout: 30_000 }).toMatch(/swiftshader/i);
-    await expect(page.getByTestId('shader-f16').textContent()).resolves.toBe('no');
-    await expect(page.getByTestId('fallback').textContent()).resolves.toBe('yes');
-    await expect(page.getByTestId('quantization').textContent()).resolves.toBe('q4f32');
+    await expect.poll(() => page.getByTestId('shader-f16').textContent()).toBe('no');
+    await expect.poll(() => page.getByTestId('fallback').textContent()).toBe('yes');
+    await expect.poll(() => page.getByTestId('quantization').textContent()).toBe('q4f32');
     await page.getByRole('button', { name: 'Ask for persistent storage' }).click();
     await expect.poll(() => page.getByTestId('persist-answer').textContent()).toMatch(/persist/i);
     console.log(`[setup] persistence answer: ${await page.getByTestId('persist-answer').textContent()}`);
@@ -65,15 +65,15 @@ describe('the app shell', () => {
     await page.screenshot({ path: `${SHOTS}/setup.png` });
 
     await page.getByRole('link', { name: 'Train', exact: true }).click();
-    await expect(page.getByRole('heading', { name: 'Train an agent' }).count()).resolves.toBe(1);
-    await expect(page.getByRole('link', { name: 'Inspect its episodes' }).count()).resolves.toBe(1);
+    await expect.poll(() => page.getByRole('heading', { name: 'Train an agent' }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('link', { name: 'Inspect its episodes' }).count()).toBe(1);
     // A shared #/train?… link fills the form (same document: a hash change).
     await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=s2r&algo=ppo&seed=9`);
     await expect.poll(() => page.getByLabel('Preset').inputValue()).toBe('household-easy');
-    await expect(page.getByLabel('Environment').inputValue()).resolves.toBe('household-v0');
-    await expect(page.getByLabel('Mode').inputValue()).resolves.toBe('s2r');
-    await expect(page.getByLabel('Algorithm').inputValue()).resolves.toBe('ppo');
-    await expect(page.getByLabel('Seed').inputValue()).resolves.toBe('9');
+    await expect.poll(() => page.getByLabel('Environment').inputValue()).toBe('household-v0');
+    await expect.poll(() => page.getByLabel('Mode').inputValue()).toBe('s2r');
+    await expect.poll(() => page.getByLabel('Algorithm').inputValue()).toBe('ppo');
+    await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('9');
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
@@ -82,12 +82,12 @@ describe('the app shell', () => {
     const page = await context.newPage();
     const errors = trackErrors(page);
     await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=real&size=tiny&iterations=400&seed=3`);
-    await expect(page.getByRole('button', { name: 'Start' }).isEnabled()).resolves.toBe(true);
+    await expect.poll(() => page.getByRole('button', { name: 'Start' }).isEnabled()).toBe(true);
     console.log(`[train] longest main-thread task while loading the page: ${(await longest(page)).toFixed(0)} ms`);
     await resetLongTasks(page);
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => points(page, 'charts/success_rate'), { timeout: 90_000 }).toBeGreaterThanOrEqual(3);
-    await expect(page.getByTestId('backend').textContent()).resolves.toBe('wasm');
+    await expect.poll(() => page.getByTestId('backend').textContent()).toBe('wasm');
     console.log(`[train] backend reason: ${await page.getByTestId('backend-reason').textContent()}`);
     expect(await page.getByTestId('real-steps').textContent()).not.toBe('0');
     // The URL carries the settings (shareable).
@@ -171,8 +171,10 @@ describe('the app shell', () => {
     const page = await context.newPage();
     const errors = trackErrors(page);
     await page.emulateMedia({ colorScheme: 'dark' }); // the dream run's screenshot shows dark mode
-    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1`);
-    await expect(page.getByTestId('experience-source').textContent()).resolves.toBe('Experience: dream: oracle (ε_R=0.2, ε_P=0.1).');
+    // The oracle named in the link (a link without one dreams with Setup's engine, by default the shipped learned one).
+    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1`
+      + '&llm=oracle:0.2,0.1');
+    await expect.poll(() => page.getByTestId('experience-source').textContent()).toBe('Experience: dream: oracle (ε_R=0.2, ε_P=0.1).');
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => points(page, 'dream/success_rate'), { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');

@@ -56,15 +56,15 @@ describe('the play page', () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${baseUrl}/?env=${envId}&seed=5&difficulty=0.25`);
     await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
-    await expect(page.getByLabel('Environment', { exact: true }).inputValue()).resolves.toBe(envId);
-    await expect(page.getByLabel('Custom action').getAttribute('placeholder')).resolves.toMatch(envId.startsWith('webshop') ? /search\[/ : /go to/);
+    await expect.poll(() => page.getByLabel('Environment', { exact: true }).inputValue()).toBe(envId);
+    await expect.poll(() => page.getByLabel('Custom action').getAttribute('placeholder')).toMatch(envId.startsWith('webshop') ? /search\[/ : /go to/);
     const final = await playWithExpert(page, limit);
     expect(final).toMatch(/^Success! Reward 1 in \d+ steps\.$/);
     if (envId.startsWith('webshop')) {
       // The results were product cards; the end page shows the purchase, never WebShop's debug text.
       expect(sawProducts).toBe(true);
-      await expect(page.getByTestId('purchase-score').textContent()).resolves.toMatch(/^1(\.0)? /);
-      await expect(page.locator('main').textContent()).resolves.not.toMatch(/MTurk|instuction/);
+      await expect.poll(() => page.getByTestId('purchase-score').textContent()).toMatch(/^1(\.0)? /);
+      await expect.poll(() => page.locator('main').textContent()).not.toMatch(/MTurk|instuction/);
     }
     expect(errors).toEqual([]);
     await page.close();
@@ -77,7 +77,7 @@ describe('the play page', () => {
     await page.getByLabel('Custom action').fill('fly to the moon');
     await page.getByRole('button', { name: 'Do it' }).click();
     await expect.poll(() => page.getByTestId('status').textContent()).toMatch(/not admissible here/);
-    await expect(page.locator('table tbody tr').first().textContent()).resolves.toMatch(/fly to the moon.*no-op/);
+    await expect.poll(() => page.locator('table tbody tr').first().textContent()).toMatch(/fly to the moon.*no-op/);
     await page.close();
   }, 120_000);
 });

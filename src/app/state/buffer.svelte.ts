@@ -10,6 +10,7 @@ import { readTrajectories, writeTrajectories, type TrajectoryFormat } from '../.
 import { SEED_DATASET_ENVS, loadSeedDataset, type PublicFileReader } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import type { Task } from '../../core/types';
+import { importSummary } from './buffer-view';
 
 export interface StorageInfo { usage: number | null; quota: number | null }
 
@@ -92,7 +93,7 @@ export class BufferState {
       for (const env of SEED_DATASET_ENVS) {
         const trajectories = await loadSeedDataset(env, fetchPublicFile);
         const result = await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
-        parts.push(`${env}: ${result.episodes} episodes added (${result.transitions} transitions), ${result.skipped} skipped`);
+        parts.push(importSummary(env, result));
       }
       this.message = `Shipped datasets loaded. ${parts.join('; ')}.`;
       await this.update();
@@ -107,7 +108,7 @@ export class BufferState {
       const trajectories = readTrajectories(text, format, { knownEnvs: this.envs, sourceName: file.name });
       const buffer = await this.open();
       const result = await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
-      this.message = `Imported ${file.name}: ${result.episodes} episodes added (${result.transitions} transitions), ${result.skipped} skipped.`;
+      this.message = `Imported ${importSummary(file.name, result)}.`;
       await this.update();
     });
   }

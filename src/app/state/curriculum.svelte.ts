@@ -10,6 +10,7 @@ import { loadRuns, type RunEntry } from '../workers/run-list';
 import {
   buildTaskBank, curriculumSeries, filterBank, nextSort, pageOf, sortBank, type BankFilter, type BankPage, type SortDirection, type SortKey, type TaskBankRow,
 } from './curriculum-bank';
+import { curriculumRun } from './default-run';
 
 export const REFRESH_MS = 3000;
 /** Rows per page of the task bank (a long run's bank holds thousands of tasks). */
@@ -44,11 +45,13 @@ export class CurriculumView {
 
   get entry(): RunEntry | null { return this.runs.find((r) => r.runId === this.runId) ?? null; }
 
-  /** Reads the run list; picks `preferred` (the URL's ?run= or the current run) or keeps the choice. */
-  refreshRuns(preferred: string | null): void {
+  /**
+   * Reads the run list and picks the run to show (default-run.ts): the URL's ?run=, the run training
+   * now when it has a curriculum, the run on screen, else the newest run with a curriculum.
+   */
+  refreshRuns(urlRun: string | null, trainingRunId: string | null): void {
     this.runs = loadRuns();
-    const pick = preferred && this.runs.some((r) => r.runId === preferred) ? preferred
-      : this.runId && this.runs.some((r) => r.runId === this.runId) ? this.runId : this.runs[0]?.runId ?? null;
+    const pick = curriculumRun(this.runs, { url: urlRun, training: trainingRunId, shown: this.runId });
     if (pick !== this.runId) this.select(pick);
     else if (!pick) { this.status = 'no-run'; this.message = 'No training runs in this browser yet: start one on the Train page.'; }
   }

@@ -19,10 +19,10 @@ import type { EngineRuntime } from '../workers/experience-source';
 import { OpfsUnavailableError, deleteModelFile, listModelFiles, openModelFile, saveModelFile, type StoredModelFile } from '../workers/llm-files';
 import { testOpenAiConnection, type ConnectionReport } from './engine-connection';
 import {
-  choiceSpec, engineLabel, etaSeconds, loadChoice, progressLine, saveChoice, storageErrorText, webLlmWorkerOverride,
-  type EngineChoice, type SetupEngineKind,
+  choiceSpec, dreamEngine, etaSeconds, formEngine, loadChoice, progressLine, saveChoice, storageErrorText,
+  webLlmWorkerOverride, type DreamEngine, type EngineChoice, type SetupEngineKind,
 } from './engine';
-import { parseLlmSpec } from '../../core/llm/spec';
+import { learnedModels } from './learned-models.svelte';
 
 export interface LoadState {
   engine: 'webllm' | 'wllama';
@@ -72,27 +72,42 @@ export class EngineSetup {
     this.use('learned');
   }
 
-  /** The Train page's spec of the chosen engine, or why there is none yet. */
+  /** The spec of the picked engine as picked, or why there is none yet (what a run uses: dream()). */
   spec(epsR = 0, epsP = 0): { spec: string } | { error: string } { return choiceSpec(this.choice, epsR, epsP); }
 
-  get label(): string { return this.labelWith(); }
-
   /**
-   * The spec the Train page's form takes as its engine: '' for the oracle, the chosen engine's spec,
-   * or null while the choice is not complete — a WebLLM model counts once it is in the browser's
-   * cache (downloaded and checked on Setup), so no page downloads a model the user has not asked for.
+   * The engine a dream run of `env` uses and its one label (engine.ts dreamEngine: Setup's pick,
+   * else the shipped learned model of `env`, else the noisy oracle with ε_R, ε_P). Reactive: it
+   * reads the learned models (learnedModels().refresh()) and the WebLLM cache (checkChosen()).
    */
-  followSpec(): string | null {
-    if (this.choice.kind === 'oracle') return '';
-    if (this.choice.kind === 'webllm' && this.cached[this.choice.webllm.modelId] !== true) return null;
-    const chosen = this.spec();
-    return 'spec' in chosen ? chosen.spec : null;
+  dream(env: string, epsR?: number, epsP?: number): DreamEngine {
+    const learned = learnedModels();
+    const modelId = this.choice.kind === 'webllm' ? this.choice.webllm.modelId : '';
+    return dreamEngine(this.choice, env, {
+      shipped: learned.shippedEnvs, local: learned.localModels,
+      webllmCached: modelId ? this.cached[modelId] : undefined,
+      ...(epsR === undefined ? {} : { epsR }), ...(epsP === undefined ? {} : { epsP }),
+    });
   }
 
-  /** The choice in words; the oracle with the ε the Train page will use (its form owns ε_R, ε_P). */
-  labelWith(epsR = 0, epsP = 0): string {
-    const s = this.spec(epsR, epsP);
-    return 'spec' in s ? engineLabel(parseLlmSpec(s.spec)) : s.error;
+  /**
+   * The Train form's engine for `env`: '' for the oracle, the engine's spec, or null while a check is
+   * out. A WebLLM model counts once it is in the browser's cache (downloaded and checked on Setup),
+   * so no page downloads a model the user has not asked for.
+   */
+  formSpec(env: string): string | null { return formEngine(this.dream(env)); }
+
+  /** Checks everything dream() depends on: the learned models, and whether the picked WebLLM model is cached. */
+  async ready(): Promise<void> {
+    await Promise.all([learnedModels().refresh(), this.checkChosen()]);
+  }
+
+  /** Checks whether the picked WebLLM model is in the browser's cache, when not known yet (no Setup model list). */
+  async checkChosen(): Promise<void> {
+    const modelId = this.choice.kind === 'webllm' ? this.choice.webllm.modelId : '';
+    if (!modelId || this.cached[modelId] !== undefined) return;
+    const inCache = await hasModelInCache(modelId).catch(() => false);
+    this.cached = { ...this.cached, [modelId]: inCache };
   }
 
   /** The start request's engine extras for a run whose config.llm is `spec`. */

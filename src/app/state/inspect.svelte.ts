@@ -7,6 +7,7 @@
 import { compareOutcome, acceptedActionsBefore, nextOf, replayInRealEnv, type EpisodeTrace, type OutcomeComparison, type RealOutcome } from '../../core/train/trace';
 import { EpisodeStore, type EpisodeSummary } from '../workers/episode-store';
 import { loadRuns, type RunEntry } from '../workers/run-list';
+import { inspectDefaultRun } from './default-run';
 import { DEFAULT_FILTERS, diffText, episodePage, filterEpisodes, inspectQuery, parseInspectQuery, type EpisodeFilters, type EpisodePage, type TextDiff } from './inspect-logic';
 
 export interface RealView {
@@ -46,11 +47,11 @@ export class InspectState {
       step: this.trace ? this.stepIndex + 1 : null });
   }
 
-  /** Opens what a URL query asks for, else the current run (or the newest one). */
-  async open(query: string, currentRunId: string | null): Promise<void> {
+  /** Opens what a URL query asks for, else the run training now, else the newest dream run (default-run.ts). */
+  async open(query: string, trainingRunId: string | null): Promise<void> {
     this.runs = loadRuns();
     const q = parseInspectQuery(query);
-    const runId = q.run ?? currentRunId ?? this.runs[0]?.runId ?? null;
+    const runId = q.run ?? inspectDefaultRun(this.runs, trainingRunId);
     if (runId !== this.runId) await this.selectRun(runId);
     else await this.refresh();
     if (q.episode && (this.trace?.iteration !== q.episode.iteration || this.trace?.index !== q.episode.index)) {

@@ -54,7 +54,8 @@ export function learnedOptionsFor(env: string, shipped: ShippedModelInfo | null 
   for (const m of local) {
     if (m.env !== env) continue;
     out.push({ spec: learnedSpec({ where: 'local', name: m.name }), where: 'local', env,
-      label: `${learnedPathLabel({ where: 'local', name: m.name })} (${m.trainEpisodes} training episodes, ${m.epochs} epochs)` });
+      label: `${learnedPathLabel({ where: 'local', name: m.name })} (${m.trainEpisodes} training episodes, ` +
+        `${m.epochsPlanned ? `${m.epochs} of ${m.epochsPlanned} epochs, stopped` : `${m.epochs} epochs`})` });
   }
   return out;
 }
@@ -64,7 +65,10 @@ export class LearnedModels {
   /** Per env: the shipped model's info, null when this build has none, absent until checked. */
   shipped = $state.raw<Record<string, ShippedModelInfo | null>>({});
   error = $state<string | null>(null);
-  private shippedChecked = false;
+  /** The first refresh is done: `shipped` and `local` are known (engine.ts dreamEngine waits for it). */
+  checked = $state(false);
+  /** The one check of the shipped models (a second refresh awaits the same one). */
+  private shippedCheck: Promise<void> | null = null;
 
   async refresh(): Promise<void> {
     this.error = null;
@@ -73,12 +77,23 @@ export class LearnedModels {
     } catch (error) {
       this.error = `Could not read the learned models stored in this browser: ${(error as Error).message}`;
     }
-    if (!this.shippedChecked) {
-      this.shippedChecked = true;
+    this.shippedCheck ??= (async () => {
       const found: Record<string, ShippedModelInfo | null> = {};
       for (const env of envIds()) found[env] = await fetchShippedInfo(env);
       this.shipped = found;
-    }
+    })();
+    await this.shippedCheck;
+    this.checked = true;
+  }
+
+  /** The envs this build ships a learned model for; null until checked. */
+  get shippedEnvs(): string[] | null {
+    return this.checked ? Object.keys(this.shipped).filter((env) => this.shipped[env]) : null;
+  }
+
+  /** The models trained in this browser (name, env); null until read. */
+  get localModels(): { name: string; env: string }[] | null {
+    return this.checked ? this.local.map((m) => ({ name: m.name, env: m.env })) : null;
   }
 
   options(env: string): LearnedOption[] {

@@ -8,12 +8,14 @@
 import { getContext, setContext } from 'svelte';
 import type { TrainConfig } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
+import type { LiveProgress } from '../../core/train/progress';
 import { TrainerClient } from '../workers/trainer-client';
 import type { TrainerProgress, TrainerStatus } from '../workers/protocol';
 import { MetricsHistoryStore } from '../workers/metrics-store';
 import { isUnfinished, loadRuns, upsertRun, type RunEntry } from '../workers/run-list';
-import { learnedModels } from './learned-models.svelte';
-import { groupEntries, latestGroup, START_HERE_ENV, START_HERE_RUNS, startHereConfigs, startHereEngine, type StartHereEngine, type StartHereRun } from './start-here';
+import { engineSetup } from './engine.svelte';
+import { dreamEngineOfSpec } from './engine';
+import { groupEntries, latestGroup, START_HERE_ENV, START_HERE_RUNS, startHereConfigs, type StartHereEngine, type StartHereRun } from './start-here';
 
 export interface StartHereSlot {
   run: StartHereRun;
@@ -21,6 +23,8 @@ export interface StartHereSlot {
   status: TrainerStatus;
   /** Every iteration record so far (the worker streams them; a resumed run gets its saved history first). */
   history: IterationRecord[];
+  /** Progress inside the iteration in flight (steps, speed, time left), null between iterations. */
+  live: LiveProgress | null;
 }
 
 const TRAINING: readonly string[] = ['starting', 'running', 'paused'];
@@ -46,6 +50,8 @@ export class StartHereSession {
   /** Bumped on every message from a run (pages that read the run list from storage refresh on it). */
   progress = $state(0);
   starting = $state(false);
+  /** Stop was pressed and the workers have not all answered yet. */
+  stopping = $state(false);
 
   private readonly clients = new Map<string, TrainerClient>();
   private readonly history = new MetricsHistoryStore();
@@ -63,13 +69,14 @@ export class StartHereSession {
     this.error = null;
     this.starting = true;
     try {
-      const models = learnedModels();
-      await models.refresh();
-      const engine = startHereEngine(Boolean(models.shipped[START_HERE_ENV]));
+      // One engine rule for Setup, Train and this page (engine.ts dreamEngine): Setup's pick, else the shipped model.
+      const setup = engineSetup();
+      await setup.ready();
+      const engine = setup.dream(START_HERE_ENV);
       this.engine = engine;
       const entries = groupEntries(startHereConfigs(engine, 1, size), Date.now());
       for (const entry of [...entries].reverse()) upsertRun(entry);
-      this.slots = entries.map((entry, i) => ({ run: START_HERE_RUNS[i], entry, status: statusOf(entry, 'Starting…'), history: [] }));
+      this.slots = entries.map((entry, i) => ({ run: START_HERE_RUNS[i], entry, status: statusOf(entry, 'Starting…'), history: [], live: null }));
       // One task each for drawing the three cards and starting each worker: together they made
       // one main-thread task of over 50 ms on a busy 2-core machine.
       for (const entry of entries) {
@@ -85,19 +92,25 @@ export class StartHereSession {
 
   /** Stops every run still training (their checkpoints and histories stay). */
   async stop(): Promise<void> {
-    await Promise.all(this.slots.filter((s) => ['running', 'paused'].includes(s.status.state)).map(async (s) => {
+    const training = this.slots.filter((s) => ['running', 'paused', 'starting'].includes(s.status.state));
+    // Said at once: each worker stops before its next rollout step (trainer-host.ts 'stop').
+    for (const s of training) this.replace(s.entry.runId, { status: { ...s.status, message: 'Stopping…' } });
+    this.stopping = training.length > 0;
+    await Promise.all(training.filter((s) => ['running', 'paused'].includes(s.status.state)).map(async (s) => {
       try { this.apply(s.entry.runId, await this.clients.get(s.entry.runId)!.stop()); } catch { /* finished meanwhile */ }
     }));
+    this.stopping = false;
   }
 
   /** After a reload: the newest group with its histories; unfinished runs continue from their checkpoints. */
   private async restore(): Promise<void> {
     const group = latestGroup(loadRuns());
     if (group.length === 0) return;
-    this.engine = startHereEngine(group.some((e) => e.config.mode !== 'real' && e.config.llm.startsWith('learned:')));
+    const dreamer = group.find((e) => e.config.mode !== 'real');
+    this.engine = dreamer ? dreamEngineOfSpec(dreamer.config.llm) : null;
     const withHistory = await Promise.all(group.map(async (entry) => ({ entry, history: await this.history.list(entry.runId).catch(() => []) })));
     this.slots = withHistory.map(({ entry, history }) => ({
-      run: START_HERE_RUNS.find((r) => r.mode === entry.config.mode)!, entry, history,
+      run: START_HERE_RUNS.find((r) => r.mode === entry.config.mode)!, entry, history, live: null,
       status: { ...statusOf(entry, entry.message ?? ''), iteration: history[history.length - 1]?.iteration ?? entry.iteration },
     }));
     for (const { entry } of withHistory) if (isUnfinished(entry)) this.launch(entry, true);
@@ -107,7 +120,8 @@ export class StartHereSession {
     const client = new TrainerClient();
     this.clients.set(entry.runId, client);
     client.oncrash = (error) => this.apply(entry.runId, { ...this.slot(entry.runId)!.status, state: 'error', message: error.message });
-    client.start({ runId: entry.runId, config: entry.config, resume }, (p) => this.onProgress(entry.runId, p))
+    const engine = entry.config.mode === 'real' ? {} : { engine: engineSetup().runtime(entry.config.llm) };
+    client.start({ runId: entry.runId, config: entry.config, resume, ...engine }, (p) => this.onProgress(entry.runId, p))
       .then((final) => this.apply(entry.runId, final))
       .catch((error: Error) => {
         const slot = this.slot(entry.runId);
@@ -122,17 +136,17 @@ export class StartHereSession {
   private slot(runId: string): StartHereSlot | undefined { return this.slots.find((s) => s.entry.runId === runId); }
 
   private onProgress(runId: string, progress: TrainerProgress): void {
-    if (progress.kind === 'live') return;
     const slot = this.slot(runId);
     if (!slot) return;
+    if (progress.kind === 'live') { this.replace(runId, { live: progress.live }); return; }
     if (progress.kind === 'history') this.replace(runId, { history: progress.records });
-    else if (progress.kind === 'metrics') this.replace(runId, { history: appended(slot.history, progress.records) });
+    else if (progress.kind === 'metrics') this.replace(runId, { history: appended(slot.history, progress.records), live: null });
     this.apply(runId, progress.status);
   }
 
   private apply(runId: string, status: TrainerStatus): void {
     if (status.runId !== runId) return;
-    this.replace(runId, { status });
+    this.replace(runId, { status, ...(status.state === 'running' ? {} : { live: null }) });
     if (status.state !== 'idle') upsertRun({ runId, state: status.state, iteration: status.iteration, message: status.message });
     this.progress++;
   }

@@ -110,8 +110,26 @@ export function updateSummary(u: TeachUpdate): string {
     return `${head} Every rollout of each task got the same return, so every advantage is 0: this update has no learning signal `
       + '(only the small entropy bonus moves π).';
   }
-  return `${head} Of the ${u.signedSteps} steps with a non-zero advantage, ${u.alignedSteps} had the taken action's probability move the way `
-    + 'its advantage points.';
+  const aligned = `Of the ${u.signedSteps} steps with a non-zero advantage, ${u.alignedSteps} had the taken action's `
+    + 'probability move the way its advantage points.';
+  return [head, aligned, alignmentWhy(u)].filter(Boolean).join(' ');
+}
+
+/**
+ * Why the other steps did not move their way (empty when every one did): "before" and "after"
+ * span the whole update (every epoch and minibatch), and the weights are shared by all steps.
+ */
+export function alignmentWhy(u: TeachUpdate): string {
+  const others = u.signedSteps - u.alignedSteps;
+  if (others <= 0) return '';
+  const pulls = ["the other steps' gradients (the same state and action can get opposite advantages in two rollouts)",
+    "the softmax over the state's actions (raising another action's score lowers this one)"];
+  if (u.hyper.entropyCoef > 0) pulls.push('the entropy bonus');
+  const ppo = u.algo === 'ppo'
+    ? "; PPO also normalises the advantages per minibatch, which can flip a small one's sign" : '';
+  return `The other ${others} did not because the update moves weights that all steps share, so each step's `
+    + `probability is also pulled by ${pulls.slice(0, -1).join(', ')} and ${pulls[pulls.length - 1]}, `
+    + `while the clip stops a step's own push once its ratio leaves 1 ± ${u.hyper.clipEpsilon}${ppo}.`;
 }
 
 /** Sentence about one group's baseline (GRPO's mean and std of the returns). */

@@ -5,6 +5,7 @@
 import type { TrainParams } from './train-params';
 import type { MetricSeries } from './train.svelte';
 import { X_AXES, xValues, type XAxis } from './compare';
+import type { IterationRecord } from '../../core/train/loop';
 
 /** The metrics an x axis other than the iteration reads (compare.ts xValues). */
 const AXIS_METRICS = ['budget/real_steps', 'budget/dream_steps', 'perf/iteration_seconds'] as const;
@@ -20,9 +21,13 @@ export function chartAxes(mode: TrainParams['mode']): (typeof X_AXES)[number][] 
 /** The Train charts' x values on an axis: the series read as iteration records (the same rule as Compare's). */
 export function chartX(series: MetricSeries, axis: XAxis): number[] {
   if (axis === 'iteration') return series.iterations;
-  const records = series.iterations.map((iteration, i) => ({
+  return xValues(seriesRecords(series, AXIS_METRICS), axis);
+}
+
+/** A series back as iteration records (of `metrics`, default all): what core's readers of a history take. */
+export function seriesRecords(series: MetricSeries, metrics: readonly string[] = Object.keys(series.values)): IterationRecord[] {
+  return series.iterations.map((iteration, i) => ({
     iteration,
-    metrics: Object.fromEntries(AXIS_METRICS.flatMap((m) => { const v = series.values[m]?.[i]; return typeof v === 'number' ? [[m, v]] : []; })),
+    metrics: Object.fromEntries(metrics.flatMap((m) => { const v = series.values[m]?.[i]; return typeof v === 'number' ? [[m, v]] : []; })),
   }));
-  return xValues(records, axis);
 }

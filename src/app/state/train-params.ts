@@ -115,6 +115,17 @@ function engineParam(value: string | null): string {
   }
 }
 
+/** The noisy oracle of an llm= value, or null (another engine, or a spec that does not parse). */
+function oracleOf(value: string | null): { epsilonReward: number; epsilonTransition: number } | null {
+  if (!value) return null;
+  try {
+    const spec = parseLlmSpec(value);
+    return spec.kind === 'oracle' ? spec : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads the settings from a query string; unknown or bad values fall back to the preset's. */
 export function paramsFromQuery(query: string): TrainParams {
   const q = new URLSearchParams(query);
@@ -126,13 +137,15 @@ export function paramsFromQuery(query: string): TrainParams {
   const backend = q.get('backend');
   const pick = <T>(value: T | undefined, fallback: T): T => value === undefined ? fallback : value;
   const chosenMode = (MODES as readonly string[]).includes(mode ?? '') ? mode as Mode : base.mode;
+  // A link's llm=oracle:ε_R,ε_P is the oracle; its ε count where the link has no epsR / epsP of its own.
+  const oracle = oracleOf(q.get('llm'));
   return {
     ...base,
     mode: chosenMode,
     algo: (ALGORITHMS as readonly string[]).includes(algo ?? '') ? algo as Algorithm : base.algo,
     seed: pick(queryInt(q.get('seed'), 0, 2 ** 31 - 1), base.seed),
-    epsR: pick(queryNum(q.get('epsR'), 0, 1), base.epsR),
-    epsP: pick(queryNum(q.get('epsP'), 0, 1), base.epsP),
+    epsR: pick(queryNum(q.get('epsR'), 0, 1), oracle?.epsilonReward ?? base.epsR),
+    epsP: pick(queryNum(q.get('epsP'), 0, 1), oracle?.epsilonTransition ?? base.epsP),
     tasks: pick(queryInt(q.get('tasks'), 1, 256), base.tasks),
     group: pick(queryInt(q.get('group'), 1, 64), base.group),
     iterations: pick(queryInt(q.get('iterations'), 1, 100_000), base.iterations),
@@ -161,7 +174,8 @@ export function paramsToQuery(p: TrainParams): string {
     evalEpisodes: String(p.evalEpisodes),
   });
   if (p.backend) q.set('backend', p.backend);
-  if (p.llm) q.set('llm', p.llm);
+  // Always the engine, the oracle too: a link without one dreams with the opener's Setup choice (train.svelte.ts).
+  q.set('llm', p.llm || `oracle:${p.epsR},${p.epsP}`);
   q.set('curriculum', p.curriculum ? '1' : '0');
   q.set('lambda', String(p.lambda));
   q.set('grouping', p.grouping);

@@ -14,8 +14,13 @@ import type { EngineRuntime } from '../workers/experience-source';
 import { recordSpeed, speedFromLive } from './engine-speed';
 import { MetricsHistoryStore } from '../workers/metrics-store';
 import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../workers/run-list';
-import { configFromParams, engineConflict, engineRuntimeFromParams, engineForEnv, paramsFromConfig, paramsFromQuery, paramsToQuery, withEngine, type TrainParams } from './train-params';
+import {
+  configFromParams, engineConflict, engineRuntimeFromParams, paramsFromConfig, paramsFromQuery, paramsToQuery,
+  withEngine, type TrainParams,
+} from './train-params';
 import { pastRuns, reopenedStatus } from './train-runs';
+import { seriesRecords } from './train-charts';
+import { dreamWarnings } from '../../core/train/dream-health';
 import { engineSetup } from './engine.svelte';
 import type { XAxis } from './compare';
 
@@ -66,6 +71,8 @@ export class TrainSession {
   params = $state<TrainParams>(paramsFromQuery(''));
   status = $state.raw<TrainerStatus>(IDLE);
   series = $state.raw<MetricSeries>(EMPTY_SERIES);
+  /** What the run's dream so far says about its experience model (core/train/dream-health.ts). */
+  readonly warnings = $derived(dreamWarnings(seriesRecords(this.series)));
   /** The config of the run on screen. */
   runConfig = $state.raw<TrainConfig | null>(null);
   /** A run left unfinished by a reload or crash, offered for resuming. */
@@ -88,6 +95,8 @@ export class TrainSession {
   private readonly history = new MetricsHistoryStore();
   /** The Setup engine spec the form last followed (undefined: none yet; see followSetup). */
   private setupFollowed: string | undefined;
+  /** The form's engine came from a link's own ?llm= (it wins until Setup's choice changes). */
+  private linkEngine = false;
 
   /**
    * `restore` (the page, not unit tests): a run left unfinished by a reload resumes from its
@@ -104,19 +113,22 @@ export class TrainSession {
     else if (newest && (!query || newest.query === query)) void this.openRun(newest.runId);
   }
 
-  /** The form from a #/train?… link; a link without its own engine (?llm=) gets Setup's choice. */
+  /** The form from a #/train?… link; a link without its own engine (?llm=) gets Setup's (engine.ts dreamEngine). */
   applyQuery(query: string): void {
     const params = paramsFromQuery(query);
-    const chosen = new URLSearchParams(query).has('llm') ? null : setupEngineSpec(params.env);
+    this.linkEngine = new URLSearchParams(query).has('llm');
+    const chosen = this.linkEngine ? null : setupEngineSpec(params.env);
     this.params = chosen ? withEngine(params, chosen) : params;
   }
 
   /**
-   * Setup's engine is the form's engine: whenever the choice on Setup changes (spec '' is the noisy
-   * oracle), the form takes it. A link's own engine (?llm=) wins until Setup's choice changes.
+   * Setup's engine is the form's engine: whenever the engine for the form's env changes (spec '' is
+   * the noisy oracle; EngineSetup.formSpec), the form takes it. A link's own engine (?llm=) wins
+   * until that changes. The page's own URL always carries the engine, so only a followed or
+   * opened link counts as one (applyQuery), never the page's own address.
    */
-  followSetup(spec: string, linkHasEngine: boolean): void {
-    if (this.setupFollowed === undefined && linkHasEngine) { this.setupFollowed = spec; return; }
+  followSetup(spec: string): void {
+    if (this.setupFollowed === undefined && this.linkEngine) { this.setupFollowed = spec; return; }
     if (spec === this.setupFollowed || this.active) return;
     this.setupFollowed = spec;
     if (spec !== this.params.llm) this.params = withEngine(this.params, spec);
@@ -277,10 +289,9 @@ export class TrainSession {
   }
 }
 
-/** Setup's chosen engine as the form's engine for `env` ('' for the oracle or a choice that is not complete yet: EngineSetup.followSpec). */
+/** Setup's engine for `env` as the form's engine ('' for the oracle and while a check is out: EngineSetup.formSpec). */
 export function setupEngineSpec(env: string): string {
-  const spec = engineSetup().followSpec();
-  return spec ? engineForEnv(spec, env) : '';
+  return engineSetup().formSpec(env) ?? '';
 }
 
 function capitalise(s: string): string { return s.charAt(0).toUpperCase() + s.slice(1); }

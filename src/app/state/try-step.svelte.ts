@@ -40,14 +40,16 @@ export class TryStep {
   error = $state<string | null>(null);
   private attempt = 0;
 
-  /** One step with Setup's engine (ε of the oracle and k/H/reasoning/answer budget from the Train form). */
+  /**
+   * One step with the engine a run of this env dreams with (EngineSetup.dream: Setup's pick, else
+   * the default; ε of the oracle and k/H/reasoning/answer budget from the Train form).
+   */
   async run(session: TrainSession, engine: EngineSetup, params: TrainParams): Promise<void> {
-    const chosen = engine.spec(params.epsR, params.epsP);
-    if ('error' in chosen) { this.error = chosen.error; return; }
     this.running = true;
     this.error = null;
     try {
-      const config = tryConfig(this.env, chosen.spec, params);
+      await engine.ready();
+      const config = tryConfig(this.env, engine.dream(this.env, params.epsR, params.epsP).llm, params);
       const runtime = { ...engine.runtime(config.llm), ...engineRuntimeFromParams(params) };
       const result = await session.tryStep(config, runtime, this.attempt++);
       this.result = result;

@@ -23,6 +23,8 @@ import { EpisodeStore } from './episode-store';
 import { MetricsHistoryStore } from './metrics-store';
 import { ProgressMeter } from '../../core/train/progress';
 import { tryOneStep, type TryStepResult } from '../../core/experience/try-step';
+import { IterationStoppedError } from '../../core/train/rollout';
+import { groundDream } from './offline-data';
 import { BATCH_MS, LIVE_MS, serializeError, type RunState, type TrainerProgress, type TrainerReply, type TrainerRequest, type TrainerStatus } from './protocol';
 
 export class TrainerBusyError extends Error {
@@ -50,6 +52,8 @@ export class TrainerHost {
   private meter: ProgressMeter | null = null;
   private liveTimer: ReturnType<typeof setInterval> | null = null;
   private iterating = false;
+  /** Aborts the iteration in flight (Stop: the run stops before its next rollout step). */
+  private abort: AbortController | null = null;
 
   constructor(private readonly post: (reply: TrainerReply) => void) {}
 
@@ -94,6 +98,9 @@ export class TrainerHost {
         if (!this.trainer || !['running', 'paused'].includes(this.state)) throw new TrainerBusyError(`Cannot stop: the run is ${this.state}.`);
         const wasRunning = this.state === 'running';
         this.state = 'stopped';
+        // Said at once, then the iteration in flight is dropped before its next rollout step.
+        this.send({ kind: 'status', status: { ...this.status(), state: wasRunning ? 'running' : 'paused', message: 'Stopping…' } });
+        this.abort?.abort();
         if (wasRunning) await this.loop;
         this.end('stopped', `Stopped at iteration ${this.trainer.iteration}; its checkpoint stays in IndexedDB.`);
         return this.status();
@@ -118,6 +125,7 @@ export class TrainerHost {
     try {
       this.backendInfo ??= await initBackend(request.backend ?? 'wasm', { wasmPaths: WASM_PATHS });
       const config: TrainConfig = request.config;
+      const grounding = await this.groundBuffer(config);
       if (config.mode !== 'real') this.setState('starting', `Loading the experience model (${config.llm})…`);
       const deps = await trainerDeps(config, request.engine, () => this.replayBuffer().catch(() => undefined));
       // Transitions go to the persistent buffer (the Buffer page's data; it survives a reload) and
@@ -141,7 +149,9 @@ export class TrainerHost {
       } else {
         if (!request.resume) await Promise.all([this.history.remove(request.runId), this.episodes.remove(request.runId)]);
         this.trainer = new Trainer(config, withStores);
+        await this.evaluateUntrained(request.runId);
         this.message = request.resume ? 'No checkpoint was found for this run: started it from iteration 0.' : 'Started.';
+        if (grounding) this.message += ` ${grounding}`;
       }
     } catch (error) {
       this.end('error', `Could not start: ${serializeError(error).message}`);
@@ -156,6 +166,23 @@ export class TrainerHost {
     return undefined;
   }
 
+  /** A dream that retrieves gets the env's shipped offline data when the buffer holds no real data of it (offline-data.ts). */
+  private async groundBuffer(config: TrainConfig): Promise<string | null> {
+    const buffer = await this.replayBuffer().catch(() => undefined);
+    if (!buffer) return null; // no IndexedDB: the learned model is then refused with the fix (grounding.ts)
+    this.setState('starting', `Checking the replay buffer for real transitions of ${config.env}…`);
+    return groundDream(config, buffer);
+  }
+
+  /** Iteration 0 of a new run: the untrained policy's held-out success, the point every curve starts from. */
+  private async evaluateUntrained(runId: string): Promise<void> {
+    this.setState('starting', 'Evaluating the untrained policy on held-out real tasks (iteration 0)…');
+    const record = await this.trainer!.initialRecord();
+    if (!record) return;
+    await this.history.put(runId, record);
+    this.pending.push(record);
+  }
+
   /** Setup's "Try one step" with the config's engine (see the protocol); the engine stays loaded for the next run. */
   private async tryStep(request: Extract<TrainerRequest, { type: 'tryStep' }>): Promise<TryStepResult> {
     if (this.state === 'running' || this.state === 'starting') {
@@ -163,6 +190,7 @@ export class TrainerHost {
     }
     this.backendInfo ??= await initBackend('wasm', { wasmPaths: WASM_PATHS });
     const config: TrainConfig = { ...request.config, mode: 'dream' };
+    await groundDream(config, await this.replayBuffer().catch(() => undefined));
     const deps = await trainerDeps(config, request.engine, () => this.replayBuffer().catch(() => undefined));
     return tryOneStep(deps.experienceModel!, { envId: config.env, attempt: request.attempt, clock: () => performance.now() });
   }
@@ -199,6 +227,8 @@ export class TrainerHost {
       if (this.state === 'running' && this.trainer?.finished) this.end('finished', `Finished after ${this.trainer.iteration} iterations.`);
     } catch (error) {
       this.flush();
+      // A stop inside an iteration drops it: the stop request ends the run (see 'stop').
+      if (error instanceof IterationStoppedError) return;
       this.end('error', `Training failed at iteration ${(this.trainer?.iteration ?? 0) + 1}: ${serializeError(error).message}`);
     }
   }
@@ -207,11 +237,13 @@ export class TrainerHost {
   private async iterate(): Promise<IterationRecord> {
     const trainer = this.trainer!;
     this.iterating = true;
+    const abort = this.abort = new AbortController();
     let record: IterationRecord;
     try {
-      record = await trainer.runIteration(); // with perf/* from the clock it was given
+      record = await trainer.runIteration({ signal: abort.signal }); // with perf/* from the clock it was given
     } finally {
       this.iterating = false;
+      this.abort = null;
     }
     await this.capBuffer();
     await this.history.put(this.runId!, record);

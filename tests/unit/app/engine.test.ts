@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CHOICE_KEY, DEFAULT_CHOICE, choiceSpec, engineLabel, etaSeconds, formatDuration, loadChoice,
-  progressLine, saveChoice, storageErrorText, webGpuNotice, type EngineChoice,
+  CHOICE_KEY, DEFAULT_CHOICE, choiceSpec, dreamEngine, dreamEngineOfSpec, engineLabel, etaSeconds, formEngine,
+  formatDuration, loadChoice, progressLine, saveChoice, shownOnSetup, storageErrorText, webGpuNotice,
+  type EngineChoice, type EngineFacts,
 } from '../../../src/app/state/engine';
 import { parseLlmSpec } from '../../../src/core/llm/spec';
 import { testOpenAiConnection } from '../../../src/app/state/engine-connection';
@@ -35,14 +36,16 @@ describe('the Setup choice', () => {
     expect(loadChoice(memoryStorage())).toEqual(DEFAULT_CHOICE);
     expect(loadChoice(memoryStorage({ [CHOICE_KEY]: '{not json' }))).toEqual(DEFAULT_CHOICE);
     const odd = loadChoice(memoryStorage({ [CHOICE_KEY]: JSON.stringify({ kind: 'gpt', wllama: { source: 'x', fileBytes: -3, nCtx: 10 }, openai: { model: 7 } }) }));
-    expect(odd.kind).toBe('oracle');
+    expect(odd.kind).toBeNull(); // nothing picked: the default applies (dreamEngine)
+    expect(DEFAULT_CHOICE.kind).toBeNull();
     expect(odd.wllama).toMatchObject({ source: 'file', fileBytes: 0, nCtx: 256 });
     expect(odd.openai.model).toBe(DEFAULT_CHOICE.openai.model);
   });
 
   it('turns a complete choice into a spec and an incomplete one into an error in words', () => {
     const base = structuredClone(DEFAULT_CHOICE);
-    expect(choiceSpec(base, 0.1, 0.2)).toEqual({ spec: 'oracle:0.1,0.2' });
+    expect(choiceSpec({ ...base, kind: 'oracle' }, 0.1, 0.2)).toEqual({ spec: 'oracle:0.1,0.2' });
+    expect(choiceSpec(base)).toEqual({ error: expect.stringMatching(/No engine is picked on the Setup page yet/) });
     expect(choiceSpec({ ...base, kind: 'webllm' })).toEqual({ error: expect.stringMatching(/No WebLLM model is picked/) });
     expect(choiceSpec({ ...base, kind: 'webllm', webllm: { modelId: 'SmolLM2-360M-Instruct-q4f32_1-MLC' } }))
       .toEqual({ spec: 'webllm:SmolLM2-360M-Instruct-q4f32_1-MLC' });
@@ -53,6 +56,105 @@ describe('the Setup choice', () => {
     expect(choiceSpec({ ...base, kind: 'openai', openai: { baseUrl: 'http://127.0.0.1:11434/v1/', model: 'qwen' } }))
       .toEqual({ spec: 'openai:http://127.0.0.1:11434/v1#qwen' });
     expect(choiceSpec({ ...base, kind: 'openai', openai: { baseUrl: '', model: 'qwen' } })).toEqual({ error: expect.stringMatching(/base URL and a model/) });
+  });
+});
+
+describe('the one engine rule (Setup, Train and Start here)', () => {
+  const WEBSHOP = 'webshop-lite-v0';
+  const SHIPPED = 'learned:models/webshop-lite-v0';
+  const BOTH: EngineFacts = { shipped: [WEBSHOP, 'household-v0'], local: [{ name: 'mine', env: WEBSHOP }] };
+  const picked = (change: Partial<EngineChoice>): EngineChoice => ({ ...structuredClone(DEFAULT_CHOICE), ...change });
+  const LEARNED_LABEL = 'learned experience model (tfjs, not a chat model): shipped for webshop-lite-v0';
+
+  it('nothing picked: the learned model shipped for the run\'s env, named as the default', () => {
+    for (const choice of [null, loadChoice(memoryStorage())]) {
+      const engine = dreamEngine(choice, WEBSHOP, BOTH);
+      expect(engine).toMatchObject({ llm: SHIPPED, kind: 'learned', source: 'default', why: '', settled: true });
+      expect(engine.label).toBe(`${LEARNED_LABEL} (the default: no engine is picked on Setup)`);
+    }
+    // Setup shows that default as the pick: the learned radio and the shipped model's.
+    const engine = dreamEngine(null, WEBSHOP, BOTH);
+    expect(shownOnSetup(DEFAULT_CHOICE, engine)).toEqual({ kind: 'learned', learnedPath: 'models/webshop-lite-v0' });
+    expect(formEngine(engine)).toBe(SHIPPED);
+  });
+
+  it('nothing picked and no shipped model for the env: the noisy oracle, labelled as such, with the form\'s ε', () => {
+    const engine = dreamEngine(null, WEBSHOP, { shipped: ['household-v0'], epsR: 0.2, epsP: 0 });
+    expect(engine).toMatchObject({ llm: 'oracle:0.2,0', kind: 'oracle', source: 'default', settled: true });
+    expect(engine.label).toBe('noisy oracle (ε_R=0.2, ε_P=0) — teaching option, not a language model '
+      + '(the default: this build ships no learned experience model for webshop-lite-v0)');
+    expect(dreamEngine(null, WEBSHOP, { shipped: [] }).llm).toBe('oracle:0.1,0.1');
+    expect(shownOnSetup(DEFAULT_CHOICE, engine)).toEqual({ kind: 'oracle', learnedPath: '' });
+    expect(formEngine(engine)).toBe('');
+    // While the shipped models are still being checked, no radio is shown as the pick (one shown
+    // checked then could not be clicked: the default would take it back a moment later).
+    expect(shownOnSetup(DEFAULT_CHOICE, dreamEngine(null, WEBSHOP, { shipped: null }))).toEqual({ kind: null, learnedPath: '' });
+  });
+
+  it('is unsettled while the shipped models are not checked (the Train form waits instead of following)', () => {
+    const engine = dreamEngine(null, WEBSHOP, { shipped: null });
+    expect(engine).toMatchObject({ kind: 'oracle', settled: false });
+    expect(engine.label).toMatch(/checking which learned models this build ships/);
+    expect(formEngine(engine)).toBeNull();
+  });
+
+  it('a complete pick is used as picked, a language model too, with the label Setup shows', () => {
+    const oracle = dreamEngine(picked({ kind: 'oracle' }), WEBSHOP, { ...BOTH, epsR: 0.3, epsP: 0.1 });
+    expect(oracle).toMatchObject({ llm: 'oracle:0.3,0.1', kind: 'oracle', source: 'chosen' });
+    expect(oracle.label).toBe('noisy oracle (ε_R=0.3, ε_P=0.1) — teaching option, not a language model');
+    const wllamaChoice = picked({ kind: 'wllama', wllama: { ...DEFAULT_CHOICE.wllama, fileName: 'a.gguf' } });
+    expect(dreamEngine(wllamaChoice, WEBSHOP, BOTH)).toMatchObject({
+      llm: 'wllama:file:a.gguf', kind: 'wllama', source: 'chosen', label: 'wllama (CPU): a.gguf, picked from disk',
+    });
+    const openaiChoice = picked({ kind: 'openai', openai: { baseUrl: 'http://h:1/v1', model: 'm' } });
+    expect(dreamEngine(openaiChoice, WEBSHOP, BOTH)).toMatchObject({
+      llm: 'openai:http://h:1/v1#m', kind: 'openai', label: 'OpenAI-compatible server: m at http://h:1/v1',
+    });
+    const webllmChoice = picked({ kind: 'webllm', webllm: { modelId: 'X-q4f32_1-MLC' } });
+    const webllm = dreamEngine(webllmChoice, WEBSHOP, { ...BOTH, webllmCached: true });
+    expect(webllm).toMatchObject({
+      llm: 'webllm:X-q4f32_1-MLC', kind: 'webllm', source: 'chosen', label: 'WebLLM (WebGPU): X-q4f32_1-MLC',
+    });
+    expect(shownOnSetup(webllmChoice, webllm).kind).toBe('webllm');
+  });
+
+  it('a learned pick: the shipped one follows the run\'s env; one trained here dreams its own env only', () => {
+    const shipped = picked({ kind: 'learned', learned: { path: 'models/household-v0' } });
+    expect(dreamEngine(shipped, WEBSHOP, BOTH)).toMatchObject({ llm: SHIPPED, source: 'chosen' });
+    expect(dreamEngine(shipped, 'household-v0', BOTH)).toMatchObject({ llm: 'learned:models/household-v0' });
+    const mine = picked({ kind: 'learned', learned: { path: 'local/mine' } });
+    const MINE = 'learned:local/mine';
+    expect(dreamEngine(mine, WEBSHOP, BOTH)).toMatchObject({ llm: MINE, source: 'chosen', settled: true });
+    expect(dreamEngine(mine, WEBSHOP, { ...BOTH, local: null })).toMatchObject({ llm: MINE, settled: false });
+    const elsewhere = dreamEngine(mine, 'household-v0', BOTH);
+    expect(elsewhere).toMatchObject({ llm: 'learned:models/household-v0', source: 'fallback' });
+    expect(elsewhere.why).toMatch(/'mine' was trained on webshop-lite-v0, and this run is on household-v0/);
+    expect(dreamEngine(mine, WEBSHOP, { ...BOTH, local: [] }).why).toMatch(/'mine' is not in this browser any more/);
+    const unshipped = dreamEngine(shipped, WEBSHOP, { shipped: ['household-v0'] });
+    expect(unshipped).toMatchObject({ llm: 'oracle:0.1,0.1', kind: 'oracle', source: 'fallback' });
+    expect(unshipped.label).toMatch(/^noisy oracle .* — instead of Setup's pick \(a learned experience model\): this/);
+  });
+
+  it('an incomplete pick: says which engine is used instead and why', () => {
+    const none = dreamEngine(picked({ kind: 'webllm' }), WEBSHOP, BOTH);
+    expect(none).toMatchObject({ llm: SHIPPED, kind: 'learned', source: 'fallback', settled: true });
+    expect(none.label).toBe(`${LEARNED_LABEL} — instead of Setup's pick (WebLLM (WebGPU)): `
+      + 'No WebLLM model is picked yet: pick one in the model list on the Setup page.');
+    const model = picked({ kind: 'webllm', webllm: { modelId: 'X-q4f32_1-MLC' } });
+    const notDownloaded = dreamEngine(model, WEBSHOP, { ...BOTH, webllmCached: false });
+    expect(notDownloaded).toMatchObject({ kind: 'learned', source: 'fallback', settled: true });
+    expect(notDownloaded.label).toMatch(/instead of Setup's pick \(WebLLM \(WebGPU\): X-q4f32_1-MLC\): it is not/);
+    expect(formEngine(dreamEngine(model, WEBSHOP, BOTH))).toBeNull(); // the cache is not checked yet
+    const noFile = dreamEngine(picked({ kind: 'wllama' }), WEBSHOP, { shipped: [] });
+    expect(noFile).toMatchObject({ llm: 'oracle:0.1,0.1', kind: 'oracle', source: 'fallback' });
+    expect(noFile.why).toMatch(/No GGUF file is picked yet/);
+    expect(shownOnSetup(picked({ kind: 'wllama' }), noFile)).toEqual({ kind: 'wllama', learnedPath: '' });
+  });
+
+  it('labels a run\'s own spec the same way', () => {
+    const oracle = dreamEngine(picked({ kind: 'oracle' }), WEBSHOP, BOTH);
+    expect(dreamEngineOfSpec('oracle:0.1,0.1').label).toBe(oracle.label);
+    expect(dreamEngineOfSpec(SHIPPED)).toMatchObject({ kind: 'learned', source: 'chosen', label: LEARNED_LABEL });
   });
 });
 

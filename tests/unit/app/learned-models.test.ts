@@ -4,7 +4,11 @@
  * fetch, the env check, the one-model cache, and the trainer worker's learned:PATH loader.
  */
 import 'fake-indexeddb/auto';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ReplayBuffer } from '../../../src/core/buffer/buffer';
+import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
+import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { ModelFileError } from '../../../src/core/experience/learned/model-file';
 import { TRAIN_DEFAULTS, type TrainConfig } from '../../../src/core/train/config';
 import { LearnedModelStore, NoStoredModelError } from '../../../src/app/workers/learned-store';
@@ -168,11 +172,19 @@ describe('shipped models (fetched from the app) and the page loader', () => {
     const { defaultLearnedStore } = await import('../../../src/app/workers/learned-store');
     await defaultLearnedStore().saveModel('for-trainer', result, 1);
     const config = { ...TRAIN_DEFAULTS, env: ENV, mode: 'dream', llm: 'learned:local/for-trainer', llmPrior: false, curriculumVariations: 'procedural' } as unknown as TrainConfig;
-    const deps = await trainerDeps(config);
+    // No buffer to retrieve from: refused with the fix (core/train/grounding.ts); a grounded one dreams.
+    await expect(trainerDeps(config)).rejects.toThrow(/there is no replay buffer to retrieve from/);
+    const buffer = new ReplayBuffer(new MemoryBufferStore());
+    await buffer.importTrajectories(parseTrajectoriesJsonl(readFileSync(`public/datasets/${ENV}.jsonl`, 'utf8').split('\n')[0]),
+      { source: 'offline', createdAt: 0 });
+    const deps = await trainerDeps(config, {}, async () => buffer);
     expect(deps.experienceModel?.label).toMatch(/^learned tiny \(k=\d+, H=\d+, T=0.7\)$/);
-    await expect(trainerDeps({ ...config, llmPrior: true })).rejects.toThrow(/'llmPrior' needs a language model, .* not a chat model/);
-    await expect(trainerDeps({ ...config, env: 'household-v0' })).rejects.toThrow(/this run's environment is household-v0/);
-    await expect(trainerDeps({ ...config, llm: 'learned:local/none' })).rejects.toThrow(/No learned model named 'none'/);
+    await expect(trainerDeps({ ...config, llmPrior: true }, {}, async () => buffer)).rejects.toThrow(/'llmPrior' needs a language model, .* not a chat model/);
+    const household = new ReplayBuffer(new MemoryBufferStore());
+    await household.importTrajectories(parseTrajectoriesJsonl(readFileSync('public/datasets/household-v0.jsonl', 'utf8').split('\n')[0]),
+      { source: 'offline', createdAt: 0 });
+    await expect(trainerDeps({ ...config, env: 'household-v0' }, {}, async () => household)).rejects.toThrow(/this run's environment is household-v0/);
+    await expect(trainerDeps({ ...config, llm: 'learned:local/none' }, {}, async () => buffer)).rejects.toThrow(/No learned model named 'none'/);
   }, 120_000);
 
   it('offers the shipped model of an env and the ones trained here, labelled as learned models', async () => {

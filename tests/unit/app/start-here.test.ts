@@ -1,30 +1,55 @@
 import { describe, expect, it } from 'vitest';
-import { groupEntries, latestGroup, START_HERE_RUNS, startHereConfigs, startHereEngine, startHereSizeFromQuery, cardIterations, groupSummary } from '../../../src/app/state/start-here';
+import {
+  groupEntries, latestGroup, START_HERE_ENV, START_HERE_RUNS, startHereConfigs, startHereEngine, startHereSizeFromQuery,
+  cardIterations, cardSentence, groupSummary,
+} from '../../../src/app/state/start-here';
+import { DEFAULT_CHOICE, dreamEngine, type EngineChoice } from '../../../src/app/state/engine';
 import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/workers/run-list';
 
 describe('the start-here path', () => {
-  it('dreams with the shipped learned model when there is one, else with the noisy oracle, named as such', () => {
-    expect(startHereEngine(true)).toMatchObject({ llm: 'learned:models/webshop-lite-v0', kind: 'learned' });
-    expect(startHereEngine(true).label).toMatch(/learned experience model .*not a chat model/);
-    const oracle = startHereEngine(false);
+  it('dreams with the engine Train uses: Setup\'s pick, else the shipped learned model, else the noisy oracle', () => {
+    const shipped = { shipped: ['webshop-lite-v0', 'household-v0'] };
+    const learned = startHereEngine(null, shipped);
+    expect(learned).toMatchObject({ llm: 'learned:models/webshop-lite-v0', kind: 'learned', source: 'default' });
+    expect(learned.label).toMatch(/learned experience model .*not a chat model.*the default/);
+    expect(learned).toEqual(dreamEngine(null, START_HERE_ENV, shipped));
+    const oracle = startHereEngine(null, { shipped: [] });
     expect(oracle).toMatchObject({ llm: 'oracle:0.1,0.1', kind: 'oracle' });
-    expect(oracle.label).toMatch(/noisy oracle \(ε_R=0\.1, ε_P=0\.1\).*not a learned model/);
+    expect(oracle.label).toMatch(/^noisy oracle \(ε_R=0\.1, ε_P=0\.1\) — teaching option, not a language model /);
+    // A language model picked on Setup: the start-here dream uses it too, and names it.
+    const picked = (change: Partial<EngineChoice>): EngineChoice => ({ ...structuredClone(DEFAULT_CHOICE), ...change });
+    const openai = picked({ kind: 'openai', openai: { baseUrl: 'http://h:1/v1', model: 'm' } });
+    const SPEC = 'openai:http://h:1/v1#m';
+    expect(startHereEngine(openai, shipped)).toMatchObject({
+      llm: SPEC, kind: 'openai', source: 'chosen', label: 'OpenAI-compatible server: m at http://h:1/v1',
+    });
+    expect(startHereConfigs(startHereEngine(openai, shipped)).map((c) => c.llm)).toEqual([SPEC, SPEC, SPEC]);
+    // An incomplete pick: the default instead, and why.
+    const webllm = picked({ kind: 'webllm', webllm: { modelId: 'X-q4f32_1-MLC' } });
+    expect(startHereEngine(webllm, { ...shipped, webllmCached: false }).label)
+      .toMatch(/shipped for webshop-lite-v0 — instead of Setup's pick .*not downloaded yet/);
   });
 
-  it('builds real, dream and S2R on one tiny preset and seed; S2R may spend a tenth of the baseline\'s real budget', () => {
-    const [real, dream, s2r] = startHereConfigs(startHereEngine(false));
+  it('builds real, dream and S2R on one small preset and seed; S2R may spend a tenth of the baseline\'s real budget', () => {
+    const [real, dream, s2r] = startHereConfigs(startHereEngine(null, { shipped: [] }));
     expect([real.mode, dream.mode, s2r.mode]).toEqual(['real', 'dream', 's2r']);
     for (const c of [real, dream, s2r]) {
-      expect([c.preset, c.env, c.seed, c.iterations, c.tasksPerIteration, c.groupSize]).toEqual(['webshop-easy', 'webshop-lite-v0', 1, 40, 2, 4]);
+      expect([c.preset, c.env, c.seed, c.iterations, c.tasksPerIteration, c.groupSize]).toEqual(['webshop-easy', 'webshop-lite-v0', 1, 6, 8, 8]);
       expect(c.evalInterval).toBeGreaterThan(0);
     }
     expect([real.curriculum, dream.curriculum, s2r.curriculum]).toEqual([false, true, true]);
     expect(s2r.s2rRealFraction * s2r.realStepBudget).toBe(real.realStepBudget / 10);
     expect(START_HERE_RUNS.map((r) => r.sentence.length > 20)).toEqual([true, true, true]);
+    // S2R's label states its real budget in steps, as its config has it.
+    expect(START_HERE_RUNS[2].name).toBe(`S2R (dream, then ${(s2r.s2rRealFraction * s2r.realStepBudget).toLocaleString('en-US')} real steps)`);
+    // Once the baseline has finished, S2R's sentence gives its budget as a share of what the baseline really spent.
+    expect(cardSentence(START_HERE_RUNS[2], 3892)).toBe('Dream first, then 600 real steps: 15% of the 3,892 real RL spent.');
+    expect(cardSentence(START_HERE_RUNS[2], null)).toBe(START_HERE_RUNS[2].sentence);
+    expect(cardSentence(START_HERE_RUNS[1], 3892)).toBe(START_HERE_RUNS[1].sentence);
   });
 
   it('keeps a group together in the run list, finds the newest after a reload, and leaves it out of the Train page\'s resume offer', () => {
-    const configs = startHereConfigs(startHereEngine(false));
+    const configs = startHereConfigs(startHereEngine(null, { shipped: [] }));
     const older = groupEntries(configs, 1000);
     const newer = groupEntries(configs, 2000).map((e): RunEntry => ({ ...e, state: 'running' }));
     const train: RunEntry = { ...older[0], runId: 'train-run', tags: [], createdAt: 3000, state: 'paused' };
@@ -36,11 +61,15 @@ describe('the start-here path', () => {
     expect(unfinishedRun(newer)).toBeNull();
   });
 
-  it('shortens the path from its link (#/start?iterations=N, 1 to 39), and ignores anything else', () => {
-    expect(startHereSizeFromQuery('iterations=6')).toEqual({ iterations: 6 });
-    for (const q of ['', 'iterations=0', 'iterations=40', 'iterations=400', 'iterations=2.5', 'iterations=x', 'iterations=-3']) expect(startHereSizeFromQuery(q)).toEqual({});
-    const short = startHereConfigs(startHereEngine(false), 1, startHereSizeFromQuery('iterations=6'));
-    expect(short.map((c) => [c.iterations, c.evalInterval, c.tasksPerIteration])).toEqual([[6, 4, 2], [6, 4, 2], [6, 4, 2]]);
+  it('shortens the path from its link (#/start?iterations=N, 1 to 5), and ignores anything else', () => {
+    expect(startHereSizeFromQuery('iterations=3')).toEqual({ iterations: 3 });
+    for (const q of ['', 'iterations=0', 'iterations=6', 'iterations=400', 'iterations=2.5', 'iterations=x', 'iterations=-3']) expect(startHereSizeFromQuery(q)).toEqual({});
+    const short = startHereConfigs(startHereEngine(null, { shipped: [] }), 1, startHereSizeFromQuery('iterations=3'));
+    expect(short.map((c) => [c.iterations, c.evalInterval, c.tasksPerIteration])).toEqual([[3, 2, 8], [3, 2, 8], [3, 2, 8]]);
+    // Another seed for the measurements over seeds (the button's is 1).
+    expect(startHereSizeFromQuery('seed=3&iterations=2')).toEqual({ iterations: 2, seed: 3 });
+    expect(startHereConfigs(startHereEngine(null, { shipped: [] }), 1, startHereSizeFromQuery('seed=3')).map((c) => c.seed)).toEqual([3, 3, 3]);
+    for (const q of ['seed=-1', 'seed=x', 'seed=1e3', 'seed=99999999']) expect(startHereSizeFromQuery(q)).toEqual({});
   });
 
   it('says each card\'s iterations (S2R: its dream phase, then its real iterations) and the group\'s state in one line', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEACH_SETTINGS, type TeachStep, type TeachUpdate } from '../../../src/core/train/teach';
 import {
-  groupBaseline, mostChangedStep, percent, probabilityRows, sameSettings, signClass, signed, stepAt,
+  alignmentWhy, groupBaseline, mostChangedStep, percent, probabilityRows, sameSettings, signClass, signed, stepAt,
   teachSettingsFromQuery, teachSettingsToQuery, updateSummary,
 } from '../../../src/app/state/teach-view';
 
@@ -74,5 +74,25 @@ describe('teach view helpers', () => {
     expect(updateSummary(update({ signedSteps: 0, alignedSteps: 0 }))).toMatch(/every advantage is 0: this update has no learning signal/);
     expect(groupBaseline(0, 0)).toMatch(/All returns are 0.00/);
     expect(groupBaseline(0.5, 0.5)).toBe("Mean return 0.50, std 0.50: GRPO's advantage of a rollout is (return − 0.50) / 0.50.");
+  });
+
+  it('says in one sentence why not every step moved the way its advantage points', () => {
+    expect(alignmentWhy(update())).toBe(''); // all 3 did: nothing to explain
+    const grpo = updateSummary(update({ signedSteps: 101, alignedSteps: 49 }));
+    const why = alignmentWhy(update({ signedSteps: 101, alignedSteps: 49 }));
+    expect(grpo).toBe('Update 3 (GRPO, the real environment): 1 task × 2 rollouts, 3 steps, 1 of 2 rollouts '
+      + 'succeeded. '
+      + 'Of the 101 steps with a non-zero advantage, 49 had the taken action\'s probability move the way its advantage '
+      + `points. ${why}`);
+    expect(why).toBe('The other 52 did not because the update moves weights that all steps share, so each step\'s '
+      + 'probability is also pulled by the other steps\' gradients (the same state and action can get opposite '
+      + 'advantages in two rollouts), the softmax over the state\'s actions (raising another action\'s score lowers '
+      + 'this one) and the entropy bonus, while the clip stops a step\'s own push once its ratio leaves 1 ± 0.2.');
+    expect(why).not.toMatch(/minibatch/); // GRPO uses its group-normalised advantages as they are
+    const ppo = alignmentWhy(update({ algo: 'ppo', signedSteps: 10, alignedSteps: 7 }));
+    expect(ppo).toMatch(/^The other 3 did not because .*; PPO also normalises the advantages per minibatch, /);
+    expect(ppo).toMatch(/, which can flip a small one's sign\.$/);
+    const noEntropy = update({ signedSteps: 4, alignedSteps: 3 });
+    expect(alignmentWhy({ ...noEntropy, hyper: { ...noEntropy.hyper, entropyCoef: 0 } })).not.toMatch(/entropy/);
   });
 });

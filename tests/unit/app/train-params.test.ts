@@ -23,8 +23,12 @@ describe('Train settings in the URL', () => {
     expect(p).toMatchObject({ k: 4, history: 4, lambda: 0.25, curriculum: false, answerTokens: 400, retries: 2, llm: '' });
     expect(paramsFromQuery('llm=oracle:0.1,0.1').llm).toBe('');
     expect(paramsFromQuery('llm=webllm:SmolLM2-360M-Instruct-q4f32_1-MLC').llm).toBe('webllm:SmolLM2-360M-Instruct-q4f32_1-MLC');
-    // The oracle (no llm) leaves the URL without an llm parameter.
-    expect(paramsToQuery(DEFAULT_PARAMS)).not.toMatch(/llm=/);
+    // The oracle is written into the URL too (a link without an engine dreams with the opener's Setup choice),
+    // and its ε come back from it when the link has no epsR / epsP of its own.
+    expect(paramsToQuery({ ...DEFAULT_PARAMS, epsR: 0.2, epsP: 0 })).toMatch(/&llm=oracle%3A0.2%2C0&/);
+    expect(paramsFromQuery('mode=dream&llm=oracle:0.5,0.3')).toMatchObject({ llm: '', epsR: 0.5, epsP: 0.3 });
+    expect(paramsFromQuery('llm=oracle:0.5,0.3&epsR=0.2')).toMatchObject({ llm: '', epsR: 0.2, epsP: 0.3 });
+    expect(paramsFromQuery(paramsToQuery(DEFAULT_PARAMS))).toEqual(DEFAULT_PARAMS);
   });
 
   it('maps the settings onto the TrainConfig fields', () => {

@@ -1,0 +1,99 @@
+/**
+ * The start-here path measured in the page, as a newcomer runs it: the built app (`npm run build`
+ * first) served by vite preview, headless Chromium with a fresh profile at 1280×720 for each seed,
+ * nothing loaded by hand. Seed 1 is the plain button; other seeds come from the page's link
+ * (`#/start?seed=S`). For each seed it prints the three runs' held-out success, real and dream
+ * steps, when each finished after the click, and the page's verdict sentence; with --shots it
+ * saves before / during / after screenshots in test-output/screenshots/.
+ *
+ *   npm run build && node --import tsx scripts/start-here-page.ts --seeds 1,2,3 [--shots]
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright';
+import { preview } from 'vite';
+import { chromiumArgs } from '../vite.config';
+
+const MODES = ['real', 'dream', 's2r'] as const;
+const SHOTS = 'test-output/screenshots';
+
+interface SeedResult {
+  seed: number;
+  runs: Record<string, { heldOut: string; realSteps: string; dreamSteps: string; finishedAfterSeconds: number | null }>;
+  allFinishedSeconds: number | null;
+  verdict: string | null;
+}
+
+function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitMs: number): Promise<SeedResult> {
+  const profile = mkdtempSync(join(tmpdir(), 'dreamgym-start-page-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true, viewport: { width: 1280, height: 720 },
+  });
+  try {
+    const page = await context.newPage();
+    await page.goto(seed === 1 ? `${baseUrl}/#/start` : `${baseUrl}/#/start?seed=${seed}`);
+    await page.getByTestId('start-three').waitFor({ timeout: 60_000 });
+    if (shots) await page.screenshot({ path: `${SHOTS}/start-page-before.png` });
+    const clicked = Date.now();
+    await page.getByTestId('start-three').click();
+    const finished: Record<string, number | null> = { real: null, dream: null, s2r: null };
+    let duringShot = !shots;
+    while (Date.now() - clicked < limitMs) {
+      const states = await cardStates(page);
+      for (const mode of MODES) if (finished[mode] === null && states[mode] === 'finished') finished[mode] = (Date.now() - clicked) / 1000;
+      if (MODES.some((m) => states[m] === 'error')) break;
+      if (!duringShot && Date.now() - clicked > 60_000) { await page.screenshot({ path: `${SHOTS}/start-page-during.png` }); duringShot = true; }
+      if (MODES.every((m) => finished[m] !== null)) break;
+      await page.waitForTimeout(1000);
+    }
+    if (shots) await page.screenshot({ path: `${SHOTS}/start-page-after.png` });
+    const runs: SeedResult['runs'] = {};
+    for (const mode of MODES) {
+      const cell = (id: string) => page.locator(`[data-testid="dreamgym-table"] tr[data-mode="${mode}"] [data-testid="${id}"]`).textContent();
+      const card = page.locator(`[data-testid="start-run"][data-mode="${mode}"]`);
+      runs[mode] = { heldOut: (await cell('dreamgym-success')) ?? '—', realSteps: (await cell('dreamgym-real-steps')) ?? '—',
+        dreamSteps: (await card.locator('dd').nth(2).textContent()) ?? '—', finishedAfterSeconds: finished[mode] };
+    }
+    const verdict = await page.getByTestId('start-verdict').textContent({ timeout: 5000 }).catch(() => null);
+    const all = MODES.every((m) => finished[m] !== null) ? Math.max(...MODES.map((m) => finished[m]!)) : null;
+    return { seed, runs, allFinishedSeconds: all, verdict };
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+async function cardStates(page: Page): Promise<Record<string, string | null>> {
+  const states: Record<string, string | null> = {};
+  for (const mode of MODES) states[mode] = await page.locator(`[data-testid="start-run"][data-mode="${mode}"]`).getAttribute('data-state').catch(() => null);
+  return states;
+}
+
+async function main(): Promise<void> {
+  const seeds = (argValue('--seeds') ?? '1').split(',').map(Number);
+  const shots = process.argv.includes('--shots');
+  const limitMs = Number(argValue('--limit-minutes') ?? 15) * 60_000;
+  mkdirSync(SHOTS, { recursive: true });
+  const server = await preview({ configFile: 'vite.config.ts', preview: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+  const address = server.httpServer.address();
+  if (!address || typeof address !== 'object') throw new Error('vite preview did not report its port');
+  try {
+    for (const seed of seeds) {
+      const result = await measureSeed(`http://127.0.0.1:${address.port}`, seed, shots && seed === seeds[0], limitMs);
+      const cells = MODES.map((m) => `${result.runs[m].heldOut} (${result.runs[m].realSteps} real, finished ${result.runs[m].finishedAfterSeconds ?? '—'} s)`);
+      console.log(`seed ${seed}: real ${cells[0]}; dream ${cells[1]}; s2r ${cells[2]}; all finished after ${result.allFinishedSeconds ?? 'not finished'} s`);
+      console.log(`  verdict: ${result.verdict ?? '—'}`);
+      console.log(JSON.stringify(result));
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+await main();
