@@ -36,10 +36,14 @@ export interface ParsedArgs {
   positionals: string[];
 }
 
+/** A plain decimal number (no hex, octal, binary, or blank): '0x2' is not 2 here. */
+export const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
 export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
   const options: ParsedArgs['options'] = {};
   for (const [name, o] of Object.entries(spec.options)) if (o.default !== undefined) options[name] = o.default;
   const positionals: string[] = [];
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (!arg.startsWith('--')) { positionals.push(arg); continue; }
@@ -49,6 +53,9 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
       const valid = Object.keys(spec.options).map((n) => `--${n}`).join(', ') || '(none)';
       throw new UsageError(`Unknown option --${rawName} for '${spec.name}'. Valid options: ${valid}.`, spec);
     }
+    // A second value would silently replace the first: say so instead.
+    if (given.has(rawName)) throw new UsageError(repeatedText(rawName), spec);
+    given.add(rawName);
     if (option.type === 'boolean') {
       options[rawName] = inlineValue === undefined ? true : inlineValue !== 'false';
       continue;
@@ -58,7 +65,7 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
       throw new UsageError(`Option --${rawName} needs a value (${option.description}).`, spec);
     }
     if (option.type === 'number' || option.type === 'integer') {
-      const n = Number(value);
+      const n = DECIMAL.test(value.trim()) ? Number(value) : NaN;
       if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
         throw new UsageError(`Option --${rawName} must be ${option.type === 'integer' ? 'an integer' : 'a number'}, got '${value}'.`, spec);
       }
@@ -78,6 +85,11 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
     throw new UsageError(`'${spec.name}' takes ${expected.length ? expected.map((p) => `<${p}>`).join(' ') : 'no positional arguments'}; got ${positionals.length ? positionals.map((p) => `'${p}'`).join(' ') : 'none'}.`, spec);
   }
   return { options, positionals };
+}
+
+function repeatedText(name: string): string {
+  const fix = name === 'set' ? 'give it once, its pairs separated by commas (--set a=1,b=2)' : 'give it once';
+  return `Option --${name} is given twice, and only one value can hold: ${fix}.`;
 }
 
 function rangeText(option: OptionSpec): string {

@@ -3,13 +3,12 @@
  * accepted — own names looked up in a Set and collected in a Map, so `__proto__`, `constructor`
  * or `toString` are refused like any other unknown name, never read off or written to a prototype.
  */
-import { UsageError, type CommandSpec } from './args';
+import { DECIMAL, UsageError, type CommandSpec } from './args';
 
-/** Typed values: true/false, finite numbers, else the text itself. */
+/** Typed values: true/false, decimal numbers, else the text itself (so '0x2' stays text and is refused as a number). */
 function settingValue(raw: string): string | number | boolean {
   const value = raw.trim();
-  const n = Number(value);
-  return value === 'true' ? true : value === 'false' ? false : value !== '' && Number.isFinite(n) ? n : value;
+  return value === 'true' ? true : value === 'false' ? false : DECIMAL.test(value) ? Number(value) : value;
 }
 
 /**
@@ -25,6 +24,7 @@ export function parseSettings(text: string | undefined, valid: readonly string[]
     const key = equals < 0 ? '' : pair.slice(0, equals).trim();
     if (!key) throw new UsageError(`--set expects key=value pairs separated by commas; got '${pair}'.`, spec);
     if (!names.has(key)) throw new UsageError(`--set: unknown setting '${key}'; valid settings: ${valid.join(', ')}.`, spec);
+    if (settings.has(key)) throw new UsageError(`--set: '${key}' is given twice; give each setting once.`, spec);
     settings.set(key, settingValue(pair.slice(equals + 1)));
   }
   return Object.fromEntries(settings);

@@ -200,6 +200,8 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
     wall_seconds: round((performance.now() - started) / 1000, 1), backend, out,
     ...(warnings.length > 0 ? { warnings } : {}),
+    // What ran, every field: the preset, the options and --set, as the run used them.
+    config: trainer.config,
   };
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   trainer.dispose();

@@ -108,6 +108,23 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
     expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 
+  it('refuses a repeated option, a repeated --set key and non-decimal numbers instead of keeping one silently', async () => {
+    const out = join(dir, 'never');
+    const train = (...args: string[]) => main(['train', '--preset', 'webshop-easy', '--out', out, ...args]);
+    expect(await train('--set', 'iterations=40', '--set', 'groupSize=4')).toBe(2);
+    expect(err.join('\n')).toContain('Option --set is given twice, and only one value can hold: give it once, its pairs '
+      + 'separated by commas (--set a=1,b=2).');
+    expect(await train('--seed', '1', '--seed', '2')).toBe(2);
+    expect(err.join('\n')).toContain('Option --seed is given twice, and only one value can hold: give it once.');
+    expect(await train('--set', 'groupSize=2,groupSize=3')).toBe(2);
+    expect(err.join('\n')).toContain("--set: 'groupSize' is given twice; give each setting once.");
+    expect(await train('--iterations', '0x2')).toBe(2);
+    expect(err.join('\n')).toContain("Option --iterations must be an integer, got '0x2'.");
+    expect(await train('--set', 'groupSize=0x4')).toBe(2);
+    expect(err.join('\n')).toMatch(/'groupSize' must be/);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('takes only the engine settings in the dream commands', async () => {
     expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--set', 'learningRate=1'])).toBe(2);
     expect(err.join('\n')).toContain("--set: unknown setting 'learningRate'; valid settings: llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures");
@@ -127,6 +144,8 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
     expect(message).toContain('--set learningRate 0.01 (the saved run has learningRate 0.003)');
     expect(await main(['train', '--resume', '--out', run, '--seed', '3', '--iterations', '2', '--set', 'llmTimeoutMs=5000', '--json'])).toBe(0);
     expect(lastJson()).toMatchObject({ seed: 3, iterations: 2 });
+    // --json states what ran: the effective config, the resumed run's own settings and the one allowed change.
+    expect(lastJson().config).toMatchObject({ seed: 3, iterations: 2, tasksPerIteration: 1, groupSize: 2, llmTimeoutMs: 5000 });
   }, 60_000);
 });
 
