@@ -10,7 +10,7 @@ import type { CommandSpec, ParsedArgs } from '../args';
 import { UsageError } from '../args';
 import { printJsonLast, round } from '../output';
 import { initBackend } from '../../core/policy/backend';
-import { benchPolicy } from '../../core/policy/bench';
+import { benchPolicy } from '../../core/rl/bench';
 import { benchRetrieval, benchEmbedder } from '../../core/buffer/bench';
 import { HashedNgramEmbedder } from '../../core/buffer/embedders';
 import { FolderBufferStore } from '../../node/buffer-folder';

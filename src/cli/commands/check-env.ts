@@ -1,4 +1,4 @@
-import { envReport } from '../../core/envs/env-report';
+import { envReport } from '../../core/data/env-report';
 import { getEnvDefinition } from '../../core/envs/registry';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round } from '../output';

@@ -4,9 +4,9 @@
  * The experience model is built by buildRunParts (src/core/train/run-parts.ts) from the run's
  * engine spec with the domain handed in: the reasoning model over a ChatModel with the domain's
  * derived card and a replay buffer seeded with the domain's TRAINING episodes, or a learned model.
- * `DomainExperienceModel` wraps it so a demonstrated task starts from its recorded first
+ * `DomainExperienceModel` (experience/recorded-starts.ts) wraps it so a demonstrated task starts from its recorded first
  * observation (dreams start from real initial states, as in the paper) and only tasks without one
- * (extra descriptions) have the model write it. The oracle cannot serve a domain (`checkDomainEngine`).
+ * (extra descriptions) have the model write it. The oracle cannot serve a domain (run-parts.ts `checkDomainEngine`).
  *
  * `DomainTrainer` runs the trainer's loop (src/core/train/loop.ts, the one loop of every mode)
  * with the domain as its task source (`DomainTaskSource`): each iteration rolls out G episodes of
@@ -31,7 +31,7 @@ import { MemoryBufferStore } from '../buffer/stores/memory';
 import type { Env, TimeLimit } from '../envs/env';
 import { jaccard, tokenF1 } from '../experience/audit';
 import { makeDreamEnv, type DreamEnv, type DreamUsage } from '../experience/dream-env';
-import { outcomeOf, predictedOutcome, type DreamContext, type ExperienceModel, type Prediction } from '../experience/types';
+import { outcomeOf, predictedOutcome, type ExperienceModel, type Prediction } from '../experience/types';
 import { parseLlmSpec, type LlmSpec, type LlmSpecText } from '../llm/spec';
 import type { PolicyState } from '../policy/features';
 import type { CandidatePolicy } from '../policy/policy';
@@ -39,65 +39,11 @@ import type { PolicyStep } from '../rl/batch';
 import { Rng } from '../rng';
 import { ConfigError, withDefaults, type Phase, type TrainConfig } from '../train/config';
 import { Trainer } from '../train/loop';
+import { checkDomainEngine } from '../train/run-parts';
 import { playGreedy, type EvalResult } from '../train/evaluate';
 import type { TaskSource } from '../train/task-source';
 import type { Observation, Task, Trajectory } from '../types';
 import { heldOutTasks, trainingTasks, type Domain } from './domain';
-
-/** Why `--llm oracle:…` cannot serve an imported domain. */
-export function oracleUnavailableMessage(domain: { name: string }): string {
-  return `The oracle is not available for the imported domain '${domain.name}': the oracle is a real environment with dialled errors, ` +
-    'and an imported domain has no real environment — only its recorded episodes. Use an LLM experience model (--llm openai:BASE_URL#MODEL) ' +
-    'or a learned one (--llm learned:PATH): neither needs a real environment.';
-}
-
-/** The one decision which engines can serve an imported domain: every kind but the oracle. */
-export function checkDomainEngine(spec: LlmSpec, domain: { name: string }): void {
-  if (spec.kind === 'oracle') throw new ConfigError(oracleUnavailableMessage(domain));
-}
-
-// =============================================================================================
-// The experience model of a domain
-// =============================================================================================
-
-/** Recorded first states of the domain's demonstrated tasks (first episode per task, admissible listed). */
-export function recordedStarts(domain: Pick<Domain, 'train' | 'heldOut'>): Map<string, { text: string; admissible: string[] }> {
-  const starts = new Map<string, { text: string; admissible: string[] }>();
-  for (const t of [...domain.train, ...domain.heldOut]) {
-    const first = t.steps[0];
-    if (!first || first.admissible.length === 0 || starts.has(t.task.id)) continue;
-    starts.set(t.task.id, { text: first.observation, admissible: first.admissible.slice() });
-  }
-  return starts;
-}
-
-/**
- * An experience model for an imported domain: demonstrated tasks start from their recorded first
- * observation; everything else is the inner model's.
- */
-export class DomainExperienceModel implements ExperienceModel {
-  private readonly starts: Map<string, { text: string; admissible: string[] }>;
-
-  constructor(readonly inner: ExperienceModel, domain: Pick<Domain, 'train' | 'heldOut'>) {
-    this.starts = recordedStarts(domain);
-  }
-
-  get label(): string { return this.inner.label; }
-
-  async initial(task: Task, signal?: AbortSignal): Promise<Observation> {
-    const start = this.starts.get(task.id);
-    if (start) return { text: start.text, admissible: start.admissible.slice(), task };
-    return this.inner.initial(task, signal);
-  }
-
-  next(ctx: DreamContext): Promise<Prediction> {
-    return this.inner.next(ctx);
-  }
-
-  get preferredBatch(): number | undefined { return this.inner.preferredBatch; }
-
-  dispose(): void { this.inner.dispose?.(); }
-}
 
 /** A replay buffer (memory unless one is given) seeded with the domain's training episodes. */
 export async function seedDomainBuffer(domain: Pick<Domain, 'train'>, buffer: ReplayBuffer = new ReplayBuffer(new MemoryBufferStore()), createdAt = 0): Promise<ReplayBuffer> {

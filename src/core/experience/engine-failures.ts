@@ -10,9 +10,11 @@
  *   - `maxConsecutive` predictions in a row failed (counted in episode order, never in completion
  *     order, across steps and iterations).
  */
-import { TRAIN_DEFAULTS } from '../train/config';
 
 /** Raised when the engine keeps failing; the message says what to check and which setting tolerates more. */
+/** Failed engine calls in a row before a run stops (TrainConfig.llmMaxFailures' default). */
+export const DEFAULT_LLM_MAX_FAILURES = 8;
+
 export class EngineFailureError extends Error {
   constructor(readonly failures: number, readonly rule: 'step' | 'consecutive', readonly lastError: string) {
     const what = rule === 'step'
@@ -28,7 +30,7 @@ export class EngineFailureError extends Error {
 export class EngineFailureGuard {
   private consecutive = 0;
 
-  constructor(readonly maxConsecutive: number = TRAIN_DEFAULTS.llmMaxFailures) {}
+  constructor(readonly maxConsecutive: number = DEFAULT_LLM_MAX_FAILURES) {}
 
   /** Failed calls in a row so far. */
   get failuresInARow(): number { return this.consecutive; }

@@ -16,7 +16,7 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
 import type { CandidatePolicy } from '../policy/policy';
 import { sliceEncoded } from '../policy/features';
-import { TRAIN_DEFAULTS, type TrainConfig } from '../train/config';
+import { DEFAULT_SEED, POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from './settings';
 import { groupNormalizedAdvantages } from './advantages';
 import {
   actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, readScalars,
@@ -27,7 +27,7 @@ import {
 // Config
 // =============================================================================================
 
-/** GRPO's knobs, named as in TrainConfig (the learning rate is the optimizer's: makeOptimizer). */
+/** GRPO's knobs, named as in rl/settings.ts (the learning rate is the optimizer's: makeOptimizer). */
 export interface GrpoConfig {
   /** Clip range ε of the ratio. */
   clipEpsilon: number;
@@ -48,7 +48,7 @@ export interface GrpoConfig {
 }
 
 /** GRPO's settings in a training config. Each epoch takes the whole batch (config.minibatches is PPO's). */
-export function grpoConfigFrom(config: Pick<TrainConfig, 'clipEpsilon' | 'klCoef' | 'entropyCoef' | 'updateEpochs' | 'maxGradNorm' | 'seed'>): GrpoConfig {
+export function grpoConfigFrom(config: Pick<PolicyGradientSettings, 'clipEpsilon' | 'klCoef' | 'entropyCoef' | 'updateEpochs' | 'maxGradNorm'> & { seed: number }): GrpoConfig {
   return {
     clipEpsilon: config.clipEpsilon, klCoef: config.klCoef, entropyCoef: config.entropyCoef, advantageEps: 1e-6,
     updateEpochs: config.updateEpochs, minibatches: 1, maxGradNorm: config.maxGradNorm, seed: config.seed,
@@ -56,7 +56,7 @@ export function grpoConfigFrom(config: Pick<TrainConfig, 'clipEpsilon' | 'klCoef
 }
 
 /** What a run uses unless its config says otherwise (the presets' settings). */
-export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze(grpoConfigFrom(TRAIN_DEFAULTS));
+export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze(grpoConfigFrom({ ...POLICY_GRADIENT_DEFAULTS, seed: DEFAULT_SEED }));
 
 export interface GrpoOptions {
   /** The frozen reference policy π_ref (e.g. `policy.clone()` at the start of training). */

@@ -17,7 +17,7 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
 import type { CandidatePolicy } from '../policy/policy';
 import { sliceEncoded } from '../policy/features';
-import { TRAIN_DEFAULTS, type TrainConfig } from '../train/config';
+import { DEFAULT_SEED, POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from './settings';
 import { gae } from './advantages';
 import {
   actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, mean, readScalars,
@@ -28,7 +28,7 @@ import {
 // Config
 // =============================================================================================
 
-/** PPO's knobs, named as in TrainConfig (the learning rate is the optimizer's: makeOptimizer). */
+/** PPO's knobs, named as in rl/settings.ts (the learning rate is the optimizer's: makeOptimizer). */
 export interface PpoConfig {
   /** Discount factor γ. */
   gamma: number;
@@ -57,7 +57,7 @@ export interface PpoConfig {
 }
 
 /** PPO's settings in a training config (advantage normalisation and the clipped value loss always on, as CleanRL). */
-export function ppoConfigFrom(config: Pick<TrainConfig, 'gamma' | 'gaeLambda' | 'updateEpochs' | 'minibatches' | 'clipEpsilon' | 'entropyCoef' | 'valueCoef' | 'maxGradNorm' | 'seed'>): PpoConfig {
+export function ppoConfigFrom(config: Pick<PolicyGradientSettings, 'gamma' | 'gaeLambda' | 'updateEpochs' | 'minibatches' | 'clipEpsilon' | 'entropyCoef' | 'valueCoef' | 'maxGradNorm'> & { seed: number }): PpoConfig {
   return {
     gamma: config.gamma, gaeLambda: config.gaeLambda, updateEpochs: config.updateEpochs, minibatches: config.minibatches, normAdv: true,
     clipEpsilon: config.clipEpsilon, clipVloss: true, entropyCoef: config.entropyCoef, valueCoef: config.valueCoef,
@@ -66,7 +66,7 @@ export function ppoConfigFrom(config: Pick<TrainConfig, 'gamma' | 'gaeLambda' | 
 }
 
 /** What a run uses unless its config says otherwise (the presets' settings). */
-export const DEFAULT_PPO_CONFIG: Readonly<PpoConfig> = Object.freeze(ppoConfigFrom(TRAIN_DEFAULTS));
+export const DEFAULT_PPO_CONFIG: Readonly<PpoConfig> = Object.freeze(ppoConfigFrom({ ...POLICY_GRADIENT_DEFAULTS, seed: DEFAULT_SEED }));
 
 // =============================================================================================
 // Losses (pure: tensors in, scalar out — tested for the clip cases)

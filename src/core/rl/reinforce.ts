@@ -10,7 +10,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { CandidatePolicy } from '../policy/policy';
-import { TRAIN_DEFAULTS, type TrainConfig } from '../train/config';
+import { POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from './settings';
 import { discountedReturns } from './advantages';
 import {
   actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, mean, readScalars,
@@ -21,7 +21,7 @@ import {
 // Config
 // =============================================================================================
 
-/** REINFORCE's knobs, named as in TrainConfig (the learning rate is the optimizer's: makeOptimizer). */
+/** REINFORCE's knobs, named as in rl/settings.ts (the learning rate is the optimizer's: makeOptimizer). */
 export interface ReinforceConfig {
   /** Discount factor γ of the returns. */
   gamma: number;
@@ -36,12 +36,12 @@ export interface ReinforceConfig {
 }
 
 /** REINFORCE's settings in a training config (the mean-return baseline only; approx_kl measured). */
-export function reinforceConfigFrom(config: Pick<TrainConfig, 'gamma' | 'entropyCoef' | 'maxGradNorm'>): ReinforceConfig {
+export function reinforceConfigFrom(config: Pick<PolicyGradientSettings, 'gamma' | 'entropyCoef' | 'maxGradNorm'>): ReinforceConfig {
   return { gamma: config.gamma, entropyCoef: config.entropyCoef, maxGradNorm: config.maxGradNorm, normalizeAdvantages: false, measureKl: true };
 }
 
 /** What a run uses unless its config says otherwise (the presets' settings). */
-export const DEFAULT_REINFORCE_CONFIG: Readonly<ReinforceConfig> = Object.freeze(reinforceConfigFrom(TRAIN_DEFAULTS));
+export const DEFAULT_REINFORCE_CONFIG: Readonly<ReinforceConfig> = Object.freeze(reinforceConfigFrom(POLICY_GRADIENT_DEFAULTS));
 
 // =============================================================================================
 // Loss (pure: log-prob tensors in, scalar out — gradient-checked in the tests)

@@ -4,6 +4,8 @@
  */
 
 import { parseLlmSpec, type LlmSpecText } from '../llm/spec';
+import { DEFAULT_LLM_MAX_FAILURES } from '../experience/engine-failures';
+import { DEFAULT_SEED, POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from '../rl/settings';
 
 export const ALGORITHMS = ['grpo', 'ppo', 'reinforce'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
@@ -12,7 +14,8 @@ export type Mode = (typeof MODES)[number];
 /** Where an iteration's rollouts run: the real env, or the dream (an s2r run has both, one after the other). */
 export type Phase = 'real' | 'dream';
 
-export interface TrainConfig {
+/** The run's settings: its own, and the policy-gradient knobs of rl/settings.ts. */
+export interface TrainConfig extends PolicyGradientSettings {
   /** Preset this config started from. */
   preset: string;
   /** Environment id (see `dreamgym envs`). */
@@ -70,24 +73,6 @@ export interface TrainConfig {
    * alone, so a resumed run follows the same schedule).
    */
   learningRateSchedule: 'constant' | 'cosine' | 'linear';
-  /** Discount γ. */
-  gamma: number;
-  /** GAE λ (PPO). */
-  gaeLambda: number;
-  /** Clip range ε of the probability ratio (GRPO, PPO). */
-  clipEpsilon: number;
-  /** Entropy bonus coefficient. */
-  entropyCoef: number;
-  /** GRPO: coefficient of the KL penalty to the initial policy (rebuilt from the seed; 0 = off). */
-  klCoef: number;
-  /** Value loss coefficient (PPO). */
-  valueCoef: number;
-  /** Optimisation epochs over each batch (GRPO, PPO). */
-  updateEpochs: number;
-  /** Minibatches per epoch (PPO; GRPO takes each epoch over the whole batch). */
-  minibatches: number;
-  /** Global gradient-norm clip. */
-  maxGradNorm: number;
   /** Evaluate on held-out real tasks every K iterations (0 = only at the end). */
   evalInterval: number;
   /** Held-out episodes per intermediate evaluation. */
@@ -116,10 +101,10 @@ export interface TrainConfig {
 /** The settings every preset starts from (and the algorithm files' defaults, see `…ConfigFrom`). */
 export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'difficulty'>> = {
   mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4, curriculumGrouping: 'task', curriculumClusters: 0, curriculumVariations: 'procedural',
-  retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: 1, iterations: 60, tasksPerIteration: 8, groupSize: 8, taskPool: 2000,
-  learningRate: 3e-3, learningRateSchedule: 'constant', gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0,
-  valueCoef: 0.5, updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0, evalInterval: 10, evalEpisodes: 50,
-  finalEvalEpisodes: 200, realStepBudget: 40_000, llmTimeoutMs: 60_000, llmRetries: 2, llmConcurrency: 4, llmMaxFailures: 8,
+  retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: DEFAULT_SEED, iterations: 60, tasksPerIteration: 8,
+  groupSize: 8, taskPool: 2000, learningRate: 3e-3, learningRateSchedule: 'constant', ...POLICY_GRADIENT_DEFAULTS, evalInterval: 10,
+  evalEpisodes: 50, finalEvalEpisodes: 200, realStepBudget: 40_000, llmTimeoutMs: 60_000, llmRetries: 2, llmConcurrency: 4,
+  llmMaxFailures: DEFAULT_LLM_MAX_FAILURES,
 };
 
 /** The LLM demo presets' settings (see PRESETS). */

@@ -17,8 +17,8 @@
  */
 import type { ReplayBuffer } from '../buffer/buffer';
 import { LlmTaskGenerator, type LlmTaskGeneratorOptions } from '../curriculum/llm-variations';
-import { checkDomainEngine, DomainExperienceModel } from '../domain/train';
-import type { Domain } from '../domain/domain';
+import type { DomainCard } from '../experience/domain-card';
+import { DomainExperienceModel, type RecordedEpisodes } from '../experience/recorded-starts';
 import { NoisyOracleModel } from '../experience/noisy-oracle';
 import { ReasoningExperienceModel } from '../experience/reasoning-model';
 import type { ExperienceModel } from '../experience/types';
@@ -38,10 +38,25 @@ export interface RunPartsDeps {
   chat?: ChatModel;
   apiKey?: string;
   buffer?: ReplayBuffer | (() => Promise<ReplayBuffer | undefined>);
-  domain?: Domain;
+  domain?: RunDomain;
   loadLearnedModel?: (path: string, options: LearnedLoadOptions) => Promise<ExperienceModel>;
   answers?: { maxTokens?: number; retries?: number };
   generator?: LlmTaskGeneratorOptions;
+}
+
+/** What a run needs of an imported domain (domain/domain.ts Domain): its name, card and recorded episodes. */
+export interface RunDomain extends RecordedEpisodes { name: string; card: DomainCard }
+
+/** Why `--llm oracle:…` cannot serve an imported domain. */
+export function oracleUnavailableMessage(domain: { name: string }): string {
+  return `The oracle is not available for the imported domain '${domain.name}': the oracle is a real environment with dialled errors, ` +
+    'and an imported domain has no real environment — only its recorded episodes. Use an LLM experience model (--llm openai:BASE_URL#MODEL) ' +
+    'or a learned one (--llm learned:PATH): neither needs a real environment.';
+}
+
+/** The one decision which engines can serve an imported domain: every kind but the oracle. */
+export function checkDomainEngine(spec: LlmSpec, domain: { name: string }): void {
+  if (spec.kind === 'oracle') throw new ConfigError(oracleUnavailableMessage(domain));
 }
 
 /** What a learned model is given when it is loaded: the run's retrieval buffer and its k and H. */

@@ -7,9 +7,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDomain, heldOutTasks, trainingTasks } from '../../../src/core/domain/domain';
 import {
-  actionAgreement, auditDomain, defaultStepLimit, DomainExperienceModel, DomainTrainer, oracleUnavailableMessage,
-  seedDomainBuffer, trainDomain,
+  actionAgreement, auditDomain, defaultStepLimit, DomainTrainer, seedDomainBuffer, trainDomain,
 } from '../../../src/core/domain/train';
+import { DomainExperienceModel } from '../../../src/core/experience/recorded-starts';
+import { oracleUnavailableMessage } from '../../../src/core/train/run-parts';
 import type { Domain } from '../../../src/core/domain/domain';
 import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import type { ChatModel } from '../../../src/core/llm/types';

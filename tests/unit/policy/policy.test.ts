@@ -4,7 +4,7 @@ import { Rng } from '../../../src/core/rng';
 import { initBackend, matMulFast, gatherRows, embeddingBag, setGatherPath, sortedBagIndex } from '../../../src/core/policy/backend';
 import { CandidatePolicy, type ActionPrior } from '../../../src/core/policy/policy';
 import type { PolicyState } from '../../../src/core/policy/features';
-import { benchPolicy } from '../../../src/core/policy/bench';
+import { benchPolicy } from '../../../src/core/rl/bench';
 import { SMALL_POLICY, TINY_POLICY, householdState, itemState, resultsState } from './fixtures';
 
 beforeAll(async () => {

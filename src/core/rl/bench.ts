@@ -8,10 +8,10 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
-import { CandidatePolicy, type PolicyConfig } from './policy';
-import type { PolicyState } from './features';
-import { applyClippedGradients, makeOptimizer } from '../rl/batch';
-import { reinforceLoss } from '../rl/reinforce';
+import { CandidatePolicy, type PolicyConfig } from '../policy/policy';
+import type { PolicyState } from '../policy/features';
+import { applyClippedGradients, makeOptimizer } from './batch';
+import { reinforceLoss } from './reinforce';
 
 export interface BenchPolicyOptions {
   /** (state, action) rows per batch. */

@@ -2,11 +2,11 @@
  * The environment report behind `dreamgym check-env`: the contract check, expert and random
  * baselines across difficulty levels, a determinism replay, and step throughput.
  */
-import { checkEnv } from './check-env';
-import { Wrapper, type Env, type ResetOptions } from './env';
-import { getEnvDefinition, makeEnv } from './registry';
-import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
-import { trajectoryToJsonLine } from '../data/trajectory';
+import { checkEnv } from '../envs/check-env';
+import { Wrapper, type Env, type ResetOptions } from '../envs/env';
+import { getEnvDefinition, makeEnv } from '../envs/registry';
+import { makeBaselinePolicy, rolloutEpisode } from './rollout';
+import { trajectoryToJsonLine } from './trajectory';
 import type { Observation, StepResult, Trajectory } from '../types';
 
 export const REPORT_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;

@@ -1,0 +1,60 @@
+/**
+ * The import boundaries of design.md § Layout, checked by `npm run lint` (dependency-cruiser).
+ * src/core's layers, from the ground up — a file imports from its own layer or below, never up:
+ *   rng/types, llm → policy, envs, buffer → rl, data → experience → curriculum → train → domain
+ * and src/core imports nothing of the page, the CLI, the Node stores or the workers.
+ */
+const LAYERS = [
+  ['rng\\.ts', 'types\\.ts', 'llm/'],
+  ['policy/', 'envs/', 'buffer/'],
+  ['rl/', 'data/'],
+  ['experience/'],
+  ['curriculum/'],
+  ['train/'],
+  ['domain/'],
+];
+const core = (parts) => `^src/core/(${parts.join('|')})`;
+
+/** One rule a layer: nothing in it imports from any layer above it. */
+const layerRules = LAYERS.slice(0, -1).map((layer, i) => ({
+  name: `core-layer-${i}-up`,
+  comment: `src/core/{${layer.join(', ')}} imports only its own layer or below (design.md § Layout)`,
+  severity: 'error',
+  from: { path: core(layer) },
+  to: { path: core(LAYERS.slice(i + 1).flat()) },
+}));
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'core-stays-core',
+      comment: 'src/core runs in Node, workers and the page: it never imports the page, the CLI, the Node stores or workers',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^(src/(app|cli|node|sw|build)/|workers/)' },
+    },
+    {
+      name: 'page-not-node',
+      comment: 'the page and its workers never import the CLI or the Node-only stores',
+      severity: 'error',
+      from: { path: '^(src/app/|workers/)' },
+      to: { path: '^src/(cli|node)/' },
+    },
+    {
+      name: 'no-cycles-in-core',
+      comment: 'a cycle in src/core means two files each need the other: one of them is in the wrong room',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // .svelte files hold TypeScript imports too.
+    extraExtensionsToScan: ['.svelte'],
+  },
+};
