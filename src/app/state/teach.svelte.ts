@@ -102,7 +102,7 @@ export class TeachState {
   }
 
   private ensureClient(): TeachClient {
-    if (!this.client || this.client.crashed) this.client = new TeachClient();
+    if (!this.client || this.client.gone) this.client = new TeachClient();
     return this.client;
   }
 
@@ -110,6 +110,6 @@ export class TeachState {
     const message = (error as Error).message ?? String(error);
     this.error = message;
     this.announcement = `Error: ${message}`;
-    if (this.client?.crashed) this.info = null;
+    if (this.client?.gone) this.info = null;
   }
 }

@@ -218,7 +218,7 @@ export class TrainSession {
       const final = await client.start(request, (p) => this.onProgress(p));
       this.applyStatus(final);
     } catch (error) {
-      if (this.client?.crashed) return;
+      if (this.client?.gone) return;
       const message = (error as Error).message;
       this.error = message;
       // A run that failed (at start, or a resume that could not load) is marked failed, with its reason (Compare shows it).
@@ -228,7 +228,7 @@ export class TrainSession {
 
   /** The trainer worker's client (a fresh one after a crash). */
   private workerClient(): TrainerClient {
-    if (!this.client || this.client.crashed) {
+    if (!this.client || this.client.gone) {
       this.client = new TrainerClient();
       const client = this.client;
       client.oncrash = (error) => {
@@ -282,7 +282,7 @@ export class TrainSession {
     try {
       this.applyStatus(await action());
     } catch (error) {
-      if (!this.client?.crashed) this.error = (error as Error).message;
+      if (!this.client?.gone) this.error = (error as Error).message;
     } finally {
       this.busy = false;
     }

@@ -1,7 +1,6 @@
 /**
- * Page-side client of the Experience model worker: one promise per request (matched by request
- * id), progress replies routed to the request that asked, and a worker that dies (`error` event)
- * turned into an ExpModelWorkerCrashedError for every open request.
+ * Page-side client of the Experience model worker (worker-client.ts: ids, progress, errors,
+ * crashes). A worker that dies rejects every open request with an ExpModelWorkerCrashedError.
  *
  * Stopping: the worker checks for a stop between batches, but a wasm training step never yields
  * to the worker's event loop, so a `stop` message may only be read at the next epoch's end. When
@@ -9,18 +8,11 @@
  * (the checkpoint of the last finished epoch is already in IndexedDB) and the running request
  * resolves as stopped; the next request starts a fresh worker.
  */
-import type {
-  Evaluation, ExpModelProgress, ExpModelReply, ExpModelRequest, ExpModelSerializedError, ExpModelStatus, KeptModel,
-  TrainOutcome,
-} from './expmodel-protocol';
+import type { Evaluation, ExpModelProgress, ExpModelRequest, ExpModelStatus, KeptModel, TrainOutcome } from './expmodel-protocol';
+import { WorkerClient, type WorkerLike } from './worker-client';
 import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
 
 export const STOP_GRACE_MS = 1500;
-
-/** An error thrown inside the worker, re-thrown on the page with the worker's name and message. */
-export class ExpModelWorkerError extends Error {
-  constructor(error: ExpModelSerializedError) { super(error.message); this.name = error.name; }
-}
 
 export class ExpModelWorkerCrashedError extends Error {
   constructor(detail: string) {
@@ -34,40 +26,21 @@ export class ExpModelStoppedError extends Error {
   constructor() { super('Stopped.'); this.name = 'ExpModelStoppedError'; }
 }
 
-export interface ExpModelWorkerLike {
-  postMessage(message: unknown): void;
-  terminate(): void;
-  addEventListener(type: 'message' | 'error' | 'messageerror', listener: (event: Event) => void): void;
-}
-
-export function createExpModelWorker(): ExpModelWorkerLike {
+export function createExpModelWorker(): WorkerLike {
   return new Worker(new URL('../../../workers/expmodel.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-expmodel' });
 }
 
 interface Timers { set(fn: () => void, ms: number): ReturnType<typeof setTimeout>; clear(timer: ReturnType<typeof setTimeout> | undefined): void }
 
-interface Pending { resolve(value: unknown): void; reject(error: Error): void; onprogress?: (p: ExpModelProgress) => void; long: boolean }
+/** The requests that run for long (a stop ends them). */
+const LONG: readonly ExpModelRequest['type'][] = ['train', 'evaluate'];
 
-type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
-
-export class ExpModelClient {
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
-  private dead: Error | null = null;
-
-  constructor(private readonly worker: ExpModelWorkerLike = createExpModelWorker(), private readonly graceMs = STOP_GRACE_MS,
+export class ExpModelClient extends WorkerClient<ExpModelRequest, ExpModelProgress> {
+  constructor(worker: WorkerLike = createExpModelWorker(), private readonly graceMs = STOP_GRACE_MS,
     // Wrapped: a browser's setTimeout called as a method of another object throws 'Illegal invocation'.
     private readonly timers: Timers = { set: (fn, ms) => setTimeout(fn, ms), clear: (timer) => clearTimeout(timer) }) {
-    worker.addEventListener('message', (event) => this.receive((event as MessageEvent<ExpModelReply>).data));
-    worker.addEventListener('error', (event) => {
-      event.preventDefault?.();
-      this.die(new ExpModelWorkerCrashedError((event as ErrorEvent).message || 'the worker script failed to load or threw'));
-    });
-    worker.addEventListener('messageerror', () => this.die(new ExpModelWorkerCrashedError('a message could not be decoded')));
+    super(worker, (detail) => new ExpModelWorkerCrashedError(detail));
   }
-
-  /** True once the worker is gone (crashed or terminated): make a new client. */
-  get gone(): boolean { return this.dead !== null; }
 
   train(settings: ExpModelSettings, resume: boolean, onprogress: (p: ExpModelProgress) => void): Promise<TrainOutcome> {
     return this.request({ type: 'train', settings, resume }, onprogress) as Promise<TrainOutcome>;
@@ -87,11 +60,9 @@ export class ExpModelClient {
 
   /** Stops the running request: politely first, then by terminating the worker (see the file comment). */
   async stop(): Promise<void> {
-    if (this.dead) return;
-    const running = [...this.pending.values()].some((p) => p.long);
-    if (!running) return;
+    if (this.gone || !this.isOpen(LONG)) return;
     const ended = new Promise<void>((resolve) => {
-      const check = () => { if (![...this.pending.values()].some((p) => p.long) || this.dead) resolve(); else this.timers.set(check, 50); };
+      const check = () => { if (!this.isOpen(LONG) || this.gone) resolve(); else this.timers.set(check, 50); };
       check();
     });
     // Not awaited: a busy worker answers only when it next yields (its answer changes nothing here).
@@ -100,39 +71,7 @@ export class ExpModelClient {
     const late = new Promise<'late'>((resolve) => { timer = this.timers.set(() => resolve('late'), this.graceMs); });
     const result = await Promise.race([ended.then(() => 'ended' as const), late]);
     this.timers.clear(timer);
-    if (result === 'late') {
-      this.worker.terminate();
-      this.die(new ExpModelStoppedError(), true);
-    }
-  }
-
-  terminate(): void {
-    this.worker.terminate();
-    this.die(new ExpModelWorkerCrashedError('terminated by the page'));
-  }
-
-  private request(body: WithoutId<ExpModelRequest>, onprogress?: (p: ExpModelProgress) => void): Promise<unknown> {
-    if (this.dead) return Promise.reject(this.dead);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onprogress, long: body.type === 'train' || body.type === 'evaluate' });
-      this.worker.postMessage({ ...body, id } as ExpModelRequest);
-    });
-  }
-
-  private receive(reply: ExpModelReply): void {
-    const pending = this.pending.get(reply.id);
-    if (!pending) return;
-    if (reply.kind === 'progress') { pending.onprogress?.(reply.progress); return; }
-    this.pending.delete(reply.id);
-    if (reply.kind === 'return') pending.resolve(reply.value);
-    else pending.reject(new ExpModelWorkerError(reply.error));
-  }
-
-  private die(error: Error, stopped = false): void {
-    if (this.dead) return;
-    this.dead = stopped ? new ExpModelWorkerCrashedError('terminated to stop it') : error;
-    for (const p of this.pending.values()) p.reject(error);
-    this.pending.clear();
+    // The running request resolves as stopped; the client is gone, and the next request makes a fresh worker.
+    if (result === 'late') this.terminate('terminated to stop it', new ExpModelStoppedError());
   }
 }

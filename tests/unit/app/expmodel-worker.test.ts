@@ -10,7 +10,8 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { initBackend } from '../../../src/core/policy/backend';
-import { ExpModelClient, ExpModelStoppedError, type ExpModelWorkerLike } from '../../../src/app/workers/expmodel-client';
+import { ExpModelClient, ExpModelStoppedError } from '../../../src/app/workers/expmodel-client';
+import type { WorkerLike } from '../../../src/app/workers/worker-client';
 import { autoBackend, chooseBackend, ExpModelHost, trainOptions } from '../../../src/app/workers/expmodel-host';
 import type { Evaluation, ExpModelProgress, ExpModelReply, ExpModelRequest, TrainOutcome } from '../../../src/app/workers/expmodel-protocol';
 import { LearnedModelStore } from '../../../src/app/workers/learned-store';
@@ -26,7 +27,7 @@ beforeAll(async () => {
 });
 
 /** A fake Worker whose other end is an ExpModelHost in the same thread (messages cloned like postMessage). */
-function inProcessWorker(store: LearnedModelStore, onPost?: (reply: ExpModelReply) => void): ExpModelWorkerLike & { terminated: boolean } {
+function inProcessWorker(store: LearnedModelStore, onPost?: (reply: ExpModelReply) => void): WorkerLike & { terminated: boolean } {
   const listeners: Record<string, ((event: Event) => void)[]> = { message: [], error: [], messageerror: [] };
   let clock = 0;
   const host = new ExpModelHost((reply) => {

@@ -5,12 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEACH_SETTINGS, type TeachUpdate } from '../../../src/core/train/teach';
-import { TeachClient, TeachWorkerCrashedError, type TeachWorkerLike } from '../../../src/app/workers/teach-client';
+import { TeachClient, TeachWorkerCrashedError } from '../../../src/app/workers/teach-client';
+import type { WorkerLike } from '../../../src/app/workers/worker-client';
 import { TeachHost } from '../../../src/app/workers/teach-host';
 import type { TeachReply, TeachRequest } from '../../../src/app/workers/teach-protocol';
 
 /** A fake Worker whose other end is a TeachHost in the same thread (messages cloned like postMessage). */
-function inProcessWorker(): TeachWorkerLike & { fail(message: string): void } {
+function inProcessWorker(): WorkerLike & { fail(message: string): void } {
   const listeners: Record<string, ((event: Event) => void)[]> = { message: [], error: [], messageerror: [] };
   const host = new TeachHost((reply: TeachReply) => {
     const data = structuredClone(reply);
@@ -54,6 +55,6 @@ describe('teach worker protocol', () => {
     worker.fail('boom');
     await expect(open).rejects.toBeInstanceOf(TeachWorkerCrashedError);
     await expect(client.step()).rejects.toThrow('The teach worker stopped unexpectedly (boom). Press Reset to start a fresh session.');
-    expect(client.crashed).toBe(true);
+    expect(client.gone).toBe(true);
   });
 });

@@ -1,0 +1,99 @@
+/**
+ * The page side of every worker's request/reply protocol (trainer, Experience model, Teach): one
+ * promise per request, matched by request id; progress replies routed to the request that asked;
+ * an error thrown in the worker re-thrown here with its name; and a worker that dies (`error`,
+ * `messageerror`, or terminated by the page) rejecting every open request with the client's own
+ * crash error. After that the client is dead: the page makes a new one (a restart).
+ */
+
+/** An error as a worker sends it (structured clone keeps no Error class). */
+export interface SerializedWorkerError { name: string; message: string }
+
+/** What a worker answers a request with (its id): progress (any number), then one return or throw. */
+export type WorkerReply<Progress = never> =
+  | { id: number; kind: 'return'; value: unknown }
+  | { id: number; kind: 'throw'; error: SerializedWorkerError }
+  | { id: number; kind: 'progress'; progress: Progress };
+
+/** A Worker, or a test's in-process stand-in. */
+export interface WorkerLike {
+  postMessage(message: unknown): void;
+  terminate(): void;
+  addEventListener(type: 'message' | 'error' | 'messageerror', listener: (event: Event) => void): void;
+}
+
+/** An error thrown inside the worker, re-thrown on the page with the worker's name and message. */
+export class WorkerError extends Error {
+  constructor(error: SerializedWorkerError) { super(error.message); this.name = error.name; }
+}
+
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+interface Pending<Progress> {
+  type: string;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  onprogress?: (progress: Progress) => void;
+}
+
+export class WorkerClient<Request extends { id: number; type: string }, Progress = never> {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending<Progress>>();
+  private dead: Error | null = null;
+  /** Called once when the worker dies by itself (not when the page terminates it). */
+  oncrash: ((error: Error) => void) | null = null;
+
+  /** `crashed` makes the error every open request gets when the worker dies (`detail`: what happened). */
+  constructor(private readonly worker: WorkerLike, private readonly crashed: (detail: string) => Error) {
+    worker.addEventListener('message', (event) => this.receive((event as MessageEvent<WorkerReply<Progress>>).data));
+    worker.addEventListener('error', (event) => {
+      event.preventDefault?.();
+      this.die(crashed((event as ErrorEvent).message || 'the worker script failed to load or threw'));
+    });
+    worker.addEventListener('messageerror', () => this.die(crashed('a message could not be decoded')));
+  }
+
+  /** True once the worker is gone (crashed or terminated): make a new client. */
+  get gone(): boolean { return this.dead !== null; }
+
+  /** Sends a request; resolves with the worker's return value, rejects with its error or the crash. */
+  request(body: WithoutId<Request>, onprogress?: (progress: Progress) => void): Promise<unknown> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { type: body.type, resolve, reject, onprogress });
+      this.worker.postMessage({ ...body, id });
+    });
+  }
+
+  /** Whether a request of one of these types is still open. */
+  isOpen(types: readonly string[]): boolean {
+    return [...this.pending.values()].some((p) => types.includes(p.type));
+  }
+
+  /**
+   * Ends the worker, `why` in the crash error later requests get; open requests get `openError`
+   * (by default that crash error too). oncrash is not called: the page asked for it.
+   */
+  terminate(why = 'terminated by the page', openError?: Error): void {
+    this.worker.terminate();
+    this.die(this.crashed(why), false, openError);
+  }
+
+  private receive(reply: WorkerReply<Progress>): void {
+    const pending = this.pending.get(reply.id);
+    if (!pending) return;
+    if (reply.kind === 'progress') { pending.onprogress?.(reply.progress); return; }
+    this.pending.delete(reply.id);
+    if (reply.kind === 'return') pending.resolve(reply.value);
+    else pending.reject(new WorkerError(reply.error));
+  }
+
+  private die(error: Error, notify = true, openError = error): void {
+    if (this.dead) return;
+    this.dead = error;
+    for (const p of this.pending.values()) p.reject(openError);
+    this.pending.clear();
+    if (notify) this.oncrash?.(error);
+  }
+}
