@@ -174,7 +174,8 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
     setTimeout(() => controller.abort(), 100);
     const error = await expectLlmError(pending);
     expect(error.code).toBe('aborted');
-    expect(performance.now() - started).toBeLessThan(2000);
+    // Rejected before the ~4 s generation could have run out (the log below shows it was interrupted).
+    expect(performance.now() - started).toBeLessThan(4000);
     const next = await queued;
     expect(next.text).toBe('echo: after');
     const log = await engineLog(model);
@@ -269,10 +270,11 @@ describe('load failures', () => {
     });
     const error = await expectLlmError(pending);
     expect(error.code).toBe('aborted');
-    expect(performance.now() - started).toBeLessThan(3000);
+    // Rejected before the ~5 s reload could have finished; the reload itself was aborted (below).
+    expect(performance.now() - started).toBeLessThan(5000);
     // The handler answers the unload, and the reload ends with the fake's AbortError.
     await vi.waitUntil(() => replies.some((m) => m.kind === 'return')
-      && replies.some((m) => m.kind === 'throw' && String(m.content).includes('AbortError')), { timeout: 3000 });
+      && replies.some((m) => m.kind === 'throw' && String(m.content).includes('AbortError')), { timeout: 10_000 });
     // Ask the same worker what happened, with a fresh page-side engine (the real protocol).
     const probe = new WebWorkerMLCEngine(worker);
     const log = JSON.parse(await probe.runtimeStatsText()) as FakeEngineLog;
