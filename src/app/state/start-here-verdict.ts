@@ -56,6 +56,7 @@ function s2rSentence(real: VerdictRun, s2r: VerdictRun): string {
   const share = real.realSteps > 0 ? `, ${pct(s2r.realSteps / real.realSteps)} of the baseline's` : '';
   const head = `S2R reached ${pct(s2r.heldOut!)} with ${steps(s2r.realSteps)} real steps${share}`;
   const diff = Math.round(s2r.heldOut! * 100) - Math.round(real.heldOut! * 100);
-  if (diff >= 0) return `${head}: ${diff === 0 ? 'as good as' : `${diff} points above`} real RL.`;
-  return `${head}: ${-diff} points below real RL.`;
+  const points = (n: number) => `${n} point${n === 1 ? '' : 's'}`;
+  if (diff === 0) return `${head}: as good as real RL.`;
+  return `${head}: ${diff > 0 ? `${points(diff)} above` : `${points(-diff)} below`} real RL.`;
 }

@@ -16,6 +16,9 @@ describe('startHereVerdict', () => {
     const text = startHereVerdict({ real: run(0.66, 1986), dream: run(0.22, 0), s2r: run(0.36, 300), untrained: 0.14 })!;
     expect(text).toMatch(/dream reached 22% .* 33% of real RL's 66% .* short of DreamGym's mark of 80% of real: the dream lost here\./);
     expect(text).toMatch(/S2R reached 36% with 300 real steps, 15% of the baseline's: 30 points below real RL\.$/);
+    // One point, not "1 points".
+    expect(startHereVerdict({ real: run(0.46, 2812), dream: run(0.29, 0), s2r: run(0.45, 600), untrained: 0 }))
+      .toMatch(/S2R reached 45% with 600 real steps, 21% of the baseline's: 1 point below real RL\.$/);
   });
 
   it('a dream no better than the untrained policy says it taught nothing', () => {

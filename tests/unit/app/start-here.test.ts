@@ -34,7 +34,7 @@ describe('the start-here path', () => {
     const [real, dream, s2r] = startHereConfigs(startHereEngine(null, { shipped: [] }));
     expect([real.mode, dream.mode, s2r.mode]).toEqual(['real', 'dream', 's2r']);
     for (const c of [real, dream, s2r]) {
-      expect([c.preset, c.env, c.seed, c.iterations, c.tasksPerIteration, c.groupSize]).toEqual(['webshop-easy', 'webshop-lite-v0', 1, 6, 8, 8]);
+      expect([c.preset, c.env, c.seed, c.iterations, c.tasksPerIteration, c.groupSize]).toEqual(['webshop-easy', 'webshop-lite-v0', 1, 12, 4, 8]);
       expect(c.evalInterval).toBeGreaterThan(0);
     }
     expect([real.curriculum, dream.curriculum, s2r.curriculum]).toEqual([false, true, true]);
@@ -61,11 +61,11 @@ describe('the start-here path', () => {
     expect(unfinishedRun(newer)).toBeNull();
   });
 
-  it('shortens the path from its link (#/start?iterations=N, 1 to 5), and ignores anything else', () => {
+  it('shortens the path from its link (#/start?iterations=N, 1 to 11), and ignores anything else', () => {
     expect(startHereSizeFromQuery('iterations=3')).toEqual({ iterations: 3 });
-    for (const q of ['', 'iterations=0', 'iterations=6', 'iterations=400', 'iterations=2.5', 'iterations=x', 'iterations=-3']) expect(startHereSizeFromQuery(q)).toEqual({});
+    for (const q of ['', 'iterations=0', 'iterations=12', 'iterations=400', 'iterations=2.5', 'iterations=x', 'iterations=-3']) expect(startHereSizeFromQuery(q)).toEqual({});
     const short = startHereConfigs(startHereEngine(null, { shipped: [] }), 1, startHereSizeFromQuery('iterations=3'));
-    expect(short.map((c) => [c.iterations, c.evalInterval, c.tasksPerIteration])).toEqual([[3, 2, 8], [3, 2, 8], [3, 2, 8]]);
+    expect(short.map((c) => [c.iterations, c.evalInterval, c.tasksPerIteration])).toEqual([[3, 2, 4], [3, 2, 4], [3, 2, 4]]);
     // Another seed for the measurements over seeds (the button's is 1).
     expect(startHereSizeFromQuery('seed=3&iterations=2')).toEqual({ iterations: 2, seed: 3 });
     expect(startHereConfigs(startHereEngine(null, { shipped: [] }), 1, startHereSizeFromQuery('seed=3')).map((c) => c.seed)).toEqual([3, 3, 3]);
