@@ -2,7 +2,7 @@
  * Keeps the machine's cores busy, to run the test suite as on a laptop with other work open
  * (tests assert behaviour and poll what the page shows; they must pass beside this):
  *
- *   node --import tsx scripts/cpu-hog.ts [--threads N] [--seconds S] & npm test; kill %1
+ *   node --import tsx scripts/cpu-hog.ts [--threads N] [--seconds S] & npm test; kill $!
  *
  * N busy worker threads (default: one per core) spin for S seconds (default 3,600), then exit.
  */
