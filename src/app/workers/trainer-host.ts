@@ -24,7 +24,7 @@ import { MetricsHistoryStore } from './metrics-store';
 import { ProgressMeter } from '../../core/train/progress';
 import { tryOneStep, type TryStepResult } from '../../core/experience/try-step';
 import { IterationStoppedError } from '../../core/train/rollout';
-import { groundDream } from './offline-data';
+import { dreamRetrieves, groundDream } from './offline-data';
 import { BATCH_MS, LIVE_MS, serializeError, type RunState, type TrainerProgress, type TrainerReply, type TrainerRequest, type TrainerStatus } from './protocol';
 
 export class TrainerBusyError extends Error {
@@ -168,6 +168,7 @@ export class TrainerHost {
 
   /** A dream that retrieves gets the env's shipped offline data when the buffer holds no real data of it (offline-data.ts). */
   private async groundBuffer(config: TrainConfig): Promise<string | null> {
+    if (!dreamRetrieves(config)) return null; // real runs and the oracle read no buffer
     const buffer = await this.replayBuffer().catch(() => undefined);
     if (!buffer) return null; // no IndexedDB: the learned model is then refused with the fix (grounding.ts)
     this.setState('starting', `Checking the replay buffer for real transitions of ${config.env}…`);
