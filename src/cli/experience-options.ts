@@ -3,6 +3,8 @@
  * usage errors, the experience model's settings (--k, --history, --no-reasoning), the engine's
  * transport settings (--set llmTimeoutMs=…,llmRetries=…,llmMaxFailures=…), --env, and the
  * experience model of a registered env built by the one run builder (src/core/train/run-parts.ts).
+ * Commands that dream on a registered env (audit, dream) take one option set, `envModelOptions`,
+ * and get their model from it with `envModelFromOptions`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { initBackend } from '../core/policy/backend';
@@ -17,7 +19,7 @@ import { buildRunParts } from '../core/train/run-parts';
 import { ConfigError, LLM_SETTING_NAMES, TRAIN_DEFAULTS, validateSettings, type LlmSettings } from '../core/train/config';
 import { parseSettings } from './settings';
 import { nodeEngineDeps, readPublicFile } from '../node/edge';
-import { UsageError, type CommandSpec } from './args';
+import { UsageError, type CommandSpec, type OptionSpec } from './args';
 
 export const LLM_OPTION_HELP = 'experience model: oracle:EPS_R,EPS_P (noisy real env), openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH';
 
@@ -71,7 +73,7 @@ export function parseLlmOption(text: string | undefined, spec: CommandSpec): Llm
   }
 }
 
-export function requireEnv(envId: string | undefined, spec: CommandSpec): string {
+function requireEnv(envId: string | undefined, spec: CommandSpec): string {
   if (!envId) throw new UsageError(`'${spec.name}' needs --env (an environment id, e.g. webshop-lite-v0).`, spec);
   getEnvDefinition(envId);
   return envId;
@@ -83,7 +85,8 @@ export function checkModelSettings(o: { k: number; history: number }, spec: Comm
 }
 
 /** The experience model a spec names for a registered env; a model that retrieves gets the shipped dataset as its buffer. */
-export async function buildEnvExperienceModel(llm: LlmSpec, envId: string, settings: ModelSettings, spec: CommandSpec): Promise<ExperienceModel> {
+async function buildEnvExperienceModel(llm: LlmSpec, envId: string, settings: ModelSettings, spec: CommandSpec):
+  Promise<ExperienceModel> {
   // A learned model runs on tfjs: wasm (SIMD), as everywhere in Node.
   if (llm.kind === 'learned') await initBackend('wasm');
   // A --dataset is read (and checked) now, even for a model that does not retrieve.
@@ -93,4 +96,47 @@ export async function buildEnvExperienceModel(llm: LlmSpec, envId: string, setti
     { ...nodeEngineDeps(), buffer: async () => bufferFromTrajectories(given ?? await offlineTrajectories(envId, undefined, spec)) },
   );
   return experienceModel!;
+}
+
+/** The usage line's part for `envModelOptions` (after the command's own options). */
+export const ENV_MODEL_USAGE =
+  '[--k K] [--history H] [--no-reasoning] [--dataset FILE] [--set llmTimeoutMs=…] [--json]';
+
+/**
+ * The options of a command that dreams on a registered env (audit, dream): --env and --llm, the
+ * command's own (`own`, which must hold --seed: the model's draws follow it), the experience
+ * model's settings, --dataset, and --json (`json` says what it prints).
+ */
+export function envModelOptions(own: Record<string, OptionSpec> & { seed: OptionSpec }, json: string):
+  Record<string, OptionSpec> {
+  return {
+    env: { type: 'string', description: 'environment id' },
+    llm: { type: 'string', description: LLM_OPTION_HELP },
+    ...own,
+    ...experienceModelOptions,
+    dataset: datasetOption,
+    json: { type: 'boolean', description: json },
+  };
+}
+
+/** The parsed values of `envModelOptions` (the command's own options come on top). */
+export type EnvModelValues = {
+  env?: string; llm?: string; seed: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string;
+  dataset?: string; json?: boolean;
+};
+
+/**
+ * The env, the engine spec, the engine settings and the experience model of `envModelOptions`'
+ * values; a missing or bad option is a usage error of `spec`.
+ */
+export async function envModelFromOptions(o: EnvModelValues, spec: CommandSpec):
+  Promise<{ envId: string; llm: LlmSpec; settings: LlmSettings; model: ExperienceModel }> {
+  const envId = requireEnv(o.env, spec);
+  const llm = parseLlmOption(o.llm, spec);
+  checkModelSettings(o, spec);
+  const settings = llmSettingsOption(o.set, spec);
+  const model = await buildEnvExperienceModel(llm, envId, {
+    k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings, dataset: o.dataset,
+  }, spec);
+  return { envId, llm, settings, model };
 }

@@ -11,34 +11,24 @@ import { loadRunAgent } from './train';
 import { formatLlmSpec } from '../../core/llm/spec';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, terminalSafe } from '../output';
-import {
-  checkModelSettings, buildEnvExperienceModel, datasetOption, experienceModelOptions, LLM_OPTION_HELP, llmSettingsOption, parseLlmOption, requireEnv,
-} from '../experience-options';
+import { ENV_MODEL_USAGE, envModelFromOptions, envModelOptions, type EnvModelValues } from '../experience-options';
 
 export const auditCommand: CommandSpec = {
   name: 'audit',
   summary: "measure an experience model against the real env on held-out transitions (reward accuracy, Jaccard, F1, cost)",
-  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH [--n N] [--seed S] [--agent RUN_DIR] [--mistakes M] [--k K] [--history H] [--no-reasoning] [--dataset FILE] [--set llmTimeoutMs=…] [--json]',
-  options: {
-    env: { type: 'string', description: 'environment id' },
-    llm: { type: 'string', description: LLM_OPTION_HELP },
+  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH ' +
+    `[--n N] [--seed S] [--agent RUN_DIR] [--mistakes M] ${ENV_MODEL_USAGE}`,
+  options: envModelOptions({
     n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1 },
     seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0, min: 0 },
     agent: { type: 'string', description: 'a run folder: its trained agent plays the audited episodes (the states a dream-trained policy reaches) instead of the expert and a random policy' },
     mistakes: { type: 'integer', description: 'also print the first M outcome steps whose predicted outcome is wrong (instruction, actions, real score, predicted reward)', default: 0, min: 0 },
-    ...experienceModelOptions,
-    dataset: datasetOption,
-    json: { type: 'boolean', description: 'print the audit as JSON on the last line' },
-  },
+  }, 'print the audit as JSON on the last line'),
 };
 
 export async function runAudit(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; llm?: string; n: number; seed: number; agent?: string; mistakes: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; dataset?: string; json?: boolean };
-  const envId = requireEnv(o.env, auditCommand);
-  const llm = parseLlmOption(o.llm, auditCommand);
-  checkModelSettings(o, auditCommand);
-  const settings = llmSettingsOption(o.set, auditCommand);
-  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings, dataset: o.dataset }, auditCommand);
+  const o = args.options as EnvModelValues & { n: number; agent?: string; mistakes: number };
+  const { envId, llm, settings, model } = await envModelFromOptions(o, auditCommand);
   const agent = o.agent ? await loadRunAgent(o.agent) : null;
   const bar = progressBar(`audit ${envId}`);
   const details = await auditDetailed(model, { envId, n: o.n, seed: o.seed, llm: formatLlmSpec(llm), maxFailures: settings.llmMaxFailures,

@@ -23,9 +23,7 @@ import { EngineFailureGuard } from '../../core/experience/engine-failures';
 import { formatLlmSpec } from '../../core/llm/spec';
 import { Rng } from '../../core/rng';
 import type { CommandSpec, ParsedArgs } from '../args';
-import {
-  checkModelSettings, buildEnvExperienceModel, datasetOption, experienceModelOptions, LLM_OPTION_HELP, llmSettingsOption, parseLlmOption, requireEnv,
-} from '../experience-options';
+import { ENV_MODEL_USAGE, envModelFromOptions, envModelOptions, type EnvModelValues } from '../experience-options';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 
 // =============================================================================================
@@ -35,18 +33,14 @@ import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 export const dreamCommand: CommandSpec = {
   name: 'dream',
   summary: 'roll out episodes in the dream (an experience model instead of the env) and print its reasoning',
-  usage: 'dreamgym dream --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL --policy expert|random --episodes N [--seed S] [--k K] [--history H] [--no-reasoning] [--dataset FILE] [--set llmTimeoutMs=…] [--json]',
-  options: {
-    env: { type: 'string', description: 'environment id' },
-    llm: { type: 'string', description: LLM_OPTION_HELP },
+  usage: 'dreamgym dream --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL ' +
+    `--policy expert|random --episodes N [--seed S] ${ENV_MODEL_USAGE}`,
+  options: envModelOptions({
     policy: { type: 'string', description: 'who acts in the dream (expert: the real expert on a synced real env)', choices: ['expert', 'random'], default: 'expert' },
     episodes: { type: 'integer', description: 'number of episodes', default: 3, min: 1 },
     seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
     difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
-    ...experienceModelOptions,
-    dataset: datasetOption,
-    json: { type: 'boolean', description: 'print the episodes and a summary as JSON on the last line' },
-  },
+  }, 'print the episodes and a summary as JSON on the last line'),
 };
 
 interface DreamedStep {
@@ -65,14 +59,9 @@ interface DreamedStep {
 }
 
 export async function runDream(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; llm?: string; policy: 'expert' | 'random'; episodes: number; seed: number; difficulty: number;
-    k: number; history: number; 'no-reasoning'?: boolean; set?: string; dataset?: string; json?: boolean };
-  const envId = requireEnv(o.env, dreamCommand);
-  const llm = parseLlmOption(o.llm, dreamCommand);
-  checkModelSettings(o, dreamCommand);
-  const settings = llmSettingsOption(o.set, dreamCommand);
+  const o = args.options as EnvModelValues & { policy: 'expert' | 'random'; episodes: number; difficulty: number };
+  const { envId, llm, settings, model } = await envModelFromOptions(o, dreamCommand);
   const definition = getEnvDefinition(envId);
-  const model = await buildEnvExperienceModel(llm, envId, { k: o.k, history: o.history, reasoning: !o['no-reasoning'], seed: o.seed, llm: settings, dataset: o.dataset }, dreamCommand);
   const failures = new EngineFailureGuard(settings.llmMaxFailures);
   let failedCalls = 0;
   const dream = makeDreamEnv(model, { envId });
