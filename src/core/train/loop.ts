@@ -10,7 +10,7 @@
  * is such a step; EngineFailureError stops the run when the engine is down, engine-failures.ts).
  *
  * Tasks and envs come from a TaskSource (task-source.ts): a registered env by default, or an
- * imported domain's dreams (src/core/domain/train.ts). The loop is the same for both.
+ * imported domain's dreams (src/core/domain/trainer.ts). The loop is the same for both.
  *
  * Every random stream is derived from (seed, purpose, iteration), so an iteration depends only
  * on the weights and optimizer state it starts from: resuming from a checkpoint continues

@@ -1,7 +1,7 @@
 /**
  * Where a trainer's tasks and envs come from (design.md §4, steps 1, 2 and 5). A registered env
  * has a seeded task pool, a curriculum, a real env and DreamEnvs over the experience model; an
- * imported domain (src/core/domain/train.ts) has only its recorded tasks and dreams. The loop
+ * imported domain (src/core/domain/task-source.ts) has only its recorded tasks and dreams. The loop
  * asks its source for tasks, envs, outcomes and evaluation, and never asks which kind it is.
  */
 import type { Rng } from '../rng';

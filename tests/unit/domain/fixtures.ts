@@ -2,12 +2,17 @@
  * Fixtures of the bring-your-own-domain tests: a FOREIGN application made from our household env
  * (episodes exported as AgentGym records whose item ids are renamed to 'myapp_N', so the importer
  * knows nothing about them), and a scripted experience model (ScriptedChatModel double) that
- * answers every dreamed step with valid JSON in the household style.
+ * answers every dreamed step with valid JSON in the household style, served to the domain's
+ * experience model by the one run builder (`domainModel`).
  */
 import { makeBaselinePolicy, rolloutEpisode } from '../../../src/core/data/rollout';
 import { readTrajectories, writeTrajectories } from '../../../src/core/data/formats';
 import { getEnvDefinition, makeEnv } from '../../../src/core/envs/registry';
-import type { ChatRequest } from '../../../src/core/llm/types';
+import type { Domain } from '../../../src/core/domain/domain';
+import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
+import type { ExperienceModel } from '../../../src/core/experience/types';
+import type { ChatModel, ChatRequest } from '../../../src/core/llm/types';
+import { buildRunParts } from '../../../src/core/train/run-parts';
 import type { Trajectory } from '../../../src/core/types';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 
@@ -79,4 +84,17 @@ export function scriptedDomainChat(options: { brokenOn?: string } = {}): Scripte
     const place = /^go to (.+)$/.exec(action)?.[1] ?? 'cart 1';
     return answer({ observation: `You arrive at ${place}. On the ${place}, you see a towel 1.`, admissible: [`take towel 1 from ${place}`, `examine ${place}`] });
   });
+}
+
+/** The scripted chat stands in for this server. */
+export const SCRIPTED_LLM = 'openai:http://127.0.0.1:9/v1#scripted' as const;
+
+/** The domain's experience model from the one run builder, over a scripted chat. */
+export async function domainModel(chat: ChatModel, domain: Domain,
+  o: { k?: number; history?: number; retries?: number; buffer?: ReplayBuffer } = {}): Promise<ExperienceModel> {
+  const { experienceModel } = await buildRunParts(
+    { env: domain.envId, llm: SCRIPTED_LLM, seed: 0, retrievalK: o.k ?? 4, historyLength: o.history ?? 4 },
+    { chat, domain, ...(o.buffer ? { buffer: o.buffer } : {}),
+      ...(o.retries !== undefined ? { answers: { retries: o.retries } } : {}) });
+  return experienceModel!;
 }

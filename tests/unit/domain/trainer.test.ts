@@ -2,34 +2,16 @@
  * Dream-only training of an imported domain with a scripted experience model (ScriptedChatModel
  * double answering valid JSON): it runs end to end without any real env, learns nothing from
  * unusable answers, and reports (a) dream success, (b) action agreement and (c) the audit
- * against held-out recorded transitions, all in range.
+ * against held-out recorded transitions, all in range (each figure on its own: evaluate.test.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDomain, heldOutTasks, trainingTasks } from '../../../src/core/domain/domain';
-import {
-  actionAgreement, auditDomain, defaultStepLimit, DomainTrainer, seedDomainBuffer, trainDomain,
-} from '../../../src/core/domain/train';
+import { DomainTrainer, seedDomainBuffer, trainDomain } from '../../../src/core/domain/trainer';
 import { DomainExperienceModel } from '../../../src/core/experience/recorded-starts';
-import { oracleUnavailableMessage } from '../../../src/core/train/run-parts';
-import type { Domain } from '../../../src/core/domain/domain';
-import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
-import type { ChatModel } from '../../../src/core/llm/types';
-import type { ExperienceModel } from '../../../src/core/experience/types';
-import { CandidatePolicy } from '../../../src/core/policy/policy';
+import { buildRunParts, oracleUnavailableMessage } from '../../../src/core/train/run-parts';
 import { Trainer } from '../../../src/core/train/loop';
-import { buildRunParts } from '../../../src/core/train/run-parts';
 import { initBackend } from '../../../src/core/policy/backend';
-import { foreignOurs, foreignTrajectories, scriptedDomainChat } from './fixtures';
-
-/** The scripted chat stands in for this server. */
-const LLM = 'openai:http://127.0.0.1:9/v1#scripted' as const;
-
-/** The domain's experience model from the one run builder, over a scripted chat. */
-async function domainModel(chat: ChatModel, domain: Domain, o: { k?: number; history?: number; retries?: number; buffer?: ReplayBuffer } = {}): Promise<ExperienceModel> {
-  const { experienceModel } = await buildRunParts({ env: domain.envId, llm: LLM, seed: 0, retrievalK: o.k ?? 4, historyLength: o.history ?? 4 },
-    { chat, domain, ...(o.buffer ? { buffer: o.buffer } : {}), ...(o.retries !== undefined ? { answers: { retries: o.retries } } : {}) });
-  return experienceModel!;
-}
+import { domainModel, foreignTrajectories, SCRIPTED_LLM as LLM, scriptedDomainChat } from './fixtures';
 
 beforeAll(async () => { await initBackend('wasm'); });
 
@@ -136,28 +118,6 @@ describe('dream-only training of an imported domain', () => {
       expect(inUnit(metrics['dream/cache_hit_rate'])).toBe(true);
       expect(metrics['dream/episode_length']).toBeLessThanOrEqual(5);
     }
-  });
-
-  it('audits the reward where the record has outcomes (our format), and agreement counts only usable steps', async () => {
-    const domain = buildDomain('myhouse', await foreignOurs(20), { seed: 1 });
-    const model = await domainModel(scriptedDomainChat(), domain, { k: 0 });
-    const audit = await auditDomain(model, domain, { n: 10, seed: 0 });
-    expect(audit.n).toBe(10);
-    expect(audit.outcome_steps).toBeGreaterThan(0);
-    expect(inUnit(audit.reward_accuracy)).toBe(true);
-    expect(audit.terminated_known).toBe(10);
-    // deterministic in the seed
-    expect(await auditDomain(await domainModel(scriptedDomainChat(), domain, { k: 0 }), domain, { n: 10, seed: 0 })).toEqual(audit);
-
-    const policy = new CandidatePolicy({ seed: 0 });
-    const stripped = domain.heldOut.map((t, i) => (i === 0 ? { ...t, steps: t.steps.map((s) => ({ ...s, admissible: [] })) } : t));
-    const report = await actionAgreement(policy, stripped, { stepLimit: defaultStepLimit(domain) });
-    const total = stripped.reduce((s, t) => s + t.steps.length, 0);
-    expect(report.held_out_steps).toBe(total);
-    expect(report.usable_steps).toBe(total - stripped[0].steps.length);
-    const none = await actionAgreement(policy, [stripped[0]], { stepLimit: 10 });
-    expect(none).toEqual({ agreement: null, usable_steps: 0, held_out_steps: stripped[0].steps.length, chance: null });
-    policy.dispose();
   });
 
   it('refuses the oracle for a domain (it needs a real env) and takes a learned model (it needs none), in one decision', async () => {

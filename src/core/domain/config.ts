@@ -1,0 +1,88 @@
+/**
+ * The configuration of a dream-only run on an imported domain (no real environment exists): what
+ * the user sets (`DomainTrainConfig`, its defaults and validation), the step limit the data
+ * suggests, and the trainer's config it becomes (`domainTrainConfig`: dream mode, GRPO, no
+ * curriculum, no held-out real evaluation). The experience model may be any engine but the oracle,
+ * which needs a real env (run-parts.ts `checkDomainEngine`, the one decision).
+ */
+import { parseLlmSpec, type LlmSpecText } from '../llm/spec';
+import { withDefaults, type TrainConfig } from '../train/config';
+import { checkDomainEngine } from '../train/run-parts';
+import type { Domain } from './domain';
+
+export interface DomainTrainConfig {
+  /** The experience model's engine spec (recorded in the run's config; never the oracle). */
+  llm: LlmSpecText;
+  iterations: number;
+  /** Training tasks rolled out per iteration. */
+  tasksPerIteration: number;
+  /** Episodes per task (a GRPO group). */
+  groupSize: number;
+  /** Step limit of dreamed episodes (default: from the data, see `defaultStepLimit`). */
+  stepLimit?: number;
+  learningRate: number;
+  clipEpsilon: number;
+  entropyCoef: number;
+  updateEpochs: number;
+  maxGradNorm: number;
+  seed: number;
+  /** Held-out tasks played in the dream for (a) (at most; default 20). */
+  evalEpisodes: number;
+  /** Held-out transitions audited for (c) (at most; default 40). */
+  auditTransitions: number;
+  /** Failed engine calls in a row that stop the run (default: TRAIN_DEFAULTS.llmMaxFailures). */
+  llmMaxFailures?: number;
+}
+
+export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<Omit<DomainTrainConfig, 'llm'>> = Object.freeze({
+  iterations: 5,
+  tasksPerIteration: 4,
+  groupSize: 4,
+  learningRate: 3e-3,
+  clipEpsilon: 0.2,
+  entropyCoef: 0.01,
+  updateEpochs: 1,
+  maxGradNorm: 0.5,
+  seed: 0,
+  evalEpisodes: 20,
+  auditTransitions: 40,
+});
+
+/** The longest demonstrated episode, clamped to 5..50 steps (dreams need an end; LLM steps cost). */
+export function defaultStepLimit(domain: Pick<Domain, 'train' | 'heldOut'>): number {
+  const longest = Math.max(1, ...[...domain.train, ...domain.heldOut].map((t) => t.steps.length));
+  return Math.min(50, Math.max(5, longest));
+}
+
+export function validateDomainTrainConfig(config: DomainTrainConfig, domain: { name: string }): DomainTrainConfig {
+  checkDomainEngine(parseLlmSpec(config.llm), domain);
+  const positive = ['iterations', 'tasksPerIteration', 'groupSize', 'updateEpochs'] as const;
+  for (const key of positive) {
+    if (!Number.isInteger(config[key]) || config[key] < 1) {
+      throw new RangeError(`${key} must be a positive integer, got ${config[key]}.`);
+    }
+  }
+  for (const key of ['evalEpisodes', 'auditTransitions'] as const) {
+    if (!Number.isInteger(config[key]) || config[key] < 0) {
+      throw new RangeError(`${key} must be 0 or a positive integer, got ${config[key]}.`);
+    }
+  }
+  if (config.stepLimit !== undefined && (!Number.isInteger(config.stepLimit) || config.stepLimit < 1)) {
+    throw new RangeError(`stepLimit must be a positive integer, got ${config.stepLimit}.`);
+  }
+  if (!(config.learningRate > 0)) throw new RangeError(`learningRate must be positive, got ${config.learningRate}.`);
+  return config;
+}
+
+/** The trainer's config for a domain: dream mode, GRPO, no curriculum, no held-out real evaluation. */
+export function domainTrainConfig(domain: Pick<Domain, 'name' | 'envId'>, config: DomainTrainConfig,
+  taskCount: number): TrainConfig {
+  return withDefaults({
+    preset: `domain:${domain.name}`, env: domain.envId, mode: 'dream', llm: config.llm, algo: 'grpo', curriculum: false,
+    difficulty: 0, taskPool: Math.max(1, taskCount), evalInterval: 0, seed: config.seed, iterations: config.iterations,
+    tasksPerIteration: config.tasksPerIteration, groupSize: config.groupSize, learningRate: config.learningRate,
+    clipEpsilon: config.clipEpsilon, entropyCoef: config.entropyCoef, klCoef: 0, updateEpochs: config.updateEpochs,
+    maxGradNorm: config.maxGradNorm,
+    ...(config.llmMaxFailures !== undefined ? { llmMaxFailures: config.llmMaxFailures } : {}),
+  });
+}
