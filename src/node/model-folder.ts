@@ -94,7 +94,10 @@ export function readCheckpoint(dir: string): LearnedCheckpoint | null {
   } catch (error) {
     throw new ModelFileError(`${statePath} is not JSON (${(error as Error).message}); delete ${folder} and train again without --resume.`);
   }
-  if (state.format !== CHECKPOINT_FORMAT) throw new ModelFileError(`${statePath} is not a learned-model checkpoint (format '${String(state.format)}').`);
+  if (state.format !== CHECKPOINT_FORMAT) {
+    throw new ModelFileError(`${statePath} is not a learned-model checkpoint of this build (format '${String(state.format)}', ` +
+      `expected '${CHECKPOINT_FORMAT}'); delete ${folder} and train again without --resume.`);
+  }
   const dataPath = join(folder, basename(state.dataFile));
   if (!existsSync(dataPath)) throw new ModelFileError(`${statePath} names ${state.dataFile}, which is missing; delete ${folder} and train again without --resume.`);
   const groups = decodeTensorGroups(state.index, new Uint8Array(readFileSync(dataPath)), state.crc32, folder);

@@ -15,7 +15,7 @@
  */
 import { openDB, type IDBPDatabase } from 'idb';
 import {
-  decodeModelFiles, decodeTensorGroups, encodeTensorGroups, ModelFileError, type ModelManifest,
+  CHECKPOINT_FORMAT, decodeModelFiles, decodeTensorGroups, encodeTensorGroups, ModelFileError, type ModelManifest,
 } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import type { LearnedCheckpoint } from '../../core/experience/learned/train-model';
@@ -171,6 +171,10 @@ export class LearnedModelStore {
   async readCheckpoint<S = unknown>(name: string): Promise<{ settings: S; checkpoint: LearnedCheckpoint } | null> {
     const row = (await (await this.open()).get('checkpoints', name)) as CheckpointRow | undefined;
     if (!row) return null;
+    if (row.state.format !== CHECKPOINT_FORMAT) {
+      throw new ModelFileError(`${where(name)}, its training checkpoint, is of format '${String(row.state.format)}'; this build ` +
+        `resumes '${CHECKPOINT_FORMAT}'. Delete the checkpoint and train again.`);
+    }
     const bytes = row.bytes instanceof Uint8Array ? row.bytes : new Uint8Array(row.bytes);
     const groups = decodeTensorGroups(row.index, bytes, row.crc32, `${where(name)}, its training checkpoint`);
     return {

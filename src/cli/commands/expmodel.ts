@@ -13,7 +13,7 @@
 import { writeFileSync } from 'node:fs';
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
-import { FRESH_ID_PLACEHOLDERS, learnedTrainOptions, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
+import { learnedTrainOptions, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
 import { VERDICT_WEIGHT } from '../../core/experience/learned/fit';
 import { bufferRetriever, realEpisodes, splitByTask, trlMessagesJsonl } from '../../core/experience/learned/sft-data';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
@@ -40,7 +40,8 @@ const sourceOptions = {
 export const expmodelTrainCommand: CommandSpec = {
   name: 'expmodel train',
   summary: 'train a learned experience model on real trajectories (tfjs): then --llm learned:OUT dreams with it',
-  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] [--match-feature] [--pending-feature] [--generated-verdicts] [--fresh-ids=false] [--copy-continuation=false] [--action-marks=false] [--unchanged-states=false] [--verdict-weight W] [--generator-verdict] [--resume] [--json]',
+  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] ' +
+    '[--verdict-weight W] [--generator-verdict] [--resume] [--json]',
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'model folder (model.json, weights.bin; checkpoint/ while training)' },
@@ -49,15 +50,8 @@ export const expmodelTrainCommand: CommandSpec = {
     'batch-size': { type: 'integer', description: 'pairs per batch', default: 16 },
     'learning-rate': { type: 'number', description: 'Adam learning rate', default: 2e-3 },
     'd-model': { type: 'integer', description: 'network width', default: 64 },
-    'match-feature': { type: 'boolean', description: 'mark context words found on the other side of instruction ↔ page (the exact-match feature; see format.ts)' },
-    'generated-verdicts': { type: 'boolean', description: 'valid, terminated and the reward come from the generator, never copied from a retrieved example (see format.ts)' },
     'verdict-weight': { type: 'number', description: 'loss weight of the verdict tokens (valid, terminated, reward) against 1 for the rest', default: VERDICT_WEIGHT },
     'generator-verdict': { type: 'boolean', description: 'fit no verdict head: the generator\'s own reward judges an episode\'s end (see verdict.ts)' },
-    'pending-feature': { type: 'boolean', description: 'mark instruction words naming an admissible action not yet taken (the choices still open; see format.ts)' },
-    'fresh-ids': { type: 'boolean', default: true, description: "an answer's ids the context does not show (a results page's new asins) are written as placeholders <id1>… and read back as new ids (tokenizer.ts); --fresh-ids=false for the ablation" },
-    'copy-continuation': { type: 'boolean', default: true, description: 'the pointer is drawn on to the context position after the one it copied last (an explicit induction head: a copy, once started, goes on; network.ts); =false for the ablation' },
-    'action-marks': { type: 'boolean', default: true, description: "mark where the state writes the action's argument (the clicked product, the chosen option; format.ts); =false for the ablation" },
-    'unchanged-states': { type: 'boolean', default: true, description: 'a step that leaves the state as it was is answered with an empty state, read back exactly (an option click; format.ts); =false for the ablation' },
     name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
@@ -112,7 +106,8 @@ function checkCounts(o: { k: number; history: number }, spec: CommandSpec): void
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; k: number; history: number; seed: number; out?: string; epochs: number;
-    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number; 'match-feature'?: boolean; 'pending-feature'?: boolean; 'generated-verdicts'?: boolean; 'unchanged-states'?: boolean; 'fresh-ids'?: boolean; 'copy-continuation'?: boolean; 'action-marks'?: boolean; 'verdict-weight': number; 'generator-verdict'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number;
+    'verdict-weight': number; 'generator-verdict'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
   const spec = expmodelTrainCommand;
   if (!o.out) throw new UsageError(`'${spec.name}' needs --out DIR (the model folder).`, spec);
   checkCounts(o, spec);
@@ -127,10 +122,9 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
   try {
     const options: LearnedTrainOptions = learnedTrainOptions({
       name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env), ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
-      ...(o['generator-verdict'] ? { verdictHead: false } : {}), freshIds: o['fresh-ids'] ? FRESH_ID_PLACEHOLDERS : 0,
-      network: { dModel: o['d-model'], continuation: o['copy-continuation'] === true },
-      format: { k: o.k, historyLength: o.history, ...(o['match-feature'] ? { matchFeature: true } : {}), ...(o['pending-feature'] ? { pendingFeature: true } : {}),
-        ...(o['generated-verdicts'] ? { generatedVerdicts: true } : {}), unchangedStates: o['unchanged-states'] === true, actionMarks: o['action-marks'] === true },
+      ...(o['generator-verdict'] ? { verdictHead: false } : {}),
+      network: { dModel: o['d-model'] },
+      format: { k: o.k, historyLength: o.history },
       fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed, ...(o['verdict-weight'] !== VERDICT_WEIGHT ? { verdictWeight: o['verdict-weight'] } : {}) },
     });
     let lastLine = 0;

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
-import { ModelFileError } from '../../../src/core/experience/learned/model-file';
+import { CHECKPOINT_FORMAT, ModelFileError } from '../../../src/core/experience/learned/model-file';
 import { TRAIN_DEFAULTS, type TrainConfig } from '../../../src/core/train/config';
 import { LearnedModelStore, NoStoredModelError } from '../../../src/app/workers/learned-store';
 import {
@@ -86,7 +86,7 @@ describe('the learned-model store (IndexedDB)', () => {
     const store = new LearnedModelStore('learned-test-3');
     const weights = await result.network.getWeights();
     const checkpoint: LearnedCheckpoint = {
-      format: 'dreamgym-learned-checkpoint/1', env: ENV, options: JSON.parse(JSON.stringify({ fit: { epochs: 3 } })) as LearnedCheckpoint['options'],
+      format: CHECKPOINT_FORMAT, env: ENV, options: JSON.parse(JSON.stringify({ fit: { epochs: 3 } })) as LearnedCheckpoint['options'],
       tokenizer: result.tokenizer.toJSON(),
       fit: { epochsDone: 1, step: 4, bestValidationLoss: 2.5, bestEpoch: 1, epochsWithoutGain: 0, history: [{ epoch: 1, trainLoss: 3, validationLoss: 2.5, tokensPerSecond: 100, seconds: 2 }], stopped: false },
       weights, optimizer: weights.slice(0, 2), bestWeights: weights, seconds: 2,

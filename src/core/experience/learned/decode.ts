@@ -13,7 +13,8 @@ import * as tf from '@tensorflow/tfjs';
 import type { FormatOptions, Sequence } from './format';
 import type { Tokenizer, Tokens, SpecialToken } from './tokenizer';
 import { hashString, Rng } from '../../rng';
-import type { DecodeCache, ExperienceNetwork, StepOutput } from './network';
+import { DecodeCache, type StepOutput } from './decode-cache';
+import type { ExperienceNetwork } from './network';
 
 export interface DecodeLimits {
   /** Tokens of the written state at most. */
@@ -22,16 +23,12 @@ export interface DecodeLimits {
   maxAdmissible: number;
   actionTokens: number;
   admissibleTokens: number;
-  /** Verdicts come from the generator alone, never copied from the context (FormatOptions.generatedVerdicts). */
-  generatedVerdicts?: boolean;
-  /** A running step's state may be empty: unchanged (FormatOptions.unchangedStates). */
-  unchangedStates?: boolean;
 }
 
 /** The decoder's limits of a model trained with format options `f`. */
 export function decodeLimits(f: FormatOptions): DecodeLimits {
-  return { stateTokens: f.answerStateTokens, maxAdmissible: f.maxAdmissible, actionTokens: f.admissibleActionTokens, admissibleTokens: f.answerAdmissibleTokens,
-    ...(f.generatedVerdicts ? { generatedVerdicts: true } : {}), ...(f.unchangedStates ? { unchangedStates: true } : {}) };
+  return { stateTokens: f.answerStateTokens, maxAdmissible: f.maxAdmissible, actionTokens: f.admissibleActionTokens,
+    admissibleTokens: f.answerAdmissibleTokens };
 }
 
 /** What is decoded: a next step's answer, or a first state (no verdicts). */
@@ -60,7 +57,7 @@ class RowGrammar {
 
   /**
    * A forced token, or the allowed set to choose from. `unchangedChoice`: the state's first token,
-   * where `<eos>` says the step left the state as it was (a model trained with unchangedStates).
+   * where `<eos>` says the step left the state as it was.
    */
   next(): { forced: number } | { allowed: Allowed; unchangedChoice?: boolean } {
     const s = (name: SpecialToken) => ({ forced: this.t.special(name) });
@@ -86,7 +83,7 @@ class RowGrammar {
 
   /** An empty state (`<obs> <eos>`): a running step that left the state as it was. */
   private mayStayUnchanged(): boolean {
-    return this.limits.unchangedStates === true && this.kind === 'next' && !this.terminated;
+    return this.kind === 'next' && !this.terminated;
   }
 
   /** Moves on after `id` was written. */
@@ -185,10 +182,10 @@ let weightScratch = new Float64Array(0);
  * repeat a 6-gram of the answer is chosen.
  */
 function chooseToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
-  allowedIds: Uint8Array, banned: ReadonlySet<number>, generateOnly = false): number {
-  const g = generateOnly ? 1 : out.gate[row];
+  allowedIds: Uint8Array, banned: ReadonlySet<number>): number {
+  const g = out.gate[row];
   const offset = row * V;
-  const copy = copyScratch.fill(out, row, Lc, context, generateOnly ? 0 : contextLength, allowedIds, banned);
+  const copy = copyScratch.fill(out, row, Lc, context, contextLength, allowedIds, banned);
   let best = -1;
   for (let w = 0; w < V; w++) {
     const p = out.vocab[offset + w];
@@ -282,11 +279,11 @@ function rowStream(sampling: Sampling, context: Sequence, prompt: Tokens): Rng {
  * Drops finished rows from the cache once at most half of its rows still decode (never below two
  * rows: a batched matmul of one row takes another kernel). Returns the kept cache rows, or null.
  */
-async function compactIfWorth(net: ExperienceNetwork, cache: DecodeCache, rows: readonly number[], grammars: readonly RowGrammar[]): Promise<number[] | null> {
+async function compactIfWorth(cache: DecodeCache, rows: readonly number[], grammars: readonly RowGrammar[]): Promise<number[] | null> {
   const active = rows.map((b, r) => (grammars[b].done ? -1 : r)).filter((r) => r >= 0);
   if (rows.length < 8 || active.length > rows.length / 2) return null;
   const keep = active.length >= 2 ? active : [...active, rows.findIndex((b) => grammars[b].done)].sort((x, y) => x - y);
-  await net.compactCache(cache, keep);
+  await cache.compact(keep);
   return keep;
 }
 
@@ -334,7 +331,7 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
   };
   const positions = new Int32Array(B * Lc);
   for (let b = 0; b < B; b++) for (let j = 0; j < Lc; j++) positions[b * Lc + j] = j;
-  const cache = net.prefill({ ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments), positions }, B, Lc, lengths);
+  const cache = DecodeCache.prefill(net, { ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments), positions }, B, Lc, lengths);
   const grammars = kinds.map((k) => new RowGrammar(k, limits, tokenizer));
   const answers: Tokens[] = contexts.map(() => ({ ids: [], spaces: [], cases: [] }));
   // First the prompt and `<ans>` of every row at once; then one token a step.
@@ -347,7 +344,7 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
   let rows = contexts.map((_, b) => b);
   try {
     while (!grammars.every((g) => g.done)) {
-      const keep = await compactIfWorth(net, cache, rows, grammars);
+      const keep = await compactIfWorth(cache, rows, grammars);
       if (keep) {
         rows = keep.map((r) => rows[r]);
         fed = { ids: Int32Array.from(keep, (r) => fed.ids[r]), spaces: Int32Array.from(keep, (r) => fed.spaces[r]), cases: Int32Array.from(keep, (r) => fed.cases[r]) };
@@ -356,7 +353,7 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
       const maskKinds = Int32Array.from(plan, (p) => ('allowed' in p ? p.allowed : Allowed.Text));
       // One-hot × table picks each row's mask (a tiny matmul; wasm's gather is slow).
       const maskRows = tf.tidy(() => tf.matMul(tf.oneHot(tf.tensor1d(maskKinds, 'int32'), MASK_KINDS), masks.table)) as tf.Tensor2D;
-      const out = await net.step(cache, fed, maskRows);
+      const out = await cache.step(fed, maskRows);
       maskRows.dispose();
       fed = { ids: new Int32Array(rows.length), spaces: new Int32Array(rows.length), cases: new Int32Array(rows.length) };
       rows.forEach((b, r) => {
@@ -366,8 +363,7 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
         const id = 'forced' in p ? p.forced
           : streams && p.allowed !== Allowed.YesNo && p.allowed !== Allowed.Reward
             ? sampleToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!, sampling!.temperature, streams[b])
-            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!,
-              limits.generatedVerdicts === true && (p.allowed === Allowed.YesNo || p.allowed === Allowed.Reward));
+            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!);
         const text = isText(id);
         fed.ids[r] = id;
         fed.spaces[r] = text ? out.space[r] : 0;
@@ -379,7 +375,7 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
       });
     }
   } finally {
-    net.disposeCache(cache);
+    cache.dispose();
   }
   return answers.map((tokens) => ({ tokens, steps: tokens.ids.length }));
 }

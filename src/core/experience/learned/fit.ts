@@ -10,7 +10,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../rng';
 import { applyClippedGradients, ResumableAdam } from '../../rl/batch';
-import type { ExperienceNetwork, NamedWeight, TrainBatch } from './network';
+import type { TrainBatch } from './batch';
+import type { ExperienceNetwork, NamedWeight } from './network';
 import type { SftPair } from './sft-data';
 import { TrainingSpeed } from './time-left';
 import type { Tokenizer } from './tokenizer';
@@ -27,8 +28,6 @@ export interface FitOptions {
   /** Stop after this many epochs without a better validation loss. */
   patience: number;
   seed: number;
-  /** The format's generatedVerdicts: verdict positions get no pointer target. */
-  generatedVerdicts?: boolean;
   /** Loss weight of the verdicts (default VERDICT_WEIGHT). */
   verdictWeight?: number;
 }
@@ -117,7 +116,7 @@ export function rewardBalance(pairs: readonly SftPair[], tokenizer: Tokenizer): 
 }
 
 /** How a batch weighs and targets the verdicts. */
-export interface BatchOptions { balance?: RewardBalance; generatedVerdicts?: boolean; verdictWeight?: number }
+export interface BatchOptions { balance?: RewardBalance; verdictWeight?: number }
 
 /**
  * A padded training batch. Decoder inputs: the prompt, `<ans>`, then the answer shifted right;
@@ -125,7 +124,6 @@ export interface BatchOptions { balance?: RewardBalance; generatedVerdicts?: boo
  */
 export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, options: BatchOptions = {}): TrainBatch {
   const balance = options.balance ?? { r0: 1, r1: 1 };
-  const generatedVerdicts = options.generatedVerdicts === true;
   const verdictWeight = options.verdictWeight ?? VERDICT_WEIGHT;
   const B = pairs.length;
   const P = pairs[0].prompt.ids.length;
@@ -156,7 +154,6 @@ export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, optio
       const terminalReward = p.kind === 'next' && k === 2 && a.ids[1] === yes;
       targetMask[o] = (p.kind === 'next' && k < 3 ? verdictWeight : 1) * (terminalReward ? (a.ids[2] === r1 ? balance.r1 : balance.r0) : 1);
       targetIds[o] = a.ids[k]; targetSpaces[o] = a.spaces[k]; targetCases[o] = a.cases[k];
-      if (generatedVerdicts && p.kind === 'next' && k < 3) continue; // a verdict is not copied: no pointer target
       for (let j = 0; j < c.ids.length; j++) if (c.ids[j] === a.ids[k]) copyMatch[o * Lc + j] = 1;
     }
   });
@@ -211,7 +208,7 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
     tf.dispose(tensors.map((t) => t.tensor));
   }
   const buckets = lengthBuckets(train, options.batchSize);
-  const batchOptions: BatchOptions = { balance: rewardBalance(train, tokenizer), generatedVerdicts: options.generatedVerdicts === true, verdictWeight: options.verdictWeight };
+  const batchOptions: BatchOptions = { balance: rewardBalance(train, tokenizer), verdictWeight: options.verdictWeight };
   const totalSteps = buckets.length * options.epochs;
   const epochTokens = buckets.reduce((n, b) => n + tokensOf(b), 0);
   const speed = new TrainingSpeed({

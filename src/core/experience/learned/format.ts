@@ -18,9 +18,17 @@
  *   [<adm> a <sep> b …]                        admissible actions of a running episode
  *   <eos>
  *
- * With FormatOptions.unchangedStates, a running step that leaves the state as it was (the same
- * abstract state and admissible list: WebShop's option clicks, a third of its steps) is answered
- * `<obs> <eos>`, an empty state, read back as the current one.
+ * A running step that leaves the state as it was (the same abstract state and admissible list:
+ * WebShop's option clicks, a third of its steps) is answered `<obs> <eos>`, an empty state, read
+ * back as the current one: a small model copies a 150-token page unreliably, and one token is ≈ 100
+ * fewer to decode.
+ *
+ * Segments: each context token carries its part (task, example, history, state, action, answer),
+ * and a state token where the action's argument is written (the product a click names, the option
+ * it picks) carries the action-mark segment instead: what comes next is mostly about that place.
+ *
+ * Fresh ids: an answer's ids that the context does not show are written as placeholders
+ * (tokenizer.ts) and read back as new ids of the training data's shape (FormatOptions.freshIds).
  *
  * A first state (a task with no real start page): context `<bos> <task> instruction
  * [<ex> first state …] <init> <ans>`, answer `<obs> state <adm> actions <eos>`.
@@ -38,9 +46,9 @@ import { abstractAdmissible, abstractObservation, collapse, type DomainCard } fr
 import { hashString, Rng } from '../../rng';
 import { isIdLike, splitPieces, type FreshIdScope, type Tokenizer, type Tokens, type SpecialToken } from './tokenizer';
 
-/** Segment of each context token (an embedding the model adds). */
-export const SEGMENTS = { task: 0, example: 1, history: 2, state: 3, action: 4, answer: 5 } as const;
-export const SEGMENT_COUNT = 6;
+/** Segment of each context token (an embedding the model adds); one row each in the network's table. */
+export const SEGMENTS = { task: 0, example: 1, history: 2, state: 3, action: 4, answer: 5, actionMark: 6 } as const;
+export const SEGMENT_COUNT = 7;
 
 export interface FormatOptions {
   /** Retrieved examples shown (0 = the no-retrieval ablation). */
@@ -63,52 +71,8 @@ export interface FormatOptions {
   /** Tokens of a written next state, and of its admissible list, at most. */
   answerStateTokens: number;
   answerAdmissibleTokens: number;
-  /**
-   * Mark each context word that also occurs on the other side of instruction ↔ (state, history,
-   * action, examples) — the exact-match feature of reading-comprehension models — as a second set
-   * of segment ids (segment + SEGMENT_COUNT). Judging a purchase is comparing the instruction with
-   * the page; a small network reads that off the marks far more easily than it learns it. Off
-   * (absent) in models trained before it.
-   */
-  matchFeature?: boolean;
-  /**
-   * Mark each instruction word that names an admissible action of the state which the shown
-   * history and the action have not taken (a third set of segment ids: segment + 2 ·
-   * SEGMENT_COUNT) — the asked-for choices still open, such as a size the instruction wants that
-   * was never clicked. Whether a purchase succeeds turns on them, and the convolutional encoder,
-   * which mixes only neighbouring words, cannot relate the instruction to the history itself. Off
-   * (absent) in models trained before it.
-   */
-  pendingFeature?: boolean;
-  /**
-   * The verdicts (valid, terminated, reward) come from the generator alone: the copy pointer
-   * neither learns nor writes them. Otherwise a verdict can be copied from a retrieved example's
-   * `<end> <r1>`, and a purchase is judged by what a similar page's purchase earned rather than by
-   * this one's choices. Off (absent) in models trained before it.
-   */
-  generatedVerdicts?: boolean;
-  /**
-   * A next state equal to the current one is written as an empty state (see the file comment)
-   * and read back exactly. A small model copies a 150-token page unreliably (an option click
-   * came back with the option's own size missing), and one token is also ≈ 100 fewer to decode.
-   * Measured on WebShop (README): option clicks exact and a higher audit, but a dream-trained
-   * agent did worse, so the shipped recipe leaves it off. Off (absent) in models trained before it.
-   */
-  unchangedStates?: boolean;
-  /**
-   * An answer's ids that the context does not show are written as placeholders (tokenizer.ts,
-   * "Fresh ids"), and read back as new ids of the training data's shape. Off (absent) in models
-   * trained before it.
-   */
-  freshIds?: FreshIdShape;
-  /**
-   * Mark each place in the state where the action's argument is written (a fourth set of segment
-   * ids: segment + 3 · SEGMENT_COUNT): the product a click names on a results page, the option
-   * it picks. What comes next is mostly about that place (the clicked product's title and price),
-   * and the convolutional encoder carries the mark to its neighbours. Off (absent) in models
-   * trained before it.
-   */
-  actionMarks?: boolean;
+  /** The shape of new ids (null: the training data has no ids, so every answer's words are plain). */
+  freshIds: FreshIdShape | null;
 }
 
 /** How many placeholders there are, and what a new id looks like (from the training data: WebShop's `b0` + 8). */
@@ -135,12 +99,13 @@ export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
   contextTokens: 760,
   answerStateTokens: 200,
   answerAdmissibleTokens: 160,
+  freshIds: null,
 });
 
 /** A token sequence with the segment of each token. */
 export interface Sequence extends Tokens {
   segments: number[];
-  /** A context's id-like words, lower case (FormatOptions.freshIds: its answer may use them as they are). */
+  /** A context's id-like words, lower case (with FormatOptions.freshIds: its answer may use them as they are). */
   knownIds?: string[];
 }
 
@@ -162,7 +127,7 @@ export interface Answer {
   reward: 0 | 1;
   observation: string;
   admissible: string[];
-  /** The step left the state as it was (FormatOptions.unchangedStates writes it as an empty state). */
+  /** The step left the state as it was (written as an empty state). */
   unchanged?: boolean;
 }
 
@@ -240,20 +205,14 @@ export function encodeContext(tokenizer: Tokenizer, card: DomainCard, input: Con
     const built = buildContext(tokenizer, card, input, { ...o, k });
     if (built.seq.ids.length > o.contextTokens && k > 0) continue;
     const seq = built.seen ? { ...built.seq, knownIds: [...built.seen] } : built.seq;
-    const matched = o.matchFeature ? markMatches(tokenizer, seq) : seq;
-    const pending = o.pendingFeature ? markPending(tokenizer, matched, pendingChoiceIds(tokenizer, card, input, o)) : matched;
-    return o.actionMarks ? markAction(pending, argumentIds(tokenizer, input.action, o.actionTokens)) : pending;
+    return markAction(seq, argumentIds(tokenizer, input.action, o.actionTokens));
   }
 }
 
-/** Segment ids a network needs for contexts of these options (one set more for each kind of mark). */
-export function segmentCount(o: Pick<FormatOptions, 'matchFeature' | 'pendingFeature' | 'actionMarks'>): number {
-  return o.actionMarks ? 4 * SEGMENT_COUNT : o.pendingFeature ? 3 * SEGMENT_COUNT : o.matchFeature ? 2 * SEGMENT_COUNT : SEGMENT_COUNT;
-}
-
 /**
- * The action marks (FormatOptions.actionMarks): every run of state tokens equal to the action's
- * argument, token for token (an id spelled letter by letter is found whole, not by its letters).
+ * The action marks: every run of state tokens equal to the action's argument, token for token
+ * (an id spelled letter by letter is found whole, not by its letters), moves to the action-mark
+ * segment. The convolutional encoder carries the mark to its neighbours.
  */
 export function markAction(seq: Sequence, argument: readonly number[]): Sequence {
   if (argument.length === 0) return seq;
@@ -261,8 +220,8 @@ export function markAction(seq: Sequence, argument: readonly number[]): Sequence
   const n = argument.length;
   for (let i = 0; i + n <= seq.ids.length; i++) {
     let same = true;
-    for (let k = 0; k < n && same; k++) same = seq.segments[i + k] % SEGMENT_COUNT === SEGMENTS.state && seq.ids[i + k] === argument[k];
-    if (same) for (let k = 0; k < n; k++) segments[i + k] = SEGMENTS.state + 3 * SEGMENT_COUNT;
+    for (let k = 0; k < n && same; k++) same = seq.segments[i + k] === SEGMENTS.state && seq.ids[i + k] === argument[k];
+    if (same) for (let k = 0; k < n; k++) segments[i + k] = SEGMENTS.actionMark;
   }
   return { ...seq, segments };
 }
@@ -272,16 +231,6 @@ function argumentIds(tokenizer: Tokenizer, action: string, limit: number): numbe
   const out: Tokens = { ids: [], spaces: [], cases: [] };
   tokenizer.encodeInto(collapse(/^\w+\[(.*)\]$/.exec(action)?.[1] ?? action), out, limit);
   return out.ids.filter((id) => !tokenizer.isSpecial(id));
-}
-
-/**
- * Words of the state's own admissible actions not taken in the shown history or now, less the
- * words of the ones taken (a choice is a click still offered; a search that names a size
- * chooses nothing).
- */
-export function pendingChoiceIds(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): Set<number> {
-  const taken = new Set([...shownHistory(input.history, o.historyLength), input.action]);
-  return openChoiceWords(card, input.state.admissible, taken, (a) => argumentIds(tokenizer, a, o.actionTokens));
 }
 
 /** The actions of the last `historyLength` valid steps, as a context shows them. */
@@ -294,38 +243,13 @@ export function shownSteps<S extends Pick<Step, 'action' | 'valid'>>(history: re
   return historyLength > 0 ? history.filter((s) => s.valid).slice(-historyLength) : [];
 }
 
-/** Words of a state's own choices not in `taken`, less the words of the ones taken (pendingChoiceIds, the verdict head). */
-export function openChoiceWords<W>(card: DomainCard, admissible: readonly string[], taken: ReadonlySet<string>, wordsOf: (action: string) => W[]): Set<W> {
+/** Words of a state's own choices not in `taken`, less the words of the ones taken (the verdict head's open choices). */
+export function openChoiceWords<W>(card: DomainCard, admissible: readonly string[], taken: ReadonlySet<string>,
+  wordsOf: (action: string) => W[]): Set<W> {
   // The card's globals and page buttons (go to, back to search) are on every page: no choice.
   const choices = abstractAdmissible(card, admissible);
   const chosen = new Set(choices.filter((a) => taken.has(a)).flatMap(wordsOf));
   return new Set(choices.filter((a) => !taken.has(a)).flatMap(wordsOf).filter((w) => !chosen.has(w)));
-}
-
-/** The pending marks (see FormatOptions.pendingFeature) on the instruction's words. */
-export function markPending(tokenizer: Tokenizer, seq: Sequence, pending: ReadonlySet<number>): Sequence {
-  const segments = seq.segments.map((segment, i) => {
-    const id = seq.ids[i];
-    const base = segment % SEGMENT_COUNT;
-    return base === SEGMENTS.task && !tokenizer.isSpecial(id) && pending.has(id) ? base + 2 * SEGMENT_COUNT : segment;
-  });
-  return { ...seq, segments };
-}
-
-/** The match marks (see FormatOptions.matchFeature): a text word of the instruction found in the rest, or of the rest found in the instruction. */
-export function markMatches(tokenizer: Tokenizer, seq: Sequence): Sequence {
-  const inTask = new Set<number>();
-  const inRest = new Set<number>();
-  seq.ids.forEach((id, i) => {
-    if (tokenizer.isSpecial(id) || seq.segments[i] === SEGMENTS.answer) return;
-    (seq.segments[i] === SEGMENTS.task ? inTask : inRest).add(id);
-  });
-  const segments = seq.segments.map((segment, i) => {
-    const id = seq.ids[i];
-    if (tokenizer.isSpecial(id) || segment === SEGMENTS.answer) return segment;
-    return (segment === SEGMENTS.task ? inRest : inTask).has(id) ? segment + SEGMENT_COUNT : segment;
-  });
-  return { ...seq, segments };
 }
 
 function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): { seq: Sequence; seen?: Set<string> } {
@@ -359,8 +283,7 @@ export function encodeInitialContext(tokenizer: Tokenizer, card: DomainCard, tas
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(task.instruction, o.instructionTokens);
   for (const e of examples.slice(0, o.k)) b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, e.observation), o.exampleNextTokens);
   b.mark('<init>', SEGMENTS.action).mark('<ans>', SEGMENTS.answer);
-  const seq = seen ? { ...b.seq, knownIds: [...seen] } : b.seq;
-  return o.matchFeature ? markMatches(tokenizer, seq) : seq;
+  return seen ? { ...b.seq, knownIds: [...seen] } : b.seq;
 }
 
 /** Where an answer's unseen ids go, given its context (none without FormatOptions.freshIds). */
@@ -376,7 +299,7 @@ export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOpti
   if (answer.valid) {
     b.mark(answer.terminated ? '<yes>' : '<no>').mark(answer.reward === 1 ? '<r1>' : '<r0>');
     b.mark('<obs>');
-    if (o.unchangedStates && answer.unchanged && !answer.terminated) return b.mark('<eos>').seq;
+    if (answer.unchanged && !answer.terminated) return b.mark('<eos>').seq;
     b.text(answer.observation, o.answerStateTokens);
     if (!answer.terminated && answer.admissible.length) b.mark('<adm>').actions(answer.admissible, o, o.answerAdmissibleTokens);
   }
@@ -419,7 +342,7 @@ export function decodeAnswer(tokenizer: Tokenizer, t: Tokens, freshNames?: reado
   const terminated = t.ids[1] === id('<yes>');
   const reward = t.ids[2] === id('<r1>') ? 1 : 0;
   const { observation, admissible } = decodeState(tokenizer, t, 3, freshNames);
-  // Only a model trained with unchangedStates writes an empty state (the grammar allows it to no other).
+  // An empty state of a running step: the state as it was.
   const unchanged = !terminated && observation === '' && admissible.length === 0;
   return { valid, terminated, reward, observation, admissible, ...(unchanged ? { unchanged } : {}) };
 }

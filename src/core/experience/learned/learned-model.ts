@@ -21,7 +21,7 @@ import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type D
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
 import { buildMasks, decodeBatch, decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
-import { decodeAnswer, decodeState, DEFAULT_FORMAT_OPTIONS, encodeContext, encodeInitialContext, encodePrompt, freshNames, shownSteps, type FormatOptions, type Sequence } from './format';
+import { decodeAnswer, decodeState, encodeContext, encodeInitialContext, encodePrompt, freshNames, shownSteps, type FormatOptions, type Sequence } from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
@@ -107,8 +107,7 @@ export class LearnedExperienceModel implements ExperienceModel {
 
   constructor(readonly net: ExperienceNetwork, readonly tokenizer: Tokenizer, readonly card: DomainCard, readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions' | 'verdict'>,
     readonly options: LearnedModelOptions = {}) {
-    // A model written before a format setting existed reads that setting's default.
-    const trained = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
+    const trained = manifest.formatOptions;
     if (trained.freshIds && tokenizer.freshIdTokens.length < trained.freshIds.count) {
       throw new Error(`The learned model '${manifest.name}' writes ${trained.freshIds.count} fresh-id placeholders but its tokenizer has ${tokenizer.freshIdTokens.length}: the model files do not belong together. Train the model again.`);
     }
@@ -170,8 +169,8 @@ export class LearnedExperienceModel implements ExperienceModel {
     if (result.error) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: result.error };
     const answer = result.text as ReturnType<typeof decodeAnswer>;
     if (!answer.valid) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
-    // An empty state (FormatOptions.unchangedStates): the step left the page as it was, read back exactly.
-    if (answer.unchanged && this.format.unchangedStates) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
+    // An empty state: the step left the page as it was, read back exactly.
+    if (answer.unchanged) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
     const text = concreteObservation(this.card, answer.observation, ctx.task.instruction);
     const globals = globalActionsOf(this.card, ctx.history[0]?.admissible ?? ctx.state.admissible);
     const admissible = answer.terminated ? [] : concreteAdmissible(this.card, answer.admissible, globals, text);

@@ -17,7 +17,7 @@ import type { NamedWeight, NetworkConfig } from './network';
 import type { TokenizerJSON } from './tokenizer';
 import { verdictHeadProblem, type VerdictHead } from './verdict';
 
-export const MODEL_FORMAT = 'dreamgym-learned-model/1';
+export const MODEL_FORMAT = 'dreamgym-learned-model/2';
 export const MANIFEST_FILE = 'model.json';
 export const WEIGHTS_FILE = 'weights.bin';
 
@@ -98,9 +98,7 @@ export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, 
   } catch (error) {
     throw new ModelFileError(`${MANIFEST_FILE} in ${where} is not JSON (${(error as Error).message}); the file is damaged: train the model again or copy it anew.`);
   }
-  if (manifest?.format !== MODEL_FORMAT) {
-    throw new ModelFileError(`${MANIFEST_FILE} in ${where} is not a learned experience model (format '${String(manifest?.format)}', expected '${MODEL_FORMAT}').`);
-  }
+  if (manifest?.format !== MODEL_FORMAT) throw new ModelFileError(formatProblem(manifest?.format, where));
   const headProblem = manifest.verdict ? verdictHeadProblem(manifest.verdict) : null;
   if (headProblem && options.dropStaleVerdict) delete manifest.verdict;
   else if (headProblem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${headProblem}. Fit it again ('dreamgym expmodel verdict --model DIR --env ENV') or train the model again.`);
@@ -123,6 +121,15 @@ export function decodeModelFiles(manifestText: string, weightBytes: Uint8Array, 
     }
   }
   return { manifest, weights };
+}
+
+/** Why a manifest's format is not this build's, and the fix. */
+function formatProblem(format: unknown, where: string): string {
+  const older = typeof format === 'string' && /^dreamgym-learned-model\/\d+$/.test(format) && format !== MODEL_FORMAT;
+  if (!older) return `${MANIFEST_FILE} in ${where} is not a learned experience model (format '${String(format)}', expected '${MODEL_FORMAT}').`;
+  return `${MANIFEST_FILE} in ${where} is a learned model of format '${format}'; this build reads '${MODEL_FORMAT}' ` +
+    `(the recipe's switches are fixed and the segment table has one row per segment). Re-make the shipped models with ` +
+    `'npm run models', and train your own again ('dreamgym expmodel train', or the Experience model page).`;
 }
 
 function littleEndianBytes(values: Float32Array): Uint8Array {
@@ -152,7 +159,7 @@ export async function readModelFiles(read: ModelFileReader, where: string, optio
 
 // ---- training checkpoints ----------------------------------------------------------------------
 
-export const CHECKPOINT_FORMAT = 'dreamgym-learned-checkpoint/1';
+export const CHECKPOINT_FORMAT = 'dreamgym-learned-checkpoint/2';
 
 /** Named groups of tensors in one blob (a checkpoint: weights, optimizer state, best weights). */
 export function encodeTensorGroups(groups: Record<string, readonly NamedWeight[]>): { index: Record<string, ModelManifest['weights']>; bytes: Uint8Array; crc32: string } {

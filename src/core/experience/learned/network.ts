@@ -10,7 +10,7 @@
  *             g     = σ(h w_g);  p(w) = g·p_gen(w) + (1 − g)·Σ_{j: ctx_j = w} a_j   (pointer-generator)
  *             space, case = softmax(h W + (Σ_j a_j form_j) U)             the token's form: its own
  *                   guess plus the space and case of the tokens the pointer looks at (copies keep their case)
- *   copy continuation (NetworkConfig.continuation): the pointer's logits gain s₁(h)·[ctx_{j−1} = y_{t−1}]
+ *   copy continuation: the pointer's logits gain s₁(h)·[ctx_{j−1} = y_{t−1}]
  *             + s₂(h)·[ctx_{j−2..j−1} = y_{t−2..t−1}], s = h W_c + b_c, and the gate gains learned weights on
  *             whether any such position exists — an explicit induction head, so a copy, once started,
  *             goes on through a title or a product line instead of being found again token by token
@@ -26,14 +26,16 @@
  * Determinism: rows are right-padded and padded positions are zeroed, so a row's sums see the
  * same terms in the same order whatever else is in the batch; batched matmuls always run with a
  * batch of at least two (a batch of one takes another kernel with other rounding); decoding's
- * cross-attention runs per group of rows (DecodeGroup) where other rows' weights are exactly 0.
- * So batched decoding gives exactly the unbatched result. wasm: matmul gradients use explicit transposes,
+ * cross-attention runs per group of rows (DecodeGroup, decode-cache.ts) where other rows' weights
+ * are exactly 0. So batched decoding gives exactly the unbatched result. wasm: attention runs as
+ * 2-D matmuls on groups of rows (grouped-attention.ts), matmul gradients use explicit transposes,
  * embeddings go through `gatherRows` (toolchain.md §2).
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../rng';
 import { gatherRows, matMulFast } from '../../policy/backend';
-import { SPECIAL_TOKENS } from './tokenizer';
+import type { TokenRows, TrainBatch } from './batch';
+import { attentionGroups, groupedAttention, type AttentionGroup } from './grouped-attention';
 
 export interface NetworkConfig {
   vocabSize: number;
@@ -51,25 +53,11 @@ export interface NetworkConfig {
   ffMult: number;
   maxContext: number;
   maxAnswer: number;
+  /** Rows of the segment table (format.ts SEGMENT_COUNT). */
   segments: number;
-  /** Copy continuation (see the file comment); absent in models trained before it. */
-  continuation?: boolean;
 }
 
-const NEG = -1e9;
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
-
-/** a [n, m, k] @ b [n, k, p] → [n, m, p]; explicit transposes in the gradient. */
-const bmm = tf.customGrad(((a: tf.Tensor3D, b: tf.Tensor3D, save: tf.GradSaveFunc) => {
-  save([a, b]);
-  return {
-    value: tf.matMul(a, b),
-    gradFunc: (dy: tf.Tensor3D, saved: tf.Tensor[]) => {
-      const [as, bs] = saved as [tf.Tensor3D, tf.Tensor3D];
-      return [tf.matMul(dy, tf.transpose(bs, [0, 2, 1])), tf.matMul(tf.transpose(as, [0, 2, 1]), dy)];
-    },
-  };
-}) as unknown as CustomGradFn) as unknown as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor3D;
 
 /** log Σ exp over each row, [N, V] → [N]; its gradient is the softmax (tf's own goes through a slow Equal on wasm). */
 const logSumExpRows = tf.customGrad(((x: tf.Tensor2D, save: tf.GradSaveFunc) => {
@@ -78,127 +66,9 @@ const logSumExpRows = tf.customGrad(((x: tf.Tensor2D, save: tf.GradSaveFunc) => 
   return { value, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.mul(tf.expandDims(dy, 1), tf.softmax(saved[0])) };
 }) as unknown as CustomGradFn) as unknown as (x: tf.Tensor2D) => tf.Tensor1D;
 
-const transposeLast = (x: tf.Tensor): tf.Tensor3D => tf.transpose(x, [0, 2, 1]) as tf.Tensor3D;
 const gelu = (x: tf.Tensor): tf.Tensor => tf.mul(x, tf.sigmoid(tf.mul(x, 1.702)));
 
-/** Tokens of B rows, flattened row-major; positions are each token's index in its part. */
-export interface TokenRows {
-  ids: Int32Array;
-  spaces: Int32Array;
-  cases: Int32Array;
-  positions: Int32Array;
-  /** Encoder only. */
-  segments?: Int32Array;
-}
-
-/** A training batch (batch.ts): contexts [B, Lc] and decoder inputs/targets [B, La], right-padded. */
-export interface TrainBatch {
-  rows: number;
-  contextLength: number;
-  answerLength: number;
-  context: TokenRows & { segments: Int32Array };
-  /** 1 for real context tokens, [B·Lc]. */
-  contextMask: Float32Array;
-  decoder: TokenRows;
-  /** Loss weight where a target exists (0: none), [B·La]. */
-  targetMask: Float32Array;
-  targetIds: Int32Array;
-  targetSpaces: Int32Array;
-  targetCases: Int32Array;
-  /** 1 where context token j equals the target of answer position t, [B, La, Lc]. */
-  copyMatch: Float32Array;
-}
-
 export interface LossParts { total: tf.Scalar; token: tf.Scalar; copyShare: tf.Scalar }
-
-/** What decoding keeps per layer, and for the pointer. */
-export interface DecodeCache {
-  rows: number;
-  contextLength: number;
-  /** Each row's real context tokens. */
-  contextLengths: Int32Array;
-  /** Per layer: cross keys and values of every row [B·Lc, a]; self keys/values [B·h, t, dh]. */
-  crossKeys: tf.Tensor2D[];
-  crossValues: tf.Tensor2D[];
-  selfKeys: (tf.Tensor3D | null)[];
-  selfValues: (tf.Tensor3D | null)[];
-  /** Pointer keys [B·Lc, a], and each context token's form in JS [B·Lc·5] (space one-hot, case one-hot). */
-  pointerKeys: tf.Tensor2D;
-  contextForm: Float32Array;
-  /** The keys and values again, laid out per group of rows for 2-D matmuls (see DecodeGroup), and each row's one-hot in its group [B, DECODE_GROUP]. */
-  groups: DecodeGroup[];
-  selector: tf.Tensor2D | null;
-  /** Answer tokens fed so far. */
-  fed: number;
-  /** Copy continuation: each row's successor index, and the last two tokens it was fed. */
-  successors?: Successors[];
-  lastFed?: Int32Array;
-  prevFed?: Int32Array;
-}
-
-/**
- * DECODE_GROUP rows whose attention runs as 2-D matmuls, as in training: the group's queries meet
- * all its rows' keys [a, g·width], g times the multiply-adds of a batched matmul, which wasm runs
- * with a naive kernel (≈ 1.6× faster at g = 4, measured). Each row must see only its own real
- * context: the keys carry DECODE_GROUP extra rows holding each row's mask (0 on its own real
- * positions, −1e9 elsewhere), and every query carries a one-hot of its row in the group, so the
- * matmul adds the mask itself (one op fewer per group than adding it after). Other rows' weights
- * are exactly 0, so a row's sums are the same whatever shares its group (or how wide the group is),
- * and batched decoding still equals unbatched.
- */
-interface DecodeGroup {
-  first: number;
-  rows: number;
-  /** The group's longest context: keys and values are this wide per row. */
-  width: number;
-  /** Per layer: cross keys transposed with the mask rows [a + DECODE_GROUP, g·width] and values [g·width, a]; the pointer's keys the same way. */
-  keysT: tf.Tensor2D[];
-  values: tf.Tensor2D[];
-  pointerKeysT: tf.Tensor2D;
-}
-
-const DECODE_GROUP = 4;
-/** Contexts the encoder takes at once when decoding starts. */
-const PREFILL_ROWS = 16;
-
-/** Only text tokens continue a copy (the format's structure tokens and padding do not). */
-const isTextToken = (id: number) => id >= SPECIAL_TOKENS.length;
-
-/**
- * Where a copy would go on in one context (copy continuation): after a fed token w, every
- * position j whose predecessor ctx[j − 1] is w (`one`), and of those the ones whose ctx[j − 2]
- * is the token fed before w as well (`two`).
- */
-export class Successors {
-  private readonly after = new Map<number, number[]>();
-
-  constructor(private readonly ids: ArrayLike<number>, private readonly length: number) {
-    for (let j = 1; j < length; j++) {
-      const w = ids[j - 1];
-      if (!isTextToken(w)) continue;
-      const list = this.after.get(w);
-      if (list) list.push(j); else this.after.set(w, [j]);
-    }
-  }
-
-  of(prev: number, last: number): { one: readonly number[]; two: number[] } {
-    const one = isTextToken(last) ? this.after.get(last) ?? [] : [];
-    const two = isTextToken(prev) ? one.filter((j) => j >= 2 && this.ids[j - 2] === prev) : [];
-    return { one, two };
-  }
-}
-
-/** The heads' output for the next token of every row, read back. */
-export interface StepOutput {
-  /** p_gen after the row's allowed-set mask, [B, V], and each row's most likely word (the first of ties). */
-  vocab: Float32Array;
-  bestWord: Int32Array;
-  /** Pointer weights over the context, [B, Lc]. */
-  pointer: Float32Array;
-  gate: Float32Array;
-  space: Int32Array;
-  letterCase: Int32Array;
-}
 
 export interface NamedWeight { name: string; shape: number[]; data: Float32Array }
 
@@ -207,7 +77,7 @@ let instances = 0;
 export class ExperienceNetwork {
   readonly variables = new Map<string, tf.Variable>();
   private readonly uid = instances++;
-  /** Embedding tables copied to JS for decoding (weights are frozen then). */
+  /** Small weights copied to JS for decoding (decode-cache.ts; weights are frozen then). */
   private tables: Map<string, Float32Array> | null = null;
 
   private constructor(readonly config: NetworkConfig) {}
@@ -266,7 +136,7 @@ export class ExperienceNetwork {
     }
     out.push(['dec_ln_g', [d]], ['dec_ln_b', [d]], ['vocab_w', [d, V]], ['vocab_b', [V]], ['space_w', [d, 2]], ['space_b', [2]],
       ['case_w', [d, 3]], ['case_b', [3]], ['gate_w', [d, 1]], ['gate_b', [1]], ['ptr_q_w', [d, a]], ['ptr_k_w', [d, a]], ['space_ptr_w', [2, 2]], ['case_ptr_w', [3, 3]]);
-    if (this.config.continuation) out.push(['ptr_cont_w', [d, 2]], ['ptr_cont_b', [2]], ['gate_cont_w', [2, 1]]);
+    out.push(['ptr_cont_w', [d, 2]], ['ptr_cont_b', [2]], ['gate_cont_w', [2, 1]]);
     return out;
   }
 
@@ -284,14 +154,14 @@ export class ExperienceNetwork {
 
   trainableVariables(): tf.Variable[] { return [...this.variables.values()]; }
 
-  // ---- blocks ----------------------------------------------------------------------------------
+  // ---- blocks (training here; decoding with the KV cache in decode-cache.ts) ----------------------
 
-  private linear(x: tf.Tensor2D, name: string, bias = true): tf.Tensor2D {
+  linear(x: tf.Tensor2D, name: string, bias = true): tf.Tensor2D {
     const y = matMulFast(x, this.v(`${name}_w`));
     return bias ? tf.add(y, this.v(`${name}_b`)) : y;
   }
 
-  private layerNorm(x: tf.Tensor2D, name: string): tf.Tensor2D {
+  layerNorm(x: tf.Tensor2D, name: string): tf.Tensor2D {
     const mean = tf.mean(x, 1, true);
     const centred = tf.sub(x, mean);
     const variance = tf.mean(tf.square(centred), 1, true);
@@ -305,29 +175,14 @@ export class ExperienceNetwork {
     return tf.addN(parts) as tf.Tensor2D;
   }
 
-  /** The same sum computed in JS from copies of the tables (decoding: fewer ops, same values up to float order). */
-  private embedInJs(rows: TokenRows, positionTable: string): tf.Tensor2D {
-    const d = this.config.dModel;
-    const tables = this.tables ??= this.readTables();
-    const n = rows.ids.length;
-    const out = new Float32Array(n * d);
-    const sources: [Float32Array, Int32Array][] = [[tables.get('tok')!, rows.ids], [tables.get('space')!, rows.spaces],
-      [tables.get('case')!, rows.cases], [tables.get(positionTable)!, rows.positions]];
-    if (rows.segments) sources.push([tables.get('seg')!, rows.segments]);
-    for (let i = 0; i < n; i++) {
-      const o = i * d;
-      for (const [table, ids] of sources) {
-        const t = ids[i] * d;
-        for (let k = 0; k < d; k++) out[o + k] += table[t + k];
-      }
-    }
-    return tf.tensor2d(out, [n, d]);
+  /** JS copies of the weights decoding reads outside tfjs (embeddings, the space and case heads, the continuation). */
+  weightsInJs(): Map<string, Float32Array> {
+    return this.tables ??= this.readTables();
   }
 
-  /** JS copies of the weights decoding reads outside tfjs (embeddings, the space and case heads). */
   private readTables(): Map<string, Float32Array> {
     const names = ['tok', 'space', 'case', 'seg', 'enc_pos', 'dec_pos', 'space_w', 'space_b', 'space_ptr_w', 'case_w', 'case_b', 'case_ptr_w',
-      ...(this.config.continuation ? ['ptr_cont_w', 'ptr_cont_b', 'gate_cont_w'] : [])];
+      'ptr_cont_w', 'ptr_cont_b', 'gate_cont_w'];
     return new Map(names.map((n) => [n, this.v(n).dataSync() as Float32Array]));
   }
 
@@ -335,7 +190,7 @@ export class ExperienceNetwork {
   weightsChanged(): void { this.tables = null; }
 
   /** Context [B·Lc, d] → encoded memory [B·Lc, d], padded positions zero. */
-  private encode(x: tf.Tensor2D, mask: tf.Tensor2D, rows: number, length: number): tf.Tensor2D {
+  encode(x: tf.Tensor2D, mask: tf.Tensor2D, rows: number, length: number): tf.Tensor2D {
     const { kernel, dModel: d } = this.config;
     const half = (kernel - 1) / 2;
     let e = tf.mul(x, mask) as tf.Tensor2D;
@@ -354,13 +209,13 @@ export class ExperienceNetwork {
     return tf.mul(this.layerNorm(e, 'enc_ln'), mask) as tf.Tensor2D;
   }
 
-  private mlp(x: tf.Tensor2D, layer: number): tf.Tensor2D {
+  mlp(x: tf.Tensor2D, layer: number): tf.Tensor2D {
     const hidden = gelu(this.linear(this.layerNorm(x, `dec${layer}/ln3`), `dec${layer}/w1`)) as tf.Tensor2D;
     return tf.add(x, this.linear(hidden, `dec${layer}/w2`));
   }
 
   /** [B·T, d] → q, k, v as [B·h, T, dh] with h·dh = selfDim (q pre-scaled). */
-  private selfHeads(x: tf.Tensor2D, layer: number, rows: number, length: number): tf.Tensor3D[] {
+  selfHeads(x: tf.Tensor2D, layer: number, rows: number, length: number): tf.Tensor3D[] {
     const { selfDim: d, heads: h } = this.config;
     const dh = d / h;
     const qkv = this.linear(this.layerNorm(x, `dec${layer}/ln1`), `dec${layer}/qkv`);
@@ -372,7 +227,7 @@ export class ExperienceNetwork {
     });
   }
 
-  private mergeHeads(x: tf.Tensor3D, rows: number, length: number): tf.Tensor2D {
+  mergeHeads(x: tf.Tensor3D, rows: number, length: number): tf.Tensor2D {
     const { selfDim: d, heads: h } = this.config;
     if (length === 1) return tf.reshape(x, [rows, d]);
     return tf.reshape(tf.transpose(tf.reshape(x, [rows, h, length, d / h]), [0, 2, 1, 3]), [rows * length, d]);
@@ -382,12 +237,12 @@ export class ExperienceNetwork {
 
   /** Mean negative log-likelihood per answer token: the id through the pointer mixture, plus space and case. */
   /** The teacher-forced decoder: final hidden states [B·La, d] and the last layer's cross-attention per group. */
-  private forwardTrain(batch: TrainBatch): { hidden: tf.Tensor2D; pointer: tf.Tensor2D[]; groups: AttentionGroup[]; flags: tf.Tensor2D | null } {
+  private forwardTrain(batch: TrainBatch): { hidden: tf.Tensor2D; pointer: tf.Tensor2D[]; groups: AttentionGroup[]; flags: tf.Tensor2D } {
     const { rows: B, contextLength: Lc, answerLength: La } = batch;
     const { attentionDim: a, selfDim, heads } = this.config;
     const ctxMask = tf.tensor2d(batch.contextMask, [B * Lc, 1]);
     const memory = this.encode(this.embedInGraph(batch.context, 'enc_pos'), ctxMask, B, Lc);
-    const { groups, flags } = attentionGroups(batch, this.config.continuation === true);
+    const { groups, flags } = attentionGroups(batch);
     let x = this.embedInGraph(batch.decoder, 'dec_pos');
     for (let l = 0; l < this.config.decoderLayers; l++) {
       const qkv = this.linear(this.layerNorm(x, `dec${l}/ln1`), `dec${l}/qkv`);                // [B·La, 3s]
@@ -402,9 +257,9 @@ export class ExperienceNetwork {
     const hidden = this.layerNorm(x, 'dec_ln');
     // The pointer: its own attention from the final state to the encoded context (weights only).
     const q = tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(a)) as tf.Tensor2D;
-    const bias = flags ? this.continuationBias(hidden, groups, La) : undefined;
+    const bias = this.continuationBias(hidden, groups, La);
     const pointer = groupedAttention(q, this.linear(memory, 'ptr_k', false), null, groups, 'cross', La, Lc, 1, bias).weights;
-    return { hidden, pointer, groups, flags: flags ? tf.tensor2d(flags, [B * La, 2]) : null };
+    return { hidden, pointer, groups, flags: tf.tensor2d(flags, [B * La, 2]) };
   }
 
   /** Each group's pointer bias from copy continuation, s₁(h)·one + s₂(h)·two: [g·La, g·Lc]. */
@@ -414,15 +269,14 @@ export class ExperienceNetwork {
       const g = groups[i];
       const n = g.rows * La;
       const rows = tf.slice(strengths, [g.first * La, 0], [n, 2]);
-      const [one, two] = [g.one!, g.two!].map((m) => tf.tensor2d(m, [n, m.length / n]));
+      const [one, two] = [g.one, g.two].map((m) => tf.tensor2d(m, [n, m.length / n]));
       return tf.add(tf.mul(tf.slice(rows, [0, 0], [n, 1]), one), tf.mul(tf.slice(rows, [0, 1], [n, 1]), two)) as tf.Tensor2D;
     };
   }
 
-  /** The gate's logits; with copy continuation, plus its weights on whether a continuation exists (`flags` [N, 2]). */
-  private gateLogits(hidden: tf.Tensor2D, flags: tf.Tensor2D | null): tf.Tensor2D {
-    const logits = this.linear(hidden, 'gate');
-    return flags ? tf.add(logits, matMulFast(flags, this.v('gate_cont_w'))) : logits;
+  /** The gate's logits, plus its weights on whether a continuation exists (`flags` [N, 2]). */
+  private gateLogits(hidden: tf.Tensor2D, flags: tf.Tensor2D): tf.Tensor2D {
+    return tf.add(this.linear(hidden, 'gate'), matMulFast(flags, this.v('gate_cont_w')));
   }
 
   /** Space and case logits from the hidden state and the form of what the pointer looks at ([N, 5]: space one-hot, case one-hot). */
@@ -484,7 +338,7 @@ export class ExperienceNetwork {
     const pGen = tf.exp(tf.sub(targetLogit, logSumExpRows(logits)));
     const pCopy = gatherRows(pCopyAll, realIndex);
     const form = this.formHeads(hidden, gatherRows(this.pointedFormTrain(batch, pointer, groups), realIndex));
-    const gate = tf.reshape(tf.sigmoid(this.gateLogits(hidden, flags ? gatherRows(flags, realIndex) : null)), [real.length]);
+    const gate = tf.reshape(tf.sigmoid(this.gateLogits(hidden, gatherRows(flags, realIndex))), [real.length]);
     const pToken = tf.add(tf.mul(gate, pGen), tf.mul(tf.sub(1, gate), pCopy));
     const tokenNll = tf.neg(tf.log(tf.add(pToken, 1e-9)));
     const formNll = tf.add(
@@ -503,228 +357,6 @@ export class ExperienceNetwork {
   /** The output layer's columns as rows [V, d] (for the target logits; transposed explicitly for wasm). */
   private vocabColumns(): tf.Tensor2D {
     return tf.transpose(this.v('vocab_w')) as tf.Tensor2D;
-  }
-
-  // ---- decoding --------------------------------------------------------------------------------
-
-  /**
-   * Encodes B right-padded contexts and keeps each layer's cross keys and values. The encoder runs
-   * PREFILL_ROWS rows at a time, each chunk padded only to its own longest context (rows sorted by
-   * length waste little); a row's encoding never depends on its padding, so the result is the same.
-   */
-  prefill(context: TokenRows & { segments: Int32Array }, rows: number, length: number, contextLengths: Int32Array): DecodeCache {
-    const a = this.config.attentionDim;
-    const chunks: tf.Tensor2D[][] = [];
-    for (let first = 0; first < rows; first += PREFILL_ROWS) {
-      const n = Math.min(PREFILL_ROWS, rows - first);
-      const width = Math.max(1, ...contextLengths.subarray(first, first + n));
-      chunks.push(tf.tidy(() => {
-        const part = chunkRows(context, first, n, length, width);
-        const maskValues = new Float32Array(n * width);
-        for (let r = 0; r < n; r++) maskValues.fill(1, r * width, r * width + contextLengths[first + r]);
-        const memory = this.encode(this.embedInJs(part, 'enc_pos'), tf.tensor2d(maskValues, [n * width, 1]), n, width);
-        // Back to the batch's width: padded positions hold zeros, as a full-width encoding gives them.
-        const widen = (t: tf.Tensor2D) => tf.reshape(tf.pad(tf.reshape(t, [n, width, a]), [[0, 0], [0, length - width], [0, 0]]), [n * length, a]) as tf.Tensor2D;
-        const out: tf.Tensor2D[] = [];
-        for (let l = 0; l < this.config.decoderLayers; l++) out.push(widen(this.linear(memory, `dec${l}/xk`, false)), widen(this.linear(memory, `dec${l}/xv`, false)));
-        out.push(widen(this.linear(memory, 'ptr_k', false)));
-        return out;
-      }));
-    }
-    const joined = chunks[0].map((_, i) => (chunks.length === 1 ? chunks[0][i] : tf.concat(chunks.map((c) => c[i]), 0) as tf.Tensor2D));
-    if (chunks.length > 1) tf.dispose(chunks.flat());
-    const crossKeys = joined.filter((_, i) => i < joined.length - 1 && i % 2 === 0);
-    const crossValues = joined.filter((_, i) => i < joined.length - 1 && i % 2 === 1);
-    const pointerKeys = joined[joined.length - 1];
-    const form = new Float32Array(rows * length * 5);
-    contextLengths.forEach((n, b) => {
-      for (let j = 0; j < n; j++) {
-        const i = b * length + j;
-        form[i * 5 + context.spaces[i]] = 1;
-        form[i * 5 + 2 + context.cases[i]] = 1;
-      }
-    });
-    const cache: DecodeCache = { rows, contextLength: length, contextLengths: Int32Array.from(contextLengths), crossKeys, crossValues,
-      selfKeys: crossKeys.map(() => null), selfValues: crossKeys.map(() => null), pointerKeys, contextForm: form, groups: [], selector: groupSelector(rows, 1), fed: 0 };
-    if (this.config.continuation) {
-      cache.successors = Array.from({ length: rows }, (_, b) => new Successors(context.ids.subarray(b * length, b * length + contextLengths[b]), contextLengths[b]));
-      cache.lastFed = new Int32Array(rows);
-      cache.prevFed = new Int32Array(rows);
-    }
-    cache.groups = decodeGroups(cache);
-    return cache;
-  }
-
-  /**
-   * Feeds T tokens per row (answer positions `cache.fed` … `cache.fed + T − 1`; T > 1 for the
-   * prompt) and returns the heads' output for the token after the last one, with `vocabMask`
-   * [B, V] (0 allowed, −1e9 not) added to the word logits.
-   */
-  async step(cache: DecodeCache, tokens: { ids: Int32Array; spaces: Int32Array; cases: Int32Array }, vocabMask: tf.Tensor2D): Promise<StepOutput> {
-    const B = cache.rows;
-    const T = tokens.ids.length / B;
-    const positions = Int32Array.from({ length: B * T }, (_, i) => cache.fed + (i % T));
-    const continuation = cache.successors !== undefined;
-    if (continuation) {
-      for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) { cache.prevFed![b] = cache.lastFed![b]; cache.lastFed![b] = tokens.ids[b * T + t]; }
-    }
-    const outputs = tf.tidy(() => {
-      let x = this.embedInJs({ ...tokens, positions }, 'dec_pos');                           // [B·T, d]
-      // New tokens see every cached one and the new ones up to themselves.
-      const causal = T > 1 ? tf.concat([tf.zeros([T, cache.fed]), tf.mul(tf.sub(1, tf.linalg.bandPart(tf.ones([T, T]), -1, 0)), NEG)], 1) : null;
-      for (let l = 0; l < this.config.decoderLayers; l++) {
-        const [q, k, v] = this.selfHeads(x, l, B, T);                                         // [B·h, T, dh]
-        const keys = cache.selfKeys[l] ? tf.concat([cache.selfKeys[l]!, k], 1) as tf.Tensor3D : k;
-        const values = cache.selfValues[l] ? tf.concat([cache.selfValues[l]!, v], 1) as tf.Tensor3D : v;
-        const scores = bmm(q, transposeLast(keys));
-        const attention = tf.softmax(causal ? tf.add(scores, causal) : scores);
-        x = tf.add(x, this.linear(this.mergeHeads(bmm(attention, values), B, T), `dec${l}/out`));
-        x = this.groupedCrossAttend(x, l, cache, T);
-        x = this.mlp(x, l);
-        cache.selfKeys[l]?.dispose();
-        cache.selfValues[l]?.dispose();
-        cache.selfKeys[l] = tf.keep(keys);
-        cache.selfValues[l] = tf.keep(values);
-      }
-      const last = T > 1 ? tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D : x;
-      const hidden = this.layerNorm(last, 'dec_ln');
-      const q = tf.concat([tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(this.config.attentionDim)), cache.selector!], 1) as tf.Tensor2D;
-      // With copy continuation the pointer's and the gate's logits come back, and their softmax and sigmoid run in JS (continueCopy).
-      const pointerGroups = tf.split(q, cache.groups.map((g) => g.rows), 0).map((qg, i) => {
-        const logits = tf.matMul(qg, cache.groups[i].pointerKeysT);                             // [g, g·width]
-        return continuation ? logits : tf.softmax(logits);
-      });
-      // One read-back for all groups' pointers (each a few small reads otherwise).
-      const pointers = tf.concat(pointerGroups.map((w) => tf.reshape(w, [-1])));
-      const vocab = tf.softmax(tf.add(this.linear(hidden, 'vocab'), vocabMask));
-      const gate = this.linear(hidden, 'gate');
-      return [vocab, tf.argMax(vocab, 1), tf.reshape(continuation ? gate : tf.sigmoid(gate), [B]), hidden, pointers];
-    });
-    cache.fed += T;
-    const [vocab, bestWord, gateOut, hidden, pointers] = await Promise.all(outputs.map((t) => t.data())) as [Float32Array, Int32Array, Float32Array, Float32Array, Float32Array];
-    tf.dispose(outputs);
-    const { pointer, gate } = continuation ? this.continueCopy(cache, ownBlocks(cache, pointers), gateOut, hidden) : { pointer: ownBlocks(cache, pointers), gate: gateOut };
-    return { vocab, bestWord, pointer, gate, ...this.formHeadsJs(hidden, pointer, cache) };
-  }
-
-  /**
-   * Copy continuation at a decoding step, in JS: each row's pointer logits plus s₁(h)·one +
-   * s₂(h)·two, softmaxed over its own real context, and the gate's logit plus its continuation
-   * weights — the same sums as training's continuationBias and gateLogits.
-   */
-  private continueCopy(cache: DecodeCache, logits: Float32Array, gateLogits: Float32Array, hidden: Float32Array): { pointer: Float32Array; gate: Float32Array } {
-    const d = this.config.dModel, B = cache.rows, Lc = cache.contextLength;
-    const w = this.tables ??= this.readTables();
-    const [Wc, bc, gc] = [w.get('ptr_cont_w')!, w.get('ptr_cont_b')!, w.get('gate_cont_w')!];
-    const pointer = new Float32Array(B * Lc), gate = new Float32Array(B);
-    const row = new Float64Array(Lc);
-    for (let b = 0; b < B; b++) {
-      let s1 = bc[0], s2 = bc[1];
-      for (let k = 0; k < d; k++) { s1 += hidden[b * d + k] * Wc[k * 2]; s2 += hidden[b * d + k] * Wc[k * 2 + 1]; }
-      const { one, two } = cache.successors![b].of(cache.prevFed![b], cache.lastFed![b]);
-      const n = cache.contextLengths[b], o = b * Lc;
-      for (let j = 0; j < n; j++) row[j] = logits[o + j];
-      for (const j of one) row[j] += s1;
-      for (const j of two) row[j] += s2;
-      let max = -Infinity, sum = 0;
-      for (let j = 0; j < n; j++) max = Math.max(max, row[j]);
-      for (let j = 0; j < n; j++) { row[j] = Math.exp(row[j] - max); sum += row[j]; }
-      for (let j = 0; j < n; j++) pointer[o + j] = row[j] / sum;
-      const z = gateLogits[b] + (one.length ? gc[0] : 0) + (two.length ? gc[1] : 0);
-      gate[b] = 1 / (1 + Math.exp(-z));
-    }
-    return { pointer, gate };
-  }
-
-  /** Cross-attention of the T new tokens of every row [B·T, d] on its own context, group by group (DecodeGroup). */
-  private groupedCrossAttend(x: tf.Tensor2D, layer: number, cache: DecodeCache, T: number): tf.Tensor2D {
-    const a = this.config.attentionDim;
-    const selector = T === 1 ? cache.selector! : groupSelector(cache.rows, T);
-    const q = tf.concat([tf.mul(this.linear(this.layerNorm(x, `dec${layer}/ln2`), `dec${layer}/xq`, false), 1 / Math.sqrt(a)), selector], 1) as tf.Tensor2D;
-    const reads = tf.split(q, cache.groups.map((g) => g.rows * T), 0).map((qg, i) =>
-      tf.matMul(tf.softmax(tf.matMul(qg, cache.groups[i].keysT[layer])), cache.groups[i].values[layer]));
-    return tf.add(x, this.linear(tf.concat(reads, 0) as tf.Tensor2D, `dec${layer}/proj`));
-  }
-
-  /**
-   * The space and case heads in JS (a few hundred multiply-adds a row: cheaper than the kernels
-   * they would take): the same sums as `formHeads`, from the read-back hidden state and pointer.
-   */
-  private formHeadsJs(hidden: Float32Array, pointer: Float32Array, cache: DecodeCache): { space: Int32Array; letterCase: Int32Array } {
-    const d = this.config.dModel, B = cache.rows, Lc = cache.contextLength;
-    const w = this.tables ??= this.readTables();
-    const space = new Int32Array(B), letterCase = new Int32Array(B);
-    const pointed = new Float32Array(5);
-    for (let b = 0; b < B; b++) {
-      pointed.fill(0);
-      for (let j = 0; j < Lc; j++) {
-        const a = pointer[b * Lc + j];
-        if (a === 0) continue;
-        const f = (b * Lc + j) * 5;
-        for (let k = 0; k < 5; k++) pointed[k] += a * cache.contextForm[f + k];
-      }
-      const head = (name: 'space' | 'case', classes: number, from: number) => {
-        const W = w.get(`${name}_w`)!, bias = w.get(`${name}_b`)!, U = w.get(`${name}_ptr_w`)!;
-        let best = 0, bestLogit = -Infinity;
-        for (let c = 0; c < classes; c++) {
-          let logit = bias[c];
-          for (let k = 0; k < d; k++) logit += hidden[b * d + k] * W[k * classes + c];
-          for (let k = 0; k < classes; k++) logit += pointed[from + k] * U[k * classes + c];
-          if (logit > bestLogit) { bestLogit = logit; best = c; }
-        }
-        return best;
-      };
-      space[b] = head('space', 2, 0);
-      letterCase[b] = head('case', 3, 2);
-    }
-    return { space, letterCase };
-  }
-
-  /**
-   * Keeps only the rows `keep` of a cache (finished rows leave the batch, so later steps cost
-   * less). The kept rows' values are copied unchanged, so their answers stay the same.
-   */
-  async compactCache(cache: DecodeCache, keep: readonly number[]): Promise<void> {
-    const B = cache.rows;
-    const pick = async <T extends tf.Tensor2D | tf.Tensor3D>(t: T): Promise<T> => {
-      const data = await t.data() as Float32Array;
-      const stride = data.length / B;                         // values per batch row (Lc·a, or h·t·dh for self-attention)
-      const out = new Float32Array(keep.length * stride);
-      keep.forEach((b, i) => out.set(data.subarray(b * stride, (b + 1) * stride), i * stride));
-      const shape = t.shape.slice() as T['shape'];
-      shape[0] = (t.shape[0] / B) * keep.length;
-      t.dispose();
-      return tf.tensor(out, shape) as T;
-    };
-    for (let l = 0; l < this.config.decoderLayers; l++) {
-      cache.crossKeys[l] = await pick(cache.crossKeys[l]);
-      cache.crossValues[l] = await pick(cache.crossValues[l]);
-      if (cache.selfKeys[l]) cache.selfKeys[l] = await pick(cache.selfKeys[l]!);
-      if (cache.selfValues[l]) cache.selfValues[l] = await pick(cache.selfValues[l]!);
-    }
-    cache.pointerKeys = await pick(cache.pointerKeys);
-    const formStride = cache.contextLength * 5;
-    const form = new Float32Array(keep.length * formStride);
-    keep.forEach((b, i) => form.set(cache.contextForm.subarray(b * formStride, (b + 1) * formStride), i * formStride));
-    cache.contextForm = form;
-    cache.contextLengths = Int32Array.from(keep, (b) => cache.contextLengths[b]);
-    if (cache.successors) {
-      cache.successors = keep.map((b) => cache.successors![b]);
-      cache.lastFed = Int32Array.from(keep, (b) => cache.lastFed![b]);
-      cache.prevFed = Int32Array.from(keep, (b) => cache.prevFed![b]);
-    }
-    cache.rows = keep.length;
-    disposeGroups(cache.groups);
-    cache.selector?.dispose();
-    cache.groups = decodeGroups(cache);
-    cache.selector = groupSelector(cache.rows, 1);
-  }
-
-  disposeCache(cache: DecodeCache): void {
-    tf.dispose([...cache.crossKeys, ...cache.crossValues, cache.pointerKeys]);
-    for (const t of [...cache.selfKeys, ...cache.selfValues]) t?.dispose();
-    disposeGroups(cache.groups);
-    cache.selector?.dispose();
   }
 
   // ---- weights ---------------------------------------------------------------------------------
@@ -751,155 +383,6 @@ export class ExperienceNetwork {
     this.tables = null;
   }
 }
-
-/**
- * A cache's rows in groups of DECODE_GROUP, with their keys, values and masks laid out for 2-D
- * matmuls, each group only as wide as its own longest context (the rest of a row is masked, so
- * its weights there are exactly 0 either way).
- */
-function decodeGroups(cache: DecodeCache): DecodeGroup[] {
-  const { rows: B, contextLength: Lc } = cache;
-  const groups: DecodeGroup[] = [];
-  for (let first = 0; first < B; first += DECODE_GROUP) {
-    const g = Math.min(DECODE_GROUP, B - first);
-    const width = Math.max(1, ...cache.contextLengths.subarray(first, first + g));
-    // Mask row r: 0 on row r's own real positions, −1e9 elsewhere (rows past g meet no query).
-    const mask = new Float32Array(DECODE_GROUP * g * width);
-    for (let r = 0; r < g; r++) {
-      mask.fill(NEG, r * g * width, (r + 1) * g * width);
-      mask.fill(0, r * g * width + r * width, r * g * width + r * width + cache.contextLengths[first + r]);
-    }
-    const rowsOf = (t: tf.Tensor2D) => {
-      const a = t.shape[1];
-      return tf.reshape(tf.slice(tf.reshape(t, [B, Lc, a]), [first, 0, 0], [g, width, a]), [g * width, a]) as tf.Tensor2D;
-    };
-    groups.push(tf.tidy(() => {
-      const maskRows = tf.tensor2d(mask, [DECODE_GROUP, g * width]);
-      const withMask = (t: tf.Tensor2D) => tf.keep(tf.concat([tf.transpose(rowsOf(t)), maskRows], 0) as tf.Tensor2D);
-      return { first, rows: g, width, keysT: cache.crossKeys.map(withMask), values: cache.crossValues.map((v) => tf.keep(rowsOf(v))), pointerKeysT: withMask(cache.pointerKeys) };
-    }));
-  }
-  return groups;
-}
-
-/** Each row's one-hot in its group, T times per row (the T new tokens of a row share its context): [B·T, DECODE_GROUP]. */
-function groupSelector(rows: number, T: number): tf.Tensor2D {
-  const values = new Float32Array(rows * T * DECODE_GROUP);
-  for (let b = 0; b < rows; b++) for (let t = 0; t < T; t++) values[(b * T + t) * DECODE_GROUP + (b % DECODE_GROUP)] = 1;
-  return tf.tensor2d(values, [rows * T, DECODE_GROUP]);
-}
-
-/** Rows first … first + n − 1 of flattened [B, length] token rows, re-laid at `width` per row. */
-function chunkRows(rows: TokenRows & { segments: Int32Array }, first: number, n: number, length: number, width: number): TokenRows & { segments: Int32Array } {
-  const take = (from: Int32Array) => {
-    const out = new Int32Array(n * width);
-    for (let r = 0; r < n; r++) out.set(from.subarray((first + r) * length, (first + r) * length + width), r * width);
-    return out;
-  };
-  return { ids: take(rows.ids), spaces: take(rows.spaces), cases: take(rows.cases), segments: take(rows.segments), positions: take(rows.positions) };
-}
-
-function disposeGroups(groups: readonly DecodeGroup[]): void {
-  for (const g of groups) tf.dispose([...g.keysT, ...g.values, g.pointerKeysT]);
-}
-
-/** The pointer of every row over its own context [B·Lc], from the groups' weights ([g, g·width] each, one after another). */
-function ownBlocks(cache: DecodeCache, groupWeights: Float32Array): Float32Array {
-  const Lc = cache.contextLength;
-  const out = new Float32Array(cache.rows * Lc);
-  let offset = 0;
-  for (const { rows: g, width, first } of cache.groups) {
-    for (let r = 0; r < g; r++) {
-      const from = offset + r * g * width + r * width;
-      out.set(groupWeights.subarray(from, from + width), (first + r) * Lc);
-    }
-    offset += g * g * width;
-  }
-  return out;
-}
-
-/**
- * Training-time attention for groups of rows as plain 2-D matmuls (wasm's fast path): a group's
- * queries [g·T, ·] meet all its keys [g·S, ·], and a block-diagonal mask keeps each row to its
- * own keys (and, for self-attention, to earlier positions). g times the multiply-adds of a
- * batched matmul, at about fifteen times the speed.
- */
-interface AttentionGroup {
-  first: number;
-  rows: number;
-  selfMask: Float32Array;
-  crossMask: Float32Array;
-  /** Row r, answer position t, context position j at [(r·La + t)·(g·Lc) + r·Lc + j]. */
-  copyMatch: Float32Array;
-  /** Copy continuation: where a copy goes on after the last fed token (one) and the last two (two), laid out as copyMatch. */
-  one?: Float32Array;
-  two?: Float32Array;
-}
-
-const GROUP_ROWS = 4;
-
-/**
- * The batch's attention groups; with copy continuation also each group's continuation positions
- * and, per decoder position, whether any exists ([B·La, 2] flags).
- */
-function attentionGroups(batch: TrainBatch, continuation: boolean): { groups: AttentionGroup[]; flags: Float32Array | null } {
-  const { rows: B, contextLength: Lc, answerLength: La } = batch;
-  const groups: AttentionGroup[] = [];
-  const flags = continuation ? new Float32Array(B * La * 2) : null;
-  for (let first = 0; first < B; first += GROUP_ROWS) {
-    const g = Math.min(GROUP_ROWS, B - first);
-    const selfMask = new Float32Array(g * La * g * La).fill(NEG);
-    const crossMask = new Float32Array(g * La * g * Lc).fill(NEG);
-    const copyMatch = new Float32Array(g * La * g * Lc);
-    const [one, two] = continuation ? [new Float32Array(g * La * g * Lc), new Float32Array(g * La * g * Lc)] : [];
-    for (let r = 0; r < g; r++) {
-      const row = first + r;
-      let contextLength = 0;
-      while (contextLength < Lc && batch.contextMask[row * Lc + contextLength]) contextLength++;
-      const successors = continuation ? new Successors(batch.context.ids.subarray(row * Lc, row * Lc + contextLength), contextLength) : null;
-      for (let t = 0; t < La; t++) {
-        const q = r * La + t;
-        for (let s = 0; s <= t; s++) selfMask[q * g * La + r * La + s] = 0;
-        crossMask.fill(0, q * g * Lc + r * Lc, q * g * Lc + r * Lc + contextLength);
-        copyMatch.set(batch.copyMatch.subarray((row * La + t) * Lc, (row * La + t + 1) * Lc), q * g * Lc + r * Lc);
-        if (!successors || !batch.targetMask[row * La + t]) continue;
-        // The tokens fed at t and before: what the decoder has just written.
-        const next = successors.of(t > 0 ? batch.decoder.ids[row * La + t - 1] : 0, batch.decoder.ids[row * La + t]);
-        for (const j of next.one) one![q * g * Lc + r * Lc + j] = 1;
-        for (const j of next.two) two![q * g * Lc + r * Lc + j] = 1;
-        flags![(row * La + t) * 2] = next.one.length ? 1 : 0;
-        flags![(row * La + t) * 2 + 1] = next.two.length ? 1 : 0;
-      }
-    }
-    groups.push({ first, rows: g, selfMask, crossMask, copyMatch, ...(one ? { one, two } : {}) });
-  }
-  return { groups, flags };
-}
-
-/** Attention of q [B·T, h·dh] on k, v [B·S, h·dh] group by group → output [B·T, h·dh] (none without v) and each group's weights (head 0). */
-function groupedAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D | null, groups: readonly AttentionGroup[], kind: 'self' | 'cross',
-  T: number, S: number, heads: number, bias?: (group: number) => tf.Tensor2D): { output: tf.Tensor2D | null; weights: tf.Tensor2D[] } {
-  const width = q.shape[1];
-  const dh = width / heads;
-  const outputs: tf.Tensor2D[] = [], weights: tf.Tensor2D[] = [];
-  groups.forEach((group, index) => {
-    const rows = (x: tf.Tensor2D, n: number) => tf.slice(x, [group.first * n, 0], [group.rows * n, width]) as tf.Tensor2D;
-    const [qg, kg] = [rows(q, T), rows(k, S)];
-    const vg = v ? rows(v, S) : null;
-    const maskValues = tf.tensor2d(kind === 'self' ? group.selfMask : group.crossMask, [group.rows * T, group.rows * S]);
-    const mask = bias ? tf.add(maskValues, bias(index)) : maskValues;
-    const perHead: tf.Tensor2D[] = [];
-    for (let h = 0; h < heads; h++) {
-      const cols = (x: tf.Tensor2D) => (heads === 1 ? x : tf.slice(x, [0, h * dh], [-1, dh]) as tf.Tensor2D);
-      const w = tf.softmax(tf.add(matMulFast(cols(qg), tf.transpose(cols(kg))), mask)) as tf.Tensor2D;   // [g·T, g·S]
-      if (h === 0) weights.push(w);
-      if (vg) perHead.push(matMulFast(w, cols(vg)));
-    }
-    if (vg) outputs.push(heads === 1 ? perHead[0] : tf.concat(perHead, 1) as tf.Tensor2D);
-  });
-  return { output: v ? tf.concat(outputs, 0) as tf.Tensor2D : null, weights };
-}
-
 /** Indices where the mask is set. */
 function realPositions(mask: Float32Array): Int32Array {
   const out: number[] = [];

@@ -8,8 +8,8 @@ import type { ReplayBuffer } from '../../buffer/buffer';
 import type { Task } from '../../types';
 import type { DomainCard } from '../domain-card';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, freshFitState, type FitDeps, type FitOptions, type FitState } from './fit';
-import { DEFAULT_FORMAT_OPTIONS, freshIdShape, segmentCount, type FormatOptions } from './format';
-import { encodeModelFiles, type ModelManifest, type TrainingRecord } from './model-file';
+import { DEFAULT_FORMAT_OPTIONS, freshIdShape, SEGMENT_COUNT, type FormatOptions } from './format';
+import { CHECKPOINT_FORMAT, encodeModelFiles, type ModelManifest, type TrainingRecord } from './model-file';
 import { ExperienceNetwork, type NamedWeight, type NetworkConfig } from './network';
 import { bufferRetriever, buildPairs, corpusTexts, realEpisodes, splitByTask, type RecordedEpisode, type SftPair } from './sft-data';
 import { Tokenizer, type TokenizerJSON } from './tokenizer';
@@ -19,15 +19,9 @@ import { fitVerdictHead, verdictExamples } from './verdict';
 export type NetworkShape = Omit<NetworkConfig, 'vocabSize' | 'segments'>;
 
 export const DEFAULT_NETWORK: Readonly<NetworkShape> = Object.freeze({
-  dModel: 64, encoderBlocks: 2, kernel: 5, decoderLayers: 2, heads: 1, selfDim: 32, attentionDim: 32, ffMult: 2, maxContext: 768, maxAnswer: 384, continuation: true,
+  dModel: 64, encoderBlocks: 2, kernel: 5, decoderLayers: 2, heads: 1, selfDim: 32, attentionDim: 32, ffMult: 2,
+  maxContext: 768, maxAnswer: 384,
 });
-
-/**
- * What a new model's format adds to format.ts's defaults (which a model written before an option
- * existed reads as off): the action marks and unchanged states (README "The learned experience
- * model" has what each bought, measured).
- */
-export const RECIPE_FORMAT: Readonly<Partial<FormatOptions>> = Object.freeze({ actionMarks: true, unchangedStates: true });
 
 export interface LearnedTrainOptions {
   name: string;
@@ -42,8 +36,6 @@ export interface LearnedTrainOptions {
   maxEpisodes?: number;
   /** Fit a verdict head (verdict.ts) on the training episodes' real terminal steps (default true). */
   verdictHead?: boolean;
-  /** Placeholders for unseen ids (tokenizer.ts, "Fresh ids"); the shape comes from the data (none where it has no ids). 0: none. */
-  freshIds?: number;
 }
 
 export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, 'network' | 'format' | 'fit'>> & {
@@ -53,17 +45,17 @@ export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, '
     name: partial.name ?? 'model', validationShare: partial.validationShare ?? 0.1, minCount: partial.minCount ?? 2, maxVocab: partial.maxVocab ?? 6000,
     ...(partial.maxEpisodes !== undefined ? { maxEpisodes: partial.maxEpisodes } : {}),
     ...(partial.verdictHead === false ? { verdictHead: false } : {}),
-    freshIds: partial.freshIds ?? FRESH_ID_PLACEHOLDERS,
-    network: { ...DEFAULT_NETWORK, ...partial.network }, format: { ...DEFAULT_FORMAT_OPTIONS, ...RECIPE_FORMAT, ...partial.format }, fit: { ...DEFAULT_FIT_OPTIONS, ...partial.fit },
+    network: { ...DEFAULT_NETWORK, ...partial.network }, format: { ...DEFAULT_FORMAT_OPTIONS, ...partial.format },
+    fit: { ...DEFAULT_FIT_OPTIONS, ...partial.fit },
   };
 }
 
-/** Placeholders of `--fresh-ids`: more than the ten new asins of a results page and its list. */
+/** Placeholders for unseen ids (tokenizer.ts, "Fresh ids"): more than the ten new asins of a results page and its list. */
 export const FRESH_ID_PLACEHOLDERS = 16;
 
 /** A training in progress: enough to resume it exactly. */
 export interface LearnedCheckpoint {
-  format: 'dreamgym-learned-checkpoint/1';
+  format: typeof CHECKPOINT_FORMAT;
   env: string;
   options: LearnedTrainOptions;
   tokenizer: TokenizerJSON;
@@ -92,9 +84,9 @@ export async function prepareData(buffer: ReplayBuffer, env: string, card: Domai
   if (episodes.length === 0) throw new Error(`The replay buffer has no real episodes of '${env}' to learn from: seed it with the shipped dataset or import trajectories first.`);
   const split = splitByTask(episodes, tasks as Map<string, Task>, options.validationShare, options.fit.seed);
   const trainEpisodes = limitEpisodes(split.train, options.maxEpisodes);
-  const vocabulary = tokenizer ?? Tokenizer.learn(corpusTexts(card, trainEpisodes), { minCount: options.minCount, maxVocab: options.maxVocab,
-    ...(options.freshIds ? { freshIds: options.freshIds } : {}) });
-  const format = withFreshIds(options, vocabulary, corpusTexts(card, trainEpisodes));
+  const vocabulary = tokenizer ?? Tokenizer.learn(corpusTexts(card, trainEpisodes),
+    { minCount: options.minCount, maxVocab: options.maxVocab, freshIds: FRESH_ID_PLACEHOLDERS });
+  const format = withFreshIds(options.format, vocabulary, corpusTexts(card, trainEpisodes));
   const retrieve = bufferRetriever(buffer);
   const train = await buildPairs(trainEpisodes, vocabulary, card, format, retrieve);
   const validation = await buildPairs(split.validation, vocabulary, card, format, retrieve);
@@ -105,12 +97,13 @@ export async function prepareData(buffer: ReplayBuffer, env: string, card: Domai
   };
 }
 
-/** The format with fresh ids of the training texts' shape, when the options ask for them and the texts have ids. */
-function withFreshIds(options: LearnedTrainOptions, tokenizer: Tokenizer, texts: Iterable<string>): FormatOptions {
-  if (!options.freshIds) return options.format;
-  if (tokenizer.freshIdTokens.length !== options.freshIds) throw new Error(`The tokenizer has ${tokenizer.freshIdTokens.length} fresh-id placeholders, the options ask for ${options.freshIds}; train without resuming.`);
-  const shape = freshIdShape(texts, options.freshIds);
-  return shape ? { ...options.format, freshIds: shape } : options.format;
+/** The format with fresh ids of the training texts' shape (none when the texts have no ids). */
+function withFreshIds(format: FormatOptions, tokenizer: Tokenizer, texts: Iterable<string>): FormatOptions {
+  if (tokenizer.freshIdTokens.length !== FRESH_ID_PLACEHOLDERS) {
+    throw new Error(`The tokenizer has ${tokenizer.freshIdTokens.length} fresh-id placeholders, the format needs ` +
+      `${FRESH_ID_PLACEHOLDERS}; train without resuming.`);
+  }
+  return { ...format, freshIds: freshIdShape(texts, FRESH_ID_PLACEHOLDERS) };
 }
 
 /** The first `n` episodes in a seeded order that keeps every kind of episode represented. */
@@ -144,20 +137,19 @@ export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card:
   if (resume && resume.env !== env) throw new Error(`The checkpoint is of '${resume.env}', not '${env}'; train without resuming, or name its env.`);
   const chosen = resume?.options ?? options;
   const data = await prepareData(buffer, env, card, chosen, resume ? Tokenizer.fromJSON(resume.tokenizer) : undefined);
-  const config: NetworkConfig = { ...chosen.network, vocabSize: data.tokenizer.size, segments: segmentCount(chosen.format) };
+  const config: NetworkConfig = { ...chosen.network, vocabSize: data.tokenizer.size, segments: SEGMENT_COUNT };
   const net = resume ? ExperienceNetwork.fromWeights(config, resume.weights) : ExperienceNetwork.create(config, chosen.fit.seed);
   const now = deps.now ?? (() => 0);
   const started = now();
   const before = resume?.seconds ?? 0;
   const state: FitState = resume ? { ...resume.fit, optimizer: resume.optimizer, bestWeights: resume.bestWeights } : freshFitState();
   try {
-    const fit = chosen.format.generatedVerdicts ? { ...chosen.fit, generatedVerdicts: true } : chosen.fit;
-    const final = await fitNetwork(net, data.tokenizer, data.train, data.validation, fit, state, {
+    const final = await fitNetwork(net, data.tokenizer, data.train, data.validation, chosen.fit, state, {
       ...deps,
       onEpoch: async (s) => {
         if (!deps.onCheckpoint) return;
         const { optimizer, bestWeights, ...fit } = s;
-        await deps.onCheckpoint({ format: 'dreamgym-learned-checkpoint/1', env, options: chosen, tokenizer: data.tokenizer.toJSON(), fit,
+        await deps.onCheckpoint({ format: CHECKPOINT_FORMAT, env, options: chosen, tokenizer: data.tokenizer.toJSON(), fit,
           weights: await net.getWeights(), optimizer, bestWeights: bestWeights ?? [], seconds: before + (now() - started) / 1000 });
       },
     });

@@ -8,7 +8,7 @@ import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { makeDreamEnv } from '../../../../src/core/experience/dream-env';
 import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/experience/learned/learned-model';
-import { DEFAULT_FORMAT_OPTIONS } from '../../../../src/core/experience/learned/format';
+import { DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT } from '../../../../src/core/experience/learned/format';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
 import { decodeModelFiles, encodeModelFiles, ModelFileError } from '../../../../src/core/experience/learned/model-file';
@@ -59,6 +59,11 @@ describe('learned experience model', () => {
     expect(() => decodeModelFiles(result.manifest, flipped)).toThrow(ModelFileError);
     expect(() => decodeModelFiles(result.manifest, flipped)).toThrow(/weights\.bin .* does not match model\.json/);
     expect(() => decodeModelFiles('{not json', result.weights)).toThrow(/model\.json .* is not JSON/);
+    // A model of format 1 (its recipe's switches, 24 segment rows) is refused, naming the command that re-makes it.
+    const formatOne = JSON.stringify({ ...manifest, format: 'dreamgym-learned-model/1' });
+    expect(() => decodeModelFiles(formatOne, result.weights)).toThrow(ModelFileError);
+    expect(() => decodeModelFiles(formatOne, result.weights)).toThrow(/format 'dreamgym-learned-model\/1'.*'npm run models'/);
+    expect(manifest.network.segments).toBe(SEGMENT_COUNT);
     const nan = encodeModelFiles({ ...manifest }, original.map((w, i) => (i === 0 ? { ...w, data: w.data.map((x, j) => (j === 0 ? NaN : x)) } : w)));
     expect(() => decodeModelFiles(nan.manifest, nan.weights)).toThrow(/holds NaN/);
     const dir = join(mkdtempSync(join(tmpdir(), 'learned-')), 'model');
@@ -157,7 +162,7 @@ describe('learned experience model', () => {
 
   it("reads an answer's placeholders back as new ids, the same on the page and in its list, the same for the same step", async () => {
     const tokenizer = Tokenizer.learn(['page 1 total results lamp click b0eub84qr9 red'], { minCount: 1, freshIds: 4 });
-    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: 6 }, 1);
+    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: SEGMENT_COUNT }, 1);
     const [id1, id2] = tokenizer.freshIdTokens;
     const text = (s: string) => tokenizer.encode(s);
     const answer = [[tokenizer.special('<yes>'), tokenizer.special('<no>'), tokenizer.special('<r0>'), tokenizer.special('<obs>')], text('Page 1 |').ids, [id1], text('| Lamp |').ids, [id2],
@@ -184,9 +189,9 @@ describe('learned experience model', () => {
     net.dispose();
   });
 
-  it('reads an empty state back as the current one, in a model trained with unchangedStates only', async () => {
+  it('reads an empty state back as the current one', async () => {
     const tokenizer = Tokenizer.learn(['click red blue buy now lamp'], { minCount: 1 });
-    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: 6 }, 1);
+    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: SEGMENT_COUNT }, 1);
     const ids = (['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t));
     const empty: BatchDecoder = async ({ contexts }) => contexts.map(() => ({ tokens: { ids, spaces: ids.map(() => 0), cases: ids.map(() => 0) }, steps: ids.length }));
     const t = trajectories[0];
@@ -194,18 +199,14 @@ describe('learned experience model', () => {
     const state = { text: 'Instruction: [SEP] buy a red lamp [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] red [SEP] blue [SEP] Lamp [SEP] Price: $9.99 [SEP] Buy Now',
       admissible: ['click[back to search]', 'click[< prev]', 'click[red]', 'click[blue]', 'click[buy now]'], task };
     // Four distinct requests, so the batch is split between the two (fake) decoders.
-    const ask = (unchangedStates: boolean) => {
-      const model = new LearnedExperienceModel(net, tokenizer, card, { name: 'fake', env: ENV, formatOptions: { ...DEFAULT_FORMAT_OPTIONS, ...(unchangedStates ? { unchangedStates } : {}) } },
-        { decoders: [empty, empty], transitionCache: false });
-      return Promise.all(['click[red]', 'click[blue]', 'click[< prev]', 'click[back to search]'].map((action) => model.next({ task, history: [], state, action })));
-    };
-    for (const unchanged of await ask(true)) {
+    const model = new LearnedExperienceModel(net, tokenizer, card, { name: 'fake', env: ENV, formatOptions: DEFAULT_FORMAT_OPTIONS },
+      { decoders: [empty, empty], transitionCache: false });
+    const actions = ['click[red]', 'click[blue]', 'click[< prev]', 'click[back to search]'];
+    for (const unchanged of await Promise.all(actions.map((action) => model.next({ task, history: [], state, action })))) {
       expect(unchanged).toMatchObject({ valid: true, actionValid: true, terminated: false, reward: 0 });
       expect(unchanged.next.text).toBe(state.text);
       expect(unchanged.next.admissible).toEqual(state.admissible);
     }
-    // A model trained without it never writes an empty state; if a decoder did, it is no copy of the page.
-    for (const p of await ask(false)) expect(p.next.text === state.text && p.actionValid).toBe(false);
     net.dispose();
   });
 });

@@ -4,6 +4,7 @@ import { initBackend } from '../../../../src/core/policy/backend';
 import { buildMasks, decodeBatch } from '../../../../src/core/experience/learned/decode';
 import { decodeAnswer, type Answer } from '../../../../src/core/experience/learned/format';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
+import { DecodeCache } from '../../../../src/core/experience/learned/decode-cache';
 import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
 import { TOY_CARD, TOY_FORMAT, TOY_STEPS, tinyConfig, tinyNetwork as tinyNetworkOf, toyPairs, toyTokenizer } from './fixtures';
 import { encodeAnswer, encodeContext, encodePrompt } from '../../../../src/core/experience/learned/format';
@@ -15,9 +16,8 @@ beforeAll(async () => {
 
 const limits = { stateTokens: TOY_FORMAT.answerStateTokens, maxAdmissible: TOY_FORMAT.maxAdmissible, actionTokens: TOY_FORMAT.admissibleActionTokens, admissibleTokens: TOY_FORMAT.answerAdmissibleTokens };
 
-// Every test of the network runs without and with copy continuation (NetworkConfig.continuation).
-describe.each([false, true])('experience network (copy continuation %s)', (continuation) => {
-  const tinyNetwork = (tokenizer: Tokenizer, seed: number, overrides: Parameters<typeof tinyNetworkOf>[2] = {}) => tinyNetworkOf(tokenizer, seed, { ...overrides, ...(continuation ? { continuation } : {}) });
+describe('experience network', () => {
+  const tinyNetwork = tinyNetworkOf;
 
   it('has gradients that match finite differences', () => {
     const tokenizer = toyTokenizer();
@@ -25,8 +25,8 @@ describe.each([false, true])('experience network (copy continuation %s)', (conti
     const batch = makeBatch(toyPairs(tokenizer).slice(0, 2), tokenizer);
     const lossValue = () => tf.tidy(() => net.loss(batch).total.dataSync()[0]);
     const { grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
-    // A few entries of weights on every path: the encoder conv, the cross-attention, the pointer gate, the output (and the continuation's strengths).
-    for (const name of ['enc0/conv_w', 'dec0/xk_w', 'dec0/qkv_w', 'gate_w', 'vocab_w', 'tok', ...(continuation ? ['ptr_cont_w', 'ptr_cont_b', 'gate_cont_w'] : [])]) {
+    // A few entries of weights on every path: the encoder conv, the cross-attention, the pointer gate, the output, the continuation's strengths.
+    for (const name of ['enc0/conv_w', 'dec0/xk_w', 'dec0/qkv_w', 'gate_w', 'vocab_w', 'tok', 'ptr_cont_w', 'ptr_cont_b', 'gate_cont_w']) {
       const variable = [...net.variables.entries()].find(([n]) => n === name)![1];
       const analytic = grads[variable.name].dataSync();
       const values = variable.dataSync().slice();
@@ -69,14 +69,14 @@ describe.each([false, true])('experience network (copy continuation %s)', (conti
       pairs.forEach((p, b) => out.set(pick(p.context), b * Lc));
       return out;
     };
-    const cache = net.prefill({ ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments),
+    const cache = DecodeCache.prefill(net, { ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments),
       positions: Int32Array.from({ length: B * Lc }, (_, i) => i % Lc) }, B, Lc, lengths);
     const noMask = tf.zeros([B, V]) as tf.Tensor2D;
     let fed = { ids: new Int32Array(pairs.flatMap((p) => [...p.prompt.ids, tokenizer.special('<ans>')])), spaces: new Int32Array(B * (P + 1)), cases: new Int32Array(B * (P + 1)) };
     pairs.forEach((p, b) => { fed.spaces.set(p.prompt.spaces, b * (P + 1)); fed.cases.set(p.prompt.cases, b * (P + 1)); });
     const steps = Math.min(...pairs.map((p) => p.answer.ids.length));
     for (let t = 0; t < steps; t++) {
-      const out = await net.step(cache, fed, noMask);
+      const out = await cache.step(fed, noMask);
       for (let b = 0; b < B; b++) {
         const row = b * batch.answerLength + P + t;
         for (let w = 0; w < V; w++) expect(Math.abs(out.vocab[b * V + w] - vocab[row * V + w])).toBeLessThan(1e-4);
@@ -85,7 +85,7 @@ describe.each([false, true])('experience network (copy continuation %s)', (conti
       }
       fed = { ids: Int32Array.from(pairs, (p) => p.answer.ids[t]), spaces: Int32Array.from(pairs, (p) => p.answer.spaces[t]), cases: Int32Array.from(pairs, (p) => p.answer.cases[t]) };
     }
-    net.disposeCache(cache);
+    cache.dispose();
     tf.dispose([full.vocab, full.pointer, full.gate, noMask]);
     net.dispose();
   });
@@ -107,11 +107,12 @@ describe.each([false, true])('experience network (copy continuation %s)', (conti
     }
     // A batch big enough to shrink as its rows finish (finished rows leave the cache) decodes the same.
     const many = Array.from({ length: 12 }, (_, i) => pairs[i % pairs.length]);
-    const compact = vi.spyOn(net, 'compactCache');
+    const compact = vi.spyOn(DecodeCache.prototype, 'compact');
     const shrinking = await decodeBatch(net, tokenizer, masks, many.map((p) => p.context), many.map((p) => p.prompt), many.map(() => 'next'), limits);
     shrinking.forEach((d, i) => expect(d.tokens).toEqual(together[i % pairs.length].tokens));
     expect(new Set(together.map((d) => d.steps)).size).toBeGreaterThan(1);
     expect(compact).toHaveBeenCalled();
+    compact.mockRestore();
     masks.table.dispose();
     net.dispose();
   });
@@ -140,44 +141,27 @@ describe.each([false, true])('experience network (copy continuation %s)', (conti
     const [wa, wb, wc] = await Promise.all([a.getWeights(), b.getWeights(), c.getWeights()]);
     expect(wa.map((w) => Array.from(w.data))).toEqual(wb.map((w) => Array.from(w.data)));
     expect(wa[0].data).not.toEqual(wc[0].data);
-    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, { dModel: 8, ...(continuation ? { continuation } : {}) }), wa)).toThrow(/needs \[/);
-    // A model file with or without the continuation's weights belongs to its own kind of network only.
-    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, continuation ? {} : { continuation: true }), wa)).toThrow(/no weight 'ptr_cont_w'|another network/);
+    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, { dModel: 8 }), wa)).toThrow(/needs \[/);
+    // A file without one of the network's weights (a model of another network) is refused, naming it.
+    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size), wa.filter((w) => w.name !== 'ptr_cont_w'))).toThrow(/no weight 'ptr_cont_w'/);
     [a, b, c].forEach((n) => n.dispose());
   });
 });
 
-describe('generated verdicts (FormatOptions.generatedVerdicts)', () => {
-  it('gives the verdicts no pointer target in training, and the decoder is told so by the model\'s format', async () => {
-    const { decodeLimits } = await import('../../../../src/core/experience/learned/decode');
+describe('the verdicts\' loss weight', () => {
+  it('weighs the verdict tokens ×4 by default, as asked otherwise, and the contents at 1', () => {
     const tokenizer = toyTokenizer();
     const [pair] = toyPairs(tokenizer);
-    // A context that holds every verdict token (as a retrieved example's `<end> <r1>` would).
-    const verdictIds = (['<yes>', '<no>', '<r0>', '<r1>'] as const).map((t) => tokenizer.special(t));
-    const context = { ...pair.context, ids: [...pair.context.ids, ...verdictIds], spaces: [...pair.context.spaces, 0, 0, 0, 0],
-      cases: [...pair.context.cases, 0, 0, 0, 0], segments: [...pair.context.segments, 1, 1, 1, 1] };
-    const withCopy = makeBatch([{ ...pair, context }], tokenizer);
-    const generated = makeBatch([{ ...pair, context }], tokenizer, { generatedVerdicts: true });
-    const P = pair.prompt.ids.length, Lc = withCopy.contextLength;
-    const copyTargets = (b: typeof withCopy, t: number) => b.copyMatch.slice(t * Lc, (t + 1) * Lc).reduce((s, x) => s + x, 0);
-    for (let k = 0; k < 3; k++) {
-      expect(copyTargets(withCopy, P + k)).toBeGreaterThan(0);
-      expect(copyTargets(generated, P + k)).toBe(0);
-    }
-    // The contents stay copyable.
-    for (let t = P + 3; t < withCopy.answerLength; t++) expect(copyTargets(generated, t)).toBe(copyTargets(withCopy, t));
-    // The verdicts' loss weight: ×4 by default, as asked otherwise; the contents stay at 1.
+    const P = pair.prompt.ids.length;
     const heavy = makeBatch([pair], tokenizer, { verdictWeight: 40 });
     const plain = makeBatch([pair], tokenizer);
     expect(plain.targetMask[P]).toBe(4);
     expect(heavy.targetMask[P]).toBe(40);
     expect(heavy.targetMask[P + 3]).toBe(plain.targetMask[P + 3]);
-    expect(decodeLimits({ ...TOY_FORMAT, generatedVerdicts: true }).generatedVerdicts).toBe(true);
-    expect(decodeLimits(TOY_FORMAT).generatedVerdicts).toBeUndefined();
   });
 });
 
-describe('unchanged states (FormatOptions.unchangedStates)', () => {
+describe('unchanged states', () => {
   it('decides whether the state changed by the whole masses: an empty state only when <eos> holds at least half', async () => {
     const { unchangedOrNew } = await import('../../../../src/core/experience/learned/decode');
     const V = 40, eos = 3;
@@ -199,7 +183,7 @@ describe('unchanged states (FormatOptions.unchangedStates)', () => {
     expect(unchangedOrNew({ allowed: 3 } as Parameters<typeof unchangedOrNew>[0], step(0.9), 1, V, eos)).toEqual({ allowed: 3 });
   });
 
-  it('learns to answer a step that leaves the state as it was with an empty state, which only such a model may write', async () => {
+  it('learns to answer a step that leaves the state as it was with an empty state, and never a finished one so', async () => {
     const page = 'Brass Lamp | color | red | blue | Price: $25.99';
     const steps: { state: string; action: string; answer: Answer }[] = [
       { state: page, action: 'click[red]', answer: { valid: true, terminated: false, reward: 0, observation: page, admissible: ['click[red]', 'click[blue]'], unchanged: true } },
@@ -207,28 +191,25 @@ describe('unchanged states (FormatOptions.unchangedStates)', () => {
       { state: page, action: 'click[buy now]', answer: { valid: true, terminated: true, reward: 1, observation: 'Thank you for shopping with us!', admissible: [] } },
     ];
     const tokenizer = Tokenizer.learn(steps.flatMap((s) => [s.state, s.action, s.answer.observation, ...s.answer.admissible]), { minCount: 1 });
-    const format = { ...TOY_FORMAT, unchangedStates: true };
+    const format = TOY_FORMAT;
     const pairs = steps.map((s, i) => ({
       kind: 'next' as const, taskId: `t${i}`, episodeId: `e${i}`, prompt: encodePrompt(tokenizer, s.action), answer: encodeAnswer(tokenizer, s.answer, format),
       context: encodeContext(tokenizer, TOY_CARD, { task: { instruction: 'buy a red lamp' }, history: [], state: { text: s.state, admissible: ['click[red]', 'click[blue]'] }, action: s.action, retrieved: [] }, format),
     }));
-    // The unchanged step is `<yes> <no> <r0> <obs> <eos>`; without the option it is written out.
+    // The unchanged step is `<yes> <no> <r0> <obs> <eos>`; a changed one is written out.
     expect(pairs[0].answer.ids).toEqual((['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t)));
-    expect(encodeAnswer(tokenizer, steps[0].answer, TOY_FORMAT).ids.length).toBeGreaterThan(10);
+    expect(pairs[1].answer.ids.length).toBeGreaterThan(10);
     const net = tinyNetworkOf(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
     await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 120, batchSize: 3, learningRate: 1e-2, warmupSteps: 10, patience: 1000, seed: 1 });
     const masks = buildMasks(tokenizer);
-    const decode = (unchangedStates: boolean) => decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'),
-      { ...limits, ...(unchangedStates ? { unchangedStates } : {}) });
-    const answers = (await decode(true)).map((d) => decodeAnswer(tokenizer, d.tokens));
+    const decoded = await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt),
+      pairs.map(() => 'next'), limits);
+    const answers = decoded.map((d) => decodeAnswer(tokenizer, d.tokens));
     expect(answers[0]).toEqual({ valid: true, terminated: false, reward: 0, observation: '', admissible: [], unchanged: true });
     const { unchanged: _u, ...written } = steps[1].answer;
     expect(answers[1]).toEqual(written);
+    // A finished episode's state is always written: the terminal step is read back in full.
     expect(answers[2]).toEqual(steps[2].answer);
-    // The grammar of a model trained without it never ends a state before its first word.
-    const strict = (await decode(false)).map((d) => decodeAnswer(tokenizer, d.tokens));
-    expect(strict[0].observation.length).toBeGreaterThan(0);
-    expect(strict[0].unchanged).toBeUndefined();
     masks.table.dispose();
     net.dispose();
   }, 120_000);
