@@ -54,7 +54,9 @@ describe('the Teach page', () => {
       const after = (await page.getByTestId('teach-after').allTextContents()).map((t) => parseFloat(t));
       return { before, after };
     };
-    let { before, after } = await rowsOf();
+    const first = await rowsOf();
+    let before = first.before;
+    const after = first.after;
     expect(before.length).toBeGreaterThan(1);
     expect(before.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 0);
     expect(after.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 0);
@@ -71,7 +73,7 @@ describe('the Teach page', () => {
     await expect.poll(() => pick.getAttribute('aria-pressed')).toBe('true');
     const where = label!.match(/^Task (\d+), rollout (\d+), step (\d+)/)!;
     await expect.poll(() => page.getByTestId('teach-probabilities').textContent()).toContain(`Task ${where[1]}, rollout ${where[2]}, step ${where[3]}:`);
-    ({ before, after } = await rowsOf());
+    ({ before } = await rowsOf());
     expect(before.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 0);
 
     await expect.poll(() => page.getByTestId('explain-grpo').getAttribute('open')).not.toBeNull();

@@ -10,7 +10,7 @@
  */
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { LearnedExperienceModel } from '../../core/experience/learned/learned-model';
-import { MANIFEST_FILE, ModelFileError, readModelFiles, WEIGHTS_FILE, type ModelManifest } from '../../core/experience/learned/model-file';
+import { MANIFEST_FILE, ModelFileError, readModelFiles, type ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
 import { appBase, shippedModelUrl } from './learned-url';

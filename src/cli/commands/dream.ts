@@ -76,7 +76,8 @@ export async function runDream(args: ParsedArgs): Promise<void> {
     if (o.policy === 'expert') await real.reset({ seed, task });
     const rng = Rng.fromSeed(seed, 'dream-policy', o.policy);
     const steps: DreamedStep[] = [];
-    let ret = 0, success = false;
+    let ret = 0;
+    let success: boolean;
     if (!o.json) console.log(`\nepisode ${i + 1}/${o.episodes} (seed ${seed}) — ${terminalSafe(task.instruction)}`);
     for (let t = 1; ; t++) {
       let action: string;

@@ -6,7 +6,7 @@ import { TimeLimit, type EnvCreateOptions, type EnvDefinition, type GroundTruthE
 import { webshopDefinition } from './webshop';
 import { householdDefinition } from './household';
 
-const definitions: EnvDefinition<any>[] = [webshopDefinition, householdDefinition];
+const definitions: EnvDefinition[] = [webshopDefinition, householdDefinition];
 
 export class UnknownEnvError extends Error {
   constructor(readonly requested: string) {
@@ -15,7 +15,7 @@ export class UnknownEnvError extends Error {
   }
 }
 
-export function listEnvDefinitions(): readonly EnvDefinition<any>[] {
+export function listEnvDefinitions(): readonly EnvDefinition[] {
   return definitions;
 }
 
@@ -23,7 +23,7 @@ export function envIds(): string[] {
   return definitions.map((d) => d.id);
 }
 
-export function getEnvDefinition(id: string): EnvDefinition<any> {
+export function getEnvDefinition(id: string): EnvDefinition {
   const found = definitions.find((d) => d.id === id);
   if (!found) throw new UnknownEnvError(id);
   return found;

@@ -37,7 +37,7 @@ import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { Observation, Step, StepResult, Task, Trajectory } from '../types';
 import { isOutcomeStep } from './noisy-oracle';
 import { EngineFailureGuard } from './engine-failures';
-import { outcomeOf, predictedOutcome, type ExperienceModel, type Prediction } from './types';
+import { predictedOutcome, type ExperienceModel, type Prediction } from './types';
 
 /** First held-out seed (design.md §3: seeds ≥ 1,000,000,000 are the evaluation range). */
 const LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;

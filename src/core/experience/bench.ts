@@ -19,7 +19,7 @@ import type { ChatModel } from '../llm/types';
 import type { Step } from '../types';
 import { HELD_OUT_SEED_BASE } from '../envs/env';
 import { abstractAdmissible, abstractObservation, bound } from './domain-card';
-import { DEFAULT_PROMPT_OPTIONS, estimatePromptTokens, estimateTokens, staticShare, type PromptOptions } from './prompts';
+import { estimatePromptTokens, estimateTokens, staticShare, type PromptOptions } from './prompts';
 import { ReasoningExperienceModel } from './reasoning-model';
 
 export interface TokenStats { mean: number; p50: number; p90: number; max: number }

@@ -473,6 +473,7 @@ export function encodeStates(
     stateDense[sd + k++] = p.priceBound !== null ? 1 : 0;
     stateDense[sd + k++] = Math.log(1 + state.observation.length) / Math.log(10_000);
     stateDense[sd + k++] = Math.min(state.previousActions?.length ?? 0, 30) / 30;
+    // eslint-disable-next-line no-useless-assignment -- every feature advances k, the last one too
     stateDense[sd + k++] = 1;
 
     // ---- rows ------------------------------------------------------------------------------
@@ -551,6 +552,7 @@ export function encodeStates(
       rowDense[rd + f++] = arg2In;
       rowDense[rd + f++] = arg1In * arg2In;
       rowDense[rd + f++] = p.holdingInstructionObject ? 1 : 0;
+      // eslint-disable-next-line no-useless-assignment -- every feature advances f, the last one too
       rowDense[rd + f++] = 1;
     }
   }

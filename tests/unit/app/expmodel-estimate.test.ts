@@ -84,7 +84,7 @@ describe('the estimate before training', () => {
     expect(speeds).toEqual({});
     const speed = { tokensPerSecond: 4200, env: 'household-v0', measuredAt: 5 };
     speeds = recordMeasuredSpeed(storage, speeds, 'small', 'wasm', speed);
-    speeds = recordMeasuredSpeed(storage, speeds, 'small', 'wasm', { ...speed, tokensPerSecond: 0, measuredAt: 6 });
+    recordMeasuredSpeed(storage, speeds, 'small', 'wasm', { ...speed, tokensPerSecond: 0, measuredAt: 6 });
     expect(readMeasuredSpeeds(storage)).toEqual({ 'small|wasm': speed });
     expect(readMeasuredSpeeds(memoryStorage({ [SPEED_STORAGE_KEY]: 'not json' }))).toEqual({});
     expect(readMeasuredSpeeds(memoryStorage({ [SPEED_STORAGE_KEY]: '{"a":{"tokensPerSecond":"x"}}' }))).toEqual({});

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
-import { makeDreamEnv, type DreamEnv } from '../../../src/core/experience/dream-env';
+import { makeDreamEnv } from '../../../src/core/experience/dream-env';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import { TRY_STEP_SEED_BASE, tryOneStep } from '../../../src/core/experience/try-step';
 import { HELD_OUT_SEED_BASE } from '../../../src/core/envs/env';

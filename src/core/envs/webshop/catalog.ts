@@ -12,7 +12,7 @@ import { Rng } from '../../rng';
 import type { RewardProduct } from './reward';
 import { Bm25Index } from './search';
 import {
-  getTypeEntry, PRODUCT_TYPES, productCategoryOf, type CategorySpec, type ProductTypeSpec, type TypeEntry,
+  PRODUCT_TYPES, productCategoryOf, type CategorySpec, type ProductTypeSpec, type TypeEntry,
 } from './taxonomy';
 
 export const MIN_CATALOG_SIZE = 200;
