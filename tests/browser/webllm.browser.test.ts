@@ -166,22 +166,21 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
     expect(result.finishReason).toBe('length');
   });
 
-  it('abort calls interruptGenerate, rejects at once with LlmError aborted, and the next request still works', async () => {
+  it('abort calls interruptGenerate, rejects with LlmError aborted, and the next request still works', async () => {
     const controller = new AbortController();
-    const started = performance.now();
     const pending = model.complete({ messages: [{ role: 'user', content: 'long story [slow]' }], maxTokens: 500 }, controller.signal);
     const queued = model.complete({ messages: [{ role: 'user', content: 'after' }], maxTokens: 16 });
     setTimeout(() => controller.abort(), 100);
     const error = await expectLlmError(pending);
     expect(error.code).toBe('aborted');
-    // Rejected before the ~4 s generation could have run out (the log below shows it was interrupted).
-    expect(performance.now() - started).toBeLessThan(4000);
     const next = await queued;
     expect(next.text).toBe('echo: after');
     const log = await engineLog(model);
     const methods = log.calls.map((c) => c.method);
     expect(methods).toContain('interruptGenerate');
     expect(methods.lastIndexOf('interruptGenerate')).toBeLessThan(methods.lastIndexOf('chatCompletion'));
+    // The ~4 s generation was cut short, not run out (behaviour, not a stopwatch: a busy machine is slow).
+    expect(log.finishes.slice(-2)).toEqual(['abort', 'stop']);
 
     // Aborted while still queued: dropped without interrupting anyone.
     const before = (await engineLog(model)).calls.filter((c) => c.method === 'interruptGenerate').length;
@@ -263,16 +262,14 @@ describe('load failures', () => {
     const replies: { kind: string; content: unknown }[] = [];
     worker.addEventListener('message', (event: MessageEvent) => replies.push(event.data));
     const controller = new AbortController();
-    const started = performance.now();
     const pending = WebLlmChatModel.load(SLOW_ID, {
       worker, appConfig: APP_CONFIG, signal: controller.signal,
       onProgress: (p) => { if (p.phase === 'fetch') controller.abort(); },
     });
     const error = await expectLlmError(pending);
     expect(error.code).toBe('aborted');
-    // Rejected before the ~5 s reload could have finished; the reload itself was aborted (below).
-    expect(performance.now() - started).toBeLessThan(5000);
-    // The handler answers the unload, and the reload ends with the fake's AbortError.
+    // The reload was aborted, not run to its end (~5 s; checked by behaviour, not a stopwatch): the
+    // handler answers the unload, and the reload ends with the fake's AbortError.
     await vi.waitUntil(() => replies.some((m) => m.kind === 'return')
       && replies.some((m) => m.kind === 'throw' && String(m.content).includes('AbortError')), { timeout: 10_000 });
     // Ask the same worker what happened, with a fresh page-side engine (the real protocol).

@@ -285,33 +285,57 @@ if (missing) {
       expect(() => JSON.parse(j.text)).toThrow();
     });
 
-    it('abort stops generation mid-way: rejects with LlmError(aborted), and the engine is free at once', async () => {
+    it('abort stops generation mid-way: rejects with LlmError(aborted), and the engine is free after', async () => {
       const long: ChatRequest = { messages: STORY, maxTokens: 1000, seed: 3, temperature: 0.8 };
       const full = await model.complete(long);
       expect(full.finishReason).toBe('length');
-      const fullMs = full.usage.ms;
 
+      // Behaviour, not a stopwatch: the abort comes after the first piece of the answer, and llama.cpp's
+      // slot is cancelled (wllama cancels a request only when it has not finished).
+      const { Wllama } = await import('@wllama/wllama');
+      type Proxy = { wllamaAction: (name: string, ...rest: unknown[]) => Promise<unknown> };
+      type Method = (...args: unknown[]) => Promise<unknown>;
+      const proto = Wllama.prototype as unknown as { createChatCompletion: Method; cancelRequest: Method };
+      const { createChatCompletion, cancelRequest } = proto;
       const controller = new AbortController();
-      const started = performance.now();
-      const abortAt = Math.max(20, fullMs * 0.15);
-      setTimeout(() => controller.abort(), abortAt);
-      const error = await rejection(model.complete(long, controller.signal));
-      const rejectedAfter = performance.now() - started;
+      let cancelled = 0;
+      proto.cancelRequest = function (this: unknown, ...args: unknown[]) {
+        cancelled++;
+        return cancelRequest.apply(this, args);
+      };
+      proto.createChatCompletion = async function (this: { proxy: Proxy }, ...args: unknown[]) {
+        const proxy = this.proxy;
+        const action = proxy.wllamaAction;
+        proxy.wllamaAction = async (name, ...rest) => {
+          const reply = await action.call(proxy, name, ...rest);
+          if (name === 'get_result') controller.abort();
+          return reply;
+        };
+        try {
+          return await createChatCompletion.apply(this, args);
+        } finally {
+          delete (proxy as Partial<Proxy>).wllamaAction; // the prototype's method again
+        }
+      };
+      let error: unknown;
+      try {
+        error = await rejection(model.complete(long, controller.signal));
+      } finally {
+        proto.createChatCompletion = createChatCompletion;
+        proto.cancelRequest = cancelRequest;
+      }
       expect(error).toBeInstanceOf(LlmError);
       expect((error as LlmError).code).toBe('aborted');
-      expect(rejectedAfter).toBeLessThan(fullMs * 0.6);
+      expect(cancelled).toBe(1);
 
-      // Generation really stopped: a short request right after is not queued behind the rest of the long one.
-      const t = performance.now();
+      // The engine is free: a short request right after runs to its own end.
       const short = await model.complete({ messages: STORY, maxTokens: 4, seed: 1 });
       expect(short.usage.completionTokens).toBe(4);
-      expect(performance.now() - t).toBeLessThan(fullMs * 0.4);
 
       // Already aborted: rejects without running.
       const pre = new AbortController();
       pre.abort();
       expect(((await rejection(model.complete(long, pre.signal))) as LlmError).code).toBe('aborted');
-      console.info(`wllama timings: ${full.usage.completionTokens} tokens in ${fullMs.toFixed(0)} ms; abort at ${abortAt.toFixed(0)} ms rejected at ${rejectedAfter.toFixed(0)} ms`);
     });
 
     it('runs requests one at a time; a queued request aborts alone; unload stops a running request', async () => {
@@ -454,14 +478,11 @@ if (missing) {
         const controller = new AbortController();
         const env = makeDreamEnv(experienceModel(99), { envId: ENV, stepLimit: STEP_LIMIT, signal: controller.signal });
         const obs = await env.reset({ seed: 5 });
-        const started = performance.now();
         setTimeout(() => controller.abort(), 30);
         const error = await rejection(env.step(obs.admissible[0]));
-        const after = performance.now() - started;
         expect(error).toBeInstanceOf(LlmError);
         expect((error as LlmError).code).toBe('aborted');
-        expect(after).toBeLessThan(1000);
-        // The engine is free again.
+        // The engine is free again (a stopwatch would measure the machine, not the abort).
         const r = await model.complete({ messages: STORY, maxTokens: 3, seed: 1 });
         expect(r.usage.completionTokens).toBe(3);
       });

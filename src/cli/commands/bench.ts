@@ -1,6 +1,8 @@
 /**
  * `dreamgym bench <suite>`: speed figures, each next to a reference measured in the same run.
- * Suites grow with the project; `envs` measures environment steps per second.
+ * Suites grow with the project; `envs` measures environment steps per second, `app-train` the
+ * page's main-thread long tasks while a run trains (figures a test must not assert: a busy machine
+ * changes them).
  */
 import { getEnvDefinition } from '../../core/envs/registry';
 import { TimeLimit, expertOf } from '../../core/envs/env';
@@ -16,7 +18,7 @@ import { HashedNgramEmbedder } from '../../core/buffer/embedders';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { benchStoreInsertAndLoad } from '../../core/buffer/stores/bench';
-import { benchBufferInBrowser } from '../browser-bench';
+import { APP_TRAIN_QUERY, benchAppTrainInBrowser, benchBufferInBrowser } from '../browser-bench';
 import { benchDreamTokens } from '../../core/experience/bench';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { PUBLIC_DIR, readPublicFile } from '../../node/edge';
@@ -27,16 +29,24 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const BENCH_SUITES = ['envs', 'policy', 'buffer', 'dream'] as const;
+export const BENCH_SUITES = ['envs', 'policy', 'buffer', 'dream', 'app-train'] as const;
 
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: `speed benchmarks (${BENCH_SUITES.join(', ')})`,
-  usage: `dreamgym bench <${BENCH_SUITES.join('|')}> [--episodes N] [--json]`,
+  usage: `dreamgym bench <${BENCH_SUITES.join('|')}> [--episodes N] [--browser] [--iterations N] [--query Q] `
+    + '[--dist DIR] [--json]',
   positionals: ['suite'],
   options: {
     episodes: { type: 'integer', description: 'envs: episodes per policy and configuration', default: 300, min: 1 },
     browser: { type: 'boolean', description: 'buffer: also run the IndexedDB and retrieval figures in headless Chromium' },
+    iterations: {
+      type: 'integer', description: 'app-train: training iterations measured after the first', default: 12, min: 1,
+    },
+    query: { type: 'string', description: 'app-train: the #/train link of the run', default: APP_TRAIN_QUERY },
+    dist: {
+      type: 'string', description: 'app-train: serve this `vite build` folder (vite preview) instead of the dev server',
+    },
     json: { type: 'boolean', description: 'print the results as JSON on the last line' },
   },
 };
@@ -134,7 +144,35 @@ export async function runBench(args: ParsedArgs): Promise<void> {
   if (suite === 'envs') await benchEnvs(args.options.episodes as number, !!args.options.json);
   else if (suite === 'policy') await benchPolicies(!!args.options.json);
   else if (suite === 'buffer') await benchBuffer(!!args.options.json, !!args.options.browser);
+  else if (suite === 'app-train') await benchAppTrain(args.options as unknown as AppTrainOptions);
   else await benchDream(!!args.options.json);
+}
+
+interface AppTrainOptions { iterations: number; query: string; dist?: string; json?: boolean }
+
+/**
+ * The Train page in headless Chromium (/usr/bin/chromium, or CHROMIUM_PATH) running a real training
+ * run: the main thread's long tasks (≥ 50 ms) while the page loads, while the worker starts, and
+ * over the next iterations. Training runs in a worker, so the last window should hold none; the
+ * calibration line shows that the instrument sees a deliberate 150 ms task.
+ */
+async function benchAppTrain(o: AppTrainOptions): Promise<void> {
+  const r = await benchAppTrainInBrowser({ iterations: o.iterations, query: o.query, dist: o.dist });
+  const served = r.server === 'dev' ? 'Vite dev server' : `vite preview of ${o.dist}`;
+  console.log(`${r.url} (${served}; policy backend ${r.backend})`);
+  console.log('| window | seconds | iterations | tasks ≥ 50 ms | longest ms | blocking ms (Σ over 50) |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const w of r.windows) {
+    console.log(`| ${w.window} | ${round(w.seconds, 1)} | ${w.iterations} | ${w.long_tasks} | ${w.longest_ms} `
+      + `| ${w.blocking_ms} |`);
+  }
+  console.log(r.calibration_ms === null
+    ? 'instrument: this Chromium reports no long tasks (a deliberate 150 ms task was not seen): '
+      + 'the counts above mean nothing.'
+    : `instrument: a deliberate 150 ms main-thread task read as ${r.calibration_ms} ms.`);
+  console.log('Goal: no task ≥ 50 ms on the main thread while training (the run is in a worker); '
+    + 'other work on the machine adds some.');
+  if (o.json) printJsonLast({ suite: 'app-train', goal_long_tasks_while_training: 0, ...r });
 }
 
 /**

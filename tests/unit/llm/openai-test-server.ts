@@ -64,6 +64,8 @@ export class OpenAiTestServer {
   /** Chat requests received and not yet answered, and the most there ever were at once. */
   inFlight = 0;
   peakInFlight = 0;
+  /** Replies sent to their last byte (a reply the client hung up on, or still trickling, is not counted). */
+  repliesFinished = 0;
   /** What GET /v1/models lists when no models reply is scripted. */
   models: string[] = ['test-model'];
   #chat: Script[] = [];
@@ -138,6 +140,7 @@ export class OpenAiTestServer {
       script = { status: 404, body: errorBody(`Not found: ${req.method} ${path}`, 'not_found_error') };
     }
     const reply = typeof script === 'function' ? script(recorded) : script;
+    res.on('finish', () => { this.repliesFinished++; });
     const chat = path === '/v1/chat/completions';
     if (chat) this.peakInFlight = Math.max(this.peakInFlight, ++this.inFlight);
     const send = () => { if (chat) this.inFlight--; this.#send(res, reply); };
