@@ -11,7 +11,7 @@
  *     iteration) with the LLM prior on and LLM-written curriculum variations plays its episode to
  *     the end in the trainer worker. The 260K-parameter model mostly answers junk: those
  *     predictions must be recorded invalid, never crash the run; the prior's scores are in the
- *     policy's steps (Inspect). Skipped with a message when the model file is absent.
+ *     policy's steps (Inspect). Skipped, with a note saying why, when the model file is absent.
  * (c) The same run with WebLLM through its real worker API: web-llm's WebWorkerMLCEngine in the
  *     trainer worker talks to web-llm's real WebWorkerMLCEngineHandler, whose engine is the
  *     scripted fake (tests/browser/fixtures/fake-webllm.worker.ts, bundled here into the built
@@ -31,8 +31,8 @@ import { WEBLLM_WORKER_KEY } from '../../src/app/state/engine';
 
 const MODEL_PATH = resolve(process.cwd(), '../shared/models/stories260K.gguf');
 const MODEL_PRESENT = existsSync(MODEL_PATH);
-const SKIP_MESSAGE = `SKIPPED: ${MODEL_PATH} is absent (../shared/models/stories260K.gguf from the repo root); the wllama dream run needs it`;
-if (!MODEL_PRESENT) console.warn(SKIP_MESSAGE);
+const SKIP_NOTE = `${MODEL_PATH} is absent (../shared/models/stories260K.gguf from the repo root); `
+  + 'the wllama dream run needs it';
 
 let app: AppHarness;
 let context: BrowserContext;
@@ -236,7 +236,9 @@ describe('Setup: the language model section', () => {
 });
 
 describe('wllama with stories260K.gguf picked as a file', () => {
-  it.skipIf(!MODEL_PRESENT)('keeps the file in OPFS, loads it on Setup, and runs a dream episode to the end in the trainer worker', async () => {
+  it('keeps the file in OPFS, loads it on Setup, and runs a dream episode to the end in the trainer worker',
+    async ({ skip }) => {
+    skip(!MODEL_PRESENT, SKIP_NOTE);
     const page = await context.newPage();
     const errors = trackErrors(page);
     await page.goto(`${baseUrl}/#/setup`);
@@ -274,8 +276,6 @@ describe('wllama with stories260K.gguf picked as a file', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 240_000);
-
-  if (!MODEL_PRESENT) it.skip(SKIP_MESSAGE, () => undefined);
 });
 
 describe('the built app holds web-llm once', () => {
