@@ -186,7 +186,7 @@ export async function benchAppTrainInBrowser(options: { iterations: number; quer
     await close('Start → first iteration');
     const target = fromIteration + options.iterations;
     await until(`iteration ${target}`, 600_000, async () => (await iteration()) >= target);
-    await close(`training (${options.iterations} iterations)`);
+    await close('training');
     const backend = await page.getByTestId('backend').textContent();
     await page.getByRole('button', { name: 'Stop' }).click();
     await until('the run to stop', 60_000,
