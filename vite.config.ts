@@ -7,14 +7,23 @@ import { webLlmOncePlugin } from './src/build/web-llm-once.ts';
 
 // Debian's Chromium; WebGPU comes from SwiftShader with --enable-unsafe-webgpu (toolchain.md §3).
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const chromiumArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-webgpu'];
+export const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--enable-unsafe-webgpu',
+];
 
 /** Vite's logger less its dependency-optimizer chatter (`npm start` prints the URL and real problems only). */
 function quietLogger() {
   const logger = createLogger();
   const info = logger.info.bind(logger);
-  logger.info = (message, options) => { if (!/optimiz/i.test(message)) info(message, options); };
+  logger.info = (message, options) => {
+    if (!/optimiz/i.test(message)) info(message, options);
+  };
   return logger;
 }
 
@@ -25,14 +34,24 @@ export default defineConfig({
   plugins: [svelte(), webLlmOncePlugin(), serviceWorkerPlugin()],
   worker: { format: 'es', plugins: () => [webLlmOncePlugin()] },
   // Pre-bundled up front so the browser tests never see a mid-run dependency reload.
-  optimizeDeps: { include: ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-webgpu', 'idb', 'stemmer', 'uplot'] },
+  optimizeDeps: {
+    include: [
+      '@tensorflow/tfjs',
+      '@tensorflow/tfjs-backend-wasm',
+      '@tensorflow/tfjs-backend-webgpu',
+      'idb',
+      'stemmer',
+      'uplot',
+    ],
+  },
   server: { fs: { allow: ['..'] } },
   test: {
     projects: [
       {
         extends: true,
         test: {
-          name: 'unit', environment: 'node',
+          name: 'unit',
+          environment: 'node',
           include: ['tests/unit/**/*.test.ts'],
           testTimeout: 60_000,
         },
@@ -41,11 +60,13 @@ export default defineConfig({
         extends: true,
         test: {
           // The served app in Chromium through Playwright (the dev server is started by the test).
-          name: 'e2e', environment: 'node',
+          name: 'e2e',
+          environment: 'node',
           include: ['tests/e2e/**/*.e2e.test.ts'],
           // One production build for all app tests (served with vite preview by tests/e2e/harness.ts).
           globalSetup: ['tests/e2e/build-app.ts'],
-          testTimeout: 120_000, hookTimeout: 120_000,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
           // A readout is polled until it shows what the test expects: a busy machine may take seconds to get there.
           expect: { poll: { timeout: 30_000, interval: 100 } },
         },
@@ -57,7 +78,9 @@ export default defineConfig({
           include: ['tests/browser/**/*.browser.test.ts'],
           testTimeout: 120_000,
           browser: {
-            enabled: true, headless: true, screenshotFailures: false,
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
             instances: [{ browser: 'chromium' }],
             provider: playwright({ launchOptions: { executablePath: chromiumPath, args: chromiumArgs } }),
           },

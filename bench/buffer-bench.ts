@@ -9,7 +9,10 @@ async function runBufferBench(n: number) {
   await IndexedDbBufferStore.deleteDatabase(DB);
   const store = await IndexedDbBufferStore.open({ name: DB });
   const result = await benchStoreInsertAndLoad(store, n, {
-    reopen: async () => { await store.close(); return IndexedDbBufferStore.open({ name: DB }); },
+    reopen: async () => {
+      await store.close();
+      return IndexedDbBufferStore.open({ name: DB });
+    },
   });
   const estimate = await navigator.storage?.estimate?.();
   await IndexedDbBufferStore.deleteDatabase(DB);

@@ -22,23 +22,34 @@ const CHUNK = Buffer.alloc(1 << 20, 0x78); // 1 MiB of 'x', reused: the server h
 function streamBody(res: ServerResponse, mb: number, declare: boolean): void {
   const head = Buffer.from('{"choices":[{"message":{"role":"assistant","content":"');
   const tail = Buffer.from('"},"finish_reason":"stop"}]}');
-  res.writeHead(200, { 'content-type': 'application/json', ...(declare ? { 'content-length': String(head.length + mb * CHUNK.length + tail.length) } : {}) });
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    ...(declare ? { 'content-length': String(head.length + mb * CHUNK.length + tail.length) } : {}),
+  });
   res.write(head);
   let sent = 0;
   const pump = () => {
     while (sent < mb) {
       sent++;
-      if (!res.write(CHUNK)) { res.once('drain', pump); return; }
+      if (!res.write(CHUNK)) {
+        res.once('drain', pump);
+        return;
+      }
     }
     res.end(tail);
   };
-  res.on('close', () => { sent = mb + 1; }); // the client hung up: stop
+  res.on('close', () => {
+    sent = mb + 1;
+  }); // the client hung up: stop
   pump();
 }
 
 async function main(): Promise<number> {
   let declare = false;
-  const server = createServer((req, res) => { req.resume(); req.on('end', () => streamBody(res, megabytes, declare)); });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => streamBody(res, megabytes, declare));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   const model = new OpenAiChatModel({ baseUrl, model: 'big', retries: 0, timeoutMs: 120_000 });
@@ -48,9 +59,15 @@ async function main(): Promise<number> {
     const started = performance.now();
     const outcome = await model.complete({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 }).then(
       () => 'ACCEPTED',
-      (error: unknown) => (error instanceof LlmError ? `refused (${error.code}): ${error.message.slice(0, 120)}…` : `failed: ${String(error)}`));
+      (error: unknown) =>
+        error instanceof LlmError
+          ? `refused (${error.code}): ${error.message.slice(0, 120)}…`
+          : `failed: ${String(error)}`,
+    );
     const peakMb = process.resourceUsage().maxRSS / 1024;
-    console.log(`${megabytes} MB body, ${declared ? 'Content-Length declared' : 'streamed (chunked)'}: ${outcome} after ${(performance.now() - started).toFixed(0)} ms; peak RSS so far ${peakMb.toFixed(0)} MB`);
+    console.log(
+      `${megabytes} MB body, ${declared ? 'Content-Length declared' : 'streamed (chunked)'}: ${outcome} after ${(performance.now() - started).toFixed(0)} ms; peak RSS so far ${peakMb.toFixed(0)} MB`,
+    );
     cases.push({ declared, refused: outcome.startsWith('refused'), peakMb: Math.round(peakMb) });
   }
   server.close();

@@ -33,9 +33,12 @@ async function main(): Promise<void> {
     module.destroy();
   }
   if (bytes.length >= MAIN_THREAD_SYNC_LIMIT) {
-    throw new Error(`scan.wasm is ${bytes.length} bytes; keep it under ${MAIN_THREAD_SYNC_LIMIT} (Chromium's main-thread synchronous compile limit).`);
+    throw new Error(
+      `scan.wasm is ${bytes.length} bytes; keep it under ${MAIN_THREAD_SYNC_LIMIT} (Chromium's main-thread synchronous compile limit).`,
+    );
   }
-  if (!WebAssembly.validate(bytes)) throw new Error('scan.wasm does not validate in this Node (WebAssembly SIMD missing?).');
+  if (!WebAssembly.validate(bytes))
+    throw new Error('scan.wasm does not validate in this Node (WebAssembly SIMD missing?).');
 
   const base64 = Buffer.from(bytes).toString('base64');
   const lines = base64.match(/.{1,100}/g) ?? [];
@@ -49,7 +52,7 @@ async function main(): Promise<void> {
     '',
     `export const SCAN_WASM_SIZE = ${bytes.length};`,
     '',
-    '/** The module\'s bytes (a fresh copy each call). */',
+    "/** The module's bytes (a fresh copy each call). */",
     'export function scanWasmBytes(): Uint8Array<ArrayBuffer> {',
     '  const binary = atob(SCAN_WASM_BASE64);',
     '  const bytes = new Uint8Array(binary.length);',
@@ -62,8 +65,15 @@ async function main(): Promise<void> {
   const rel = relative(root, outPath);
   if (check) {
     let current = '';
-    try { current = readFileSync(outPath, 'utf8'); } catch { /* missing */ }
-    if (current !== text) { console.error(`${rel} is out of date: run node --import tsx scripts/build-wasm.ts`); process.exit(1); }
+    try {
+      current = readFileSync(outPath, 'utf8');
+    } catch {
+      /* missing */
+    }
+    if (current !== text) {
+      console.error(`${rel} is out of date: run node --import tsx scripts/build-wasm.ts`);
+      process.exit(1);
+    }
     console.log(`${rel} is up to date (${bytes.length} bytes).`);
     return;
   }

@@ -29,7 +29,8 @@ module.exports = {
     ...layerRules,
     {
       name: 'core-stays-core',
-      comment: 'src/core runs in Node, workers and the page: it never imports the page, the CLI, the Node stores or workers',
+      comment:
+        'src/core runs in Node, workers and the page: it never imports the page, the CLI, the Node stores or workers',
       severity: 'error',
       from: { path: '^src/core/' },
       to: { path: '^(src/(app|cli|node|sw|build)/|workers/)' },

@@ -14,10 +14,17 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { main } from '../src/cli/main';
 import type { ChatRequest } from '../src/core/llm/types';
-import { chatCompletion, OpenAiTestServer, type RecordedRequest, type ScriptedReply } from '../tests/unit/llm/openai-test-server';
+import {
+  chatCompletion,
+  OpenAiTestServer,
+  type RecordedRequest,
+  type ScriptedReply,
+} from '../tests/unit/llm/openai-test-server';
 import { scriptedShop } from '../tests/unit/experience/fixtures';
 
-const { values } = parseArgs({ options: { delay: { type: 'string', default: '200' }, iterations: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { delay: { type: 'string', default: '200' }, iterations: { type: 'string', default: '3' } },
+});
 const delayMs = Number(values.delay);
 const iterations = Number(values.iterations);
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-llm-concurrency-'));
@@ -26,18 +33,45 @@ async function run(concurrency: number) {
   const server = await OpenAiTestServer.start();
   const script = (request: RecordedRequest): ScriptedReply => {
     server.replyChat(script);
-    return { delayMs, body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), { promptTokens: 544, completionTokens: 138 }) };
+    return {
+      delayMs,
+      body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), {
+        promptTokens: 544,
+        completionTokens: 138,
+      }),
+    };
   };
   server.replyChat(script);
   const out = join(dir, `n${concurrency}`);
   const started = performance.now();
-  const code = await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', `openai:${server.url}#test-model`, '--out', out, '--progress', '0',
-    '--set', `iterations=${iterations},tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=20,llmConcurrency=${concurrency}`, '--json']);
+  const code = await main([
+    'train',
+    '--preset',
+    'webshop-easy',
+    '--mode',
+    'dream',
+    '--llm',
+    `openai:${server.url}#test-model`,
+    '--out',
+    out,
+    '--progress',
+    '0',
+    '--set',
+    `iterations=${iterations},tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=20,llmConcurrency=${concurrency}`,
+    '--json',
+  ]);
   const seconds = (performance.now() - started) / 1000;
   await server.close();
   if (code !== 0) throw new Error(`train exited ${code}`);
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-  return { concurrency, seconds, calls: server.chatRequests.length, peak: server.peakInFlight, dreamSteps: summary.dream_steps as number, metrics: readFileSync(join(out, 'metrics.jsonl'), 'utf8') };
+  return {
+    concurrency,
+    seconds,
+    calls: server.chatRequests.length,
+    peak: server.peakInFlight,
+    dreamSteps: summary.dream_steps as number,
+    metrics: readFileSync(join(out, 'metrics.jsonl'), 'utf8'),
+  };
 }
 
 try {
@@ -45,8 +79,11 @@ try {
   const eight = await run(8);
   console.log(`\n| llmConcurrency | dreamed transitions | requests | peak in flight | wall time (s) |`);
   console.log('| ---: | ---: | ---: | ---: | ---: |');
-  for (const r of [one, eight]) console.log(`| ${r.concurrency} | ${r.dreamSteps} | ${r.calls} | ${r.peak} | ${r.seconds.toFixed(1)} |`);
-  console.log(`speed-up ${(one.seconds / eight.seconds).toFixed(2)}× at ${delayMs} ms per answer; metrics.jsonl byte-identical: ${one.metrics === eight.metrics}`);
+  for (const r of [one, eight])
+    console.log(`| ${r.concurrency} | ${r.dreamSteps} | ${r.calls} | ${r.peak} | ${r.seconds.toFixed(1)} |`);
+  console.log(
+    `speed-up ${(one.seconds / eight.seconds).toFixed(2)}× at ${delayMs} ms per answer; metrics.jsonl byte-identical: ${one.metrics === eight.metrics}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

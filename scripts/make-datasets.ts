@@ -7,11 +7,20 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SEED_DATASET_ENVS, SEED_DATASET_PARTS, scaledDatasetParts, seedDatasetFile, seedDatasetLines } from '../src/core/data/seed-datasets';
+import {
+  SEED_DATASET_ENVS,
+  SEED_DATASET_PARTS,
+  scaledDatasetParts,
+  seedDatasetFile,
+  seedDatasetLines,
+} from '../src/core/data/seed-datasets';
 import type { Trajectory } from '../src/core/types';
 
 const check = process.argv.includes('--check');
-const argument = (name: string) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : undefined; };
+const argument = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
 const scaled = argument('--episodes');
 const parts = scaled ? scaledDatasetParts(Number(scaled)) : SEED_DATASET_PARTS;
 if (scaled && !(Number(scaled) >= 3)) throw new Error(`--episodes must be a number of at least 3, got '${scaled}'.`);
@@ -27,14 +36,20 @@ for (const envId of SEED_DATASET_ENVS) {
   const path = join(root, seedDatasetFile(envId));
   const sha256 = createHash('sha256').update(text).digest('hex');
   manifest.push({
-    env: envId, file: seedDatasetFile(envId), episodes: episodes.length, bytes: Buffer.byteLength(text), sha256,
+    env: envId,
+    file: seedDatasetFile(envId),
+    episodes: episodes.length,
+    bytes: Buffer.byteLength(text),
+    sha256,
     steps: episodes.reduce((s, t) => s + t.steps.length, 0),
     success_rate: episodes.filter((t) => t.result.success).length / episodes.length,
     parts,
   });
   if (check) {
     const same = existsSync(path) && readFileSync(path, 'utf8') === text;
-    console.log(`${envId}: ${same ? 'identical' : 'DIFFERS'} (${episodes.length} episodes, sha256 ${sha256.slice(0, 12)})`);
+    console.log(
+      `${envId}: ${same ? 'identical' : 'DIFFERS'} (${episodes.length} episodes, sha256 ${sha256.slice(0, 12)})`,
+    );
     failed ||= !same;
   } else {
     mkdirSync(dirname(path), { recursive: true });

@@ -31,17 +31,28 @@ console.log(`backend: ${backend.reason}`);
 for (const env of envs) {
   const settings = SHIPPED_MODEL_SETTINGS[env as keyof typeof SHIPPED_MODEL_SETTINGS];
   const card = builtInDomainCard(env);
-  if (!settings || !card) throw new Error(`No shipped model recipe for '${env}'; environments: ${Object.keys(SHIPPED_MODEL_SETTINGS).join(', ')}.`);
+  if (!settings || !card)
+    throw new Error(
+      `No shipped model recipe for '${env}'; environments: ${Object.keys(SHIPPED_MODEL_SETTINGS).join(', ')}.`,
+    );
   const buffer = await bufferFromTrajectories(await loadSeedDataset(env, readPublicFile));
   const options = learnedTrainOptions({ name: env, fit: { epochs: settings.epochs, seed: settings.seed } });
   const started = performance.now();
   const result = await trainLearnedModel(buffer, env, card, options, {
-    now: () => performance.now(), backend: backend.backend,
-    onProgress: (e) => { if (e.kind === 'epoch') console.log(`${env} epoch ${e.record.epoch}: train ${e.record.trainLoss.toFixed(4)}, validation ${e.record.validationLoss.toFixed(4)}${e.best ? ' (best)' : ''}, ${e.record.seconds.toFixed(0)} s`); },
+    now: () => performance.now(),
+    backend: backend.backend,
+    onProgress: (e) => {
+      if (e.kind === 'epoch')
+        console.log(
+          `${env} epoch ${e.record.epoch}: train ${e.record.trainLoss.toFixed(4)}, validation ${e.record.validationLoss.toFixed(4)}${e.best ? ' (best)' : ''}, ${e.record.seconds.toFixed(0)} s`,
+        );
+    },
   });
   const dir = join(PUBLIC_DIR, 'models', env);
   writeModelFolder(dir, result);
-  console.log(`${env}: wrote ${dir} (${(result.weights.length / 1e6).toFixed(2)} MB weights, best epoch ${result.parsed.training.bestEpoch}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `${env}: wrote ${dir} (${(result.weights.length / 1e6).toFixed(2)} MB weights, best epoch ${result.parsed.training.bestEpoch}) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
   result.network.dispose();
   await buffer.store.close();
 }

@@ -33,7 +33,10 @@ function argValue(name: string): string | undefined {
 async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitMs: number): Promise<SeedResult> {
   const profile = mkdtempSync(join(tmpdir(), 'dreamgym-start-page-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true, viewport: { width: 1280, height: 720 },
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: chromiumArgs,
+    headless: true,
+    viewport: { width: 1280, height: 720 },
   });
   try {
     const page = await context.newPage();
@@ -46,21 +49,33 @@ async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitM
     let duringShot = !shots;
     while (Date.now() - clicked < limitMs) {
       const states = await cardStates(page);
-      for (const mode of MODES) if (finished[mode] === null && states[mode] === 'finished') finished[mode] = (Date.now() - clicked) / 1000;
+      for (const mode of MODES)
+        if (finished[mode] === null && states[mode] === 'finished') finished[mode] = (Date.now() - clicked) / 1000;
       if (MODES.some((m) => states[m] === 'error')) break;
-      if (!duringShot && Date.now() - clicked > 60_000) { await page.screenshot({ path: `${SHOTS}/start-page-during.png` }); duringShot = true; }
+      if (!duringShot && Date.now() - clicked > 60_000) {
+        await page.screenshot({ path: `${SHOTS}/start-page-during.png` });
+        duringShot = true;
+      }
       if (MODES.every((m) => finished[m] !== null)) break;
       await page.waitForTimeout(1000);
     }
     if (shots) await page.screenshot({ path: `${SHOTS}/start-page-after.png` });
     const runs: SeedResult['runs'] = {};
     for (const mode of MODES) {
-      const cell = (id: string) => page.locator(`[data-testid="dreamgym-table"] tr[data-mode="${mode}"] [data-testid="${id}"]`).textContent();
+      const cell = (id: string) =>
+        page.locator(`[data-testid="dreamgym-table"] tr[data-mode="${mode}"] [data-testid="${id}"]`).textContent();
       const card = page.locator(`[data-testid="start-run"][data-mode="${mode}"]`);
-      runs[mode] = { heldOut: (await cell('dreamgym-success')) ?? '—', realSteps: (await cell('dreamgym-real-steps')) ?? '—',
-        dreamSteps: (await card.locator('dd').nth(2).textContent()) ?? '—', finishedAfterSeconds: finished[mode] };
+      runs[mode] = {
+        heldOut: (await cell('dreamgym-success')) ?? '—',
+        realSteps: (await cell('dreamgym-real-steps')) ?? '—',
+        dreamSteps: (await card.locator('dd').nth(2).textContent()) ?? '—',
+        finishedAfterSeconds: finished[mode],
+      };
     }
-    const verdict = await page.getByTestId('start-verdict').textContent({ timeout: 5000 }).catch(() => null);
+    const verdict = await page
+      .getByTestId('start-verdict')
+      .textContent({ timeout: 5000 })
+      .catch(() => null);
     const all = MODES.every((m) => finished[m] !== null) ? Math.max(...MODES.map((m) => finished[m]!)) : null;
     return { seed, runs, allFinishedSeconds: all, verdict };
   } finally {
@@ -71,7 +86,11 @@ async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitM
 
 async function cardStates(page: Page): Promise<Record<string, string | null>> {
   const states: Record<string, string | null> = {};
-  for (const mode of MODES) states[mode] = await page.locator(`[data-testid="start-run"][data-mode="${mode}"]`).getAttribute('data-state').catch(() => null);
+  for (const mode of MODES)
+    states[mode] = await page
+      .locator(`[data-testid="start-run"][data-mode="${mode}"]`)
+      .getAttribute('data-state')
+      .catch(() => null);
   return states;
 }
 
@@ -80,14 +99,23 @@ async function main(): Promise<void> {
   const shots = process.argv.includes('--shots');
   const limitMs = Number(argValue('--limit-minutes') ?? 15) * 60_000;
   mkdirSync(SHOTS, { recursive: true });
-  const server = await preview({ configFile: 'vite.config.ts', preview: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+  const server = await preview({
+    configFile: 'vite.config.ts',
+    preview: { port: 0, host: '127.0.0.1' },
+    logLevel: 'error',
+  });
   const address = server.httpServer.address();
   if (!address || typeof address !== 'object') throw new Error('vite preview did not report its port');
   try {
     for (const seed of seeds) {
       const result = await measureSeed(`http://127.0.0.1:${address.port}`, seed, shots && seed === seeds[0], limitMs);
-      const cells = MODES.map((m) => `${result.runs[m].heldOut} (${result.runs[m].realSteps} real, finished ${result.runs[m].finishedAfterSeconds ?? '—'} s)`);
-      console.log(`seed ${seed}: real ${cells[0]}; dream ${cells[1]}; s2r ${cells[2]}; all finished after ${result.allFinishedSeconds ?? 'not finished'} s`);
+      const cells = MODES.map(
+        (m) =>
+          `${result.runs[m].heldOut} (${result.runs[m].realSteps} real, finished ${result.runs[m].finishedAfterSeconds ?? '—'} s)`,
+      );
+      console.log(
+        `seed ${seed}: real ${cells[0]}; dream ${cells[1]}; s2r ${cells[2]}; all finished after ${result.allFinishedSeconds ?? 'not finished'} s`,
+      );
       console.log(`  verdict: ${result.verdict ?? '—'}`);
       console.log(JSON.stringify(result));
     }

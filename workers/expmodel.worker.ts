@@ -8,4 +8,6 @@ import { ExpModelHost, browserHostDeps } from '../src/app/workers/expmodel-host'
 import type { ExpModelRequest } from '../src/app/workers/expmodel-protocol';
 
 const host = new ExpModelHost((reply) => self.postMessage(reply), browserHostDeps());
-self.onmessage = (event: MessageEvent<ExpModelRequest>) => { void host.handle(event.data); };
+self.onmessage = (event: MessageEvent<ExpModelRequest>) => {
+  void host.handle(event.data);
+};

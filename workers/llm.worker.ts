@@ -16,5 +16,9 @@ importWebLlm().then(
     handle = (event) => handler.onmessage(event);
     for (const event of waiting.splice(0)) handle(event);
   },
-  (error: unknown) => { setTimeout(() => { throw error; }); }, // the page sees the worker's error event
+  (error: unknown) => {
+    setTimeout(() => {
+      throw error;
+    });
+  }, // the page sees the worker's error event
 );

@@ -7,4 +7,6 @@ import { TeachHost } from '../src/app/workers/teach-host';
 import type { TeachRequest } from '../src/app/workers/teach-protocol';
 
 const host = new TeachHost((reply) => self.postMessage(reply));
-self.onmessage = (event: MessageEvent<TeachRequest>) => { void host.handle(event.data); };
+self.onmessage = (event: MessageEvent<TeachRequest>) => {
+  void host.handle(event.data);
+};

@@ -7,4 +7,6 @@ import { TrainerHost } from '../src/app/workers/trainer-host';
 import type { TrainerRequest } from '../src/app/workers/protocol';
 
 const host = new TrainerHost((reply) => self.postMessage(reply));
-self.onmessage = (event: MessageEvent<TrainerRequest>) => { void host.handle(event.data); };
+self.onmessage = (event: MessageEvent<TrainerRequest>) => {
+  void host.handle(event.data);
+};

@@ -21,7 +21,9 @@ function webLlmFile(): { fileName: string; source: string } {
   const { version, main: entry } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string; main: string };
   const source = readFileSync(join(dirname(packageJson), entry), 'utf8');
   if (/^\s*import\s|^\s*export\s+[^;]*\sfrom\s/m.test(source.replace(/export\s*\{[^}]*\}\s*;?\s*(\/\/#.*)?\s*$/, ''))) {
-    throw new Error(`${PACKAGE} ${version} imports other modules now: it can no longer be served as one file (src/build/web-llm-once.ts).`);
+    throw new Error(
+      `${PACKAGE} ${version} imports other modules now: it can no longer be served as one file (src/build/web-llm-once.ts).`,
+    );
   }
   // Its source map is not shipped: drop the comment naming it (a 404 in devtools otherwise).
   return { fileName: `web-llm-${version}.js`, source: source.replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n') };
@@ -33,11 +35,15 @@ export function webLlmOncePlugin(): Plugin {
   return {
     name: 'dreamgym:web-llm-once',
     apply: 'build',
-    buildStart() { file ??= webLlmFile(); },
+    buildStart() {
+      file ??= webLlmFile();
+    },
     transform(code, id) {
       if (!code.includes(PACKAGE) || id.includes('/node_modules/')) return null;
       if (/from\s+['"]@mlc-ai\/web-llm['"]/.test(code.replace(/import\s+type\s[^;]*;/g, ''))) {
-        this.error(`${id} imports ${PACKAGE} statically: import it with importWebLlm() (src/core/llm/webllm.ts), so the build keeps one copy.`);
+        this.error(
+          `${id} imports ${PACKAGE} statically: import it with importWebLlm() (src/core/llm/webllm.ts), so the build keeps one copy.`,
+        );
       }
       // A URL built at run time (not a literal, which Vite would resolve as a source asset) is
       // left alone; import.meta.url is then the importing chunk's own, in assets/.

@@ -25,8 +25,13 @@ export interface CommandSpec {
 }
 
 export class UsageError extends Error {
-  constructor(message: string, readonly command?: CommandSpec) {
-    super(command ? `${message}\nUsage: ${command.usage}\nRun 'dreamgym help ${command.name}' for the options.` : message);
+  constructor(
+    message: string,
+    readonly command?: CommandSpec,
+  ) {
+    super(
+      command ? `${message}\nUsage: ${command.usage}\nRun 'dreamgym help ${command.name}' for the options.` : message,
+    );
     this.name = 'UsageError';
   }
 }
@@ -46,11 +51,17 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
   const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (!arg.startsWith('--')) { positionals.push(arg); continue; }
+    if (!arg.startsWith('--')) {
+      positionals.push(arg);
+      continue;
+    }
     const [rawName, inlineValue] = arg.slice(2).split(/=(.*)/s, 2);
     const option = spec.options[rawName];
     if (!option) {
-      const valid = Object.keys(spec.options).map((n) => `--${n}`).join(', ') || '(none)';
+      const valid =
+        Object.keys(spec.options)
+          .map((n) => `--${n}`)
+          .join(', ') || '(none)';
       throw new UsageError(`Unknown option --${rawName} for '${spec.name}'. Valid options: ${valid}.`, spec);
     }
     // A second value would silently replace the first: say so instead.
@@ -67,10 +78,16 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
     if (option.type === 'number' || option.type === 'integer') {
       const n = DECIMAL.test(value.trim()) ? Number(value) : NaN;
       if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
-        throw new UsageError(`Option --${rawName} must be ${option.type === 'integer' ? 'an integer' : 'a number'}, got '${value}'.`, spec);
+        throw new UsageError(
+          `Option --${rawName} must be ${option.type === 'integer' ? 'an integer' : 'a number'}, got '${value}'.`,
+          spec,
+        );
       }
       if ((option.min !== undefined && n < option.min) || (option.max !== undefined && n > option.max)) {
-        throw new UsageError(`Option --${rawName} must be ${rangeText(option)}, got ${n} (${option.description}).`, spec);
+        throw new UsageError(
+          `Option --${rawName} must be ${rangeText(option)}, got ${n} (${option.description}).`,
+          spec,
+        );
       }
       options[rawName] = n;
     } else {
@@ -82,7 +99,10 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
   }
   const expected = spec.positionals ?? [];
   if (positionals.length !== expected.length) {
-    throw new UsageError(`'${spec.name}' takes ${expected.length ? expected.map((p) => `<${p}>`).join(' ') : 'no positional arguments'}; got ${positionals.length ? positionals.map((p) => `'${p}'`).join(' ') : 'none'}.`, spec);
+    throw new UsageError(
+      `'${spec.name}' takes ${expected.length ? expected.map((p) => `<${p}>`).join(' ') : 'no positional arguments'}; got ${positionals.length ? positionals.map((p) => `'${p}'`).join(' ') : 'none'}.`,
+      spec,
+    );
   }
   return { options, positionals };
 }
@@ -102,7 +122,12 @@ export function helpText(spec: CommandSpec): string {
   const entries = Object.entries(spec.options);
   if (entries.length) lines.push('Options:');
   for (const [name, o] of entries) {
-    const extra = [o.choices ? `one of ${o.choices.join('|')}` : '', o.default !== undefined ? `default ${o.default}` : ''].filter(Boolean).join('; ');
+    const extra = [
+      o.choices ? `one of ${o.choices.join('|')}` : '',
+      o.default !== undefined ? `default ${o.default}` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
     lines.push(`  --${name.padEnd(14)} ${o.description}${extra ? ` (${extra})` : ''}`);
   }
   return lines.join('\n');

@@ -13,34 +13,55 @@ import type { Page } from 'playwright';
 import type { StoreBenchResult } from '../core/buffer/stores/bench';
 import type { RetrievalBenchResult } from '../core/buffer/bench';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic', '--enable-unsafe-webgpu'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--enable-unsafe-webgpu',
+];
 
-interface BrowserSession { page: Page; baseUrl: string }
+interface BrowserSession {
+  page: Page;
+  baseUrl: string;
+}
 
 /**
  * Serves the app (the dev server, or `vite preview` of `dist` when given), opens one page in
  * Chromium with a fresh profile and hands it to `use`; shuts everything down after.
  */
-async function withBrowserPage<T>(options: { dist?: string; init?: () => void },
-  use: (s: BrowserSession) => Promise<T>): Promise<T> {
+async function withBrowserPage<T>(
+  options: { dist?: string; init?: () => void },
+  use: (s: BrowserSession) => Promise<T>,
+): Promise<T> {
   const vite = await import('vite');
   const { chromium } = await import('playwright');
   const listen = { port: 0, host: '127.0.0.1' };
   const server = options.dist
     ? await vite.preview({
-      configFile: 'vite.config.ts', build: { outDir: options.dist }, preview: listen, logLevel: 'error',
-    })
-    // No file watching and no HMR: an edit elsewhere in the tree must not reload the page mid-measurement.
-    : await (await vite.createServer({
-      configFile: 'vite.config.ts', server: { ...listen, hmr: false, watch: null }, logLevel: 'error',
-    })).listen();
+        configFile: 'vite.config.ts',
+        build: { outDir: options.dist },
+        preview: listen,
+        logLevel: 'error',
+      })
+    : // No file watching and no HMR: an edit elsewhere in the tree must not reload the page mid-measurement.
+      await (
+        await vite.createServer({
+          configFile: 'vite.config.ts',
+          server: { ...listen, hmr: false, watch: null },
+          logLevel: 'error',
+        })
+      ).listen();
   const address = server.httpServer!.address();
   const port = typeof address === 'object' && address ? address.port : 5173;
   const profile = mkdtempSync(join(tmpdir(), 'dreamgym-bench-profile-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS,
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: CHROMIUM_ARGS,
       viewport: { width: 1280, height: 720 },
     });
     try {
@@ -55,14 +76,17 @@ async function withBrowserPage<T>(options: { dist?: string; init?: () => void },
   }
 }
 
-export async function benchBufferInBrowser(n: number):
-  Promise<{ store: StoreBenchResult; retrieval: RetrievalBenchResult; storageUsageBytes: number | null }> {
+export async function benchBufferInBrowser(
+  n: number,
+): Promise<{ store: StoreBenchResult; retrieval: RetrievalBenchResult; storageUsageBytes: number | null }> {
   return withBrowserPage({}, async ({ page, baseUrl }) => {
     process.stderr.write('bench buffer: Chromium (IndexedDB, retrieval) …\n');
     await page.goto(`${baseUrl}/bench/buffer.html`);
     await page.waitForSelector('body[data-ready="true"]', { timeout: 120_000 });
-    return page.evaluate((count) =>
-      (window as unknown as { runBufferBench(n: number): Promise<never> }).runBufferBench(count), n);
+    return page.evaluate(
+      (count) => (window as unknown as { runBufferBench(n: number): Promise<never> }).runBufferBench(count),
+      n,
+    );
   });
 }
 
@@ -107,16 +131,19 @@ function recordLongTasks(): void {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) w.__longtasks.push({ start: e.startTime, duration: e.duration });
     }).observe({ type: 'longtask', buffered: true });
-  } catch { /* no longtask support: the calibration reads null */ }
+  } catch {
+    /* no longtask support: the calibration reads null */
+  }
 }
 
 /** The long tasks recorded since the last take, and a fresh record. */
-const takeLongTasks = (page: Page) => page.evaluate(() => {
-  const w = window as unknown as LongTaskWindowObject;
-  const tasks = w.__longtasks;
-  w.__longtasks = [];
-  return tasks;
-});
+const takeLongTasks = (page: Page) =>
+  page.evaluate(() => {
+    const w = window as unknown as LongTaskWindowObject;
+    const tasks = w.__longtasks;
+    w.__longtasks = [];
+    return tasks;
+  });
 
 async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
   const end = performance.now() + timeoutMs;
@@ -132,8 +159,11 @@ async function until(what: string, timeoutMs: number, check: () => Promise<boole
  * starting), and the next `iterations` iterations of training. Training runs in a worker, so the
  * last window should hold no long task; a busy machine adds some.
  */
-export async function benchAppTrainInBrowser(options: { iterations: number; query?: string; dist?: string }):
-  Promise<AppTrainBench> {
+export async function benchAppTrainInBrowser(options: {
+  iterations: number;
+  query?: string;
+  dist?: string;
+}): Promise<AppTrainBench> {
   return withBrowserPage({ dist: options.dist, init: recordLongTasks }, async ({ page, baseUrl }) => {
     const url = `${baseUrl}/#/train?${options.query ?? APP_TRAIN_QUERY}`;
     const errors: string[] = [];
@@ -149,7 +179,10 @@ export async function benchAppTrainInBrowser(options: { iterations: number; quer
       const now = performance.now();
       const at = await iteration().catch(() => 0);
       windows.push({
-        window: name, seconds: Math.round(now - clock) / 1000, iterations: at - fromIteration, long_tasks: tasks.length,
+        window: name,
+        seconds: Math.round(now - clock) / 1000,
+        iterations: at - fromIteration,
+        long_tasks: tasks.length,
         longest_ms: Math.round(Math.max(0, ...tasks.map((t) => t.duration))),
         blocking_ms: Math.round(tasks.reduce((s, t) => s + t.duration - 50, 0)),
         tasks_ms: tasks.map((t) => Math.round(t.duration)),
@@ -166,11 +199,18 @@ export async function benchAppTrainInBrowser(options: { iterations: number; quer
 
     // The instrument works: a deliberate 150 ms busy task, queued as a real task (code that
     // page.evaluate runs itself is not reported as a long task).
-    await page.evaluate(() => new Promise<void>((resolve) => setTimeout(() => {
-      const end = performance.now() + 150;
-      while (performance.now() < end) { /* busy */ }
-      resolve();
-    }, 0)));
+    await page.evaluate(
+      () =>
+        new Promise<void>((resolve) =>
+          setTimeout(() => {
+            const end = performance.now() + 150;
+            while (performance.now() < end) {
+              /* busy */
+            }
+            resolve();
+          }, 0),
+        ),
+    );
     let calibration: number | null = null;
     await until('the calibration task', 5_000, async () => {
       const tasks = await page.evaluate(() => (window as unknown as LongTaskWindowObject).__longtasks);
@@ -189,8 +229,11 @@ export async function benchAppTrainInBrowser(options: { iterations: number; quer
     await close('training');
     const backend = await page.getByTestId('backend').textContent();
     await page.getByRole('button', { name: 'Stop' }).click();
-    await until('the run to stop', 60_000,
-      async () => (await page.getByTestId('train-status').getAttribute('data-state')) === 'stopped');
+    await until(
+      'the run to stop',
+      60_000,
+      async () => (await page.getByTestId('train-status').getAttribute('data-state')) === 'stopped',
+    );
     if (errors.length) throw new Error(`bench app-train: the page threw: ${errors.join('; ')}`);
     return { url, server: options.dist ? 'preview' : 'dev', calibration_ms: calibration, backend, windows };
   });

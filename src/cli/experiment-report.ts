@@ -23,7 +23,11 @@ function seedsText(seeds: number[]): string {
 }
 
 /** Wall-clock facts the edge knows (the core keeps no clock of its own). */
-export interface RunTiming { elapsedSeconds: number; workers: number; cpus?: number }
+export interface RunTiming {
+  elapsedSeconds: number;
+  workers: number;
+  cpus?: number;
+}
 
 function minutes(seconds: number): string {
   return `${seconds.toFixed(0)} s (${(seconds / 60).toFixed(1)} min)`;
@@ -38,31 +42,59 @@ function timingText(computeSeconds: number, timing?: RunTiming): string {
 export function renderTable(result: TableResult, timing?: RunTiming): string {
   const lines: string[] = [];
   if (result.table === 1) {
-    lines.push(`## Table 1 — held-out success per method (${seedsText(result.seeds)})`, '',
-      `Experience model of the dream and S2R rows: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`, '');
+    lines.push(
+      `## Table 1 — held-out success per method (${seedsText(result.seeds)})`,
+      '',
+      `Experience model of the dream and S2R rows: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
+      '',
+    );
     for (const { setup, rows } of result.envs) {
-      lines.push(setupLine(setup), '',
+      lines.push(
+        setupLine(setup),
+        '',
         '| method | experience | held-out success % | held-out score % | real train steps | dream steps | wall s |',
-        '| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+        '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+      );
       for (const r of rows) {
-        const experience = r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : r.experienceModel ?? '–';
-        lines.push(`| ${r.label} | ${experience} | ${formatStat(r.success)} | ${formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${r.wallSeconds.mean.toFixed(1)} |`);
+        const experience = r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : (r.experienceModel ?? '–');
+        lines.push(
+          `| ${r.label} | ${experience} | ${formatStat(r.success)} | ${formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${r.wallSeconds.mean.toFixed(1)} |`,
+        );
       }
       lines.push('');
     }
   } else {
-    lines.push(`## Table 2 — ablations of DreamGym (dream GRPO; ${seedsText(result.seeds)})`, '',
-      `Experience model: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`, '');
+    lines.push(
+      `## Table 2 — ablations of DreamGym (dream GRPO; ${seedsText(result.seeds)})`,
+      '',
+      `Experience model: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
+      '',
+    );
     for (const { setup, rows } of result.envs) {
       const full = rows.find((r) => r.id === 'full')!;
-      lines.push(setupLine(setup), '',
+      lines.push(
+        setupLine(setup),
+        '',
         '| variant | setting changed | held-out success % | Δ vs full (points) | held-out score % | dream steps | note |',
-        '| --- | --- | ---: | ---: | ---: | ---: | --- |');
+        '| --- | --- | ---: | ---: | ---: | ---: | --- |',
+      );
       for (const r of rows) {
-        const changes = r.changes && Object.keys(r.changes).length ? Object.entries(r.changes).map(([k, v]) => `${k} = ${v}`).join(', ') : r.id === 'full' ? '–' : 'LLM action prior off';
-        const delta = r.kind === 'not-applicable' || r.id === 'full' ? '–' : (100 * (r.success.mean - full.success.mean)).toFixed(1);
-        const note = r.kind === 'not-applicable' ? `**N/A** — ${r.note}` : r.note ?? '';
-        lines.push(`| ${r.label} | ${changes} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.success)} | ${delta} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score)} | ${formatStat(r.dreamSteps, false)} | ${note} |`);
+        const changes =
+          r.changes && Object.keys(r.changes).length
+            ? Object.entries(r.changes)
+                .map(([k, v]) => `${k} = ${v}`)
+                .join(', ')
+            : r.id === 'full'
+              ? '–'
+              : 'LLM action prior off';
+        const delta =
+          r.kind === 'not-applicable' || r.id === 'full'
+            ? '–'
+            : (100 * (r.success.mean - full.success.mean)).toFixed(1);
+        const note = r.kind === 'not-applicable' ? `**N/A** — ${r.note}` : (r.note ?? '');
+        lines.push(
+          `| ${r.label} | ${changes} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.success)} | ${delta} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score)} | ${formatStat(r.dreamSteps, false)} | ${note} |`,
+        );
       }
       lines.push('');
     }
@@ -72,28 +104,48 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
 }
 
 export function renderGrid(result: GridResult, timing?: RunTiming): string {
-  const lines = [`## Transfer-bound grid — final held-out real success % of dream GRPO over the noisy oracle (${seedsText(result.seeds)})`, ''];
+  const lines = [
+    `## Transfer-bound grid — final held-out real success % of dream GRPO over the noisy oracle (${seedsText(result.seeds)})`,
+    '',
+  ];
   const top = result.epsilons[result.epsilons.length - 1];
   for (const e of result.envs) {
-    lines.push(setupLine(e.setup), '', `| ε_R \\ ε_P | ${result.epsilons.join(' | ')} |`, `| --- | ${result.epsilons.map(() => '---:').join(' | ')} |`);
-    for (const row of e.cells) lines.push(`| **${row[0].epsilonReward}** | ${row.map((c) => formatStat(c.success)).join(' | ')} |`);
-    lines.push('',
+    lines.push(
+      setupLine(e.setup),
+      '',
+      `| ε_R \\ ε_P | ${result.epsilons.join(' | ')} |`,
+      `| --- | ${result.epsilons.map(() => '---:').join(' | ')} |`,
+    );
+    for (const row of e.cells)
+      lines.push(`| **${row[0].epsilonReward}** | ${row.map((c) => formatStat(c.success)).join(' | ')} |`);
+    lines.push(
+      '',
       `- clean (0, 0): ${pct(e.clean)}; reward error only (${top}, 0): ${pct(e.rewardOnly)}; transition error only (0, ${top}): ${pct(e.transitionOnly)}.`,
-      `- ε_R = ${top} row mean ${pct(e.rewardRowMean)} vs ε_P = ${top} column mean ${pct(e.transitionColumnMean)} (tolerance ±${pct(e.tolerance)}): **${e.verdict}**.`, '');
+      `- ε_R = ${top} row mean ${pct(e.rewardRowMean)} vs ε_P = ${top} column mean ${pct(e.transitionColumnMean)} (tolerance ±${pct(e.tolerance)}): **${e.verdict}**.`,
+      '',
+    );
   }
   lines.push('Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
   return lines.join('\n');
 }
 
 export function renderTransfer(result: TransferResult, timing?: RunTiming): string {
-  const lines = [`## Cross-domain transfer — held-out real success % (score %) (${seedsText(result.seeds)})`, '',
-    `Experience model: **${result.experienceModel}**.`, '',
+  const lines = [
+    `## Cross-domain transfer — held-out real success % (score %) (${seedsText(result.seeds)})`,
+    '',
+    `Experience model: **${result.experienceModel}**.`,
+    '',
     `| trained in ↓ / evaluated in → | ${result.targets.map((t) => `${t.env} (${t.preset}, ${t.heldOutTasks} tasks)`).join(' | ')} |`,
-    `| --- | ${result.targets.map(() => '---:').join(' | ')} |`];
+    `| --- | ${result.targets.map(() => '---:').join(' | ')} |`,
+  ];
   for (const r of result.rows) {
-    lines.push(`| ${r.label} | ${result.targets.map((t) => `${formatStat(r.success[t.env])} (${formatStat(r.score[t.env])})${t.env === r.trainedIn ? ' *in-domain*' : ''}`).join(' | ')} |`);
+    lines.push(
+      `| ${r.label} | ${result.targets.map((t) => `${formatStat(r.success[t.env])} (${formatStat(r.score[t.env])})${t.env === r.trainedIn ? ' *in-domain*' : ''}`).join(' | ')} |`,
+    );
   }
-  lines.push(`| random policy (reference) | ${result.targets.map((t) => `${formatStat(result.random.success[t.env])} (${formatStat(result.random.score[t.env])})`).join(' | ')} |`);
+  lines.push(
+    `| random policy (reference) | ${result.targets.map((t) => `${formatStat(result.random.success[t.env])} (${formatStat(result.random.score[t.env])})`).join(' | ')} |`,
+  );
   lines.push('', 'Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
   return lines.join('\n');
 }

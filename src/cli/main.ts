@@ -14,11 +14,30 @@ import { dreamCommand, runDream } from './commands/dream';
 import { auditCommand, runAudit } from './commands/audit';
 import { experimentCommand, runExperimentCommand } from './commands/experiment';
 import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
-import { bufferExportCommand, bufferImportCommand, bufferQueryCommand, bufferStatsCommand, runBufferExport, runBufferImport, runBufferQuery, runBufferStats } from './commands/buffer';
+import {
+  bufferExportCommand,
+  bufferImportCommand,
+  bufferQueryCommand,
+  bufferStatsCommand,
+  runBufferExport,
+  runBufferImport,
+  runBufferQuery,
+  runBufferStats,
+} from './commands/buffer';
 import { domainImportCommand, domainTrainCommand, runDomainImport, runDomainTrain } from './commands/domain';
-import { expmodelExportCommand, expmodelTrainCommand, expmodelVerdictCommand, runExpmodelExport, runExpmodelTrain, runExpmodelVerdict } from './commands/expmodel';
+import {
+  expmodelExportCommand,
+  expmodelTrainCommand,
+  expmodelVerdictCommand,
+  runExpmodelExport,
+  runExpmodelTrain,
+  runExpmodelVerdict,
+} from './commands/expmodel';
 
-interface Command { spec: CommandSpec; run(args: ParsedArgs): Promise<number | void> }
+interface Command {
+  spec: CommandSpec;
+  run(args: ParsedArgs): Promise<number | void>;
+}
 
 const commands: Command[] = [
   { spec: envsCommand, run: runEnvs },
@@ -43,9 +62,14 @@ const commands: Command[] = [
 ];
 
 function usage(): string {
-  return ['dreamgym — DreamGym Playground, headless', '', 'Commands:',
+  return [
+    'dreamgym — DreamGym Playground, headless',
+    '',
+    'Commands:',
     ...commands.map((c) => `  ${c.spec.name.padEnd(14)} ${c.spec.summary}`),
-    '', "Run 'dreamgym help <command>' for a command's options."].join('\n');
+    '',
+    "Run 'dreamgym help <command>' for a command's options.",
+  ].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -60,11 +84,19 @@ export async function main(argv: string[]): Promise<number> {
   const command = commands.find((c) => c.spec.name === name);
   if (!command) {
     const group = commands.filter((c) => c.spec.name.startsWith(`${name} `)).map((c) => c.spec.name);
-    if (group.length) { console.error(`'${name}' needs a subcommand: ${group.join(', ')}.`); return 2; }
-    console.error(`Unknown command '${name}'. Commands: ${[...new Set(commands.map((c) => c.spec.name.split(' ')[0]))].join(', ')}.`);
+    if (group.length) {
+      console.error(`'${name}' needs a subcommand: ${group.join(', ')}.`);
+      return 2;
+    }
+    console.error(
+      `Unknown command '${name}'. Commands: ${[...new Set(commands.map((c) => c.spec.name.split(' ')[0]))].join(', ')}.`,
+    );
     return 2;
   }
-  if (rest.includes('--help')) { console.log(helpText(command.spec)); return 0; }
+  if (rest.includes('--help')) {
+    console.log(helpText(command.spec));
+    return 0;
+  }
   try {
     const code = await command.run(parseArgs(rest, command.spec));
     return typeof code === 'number' ? code : 0;
@@ -82,13 +114,24 @@ export function fileErrorMessage(error: Error): string | null {
   const { code, path, syscall } = error as NodeJS.ErrnoException;
   if (typeof code !== 'string' || typeof path !== 'string') return null;
   switch (code) {
-    case 'ENOENT': return `${path} does not exist (${syscall}): check the path — a folder or file this command reads (a run, a model's weights) must be there first.`;
-    case 'EACCES': case 'EPERM': return `No permission to ${syscall === 'open' || syscall === 'scandir' ? 'open' : 'write'} ${path}: ` +
-      'pick a place you may write (another --out or --dir), or fix the permissions.';
-    case 'EROFS': return `${path} is on a read-only file system: pick another --out or --dir.`;
-    case 'EEXIST': case 'ENOTDIR': return `A file is in the way at ${path}, where a folder is needed: pick another --out or --dir, or move the file away.`;
-    case 'EISDIR': return `${path} is a folder, where a file is needed: give the path of a file.`;
-    case 'ENOSPC': return `The disk is full (writing ${path}): free some space and run the command again.`;
-    default: return null;
+    case 'ENOENT':
+      return `${path} does not exist (${syscall}): check the path — a folder or file this command reads (a run, a model's weights) must be there first.`;
+    case 'EACCES':
+    case 'EPERM':
+      return (
+        `No permission to ${syscall === 'open' || syscall === 'scandir' ? 'open' : 'write'} ${path}: ` +
+        'pick a place you may write (another --out or --dir), or fix the permissions.'
+      );
+    case 'EROFS':
+      return `${path} is on a read-only file system: pick another --out or --dir.`;
+    case 'EEXIST':
+    case 'ENOTDIR':
+      return `A file is in the way at ${path}, where a folder is needed: pick another --out or --dir, or move the file away.`;
+    case 'EISDIR':
+      return `${path} is a folder, where a file is needed: give the path of a file.`;
+    case 'ENOSPC':
+      return `The disk is full (writing ${path}): free some space and run the command again.`;
+    default:
+      return null;
   }
 }

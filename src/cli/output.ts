@@ -13,7 +13,9 @@ export function progressBar(label: string): { update(done: number, total: number
       const line = `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}${extra ? ` ${extra}` : ''}`;
       process.stderr.write(tty ? `\r${line}` : `${line}\n`);
     },
-    end() { if (tty) process.stderr.write('\n'); },
+    end() {
+      if (tty) process.stderr.write('\n');
+    },
   };
 }
 
@@ -22,7 +24,10 @@ const RAW_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** `--json` contract: exactly one JSON object, alone on the last line of stdout (every control character escaped). */
 export function printJsonLast(value: unknown): void {
-  const json = JSON.stringify(value).replace(RAW_IN_JSON, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const json = JSON.stringify(value).replace(
+    RAW_IN_JSON,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   process.stdout.write(json + '\n');
 }
 
@@ -44,6 +49,9 @@ export function terminalSafe(text: string, options: { keepLines?: boolean } = {}
   return text.replace(UNSAFE_FOR_TERMINALS, (ch) => {
     if (options.keepLines && (ch === '\n' || ch === '\t')) return ch;
     const code = ch.charCodeAt(0);
-    return NAMED_ESCAPES[ch] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+    return (
+      NAMED_ESCAPES[ch] ??
+      (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+    );
   });
 }

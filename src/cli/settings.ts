@@ -15,7 +15,11 @@ function settingValue(raw: string): string | number | boolean {
  * The pairs of a --set text, refusing names not in `valid` (with the list of valid ones). The
  * result is a plain object whose keys are all own data properties (Object.fromEntries).
  */
-export function parseSettings(text: string | undefined, valid: readonly string[], spec: CommandSpec): Record<string, string | number | boolean> {
+export function parseSettings(
+  text: string | undefined,
+  valid: readonly string[],
+  spec: CommandSpec,
+): Record<string, string | number | boolean> {
   if (!text) return {};
   const names = new Set(valid);
   const settings = new Map<string, string | number | boolean>();
@@ -23,7 +27,8 @@ export function parseSettings(text: string | undefined, valid: readonly string[]
     const equals = pair.indexOf('=');
     const key = equals < 0 ? '' : pair.slice(0, equals).trim();
     if (!key) throw new UsageError(`--set expects key=value pairs separated by commas; got '${pair}'.`, spec);
-    if (!names.has(key)) throw new UsageError(`--set: unknown setting '${key}'; valid settings: ${valid.join(', ')}.`, spec);
+    if (!names.has(key))
+      throw new UsageError(`--set: unknown setting '${key}'; valid settings: ${valid.join(', ')}.`, spec);
     if (settings.has(key)) throw new UsageError(`--set: '${key}' is given twice; give each setting once.`, spec);
     settings.set(key, settingValue(pair.slice(equals + 1)));
   }

@@ -9,7 +9,10 @@
 
 /** 128-bit string hash (cyrb128) → four 32-bit seeds for sfc32. */
 function hash128(text: string): [number, number, number, number] {
-  let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762;
+  let h1 = 1779033703,
+    h2 = 3144134277,
+    h3 = 1013904242,
+    h4 = 2773480762;
   for (let i = 0; i < text.length; i++) {
     const k = text.charCodeAt(i);
     h1 = h2 ^ Math.imul(h1 ^ k, 597399067);
@@ -21,7 +24,10 @@ function hash128(text: string): [number, number, number, number] {
   h2 = Math.imul(h4 ^ (h2 >>> 22), 2869860233);
   h3 = Math.imul(h1 ^ (h3 >>> 17), 951274213);
   h4 = Math.imul(h2 ^ (h4 >>> 19), 2716044179);
-  h1 ^= h2 ^ h3 ^ h4; h2 ^= h1; h3 ^= h1; h4 ^= h1;
+  h1 ^= h2 ^ h3 ^ h4;
+  h2 ^= h1;
+  h3 ^= h1;
+  h4 ^= h1;
   return [h1 >>> 0, h2 >>> 0, h3 >>> 0, h4 >>> 0];
 }
 
@@ -36,7 +42,10 @@ export function hashString(text: string, seed = 0x811c9dc5): number {
 }
 
 export class Rng {
-  private a: number; private b: number; private c: number; private d: number;
+  private a: number;
+  private b: number;
+  private c: number;
+  private d: number;
 
   /** Prefer `Rng.fromSeed` / `split`; the key is the stream's identity. */
   constructor(readonly key: string) {

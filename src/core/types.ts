@@ -120,7 +120,13 @@ export interface Trajectory {
   steps: Step[];
   /** The observation after the last action (what the agent saw when the episode ended). */
   final_observation: string;
-  result: { reward: number; success: boolean; score: number; steps: number; terminate_reason: 'success' | 'terminated' | 'truncated' | 'unfinished' };
+  result: {
+    reward: number;
+    success: boolean;
+    score: number;
+    steps: number;
+    terminate_reason: 'success' | 'terminated' | 'truncated' | 'unfinished';
+  };
   source: TrajectorySource;
   /** Policy details, e.g. { epsilon: 0.3 } for noisy-expert. */
   policy?: Record<string, unknown>;
@@ -128,7 +134,11 @@ export interface Trajectory {
 
 export type TransitionSource = 'offline' | 'real' | 'dream';
 
-export interface TokenUsage { promptTokens: number; completionTokens: number; ms: number }
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+}
 
 /** A (s, a, r, s') record of the replay buffer (offline data, real interactions and dreamed ones). */
 export interface Transition {

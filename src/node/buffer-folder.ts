@@ -29,14 +29,32 @@
  * Everything is loaded into memory on open (CLI-sized data: hundreds of thousands of transitions).
  */
 import {
-  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync,
-  truncateSync, writeSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import {
   BufferSchemaError,
-  type BufferEpisode, type BufferImport, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
-  type RunRecord, type TaskBankEntry, type TransitionFilter, type TransitionSource,
+  type BufferEpisode,
+  type BufferImport,
+  type BufferStats,
+  type BufferStore,
+  type BufferTransition,
+  type EvictionPolicy,
+  type RunRecord,
+  type TaskBankEntry,
+  type TransitionFilter,
+  type TransitionSource,
 } from '../core/buffer/types';
 import { closedError, type BufferStoreTestHooks } from '../core/buffer/stores/common';
 import { MemoryBufferStore, type StagedTransitions } from '../core/buffer/stores/memory';
@@ -91,16 +109,27 @@ export interface FolderBufferStoreOptions {
 /** Raised when a reader (or a command that only reads) is pointed at a folder that holds no buffer. */
 export class BufferFolderMissingError extends Error {
   constructor(readonly dir: string) {
-    super(`There is no buffer folder at ${dir} (no ${join(dir, 'meta.json')}): check the path (--dir), ` +
-      'or create the buffer by importing into it first (dreamgym buffer import FILE --dir DIR).');
+    super(
+      `There is no buffer folder at ${dir} (no ${join(dir, 'meta.json')}): check the path (--dir), ` +
+        'or create the buffer by importing into it first (dreamgym buffer import FILE --dir DIR).',
+    );
     this.name = 'BufferFolderMissingError';
   }
 }
 
 type WriteOperation = Parameters<NonNullable<BufferStoreTestHooks['beforeCommit']>>[0];
-interface RewriteParts { transitions?: BufferTransition[]; episodes?: BufferEpisode[]; tasks?: TaskBankEntry[]; runs?: RunRecord[] }
+interface RewriteParts {
+  transitions?: BufferTransition[];
+  episodes?: BufferEpisode[];
+  tasks?: TaskBankEntry[];
+  runs?: RunRecord[];
+}
 type Appends = Partial<Record<LogFile, Iterable<Uint8Array>>>;
-interface NewRows { ids: string[]; dims: number[]; embedders: string[] }
+interface NewRows {
+  ids: string[];
+  dims: number[];
+  embedders: string[];
+}
 
 /** What one consistent read of the folder found (nothing changed on disk by reading it). */
 interface Snapshot {
@@ -141,7 +170,10 @@ export class FolderBufferStore implements BufferStore {
   private readonly hooks: BufferStoreTestHooks;
 
   /** Use `FolderBufferStore.open`: it takes the writer lock (or reads consistently) and loads the folder. */
-  constructor(readonly dir: string, options: FolderBufferStoreOptions = {}) {
+  constructor(
+    readonly dir: string,
+    options: FolderBufferStoreOptions = {},
+  ) {
     this.durable = options.durable ?? true;
     this.readOnly = options.readOnly ?? false;
     this.lockWaitMs = options.lockWaitMs ?? 30_000;
@@ -159,7 +191,10 @@ export class FolderBufferStore implements BufferStore {
   // ---------------------------------------------------------------------------------------------
 
   private async start(): Promise<void> {
-    if (this.readOnly) { this.adopt(this.readConsistently()); return; }
+    if (this.readOnly) {
+      this.adopt(this.readConsistently());
+      return;
+    }
     mkdirSync(this.dir, { recursive: true });
     this.lock = await acquireFolderLock(this.dir, { waitMs: this.lockWaitMs });
     try {
@@ -173,15 +208,18 @@ export class FolderBufferStore implements BufferStore {
 
   private loaded(): MemoryBufferStore {
     if (this.closed) throw closedError(this.kind);
-    if (!this.state) throw new Error('FolderBufferStore: open it with FolderBufferStore.open(dir) (it locks and loads the folder).');
+    if (!this.state)
+      throw new Error('FolderBufferStore: open it with FolderBufferStore.open(dir) (it locks and loads the folder).');
     return this.state;
   }
 
   private writable(): MemoryBufferStore {
     const state = this.loaded();
     if (this.readOnly) {
-      throw new Error(`The buffer folder ${this.dir} was opened read-only (a reader: stats, query, export); nothing was written. ` +
-        'Open it for writing (readOnly: false) to change it.');
+      throw new Error(
+        `The buffer folder ${this.dir} was opened read-only (a reader: stats, query, export); nothing was written. ` +
+          'Open it for writing (readOnly: false) to change it.',
+      );
     }
     return state;
   }
@@ -201,8 +239,10 @@ export class FolderBufferStore implements BufferStore {
     if (!existsSync(this.path('meta.json'))) {
       const stray = readdirSync(this.dir).filter(isDataFileName);
       if (stray.length > 0) {
-        throw new BufferSchemaError(`${this.dir} holds ${stray.join(', ')} but no meta.json, so it is not a buffer folder this code ` +
-          'wrote (or its meta.json was deleted). Point the buffer at an empty or new folder.');
+        throw new BufferSchemaError(
+          `${this.dir} holds ${stray.join(', ')} but no meta.json, so it is not a buffer folder this code ` +
+            'wrote (or its meta.json was deleted). Point the buffer at an empty or new folder.',
+        );
       }
       this.meta = emptyMeta();
       this.writeAtomic('meta.json', JSON.stringify(this.meta));
@@ -214,10 +254,12 @@ export class FolderBufferStore implements BufferStore {
     // Cut what an interrupted batch left beyond the committed bytes (and any torn last line), and
     // delete files of an interrupted rewrite that meta.json does not name.
     for (const file of LOG_FILES) {
-      if (snapshot.onDisk[file] > snapshot.whole[file]) truncateSync(this.path(this.fileOf(file)), snapshot.whole[file]);
+      if (snapshot.onDisk[file] > snapshot.whole[file])
+        truncateSync(this.path(this.fileOf(file)), snapshot.whole[file]);
     }
     const named = new Set([...Object.values(this.meta.files!), 'meta.json', LOCK_FILE]);
-    for (const name of readdirSync(this.dir)) if (isDataFileName(name) && !named.has(name)) rmSync(this.path(name), { force: true });
+    for (const name of readdirSync(this.dir))
+      if (isDataFileName(name) && !named.has(name)) rmSync(this.path(name), { force: true });
   }
 
   private adopt(snapshot: Snapshot): void {
@@ -242,8 +284,10 @@ export class FolderBufferStore implements BufferStore {
       }
       if ((this.readMeta().generation ?? 0) === (before.generation ?? 0)) return snapshot;
     }
-    throw new Error(`The buffer folder ${this.dir} was rewritten ${READ_ATTEMPTS} times while being read (a writer is evicting or compacting); ` +
-      'run the command again once that writer is done.');
+    throw new Error(
+      `The buffer folder ${this.dir} was rewritten ${READ_ATTEMPTS} times while being read (a writer is evicting or compacting); ` +
+        'run the command again once that writer is done.',
+    );
   }
 
   private readMeta(): FolderMeta {
@@ -254,8 +298,10 @@ export class FolderBufferStore implements BufferStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         const stray = existsSync(this.dir) && readdirSync(this.dir).some(isDataFileName);
         if (stray) {
-          throw new BufferSchemaError(`${this.dir} holds buffer files but no meta.json, so it is not a buffer folder this code wrote ` +
-            '(or its meta.json was deleted). Point the buffer at an empty or new folder.');
+          throw new BufferSchemaError(
+            `${this.dir} holds buffer files but no meta.json, so it is not a buffer folder this code wrote ` +
+              '(or its meta.json was deleted). Point the buffer at an empty or new folder.',
+          );
         }
         throw new BufferFolderMissingError(this.dir);
       }
@@ -265,16 +311,22 @@ export class FolderBufferStore implements BufferStore {
     try {
       meta = JSON.parse(text) as FolderMeta;
     } catch (error) {
-      throw new BufferSchemaError(`${this.path('meta.json')} is not JSON (${(error as Error).message}): the buffer folder is damaged. ` +
-        'Restore it from a copy, or delete the folder to start over.');
+      throw new BufferSchemaError(
+        `${this.path('meta.json')} is not JSON (${(error as Error).message}): the buffer folder is damaged. ` +
+          'Restore it from a copy, or delete the folder to start over.',
+      );
     }
     if (meta?.format !== FOLDER_FORMAT) {
-      throw new BufferSchemaError(`${this.path('meta.json')} has format '${String(meta?.format)}', not '${FOLDER_FORMAT}': not a buffer folder. ` +
-        'Point the buffer at an empty or new folder.');
+      throw new BufferSchemaError(
+        `${this.path('meta.json')} has format '${String(meta?.format)}', not '${FOLDER_FORMAT}': not a buffer folder. ` +
+          'Point the buffer at an empty or new folder.',
+      );
     }
     if (!(meta.version <= FOLDER_FORMAT_VERSION)) {
-      throw new BufferSchemaError(`The buffer folder ${this.dir} has format version ${meta.version}, but this code understands versions up to ` +
-        `${FOLDER_FORMAT_VERSION}. It was written by a newer DreamGym Playground: use that version, or point the buffer at another folder.`);
+      throw new BufferSchemaError(
+        `The buffer folder ${this.dir} has format version ${meta.version}, but this code understands versions up to ` +
+          `${FOLDER_FORMAT_VERSION}. It was written by a newer DreamGym Playground: use that version, or point the buffer at another folder.`,
+      );
     }
     return { ...meta, files: { ...defaultFiles(), ...meta.files } };
   }
@@ -295,7 +347,9 @@ export class FolderBufferStore implements BufferStore {
     }
     const transitions = parseJsonl<BufferTransition>(logs['transitions.jsonl'], 'transitions.jsonl');
     const indexPath = this.path(meta.files!['embeddings.json']);
-    const index = existsSync(indexPath) ? JSON.parse(readFileSync(indexPath, 'utf8')) as EmbeddingsIndex : emptyIndex();
+    const index = existsSync(indexPath)
+      ? (JSON.parse(readFileSync(indexPath, 'utf8')) as EmbeddingsIndex)
+      : emptyIndex();
     const { vectors, rows, usedBytes } = readEmbeddings(index, logs['embeddings.bin'], meta.embeddingRows);
     whole['embeddings.bin'] = usedBytes;
     const byId = new Map<string, BufferTransition>();
@@ -310,8 +364,13 @@ export class FolderBufferStore implements BufferStore {
     const state = new MemoryBufferStore({ testHooks: this.hooks });
     state.load({ transitions: byId.values(), episodes, tasks, runs });
     return {
-      state, meta: { ...meta, embeddingRows: rows }, whole, onDisk,
-      rowIds: index.rows.slice(0, rows), rowDims: rowDimsOf(index).slice(0, rows), embedders: index.embedders ?? [],
+      state,
+      meta: { ...meta, embeddingRows: rows },
+      whole,
+      onDisk,
+      rowIds: index.rows.slice(0, rows),
+      rowDims: rowDimsOf(index).slice(0, rows),
+      embedders: index.embedders ?? [],
       lines: { transitions: transitions.length, episodes: episodes.length, tasks: tasks.length, runs: runs.length },
     };
   }
@@ -320,7 +379,8 @@ export class FolderBufferStore implements BufferStore {
     try {
       return readFileSync(this.path(name));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && name === defaultFiles()[name as FolderFile]) return Buffer.alloc(0); // never written yet
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && name === defaultFiles()[name as FolderFile])
+        return Buffer.alloc(0); // never written yet
       throw error;
     }
   }
@@ -329,7 +389,10 @@ export class FolderBufferStore implements BufferStore {
   // Writes
   // ---------------------------------------------------------------------------------------------
 
-  async putTransitions(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
+  async putTransitions(
+    transitions: BufferTransition[],
+    episodes: BufferEpisode[] = [],
+  ): Promise<{ added: number; replaced: number }> {
     const state = this.writable();
     const staged = state.stageTransitions(transitions, episodes);
     if (staged.transitions.length === 0 && staged.episodes.length === 0) return { added: 0, replaced: 0 };
@@ -345,7 +408,8 @@ export class FolderBufferStore implements BufferStore {
     const state = this.writable();
     const staged = state.stageTransitions(batch.transitions, batch.episodes);
     const tasks = state.stageTasks(batch.tasks);
-    if (staged.transitions.length === 0 && staged.episodes.length === 0 && tasks.length === 0) return { added: 0, replaced: 0 };
+    if (staged.transitions.length === 0 && staged.episodes.length === 0 && tasks.length === 0)
+      return { added: 0, replaced: 0 };
     const { appends, rows } = this.transitionAppends(state, staged);
     this.append({ ...appends, 'tasks.jsonl': textChunks<object>(tasks, jsonLine) }, rows, 'putImport');
     this.applyStaged(state, staged);
@@ -364,7 +428,8 @@ export class FolderBufferStore implements BufferStore {
       if (t.embedding !== undefined) {
         rows.ids.push(t.id);
         rows.dims.push(t.embedding.length);
-        if (t.embedder !== undefined && !this.embedders.includes(t.embedder) && !rows.embedders.includes(t.embedder)) rows.embedders.push(t.embedder);
+        if (t.embedder !== undefined && !this.embedders.includes(t.embedder) && !rows.embedders.includes(t.embedder))
+          rows.embedders.push(t.embedder);
       } else if (had) {
         rows.ids.push(t.id);
         rows.dims.push(0);
@@ -412,10 +477,13 @@ export class FolderBufferStore implements BufferStore {
     if (plan.transitionIds.length === 0) return [];
     const removed = new Set(plan.transitionIds);
     const removedEpisodes = new Set(plan.episodeIds);
-    this.rewrite({
-      transitions: state.orderedTransitions().filter((t) => !removed.has(t.id)),
-      episodes: state.allEpisodes().filter((e) => !removedEpisodes.has(e.id)),
-    }, 'evict');
+    this.rewrite(
+      {
+        transitions: state.orderedTransitions().filter((t) => !removed.has(t.id)),
+        episodes: state.allEpisodes().filter((e) => !removedEpisodes.has(e.id)),
+      },
+      'evict',
+    );
     state.applyEviction(plan);
     return plan.transitionIds;
   }
@@ -431,7 +499,11 @@ export class FolderBufferStore implements BufferStore {
    * On any failure before the commit, cuts the appended bytes off and restores embeddings.json.
    */
   private append(appends: Appends, rows: NewRows | null, operation: WriteOperation): void {
-    const meta: FolderMeta = { ...this.meta, version: FOLDER_FORMAT_VERSION, committedBytes: { ...this.meta.committedBytes } };
+    const meta: FolderMeta = {
+      ...this.meta,
+      version: FOLDER_FORMAT_VERSION,
+      committedBytes: { ...this.meta.committedBytes },
+    };
     const existed = LOG_FILES.filter((file) => existsSync(this.path(this.fileOf(file))));
     let indexWritten = false;
     try {
@@ -441,8 +513,16 @@ export class FolderBufferStore implements BufferStore {
       }
       if (rows && rows.ids.length > 0) {
         indexWritten = true;
-        this.writeAtomic(this.fileOf('embeddings.json'), JSON.stringify(indexOf(
-          this.rowIds.concat(rows.ids), this.rowDims.concat(rows.dims), this.embedders.concat(rows.embedders))));
+        this.writeAtomic(
+          this.fileOf('embeddings.json'),
+          JSON.stringify(
+            indexOf(
+              this.rowIds.concat(rows.ids),
+              this.rowDims.concat(rows.dims),
+              this.embedders.concat(rows.embedders),
+            ),
+          ),
+        );
         meta.embeddingRows += rows.ids.length;
       }
       this.hooks.beforeCommit?.(operation);
@@ -453,7 +533,10 @@ export class FolderBufferStore implements BufferStore {
     }
     this.meta = meta;
     if (rows) {
-      for (let i = 0; i < rows.ids.length; i++) { this.rowIds.push(rows.ids[i]); this.rowDims.push(rows.dims[i]); }
+      for (let i = 0; i < rows.ids.length; i++) {
+        this.rowIds.push(rows.ids[i]);
+        this.rowDims.push(rows.dims[i]);
+      }
       this.embedders.push(...rows.embedders);
     }
   }
@@ -466,7 +549,11 @@ export class FolderBufferStore implements BufferStore {
       if (!existed.includes(file)) rmSync(path, { force: true });
       else if (statSync(path).size > this.meta.committedBytes[file]) truncateSync(path, this.meta.committedBytes[file]);
     }
-    if (indexWritten) this.writeAtomic(this.fileOf('embeddings.json'), JSON.stringify(indexOf(this.rowIds, this.rowDims, this.embedders)));
+    if (indexWritten)
+      this.writeAtomic(
+        this.fileOf('embeddings.json'),
+        JSON.stringify(indexOf(this.rowIds, this.rowDims, this.embedders)),
+      );
     for (const name of readdirSync(this.dir)) if (name.endsWith('.tmp')) rmSync(this.path(name), { force: true });
   }
 
@@ -477,7 +564,13 @@ export class FolderBufferStore implements BufferStore {
    */
   private rewrite(parts: RewriteParts, operation: WriteOperation | 'compact'): void {
     const generation = (this.meta.generation ?? 0) + 1;
-    const meta: FolderMeta = { ...this.meta, version: FOLDER_FORMAT_VERSION, generation, committedBytes: { ...this.meta.committedBytes }, files: { ...this.meta.files! } };
+    const meta: FolderMeta = {
+      ...this.meta,
+      version: FOLDER_FORMAT_VERSION,
+      generation,
+      committedBytes: { ...this.meta.committedBytes },
+      files: { ...this.meta.files! },
+    };
     const written: FolderFile[] = [];
     let index: EmbeddingsIndex | null = null;
     const writeNew = (file: FolderFile, chunks: Iterable<Uint8Array>): number => {
@@ -488,12 +581,19 @@ export class FolderBufferStore implements BufferStore {
     try {
       if (parts.transitions) {
         index = embeddingIndexOf(parts.transitions);
-        meta.committedBytes['transitions.jsonl'] = writeNew('transitions.jsonl', textChunks(parts.transitions, transitionLine));
+        meta.committedBytes['transitions.jsonl'] = writeNew(
+          'transitions.jsonl',
+          textChunks(parts.transitions, transitionLine),
+        );
         meta.committedBytes['embeddings.bin'] = writeNew('embeddings.bin', embeddingChunks(parts.transitions));
         writeNew('embeddings.json', [Buffer.from(JSON.stringify(index), 'utf8')]);
         meta.embeddingRows = index.rows.length;
       }
-      for (const [file, records] of [['episodes.jsonl', parts.episodes], ['tasks.jsonl', parts.tasks], ['runs.jsonl', parts.runs]] as const) {
+      for (const [file, records] of [
+        ['episodes.jsonl', parts.episodes],
+        ['tasks.jsonl', parts.tasks],
+        ['runs.jsonl', parts.runs],
+      ] as const) {
         if (records) meta.committedBytes[file] = writeNew(file, textChunks<object>(records, jsonLine));
       }
       if (operation !== 'compact') this.hooks.beforeCommit?.(operation);
@@ -502,7 +602,8 @@ export class FolderBufferStore implements BufferStore {
       for (const file of written) rmSync(this.path(meta.files![file]), { force: true });
       throw error;
     }
-    for (const file of written) if (this.fileOf(file) !== meta.files![file]) rmSync(this.path(this.fileOf(file)), { force: true });
+    for (const file of written)
+      if (this.fileOf(file) !== meta.files![file]) rmSync(this.path(this.fileOf(file)), { force: true });
     this.meta = meta;
     if (index) {
       this.rowIds = index.rows;
@@ -521,7 +622,8 @@ export class FolderBufferStore implements BufferStore {
     const live = state.sizes();
     const wasteful = (lines: number, records: number) => lines > 2 * records + COMPACT_SLACK;
     const parts: RewriteParts = {};
-    if (wasteful(this.lines.transitions, live.transitions) || wasteful(this.rowIds.length, live.transitions)) parts.transitions = state.orderedTransitions();
+    if (wasteful(this.lines.transitions, live.transitions) || wasteful(this.rowIds.length, live.transitions))
+      parts.transitions = state.orderedTransitions();
     if (wasteful(this.lines.episodes, live.episodes)) parts.episodes = state.allEpisodes();
     if (wasteful(this.lines.tasks, live.tasks)) parts.tasks = state.allTasks();
     if (wasteful(this.lines.runs, live.runs)) parts.runs = state.allRuns();
@@ -560,7 +662,10 @@ export class FolderBufferStore implements BufferStore {
     const fd = openSync(this.path(name), 'w');
     let total = 0;
     try {
-      for (const chunk of chunks) { writeAll(fd, chunk); total += chunk.length; }
+      for (const chunk of chunks) {
+        writeAll(fd, chunk);
+        total += chunk.length;
+      }
       if (this.durable) fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -572,17 +677,33 @@ export class FolderBufferStore implements BufferStore {
   // Reads (from memory)
   // ---------------------------------------------------------------------------------------------
 
-  async getTransition(id: string): Promise<BufferTransition | undefined> { return this.loaded().getTransition(id); }
-  async listTransitions(filter?: TransitionFilter): Promise<BufferTransition[]> { return this.loaded().listTransitions(filter); }
+  async getTransition(id: string): Promise<BufferTransition | undefined> {
+    return this.loaded().getTransition(id);
+  }
+  async listTransitions(filter?: TransitionFilter): Promise<BufferTransition[]> {
+    return this.loaded().listTransitions(filter);
+  }
   async forEachTransition(visit: (t: BufferTransition) => void, filter?: TransitionFilter): Promise<void> {
     return this.loaded().forEachTransition(visit, filter);
   }
-  async countTransitions(filter?: TransitionFilter): Promise<number> { return this.loaded().countTransitions(filter); }
-  async hasEpisode(id: string): Promise<boolean> { return this.loaded().hasEpisode(id); }
-  async listEpisodes(filter?: { env?: string; source?: TransitionSource }): Promise<BufferEpisode[]> { return this.loaded().listEpisodes(filter); }
-  async listTasks(env?: string): Promise<TaskBankEntry[]> { return this.loaded().listTasks(env); }
-  async listRuns(): Promise<RunRecord[]> { return this.loaded().listRuns(); }
-  async stats(): Promise<BufferStats> { return this.loaded().stats(); }
+  async countTransitions(filter?: TransitionFilter): Promise<number> {
+    return this.loaded().countTransitions(filter);
+  }
+  async hasEpisode(id: string): Promise<boolean> {
+    return this.loaded().hasEpisode(id);
+  }
+  async listEpisodes(filter?: { env?: string; source?: TransitionSource }): Promise<BufferEpisode[]> {
+    return this.loaded().listEpisodes(filter);
+  }
+  async listTasks(env?: string): Promise<TaskBankEntry[]> {
+    return this.loaded().listTasks(env);
+  }
+  async listRuns(): Promise<RunRecord[]> {
+    return this.loaded().listRuns();
+  }
+  async stats(): Promise<BufferStats> {
+    return this.loaded().stats();
+  }
 
   /** Releases the writer lock (at once, so another writer can open the folder right after). */
   async close(): Promise<void> {
@@ -599,7 +720,11 @@ export class FolderBufferStore implements BufferStore {
 
 function emptyMeta(): FolderMeta {
   return {
-    format: FOLDER_FORMAT, version: FOLDER_FORMAT_VERSION, embeddingRows: 0, generation: 0, files: defaultFiles(),
+    format: FOLDER_FORMAT,
+    version: FOLDER_FORMAT_VERSION,
+    embeddingRows: 0,
+    generation: 0,
+    files: defaultFiles(),
     committedBytes: Object.fromEntries(LOG_FILES.map((file) => [file, 0])) as Record<LogFile, number>,
   };
 }
@@ -646,7 +771,11 @@ function indexOf(rows: string[], rowDims: number[], embedders: string[]): Embedd
   const first = rowDims[0] ?? null;
   const uniform = first !== null && first > 0 && rowDims.every((d) => d === first);
   return {
-    format: EMBEDDINGS_FORMAT, dtype: 'float32-le', dims: uniform ? first : null, embedders, rows,
+    format: EMBEDDINGS_FORMAT,
+    dtype: 'float32-le',
+    dims: uniform ? first : null,
+    embedders,
+    rows,
     ...(uniform || rows.length === 0 ? {} : { rowDims }),
   };
 }
@@ -668,7 +797,10 @@ function floatsToBytes(vectors: Float32Array[]): Uint8Array {
   for (const v of vectors) total += v.length;
   const floats = new Float32Array(total);
   let offset = 0;
-  for (const v of vectors) { floats.set(v, offset); offset += v.length; }
+  for (const v of vectors) {
+    floats.set(v, offset);
+    offset += v.length;
+  }
   if (!LITTLE_ENDIAN) {
     const view = new DataView(floats.buffer);
     for (let i = 0; i < total; i++) view.setFloat32(i * 4, floats[i], true);
@@ -680,7 +812,10 @@ function* textChunks<T>(records: Iterable<T>, line: (record: T) => string): Gene
   let batch: string[] = [];
   for (const record of records) {
     batch.push(line(record));
-    if (batch.length === 1000) { yield Buffer.from(batch.join(''), 'utf8'); batch = []; }
+    if (batch.length === 1000) {
+      yield Buffer.from(batch.join(''), 'utf8');
+      batch = [];
+    }
   }
   if (batch.length > 0) yield Buffer.from(batch.join(''), 'utf8');
 }
@@ -690,7 +825,10 @@ function* embeddingChunks(transitions: BufferTransition[]): Generator<Uint8Array
   for (const t of transitions) {
     if (t.embedding === undefined) continue;
     batch.push(t.embedding);
-    if (batch.length === 1000) { yield floatsToBytes(batch); batch = []; }
+    if (batch.length === 1000) {
+      yield floatsToBytes(batch);
+      batch = [];
+    }
   }
   if (batch.length > 0) yield floatsToBytes(batch);
 }
@@ -709,7 +847,7 @@ function parseJsonl<T>(bytes: Buffer, file: string): T[] {
     let end = Math.min(start + LOAD_CHUNK_BYTES, bytes.length);
     if (end < bytes.length) {
       const newline = bytes.lastIndexOf(0x0a, end - 1);
-      end = newline >= start ? newline + 1 : (bytes.indexOf(0x0a, end) + 1 || bytes.length);
+      end = newline >= start ? newline + 1 : bytes.indexOf(0x0a, end) + 1 || bytes.length;
     }
     const text = bytes.toString('utf8', start, end);
     for (const line of text.split('\n')) {
@@ -718,8 +856,10 @@ function parseJsonl<T>(bytes: Buffer, file: string): T[] {
       try {
         records.push(JSON.parse(line) as T);
       } catch (error) {
-        throw new BufferSchemaError(`${file} line ${lineNumber} is not valid JSON (${(error as Error).message}): the buffer folder is damaged. ` +
-          'Restore it from a copy, or delete the folder to start over.');
+        throw new BufferSchemaError(
+          `${file} line ${lineNumber} is not valid JSON (${(error as Error).message}): the buffer folder is damaged. ` +
+            'Restore it from a copy, or delete the folder to start over.',
+        );
       }
     }
     lineNumber--; // the chunk's trailing '' after its last newline is not a line
@@ -729,9 +869,15 @@ function parseJsonl<T>(bytes: Buffer, file: string): T[] {
 }
 
 /** Vectors by transition id from the committed rows; also how many rows and bytes are valid. */
-function readEmbeddings(index: EmbeddingsIndex, bytes: Buffer, committedRows: number): { vectors: Map<string, Float32Array>; rows: number; usedBytes: number } {
+function readEmbeddings(
+  index: EmbeddingsIndex,
+  bytes: Buffer,
+  committedRows: number,
+): { vectors: Map<string, Float32Array>; rows: number; usedBytes: number } {
   if (index.format !== EMBEDDINGS_FORMAT) {
-    throw new BufferSchemaError(`embeddings.json has format '${String(index.format)}', expected '${EMBEDDINGS_FORMAT}'.`);
+    throw new BufferSchemaError(
+      `embeddings.json has format '${String(index.format)}', expected '${EMBEDDINGS_FORMAT}'.`,
+    );
   }
   let floats: Float32Array;
   const count = Math.floor(bytes.length / 4);

@@ -14,9 +14,27 @@
  * resume from previous.json or start over. (Checkpoints written before this layout — manifest.json
  * beside weights.bin — still load, and are checked as far as they carry checks.)
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { CheckpointFormatError, blobBytes, deserializeCheckpoint, serializeCheckpoint, type CheckpointManifest, type CheckpointStore } from '../core/train/checkpoint';
+import {
+  CheckpointFormatError,
+  blobBytes,
+  deserializeCheckpoint,
+  serializeCheckpoint,
+  type CheckpointManifest,
+  type CheckpointStore,
+} from '../core/train/checkpoint';
 import type { TrainerState } from '../core/train/loop';
 
 const MANIFEST = 'manifest.json';
@@ -53,14 +71,23 @@ export class FolderCheckpointStore implements CheckpointStore {
     try {
       manifest = JSON.parse(text.replace(/^\uFEFF/, '')) as CheckpointManifest;
     } catch (error) {
-      throw new CheckpointFormatError(`${path} is not JSON (${(error as Error).message}): the checkpoint is damaged. ${fix}`);
+      throw new CheckpointFormatError(
+        `${path} is not JSON (${(error as Error).message}): the checkpoint is damaged. ${fix}`,
+      );
     }
     const file = manifest?.weights?.file ?? LEGACY_WEIGHTS;
     const weightsPath = join(this.dir, file);
-    if (!WEIGHTS_NAME.test(file)) throw new CheckpointFormatError(`${path} names the weights file '${file}', which is not a checkpoint weights file. ${fix}`);
-    if (!existsSync(weightsPath)) throw new CheckpointFormatError(`${weightsPath} is missing: ${path} needs it. ${fix}`);
+    if (!WEIGHTS_NAME.test(file))
+      throw new CheckpointFormatError(
+        `${path} names the weights file '${file}', which is not a checkpoint weights file. ${fix}`,
+      );
+    if (!existsSync(weightsPath))
+      throw new CheckpointFormatError(`${weightsPath} is missing: ${path} needs it. ${fix}`);
     const bytes = readFileSync(weightsPath);
-    if (bytes.length % 4 !== 0) throw new CheckpointFormatError(`${weightsPath}: ${bytes.length} bytes is not a whole number of float32 values; the file is damaged. ${fix}`);
+    if (bytes.length % 4 !== 0)
+      throw new CheckpointFormatError(
+        `${weightsPath}: ${bytes.length} bytes is not a whole number of float32 values; the file is damaged. ${fix}`,
+      );
     const blob = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     return deserializeCheckpoint(manifest, blob, { manifest: path, weights: weightsPath, fix });
   }
@@ -71,8 +98,10 @@ export class FolderCheckpointStore implements CheckpointStore {
     try {
       const previous = this.read(PREVIOUS, false);
       if (previous) {
-        return `The previous checkpoint (iteration ${previous.iteration}) is intact: to resume from it, ` +
-          `move ${join(this.dir, PREVIOUS)} to ${join(this.dir, MANIFEST)} and run with --resume again. ${startOver}`;
+        return (
+          `The previous checkpoint (iteration ${previous.iteration}) is intact: to resume from it, ` +
+          `move ${join(this.dir, PREVIOUS)} to ${join(this.dir, MANIFEST)} and run with --resume again. ${startOver}`
+        );
       }
     } catch {
       /* the previous one is damaged too */
@@ -89,7 +118,8 @@ export class FolderCheckpointStore implements CheckpointStore {
   private removeUnnamedWeights(): void {
     const named = new Set([MANIFEST, PREVIOUS].map((name) => weightsFileOf(this.text(name))));
     for (const name of readdirSync(this.dir)) {
-      if ((WEIGHTS_NAME.test(name) && !named.has(name)) || name.endsWith('.tmp')) rmSync(join(this.dir, name), { force: true });
+      if ((WEIGHTS_NAME.test(name) && !named.has(name)) || name.endsWith('.tmp'))
+        rmSync(join(this.dir, name), { force: true });
     }
   }
 

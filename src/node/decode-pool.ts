@@ -19,7 +19,10 @@ export type DecodePoolReply =
   | { id: number; kind: 'decoded'; decoded: Decoded[] }
   | { id: number; kind: 'error'; message: string };
 
-export interface DecodePool { decoders: BatchDecoder[]; close(): Promise<void> }
+export interface DecodePool {
+  decoders: BatchDecoder[];
+  close(): Promise<void>;
+}
 
 /** Decoder threads by default: one per core, at most two (the main thread's work waits for them). */
 export function defaultDecodeThreads(): number {
@@ -27,26 +30,38 @@ export function defaultDecodeThreads(): number {
 }
 
 /** Starts `threads` decoder threads, each loading the model from its two files. */
-export async function startDecodePool(files: { manifest: string; weights: Uint8Array }, threads: number, where: string): Promise<DecodePool> {
+export async function startDecodePool(
+  files: { manifest: string; weights: Uint8Array },
+  threads: number,
+  where: string,
+): Promise<DecodePool> {
   // The CLI runs TypeScript through tsx; the threads register it themselves (decode-worker-boot.mjs).
-  const workers = Array.from({ length: threads }, () => new Worker(new URL('./decode-worker-boot.mjs', import.meta.url)));
+  const workers = Array.from(
+    { length: threads },
+    () => new Worker(new URL('./decode-worker-boot.mjs', import.meta.url)),
+  );
   let nextId = 0;
-  type Request = { kind: 'load'; manifest: string; weights: Uint8Array; where: string } | { kind: 'decode'; contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling };
-  const call = (worker: Worker, message: Request): Promise<DecodePoolReply> => new Promise((resolve, reject) => {
-    const id = nextId++;
-    const onMessage = (reply: DecodePoolReply) => {
-      if (reply.id !== id) return;
-      worker.off('message', onMessage);
-      worker.off('error', reject);
-      if (reply.kind === 'error') reject(new Error(`decode thread: ${reply.message}`));
-      else resolve(reply);
-    };
-    worker.on('message', onMessage);
-    worker.once('error', reject);
-    worker.postMessage({ ...message, id } as DecodePoolMessage);
-  });
+  type Request =
+    | { kind: 'load'; manifest: string; weights: Uint8Array; where: string }
+    | { kind: 'decode'; contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling };
+  const call = (worker: Worker, message: Request): Promise<DecodePoolReply> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      const onMessage = (reply: DecodePoolReply) => {
+        if (reply.id !== id) return;
+        worker.off('message', onMessage);
+        worker.off('error', reject);
+        if (reply.kind === 'error') reject(new Error(`decode thread: ${reply.message}`));
+        else resolve(reply);
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+      worker.postMessage({ ...message, id } as DecodePoolMessage);
+    });
   try {
-    await Promise.all(workers.map((w) => call(w, { kind: 'load', manifest: files.manifest, weights: files.weights, where })));
+    await Promise.all(
+      workers.map((w) => call(w, { kind: 'load', manifest: files.manifest, weights: files.weights, where })),
+    );
   } catch (error) {
     await Promise.all(workers.map((w) => w.terminate()));
     throw error;
@@ -57,6 +72,8 @@ export async function startDecodePool(files: { manifest: string; weights: Uint8A
       const reply = await call(w, { kind: 'decode', ...batch });
       return (reply as Extract<DecodePoolReply, { kind: 'decoded' }>).decoded;
     }),
-    close: async () => { await Promise.all(workers.map((w) => w.terminate())); },
+    close: async () => {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
   };
 }

@@ -11,7 +11,12 @@ import { Tokenizer } from '../core/experience/learned/tokenizer';
 import { initBackend } from '../core/policy/backend';
 import type { DecodePoolMessage, DecodePoolReply } from './decode-pool';
 
-let model: { net: ExperienceNetwork; tokenizer: Tokenizer; masks: ReturnType<typeof buildMasks>; limits: Parameters<typeof decodeBatch>[6] } | null = null;
+let model: {
+  net: ExperienceNetwork;
+  tokenizer: Tokenizer;
+  masks: ReturnType<typeof buildMasks>;
+  limits: Parameters<typeof decodeBatch>[6];
+} | null = null;
 
 async function handle(message: DecodePoolMessage): Promise<DecodePoolReply> {
   if (message.kind === 'load') {
@@ -20,15 +25,30 @@ async function handle(message: DecodePoolMessage): Promise<DecodePoolReply> {
     const net = ExperienceNetwork.fromWeights(manifest.network, weights);
     const tokenizer = Tokenizer.fromJSON(manifest.tokenizer);
     const f = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
-    model = { net, tokenizer, masks: buildMasks(tokenizer),
-      limits: decodeLimits(f) };
+    model = { net, tokenizer, masks: buildMasks(tokenizer), limits: decodeLimits(f) };
     return { id: message.id, kind: 'loaded' };
   }
   if (!model) throw new Error('decode worker: load a model first');
   const { contexts, prompts, kinds, sampling } = message;
-  return { id: message.id, kind: 'decoded', decoded: await decodeBatch(model.net, model.tokenizer, model.masks, contexts, prompts, kinds, model.limits, sampling) };
+  return {
+    id: message.id,
+    kind: 'decoded',
+    decoded: await decodeBatch(
+      model.net,
+      model.tokenizer,
+      model.masks,
+      contexts,
+      prompts,
+      kinds,
+      model.limits,
+      sampling,
+    ),
+  };
 }
 
 parentPort!.on('message', (message: DecodePoolMessage) => {
-  handle(message).then((reply) => parentPort!.postMessage(reply), (error: Error) => parentPort!.postMessage({ id: message.id, kind: 'error', message: error.message }));
+  handle(message).then(
+    (reply) => parentPort!.postMessage(reply),
+    (error: Error) => parentPort!.postMessage({ id: message.id, kind: 'error', message: error.message }),
+  );
 });

@@ -33,7 +33,10 @@ export interface DomainManifest extends Omit<Domain, 'train' | 'heldOut'> {
 }
 
 export class DomainFolderError extends Error {
-  constructor(message: string) { super(message); this.name = 'DomainFolderError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'DomainFolderError';
+  }
 }
 
 export function domainPath(dir: string, name: string): string {
@@ -49,10 +52,16 @@ function writeAtomic(path: string, text: string): void {
  * Writes the domain to `<dir>/<name>/` and seeds its buffer with the training episodes. An
  * existing domain of that name is an error unless `replace` (then its folder is removed first).
  */
-export async function saveDomainFolder(domain: Domain, dir: string, options: { createdAt: number; replace?: boolean; source?: { file: string; format: string } }): Promise<{ path: string; buffer: ImportResult }> {
+export async function saveDomainFolder(
+  domain: Domain,
+  dir: string,
+  options: { createdAt: number; replace?: boolean; source?: { file: string; format: string } },
+): Promise<{ path: string; buffer: ImportResult }> {
   const path = domainPath(dir, domain.name);
   if (existsSync(join(path, 'domain.json')) && !options.replace) {
-    throw new DomainFolderError(`A domain named '${domain.name}' already exists in ${path}. Choose another --name, or pass --replace to overwrite it.`);
+    throw new DomainFolderError(
+      `A domain named '${domain.name}' already exists in ${path}. Choose another --name, or pass --replace to overwrite it.`,
+    );
   }
   if (existsSync(path)) rmSync(path, { recursive: true, force: true });
   mkdirSync(path, { recursive: true });
@@ -63,9 +72,18 @@ export async function saveDomainFolder(domain: Domain, dir: string, options: { c
   const imported = await buffer.importTrajectories(domain.train, { source: 'offline', createdAt: options.createdAt });
   await buffer.store.close();
   const manifest: DomainManifest = {
-    format: DOMAIN_FORMAT, name: domain.name, envId: domain.envId, card: domain.card, tasks: domain.tasks,
-    heldOutTaskIds: domain.heldOutTaskIds, stats: domain.stats, warnings: domain.warnings, seed: domain.seed,
-    heldOutShare: domain.heldOutShare, ...(options.source ? { source: options.source } : {}), createdAt: options.createdAt,
+    format: DOMAIN_FORMAT,
+    name: domain.name,
+    envId: domain.envId,
+    card: domain.card,
+    tasks: domain.tasks,
+    heldOutTaskIds: domain.heldOutTaskIds,
+    stats: domain.stats,
+    warnings: domain.warnings,
+    seed: domain.seed,
+    heldOutShare: domain.heldOutShare,
+    ...(options.source ? { source: options.source } : {}),
+    createdAt: options.createdAt,
   };
   writeAtomic(join(path, 'domain.json'), JSON.stringify(manifest, null, 2) + '\n');
   return { path, buffer: imported };
@@ -76,20 +94,33 @@ export function loadDomainFolder(dir: string, name: string): Domain {
   const path = domainPath(dir, name);
   const manifestPath = join(path, 'domain.json');
   if (!existsSync(manifestPath)) {
-    throw new DomainFolderError(`No domain named '${name}' in ${dir} (${manifestPath} is missing). Import it first: dreamgym domain import FILE --name ${name}${dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${dir}`}`);
+    throw new DomainFolderError(
+      `No domain named '${name}' in ${dir} (${manifestPath} is missing). Import it first: dreamgym domain import FILE --name ${name}${dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${dir}`}`,
+    );
   }
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as DomainManifest;
   if (manifest.format !== DOMAIN_FORMAT) {
-    throw new DomainFolderError(`${manifestPath} has format '${String(manifest.format)}', not '${DOMAIN_FORMAT}': not a domain folder this code wrote. Import the domain again.`);
+    throw new DomainFolderError(
+      `${manifestPath} has format '${String(manifest.format)}', not '${DOMAIN_FORMAT}': not a domain folder this code wrote. Import the domain again.`,
+    );
   }
   const knownEnvs = [manifest.envId];
-  const read = (file: string) => parseTrajectoriesJsonl(readFileSync(join(path, file), 'utf8'), { knownEnvs, sourceName: join(path, file) });
+  const read = (file: string) =>
+    parseTrajectoriesJsonl(readFileSync(join(path, file), 'utf8'), { knownEnvs, sourceName: join(path, file) });
   const cardPath = join(path, 'card.json');
-  const card = existsSync(cardPath) ? JSON.parse(readFileSync(cardPath, 'utf8')) as DomainCard : manifest.card;
+  const card = existsSync(cardPath) ? (JSON.parse(readFileSync(cardPath, 'utf8')) as DomainCard) : manifest.card;
   return {
-    name: manifest.name, envId: manifest.envId, card, train: read('train.jsonl'), heldOut: read('held-out.jsonl'),
-    tasks: manifest.tasks, heldOutTaskIds: manifest.heldOutTaskIds, stats: manifest.stats, warnings: manifest.warnings,
-    seed: manifest.seed, heldOutShare: manifest.heldOutShare,
+    name: manifest.name,
+    envId: manifest.envId,
+    card,
+    train: read('train.jsonl'),
+    heldOut: read('held-out.jsonl'),
+    tasks: manifest.tasks,
+    heldOutTaskIds: manifest.heldOutTaskIds,
+    stats: manifest.stats,
+    warnings: manifest.warnings,
+    seed: manifest.seed,
+    heldOutShare: manifest.heldOutShare,
   };
 }
 

@@ -33,8 +33,13 @@ export async function readPublicFile(path: string): Promise<string | null> {
  * `decodeThreads` worker threads (default: one per core, at most two; the experiment runner,
  * which already runs one job per core, asks for one).
  */
-export function nodeEngineDeps(options: { decodeThreads?: number } = {}): Pick<RunPartsDeps, 'apiKey' | 'loadLearnedModel'> {
+export function nodeEngineDeps(
+  options: { decodeThreads?: number } = {},
+): Pick<RunPartsDeps, 'apiKey' | 'loadLearnedModel'> {
   const apiKey = apiKeyFromEnv();
   const threads = options.decodeThreads ?? defaultDecodeThreads();
-  return { ...(apiKey ? { apiKey } : {}), loadLearnedModel: (path, load) => loadModelFolder(path, { ...load, threads }) };
+  return {
+    ...(apiKey ? { apiKey } : {}),
+    loadLearnedModel: (path, load) => loadModelFolder(path, { ...load, threads }),
+  };
 }

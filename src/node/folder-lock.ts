@@ -13,7 +13,17 @@
  * released on exit; one killed outright leaves its lock, which is stale from then on.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,16 +31,28 @@ export const LOCK_FILE = 'writer.lock';
 /** An empty or unreadable lock older than this is taken to be a writer that died while creating it. */
 const STALE_EMPTY_MS = 10_000;
 
-export interface LockHolder { pid: number; host: string; command: string; since: string; token: string }
+export interface LockHolder {
+  pid: number;
+  host: string;
+  command: string;
+  since: string;
+  token: string;
+}
 
 export class FolderLockedError extends Error {
-  constructor(readonly dir: string, readonly holder: LockHolder | null, waitedMs: number) {
+  constructor(
+    readonly dir: string,
+    readonly holder: LockHolder | null,
+    waitedMs: number,
+  ) {
     const lock = join(dir, LOCK_FILE);
     const who = holder
       ? `process ${holder.pid} on ${holder.host === hostname() ? 'this machine' : `host '${holder.host}'`} (${holder.command}, since ${holder.since})`
       : 'a process that left an unreadable lock';
-    super(`${dir} is being written by ${who}; waited ${Math.round(waitedMs / 1000)} s for it. Only one writer may use a folder at a time: ` +
-      `wait until that one finishes and run again (or wait longer), or — if that process is gone — delete ${lock}.`);
+    super(
+      `${dir} is being written by ${who}; waited ${Math.round(waitedMs / 1000)} s for it. Only one writer may use a folder at a time: ` +
+        `wait until that one finishes and run again (or wait longer), or — if that process is gone — delete ${lock}.`,
+    );
     this.name = 'FolderLockedError';
   }
 }
@@ -41,7 +63,10 @@ let exitHook = false;
 
 export class FolderLock {
   private released = false;
-  constructor(readonly path: string, readonly holder: LockHolder) {}
+  constructor(
+    readonly path: string,
+    readonly holder: LockHolder,
+  ) {}
 
   /** Removes the lock file if it is still this lock's (by token). */
   release(): void {
@@ -67,7 +92,10 @@ export async function acquireFolderLock(dir: string, options: AcquireOptions): P
     const lock = tryCreate(path);
     if (lock) return remember(lock);
     const holder = readHolder(path);
-    if (isStale(path, holder)) { takeOver(path); continue; }
+    if (isStale(path, holder)) {
+      takeOver(path);
+      continue;
+    }
     if (Date.now() - started >= options.waitMs) throw new FolderLockedError(dir, holder, Date.now() - started);
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
   }
@@ -82,7 +110,11 @@ function tryCreate(path: string): FolderLock | null {
     throw error;
   }
   const holder: LockHolder = {
-    pid: process.pid, host: hostname(), command: commandLine(), since: new Date().toISOString(), token: randomUUID(),
+    pid: process.pid,
+    host: hostname(),
+    command: commandLine(),
+    since: new Date().toISOString(),
+    token: randomUUID(),
   };
   try {
     writeSync(fd, JSON.stringify(holder));
@@ -97,7 +129,9 @@ function remember(lock: FolderLock): FolderLock {
   held.add(lock);
   if (!exitHook) {
     exitHook = true;
-    process.once('exit', () => { for (const l of [...held]) l.release(); });
+    process.once('exit', () => {
+      for (const l of [...held]) l.release();
+    });
   }
   return lock;
 }
@@ -144,7 +178,11 @@ function takeOver(path: string): void {
     return; // someone else moved it first
   }
   if (!isStale(aside, readHolder(aside))) {
-    try { linkSync(aside, path); } catch { /* a third writer holds the lock now; the moved one is lost to it */ }
+    try {
+      linkSync(aside, path);
+    } catch {
+      /* a third writer holds the lock now; the moved one is lost to it */
+    }
   }
   rmSync(aside, { force: true });
 }

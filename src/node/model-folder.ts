@@ -13,40 +13,73 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { ReplayBuffer } from '../core/buffer/buffer';
 import { LearnedExperienceModel, type LearnedModelOptions } from '../core/experience/learned/learned-model';
 import {
-  CHECKPOINT_FORMAT, decodeTensorGroups, encodeTensorGroups, MANIFEST_FILE, ModelFileError, readModelFiles, type DecodeOptions, WEIGHTS_FILE, type ModelManifest,
+  CHECKPOINT_FORMAT,
+  decodeTensorGroups,
+  encodeTensorGroups,
+  MANIFEST_FILE,
+  ModelFileError,
+  readModelFiles,
+  type DecodeOptions,
+  WEIGHTS_FILE,
+  type ModelManifest,
 } from '../core/experience/learned/model-file';
 import type { NamedWeight } from '../core/experience/learned/network';
 import type { LearnedCheckpoint } from '../core/experience/learned/train-model';
 import { startDecodePool } from './decode-pool';
 
 /** Reads and checks the model in `dir`. */
-export async function readModelFolder(dir: string, options: DecodeOptions = {}): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+export async function readModelFolder(
+  dir: string,
+  options: DecodeOptions = {},
+): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
   const where = resolve(dir);
   if (!existsSync(join(dir, MANIFEST_FILE))) {
-    throw new ModelFileError(`No learned experience model in ${where} (no ${MANIFEST_FILE}): train one with 'dreamgym expmodel train --env ENV --out ${dir}', or give the folder of one (public/models/<env> holds the shipped ones).`);
+    throw new ModelFileError(
+      `No learned experience model in ${where} (no ${MANIFEST_FILE}): train one with 'dreamgym expmodel train --env ENV --out ${dir}', or give the folder of one (public/models/<env> holds the shipped ones).`,
+    );
   }
-  return readModelFiles(async (file) => (file === MANIFEST_FILE ? readFileSync(join(dir, file), 'utf8') : new Uint8Array(readFileSync(join(dir, file)))), where, options);
+  return readModelFiles(
+    async (file) =>
+      file === MANIFEST_FILE ? readFileSync(join(dir, file), 'utf8') : new Uint8Array(readFileSync(join(dir, file))),
+    where,
+    options,
+  );
 }
 
 /**
  * The learned experience model of `env` in `dir` — the folder of one model, or a folder of models
  * by env (`public/models` holds `<env>/model.json`) — retrieving from `options.buffer`.
  */
-export async function loadModelFolder(dir: string, options: LearnedModelOptions & { env?: string; threads?: number } = {}): Promise<LearnedExperienceModel> {
+export async function loadModelFolder(
+  dir: string,
+  options: LearnedModelOptions & { env?: string; threads?: number } = {},
+): Promise<LearnedExperienceModel> {
   const { env, threads = 1, ...rest } = options;
-  const folder = env && !existsSync(join(dir, MANIFEST_FILE)) && existsSync(join(dir, env, MANIFEST_FILE)) ? join(dir, env) : dir;
+  const folder =
+    env && !existsSync(join(dir, MANIFEST_FILE)) && existsSync(join(dir, env, MANIFEST_FILE)) ? join(dir, env) : dir;
   const { manifest, weights } = await readModelFolder(folder);
   if (env && manifest.env !== env) {
-    throw new ModelFileError(`The learned model in ${resolve(folder)} was trained on '${manifest.env}', not '${env}': give the model of '${env}' ` +
-      `(or a folder holding one model per env, like public/models).`);
+    throw new ModelFileError(
+      `The learned model in ${resolve(folder)} was trained on '${manifest.env}', not '${env}': give the model of '${env}' ` +
+        `(or a folder holding one model per env, like public/models).`,
+    );
   }
   if (threads < 2) return LearnedExperienceModel.fromFiles(manifest, weights, rest);
   // Decoder threads, one per core: each loads the checked files itself. Where threads cannot
   // start, this thread decodes (the answers are the same; only the speed differs).
-  const files = { manifest: readFileSync(join(folder, MANIFEST_FILE), 'utf8'), weights: new Uint8Array(readFileSync(join(folder, WEIGHTS_FILE))) };
+  const files = {
+    manifest: readFileSync(join(folder, MANIFEST_FILE), 'utf8'),
+    weights: new Uint8Array(readFileSync(join(folder, WEIGHTS_FILE))),
+  };
   const pool = await startDecodePool(files, threads, resolve(folder)).catch(() => null);
   if (!pool) return LearnedExperienceModel.fromFiles(manifest, weights, rest);
-  return LearnedExperienceModel.fromFiles(manifest, weights, { ...rest, decoders: pool.decoders, release: () => { void pool.close(); } });
+  return LearnedExperienceModel.fromFiles(manifest, weights, {
+    ...rest,
+    decoders: pool.decoders,
+    release: () => {
+      void pool.close();
+    },
+  });
 }
 
 /** Writes a model's two files into `dir` as one unit (a sibling folder renamed into place). */
@@ -61,7 +94,8 @@ export function writeModelFolder(dir: string, files: { manifest: string; weights
   writeFileSync(join(fresh, MANIFEST_FILE), files.manifest);
   // Anything else in the old folder (a checkpoint) moves over too.
   if (existsSync(target)) {
-    for (const entry of readdirSync(target)) if (entry !== MANIFEST_FILE && entry !== WEIGHTS_FILE) renameSync(join(target, entry), join(fresh, entry));
+    for (const entry of readdirSync(target))
+      if (entry !== MANIFEST_FILE && entry !== WEIGHTS_FILE) renameSync(join(target, entry), join(fresh, entry));
     renameSync(target, old);
   }
   renameSync(fresh, target);
@@ -78,9 +112,13 @@ export function writeCheckpoint(dir: string, checkpoint: LearnedCheckpoint): voi
   const blob = encodeTensorGroups({ weights, optimizer, bestWeights });
   const dataFile = `state-${checkpoint.fit.epochsDone}.bin`;
   writeFileSync(join(folder, dataFile), blob.bytes);
-  writeFileSync(join(folder, `${STATE_FILE}.tmp`), JSON.stringify({ ...rest, dataFile, index: blob.index, crc32: blob.crc32 }));
+  writeFileSync(
+    join(folder, `${STATE_FILE}.tmp`),
+    JSON.stringify({ ...rest, dataFile, index: blob.index, crc32: blob.crc32 }),
+  );
   renameSync(join(folder, `${STATE_FILE}.tmp`), join(folder, STATE_FILE));
-  for (const entry of readdirSync(folder)) if (/^state-\d+\.bin$/.test(entry) && entry !== dataFile) rmSync(join(folder, entry), { force: true });
+  for (const entry of readdirSync(folder))
+    if (/^state-\d+\.bin$/.test(entry) && entry !== dataFile) rmSync(join(folder, entry), { force: true });
 }
 
 /** The checkpoint in DIR/checkpoint, or null when there is none. */
@@ -88,21 +126,37 @@ export function readCheckpoint(dir: string): LearnedCheckpoint | null {
   const folder = join(dir, 'checkpoint');
   const statePath = join(folder, STATE_FILE);
   if (!existsSync(statePath)) return null;
-  let state: Omit<LearnedCheckpoint, 'weights' | 'optimizer' | 'bestWeights'> & { dataFile: string; index: Record<string, ModelManifest['weights']>; crc32: string };
+  let state: Omit<LearnedCheckpoint, 'weights' | 'optimizer' | 'bestWeights'> & {
+    dataFile: string;
+    index: Record<string, ModelManifest['weights']>;
+    crc32: string;
+  };
   try {
     state = JSON.parse(readFileSync(statePath, 'utf8'));
   } catch (error) {
-    throw new ModelFileError(`${statePath} is not JSON (${(error as Error).message}); delete ${folder} and train again without --resume.`);
+    throw new ModelFileError(
+      `${statePath} is not JSON (${(error as Error).message}); delete ${folder} and train again without --resume.`,
+    );
   }
   if (state.format !== CHECKPOINT_FORMAT) {
-    throw new ModelFileError(`${statePath} is not a learned-model checkpoint of this build (format '${String(state.format)}', ` +
-      `expected '${CHECKPOINT_FORMAT}'); delete ${folder} and train again without --resume.`);
+    throw new ModelFileError(
+      `${statePath} is not a learned-model checkpoint of this build (format '${String(state.format)}', ` +
+        `expected '${CHECKPOINT_FORMAT}'); delete ${folder} and train again without --resume.`,
+    );
   }
   const dataPath = join(folder, basename(state.dataFile));
-  if (!existsSync(dataPath)) throw new ModelFileError(`${statePath} names ${state.dataFile}, which is missing; delete ${folder} and train again without --resume.`);
+  if (!existsSync(dataPath))
+    throw new ModelFileError(
+      `${statePath} names ${state.dataFile}, which is missing; delete ${folder} and train again without --resume.`,
+    );
   const groups = decodeTensorGroups(state.index, new Uint8Array(readFileSync(dataPath)), state.crc32, folder);
   const { dataFile: _d, index: _i, crc32: _c, ...rest } = state;
-  return { ...rest, weights: groups.weights ?? [], optimizer: groups.optimizer ?? [], bestWeights: groups.bestWeights ?? [] } as LearnedCheckpoint;
+  return {
+    ...rest,
+    weights: groups.weights ?? [],
+    optimizer: groups.optimizer ?? [],
+    bestWeights: groups.bestWeights ?? [],
+  } as LearnedCheckpoint;
 }
 
 export function removeCheckpoint(dir: string): void {

@@ -28,7 +28,10 @@ export function shellManifest(outDir: string): { manifest: ShellManifest; skippe
   for (const full of listFiles(outDir).sort()) {
     const path = relative(outDir, full).split(sep).join('/');
     const reason = shellExclusion(path, statSync(full).size);
-    if (reason) { if (path !== SW_FILE) skipped.push(`${path} (${reason})`); continue; }
+    if (reason) {
+      if (path !== SW_FILE) skipped.push(`${path} (${reason})`);
+      continue;
+    }
     files.push(path);
     hash.update(path).update('\0').update(readFileSync(full)).update('\0');
   }
@@ -41,9 +44,15 @@ export function serviceWorkerPlugin(): Plugin {
   return {
     name: 'dreamgym:service-worker',
     apply: 'build',
-    configResolved(resolved) { config = resolved; },
-    buildStart() { written = false; },
-    writeBundle() { written = true; },
+    configResolved(resolved) {
+      config = resolved;
+    },
+    buildStart() {
+      written = false;
+    },
+    writeBundle() {
+      written = true;
+    },
     closeBundle: {
       sequential: true,
       order: 'post',
@@ -53,19 +62,29 @@ export function serviceWorkerPlugin(): Plugin {
         const { manifest, skipped } = shellManifest(outDir);
         const entry = fileURLToPath(new URL('./service-worker.ts', import.meta.url));
         const result = await build({
-          configFile: false, logLevel: 'warn', publicDir: false,
+          configFile: false,
+          logLevel: 'warn',
+          publicDir: false,
           define: { __SHELL_MANIFEST__: JSON.stringify(manifest) },
           build: {
-            write: false, minify: config.build.minify !== false, sourcemap: false, emptyOutDir: false,
+            write: false,
+            minify: config.build.minify !== false,
+            sourcemap: false,
+            emptyOutDir: false,
             lib: { entry, formats: ['iife'], name: 'dreamgymServiceWorker', fileName: () => SW_FILE },
           },
         });
-        const outputs = (Array.isArray(result) ? result : [result]) as { output: { type: string; fileName: string; code?: string }[] }[];
+        const outputs = (Array.isArray(result) ? result : [result]) as {
+          output: { type: string; fileName: string; code?: string }[];
+        }[];
         const chunk = outputs.flatMap((r) => r.output).find((o) => o.type === 'chunk' && o.fileName === SW_FILE);
-        if (!chunk?.code) throw new Error(`The service worker bundle produced no ${SW_FILE}; check src/sw/service-worker.ts.`);
+        if (!chunk?.code)
+          throw new Error(`The service worker bundle produced no ${SW_FILE}; check src/sw/service-worker.ts.`);
         writeFileSync(join(outDir, SW_FILE), chunk.code);
-        config.logger.info(`${SW_FILE}: app shell ${manifest.version}, ${manifest.files.length} files precached` +
-          (skipped.length ? `; left out: ${skipped.join(', ')}` : ''));
+        config.logger.info(
+          `${SW_FILE}: app shell ${manifest.version}, ${manifest.files.length} files precached` +
+            (skipped.length ? `; left out: ${skipped.join(', ')}` : ''),
+        );
       },
     },
   };

@@ -29,7 +29,8 @@ export function cacheName(version: string): string {
 }
 
 /** Weight and tokenizer files of local LLMs, wherever they are served from. */
-const MODEL_FILE = /\.(gguf|safetensors|onnx|ggml|pt|pth|ckpt)$|(^|\/)params_shard_\d+\.bin$|(^|\/)(ndarray-cache|mlc-chat-config|tokenizer(_config)?)\.json$/i;
+const MODEL_FILE =
+  /\.(gguf|safetensors|onnx|ggml|pt|pth|ckpt)$|(^|\/)params_shard_\d+\.bin$|(^|\/)(ndarray-cache|mlc-chat-config|tokenizer(_config)?)\.json$/i;
 
 export function isModelWeightPath(path: string): boolean {
   return MODEL_FILE.test(path.split(/[?#]/, 1)[0]);
@@ -49,7 +50,10 @@ export function isShippedLearnedModelPath(path: string): boolean {
 export function shellExclusion(path: string, bytes: number): string | null {
   if (path === SW_FILE) return 'the service worker itself';
   if (path.endsWith('.map')) return 'a source map';
-  if (isShippedLearnedModelPath(path)) return bytes > MAX_SHELL_FILE_BYTES ? `a shipped learned model file larger than ${MAX_SHELL_FILE_BYTES / 1024 / 1024} MiB` : null;
+  if (isShippedLearnedModelPath(path))
+    return bytes > MAX_SHELL_FILE_BYTES
+      ? `a shipped learned model file larger than ${MAX_SHELL_FILE_BYTES / 1024 / 1024} MiB`
+      : null;
   if (isModelWeightPath(path)) return 'model weights (the engines cache them)';
   if (bytes > MAX_SHELL_FILE_BYTES) return `larger than ${MAX_SHELL_FILE_BYTES / 1024 / 1024} MiB`;
   return null;
@@ -68,7 +72,11 @@ export type Strategy =
    */
   | 'network-or-404';
 
-export interface RequestInfo { url: string; method: string; mode: string }
+export interface RequestInfo {
+  url: string;
+  method: string;
+  mode: string;
+}
 
 /**
  * How the service worker answers one request. `scope` is the registration scope (ends with '/'),
@@ -101,10 +109,14 @@ export function staleCaches(names: readonly string[], version: string): string[]
 export function parseManifest(value: unknown): ShellManifest {
   const m = value as Partial<ShellManifest> | null;
   if (!m || typeof m.version !== 'string' || !/^[0-9a-f]{8,64}$/.test(m.version)) {
-    throw new Error('The offline shell manifest has no valid version (hex hash); rebuild the app with `npm run build`.');
+    throw new Error(
+      'The offline shell manifest has no valid version (hex hash); rebuild the app with `npm run build`.',
+    );
   }
   if (!Array.isArray(m.files) || !m.files.every((f) => typeof f === 'string') || !m.files.includes('index.html')) {
-    throw new Error('The offline shell manifest must list the built files including index.html; rebuild the app with `npm run build`.');
+    throw new Error(
+      'The offline shell manifest must list the built files including index.html; rebuild the app with `npm run build`.',
+    );
   }
   return { version: m.version, files: m.files };
 }

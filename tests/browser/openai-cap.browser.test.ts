@@ -14,7 +14,9 @@ describe('OpenAiChatModel in a Chromium worker', () => {
         worker.postMessage({ bytes: 200 << 20 });
       });
       expect(reply).toMatchObject({ accepted: false, code: 'bad-response', transient: true });
-      expect(reply.message).toMatch(/sent more than 1048576 bytes, over the cap of 1048576 bytes \(maxResponseBytes\); it was refused unread/);
+      expect(reply.message).toMatch(
+        /sent more than 1048576 bytes, over the cap of 1048576 bytes \(maxResponseBytes\); it was refused unread/,
+      );
     } finally {
       worker.terminate();
     }

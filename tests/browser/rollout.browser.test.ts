@@ -14,7 +14,10 @@ async function shipped(envId: string): Promise<string> {
 
 describe('rollout determinism across Node and the browser', () => {
   it.each(['webshop-lite-v0', 'household-v0'])('regenerates the first episodes of %s byte for byte', async (envId) => {
-    const expected = (await shipped(envId)).split('\n').slice(0, 8).map((l) => l + '\n');
+    const expected = (await shipped(envId))
+      .split('\n')
+      .slice(0, 8)
+      .map((l) => l + '\n');
     const produced: string[] = [];
     for await (const line of seedDatasetLines(envId, 8)) produced.push(line);
     expect(navigator.userAgent).toMatch(/Chrome/);

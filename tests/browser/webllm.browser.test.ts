@@ -11,8 +11,14 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { prebuiltAppConfig, WebWorkerMLCEngine, type AppConfig, type ModelRecord } from '@mlc-ai/web-llm';
 import {
-  WebLlmChatModel, createLlmWorker, deleteModelFromCache, hasModelInCache, toWebLlmRequest, LoadProgressTracker,
-  JSON_WHITESPACE_GUARD, type WebLlmLoadProgress,
+  WebLlmChatModel,
+  createLlmWorker,
+  deleteModelFromCache,
+  hasModelInCache,
+  toWebLlmRequest,
+  LoadProgressTracker,
+  JSON_WHITESPACE_GUARD,
+  type WebLlmLoadProgress,
 } from '../../src/core/llm/webllm';
 import { checkWebGpu, pickQuantization } from '../../src/core/llm/capabilities';
 import { listWebLlmModels } from '../../src/core/llm/webllm-models';
@@ -21,8 +27,12 @@ import type { FakeEngineLog } from './fixtures/fake-mlc-engine';
 
 const BASE = 'https://models.example.test/mlc-ai';
 const record = (id: string): ModelRecord => ({
-  model: `${BASE}/${id}`, model_id: id, model_lib: `${BASE}/libs/${id}-webgpu.wasm`,
-  vram_required_MB: 500, low_resource_required: true, overrides: { context_window_size: 2048 },
+  model: `${BASE}/${id}`,
+  model_id: id,
+  model_lib: `${BASE}/libs/${id}-webgpu.wasm`,
+  vram_required_MB: 500,
+  low_resource_required: true,
+  overrides: { context_window_size: 2048 },
 });
 const OK_ID = 'Fake-0.5B-Instruct-q4f32_1-MLC';
 const POISONED_ID = 'Fake-poisoned-0.5B-q4f32_1-MLC';
@@ -38,7 +48,9 @@ function fakeWorker(): Worker {
   workers.push(worker);
   return worker;
 }
-afterAll(() => { for (const w of workers) w.terminate(); });
+afterAll(() => {
+  for (const w of workers) w.terminate();
+});
 
 /** The fake engine's call log, read through the real protocol (runtimeStatsText). */
 async function engineLog(model: WebLlmChatModel): Promise<FakeEngineLog> {
@@ -46,13 +58,19 @@ async function engineLog(model: WebLlmChatModel): Promise<FakeEngineLog> {
 }
 
 async function expectLlmError(promise: Promise<unknown>): Promise<LlmError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, 'expected the promise to reject with an LlmError').toBeInstanceOf(LlmError);
   return error as LlmError;
 }
 
 /** Puts fake entries in web-llm's three Cache API scopes for a record (as web-llm would store them). */
-async function seedCache(rec: ModelRecord, body = '<!doctype html><html><body>index.html</body></html>'): Promise<string[]> {
+async function seedCache(
+  rec: ModelRecord,
+  body = '<!doctype html><html><body>index.html</body></html>',
+): Promise<string[]> {
   const base = `${rec.model}/resolve/main/`;
   const entries: [string, string][] = [
     ['webllm/config', `${base}mlc-chat-config.json`],
@@ -62,7 +80,9 @@ async function seedCache(rec: ModelRecord, body = '<!doctype html><html><body>in
     ['webllm/wasm', rec.model_lib],
   ];
   for (const [scope, url] of entries) {
-    await (await caches.open(scope)).put(new Request(url), new Response(body, { headers: { 'content-type': 'text/html' } }));
+    await (
+      await caches.open(scope)
+    ).put(new Request(url), new Response(body, { headers: { 'content-type': 'text/html' } }));
   }
   return entries.map(([, url]) => url);
 }
@@ -82,7 +102,10 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
 
   it('loads with progress reports (phase, bytes, elapsed, time left) and sends appConfig + chatOpts', async () => {
     model = await WebLlmChatModel.load(OK_ID, {
-      worker: fakeWorker(), appConfig: APP_CONFIG, chatOpts: { context_window_size: 1024 }, logLevel: 'WARN',
+      worker: fakeWorker(),
+      appConfig: APP_CONFIG,
+      chatOpts: { context_window_size: 1024 },
+      logLevel: 'WARN',
       onProgress: (p) => progress.push(p),
     });
     expect(model.engine).toBe('webllm');
@@ -102,24 +125,44 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
     const log = await engineLog(model);
     expect(log.appConfigIds).toEqual(APP_CONFIG.model_list.map((r) => r.model_id));
     expect(log.logLevel).toBe('WARN');
-    expect(log.calls.find((c) => c.method === 'reload')?.args).toEqual({ modelId: [OK_ID], chatOpts: [{ context_window_size: 1024 }] });
+    expect(log.calls.find((c) => c.method === 'reload')?.args).toEqual({
+      modelId: [OK_ID],
+      chatOpts: [{ context_window_size: 1024 }],
+    });
     expect(log.loaded).toEqual([OK_ID]);
   });
 
   it('sends the schema as a string in response_format (never the OpenAI json_schema shape), seed, max_tokens, logprobs', async () => {
     const schema = { type: 'object', properties: { answer: { type: 'string', maxLength: 20 } }, required: ['answer'] };
     const result = await model.complete({
-      messages: [{ role: 'system', content: 'Answer in JSON.' }, { role: 'user', content: 'Say ok.' }],
-      maxTokens: 64, temperature: 0.7, seed: 42, jsonSchema: schema, topLogprobs: 2,
+      messages: [
+        { role: 'system', content: 'Answer in JSON.' },
+        { role: 'user', content: 'Say ok.' },
+      ],
+      maxTokens: 64,
+      temperature: 0.7,
+      seed: 42,
+      jsonSchema: schema,
+      topLogprobs: 2,
     });
     const log = await engineLog(model);
     const request = log.requests.at(-1)!;
     expect(request.response_format).toEqual({ type: 'json_object', schema: JSON.stringify(schema) });
     expect(typeof request.response_format?.schema).toBe('string');
     expect(JSON.stringify(request)).not.toContain('json_schema');
-    expect(request).toMatchObject({ max_tokens: 64, temperature: 0.7, seed: 42, logprobs: true, top_logprobs: 2, stream: false });
+    expect(request).toMatchObject({
+      max_tokens: 64,
+      temperature: 0.7,
+      seed: 42,
+      logprobs: true,
+      top_logprobs: 2,
+      stream: false,
+    });
     expect(request.stop).toEqual([...JSON_WHITESPACE_GUARD]);
-    expect(request.messages).toEqual([{ role: 'system', content: 'Answer in JSON.' }, { role: 'user', content: 'Say ok.' }]);
+    expect(request.messages).toEqual([
+      { role: 'system', content: 'Answer in JSON.' },
+      { role: 'user', content: 'Say ok.' },
+    ]);
     // A seeded request starts from a fresh conversation.
     const methods = log.calls.map((c) => c.method);
     expect(methods.slice(-2)).toEqual(['resetChat', 'chatCompletion']);
@@ -135,7 +178,12 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
   });
 
   it('asks top_logprobs ≥ 1 whenever logprobs are wanted, sends grammars as grammar, maps finish_reason length', async () => {
-    await model.complete({ messages: [{ role: 'user', content: 'yes or no?' }], maxTokens: 4, grammar: 'root ::= "yes" | "no"', topLogprobs: 0 });
+    await model.complete({
+      messages: [{ role: 'user', content: 'yes or no?' }],
+      maxTokens: 4,
+      grammar: 'root ::= "yes" | "no"',
+      topLogprobs: 0,
+    });
     let request = (await engineLog(model)).requests.at(-1)!;
     expect(request.response_format).toEqual({ type: 'grammar', grammar: 'root ::= "yes" | "no"' });
     expect(request).toMatchObject({ logprobs: true, top_logprobs: 1 });
@@ -150,25 +198,51 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
   });
 
   it('concurrent calls reach the engine one at a time, never overlapping, each answered as if alone', async () => {
-    const asks = Array.from({ length: 6 }, (_, i) => model.complete({ messages: [{ role: 'user', content: `call ${i} [wait]` }], maxTokens: 16, ...(i % 2 ? { seed: i } : {}) }));
+    const asks = Array.from({ length: 6 }, (_, i) =>
+      model.complete({
+        messages: [{ role: 'user', content: `call ${i} [wait]` }],
+        maxTokens: 16,
+        ...(i % 2 ? { seed: i } : {}),
+      }),
+    );
     const answers = await Promise.all(asks);
     expect(answers.map((a) => a.text)).toEqual(Array.from({ length: 6 }, (_, i) => `echo: call ${i} [wait]`));
     const log = await engineLog(model);
     expect(log.peakInFlight).toBe(1);
     // In the order they were asked: each seeded call's resetChat right before its own generation.
-    const order = log.calls.filter((c) => c.method === 'chatCompletion' || c.method === 'resetChat').slice(-9).map((c) => c.method);
-    expect(order).toEqual(['chatCompletion', 'resetChat', 'chatCompletion', 'chatCompletion', 'resetChat', 'chatCompletion', 'chatCompletion', 'resetChat', 'chatCompletion']);
+    const order = log.calls
+      .filter((c) => c.method === 'chatCompletion' || c.method === 'resetChat')
+      .slice(-9)
+      .map((c) => c.method);
+    expect(order).toEqual([
+      'chatCompletion',
+      'resetChat',
+      'chatCompletion',
+      'chatCompletion',
+      'resetChat',
+      'chatCompletion',
+      'chatCompletion',
+      'resetChat',
+      'chatCompletion',
+    ]);
   });
 
   it('reports JSON cut by the whitespace guard as finishReason length', async () => {
-    const result = await model.complete({ messages: [{ role: 'user', content: 'json please [runaway]' }], maxTokens: 256, jsonSchema: { type: 'object' } });
+    const result = await model.complete({
+      messages: [{ role: 'user', content: 'json please [runaway]' }],
+      maxTokens: 256,
+      jsonSchema: { type: 'object' },
+    });
     expect(result.text).toBe('{"answer": ');
     expect(result.finishReason).toBe('length');
   });
 
   it('abort calls interruptGenerate, rejects with LlmError aborted, and the next request still works', async () => {
     const controller = new AbortController();
-    const pending = model.complete({ messages: [{ role: 'user', content: 'long story [slow]' }], maxTokens: 500 }, controller.signal);
+    const pending = model.complete(
+      { messages: [{ role: 'user', content: 'long story [slow]' }], maxTokens: 500 },
+      controller.signal,
+    );
     const queued = model.complete({ messages: [{ role: 'user', content: 'after' }], maxTokens: 16 });
     setTimeout(() => controller.abort(), 100);
     const error = await expectLlmError(pending);
@@ -186,17 +260,37 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
     const before = (await engineLog(model)).calls.filter((c) => c.method === 'interruptGenerate').length;
     const early = new AbortController();
     early.abort();
-    expect((await expectLlmError(model.complete({ messages: [{ role: 'user', content: 'x' }], maxTokens: 4 }, early.signal))).code).toBe('aborted');
+    expect(
+      (await expectLlmError(model.complete({ messages: [{ role: 'user', content: 'x' }], maxTokens: 4 }, early.signal)))
+        .code,
+    ).toBe('aborted');
     expect((await engineLog(model)).calls.filter((c) => c.method === 'interruptGenerate').length).toBe(before);
   });
 
   it('maps generation errors and bad requests to LlmError with the fix', async () => {
-    const ctx = await expectLlmError(model.complete({ messages: [{ role: 'user', content: 'huge [ctx]' }], maxTokens: 8 }));
+    const ctx = await expectLlmError(
+      model.complete({ messages: [{ role: 'user', content: 'huge [ctx]' }], maxTokens: 8 }),
+    );
     expect(ctx.code).toBe('unsupported');
     expect(ctx.message).toMatch(/context window/);
-    const both = await expectLlmError(model.complete({ messages: [{ role: 'user', content: 'x' }], maxTokens: 8, jsonSchema: {}, grammar: 'root ::= "a"' }));
+    const both = await expectLlmError(
+      model.complete({
+        messages: [{ role: 'user', content: 'x' }],
+        maxTokens: 8,
+        jsonSchema: {},
+        grammar: 'root ::= "a"',
+      }),
+    );
     expect(both.code).toBe('unsupported');
-    const lastAssistant = await expectLlmError(model.complete({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }], maxTokens: 8 }));
+    const lastAssistant = await expectLlmError(
+      model.complete({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'y' },
+        ],
+        maxTokens: 8,
+      }),
+    );
     expect(lastAssistant.message).toMatch(/last message/);
   });
 
@@ -211,7 +305,7 @@ describe('WebLlmChatModel ↔ real WebWorkerMLCEngineHandler (fake engine) in a 
 });
 
 describe('load failures', () => {
-  it('a poisoned download clears exactly that model\'s cache entries and explains what happened', async () => {
+  it("a poisoned download clears exactly that model's cache entries and explains what happened", async () => {
     const poisoned = APP_CONFIG.model_list.find((r) => r.model_id === POISONED_ID)!;
     const other = APP_CONFIG.model_list.find((r) => r.model_id === OK_ID)!;
     const poisonedUrls = await seedCache(poisoned);
@@ -219,7 +313,13 @@ describe('load failures', () => {
     expect(await hasModelInCache(POISONED_ID, APP_CONFIG)).toBe(false); // an HTML manifest is not a cached model
 
     const progress: WebLlmLoadProgress[] = [];
-    const error = await expectLlmError(WebLlmChatModel.load(POISONED_ID, { worker: fakeWorker(), appConfig: APP_CONFIG, onProgress: (p) => progress.push(p) }));
+    const error = await expectLlmError(
+      WebLlmChatModel.load(POISONED_ID, {
+        worker: fakeWorker(),
+        appConfig: APP_CONFIG,
+        onProgress: (p) => progress.push(p),
+      }),
+    );
     expect(error.code).toBe('bad-response');
     expect(error.message).toMatch(/HTML page/);
     expect(error.message).toMatch(/5 cached file\(s\) were deleted/);
@@ -234,7 +334,10 @@ describe('load failures', () => {
     const ok = APP_CONFIG.model_list.find((r) => r.model_id === OK_ID)!;
     const base = `${ok.model}/resolve/main/`;
     const model = await caches.open('webllm/model');
-    await model.put(new Request(`${base}tensor-cache.json`), Response.json({ records: [{ dataPath: 'params_shard_0.bin' }, { dataPath: 'params_shard_1.bin' }] }));
+    await model.put(
+      new Request(`${base}tensor-cache.json`),
+      Response.json({ records: [{ dataPath: 'params_shard_0.bin' }, { dataPath: 'params_shard_1.bin' }] }),
+    );
     await model.put(new Request(`${base}params_shard_0.bin`), new Response(new Uint8Array(8)));
     expect(await hasModelInCache(OK_ID, APP_CONFIG)).toBe(false); // a shard is missing
     await model.put(new Request(`${base}params_shard_1.bin`), new Response(new Uint8Array(8)));
@@ -252,7 +355,9 @@ describe('load failures', () => {
     expect(await cachedUrls()).toEqual(expect.arrayContaining(urls));
     expect((await deleteModelFromCache(OOM_ID, APP_CONFIG)).removed).toBe(5);
 
-    const offline = await expectLlmError(WebLlmChatModel.load(OFFLINE_ID, { worker: fakeWorker(), appConfig: APP_CONFIG }));
+    const offline = await expectLlmError(
+      WebLlmChatModel.load(OFFLINE_ID, { worker: fakeWorker(), appConfig: APP_CONFIG }),
+    );
     expect(offline.code).toBe('connection-refused');
     expect(offline.message).toMatch(/offline/);
   });
@@ -263,15 +368,23 @@ describe('load failures', () => {
     worker.addEventListener('message', (event: MessageEvent) => replies.push(event.data));
     const controller = new AbortController();
     const pending = WebLlmChatModel.load(SLOW_ID, {
-      worker, appConfig: APP_CONFIG, signal: controller.signal,
-      onProgress: (p) => { if (p.phase === 'fetch') controller.abort(); },
+      worker,
+      appConfig: APP_CONFIG,
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.phase === 'fetch') controller.abort();
+      },
     });
     const error = await expectLlmError(pending);
     expect(error.code).toBe('aborted');
     // The reload was aborted, not run to its end (~5 s; checked by behaviour, not a stopwatch): the
     // handler answers the unload, and the reload ends with the fake's AbortError.
-    await vi.waitUntil(() => replies.some((m) => m.kind === 'return')
-      && replies.some((m) => m.kind === 'throw' && String(m.content).includes('AbortError')), { timeout: 10_000 });
+    await vi.waitUntil(
+      () =>
+        replies.some((m) => m.kind === 'return') &&
+        replies.some((m) => m.kind === 'throw' && String(m.content).includes('AbortError')),
+      { timeout: 10_000 },
+    );
     // Ask the same worker what happened, with a fresh page-side engine (the real protocol).
     const probe = new WebWorkerMLCEngine(worker);
     const log = JSON.parse(await probe.runtimeStatsText()) as FakeEngineLog;
@@ -280,23 +393,41 @@ describe('load failures', () => {
   });
 
   it('preflight: no WebGPU → no-webgpu naming wllama; a q4f16 model on this adapter → no-shader-f16 naming the q4f32 twin', async () => {
-    const noGpu = await expectLlmError(WebLlmChatModel.load(OK_ID, {
-      appConfig: APP_CONFIG,
-      preflight: { available: false, reason: 'This browser has no WebGPU (navigator.gpu is missing); use the wllama engine (CPU) or an OpenAI-compatible server instead.', features: { shaderF16: false, subgroups: false } },
-    }));
+    const noGpu = await expectLlmError(
+      WebLlmChatModel.load(OK_ID, {
+        appConfig: APP_CONFIG,
+        preflight: {
+          available: false,
+          reason:
+            'This browser has no WebGPU (navigator.gpu is missing); use the wllama engine (CPU) or an OpenAI-compatible server instead.',
+          features: { shaderF16: false, subgroups: false },
+        },
+      }),
+    );
     expect(noGpu.code).toBe('no-webgpu');
     expect(noGpu.message).toMatch(/wllama/);
     const f16 = await expectLlmError(WebLlmChatModel.load(F16_ID, { worker: fakeWorker(), appConfig: APP_CONFIG }));
     expect(f16.code).toBe('no-shader-f16');
     expect(f16.message).toContain(OK_ID);
-    const unknown = await expectLlmError(WebLlmChatModel.load('No-such-model-q4f32_1-MLC', { worker: fakeWorker(), appConfig: APP_CONFIG, preflight: false }));
+    const unknown = await expectLlmError(
+      WebLlmChatModel.load('No-such-model-q4f32_1-MLC', {
+        worker: fakeWorker(),
+        appConfig: APP_CONFIG,
+        preflight: false,
+      }),
+    );
     expect(unknown.code).toBe('model-not-found');
   });
 
   it('a worker that fails to start gives load-failed instead of hanging', async () => {
-    const broken = new Worker(URL.createObjectURL(new Blob(['throw new Error("boom at start")'], { type: 'text/javascript' })), { type: 'module' });
+    const broken = new Worker(
+      URL.createObjectURL(new Blob(['throw new Error("boom at start")'], { type: 'text/javascript' })),
+      { type: 'module' },
+    );
     workers.push(broken);
-    const error = await expectLlmError(WebLlmChatModel.load(OK_ID, { worker: broken, appConfig: APP_CONFIG, preflight: false }));
+    const error = await expectLlmError(
+      WebLlmChatModel.load(OK_ID, { worker: broken, appConfig: APP_CONFIG, preflight: false }),
+    );
     expect(error.code).toBe('load-failed');
     expect(error.message).toMatch(/worker/);
   });
@@ -304,7 +435,8 @@ describe('load failures', () => {
   it('the production worker (real MLCEngine) fails cleanly on a missing self-hosted model and leaves no cache entries', async () => {
     const id = 'Missing-0.5B-Instruct-q4f32_1-MLC';
     const missing: ModelRecord = {
-      model: new URL(`/__webllm_missing__/${id}`, location.origin).href, model_id: id,
+      model: new URL(`/__webllm_missing__/${id}`, location.origin).href,
+      model_id: id,
       model_lib: new URL('/__webllm_missing__/lib-webgpu.wasm', location.origin).href,
     };
     const appConfig: AppConfig = { model_list: [missing] };
@@ -318,11 +450,23 @@ describe('load failures', () => {
 describe('pure mapping', () => {
   it('merges system messages, disables Qwen3 thinking, floors seeds, clamps top_logprobs to 5', () => {
     const body = toWebLlmRequest('Qwen3-0.6B-q4f32_1-MLC', {
-      messages: [{ role: 'system', content: 'A' }, { role: 'user', content: 'u1' }, { role: 'system', content: 'B' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'u2' }],
-      maxTokens: 10, seed: 7.9, topLogprobs: 9, stop: ['END'],
+      messages: [
+        { role: 'system', content: 'A' },
+        { role: 'user', content: 'u1' },
+        { role: 'system', content: 'B' },
+        { role: 'assistant', content: 'a1' },
+        { role: 'user', content: 'u2' },
+      ],
+      maxTokens: 10,
+      seed: 7.9,
+      topLogprobs: 9,
+      stop: ['END'],
     });
     expect(body.messages).toEqual([
-      { role: 'system', content: 'A\n\nB' }, { role: 'user', content: 'u1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'u2' },
+      { role: 'system', content: 'A\n\nB' },
+      { role: 'user', content: 'u1' },
+      { role: 'assistant', content: 'a1' },
+      { role: 'user', content: 'u2' },
     ]);
     expect(body).toMatchObject({ seed: 7, top_logprobs: 5, stop: ['END'], extra_body: { enable_thinking: false } });
     expect(() => toWebLlmRequest('x', { messages: [{ role: 'user', content: 'u' }], maxTokens: 0 })).toThrow(LlmError);
@@ -332,9 +476,13 @@ describe('pure mapping', () => {
     let t = 0;
     const tracker = new LoadProgressTracker(() => t);
     tracker.update({ progress: 0, text: 'Start to fetch params' });
-    t = 1000; tracker.update({ progress: 0.1, text: 'Fetching param cache[1/10]: 10MB fetched. 10% completed, 1 secs elapsed.' });
+    t = 1000;
+    tracker.update({ progress: 0.1, text: 'Fetching param cache[1/10]: 10MB fetched. 10% completed, 1 secs elapsed.' });
     t = 3000;
-    const p = tracker.update({ progress: 0.3, text: 'Fetching param cache[3/10]: 30MB fetched. 30% completed, 3 secs elapsed.' });
+    const p = tracker.update({
+      progress: 0.3,
+      text: 'Fetching param cache[3/10]: 30MB fetched. 30% completed, 3 secs elapsed.',
+    });
     expect(p.elapsed).toBe(3);
     expect(p.etaSeconds).toBeCloseTo(7, 5); // 2 s for 0.2 → 7 s for the remaining 0.7
     expect(p.totalBytes).toBe(100 * 2 ** 20);

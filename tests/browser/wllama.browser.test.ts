@@ -14,7 +14,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { server, userEvent } from 'vitest/browser';
 import { LlmError, type ChatRequest, type LoadProgress } from '../../src/core/llm/types';
-import { DEFAULT_CHAT_TEMPLATE, WllamaChatModel, readGgufHeader, renderDefaultTemplate } from '../../src/core/llm/wllama';
+import {
+  DEFAULT_CHAT_TEMPLATE,
+  WllamaChatModel,
+  readGgufHeader,
+  renderDefaultTemplate,
+} from '../../src/core/llm/wllama';
 import { ReasoningExperienceModel } from '../../src/core/experience/reasoning-model';
 import { makeDreamEnv, type DreamEnv } from '../../src/core/experience/dream-env';
 import type { TimeLimit } from '../../src/core/envs/env';
@@ -46,8 +51,9 @@ async function modelAvailable(): Promise<string | null> {
 
 const missing = await modelAvailable();
 /** Why the suite is skipped, shown once (on its first test) by vitest's skip note. */
-const SKIP_NOTE = `stories260K.gguf is not at ${MODEL_URL.replace('/@fs', '')} (../shared/models/ from the repo root: `
-  + `${missing}); the wllama tests need it (shared/models/README.md says where it comes from)`;
+const SKIP_NOTE =
+  `stories260K.gguf is not at ${MODEL_URL.replace('/@fs', '')} (../shared/models/ from the repo root: ` +
+  `${missing}); the wllama tests need it (shared/models/README.md says where it comes from)`;
 
 /** A small object with every string bounded (a weak model otherwise rambles until maxTokens). */
 const SCHEMA = {
@@ -68,9 +74,12 @@ function matchesSchema(value: unknown): string[] {
   const o = value as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !(k in SCHEMA.properties));
   if (extra.length) problems.push(`extra keys ${extra.join(',')}`);
-  if (typeof o.name !== 'string' || o.name.length < 1 || o.name.length > 12) problems.push(`name ${JSON.stringify(o.name)}`);
-  if (!(SCHEMA.properties.mood.enum as readonly unknown[]).includes(o.mood)) problems.push(`mood ${JSON.stringify(o.mood)}`);
-  if (!(SCHEMA.properties.count.enum as readonly unknown[]).includes(o.count)) problems.push(`count ${JSON.stringify(o.count)}`);
+  if (typeof o.name !== 'string' || o.name.length < 1 || o.name.length > 12)
+    problems.push(`name ${JSON.stringify(o.name)}`);
+  if (!(SCHEMA.properties.mood.enum as readonly unknown[]).includes(o.mood))
+    problems.push(`mood ${JSON.stringify(o.mood)}`);
+  if (!(SCHEMA.properties.count.enum as readonly unknown[]).includes(o.count))
+    problems.push(`count ${JSON.stringify(o.count)}`);
   if (typeof o.done !== 'boolean') problems.push(`done ${JSON.stringify(o.done)}`);
   return problems;
 }
@@ -109,11 +118,19 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
     skip(missing !== null, SKIP_NOTE);
     expect(model.engine).toBe('wllama');
     expect(model.id).toBe('stories260K.gguf');
-    expect(model.loadInfo).toMatchObject({ source: 'url', cache: 'miss', bytes: MODEL_BYTES, chatTemplate: 'default', architecture: 'llama', nCtx: 2048 });
+    expect(model.loadInfo).toMatchObject({
+      source: 'url',
+      cache: 'miss',
+      bytes: MODEL_BYTES,
+      chatTemplate: 'default',
+      architecture: 'llama',
+      nCtx: 2048,
+    });
     expect(model.modelChatTemplate()).toBeNull();
     // Progress: starts at 0, never goes back, ends at 1 with the byte counts; the texts say what happens.
     expect(progress[0].progress).toBe(0);
-    for (let i = 1; i < progress.length; i++) expect(progress[i].progress).toBeGreaterThanOrEqual(progress[i - 1].progress);
+    for (let i = 1; i < progress.length; i++)
+      expect(progress[i].progress).toBeGreaterThanOrEqual(progress[i - 1].progress);
     const last = progress.at(-1)!;
     expect(last).toMatchObject({ progress: 1, loadedBytes: MODEL_BYTES, totalBytes: MODEL_BYTES });
     expect(last.text).toMatch(/downloaded, now cached/);
@@ -135,44 +152,59 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
     }
   });
 
-  it.skipIf(missing)('loads a File the user picked, formats with the default template, and refuses work once unloaded', async () => {
-    const bytes = await (await fetch(MODEL_URL)).blob();
-    const input = document.createElement('input');
-    input.type = 'file';
-    input.accept = '.gguf';
-    document.body.append(input);
-    try {
-      await userEvent.upload(input, new File([bytes], 'stories260K.gguf', { type: 'application/octet-stream' }));
-      const file = input.files?.[0];
-      expect(file?.name).toBe('stories260K.gguf');
-      expect(file?.size).toBe(MODEL_BYTES);
-      const header = await readGgufHeader(file!);
-      expect(header).toMatchObject({ architecture: 'llama', hasChatTemplate: false });
+  it.skipIf(missing)(
+    'loads a File the user picked, formats with the default template, and refuses work once unloaded',
+    async () => {
+      const bytes = await (await fetch(MODEL_URL)).blob();
+      const input = document.createElement('input');
+      input.type = 'file';
+      input.accept = '.gguf';
+      document.body.append(input);
+      try {
+        await userEvent.upload(input, new File([bytes], 'stories260K.gguf', { type: 'application/octet-stream' }));
+        const file = input.files?.[0];
+        expect(file?.name).toBe('stories260K.gguf');
+        expect(file?.size).toBe(MODEL_BYTES);
+        const header = await readGgufHeader(file!);
+        expect(header).toMatchObject({ architecture: 'llama', hasChatTemplate: false });
 
-      const steps: LoadProgress[] = [];
-      const picked = await WllamaChatModel.load({ file: file! }, { onProgress: (p) => steps.push(p), nCtx: 512 });
-      expect(picked.id).toBe('stories260K.gguf');
-      expect(picked.loadInfo).toMatchObject({ source: 'file', cache: 'none', bytes: MODEL_BYTES, chatTemplate: 'default', nCtx: 512 });
-      expect(steps.at(-1)!.progress).toBe(1);
-      // The default template is a plain transcript: the prompt is its tokens (plus BOS).
-      const r = await picked.complete({ messages: STORY, maxTokens: 4, seed: 2, temperature: 0.5 });
-      expect(r.usage.promptTokens).toBeGreaterThan(10);
-      expect(renderDefaultTemplate(STORY)).toBe('System: You tell short stories.\nUser: Once upon a time there was a little cat named Tom.\nAssistant: ');
-      await picked.unload();
-      expect(picked.loaded).toBe(false);
-      const error = await rejection(picked.complete({ messages: STORY, maxTokens: 4 }));
-      expect(error).toBeInstanceOf(LlmError);
-      expect((error as LlmError).code).toBe('unsupported');
-      expect((error as LlmError).message).toMatch(/unloaded; load it again/);
-    } finally {
-      input.remove();
-    }
-  });
+        const steps: LoadProgress[] = [];
+        const picked = await WllamaChatModel.load({ file: file! }, { onProgress: (p) => steps.push(p), nCtx: 512 });
+        expect(picked.id).toBe('stories260K.gguf');
+        expect(picked.loadInfo).toMatchObject({
+          source: 'file',
+          cache: 'none',
+          bytes: MODEL_BYTES,
+          chatTemplate: 'default',
+          nCtx: 512,
+        });
+        expect(steps.at(-1)!.progress).toBe(1);
+        // The default template is a plain transcript: the prompt is its tokens (plus BOS).
+        const r = await picked.complete({ messages: STORY, maxTokens: 4, seed: 2, temperature: 0.5 });
+        expect(r.usage.promptTokens).toBeGreaterThan(10);
+        expect(renderDefaultTemplate(STORY)).toBe(
+          'System: You tell short stories.\nUser: Once upon a time there was a little cat named Tom.\nAssistant: ',
+        );
+        await picked.unload();
+        expect(picked.loaded).toBe(false);
+        const error = await rejection(picked.complete({ messages: STORY, maxTokens: 4 }));
+        expect(error).toBeInstanceOf(LlmError);
+        expect((error as LlmError).code).toBe('unsupported');
+        expect((error as LlmError).message).toMatch(/unloaded; load it again/);
+      } finally {
+        input.remove();
+      }
+    },
+  );
 
   it.skipIf(missing)('a given chat template is used instead of the default', async () => {
-    const template = "{% for message in messages %}[{{ message['role'] }}] {{ message['content'] }}\n{% endfor %}{% if add_generation_prompt %}[assistant] {% endif %}";
+    const template =
+      "{% for message in messages %}[{{ message['role'] }}] {{ message['content'] }}\n{% endfor %}{% if add_generation_prompt %}[assistant] {% endif %}";
     const bytes = await (await fetch(MODEL_URL)).blob();
-    const custom = await WllamaChatModel.load({ file: bytes, name: 'tiny.gguf' }, { chatTemplate: template, nCtx: 512 });
+    const custom = await WllamaChatModel.load(
+      { file: bytes, name: 'tiny.gguf' },
+      { chatTemplate: template, nCtx: 512 },
+    );
     try {
       expect(custom.id).toBe('tiny.gguf');
       expect(custom.loadInfo.chatTemplate).toBe('given');
@@ -220,9 +252,17 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
     expect((early as LlmError).code).toBe('aborted');
     // Aborted while llama.cpp loads the weights: rejects, and nothing stays loaded.
     const midway = new AbortController();
-    const late = await rejection(WllamaChatModel.load({ url: MODEL_URL }, {
-      signal: midway.signal, onProgress: (p) => { if (/into WebAssembly/.test(p.text)) midway.abort(); },
-    }));
+    const late = await rejection(
+      WllamaChatModel.load(
+        { url: MODEL_URL },
+        {
+          signal: midway.signal,
+          onProgress: (p) => {
+            if (/into WebAssembly/.test(p.text)) midway.abort();
+          },
+        },
+      ),
+    );
     expect((late as LlmError).code).toBe('aborted');
 
     const safetensors = new Uint8Array(64);
@@ -231,28 +271,37 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
     expect((st as LlmError).message).toMatch(/safetensors/);
   });
 
-  it.skipIf(missing)('JSON schema output parses and matches the schema; the same seed gives the same text', async () => {
-    const request: ChatRequest = { messages: STORY, maxTokens: 300, temperature: 0.9, jsonSchema: SCHEMA };
-    const a = await model.complete({ ...request, seed: 42 });
-    const b = await model.complete({ ...request, seed: 42 });
-    const c = await model.complete({ ...request, seed: 43 });
-    for (const r of [a, b, c]) {
-      expect(r.finishReason).toBe('stop');
-      const parsed = JSON.parse(r.text);
-      expect(matchesSchema(parsed)).toEqual([]);
-      expect(r.usage.promptTokens).toBeGreaterThan(10);
-      expect(r.usage.completionTokens).toBeGreaterThan(5);
-      expect(r.usage.completionTokens).toBeLessThan(300);
-      expect(r.usage.ms).toBeGreaterThan(0);
-    }
-    expect(b.text).toBe(a.text);
-    expect(b.usage.completionTokens).toBe(a.usage.completionTokens);
-    // A different seed samples differently (the 4 fields leave plenty of room for it to differ).
-    expect(c.text).not.toBe(a.text);
-  });
+  it.skipIf(missing)(
+    'JSON schema output parses and matches the schema; the same seed gives the same text',
+    async () => {
+      const request: ChatRequest = { messages: STORY, maxTokens: 300, temperature: 0.9, jsonSchema: SCHEMA };
+      const a = await model.complete({ ...request, seed: 42 });
+      const b = await model.complete({ ...request, seed: 42 });
+      const c = await model.complete({ ...request, seed: 43 });
+      for (const r of [a, b, c]) {
+        expect(r.finishReason).toBe('stop');
+        const parsed = JSON.parse(r.text);
+        expect(matchesSchema(parsed)).toEqual([]);
+        expect(r.usage.promptTokens).toBeGreaterThan(10);
+        expect(r.usage.completionTokens).toBeGreaterThan(5);
+        expect(r.usage.completionTokens).toBeLessThan(300);
+        expect(r.usage.ms).toBeGreaterThan(0);
+      }
+      expect(b.text).toBe(a.text);
+      expect(b.usage.completionTokens).toBe(a.usage.completionTokens);
+      // A different seed samples differently (the 4 fields leave plenty of room for it to differ).
+      expect(c.text).not.toBe(a.text);
+    },
+  );
 
   it.skipIf(missing)('GBNF grammars, stop strings and logprobs', async () => {
-    const yesNo = await model.complete({ messages: STORY, maxTokens: 10, seed: 5, temperature: 1, grammar: 'root ::= "yes" | "no"' });
+    const yesNo = await model.complete({
+      messages: STORY,
+      maxTokens: 10,
+      seed: 5,
+      temperature: 1,
+      grammar: 'root ::= "yes" | "no"',
+    });
     expect(['yes', 'no']).toContain(yesNo.text);
     expect(yesNo.finishReason).toBe('stop');
 
@@ -263,12 +312,20 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
     expect(stopped.text).toBe(free.text.slice(0, cut));
     expect(stopped.finishReason).toBe('stop');
 
-    const withLogprobs = await model.complete({ messages: STORY, maxTokens: 5, seed: 7, temperature: 0.7, topLogprobs: 3 });
+    const withLogprobs = await model.complete({
+      messages: STORY,
+      maxTokens: 5,
+      seed: 7,
+      temperature: 0.7,
+      topLogprobs: 3,
+    });
     expect(withLogprobs.logprobs?.length).toBe(withLogprobs.usage.completionTokens);
     expect(withLogprobs.logprobs?.[0].top.length).toBe(3);
     expect(withLogprobs.logprobs?.[0].logprob).toBeLessThanOrEqual(0);
 
-    const both = await rejection(model.complete({ messages: STORY, maxTokens: 5, jsonSchema: SCHEMA, grammar: 'root ::= "x"' }));
+    const both = await rejection(
+      model.complete({ messages: STORY, maxTokens: 5, jsonSchema: SCHEMA, grammar: 'root ::= "x"' }),
+    );
     expect((both as LlmError).code).toBe('unsupported');
   });
 
@@ -282,83 +339,89 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
     expect(() => JSON.parse(j.text)).toThrow();
   });
 
-  it.skipIf(missing)('abort stops generation mid-way: rejects with LlmError(aborted), and the engine is free after', async () => {
-    const long: ChatRequest = { messages: STORY, maxTokens: 1000, seed: 3, temperature: 0.8 };
-    const full = await model.complete(long);
-    expect(full.finishReason).toBe('length');
+  it.skipIf(missing)(
+    'abort stops generation mid-way: rejects with LlmError(aborted), and the engine is free after',
+    async () => {
+      const long: ChatRequest = { messages: STORY, maxTokens: 1000, seed: 3, temperature: 0.8 };
+      const full = await model.complete(long);
+      expect(full.finishReason).toBe('length');
 
-    // Behaviour, not a stopwatch: the abort comes after the first piece of the answer, and llama.cpp's
-    // slot is cancelled (wllama cancels a request only when it has not finished).
-    const { Wllama } = await import('@wllama/wllama');
-    type Proxy = { wllamaAction: (name: string, ...rest: unknown[]) => Promise<unknown> };
-    type Method = (...args: unknown[]) => Promise<unknown>;
-    const proto = Wllama.prototype as unknown as { createChatCompletion: Method; cancelRequest: Method };
-    const { createChatCompletion, cancelRequest } = proto;
-    const controller = new AbortController();
-    let cancelled = 0;
-    proto.cancelRequest = function (this: unknown, ...args: unknown[]) {
-      cancelled++;
-      return cancelRequest.apply(this, args);
-    };
-    proto.createChatCompletion = async function (this: { proxy: Proxy }, ...args: unknown[]) {
-      const proxy = this.proxy;
-      const action = proxy.wllamaAction;
-      proxy.wllamaAction = async (name, ...rest) => {
-        const reply = await action.call(proxy, name, ...rest);
-        if (name === 'get_result') controller.abort();
-        return reply;
+      // Behaviour, not a stopwatch: the abort comes after the first piece of the answer, and llama.cpp's
+      // slot is cancelled (wllama cancels a request only when it has not finished).
+      const { Wllama } = await import('@wllama/wllama');
+      type Proxy = { wllamaAction: (name: string, ...rest: unknown[]) => Promise<unknown> };
+      type Method = (...args: unknown[]) => Promise<unknown>;
+      const proto = Wllama.prototype as unknown as { createChatCompletion: Method; cancelRequest: Method };
+      const { createChatCompletion, cancelRequest } = proto;
+      const controller = new AbortController();
+      let cancelled = 0;
+      proto.cancelRequest = function (this: unknown, ...args: unknown[]) {
+        cancelled++;
+        return cancelRequest.apply(this, args);
       };
+      proto.createChatCompletion = async function (this: { proxy: Proxy }, ...args: unknown[]) {
+        const proxy = this.proxy;
+        const action = proxy.wllamaAction;
+        proxy.wllamaAction = async (name, ...rest) => {
+          const reply = await action.call(proxy, name, ...rest);
+          if (name === 'get_result') controller.abort();
+          return reply;
+        };
+        try {
+          return await createChatCompletion.apply(this, args);
+        } finally {
+          delete (proxy as Partial<Proxy>).wllamaAction; // the prototype's method again
+        }
+      };
+      let error: unknown;
       try {
-        return await createChatCompletion.apply(this, args);
+        error = await rejection(model.complete(long, controller.signal));
       } finally {
-        delete (proxy as Partial<Proxy>).wllamaAction; // the prototype's method again
+        proto.createChatCompletion = createChatCompletion;
+        proto.cancelRequest = cancelRequest;
       }
-    };
-    let error: unknown;
-    try {
-      error = await rejection(model.complete(long, controller.signal));
-    } finally {
-      proto.createChatCompletion = createChatCompletion;
-      proto.cancelRequest = cancelRequest;
-    }
-    expect(error).toBeInstanceOf(LlmError);
-    expect((error as LlmError).code).toBe('aborted');
-    expect(cancelled).toBe(1);
+      expect(error).toBeInstanceOf(LlmError);
+      expect((error as LlmError).code).toBe('aborted');
+      expect(cancelled).toBe(1);
 
-    // The engine is free: a short request right after runs to its own end.
-    const short = await model.complete({ messages: STORY, maxTokens: 4, seed: 1 });
-    expect(short.usage.completionTokens).toBe(4);
+      // The engine is free: a short request right after runs to its own end.
+      const short = await model.complete({ messages: STORY, maxTokens: 4, seed: 1 });
+      expect(short.usage.completionTokens).toBe(4);
 
-    // Already aborted: rejects without running.
-    const pre = new AbortController();
-    pre.abort();
-    expect(((await rejection(model.complete(long, pre.signal))) as LlmError).code).toBe('aborted');
-  });
+      // Already aborted: rejects without running.
+      const pre = new AbortController();
+      pre.abort();
+      expect(((await rejection(model.complete(long, pre.signal))) as LlmError).code).toBe('aborted');
+    },
+  );
 
-  it.skipIf(missing)('runs requests one at a time; a queued request aborts alone; unload stops a running request', async () => {
-    const req: ChatRequest = { messages: STORY, maxTokens: 20, seed: 9, temperature: 0.8 };
-    const alone = await model.complete(req);
-    const [x, y] = await Promise.all([model.complete(req), model.complete(req)]);
-    expect(x.text).toBe(alone.text);
-    expect(y.text).toBe(alone.text);
+  it.skipIf(missing)(
+    'runs requests one at a time; a queued request aborts alone; unload stops a running request',
+    async () => {
+      const req: ChatRequest = { messages: STORY, maxTokens: 20, seed: 9, temperature: 0.8 };
+      const alone = await model.complete(req);
+      const [x, y] = await Promise.all([model.complete(req), model.complete(req)]);
+      expect(x.text).toBe(alone.text);
+      expect(y.text).toBe(alone.text);
 
-    const long = model.complete({ messages: STORY, maxTokens: 300, seed: 3, temperature: 0.8 });
-    const controller = new AbortController();
-    const waiting = model.complete(req, controller.signal);
-    const after = model.complete(req);
-    controller.abort();
-    expect(((await rejection(waiting)) as LlmError).code).toBe('aborted');
-    expect((await long).usage.completionTokens).toBeGreaterThan(0);
-    expect((await after).text).toBe(alone.text);
+      const long = model.complete({ messages: STORY, maxTokens: 300, seed: 3, temperature: 0.8 });
+      const controller = new AbortController();
+      const waiting = model.complete(req, controller.signal);
+      const after = model.complete(req);
+      controller.abort();
+      expect(((await rejection(waiting)) as LlmError).code).toBe('aborted');
+      expect((await long).usage.completionTokens).toBeGreaterThan(0);
+      expect((await after).text).toBe(alone.text);
 
-    const other = await WllamaChatModel.load({ file: await (await fetch(MODEL_URL)).blob() }, { nCtx: 1024 });
-    const running = other.complete({ messages: STORY, maxTokens: 800, seed: 3, temperature: 0.8 });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await other.unload();
-    const error = await rejection(running);
-    expect(error).toBeInstanceOf(LlmError);
-    expect((error as LlmError).message).toMatch(/unloaded/);
-  });
+      const other = await WllamaChatModel.load({ file: await (await fetch(MODEL_URL)).blob() }, { nCtx: 1024 });
+      const running = other.complete({ messages: STORY, maxTokens: 800, seed: 3, temperature: 0.8 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await other.unload();
+      const error = await rejection(running);
+      expect(error).toBeInstanceOf(LlmError);
+      expect((error as LlmError).message).toMatch(/unloaded/);
+    },
+  );
 
   describe.skipIf(missing)('real inference drives the experience model and DreamEnv', () => {
     const ENV = 'household-v0';
@@ -367,15 +430,34 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
     function experienceModel(seed: number): ReasoningExperienceModel {
       // Small budget and small bounds for a 260K-parameter model; temperature > 0 so the seed matters.
       return new ReasoningExperienceModel(model, {
-        maxTokens: 300, temperature: 0.8, seed, retries: 1,
-        k: 1, historyLength: 2, reasoningChars: 40, observationChars: 100, actionChars: 24, maxAdmissible: 4,
-        stateChars: 160, admissibleListChars: 100,
+        maxTokens: 300,
+        temperature: 0.8,
+        seed,
+        retries: 1,
+        k: 1,
+        historyLength: 2,
+        reasoningChars: 40,
+        observationChars: 100,
+        actionChars: 24,
+        maxAdmissible: 4,
+        stateChars: 160,
+        admissibleListChars: 100,
       });
     }
 
     interface StepRecord {
-      action: string; text: string; admissible: string[]; reward: number; terminated: boolean; truncated: boolean;
-      valid: boolean; dreamInvalid: boolean; invalidReason?: string; predictionValid?: boolean; raw?: string; attempts?: number;
+      action: string;
+      text: string;
+      admissible: string[];
+      reward: number;
+      terminated: boolean;
+      truncated: boolean;
+      valid: boolean;
+      dreamInvalid: boolean;
+      invalidReason?: string;
+      predictionValid?: boolean;
+      raw?: string;
+      attempts?: number;
     }
 
     async function episode(seed: number): Promise<{ steps: StepRecord[]; env: TimeLimit<DreamEnv> }> {
@@ -390,9 +472,18 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
         const p = dream.lastPrediction as Prediction | null; // set by step()
         const report = r.info.dream;
         steps.push({
-          action, text: r.text, admissible: r.admissible, reward: r.reward, terminated: r.terminated, truncated: r.truncated,
-          valid: r.info.valid, dreamInvalid: report?.invalid === true, invalidReason: report?.invalidReason,
-          predictionValid: p?.valid, raw: p?.raw, attempts: p?.attempts,
+          action,
+          text: r.text,
+          admissible: r.admissible,
+          reward: r.reward,
+          terminated: r.terminated,
+          truncated: r.truncated,
+          valid: r.info.valid,
+          dreamInvalid: report?.invalid === true,
+          invalidReason: report?.invalidReason,
+          predictionValid: p?.valid,
+          raw: p?.raw,
+          attempts: p?.attempts,
         });
         obs = r;
         if (r.terminated || r.truncated) break;
@@ -402,10 +493,11 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
 
     // The first episode of seed 11, shared by the two tests below (each episode costs seconds).
     let first: Promise<{ steps: StepRecord[]; env: TimeLimit<DreamEnv>; ms: number }> | undefined;
-    const firstEpisode = () => (first ??= (async () => {
-      const started = performance.now();
-      return { ...(await episode(11)), ms: performance.now() - started };
-    })());
+    const firstEpisode = () =>
+      (first ??= (async () => {
+        const started = performance.now();
+        return { ...(await episode(11)), ms: performance.now() - started };
+      })());
 
     it('plays a whole household-v0 episode: every prediction parses or is recorded invalid, and the episode ends', async () => {
       const { steps, env, ms } = await firstEpisode();
@@ -434,9 +526,15 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
       }
       expect(dream.usage.predictions).toBeGreaterThan(0);
       expect(dream.usage.completionTokens).toBeGreaterThan(0);
-      console.info(`dream episode: ${steps.length} steps, ${dream.usage.predictions} predictions (${dream.usage.invalid} invalid), `
-        + `${dream.usage.promptTokens}+${dream.usage.completionTokens} tokens, model ${dream.usage.ms.toFixed(0)} ms, wall ${ms.toFixed(0)} ms`);
-      console.info(JSON.stringify(steps.map((s) => ({ a: s.action, v: s.predictionValid, inv: s.invalidReason, raw: s.raw?.slice(0, 160) }))));
+      console.info(
+        `dream episode: ${steps.length} steps, ${dream.usage.predictions} predictions (${dream.usage.invalid} invalid), ` +
+          `${dream.usage.promptTokens}+${dream.usage.completionTokens} tokens, model ${dream.usage.ms.toFixed(0)} ms, wall ${ms.toFixed(0)} ms`,
+      );
+      console.info(
+        JSON.stringify(
+          steps.map((s) => ({ a: s.action, v: s.predictionValid, inv: s.invalidReason, raw: s.raw?.slice(0, 160) })),
+        ),
+      );
     });
 
     it('the same seed gives the same episode', async () => {
@@ -456,7 +554,11 @@ describe('wllama with stories260K.gguf (real llama.cpp in Chromium)', () => {
       proto.createChatCompletion = async function (this: unknown, ...args: unknown[]) {
         calls++;
         peak = Math.max(peak, ++inFlight);
-        try { return await original.apply(this, args); } finally { inFlight--; }
+        try {
+          return await original.apply(this, args);
+        } finally {
+          inFlight--;
+        }
       };
       try {
         const shared = experienceModel(21);

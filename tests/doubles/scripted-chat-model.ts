@@ -24,7 +24,10 @@ export class ScriptedChatModel implements ChatModel {
   private readonly queue: ScriptedReply[];
   private readonly fn: ScriptFunction | null;
 
-  constructor(script: readonly ScriptedReply[] | ScriptFunction, readonly id = 'scripted-chat-model') {
+  constructor(
+    script: readonly ScriptedReply[] | ScriptFunction,
+    readonly id = 'scripted-chat-model',
+  ) {
     this.queue = typeof script === 'function' ? [] : script.slice();
     this.fn = typeof script === 'function' ? script : null;
   }
@@ -63,7 +66,11 @@ export class ScriptedChatModel implements ChatModel {
     return {
       text: result.text,
       finishReason: result.finishReason ?? 'stop',
-      usage: result.usage ?? { promptTokens: Math.ceil(promptChars / 4), completionTokens: Math.ceil(result.text.length / 4), ms: 1 },
+      usage: result.usage ?? {
+        promptTokens: Math.ceil(promptChars / 4),
+        completionTokens: Math.ceil(result.text.length / 4),
+        ms: 1,
+      },
       ...(result.logprobs ? { logprobs: result.logprobs } : {}),
     };
   }

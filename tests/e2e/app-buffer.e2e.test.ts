@@ -44,7 +44,8 @@ const digits = (text: string | null) => Number((text ?? '').replace(/\D/g, ''));
 const total = async (page: Page) => digits(await page.getByTestId('total-transitions').textContent());
 const cell = (page: Page, env: string, source: string) =>
   page.locator(`tr[data-env="${env}"] td[data-source="${source}"]`).textContent().then(digits);
-const idle = (page: Page) => expect.poll(() => page.getByTestId('buffer-status').getAttribute('data-busy'), { timeout: 30_000 }).toBe('false');
+const idle = (page: Page) =>
+  expect.poll(() => page.getByTestId('buffer-status').getAttribute('data-busy'), { timeout: 30_000 }).toBe('false');
 const pwned = (page: Page) => page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned);
 
 describe('the Buffer page', () => {
@@ -59,7 +60,9 @@ describe('the Buffer page', () => {
     // Load the shipped offline datasets: both envs, offline.
     const load = page.getByRole('button', { name: 'Load the shipped offline datasets' });
     await load.click();
-    await expect.poll(() => page.getByTestId('buffer-status').textContent(), { timeout: 30_000 }).toMatch(/Shipped datasets loaded/);
+    await expect
+      .poll(() => page.getByTestId('buffer-status').textContent(), { timeout: 30_000 })
+      .toMatch(/Shipped datasets loaded/);
     const loaded = await total(page);
     expect(loaded).toBeGreaterThan(0);
     expect(await cell(page, 'household-v0', 'offline')).toBeGreaterThan(0);
@@ -69,8 +72,12 @@ describe('the Buffer page', () => {
     // A second click adds nothing.
     await load.click();
     await idle(page);
-    await expect.poll(() => page.getByTestId('buffer-status').textContent()).toMatch(/household-v0: 0 episodes added \(0 transitions\), 240 skipped/);
-    expect(await page.getByTestId('buffer-status').textContent()).toMatch(/webshop-lite-v0: 0 episodes added \(0 transitions\), 240 skipped/);
+    await expect
+      .poll(() => page.getByTestId('buffer-status').textContent())
+      .toMatch(/household-v0: 0 episodes added \(0 transitions\), 240 skipped/);
+    expect(await page.getByTestId('buffer-status').textContent()).toMatch(
+      /webshop-lite-v0: 0 episodes added \(0 transitions\), 240 skipped/,
+    );
     expect(await total(page)).toBe(loaded);
 
     // A reload keeps the data.
@@ -87,9 +94,13 @@ describe('the Buffer page', () => {
 
     // A valid record with hostile strings: imported, shown as literal text, never run.
     await page.getByLabel('Import format').selectOption('ours');
-    await page.getByTestId('import-file').setInputFiles({ name: 'hostile.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(hostileRecord()) });
+    await page
+      .getByTestId('import-file')
+      .setInputFiles({ name: 'hostile.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(hostileRecord()) });
     await page.getByRole('button', { name: 'Import file' }).click();
-    await expect.poll(() => page.getByTestId('buffer-status').textContent(), { timeout: 30_000 }).toMatch(/Imported hostile\.jsonl: 1 episodes added/);
+    await expect
+      .poll(() => page.getByTestId('buffer-status').textContent(), { timeout: 30_000 })
+      .toMatch(/Imported hostile\.jsonl: 1 episodes added/);
     const withHostile = await total(page);
     expect(withHostile).toBeGreaterThan(loaded);
     await page.getByLabel('Query').fill(HOSTILE_INSTRUCTION);
@@ -106,7 +117,9 @@ describe('the Buffer page', () => {
 
     // A malformed file: the line-numbered error as text, nothing imported.
     const bad = `${hostileRecord().replace('household-v0/hostile/1', 'household-v0/hostile/2')}{"format":"dreamgym-trajectory/1","id":3}\nnot json at all\n`;
-    await page.getByTestId('import-file').setInputFiles({ name: 'bad.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(bad) });
+    await page
+      .getByTestId('import-file')
+      .setInputFiles({ name: 'bad.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(bad) });
     await page.getByRole('button', { name: 'Import file' }).click();
     await expect.poll(() => page.getByTestId('buffer-error').count(), { timeout: 30_000 }).toBe(1);
     const message = await page.getByTestId('buffer-error').textContent();
@@ -119,9 +132,14 @@ describe('the Buffer page', () => {
     await page.screenshot({ path: `${SHOTS}/buffer.png` });
 
     // Export downloads the whole buffer as a file (ours: one line per episode).
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('dreamgym-buffer-ours.jsonl');
-    const exported = readFileSync(await download.path(), 'utf8').trim().split('\n');
+    const exported = readFileSync(await download.path(), 'utf8')
+      .trim()
+      .split('\n');
     expect(exported.length).toBe(481);
     expect(exported.some((line) => line.includes('household-v0/hostile/1'))).toBe(true);
 

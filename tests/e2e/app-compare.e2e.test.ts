@@ -40,12 +40,16 @@ async function trainRun(query: string): Promise<string> {
   await page.getByRole('button', { name: 'Start' }).click();
   await expect.poll(currentRunId).not.toBe(before);
   await expect.poll(runState, { timeout: 150_000 }).toMatch(/^(finished|error|stopped)$/);
-  expect(`${await runState()}: ${await page.getByTestId('train-status').textContent()} ${errors.join(' | ')}`).toMatch(/^finished: /);
+  expect(`${await runState()}: ${await page.getByTestId('train-status').textContent()} ${errors.join(' | ')}`).toMatch(
+    /^finished: /,
+  );
   return (await currentRunId())!;
 }
 
 describe('Compare and Curriculum', () => {
-  let realA = '', realB = '', dream = '';
+  let realA = '',
+    realB = '',
+    dream = '';
 
   it('trains two tiny real runs and one tiny dream run with the curriculum', async () => {
     realA = await trainRun(`preset=webshop-easy&mode=real&${TINY}&seed=1`);
@@ -53,9 +57,16 @@ describe('Compare and Curriculum', () => {
     expect(realA).not.toBe(realB);
 
     // The dream run, with the curriculum on (λ = 0.5: one of the two tasks of a batch may be a variation).
-    dream = await trainRun('preset=webshop-easy&mode=dream&size=tiny&iterations=4&evalEvery=2&evalEpisodes=2'
-      + '&epsR=0.2&epsP=0.1&seed=3&curriculum=1&lambda=0.5&llm=oracle:0.2,0.1');
-    const listed = await page.evaluate((id) => (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as RunEntry[]).find((r) => r.runId === id)?.config, dream);
+    dream = await trainRun(
+      'preset=webshop-easy&mode=dream&size=tiny&iterations=4&evalEvery=2&evalEpisodes=2' +
+        '&epsR=0.2&epsP=0.1&seed=3&curriculum=1&lambda=0.5&llm=oracle:0.2,0.1',
+    );
+    const listed = await page.evaluate(
+      (id) =>
+        (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as RunEntry[]).find((r) => r.runId === id)
+          ?.config,
+      dream,
+    );
     expect([listed?.mode, listed?.curriculum, listed?.lambda]).toEqual(['dream', true, 0.5]);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
   }, 400_000);
@@ -78,7 +89,9 @@ describe('Compare and Curriculum', () => {
     expect(dreamCells[12]).toMatch(/as the dream judges it/);
 
     // Held-out real success is the headline; only the two real runs: two curves on one chart.
-    await expect.poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-runs')).toBe('3');
+    await expect
+      .poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-runs'))
+      .toBe('3');
     await page.getByTestId('compare-filter-mode').selectOption('real');
     await expect.poll(() => table.locator('tbody tr').count()).toBe(2);
     await page.getByTestId('compare-metric').selectOption('charts/success_rate');
@@ -86,18 +99,28 @@ describe('Compare and Curriculum', () => {
     await expect.poll(() => chart.getAttribute('data-runs')).toBe('2');
     expect(await chart.locator('.u-legend .u-series').count()).toBe(3); // x + two runs
     expect(await chart.locator('li[data-run-label]').allTextContents()).toEqual([
-      expect.stringMatching(/seed 2: \d\.\d{3} at real steps spent \d+$/), expect.stringMatching(/seed 1: \d\.\d{3} at real steps spent \d+$/),
+      expect.stringMatching(/seed 2: \d\.\d{3} at real steps spent \d+$/),
+      expect.stringMatching(/seed 1: \d\.\d{3} at real steps spent \d+$/),
     ]);
     await page.evaluate(() => document.getElementById('compare-title')!.scrollIntoView());
     await page.screenshot({ path: `${SHOTS}/compare.png` });
     await page.getByTestId('compare-metric').selectOption('eval/success_rate');
-    await expect.poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-runs')).toBe('2');
+    await expect
+      .poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-runs'))
+      .toBe('2');
     // Real steps spent is the default x axis (DreamGym's headline); iteration is one choice away.
-    expect(await page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis')).toBe('Real steps spent');
+    expect(await page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis')).toBe(
+      'Real steps spent',
+    );
     await page.getByTestId('compare-axis').selectOption('iteration');
-    await expect.poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis')).toBe('Iteration');
+    await expect
+      .poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis'))
+      .toBe('Iteration');
 
-    const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export chosen runs (JSON)' }).click()]);
+    const [json] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export chosen runs (JSON)' }).click(),
+    ]);
     const data = JSON.parse(readFileSync((await json.path())!, 'utf8'));
     expect(data.format).toBe('dreamgym-runs/1');
     expect(data.runs.map((r: { runId: string }) => r.runId).sort()).toEqual([realA, realB].sort());
@@ -107,14 +130,24 @@ describe('Compare and Curriculum', () => {
       expect(run.history.map((r: { iteration: number }) => r.iteration)).toEqual([0, 1, 2, 3]);
       expect(typeof run.history[1].metrics['charts/success_rate']).toBe('number');
     }
-    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export table (CSV)' }).click()]);
-    const lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
+    const [csv] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export table (CSV)' }).click(),
+    ]);
+    const lines = readFileSync((await csv.path())!, 'utf8')
+      .trimEnd()
+      .split('\r\n');
     expect(lines[0]).toMatch(/^run_id,name,env,mode,algo,preset,seed,/);
-    expect(lines.slice(1).map((l) => l.split(',')[0]).sort()).toEqual([realA, realB].sort());
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split(',')[0])
+        .sort(),
+    ).toEqual([realA, realB].sort());
     expect(errors).toEqual([]);
   }, 120_000);
 
-  it('shows the dream run\'s task bank, sortable by variance; a real run has no curriculum', async () => {
+  it("shows the dream run's task bank, sortable by variance; a real run has no curriculum", async () => {
     await page.goto(`${baseUrl}/#/curriculum?run=${encodeURIComponent(dream)}`);
     const status = page.getByTestId('curriculum-status');
     await expect.poll(() => status.getAttribute('data-status'), { timeout: 30_000 }).toBe('ready');
@@ -126,17 +159,24 @@ describe('Compare and Curriculum', () => {
     const generated = await bank.locator('tr[data-origin="generated"]').first().locator('td').allTextContents();
     expect(generated[1].length).toBeGreaterThan(10);
     expect(Number(generated[9])).toBeGreaterThanOrEqual(1);
-    expect(await page.locator('figure[data-metric="curriculum/synthetic_share"]').getAttribute('data-points')).toBe('4');
+    expect(await page.locator('figure[data-metric="curriculum/synthetic_share"]').getAttribute('data-points')).toBe(
+      '4',
+    );
     // Used variations: instruction re-derived from the parent; ran in iteration 2..4 (the first batch has no variations).
     const variations = bank.locator('tr[data-origin="variation"]:not([data-pending])');
     expect(await variations.count()).toBeGreaterThan(0);
-    for (const cells of await variations.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())))) {
+    for (const cells of await variations.evaluateAll((trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())),
+    )) {
       expect(cells[1]).not.toBe('not recorded');
       expect(cells[3]).not.toBe('—'); // parent
       if (cells[9] !== '—') expect(Number(cells[9])).toBeGreaterThanOrEqual(2);
     }
 
-    const variances = async () => (await bank.locator('td[data-variance]').evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-variance')))));
+    const variances = async () =>
+      await bank
+        .locator('td[data-variance]')
+        .evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-variance'))));
     const header = bank.locator('th[data-column="variance"]');
     // Default: variance, descending. A click sorts ascending; Enter on the focused header sorts descending again.
     expect(await header.getAttribute('aria-sort')).toBe('descending');
@@ -154,7 +194,10 @@ describe('Compare and Curriculum', () => {
     expect(await header.getAttribute('aria-sort')).toBe('none');
     expect(await bank.locator('th[data-column="rollouts"]').getAttribute('aria-sort')).toBe('descending');
     await header.getByRole('button').click();
-    await page.evaluate(() => { document.querySelector('.scroll')!.scrollLeft = 0; document.getElementById('curriculum-title')!.scrollIntoView(); });
+    await page.evaluate(() => {
+      document.querySelector('.scroll')!.scrollLeft = 0;
+      document.getElementById('curriculum-title')!.scrollIntoView();
+    });
     await page.screenshot({ path: `${SHOTS}/curriculum.png` });
 
     await page.getByTestId('curriculum-run').selectOption(realA);
@@ -177,17 +220,23 @@ describe('Compare and Curriculum', () => {
     expect(await page.getByTestId('compare-status').textContent()).toMatch(/Deleted run/);
 
     const left = await page.evaluate(async (id) => {
-      const get = (db: string, store: string, key: IDBValidKey) => new Promise<unknown>((resolve, reject) => {
-        const open = indexedDB.open(db);
-        open.onsuccess = () => {
-          const req = open.result.transaction(store).objectStore(store).get(key);
-          req.onsuccess = () => { resolve(req.result); open.result.close(); };
-          req.onerror = () => reject(req.error);
-        };
-        open.onerror = () => reject(open.error);
-      });
+      const get = (db: string, store: string, key: IDBValidKey) =>
+        new Promise<unknown>((resolve, reject) => {
+          const open = indexedDB.open(db);
+          open.onsuccess = () => {
+            const req = open.result.transaction(store).objectStore(store).get(key);
+            req.onsuccess = () => {
+              resolve(req.result);
+              open.result.close();
+            };
+            req.onerror = () => reject(req.error);
+          };
+          open.onerror = () => reject(open.error);
+        });
       return {
-        listed: (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as { runId: string }[]).map((r) => r.runId).includes(id),
+        listed: (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as { runId: string }[])
+          .map((r) => r.runId)
+          .includes(id),
         checkpoint: await get('dreamgym-checkpoints', 'checkpoints', id),
         history: await get('dreamgym-train-metrics', 'metrics', [id, 1]),
       };
@@ -204,8 +253,10 @@ describe('Compare and Curriculum', () => {
     const live = await (async () => {
       // On the Train page first: a #/train?… link followed from another page does not fill the form (App/TrainPage race).
       await nav('Train').click();
-      await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=60&evalEvery=0&seed=4`
-        + '&curriculum=1&lambda=0.5&llm=oracle:0.1,0.1');
+      await page.goto(
+        `${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=60&evalEvery=0&seed=4` +
+          '&curriculum=1&lambda=0.5&llm=oracle:0.1,0.1',
+      );
       await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('4');
       await page.getByRole('button', { name: 'Start' }).click();
       await expect.poll(runState).toBe('running');
@@ -213,7 +264,10 @@ describe('Compare and Curriculum', () => {
     })();
     await nav('Curriculum').click();
     await expect.poll(() => page.getByTestId('curriculum-run').inputValue()).toBe(live);
-    const bankIteration = async () => Number(/after iteration (\d+)/.exec((await page.getByTestId('curriculum-status').textContent()) ?? '')?.[1] ?? -1);
+    const bankIteration = async () =>
+      Number(
+        /after iteration (\d+)/.exec((await page.getByTestId('curriculum-status').textContent()) ?? '')?.[1] ?? -1,
+      );
     await expect.poll(bankIteration, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
     const first = await bankIteration();
     // No reload, no click: the page re-reads the checkpoint while the run trains.

@@ -37,7 +37,8 @@ afterAll(async () => {
 const NAME = 'tiny-e2e';
 const state = (page: Page) => page.getByTestId('expmodel-status').getAttribute('data-state');
 const epochsCharted = async (page: Page) => Number(await page.getByTestId('loss-chart').getAttribute('data-epochs'));
-const count = async (page: Page, testid: string) => Number((await page.getByTestId(testid).textContent())!.replace(/\D/g, ''));
+const count = async (page: Page, testid: string) =>
+  Number((await page.getByTestId(testid).textContent())!.replace(/\D/g, ''));
 
 function trackErrors(page: Page): string[] {
   const errors: string[] = [];
@@ -66,7 +67,9 @@ describe('the learned experience model in the page', () => {
     console.log(`[expmodel] backend reason: ${reason}`);
     expect(reason).toMatch(/auto: the WebGPU adapter is a software one .* so wasm/);
     // The progress bar with the time left, and the live loss chart.
-    await expect.poll(() => page.getByTestId('train-progress-line').textContent(), { timeout: 90_000 }).toMatch(/epoch \d of 3, batch \d+ of \d+ .* (left at most|estimating)/);
+    await expect
+      .poll(() => page.getByTestId('train-progress-line').textContent(), { timeout: 90_000 })
+      .toMatch(/epoch \d of 3, batch \d+ of \d+ .* (left at most|estimating)/);
     await expect.poll(() => page.getByTestId('checkpoint-epochs').textContent(), { timeout: 90_000 }).toBe('1');
     expect(await epochsCharted(page)).toBeGreaterThanOrEqual(1);
     console.log(`[expmodel] after epoch 1: ${await page.getByTestId('train-progress-line').textContent()}`);
@@ -76,32 +79,45 @@ describe('the learned experience model in the page', () => {
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     const confirm = page.getByRole('button', { name: /^Stop and keep epoch \d+$/ });
     if (await confirm.count()) await confirm.click();
-    await expect.poll(() => page.getByTestId('expmodel-status').textContent(), { timeout: 60_000 })
+    await expect
+      .poll(() => page.getByTestId('expmodel-status').textContent(), { timeout: 60_000 })
       .toMatch(new RegExp(`stored as learned:local/${NAME}, usable now`));
     expect(await state(page)).toBe('stopped');
     const stoppedAt = Number(await page.getByTestId('checkpoint-epochs').textContent());
     expect(stoppedAt).toBeGreaterThanOrEqual(1);
     expect(stoppedAt).toBeLessThan(3);
-    await expect.poll(() => page.getByTestId('expmodel-status').textContent())
+    await expect
+      .poll(() => page.getByTestId('expmodel-status').textContent())
       .toMatch(new RegExp(`checkpoint after epoch ${stoppedAt} stays in this browser`));
     const keptRow = page.locator(`[data-testid="local-models"] tr[data-model="${NAME}"]`);
-    await expect.poll(() => keptRow.textContent(), { timeout: 30_000 })
+    await expect
+      .poll(() => keptRow.textContent(), { timeout: 30_000 })
       .toMatch(new RegExp(`${stoppedAt} of 3 epochs \\(stopped\\)`));
     await page.reload();
     const resume = page.getByRole('button', { name: `Resume training ${NAME}` });
     await expect.poll(() => resume.count(), { timeout: 30_000 }).toBe(1);
-    await expect.poll(() => page.getByRole('region', { name: `Unfinished training ${NAME}` }).textContent()).toMatch(new RegExp(`${stoppedAt} of 3 epochs done`));
+    await expect
+      .poll(() => page.getByRole('region', { name: `Unfinished training ${NAME}` }).textContent())
+      .toMatch(new RegExp(`${stoppedAt} of 3 epochs done`));
     await resume.click();
     // The chart continues from the checkpoint's epochs, training finishes, then the audit runs.
     await expect.poll(() => epochsCharted(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(stoppedAt);
     await expect.poll(() => page.getByTestId('evaluation').count(), { timeout: 180_000 }).toBe(1);
     expect(await epochsCharted(page)).toBe(3);
-    expect(await page.getByTestId('expmodel-status').textContent()).toMatch(/Evaluated learned tiny-e2e \(k=4, H=4, T=0.7\) on 12 held-out transitions/);
+    expect(await page.getByTestId('expmodel-status').textContent()).toMatch(
+      /Evaluated learned tiny-e2e \(k=4, H=4, T=0.7\) on 12 held-out transitions/,
+    );
 
     // The fidelity audit against the real env, beside the oracle.
     const table = page.getByTestId('audit-table');
     await expect.poll(() => table.locator('tbody tr').count()).toBe(8);
-    for (const metric of ['reward_accuracy', 'terminated_accuracy', 'admissible_jaccard', 'observation_f1', 'invalid_rate']) {
+    for (const metric of [
+      'reward_accuracy',
+      'terminated_accuracy',
+      'admissible_jaccard',
+      'observation_f1',
+      'invalid_rate',
+    ]) {
       const cell = (await table.locator(`tr[data-metric="${metric}"] [data-testid="audit-learned"]`).textContent())!;
       expect(cell, metric).toMatch(/^\d\.\d{3}$|no outcome step sampled/);
     }
@@ -125,7 +141,9 @@ describe('the learned experience model in the page', () => {
     await page.screenshot({ path: `${SHOTS}/model-samples.png` });
     // Its link opens Train with it as the dream engine (a followed link sets the form).
     await page.getByRole('link', { name: `Dream with ${NAME} on Train` }).click();
-    await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 30_000 }).toBe(`learned:local/${NAME}`);
+    await expect
+      .poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 30_000 })
+      .toBe(`learned:local/${NAME}`);
     await expect.poll(() => page.getByLabel('Mode').inputValue()).toBe('dream');
     expect(errors).toEqual([]);
     await page.close();
@@ -139,20 +157,36 @@ describe('the learned experience model in the page', () => {
     // A link asking for the LLM prior with a learned model: refused on the page, with the reason.
     await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=1`);
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
-    await expect.poll(() => page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).toBe(true);
+    await expect
+      .poll(() => page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled())
+      .toBe(true);
     await page.getByRole('button', { name: 'Start' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/The LLM prior needs a chat model, and the chosen engine is not one\. The learned experience model/);
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toMatch(/The LLM prior needs a chat model, and the chosen engine is not one\. The learned experience model/);
 
     await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=0`);
     await page.reload();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
     const label = await page.locator('#dream-engine option:checked').textContent();
-    expect(label).toMatch(new RegExp(`^learned experience model \\(tfjs, not a chat model\\): '${NAME}', trained in this browser`));
-    await expect.poll(() => page.locator('#dream-engine option', { hasText: 'noisy oracle — teaching option, not a language model' }).count()).toBe(1);
-    await expect.poll(() => page.getByTestId('experience-source').textContent()).toBe(`Experience: dream: learned model at local/${NAME}.`);
+    expect(label).toMatch(
+      new RegExp(`^learned experience model \\(tfjs, not a chat model\\): '${NAME}', trained in this browser`),
+    );
+    await expect
+      .poll(() =>
+        page
+          .locator('#dream-engine option', { hasText: 'noisy oracle — teaching option, not a language model' })
+          .count(),
+      )
+      .toBe(1);
+    await expect
+      .poll(() => page.getByTestId('experience-source').textContent())
+      .toBe(`Experience: dream: learned model at local/${NAME}.`);
     await expect.poll(() => page.getByTestId('engine-abilities').textContent()).toMatch(/not a chat model/);
     await page.getByRole('button', { name: 'Start' }).click();
-    await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 }).toBe('finished');
+    await expect
+      .poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 })
+      .toBe('finished');
     expect(await count(page, 'dream-steps')).toBeGreaterThan(0);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
     await page.evaluate(() => window.scrollTo(0, 0));
@@ -164,7 +198,9 @@ describe('the learned experience model in the page', () => {
     const mine = page.getByRole('radio', { name: new RegExp(`'${NAME}', trained in this browser`) });
     await expect.poll(() => mine.count(), { timeout: 30_000 }).toBe(1);
     await mine.check();
-    await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toBe(`learned experience model (tfjs, not a chat model): '${NAME}', trained in this browser`);
+    await expect
+      .poll(() => page.getByTestId('engine-chosen').textContent())
+      .toBe(`learned experience model (tfjs, not a chat model): '${NAME}', trained in this browser`);
     expect(errors).toEqual([]);
     await page.close();
   }, 240_000);
@@ -178,13 +214,24 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
     // The service worker is kept out so that the test's routes see the workers' requests too.
     shipped = await startApp('dreamgym-e2e-expmodel-shipped-', { serviceWorkers: 'block' });
     await initBackend('wasm');
-    const result = await trainLearnedModel(await fixtureBuffer(), ENV, builtInDomainCard(ENV)!, trainOptions(tinySettings({ name: 'shipped-tiny' })));
+    const result = await trainLearnedModel(
+      await fixtureBuffer(),
+      ENV,
+      builtInDomainCard(ENV)!,
+      trainOptions(tinySettings({ name: 'shipped-tiny' })),
+    );
     result.network.dispose();
     await shipped.context.route(`**/models/${ENV}/*`, (route) => {
       const url = route.request().url();
       served.push(url.slice(url.lastIndexOf('/') + 1));
-      if (url.endsWith('/model.json')) return route.fulfill({ status: 200, contentType: 'application/json', body: result.manifest });
-      if (url.endsWith('/weights.bin')) return route.fulfill({ status: 200, contentType: 'application/octet-stream', body: Buffer.from(result.weights) });
+      if (url.endsWith('/model.json'))
+        return route.fulfill({ status: 200, contentType: 'application/json', body: result.manifest });
+      if (url.endsWith('/weights.bin'))
+        return route.fulfill({
+          status: 200,
+          contentType: 'application/octet-stream',
+          body: Buffer.from(result.weights),
+        });
       return route.fulfill({ status: 404, body: 'not found' });
     });
   }, 120_000);
@@ -197,17 +244,27 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
     const page = await shipped.context.newPage();
     const errors = trackErrors(page);
     const spec = `learned:models/${ENV}`;
-    await page.goto(`${shipped.baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&tasks=1&group=2&iterations=1&evalEvery=0&curriculum=0`);
+    await page.goto(
+      `${shipped.baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&tasks=1&group=2&iterations=1&evalEvery=0&curriculum=0`,
+    );
     const option = page.locator(`#dream-engine option[value="${spec}"]`);
     await expect.poll(() => option.count(), { timeout: 60_000 }).toBe(1);
-    expect(await option.textContent()).toBe(`learned experience model (tfjs, not a chat model): shipped for ${ENV} (6 training episodes)`);
+    expect(await option.textContent()).toBe(
+      `learned experience model (tfjs, not a chat model): shipped for ${ENV} (6 training episodes)`,
+    );
     await page.getByLabel('Dream engine').selectOption(spec);
-    await expect.poll(() => page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled()).toBe(true);
-    await expect.poll(() => page.getByTestId('experience-source').textContent()).toBe(`Experience: dream: learned model at models/${ENV}.`);
+    await expect
+      .poll(() => page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled())
+      .toBe(true);
+    await expect
+      .poll(() => page.getByTestId('experience-source').textContent())
+      .toBe(`Experience: dream: learned model at models/${ENV}.`);
     expect(page.url()).toContain(`llm=${encodeURIComponent(spec)}`);
     const before = served.length;
     await page.getByRole('button', { name: 'Start' }).click();
-    await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 }).toBe('finished');
+    await expect
+      .poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 })
+      .toBe('finished');
     expect(Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
     // The trainer worker fetched both files from the app.
     expect(served.slice(before)).toEqual(expect.arrayContaining(['model.json', 'weights.bin']));
@@ -217,10 +274,16 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
     await page.goto(`${shipped.baseUrl}/#/model?size=tiny`);
     await page.getByRole('button', { name: `Audit the shipped ${ENV} model` }).click();
     await expect.poll(() => page.getByTestId('evaluation').count(), { timeout: 120_000 }).toBe(1);
-    await expect.poll(() => page.getByRole('heading', { name: /Fidelity against the real environment: learned shipped-tiny/ }).count()).toBe(1);
+    await expect
+      .poll(() =>
+        page.getByRole('heading', { name: /Fidelity against the real environment: learned shipped-tiny/ }).count(),
+      )
+      .toBe(1);
     await expect.poll(() => page.getByTestId('audit-table').locator('tbody tr').count()).toBe(8);
     await expect.poll(() => page.getByTestId('dream-sample').count()).toBe(3); // size=tiny: 3 examples
-    await expect.poll(() => page.getByTestId('shipped-models').textContent()).toMatch(/shipped for household-v0: \d+ training episodes/); // the real shipped one (not routed)
+    await expect
+      .poll(() => page.getByTestId('shipped-models').textContent())
+      .toMatch(/shipped for household-v0: \d+ training episodes/); // the real shipped one (not routed)
     expect(errors).toEqual([]);
     await page.close();
   }, 240_000);

@@ -27,9 +27,12 @@ afterAll(async () => {
 
 const iteration = async () => Number(await page.getByTestId('iteration').textContent());
 const runState = () => page.getByTestId('train-status').getAttribute('data-state');
-const dreamCount = async () => Number((await page.locator('tr[data-env="webshop-lite-v0"] td[data-source="dream"]').textContent())!
-  .replace(/\D/g, '')); // shown with a thousands separator
-const listed = (attribute: string) => page.getByTestId('episode').evaluateAll((els, a) => els.map((e) => e.getAttribute(a)), attribute);
+const dreamCount = async () =>
+  Number(
+    (await page.locator('tr[data-env="webshop-lite-v0"] td[data-source="dream"]').textContent())!.replace(/\D/g, ''),
+  ); // shown with a thousands separator
+const listed = (attribute: string) =>
+  page.getByTestId('episode').evaluateAll((els, a) => els.map((e) => e.getAttribute(a)), attribute);
 
 async function openBufferPage(): Promise<void> {
   await page.getByRole('link', { name: 'Buffer', exact: true }).click();
@@ -37,12 +40,17 @@ async function openBufferPage(): Promise<void> {
 }
 
 describe('Inspect', () => {
-  it('shows a dream run\'s episodes step by step, with dream vs real, probabilities and working filters', async () => {
-    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.5&epsP=0.5`
-      + '&seed=2&llm=oracle:0.5,0.5');
+  it("shows a dream run's episodes step by step, with dream vs real, probabilities and working filters", async () => {
+    await page.goto(
+      `${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.5&epsP=0.5` +
+        '&seed=2&llm=oracle:0.5,0.5',
+    );
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(iteration, { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
-    const runId = await page.evaluate(() => (window as unknown as { __dreamgym: { train: { status: { runId: string } } } }).__dreamgym.train.status.runId);
+    const runId = await page.evaluate(
+      () =>
+        (window as unknown as { __dreamgym: { train: { status: { runId: string } } } }).__dreamgym.train.status.runId,
+    );
     // Paused while inspecting, so the list holds still (the second test resumes it).
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(runState).toBe('paused');
@@ -55,7 +63,8 @@ describe('Inspect', () => {
 
     // Find a dreamed step whose real outcome differs (ε = 0.5: most episodes have one), preferably
     // in the next state's text (a spliced observation) so the word highlighting shows.
-    let found = false, foundText = false;
+    let found = false,
+      foundText = false;
     for (let e = 0; e < 8 && !foundText; e++) {
       await page.getByTestId('episode').nth(e).click();
       await expect.poll(() => page.getByTestId('step-position').textContent()).toMatch(/^Step 1 of \d+$/);
@@ -66,14 +75,18 @@ describe('Inspect', () => {
           await expect.poll(() => page.getByTestId('step-position').textContent()).toBe(`Step ${s + 1} of ${steps}`);
         }
         await expect.poll(() => page.getByTestId('comparison-verdict').count(), { timeout: 10_000 }).toBe(1);
-        if (await page.getByTestId('comparison-verdict').getAttribute('data-same') === 'false') {
+        if ((await page.getByTestId('comparison-verdict').getAttribute('data-same')) === 'false') {
           found = true;
-          if (await page.getByTestId('mismatch-observation').count() > 0) { foundText = true; break; }
+          if ((await page.getByTestId('mismatch-observation').count()) > 0) {
+            foundText = true;
+            break;
+          }
         }
       }
     }
     expect(found).toBe(true);
-    if (!foundText) console.log('[inspect] no spliced next state in the first 8 episodes; the screenshot shows another difference');
+    if (!foundText)
+      console.log('[inspect] no spliced next state in the first 8 episodes; the screenshot shows another difference');
     expect(page.url()).toMatch(new RegExp(`#/inspect\\?run=${runId}&episode=\\d+-\\d+&step=\\d+$`));
     // Dream and real side by side, the difference highlighted.
     await expect.poll(() => page.getByTestId('dream-pane').isVisible()).toBe(true);
@@ -82,12 +95,17 @@ describe('Inspect', () => {
     const marks = await page.getByTestId('diff-mark').count();
     expect(badges).toBeGreaterThan(0);
     if (await page.getByTestId('mismatch-observation').count()) expect(marks).toBeGreaterThan(0);
-    await expect.poll(() => page.getByTestId('experience-model').textContent()).toMatch(/oracle \(ε_R=0\.5, ε_P=0\.5\).*noisy oracle/s);
+    await expect
+      .poll(() => page.getByTestId('experience-model').textContent())
+      .toMatch(/oracle \(ε_R=0\.5, ε_P=0\.5\).*noisy oracle/s);
     await expect.poll(() => page.getByTestId('reasoning').textContent()).toMatch(/^Oracle: /);
     // The policy's probabilities: one bar per admissible action, exactly one chosen, and they sum to ~100%.
-    const probs = await page.getByTestId('action-prob').evaluateAll((els) => els.map((e) => ({
-      chosen: e.getAttribute('data-chosen'), p: e.querySelector('.p')!.textContent!,
-    })));
+    const probs = await page.getByTestId('action-prob').evaluateAll((els) =>
+      els.map((e) => ({
+        chosen: e.getAttribute('data-chosen'),
+        p: e.querySelector('.p')!.textContent!,
+      })),
+    );
     expect(probs.length).toBeGreaterThan(0);
     expect(probs.filter((p) => p.chosen === 'true')).toHaveLength(1);
     const total = probs.reduce((sum, p) => sum + (p.p.startsWith('<') ? 0 : Number.parseFloat(p.p)), 0);
@@ -121,10 +139,15 @@ describe('Inspect', () => {
     await page.getByTestId('filter-phase').selectOption('all');
     // Search: the words of one episode's task id find it (and the others of that task).
     const first = (await page.getByTestId('episode').first().locator('.sub').textContent())!;
-    const word = /· ([^·]*?)(…)?$/.exec(first)![1].split(/\s+/).filter((w) => w.length > 3).slice(0, 2).join(' ');
+    const word = /· ([^·]*?)(…)?$/
+      .exec(first)![1]
+      .split(/\s+/)
+      .filter((w) => w.length > 3)
+      .slice(0, 2)
+      .join(' ');
     await page.getByTestId('episode-search').fill(word);
     await expect.poll(() => page.getByTestId('episode').count()).toBeGreaterThanOrEqual(1);
-    expect((await page.getByTestId('episode').count())).toBeLessThanOrEqual(all);
+    expect(await page.getByTestId('episode').count()).toBeLessThanOrEqual(all);
     await page.getByTestId('episode-search').fill('no episode has this text');
     await expect.poll(() => page.getByTestId('no-episodes').count()).toBe(1);
     await page.getByTestId('episode-search').fill('');
@@ -158,7 +181,9 @@ describe('Inspect', () => {
     // The Inspect page still lists episodes from before the reload, and the new ones.
     await page.getByRole('link', { name: 'Inspect', exact: true }).click();
     await expect.poll(() => page.getByTestId('episode').count(), { timeout: 30_000 }).toBeGreaterThan(0);
-    const iterations = await page.getByTestId('episode').evaluateAll((els) => els.map((e) => Number(/it (\d+)/.exec(e.textContent ?? '')![1])));
+    const iterations = await page
+      .getByTestId('episode')
+      .evaluateAll((els) => els.map((e) => Number(/it (\d+)/.exec(e.textContent ?? '')![1])));
     expect(Math.min(...iterations)).toBe(1);
     expect(Math.max(...iterations)).toBeGreaterThan(resumedAt);
     expect(errors).toEqual([]);

@@ -31,8 +31,8 @@ import { WEBLLM_WORKER_KEY } from '../../src/app/state/engine';
 
 const MODEL_PATH = resolve(process.cwd(), '../shared/models/stories260K.gguf');
 const MODEL_PRESENT = existsSync(MODEL_PATH);
-const SKIP_NOTE = `${MODEL_PATH} is absent (../shared/models/stories260K.gguf from the repo root); `
-  + 'the wllama dream run needs it';
+const SKIP_NOTE =
+  `${MODEL_PATH} is absent (../shared/models/stories260K.gguf from the repo root); ` + 'the wllama dream run needs it';
 
 let app: AppHarness;
 let context: BrowserContext;
@@ -49,15 +49,22 @@ async function startChatServer(cors: boolean): Promise<string> {
       res.setHeader('access-control-allow-headers', 'content-type, authorization, accept');
       res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
     }
-    if (req.method === 'OPTIONS') { res.writeHead(204).end(); return; }
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204).end();
+      return;
+    }
     if (req.url === '/v1/chat/completions' && req.method === 'POST') {
       req.resume();
       req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-          id: 'chatcmpl-test', object: 'chat.completion', model: 'tiny-test',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'OK' }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 },
-        }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: 'chatcmpl-test',
+            object: 'chat.completion',
+            model: 'tiny-test',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'OK' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 },
+          }),
+        );
       });
       return;
     }
@@ -81,7 +88,9 @@ function trackErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   // Diagnostics: a dev-server reload (dependency re-optimisation) would reset the page mid-test.
-  page.on('console', (m) => { if (/\[vite\] (?!connect)/.test(m.text())) console.log(`[console] ${m.text()}`); });
+  page.on('console', (m) => {
+    if (/\[vite\] (?!connect)/.test(m.text())) console.log(`[console] ${m.text()}`);
+  });
   page.on('load', () => console.log(`[load] ${page.url().slice(0, 80)}`));
   return errors;
 }
@@ -93,10 +102,19 @@ const FAKE_WEBLLM_WORKER = '/e2e-fake-webllm/worker.js';
 async function bundleFakeWebLlmWorker(): Promise<string> {
   const outDir = join(inject('builtApp').outDir, 'e2e-fake-webllm');
   await build({
-    configFile: false, logLevel: 'error', define: { 'process.env.NODE_ENV': '"production"' },
+    configFile: false,
+    logLevel: 'error',
+    define: { 'process.env.NODE_ENV': '"production"' },
     build: {
-      outDir, emptyOutDir: true, minify: false, copyPublicDir: false,
-      lib: { entry: resolve('tests/browser/fixtures/fake-webllm.worker.ts'), formats: ['es'], fileName: () => 'worker.js' },
+      outDir,
+      emptyOutDir: true,
+      minify: false,
+      copyPublicDir: false,
+      lib: {
+        entry: resolve('tests/browser/fixtures/fake-webllm.worker.ts'),
+        formats: ['es'],
+        fileName: () => 'worker.js',
+      },
       rollupOptions: { output: { inlineDynamicImports: true } },
     },
   });
@@ -111,12 +129,14 @@ beforeAll(async () => {
 }, 180_000);
 
 /** Options of a tiny dream run with the LLM prior and LLM variations on (1 task × 1 rollout, 1 iteration). */
-const PRIOR_AND_LLM_VARIATIONS = 'tasks=1&group=1&iterations=1&evalEvery=0&evalEpisodes=1&curriculum=1&variations=llm&prior=1';
+const PRIOR_AND_LLM_VARIATIONS =
+  'tasks=1&group=1&iterations=1&evalEvery=0&evalEpisodes=1&curriculum=1&variations=llm&prior=1';
 
 /** Runs the Train page's configured run to its end and checks what every LLM dream run must show. */
 async function runToTheEnd(page: Page, label: string): Promise<{ dreamSteps: number; metrics: string[] }> {
   await page.getByRole('button', { name: 'Start' }).click();
-  await expect.poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 150_000, interval: 1000 })
+  await expect
+    .poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 150_000, interval: 1000 })
     .toMatch(/finished|error/);
   const status = `${await page.getByTestId('train-status').textContent()} ${(await page.getByRole('alert').allTextContents()).join(' ')}`;
   console.log(`[${label}] ${status}`);
@@ -128,7 +148,11 @@ async function runToTheEnd(page: Page, label: string): Promise<{ dreamSteps: num
   console.log(`[${label}] dream steps ${dreamSteps}, unusable answers ${invalid}`);
   expect(invalid).toMatch(/^\d+%$/);
   expect(dreamSteps).toBeGreaterThan(0);
-  const series = await page.evaluate(() => (globalThis as unknown as { __dreamgym: { train: { series: { values: Record<string, (number | null)[]> } } } }).__dreamgym.train.series.values);
+  const series = await page.evaluate(
+    () =>
+      (globalThis as unknown as { __dreamgym: { train: { series: { values: Record<string, (number | null)[]> } } } })
+        .__dreamgym.train.series.values,
+  );
   // The junk answers are recorded as invalid, and the LLM variations were asked for (the curriculum reports them).
   // (The first point of each series is iteration 0, the untrained policy's evaluation: no dream metrics.)
   const firstInvalid = series['dream/invalid_rate']?.find((v) => v !== null) ?? 0;
@@ -146,7 +170,9 @@ async function expectPriorScores(page: Page, label: string, preference: boolean)
   await page.getByRole('link', { name: 'Inspect', exact: true }).click();
   await expect.poll(() => page.getByTestId('episode').count(), { timeout: 30_000 }).toBeGreaterThan(0);
   await page.getByTestId('episode').first().click();
-  await expect.poll(() => page.getByTestId('step-position').textContent(), { timeout: 30_000 }).toMatch(/^Step 1 of \d+$/);
+  await expect
+    .poll(() => page.getByTestId('step-position').textContent(), { timeout: 30_000 })
+    .toMatch(/^Step 1 of \d+$/);
   const actions = await page.getByTestId('action-prob').count();
   const priors = await page.getByTestId('action-prior').allTextContents();
   console.log(`[${label}] prior scores of step 1: ${priors.join(', ')}`);
@@ -172,21 +198,31 @@ describe('Setup: the language model section', () => {
     // The oracle, clearly labelled (picked once the default, the shipped learned model, is known).
     await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toMatch(/^learned experience model/);
     await page.getByLabel('Noisy oracle — teaching option, not a language model').check();
-    await expect.poll(() => page.getByTestId('oracle-card').textContent()).toMatch(/teaching option, not a language model/);
-    await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toMatch(/oracle .* teaching option, not a language model/);
+    await expect
+      .poll(() => page.getByTestId('oracle-card').textContent())
+      .toMatch(/teaching option, not a language model/);
+    await expect
+      .poll(() => page.getByTestId('engine-chosen').textContent())
+      .toMatch(/oracle .* teaching option, not a language model/);
 
     // WebLLM: models that fit the 2 GiB software-adapter budget, all q4f32 (no shader-f16), with sizes.
     await page.getByLabel('WebLLM (WebGPU, downloads a model)').check();
-    await expect.poll(() => page.getByTestId('webllm-models').locator('tbody tr').count(), { timeout: 90_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.getByTestId('webllm-models').locator('tbody tr').count(), { timeout: 90_000 })
+      .toBeGreaterThan(0);
     const rows = await page.getByTestId('webllm-models').locator('tbody tr').allTextContents();
     console.log(`[setup] ${rows.length} WebLLM models fit; first: ${rows[0].replace(/\s+/g, ' ')}`);
     for (const row of rows) expect(row).toMatch(/q4f32/);
     expect(rows.some((row) => /≈ [\d,]+ MB/.test(row))).toBe(true);
-    await expect.poll(() => page.getByTestId('webgpu-notice').textContent()).toMatch(/no shader-f16, so only q4f32 models/);
+    await expect
+      .poll(() => page.getByTestId('webgpu-notice').textContent())
+      .toMatch(/no shader-f16, so only q4f32 models/);
     // The radio alone picks no model (nothing to download yet); a pick names its size first.
     await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toMatch(/No WebLLM model is picked yet/);
     await page.getByTestId('webllm-models').locator('input[type="radio"]').first().check();
-    await expect.poll(() => page.getByText(/Downloads ≈ [\d,?]+ MB and needs ≈\s+[\d,?]+ MB of GPU memory\./).count()).toBe(1);
+    await expect
+      .poll(() => page.getByText(/Downloads ≈ [\d,?]+ MB and needs ≈\s+[\d,?]+ MB of GPU memory\./).count())
+      .toBe(1);
     await expect.poll(() => page.getByTestId('webllm-cache-empty').count(), { timeout: 30_000 }).toBe(1);
     // SwiftShader is a software adapter: the download waits for a second yes.
     await expect.poll(() => page.getByRole('button', { name: 'Download and check' }).isDisabled()).toBe(true);
@@ -207,21 +243,35 @@ describe('Setup: the language model section', () => {
     await page.getByLabel(/API key/).fill('sk-test-key');
     await page.getByRole('button', { name: 'Test connection' }).click();
     const report = page.getByTestId('connection-report');
-    await expect.poll(() => report.textContent(), { timeout: 30_000 }).toMatch(new RegExp(`Connected: tiny-test at ${good.replace(/[./]/g, '\\$&')} answered in \\d+ ms \\(11 prompt \\+ 1 answer tokens\\)`));
+    await expect
+      .poll(() => report.textContent(), { timeout: 30_000 })
+      .toMatch(
+        new RegExp(
+          `Connected: tiny-test at ${good.replace(/[./]/g, '\\$&')} answered in \\d+ ms \\(11 prompt \\+ 1 answer tokens\\)`,
+        ),
+      );
     await expect.poll(() => report.textContent()).toMatch(/Reply: .?OK/);
-    expect(requests.some((r) => r.method === 'POST' && r.url === '/v1/chat/completions' && r.auth === 'Bearer sk-test-key')).toBe(true);
+    expect(
+      requests.some((r) => r.method === 'POST' && r.url === '/v1/chat/completions' && r.auth === 'Bearer sk-test-key'),
+    ).toBe(true);
     await page.screenshot({ path: `${SHOTS}/setup-llm.png` });
 
     const noCors = await startChatServer(false);
     await page.getByLabel('Base URL').fill(noCors);
     await page.getByRole('button', { name: 'Test connection' }).click();
-    await expect.poll(() => report.textContent(), { timeout: 30_000 }).toMatch(/CORS refused: a server is running at http:\/\/127\.0\.0\.1:\d+, but it does not allow requests from this page/);
+    await expect
+      .poll(() => report.textContent(), { timeout: 30_000 })
+      .toMatch(
+        /CORS refused: a server is running at http:\/\/127\.0\.0\.1:\d+, but it does not allow requests from this page/,
+      );
     console.log(`[setup] no-CORS server: ${(await report.textContent())!.slice(0, 160)}…`);
 
     const port = await closedPort();
     await page.getByLabel('Base URL').fill(`http://127.0.0.1:${port}/v1`);
     await page.getByRole('button', { name: 'Test connection' }).click();
-    await expect.poll(() => report.textContent(), { timeout: 30_000 }).toMatch(new RegExp(`Connection refused: nothing is listening at http://127\\.0\\.0\\.1:${port}\\.`));
+    await expect
+      .poll(() => report.textContent(), { timeout: 30_000 })
+      .toMatch(new RegExp(`Connection refused: nothing is listening at http://127\\.0\\.0\\.1:${port}\\.`));
 
     // The key never reaches storage; the rest of the choice does.
     const stored = await page.evaluate(() => localStorage.getItem('dreamgym.engine.choice'));
@@ -236,34 +286,48 @@ describe('Setup: the language model section', () => {
 });
 
 describe('wllama with stories260K.gguf picked as a file', () => {
-  it('keeps the file in OPFS, loads it on Setup, and runs a dream episode to the end in the trainer worker',
-    async ({ skip }) => {
+  it('keeps the file in OPFS, loads it on Setup, and runs a dream episode to the end in the trainer worker', async ({
+    skip,
+  }) => {
     skip(!MODEL_PRESENT, SKIP_NOTE);
     const page = await context.newPage();
     const errors = trackErrors(page);
     await page.goto(`${baseUrl}/#/setup`);
     await page.getByLabel('wllama (CPU, a GGUF file)').check();
     await page.getByTestId('gguf-file').setInputFiles(MODEL_PATH);
-    await expect.poll(() => page.getByTestId('engine-message').textContent(), { timeout: 30_000 }).toMatch(/stories260K\.gguf is stored in this browser \(OPFS\)/);
+    await expect
+      .poll(() => page.getByTestId('engine-message').textContent(), { timeout: 30_000 })
+      .toMatch(/stories260K\.gguf is stored in this browser \(OPFS\)/);
     await expect.poll(() => page.getByTestId('gguf-files').textContent()).toMatch(/stories260K\.gguf \(1\.1 MiB\)/);
-    await expect.poll(() => page.getByTestId('engine-chosen').textContent()).toBe('wllama (CPU): stories260K.gguf, picked from disk');
+    await expect
+      .poll(() => page.getByTestId('engine-chosen').textContent())
+      .toBe('wllama (CPU): stories260K.gguf, picked from disk');
 
     // Load and check: progress up to "ready", then a few tokens from the CPU.
     await page.getByRole('button', { name: 'Load and check' }).click();
     const outcome = () => page.getByTestId('engine-status').or(page.getByTestId('engine-error')).allTextContents();
-    await expect.poll(async () => (await outcome()).join(' '), { timeout: 60_000 }).toMatch(/loads and runs on the CPU|failed/);
+    await expect
+      .poll(async () => (await outcome()).join(' '), { timeout: 60_000 })
+      .toMatch(/loads and runs on the CPU|failed/);
     expect(await page.getByTestId('engine-error').count(), (await outcome()).join(' ')).toBe(0);
-    await expect.poll(() => page.getByTestId('engine-message').textContent()).toMatch(/stories260K\.gguf loads and runs on the CPU/);
-    await expect.poll(() => page.getByTestId('load-line').textContent()).toMatch(/^100% — stories260K\.gguf is ready — done$/);
+    await expect
+      .poll(() => page.getByTestId('engine-message').textContent())
+      .toMatch(/stories260K\.gguf loads and runs on the CPU/);
+    await expect
+      .poll(() => page.getByTestId('load-line').textContent())
+      .toMatch(/^100% — stories260K\.gguf is ready — done$/);
     console.log(`[wllama] ${await page.getByTestId('engine-message').textContent()}`);
 
     // The Train page offers Setup's engine; a link with llm= selects it (shareable). Opened as a
     // fresh document, as a shared link is.
     await page.goto('about:blank');
-    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=2&${PRIOR_AND_LLM_VARIATIONS}`
-      + '&llm=wllama:file:stories260K.gguf&k=1&history=2&tokens=96&retries=0');
+    await page.goto(
+      `${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=2&${PRIOR_AND_LLM_VARIATIONS}` +
+        '&llm=wllama:file:stories260K.gguf&k=1&history=2&tokens=96&retries=0',
+    );
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('wllama:file:stories260K.gguf');
-    await expect.poll(() => page.getByTestId('experience-source').textContent())
+    await expect
+      .poll(() => page.getByTestId('experience-source').textContent())
       .toMatch(/dream: reasoning experience model on wllama stories260K\.gguf/);
     await expect.poll(() => page.getByLabel('Retrieval k').inputValue()).toBe('1');
     await expect.poll(() => page.getByLabel('Answer tokens').inputValue()).toBe('96');
@@ -287,21 +351,29 @@ describe('the built app holds web-llm once', () => {
     const importers = scripts.filter((f) => /web-llm-[\d.]+\.js/.test(readFileSync(join(assets, f), 'utf8')));
     console.log(`[build] web-llm in ${holders.join(', ')}; imported by ${importers.join(', ')}`);
     expect(holders).toEqual([expect.stringMatching(/^web-llm-[\d.]+\.js$/)]);
-    for (const importer of [/^index-/, /^trainer\.worker-/, /^llm\.worker-/]) expect(importers.some((f) => importer.test(f)), String(importer)).toBe(true);
+    for (const importer of [/^index-/, /^trainer\.worker-/, /^llm\.worker-/])
+      expect(
+        importers.some((f) => importer.test(f)),
+        String(importer),
+      ).toBe(true);
   });
 });
 
 describe('WebLLM through its real worker API, with the fake engine', () => {
-  it('runs a dream iteration to the end with the LLM prior and LLM variations; junk answers recorded invalid, the prior\'s scores used', async () => {
+  it("runs a dream iteration to the end with the LLM prior and LLM variations; junk answers recorded invalid, the prior's scores used", async () => {
     const page = await context.newPage();
     const errors = trackErrors(page);
     try {
       await page.goto(`${baseUrl}/#/setup`);
       await page.evaluate(([key, url]) => localStorage.setItem(key, url), [WEBLLM_WORKER_KEY, FAKE_WEBLLM_WORKER]);
       await page.goto('about:blank');
-      await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=3&${PRIOR_AND_LLM_VARIATIONS}`
-        + '&llm=webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC&k=1&history=2&tokens=96&retries=0');
-      await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC');
+      await page.goto(
+        `${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=3&${PRIOR_AND_LLM_VARIATIONS}` +
+          '&llm=webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC&k=1&history=2&tokens=96&retries=0',
+      );
+      await expect
+        .poll(() => page.getByLabel('Dream engine').inputValue())
+        .toBe('webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC');
       await runToTheEnd(page, 'webllm');
       await expectPriorScores(page, 'webllm', true); // the fake answers the prior's label request with logprobs
       expect(errors).toEqual([]);

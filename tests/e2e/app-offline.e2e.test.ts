@@ -36,17 +36,30 @@ describe('the offline app shell', () => {
     await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
     await expect.poll(() => offlineState(page), { timeout: 60_000 }).toBe('ready');
     await expect.poll(() => page.getByTestId('offline-status').textContent()).toBe('Ready offline');
-    await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 30_000 })
+      .toBe(true);
     const cached = await page.evaluate(async () => {
       const names = (await caches.keys()).filter((n) => n.startsWith('dreamgym-shell-'));
-      const urls = names.length === 1 ? (await (await caches.open(names[0])).keys()).map((r) => new URL(r.url).pathname) : [];
+      const urls =
+        names.length === 1 ? (await (await caches.open(names[0])).keys()).map((r) => new URL(r.url).pathname) : [];
       return { names, urls };
     });
     console.log(`[offline] cache ${cached.names.join(', ')}: ${cached.urls.length} files`);
     expect(cached.names).toHaveLength(1);
-    for (const expected of [/^\/index\.html$/, /^\/assets\/index-.*\.js$/, /^\/assets\/index-.*\.css$/, /^\/assets\/trainer\.worker-.*\.js$/,
-      /^\/assets\/tfjs-backend-wasm-simd-.*\.wasm$/, /^\/datasets\/manifest\.json$/, /^\/datasets\/webshop-lite-v0\.jsonl$/]) {
-      expect(cached.urls.some((u) => expected.test(u)), String(expected)).toBe(true);
+    for (const expected of [
+      /^\/index\.html$/,
+      /^\/assets\/index-.*\.js$/,
+      /^\/assets\/index-.*\.css$/,
+      /^\/assets\/trainer\.worker-.*\.js$/,
+      /^\/assets\/tfjs-backend-wasm-simd-.*\.wasm$/,
+      /^\/datasets\/manifest\.json$/,
+      /^\/datasets\/webshop-lite-v0\.jsonl$/,
+    ]) {
+      expect(
+        cached.urls.some((u) => expected.test(u)),
+        String(expected),
+      ).toBe(true);
     }
     expect(cached.urls.some((u) => /\.gguf$|sw\.js$/.test(u))).toBe(false);
 
@@ -58,7 +71,8 @@ describe('the offline app shell', () => {
     const fromNetwork: string[] = [];
     const failed: string[] = [];
     const workerTries: string[] = []; // the service worker's own network-first tries for page loads
-    const record = (response: Response) => (response.fromServiceWorker() ? fromWorker : fromNetwork).push(new URL(response.url()).pathname);
+    const record = (response: Response) =>
+      (response.fromServiceWorker() ? fromWorker : fromNetwork).push(new URL(response.url()).pathname);
     context.on('response', record);
     const aborted: string[] = []; // cancelled by the page (a worker terminated when its page is left), not a network failure
     context.on('requestfailed', (request) => {
@@ -73,11 +87,24 @@ describe('the offline app shell', () => {
     await expect.poll(() => page.getByTestId('offline-status').textContent()).toBe('Ready offline · network off');
 
     // Every file of the shell is served offline (the LLM worker and engine wasm included).
-    const offlineFetches = await page.evaluate(async (paths) => Promise.all(paths.map(async (path) => {
-      try { return `${path} ${(await fetch(path)).status}`; } catch (error) { return `${path} ${String(error)}`; }
-    })), cached.urls);
+    const offlineFetches = await page.evaluate(
+      async (paths) =>
+        Promise.all(
+          paths.map(async (path) => {
+            try {
+              return `${path} ${(await fetch(path)).status}`;
+            } catch (error) {
+              return `${path} ${String(error)}`;
+            }
+          }),
+        ),
+      cached.urls,
+    );
     expect(offlineFetches.filter((line) => !line.endsWith(' 200'))).toEqual([]);
-    expect(cached.urls.some((u) => /^\/assets\/llm\.worker-.*\.js$/.test(u)), 'the LLM worker is in the shell').toBe(true);
+    expect(
+      cached.urls.some((u) => /^\/assets\/llm\.worker-.*\.js$/.test(u)),
+      'the LLM worker is in the shell',
+    ).toBe(true);
 
     // Play one step: ask the expert and take its move.
     const status = page.getByTestId('status');
@@ -109,12 +136,23 @@ describe('the offline app shell', () => {
     await page.screenshot({ path: `${SHOTS}/offline-train-charts-dark.png` });
 
     const unique = (list: string[]) => [...new Set(list)].sort();
-    console.log(`[offline] served by the service worker (${fromWorker.length} responses):\n  ${unique(fromWorker).join('\n  ')}`);
-    console.log(`[offline] not from the service worker: ${unique(fromNetwork).join(', ') || 'none'}; failed: ${failed.join(', ') || 'none'}`);
+    console.log(
+      `[offline] served by the service worker (${fromWorker.length} responses):\n  ${unique(fromWorker).join('\n  ')}`,
+    );
+    console.log(
+      `[offline] not from the service worker: ${unique(fromNetwork).join(', ') || 'none'}; failed: ${failed.join(', ') || 'none'}`,
+    );
     console.log(`[offline] cancelled by the page: ${aborted.join(', ') || 'none'}`);
-    console.log(`[offline] the service worker's network tries for page loads (then the cached index.html): ${workerTries.join(', ') || 'none'}`);
-    expect(unique(fromWorker)).toEqual(expect.arrayContaining(['/', expect.stringMatching(/^\/assets\/trainer\.worker-.*\.js$/),
-      expect.stringMatching(/^\/assets\/tfjs-backend-wasm-simd-.*\.wasm$/)]));
+    console.log(
+      `[offline] the service worker's network tries for page loads (then the cached index.html): ${workerTries.join(', ') || 'none'}`,
+    );
+    expect(unique(fromWorker)).toEqual(
+      expect.arrayContaining([
+        '/',
+        expect.stringMatching(/^\/assets\/trainer\.worker-.*\.js$/),
+        expect.stringMatching(/^\/assets\/tfjs-backend-wasm-simd-.*\.wasm$/),
+      ]),
+    );
     expect(fromNetwork).toEqual([]);
     expect(failed).toEqual([]);
     expect(errors).toEqual([]);

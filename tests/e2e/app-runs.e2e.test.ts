@@ -35,23 +35,42 @@ const SHIPPED = 'learned:models/webshop-lite-v0';
 const runState = () => page.getByTestId('train-status').getAttribute('data-state');
 const status = () => page.getByTestId('train-status').textContent();
 const iteration = async () => Number(await page.getByTestId('iteration').textContent());
-const points = async (metric: string) => Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
+const points = async (metric: string) =>
+  Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
 const currentRunId = () => page.evaluate(() => (window as unknown as Hook).__dreamgym?.train.status.runId ?? null);
 const nav = (name: string) => page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true });
-const listed = (runId: string) => page.evaluate((id) => (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as RunEntry[]).find((r) => r.runId === id) ?? null, runId);
+const listed = (runId: string) =>
+  page.evaluate(
+    (id) =>
+      (JSON.parse(localStorage.getItem('dreamgym.train.runs') ?? '[]') as RunEntry[]).find((r) => r.runId === id) ??
+      null,
+    runId,
+  );
 /** The iterations of a run's saved history that carry a held-out evaluation. */
-const evalIterations = (runId: string) => page.evaluate((id) => new Promise<number[]>((resolve, reject) => {
-  const open = indexedDB.open('dreamgym-train-metrics');
-  open.onsuccess = () => {
-    const req = open.result.transaction('metrics').objectStore('metrics').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
-    req.onsuccess = () => {
-      resolve((req.result as { iteration: number; metrics: Record<string, number> }[]).filter((r) => typeof r.metrics['eval/success_rate'] === 'number').map((r) => r.iteration));
-      open.result.close();
-    };
-    req.onerror = () => reject(req.error);
-  };
-  open.onerror = () => reject(open.error);
-}), runId);
+const evalIterations = (runId: string) =>
+  page.evaluate(
+    (id) =>
+      new Promise<number[]>((resolve, reject) => {
+        const open = indexedDB.open('dreamgym-train-metrics');
+        open.onsuccess = () => {
+          const req = open.result
+            .transaction('metrics')
+            .objectStore('metrics')
+            .getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
+          req.onsuccess = () => {
+            resolve(
+              (req.result as { iteration: number; metrics: Record<string, number> }[])
+                .filter((r) => typeof r.metrics['eval/success_rate'] === 'number')
+                .map((r) => r.iteration),
+            );
+            open.result.close();
+          };
+          req.onerror = () => reject(req.error);
+        };
+        open.onerror = () => reject(open.error);
+      }),
+    runId,
+  );
 
 /** Opens a #/train?… link (same document) and presses Start; waits until the run is over; returns its id. */
 async function train(query: string, until: RegExp = /^finished$/): Promise<string> {
@@ -61,17 +80,21 @@ async function train(query: string, until: RegExp = /^finished$/): Promise<strin
   await page.getByRole('button', { name: 'Start' }).click();
   await expect.poll(currentRunId).not.toBe(before);
   await expect.poll(runState, { timeout: 150_000 }).toMatch(/^(finished|error|stopped)$/);
-  expect(`${await runState()}: ${await status()} ${errors.join(' | ')}`).toMatch(new RegExp(`^${until.source.replace(/^\^|\$$/g, '')}: `));
+  expect(`${await runState()}: ${await status()} ${errors.join(' | ')}`).toMatch(
+    new RegExp(`^${until.source.replace(/^\^|\$$/g, '')}: `),
+  );
   return (await currentRunId())!;
 }
 
 describe('runs on the Train page', () => {
-  let dreamRun = '', realRun = '';
+  let dreamRun = '',
+    realRun = '';
 
-  it('uses the engine chosen on Setup: the shipped learned model, then the oracle with Train\'s ε', async () => {
+  it("uses the engine chosen on Setup: the shipped learned model, then the oracle with Train's ε", async () => {
     await page.goto(`${baseUrl}/#/setup`);
     // Nothing picked yet: the default is the learned model shipped for the run's env, shown as chosen (not the oracle).
-    await expect.poll(() => page.getByTestId('engine-chosen').textContent(), { timeout: 60_000 })
+    await expect
+      .poll(() => page.getByTestId('engine-chosen').textContent(), { timeout: 60_000 })
       .toMatch(/^learned experience model \(tfjs, not a chat model\): shipped for webshop-lite-v0 \(the default: /);
     const chosenLabel = (await page.getByTestId('engine-chosen').textContent())!;
     const learnedRadio = page.getByRole('radio', { name: /Learned experience model \(tfjs, trained on the buffer\)/ });
@@ -85,20 +108,27 @@ describe('runs on the Train page', () => {
     // Train names Setup's engine with Setup's label.
     expect(await page.getByTestId('setup-engine').textContent()).toBe(chosenLabel);
     // A link without its own engine dreams with Setup's, and the run records it.
-    dreamRun = await train('preset=webshop-easy&mode=dream&size=tiny&iterations=2&evalEvery=1&evalEpisodes=2&seed=11&curriculum=1&lambda=0.5');
+    dreamRun = await train(
+      'preset=webshop-easy&mode=dream&size=tiny&iterations=2&evalEvery=1&evalEpisodes=2&seed=11&curriculum=1&lambda=0.5',
+    );
     expect(await page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
-    expect(await page.getByTestId('experience-source').textContent()).toBe('Experience: dream: learned model at models/webshop-lite-v0.');
+    expect(await page.getByTestId('experience-source').textContent()).toBe(
+      'Experience: dream: learned model at models/webshop-lite-v0.',
+    );
     expect((await listed(dreamRun))?.config.llm).toBe(SHIPPED);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
 
     // Back to the oracle on Setup: Train follows, with its own ε.
     await nav('Setup').click();
     await page.getByLabel('Noisy oracle — teaching option, not a language model').check();
-    await expect.poll(() => page.getByTestId('engine-chosen').textContent())
+    await expect
+      .poll(() => page.getByTestId('engine-chosen').textContent())
       .toBe('noisy oracle (ε_R=0.1, ε_P=0.1) — teaching option, not a language model');
     await nav('Train').click();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('');
-    expect(await page.getByTestId('experience-source').textContent()).toBe('Experience: dream: oracle (ε_R=0.1, ε_P=0.1).');
+    expect(await page.getByTestId('experience-source').textContent()).toBe(
+      'Experience: dream: oracle (ε_R=0.1, ε_P=0.1).',
+    );
     expect(errors).toEqual([]);
   }, 240_000);
 
@@ -115,7 +145,9 @@ describe('runs on the Train page', () => {
 
   it('shows a finished run again after a reload, and reopens any past run with its charts and settings', async () => {
     await page.reload();
-    await expect.poll(() => page.getByTestId('train-status').textContent(), { timeout: 30_000 }).toMatch(/^Finished: iteration 3 of 3\. Reopened/);
+    await expect
+      .poll(() => page.getByTestId('train-status').textContent(), { timeout: 30_000 })
+      .toMatch(/^Finished: iteration 3 of 3\. Reopened/);
     expect(await currentRunId()).toBe(realRun);
     expect(await points('charts/success_rate')).toBe(3);
     expect(await points('eval/success_rate')).toBe(3);
@@ -153,7 +185,9 @@ describe('runs on the Train page', () => {
     // While it trains, the locked settings fold away: Start's panel and the first live chart are in view.
     await expect.poll(() => page.getByTestId('settings-folded').count()).toBe(1);
     const firstChart = (await page.locator('figure[data-metric="charts/success_rate"]').boundingBox())!;
-    console.log(`[runs] while training, the first chart spans ${Math.round(firstChart.y)}–${Math.round(firstChart.y + firstChart.height)} px of 720`);
+    console.log(
+      `[runs] while training, the first chart spans ${Math.round(firstChart.y)}–${Math.round(firstChart.y + firstChart.height)} px of 720`,
+    );
     expect(firstChart.y + 120).toBeLessThan(720); // its title, legend and most of its plot
     await page.screenshot({ path: `${SHOTS}/train-running.png` });
     const seen = await iteration();
@@ -170,7 +204,10 @@ describe('runs on the Train page', () => {
   }, 180_000);
 
   it('marks a run that failed at start as failed, with its reason, in Compare', async () => {
-    const failed = await train('preset=webshop-easy&mode=dream&size=tiny&iterations=2&evalEvery=0&seed=14&llm=learned:local/no-such-model', /^error$/);
+    const failed = await train(
+      'preset=webshop-easy&mode=dream&size=tiny&iterations=2&evalEvery=0&seed=14&llm=learned:local/no-such-model',
+      /^error$/,
+    );
     expect((await listed(failed))?.state).toBe('error');
     await nav('Compare').click();
     const cell = page.getByTestId('compare-table').locator(`tr[data-run="${failed}"]`).getByTestId('run-state');
@@ -181,31 +218,45 @@ describe('runs on the Train page', () => {
 
   it('pages, filters and sorts a task bank of 1,000+ tasks, its charts on top', async () => {
     // The dream run's checkpoint, its bank grown to 1,100+ tasks (a long run's size) in IndexedDB.
-    const total = await page.evaluate((id) => new Promise<number>((resolve, reject) => {
-      const open = indexedDB.open('dreamgym-checkpoints');
-      open.onsuccess = () => {
-        const store = open.result.transaction('checkpoints', 'readwrite').objectStore('checkpoints');
-        const get = store.get(id);
-        get.onsuccess = () => {
-          const record = get.result as { manifest: { curriculum: { outcomes: Record<string, unknown> } } };
-          const outcomes = record.manifest.curriculum.outcomes;
-          for (let k = 0; k < 1100; k++) {
-            outcomes[`webshop-lite-v0/bulk-${String(k).padStart(4, '0')}`] = {
-              rollouts: 8, successes: k % 9, origin: 'generated', instruction: `Bulk task number ${k}: find a product`, iterations: 1 + (k % 2), lastIteration: 2,
+    const total = await page.evaluate(
+      (id) =>
+        new Promise<number>((resolve, reject) => {
+          const open = indexedDB.open('dreamgym-checkpoints');
+          open.onsuccess = () => {
+            const store = open.result.transaction('checkpoints', 'readwrite').objectStore('checkpoints');
+            const get = store.get(id);
+            get.onsuccess = () => {
+              const record = get.result as { manifest: { curriculum: { outcomes: Record<string, unknown> } } };
+              const outcomes = record.manifest.curriculum.outcomes;
+              for (let k = 0; k < 1100; k++) {
+                outcomes[`webshop-lite-v0/bulk-${String(k).padStart(4, '0')}`] = {
+                  rollouts: 8,
+                  successes: k % 9,
+                  origin: 'generated',
+                  instruction: `Bulk task number ${k}: find a product`,
+                  iterations: 1 + (k % 2),
+                  lastIteration: 2,
+                };
+              }
+              const put = store.put(record, id);
+              put.onsuccess = () => {
+                resolve(Object.keys(outcomes).length);
+                open.result.close();
+              };
+              put.onerror = () => reject(put.error);
             };
-          }
-          const put = store.put(record, id);
-          put.onsuccess = () => { resolve(Object.keys(outcomes).length); open.result.close(); };
-          put.onerror = () => reject(put.error);
-        };
-        get.onerror = () => reject(get.error);
-      };
-      open.onerror = () => reject(open.error);
-    }), dreamRun);
+            get.onerror = () => reject(get.error);
+          };
+          open.onerror = () => reject(open.error);
+        }),
+      dreamRun,
+    );
     expect(total).toBeGreaterThan(1100);
 
     await page.goto(`${baseUrl}/#/curriculum?run=${encodeURIComponent(dreamRun)}`);
-    await expect.poll(() => page.getByTestId('curriculum-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('ready');
+    await expect
+      .poll(() => page.getByTestId('curriculum-status').getAttribute('data-status'), { timeout: 30_000 })
+      .toBe('ready');
     const bank = page.getByTestId('task-bank');
     expect(Number(await bank.getAttribute('data-total'))).toBeGreaterThanOrEqual(total);
     expect(await bank.locator('tbody tr').count()).toBe(50);
@@ -221,7 +272,8 @@ describe('runs on the Train page', () => {
     await page.getByRole('button', { name: 'Last page' }).first().click();
     await expect.poll(() => page.getByTestId('bank-page').first().textContent()).toBe(`Page ${pages} of ${pages}`);
     // Sorting orders the whole bank (then pages it): variance, descending, starts at the largest V of all 1,100+.
-    const variances = () => bank.locator('td[data-variance]').evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-variance'))));
+    const variances = () =>
+      bank.locator('td[data-variance]').evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-variance'))));
     await page.getByRole('button', { name: 'First page' }).first().click();
     expect((await variances())[0]).toBeCloseTo(0.25, 1);
     // The filter searches every page.

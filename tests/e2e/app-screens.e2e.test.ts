@@ -10,7 +10,18 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BrowserContext, CDPSession, Page } from 'playwright';
 import { SHOTS, startApp, type AppHarness } from './harness';
 
-const ROUTES = ['start', 'play', 'setup', 'train', 'model', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
+const ROUTES = [
+  'start',
+  'play',
+  'setup',
+  'train',
+  'model',
+  'inspect',
+  'buffer',
+  'curriculum',
+  'compare',
+  'teach',
+] as const;
 const MAX_TABS = 120;
 
 let app: AppHarness;
@@ -30,7 +41,9 @@ beforeAll(async () => {
   await cdp.send('Accessibility.enable');
 }, 120_000);
 
-beforeEach(() => { errors.length = 0; });
+beforeEach(() => {
+  errors.length = 0;
+});
 
 afterAll(async () => {
   await app?.close();
@@ -39,14 +52,21 @@ afterAll(async () => {
 /** Opens a route and waits until the page has rendered and stopped changing. */
 async function open(route: string): Promise<void> {
   await page.goto(`${baseUrl}/#/${route}`);
-  await expect.poll(() => page.locator('nav a[aria-current="page"]').textContent(), { timeout: 60_000 }).toMatch(new RegExp(route, 'i'));
+  await expect
+    .poll(() => page.locator('nav a[aria-current="page"]').textContent(), { timeout: 60_000 })
+    .toMatch(new RegExp(route, 'i'));
   let previous = '';
-  await expect.poll(async () => {
-    const html = await page.locator('main').innerHTML();
-    const stable = html === previous && html.length > 0;
-    previous = html;
-    return stable;
-  }, { timeout: 30_000, interval: 300 }).toBe(true);
+  await expect
+    .poll(
+      async () => {
+        const html = await page.locator('main').innerHTML();
+        const stable = html === previous && html.length > 0;
+        previous = html;
+        return stable;
+      },
+      { timeout: 30_000, interval: 300 },
+    )
+    .toBe(true);
   await page.evaluate(() => window.scrollTo(0, 0));
 }
 
@@ -54,20 +74,36 @@ async function layout(): Promise<{ scrollWidth: number; innerWidth: number; wide
   return page.evaluate(() => {
     const innerWidth = window.innerWidth;
     // What sticks out (for the failure message): the outermost elements wider than the window.
-    const wide = [...document.querySelectorAll('body *')].filter((el) => {
-      const r = el.getBoundingClientRect();
-      return r.right > innerWidth + 1 && !(el.parentElement && el.parentElement.getBoundingClientRect().right > innerWidth + 1);
-    }).slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).split(' ').join('.')}` : ''} (right ${Math.round(el.getBoundingClientRect().right)})`);
+    const wide = [...document.querySelectorAll('body *')]
+      .filter((el) => {
+        const r = el.getBoundingClientRect();
+        return (
+          r.right > innerWidth + 1 &&
+          !(el.parentElement && el.parentElement.getBoundingClientRect().right > innerWidth + 1)
+        );
+      })
+      .slice(0, 5)
+      .map(
+        (el) =>
+          `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).split(' ').join('.')}` : ''} (right ${Math.round(el.getBoundingClientRect().right)})`,
+      );
     return {
-      scrollWidth: document.documentElement.scrollWidth, innerWidth, wide,
-      live: document.querySelectorAll('[aria-live="polite"], [aria-live="assertive"], [role="status"], [role="alert"], [role="log"]').length,
+      scrollWidth: document.documentElement.scrollWidth,
+      innerWidth,
+      wide,
+      live: document.querySelectorAll(
+        '[aria-live="polite"], [aria-live="assertive"], [role="status"], [role="alert"], [role="log"]',
+      ).length,
     };
   });
 }
 
 async function checkLayout(route: string, variant: string): Promise<void> {
   const result = await layout();
-  expect(result.scrollWidth, `${route} (${variant}) is wider than the window: ${result.wide.join(', ')}`).toBeLessThanOrEqual(result.innerWidth);
+  expect(
+    result.scrollWidth,
+    `${route} (${variant}) is wider than the window: ${result.wide.join(', ')}`,
+  ).toBeLessThanOrEqual(result.innerWidth);
   expect(result.live, `${route} (${variant}) has no aria-live status region`).toBeGreaterThanOrEqual(1);
 }
 
@@ -85,7 +121,10 @@ async function startFromTop(): Promise<void> {
 async function focusedAccessible(): Promise<{ role: string; name: string }> {
   const { result } = await cdp.send('Runtime.evaluate', { expression: 'document.activeElement' });
   if (!result.objectId) return { role: '', name: '' };
-  const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { objectId: result.objectId, fetchRelatives: false });
+  const { nodes } = await cdp.send('Accessibility.getPartialAXTree', {
+    objectId: result.objectId,
+    fetchRelatives: false,
+  });
   const node = nodes[0];
   await cdp.send('Runtime.releaseObject', { objectId: result.objectId });
   return { role: String(node?.role?.value ?? ''), name: String(node?.name?.value ?? '') };
@@ -229,7 +268,9 @@ describe('every page, generic checks', () => {
     await open('train');
     const charts = page.locator('figure.chart .uplot');
     await expect.poll(() => charts.count()).toBeGreaterThan(0);
-    await charts.first().evaluate((el) => { el.setAttribute('data-old-theme', '1'); });
+    await charts.first().evaluate((el) => {
+      el.setAttribute('data-old-theme', '1');
+    });
     await page.getByLabel('Theme').selectOption('light');
     await expect.poll(() => page.locator('.uplot[data-old-theme]').count()).toBe(0);
     await expect.poll(() => charts.count()).toBeGreaterThan(0);

@@ -14,11 +14,15 @@ let page: Page;
 
 beforeAll(async () => {
   app = await startApp('dreamgym-e2e-grounding-', { serviceWorkers: 'block' });
-  await app.context.route('**/datasets/webshop-lite-v0.jsonl', (route) => route.fulfill({ status: 404, body: 'not here' }));
+  await app.context.route('**/datasets/webshop-lite-v0.jsonl', (route) =>
+    route.fulfill({ status: 404, body: 'not here' }),
+  );
   page = await app.context.newPage();
 }, 120_000);
 
-afterAll(async () => { await app?.close(); });
+afterAll(async () => {
+  await app?.close();
+});
 
 const card = (mode: string) => page.locator(`[data-testid="start-run"][data-mode="${mode}"]`);
 
@@ -34,6 +38,8 @@ describe('a dream without real data to retrieve', () => {
     }
     await expect.poll(() => card('real').getAttribute('data-state'), { timeout: 120_000 }).toBe('finished');
     // No verdict from a failed dream: the page says so instead of comparing.
-    expect(await page.getByTestId('start-verdict').textContent()).toBe('No verdict: the dream and s2r runs failed (see the card).');
+    expect(await page.getByTestId('start-verdict').textContent()).toBe(
+      'No verdict: the dream and s2r runs failed (see the card).',
+    );
   }, 300_000);
 });

@@ -32,21 +32,33 @@ beforeAll(async () => {
     w.__longtasks = [];
     w.__longtaskStarts = [];
     try {
-      new PerformanceObserver((list) => { for (const e of list.getEntries()) { w.__longtasks.push(e.duration); w.__longtaskStarts.push(e.startTime); } })
-        .observe({ type: 'longtask', buffered: true });
-    } catch { /* no longtask support */ }
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          w.__longtasks.push(e.duration);
+          w.__longtaskStarts.push(e.startTime);
+        }
+      }).observe({ type: 'longtask', buffered: true });
+    } catch {
+      /* no longtask support */
+    }
     // What ran in each long frame (the log names the script behind a long task).
     const l = window as unknown as { __frames: string[] };
     l.__frames = [];
     try {
       new PerformanceObserver((list) => {
-        for (const e of list.getEntries() as (PerformanceEntry & { scripts?: { invoker: string; sourceURL: string; sourceCharPosition: number; duration: number }[] })[]) {
+        for (const e of list.getEntries() as (PerformanceEntry & {
+          scripts?: { invoker: string; sourceURL: string; sourceCharPosition: number; duration: number }[];
+        })[]) {
           if (e.duration < 50) continue;
-          const scripts = (e.scripts ?? []).map((x) => `${x.invoker} @${x.sourceURL.split('/').pop()}:${x.sourceCharPosition} ${Math.round(x.duration)} ms`);
+          const scripts = (e.scripts ?? []).map(
+            (x) => `${x.invoker} @${x.sourceURL.split('/').pop()}:${x.sourceCharPosition} ${Math.round(x.duration)} ms`,
+          );
           l.__frames.push(`${Math.round(e.startTime)}: ${Math.round(e.duration)} ms [${scripts.join('; ')}]`);
         }
       }).observe({ type: 'long-animation-frame', buffered: true });
-    } catch { /* no long-animation-frame support */ }
+    } catch {
+      /* no long-animation-frame support */
+    }
   });
   page = await context.newPage();
   page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
@@ -60,24 +72,37 @@ const cards = () => page.getByTestId('start-run');
 const card = (mode: string) => page.locator(`[data-testid="start-run"][data-mode="${mode}"]`);
 const states = () => cards().evaluateAll((els) => els.map((el) => el.getAttribute('data-state')));
 const cardPoints = (mode: string) => card(mode).locator('figure').getAttribute('data-points').then(Number);
-const cardIteration = async (mode: string) => Number(/^(\d+)/.exec((await card(mode).getByTestId('start-iteration').textContent()) ?? '')?.[1] ?? -1);
+const cardIteration = async (mode: string) =>
+  Number(/^(\d+)/.exec((await card(mode).getByTestId('start-iteration').textContent()) ?? '')?.[1] ?? -1);
 const longTasks = () => page.evaluate(() => (window as unknown as { __longtasks: number[] }).__longtasks);
-const resetLongTasks = () => page.evaluate(() => {
-  const w = window as unknown as { __longtasks: number[]; __longtaskStarts: number[]; __reset: number };
-  w.__longtasks = []; w.__longtaskStarts = []; w.__reset = performance.now();
-  (window as unknown as { __frames: string[] }).__frames = [];
-});
+const resetLongTasks = () =>
+  page.evaluate(() => {
+    const w = window as unknown as { __longtasks: number[]; __longtaskStarts: number[]; __reset: number };
+    w.__longtasks = [];
+    w.__longtaskStarts = [];
+    w.__reset = performance.now();
+    (window as unknown as { __frames: string[] }).__frames = [];
+  });
 /** When each long task began, in ms after the last reset (for the log). */
-const longTaskStarts = () => page.evaluate(() => {
-  const w = window as unknown as { __longtasks: number[]; __longtaskStarts: number[]; __reset: number };
-  return w.__longtaskStarts.map((t, i) => `${Math.round(w.__longtasks[i])} ms at +${Math.round(t - w.__reset)} ms`);
-});
+const longTaskStarts = () =>
+  page.evaluate(() => {
+    const w = window as unknown as { __longtasks: number[]; __longtaskStarts: number[]; __reset: number };
+    return w.__longtaskStarts.map((t, i) => `${Math.round(w.__longtasks[i])} ms at +${Math.round(t - w.__reset)} ms`);
+  });
 const MODES = ['real', 'dream', 's2r'];
-type Slot = { entry: { config: { mode: string } }; status: { message: string }; history: { iteration: number; metrics: Record<string, number> }[] };
-const slots = () => page.evaluate(() => (window as unknown as { __dreamgym: { startHere: { slots: unknown[] } } }).__dreamgym.startHere.slots) as Promise<Slot[]>;
+type Slot = {
+  entry: { config: { mode: string } };
+  status: { message: string };
+  history: { iteration: number; metrics: Record<string, number> }[];
+};
+const slots = () =>
+  page.evaluate(
+    () => (window as unknown as { __dreamgym: { startHere: { slots: unknown[] } } }).__dreamgym.startHere.slots,
+  ) as Promise<Slot[]>;
 const slotOf = async (mode: string) => (await slots()).find((s) => s.entry.config.mode === mode)!;
 const slotMessage = async (mode: string) => (await slotOf(mode)).status.message;
-const firstDreamTruncated = async () => (await slotOf('dream')).history.find((r) => r.iteration === 1)?.metrics['dream/truncated_rate'];
+const firstDreamTruncated = async () =>
+  (await slotOf('dream')).history.find((r) => r.iteration === 1)?.metrics['dream/truncated_rate'];
 const pctText = (v: number) => `${Math.round(v * 100)}%`;
 
 describe('the start-here path', () => {
@@ -102,20 +127,30 @@ describe('the start-here path', () => {
     const clicked = Date.now();
     await resetLongTasks();
     // Each run's curve gets its first point while the three train together.
-    await expect.poll(async () => (await Promise.all(MODES.map(cardPoints))).every((n) => n >= 1), { timeout: 120_000 }).toBe(true);
+    await expect
+      .poll(async () => (await Promise.all(MODES.map(cardPoints))).every((n) => n >= 1), { timeout: 120_000 })
+      .toBe(true);
     const together = await states();
     const tasks = await longTasks();
-    console.log(`[start] long tasks: ${(await longTaskStarts()).join(', ') || 'none'}; long frames: ${
-      (await page.evaluate(() => (window as unknown as { __frames: string[] }).__frames)).join(' | ') || 'none'}`);
-    console.log(`[start] first point of all three after ${((Date.now() - clicked) / 1000).toFixed(1)} s; states ${together.join(', ')}; `
-      + `${tasks.length} long main-thread tasks, longest ${Math.max(0, ...tasks).toFixed(0)} ms`);
+    console.log(
+      `[start] long tasks: ${(await longTaskStarts()).join(', ') || 'none'}; long frames: ${
+        (await page.evaluate(() => (window as unknown as { __frames: string[] }).__frames)).join(' | ') || 'none'
+      }`,
+    );
+    console.log(
+      `[start] first point of all three after ${((Date.now() - clicked) / 1000).toFixed(1)} s; states ${together.join(', ')}; ` +
+        `${tasks.length} long main-thread tasks, longest ${Math.max(0, ...tasks).toFixed(0)} ms`,
+    );
     // The baseline is quick (real steps are cheap): it may be done before the dreams' first point, never failed.
     expect(together.filter((s) => s === 'running').length).toBeGreaterThanOrEqual(2);
     expect(together).not.toContain('error');
     expect(await page.getByTestId('start-engine').textContent()).toMatch(/learned experience model/);
     // The fresh profile's buffer was empty: the dream's worker loaded the shipped offline data before its first step,
     // and its first dreamed iteration ended episodes (an ungrounded one runs every episode to the step limit).
-    for (const mode of ['dream', 's2r']) expect(await slotMessage(mode)).toMatch(/loaded its shipped offline data \(240 episodes|holds [\d,]+ real transitions/);
+    for (const mode of ['dream', 's2r'])
+      expect(await slotMessage(mode)).toMatch(
+        /loaded its shipped offline data \(240 episodes|holds [\d,]+ real transitions/,
+      );
     expect(await slotMessage('dream')).toMatch(/loaded its shipped offline data \(240 episodes, [\d,]+ transitions\)/);
     expect(await firstDreamTruncated()).toBeLessThan(1);
     console.log(`[start] ${await page.getByTestId('start-engine').textContent()}`);
@@ -137,13 +172,17 @@ describe('the start-here path', () => {
     await page.reload();
     await expect.poll(() => cards().count(), { timeout: 30_000 }).toBe(3);
     // The saved history comes back at once (no click), and the unfinished runs carry on from their checkpoints.
-    for (const [i, mode] of MODES.entries()) await expect.poll(() => cardPoints(mode), { timeout: 30_000 }).toBeGreaterThanOrEqual(seen[i]);
+    for (const [i, mode] of MODES.entries())
+      await expect.poll(() => cardPoints(mode), { timeout: 30_000 }).toBeGreaterThanOrEqual(seen[i]);
     await expect.poll(states, { timeout: 300_000 }).toEqual(['finished', 'finished', 'finished']);
-    for (const [i, mode] of MODES.entries()) expect(await cardPoints(mode)).toBeGreaterThan(before[i] === 'running' ? seen[i] : seen[i] - 1);
+    for (const [i, mode] of MODES.entries())
+      expect(await cardPoints(mode)).toBeGreaterThan(before[i] === 'running' ? seen[i] : seen[i] - 1);
     // Real and dream stop at the last iteration; S2R dreams all of them, then trains for real until its budget is spent.
     expect([await cardIteration('real'), await cardIteration('dream')]).toEqual([ITERATIONS, ITERATIONS]);
     expect(await cardIteration('s2r')).toBeGreaterThan(ITERATIONS);
-    expect(await card('s2r').getByTestId('start-iteration').textContent()).toMatch(new RegExp(`^\\d+ \\(${ITERATIONS} dream \\+ \\d+ real\\)$`));
+    expect(await card('s2r').getByTestId('start-iteration').textContent()).toMatch(
+      new RegExp(`^\\d+ \\(${ITERATIONS} dream \\+ \\d+ real\\)$`),
+    );
     expect(errors).toEqual([]);
   }, 330_000);
 
@@ -152,31 +191,54 @@ describe('the start-here path', () => {
     expect(await heldOut.getAttribute('data-axis')).toBe('Real steps spent');
     expect(await heldOut.getAttribute('data-runs')).toBe('3');
     const table = page.getByTestId('dreamgym-table');
-    expect(await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-mode')))).toEqual(MODES);
-    const realSteps = async (mode: string) => Number((await table.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-real-steps').textContent())!.replace(/\D/g, ''));
+    expect(await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-mode')))).toEqual(
+      MODES,
+    );
+    const realSteps = async (mode: string) =>
+      Number(
+        (await table.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-real-steps').textContent())!.replace(
+          /\D/g,
+          '',
+        ),
+      );
     expect(await realSteps('dream')).toBe(0);
     expect(await realSteps('real')).toBeGreaterThan(0);
     expect(await realSteps('s2r')).toBeGreaterThan(0);
     expect(await realSteps('s2r')).toBeLessThanOrEqual(600); // a tenth of the baseline's 6,000-step budget
     // S2R's card gives its budget as a share of what the baseline really spent.
     const spent = await realSteps('real');
-    expect(await card('s2r').getByTestId('start-sentence').textContent())
-      .toBe(`Dream first, then 600 real steps: ${Math.round(60_000 / spent)}% of the ${spent.toLocaleString('en-US')} real RL spent.`);
-    for (const mode of MODES) expect(await table.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-success').textContent()).toMatch(/^\d+%$/);
+    expect(await card('s2r').getByTestId('start-sentence').textContent()).toBe(
+      `Dream first, then 600 real steps: ${Math.round(60_000 / spent)}% of the ${spent.toLocaleString('en-US')} real RL spent.`,
+    );
+    for (const mode of MODES)
+      expect(await table.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-success').textContent()).toMatch(
+        /^\d+%$/,
+      );
     // Every curve starts at the untrained policy (iteration 0); the dream ends above it.
     const dream = await slotOf('dream');
     const untrained = dream.history.find((r) => r.iteration === 0)!.metrics['eval/success_rate'];
     const dreamFinal = dream.history[dream.history.length - 1].metrics['eval/success_rate'];
     console.log(`[start] untrained ${untrained}, dream ${dreamFinal} held-out`);
     expect(dreamFinal).toBeGreaterThan(untrained);
-    for (const mode of MODES) expect((await slotOf(mode)).history[0]).toMatchObject({ iteration: 0, metrics: { 'eval/success_rate': untrained } });
+    for (const mode of MODES)
+      expect((await slotOf(mode)).history[0]).toMatchObject({
+        iteration: 0,
+        metrics: { 'eval/success_rate': untrained },
+      });
     // The verdict states the numbers the table shows.
-    const shown = async (mode: string) => (await table.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-success').textContent())!;
+    const shown = async (mode: string) =>
+      (await table.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-success').textContent())!;
     const verdict = (await page.getByTestId('start-verdict').textContent())!;
     console.log(`[start] verdict: ${verdict}`);
-    expect(verdict).toContain(`With 0 real steps the dream reached ${await shown('dream')} held-out success, from the untrained policy's ${pctText(untrained)}`);
-    expect(verdict).toContain(`real RL's ${await shown('real')} (after ${(await realSteps('real')).toLocaleString('en-US')} real steps)`);
-    expect(verdict).toContain(`S2R reached ${await shown('s2r')} with ${(await realSteps('s2r')).toLocaleString('en-US')} real steps`);
+    expect(verdict).toContain(
+      `With 0 real steps the dream reached ${await shown('dream')} held-out success, from the untrained policy's ${pctText(untrained)}`,
+    );
+    expect(verdict).toContain(
+      `real RL's ${await shown('real')} (after ${(await realSteps('real')).toLocaleString('en-US')} real steps)`,
+    );
+    expect(verdict).toContain(
+      `S2R reached ${await shown('s2r')} with ${(await realSteps('s2r')).toLocaleString('en-US')} real steps`,
+    );
     await page.screenshot({ path: `${SHOTS}/start-finished.png` });
     const s2rLast = await cardIteration('s2r');
 
@@ -186,9 +248,13 @@ describe('the start-here path', () => {
     await expect.poll(() => compareTable.locator('tbody tr').count(), { timeout: 30_000 }).toBe(3);
     for (const mode of MODES) {
       const last = mode === 's2r' ? s2rLast : ITERATIONS;
-      expect(await compareTable.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-success').textContent()).toMatch(new RegExp(`at iteration ${last}$`));
+      expect(
+        await compareTable.locator(`tr[data-mode="${mode}"]`).getByTestId('dreamgym-success').textContent(),
+      ).toMatch(new RegExp(`at iteration ${last}$`));
     }
-    await expect.poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis')).toBe('Real steps spent');
+    await expect
+      .poll(() => page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-axis'))
+      .toBe('Real steps spent');
     expect(errors).toEqual([]);
   }, 120_000);
 });

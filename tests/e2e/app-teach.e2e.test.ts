@@ -10,8 +10,12 @@ import { SHOTS, startApp, type AppHarness } from './harness';
 
 let app: AppHarness;
 
-beforeAll(async () => { app = await startApp('dreamgym-e2e-teach-'); }, 120_000);
-afterAll(async () => { await app?.close(); });
+beforeAll(async () => {
+  app = await startApp('dreamgym-e2e-teach-');
+}, 120_000);
+afterAll(async () => {
+  await app?.close();
+});
 
 const status = (page: Page) => page.getByTestId('teach-status').textContent();
 const idle = async (page: Page) => (await page.getByTestId('teach-status').getAttribute('data-busy')) === 'false';
@@ -22,13 +26,17 @@ describe('the Teach page', () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${app.baseUrl}/#/teach?env=webshop-lite-v0&algo=grpo&mode=real&seed=3&tasks=2&group=4`);
-    await expect.poll(() => status(page), { timeout: 90_000 }).toMatch(/^Ready: webshop-easy, GRPO, experience from the real environment, seed 3/);
+    await expect
+      .poll(() => status(page), { timeout: 90_000 })
+      .toMatch(/^Ready: webshop-easy, GRPO, experience from the real environment, seed 3/);
     await expect.poll(() => page.getByTestId('teach-backend').textContent()).toBe('wasm');
 
     // Update 1 with the keyboard on the button, update 2 with the page shortcut N.
     await page.getByRole('button', { name: 'Next update' }).focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => status(page), { timeout: 60_000 }).toMatch(/^Update 1 \(GRPO, the real environment\): 2 tasks × 4 rollouts/);
+    await expect
+      .poll(() => status(page), { timeout: 60_000 })
+      .toMatch(/^Update 1 \(GRPO, the real environment\): 2 tasks × 4 rollouts/);
     await expect.poll(() => idle(page)).toBe(true);
     await page.locator('body').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('n');
@@ -72,13 +80,17 @@ describe('the Teach page', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => pick.getAttribute('aria-pressed')).toBe('true');
     const where = label!.match(/^Task (\d+), rollout (\d+), step (\d+)/)!;
-    await expect.poll(() => page.getByTestId('teach-probabilities').textContent()).toContain(`Task ${where[1]}, rollout ${where[2]}, step ${where[3]}:`);
+    await expect
+      .poll(() => page.getByTestId('teach-probabilities').textContent())
+      .toContain(`Task ${where[1]}, rollout ${where[2]}, step ${where[3]}:`);
     ({ before } = await rowsOf());
     expect(before.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 0);
 
     await expect.poll(() => page.getByTestId('explain-grpo').getAttribute('open')).not.toBeNull();
     // The shot starts at the status line: the summary, the losses and the first group (explanations beside).
-    await page.evaluate(() => document.querySelector('[data-testid="teach-status"]')!.scrollIntoView({ block: 'start' }));
+    await page.evaluate(() =>
+      document.querySelector('[data-testid="teach-status"]')!.scrollIntoView({ block: 'start' }),
+    );
     await page.screenshot({ path: `${SHOTS}/teach.png` });
 
     // A tablet-width window: the update's tables stay within the window (they scroll inside themselves).
@@ -88,7 +100,9 @@ describe('the Teach page', () => {
 
     // Switch to PPO: Next update starts a fresh session with it; the value head is shown.
     await page.getByLabel('Algorithm').selectOption('ppo');
-    await expect.poll(() => page.getByText('Settings changed: Next update starts a fresh session with them.').count()).toBe(1);
+    await expect
+      .poll(() => page.getByText('Settings changed: Next update starts a fresh session with them.').count())
+      .toBe(1);
     await page.getByRole('button', { name: 'Next update' }).click();
     await expect.poll(() => status(page), { timeout: 60_000 }).toMatch(/^Update 1 \(PPO, the real environment\)/);
     await expect.poll(() => idle(page)).toBe(true);
@@ -100,9 +114,13 @@ describe('the Teach page', () => {
     await page.getByLabel('Mode').selectOption('dream');
     await page.getByLabel('Oracle ε_R').fill('0.5');
     await page.getByRole('button', { name: 'Reset' }).click();
-    await expect.poll(() => status(page), { timeout: 60_000 }).toMatch(/experience from dream: oracle \(ε_R=0\.5, ε_P=0\.1\)/);
+    await expect
+      .poll(() => status(page), { timeout: 60_000 })
+      .toMatch(/experience from dream: oracle \(ε_R=0\.5, ε_P=0\.1\)/);
     await page.getByRole('button', { name: 'Next update' }).click();
-    await expect.poll(() => status(page), { timeout: 60_000 }).toMatch(/^Update 1 \(PPO, dream: oracle \(ε_R=0\.5, ε_P=0\.1\)\)/);
+    await expect
+      .poll(() => status(page), { timeout: 60_000 })
+      .toMatch(/^Update 1 \(PPO, dream: oracle \(ε_R=0\.5, ε_P=0\.1\)\)/);
     await expect.poll(() => page.getByTestId('teach-dream-note').textContent()).toMatch(/^Dream: Oracle: the real env/);
     await expect.poll(() => page.getByTestId('explain-dream').getAttribute('open')).not.toBeNull();
 

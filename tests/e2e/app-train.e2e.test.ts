@@ -24,7 +24,8 @@ afterAll(async () => {
 });
 
 const iteration = async (page: Page) => Number(await page.getByTestId('iteration').textContent());
-const points = async (page: Page, metric: string) => Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
+const points = async (page: Page, metric: string) =>
+  Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
 const runState = (page: Page) => page.getByTestId('train-status').getAttribute('data-state');
 const statusText = (page: Page) => page.getByTestId('train-status').textContent();
 
@@ -111,13 +112,18 @@ describe('the app shell', () => {
     await expect.poll(() => points(page, 'charts/success_rate')).toBe(paused + 1);
     // The charts against real steps spent (a real run offers no dream-steps axis), then back.
     const axis = page.getByTestId('train-axis');
-    await expect.poll(() => axis.locator('option').allTextContents()).toEqual(['Iteration', 'Real steps spent', 'Wall time (s)']);
+    await expect
+      .poll(() => axis.locator('option').allTextContents())
+      .toEqual(['Iteration', 'Real steps spent', 'Wall time (s)']);
     await axis.selectOption('real_steps');
-    await expect.poll(() => page.locator('figure[data-metric="charts/success_rate"]').getAttribute('data-axis'))
+    await expect
+      .poll(() => page.locator('figure[data-metric="charts/success_rate"]').getAttribute('data-axis'))
       .toBe('Real steps spent');
     await expect.poll(() => points(page, 'charts/success_rate')).toBe(paused + 1);
     await axis.selectOption('iteration');
-    await expect.poll(() => page.locator('figure[data-metric="charts/success_rate"]').getAttribute('data-axis')).toBe('iteration');
+    await expect
+      .poll(() => page.locator('figure[data-metric="charts/success_rate"]').getAttribute('data-axis'))
+      .toBe('iteration');
     await page.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => runState(page)).toBe('running');
     await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(paused + 2);
@@ -146,19 +152,28 @@ describe('the app shell', () => {
     const errors = trackErrors(page);
     await page.emulateMedia({ colorScheme: 'dark' }); // the dream run's screenshot shows dark mode
     // The oracle named in the link (a link without one dreams with Setup's engine, by default the shipped learned one).
-    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1`
-      + '&llm=oracle:0.2,0.1');
-    await expect.poll(() => page.getByTestId('experience-source').textContent()).toBe('Experience: dream: oracle (ε_R=0.2, ε_P=0.1).');
+    await page.goto(
+      `${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1` +
+        '&llm=oracle:0.2,0.1',
+    );
+    await expect
+      .poll(() => page.getByTestId('experience-source').textContent())
+      .toBe('Experience: dream: oracle (ε_R=0.2, ε_P=0.1).');
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => points(page, 'dream/success_rate'), { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
     await expect.poll(() => page.getByTestId('real-steps').textContent()).toBe('0');
-    await expect.poll(async () => Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, '')))
+    await expect
+      .poll(async () => Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, '')))
       .toBeGreaterThan(0);
     await page.locator('figure[data-metric="dream/success_rate"]').scrollIntoViewIfNeeded();
     await page.screenshot({ path: `${SHOTS}/train-dream-dark.png` });
 
     // The worker dies: the page says so and restarts it from the last checkpoint.
-    await page.evaluate(() => (window as unknown as { __dreamgym: { train: { crashWorker(): Promise<unknown> } } }).__dreamgym.train.crashWorker());
+    await page.evaluate(() =>
+      (
+        window as unknown as { __dreamgym: { train: { crashWorker(): Promise<unknown> } } }
+      ).__dreamgym.train.crashWorker(),
+    );
     await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 30_000 }).toMatch(/stopped unexpectedly/);
     const crashedAt = await iteration(page);
     await page.getByRole('button', { name: 'Restart from the last checkpoint' }).click();

@@ -25,7 +25,9 @@ let pageUrl: string;
 
 async function launch(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true,
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: chromiumArgs,
+    headless: true,
   });
 }
 
@@ -40,7 +42,11 @@ async function openPage(): Promise<Page> {
 }
 
 beforeAll(async () => {
-  server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+  server = await createServer({
+    configFile: 'vite.config.ts',
+    server: { port: 0, host: '127.0.0.1' },
+    logLevel: 'error',
+  });
   await server.listen();
   const address = server.httpServer!.address();
   pageUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 5173}/tests/e2e/pages/buffer.html`;
@@ -85,11 +91,21 @@ describe('IndexedDbBufferStore in Chromium', () => {
     const page = await openPage();
     const seen: string[] = [];
     // Reload at the start, while embedding, while the one transaction is filled, and after: absent or complete every time.
-    for (const [trial, wait] of [[0, 'now'], [1, 'embedding'], [2, 'writing'], [3, 'writing'], [4, 'done']] as const) {
+    for (const [trial, wait] of [
+      [0, 'now'],
+      [1, 'embedding'],
+      [2, 'writing'],
+      [3, 'writing'],
+      [4, 'done'],
+    ] as const) {
       const name = `e2e-reload-import-${trial}`;
       await page.evaluate((db) => window.bufferPage.reset(db), name);
       await page.evaluate(([db, count]) => window.bufferPage.startImport(db, count), [name, n] as const);
-      if (wait !== 'now') await page.waitForFunction((phase) => window.importPhase === phase || window.importPhase === 'done', wait, { timeout: 60_000, polling: 1 });
+      if (wait !== 'now')
+        await page.waitForFunction((phase) => window.importPhase === phase || window.importPhase === 'done', wait, {
+          timeout: 60_000,
+          polling: 1,
+        });
       const phase = await page.evaluate(() => window.importPhase ?? 'none');
       await page.reload();
       await page.waitForFunction(() => window.bufferPageReady === true);
@@ -111,7 +127,12 @@ describe('IndexedDbBufferStore in Chromium', () => {
     const page = await openPage();
     const result = await page.evaluate(() => window.bufferPage.upgradeFromV1('e2e-v1'));
     expect(result.before.version).toBe(1);
-    expect(result.before.stores.transitions).toEqual({ env: 'env', source: 'source', episodeId: 'episodeId', createdAt: 'createdAt' });
+    expect(result.before.stores.transitions).toEqual({
+      env: 'env',
+      source: 'source',
+      episodeId: 'episodeId',
+      createdAt: 'createdAt',
+    });
     expect(result.after.version).toBe(INDEXEDDB_SCHEMA_VERSION);
     expect(result.after.stores).toEqual(V3_STORES);
     const v1 = v1Contents();
@@ -119,8 +140,11 @@ describe('IndexedDbBufferStore in Chromium', () => {
     for (const [i, t] of result.transitions.entries()) {
       const original = v1.transitions[i];
       expect(t).toMatchObject({
-        source: original.source, valid: original.valid, env: original.env,
-        embedder: original.embedding ? V1_EMBEDDER : null, embeddingType: original.embedding ? 'Float32Array' : null,
+        source: original.source,
+        valid: original.valid,
+        env: original.env,
+        embedder: original.embedding ? V1_EMBEDDER : null,
+        embeddingType: original.embedding ? 'Float32Array' : null,
         embedding: original.embedding ? Array.from(original.embedding) : null,
       });
     }
@@ -138,22 +162,45 @@ describe('IndexedDbBufferStore in Chromium', () => {
     expect(result.before.stores.invalid).toEqual({});
     expect(result.after).toEqual({ version: INDEXEDDB_SCHEMA_VERSION, stores: V3_STORES });
     const ordered = [...v2Contents().transitions].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
-    expect(result.transitions).toEqual(ordered.map((t) => ({
-      id: t.id, env: t.env, source: t.source, valid: t.valid, createdAt: t.createdAt, reward: t.reward, embedder: t.embedder ?? null,
-      embeddingType: t.embedding ? 'Float32Array' : null, embedding: t.embedding ? Array.from(t.embedding) : null,
-    })));
+    expect(result.transitions).toEqual(
+      ordered.map((t) => ({
+        id: t.id,
+        env: t.env,
+        source: t.source,
+        valid: t.valid,
+        createdAt: t.createdAt,
+        reward: t.reward,
+        embedder: t.embedder ?? null,
+        embeddingType: t.embedding ? 'Float32Array' : null,
+        embedding: t.embedding ? Array.from(t.embedding) : null,
+      })),
+    );
     expect(result.episodes).toEqual(['ep-0', 'ep-1']);
     expect(result.tasks).toEqual(['task-0', 'task-1']);
     expect(result.runs).toEqual([['run-1', 'running']]);
     expect(result.stats).toMatchObject({ transitions: 5, episodes: 2, invalid: 1 });
-    expect(result.chunks).toEqual([{
-      seq: 1, ids: ordered.map((t) => t.id), transitions: 5, episodes: 2, dims: null, rowDims: ordered.map((t) => t.embedding?.length ?? -1),
-      rowDimsType: 'Int32Array', embeddingsType: 'Float32Array', floats: 4 + 4 + 4 + 8, hasEmbeddingField: false,
-    }]);
+    expect(result.chunks).toEqual([
+      {
+        seq: 1,
+        ids: ordered.map((t) => t.id),
+        transitions: 5,
+        episodes: 2,
+        dims: null,
+        rowDims: ordered.map((t) => t.embedding?.length ?? -1),
+        rowDimsType: 'Int32Array',
+        embeddingsType: 'Float32Array',
+        floats: 4 + 4 + 4 + 8,
+        hasEmbeddingField: false,
+      },
+    ]);
 
     const large = await page.evaluate(() => window.bufferPage.upgradeFromV2('e2e-v2-large', 2_500));
     expect(large.stats).toMatchObject({ transitions: 2_505, episodes: 252, invalid: 1 });
-    expect(large.chunks.map((c) => [c.seq, c.transitions, c.dims])).toEqual([[1, 1000, null], [2, 1000, 16], [3, 505, 16]]);
+    expect(large.chunks.map((c) => [c.seq, c.transitions, c.dims])).toEqual([
+      [1, 1000, null],
+      [2, 1000, 16],
+      [3, 505, 16],
+    ]);
     await page.close();
   });
 
@@ -173,7 +220,12 @@ describe('IndexedDbBufferStore in Chromium', () => {
     const { error, count } = await page.evaluate(() => window.bufferPage.quota('e2e-quota'));
     const { persistence, estimate } = await page.evaluate(() => window.bufferPage.storage('e2e-quota'));
     console.log(`[chromium storage] persist(): ${JSON.stringify(persistence)}; estimate: ${JSON.stringify(estimate)}`);
-    expect(error).toMatchObject({ name: 'BufferQuotaError', isBufferQuotaError: true, attempted: 4, causeName: 'QuotaExceededError' });
+    expect(error).toMatchObject({
+      name: 'BufferQuotaError',
+      isBufferQuotaError: true,
+      attempted: 4,
+      causeName: 'QuotaExceededError',
+    });
     expect(error!.usedBytes).toBeTypeOf('number');
     expect(error!.quotaBytes).toBeGreaterThan(0);
     expect(error!.message).toMatch(/MB used of .* MB; 4 transitions were not saved/);
@@ -188,8 +240,10 @@ describe('IndexedDbBufferStore in Chromium', () => {
     const n = Number(process.env.BUFFER_BENCH_N ?? 5_000);
     const page = await openPage();
     const result = await page.evaluate((count) => window.bufferPage.bench('e2e-bench', count), n);
-    console.log(`[bench indexeddb chromium n=${n}] insert ${result.insertPerSecond.toFixed(0)} transitions/s (${result.insertSeconds.toFixed(2)} s), ` +
-      `cold load ${result.loadSeconds.toFixed(2)} s, usage ${((result.usageBytes ?? 0) / 1e6).toFixed(0)} MB`);
+    console.log(
+      `[bench indexeddb chromium n=${n}] insert ${result.insertPerSecond.toFixed(0)} transitions/s (${result.insertSeconds.toFixed(2)} s), ` +
+        `cold load ${result.loadSeconds.toFixed(2)} s, usage ${((result.usageBytes ?? 0) / 1e6).toFixed(0)} MB`,
+    );
     expect(result).toMatchObject({ kind: 'indexeddb', transitions: n, loaded: n, cold: true });
     await page.close();
   }, 300_000);

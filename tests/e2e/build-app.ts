@@ -10,20 +10,33 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
-  export interface ProvidedContext { builtApp: { outDir: string; log: string } }
+  export interface ProvidedContext {
+    builtApp: { outDir: string; log: string };
+  }
 }
 
 /** `vite build` in a child process (NODE_ENV=production: vitest sets it to 'test', which would leave out the service worker). */
 function buildInto(outDir: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--outDir', outDir, '--emptyOutDir'], {
-      env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['node_modules/vite/bin/vite.js', 'build', '--outDir', outDir, '--emptyOutDir'],
+      {
+        env: { ...process.env, NODE_ENV: 'production' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let log = '';
-    child.stdout.on('data', (chunk) => { log += chunk; });
-    child.stderr.on('data', (chunk) => { log += chunk; });
+    child.stdout.on('data', (chunk) => {
+      log += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      log += chunk;
+    });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(log) : reject(new Error(`vite build failed (exit ${code}):\n${log}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(log) : reject(new Error(`vite build failed (exit ${code}):\n${log}`)),
+    );
   });
 }
 

@@ -14,7 +14,9 @@ import { chromiumArgs } from '../../vite.config';
 export const SHOTS = 'test-output/screenshots';
 
 export interface AppHarness {
-  server: PreviewServer; context: BrowserContext; baseUrl: string;
+  server: PreviewServer;
+  context: BrowserContext;
+  baseUrl: string;
   /** The build's log (the service worker plugin reports what it precached). */
   buildLog: string;
   /** Stops the HTTP server (the network is gone for real; the browser keeps running). */
@@ -29,8 +31,11 @@ export interface AppOptions {
 
 function launchProfile(profileDir: string, options: AppOptions): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profileDir, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true,
-    viewport: { width: 1280, height: 720 }, serviceWorkers: options.serviceWorkers ?? 'allow',
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: chromiumArgs,
+    headless: true,
+    viewport: { width: 1280, height: 720 },
+    serviceWorkers: options.serviceWorkers ?? 'allow',
   });
 }
 
@@ -38,7 +43,12 @@ function launchProfile(profileDir: string, options: AppOptions): Promise<Browser
 export async function startApp(profilePrefix: string, options: AppOptions = {}): Promise<AppHarness> {
   mkdirSync(SHOTS, { recursive: true });
   const { outDir, log } = inject('builtApp');
-  const server = await preview({ configFile: 'vite.config.ts', build: { outDir }, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+  const server = await preview({
+    configFile: 'vite.config.ts',
+    build: { outDir },
+    preview: { port: 0, host: '127.0.0.1' },
+    logLevel: 'error',
+  });
   const address = server.httpServer.address();
   if (!address || typeof address !== 'object') throw new Error('vite preview did not report its port');
   const baseUrl = `http://127.0.0.1:${address.port}`;
@@ -46,9 +56,15 @@ export async function startApp(profilePrefix: string, options: AppOptions = {}):
   const context = await launchProfile(profileDir, options);
   let serving = true;
   return {
-    server, context, baseUrl, buildLog: log,
+    server,
+    context,
+    baseUrl,
+    buildLog: log,
     async stopServer() {
-      if (serving) { serving = false; await server.close(); }
+      if (serving) {
+        serving = false;
+        await server.close();
+      }
     },
     async close() {
       await context.close();

@@ -13,11 +13,19 @@ let browser: Browser;
 let baseUrl: string;
 
 beforeAll(async () => {
-  server = await createServer({ configFile: 'vite.config.ts', server: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+  server = await createServer({
+    configFile: 'vite.config.ts',
+    server: { port: 0, host: '127.0.0.1' },
+    logLevel: 'error',
+  });
   await server.listen();
   const address = server.httpServer!.address();
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 5173}`;
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs, headless: true });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: chromiumArgs,
+    headless: true,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -50,25 +58,31 @@ describe('the play page', () => {
   it.each([
     ['webshop-lite-v0', 15],
     ['household-v0', 50],
-  ])('plays one %s episode to success through the page', async (envId, limit) => {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${baseUrl}/?env=${envId}&seed=5&difficulty=0.25`);
-    await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
-    await expect.poll(() => page.getByLabel('Environment', { exact: true }).inputValue()).toBe(envId);
-    await expect.poll(() => page.getByLabel('Custom action').getAttribute('placeholder')).toMatch(envId.startsWith('webshop') ? /search\[/ : /go to/);
-    const final = await playWithExpert(page, limit);
-    expect(final).toMatch(/^Success! Reward 1 in \d+ steps\.$/);
-    if (envId.startsWith('webshop')) {
-      // The results were product cards; the end page shows the purchase, never WebShop's debug text.
-      expect(sawProducts).toBe(true);
-      await expect.poll(() => page.getByTestId('purchase-score').textContent()).toMatch(/^1(\.0)? /);
-      await expect.poll(() => page.locator('main').textContent()).not.toMatch(/MTurk|instuction/);
-    }
-    expect(errors).toEqual([]);
-    await page.close();
-  }, 120_000);
+  ])(
+    'plays one %s episode to success through the page',
+    async (envId, limit) => {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${baseUrl}/?env=${envId}&seed=5&difficulty=0.25`);
+      await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
+      await expect.poll(() => page.getByLabel('Environment', { exact: true }).inputValue()).toBe(envId);
+      await expect
+        .poll(() => page.getByLabel('Custom action').getAttribute('placeholder'))
+        .toMatch(envId.startsWith('webshop') ? /search\[/ : /go to/);
+      const final = await playWithExpert(page, limit);
+      expect(final).toMatch(/^Success! Reward 1 in \d+ steps\.$/);
+      if (envId.startsWith('webshop')) {
+        // The results were product cards; the end page shows the purchase, never WebShop's debug text.
+        expect(sawProducts).toBe(true);
+        await expect.poll(() => page.getByTestId('purchase-score').textContent()).toMatch(/^1(\.0)? /);
+        await expect.poll(() => page.locator('main').textContent()).not.toMatch(/MTurk|instuction/);
+      }
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+    120_000,
+  );
 
   it('treats an inadmissible typed action as a no-op and says so', async () => {
     const page = await browser.newPage();

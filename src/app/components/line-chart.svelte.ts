@@ -24,24 +24,35 @@ export class PlotView {
 
   /** The plot's element's attachment (`{@attach view.attach}`): the chart lives as long as the element. */
   readonly attach = (container: HTMLDivElement): (() => void) => {
-    const stopWatching = watchTheme(() => { this.#themeChanges++; });
+    const stopWatching = watchTheme(() => {
+      this.#themeChanges++;
+    });
     let chart: uPlot | null = null;
     let layout = '';
     let height = 0;
     const resize = new ResizeObserver(() =>
-      chart?.setSize({ width: Math.max(MIN_WIDTH, container.clientWidth), height }));
+      chart?.setSize({ width: Math.max(MIN_WIDTH, container.clientWidth), height }),
+    );
     resize.observe(container);
     $effect(() => {
       const plot = this.#plot();
       const data = plotData(plot) as unknown as uPlot.AlignedData;
       const key = `${this.#themeChanges} ${plotLayoutKey(plot)}`;
-      if (chart && key === layout) { chart.setData(data); return; }
+      if (chart && key === layout) {
+        chart.setData(data);
+        return;
+      }
       chart?.destroy();
       chart = new uPlot(plotOptions(plot, container.clientWidth), data, container);
       layout = key;
       height = plot.height;
     });
-    return () => { resize.disconnect(); stopWatching(); chart?.destroy(); chart = null; };
+    return () => {
+      resize.disconnect();
+      stopWatching();
+      chart?.destroy();
+      chart = null;
+    };
   };
 }
 
@@ -55,19 +66,26 @@ function plotOptions(plot: PlotSpec, width: number): uPlot.Options {
   const [xAxis, yAxis] = base.axes!;
   const decimals = plot.xDecimals;
   const xValue = (_u: uPlot, v: number | null) =>
-    (v === null ? '—' : decimals === undefined ? String(v) : v.toFixed(decimals));
+    v === null ? '—' : decimals === undefined ? String(v) : v.toFixed(decimals);
   return {
     ...base,
     ...(plot.compact ? { legend: { show: false } } : {}),
     axes: [
-      { ...xAxis, ...(plot.compact ? { label: undefined } : {}),
-        ...(plot.xIncrements ? { incrs: plot.xIncrements } : {}) },
+      {
+        ...xAxis,
+        ...(plot.compact ? { label: undefined } : {}),
+        ...(plot.xIncrements ? { incrs: plot.xIncrements } : {}),
+      },
       { ...yAxis, ...(plot.compact ? { size: 40 } : {}), ...(plot.yLabel ? { label: plot.yLabel } : {}) },
     ],
     series: [
       { label: plot.xLabel, value: xValue },
       ...plot.lines.map((line) => ({
-        label: line.label, stroke: chartColour(line.colour), width: line.width, spanGaps: true, value: formatValue,
+        label: line.label,
+        stroke: chartColour(line.colour),
+        width: line.width,
+        spanGaps: true,
+        value: formatValue,
         points: line.points === undefined ? { show: false } : { show: true, size: line.points },
         ...(line.alpha === undefined ? {} : { alpha: line.alpha }),
         ...(line.dash ? { dash: line.dash } : {}),

@@ -49,20 +49,38 @@ function ms(x: number): string {
   return `${Math.round(x).toLocaleString('en-US')} ms`;
 }
 
-export function answerView(answer: DreamAnswer | undefined, options: { engine: EngineClass; cached?: boolean; engineError?: string }): AnswerView {
-  const promptNote = options.engine === 'oracle' ? 'The noisy oracle is the real environment with dialled errors: it is not asked a prompt and writes no answer text.'
-    : options.engine === 'learned' ? 'The learned experience model is a small tfjs network, not a chat model: it has no prompt text (it reads the task, the state, the action, the history and the retrieved examples in its own token format).'
-      : options.cached ? 'Answered from the transition cache: no call was made for this step (the same task, history and action were answered before).'
-        : 'No prompt was recorded for this step.';
+export function answerView(
+  answer: DreamAnswer | undefined,
+  options: { engine: EngineClass; cached?: boolean; engineError?: string },
+): AnswerView {
+  const promptNote =
+    options.engine === 'oracle'
+      ? 'The noisy oracle is the real environment with dialled errors: it is not asked a prompt and writes no answer text.'
+      : options.engine === 'learned'
+        ? 'The learned experience model is a small tfjs network, not a chat model: it has no prompt text (it reads the task, the state, the action, the history and the retrieved examples in its own token format).'
+        : options.cached
+          ? 'Answered from the transition cache: no call was made for this step (the same task, history and action were answered before).'
+          : 'No prompt was recorded for this step.';
   const prompt = answer?.prompt?.length ? answer.prompt.map((m) => `[${m.role}]\n${m.content}`).join('\n\n') : null;
   const tries = (answer?.tries ?? []).map((t, i): AnswerTry => ({
-    n: i + 1, raw: t.raw, rejected: t.rejected ?? null, tokens: tokens(t.usage), ms: ms(t.usage.ms),
+    n: i + 1,
+    raw: t.raw,
+    rejected: t.rejected ?? null,
+    tokens: tokens(t.usage),
+    ms: ms(t.usage.ms),
   }));
   const usage = answer?.usage ?? { promptTokens: 0, completionTokens: 0, ms: 0 };
-  const note = options.engineError ? `The engine call failed: ${options.engineError}`
-    : options.cached ? 'From the transition cache: no tokens, no time.' : null;
+  const note = options.engineError
+    ? `The engine call failed: ${options.engineError}`
+    : options.cached
+      ? 'From the transition cache: no tokens, no time.'
+      : null;
   return {
-    prompt, promptNote: prompt ? null : promptNote, tries, raw: tries.length ? null : answer?.raw ?? null,
-    cost: `${tokens(usage)}, ${ms(usage.ms)}${tries.length > 1 ? ` over ${tries.length} calls` : ''}`, note,
+    prompt,
+    promptNote: prompt ? null : promptNote,
+    tries,
+    raw: tries.length ? null : (answer?.raw ?? null),
+    cost: `${tokens(usage)}, ${ms(usage.ms)}${tries.length > 1 ? ` over ${tries.length} calls` : ''}`,
+    note,
   };
 }

@@ -12,7 +12,10 @@ export function count(n: number): string {
 }
 
 /** One row of the table: the environment, then each source's count ('0' for none). */
-export interface SourceRow { env: string; counts: Record<TransitionSource, string> }
+export interface SourceRow {
+  env: string;
+  counts: Record<TransitionSource, string>;
+}
 
 /** Transitions by environment (sorted by name) and source, every count formatted. */
 export function sourceRows(byEnvAndSource: BufferStats['byEnvAndSource']): SourceRow[] {
@@ -26,8 +29,10 @@ export function sourceRows(byEnvAndSource: BufferStats['byEnvAndSource']): Sourc
 
 /** What one import wrote: 'household-v0: 240 episodes added (1,234 transitions), 0 skipped'. */
 export function importSummary(label: string, result: ImportResult): string {
-  return `${label}: ${count(result.episodes)} episodes added (${count(result.transitions)} transitions), `
-    + `${count(result.skipped)} skipped`;
+  return (
+    `${label}: ${count(result.episodes)} episodes added (${count(result.transitions)} transitions), ` +
+    `${count(result.skipped)} skipped`
+  );
 }
 
 /** The line above the search results: how many came back (one per episode, so maybe fewer than k). */

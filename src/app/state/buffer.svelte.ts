@@ -12,7 +12,10 @@ import { envIds } from '../../core/envs/registry';
 import type { Task } from '../../core/types';
 import { importSummary } from './buffer-view';
 
-export interface StorageInfo { usage: number | null; quota: number | null }
+export interface StorageInfo {
+  usage: number | null;
+  quota: number | null;
+}
 
 /** The page's reader of public/ files: 404 means none; any other failure says what happened. */
 const fetchPublicFile: PublicFileReader = async (path) => {
@@ -65,7 +68,11 @@ export class BufferState {
   /** Re-reads the counts (from the database: training workers write to it meanwhile) and the storage estimate. */
   async refresh(): Promise<void> {
     await this.run(async () => {
-      if (this.store) { await this.store.close(); this.store = null; this.buffer = null; }
+      if (this.store) {
+        await this.store.close();
+        this.store = null;
+        this.buffer = null;
+      }
       await this.update();
     });
   }
@@ -121,7 +128,10 @@ export class BufferState {
     await this.run(async () => {
       const buffer = await this.open();
       const query = { instruction: text, observation: text, action: '' };
-      this.results = await buffer.retrieve(query, Math.max(1, Math.floor(k) || 1), { env: env || undefined, diverse: true });
+      this.results = await buffer.retrieve(query, Math.max(1, Math.floor(k) || 1), {
+        env: env || undefined,
+        diverse: true,
+      });
     });
   }
 
@@ -137,7 +147,10 @@ export class BufferState {
   async download(format: TrajectoryFormat): Promise<void> {
     await this.run(async () => {
       const text = await this.exportText(format);
-      if (text === null) { this.message = 'The buffer is empty: nothing to export.'; return; }
+      if (text === null) {
+        this.message = 'The buffer is empty: nothing to export.';
+        return;
+      }
       const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
       const a = document.createElement('a');
       a.href = url;

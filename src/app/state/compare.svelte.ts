@@ -8,14 +8,29 @@ import { EpisodeStore } from '../workers/episode-store';
 import { MetricsHistoryStore } from '../workers/metrics-store';
 import { loadRuns, removeRun, type RunEntry } from '../workers/run-list';
 import {
-  alignSeries, compareRow, dreamGymRow, filterChoices, filterRuns, runLabels, runsExport, toCsv,
-  type AlignedSeries, type CompareRow, type DreamGymRow, type RunFilter, type XAxis,
+  alignSeries,
+  compareRow,
+  dreamGymRow,
+  filterChoices,
+  filterRuns,
+  runLabels,
+  runsExport,
+  toCsv,
+  type AlignedSeries,
+  type CompareRow,
+  type DreamGymRow,
+  type RunFilter,
+  type XAxis,
 } from './compare';
 
 /** Deletes a run's checkpoint record. */
 async function deleteCheckpoint(runId: string): Promise<void> {
   const store = new IndexedDbCheckpointStore(runId);
-  try { await store.remove(); } finally { await store.close(); }
+  try {
+    await store.remove();
+  } finally {
+    await store.close();
+  }
 }
 
 function download(text: string, type: string, filename: string): void {
@@ -55,9 +70,18 @@ export class CompareView {
   readonly labels = $derived(runLabels(this.listed));
   readonly rows = $derived<CompareRow[]>(this.listed.map((r) => compareRow(r, this.histories[r.runId] ?? [])));
   readonly chosen = $derived(this.listed.filter((r) => this.selected.includes(r.runId)));
-  readonly series = $derived<AlignedSeries>(alignSeries(this.chosen.map((r) => this.histories[r.runId] ?? []), this.metric, this.smoothing, this.axis));
+  readonly series = $derived<AlignedSeries>(
+    alignSeries(
+      this.chosen.map((r) => this.histories[r.runId] ?? []),
+      this.metric,
+      this.smoothing,
+      this.axis,
+    ),
+  );
   readonly chosenLabels = $derived(this.chosen.map((r) => this.labels[this.listed.indexOf(r)]));
-  readonly dreamGym = $derived<DreamGymRow[]>(this.chosen.map((r) => dreamGymRow(r, this.histories[r.runId] ?? [], this.target)));
+  readonly dreamGym = $derived<DreamGymRow[]>(
+    this.chosen.map((r) => dreamGymRow(r, this.histories[r.runId] ?? [], this.target)),
+  );
 
   /** Re-reads the run list and every run's history; the first time, all runs are chosen. */
   async refresh(): Promise<void> {
@@ -69,7 +93,10 @@ export class CompareView {
       const ids = new Set(runs.map((r) => r.runId));
       this.selected = this.loaded ? this.selected.filter((id) => ids.has(id)) : runs.map((r) => r.runId);
       this.loaded = true;
-      if (!this.message) this.message = runs.length ? `${runs.length} runs in this browser.` : 'No runs yet: train one on the Train page.';
+      if (!this.message)
+        this.message = runs.length
+          ? `${runs.length} runs in this browser.`
+          : 'No runs yet: train one on the Train page.';
     } catch (error) {
       this.error = `Could not read the runs' metric histories: ${(error as Error).message}.`;
     }
@@ -82,7 +109,8 @@ export class CompareView {
     const metric = q.get('metric');
     if (metric) this.metric = metric;
     const axis = q.get('axis');
-    if (axis === 'iteration' || axis === 'real_steps' || axis === 'dream_steps' || axis === 'wall_time') this.axis = axis;
+    if (axis === 'iteration' || axis === 'real_steps' || axis === 'dream_steps' || axis === 'wall_time')
+      this.axis = axis;
   }
 
   toggle(runId: string, on: boolean): void {
@@ -90,15 +118,24 @@ export class CompareView {
   }
 
   exportJson(): void {
-    if (this.chosen.length === 0) { this.message = 'Choose at least one run to export.'; return; }
-    const data = runsExport(this.chosen.map((entry) => ({ entry, history: this.histories[entry.runId] ?? [] })), new Date());
+    if (this.chosen.length === 0) {
+      this.message = 'Choose at least one run to export.';
+      return;
+    }
+    const data = runsExport(
+      this.chosen.map((entry) => ({ entry, history: this.histories[entry.runId] ?? [] })),
+      new Date(),
+    );
     download(`${JSON.stringify(data, null, 2)}\n`, 'application/json', `dreamgym-runs-${this.chosen.length}.json`);
     this.message = `Exported ${this.chosen.length} runs (configs and metric histories) as JSON.`;
   }
 
   exportCsv(): void {
     const rows = this.rows.filter((r) => this.selected.includes(r.runId));
-    if (rows.length === 0) { this.message = 'Choose at least one run to export.'; return; }
+    if (rows.length === 0) {
+      this.message = 'Choose at least one run to export.';
+      return;
+    }
     download(toCsv(rows), 'text/csv', `dreamgym-runs-${rows.length}.csv`);
     this.message = `Exported the table of ${rows.length} runs as CSV.`;
   }
@@ -107,13 +144,20 @@ export class CompareView {
   async remove(runId: string, activeRunId: string | null): Promise<void> {
     this.confirmingDelete = null;
     this.error = null;
-    if (runId === activeRunId) { this.error = 'This run is training now: stop it on the Train page before deleting it.'; return; }
+    if (runId === activeRunId) {
+      this.error = 'This run is training now: stop it on the Train page before deleting it.';
+      return;
+    }
     this.busy = true;
     try {
       await deleteCheckpoint(runId);
       await this.store.remove(runId);
       const episodes = new EpisodeStore();
-      try { await episodes.remove(runId); } finally { await episodes.close(); }
+      try {
+        await episodes.remove(runId);
+      } finally {
+        await episodes.close();
+      }
       removeRun(runId);
       this.message = `Deleted run ${runId} (checkpoint, metric history, kept episodes and list entry).`;
       await this.refresh();

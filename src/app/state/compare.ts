@@ -54,7 +54,12 @@ export function axisLabel(axis: XAxis): string {
  */
 export function xValues(history: readonly IterationRecord[], axis: XAxis): number[] {
   if (axis === 'iteration') return history.map((r) => r.iteration);
-  const metric = axis === 'real_steps' ? 'budget/real_steps' : axis === 'dream_steps' ? 'budget/dream_steps' : 'perf/iteration_seconds';
+  const metric =
+    axis === 'real_steps'
+      ? 'budget/real_steps'
+      : axis === 'dream_steps'
+        ? 'budget/dream_steps'
+        : 'perf/iteration_seconds';
   let value = 0;
   return history.map((r) => {
     const v = r.metrics[metric];
@@ -110,12 +115,24 @@ export function compareRow(entry: RunEntry, history: readonly IterationRecord[])
   const c = entry.config;
   const train = lastRolloutSuccess(history);
   return {
-    runId: entry.runId, name: runName(entry), tags: entry.tags ?? [], env: c.env, mode: c.mode, algo: c.algo, preset: c.preset, seed: c.seed,
-    iterations: history.length ? history[history.length - 1].iteration : 0, iterationsPlanned: c.iterations,
-    realSteps: last(history, 'budget/real_steps'), dreamSteps: last(history, 'budget/dream_steps'),
-    lastEvalSuccess: last(history, 'eval/success_rate'), lastEvalScore: last(history, 'eval/score'),
-    finalTrainSuccess: train?.value ?? null, finalTrainJudge: train?.judge ?? null,
-    state: entry.state, failure: entry.state === 'error' ? (entry.message ?? 'no reason was recorded') : null,
+    runId: entry.runId,
+    name: runName(entry),
+    tags: entry.tags ?? [],
+    env: c.env,
+    mode: c.mode,
+    algo: c.algo,
+    preset: c.preset,
+    seed: c.seed,
+    iterations: history.length ? history[history.length - 1].iteration : 0,
+    iterationsPlanned: c.iterations,
+    realSteps: last(history, 'budget/real_steps'),
+    dreamSteps: last(history, 'budget/dream_steps'),
+    lastEvalSuccess: last(history, 'eval/success_rate'),
+    lastEvalScore: last(history, 'eval/score'),
+    finalTrainSuccess: train?.value ?? null,
+    finalTrainJudge: train?.judge ?? null,
+    state: entry.state,
+    failure: entry.state === 'error' ? (entry.message ?? 'no reason was recorded') : null,
   };
 }
 
@@ -127,7 +144,9 @@ export function describeIterations(config: { mode: string; iterations: number },
   if (config.mode !== 's2r') return `${done} of ${config.iterations}`;
   const dream = Math.min(done, config.iterations);
   const real = Math.max(0, done - config.iterations);
-  return real > 0 ? `${done} (${dream} dream + ${real} real)` : `${dream} of ${config.iterations} dream, then real until the budget is spent`;
+  return real > 0
+    ? `${done} (${dream} dream + ${real} real)`
+    : `${dream} of ${config.iterations} dream, then real until the budget is spent`;
 }
 
 /** The DreamGym table: what held-out success cost in real interactions (the paper's headline). */
@@ -148,7 +167,9 @@ export interface DreamGymRow {
 
 export function dreamGymRow(entry: RunEntry, history: readonly IterationRecord[], target: number): DreamGymRow {
   const real = xValues(history, 'real_steps');
-  let heldOutSuccess: number | null = null, heldOutIteration: number | null = null, realStepsToTarget: number | null = null;
+  let heldOutSuccess: number | null = null,
+    heldOutIteration: number | null = null,
+    realStepsToTarget: number | null = null;
   history.forEach((r, i) => {
     const v = r.metrics['eval/success_rate'];
     if (typeof v !== 'number' || !Number.isFinite(v)) return;
@@ -157,9 +178,16 @@ export function dreamGymRow(entry: RunEntry, history: readonly IterationRecord[]
     if (realStepsToTarget === null && v >= target) realStepsToTarget = real[i];
   });
   return {
-    runId: entry.runId, name: runName(entry), mode: entry.config.mode, heldOutSuccess, heldOutIteration,
-    realSteps: real.length ? real[real.length - 1] : 0, dreamSteps: last(history, 'budget/dream_steps') ?? 0, realStepsToTarget,
-    state: entry.state, failure: entry.state === 'error' ? (entry.message ?? 'no reason was recorded') : null,
+    runId: entry.runId,
+    name: runName(entry),
+    mode: entry.config.mode,
+    heldOutSuccess,
+    heldOutIteration,
+    realSteps: real.length ? real[real.length - 1] : 0,
+    dreamSteps: last(history, 'budget/dream_steps') ?? 0,
+    realStepsToTarget,
+    state: entry.state,
+    failure: entry.state === 'error' ? (entry.message ?? 'no reason was recorded') : null,
   };
 }
 
@@ -184,14 +212,28 @@ export interface AlignedSeries {
  * sparse series never). Points of one run at the same x keep the latest (an S2R run's dream phase
  * sits at 0 real steps, its last point there is where the real phase starts).
  */
-export function alignSeries(histories: readonly (readonly IterationRecord[])[], metric: string, smoothing = 0, axis: XAxis = 'iteration'): AlignedSeries {
+export function alignSeries(
+  histories: readonly (readonly IterationRecord[])[],
+  metric: string,
+  smoothing = 0,
+  axis: XAxis = 'iteration',
+): AlignedSeries {
   const weight = smoothable(metric) ? smoothing : 0;
   const perRun = histories.map((h) => {
     const xs = xValues(h, axis);
-    const keep = h.map((r, i) => ({ x: xs[i], v: r.metrics[metric] })).filter((p): p is { x: number; v: number } => typeof p.v === 'number' && Number.isFinite(p.v));
-    const smoothed = smooth(keep.map((p) => p.v), weight);
-    const raw = new Map<number, number>(), soft = new Map<number, number>();
-    keep.forEach((p, i) => { raw.set(p.x, p.v); soft.set(p.x, smoothed[i] as number); });
+    const keep = h
+      .map((r, i) => ({ x: xs[i], v: r.metrics[metric] }))
+      .filter((p): p is { x: number; v: number } => typeof p.v === 'number' && Number.isFinite(p.v));
+    const smoothed = smooth(
+      keep.map((p) => p.v),
+      weight,
+    );
+    const raw = new Map<number, number>(),
+      soft = new Map<number, number>();
+    keep.forEach((p, i) => {
+      raw.set(p.x, p.v);
+      soft.set(p.x, smoothed[i] as number);
+    });
     return { raw, soft, latest: keep.length ? keep[keep.length - 1].v : null };
   });
   const x = [...new Set(perRun.flatMap((m) => [...m.raw.keys()]))].sort((a, b) => a - b);
@@ -200,18 +242,34 @@ export function alignSeries(histories: readonly (readonly IterationRecord[])[], 
   const onlyX = perRun.map((m) => (m.raw.size === 1 ? [...m.raw.keys()][0] : null));
   const flat = perRun.map((m, i) => axis !== 'iteration' && onlyX[i] === 0 && x.length > 1 && m.latest !== null);
   const fill = (m: (typeof perRun)[number], i: number, map: Map<number, number>) =>
-    x.map((at) => (flat[i] ? m.latest : map.get(at) ?? null));
-  return { x, values: perRun.map((m, i) => fill(m, i, m.soft)), raw: perRun.map((m, i) => fill(m, i, m.raw)), flat,
-    flatAt: flat.map((f, i) => (f ? onlyX[i] : null)) };
+    x.map((at) => (flat[i] ? m.latest : (map.get(at) ?? null)));
+  return {
+    x,
+    values: perRun.map((m, i) => fill(m, i, m.soft)),
+    raw: perRun.map((m, i) => fill(m, i, m.raw)),
+    flat,
+    flatAt: flat.map((f, i) => (f ? onlyX[i] : null)),
+  };
 }
 
 export const CSV_COLUMNS: { key: keyof CompareRow; header: string }[] = [
-  { key: 'runId', header: 'run_id' }, { key: 'name', header: 'name' }, { key: 'env', header: 'env' }, { key: 'mode', header: 'mode' }, { key: 'algo', header: 'algo' },
-  { key: 'preset', header: 'preset' }, { key: 'seed', header: 'seed' }, { key: 'iterations', header: 'iterations' },
-  { key: 'iterationsPlanned', header: 'iterations_planned' }, { key: 'realSteps', header: 'real_steps' },
-  { key: 'dreamSteps', header: 'dream_steps' }, { key: 'lastEvalSuccess', header: 'last_eval_success' },
-  { key: 'lastEvalScore', header: 'last_eval_score' }, { key: 'finalTrainSuccess', header: 'final_train_success' },
-  { key: 'finalTrainJudge', header: 'final_train_judged_by' }, { key: 'state', header: 'state' }, { key: 'failure', header: 'failure' },
+  { key: 'runId', header: 'run_id' },
+  { key: 'name', header: 'name' },
+  { key: 'env', header: 'env' },
+  { key: 'mode', header: 'mode' },
+  { key: 'algo', header: 'algo' },
+  { key: 'preset', header: 'preset' },
+  { key: 'seed', header: 'seed' },
+  { key: 'iterations', header: 'iterations' },
+  { key: 'iterationsPlanned', header: 'iterations_planned' },
+  { key: 'realSteps', header: 'real_steps' },
+  { key: 'dreamSteps', header: 'dream_steps' },
+  { key: 'lastEvalSuccess', header: 'last_eval_success' },
+  { key: 'lastEvalScore', header: 'last_eval_score' },
+  { key: 'finalTrainSuccess', header: 'final_train_success' },
+  { key: 'finalTrainJudge', header: 'final_train_judged_by' },
+  { key: 'state', header: 'state' },
+  { key: 'failure', header: 'failure' },
 ];
 
 /** RFC 4180 field: quoted when it holds a comma, quote or line break; a leading =+-@ is prefixed with ' (no formula injection in spreadsheets). */
@@ -224,7 +282,12 @@ export function csvField(value: unknown): string {
 
 export function toCsv(rows: readonly CompareRow[]): string {
   const lines = [CSV_COLUMNS.map((c) => c.header).join(',')];
-  for (const row of rows) lines.push(CSV_COLUMNS.map((c) => csvField(Array.isArray(row[c.key]) ? (row[c.key] as string[]).join(' ') : row[c.key])).join(','));
+  for (const row of rows)
+    lines.push(
+      CSV_COLUMNS.map((c) =>
+        csvField(Array.isArray(row[c.key]) ? (row[c.key] as string[]).join(' ') : row[c.key]),
+      ).join(','),
+    );
   return `${lines.join('\r\n')}\r\n`;
 }
 
@@ -236,11 +299,18 @@ export interface RunsExport {
   runs: { runId: string; createdAt: number; state: string; config: RunEntry['config']; history: IterationRecord[] }[];
 }
 
-export function runsExport(runs: readonly { entry: RunEntry; history: readonly IterationRecord[] }[], now: Date): RunsExport {
+export function runsExport(
+  runs: readonly { entry: RunEntry; history: readonly IterationRecord[] }[],
+  now: Date,
+): RunsExport {
   return {
-    format: EXPORT_FORMAT, exportedAt: now.toISOString(),
+    format: EXPORT_FORMAT,
+    exportedAt: now.toISOString(),
     runs: runs.map(({ entry, history }) => ({
-      runId: entry.runId, createdAt: entry.createdAt, state: entry.state, config: entry.config,
+      runId: entry.runId,
+      createdAt: entry.createdAt,
+      state: entry.state,
+      config: entry.config,
       history: history.map((r) => ({ iteration: r.iteration, metrics: { ...r.metrics } })),
     })),
   };
@@ -248,25 +318,41 @@ export function runsExport(runs: readonly { entry: RunEntry; history: readonly I
 
 /** A run's name: the one it was given (the start-here runs have one), else mode · algo · preset · seed. */
 export function runName(entry: RunEntry): string {
-  return entry.name ?? `${entry.config.mode} · ${entry.config.algo} · ${entry.config.preset} · seed ${entry.config.seed}`;
+  return (
+    entry.name ?? `${entry.config.mode} · ${entry.config.algo} · ${entry.config.preset} · seed ${entry.config.seed}`
+  );
 }
 
 /** A short label for a run in legends: its name (and the id's time suffix when two would read the same). */
 export function runLabels(entries: readonly RunEntry[]): string[] {
   const base = entries.map(runName);
-  return base.map((label, i) => (base.indexOf(label) !== base.lastIndexOf(label) ? `${label} (${entries[i].runId.split('-').pop()})` : label));
+  return base.map((label, i) =>
+    base.indexOf(label) !== base.lastIndexOf(label) ? `${label} (${entries[i].runId.split('-').pop()})` : label,
+  );
 }
 
 /** Which runs the Compare page lists: by environment, mode and tag ('' = any). */
-export interface RunFilter { env: string; mode: string; tag: string }
+export interface RunFilter {
+  env: string;
+  mode: string;
+  tag: string;
+}
 
 export function filterRuns(entries: readonly RunEntry[], filter: RunFilter): RunEntry[] {
-  return entries.filter((e) => (!filter.env || e.config.env === filter.env) && (!filter.mode || e.config.mode === filter.mode)
-    && (!filter.tag || (e.tags ?? []).includes(filter.tag)));
+  return entries.filter(
+    (e) =>
+      (!filter.env || e.config.env === filter.env) &&
+      (!filter.mode || e.config.mode === filter.mode) &&
+      (!filter.tag || (e.tags ?? []).includes(filter.tag)),
+  );
 }
 
 /** The environments, modes and tags the runs have (the filter's choices). */
 export function filterChoices(entries: readonly RunEntry[]): { envs: string[]; modes: string[]; tags: string[] } {
   const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
-  return { envs: sorted(entries.map((e) => e.config.env)), modes: sorted(entries.map((e) => e.config.mode)), tags: sorted(entries.flatMap((e) => e.tags ?? [])) };
+  return {
+    envs: sorted(entries.map((e) => e.config.env)),
+    modes: sorted(entries.map((e) => e.config.mode)),
+    tags: sorted(entries.flatMap((e) => e.tags ?? [])),
+  };
 }

@@ -8,7 +8,17 @@ import type { TrainConfig } from '../../core/train/config';
 import { MetricsHistoryStore } from '../workers/metrics-store';
 import { loadRuns, type RunEntry } from '../workers/run-list';
 import {
-  buildTaskBank, curriculumSeries, filterBank, nextSort, pageOf, sortBank, type BankFilter, type BankPage, type SortDirection, type SortKey, type TaskBankRow,
+  buildTaskBank,
+  curriculumSeries,
+  filterBank,
+  nextSort,
+  pageOf,
+  sortBank,
+  type BankFilter,
+  type BankPage,
+  type SortDirection,
+  type SortKey,
+  type TaskBankRow,
 } from './curriculum-bank';
 import { curriculumRun } from './default-run';
 
@@ -25,7 +35,11 @@ export class CurriculumView {
   message = $state('');
   rows = $state.raw<TaskBankRow[]>([]);
   sort = $state<{ key: SortKey; direction: SortDirection }>({ key: 'variance', direction: 'descending' });
-  series = $state.raw<{ iterations: number[]; share: (number | null)[]; variance: (number | null)[] }>({ iterations: [], share: [], variance: [] });
+  series = $state.raw<{ iterations: number[]; share: (number | null)[]; variance: (number | null)[] }>({
+    iterations: [],
+    share: [],
+    variance: [],
+  });
   /** Iterations completed in the checkpoint shown. */
   iteration = $state(0);
   config = $state.raw<TrainConfig | null>(null);
@@ -43,7 +57,9 @@ export class CurriculumView {
   readonly shown = $derived<BankPage>(pageOf(this.sorted, this.page, this.pageSize));
   readonly origins = $derived([...new Set(this.rows.map((r) => r.origin))].sort());
 
-  get entry(): RunEntry | null { return this.runs.find((r) => r.runId === this.runId) ?? null; }
+  get entry(): RunEntry | null {
+    return this.runs.find((r) => r.runId === this.runId) ?? null;
+  }
 
   /**
    * Reads the run list and picks the run to show (default-run.ts): the URL's ?run=, the run training
@@ -53,7 +69,10 @@ export class CurriculumView {
     this.runs = loadRuns();
     const pick = curriculumRun(this.runs, { url: urlRun, training: trainingRunId, shown: this.runId });
     if (pick !== this.runId) this.select(pick);
-    else if (!pick) { this.status = 'no-run'; this.message = 'No training runs in this browser yet: start one on the Train page.'; }
+    else if (!pick) {
+      this.status = 'no-run';
+      this.message = 'No training runs in this browser yet: start one on the Train page.';
+    }
   }
 
   select(runId: string | null): void {
@@ -63,14 +82,27 @@ export class CurriculumView {
     this.iteration = 0;
     this.page = 1;
     this.status = runId ? 'loading' : 'no-run';
-    this.message = runId ? 'Reading the checkpoint…' : 'No training runs in this browser yet: start one on the Train page.';
+    this.message = runId
+      ? 'Reading the checkpoint…'
+      : 'No training runs in this browser yet: start one on the Train page.';
     if (runId) void this.load();
   }
 
-  toggleSort(key: SortKey): void { this.sort = nextSort(this.sort, key); this.page = 1; }
-  setFilter(change: Partial<BankFilter>): void { this.filter = { ...this.filter, ...change }; this.page = 1; }
-  setPageSize(size: number): void { this.pageSize = size; this.page = 1; }
-  goTo(page: number): void { this.page = Math.min(Math.max(1, page), this.shown.pages); }
+  toggleSort(key: SortKey): void {
+    this.sort = nextSort(this.sort, key);
+    this.page = 1;
+  }
+  setFilter(change: Partial<BankFilter>): void {
+    this.filter = { ...this.filter, ...change };
+    this.page = 1;
+  }
+  setPageSize(size: number): void {
+    this.pageSize = size;
+    this.page = 1;
+  }
+  goTo(page: number): void {
+    this.page = Math.min(Math.max(1, page), this.shown.pages);
+  }
 
   /** Reads the chosen run's checkpoint and history and rebuilds the table. */
   async load(): Promise<void> {
@@ -92,8 +124,9 @@ export class CurriculumView {
       this.iteration = saved.iteration;
       if (!saved.curriculum) {
         this.status = 'no-curriculum';
-        this.message = `This run has no curriculum (${saved.config.mode} mode, curriculum ${saved.config.curriculum ? 'on' : 'off'}): `
-          + 'its tasks come from the fixed task pool, so there is no task bank to show.';
+        this.message =
+          `This run has no curriculum (${saved.config.mode} mode, curriculum ${saved.config.curriculum ? 'on' : 'off'}): ` +
+          'its tasks come from the fixed task pool, so there is no task bank to show.';
         this.rows = [];
         return;
       }

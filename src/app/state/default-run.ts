@@ -45,9 +45,14 @@ export interface CurriculumChoice {
  * training now or the newest run (the page then says it has no curriculum). Only listed runs count.
  */
 export function curriculumRun(runs: readonly RunEntry[], choice: CurriculumChoice): string | null {
-  const find = (runId: string | null) => (runId === null ? null : runs.find((r) => r.runId === runId) ?? null);
+  const find = (runId: string | null) => (runId === null ? null : (runs.find((r) => r.runId === runId) ?? null));
   const training = find(choice.training);
-  const pick = find(choice.url) ?? (training && hasCurriculum(training) ? training : null) ?? find(choice.shown)
-    ?? newestRun(runs, hasCurriculum) ?? training ?? newestRun(runs);
+  const pick =
+    find(choice.url) ??
+    (training && hasCurriculum(training) ? training : null) ??
+    find(choice.shown) ??
+    newestRun(runs, hasCurriculum) ??
+    training ??
+    newestRun(runs);
   return pick?.runId ?? null;
 }

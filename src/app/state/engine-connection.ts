@@ -34,7 +34,8 @@ export interface ConnectionTestOptions {
   now?: () => number;
 }
 
-const SERVER_HINTS = "Ollama: 'ollama serve' (http://127.0.0.1:11434/v1); vLLM: 'vllm serve MODEL' (http://127.0.0.1:8000/v1); llama-server: 'llama-server -m model.gguf' (http://127.0.0.1:8080/v1).";
+const SERVER_HINTS =
+  "Ollama: 'ollama serve' (http://127.0.0.1:11434/v1); vLLM: 'vllm serve MODEL' (http://127.0.0.1:8000/v1); llama-server: 'llama-server -m model.gguf' (http://127.0.0.1:8080/v1).";
 
 export async function testOpenAiConnection(options: ConnectionTestOptions): Promise<ConnectionReport> {
   const now = options.now ?? (() => performance.now());
@@ -43,30 +44,52 @@ export async function testOpenAiConnection(options: ConnectionTestOptions): Prom
   let model: OpenAiChatModel;
   try {
     model = new OpenAiChatModel({
-      baseUrl: options.baseUrl, model: options.model.trim(), apiKey: options.apiKey || undefined, retries: 0,
-      timeoutMs: options.timeoutMs ?? 20_000, fetch: fetchFn,
+      baseUrl: options.baseUrl,
+      model: options.model.trim(),
+      apiKey: options.apiKey || undefined,
+      retries: 0,
+      timeoutMs: options.timeoutMs ?? 20_000,
+      fetch: fetchFn,
       ...(options.pageOrigin !== undefined ? { pageOrigin: options.pageOrigin } : {}),
     });
   } catch (error) {
     return { ok: false, ms: 0, text: (error as Error).message, code: (error as LlmError).code };
   }
   try {
-    const result = await model.complete({ messages: [{ role: 'user', content: 'Reply with the single word OK.' }], maxTokens: 8, temperature: 0 }, options.signal);
+    const result = await model.complete(
+      { messages: [{ role: 'user', content: 'Reply with the single word OK.' }], maxTokens: 8, temperature: 0 },
+      options.signal,
+    );
     const ms = Math.round(now() - started);
     return {
-      ok: true, ms, reply: result.text.slice(0, 200),
+      ok: true,
+      ms,
+      reply: result.text.slice(0, 200),
       text: `Connected: ${model.id} at ${model.baseUrl} answered in ${ms} ms (${result.usage.promptTokens} prompt + ${result.usage.completionTokens} answer tokens).`,
     };
   } catch (error) {
     const ms = Math.round(now() - started);
-    if (!(error instanceof LlmError)) return { ok: false, ms, text: `The test request failed: ${(error as Error).message ?? String(error)}` };
+    if (!(error instanceof LlmError))
+      return { ok: false, ms, text: `The test request failed: ${(error as Error).message ?? String(error)}` };
     if (error.code !== 'cors') return { ok: false, ms, text: error.message, code: error.code };
-    return { ok: false, ms, ...(await tellCorsFromRefused(model.baseUrl, fetchFn, options.pageOrigin ?? globalThis.location?.origin ?? 'this page')) };
+    return {
+      ok: false,
+      ms,
+      ...(await tellCorsFromRefused(
+        model.baseUrl,
+        fetchFn,
+        options.pageOrigin ?? globalThis.location?.origin ?? 'this page',
+      )),
+    };
   }
 }
 
 /** A no-cors request reaches a listening server (opaque answer) and fails only when nothing listens. */
-async function tellCorsFromRefused(baseUrl: string, fetchFn: typeof fetch, page: string): Promise<Pick<ConnectionReport, 'text' | 'code'>> {
+async function tellCorsFromRefused(
+  baseUrl: string,
+  fetchFn: typeof fetch,
+  page: string,
+): Promise<Pick<ConnectionReport, 'text' | 'code'>> {
   const origin = new URL(baseUrl).origin;
   let listening: boolean;
   try {
@@ -78,7 +101,8 @@ async function tellCorsFromRefused(baseUrl: string, fetchFn: typeof fetch, page:
   if (listening) {
     return {
       code: 'cors-refused',
-      text: `CORS refused: a server is running at ${origin}, but it does not allow requests from this page (${page}) — its answer carries no ` +
+      text:
+        `CORS refused: a server is running at ${origin}, but it does not allow requests from this page (${page}) — its answer carries no ` +
         `Access-Control-Allow-Origin for this origin, so the browser hides it. Allow this page: Ollama — OLLAMA_ORIGINS=${page} ollama serve; ` +
         `vLLM — vllm serve MODEL --allowed-origins '["${page}"]'; llama-server — allows any origin by default (newer builds: --cors-origins ${page}); ` +
         'or put a proxy that adds the header in front of it.',

@@ -30,7 +30,7 @@ type SpeedTable = Record<string, MeasuredSpeed>;
 function load(storage: StorageLike | null): SpeedTable {
   try {
     const parsed = JSON.parse(storage?.getItem(SPEED_KEY) ?? '{}');
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed as SpeedTable : {};
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as SpeedTable) : {};
   } catch {
     return {};
   }
@@ -40,17 +40,28 @@ function valid(m: MeasuredSpeed | undefined): m is MeasuredSpeed {
   return !!m && typeof m.secondsPerCall === 'number' && Number.isFinite(m.secondsPerCall) && m.secondsPerCall > 0;
 }
 
-export function measuredSpeed(spec: string, storage: StorageLike | null = globalThis.localStorage ?? null): MeasuredSpeed | null {
+export function measuredSpeed(
+  spec: string,
+  storage: StorageLike | null = globalThis.localStorage ?? null,
+): MeasuredSpeed | null {
   const m = load(storage)[spec];
   return valid(m) ? m : null;
 }
 
 /** Keeps a measurement of `spec` (the figures given replace the old ones; the others are kept). */
-export function recordSpeed(spec: string, m: MeasuredSpeed, storage: StorageLike | null = globalThis.localStorage ?? null): void {
+export function recordSpeed(
+  spec: string,
+  m: MeasuredSpeed,
+  storage: StorageLike | null = globalThis.localStorage ?? null,
+): void {
   if (!valid(m)) return;
   const table = load(storage);
   table[spec] = { ...table[spec], ...m };
-  try { storage?.setItem(SPEED_KEY, JSON.stringify(table)); } catch { /* storage blocked or full: no memory of it */ }
+  try {
+    storage?.setItem(SPEED_KEY, JSON.stringify(table));
+  } catch {
+    /* storage blocked or full: no memory of it */
+  }
 }
 
 /** A run's live progress as a measurement (null until the engine has answered something). */
@@ -58,7 +69,14 @@ export function speedFromLive(live: LiveProgress, how: string, at: number): Meas
   const t = live.total;
   const calls = t.predictions - t.cacheHits;
   if (live.phase !== 'dream' || live.callsPerSecond <= 0 || calls <= 0) return null;
-  return { secondsPerCall: 1 / live.callsPerSecond, kind: 'throughput', tokensPerTransition: Math.round(t.tokens / calls), cacheHitRate: t.cacheHits / t.predictions, how, at };
+  return {
+    secondsPerCall: 1 / live.callsPerSecond,
+    kind: 'throughput',
+    tokensPerTransition: Math.round(t.tokens / calls),
+    cacheHitRate: t.cacheHits / t.predictions,
+    how,
+    at,
+  };
 }
 
 /**
@@ -68,12 +86,23 @@ export function speedFromLive(live: LiveProgress, how: string, at: number): Meas
 export function estimateInputs(m: MeasuredSpeed | null, parallel = 1): EstimateInputs {
   if (!m) return {};
   const perCall = `${m.secondsPerCall.toFixed(m.secondsPerCall < 1 ? 2 : 1)} s per answer`;
-  const speed: EngineSpeed = m.kind === 'throughput'
-    ? { secondsPerTransition: m.secondsPerCall, parallel: 1, measured: true, source: `measured: ${m.how}, ${perCall} with its calls in flight` }
-    : { secondsPerTransition: m.secondsPerCall, parallel, measured: true,
-      source: `measured: ${m.how}, ${perCall} alone${parallel > 1 ? `; ${parallel} at once if the server batches them` : ''}` };
+  const speed: EngineSpeed =
+    m.kind === 'throughput'
+      ? {
+          secondsPerTransition: m.secondsPerCall,
+          parallel: 1,
+          measured: true,
+          source: `measured: ${m.how}, ${perCall} with its calls in flight`,
+        }
+      : {
+          secondsPerTransition: m.secondsPerCall,
+          parallel,
+          measured: true,
+          source: `measured: ${m.how}, ${perCall} alone${parallel > 1 ? `; ${parallel} at once if the server batches them` : ''}`,
+        };
   return {
-    speed, ...(m.tokensPerTransition ? { tokensPerTransition: m.tokensPerTransition } : {}),
+    speed,
+    ...(m.tokensPerTransition ? { tokensPerTransition: m.tokensPerTransition } : {}),
     ...(m.cacheHitRate !== undefined ? { cacheHitRate: m.cacheHitRate } : {}),
   };
 }

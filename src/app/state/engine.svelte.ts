@@ -12,15 +12,38 @@
 import type { WebGpuCapabilities } from '../../core/llm/capabilities';
 import type { LoadProgress } from '../../core/llm/types';
 import { LlmError } from '../../core/llm/types';
-import { WebLlmChatModel, deleteModelFromCache, hasModelInCache, importWebLlm, type WebLlmLoadProgress } from '../../core/llm/webllm';
+import {
+  WebLlmChatModel,
+  deleteModelFromCache,
+  hasModelInCache,
+  importWebLlm,
+  type WebLlmLoadProgress,
+} from '../../core/llm/webllm';
 import { listWebLlmModels, type WebLlmModelInfo, type WebLlmModelList } from '../../core/llm/webllm-models';
 import { WllamaChatModel } from '../../core/llm/wllama';
 import type { EngineRuntime } from '../workers/experience-source';
-import { OpfsUnavailableError, deleteModelFile, listModelFiles, openModelFile, saveModelFile, type StoredModelFile } from '../workers/llm-files';
+import {
+  OpfsUnavailableError,
+  deleteModelFile,
+  listModelFiles,
+  openModelFile,
+  saveModelFile,
+  type StoredModelFile,
+} from '../workers/llm-files';
 import { testOpenAiConnection, type ConnectionReport } from './engine-connection';
 import {
-  choiceSpec, dreamEngine, etaSeconds, formEngine, loadChoice, progressLine, saveChoice, storageErrorText,
-  webLlmWorkerOverride, type DreamEngine, type EngineChoice, type SetupEngineKind,
+  choiceSpec,
+  dreamEngine,
+  etaSeconds,
+  formEngine,
+  loadChoice,
+  progressLine,
+  saveChoice,
+  storageErrorText,
+  webLlmWorkerOverride,
+  type DreamEngine,
+  type EngineChoice,
+  type SetupEngineKind,
 } from './engine';
 import { learnedModels } from './learned-models.svelte';
 
@@ -53,7 +76,9 @@ export class EngineSetup {
   private abort: AbortController | null = null;
 
   /** Persists the choice (never the key, never the file's bytes). */
-  save(): void { saveChoice($state.snapshot(this.choice) as EngineChoice); }
+  save(): void {
+    saveChoice($state.snapshot(this.choice) as EngineChoice);
+  }
 
   use(kind: SetupEngineKind): void {
     if (kind !== this.choice.kind && !this.load?.running) {
@@ -73,7 +98,9 @@ export class EngineSetup {
   }
 
   /** The spec of the picked engine as picked, or why there is none yet (what a run uses: dream()). */
-  spec(epsR = 0, epsP = 0): { spec: string } | { error: string } { return choiceSpec(this.choice, epsR, epsP); }
+  spec(epsR = 0, epsP = 0): { spec: string } | { error: string } {
+    return choiceSpec(this.choice, epsR, epsP);
+  }
 
   /**
    * The engine a dream run of `env` uses and its one label (engine.ts dreamEngine: Setup's pick,
@@ -84,9 +111,11 @@ export class EngineSetup {
     const learned = learnedModels();
     const modelId = this.choice.kind === 'webllm' ? this.choice.webllm.modelId : '';
     return dreamEngine(this.choice, env, {
-      shipped: learned.shippedEnvs, local: learned.localModels,
+      shipped: learned.shippedEnvs,
+      local: learned.localModels,
       webllmCached: modelId ? this.cached[modelId] : undefined,
-      ...(epsR === undefined ? {} : { epsR }), ...(epsP === undefined ? {} : { epsP }),
+      ...(epsR === undefined ? {} : { epsR }),
+      ...(epsP === undefined ? {} : { epsP }),
     });
   }
 
@@ -95,7 +124,9 @@ export class EngineSetup {
    * out. A WebLLM model counts once it is in the browser's cache (downloaded and checked on Setup),
    * so no page downloads a model the user has not asked for.
    */
-  formSpec(env: string): string | null { return formEngine(this.dream(env)); }
+  formSpec(env: string): string | null {
+    return formEngine(this.dream(env));
+  }
 
   /** Checks everything dream() depends on: the learned models, and whether the picked WebLLM model is cached. */
   async ready(): Promise<void> {
@@ -157,7 +188,8 @@ export class EngineSetup {
     this.save();
     await this.loading('webllm', modelId, async (signal, progress) => {
       const model = await WebLlmChatModel.load(modelId, {
-        signal, ...(caps ? { preflight: caps } : {}),
+        signal,
+        ...(caps ? { preflight: caps } : {}),
         onProgress: (p: WebLlmLoadProgress) => progress(p, p.etaSeconds),
       });
       try {
@@ -186,7 +218,11 @@ export class EngineSetup {
   // ---------------------------------------------------------------------------------------------
 
   async refreshFiles(): Promise<void> {
-    try { this.files = await listModelFiles(); } catch { this.files = []; }
+    try {
+      this.files = await listModelFiles();
+    } catch {
+      this.files = [];
+    }
   }
 
   /** A GGUF file picked from disk: kept in OPFS so the trainer worker and a reload find it. */
@@ -237,19 +273,32 @@ export class EngineSetup {
   async testWllama(): Promise<void> {
     const w = this.choice.wllama;
     const spec = choiceSpec({ ...this.choice, kind: 'wllama' });
-    if ('error' in spec) { this.error = spec.error; return; }
+    if ('error' in spec) {
+      this.error = spec.error;
+      return;
+    }
     const target = w.source === 'file' ? w.fileName : w.url;
     await this.loading('wllama', target, async (signal, progress) => {
-      const source = w.source === 'url' ? { url: w.url.trim() }
-        : { file: this.memoryFile?.name === w.fileName ? this.memoryFile : await openModelFile(w.fileName), name: w.fileName };
+      const source =
+        w.source === 'url'
+          ? { url: w.url.trim() }
+          : {
+              file: this.memoryFile?.name === w.fileName ? this.memoryFile : await openModelFile(w.fileName),
+              name: w.fileName,
+            };
       const model = await WllamaChatModel.load(source, {
-        signal, nCtx: w.nCtx, onProgress: (p: LoadProgress) => progress(p, etaSeconds(p.progress, p.elapsed)),
+        signal,
+        nCtx: w.nCtx,
+        onProgress: (p: LoadProgress) => progress(p, etaSeconds(p.progress, p.elapsed)),
       });
       try {
         const r = await model.complete(PROBE, signal);
-        const perSecond = r.usage.ms > 0 ? ` (${(r.usage.completionTokens / (r.usage.ms / 1000)).toFixed(0)} tokens/s)` : '';
-        return `${model.id} loads and runs on the CPU (${model.loadInfo.threads} thread${model.loadInfo.threads === 1 ? '' : 's'}): ` +
-          `${r.usage.completionTokens} tokens in ${Math.round(r.usage.ms)} ms${perSecond}.`;
+        const perSecond =
+          r.usage.ms > 0 ? ` (${(r.usage.completionTokens / (r.usage.ms / 1000)).toFixed(0)} tokens/s)` : '';
+        return (
+          `${model.id} loads and runs on the CPU (${model.loadInfo.threads} thread${model.loadInfo.threads === 1 ? '' : 's'}): ` +
+          `${r.usage.completionTokens} tokens in ${Math.round(r.usage.ms)} ms${perSecond}.`
+        );
       } finally {
         await model.unload().catch(() => undefined);
       }
@@ -266,7 +315,11 @@ export class EngineSetup {
     this.testing = true;
     this.connection = null;
     try {
-      this.connection = await testOpenAiConnection({ baseUrl: this.choice.openai.baseUrl, model: this.choice.openai.model, apiKey: this.apiKey });
+      this.connection = await testOpenAiConnection({
+        baseUrl: this.choice.openai.baseUrl,
+        model: this.choice.openai.model,
+        apiKey: this.apiKey,
+      });
     } finally {
       this.testing = false;
     }
@@ -274,25 +327,52 @@ export class EngineSetup {
 
   // ---------------------------------------------------------------------------------------------
 
-  cancel(): void { this.abort?.abort(); }
+  cancel(): void {
+    this.abort?.abort();
+  }
 
-  private async loading(engine: 'webllm' | 'wllama', target: string,
-    run: (signal: AbortSignal, progress: (p: LoadProgress, eta: number | undefined) => void) => Promise<string>): Promise<void> {
-    if (this.load?.running) { this.error = 'A model is loading already: wait for it or cancel it.'; return; }
+  private async loading(
+    engine: 'webllm' | 'wllama',
+    target: string,
+    run: (signal: AbortSignal, progress: (p: LoadProgress, eta: number | undefined) => void) => Promise<string>,
+  ): Promise<void> {
+    if (this.load?.running) {
+      this.error = 'A model is loading already: wait for it or cancel it.';
+      return;
+    }
     this.error = null;
     this.message = null;
     this.abort = new AbortController();
     this.load = { engine, target, progress: 0, line: `Starting ${target}…`, running: true };
     try {
       const done = await run(this.abort.signal, (p, eta) => {
-        this.load = { engine, target, progress: p.progress, line: progressLine({ progress: p.progress, text: p.text, eta }), running: true };
+        this.load = {
+          engine,
+          target,
+          progress: p.progress,
+          line: progressLine({ progress: p.progress, text: p.text, eta }),
+          running: true,
+        };
       });
-      this.load = { engine, target, progress: 1, line: progressLine({ progress: 1, text: `${target} is ready`, eta: 0 }), running: false };
+      this.load = {
+        engine,
+        target,
+        progress: 1,
+        line: progressLine({ progress: 1, text: `${target} is ready`, eta: 0 }),
+        running: false,
+      };
       this.message = done;
     } catch (error) {
       const at = this.load?.progress ?? 0;
-      const how = error instanceof LlmError && error.code === 'aborted' ? 'cancelled' : 'failed (see the message below)';
-      this.load = { engine, target, progress: at, line: `${Math.round(at * 100)}% — loading ${target} ${how}`, running: false };
+      const how =
+        error instanceof LlmError && error.code === 'aborted' ? 'cancelled' : 'failed (see the message below)';
+      this.load = {
+        engine,
+        target,
+        progress: at,
+        line: `${Math.round(at * 100)}% — loading ${target} ${how}`,
+        running: false,
+      };
       this.error = error instanceof LlmError ? error.message : storageErrorText(error, `Loading ${target}`);
     } finally {
       this.abort = null;

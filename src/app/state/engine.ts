@@ -8,20 +8,37 @@
  * wllama:, learned:), parsed there and only there; this file adds how the page words them. An
  * API key is never part of a spec (specs are shown, shared in links and saved with runs).
  */
-import { formatLlmSpec, llmSpecLabel, LlmSpecError, parseLlmSpec, type EngineKind, type LlmSpec } from '../../core/llm/spec';
+import {
+  formatLlmSpec,
+  llmSpecLabel,
+  LlmSpecError,
+  parseLlmSpec,
+  type EngineKind,
+  type LlmSpec,
+} from '../../core/llm/spec';
 import { formatLearnedPath, learnedPathLabel, learnedPathOfSpec, learnedSpec, parseLearnedPath } from './learned-path';
 
 /** The engines the Setup page offers (a learned model is trained on the Experience model page, then picked here or on Train). */
-export const SETUP_ENGINE_KINDS = ['oracle', 'webllm', 'wllama', 'openai', 'learned'] as const satisfies readonly EngineKind[];
+export const SETUP_ENGINE_KINDS = [
+  'oracle',
+  'webllm',
+  'wllama',
+  'openai',
+  'learned',
+] as const satisfies readonly EngineKind[];
 export type SetupEngineKind = (typeof SETUP_ENGINE_KINDS)[number];
 
 /** How the UI names an engine; the oracle is always labelled as not a language model. */
 export function engineLabel(spec: LlmSpec): string {
   switch (spec.kind) {
-    case 'oracle': return `${llmSpecLabel(spec)} — teaching option, not a language model`;
-    case 'openai': return `OpenAI-compatible server: ${spec.model} at ${spec.baseUrl}`;
-    case 'webllm': return `WebLLM (WebGPU): ${spec.modelId}`;
-    case 'wllama': return spec.source === 'file' ? `wllama (CPU): ${spec.name}, picked from disk` : `wllama (CPU): ${spec.url}`;
+    case 'oracle':
+      return `${llmSpecLabel(spec)} — teaching option, not a language model`;
+    case 'openai':
+      return `OpenAI-compatible server: ${spec.model} at ${spec.baseUrl}`;
+    case 'webllm':
+      return `WebLLM (WebGPU): ${spec.modelId}`;
+    case 'wllama':
+      return spec.source === 'file' ? `wllama (CPU): ${spec.name}, picked from disk` : `wllama (CPU): ${spec.url}`;
     case 'learned': {
       // The page's paths (models/ENV, local/NAME) get their own words; others (a CLI folder) as given.
       const path = learnedPathOfSpec(formatLlmSpec(spec));
@@ -65,7 +82,10 @@ export const DEFAULT_CHOICE: EngineChoice = {
 
 export const CHOICE_KEY = 'dreamgym.engine.choice';
 
-export interface StorageLike { getItem(key: string): string | null; setItem(key: string, value: string): void }
+export interface StorageLike {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
 
 /**
  * A same-origin module worker hosting web-llm's WebWorkerMLCEngineHandler, to run WebLLM in
@@ -76,11 +96,17 @@ export const WEBLLM_WORKER_KEY = 'dreamgym.webllm.worker';
 
 export function webLlmWorkerOverride(storage: StorageLike | null = globalThis.localStorage ?? null): string | null {
   let value: string | null = null;
-  try { value = storage?.getItem(WEBLLM_WORKER_KEY) ?? null; } catch { /* storage blocked: no override */ }
+  try {
+    value = storage?.getItem(WEBLLM_WORKER_KEY) ?? null;
+  } catch {
+    /* storage blocked: no override */
+  }
   return value && /^\/[^/\\]/.test(value) ? value : null;
 }
 
-function str(value: unknown, fallback: string): string { return typeof value === 'string' ? value : fallback; }
+function str(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
+}
 function nonNegative(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
 }
@@ -91,18 +117,22 @@ export function loadChoice(storage: StorageLike | null = globalThis.localStorage
   try {
     const parsed = JSON.parse(storage?.getItem(CHOICE_KEY) ?? '{}');
     if (parsed && typeof parsed === 'object') raw = parsed as Record<string, unknown>;
-  } catch { /* a corrupt entry: start from the defaults */ }
+  } catch {
+    /* a corrupt entry: start from the defaults */
+  }
   const d = DEFAULT_CHOICE;
   const w = (raw.webllm ?? {}) as Record<string, unknown>;
   const l = (raw.wllama ?? {}) as Record<string, unknown>;
   const o = (raw.openai ?? {}) as Record<string, unknown>;
   const n = (raw.learned ?? {}) as Record<string, unknown>;
   return {
-    kind: (SETUP_ENGINE_KINDS as readonly unknown[]).includes(raw.kind) ? raw.kind as SetupEngineKind : d.kind,
+    kind: (SETUP_ENGINE_KINDS as readonly unknown[]).includes(raw.kind) ? (raw.kind as SetupEngineKind) : d.kind,
     webllm: { modelId: str(w.modelId, d.webllm.modelId) },
     wllama: {
       source: l.source === 'url' ? 'url' : 'file',
-      fileName: str(l.fileName, d.wllama.fileName), fileBytes: nonNegative(l.fileBytes, 0), url: str(l.url, d.wllama.url),
+      fileName: str(l.fileName, d.wllama.fileName),
+      fileBytes: nonNegative(l.fileBytes, 0),
+      url: str(l.url, d.wllama.url),
       nCtx: Math.max(256, Math.round(nonNegative(l.nCtx, d.wllama.nCtx))),
     },
     openai: { baseUrl: str(o.baseUrl, d.openai.baseUrl), model: str(o.model, d.openai.model) },
@@ -111,7 +141,11 @@ export function loadChoice(storage: StorageLike | null = globalThis.localStorage
 }
 
 export function saveChoice(choice: EngineChoice, storage: StorageLike | null = globalThis.localStorage ?? null): void {
-  try { storage?.setItem(CHOICE_KEY, JSON.stringify(choice)); } catch { /* storage blocked or full: the choice lives for this tab */ }
+  try {
+    storage?.setItem(CHOICE_KEY, JSON.stringify(choice));
+  } catch {
+    /* storage blocked or full: the choice lives for this tab */
+  }
 }
 
 /**
@@ -122,14 +156,18 @@ export function saveChoice(choice: EngineChoice, storage: StorageLike | null = g
 export function choiceSpec(choice: EngineChoice, epsR = 0, epsP = 0): { spec: string } | { error: string } {
   try {
     switch (choice.kind) {
-      case null: return { error: 'No engine is picked on the Setup page yet: the default applies.' };
-      case 'oracle': return { spec: formatLlmSpec({ kind: 'oracle', epsilonReward: epsR, epsilonTransition: epsP }) };
+      case null:
+        return { error: 'No engine is picked on the Setup page yet: the default applies.' };
+      case 'oracle':
+        return { spec: formatLlmSpec({ kind: 'oracle', epsilonReward: epsR, epsilonTransition: epsP }) };
       case 'webllm':
-        if (!choice.webllm.modelId) return { error: 'No WebLLM model is picked yet: pick one in the model list on the Setup page.' };
+        if (!choice.webllm.modelId)
+          return { error: 'No WebLLM model is picked yet: pick one in the model list on the Setup page.' };
         return { spec: formatLlmSpec(parseLlmSpec(`webllm:${choice.webllm.modelId}`)) };
       case 'wllama':
         if (choice.wllama.source === 'file') {
-          if (!choice.wllama.fileName) return { error: 'No GGUF file is picked yet: choose one with "GGUF model file" on the Setup page.' };
+          if (!choice.wllama.fileName)
+            return { error: 'No GGUF file is picked yet: choose one with "GGUF model file" on the Setup page.' };
           return { spec: `wllama:file:${choice.wllama.fileName}` };
         }
         if (!choice.wllama.url.trim()) return { error: 'No GGUF URL is given yet: enter one on the Setup page.' };
@@ -137,11 +175,16 @@ export function choiceSpec(choice: EngineChoice, epsR = 0, epsP = 0): { spec: st
       case 'openai': {
         const baseUrl = choice.openai.baseUrl.trim();
         const model = choice.openai.model.trim();
-        if (!baseUrl || !model) return { error: 'The OpenAI-compatible server needs a base URL and a model id (Setup page).' };
+        if (!baseUrl || !model)
+          return { error: 'The OpenAI-compatible server needs a base URL and a model id (Setup page).' };
         return { spec: formatLlmSpec(parseLlmSpec(`openai:${baseUrl}#${model}`)) };
       }
       case 'learned': {
-        if (!choice.learned.path) return { error: 'No learned experience model is picked yet: pick the shipped one or one trained on the Experience model page (Setup).' };
+        if (!choice.learned.path)
+          return {
+            error:
+              'No learned experience model is picked yet: pick the shipped one or one trained on the Experience model page (Setup).',
+          };
         return { spec: learnedSpec(parseLearnedPath(choice.learned.path)) };
       }
     }
@@ -186,7 +229,10 @@ export interface DreamEngine {
 }
 
 const KIND_NAMES: Record<SetupEngineKind, string> = {
-  oracle: 'the noisy oracle', webllm: 'WebLLM (WebGPU)', wllama: 'wllama (CPU)', openai: 'the OpenAI-compatible server',
+  oracle: 'the noisy oracle',
+  webllm: 'WebLLM (WebGPU)',
+  wllama: 'wllama (CPU)',
+  openai: 'the OpenAI-compatible server',
   learned: 'a learned experience model',
 };
 
@@ -216,7 +262,8 @@ function defaultEngine(env: string, facts: EngineFacts, oracle: string): DreamEn
     const llm = learnedSpec({ where: 'shipped', env });
     return { ...base, llm, kind: 'learned', label: `${dreamLabel(llm)} (the default: no engine is picked on Setup)` };
   }
-  const because = settled ? `this build ships no learned experience model for ${env}`
+  const because = settled
+    ? `this build ships no learned experience model for ${env}`
     : 'checking which learned models this build ships…';
   return { ...base, llm: oracle, kind: 'oracle', label: `${dreamLabel(oracle)} (the default: ${because})` };
 }
@@ -240,7 +287,10 @@ export function dreamEngine(choice: EngineChoice | null, env: string, facts: Eng
   if (kind === 'oracle') return dreamEngineOfSpec(oracle);
   const chosen = (llm: string, settled = true): DreamEngine => ({ ...dreamEngineOfSpec(llm), settled });
   const instead = (name: string, why: string, settled = true): DreamEngine => ({
-    ...fallback, source: 'fallback', why, settled: settled && fallback.settled,
+    ...fallback,
+    source: 'fallback',
+    why,
+    settled: settled && fallback.settled,
     label: `${dreamLabel(fallback.llm)} — instead of Setup's pick (${name}): ${why}`,
   });
   const spec = choiceSpec(choice);
@@ -250,8 +300,11 @@ export function dreamEngine(choice: EngineChoice | null, env: string, facts: Eng
     case 'webllm':
       if (facts.webllmCached === true) return chosen(spec.spec);
       if (facts.webllmCached === undefined) return instead(name, 'checking whether it is downloaded…', false);
-      return instead(name, 'it is not downloaded yet: press "Download and check" on Setup '
-        + '(no page downloads a model you have not asked for).');
+      return instead(
+        name,
+        'it is not downloaded yet: press "Download and check" on Setup ' +
+          '(no page downloads a model you have not asked for).',
+      );
     case 'learned': {
       const path = learnedPathOfSpec(spec.spec)!;
       if (path.where === 'shipped') {
@@ -267,12 +320,16 @@ export function dreamEngine(choice: EngineChoice | null, env: string, facts: Eng
         return instead(name, `'${path.name}' is not in this browser any more (deleted on the Experience model page?).`);
       }
       if (stored.env !== env) {
-        return instead(name, `'${path.name}' was trained on ${stored.env}, and this run is on ${env}: `
-          + 'a learned model dreams only its own environment.');
+        return instead(
+          name,
+          `'${path.name}' was trained on ${stored.env}, and this run is on ${env}: ` +
+            'a learned model dreams only its own environment.',
+        );
       }
       return chosen(spec.spec);
     }
-    default: return chosen(spec.spec);
+    default:
+      return chosen(spec.spec);
   }
 }
 
@@ -281,7 +338,10 @@ export function dreamEngine(choice: EngineChoice | null, env: string, facts: Eng
  * and the learned model whose radios are checked — the default's while nothing is picked, and
  * none while that default is still being checked (a radio shown checked then could not be picked).
  */
-export interface ShownOnSetup { kind: SetupEngineKind | null; learnedPath: string }
+export interface ShownOnSetup {
+  kind: SetupEngineKind | null;
+  learnedPath: string;
+}
 
 export function shownOnSetup(choice: EngineChoice, engine: DreamEngine): ShownOnSetup {
   if (choice.kind !== null) return { kind: choice.kind, learnedPath: choice.learned.path };
@@ -338,8 +398,10 @@ export function storageErrorText(error: unknown, what: string): string {
   const name = (error as { name?: string } | null)?.name ?? '';
   const message = error instanceof Error ? error.message : String(error);
   if (name === 'QuotaExceededError' || /quota/i.test(message)) {
-    return `${what} failed: the browser's storage quota for this site is exceeded. Free space by deleting cached models ` +
-      '(Setup → cached models) or old runs, ask for persistent storage, or leave private/incognito mode, which has a tiny quota.';
+    return (
+      `${what} failed: the browser's storage quota for this site is exceeded. Free space by deleting cached models ` +
+      '(Setup → cached models) or old runs, ask for persistent storage, or leave private/incognito mode, which has a tiny quota.'
+    );
   }
   if (name === 'SecurityError' || name === 'NotAllowedError') {
     return `${what} failed: this browser does not allow site storage here (${message}). Allow storage for this site or leave private mode.`;
@@ -348,13 +410,24 @@ export function storageErrorText(error: unknown, what: string): string {
 }
 
 /** Caps of the hardware report → the message shown above the WebLLM model list ('' when all is well). */
-export function webGpuNotice(caps: { available: boolean; reason?: string; features: { shaderF16: boolean }; adapter: { isFallbackAdapter: boolean } | null } | null): string {
+export function webGpuNotice(
+  caps: {
+    available: boolean;
+    reason?: string;
+    features: { shaderF16: boolean };
+    adapter: { isFallbackAdapter: boolean } | null;
+  } | null,
+): string {
   if (!caps) return '';
   if (!caps.available) {
     return `No WebGPU here: ${caps.reason ?? 'the browser found no usable GPU adapter.'} WebLLM cannot run; use wllama (CPU, a GGUF file) or an OpenAI-compatible server below.`;
   }
   const parts: string[] = [];
-  if (!caps.features.shaderF16) parts.push('This GPU adapter has no shader-f16, so only q4f32 models are offered (q4f16 models would fail with ShaderF16SupportError).');
-  if (caps.adapter?.isFallbackAdapter) parts.push('It is a software adapter (SwiftShader/WARP): models load but run on the CPU, very slowly.');
+  if (!caps.features.shaderF16)
+    parts.push(
+      'This GPU adapter has no shader-f16, so only q4f32 models are offered (q4f16 models would fail with ShaderF16SupportError).',
+    );
+  if (caps.adapter?.isFallbackAdapter)
+    parts.push('It is a software adapter (SwiftShader/WARP): models load but run on the CPU, very slowly.');
   return parts.join(' ');
 }

@@ -28,7 +28,11 @@ import { roughDuration, runsOn } from './expmodel-view';
  * 309,879 at k = 0, 838,803 at k = 8, 574,647 at H = 0); household 4,104 of 221 (1,004,774;
  * 484,747; 1,522,693; 935,335).
  */
-export interface TokenCount { byK: [number, number, number]; perHistoryStep: number; perEpisode: number }
+export interface TokenCount {
+  byK: [number, number, number];
+  perHistoryStep: number;
+  perEpisode: number;
+}
 export const TOKENS_PER_TRANSITION: Record<string, TokenCount> = {
   'webshop-lite-v0': { byK: [206.4, 401.9, 558.8], perHistoryStep: 4.75, perEpisode: 7.11 },
   'household-v0': { byK: [118.1, 244.8, 371.0], perHistoryStep: 4.23, perEpisode: 18.57 },
@@ -55,12 +59,18 @@ export const TYPICAL_PAGE_SPEED: Record<ModelSize, { low: number; high: number }
 export const CLI_STANDARD_SPEED = 6_046;
 
 /** A training speed this browser measured: the last epoch of a training of this size on this backend. */
-export interface MeasuredSpeed { tokensPerSecond: number; env: string; measuredAt: number }
+export interface MeasuredSpeed {
+  tokensPerSecond: number;
+  env: string;
+  measuredAt: number;
+}
 export type MeasuredSpeeds = Record<string, MeasuredSpeed>;
 
 export const SPEED_STORAGE_KEY = 'dreamgym-expmodel-speed';
 
-function speedKey(size: ModelSize, backend: string): string { return `${size}|${backend}`; }
+function speedKey(size: ModelSize, backend: string): string {
+  return `${size}|${backend}`;
+}
 
 /** The speeds kept in `storage` (none when it is missing or holds something else). */
 export function readMeasuredSpeeds(storage: Pick<Storage, 'getItem'> | undefined): MeasuredSpeeds {
@@ -69,8 +79,11 @@ export function readMeasuredSpeeds(storage: Pick<Storage, 'getItem'> | undefined
     if (!value || typeof value !== 'object') return {};
     const out: MeasuredSpeeds = {};
     for (const [key, v] of Object.entries(value as Record<string, Partial<MeasuredSpeed>>)) {
-      const ok = typeof v?.tokensPerSecond === 'number' && v.tokensPerSecond > 0 && typeof v.env === 'string'
-        && typeof v.measuredAt === 'number';
+      const ok =
+        typeof v?.tokensPerSecond === 'number' &&
+        v.tokensPerSecond > 0 &&
+        typeof v.env === 'string' &&
+        typeof v.measuredAt === 'number';
       if (ok) out[key] = { tokensPerSecond: v.tokensPerSecond!, env: v.env!, measuredAt: v.measuredAt! };
     }
     return out;
@@ -80,8 +93,13 @@ export function readMeasuredSpeeds(storage: Pick<Storage, 'getItem'> | undefined
 }
 
 /** Keeps an epoch's measured speed (the newest wins); returns the speeds now kept. */
-export function recordMeasuredSpeed(storage: Pick<Storage, 'getItem' | 'setItem'> | undefined, speeds: MeasuredSpeeds,
-  size: ModelSize, backend: string, speed: MeasuredSpeed): MeasuredSpeeds {
+export function recordMeasuredSpeed(
+  storage: Pick<Storage, 'getItem' | 'setItem'> | undefined,
+  speeds: MeasuredSpeeds,
+  size: ModelSize,
+  backend: string,
+  speed: MeasuredSpeed,
+): MeasuredSpeeds {
   if (!(speed.tokensPerSecond > 0)) return speeds;
   const next = { ...speeds, [speedKey(size, backend)]: speed };
   try {
@@ -113,12 +131,15 @@ export function epochTokens(s: ExpModelSettings, realTransitions: number): Epoch
   const transitions = s.episodes > 0 ? Math.min(all, s.episodes * t.perEpisode) : all;
   // Piecewise linear in k through the counted points (beyond 8: the last slope).
   const [k0, k4, k8] = t.byK;
-  const atK = s.k <= 4 ? k0 + (k4 - k0) * s.k / 4 : k4 + (k8 - k4) * (s.k - 4) / 4;
+  const atK = s.k <= 4 ? k0 + ((k4 - k0) * s.k) / 4 : k4 + ((k8 - k4) * (s.k - 4)) / 4;
   const perTransition = atK + (s.history - 4) * t.perHistoryStep;
   return { tokens: Math.round(transitions * Math.max(1, perTransition)), transitions: Math.round(transitions) };
 }
 
-export interface EpochWork { tokens: number; transitions: number }
+export interface EpochWork {
+  tokens: number;
+  transitions: number;
+}
 
 export interface PreRunEstimate {
   /** Seconds for all epochs: a range (equal ends when measured here). */
@@ -129,29 +150,38 @@ export interface PreRunEstimate {
   text: string;
 }
 
-function count(n: number): string { return Math.round(n).toLocaleString('en-US'); }
+function count(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
 
 /** The estimate before training, with where every figure comes from; null when it cannot be made. */
-export function preRunEstimate(s: ExpModelSettings, realTransitions: number,
-  speeds: MeasuredSpeeds): PreRunEstimate | null {
+export function preRunEstimate(
+  s: ExpModelSettings,
+  realTransitions: number,
+  speeds: MeasuredSpeeds,
+): PreRunEstimate | null {
   const work = epochTokens(s, realTransitions);
   if (!work) return null;
   const tokens = work.tokens * s.epochs;
-  const data = `${s.epochs} epoch${s.epochs === 1 ? '' : 's'} at most (early stopping may end sooner) of ` +
+  const data =
+    `${s.epochs} epoch${s.epochs === 1 ? '' : 's'} at most (early stopping may end sooner) of ` +
     `≈ ${count(work.tokens)} tokens each (≈ ${count(work.transitions)} real transitions trained on)`;
   const measured = measuredFor(speeds, s.size, s.backend);
   if (measured) {
     const seconds = tokens / measured.tokensPerSecond;
     const when = new Date(measured.measuredAt).toISOString().slice(0, 10);
-    const text = `Estimate: about ${roughDuration(seconds)} for ${data}, at ${count(measured.tokensPerSecond)} ` +
+    const text =
+      `Estimate: about ${roughDuration(seconds)} for ${data}, at ${count(measured.tokensPerSecond)} ` +
       `tokens/s — the speed this browser measured training the ${s.size} size on ${runsOn(measured.backend)} ` +
       `(${measured.env}, ${when}).`;
     return { low: seconds, high: seconds, epochTokens: work.tokens, measured, text };
   }
   const typical = TYPICAL_PAGE_SPEED[s.size];
-  const low = tokens / typical.high, high = tokens / typical.low;
+  const low = tokens / typical.high,
+    high = tokens / typical.low;
   const gpu = s.backend === 'wasm' ? '' : ' WebGPU, where it is used, goes at its own speed, measured once it trains.';
-  const text = `Estimate: ${roughDuration(low)} to ${roughDuration(high)} for ${data}, at ` +
+  const text =
+    `Estimate: ${roughDuration(low)} to ${roughDuration(high)} for ${data}, at ` +
     `${count(typical.low)}–${count(typical.high)} tokens/s — an assumed typical speed of the ${s.size} size on ` +
     'one wasm thread in a page worker, not yet measured in this browser (the CLI in Node trains the standard size at ' +
     `≈ ${count(CLI_STANDARD_SPEED)} tokens/s).${gpu} Once training runs, the time left is measured here.`;

@@ -49,16 +49,20 @@ export function stopQuestion(s: StopSituation, minSeconds = STOP_ASK_SECONDS): S
   if (s.checkpointEpochs === 0) {
     const first = until ? `, in about ${until}` : '';
     return {
-      discardsAll: true, confirm: 'Stop and discard',
-      text: `Stop now and discard ${spent} of training (epoch ${p.epoch} of ${p.epochs}, ${done} % of it done)? ` +
+      discardsAll: true,
+      confirm: 'Stop and discard',
+      text:
+        `Stop now and discard ${spent} of training (epoch ${p.epoch} of ${p.epochs}, ${done} % of it done)? ` +
         `Nothing is kept before the first epoch ends${first}.`,
     };
   }
-  const kept = `The model of epoch ${s.bestEpoch} (the best of the ${s.checkpointEpochs} finished) is kept as ` +
+  const kept =
+    `The model of epoch ${s.bestEpoch} (the best of the ${s.checkpointEpochs} finished) is kept as ` +
     `learned:local/${s.name}, usable at once, and its checkpoint resumes the training`;
   const ends = until ? `: it ends in about ${until}` : '';
   return {
-    discardsAll: false, confirm: `Stop and keep epoch ${s.bestEpoch}`,
+    discardsAll: false,
+    confirm: `Stop and keep epoch ${s.bestEpoch}`,
     text: unsaved
       ? `Stop now? ${kept}; the ${spent} spent on epoch ${p.epoch} (${done} % of it done) are lost${ends}.`
       : `Stop now? ${kept}; nothing is lost.`,
@@ -69,13 +73,15 @@ export function stopQuestion(s: StopSituation, minSeconds = STOP_ASK_SECONDS): S
 export function stoppedMessage(epochsDone: number): string {
   return epochsDone > 0
     ? `Stopped. The checkpoint after epoch ${epochsDone} stays in this browser: resume it any time, even after a ` +
-      'reload.'
+        'reload.'
     : 'Stopped before the first epoch ended: nothing was kept.';
 }
 
 /** The status once a stopped training's best epoch is stored as its model. */
 export function keptMessage(k: { path: string; epochsDone: number; epochs: number; bestEpoch: number }): string {
-  return `Stopped after epoch ${k.epochsDone} of ${k.epochs}. The model of epoch ${k.bestEpoch} (the best of the ` +
+  return (
+    `Stopped after epoch ${k.epochsDone} of ${k.epochs}. The model of epoch ${k.bestEpoch} (the best of the ` +
     `${k.epochsDone} finished) is stored as learned:${k.path}, usable now; the checkpoint after epoch ` +
-    `${k.epochsDone} stays in this browser: resume it any time, even after a reload.`;
+    `${k.epochsDone} stays in this browser: resume it any time, even after a reload.`
+  );
 }

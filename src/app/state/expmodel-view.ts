@@ -30,13 +30,23 @@ function cut(series: LossSeries, x: number): LossSeries {
   let keep = series.x.length;
   while (keep > 0 && series.x[keep - 1] >= x) keep--;
   if (keep === series.x.length) return series;
-  return { x: series.x.slice(0, keep), running: series.running.slice(0, keep), train: series.train.slice(0, keep), validation: series.validation.slice(0, keep) };
+  return {
+    x: series.x.slice(0, keep),
+    running: series.running.slice(0, keep),
+    train: series.train.slice(0, keep),
+    validation: series.validation.slice(0, keep),
+  };
 }
 
 export function addBatch(series: LossSeries, event: Extract<FitProgress, { kind: 'batch' }>): LossSeries {
   const x = event.epoch - 1 + event.batch / event.batches;
   const s = cut(series, x);
-  return { x: [...s.x, x], running: [...s.running, event.loss], train: [...s.train, null], validation: [...s.validation, null] };
+  return {
+    x: [...s.x, x],
+    running: [...s.running, event.loss],
+    train: [...s.train, null],
+    validation: [...s.validation, null],
+  };
 }
 
 export function addEpoch(series: LossSeries, record: EpochRecord): LossSeries {
@@ -44,10 +54,19 @@ export function addEpoch(series: LossSeries, record: EpochRecord): LossSeries {
   const last = series.x.length - 1;
   if (last >= 0 && series.x[last] === x) {
     // The epoch's last batch is at the same x: the epoch figures join it.
-    return { ...series, train: [...series.train.slice(0, last), record.trainLoss], validation: [...series.validation.slice(0, last), record.validationLoss] };
+    return {
+      ...series,
+      train: [...series.train.slice(0, last), record.trainLoss],
+      validation: [...series.validation.slice(0, last), record.validationLoss],
+    };
   }
   const s = cut(series, x);
-  return { x: [...s.x, x], running: [...s.running, null], train: [...s.train, record.trainLoss], validation: [...s.validation, record.validationLoss] };
+  return {
+    x: [...s.x, x],
+    running: [...s.running, null],
+    train: [...s.train, record.trainLoss],
+    validation: [...s.validation, record.validationLoss],
+  };
 }
 
 /** The chart of a training's saved epochs (a resume, or a stored model's record). */
@@ -83,9 +102,16 @@ export interface TrainProgress {
 export function progressOf(event: Extract<FitProgress, { kind: 'batch' }>): TrainProgress {
   return {
     fraction: Math.max(0, Math.min(1, (event.epoch - 1 + event.batch / event.batches) / event.epochs)),
-    epoch: event.epoch, epochs: event.epochs, batch: event.batch, batches: event.batches,
-    secondsLeft: event.secondsLeft, epochSecondsLeft: event.epochSecondsLeft, tokensPerSecond: event.tokensPerSecond,
-    speedBatches: event.speedBatches, epochTokens: event.epochTokens, loss: event.loss,
+    epoch: event.epoch,
+    epochs: event.epochs,
+    batch: event.batch,
+    batches: event.batches,
+    secondsLeft: event.secondsLeft,
+    epochSecondsLeft: event.epochSecondsLeft,
+    tokensPerSecond: event.tokensPerSecond,
+    speedBatches: event.speedBatches,
+    epochTokens: event.epochTokens,
+    loss: event.loss,
   };
 }
 
@@ -99,21 +125,24 @@ export function roughDuration(seconds: number): string {
 
 /** Where the training runs, in words ("one wasm thread in this page's worker"). */
 export function runsOn(backend: string | null): string {
-  if (backend === 'wasm') return 'one wasm thread in this page\'s worker';
-  if (backend === 'webgpu') return 'WebGPU in this page\'s worker';
-  return backend ? `${backend} in this page's worker` : 'this page\'s worker';
+  if (backend === 'wasm') return "one wasm thread in this page's worker";
+  if (backend === 'webgpu') return "WebGPU in this page's worker";
+  return backend ? `${backend} in this page's worker` : "this page's worker";
 }
 
 /** The progress bar's line: where it is, the running loss, and the time left measured here. */
 export function progressLine(p: TrainProgress, backend: string | null): string {
-  const where = `${Math.round(p.fraction * 100)}% — epoch ${p.epoch} of ${p.epochs}, batch ${p.batch} of ` +
+  const where =
+    `${Math.round(p.fraction * 100)}% — epoch ${p.epoch} of ${p.epochs}, batch ${p.batch} of ` +
     `${p.batches} — running loss ${p.loss.toFixed(3)}`;
   if (p.fraction >= 1) return `${where} — done`;
   if (p.secondsLeft === null) return `${where} — estimating the time left: measuring this browser's speed first…`;
-  return `${where} — about ${roughDuration(p.secondsLeft)} left at most (measured here at ` +
+  return (
+    `${where} — about ${roughDuration(p.secondsLeft)} left at most (measured here at ` +
     `${count(p.tokensPerSecond)} tokens/s over ${p.speedBatches} batches, ${runsOn(backend)}; ` +
     `${count(p.epochTokens)} tokens an epoch; early ` +
-    'stopping may end sooner)';
+    'stopping may end sooner)'
+  );
 }
 
 function count(n: number): string {
@@ -122,17 +151,64 @@ function count(n: number): string {
 
 // ---- the audit table -----------------------------------------------------------------------------
 
-export interface AuditRow { key: keyof AuditReport; label: string; help: string; learned: string; oracle: string; better: 'higher' | 'lower' }
+export interface AuditRow {
+  key: keyof AuditReport;
+  label: string;
+  help: string;
+  learned: string;
+  oracle: string;
+  better: 'higher' | 'lower';
+}
 
 const AUDIT_ROWS: Omit<AuditRow, 'learned' | 'oracle'>[] = [
-  { key: 'reward_accuracy', label: 'Reward accuracy (outcome steps)', help: 'the dreamed outcome (success or not) equals the real one, on the steps where the episode ends', better: 'higher' },
-  { key: 'terminated_accuracy', label: 'Terminated accuracy', help: 'the dream ends the episode exactly when the real env does', better: 'higher' },
-  { key: 'admissible_jaccard', label: 'Admissible actions (Jaccard)', help: 'overlap of the dreamed and the real next admissible actions', better: 'higher' },
-  { key: 'observation_f1', label: 'Observation F1', help: 'word overlap of the dreamed and the real next observation', better: 'higher' },
-  { key: 'valid_agreement', label: 'Valid-action agreement', help: 'the dream accepts or refuses the action as the real env does', better: 'higher' },
-  { key: 'invalid_rate', label: 'Unusable answers', help: 'answers that failed the consistency checks (never learned from)', better: 'lower' },
-  { key: 'tokens_per_transition', label: 'Tokens per transition', help: 'context and answer tokens per dreamed transition', better: 'lower' },
-  { key: 'ms_per_transition', label: 'Milliseconds per transition', help: 'decoding time per dreamed transition (batched)', better: 'lower' },
+  {
+    key: 'reward_accuracy',
+    label: 'Reward accuracy (outcome steps)',
+    help: 'the dreamed outcome (success or not) equals the real one, on the steps where the episode ends',
+    better: 'higher',
+  },
+  {
+    key: 'terminated_accuracy',
+    label: 'Terminated accuracy',
+    help: 'the dream ends the episode exactly when the real env does',
+    better: 'higher',
+  },
+  {
+    key: 'admissible_jaccard',
+    label: 'Admissible actions (Jaccard)',
+    help: 'overlap of the dreamed and the real next admissible actions',
+    better: 'higher',
+  },
+  {
+    key: 'observation_f1',
+    label: 'Observation F1',
+    help: 'word overlap of the dreamed and the real next observation',
+    better: 'higher',
+  },
+  {
+    key: 'valid_agreement',
+    label: 'Valid-action agreement',
+    help: 'the dream accepts or refuses the action as the real env does',
+    better: 'higher',
+  },
+  {
+    key: 'invalid_rate',
+    label: 'Unusable answers',
+    help: 'answers that failed the consistency checks (never learned from)',
+    better: 'lower',
+  },
+  {
+    key: 'tokens_per_transition',
+    label: 'Tokens per transition',
+    help: 'context and answer tokens per dreamed transition',
+    better: 'lower',
+  },
+  {
+    key: 'ms_per_transition',
+    label: 'Milliseconds per transition',
+    help: 'decoding time per dreamed transition (batched)',
+    better: 'lower',
+  },
 ];
 
 function cell(key: keyof AuditReport, report: AuditReport | null): string {
@@ -164,8 +240,10 @@ export interface SampleComparison {
 }
 
 export function compareSample(sample: DreamSample): SampleComparison {
-  const d = sample.dreamed, r = sample.real;
-  const realSet = new Set(r.admissible), dreamSet = new Set(d.admissible);
+  const d = sample.dreamed,
+    r = sample.real;
+  const realSet = new Set(r.admissible),
+    dreamSet = new Set(d.admissible);
   return {
     validAgrees: d.usable && d.actionValid === r.valid,
     // The binary outcome, as the audit counts it (WebShop's real reward is a graded score, a verdict head's its p(success)).
@@ -185,7 +263,9 @@ export function formatSize(bytes: number): string {
 }
 
 /** One phrase on who judges a model's episode endings: its verdict head (verdict.ts) or the generator. */
-export function verdictLine(verdict: { successes: number; failures: number; balancedAccuracy: number } | null | undefined): string {
+export function verdictLine(
+  verdict: { successes: number; failures: number; balancedAccuracy: number } | null | undefined,
+): string {
   if (!verdict) return 'no verdict head: the generator judges endings';
   return `a verdict head judges endings (fitted on ${verdict.successes} successful and ${verdict.failures} failed real endings, balanced accuracy ${verdict.balancedAccuracy.toFixed(3)})`;
 }

@@ -12,16 +12,32 @@ import { getContext, setContext } from 'svelte';
 import type { EpochRecord } from '../../core/experience/learned/fit';
 import { ExpModelClient, ExpModelStoppedError } from '../workers/expmodel-client';
 import type {
-  Evaluation, ExpModelProgress, ExpModelStatus, KeptModel, TrainOutcome,
+  Evaluation,
+  ExpModelProgress,
+  ExpModelStatus,
+  KeptModel,
+  TrainOutcome,
 } from '../workers/expmodel-protocol';
 import { defaultLearnedStore, type CheckpointSummary } from '../workers/learned-store';
 import { BufferState } from './buffer.svelte';
 import { engineSetup } from './engine.svelte';
 import {
-  preRunEstimate, readMeasuredSpeeds, recordMeasuredSpeed, type MeasuredSpeeds, type PreRunEstimate,
+  preRunEstimate,
+  readMeasuredSpeeds,
+  recordMeasuredSpeed,
+  type MeasuredSpeeds,
+  type PreRunEstimate,
 } from './expmodel-estimate';
 import { keptMessage, stopQuestion, stoppedMessage, type StopQuestion } from './expmodel-stop';
-import { addBatch, addEpoch, EMPTY_LOSS, lossFromHistory, progressOf, type LossSeries, type TrainProgress } from './expmodel-view';
+import {
+  addBatch,
+  addEpoch,
+  EMPTY_LOSS,
+  lossFromHistory,
+  progressOf,
+  type LossSeries,
+  type TrainProgress,
+} from './expmodel-view';
 import { settingsFromQuery, settingsProblems, settingsToQuery, type ExpModelSettings } from './expmodel-settings';
 import { formatLearnedPath, learnedSpec, parseLearnedPath } from './learned-path';
 import { learnedModels } from './learned-models.svelte';
@@ -29,7 +45,11 @@ import { paramsForPreset, paramsToQuery, presetsFor, TINY, withEngine } from './
 
 /** This page's localStorage, where it has one (the measured training speeds). */
 function pageStorage(): Storage | undefined {
-  try { return globalThis.localStorage; } catch { return undefined; }
+  try {
+    return globalThis.localStorage;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The best epoch of a training's records (lowest validation loss, the earlier on a tie); 0 when none. */
@@ -39,7 +59,13 @@ function bestOf(records: readonly EpochRecord[]): number {
   return best?.epoch ?? 0;
 }
 
-const IDLE: ExpModelStatus = { state: 'idle', path: null, backend: null, backendReason: null, message: 'Nothing trained yet. Pick the settings and press Train.' };
+const IDLE: ExpModelStatus = {
+  state: 'idle',
+  path: null,
+  backend: null,
+  backendReason: null,
+  message: 'Nothing trained yet. Pick the settings and press Train.',
+};
 
 export class ExpModelSession {
   settings = $state<ExpModelSettings>(settingsFromQuery(''));
@@ -76,7 +102,9 @@ export class ExpModelSession {
     this.settings = settingsFromQuery(query);
   }
 
-  get query(): string { return settingsToQuery(this.settings); }
+  get query(): string {
+    return settingsToQuery(this.settings);
+  }
 
   /** Another environment; a default model name follows it. */
   changeEnv(env: string): void {
@@ -99,8 +127,10 @@ export class ExpModelSession {
   get stopQuestion(): StopQuestion | null {
     if (!this.running || this.saving || this.status.state !== 'training') return null;
     const situation = {
-      name: this.runSettings?.name ?? this.settings.name, progress: this.progress,
-      checkpointEpochs: this.checkpointEpochs, bestEpoch: this.bestEpoch,
+      name: this.runSettings?.name ?? this.settings.name,
+      progress: this.progress,
+      checkpointEpochs: this.checkpointEpochs,
+      bestEpoch: this.bestEpoch,
       unsavedSeconds: (Date.now() - this.unsavedSince) / 1000,
     };
     // Once asked, the question stays up to date whatever is left to lose.
@@ -132,7 +162,10 @@ export class ExpModelSession {
   async train(): Promise<void> {
     const settings = $state.snapshot(this.settings) as ExpModelSettings;
     const problems = settingsProblems(settings);
-    if (problems.length) { this.error = problems.join(' '); return; }
+    if (problems.length) {
+      this.error = problems.join(' ');
+      return;
+    }
     if (this.buffer.stats && this.realTransitions(settings.env) === 0) {
       this.error = `The replay buffer has no real transitions of ${settings.env} to learn from: load the shipped datasets (button above, or the Buffer page) or import trajectories first.`;
       return;
@@ -152,7 +185,10 @@ export class ExpModelSession {
   }
 
   private async runTraining(settings: ExpModelSettings, resume: boolean, history: EpochRecord[]): Promise<void> {
-    if (this.running) { this.error = 'A training or an evaluation is running: stop it first.'; return; }
+    if (this.running) {
+      this.error = 'A training or an evaluation is running: stop it first.';
+      return;
+    }
     this.error = null;
     this.running = true;
     this.evaluation = null;
@@ -165,12 +201,18 @@ export class ExpModelSession {
     this.confirmingStop = false;
     this.runSettings = settings;
     this.unsavedSince = Date.now();
-    this.status = { ...IDLE, state: 'starting', path: `local/${settings.name}`, message: resume ? 'Resuming from the checkpoint…' : 'Starting…' };
+    this.status = {
+      ...IDLE,
+      state: 'starting',
+      path: `local/${settings.name}`,
+      message: resume ? 'Resuming from the checkpoint…' : 'Starting…',
+    };
     let outcome: TrainOutcome | null = null;
     try {
       outcome = await this.ensureClient().train(settings, resume, (p) => this.onProgress(p));
     } catch (error) {
-      if (error instanceof ExpModelStoppedError) outcome = { outcome: 'stopped', path: `local/${settings.name}`, epochsDone: this.checkpointEpochs };
+      if (error instanceof ExpModelStoppedError)
+        outcome = { outcome: 'stopped', path: `local/${settings.name}`, epochsDone: this.checkpointEpochs };
       else this.error = (error as Error).message;
     }
     this.confirmingStop = false;
@@ -190,14 +232,20 @@ export class ExpModelSession {
 
   /** The fidelity audit and dreamed-vs-real examples of a model (`local/<name>` or `models/<env>`). */
   async evaluate(path: string, env: string): Promise<void> {
-    if (this.running) { this.error = 'A training or an evaluation is running: stop it first.'; return; }
+    if (this.running) {
+      this.error = 'A training or an evaluation is running: stop it first.';
+      return;
+    }
     this.error = null;
     this.running = true;
     this.audit = null;
     this.evaluation = null;
     const s = this.settings;
     try {
-      this.evaluation = await this.ensureClient().evaluate({ path, env, audit: s.audit, samples: s.samples, seed: 0, backend: s.backend }, (p) => this.onProgress(p));
+      this.evaluation = await this.ensureClient().evaluate(
+        { path, env, audit: s.audit, samples: s.samples, seed: 0, backend: s.backend },
+        (p) => this.onProgress(p),
+      );
     } catch (error) {
       if (!(error instanceof ExpModelStoppedError)) this.error = (error as Error).message;
       else this.status = { ...this.status, state: 'stopped', message: 'The evaluation was stopped.' };
@@ -219,7 +267,8 @@ export class ExpModelSession {
       return kept;
     } catch (error) {
       this.status = { ...this.status, state: 'stopped', message: stoppedMessage(this.checkpointEpochs) };
-      this.error = `The training stopped, but its model could not be stored: ${(error as Error).message} ` +
+      this.error =
+        `The training stopped, but its model could not be stored: ${(error as Error).message} ` +
         'Its checkpoint is still in this browser: resume it, or keep its model from the banner above.';
       return null;
     } finally {
@@ -229,7 +278,10 @@ export class ExpModelSession {
 
   /** An unfinished training's best finished epoch, stored as its model (the banner's button; it still resumes). */
   async keepUnfinished(entry: CheckpointSummary<ExpModelSettings>): Promise<void> {
-    if (this.running) { this.error = 'A training or an evaluation is running: stop it first.'; return; }
+    if (this.running) {
+      this.error = 'A training or an evaluation is running: stop it first.';
+      return;
+    }
     this.error = null;
     this.running = true;
     this.checkpointEpochs = entry.epochsDone;
@@ -245,12 +297,17 @@ export class ExpModelSession {
   /** Stop: at once when little or nothing would be lost, else it asks first (stopQuestion). */
   async requestStop(): Promise<void> {
     if (this.saving) return;
-    if (!this.confirmingStop && this.stopQuestion) { this.confirmingStop = true; return; }
+    if (!this.confirmingStop && this.stopQuestion) {
+      this.confirmingStop = true;
+      return;
+    }
     await this.stop();
   }
 
   /** "Keep training": the question goes, the training goes on. */
-  cancelStop(): void { this.confirmingStop = false; }
+  cancelStop(): void {
+    this.confirmingStop = false;
+  }
 
   async stop(): Promise<void> {
     this.confirmingStop = false;
@@ -259,19 +316,31 @@ export class ExpModelSession {
 
   private onProgress(p: ExpModelProgress): void {
     switch (p.kind) {
-      case 'status': this.status = p.status; break;
-      case 'batch': this.progress = progressOf(p); this.loss = addBatch(this.loss, p); break;
+      case 'status':
+        this.status = p.status;
+        break;
+      case 'batch':
+        this.progress = progressOf(p);
+        this.loss = addBatch(this.loss, p);
+        break;
       case 'epoch':
-        this.lastEpoch = p.record; this.loss = addEpoch(this.loss, p.record);
+        this.lastEpoch = p.record;
+        this.loss = addEpoch(this.loss, p.record);
         if (p.best) this.bestEpoch = p.record.epoch;
         this.rememberSpeed(p.record);
         break;
       case 'history':
-        this.loss = lossFromHistory(p.records); this.lastEpoch = p.records[p.records.length - 1] ?? null;
+        this.loss = lossFromHistory(p.records);
+        this.lastEpoch = p.records[p.records.length - 1] ?? null;
         this.bestEpoch = bestOf(p.records);
         break;
-      case 'checkpoint': this.checkpointEpochs = p.epochsDone; this.unsavedSince = Date.now(); break;
-      case 'audit': this.audit = { done: p.done, total: p.total }; break;
+      case 'checkpoint':
+        this.checkpointEpochs = p.epochsDone;
+        this.unsavedSince = Date.now();
+        break;
+      case 'audit':
+        this.audit = { done: p.done, total: p.total };
+        break;
     }
   }
 
@@ -279,8 +348,11 @@ export class ExpModelSession {
   private rememberSpeed(record: EpochRecord): void {
     const s = this.runSettings;
     if (!s || !this.status.backend) return;
-    this.speeds = recordMeasuredSpeed(pageStorage(), this.speeds, s.size, this.status.backend,
-      { tokensPerSecond: record.tokensPerSecond, env: s.env, measuredAt: Date.now() });
+    this.speeds = recordMeasuredSpeed(pageStorage(), this.speeds, s.size, this.status.backend, {
+      tokensPerSecond: record.tokensPerSecond,
+      env: s.env,
+      measuredAt: Date.now(),
+    });
   }
 
   // ---- using a model ----------------------------------------------------------------------------
@@ -289,7 +361,10 @@ export class ExpModelSession {
   trainHref(path: string, env: string, tiny = false): string {
     const preset = presetsFor(env)[0];
     if (!preset) return '#/train';
-    const params = withEngine({ ...paramsForPreset(preset, tiny ? TINY : {}), mode: 'dream' }, learnedSpec(parseLearnedPath(path)));
+    const params = withEngine(
+      { ...paramsForPreset(preset, tiny ? TINY : {}), mode: 'dream' },
+      learnedSpec(parseLearnedPath(path)),
+    );
     return `#/train?${paramsToQuery(params)}`;
   }
 
@@ -303,7 +378,10 @@ export class ExpModelSession {
     try {
       await this.models.remove(name);
       const setup = engineSetup();
-      if (setup.choice.kind === 'learned' && setup.choice.learned.path === `local/${name}`) { setup.choice.learned = { path: '' }; setup.use('oracle'); }
+      if (setup.choice.kind === 'learned' && setup.choice.learned.path === `local/${name}`) {
+        setup.choice.learned = { path: '' };
+        setup.use('oracle');
+      }
     } catch (error) {
       this.error = `Could not delete ${name}: ${(error as Error).message}`;
     }
@@ -311,5 +389,9 @@ export class ExpModelSession {
 }
 
 const KEY = Symbol('expmodel-session');
-export function provideExpModelSession(session: ExpModelSession): ExpModelSession { return setContext(KEY, session); }
-export function useExpModelSession(): ExpModelSession { return getContext<ExpModelSession>(KEY); }
+export function provideExpModelSession(session: ExpModelSession): ExpModelSession {
+  return setContext(KEY, session);
+}
+export function useExpModelSession(): ExpModelSession {
+  return getContext<ExpModelSession>(KEY);
+}

@@ -4,11 +4,29 @@
  * to the same action, computed here on demand (real envs are fast) and compared with the dream.
  * Everything shown is plain text.
  */
-import { compareOutcome, acceptedActionsBefore, nextOf, replayInRealEnv, type EpisodeTrace, type OutcomeComparison, type RealOutcome } from '../../core/train/trace';
+import {
+  compareOutcome,
+  acceptedActionsBefore,
+  nextOf,
+  replayInRealEnv,
+  type EpisodeTrace,
+  type OutcomeComparison,
+  type RealOutcome,
+} from '../../core/train/trace';
 import { EpisodeStore, type EpisodeSummary } from '../workers/episode-store';
 import { loadRuns, type RunEntry } from '../workers/run-list';
 import { inspectDefaultRun } from './default-run';
-import { DEFAULT_FILTERS, diffText, episodePage, filterEpisodes, inspectQuery, parseInspectQuery, type EpisodeFilters, type EpisodePage, type TextDiff } from './inspect-logic';
+import {
+  DEFAULT_FILTERS,
+  diffText,
+  episodePage,
+  filterEpisodes,
+  inspectQuery,
+  parseInspectQuery,
+  type EpisodeFilters,
+  type EpisodePage,
+  type TextDiff,
+} from './inspect-logic';
 
 export interface RealView {
   outcome: RealOutcome;
@@ -34,17 +52,33 @@ export class InspectState {
   private listToken = 0;
   private realToken = 0;
 
-  get filtered(): EpisodeSummary[] { return filterEpisodes(this.episodes, this.filters); }
+  get filtered(): EpisodeSummary[] {
+    return filterEpisodes(this.episodes, this.filters);
+  }
   /** The list's page (1-based; clamped to the filtered list). */
   page = $state(1);
-  get shown(): EpisodePage { return episodePage(this.filtered, this.page); }
-  goToPage(page: number): void { this.page = Math.min(Math.max(1, page), this.shown.pages); }
-  search(text: string): void { this.filters.text = text; this.page = 1; }
-  get step() { return this.trace?.steps[this.stepIndex] ?? null; }
-  get next() { return this.trace && this.step ? nextOf(this.trace, this.stepIndex) : null; }
+  get shown(): EpisodePage {
+    return episodePage(this.filtered, this.page);
+  }
+  goToPage(page: number): void {
+    this.page = Math.min(Math.max(1, page), this.shown.pages);
+  }
+  search(text: string): void {
+    this.filters.text = text;
+    this.page = 1;
+  }
+  get step() {
+    return this.trace?.steps[this.stepIndex] ?? null;
+  }
+  get next() {
+    return this.trace && this.step ? nextOf(this.trace, this.stepIndex) : null;
+  }
   get query(): string {
-    return inspectQuery({ run: this.runId, episode: this.trace ? { iteration: this.trace.iteration, index: this.trace.index } : null,
-      step: this.trace ? this.stepIndex + 1 : null });
+    return inspectQuery({
+      run: this.runId,
+      episode: this.trace ? { iteration: this.trace.iteration, index: this.trace.index } : null,
+      step: this.trace ? this.stepIndex + 1 : null,
+    });
   }
 
   /** Opens what a URL query asks for, else the run training now, else the newest dream run (default-run.ts). */
@@ -74,7 +108,10 @@ export class InspectState {
   async refresh(): Promise<void> {
     const token = ++this.listToken;
     this.runs = loadRuns();
-    if (!this.runId) { this.message = 'No training run yet: start one on the Train page, then inspect its episodes here.'; return; }
+    if (!this.runId) {
+      this.message = 'No training run yet: start one on the Train page, then inspect its episodes here.';
+      return;
+    }
     this.loading = true;
     this.error = null;
     try {
@@ -82,9 +119,10 @@ export class InspectState {
       if (token !== this.listToken) return;
       this.episodes = episodes;
       const iterations = new Set(episodes.map((e) => e.iteration));
-      this.message = episodes.length === 0
-        ? 'No episodes stored for this run yet (they appear after its first iteration).'
-        : `${episodes.length} episodes of the last ${iterations.size} iterations (the page keeps the last 20 of each run).`;
+      this.message =
+        episodes.length === 0
+          ? 'No episodes stored for this run yet (they appear after its first iteration).'
+          : `${episodes.length} episodes of the last ${iterations.size} iterations (the page keeps the last 20 of each run).`;
     } catch (error) {
       if (token === this.listToken) this.error = `Could not read the stored episodes: ${(error as Error).message}`;
     } finally {
@@ -115,8 +153,12 @@ export class InspectState {
     void this.computeReal();
   }
 
-  nextStep(): void { this.goTo(this.stepIndex + 1); }
-  previousStep(): void { this.goTo(this.stepIndex - 1); }
+  nextStep(): void {
+    this.goTo(this.stepIndex + 1);
+  }
+  previousStep(): void {
+    this.goTo(this.stepIndex - 1);
+  }
 
   /** For a dreamed step: the real env's answer to the same action, and where it differs. */
   private async computeReal(): Promise<void> {
@@ -130,10 +172,22 @@ export class InspectState {
     try {
       const outcome = await replayInRealEnv(trace.task.env, trace.task, acceptedActionsBefore(trace, i), step.action);
       if (token !== this.realToken) return;
-      if (outcome.kind === 'none') { this.real = { outcome, comparison: null, diff: null }; return; }
-      this.real = { outcome, comparison: compareOutcome(trace, i, outcome), diff: diffText(nextOf(trace, i).observation, outcome.result.text) };
+      if (outcome.kind === 'none') {
+        this.real = { outcome, comparison: null, diff: null };
+        return;
+      }
+      this.real = {
+        outcome,
+        comparison: compareOutcome(trace, i, outcome),
+        diff: diffText(nextOf(trace, i).observation, outcome.result.text),
+      };
     } catch (error) {
-      if (token === this.realToken) this.real = { outcome: { kind: 'none', reason: `The real env failed on this step: ${(error as Error).message}` }, comparison: null, diff: null };
+      if (token === this.realToken)
+        this.real = {
+          outcome: { kind: 'none', reason: `The real env failed on this step: ${(error as Error).message}` },
+          comparison: null,
+          diff: null,
+        };
     } finally {
       if (token === this.realToken) this.computing = false;
     }

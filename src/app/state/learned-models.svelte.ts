@@ -29,7 +29,11 @@ export interface LearnedOption {
 }
 
 /** A shipped model's manifest, or null when this build has none for `env`. */
-export async function fetchShippedInfo(env: string, get: typeof fetch = globalThis.fetch.bind(globalThis), base?: string): Promise<ShippedModelInfo | null> {
+export async function fetchShippedInfo(
+  env: string,
+  get: typeof fetch = globalThis.fetch.bind(globalThis),
+  base?: string,
+): Promise<ShippedModelInfo | null> {
   try {
     const response = await get(shippedModelUrl(env, 'model.json', base));
     if (!response.ok) return null;
@@ -37,25 +41,44 @@ export async function fetchShippedInfo(env: string, get: typeof fetch = globalTh
     if (/^\s*</.test(text)) return null; // a server answering unknown paths with index.html
     const m = JSON.parse(text) as ModelManifest;
     if (m.env !== env || !m.training) return null;
-    return { env, modelName: m.name, trainEpisodes: m.training.data.trainEpisodes, bestValidationLoss: m.training.bestValidationLoss, weightsBytes: m.weightsFile.bytes,
-      verdict: m.verdict?.fittedOn ?? null };
+    return {
+      env,
+      modelName: m.name,
+      trainEpisodes: m.training.data.trainEpisodes,
+      bestValidationLoss: m.training.bestValidationLoss,
+      weightsBytes: m.weightsFile.bytes,
+      verdict: m.verdict?.fittedOn ?? null,
+    };
   } catch {
     return null;
   }
 }
 
 /** The engine options for an env: its shipped model first, then the ones trained here (newest first). */
-export function learnedOptionsFor(env: string, shipped: ShippedModelInfo | null | undefined, local: readonly StoredModelSummary[]): LearnedOption[] {
+export function learnedOptionsFor(
+  env: string,
+  shipped: ShippedModelInfo | null | undefined,
+  local: readonly StoredModelSummary[],
+): LearnedOption[] {
   const out: LearnedOption[] = [];
   if (shipped) {
-    out.push({ spec: learnedSpec({ where: 'shipped', env }), where: 'shipped', env,
-      label: `${learnedPathLabel({ where: 'shipped', env })} (${shipped.trainEpisodes} training episodes)` });
+    out.push({
+      spec: learnedSpec({ where: 'shipped', env }),
+      where: 'shipped',
+      env,
+      label: `${learnedPathLabel({ where: 'shipped', env })} (${shipped.trainEpisodes} training episodes)`,
+    });
   }
   for (const m of local) {
     if (m.env !== env) continue;
-    out.push({ spec: learnedSpec({ where: 'local', name: m.name }), where: 'local', env,
-      label: `${learnedPathLabel({ where: 'local', name: m.name })} (${m.trainEpisodes} training episodes, ` +
-        `${m.epochsPlanned ? `${m.epochs} of ${m.epochsPlanned} epochs, stopped` : `${m.epochs} epochs`})` });
+    out.push({
+      spec: learnedSpec({ where: 'local', name: m.name }),
+      where: 'local',
+      env,
+      label:
+        `${learnedPathLabel({ where: 'local', name: m.name })} (${m.trainEpisodes} training episodes, ` +
+        `${m.epochsPlanned ? `${m.epochs} of ${m.epochsPlanned} epochs, stopped` : `${m.epochs} epochs`})`,
+    });
   }
   return out;
 }

@@ -20,7 +20,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export class LearnedPathError extends Error {
-  constructor(message: string) { super(message); this.name = 'LearnedPathError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'LearnedPathError';
+  }
 }
 
 /** Why `name` cannot name a model in this browser, or null when it can. */
@@ -43,15 +46,21 @@ export function parseLearnedPath(path: string): LearnedPath {
     if (problem) throw new LearnedPathError(`In 'learned:${value}': ${problem}`);
     return { where: 'local', name };
   }
-  throw new LearnedPathError(`'learned:${value}' is not a model the page can open. In the page a learned model is learned:models/ENV ` +
-    '(the one shipped with the app, e.g. learned:models/webshop-lite-v0) or learned:local/NAME (one trained in this browser on the ' +
-    'Experience model page); a folder path such as learned:runs/m works from the command line only.');
+  throw new LearnedPathError(
+    `'learned:${value}' is not a model the page can open. In the page a learned model is learned:models/ENV ` +
+      '(the one shipped with the app, e.g. learned:models/webshop-lite-v0) or learned:local/NAME (one trained in this browser on the ' +
+      'Experience model page); a folder path such as learned:runs/m works from the command line only.',
+  );
 }
 
 /** The PATH of a learned spec, or null when `spec` is not a page learned model. */
 export function learnedPathOfSpec(spec: string): LearnedPath | null {
   if (!spec.trim().startsWith('learned:')) return null;
-  try { return parseLearnedPath(spec.trim().slice('learned:'.length)); } catch { return null; }
+  try {
+    return parseLearnedPath(spec.trim().slice('learned:'.length));
+  } catch {
+    return null;
+  }
 }
 
 export function formatLearnedPath(path: LearnedPath): string {

@@ -75,10 +75,25 @@ const DREAM: ChartColour = { cssVar: '--dream', fallback: '#7b3db3' };
  * (dream/…) is drawn in the dream's colour. x is the iteration unless `xLabel` names another axis
  * (real steps, dream steps, wall time).
  */
-export function metricChart({ title, metric, x, values, smoothing = 0.6, height = 170, range, xLabel = 'iteration',
-  compact = false }: {
-  title: string; metric: string; x: number[]; values: (number | null)[]; smoothing?: number; height?: number;
-  range?: [number, number]; xLabel?: string;
+export function metricChart({
+  title,
+  metric,
+  x,
+  values,
+  smoothing = 0.6,
+  height = 170,
+  range,
+  xLabel = 'iteration',
+  compact = false,
+}: {
+  title: string;
+  metric: string;
+  x: number[];
+  values: (number | null)[];
+  smoothing?: number;
+  height?: number;
+  range?: [number, number];
+  xLabel?: string;
   /** A small card's chart: no legend and no axis title (the caption says the latest value), so the plot keeps its
    * height. */
   compact?: boolean;
@@ -88,19 +103,31 @@ export function metricChart({ title, metric, x, values, smoothing = 0.6, height 
   const colour = dream ? DREAM : ACCENT;
   const lines: ChartLine[] = sparse
     ? [{ label: 'measured', values, colour, width: 2, points: 5 }]
-    : [{ label: 'raw', values, colour, alpha: 0.3, width: 1, points: 3 },
-      { label: 'smoothed', values: smooth(values, smoothing), colour, width: 2 }];
+    : [
+        { label: 'raw', values, colour, alpha: 0.3, width: 1, points: 3 },
+        { label: 'smoothed', values: smooth(values, smoothing), colour, width: 2 },
+      ];
   const points = values.reduce((n: number, v) => (v === null ? n : n + 1), 0);
   let latest = 'no data yet';
   for (let i = values.length - 1; i >= 0; i--) {
-    if (values[i] !== null) { latest = `${(values[i] as number).toFixed(3)} at ${xLabel} ${x[i]}`; break; }
+    if (values[i] !== null) {
+      latest = `${(values[i] as number).toFixed(3)} at ${xLabel} ${x[i]}`;
+      break;
+    }
   }
   return {
     plot: { x, xLabel, range, height, compact, lines },
-    title, subtitle: { text: metric, code: true }, dream, label: `${title} chart`,
+    title,
+    subtitle: { text: metric, code: true },
+    dream,
+    label: `${title} chart`,
     summary: `${latest} · ${points} points${sparse ? ' · not smoothed' : ''}`,
-    attributes: { 'data-metric': metric, 'data-axis': xLabel, 'data-points': points,
-      'data-smoothed': sparse ? 'never' : String(smoothing) },
+    attributes: {
+      'data-metric': metric,
+      'data-axis': xLabel,
+      'data-points': points,
+      'data-smoothed': sparse ? 'never' : String(smoothing),
+    },
   };
 }
 
@@ -116,23 +143,36 @@ export function lossChart(series: LossSeries, height = 220): LineChartSpec {
   let latest = 'no epoch yet';
   for (let i = series.x.length - 1; i >= 0; i--) {
     if (series.validation[i] !== null) {
-      latest = `epoch ${series.x[i]}: train ${(series.train[i] as number).toFixed(3)}, ` +
+      latest =
+        `epoch ${series.x[i]}: train ${(series.train[i] as number).toFixed(3)}, ` +
         `validation ${(series.validation[i] as number).toFixed(3)}`;
       break;
     }
   }
   return {
     plot: {
-      x: series.x, xLabel: 'epoch', xIncrements: [0.25, 0.5, 1, 2, 5, 10, 20, 50], xDecimals: 2,
-      yLabel: 'loss (nats/token)', height,
+      x: series.x,
+      xLabel: 'epoch',
+      xIncrements: [0.25, 0.5, 1, 2, 5, 10, 20, 50],
+      xDecimals: 2,
+      yLabel: 'loss (nats/token)',
+      height,
       lines: [
         { label: 'train (running, per batch)', values: series.running, colour: accent, alpha: 0.35, width: 1 },
         { label: 'train (epoch)', values: series.train, colour: accent, width: 2, points: 6 },
-        { label: 'validation (epoch)', values: series.validation, colour: '#d95f02', width: 2, dash: [8, 4],
-          points: 6 },
+        {
+          label: 'validation (epoch)',
+          values: series.validation,
+          colour: '#d95f02',
+          width: 2,
+          dash: [8, 4],
+          points: 6,
+        },
       ],
     },
-    title: 'Loss', subtitle: { text: 'train and validation, on the answer tokens', code: false }, dream: false,
+    title: 'Loss',
+    subtitle: { text: 'train and validation, on the answer tokens', code: false },
+    dream: false,
     label: 'Training and validation loss chart',
     summary: `${latest} · ${epochs} epochs, ${batches} batch points`,
     attributes: { 'data-testid': 'loss-chart', 'data-epochs': epochs, 'data-batches': batches },

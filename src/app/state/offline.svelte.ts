@@ -12,13 +12,20 @@ export class OfflineStatus {
 
   constructor() {
     if (typeof window === 'undefined') return;
-    window.addEventListener('online', () => { this.online = true; });
-    window.addEventListener('offline', () => { this.online = false; });
+    window.addEventListener('online', () => {
+      this.online = true;
+    });
+    window.addEventListener('offline', () => {
+      this.online = false;
+    });
   }
 
   /** Registers the service worker at `url` (scope: its folder). */
   async register(url: string): Promise<void> {
-    if (!('serviceWorker' in navigator)) { this.state = 'unsupported'; return; }
+    if (!('serviceWorker' in navigator)) {
+      this.state = 'unsupported';
+      return;
+    }
     this.state = 'checking';
     try {
       const registration = await navigator.serviceWorker.register(url);
@@ -30,7 +37,8 @@ export class OfflineStatus {
         registration.installing?.addEventListener('statechange', update);
         update();
       });
-      for (const worker of [registration.installing, registration.waiting, registration.active]) worker?.addEventListener('statechange', update);
+      for (const worker of [registration.installing, registration.waiting, registration.active])
+        worker?.addEventListener('statechange', update);
       navigator.serviceWorker.addEventListener('controllerchange', () => {
         if (previous !== null) replaced = true;
         update();

@@ -2,12 +2,15 @@
  * What the header says about the offline copy (the service worker of the built app), derived
  * from the registration's workers. Plain logic, unit-tested in Node.
  */
-export type OfflineState = 'dev' | 'unsupported' | 'checking' | 'installing' | 'updating' | 'ready' | 'reload' | 'error';
+export type OfflineState =
+  'dev' | 'unsupported' | 'checking' | 'installing' | 'updating' | 'ready' | 'reload' | 'error';
 
 type WorkerState = ServiceWorkerState | 'none';
 
 export interface RegistrationView {
-  installing: WorkerState; waiting: WorkerState; active: WorkerState;
+  installing: WorkerState;
+  waiting: WorkerState;
+  active: WorkerState;
   /** Whether this page is served by a service worker (a reload after the first visit is). */
   controlled: boolean;
   /** A newer build took over while this page was open (its own chunks may be gone from the server). */

@@ -51,7 +51,12 @@ function purchaseView(parts: string[]): PageView {
   const bought = purchased >= 0 ? after('asin', purchased) : null;
   const rawOptions = purchased >= 0 ? after('options', purchased) : null;
   const scoreAt = parts.findIndex((p) => p.startsWith('Your score'));
-  return { kind: 'purchase', bought, options: readableOptions(rawOptions), score: scoreAt >= 0 ? parts[scoreAt + 1] ?? null : null };
+  return {
+    kind: 'purchase',
+    bought,
+    options: readableOptions(rawOptions),
+    score: scoreAt >= 0 ? (parts[scoreAt + 1] ?? null) : null,
+  };
 }
 
 /** `{"scent": "lavender"}` → 'scent: lavender'; none → 'no options chosen'. */
@@ -69,17 +74,24 @@ function readableOptions(raw: string | null): string {
 /** What the free-text action box suggests, per environment (its own action grammar). */
 export function actionHint(envId: string): string {
   if (envId.startsWith('webshop')) return 'Type any action, e.g. search[lavender shampoo] or click[buy now]';
-  if (envId.startsWith('household')) return 'Type any action, e.g. go to cabinet 1, open drawer 1, take candle 2 from shelf 1';
+  if (envId.startsWith('household'))
+    return 'Type any action, e.g. go to cabinet 1, open drawer 1, take candle 2 from shelf 1';
   return 'Type any action';
 }
 
 // ---- The options picked on a product page --------------------------------------------------------
 
 /** One option group of a WebShop product page (e.g. size: small, medium, large), values lower-case. */
-export interface OptionGroup { name: string; values: string[] }
+export interface OptionGroup {
+  name: string;
+  values: string[];
+}
 
 /** A picked option: its group and the value clicked. */
-export interface ChosenOption { group: string; value: string }
+export interface ChosenOption {
+  group: string;
+  value: string;
+}
 
 /**
  * A WebShop product page's option groups, read from its text (after '< Prev', before the title
@@ -116,7 +128,8 @@ const SUB_PAGES = new Set(['description', 'features', 'reviews']);
  * (itemOptions); the result is in their order.
  */
 export function chosenOptions(
-  steps: readonly { action: string; valid: boolean }[], groups: readonly OptionGroup[],
+  steps: readonly { action: string; valid: boolean }[],
+  groups: readonly OptionGroup[],
 ): ChosenOption[] {
   let page: 'search' | 'results' | 'item' | 'sub' | 'done' = 'search';
   let picked = new Map<string, string>();
@@ -124,12 +137,21 @@ export function chosenOptions(
     // Read as the env reads it: `click[Large]` → click 'large' (lower-cased, spaces collapsed).
     const parsed = step.valid ? parseAction(step.action) : null;
     if (!parsed) continue;
-    if (parsed.verb === 'search') { page = 'results'; continue; }
+    if (parsed.verb === 'search') {
+      page = 'results';
+      continue;
+    }
     if (parsed.verb !== 'click') continue;
     const arg = parsed.arg;
-    if (arg === 'back to search') { page = 'search'; continue; }
+    if (arg === 'back to search') {
+      page = 'search';
+      continue;
+    }
     if (page === 'results') {
-      if (arg !== 'next >' && arg !== '< prev') { page = 'item'; picked = new Map(); }
+      if (arg !== 'next >' && arg !== '< prev') {
+        page = 'item';
+        picked = new Map();
+      }
     } else if (page === 'item') {
       if (arg === '< prev') page = 'results';
       else if (arg === 'buy now') page = 'done';
@@ -157,7 +179,8 @@ export function chosenLine(chosen: readonly ChosenOption[]): string {
  * are not option values are absent, so their buttons carry no aria-pressed.
  */
 export function optionPressed(
-  groups: readonly OptionGroup[], chosen: readonly ChosenOption[],
+  groups: readonly OptionGroup[],
+  chosen: readonly ChosenOption[],
 ): Record<string, boolean> {
   const pressed: Record<string, boolean> = {};
   for (const g of groups) for (const v of g.values) pressed[`click[${v}]`] ||= false;

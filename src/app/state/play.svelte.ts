@@ -15,7 +15,11 @@ export interface PlayedStep {
   truncated: boolean;
 }
 
-export interface PlaySettings { envId: string; seed: number; difficulty: number }
+export interface PlaySettings {
+  envId: string;
+  seed: number;
+  difficulty: number;
+}
 
 export const DEFAULT_SETTINGS: PlaySettings = { envId: 'webshop-lite-v0', seed: 1, difficulty: 0.25 };
 
@@ -29,7 +33,8 @@ export function settingsFromQuery(query: string): PlaySettings {
   return {
     envId,
     seed: params.has('seed') && Number.isInteger(seed) && seed >= 0 ? seed : DEFAULT_SETTINGS.seed,
-    difficulty: params.has('difficulty') && difficulty >= 0 && difficulty <= 1 ? difficulty : DEFAULT_SETTINGS.difficulty,
+    difficulty:
+      params.has('difficulty') && difficulty >= 0 && difficulty <= 1 ? difficulty : DEFAULT_SETTINGS.difficulty,
   };
 }
 
@@ -51,17 +56,30 @@ export class PlaySession {
 
   readonly definitions = listEnvDefinitions();
 
-  get definition() { return getEnvDefinition(this.envId); }
-  get stepLimit() { return this.definition.defaultStepLimit; }
-  get done() { return !!this.last && (this.last.terminated || this.last.truncated); }
-  get totalReward() { return this.steps.reduce((s, x) => s + x.reward, 0); }
+  get definition() {
+    return getEnvDefinition(this.envId);
+  }
+  get stepLimit() {
+    return this.definition.defaultStepLimit;
+  }
+  get done() {
+    return !!this.last && (this.last.terminated || this.last.truncated);
+  }
+  get totalReward() {
+    return this.steps.reduce((s, x) => s + x.reward, 0);
+  }
   get status(): string {
     if (!this.observation) return 'Pick an environment and start an episode.';
     if (!this.last) return `Episode started: ${this.observation.admissible.length} actions available.`;
     const r = this.last;
-    if (r.terminated) return r.info.success ? `Success! Reward ${fmt(r.reward)} in ${r.info.steps} steps.` : `Episode over: reward ${fmt(r.reward)} (score ${fmt(r.info.score ?? 0)}) in ${r.info.steps} steps.`;
+    if (r.terminated)
+      return r.info.success
+        ? `Success! Reward ${fmt(r.reward)} in ${r.info.steps} steps.`
+        : `Episode over: reward ${fmt(r.reward)} (score ${fmt(r.info.score ?? 0)}) in ${r.info.steps} steps.`;
     if (r.truncated) return `Out of steps: the limit is ${this.stepLimit}. Reward 0.`;
-    return r.info.valid ? `Step ${r.info.steps} of at most ${this.stepLimit}: reward ${fmt(r.reward)}.` : `That action is not admissible here: nothing happened (step ${r.info.steps} still counts).`;
+    return r.info.valid
+      ? `Step ${r.info.steps} of at most ${this.stepLimit}: reward ${fmt(r.reward)}.`
+      : `That action is not admissible here: nothing happened (step ${r.info.steps} still counts).`;
   }
 
   apply(settings: PlaySettings): Promise<void> {
@@ -93,8 +111,17 @@ export class PlaySession {
     this.busy = true;
     try {
       const result = await this.env.step(text);
-      this.steps = [...this.steps, { index: result.info.steps, action: text, reward: result.reward, valid: result.info.valid,
-        terminated: result.terminated, truncated: result.truncated }];
+      this.steps = [
+        ...this.steps,
+        {
+          index: result.info.steps,
+          action: text,
+          reward: result.reward,
+          valid: result.info.valid,
+          terminated: result.terminated,
+          truncated: result.truncated,
+        },
+      ];
       this.last = result;
       this.observation = result;
       this.expertHint = null;

@@ -3,7 +3,18 @@
  * `#/train?…` (the Train page keeps its settings in the hash query), `#/inspect?…`, `#/buffer`,
  * `#/curriculum`, `#/compare`, `#/teach`, `#/model?…` (the Experience model page keeps its settings in the hash query).
  */
-export const ROUTES = ['start', 'play', 'setup', 'train', 'model', 'inspect', 'buffer', 'curriculum', 'compare', 'teach'] as const;
+export const ROUTES = [
+  'start',
+  'play',
+  'setup',
+  'train',
+  'model',
+  'inspect',
+  'buffer',
+  'curriculum',
+  'compare',
+  'teach',
+] as const;
 export type Route = (typeof ROUTES)[number];
 
 /** The route of a hash; no hash is the start page, except a shared Play link (`/?env=…`, the Play page's settings). */
@@ -11,7 +22,7 @@ export function parseHash(hash: string, search = ''): { route: Route; query: str
   const body = hash.replace(/^#\/?/, '');
   const [path, query = ''] = body.split('?', 2);
   if (!path && /[?&]env=/.test(search)) return { route: 'play', query };
-  const route = (ROUTES as readonly string[]).includes(path) ? path as Route : 'start';
+  const route = (ROUTES as readonly string[]).includes(path) ? (path as Route) : 'start';
   return { route, query };
 }
 

@@ -3,10 +3,19 @@
  * core's checkWebGpu()/pickQuantization(); storage through the replay buffer store's
  * estimate()/requestPersistence() (navigator.storage), which never open the database.
  */
-import { checkWebGpu, pickQuantization, type QuantizationChoice, type WebGpuCapabilities } from '../../core/llm/capabilities';
+import {
+  checkWebGpu,
+  pickQuantization,
+  type QuantizationChoice,
+  type WebGpuCapabilities,
+} from '../../core/llm/capabilities';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 
-export interface StorageReport { usage: number | null; quota: number | null; persisted: boolean | null }
+export interface StorageReport {
+  usage: number | null;
+  quota: number | null;
+  persisted: boolean | null;
+}
 
 export class SetupReport {
   gpu = $state.raw<WebGpuCapabilities | null>(null);
@@ -16,7 +25,7 @@ export class SetupReport {
   storageReadAt = $state<string | null>(null);
   persistAnswer = $state<string | null>(null);
   checking = $state(false);
-  cores = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency ?? null : null;
+  cores = typeof navigator !== 'undefined' ? (navigator.hardwareConcurrency ?? null) : null;
   private readonly store = new IndexedDbBufferStore();
 
   async check(): Promise<void> {
@@ -54,7 +63,11 @@ export class SetupReport {
 export function formatBytes(bytes: number | null): string {
   if (bytes === null) return 'unknown';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes, u = 0;
-  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+  let v = bytes,
+    u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
   return `${v.toFixed(u === 0 ? 0 : 1)} ${units[u]}`;
 }

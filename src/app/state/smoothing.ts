@@ -5,7 +5,8 @@
  */
 export function smooth(values: readonly (number | null)[], weight: number): (number | null)[] {
   if (weight <= 0) return values.slice();
-  let last = 0, n = 0;
+  let last = 0,
+    n = 0;
   return values.map((v) => {
     if (v === null || !Number.isFinite(v)) return null;
     last = last * weight + (1 - weight) * v;

@@ -30,14 +30,16 @@ const steps = (n: number) => n.toLocaleString('en-US');
 /** The verdict sentence, or null while a run has no final result. */
 export function startHereVerdict(v: VerdictInput): string | null {
   const failed = (['real', 'dream', 's2r'] as const).filter((k) => v[k].failure);
-  if (failed.length > 0) return `No verdict: the ${failed.join(' and ')} run${failed.length > 1 ? 's' : ''} failed (see the card).`;
+  if (failed.length > 0)
+    return `No verdict: the ${failed.join(' and ')} run${failed.length > 1 ? 's' : ''} failed (see the card).`;
   const { real, dream, s2r } = v;
   if (real.heldOut === null || dream.heldOut === null || s2r.heldOut === null) return null;
   return [dreamSentence(real, dream, v.untrained), s2rSentence(real, s2r)].join(' ');
 }
 
 function dreamSentence(real: VerdictRun, dream: VerdictRun, untrained: number | null): string {
-  const r = real.heldOut!, d = dream.heldOut!;
+  const r = real.heldOut!,
+    d = dream.heldOut!;
   const base = `With 0 real steps the dream reached ${pct(d)} held-out success`;
   const against = `real RL's ${pct(r)} (after ${steps(real.realSteps)} real steps)`;
   const start = untrained === null ? '' : `, from the untrained policy's ${pct(untrained)}`;
@@ -46,9 +48,12 @@ function dreamSentence(real: VerdictRun, dream: VerdictRun, untrained: number | 
   }
   if (r === 0) return `${base}${start}; real RL reached 0% (after ${steps(real.realSteps)} real steps).`;
   const ratio = d / r;
-  const judged = ratio >= 1 ? 'as good as real RL or better'
-    : ratio >= DREAM_TARGET_RATIO ? `within DreamGym's mark of ${pct(DREAM_TARGET_RATIO)} of real`
-    : `short of DreamGym's mark of ${pct(DREAM_TARGET_RATIO)} of real: the dream lost here`;
+  const judged =
+    ratio >= 1
+      ? 'as good as real RL or better'
+      : ratio >= DREAM_TARGET_RATIO
+        ? `within DreamGym's mark of ${pct(DREAM_TARGET_RATIO)} of real`
+        : `short of DreamGym's mark of ${pct(DREAM_TARGET_RATIO)} of real: the dream lost here`;
   return `${base}${start}, ${pct(ratio)} of ${against} — ${judged}.`;
 }
 

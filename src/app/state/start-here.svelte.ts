@@ -15,7 +15,15 @@ import { MetricsHistoryStore } from '../workers/metrics-store';
 import { isUnfinished, loadRuns, upsertRun, type RunEntry } from '../workers/run-list';
 import { engineSetup } from './engine.svelte';
 import { dreamEngineOfSpec } from './engine';
-import { groupEntries, latestGroup, START_HERE_ENV, START_HERE_RUNS, startHereConfigs, type StartHereEngine, type StartHereRun } from './start-here';
+import {
+  groupEntries,
+  latestGroup,
+  START_HERE_ENV,
+  START_HERE_RUNS,
+  startHereConfigs,
+  type StartHereEngine,
+  type StartHereRun,
+} from './start-here';
 
 export interface StartHereSlot {
   run: StartHereRun;
@@ -30,8 +38,15 @@ export interface StartHereSlot {
 const TRAINING: readonly string[] = ['starting', 'running', 'paused'];
 
 const statusOf = (entry: RunEntry, message: string): TrainerStatus => ({
-  runId: entry.runId, state: entry.state, iteration: entry.iteration, iterations: entry.iterations, realSteps: 0, dreamSteps: 0,
-  backend: null, backendReason: null, message,
+  runId: entry.runId,
+  state: entry.state,
+  iteration: entry.iteration,
+  iterations: entry.iterations,
+  realSteps: 0,
+  dreamSteps: 0,
+  backend: null,
+  backendReason: null,
+  message,
 });
 
 /** Appends records, replacing any at or after the first new iteration (an iteration repeated after a reload). */
@@ -60,8 +75,12 @@ export class StartHereSession {
     if (restore && typeof window !== 'undefined') void this.restore();
   }
 
-  get active(): boolean { return this.starting || this.slots.some((s) => TRAINING.includes(s.status.state)); }
-  get finished(): boolean { return this.slots.length > 0 && this.slots.every((s) => s.status.state === 'finished'); }
+  get active(): boolean {
+    return this.starting || this.slots.some((s) => TRAINING.includes(s.status.state));
+  }
+  get finished(): boolean {
+    return this.slots.length > 0 && this.slots.every((s) => s.status.state === 'finished');
+  }
 
   /** Starts the three runs (a new group; an earlier group stays in Compare); `size` shortens them (startHereSizeFromQuery). */
   async start(size: Partial<TrainConfig> = {}): Promise<void> {
@@ -76,7 +95,13 @@ export class StartHereSession {
       this.engine = engine;
       const entries = groupEntries(startHereConfigs(engine, 1, size), Date.now());
       for (const entry of [...entries].reverse()) upsertRun(entry);
-      this.slots = entries.map((entry, i) => ({ run: START_HERE_RUNS[i], entry, status: statusOf(entry, 'Starting…'), history: [], live: null }));
+      this.slots = entries.map((entry, i) => ({
+        run: START_HERE_RUNS[i],
+        entry,
+        status: statusOf(entry, 'Starting…'),
+        history: [],
+        live: null,
+      }));
       // One task each for drawing the three cards and starting each worker: together they made
       // one main-thread task of over 50 ms on a busy 2-core machine.
       for (const entry of entries) {
@@ -96,9 +121,17 @@ export class StartHereSession {
     // Said at once: each worker stops before its next rollout step (trainer-host.ts 'stop').
     for (const s of training) this.replace(s.entry.runId, { status: { ...s.status, message: 'Stopping…' } });
     this.stopping = training.length > 0;
-    await Promise.all(training.filter((s) => ['running', 'paused'].includes(s.status.state)).map(async (s) => {
-      try { this.apply(s.entry.runId, await this.clients.get(s.entry.runId)!.stop()); } catch { /* finished meanwhile */ }
-    }));
+    await Promise.all(
+      training
+        .filter((s) => ['running', 'paused'].includes(s.status.state))
+        .map(async (s) => {
+          try {
+            this.apply(s.entry.runId, await this.clients.get(s.entry.runId)!.stop());
+          } catch {
+            /* finished meanwhile */
+          }
+        }),
+    );
     this.stopping = false;
   }
 
@@ -108,10 +141,18 @@ export class StartHereSession {
     if (group.length === 0) return;
     const dreamer = group.find((e) => e.config.mode !== 'real');
     this.engine = dreamer ? dreamEngineOfSpec(dreamer.config.llm) : null;
-    const withHistory = await Promise.all(group.map(async (entry) => ({ entry, history: await this.history.list(entry.runId).catch(() => []) })));
+    const withHistory = await Promise.all(
+      group.map(async (entry) => ({ entry, history: await this.history.list(entry.runId).catch(() => []) })),
+    );
     this.slots = withHistory.map(({ entry, history }) => ({
-      run: START_HERE_RUNS.find((r) => r.mode === entry.config.mode)!, entry, history, live: null,
-      status: { ...statusOf(entry, entry.message ?? ''), iteration: history[history.length - 1]?.iteration ?? entry.iteration },
+      run: START_HERE_RUNS.find((r) => r.mode === entry.config.mode)!,
+      entry,
+      history,
+      live: null,
+      status: {
+        ...statusOf(entry, entry.message ?? ''),
+        iteration: history[history.length - 1]?.iteration ?? entry.iteration,
+      },
     }));
     for (const { entry } of withHistory) if (isUnfinished(entry)) this.launch(entry, true);
   }
@@ -119,43 +160,64 @@ export class StartHereSession {
   private launch(entry: RunEntry, resume: boolean): void {
     const client = new TrainerClient();
     this.clients.set(entry.runId, client);
-    client.oncrash = (error) => this.apply(entry.runId, { ...this.slot(entry.runId)!.status, state: 'error', message: error.message });
+    client.oncrash = (error) =>
+      this.apply(entry.runId, { ...this.slot(entry.runId)!.status, state: 'error', message: error.message });
     const engine = entry.config.mode === 'real' ? {} : { engine: engineSetup().runtime(entry.config.llm) };
-    client.start({ runId: entry.runId, config: entry.config, resume, ...engine }, (p) => this.onProgress(entry.runId, p))
+    client
+      .start({ runId: entry.runId, config: entry.config, resume, ...engine }, (p) => this.onProgress(entry.runId, p))
       .then((final) => this.apply(entry.runId, final))
       .catch((error: Error) => {
         const slot = this.slot(entry.runId);
-        if (slot && slot.status.state !== 'error') this.apply(entry.runId, { ...slot.status, state: 'error', message: error.message });
+        if (slot && slot.status.state !== 'error')
+          this.apply(entry.runId, { ...slot.status, state: 'error', message: error.message });
       })
       .finally(() => {
         // A finished run's worker is let go (its tfjs memory with it); a new group starts new ones.
-        if (this.clients.get(entry.runId) === client) { this.clients.delete(entry.runId); client.terminate(); }
+        if (this.clients.get(entry.runId) === client) {
+          this.clients.delete(entry.runId);
+          client.terminate();
+        }
       });
   }
 
-  private slot(runId: string): StartHereSlot | undefined { return this.slots.find((s) => s.entry.runId === runId); }
+  private slot(runId: string): StartHereSlot | undefined {
+    return this.slots.find((s) => s.entry.runId === runId);
+  }
 
   private onProgress(runId: string, progress: TrainerProgress): void {
     const slot = this.slot(runId);
     if (!slot) return;
-    if (progress.kind === 'live') { this.replace(runId, { live: progress.live }); return; }
+    if (progress.kind === 'live') {
+      this.replace(runId, { live: progress.live });
+      return;
+    }
     if (progress.kind === 'history') this.replace(runId, { history: progress.records });
-    else if (progress.kind === 'metrics') this.replace(runId, { history: appended(slot.history, progress.records), live: null });
+    else if (progress.kind === 'metrics')
+      this.replace(runId, { history: appended(slot.history, progress.records), live: null });
     this.apply(runId, progress.status);
   }
 
   private apply(runId: string, status: TrainerStatus): void {
     if (status.runId !== runId) return;
     this.replace(runId, { status, ...(status.state === 'running' ? {} : { live: null }) });
-    if (status.state !== 'idle') upsertRun({ runId, state: status.state, iteration: status.iteration, message: status.message });
+    if (status.state !== 'idle')
+      upsertRun({ runId, state: status.state, iteration: status.iteration, message: status.message });
     this.progress++;
   }
 
   private replace(runId: string, change: Partial<StartHereSlot>): void {
-    this.slots = this.slots.map((s) => (s.entry.runId === runId ? { ...s, ...change, entry: { ...s.entry, ...(change.status ? { state: change.status.state } : {}) } } : s));
+    this.slots = this.slots.map((s) =>
+      s.entry.runId === runId
+        ? { ...s, ...change, entry: { ...s.entry, ...(change.status ? { state: change.status.state } : {}) } }
+        : s,
+    );
   }
 }
 
 const KEY = Symbol('start-here-session');
-export function provideStartHere(session: StartHereSession): StartHereSession { return setContext(KEY, session); }
-export function useStartHere(): StartHereSession { return getContext<StartHereSession>(KEY); }
+export function provideStartHere(session: StartHereSession): StartHereSession {
+  return setContext(KEY, session);
+}
+export function useStartHere(): StartHereSession {
+  return getContext<StartHereSession>(KEY);
+}

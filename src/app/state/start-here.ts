@@ -32,8 +32,14 @@ export interface StartHereRun {
  * real RL (16 and 20 iterations: 71 % and 80 % for real, 29 % and 39 % for the dream).
  */
 export const START_HERE_SIZE: Partial<TrainConfig> = {
-  tasksPerIteration: 4, groupSize: 8, iterations: 12, evalInterval: 2, evalEpisodes: 50, finalEvalEpisodes: 100,
-  realStepBudget: 6000, s2rRealFraction: 0.1,
+  tasksPerIteration: 4,
+  groupSize: 8,
+  iterations: 12,
+  evalInterval: 2,
+  evalEpisodes: 50,
+  finalEvalEpisodes: 100,
+  realStepBudget: 6000,
+  s2rRealFraction: 0.1,
 };
 
 /** S2R's real budget: its share of the baseline's budget (the verdict gives its share of what the baseline spent). */
@@ -42,12 +48,26 @@ export const START_HERE_S2R_STEPS = Math.round(START_HERE_SIZE.s2rRealFraction! 
 const steps = (n: number) => n.toLocaleString('en-US');
 
 export const START_HERE_RUNS: readonly StartHereRun[] = [
-  { mode: 'real', name: 'Real RL (baseline)', sentence: `Every training step is an interaction with the real environment (up to ${
-    steps(START_HERE_SIZE.realStepBudget!)}): the cost DreamGym sets out to cut.` },
-  { mode: 'dream', name: 'Dream (0 real steps)',
-    sentence: 'The experience model dreams every next state and reward; the agent never touches the real environment while it trains.' },
-  { mode: 's2r', name: `S2R (dream, then ${steps(START_HERE_S2R_STEPS)} real steps)`, sentence: `Dream first, then ${
-    steps(START_HERE_S2R_STEPS)} real steps: a tenth of the baseline's ${steps(START_HERE_SIZE.realStepBudget!)}-step budget.` },
+  {
+    mode: 'real',
+    name: 'Real RL (baseline)',
+    sentence: `Every training step is an interaction with the real environment (up to ${steps(
+      START_HERE_SIZE.realStepBudget!,
+    )}): the cost DreamGym sets out to cut.`,
+  },
+  {
+    mode: 'dream',
+    name: 'Dream (0 real steps)',
+    sentence:
+      'The experience model dreams every next state and reward; the agent never touches the real environment while it trains.',
+  },
+  {
+    mode: 's2r',
+    name: `S2R (dream, then ${steps(START_HERE_S2R_STEPS)} real steps)`,
+    sentence: `Dream first, then ${steps(
+      START_HERE_S2R_STEPS,
+    )} real steps: a tenth of the baseline's ${steps(START_HERE_SIZE.realStepBudget!)}-step budget.`,
+  },
 ];
 
 /**
@@ -64,7 +84,11 @@ export function cardSentence(run: StartHereRun, baselineSpent: number | null): s
 export type StartHereEngine = DreamEngine;
 
 /** The start-here dream's engine: Setup's pick, else the learned model shipped for `env`, else the noisy oracle (engine.ts dreamEngine). */
-export function startHereEngine(choice: EngineChoice | null, facts: EngineFacts, env = START_HERE_ENV): StartHereEngine {
+export function startHereEngine(
+  choice: EngineChoice | null,
+  facts: EngineFacts,
+  env = START_HERE_ENV,
+): StartHereEngine {
   return dreamEngine(choice, env, facts);
 }
 
@@ -76,8 +100,12 @@ export function startHereEngine(choice: EngineChoice | null, facts: EngineFacts,
  */
 export function startHereSizeFromQuery(query: string): Partial<TrainConfig> {
   const params = new URLSearchParams(query);
-  const count = (name: string) => { const raw = params.get(name); return raw !== null && /^\d{1,7}$/.test(raw) ? Number(raw) : NaN; };
-  const iterations = count('iterations'), seed = count('seed');
+  const count = (name: string) => {
+    const raw = params.get(name);
+    return raw !== null && /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
+  };
+  const iterations = count('iterations'),
+    seed = count('seed');
   return {
     ...(iterations >= 1 && iterations < START_HERE_SIZE.iterations! ? { iterations } : {}),
     ...(seed >= 0 && seed <= 1e6 ? { seed } : {}),
@@ -86,10 +114,17 @@ export function startHereSizeFromQuery(query: string): Partial<TrainConfig> {
 
 /** The three runs' configs: one preset, one seed, one size; the dream and S2R use the curriculum (as the CLI's default). */
 export function startHereConfigs(engine: StartHereEngine, seed = 1, size: Partial<TrainConfig> = {}): TrainConfig[] {
-  return START_HERE_RUNS.map((run) => validateConfig({
-    ...getPreset(START_HERE_PRESET), ...START_HERE_SIZE, ...size, mode: run.mode, seed: size.seed ?? seed, llm: engine.llm,
-    curriculum: run.mode !== 'real',
-  } as unknown as Record<string, unknown>));
+  return START_HERE_RUNS.map((run) =>
+    validateConfig({
+      ...getPreset(START_HERE_PRESET),
+      ...START_HERE_SIZE,
+      ...size,
+      mode: run.mode,
+      seed: size.seed ?? seed,
+      llm: engine.llm,
+      curriculum: run.mode !== 'real',
+    } as unknown as Record<string, unknown>),
+  );
 }
 
 /** The newest group of start-here runs in the run list (the three share a createdAt), in START_HERE_RUNS order. */
@@ -104,8 +139,15 @@ export function latestGroup(runs: readonly RunEntry[]): RunEntry[] {
 /** The run-list entries of a new group (one createdAt ties the three together). */
 export function groupEntries(configs: readonly TrainConfig[], createdAt: number): RunEntry[] {
   return configs.map((config, i) => ({
-    runId: `start-${config.mode}-s${config.seed}-${createdAt.toString(36)}`, query: '', config, createdAt, state: 'starting', iteration: 0,
-    iterations: config.iterations, name: START_HERE_RUNS[i].name, tags: [START_HERE_TAG],
+    runId: `start-${config.mode}-s${config.seed}-${createdAt.toString(36)}`,
+    query: '',
+    config,
+    createdAt,
+    state: 'starting',
+    iteration: 0,
+    iterations: config.iterations,
+    name: START_HERE_RUNS[i].name,
+    tags: [START_HERE_TAG],
   }));
 }
 
@@ -120,6 +162,7 @@ export function cardIterations(config: { mode: Mode; iterations: number }, done:
 export function groupSummary(states: readonly string[]): string {
   const counts = new Map<string, number>();
   for (const s of states) counts.set(s, (counts.get(s) ?? 0) + 1);
-  if (states.length > 0 && counts.get('finished') === states.length) return 'All three finished: compare their held-out success and the real steps each spent, below.';
+  if (states.length > 0 && counts.get('finished') === states.length)
+    return 'All three finished: compare their held-out success and the real steps each spent, below.';
   return `${[...counts].map(([state, n]) => `${n} ${state}`).join(', ')}.`;
 }

@@ -39,7 +39,9 @@ export class TeachState {
   }
 
   /** The settings differ from the running session's (Next update resets first). */
-  get stale(): boolean { return !this.info || !sameSettings(this.info.settings, this.settings); }
+  get stale(): boolean {
+    return !this.info || !sameSettings(this.info.settings, this.settings);
+  }
 
   /** A fresh session with the current settings: weights re-initialised from the seed. */
   async reset(): Promise<void> {
@@ -63,11 +65,17 @@ export class TeachState {
       this.update = update;
       this.selected = mostChangedStep(update);
       const returns = update.groups.flatMap((g) => g.rollouts.map((r) => r.return));
-      this.history = [...this.history, {
-        iteration: update.iteration, successRate: rolloutSuccess(update.metrics)?.value ?? 0,
-        meanReturn: returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length),
-        policyLoss: update.metrics['losses/policy_loss'] ?? NaN, signedSteps: update.signedSteps, alignedSteps: update.alignedSteps,
-      }].slice(-HISTORY);
+      this.history = [
+        ...this.history,
+        {
+          iteration: update.iteration,
+          successRate: rolloutSuccess(update.metrics)?.value ?? 0,
+          meanReturn: returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length),
+          policyLoss: update.metrics['losses/policy_loss'] ?? NaN,
+          signedSteps: update.signedSteps,
+          alignedSteps: update.alignedSteps,
+        },
+      ].slice(-HISTORY);
       this.announcement = updateSummary(update);
     } catch (error) {
       this.fail(error);
@@ -76,7 +84,9 @@ export class TeachState {
     }
   }
 
-  select(ref: StepRef): void { this.selected = ref; }
+  select(ref: StepRef): void {
+    this.selected = ref;
+  }
 
   dispose(): void {
     this.client?.terminate();
@@ -92,8 +102,9 @@ export class TeachState {
       this.update = null;
       this.history = [];
       this.selected = null;
-      this.announcement = `Ready: ${this.info.preset}, ${settings.algo.toUpperCase()}, experience from ${this.info.experience}, `
-        + `seed ${settings.seed}. Press Next update.`;
+      this.announcement =
+        `Ready: ${this.info.preset}, ${settings.algo.toUpperCase()}, experience from ${this.info.experience}, ` +
+        `seed ${settings.seed}. Press Next update.`;
       return true;
     } catch (error) {
       this.fail(error);

@@ -12,11 +12,17 @@ export class Theme {
 
   constructor() {
     let stored: string | null = null;
-    try { stored = localStorage.getItem(THEME_KEY); } catch { /* storage blocked: follow the system */ }
+    try {
+      stored = localStorage.getItem(THEME_KEY);
+    } catch {
+      /* storage blocked: follow the system */
+    }
     this.choice = parseTheme(stored);
     const media = matchMedia('(prefers-color-scheme: dark)');
     this.prefersDark = media.matches;
-    media.addEventListener('change', (e) => { this.prefersDark = e.matches; });
+    media.addEventListener('change', (e) => {
+      this.prefersDark = e.matches;
+    });
     this.apply();
   }
 
@@ -25,7 +31,9 @@ export class Theme {
     try {
       if (choice === 'system') localStorage.removeItem(THEME_KEY);
       else localStorage.setItem(THEME_KEY, choice);
-    } catch { /* not persisted; still applied */ }
+    } catch {
+      /* not persisted; still applied */
+    }
     this.apply();
   }
 

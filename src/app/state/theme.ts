@@ -5,7 +5,7 @@ export type ThemeChoice = (typeof THEMES)[number];
 export const THEME_KEY = 'dreamgym.theme';
 
 export function parseTheme(stored: string | null | undefined): ThemeChoice {
-  return (THEMES as readonly string[]).includes(stored ?? '') ? stored as ThemeChoice : 'system';
+  return (THEMES as readonly string[]).includes(stored ?? '') ? (stored as ThemeChoice) : 'system';
 }
 
 export function resolveTheme(choice: ThemeChoice, prefersDark: boolean): 'light' | 'dark' {

@@ -15,7 +15,9 @@ const AXIS_METRICS = ['budget/real_steps', 'budget/dream_steps', 'perf/iteration
  * none, so each mode offers the iteration, the steps it spends and the wall time (S2R both).
  */
 export function chartAxes(mode: TrainParams['mode']): (typeof X_AXES)[number][] {
-  return X_AXES.filter((a) => (a.axis === 'real_steps' ? mode !== 'dream' : a.axis === 'dream_steps' ? mode !== 'real' : true));
+  return X_AXES.filter((a) =>
+    a.axis === 'real_steps' ? mode !== 'dream' : a.axis === 'dream_steps' ? mode !== 'real' : true,
+  );
 }
 
 /** The Train charts' x values on an axis: the series read as iteration records (the same rule as Compare's). */
@@ -25,9 +27,17 @@ export function chartX(series: MetricSeries, axis: XAxis): number[] {
 }
 
 /** A series back as iteration records (of `metrics`, default all): what core's readers of a history take. */
-export function seriesRecords(series: MetricSeries, metrics: readonly string[] = Object.keys(series.values)): IterationRecord[] {
+export function seriesRecords(
+  series: MetricSeries,
+  metrics: readonly string[] = Object.keys(series.values),
+): IterationRecord[] {
   return series.iterations.map((iteration, i) => ({
     iteration,
-    metrics: Object.fromEntries(metrics.flatMap((m) => { const v = series.values[m]?.[i]; return typeof v === 'number' ? [[m, v]] : []; })),
+    metrics: Object.fromEntries(
+      metrics.flatMap((m) => {
+        const v = series.values[m]?.[i];
+        return typeof v === 'number' ? [[m, v]] : [];
+      }),
+    ),
   }));
 }

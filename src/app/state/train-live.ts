@@ -21,11 +21,19 @@ export interface LiveFields {
 }
 
 function rate(x: number): string {
-  return x >= 100 ? Math.round(x).toLocaleString('en-US') : x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2);
+  return x >= 100
+    ? Math.round(x).toLocaleString('en-US')
+    : x >= 10
+      ? x.toFixed(0)
+      : x >= 1
+        ? x.toFixed(1)
+        : x.toFixed(2);
 }
 
 const STAGES: Record<LiveProgress['stage'], string> = {
-  rollout: 'rolling out', update: 'updating the policy', evaluation: 'evaluating on held-out real tasks',
+  rollout: 'rolling out',
+  update: 'updating the policy',
+  evaluation: 'evaluating on held-out real tasks',
 };
 
 export function liveFields(p: LiveProgress): LiveFields {
@@ -33,9 +41,14 @@ export function liveFields(p: LiveProgress): LiveFields {
   const what = p.phase === 'dream' ? 'dreaming' : 'in the real environment';
   return {
     heading: `Iteration ${p.iteration} of ${p.iterations} — ${p.stage === 'rollout' ? what : STAGES[p.stage]}`,
-    steps: p.done === p.planned ? `${p.done.toLocaleString('en-US')} of ${p.planned.toLocaleString('en-US')}`
-      : `${p.done.toLocaleString('en-US')} of ≤ ${p.planned.toLocaleString('en-US')}`,
-    answers: p.phase === 'dream' ? `${(c.predictions - c.invalid).toLocaleString('en-US')} valid / ${c.invalid.toLocaleString('en-US')} invalid` : '—',
+    steps:
+      p.done === p.planned
+        ? `${p.done.toLocaleString('en-US')} of ${p.planned.toLocaleString('en-US')}`
+        : `${p.done.toLocaleString('en-US')} of ≤ ${p.planned.toLocaleString('en-US')}`,
+    answers:
+      p.phase === 'dream'
+        ? `${(c.predictions - c.invalid).toLocaleString('en-US')} valid / ${c.invalid.toLocaleString('en-US')} invalid`
+        : '—',
     tokensPerSecond: p.phase === 'dream' ? rate(p.tokensPerSecond) : '—',
     transitionsPerSecond: rate(p.transitionsPerSecond),
     cacheHitRate: p.cacheHitRate === null ? '—' : `${Math.round(p.cacheHitRate * 100)}%`,

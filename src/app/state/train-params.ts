@@ -2,7 +2,16 @@
  * The Train page's settings, kept in the URL hash (`#/train?preset=…&mode=…`) so a run setup can
  * be shared (TensorFlow Playground style), and the TrainConfig they make. Plain logic, no Svelte.
  */
-import { ALGORITHMS, MODES, PRESETS, getPreset, validateConfig, type Algorithm, type Mode, type TrainConfig } from '../../core/train/config';
+import {
+  ALGORITHMS,
+  MODES,
+  PRESETS,
+  getPreset,
+  validateConfig,
+  type Algorithm,
+  type Mode,
+  type TrainConfig,
+} from '../../core/train/config';
 import type { BackendName } from '../../core/policy/backend';
 import { parseLlmSpec, type LlmSpecText } from '../../core/llm/spec';
 import { learnedPathOfSpec, learnedSpec } from './learned-path';
@@ -56,17 +65,40 @@ export function envIds(): string[] {
 }
 
 export function presetsFor(env: string): string[] {
-  return Object.values(PRESETS).filter((p) => p.env === env).map((p) => p.preset);
+  return Object.values(PRESETS)
+    .filter((p) => p.env === env)
+    .map((p) => p.preset);
 }
 
 /** The defaults a preset implies (its own iterations, batch and evaluation settings). */
 export function paramsForPreset(preset: string, keep: Partial<TrainParams> = {}): TrainParams {
   const p = getPreset(preset);
   return {
-    env: p.env, preset: p.preset, mode: p.mode, algo: p.algo, seed: p.seed, epsR: 0.1, epsP: 0.1,
-    tasks: p.tasksPerIteration, group: p.groupSize, iterations: p.iterations, evalEvery: p.evalInterval,
-    evalEpisodes: p.evalEpisodes, backend: '', llm: '', curriculum: p.curriculum, lambda: p.lambda, grouping: p.curriculumGrouping, variations: p.curriculumVariations, k: p.retrievalK,
-    history: p.historyLength, reasoning: p.reasoning, prior: p.llmPrior, answerTokens: 400, retries: 2, ...keep,
+    env: p.env,
+    preset: p.preset,
+    mode: p.mode,
+    algo: p.algo,
+    seed: p.seed,
+    epsR: 0.1,
+    epsP: 0.1,
+    tasks: p.tasksPerIteration,
+    group: p.groupSize,
+    iterations: p.iterations,
+    evalEvery: p.evalInterval,
+    evalEpisodes: p.evalEpisodes,
+    backend: '',
+    llm: '',
+    curriculum: p.curriculum,
+    lambda: p.lambda,
+    grouping: p.curriculumGrouping,
+    variations: p.curriculumVariations,
+    k: p.retrievalK,
+    history: p.historyLength,
+    reasoning: p.reasoning,
+    prior: p.llmPrior,
+    answerTokens: 400,
+    retries: 2,
+    ...keep,
   };
 }
 
@@ -92,12 +124,20 @@ export const LLM_DEMO_ANSWERS: Pick<TrainParams, 'answerTokens' | 'retries'> = {
 export function tinyParams(p: TrainParams): TrainParams {
   const demo = llmDemoPreset(p.env);
   if (engineAbilities(p.llm).kind !== 'llm' || !demo) return { ...p, ...TINY };
-  const kept = { mode: p.mode === 'real' ? 'dream' as const : p.mode, seed: p.seed, epsR: p.epsR, epsP: p.epsP, llm: p.llm, backend: p.backend,
-    k: p.k, history: p.history, reasoning: p.reasoning, prior: p.prior };
+  const kept = {
+    mode: p.mode === 'real' ? ('dream' as const) : p.mode,
+    seed: p.seed,
+    epsR: p.epsR,
+    epsP: p.epsP,
+    llm: p.llm,
+    backend: p.backend,
+    k: p.k,
+    history: p.history,
+    reasoning: p.reasoning,
+    prior: p.prior,
+  };
   return { ...paramsForPreset(demo, kept), ...LLM_DEMO_ANSWERS };
 }
-
-
 
 function flag(value: string | null): boolean | undefined {
   if (value === '1' || value === 'true') return true;
@@ -135,14 +175,14 @@ export function paramsFromQuery(query: string): TrainParams {
   const mode = q.get('mode');
   const algo = q.get('algo');
   const backend = q.get('backend');
-  const pick = <T>(value: T | undefined, fallback: T): T => value === undefined ? fallback : value;
-  const chosenMode = (MODES as readonly string[]).includes(mode ?? '') ? mode as Mode : base.mode;
+  const pick = <T>(value: T | undefined, fallback: T): T => (value === undefined ? fallback : value);
+  const chosenMode = (MODES as readonly string[]).includes(mode ?? '') ? (mode as Mode) : base.mode;
   // A link's llm=oracle:ε_R,ε_P is the oracle; its ε count where the link has no epsR / epsP of its own.
   const oracle = oracleOf(q.get('llm'));
   return {
     ...base,
     mode: chosenMode,
-    algo: (ALGORITHMS as readonly string[]).includes(algo ?? '') ? algo as Algorithm : base.algo,
+    algo: (ALGORITHMS as readonly string[]).includes(algo ?? '') ? (algo as Algorithm) : base.algo,
     seed: pick(queryInt(q.get('seed'), 0, 2 ** 31 - 1), base.seed),
     epsR: pick(queryNum(q.get('epsR'), 0, 1), oracle?.epsilonReward ?? base.epsR),
     epsP: pick(queryNum(q.get('epsP'), 0, 1), oracle?.epsilonTransition ?? base.epsP),
@@ -151,7 +191,7 @@ export function paramsFromQuery(query: string): TrainParams {
     iterations: pick(queryInt(q.get('iterations'), 1, 100_000), base.iterations),
     evalEvery: pick(queryInt(q.get('evalEvery'), 0, 100_000), base.evalEvery),
     evalEpisodes: pick(queryInt(q.get('evalEpisodes'), 1, 10_000), base.evalEpisodes),
-    backend: (BACKENDS as readonly string[]).includes(backend ?? '') ? backend as BackendName : '',
+    backend: (BACKENDS as readonly string[]).includes(backend ?? '') ? (backend as BackendName) : '',
     llm: engineParam(q.get('llm')),
     // On by default in dream and S2R (as the CLI and the README say); a link's curriculum=0/1 wins.
     curriculum: pick(flag(q.get('curriculum')), base.curriculum || chosenMode !== 'real'),
@@ -169,8 +209,16 @@ export function paramsFromQuery(query: string): TrainParams {
 
 export function paramsToQuery(p: TrainParams): string {
   const q = new URLSearchParams({
-    preset: p.preset, mode: p.mode, algo: p.algo, seed: String(p.seed), epsR: String(p.epsR), epsP: String(p.epsP),
-    tasks: String(p.tasks), group: String(p.group), iterations: String(p.iterations), evalEvery: String(p.evalEvery),
+    preset: p.preset,
+    mode: p.mode,
+    algo: p.algo,
+    seed: String(p.seed),
+    epsR: String(p.epsR),
+    epsP: String(p.epsP),
+    tasks: String(p.tasks),
+    group: String(p.group),
+    iterations: String(p.iterations),
+    evalEvery: String(p.evalEvery),
     evalEpisodes: String(p.evalEpisodes),
   });
   if (p.backend) q.set('backend', p.backend);
@@ -197,18 +245,38 @@ export function paramsToQuery(p: TrainParams): string {
 export function paramsFromConfig(config: TrainConfig): TrainParams {
   const base = paramsForPreset(config.preset in PRESETS ? config.preset : DEFAULT_PARAMS.preset, {});
   let llm = '';
-  let epsR = base.epsR, epsP = base.epsP;
+  let epsR = base.epsR,
+    epsP = base.epsP;
   try {
     const spec = parseLlmSpec(config.llm);
-    if (spec.kind === 'oracle') { epsR = spec.epsilonReward; epsP = spec.epsilonTransition; } else llm = config.llm;
+    if (spec.kind === 'oracle') {
+      epsR = spec.epsilonReward;
+      epsP = spec.epsilonTransition;
+    } else llm = config.llm;
   } catch {
     llm = config.llm;
   }
   return {
-    ...base, env: config.env, mode: config.mode, algo: config.algo, seed: config.seed, epsR, epsP, llm,
-    tasks: config.tasksPerIteration, group: config.groupSize, iterations: config.iterations, evalEvery: config.evalInterval,
-    evalEpisodes: config.evalEpisodes, curriculum: config.curriculum, lambda: config.lambda, grouping: config.curriculumGrouping,
-    variations: config.curriculumVariations, k: config.retrievalK, history: config.historyLength, reasoning: config.reasoning,
+    ...base,
+    env: config.env,
+    mode: config.mode,
+    algo: config.algo,
+    seed: config.seed,
+    epsR,
+    epsP,
+    llm,
+    tasks: config.tasksPerIteration,
+    group: config.groupSize,
+    iterations: config.iterations,
+    evalEvery: config.evalInterval,
+    evalEpisodes: config.evalEpisodes,
+    curriculum: config.curriculum,
+    lambda: config.lambda,
+    grouping: config.curriculumGrouping,
+    variations: config.curriculumVariations,
+    k: config.retrievalK,
+    history: config.historyLength,
+    reasoning: config.reasoning,
     prior: config.llmPrior,
   };
 }
@@ -216,8 +284,12 @@ export function paramsFromConfig(config: TrainConfig): TrainParams {
 /** A mode change in the form: into dream or S2R turns the curriculum on (their default), back to real turns it to the preset's. */
 export function withMode(p: TrainParams, mode: Mode): TrainParams {
   if (mode === p.mode) return p;
-  const curriculum = p.mode === 'real' && mode !== 'real' ? true
-    : mode === 'real' && p.mode !== 'real' ? paramsForPreset(p.preset, {}).curriculum : p.curriculum;
+  const curriculum =
+    p.mode === 'real' && mode !== 'real'
+      ? true
+      : mode === 'real' && p.mode !== 'real'
+        ? paramsForPreset(p.preset, {}).curriculum
+        : p.curriculum;
   return { ...p, mode, curriculum };
 }
 
@@ -233,14 +305,28 @@ export function withPreset(preset: string, keep: Partial<TrainParams>): TrainPar
 /** The validated TrainConfig for these settings (throws ConfigError naming each bad field). */
 export function configFromParams(p: TrainParams): TrainConfig {
   return validateConfig({
-    ...getPreset(p.preset), mode: p.mode, algo: p.algo, seed: p.seed, llm: llmSpec(p),
-    tasksPerIteration: p.tasks, groupSize: p.group, iterations: p.iterations, evalInterval: p.evalEvery,
+    ...getPreset(p.preset),
+    mode: p.mode,
+    algo: p.algo,
+    seed: p.seed,
+    llm: llmSpec(p),
+    tasksPerIteration: p.tasks,
+    groupSize: p.group,
+    iterations: p.iterations,
+    evalInterval: p.evalEvery,
     // The page's one 'eval episodes' setting sizes every evaluation, the final one (after the last
     // iteration) too: with the LLM prior on, each held-out step is a model call.
-    evalEpisodes: p.evalEpisodes, finalEvalEpisodes: p.evalEpisodes, curriculum: p.curriculum, lambda: p.lambda, curriculumGrouping: p.grouping,
+    evalEpisodes: p.evalEpisodes,
+    finalEvalEpisodes: p.evalEpisodes,
+    curriculum: p.curriculum,
+    lambda: p.lambda,
+    curriculumGrouping: p.grouping,
     // LLM variations need a chat model and a dream (the form greys the choice out otherwise).
-    curriculumVariations: engineAbilities(p.llm).chat && p.mode !== 'real' ? p.variations : 'procedural', retrievalK: p.k, historyLength: p.history,
-    reasoning: p.reasoning, llmPrior: p.prior,
+    curriculumVariations: engineAbilities(p.llm).chat && p.mode !== 'real' ? p.variations : 'procedural',
+    retrievalK: p.k,
+    historyLength: p.history,
+    reasoning: p.reasoning,
+    llmPrior: p.prior,
   } as unknown as Record<string, unknown>);
 }
 
@@ -270,15 +356,29 @@ export function engineAbilities(llm: string): EngineAbilities {
     try {
       const parsed = parseLlmSpec(llm).kind;
       kind = parsed === 'oracle' ? 'oracle' : parsed === 'learned' ? 'learned' : 'llm';
-    } catch { /* shown as the spec's error */ }
+    } catch {
+      /* shown as the spec's error */
+    }
   }
   if (kind === 'oracle') {
-    return { kind, chat: false, context: false, reason: 'The noisy oracle is the real environment with dialled errors, not a language model: ' +
-      'retrieval, history, reasoning, the answer budget, the LLM prior and LLM-written variations do not apply.' };
+    return {
+      kind,
+      chat: false,
+      context: false,
+      reason:
+        'The noisy oracle is the real environment with dialled errors, not a language model: ' +
+        'retrieval, history, reasoning, the answer budget, the LLM prior and LLM-written variations do not apply.',
+    };
   }
   if (kind === 'learned') {
-    return { kind, chat: false, context: true, reason: 'The learned experience model is a small tfjs network trained on the buffer, not a chat model: ' +
-      'the LLM prior, LLM-written variations, reasoning and the answer budget do not apply (k and H count up to what it was trained with).' };
+    return {
+      kind,
+      chat: false,
+      context: true,
+      reason:
+        'The learned experience model is a small tfjs network trained on the buffer, not a chat model: ' +
+        'the LLM prior, LLM-written variations, reasoning and the answer budget do not apply (k and H count up to what it was trained with).',
+    };
   }
   return { kind, chat: true, context: true, reason: '' };
 }
@@ -319,7 +419,10 @@ export function engineRuntimeFromParams(p: Pick<TrainParams, 'answerTokens' | 'r
  * dream/tokens_per_transition × the dream steps of that iteration (no-op steps the model was not
  * asked about are counted too, so this is an upper estimate). 0 without dream iterations.
  */
-export function dreamTokenEstimate(iterations: readonly number[], values: Record<string, readonly (number | null)[]>): number {
+export function dreamTokenEstimate(
+  iterations: readonly number[],
+  values: Record<string, readonly (number | null)[]>,
+): number {
   const perTransition = values['dream/tokens_per_transition'] ?? [];
   const dreamSteps = values['budget/dream_steps'] ?? [];
   let total = 0;

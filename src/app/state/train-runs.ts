@@ -32,8 +32,14 @@ export function reopenedStatus(entry: RunEntry, records: readonly IterationRecor
   const iteration = records.length ? records[records.length - 1].iteration : entry.iteration;
   const reason = entry.state === 'error' && entry.message ? ` It failed: ${entry.message}` : '';
   return {
-    runId: entry.runId, state: isUnfinished(entry) ? 'stopped' : entry.state, iteration, iterations: entry.iterations,
-    realSteps: lastNumber(records, 'budget/real_steps'), dreamSteps: lastNumber(records, 'budget/dream_steps'), backend: null, backendReason: null,
+    runId: entry.runId,
+    state: isUnfinished(entry) ? 'stopped' : entry.state,
+    iteration,
+    iterations: entry.iterations,
+    realSteps: lastNumber(records, 'budget/real_steps'),
+    dreamSteps: lastNumber(records, 'budget/dream_steps'),
+    backend: null,
+    backendReason: null,
     message: `Reopened: its settings and charts, from this browser's saved history (${records.length} iterations).${reason}`,
   };
 }

@@ -15,8 +15,14 @@ import { recordSpeed, speedFromLive } from './engine-speed';
 import { MetricsHistoryStore } from '../workers/metrics-store';
 import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../workers/run-list';
 import {
-  configFromParams, engineConflict, engineRuntimeFromParams, paramsFromConfig, paramsFromQuery, paramsToQuery,
-  withEngine, type TrainParams,
+  configFromParams,
+  engineConflict,
+  engineRuntimeFromParams,
+  paramsFromConfig,
+  paramsFromQuery,
+  paramsToQuery,
+  withEngine,
+  type TrainParams,
 } from './train-params';
 import { pastRuns, reopenedStatus } from './train-runs';
 import { seriesRecords } from './train-charts';
@@ -25,17 +31,27 @@ import { engineSetup } from './engine.svelte';
 import type { XAxis } from './compare';
 
 /** Every chart the Train page can draw (design.md §5 names). */
-export const CHART_METRICS = ['charts/success_rate', 'dream/success_rate', 'charts/episodic_return', 'dream/episodic_return',
-  'eval/success_rate', 'losses/policy_loss', 'losses/entropy'] as const;
+export const CHART_METRICS = [
+  'charts/success_rate',
+  'dream/success_rate',
+  'charts/episodic_return',
+  'dream/episodic_return',
+  'eval/success_rate',
+  'losses/policy_loss',
+  'losses/entropy',
+] as const;
 
 /**
  * The charts of a mode: real rollouts' outcomes are `charts/…`, a dream's own judgement `dream/…`
  * (never one chart for both: metrics.ts); S2R has both phases. Held-out real success in every mode.
  */
 export function chartMetrics(mode: TrainParams['mode']): (typeof CHART_METRICS)[number][] {
-  const rollouts = mode === 'real' ? ['charts/success_rate', 'charts/episodic_return'] as const
-    : mode === 'dream' ? ['dream/success_rate', 'dream/episodic_return'] as const
-      : ['dream/success_rate', 'charts/success_rate'] as const;
+  const rollouts =
+    mode === 'real'
+      ? (['charts/success_rate', 'charts/episodic_return'] as const)
+      : mode === 'dream'
+        ? (['dream/success_rate', 'dream/episodic_return'] as const)
+        : (['dream/success_rate', 'charts/success_rate'] as const);
   return [...rollouts, 'eval/success_rate', 'losses/policy_loss', 'losses/entropy'];
 }
 
@@ -47,7 +63,14 @@ export interface MetricSeries {
 const EMPTY_SERIES: MetricSeries = { iterations: [], values: {} };
 
 const IDLE: TrainerStatus = {
-  runId: null, state: 'idle', iteration: 0, iterations: 0, realSteps: 0, dreamSteps: 0, backend: null, backendReason: null,
+  runId: null,
+  state: 'idle',
+  iteration: 0,
+  iterations: 0,
+  realSteps: 0,
+  dreamSteps: 0,
+  backend: null,
+  backendReason: null,
   message: 'No run yet. Pick the settings and press Start.',
 };
 
@@ -107,7 +130,10 @@ export class TrainSession {
     this.applyQuery(query);
     this.runs = pastRuns(loadRuns());
     const unfinished = unfinishedRun(loadRuns());
-    if (!restore) { this.resumable = unfinished; return; }
+    if (!restore) {
+      this.resumable = unfinished;
+      return;
+    }
     const newest = this.runs[0];
     if (unfinished) void this.resumeRun(unfinished);
     else if (newest && (!query || newest.query === query)) void this.openRun(newest.runId);
@@ -128,7 +154,10 @@ export class TrainSession {
    * opened link counts as one (applyQuery), never the page's own address.
    */
   followSetup(spec: string): void {
-    if (this.setupFollowed === undefined && this.linkEngine) { this.setupFollowed = spec; return; }
+    if (this.setupFollowed === undefined && this.linkEngine) {
+      this.setupFollowed = spec;
+      return;
+    }
     if (spec === this.setupFollowed || this.active) return;
     this.setupFollowed = spec;
     if (spec !== this.params.llm) this.params = withEngine(this.params, spec);
@@ -136,9 +165,15 @@ export class TrainSession {
 
   /** Shows a past run on the page: its settings in the form, its charts and counters from this browser's history. */
   async openRun(runId: string): Promise<void> {
-    if (this.active) { this.error = 'A run is active: stop it before opening another.'; return; }
+    if (this.active) {
+      this.error = 'A run is active: stop it before opening another.';
+      return;
+    }
     const entry = loadRuns().find((r) => r.runId === runId);
-    if (!entry) { this.error = `The run '${runId}' is not in this browser's run list any more (deleted on Compare?).`; return; }
+    if (!entry) {
+      this.error = `The run '${runId}' is not in this browser's run list any more (deleted on Compare?).`;
+      return;
+    }
     const records = await this.history.list(runId).catch(() => []);
     if (this.active) return;
     this.error = null;
@@ -151,9 +186,15 @@ export class TrainSession {
     this.status = reopenedStatus(entry, records);
   }
 
-  get state() { return this.status.state; }
-  get active() { return ['starting', 'running', 'paused'].includes(this.status.state); }
-  get query() { return paramsToQuery(this.params); }
+  get state() {
+    return this.status.state;
+  }
+  get active() {
+    return ['starting', 'running', 'paused'].includes(this.status.state);
+  }
+  get query() {
+    return paramsToQuery(this.params);
+  }
   get announcement(): string {
     const s = this.status;
     if (this.crashed) return this.crashed;
@@ -165,7 +206,10 @@ export class TrainSession {
     this.error = null;
     // A chat-only setting with an engine that is not a chat model: refused here, with the reason.
     const conflict = engineConflict(this.params);
-    if (conflict) { this.error = conflict; return; }
+    if (conflict) {
+      this.error = conflict;
+      return;
+    }
     let config: TrainConfig;
     try {
       config = configFromParams(this.params);
@@ -174,8 +218,16 @@ export class TrainSession {
       return;
     }
     const runId = newRunId(config);
-    this.runEntry = { runId, query: this.query, config, ...(this.params.backend ? { backend: this.params.backend } : {}),
-      createdAt: Date.now(), state: 'starting', iteration: 0, iterations: config.iterations };
+    this.runEntry = {
+      runId,
+      query: this.query,
+      config,
+      ...(this.params.backend ? { backend: this.params.backend } : {}),
+      createdAt: Date.now(),
+      state: 'starting',
+      iteration: 0,
+      iterations: config.iterations,
+    };
     upsertRun(this.runEntry);
     this.runs = pastRuns(loadRuns());
     await this.launch(this.runEntry, false);
@@ -202,19 +254,33 @@ export class TrainSession {
   }
 
   private async launch(entry: RunEntry, resume: boolean): Promise<void> {
-    if (this.active) { this.error = 'A run is already active: stop it first.'; return; }
+    if (this.active) {
+      this.error = 'A run is already active: stop it first.';
+      return;
+    }
     this.crashed = null;
     this.runConfig = entry.config;
     this.series = EMPTY_SERIES;
     this.live = null;
     const client = this.workerClient();
-    this.status = { ...IDLE, runId: entry.runId, state: 'starting', iterations: entry.iterations, message: resume ? 'Resuming from the checkpoint…' : 'Starting…' };
+    this.status = {
+      ...IDLE,
+      runId: entry.runId,
+      state: 'starting',
+      iterations: entry.iterations,
+      message: resume ? 'Resuming from the checkpoint…' : 'Starting…',
+    };
     try {
       // config.llm names the engine; the extras (answer budget from the run's URL, API key and
       // context from Setup) travel beside it and are never saved with the run.
       const params = paramsFromQuery(entry.query);
-      const request = { runId: entry.runId, config: entry.config, resume, backend: entry.backend,
-        engine: { ...engineSetup().runtime(entry.config.llm), ...engineRuntimeFromParams(params) } };
+      const request = {
+        runId: entry.runId,
+        config: entry.config,
+        resume,
+        backend: entry.backend,
+        engine: { ...engineSetup().runtime(entry.config.llm), ...engineRuntimeFromParams(params) },
+      };
       const final = await client.start(request, (p) => this.onProgress(p));
       this.applyStatus(final);
     } catch (error) {
@@ -222,7 +288,8 @@ export class TrainSession {
       const message = (error as Error).message;
       this.error = message;
       // A run that failed (at start, or a resume that could not load) is marked failed, with its reason (Compare shows it).
-      if (this.status.runId === entry.runId && this.status.state !== 'error') this.applyStatus({ ...this.status, state: 'error', message });
+      if (this.status.runId === entry.runId && this.status.state !== 'error')
+        this.applyStatus({ ...this.status, state: 'error', message });
     }
   }
 
@@ -246,7 +313,10 @@ export class TrainSession {
   }
 
   private onProgress(progress: TrainerProgress): void {
-    if (progress.kind === 'live') { this.live = progress.live; return; }
+    if (progress.kind === 'live') {
+      this.live = progress.live;
+      return;
+    }
     if (progress.kind === 'metrics' && this.live && this.runConfig) {
       // An iteration ended: the engine's measured speed is kept for the next cost estimate.
       const measured = speedFromLive(this.live, `the run ${this.status.runId ?? ''}`.trim(), Date.now());
@@ -262,18 +332,35 @@ export class TrainSession {
     if (this.runEntry && status.runId === this.runEntry.runId && status.state !== 'idle') {
       const changed = status.state !== this.runEntry.state;
       this.runEntry = { ...this.runEntry, state: status.state, iteration: status.iteration };
-      upsertRun({ runId: this.runEntry.runId, state: status.state, iteration: status.iteration,
-        ...(status.state === 'error' ? { message: status.message } : {}) });
+      upsertRun({
+        runId: this.runEntry.runId,
+        state: status.state,
+        iteration: status.iteration,
+        ...(status.state === 'error' ? { message: status.message } : {}),
+      });
       if (changed) this.runs = pastRuns(loadRuns());
     }
   }
 
-  pause() { return this.control(() => this.client!.pause()); }
-  resume() { return this.control(() => this.client!.resume()); }
-  stop() { return this.control(() => this.client!.stop()); }
-  step() { return this.control(async () => { await this.client!.step(); return this.client!.status(); }); }
+  pause() {
+    return this.control(() => this.client!.pause());
+  }
+  resume() {
+    return this.control(() => this.client!.resume());
+  }
+  stop() {
+    return this.control(() => this.client!.stop());
+  }
+  step() {
+    return this.control(async () => {
+      await this.client!.step();
+      return this.client!.status();
+    });
+  }
   /** Test/debug only: crash the worker. */
-  crashWorker() { return this.client?.crash(); }
+  crashWorker() {
+    return this.client?.crash();
+  }
 
   private async control(action: () => Promise<TrainerStatus>): Promise<void> {
     if (!this.client) return;
@@ -294,8 +381,14 @@ export function setupEngineSpec(env: string): string {
   return engineSetup().formSpec(env) ?? '';
 }
 
-function capitalise(s: string): string { return s.charAt(0).toUpperCase() + s.slice(1); }
+function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
 
 const KEY = Symbol('train-session');
-export function provideTrainSession(session: TrainSession): TrainSession { return setContext(KEY, session); }
-export function useTrainSession(): TrainSession { return getContext<TrainSession>(KEY); }
+export function provideTrainSession(session: TrainSession): TrainSession {
+  return setContext(KEY, session);
+}
+export function useTrainSession(): TrainSession {
+  return getContext<TrainSession>(KEY);
+}

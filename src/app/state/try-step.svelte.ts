@@ -13,23 +13,61 @@ import { engineRuntimeFromParams, envIds, presetsFor, type TrainParams } from '.
 import { recordSpeed } from './engine-speed';
 
 /** The dreamed verdicts beside the real ones, for the result's table (plain logic). */
-export interface VerdictRow { what: string; dreamed: string; real: string; agrees: boolean }
+export interface VerdictRow {
+  what: string;
+  dreamed: string;
+  real: string;
+  agrees: boolean;
+}
 
 export function verdictRows(r: TryStepResult): VerdictRow[] {
   const p = r.prediction;
-  if (!p.valid) return [{ what: 'Answer', dreamed: `unusable: ${p.invalidReason ?? 'no reason given'}`, real: r.real.valid ? 'the action is accepted' : 'the action is refused', agrees: false }];
+  if (!p.valid)
+    return [
+      {
+        what: 'Answer',
+        dreamed: `unusable: ${p.invalidReason ?? 'no reason given'}`,
+        real: r.real.valid ? 'the action is accepted' : 'the action is refused',
+        agrees: false,
+      },
+    ];
   const yes = (b: boolean) => (b ? 'yes' : 'no');
   return [
-    { what: 'Action valid', dreamed: yes(p.actionValid), real: yes(r.real.valid), agrees: p.actionValid === r.real.valid },
-    { what: 'Reward', dreamed: `${+p.reward.toFixed(3)}${p.terminated ? (predictedOutcome(p) ? ' (success)' : ' (failure)') : ''}`, real: String(r.real.reward), agrees: predictedOutcome(p) === outcomeOf(r.real.reward) },
-    { what: 'Terminated', dreamed: yes(p.terminated), real: yes(r.real.terminated), agrees: p.terminated === r.real.terminated },
+    {
+      what: 'Action valid',
+      dreamed: yes(p.actionValid),
+      real: yes(r.real.valid),
+      agrees: p.actionValid === r.real.valid,
+    },
+    {
+      what: 'Reward',
+      dreamed: `${+p.reward.toFixed(3)}${p.terminated ? (predictedOutcome(p) ? ' (success)' : ' (failure)') : ''}`,
+      real: String(r.real.reward),
+      agrees: predictedOutcome(p) === outcomeOf(r.real.reward),
+    },
+    {
+      what: 'Terminated',
+      dreamed: yes(p.terminated),
+      real: yes(r.real.terminated),
+      agrees: p.terminated === r.real.terminated,
+    },
   ];
 }
 
 /** The dream config of a try: the env's first preset with the Train page's experience-model settings. */
-export function tryConfig(env: string, llm: string, params: Pick<TrainParams, 'k' | 'history' | 'reasoning' | 'seed'>): TrainConfig {
+export function tryConfig(
+  env: string,
+  llm: string,
+  params: Pick<TrainParams, 'k' | 'history' | 'reasoning' | 'seed'>,
+): TrainConfig {
   return validateConfig({
-    ...getPreset(presetsFor(env)[0]), mode: 'dream', llm, seed: params.seed, retrievalK: params.k, historyLength: params.history, reasoning: params.reasoning,
+    ...getPreset(presetsFor(env)[0]),
+    mode: 'dream',
+    llm,
+    seed: params.seed,
+    retrievalK: params.k,
+    historyLength: params.history,
+    reasoning: params.reasoning,
   } as unknown as Record<string, unknown>);
 }
 
@@ -54,8 +92,13 @@ export class TryStep {
       const result = await session.tryStep(config, runtime, this.attempt++);
       this.result = result;
       if (!result.prediction.cached && result.prediction.attempts > 0) {
-        recordSpeed(config.llm, { secondsPerCall: result.ms / 1000, kind: 'latency', tokensPerTransition: result.tokens.prompt + result.tokens.completion,
-          how: 'Try one step', at: Date.now() });
+        recordSpeed(config.llm, {
+          secondsPerCall: result.ms / 1000,
+          kind: 'latency',
+          tokensPerTransition: result.tokens.prompt + result.tokens.completion,
+          how: 'Try one step',
+          at: Date.now(),
+        });
       }
     } catch (error) {
       this.error = (error as Error).message;

@@ -36,26 +36,43 @@ export interface EpisodeSummary {
   dreamInvalidSteps: number;
 }
 
-interface TraceRow { runId: string; iteration: number; index: number; trace: EpisodeTrace }
+interface TraceRow {
+  runId: string;
+  iteration: number;
+  index: number;
+  trace: EpisodeTrace;
+}
 
 export function summarize(runId: string, trace: EpisodeTrace): EpisodeSummary {
   return {
-    runId, iteration: trace.iteration, index: trace.index, episodeId: trace.episodeId, phase: trace.phase,
+    runId,
+    iteration: trace.iteration,
+    index: trace.index,
+    episodeId: trace.episodeId,
+    phase: trace.phase,
     ...(trace.experienceModel ? { experienceModel: trace.experienceModel } : {}),
-    taskId: trace.task.id, instruction: trace.task.instruction, origin: trace.task.origin,
-    success: trace.success, return: trace.return, length: trace.steps.length,
+    taskId: trace.task.id,
+    instruction: trace.task.instruction,
+    origin: trace.task.origin,
+    success: trace.success,
+    return: trace.return,
+    length: trace.steps.length,
     refusedSteps: trace.steps.filter((s) => !s.valid && !s.dreamInvalid).length,
     dreamInvalidSteps: trace.steps.filter((s) => s.dreamInvalid).length,
   };
 }
 
 const runRange = (runId: string) => IDBKeyRange.bound([runId, -Infinity, -Infinity], [runId, Infinity, Infinity]);
-const iterationRange = (runId: string, from: number, to: number) => IDBKeyRange.bound([runId, from, -Infinity], [runId, to, Infinity]);
+const iterationRange = (runId: string, from: number, to: number) =>
+  IDBKeyRange.bound([runId, from, -Infinity], [runId, to, Infinity]);
 
 export class EpisodeStore {
   private db: Promise<IDBPDatabase> | null = null;
 
-  constructor(readonly name = EPISODE_DB_NAME, readonly keep = KEEP_ITERATIONS) {}
+  constructor(
+    readonly name = EPISODE_DB_NAME,
+    readonly keep = KEEP_ITERATIONS,
+  ) {}
 
   private open(): Promise<IDBPDatabase> {
     this.db ??= openDB(this.name, 1, {
@@ -64,7 +81,9 @@ export class EpisodeStore {
         db.createObjectStore('traces', { keyPath: ['runId', 'iteration', 'index'] });
       },
       // Another tab upgrading or deleting the database: let it, and reopen on the next call.
-      blocking: () => { void this.close(); },
+      blocking: () => {
+        void this.close();
+      },
     });
     return this.db;
   }
@@ -73,7 +92,8 @@ export class EpisodeStore {
   async put(runId: string, iteration: number, traces: readonly EpisodeTrace[]): Promise<void> {
     const db = await this.open();
     const tx = db.transaction(['summaries', 'traces'], 'readwrite');
-    const summaries = tx.objectStore('summaries'), rows = tx.objectStore('traces');
+    const summaries = tx.objectStore('summaries'),
+      rows = tx.objectStore('traces');
     const stale = iterationRange(runId, iteration, Infinity);
     const old = iterationRange(runId, -Infinity, iteration - this.keep);
     const work: Promise<unknown>[] = [summaries.delete(stale), rows.delete(stale)];
@@ -99,7 +119,11 @@ export class EpisodeStore {
   async remove(runId: string): Promise<void> {
     const db = await this.open();
     const tx = db.transaction(['summaries', 'traces'], 'readwrite');
-    await Promise.all([tx.objectStore('summaries').delete(runRange(runId)), tx.objectStore('traces').delete(runRange(runId)), tx.done]);
+    await Promise.all([
+      tx.objectStore('summaries').delete(runRange(runId)),
+      tx.objectStore('traces').delete(runRange(runId)),
+      tx.done,
+    ]);
   }
 
   async close(): Promise<void> {

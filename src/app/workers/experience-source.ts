@@ -66,7 +66,11 @@ let reasoning: { key: string; chat: ChatModel; model: ExperienceModel } | null =
 const learned = new LearnedModelCache();
 
 /** Loads (or reuses) the chat model of a browser engine; loading another unloads the previous one. */
-export async function browserChatModel(spec: BrowserSpec, runtime: EngineRuntime = {}, load: BrowserEngineLoader = loadBrowserEngine): Promise<ChatModel> {
+export async function browserChatModel(
+  spec: BrowserSpec,
+  runtime: EngineRuntime = {},
+  load: BrowserEngineLoader = loadBrowserEngine,
+): Promise<ChatModel> {
   const key = JSON.stringify([spec, runtime.nCtx ?? null, runtime.webllmWorkerUrl ?? null]);
   if (loaded?.key === key) return loaded.model;
   if (loaded) {
@@ -81,17 +85,23 @@ export async function browserChatModel(spec: BrowserSpec, runtime: EngineRuntime
 async function loadBrowserEngine(spec: BrowserSpec, runtime: EngineRuntime): Promise<Unloadable> {
   if (spec.kind === 'webllm') {
     const handler = runtime.webllmWorkerUrl;
-    return WebLlmChatModel.load(spec.modelId, handler ? { worker: new Worker(handler, { type: 'module', name: 'webllm' }) } : {});
+    return WebLlmChatModel.load(
+      spec.modelId,
+      handler ? { worker: new Worker(handler, { type: 'module', name: 'webllm' }) } : {},
+    );
   }
   const nCtx = runtime.nCtx ?? 4096;
   if (spec.source === 'url') return WllamaChatModel.load({ url: spec.url }, { nCtx });
-  const file = runtime.file ?? await openModelFile(spec.name);
+  const file = runtime.file ?? (await openModelFile(spec.name));
   return WllamaChatModel.load({ file, name: spec.name }, { nCtx });
 }
 
 /** The trainer's parts for this config ({} for a real run without prior), with the dreams' buffer. */
-export async function trainerDeps(config: TrainConfig, runtime: EngineRuntime = {},
-  openBuffer: () => Promise<ReplayBuffer | undefined> = async () => undefined): Promise<TrainerDeps> {
+export async function trainerDeps(
+  config: TrainConfig,
+  runtime: EngineRuntime = {},
+  openBuffer: () => Promise<ReplayBuffer | undefined> = async () => undefined,
+): Promise<TrainerDeps> {
   const dreams = config.mode !== 'real';
   if (!dreams && !config.llmPrior) return {};
   const spec = parseLlmSpec(config.llm);
@@ -100,13 +110,24 @@ export async function trainerDeps(config: TrainConfig, runtime: EngineRuntime = 
   const buffer = dreams ? await openBuffer() : undefined;
   const chat = spec.kind === 'webllm' || spec.kind === 'wllama' ? await browserChatModel(spec, runtime) : undefined;
   const parts = await buildRunParts(config, {
-    ...(chat ? { chat } : {}), ...(runtime.apiKey ? { apiKey: runtime.apiKey } : {}), ...(buffer ? { buffer } : {}),
+    ...(chat ? { chat } : {}),
+    ...(runtime.apiKey ? { apiKey: runtime.apiKey } : {}),
+    ...(buffer ? { buffer } : {}),
     answers: { maxTokens: runtime.maxTokens, retries: runtime.retries },
     // learned:PATH (options.env is the run's: a model of another environment is refused with the fix).
     loadLearnedModel: (path, options) => learned.get(path, options),
   });
   if (chat && parts.experienceModel instanceof ReasoningExperienceModel) {
-    const key = JSON.stringify([config.env, config.llm, config.seed, config.retrievalK, config.historyLength, config.reasoning, runtime.maxTokens ?? null, runtime.retries ?? null]);
+    const key = JSON.stringify([
+      config.env,
+      config.llm,
+      config.seed,
+      config.retrievalK,
+      config.historyLength,
+      config.reasoning,
+      runtime.maxTokens ?? null,
+      runtime.retries ?? null,
+    ]);
     if (reasoning?.key === key && reasoning.chat === chat) parts.experienceModel = reasoning.model;
     else reasoning = { key, chat, model: parts.experienceModel };
   }

@@ -8,7 +8,14 @@
  * (the checkpoint of the last finished epoch is already in IndexedDB) and the running request
  * resolves as stopped; the next request starts a fresh worker.
  */
-import type { Evaluation, ExpModelProgress, ExpModelRequest, ExpModelStatus, KeptModel, TrainOutcome } from './expmodel-protocol';
+import type {
+  Evaluation,
+  ExpModelProgress,
+  ExpModelRequest,
+  ExpModelStatus,
+  KeptModel,
+  TrainOutcome,
+} from './expmodel-protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';
 import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
 
@@ -16,29 +23,43 @@ export const STOP_GRACE_MS = 1500;
 
 export class ExpModelWorkerCrashedError extends Error {
   constructor(detail: string) {
-    super(`The experience model worker stopped unexpectedly (${detail}). Train again: an unfinished training resumes from its last epoch.`);
+    super(
+      `The experience model worker stopped unexpectedly (${detail}). Train again: an unfinished training resumes from its last epoch.`,
+    );
     this.name = 'ExpModelWorkerCrashedError';
   }
 }
 
 /** The worker was terminated to stop it (the running request resolves with this). */
 export class ExpModelStoppedError extends Error {
-  constructor() { super('Stopped.'); this.name = 'ExpModelStoppedError'; }
+  constructor() {
+    super('Stopped.');
+    this.name = 'ExpModelStoppedError';
+  }
 }
 
 export function createExpModelWorker(): WorkerLike {
-  return new Worker(new URL('../../../workers/expmodel.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-expmodel' });
+  return new Worker(new URL('../../../workers/expmodel.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'dreamgym-expmodel',
+  });
 }
 
-interface Timers { set(fn: () => void, ms: number): ReturnType<typeof setTimeout>; clear(timer: ReturnType<typeof setTimeout> | undefined): void }
+interface Timers {
+  set(fn: () => void, ms: number): ReturnType<typeof setTimeout>;
+  clear(timer: ReturnType<typeof setTimeout> | undefined): void;
+}
 
 /** The requests that run for long (a stop ends them). */
 const LONG: readonly ExpModelRequest['type'][] = ['train', 'evaluate'];
 
 export class ExpModelClient extends WorkerClient<ExpModelRequest, ExpModelProgress> {
-  constructor(worker: WorkerLike = createExpModelWorker(), private readonly graceMs = STOP_GRACE_MS,
+  constructor(
+    worker: WorkerLike = createExpModelWorker(),
+    private readonly graceMs = STOP_GRACE_MS,
     // Wrapped: a browser's setTimeout called as a method of another object throws 'Illegal invocation'.
-    private readonly timers: Timers = { set: (fn, ms) => setTimeout(fn, ms), clear: (timer) => clearTimeout(timer) }) {
+    private readonly timers: Timers = { set: (fn, ms) => setTimeout(fn, ms), clear: (timer) => clearTimeout(timer) },
+  ) {
     super(worker, (detail) => new ExpModelWorkerCrashedError(detail));
   }
 
@@ -51,24 +72,33 @@ export class ExpModelClient extends WorkerClient<ExpModelRequest, ExpModelProgre
     return this.request({ type: 'keep', name, backend }, onprogress) as Promise<KeptModel>;
   }
 
-  evaluate(options: { path: string; env: string; audit: number; samples: number; seed: number; backend: BackendPreference },
-    onprogress: (p: ExpModelProgress) => void): Promise<Evaluation> {
+  evaluate(
+    options: { path: string; env: string; audit: number; samples: number; seed: number; backend: BackendPreference },
+    onprogress: (p: ExpModelProgress) => void,
+  ): Promise<Evaluation> {
     return this.request({ type: 'evaluate', ...options }, onprogress) as Promise<Evaluation>;
   }
 
-  status(): Promise<ExpModelStatus> { return this.request({ type: 'status' }) as Promise<ExpModelStatus>; }
+  status(): Promise<ExpModelStatus> {
+    return this.request({ type: 'status' }) as Promise<ExpModelStatus>;
+  }
 
   /** Stops the running request: politely first, then by terminating the worker (see the file comment). */
   async stop(): Promise<void> {
     if (this.gone || !this.isOpen(LONG)) return;
     const ended = new Promise<void>((resolve) => {
-      const check = () => { if (!this.isOpen(LONG) || this.gone) resolve(); else this.timers.set(check, 50); };
+      const check = () => {
+        if (!this.isOpen(LONG) || this.gone) resolve();
+        else this.timers.set(check, 50);
+      };
       check();
     });
     // Not awaited: a busy worker answers only when it next yields (its answer changes nothing here).
     this.request({ type: 'stop' }).catch(() => undefined);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<'late'>((resolve) => { timer = this.timers.set(() => resolve('late'), this.graceMs); });
+    const late = new Promise<'late'>((resolve) => {
+      timer = this.timers.set(() => resolve('late'), this.graceMs);
+    });
     const result = await Promise.race([ended.then(() => 'ended' as const), late]);
     this.timers.clear(timer);
     // The running request resolves as stopped; the client is gone, and the next request makes a fresh worker.

@@ -19,7 +19,12 @@ import type { DreamSample, Evaluation } from './expmodel-protocol';
 const SPREAD = 7;
 
 /** `n` held-out transitions dreamed by `model` beside the real env's answer to the same action. */
-export async function dreamedVsReal(model: ExperienceModel, envId: string, n: number, seed = 0): Promise<DreamSample[]> {
+export async function dreamedVsReal(
+  model: ExperienceModel,
+  envId: string,
+  n: number,
+  seed = 0,
+): Promise<DreamSample[]> {
   if (n <= 0) return [];
   const contexts = await heldOutContexts(envId, n * SPREAD, seed);
   // Every SPREAD-th transition, offset so that both first steps and later ones are shown.
@@ -34,12 +39,29 @@ export async function dreamedVsReal(model: ExperienceModel, envId: string, n: nu
     const real = await env.step(replay.actions[replay.actions.length - 1]);
     const p = predictions[i];
     out.push({
-      episodeSeed: replay.task.seed ?? 0, instruction: ctx.task.instruction, stepIndex: ctx.history.length + 1, state: ctx.state.text, action: ctx.action,
+      episodeSeed: replay.task.seed ?? 0,
+      instruction: ctx.task.instruction,
+      stepIndex: ctx.history.length + 1,
+      state: ctx.state.text,
+      action: ctx.action,
       dreamed: {
-        usable: p.valid, ...(p.invalidReason ? { invalidReason: p.invalidReason } : {}), actionValid: p.actionValid, reward: p.reward,
-        success: p.terminated && predictedOutcome(p) === 1, terminated: p.terminated, observation: p.next.text, admissible: p.next.admissible.slice(),
+        usable: p.valid,
+        ...(p.invalidReason ? { invalidReason: p.invalidReason } : {}),
+        actionValid: p.actionValid,
+        reward: p.reward,
+        success: p.terminated && predictedOutcome(p) === 1,
+        terminated: p.terminated,
+        observation: p.next.text,
+        admissible: p.next.admissible.slice(),
       },
-      real: { valid: real.info.valid, reward: real.reward, success: real.info.success, terminated: real.terminated, observation: real.text, admissible: real.terminated ? [] : real.admissible.slice() },
+      real: {
+        valid: real.info.valid,
+        reward: real.reward,
+        success: real.info.success,
+        terminated: real.terminated,
+        observation: real.text,
+        admissible: real.terminated ? [] : real.admissible.slice(),
+      },
     });
   }
   return out;
@@ -56,7 +78,10 @@ export interface EvaluateOptions {
 }
 
 /** The audit (learned and oracle) and the dreamed-vs-real samples of a model. */
-export async function evaluateModel(model: ExperienceModel & { label: string }, options: EvaluateOptions): Promise<Omit<Evaluation, 'path' | 'training' | 'verdict'>> {
+export async function evaluateModel(
+  model: ExperienceModel & { label: string },
+  options: EvaluateOptions,
+): Promise<Omit<Evaluation, 'path' | 'training' | 'verdict'>> {
   const { envId, seed } = options;
   let audit: Evaluation['audit'] = null;
   let oracle: Evaluation['oracle'] = null;
@@ -64,10 +89,23 @@ export async function evaluateModel(model: ExperienceModel & { label: string }, 
     const oracleModel = new NoisyOracleModel(envId, { epsilonReward: 0.1, epsilonTransition: 0.1, seed });
     // The oracle is the real env replayed: quick; its progress is the last share of the bar.
     const total = options.audit * 2;
-    const details = await auditDetailed(model, { envId, n: options.audit, seed, signal: options.signal, onProgress: (done) => options.onAudit?.(done, total) });
+    const details = await auditDetailed(model, {
+      envId,
+      n: options.audit,
+      seed,
+      signal: options.signal,
+      onProgress: (done) => options.onAudit?.(done, total),
+    });
     audit = { report: details.report, outcomeSteps: details.outcomeSteps, probes: details.probes };
-    oracle = (await auditDetailed(oracleModel, { envId, n: options.audit, seed, signal: options.signal,
-      onProgress: (done) => options.onAudit?.(options.audit + done, total) })).report;
+    oracle = (
+      await auditDetailed(oracleModel, {
+        envId,
+        n: options.audit,
+        seed,
+        signal: options.signal,
+        onProgress: (done) => options.onAudit?.(options.audit + done, total),
+      })
+    ).report;
   }
   if (options.signal?.aborted) throw new DOMException('The evaluation was stopped.', 'AbortError');
   const samples = await dreamedVsReal(model, envId, options.samples, seed);

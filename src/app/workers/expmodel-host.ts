@@ -17,7 +17,11 @@ import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { builtInDomainCard } from '../../core/experience/domain-card';
 import {
-  learnedTrainOptions, modelFromCheckpoint, trainLearnedModel, type LearnedCheckpoint, type LearnedTrainOptions,
+  learnedTrainOptions,
+  modelFromCheckpoint,
+  trainLearnedModel,
+  type LearnedCheckpoint,
+  type LearnedTrainOptions,
 } from '../../core/experience/learned/train-model';
 import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
@@ -28,8 +32,15 @@ import { keptMessage, stoppedMessage } from '../state/expmodel-stop';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
 import { evaluateModel } from './expmodel-evaluate';
 import {
-  serializeExpModelError, type Evaluation, type ExpModelProgress, type ExpModelReply, type ExpModelRequest, type ExpModelState,
-  type ExpModelStatus, type KeptModel, type TrainOutcome,
+  serializeExpModelError,
+  type Evaluation,
+  type ExpModelProgress,
+  type ExpModelReply,
+  type ExpModelRequest,
+  type ExpModelState,
+  type ExpModelStatus,
+  type KeptModel,
+  type TrainOutcome,
 } from './expmodel-protocol';
 import { learnedModelFromFiles, readPageLearnedModel } from './learned-source';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
@@ -38,15 +49,20 @@ import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
 export const BATCH_PROGRESS_MS = 200;
 
 export class ExpModelBusyError extends Error {
-  constructor(message: string) { super(message); this.name = 'ExpModelBusyError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExpModelBusyError';
+  }
 }
 
 export class NoCheckpointError extends Error {
   constructor(name: string, doing: 'resume' | 'keep' = 'resume') {
-    super(doing === 'resume'
-      ? `There is no unfinished training named '${name}' in this browser to resume: press Train to start it afresh.`
-      : `There is no unfinished training named '${name}' in this browser with a finished epoch to keep: press Train ` +
-        'to train it.');
+    super(
+      doing === 'resume'
+        ? `There is no unfinished training named '${name}' in this browser to resume: press Train to start it afresh.`
+        : `There is no unfinished training named '${name}' in this browser with a finished epoch to keep: press Train ` +
+            'to train it.',
+    );
     this.name = 'NoCheckpointError';
   }
 }
@@ -55,19 +71,36 @@ export class NoCheckpointError extends Error {
 export function trainOptions(s: ExpModelSettings): LearnedTrainOptions {
   const size = SIZE_INFO[s.size];
   return learnedTrainOptions({
-    name: s.name, ...(s.episodes > 0 ? { maxEpisodes: s.episodes } : {}),
-    network: size.network, format: { k: s.k, historyLength: s.history },
-    fit: { epochs: s.epochs, batchSize: s.batchSize, learningRate: s.learningRate, seed: s.seed, ...(size.warmupSteps !== undefined ? { warmupSteps: size.warmupSteps } : {}) },
+    name: s.name,
+    ...(s.episodes > 0 ? { maxEpisodes: s.episodes } : {}),
+    network: size.network,
+    format: { k: s.k, historyLength: s.history },
+    fit: {
+      epochs: s.epochs,
+      batchSize: s.batchSize,
+      learningRate: s.learningRate,
+      seed: s.seed,
+      ...(size.warmupSteps !== undefined ? { warmupSteps: size.warmupSteps } : {}),
+    },
   });
 }
 
 /** What the machine offers for WebGPU: an adapter, and whether it is a software one. */
-export interface WebGpuProbe { adapter: boolean; fallback: boolean; reason?: string }
+export interface WebGpuProbe {
+  adapter: boolean;
+  fallback: boolean;
+  reason?: string;
+}
 
 /** The backend `auto` picks, and why (a software adapter is treated as no WebGPU). */
 export function autoBackend(probe: WebGpuProbe): { backend: 'webgpu' | 'wasm'; why: string } {
-  if (!probe.adapter) return { backend: 'wasm', why: `auto: no WebGPU here (${probe.reason ?? 'no adapter'}), so wasm` };
-  if (probe.fallback) return { backend: 'wasm', why: 'auto: the WebGPU adapter is a software one (SwiftShader/WARP: WebGPU on the CPU, slower than wasm SIMD), so wasm' };
+  if (!probe.adapter)
+    return { backend: 'wasm', why: `auto: no WebGPU here (${probe.reason ?? 'no adapter'}), so wasm` };
+  if (probe.fallback)
+    return {
+      backend: 'wasm',
+      why: 'auto: the WebGPU adapter is a software one (SwiftShader/WARP: WebGPU on the CPU, slower than wasm SIMD), so wasm',
+    };
   return { backend: 'webgpu', why: 'auto: a hardware WebGPU adapter, so webgpu' };
 }
 
@@ -75,7 +108,10 @@ export async function probeWebGpu(): Promise<WebGpuProbe> {
   const gpu = (globalThis as { navigator?: { gpu?: { requestAdapter(): Promise<unknown> } } }).navigator?.gpu;
   if (!gpu) return { adapter: false, fallback: false, reason: 'navigator.gpu is missing' };
   try {
-    const adapter = await gpu.requestAdapter() as { isFallbackAdapter?: boolean; info?: { isFallbackAdapter?: boolean } } | null;
+    const adapter = (await gpu.requestAdapter()) as {
+      isFallbackAdapter?: boolean;
+      info?: { isFallbackAdapter?: boolean };
+    } | null;
     if (!adapter) return { adapter: false, fallback: false, reason: 'requestAdapter() returned no adapter' };
     return { adapter: true, fallback: Boolean(adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? false) };
   } catch (error) {
@@ -84,7 +120,10 @@ export async function probeWebGpu(): Promise<WebGpuProbe> {
 }
 
 /** Initialises the backend a preference asks for; a failed webgpu falls back to wasm (never webgl), with the reason. */
-export async function chooseBackend(preference: BackendPreference, deps: { probe?: () => Promise<WebGpuProbe>; init?: typeof initBackend } = {}): Promise<BackendInfo> {
+export async function chooseBackend(
+  preference: BackendPreference,
+  deps: { probe?: () => Promise<WebGpuProbe>; init?: typeof initBackend } = {},
+): Promise<BackendInfo> {
   const init = deps.init ?? ((name?: BackendName) => initBackend(name, { wasmPaths: WASM_PATHS }));
   let target: 'webgpu' | 'wasm' = preference === 'auto' ? 'wasm' : preference;
   let why = `asked for ${preference}`;
@@ -93,7 +132,10 @@ export async function chooseBackend(preference: BackendPreference, deps: { probe
     const gpu = await init('webgpu');
     if (gpu.backend === 'webgpu') return { backend: 'webgpu', reason: `${why}: ${gpu.reason}` };
     const wasm = await init('wasm');
-    return { backend: wasm.backend, reason: `${why}, but WebGPU did not start (${gpu.reason}); fell back to ${wasm.reason}` };
+    return {
+      backend: wasm.backend,
+      reason: `${why}, but WebGPU did not start (${gpu.reason}); fell back to ${wasm.reason}`,
+    };
   }
   const wasm = await init('wasm');
   return { backend: wasm.backend, reason: `${why}: ${wasm.reason}` };
@@ -117,8 +159,10 @@ export function browserHostDeps(): ExpModelHostDeps {
   let buffer: Promise<ReplayBuffer> | null = null;
   return {
     openBuffer: () => {
-      const opening = buffer ??= IndexedDbBufferStore.open().then((store) => new ReplayBuffer(store));
-      opening.catch(() => { if (buffer === opening) buffer = null; }); // retried on the next request
+      const opening = (buffer ??= IndexedDbBufferStore.open().then((store) => new ReplayBuffer(store)));
+      opening.catch(() => {
+        if (buffer === opening) buffer = null;
+      }); // retried on the next request
       return opening;
     },
     store: defaultLearnedStore(),
@@ -135,7 +179,10 @@ export class ExpModelHost {
   private runRequestId = -1;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly post: (reply: ExpModelReply) => void, private readonly deps: ExpModelHostDeps) {}
+  constructor(
+    private readonly post: (reply: ExpModelReply) => void,
+    private readonly deps: ExpModelHostDeps,
+  ) {}
 
   /** `train`, `keep` and `evaluate` run one after the other; `stop` and `status` answer at once. */
   handle(request: ExpModelRequest): Promise<void> {
@@ -145,8 +192,15 @@ export class ExpModelHost {
       return Promise.resolve();
     }
     if (this.abort) {
-      this.post({ id: request.id, kind: 'throw', error: serializeExpModelError(new ExpModelBusyError(
-        `The experience model worker is busy (${this.state} ${this.path ?? ''}); stop it or wait for it to finish.`)) });
+      this.post({
+        id: request.id,
+        kind: 'throw',
+        error: serializeExpModelError(
+          new ExpModelBusyError(
+            `The experience model worker is busy (${this.state} ${this.path ?? ''}); stop it or wait for it to finish.`,
+          ),
+        ),
+      });
       return Promise.resolve();
     }
     const controller = new AbortController();
@@ -154,12 +208,19 @@ export class ExpModelHost {
     this.queue = this.queue.then(async () => {
       this.runRequestId = request.id;
       try {
-        const value = request.type === 'train' ? await this.train(request, controller.signal)
-          : request.type === 'keep' ? await this.keep(request) : await this.evaluate(request, controller.signal);
+        const value =
+          request.type === 'train'
+            ? await this.train(request, controller.signal)
+            : request.type === 'keep'
+              ? await this.keep(request)
+              : await this.evaluate(request, controller.signal);
         this.post({ id: request.id, kind: 'return', value });
       } catch (error) {
         const stopped = controller.signal.aborted;
-        this.setState(stopped ? 'stopped' : 'error', stopped ? 'Stopped.' : `Failed: ${serializeExpModelError(error).message}`);
+        this.setState(
+          stopped ? 'stopped' : 'error',
+          stopped ? 'Stopped.' : `Failed: ${serializeExpModelError(error).message}`,
+        );
         this.post({ id: request.id, kind: 'throw', error: serializeExpModelError(error) });
       } finally {
         this.abort = null;
@@ -170,7 +231,13 @@ export class ExpModelHost {
   }
 
   status(): ExpModelStatus {
-    return { state: this.state, path: this.path, backend: this.backend?.backend ?? null, backendReason: this.backend?.reason ?? null, message: this.message };
+    return {
+      state: this.state,
+      path: this.path,
+      backend: this.backend?.backend ?? null,
+      backendReason: this.backend?.reason ?? null,
+      message: this.message,
+    };
   }
 
   private send(progress: ExpModelProgress): void {
@@ -190,7 +257,10 @@ export class ExpModelHost {
     this.backendAsked = preference;
   }
 
-  private async train(request: Extract<ExpModelRequest, { type: 'train' }>, signal: AbortSignal): Promise<TrainOutcome> {
+  private async train(
+    request: Extract<ExpModelRequest, { type: 'train' }>,
+    signal: AbortSignal,
+  ): Promise<TrainOutcome> {
     const store = this.deps.store;
     let settings = request.settings;
     let resume: LearnedCheckpoint | undefined;
@@ -205,11 +275,15 @@ export class ExpModelHost {
     const problems = settingsProblems(settings);
     if (problems.length) throw new Error(problems.join(' '));
     const card = builtInDomainCard(settings.env);
-    if (!card) throw new Error(`No domain card for '${settings.env}': the page trains models of ${envIds().join(', ')}.`);
+    if (!card)
+      throw new Error(`No domain card for '${settings.env}': the page trains models of ${envIds().join(', ')}.`);
     await this.backendFor(settings.backend);
-    this.setState('training', resume
-      ? `Resuming after epoch ${resume.fit.epochsDone} of ${resume.options.fit.epochs}: rebuilding the SFT pairs from the buffer…`
-      : `Preparing the data: the buffer's real episodes of ${settings.env} → a tokenizer and SFT pairs…`);
+    this.setState(
+      'training',
+      resume
+        ? `Resuming after epoch ${resume.fit.epochsDone} of ${resume.options.fit.epochs}: rebuilding the SFT pairs from the buffer…`
+        : `Preparing the data: the buffer's real episodes of ${settings.env} → a tokenizer and SFT pairs…`,
+    );
     const buffer = await this.deps.openBuffer();
     const now = this.deps.now ?? (() => performance.now());
     const date = this.deps.date ?? (() => Date.now());
@@ -218,9 +292,15 @@ export class ExpModelHost {
     let announced = false;
     try {
       const result = await trainLearnedModel(buffer, settings.env, card, trainOptions(settings), {
-        now, signal, backend: this.backend!.backend, ...(resume ? { resume } : {}),
+        now,
+        signal,
+        backend: this.backend!.backend,
+        ...(resume ? { resume } : {}),
         onProgress: (event) => {
-          if (!announced) { announced = true; this.setState('training', `Training on ${this.backend!.backend}.`); }
+          if (!announced) {
+            announced = true;
+            this.setState('training', `Training on ${this.backend!.backend}.`);
+          }
           if (event.kind === 'batch') {
             const t = now();
             if (t - lastBatch < BATCH_PROGRESS_MS && event.batch < event.batches) return;
@@ -237,8 +317,11 @@ export class ExpModelHost {
       try {
         const summary = await store.saveModel(settings.name, result, date());
         const t = result.parsed.training;
-        this.setState('finished', `Trained ${settings.name}: best validation loss ${t.bestValidationLoss.toFixed(3)} at epoch ${t.bestEpoch} of ` +
-          `${t.epochs.length}, ${Math.round(t.seconds)} s on ${t.backend}. Stored in this browser as learned:local/${settings.name}.`);
+        this.setState(
+          'finished',
+          `Trained ${settings.name}: best validation loss ${t.bestValidationLoss.toFixed(3)} at epoch ${t.bestEpoch} of ` +
+            `${t.epochs.length}, ${Math.round(t.seconds)} s on ${t.backend}. Stored in this browser as learned:local/${settings.name}.`,
+        );
         return { outcome: 'finished', path: `local/${settings.name}`, summary, training: t };
       } finally {
         result.network.dispose();
@@ -267,8 +350,11 @@ export class ExpModelHost {
     const fit = checkpoint.fit;
     const kept = { epochsDone: fit.epochsDone, epochs: checkpoint.options.fit.epochs, bestEpoch: fit.bestEpoch };
     await this.backendFor(request.backend);
-    this.setState('saving', `Keeping what was trained: the model of epoch ${fit.bestEpoch} (the best of the ` +
-      `${fit.epochsDone} finished) — rebuilding its data from the buffer…`);
+    this.setState(
+      'saving',
+      `Keeping what was trained: the model of epoch ${fit.bestEpoch} (the best of the ` +
+        `${fit.epochsDone} finished) — rebuilding its data from the buffer…`,
+    );
     const buffer = await this.deps.openBuffer();
     const result = await modelFromCheckpoint(buffer, card, checkpoint, { backend: this.backend!.backend });
     try {
@@ -282,23 +368,40 @@ export class ExpModelHost {
     }
   }
 
-  private async evaluate(request: Extract<ExpModelRequest, { type: 'evaluate' }>, signal: AbortSignal): Promise<Evaluation> {
+  private async evaluate(
+    request: Extract<ExpModelRequest, { type: 'evaluate' }>,
+    signal: AbortSignal,
+  ): Promise<Evaluation> {
     const path = formatLearnedPath(parseLearnedPath(request.path));
     this.path = path;
     await this.backendFor(request.backend);
     this.setState('evaluating', `Loading learned:${path}…`);
     const buffer = await this.deps.openBuffer().catch(() => undefined);
     const parsed = parseLearnedPath(path);
-    const files = await (this.deps.readModel ?? ((p: LearnedPath) => readPageLearnedModel(p, { store: this.deps.store })))(parsed);
+    const files = await (
+      this.deps.readModel ?? ((p: LearnedPath) => readPageLearnedModel(p, { store: this.deps.store }))
+    )(parsed);
     const model = learnedModelFromFiles(parsed, files, { ...(buffer ? { buffer } : {}), env: request.env });
     try {
       const ours = envIds().includes(request.env);
-      this.setState('evaluating', ours ? `Auditing ${model.label} against the real ${request.env}…` : `Dreaming held-out transitions with ${model.label}…`);
+      this.setState(
+        'evaluating',
+        ours
+          ? `Auditing ${model.label} against the real ${request.env}…`
+          : `Dreaming held-out transitions with ${model.label}…`,
+      );
       const result = await evaluateModel(model, {
-        envId: request.env, audit: ours ? request.audit : 0, samples: ours ? request.samples : 0, seed: request.seed, signal,
+        envId: request.env,
+        audit: ours ? request.audit : 0,
+        samples: ours ? request.samples : 0,
+        seed: request.seed,
+        signal,
         onAudit: (done, total) => this.send({ kind: 'audit', done, total }),
       });
-      this.setState('finished', `Evaluated ${model.label}${result.audit ? ` on ${result.audit.report.n} held-out transitions` : ''}.`);
+      this.setState(
+        'finished',
+        `Evaluated ${model.label}${result.audit ? ` on ${result.audit.report.n} held-out transitions` : ''}.`,
+      );
       return { ...result, path, training: files.manifest.training, verdict: files.manifest.verdict?.fittedOn ?? null };
     } finally {
       model.dispose();

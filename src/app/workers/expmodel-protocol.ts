@@ -54,7 +54,14 @@ export interface DreamSample {
     observation: string;
     admissible: string[];
   };
-  real: { valid: boolean; reward: number; success: boolean; terminated: boolean; observation: string; admissible: string[] };
+  real: {
+    valid: boolean;
+    reward: number;
+    success: boolean;
+    terminated: boolean;
+    observation: string;
+    admissible: string[];
+  };
 }
 
 export interface Evaluation {
@@ -88,11 +95,24 @@ export interface KeptModel {
 }
 
 export type ExpModelRequest =
-  | { id: number; type: 'train'; settings: ExpModelSettings;
-    /** Continue the checkpoint of `settings.name` (its own settings win; a fresh start when there is none is an error). */
-    resume: boolean }
+  | {
+      id: number;
+      type: 'train';
+      settings: ExpModelSettings;
+      /** Continue the checkpoint of `settings.name` (its own settings win; a fresh start when there is none is an error). */
+      resume: boolean;
+    }
   | { id: number; type: 'keep'; name: string; backend: BackendPreference }
-  | { id: number; type: 'evaluate'; path: string; env: string; audit: number; samples: number; seed: number; backend: BackendPreference }
+  | {
+      id: number;
+      type: 'evaluate';
+      path: string;
+      env: string;
+      audit: number;
+      samples: number;
+      seed: number;
+      backend: BackendPreference;
+    }
   | { id: number; type: 'stop' }
   | { id: number; type: 'status' };
 
@@ -106,7 +126,10 @@ export type ExpModelProgress =
   | { kind: 'checkpoint'; epochsDone: number }
   | { kind: 'audit'; done: number; total: number };
 
-export interface ExpModelSerializedError { name: string; message: string }
+export interface ExpModelSerializedError {
+  name: string;
+  message: string;
+}
 
 export type ExpModelReply =
   | { id: number; kind: 'return'; value: unknown }

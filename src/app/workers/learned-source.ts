@@ -10,7 +10,12 @@
  */
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { LearnedExperienceModel } from '../../core/experience/learned/learned-model';
-import { MANIFEST_FILE, ModelFileError, readModelFiles, type ModelManifest } from '../../core/experience/learned/model-file';
+import {
+  MANIFEST_FILE,
+  ModelFileError,
+  readModelFiles,
+  type ModelManifest,
+} from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
 import { appBase, shippedModelUrl } from './learned-url';
@@ -25,14 +30,19 @@ export interface LearnedSourceDeps {
 
 export class NoShippedModelError extends ModelFileError {
   constructor(env: string) {
-    super(`This build ships no learned model for '${env}' (models/${env}/model.json is missing): build the app after 'npm run models', ` +
-      'or train one on the Experience model page (#/model) and dream with learned:local/NAME.');
+    super(
+      `This build ships no learned model for '${env}' (models/${env}/model.json is missing): build the app after 'npm run models', ` +
+        'or train one on the Experience model page (#/model) and dream with learned:local/NAME.',
+    );
     this.name = 'NoShippedModelError';
   }
 }
 
 /** Reads and checks a shipped model's two files over fetch. */
-export async function readShippedModel(env: string, deps: LearnedSourceDeps = {}): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+export async function readShippedModel(
+  env: string,
+  deps: LearnedSourceDeps = {},
+): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
   const get = deps.fetch ?? globalThis.fetch.bind(globalThis);
   const base = deps.base ?? appBase();
   return readModelFiles(async (file) => {
@@ -41,7 +51,9 @@ export async function readShippedModel(env: string, deps: LearnedSourceDeps = {}
     try {
       response = await get(url);
     } catch (error) {
-      throw new ModelFileError(`Could not fetch ${url} (${(error as Error).message}): reload the app once while online so it is kept for offline use.`);
+      throw new ModelFileError(
+        `Could not fetch ${url} (${(error as Error).message}): reload the app once while online so it is kept for offline use.`,
+      );
     }
     if (response.status === 404) throw new NoShippedModelError(env);
     if (!response.ok) throw new ModelFileError(`Could not fetch ${url}: HTTP ${response.status}.`);
@@ -56,7 +68,10 @@ export async function readShippedModel(env: string, deps: LearnedSourceDeps = {}
 }
 
 /** The checked files of a page learned model. */
-export async function readPageLearnedModel(path: LearnedPath, deps: LearnedSourceDeps = {}): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
+export async function readPageLearnedModel(
+  path: LearnedPath,
+  deps: LearnedSourceDeps = {},
+): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
   if (path.where === 'shipped') return readShippedModel(path.env, deps);
   return (deps.store ?? defaultLearnedStore()).readModel(path.name);
 }
@@ -74,22 +89,33 @@ export interface PageLearnedLoadOptions {
 
 export class LearnedModelEnvError extends Error {
   constructor(path: string, modelEnv: string, runEnv: string) {
-    super(`The learned model learned:${path} was trained on ${modelEnv}, but this run's environment is ${runEnv}: ` +
-      `dream with a model of ${runEnv} (learned:models/${runEnv}, or train one on the Experience model page).`);
+    super(
+      `The learned model learned:${path} was trained on ${modelEnv}, but this run's environment is ${runEnv}: ` +
+        `dream with a model of ${runEnv} (learned:models/${runEnv}, or train one on the Experience model page).`,
+    );
     this.name = 'LearnedModelEnvError';
   }
 }
 
 /** Loads `learned:PATH` for a run (PATH as in learned-path.ts), retrieving from `options.buffer`. */
-export async function loadPageLearnedModel(pathText: string, options: PageLearnedLoadOptions = {}, deps: LearnedSourceDeps = {}): Promise<LearnedExperienceModel> {
+export async function loadPageLearnedModel(
+  pathText: string,
+  options: PageLearnedLoadOptions = {},
+  deps: LearnedSourceDeps = {},
+): Promise<LearnedExperienceModel> {
   const path = parseLearnedPath(pathText);
   return learnedModelFromFiles(path, await readPageLearnedModel(path, deps), options);
 }
 
 /** The model of checked files (readPageLearnedModel), refused when it is of another env than the run's. */
-export function learnedModelFromFiles(path: LearnedPath, files: { manifest: ModelManifest; weights: NamedWeight[] }, options: PageLearnedLoadOptions = {}): LearnedExperienceModel {
+export function learnedModelFromFiles(
+  path: LearnedPath,
+  files: { manifest: ModelManifest; weights: NamedWeight[] },
+  options: PageLearnedLoadOptions = {},
+): LearnedExperienceModel {
   const { manifest, weights } = files;
-  if (options.env && manifest.env !== options.env) throw new LearnedModelEnvError(formatLearnedPath(path), manifest.env, options.env);
+  if (options.env && manifest.env !== options.env)
+    throw new LearnedModelEnvError(formatLearnedPath(path), manifest.env, options.env);
   return LearnedExperienceModel.fromFiles(manifest, weights, {
     ...(options.buffer ? { buffer: options.buffer } : {}),
     ...(options.k !== undefined ? { k: options.k } : {}),
@@ -106,11 +132,21 @@ export function learnedModelFromFiles(path: LearnedPath, files: { manifest: Mode
 export class LearnedModelCache {
   private kept: { key: string; model: LearnedExperienceModel; buffer: ReplayBuffer | undefined } | null = null;
 
-  constructor(private readonly load: typeof loadPageLearnedModel = loadPageLearnedModel, private readonly deps: LearnedSourceDeps = {}) {}
+  constructor(
+    private readonly load: typeof loadPageLearnedModel = loadPageLearnedModel,
+    private readonly deps: LearnedSourceDeps = {},
+  ) {}
 
   async get(path: string, options: PageLearnedLoadOptions = {}): Promise<LearnedExperienceModel> {
     const stamp = await this.stamp(path);
-    const key = JSON.stringify([path.trim(), stamp, options.k ?? null, options.historyLength ?? null, options.env ?? null, options.seed ?? null]);
+    const key = JSON.stringify([
+      path.trim(),
+      stamp,
+      options.k ?? null,
+      options.historyLength ?? null,
+      options.env ?? null,
+      options.seed ?? null,
+    ]);
     if (this.kept && this.kept.key === key && this.kept.buffer === options.buffer) return this.kept.model;
     this.dispose();
     const model = await this.load(path, options, this.deps);

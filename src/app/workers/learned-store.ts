@@ -15,7 +15,12 @@
  */
 import { openDB, type IDBPDatabase } from 'idb';
 import {
-  CHECKPOINT_FORMAT, decodeModelFiles, decodeTensorGroups, encodeTensorGroups, ModelFileError, type ModelManifest,
+  CHECKPOINT_FORMAT,
+  decodeModelFiles,
+  decodeTensorGroups,
+  encodeTensorGroups,
+  ModelFileError,
+  type ModelManifest,
 } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import type { LearnedCheckpoint } from '../../core/experience/learned/train-model';
@@ -44,7 +49,10 @@ export interface StoredModelSummary {
 }
 
 /** How saveModel stores: a stopped training's model keeps its checkpoint and says how many epochs were planned. */
-export interface SaveModelOptions { keepCheckpoint?: boolean; epochsPlanned?: number }
+export interface SaveModelOptions {
+  keepCheckpoint?: boolean;
+  epochsPlanned?: number;
+}
 
 /** An unfinished training, for the page's resume offer. */
 export interface CheckpointSummary<S = unknown> {
@@ -59,14 +67,31 @@ export interface CheckpointSummary<S = unknown> {
 }
 
 type CheckpointState = Omit<LearnedCheckpoint, 'weights' | 'optimizer' | 'bestWeights'>;
-interface ModelRow { name: string; manifest: string; summary: StoredModelSummary }
-interface WeightsRow { name: string; bytes: Uint8Array }
-interface CheckpointRow { name: string; settings: unknown; savedAt: number; state: CheckpointState; index: Record<string, ModelManifest['weights']>; crc32: string; bytes: Uint8Array }
+interface ModelRow {
+  name: string;
+  manifest: string;
+  summary: StoredModelSummary;
+}
+interface WeightsRow {
+  name: string;
+  bytes: Uint8Array;
+}
+interface CheckpointRow {
+  name: string;
+  settings: unknown;
+  savedAt: number;
+  state: CheckpointState;
+  index: Record<string, ModelManifest['weights']>;
+  crc32: string;
+  bytes: Uint8Array;
+}
 
 export class NoStoredModelError extends ModelFileError {
   constructor(name: string) {
-    super(`No learned model named '${name}' is stored in this browser: train one on the Experience model page (#/model), ` +
-      'or dream with the shipped one (learned:models/ENV).');
+    super(
+      `No learned model named '${name}' is stored in this browser: train one on the Experience model page (#/model), ` +
+        'or dream with the shipped one (learned:models/ENV).',
+    );
     this.name = 'NoStoredModelError';
   }
 }
@@ -74,10 +99,19 @@ export class NoStoredModelError extends ModelFileError {
 export function summarizeManifest(name: string, manifest: ModelManifest, savedAt: number): StoredModelSummary {
   const t = manifest.training;
   return {
-    name, env: manifest.env, modelName: manifest.name, savedAt, weightsBytes: manifest.weightsFile.bytes,
+    name,
+    env: manifest.env,
+    modelName: manifest.name,
+    savedAt,
+    weightsBytes: manifest.weightsFile.bytes,
     parameters: manifest.weights.reduce((n, w) => n + w.length, 0),
-    trainEpisodes: t.data.trainEpisodes, trainPairs: t.data.trainPairs, epochs: t.epochs.length, bestEpoch: t.bestEpoch,
-    bestValidationLoss: t.bestValidationLoss, seconds: t.seconds, backend: t.backend,
+    trainEpisodes: t.data.trainEpisodes,
+    trainPairs: t.data.trainPairs,
+    epochs: t.epochs.length,
+    bestEpoch: t.bestEpoch,
+    bestValidationLoss: t.bestValidationLoss,
+    seconds: t.seconds,
+    backend: t.backend,
   };
 }
 
@@ -89,16 +123,20 @@ export class LearnedModelStore {
   constructor(readonly dbName = LEARNED_DB_NAME) {}
 
   private open(): Promise<IDBPDatabase> {
-    const opening = this.db ??= openDB(this.dbName, 1, {
+    const opening = (this.db ??= openDB(this.dbName, 1, {
       upgrade(db) {
         db.createObjectStore('models', { keyPath: 'name' });
         db.createObjectStore('weights', { keyPath: 'name' });
         db.createObjectStore('checkpoints', { keyPath: 'name' });
       },
       // Another tab upgrading or deleting the database: let it, and reopen on the next call.
-      blocking: () => { void this.close(); },
+      blocking: () => {
+        void this.close();
+      },
+    }));
+    opening.catch(() => {
+      if (this.db === opening) this.db = null;
     });
-    opening.catch(() => { if (this.db === opening) this.db = null; });
     return opening;
   }
 
@@ -107,11 +145,17 @@ export class LearnedModelStore {
    * its training checkpoint (unless `keepCheckpoint`: a stopped training's model), in one
    * transaction. The files are checked first: a damaged pair is never stored.
    */
-  async saveModel(name: string, files: { manifest: string; weights: Uint8Array }, savedAt: number,
-    options: SaveModelOptions = {}): Promise<StoredModelSummary> {
+  async saveModel(
+    name: string,
+    files: { manifest: string; weights: Uint8Array },
+    savedAt: number,
+    options: SaveModelOptions = {},
+  ): Promise<StoredModelSummary> {
     const { manifest } = decodeModelFiles(files.manifest, files.weights, 'the model just trained');
-    const summary: StoredModelSummary = { ...summarizeManifest(name, manifest, savedAt),
-      ...(options.epochsPlanned !== undefined ? { epochsPlanned: options.epochsPlanned } : {}) };
+    const summary: StoredModelSummary = {
+      ...summarizeManifest(name, manifest, savedAt),
+      ...(options.epochsPlanned !== undefined ? { epochsPlanned: options.epochsPlanned } : {}),
+    };
     const db = await this.open();
     const tx = db.transaction(['models', 'weights', 'checkpoints'], 'readwrite');
     await Promise.all([
@@ -134,10 +178,15 @@ export class LearnedModelStore {
     ]);
     if (!model && !weights) return null;
     if (!model || !weights) {
-      throw new ModelFileError(`${where(name)} holds ${model ? 'model.json but no weights.bin' : 'weights.bin but no model.json'}: ` +
-        'the model is damaged. Delete it on the Experience model page and train it again.');
+      throw new ModelFileError(
+        `${where(name)} holds ${model ? 'model.json but no weights.bin' : 'weights.bin but no model.json'}: ` +
+          'the model is damaged. Delete it on the Experience model page and train it again.',
+      );
     }
-    return { manifest: model.manifest, weights: weights.bytes instanceof Uint8Array ? weights.bytes : new Uint8Array(weights.bytes) };
+    return {
+      manifest: model.manifest,
+      weights: weights.bytes instanceof Uint8Array ? weights.bytes : new Uint8Array(weights.bytes),
+    };
   }
 
   /** A stored model, checked (decodeModelFiles: format, checksum, shapes, NaN); NoStoredModelError when there is none. */
@@ -163,7 +212,15 @@ export class LearnedModelStore {
   async saveCheckpoint(name: string, settings: unknown, checkpoint: LearnedCheckpoint, savedAt: number): Promise<void> {
     const { weights, optimizer, bestWeights, ...state } = checkpoint;
     const blob = encodeTensorGroups({ weights, optimizer, bestWeights });
-    const row: CheckpointRow = { name, settings, savedAt, state, index: blob.index, crc32: blob.crc32, bytes: blob.bytes };
+    const row: CheckpointRow = {
+      name,
+      settings,
+      savedAt,
+      state,
+      index: blob.index,
+      crc32: blob.crc32,
+      bytes: blob.bytes,
+    };
     await (await this.open()).put('checkpoints', row);
   }
 
@@ -172,23 +229,37 @@ export class LearnedModelStore {
     const row = (await (await this.open()).get('checkpoints', name)) as CheckpointRow | undefined;
     if (!row) return null;
     if (row.state.format !== CHECKPOINT_FORMAT) {
-      throw new ModelFileError(`${where(name)}, its training checkpoint, is of format '${String(row.state.format)}'; this build ` +
-        `resumes '${CHECKPOINT_FORMAT}'. Delete the checkpoint and train again.`);
+      throw new ModelFileError(
+        `${where(name)}, its training checkpoint, is of format '${String(row.state.format)}'; this build ` +
+          `resumes '${CHECKPOINT_FORMAT}'. Delete the checkpoint and train again.`,
+      );
     }
     const bytes = row.bytes instanceof Uint8Array ? row.bytes : new Uint8Array(row.bytes);
     const groups = decodeTensorGroups(row.index, bytes, row.crc32, `${where(name)}, its training checkpoint`);
     return {
       settings: row.settings as S,
-      checkpoint: { ...row.state, weights: groups.weights ?? [], optimizer: groups.optimizer ?? [], bestWeights: groups.bestWeights ?? [] },
+      checkpoint: {
+        ...row.state,
+        weights: groups.weights ?? [],
+        optimizer: groups.optimizer ?? [],
+        bestWeights: groups.bestWeights ?? [],
+      },
     };
   }
 
   async listCheckpoints<S = unknown>(): Promise<CheckpointSummary<S>[]> {
     const rows = (await (await this.open()).getAll('checkpoints')) as CheckpointRow[];
-    return rows.map((r) => ({
-      name: r.name, env: r.state.env, settings: r.settings as S, epochsDone: r.state.fit.epochsDone, epochs: r.state.options.fit.epochs,
-      savedAt: r.savedAt, history: r.state.fit.history,
-    })).sort((a, b) => b.savedAt - a.savedAt);
+    return rows
+      .map((r) => ({
+        name: r.name,
+        env: r.state.env,
+        settings: r.settings as S,
+        epochsDone: r.state.fit.epochsDone,
+        epochs: r.state.options.fit.epochs,
+        savedAt: r.savedAt,
+        history: r.state.fit.history,
+      }))
+      .sort((a, b) => b.savedAt - a.savedAt);
   }
 
   async deleteCheckpoint(name: string): Promise<void> {

@@ -12,6 +12,10 @@ export function appBase(): string {
   return new URL(base.startsWith('/') || /^https?:/.test(base) ? base : '/', `${origin}/`).href;
 }
 
-export function shippedModelUrl(env: string, file: typeof MANIFEST_FILE | typeof WEIGHTS_FILE, base = appBase()): string {
+export function shippedModelUrl(
+  env: string,
+  file: typeof MANIFEST_FILE | typeof WEIGHTS_FILE,
+  base = appBase(),
+): string {
   return new URL(`models/${encodeURIComponent(env)}/${file}`, base).href;
 }

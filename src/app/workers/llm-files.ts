@@ -10,19 +10,27 @@ const DIR = 'dreamgym-models';
 
 export class OpfsUnavailableError extends Error {
   constructor(detail: string) {
-    super(`This browser cannot keep model files in its private file system (OPFS: ${detail}); the picked file is used for this tab only — pick it again after a reload.`);
+    super(
+      `This browser cannot keep model files in its private file system (OPFS: ${detail}); the picked file is used for this tab only — pick it again after a reload.`,
+    );
     this.name = 'OpfsUnavailableError';
   }
 }
 
 export class ModelFileMissingError extends Error {
   constructor(name: string) {
-    super(`The model file '${name}' is not stored in this browser (it was deleted, or the run came from another browser). Pick the .gguf file again on the Setup page (wllama → GGUF model file).`);
+    super(
+      `The model file '${name}' is not stored in this browser (it was deleted, or the run came from another browser). Pick the .gguf file again on the Setup page (wllama → GGUF model file).`,
+    );
     this.name = 'ModelFileMissingError';
   }
 }
 
-export interface StoredModelFile { name: string; bytes: number; lastModified: number }
+export interface StoredModelFile {
+  name: string;
+  bytes: number;
+  lastModified: number;
+}
 
 /** A name OPFS accepts: no path separators, not empty, not '.'/'..'. */
 export function safeFileName(name: string): string {
@@ -69,7 +77,11 @@ export async function openModelFile(name: string): Promise<File> {
     const handle = await dir.getFileHandle(safeFileName(name));
     return await handle.getFile();
   } catch (error) {
-    if ((error as { name?: string }).name === 'NotFoundError' || (error as { name?: string }).name === 'TypeMismatchError') throw new ModelFileMissingError(name);
+    if (
+      (error as { name?: string }).name === 'NotFoundError' ||
+      (error as { name?: string }).name === 'TypeMismatchError'
+    )
+      throw new ModelFileMissingError(name);
     throw error;
   }
 }
@@ -77,7 +89,9 @@ export async function openModelFile(name: string): Promise<File> {
 export async function listModelFiles(): Promise<StoredModelFile[]> {
   const dir = await directory();
   const out: StoredModelFile[] = [];
-  for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+  for await (const [name, handle] of (
+    dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }
+  ).entries()) {
     if (handle.kind !== 'file') continue;
     const file = await (handle as FileSystemFileHandle).getFile();
     out.push({ name, bytes: file.size, lastModified: file.lastModified });

@@ -10,14 +10,20 @@ import type { IterationRecord } from '../../core/train/loop';
 const DB_NAME = 'dreamgym-train-metrics';
 const STORE = 'metrics';
 
-interface Row { runId: string; iteration: number; metrics: Record<string, number> }
+interface Row {
+  runId: string;
+  iteration: number;
+  metrics: Record<string, number>;
+}
 
 export class MetricsHistoryStore {
   private db: Promise<IDBPDatabase> | null = null;
 
   private open(): Promise<IDBPDatabase> {
     this.db ??= openDB(DB_NAME, 1, {
-      upgrade(db) { db.createObjectStore(STORE, { keyPath: ['runId', 'iteration'] }); },
+      upgrade(db) {
+        db.createObjectStore(STORE, { keyPath: ['runId', 'iteration'] });
+      },
     });
     return this.db;
   }

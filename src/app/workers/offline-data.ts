@@ -12,7 +12,10 @@ import { seedOfflineData, type SeedResult } from '../../core/train/grounding';
 import { appBase } from './learned-url';
 
 /** The app's reader of public/ files (404: none). */
-export function publicFileReader(base = appBase(), get: typeof fetch = globalThis.fetch.bind(globalThis)): PublicFileReader {
+export function publicFileReader(
+  base = appBase(),
+  get: typeof fetch = globalThis.fetch.bind(globalThis),
+): PublicFileReader {
   return async (path) => {
     const response = await get(new URL(path, base).href);
     if (response.status === 404) return null;
@@ -28,9 +31,12 @@ export function dreamRetrieves(config: Pick<TrainConfig, 'mode' | 'llm' | 'retri
 
 /** What the run's status line says about it. */
 export function groundingMessage(env: string, result: SeedResult): string {
-  if (result.episodes === 0) return `The replay buffer holds ${result.before.toLocaleString('en-US')} real transitions of ${env}.`;
-  return `The replay buffer held no real transitions of ${env}: loaded its shipped offline data ` +
-    `(${result.episodes.toLocaleString('en-US')} episodes, ${result.transitions.toLocaleString('en-US')} transitions).`;
+  if (result.episodes === 0)
+    return `The replay buffer holds ${result.before.toLocaleString('en-US')} real transitions of ${env}.`;
+  return (
+    `The replay buffer held no real transitions of ${env}: loaded its shipped offline data ` +
+    `(${result.episodes.toLocaleString('en-US')} episodes, ${result.transitions.toLocaleString('en-US')} transitions).`
+  );
 }
 
 /**
@@ -38,7 +44,11 @@ export function groundingMessage(env: string, result: SeedResult): string {
  * ships no dataset for the env seeds nothing: the run builder then refuses a learned model on the
  * empty buffer with the fix (grounding.ts UngroundedDreamError).
  */
-export async function groundDream(config: TrainConfig, buffer: ReplayBuffer | undefined, read: PublicFileReader = publicFileReader()): Promise<string | null> {
+export async function groundDream(
+  config: TrainConfig,
+  buffer: ReplayBuffer | undefined,
+  read: PublicFileReader = publicFileReader(),
+): Promise<string | null> {
   if (!dreamRetrieves(config) || !buffer) return null;
   try {
     return groundingMessage(config.env, await seedOfflineData(buffer, config.env, read, Date.now()));

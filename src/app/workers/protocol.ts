@@ -33,14 +33,17 @@ export interface TrainerStatus {
 
 export type TrainerRequest =
   | {
-    id: number; type: 'start'; runId: string; config: TrainConfig;
-    /** Continue from the run's IndexedDB checkpoint (a fresh start when there is none). */
-    resume: boolean;
-    /** Which tfjs backend to try first (default wasm; see trainer-host.ts for why). */
-    backend?: BackendName;
-    /** The experience model's engine extras (API key, picked file, answer budget); config.llm names the engine. */
-    engine?: EngineRuntime;
-  }
+      id: number;
+      type: 'start';
+      runId: string;
+      config: TrainConfig;
+      /** Continue from the run's IndexedDB checkpoint (a fresh start when there is none). */
+      resume: boolean;
+      /** Which tfjs backend to try first (default wasm; see trainer-host.ts for why). */
+      backend?: BackendName;
+      /** The experience model's engine extras (API key, picked file, answer budget); config.llm names the engine. */
+      engine?: EngineRuntime;
+    }
   /**
    * Setup's "Try one step": the config's engine (loaded as for a run, and kept loaded) predicts one
    * transition from a real state of config.env; returns a TryStepResult. Refused while a run is
@@ -67,7 +70,10 @@ export type TrainerProgress =
   /** Inside an iteration: what the model is doing now (sent every LIVE_MS while an iteration runs). */
   | { kind: 'live'; live: LiveProgress };
 
-export interface SerializedError { name: string; message: string }
+export interface SerializedError {
+  name: string;
+  message: string;
+}
 
 export type TrainerReply =
   | { id: number; kind: 'return'; value: unknown }

@@ -28,7 +28,10 @@ export interface RunEntry {
 const KEY = 'dreamgym.train.runs';
 const MAX_RUNS = 20;
 
-export interface StorageLike { getItem(key: string): string | null; setItem(key: string, value: string): void }
+export interface StorageLike {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
 
 export function loadRuns(storage: StorageLike | null = globalThis.localStorage ?? null): RunEntry[] {
   try {
@@ -40,7 +43,11 @@ export function loadRuns(storage: StorageLike | null = globalThis.localStorage ?
 }
 
 export function saveRuns(runs: RunEntry[], storage: StorageLike | null = globalThis.localStorage ?? null): void {
-  try { storage?.setItem(KEY, JSON.stringify(runs.slice(0, MAX_RUNS))); } catch { /* storage full or blocked: the list is a convenience */ }
+  try {
+    storage?.setItem(KEY, JSON.stringify(runs.slice(0, MAX_RUNS)));
+  } catch {
+    /* storage full or blocked: the list is a convenience */
+  }
 }
 
 /** Inserts or updates a run (newest first). */

@@ -15,7 +15,10 @@ export class TeachWorkerCrashedError extends Error {
 }
 
 export function createTeachWorker(): WorkerLike {
-  return new Worker(new URL('../../../workers/teach.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-teach' });
+  return new Worker(new URL('../../../workers/teach.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'dreamgym-teach',
+  });
 }
 
 export class TeachClient extends WorkerClient<TeachRequest> {
@@ -29,5 +32,7 @@ export class TeachClient extends WorkerClient<TeachRequest> {
   }
 
   /** One update of the current session, taken apart. */
-  step(): Promise<TeachUpdate> { return this.request({ type: 'step' }) as Promise<TeachUpdate>; }
+  step(): Promise<TeachUpdate> {
+    return this.request({ type: 'step' }) as Promise<TeachUpdate>;
+  }
 }

@@ -11,7 +11,10 @@ import { TeachSession } from '../../core/train/teach';
 import { serializeTeachError, type TeachInfo, type TeachReply, type TeachRequest } from './teach-protocol';
 
 export class TeachNotStartedError extends Error {
-  constructor() { super('No teach session yet: choose the settings and press Reset first.'); this.name = 'TeachNotStartedError'; }
+  constructor() {
+    super('No teach session yet: choose the settings and press Reset first.');
+    this.name = 'TeachNotStartedError';
+  }
 }
 
 export class TeachHost {
@@ -40,8 +43,13 @@ export class TeachHost {
         this.session = null;
         const session = await TeachSession.create(request.settings);
         this.session = session;
-        const info: TeachInfo = { settings: session.settings, preset: session.config.preset, experience: session.experience,
-          backend: this.backend.backend, backendReason: this.backend.reason };
+        const info: TeachInfo = {
+          settings: session.settings,
+          preset: session.config.preset,
+          experience: session.experience,
+          backend: this.backend.backend,
+          backendReason: this.backend.reason,
+        };
         return info;
       }
       case 'step': {

@@ -10,8 +10,7 @@ import type { BackendName } from '../../core/policy/backend';
 import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
 
 export type TeachRequest =
-  | { id: number; type: 'reset'; settings: TeachSettings; backend?: BackendName }
-  | { id: number; type: 'step' };
+  { id: number; type: 'reset'; settings: TeachSettings; backend?: BackendName } | { id: number; type: 'step' };
 
 export interface TeachInfo {
   settings: TeachSettings;
@@ -24,7 +23,10 @@ export interface TeachInfo {
   backendReason: string;
 }
 
-export interface TeachSerializedError { name: string; message: string }
+export interface TeachSerializedError {
+  name: string;
+  message: string;
+}
 
 export type TeachReply =
   | { id: number; kind: 'return'; value: TeachInfo | TeachUpdate }

@@ -10,13 +10,18 @@ import { WorkerClient, type WorkerLike } from './worker-client';
 
 export class TrainerWorkerCrashedError extends Error {
   constructor(detail: string) {
-    super(`The trainer worker stopped unexpectedly (${detail}). Restart it: the run continues from its last checkpoint.`);
+    super(
+      `The trainer worker stopped unexpectedly (${detail}). Restart it: the run continues from its last checkpoint.`,
+    );
     this.name = 'TrainerWorkerCrashedError';
   }
 }
 
 export function createTrainerWorker(): WorkerLike {
-  return new Worker(new URL('../../../workers/trainer.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-trainer' });
+  return new Worker(new URL('../../../workers/trainer.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'dreamgym-trainer',
+  });
 }
 
 type Options<T extends TrainerRequest['type']> = Omit<Extract<TrainerRequest, { type: T }>, 'id' | 'type'>;
@@ -34,15 +39,27 @@ export class TrainerClient extends WorkerClient<TrainerRequest, TrainerProgress>
     return this.request({ type: 'start', ...options }, onprogress) as Promise<TrainerStatus>;
   }
 
-  pause(): Promise<TrainerStatus> { return this.request({ type: 'pause' }) as Promise<TrainerStatus>; }
-  resume(): Promise<TrainerStatus> { return this.request({ type: 'resume' }) as Promise<TrainerStatus>; }
-  step(): Promise<IterationRecord> { return this.request({ type: 'step' }) as Promise<IterationRecord>; }
-  stop(): Promise<TrainerStatus> { return this.request({ type: 'stop' }) as Promise<TrainerStatus>; }
-  status(): Promise<TrainerStatus> { return this.request({ type: 'status' }) as Promise<TrainerStatus>; }
+  pause(): Promise<TrainerStatus> {
+    return this.request({ type: 'pause' }) as Promise<TrainerStatus>;
+  }
+  resume(): Promise<TrainerStatus> {
+    return this.request({ type: 'resume' }) as Promise<TrainerStatus>;
+  }
+  step(): Promise<IterationRecord> {
+    return this.request({ type: 'step' }) as Promise<IterationRecord>;
+  }
+  stop(): Promise<TrainerStatus> {
+    return this.request({ type: 'stop' }) as Promise<TrainerStatus>;
+  }
+  status(): Promise<TrainerStatus> {
+    return this.request({ type: 'status' }) as Promise<TrainerStatus>;
+  }
   /** Setup's "Try one step" (see the protocol): one transition predicted by the config's engine beside the real env's. */
   tryStep(options: Options<'tryStep'>): Promise<TryStepResult> {
     return this.request({ type: 'tryStep', ...options }) as Promise<TryStepResult>;
   }
   /** Test/debug only: makes the worker throw an uncaught error. */
-  crash(): Promise<TrainerStatus> { return this.request({ type: 'crash' }) as Promise<TrainerStatus>; }
+  crash(): Promise<TrainerStatus> {
+    return this.request({ type: 'crash' }) as Promise<TrainerStatus>;
+  }
 }

@@ -25,10 +25,22 @@ import { ProgressMeter } from '../../core/train/progress';
 import { tryOneStep, type TryStepResult } from '../../core/experience/try-step';
 import { IterationStoppedError } from '../../core/train/rollout';
 import { dreamRetrieves, groundDream } from './offline-data';
-import { BATCH_MS, LIVE_MS, serializeError, type RunState, type TrainerProgress, type TrainerReply, type TrainerRequest, type TrainerStatus } from './protocol';
+import {
+  BATCH_MS,
+  LIVE_MS,
+  serializeError,
+  type RunState,
+  type TrainerProgress,
+  type TrainerReply,
+  type TrainerRequest,
+  type TrainerStatus,
+} from './protocol';
 
 export class TrainerBusyError extends Error {
-  constructor(message: string) { super(message); this.name = 'TrainerBusyError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'TrainerBusyError';
+  }
 }
 
 export class TrainerHost {
@@ -69,10 +81,13 @@ export class TrainerHost {
   /** Returns the reply value, or undefined when the reply comes later (a start request). */
   private async dispatch(request: TrainerRequest): Promise<unknown> {
     switch (request.type) {
-      case 'status': return this.status();
-      case 'start': return this.start(request);
+      case 'status':
+        return this.status();
+      case 'start':
+        return this.start(request);
       case 'pause': {
-        if (this.state !== 'running') throw new TrainerBusyError(`Cannot pause: the run is ${this.state}. Start or resume a run first.`);
+        if (this.state !== 'running')
+          throw new TrainerBusyError(`Cannot pause: the run is ${this.state}. Start or resume a run first.`);
         // The iteration in flight finishes first: the message names the iteration it paused after (never the one before).
         this.setState('paused', 'Pausing after the iteration in flight…');
         await this.loop;
@@ -87,7 +102,10 @@ export class TrainerHost {
         return this.status();
       }
       case 'step': {
-        if (this.state !== 'paused') throw new TrainerBusyError(`Cannot step: the run is ${this.state}. Pause it first (Step runs one iteration of a paused run).`);
+        if (this.state !== 'paused')
+          throw new TrainerBusyError(
+            `Cannot step: the run is ${this.state}. Pause it first (Step runs one iteration of a paused run).`,
+          );
         const record = await this.iterate();
         this.flush();
         if (this.trainer!.finished) this.end('finished', `Finished after ${this.trainer!.iteration} iterations.`);
@@ -95,19 +113,26 @@ export class TrainerHost {
         return record;
       }
       case 'stop': {
-        if (!this.trainer || !['running', 'paused'].includes(this.state)) throw new TrainerBusyError(`Cannot stop: the run is ${this.state}.`);
+        if (!this.trainer || !['running', 'paused'].includes(this.state))
+          throw new TrainerBusyError(`Cannot stop: the run is ${this.state}.`);
         const wasRunning = this.state === 'running';
         this.state = 'stopped';
         // Said at once, then the iteration in flight is dropped before its next rollout step.
-        this.send({ kind: 'status', status: { ...this.status(), state: wasRunning ? 'running' : 'paused', message: 'Stopping…' } });
+        this.send({
+          kind: 'status',
+          status: { ...this.status(), state: wasRunning ? 'running' : 'paused', message: 'Stopping…' },
+        });
         this.abort?.abort();
         if (wasRunning) await this.loop;
         this.end('stopped', `Stopped at iteration ${this.trainer.iteration}; its checkpoint stays in IndexedDB.`);
         return this.status();
       }
-      case 'tryStep': return this.tryStep(request);
+      case 'tryStep':
+        return this.tryStep(request);
       case 'crash':
-        setTimeout(() => { throw new Error('Deliberate crash (test hook)'); }, 0);
+        setTimeout(() => {
+          throw new Error('Deliberate crash (test hook)');
+        }, 0);
         return this.status();
     }
   }
@@ -131,10 +156,15 @@ export class TrainerHost {
       // Transitions go to the persistent buffer (the Buffer page's data; it survives a reload) and
       // each iteration's episodes to the Inspect page's store, both before the checkpoint is written.
       const runId = request.runId;
-      const meter = this.meter = new ProgressMeter(() => performance.now(), config.iterations);
+      const meter = (this.meter = new ProgressMeter(() => performance.now(), config.iterations));
       const withStores: TrainerDeps = {
-        ...deps, buffer: deps.buffer ?? await this.replayBuffer(), runId, now: () => Date.now(), clock: () => performance.now(),
-        onEpisodes: (traces, _phase, iteration) => this.episodes.put(runId, iteration, traces), progress: meter,
+        ...deps,
+        buffer: deps.buffer ?? (await this.replayBuffer()),
+        runId,
+        now: () => Date.now(),
+        clock: () => performance.now(),
+        onEpisodes: (traces, _phase, iteration) => this.episodes.put(runId, iteration, traces),
+        progress: meter,
       };
       this.checkpoints = new IndexedDbCheckpointStore(request.runId);
       const saved = request.resume ? await this.checkpoints.load() : null;
@@ -147,17 +177,22 @@ export class TrainerHost {
         this.send({ kind: 'history', records: history, status: this.status() });
         this.message = `Resumed from the checkpoint at iteration ${saved.iteration}.`;
       } else {
-        if (!request.resume) await Promise.all([this.history.remove(request.runId), this.episodes.remove(request.runId)]);
+        if (!request.resume)
+          await Promise.all([this.history.remove(request.runId), this.episodes.remove(request.runId)]);
         this.trainer = new Trainer(config, withStores);
         await this.evaluateUntrained(request.runId);
-        this.message = request.resume ? 'No checkpoint was found for this run: started it from iteration 0.' : 'Started.';
+        this.message = request.resume
+          ? 'No checkpoint was found for this run: started it from iteration 0.'
+          : 'Started.';
         if (grounding) this.message += ` ${grounding}`;
       }
     } catch (error) {
       this.end('error', `Could not start: ${serializeError(error).message}`);
       throw error;
     }
-    const done = new Promise<TrainerStatus>((resolve) => { this.finishRun = resolve; });
+    const done = new Promise<TrainerStatus>((resolve) => {
+      this.finishRun = resolve;
+    });
     this.startLive();
     this.setState('running', this.message);
     this.loop = this.runLoop();
@@ -187,13 +222,19 @@ export class TrainerHost {
   /** Setup's "Try one step" with the config's engine (see the protocol); the engine stays loaded for the next run. */
   private async tryStep(request: Extract<TrainerRequest, { type: 'tryStep' }>): Promise<TryStepResult> {
     if (this.state === 'running' || this.state === 'starting') {
-      throw new TrainerBusyError(`A run (${this.runId}) is ${this.state} and its engine is busy: pause or stop it, then try one step.`);
+      throw new TrainerBusyError(
+        `A run (${this.runId}) is ${this.state} and its engine is busy: pause or stop it, then try one step.`,
+      );
     }
     this.backendInfo ??= await initBackend('wasm', { wasmPaths: WASM_PATHS });
     const config: TrainConfig = { ...request.config, mode: 'dream' };
     await groundDream(config, await this.replayBuffer().catch(() => undefined));
     const deps = await trainerDeps(config, request.engine, () => this.replayBuffer().catch(() => undefined));
-    return tryOneStep(deps.experienceModel!, { envId: config.env, attempt: request.attempt, clock: () => performance.now() });
+    return tryOneStep(deps.experienceModel!, {
+      envId: config.env,
+      attempt: request.attempt,
+      clock: () => performance.now(),
+    });
   }
 
   /**
@@ -201,8 +242,10 @@ export class TrainerHost {
    * its first write. A store that failed to open is retried on the next run.
    */
   replayBuffer(): Promise<ReplayBuffer> {
-    const opening = this.replay ??= IndexedDbBufferStore.open().then((store) => new ReplayBuffer(store));
-    opening.catch(() => { if (this.replay === opening) this.replay = null; });
+    const opening = (this.replay ??= IndexedDbBufferStore.open().then((store) => new ReplayBuffer(store)));
+    opening.catch(() => {
+      if (this.replay === opening) this.replay = null;
+    });
     return opening;
   }
 
@@ -225,12 +268,16 @@ export class TrainerHost {
         if (performance.now() - this.lastFlush >= BATCH_MS) this.flush();
       }
       this.flush();
-      if (this.state === 'running' && this.trainer?.finished) this.end('finished', `Finished after ${this.trainer.iteration} iterations.`);
+      if (this.state === 'running' && this.trainer?.finished)
+        this.end('finished', `Finished after ${this.trainer.iteration} iterations.`);
     } catch (error) {
       this.flush();
       // A stop inside an iteration drops it: the stop request ends the run (see 'stop').
       if (error instanceof IterationStoppedError) return;
-      this.end('error', `Training failed at iteration ${(this.trainer?.iteration ?? 0) + 1}: ${serializeError(error).message}`);
+      this.end(
+        'error',
+        `Training failed at iteration ${(this.trainer?.iteration ?? 0) + 1}: ${serializeError(error).message}`,
+      );
     }
   }
 
@@ -238,7 +285,7 @@ export class TrainerHost {
   private async iterate(): Promise<IterationRecord> {
     const trainer = this.trainer!;
     this.iterating = true;
-    const abort = this.abort = new AbortController();
+    const abort = (this.abort = new AbortController());
     let record: IterationRecord;
     try {
       record = await trainer.runIteration({ signal: abort.signal }); // with perf/* from the clock it was given
@@ -296,9 +343,14 @@ export class TrainerHost {
   status(): TrainerStatus {
     const t = this.trainer;
     return {
-      runId: this.runId, state: this.state, iteration: t?.iteration ?? 0, iterations: t?.config.iterations ?? 0,
-      realSteps: t?.realSteps ?? 0, dreamSteps: t?.dreamSteps ?? 0,
-      backend: (this.backendInfo?.backend ?? null) as BackendName | null, backendReason: this.backendInfo?.reason ?? null,
+      runId: this.runId,
+      state: this.state,
+      iteration: t?.iteration ?? 0,
+      iterations: t?.config.iterations ?? 0,
+      realSteps: t?.realSteps ?? 0,
+      dreamSteps: t?.dreamSteps ?? 0,
+      backend: (this.backendInfo?.backend ?? null) as BackendName | null,
+      backendReason: this.backendInfo?.reason ?? null,
       message: this.message,
     };
   }

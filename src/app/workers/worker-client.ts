@@ -7,7 +7,10 @@
  */
 
 /** An error as a worker sends it (structured clone keeps no Error class). */
-export interface SerializedWorkerError { name: string; message: string }
+export interface SerializedWorkerError {
+  name: string;
+  message: string;
+}
 
 /** What a worker answers a request with (its id): progress (any number), then one return or throw. */
 export type WorkerReply<Progress = never> =
@@ -24,7 +27,10 @@ export interface WorkerLike {
 
 /** An error thrown inside the worker, re-thrown on the page with the worker's name and message. */
 export class WorkerError extends Error {
-  constructor(error: SerializedWorkerError) { super(error.message); this.name = error.name; }
+  constructor(error: SerializedWorkerError) {
+    super(error.message);
+    this.name = error.name;
+  }
 }
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
@@ -44,7 +50,10 @@ export class WorkerClient<Request extends { id: number; type: string }, Progress
   oncrash: ((error: Error) => void) | null = null;
 
   /** `crashed` makes the error every open request gets when the worker dies (`detail`: what happened). */
-  constructor(private readonly worker: WorkerLike, private readonly crashed: (detail: string) => Error) {
+  constructor(
+    private readonly worker: WorkerLike,
+    private readonly crashed: (detail: string) => Error,
+  ) {
     worker.addEventListener('message', (event) => this.receive((event as MessageEvent<WorkerReply<Progress>>).data));
     worker.addEventListener('error', (event) => {
       event.preventDefault?.();
@@ -54,7 +63,9 @@ export class WorkerClient<Request extends { id: number; type: string }, Progress
   }
 
   /** True once the worker is gone (crashed or terminated): make a new client. */
-  get gone(): boolean { return this.dead !== null; }
+  get gone(): boolean {
+    return this.dead !== null;
+  }
 
   /** Sends a request; resolves with the worker's return value, rejects with its error or the crash. */
   request(body: WithoutId<Request>, onprogress?: (progress: Progress) => void): Promise<unknown> {
@@ -83,7 +94,10 @@ export class WorkerClient<Request extends { id: number; type: string }, Progress
   private receive(reply: WorkerReply<Progress>): void {
     const pending = this.pending.get(reply.id);
     if (!pending) return;
-    if (reply.kind === 'progress') { pending.onprogress?.(reply.progress); return; }
+    if (reply.kind === 'progress') {
+      pending.onprogress?.(reply.progress);
+      return;
+    }
     this.pending.delete(reply.id);
     if (reply.kind === 'return') pending.resolve(reply.value);
     else pending.reject(new WorkerError(reply.error));

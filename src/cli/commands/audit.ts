@@ -15,15 +15,30 @@ import { ENV_MODEL_USAGE, envModelFromOptions, envModelOptions, type EnvModelVal
 
 export const auditCommand: CommandSpec = {
   name: 'audit',
-  summary: "measure an experience model against the real env on held-out transitions (reward accuracy, Jaccard, F1, cost)",
-  usage: 'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH ' +
+  summary:
+    'measure an experience model against the real env on held-out transitions (reward accuracy, Jaccard, F1, cost)',
+  usage:
+    'dreamgym audit --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL|learned:PATH ' +
     `[--n N] [--seed S] [--agent RUN_DIR] [--mistakes M] ${ENV_MODEL_USAGE}`,
-  options: envModelOptions({
-    n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1 },
-    seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0, min: 0 },
-    agent: { type: 'string', description: 'a run folder: its trained agent plays the audited episodes (the states a dream-trained policy reaches) instead of the expert and a random policy' },
-    mistakes: { type: 'integer', description: 'also print the first M outcome steps whose predicted outcome is wrong (instruction, actions, real score, predicted reward)', default: 0, min: 0 },
-  }, 'print the audit as JSON on the last line'),
+  options: envModelOptions(
+    {
+      n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1 },
+      seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0, min: 0 },
+      agent: {
+        type: 'string',
+        description:
+          'a run folder: its trained agent plays the audited episodes (the states a dream-trained policy reaches) instead of the expert and a random policy',
+      },
+      mistakes: {
+        type: 'integer',
+        description:
+          'also print the first M outcome steps whose predicted outcome is wrong (instruction, actions, real score, predicted reward)',
+        default: 0,
+        min: 0,
+      },
+    },
+    'print the audit as JSON on the last line',
+  ),
 };
 
 export async function runAudit(args: ParsedArgs): Promise<void> {
@@ -31,36 +46,60 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
   const { envId, llm, settings, model } = await envModelFromOptions(o, auditCommand);
   const agent = o.agent ? await loadRunAgent(o.agent) : null;
   const bar = progressBar(`audit ${envId}`);
-  const details = await auditDetailed(model, { envId, n: o.n, seed: o.seed, llm: formatLlmSpec(llm), maxFailures: settings.llmMaxFailures,
-    ...(agent ? { player: { name: 'agent', play: (env, task, seed) => recordGreedyEpisode(agent.trainer.policy, env, task, seed) } } : {}),
-    onProgress: (done, total) => bar.update(done, total) }).finally(() => agent?.close());
+  const details = await auditDetailed(model, {
+    envId,
+    n: o.n,
+    seed: o.seed,
+    llm: formatLlmSpec(llm),
+    maxFailures: settings.llmMaxFailures,
+    ...(agent
+      ? {
+          player: {
+            name: 'agent',
+            play: (env, task, seed) => recordGreedyEpisode(agent.trainer.policy, env, task, seed),
+          },
+        }
+      : {}),
+    onProgress: (done, total) => bar.update(done, total),
+  }).finally(() => agent?.close());
   bar.end();
   const r = details.report;
   if (o.mistakes > 0) console.log(formatMistakes(details.records, o.mistakes));
-  if (o.json) { printJsonLast(r); return; }
+  if (o.json) {
+    printJsonLast(r);
+    return;
+  }
   const pct = (x: number | null) => (x === null ? 'n/a' : x.toFixed(4));
-  console.log([
-    `${terminalSafe(model.label)} on ${envId}: ${r.n} held-out transitions ${agent ? `of the agent of ${terminalSafe(o.agent!)} ` : ''}(${details.outcomeSteps} outcome-bearing, ${details.probes} inadmissible probes)`,
-    `  valid agreement       ${pct(r.valid_agreement)}`,
-    `  reward accuracy       ${pct(r.reward_accuracy)}   (1 − ε̂_R, outcome-bearing steps; all steps: ${pct(details.rewardAccuracyAllSteps)})`,
-    `  terminated accuracy   ${pct(r.terminated_accuracy)}`,
-    `  admissible Jaccard    ${pct(r.admissible_jaccard)}`,
-    `  observation token-F1  ${pct(r.observation_f1)}`,
-    `  invalid answers       ${pct(r.invalid_rate)}   (${r.failed_calls} failed engine calls among them)`,
-    `  per transition        ${r.tokens_per_transition} tokens, ${r.ms_per_transition} ms`,
-  ].join('\n'));
+  console.log(
+    [
+      `${terminalSafe(model.label)} on ${envId}: ${r.n} held-out transitions ${agent ? `of the agent of ${terminalSafe(o.agent!)} ` : ''}(${details.outcomeSteps} outcome-bearing, ${details.probes} inadmissible probes)`,
+      `  valid agreement       ${pct(r.valid_agreement)}`,
+      `  reward accuracy       ${pct(r.reward_accuracy)}   (1 − ε̂_R, outcome-bearing steps; all steps: ${pct(details.rewardAccuracyAllSteps)})`,
+      `  terminated accuracy   ${pct(r.terminated_accuracy)}`,
+      `  admissible Jaccard    ${pct(r.admissible_jaccard)}`,
+      `  observation token-F1  ${pct(r.observation_f1)}`,
+      `  invalid answers       ${pct(r.invalid_rate)}   (${r.failed_calls} failed engine calls among them)`,
+      `  per transition        ${r.tokens_per_transition} tokens, ${r.ms_per_transition} ms`,
+    ].join('\n'),
+  );
 }
 
 /** The wrong outcome calls, counted by direction, and the first `limit` of them spelled out. */
 export function formatMistakes(records: readonly AuditRecord[], limit: number): string {
-  const wrong = records.filter((x) => x.outcomeStep && x.predicted.valid && predictedOutcome(x.predicted) !== (x.real.success ? 1 : 0));
+  const wrong = records.filter(
+    (x) => x.outcomeStep && x.predicted.valid && predictedOutcome(x.predicted) !== (x.real.success ? 1 : 0),
+  );
   const falseSuccess = wrong.filter((x) => !x.real.success).length;
-  const lines = [`wrong outcomes: ${wrong.length} of ${records.filter((x) => x.outcomeStep).length} outcome steps — ` +
-    `${falseSuccess} called a success that really failed, ${wrong.length - falseSuccess} called a failure that really succeeded`];
+  const lines = [
+    `wrong outcomes: ${wrong.length} of ${records.filter((x) => x.outcomeStep).length} outcome steps — ` +
+      `${falseSuccess} called a success that really failed, ${wrong.length - falseSuccess} called a failure that really succeeded`,
+  ];
   for (const x of wrong.slice(0, limit)) {
-    lines.push(`  episode ${x.episodeSeed} (${terminalSafe(x.policy)}), step ${x.stepIndex}: ${terminalSafe(x.instruction)}`,
+    lines.push(
+      `  episode ${x.episodeSeed} (${terminalSafe(x.policy)}), step ${x.stepIndex}: ${terminalSafe(x.instruction)}`,
       `    actions: ${[...x.history, x.action].map((a) => terminalSafe(a)).join(' → ')}`,
-      `    real: score ${x.real.reward.toFixed(2)}, ${x.real.success ? 'success' : 'failure'}; predicted: reward ${+x.predicted.reward.toFixed(3)}${x.predicted.success !== undefined ? `, ${x.predicted.success ? 'success' : 'failure'}` : ''}`);
+      `    real: score ${x.real.reward.toFixed(2)}, ${x.real.success ? 'success' : 'failure'}; predicted: reward ${+x.predicted.reward.toFixed(3)}${x.predicted.success !== undefined ? `, ${x.predicted.success ? 'success' : 'failure'}` : ''}`,
+    );
   }
   return lines.join('\n');
 }

@@ -34,24 +34,37 @@ export const BENCH_SUITES = ['envs', 'policy', 'buffer', 'dream', 'app-train'] a
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: `speed benchmarks (${BENCH_SUITES.join(', ')})`,
-  usage: `dreamgym bench <${BENCH_SUITES.join('|')}> [--episodes N] [--browser] [--iterations N] [--query Q] `
-    + '[--dist DIR] [--json]',
+  usage:
+    `dreamgym bench <${BENCH_SUITES.join('|')}> [--episodes N] [--browser] [--iterations N] [--query Q] ` +
+    '[--dist DIR] [--json]',
   positionals: ['suite'],
   options: {
     episodes: { type: 'integer', description: 'envs: episodes per policy and configuration', default: 300, min: 1 },
-    browser: { type: 'boolean', description: 'buffer: also run the IndexedDB and retrieval figures in headless Chromium' },
+    browser: {
+      type: 'boolean',
+      description: 'buffer: also run the IndexedDB and retrieval figures in headless Chromium',
+    },
     iterations: {
-      type: 'integer', description: 'app-train: training iterations measured after the first', default: 12, min: 1,
+      type: 'integer',
+      description: 'app-train: training iterations measured after the first',
+      default: 12,
+      min: 1,
     },
     query: { type: 'string', description: 'app-train: the #/train link of the run', default: APP_TRAIN_QUERY },
     dist: {
-      type: 'string', description: 'app-train: serve this `vite build` folder (vite preview) instead of the dev server',
+      type: 'string',
+      description: 'app-train: serve this `vite build` folder (vite preview) instead of the dev server',
     },
     json: { type: 'boolean', description: 'print the results as JSON on the last line' },
   },
 };
 
-interface EnvBenchCase { label: string; env: string; create: Record<string, unknown>; level: number }
+interface EnvBenchCase {
+  label: string;
+  env: string;
+  create: Record<string, unknown>;
+  level: number;
+}
 
 export const ENV_BENCH_CASES: EnvBenchCase[] = [
   { label: 'mini-WebShop, 1,000 products', env: 'webshop-lite-v0', create: { catalogSize: 1000 }, level: 0.5 },
@@ -61,19 +74,28 @@ export const ENV_BENCH_CASES: EnvBenchCase[] = [
 ];
 
 export interface EnvBenchRow {
-  label: string; env: string; steps: number; steps_per_second: number;
-  random_steps_per_second: number; expert_steps_per_second: number;
-  reset_ms: number; task_generation_ms: number; ratio_to_reference: number;
+  label: string;
+  env: string;
+  steps: number;
+  steps_per_second: number;
+  random_steps_per_second: number;
+  expert_steps_per_second: number;
+  reset_ms: number;
+  task_generation_ms: number;
+  ratio_to_reference: number;
 }
 
 /** Times step() over random and expert episodes on pre-generated tasks. */
-export async function benchEnvCase(c: EnvBenchCase, episodes: number): Promise<Omit<EnvBenchRow, 'ratio_to_reference'>> {
+export async function benchEnvCase(
+  c: EnvBenchCase,
+  episodes: number,
+): Promise<Omit<EnvBenchRow, 'ratio_to_reference'>> {
   const definition = getEnvDefinition(c.env);
   const env = new TimeLimit(definition.create({ ...c.create, difficulty: c.level }), definition.defaultStepLimit);
   const t0 = performance.now();
   const tasks: Task[] = [];
   for (let i = 0; i < episodes; i++) {
-    const knobs = { ...definition.knobsForLevel(c.level) as Record<string, unknown>, ...c.create };
+    const knobs = { ...(definition.knobsForLevel(c.level) as Record<string, unknown>), ...c.create };
     tasks.push(definition.generateTask(50_000 + i, knobs));
   }
   const taskMs = (performance.now() - t0) / episodes;
@@ -100,7 +122,9 @@ export async function benchEnvCase(c: EnvBenchCase, episodes: number): Promise<O
   const steps = result.random.steps + result.expert.steps;
   const ms = result.random.ms + result.expert.ms;
   return {
-    label: c.label, env: c.env, steps,
+    label: c.label,
+    env: c.env,
+    steps,
     steps_per_second: Math.round(steps / (ms / 1000)),
     random_steps_per_second: Math.round(result.random.steps / (result.random.ms / 1000)),
     expert_steps_per_second: Math.round(result.expert.steps / (result.expert.ms / 1000)),
@@ -129,10 +153,14 @@ async function benchEnvs(episodes: number, json: boolean): Promise<void> {
   console.log('| configuration | steps/s | random | expert | vs 1k WebShop | reset ms | task gen ms |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
-    console.log(`| ${r.label} | ${r.steps_per_second} | ${r.random_steps_per_second} | ${r.expert_steps_per_second} | ${r.ratio_to_reference} | ${r.reset_ms} | ${r.task_generation_ms} |`);
+    console.log(
+      `| ${r.label} | ${r.steps_per_second} | ${r.random_steps_per_second} | ${r.expert_steps_per_second} | ${r.ratio_to_reference} | ${r.reset_ms} | ${r.task_generation_ms} |`,
+    );
   }
   const webshop1k = rows[0].steps_per_second;
-  console.log(`mini-WebShop (1,000 products): ${webshop1k} steps/s = ${round(webshop1k / target, 2)}× the ${target} steps/s target.`);
+  console.log(
+    `mini-WebShop (1,000 products): ${webshop1k} steps/s = ${round(webshop1k / target, 2)}× the ${target} steps/s target.`,
+  );
   if (json) printJsonLast({ suite: 'envs', episodes, target_webshop_steps_per_second: target, rows });
 }
 
@@ -148,7 +176,12 @@ export async function runBench(args: ParsedArgs): Promise<void> {
   else await benchDream(!!args.options.json);
 }
 
-interface AppTrainOptions { iterations: number; query: string; dist?: string; json?: boolean }
+interface AppTrainOptions {
+  iterations: number;
+  query: string;
+  dist?: string;
+  json?: boolean;
+}
 
 /**
  * The Train page in headless Chromium (/usr/bin/chromium, or CHROMIUM_PATH) running a real training
@@ -163,15 +196,21 @@ async function benchAppTrain(o: AppTrainOptions): Promise<void> {
   console.log('| window | seconds | iterations | tasks ≥ 50 ms | longest ms | blocking ms (Σ over 50) |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const w of r.windows) {
-    console.log(`| ${w.window} | ${round(w.seconds, 1)} | ${w.iterations} | ${w.long_tasks} | ${w.longest_ms} `
-      + `| ${w.blocking_ms} |`);
+    console.log(
+      `| ${w.window} | ${round(w.seconds, 1)} | ${w.iterations} | ${w.long_tasks} | ${w.longest_ms} ` +
+        `| ${w.blocking_ms} |`,
+    );
   }
-  console.log(r.calibration_ms === null
-    ? 'instrument: this Chromium reports no long tasks (a deliberate 150 ms task was not seen): '
-      + 'the counts above mean nothing.'
-    : `instrument: a deliberate 150 ms main-thread task read as ${r.calibration_ms} ms.`);
-  console.log('Goal: no task ≥ 50 ms on the main thread while training (the run is in a worker); '
-    + 'other work on the machine adds some.');
+  console.log(
+    r.calibration_ms === null
+      ? 'instrument: this Chromium reports no long tasks (a deliberate 150 ms task was not seen): ' +
+          'the counts above mean nothing.'
+      : `instrument: a deliberate 150 ms main-thread task read as ${r.calibration_ms} ms.`,
+  );
+  console.log(
+    'Goal: no task ≥ 50 ms on the main thread while training (the run is in a worker); ' +
+      'other work on the machine adds some.',
+  );
   if (o.json) printJsonLast({ suite: 'app-train', goal_long_tasks_while_training: 0, ...r });
 }
 
@@ -187,15 +226,28 @@ async function benchDream(json: boolean): Promise<void> {
     const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
     results.push(await benchDreamTokens({ envId, buffer, k: 4, historyLength: 4, episodes: 12 }));
   }
-  console.log('| env | transitions | prompt tokens (mean) | completion tokens (mean) | total mean | total p90 | total max | examples shown | static prefix share |');
+  console.log(
+    '| env | transitions | prompt tokens (mean) | completion tokens (mean) | total mean | total p90 | total max | examples shown | static prefix share |',
+  );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of results) {
-    console.log(`| ${r.env} | ${r.transitions} | ${round(r.prompt.mean, 0)} | ${round(r.completion.mean, 0)} | ${round(r.total.mean, 0)} | ${round(r.total.p90, 0)} | ${round(r.total.max, 0)} | ${round(r.examplesShown, 2)} | ${Math.round(r.staticShare * 100)}% |`);
+    console.log(
+      `| ${r.env} | ${r.transitions} | ${round(r.prompt.mean, 0)} | ${round(r.completion.mean, 0)} | ${round(r.total.mean, 0)} | ${round(r.total.p90, 0)} | ${round(r.total.max, 0)} | ${round(r.examplesShown, 2)} | ${Math.round(r.staticShare * 100)}% |`,
+    );
   }
   console.log(`tokens: ${results[0]?.rule}. Goal: ≤ 700 tokens per dreamed transition in total.`);
-  console.log('static prefix: the system prompt, domain card and output instruction, first in every prompt and the same for every call: a server with prefix caching (vLLM, llama-server) computes it once.');
+  console.log(
+    'static prefix: the system prompt, domain card and output instruction, first in every prompt and the same for every call: a server with prefix caching (vLLM, llama-server) computes it once.',
+  );
   const learned = await benchLearnedModels();
-  if (json) printJsonLast({ suite: 'dream', goal_tokens_per_transition: 700, results, learned, goal_learned_transitions_per_second_at_64: 100 });
+  if (json)
+    printJsonLast({
+      suite: 'dream',
+      goal_tokens_per_transition: 700,
+      results,
+      learned,
+      goal_learned_transitions_per_second_at_64: 100,
+    });
 }
 
 /**
@@ -216,19 +268,32 @@ async function benchLearnedModels(): Promise<LearnedSpeedBench[]> {
     const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
     for (const threads of [1, 2]) {
       const model = await loadModelFolder(dir, { buffer, transitionCache: false, maxBatch: 64, threads });
-      process.stderr.write(`bench dream: learned model of ${envId}, ${threads} decoder thread${threads > 1 ? 's' : ''} …\n`);
-      const result = await benchLearnedSpeed(model, envId, { batches: threads === 1 ? [1, 8, 64] : [64], transitions: 128, now: () => performance.now() });
+      process.stderr.write(
+        `bench dream: learned model of ${envId}, ${threads} decoder thread${threads > 1 ? 's' : ''} …\n`,
+      );
+      const result = await benchLearnedSpeed(model, envId, {
+        batches: threads === 1 ? [1, 8, 64] : [64],
+        transitions: 128,
+        now: () => performance.now(),
+      });
       out.push({ ...result, model: `${result.model}, ${threads} thread${threads > 1 ? 's' : ''}` });
       model.dispose();
     }
   }
   if (out.length) {
-    console.log('| env | learned model | batch | transitions/s | tokens written/transition | real env steps/s | oracle predictions/s |');
+    console.log(
+      '| env | learned model | batch | transitions/s | tokens written/transition | real env steps/s | oracle predictions/s |',
+    );
     console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
-    for (const b of out) for (const r of b.rows) {
-      console.log(`| ${b.env} | ${b.model} | ${r.batch} | ${round(r.transitionsPerSecond, 1)} | ${round(r.tokensPerTransition, 1)} | ${round(b.realStepsPerSecond, 0)} | ${round(b.oraclePredictionsPerSecond, 0)} |`);
-    }
-    console.log('Goal: ≥ 100 learned transitions/s at batch 64 on 2 cores (wasm, one thread), so a 30,000-transition dream takes ≤ 5 min of model time.');
+    for (const b of out)
+      for (const r of b.rows) {
+        console.log(
+          `| ${b.env} | ${b.model} | ${r.batch} | ${round(r.transitionsPerSecond, 1)} | ${round(r.tokensPerTransition, 1)} | ${round(b.realStepsPerSecond, 0)} | ${round(b.oraclePredictionsPerSecond, 0)} |`,
+        );
+      }
+    console.log(
+      'Goal: ≥ 100 learned transitions/s at batch 64 on 2 cores (wasm, one thread), so a 30,000-transition dream takes ≤ 5 min of model time.',
+    );
   }
   return out;
 }
@@ -244,15 +309,23 @@ async function benchPolicies(json: boolean): Promise<void> {
     // The cpu backend is plain JS (~0.5 GFLOP/s): a smaller batch keeps the run short.
     for (const rows of backend === 'wasm' ? [1020, 4092, 16380] : [1020]) {
       process.stderr.write(`bench policy: ${backend}, ${rows} rows …\n`);
-      const r = await benchPolicy({ rows, actionsPerState: 12, iterations: backend === 'wasm' ? 5 : 2,
-        ...(backend === 'cpu' ? { matmul: { m: 256, k: 1024, n: 256 } } : {}) });
+      const r = await benchPolicy({
+        rows,
+        actionsPerState: 12,
+        iterations: backend === 'wasm' ? 5 : 2,
+        ...(backend === 'cpu' ? { matmul: { m: 256, k: 1024, n: 256 } } : {}),
+      });
       results.push(r);
     }
   }
-  console.log('| backend | rows/batch | encode rows/s | forward rows/s | update rows/s | matmul GFLOP/s | update rows/s per GFLOP/s |');
+  console.log(
+    '| backend | rows/batch | encode rows/s | forward rows/s | update rows/s | matmul GFLOP/s | update rows/s per GFLOP/s |',
+  );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of results) {
-    console.log(`| ${r.backend} | ${r.rows} | ${Math.round(r.encodeRowsPerSecond)} | ${Math.round(r.forwardRowsPerSecond)} | ${Math.round(r.updateRowsPerSecond)} | ${round(r.matmulGflops, 2)} | ${Math.round(r.updateRowsPerSecond / r.matmulGflops)} |`);
+    console.log(
+      `| ${r.backend} | ${r.rows} | ${Math.round(r.encodeRowsPerSecond)} | ${Math.round(r.forwardRowsPerSecond)} | ${Math.round(r.updateRowsPerSecond)} | ${round(r.matmulGflops, 2)} | ${Math.round(r.updateRowsPerSecond / r.matmulGflops)} |`,
+    );
   }
   const best = Math.max(...results.filter((r) => r.backend === 'wasm').map((r) => r.updateRowsPerSecond));
   console.log(`wasm update: ${Math.round(best)} rows/s at best = ${round(best / 50_000, 2)}× the 50,000 rows/s goal.`);
@@ -273,7 +346,14 @@ async function benchBuffer(json: boolean, browser: boolean): Promise<void> {
   try {
     process.stderr.write('bench buffer: folder store …\n');
     const folder = await FolderBufferStore.open(dir);
-    stores.push(await benchStoreInsertAndLoad(folder, n, { reopen: async () => { await folder.close(); return FolderBufferStore.open(dir); } }));
+    stores.push(
+      await benchStoreInsertAndLoad(folder, n, {
+        reopen: async () => {
+          await folder.close();
+          return FolderBufferStore.open(dir);
+        },
+      }),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -285,7 +365,9 @@ async function benchBuffer(json: boolean, browser: boolean): Promise<void> {
   console.log('| store (Node) | transitions | insert /s (batches of 1,000) | cold load s |');
   console.log('| --- | ---: | ---: | ---: |');
   for (const s of [...stores, ...(inBrowser ? [inBrowser.store] : [])]) {
-    console.log(`| ${s.kind}${inBrowser && s === inBrowser.store ? ' (Chromium)' : ''} | ${s.transitions} | ${Math.round(s.insertPerSecond)} | ${round(s.loadSeconds, 2)}${s.cold ? '' : ' (warm)'} |`);
+    console.log(
+      `| ${s.kind}${inBrowser && s === inBrowser.store ? ' (Chromium)' : ''} | ${s.transitions} | ${Math.round(s.insertPerSecond)} | ${round(s.loadSeconds, 2)}${s.cold ? '' : ' (warm)'} |`,
+    );
   }
   const table = (title: string, r: typeof retrieval) => {
     console.log(`\n${title}: top-${r.k} over ${r.dims}-dim rows, median of ${r.queries} queries`);
@@ -295,11 +377,21 @@ async function benchBuffer(json: boolean, browser: boolean): Promise<void> {
       // Browsers round performance.now() to 0.1 ms: a scan of the smallest matrix can read as 0 ms.
       const timed = row.boundMs > 0 && Number.isFinite(row.scanGBps);
       const bound = timed ? String(round(row.boundMs, 2)) : '< timer resolution';
-      console.log(`| ${row.size} | ${row.js ? round(row.js.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.filteredMedianMs, 2) : '–'} | ${bound} | ${timed ? round(row.scanGBps, 2) : '–'} | ${row.wasm && timed ? round(row.wasm.medianMs / row.boundMs, 2) : '–'} |`);
+      console.log(
+        `| ${row.size} | ${row.js ? round(row.js.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.medianMs, 2) : '–'} | ${row.wasm ? round(row.wasm.filteredMedianMs, 2) : '–'} | ${bound} | ${timed ? round(row.scanGBps, 2) : '–'} | ${row.wasm && timed ? round(row.wasm.medianMs / row.boundMs, 2) : '–'} |`,
+      );
     }
   };
   table('Retrieval (Node)', retrieval);
   if (inBrowser) table('Retrieval (Chromium)', inBrowser.retrieval);
   console.log(`\nhashed n-gram embedder: ${Math.round(embedder.embeddingsPerSecond)} embeddings/s (Node)`);
-  if (json) printJsonLast({ suite: 'buffer', goals: { top8_100k_ms: 10, load_100k_s: 2, insert_per_s: 10_000 }, stores, retrieval, embedder, browser: inBrowser });
+  if (json)
+    printJsonLast({
+      suite: 'buffer',
+      goals: { top8_100k_ms: 10, load_100k_s: 2, insert_per_s: 10_000 },
+      stores,
+      retrieval,
+      embedder,
+      browser: inBrowser,
+    });
 }

@@ -16,28 +16,46 @@ const dirOption = { type: 'string' as const, description: 'buffer folder', defau
 const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
 
 export const bufferImportCommand: CommandSpec = {
-  name: 'buffer import', summary: 'import trajectories into the buffer, all or nothing (episodes already there whole are skipped, partial ones repaired)',
-  usage: 'dreamgym buffer import FILE [--dir D] [--format ours|agentgym|eto|trl] [--source offline|real|dream] [--wait SECONDS] [--json]',
+  name: 'buffer import',
+  summary:
+    'import trajectories into the buffer, all or nothing (episodes already there whole are skipped, partial ones repaired)',
+  usage:
+    'dreamgym buffer import FILE [--dir D] [--format ours|agentgym|eto|trl] [--source offline|real|dream] [--wait SECONDS] [--json]',
   positionals: ['file'],
   options: {
-    dir: dirOption, json: jsonOption,
+    dir: dirOption,
+    json: jsonOption,
     format: { type: 'string', description: 'file format', choices: FORMATS, default: 'ours' },
-    source: { type: 'string', description: 'what the transitions are', choices: TRANSITION_SOURCES, default: 'offline' },
+    source: {
+      type: 'string',
+      description: 'what the transitions are',
+      choices: TRANSITION_SOURCES,
+      default: 'offline',
+    },
     env: { type: 'string', description: 'env id for TRL records without an env key' },
-    wait: { type: 'number', description: 'seconds to wait while another process writes the folder', default: 30, min: 0 },
+    wait: {
+      type: 'number',
+      description: 'seconds to wait while another process writes the folder',
+      default: 30,
+      min: 0,
+    },
   },
 };
 
 export const bufferStatsCommand: CommandSpec = {
-  name: 'buffer stats', summary: 'counts by environment and source', usage: 'dreamgym buffer stats [--dir D] [--json]',
+  name: 'buffer stats',
+  summary: 'counts by environment and source',
+  usage: 'dreamgym buffer stats [--dir D] [--json]',
   options: { dir: dirOption, json: jsonOption },
 };
 
 export const bufferQueryCommand: CommandSpec = {
-  name: 'buffer query', summary: 'the k stored transitions most similar to a text (top-k cosine over the embeddings)',
+  name: 'buffer query',
+  summary: 'the k stored transitions most similar to a text (top-k cosine over the embeddings)',
   usage: 'dreamgym buffer query --env E --text "…" [--k K] [--source S] [--diverse] [--dir D] [--json]',
   options: {
-    dir: dirOption, json: jsonOption,
+    dir: dirOption,
+    json: jsonOption,
     env: { type: 'string', description: 'only transitions of this environment' },
     text: { type: 'string', description: 'what to look for (instruction, page text or action)' },
     k: { type: 'integer', description: 'results', default: 4, min: 1 },
@@ -47,15 +65,26 @@ export const bufferQueryCommand: CommandSpec = {
 };
 
 export const bufferExportCommand: CommandSpec = {
-  name: 'buffer export', summary: 'write the buffer\'s episodes as trajectories',
+  name: 'buffer export',
+  summary: "write the buffer's episodes as trajectories",
   usage: 'dreamgym buffer export --dir D --format ours|agentgym|eto|trl OUT [--json]',
   positionals: ['out'],
-  options: { dir: dirOption, json: jsonOption, format: { type: 'string', description: 'output format', choices: FORMATS, default: 'ours' } },
+  options: {
+    dir: dirOption,
+    json: jsonOption,
+    format: { type: 'string', description: 'output format', choices: FORMATS, default: 'ours' },
+  },
 };
 
 /** The folder's buffer, to read (no lock; a missing folder is an error, never created) or to write (one writer at a time). */
-async function openBuffer(dir: string, access: { write: false } | { write: true; waitSeconds: number }): Promise<ReplayBuffer> {
-  const store = await FolderBufferStore.open(dir, access.write ? { lockWaitMs: access.waitSeconds * 1000 } : { readOnly: true });
+async function openBuffer(
+  dir: string,
+  access: { write: false } | { write: true; waitSeconds: number },
+): Promise<ReplayBuffer> {
+  const store = await FolderBufferStore.open(
+    dir,
+    access.write ? { lockWaitMs: access.waitSeconds * 1000 } : { readOnly: true },
+  );
   return new ReplayBuffer(store);
 }
 
@@ -69,53 +98,114 @@ async function withBuffer<T>(buffer: ReplayBuffer, use: (buffer: ReplayBuffer) =
 }
 
 export async function runBufferImport(args: ParsedArgs): Promise<void> {
-  const o = args.options as { dir: string; format: string; source: TransitionSource; env?: string; wait: number; json?: boolean };
+  const o = args.options as {
+    dir: string;
+    format: string;
+    source: TransitionSource;
+    env?: string;
+    wait: number;
+    json?: boolean;
+  };
   const file = args.positionals[0];
-  const trajectories = readTrajectories(readFileSync(file, 'utf8'), assertFormat(o.format), { sourceName: file, knownEnvs: envIds(), defaultEnv: o.env });
+  const trajectories = readTrajectories(readFileSync(file, 'utf8'), assertFormat(o.format), {
+    sourceName: file,
+    knownEnvs: envIds(),
+    defaultEnv: o.env,
+  });
   const t0 = performance.now();
   const buffer = await openBuffer(o.dir, { write: true, waitSeconds: o.wait });
-  const result = await withBuffer(buffer, (b) => b.importTrajectories(trajectories, { source: o.source, createdAt: Date.now() }));
+  const result = await withBuffer(buffer, (b) =>
+    b.importTrajectories(trajectories, { source: o.source, createdAt: Date.now() }),
+  );
   const summary = { file, dir: o.dir, ...result, seconds: round((performance.now() - t0) / 1000, 3) };
-  if (o.json) { printJsonLast(summary); return; }
+  if (o.json) {
+    printJsonLast(summary);
+    return;
+  }
   const repaired = result.repaired > 0 ? `; ${result.repaired} held only in part were written again whole` : '';
-  console.log(`imported ${result.episodes} episodes (${result.transitions} transitions) into ${o.dir}; ${result.skipped} already there were skipped${repaired}`);
+  console.log(
+    `imported ${result.episodes} episodes (${result.transitions} transitions) into ${o.dir}; ${result.skipped} already there were skipped${repaired}`,
+  );
 }
 
 export async function runBufferStats(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; json?: boolean };
   const stats = await withBuffer(await openBuffer(o.dir, { write: false }), (b) => b.stats());
-  if (o.json) { printJsonLast({ dir: o.dir, ...stats }); return; }
-  console.log(`${o.dir}: ${stats.transitions} transitions in ${stats.episodes} episodes of ${stats.transitionTasks} tasks (${stats.tasks} in the task bank), ${stats.invalid} invalid`);
+  if (o.json) {
+    printJsonLast({ dir: o.dir, ...stats });
+    return;
+  }
+  console.log(
+    `${o.dir}: ${stats.transitions} transitions in ${stats.episodes} episodes of ${stats.transitionTasks} tasks (${stats.tasks} in the task bank), ${stats.invalid} invalid`,
+  );
   for (const [env, bySource] of Object.entries(stats.byEnvAndSource)) {
-    console.log(`  ${terminalSafe(env).padEnd(18)} ${Object.entries(bySource).map(([s, n]) => `${s} ${n}`).join(', ')}`);
+    console.log(
+      `  ${terminalSafe(env).padEnd(18)} ${Object.entries(bySource)
+        .map(([s, n]) => `${s} ${n}`)
+        .join(', ')}`,
+    );
   }
 }
 
 export async function runBufferQuery(args: ParsedArgs): Promise<void> {
-  const o = args.options as { dir: string; env?: string; text?: string; k: number; source?: TransitionSource; diverse?: boolean; json?: boolean };
+  const o = args.options as {
+    dir: string;
+    env?: string;
+    text?: string;
+    k: number;
+    source?: TransitionSource;
+    diverse?: boolean;
+    json?: boolean;
+  };
   if (!o.text) throw new UsageError('buffer query needs --text "…" (what to look for).', bufferQueryCommand);
   const t0 = performance.now();
-  const hits = await withBuffer(await openBuffer(o.dir, { write: false }), (b) => b.retrieve(o.text!, o.k, { env: o.env, source: o.source, diverse: o.diverse }));
+  const hits = await withBuffer(await openBuffer(o.dir, { write: false }), (b) =>
+    b.retrieve(o.text!, o.k, { env: o.env, source: o.source, diverse: o.diverse }),
+  );
   const ms = performance.now() - t0;
-  const results = hits.map(({ transition: t, score }) => ({ score: round(score, 4), id: t.id, env: t.env, source: t.source,
-    instruction: t.instruction, action: t.action, reward: t.reward, observation: t.observation.slice(0, 200) }));
-  if (o.json) { printJsonLast({ text: o.text, k: o.k, ms: round(ms, 2), results }); return; }
+  const results = hits.map(({ transition: t, score }) => ({
+    score: round(score, 4),
+    id: t.id,
+    env: t.env,
+    source: t.source,
+    instruction: t.instruction,
+    action: t.action,
+    reward: t.reward,
+    observation: t.observation.slice(0, 200),
+  }));
+  if (o.json) {
+    printJsonLast({ text: o.text, k: o.k, ms: round(ms, 2), results });
+    return;
+  }
   // Imported text is printed with control characters escaped (a file cannot drive the terminal).
   for (const r of results) {
-    console.log(`${r.score.toFixed(3)}  ${terminalSafe(r.id)}\n       task: ${terminalSafe(r.instruction)}\n       action: ${terminalSafe(r.action)}  (reward ${r.reward})`);
+    console.log(
+      `${r.score.toFixed(3)}  ${terminalSafe(r.id)}\n       task: ${terminalSafe(r.instruction)}\n       action: ${terminalSafe(r.action)}  (reward ${r.reward})`,
+    );
   }
-  if (results.length === 0) console.log('no transitions match (is the buffer empty? run `dreamgym buffer import FILE` first)');
+  if (results.length === 0)
+    console.log('no transitions match (is the buffer empty? run `dreamgym buffer import FILE` first)');
 }
 
 export async function runBufferExport(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; format: string; json?: boolean };
   const format = assertFormat(o.format);
   const { transitions, tasks } = await withBuffer(await openBuffer(o.dir, { write: false }), async (b) => ({
-    transitions: await b.store.listTransitions(), tasks: new Map((await b.store.listTasks()).map((e) => [e.id, e.task])),
+    transitions: await b.store.listTransitions(),
+    tasks: new Map((await b.store.listTasks()).map((e) => [e.id, e.task])),
   }));
   const trajectories = transitionsToTrajectories(transitions, tasks);
   writeFileSync(args.positionals[0], writeTrajectories(trajectories, format));
-  const summary = { dir: o.dir, format, out: args.positionals[0], episodes: trajectories.length, transitions: transitions.length };
+  const summary = {
+    dir: o.dir,
+    format,
+    out: args.positionals[0],
+    episodes: trajectories.length,
+    transitions: transitions.length,
+  };
   if (o.json) printJsonLast(summary);
-  else console.log(`exported ${summary.episodes} episodes (${summary.transitions} transitions) to ${summary.out} as ${format}`);
+  else
+    console.log(
+      `exported ${summary.episodes} episodes (${summary.transitions} transitions) to ${summary.out} as ${format}`,
+    );
 }

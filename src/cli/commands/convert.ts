@@ -19,13 +19,25 @@ export const convertCommand: CommandSpec = {
 
 export async function runConvert(args: ParsedArgs): Promise<void> {
   const [input, output] = args.positionals;
-  if (!args.options.from || !args.options.to) throw new UsageError(`convert needs --from and --to (formats: ${FORMATS.join(', ')}).`, convertCommand);
+  if (!args.options.from || !args.options.to)
+    throw new UsageError(`convert needs --from and --to (formats: ${FORMATS.join(', ')}).`, convertCommand);
   const from = assertFormat(args.options.from as string);
   const to = assertFormat(args.options.to as string);
   const text = readFileSync(input, 'utf8');
-  const trajectories = readTrajectories(text, from, { sourceName: input, knownEnvs: envIds(), defaultEnv: args.options.env as string | undefined });
+  const trajectories = readTrajectories(text, from, {
+    sourceName: input,
+    knownEnvs: envIds(),
+    defaultEnv: args.options.env as string | undefined,
+  });
   writeFileSync(output, writeTrajectories(trajectories, to));
-  const summary = { from, to, in: input, out: output, episodes: trajectories.length, steps: trajectories.reduce((s, t) => s + t.steps.length, 0) };
+  const summary = {
+    from,
+    to,
+    in: input,
+    out: output,
+    episodes: trajectories.length,
+    steps: trajectories.reduce((s, t) => s + t.steps.length, 0),
+  };
   if (args.options.json) printJsonLast(summary);
   else console.log(`converted ${summary.episodes} episodes (${summary.steps} steps) from ${from} to ${to}: ${output}`);
 }

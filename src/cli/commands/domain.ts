@@ -15,7 +15,13 @@ import { ReplayBuffer } from '../../core/buffer/buffer';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { FORMATS, assertFormat, readTrajectories } from '../../core/data/formats';
 import { buildDomain, domainSummary, parseTaskDescriptions, trainingTasks } from '../../core/domain/domain';
-import { DEFAULT_DOMAIN_DIR, domainPath, loadDomainFolder, openDomainBuffer, saveDomainFolder } from '../../node/domain-folder';
+import {
+  DEFAULT_DOMAIN_DIR,
+  domainPath,
+  loadDomainFolder,
+  openDomainBuffer,
+  saveDomainFolder,
+} from '../../node/domain-folder';
 import { DEFAULT_DOMAIN_TRAIN_CONFIG } from '../../core/domain/config';
 import { trainDomain } from '../../core/domain/trainer';
 import { formatLlmSpec } from '../../core/llm/spec';
@@ -28,20 +34,35 @@ import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 import { checkModelSettings, experienceModelOptions, llmSettingsOption, parseLlmOption } from '../experience-options';
 import { DREAM_SUCCESS } from '../../core/train/metrics';
 
-const dirOption = { type: 'string' as const, description: 'folder of imported domains (the domain goes to DIR/NAME)', default: DEFAULT_DOMAIN_DIR };
+const dirOption = {
+  type: 'string' as const,
+  description: 'folder of imported domains (the domain goes to DIR/NAME)',
+  default: DEFAULT_DOMAIN_DIR,
+};
 const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
-const nameOption = { type: 'string' as const, description: 'the domain\'s name (letters, digits, - and _); its env id is byo:NAME' };
+const nameOption = {
+  type: 'string' as const,
+  description: "the domain's name (letters, digits, - and _); its env id is byo:NAME",
+};
 
 export const domainImportCommand: CommandSpec = {
   name: 'domain import',
-  summary: 'import an application\'s trajectories as a domain (no real env): validate, derive the card, split, seed the buffer',
-  usage: 'dreamgym domain import FILE --name N [--format ours|agentgym|eto|trl] [--tasks TASKS.txt] [--held-out SHARE] [--seed S] [--dir D] [--replace] [--json]',
+  summary:
+    "import an application's trajectories as a domain (no real env): validate, derive the card, split, seed the buffer",
+  usage:
+    'dreamgym domain import FILE --name N [--format ours|agentgym|eto|trl] [--tasks TASKS.txt] [--held-out SHARE] [--seed S] [--dir D] [--replace] [--json]',
   positionals: ['file'],
   options: {
     name: nameOption,
     format: { type: 'string', description: 'file format', choices: FORMATS, default: 'ours' },
     tasks: { type: 'string', description: 'extra task descriptions, one a line (# comments and blank lines skipped)' },
-    'held-out': { type: 'number', description: 'share of episodes held out for evaluation', default: 0.2, min: 0, max: 1 },
+    'held-out': {
+      type: 'number',
+      description: 'share of episodes held out for evaluation',
+      default: 0.2,
+      min: 0,
+      max: 1,
+    },
     seed: { type: 'integer', description: 'seed of the train/held-out split', default: 0 },
     dir: dirOption,
     replace: { type: 'boolean', description: 'overwrite an existing domain of that name' },
@@ -52,17 +73,45 @@ export const domainImportCommand: CommandSpec = {
 export const domainTrainCommand: CommandSpec = {
   name: 'domain train',
   summary: 'train a policy in the dream of an imported domain, then evaluate: dream success, action agreement, audit',
-  usage: 'dreamgym domain train --name N --llm openai:BASE_URL#MODEL|learned:PATH [--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
+  usage:
+    'dreamgym domain train --name N --llm openai:BASE_URL#MODEL|learned:PATH [--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
     '[--eval-episodes E] [--audit-n A] [--seed S] [--k K] [--history H] [--no-reasoning] [--dir D] [--json]',
   options: {
     name: nameOption,
-    llm: { type: 'string', description: 'experience model: openai:BASE_URL#MODEL or learned:PATH (the oracle needs a real env; imported domains have none)' },
-    iterations: { type: 'integer', description: 'training iterations', default: DEFAULT_DOMAIN_TRAIN_CONFIG.iterations },
-    'tasks-per-iteration': { type: 'integer', description: 'training tasks per iteration', default: DEFAULT_DOMAIN_TRAIN_CONFIG.tasksPerIteration },
-    'group-size': { type: 'integer', description: 'dreamed episodes per task (a GRPO group)', default: DEFAULT_DOMAIN_TRAIN_CONFIG.groupSize },
-    'step-limit': { type: 'integer', description: 'steps per dreamed episode (default: the longest demonstrated episode, 5..50)' },
-    'eval-episodes': { type: 'integer', description: 'held-out tasks played in the dream for (a)', default: DEFAULT_DOMAIN_TRAIN_CONFIG.evalEpisodes },
-    'audit-n': { type: 'integer', description: 'held-out transitions audited for (c)', default: DEFAULT_DOMAIN_TRAIN_CONFIG.auditTransitions },
+    llm: {
+      type: 'string',
+      description:
+        'experience model: openai:BASE_URL#MODEL or learned:PATH (the oracle needs a real env; imported domains have none)',
+    },
+    iterations: {
+      type: 'integer',
+      description: 'training iterations',
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.iterations,
+    },
+    'tasks-per-iteration': {
+      type: 'integer',
+      description: 'training tasks per iteration',
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.tasksPerIteration,
+    },
+    'group-size': {
+      type: 'integer',
+      description: 'dreamed episodes per task (a GRPO group)',
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.groupSize,
+    },
+    'step-limit': {
+      type: 'integer',
+      description: 'steps per dreamed episode (default: the longest demonstrated episode, 5..50)',
+    },
+    'eval-episodes': {
+      type: 'integer',
+      description: 'held-out tasks played in the dream for (a)',
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.evalEpisodes,
+    },
+    'audit-n': {
+      type: 'integer',
+      description: 'held-out transitions audited for (c)',
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.auditTransitions,
+    },
     seed: { type: 'integer', description: 'seed of everything random in the run', default: 0 },
     ...experienceModelOptions,
     dir: dirOption,
@@ -78,29 +127,62 @@ function requireName(name: string | undefined, spec: CommandSpec): string {
 }
 
 export async function runDomainImport(args: ParsedArgs): Promise<void> {
-  const o = args.options as { name?: string; format: string; tasks?: string; 'held-out': number; seed: number; dir: string; replace?: boolean; json?: boolean };
+  const o = args.options as {
+    name?: string;
+    format: string;
+    tasks?: string;
+    'held-out': number;
+    seed: number;
+    dir: string;
+    replace?: boolean;
+    json?: boolean;
+  };
   const name = requireName(o.name, domainImportCommand);
   const file = args.positionals[0];
   const format = assertFormat(o.format);
   const trajectories = readTrajectories(readFileSync(file, 'utf8'), format, { sourceName: file, defaultEnv: name });
   const extra = o.tasks ? parseTaskDescriptions(readFileSync(o.tasks, 'utf8')) : [];
   const domain = buildDomain(name, trajectories, { tasks: extra, heldOutShare: o['held-out'], seed: o.seed });
-  const saved = await saveDomainFolder(domain, o.dir, { createdAt: Date.now(), replace: o.replace, source: { file, format } });
+  const saved = await saveDomainFolder(domain, o.dir, {
+    createdAt: Date.now(),
+    replace: o.replace,
+    source: { file, format },
+  });
   const s = domain.stats;
   const summary = {
-    name: domain.name, env: domain.envId, path: saved.path, file, format,
-    episodes: s.episodes, train_episodes: s.trainEpisodes, held_out_episodes: s.heldOutEpisodes, split_by: s.splitBy,
-    steps: s.steps, tasks: domain.tasks.length, held_out_tasks: domain.heldOutTaskIds.length, extra_tasks: s.extraTasks,
-    distinct_actions: s.distinctActions, steps_with_admissible: s.stepsWithAdmissible,
-    success_rate: round(s.successRate), mean_length: round(s.meanLength, 2),
+    name: domain.name,
+    env: domain.envId,
+    path: saved.path,
+    file,
+    format,
+    episodes: s.episodes,
+    train_episodes: s.trainEpisodes,
+    held_out_episodes: s.heldOutEpisodes,
+    split_by: s.splitBy,
+    steps: s.steps,
+    tasks: domain.tasks.length,
+    held_out_tasks: domain.heldOutTaskIds.length,
+    extra_tasks: s.extraTasks,
+    distinct_actions: s.distinctActions,
+    steps_with_admissible: s.stepsWithAdmissible,
+    success_rate: round(s.successRate),
+    mean_length: round(s.meanLength, 2),
     action_kinds: s.actionKinds.slice(0, 8).map((k) => ({ kind: k.kind, count: k.count })),
     buffer: { episodes: saved.buffer.episodes, transitions: saved.buffer.transitions },
-    card: domain.card.text, warnings: domain.warnings,
+    card: domain.card.text,
+    warnings: domain.warnings,
   };
-  if (o.json) { printJsonLast(summary); return; }
+  if (o.json) {
+    printJsonLast(summary);
+    return;
+  }
   console.log(terminalSafe(domainSummary(domain), { keepLines: true }));
-  console.log(`saved to ${saved.path} (card.json, train.jsonl, held-out.jsonl, buffer/ with ${saved.buffer.transitions} transitions)`);
-  console.log(`next: dreamgym domain train --name ${domain.name} --llm openai:BASE_URL#MODEL${o.dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${o.dir}`}`);
+  console.log(
+    `saved to ${saved.path} (card.json, train.jsonl, held-out.jsonl, buffer/ with ${saved.buffer.transitions} transitions)`,
+  );
+  console.log(
+    `next: dreamgym domain train --name ${domain.name} --llm openai:BASE_URL#MODEL${o.dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${o.dir}`}`,
+  );
 }
 
 /** The domain's saved buffer, copied into memory (dreamed transitions of this run stay out of the saved one). */
@@ -116,9 +198,25 @@ async function runBuffer(dir: string, name: string): Promise<ReplayBuffer> {
 }
 
 export async function runDomainTrain(args: ParsedArgs): Promise<void> {
-  const o = args.options as { name?: string; llm?: string; iterations: number; 'tasks-per-iteration': number; 'group-size': number; 'step-limit'?: number;
-    'eval-episodes': number; 'audit-n': number; seed: number; k: number; history: number; 'no-reasoning'?: boolean; set?: string; dir: string; out?: string;
-    backend: 'wasm' | 'cpu'; json?: boolean };
+  const o = args.options as {
+    name?: string;
+    llm?: string;
+    iterations: number;
+    'tasks-per-iteration': number;
+    'group-size': number;
+    'step-limit'?: number;
+    'eval-episodes': number;
+    'audit-n': number;
+    seed: number;
+    k: number;
+    history: number;
+    'no-reasoning'?: boolean;
+    set?: string;
+    dir: string;
+    out?: string;
+    backend: 'wasm' | 'cpu';
+    json?: boolean;
+  };
   const name = requireName(o.name, domainTrainCommand);
   const llm = parseLlmOption(o.llm, domainTrainCommand);
   try {
@@ -130,18 +228,40 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   checkModelSettings(o, domainTrainCommand);
   const { llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures } = llmSettingsOption(o.set, domainTrainCommand);
   const config = {
-    llm: formatLlmSpec(llm), iterations: o.iterations, tasksPerIteration: o['tasks-per-iteration'], groupSize: o['group-size'], seed: o.seed,
-    evalEpisodes: o['eval-episodes'], auditTransitions: o['audit-n'], ...(o['step-limit'] !== undefined ? { stepLimit: o['step-limit'] } : {}),
+    llm: formatLlmSpec(llm),
+    iterations: o.iterations,
+    tasksPerIteration: o['tasks-per-iteration'],
+    groupSize: o['group-size'],
+    seed: o.seed,
+    evalEpisodes: o['eval-episodes'],
+    auditTransitions: o['audit-n'],
+    ...(o['step-limit'] !== undefined ? { stepLimit: o['step-limit'] } : {}),
     llmMaxFailures,
   };
-  for (const [option, value, min] of [['iterations', config.iterations, 1], ['tasks-per-iteration', config.tasksPerIteration, 1], ['group-size', config.groupSize, 1],
-    ['eval-episodes', config.evalEpisodes, 0], ['audit-n', config.auditTransitions, 0], ['step-limit', config.stepLimit ?? 1, 1]] as const) {
+  for (const [option, value, min] of [
+    ['iterations', config.iterations, 1],
+    ['tasks-per-iteration', config.tasksPerIteration, 1],
+    ['group-size', config.groupSize, 1],
+    ['eval-episodes', config.evalEpisodes, 0],
+    ['audit-n', config.auditTransitions, 0],
+    ['step-limit', config.stepLimit ?? 1, 1],
+  ] as const) {
     if (!(value >= min)) throw new UsageError(`--${option} must be at least ${min}, got ${value}.`, domainTrainCommand);
   }
   const domain = loadDomainFolder(o.dir, name);
   const buffer = await runBuffer(o.dir, name);
   const parts = await buildRunParts(
-    { env: domain.envId, llm: config.llm, seed: o.seed, retrievalK: o.k, historyLength: o.history, reasoning: !o['no-reasoning'], llmTimeoutMs, llmRetries, llmConcurrency },
+    {
+      env: domain.envId,
+      llm: config.llm,
+      seed: o.seed,
+      retrievalK: o.k,
+      historyLength: o.history,
+      reasoning: !o['no-reasoning'],
+      llmTimeoutMs,
+      llmRetries,
+      llmConcurrency,
+    },
     { ...nodeEngineDeps(), domain, buffer },
   );
   const model = parts.experienceModel!; // a dreaming config always gets one
@@ -155,30 +275,68 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   const started = performance.now();
   const bar = progressBar(`domain train ${name}`);
   const result = await trainDomain(domain, model, config, {
-    buffer, now: () => Date.now(),
+    buffer,
+    now: () => Date.now(),
     onIteration: (record) => {
-      appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...Object.fromEntries(Object.entries(record.metrics).map(([k, v]) => [k, Number.isFinite(v) ? round(v, 6) : null])) }) + '\n');
-      bar.update(record.iteration, config.iterations, `dream-judged success ${(record.metrics[DREAM_SUCCESS] ?? 0).toFixed(2)} invalid ${(record.metrics['dream/invalid_rate'] ?? 0).toFixed(2)}`);
+      appendFileSync(
+        metricsPath,
+        JSON.stringify({
+          iteration: record.iteration,
+          ...Object.fromEntries(
+            Object.entries(record.metrics).map(([k, v]) => [k, Number.isFinite(v) ? round(v, 6) : null]),
+          ),
+        }) + '\n',
+      );
+      bar.update(
+        record.iteration,
+        config.iterations,
+        `dream-judged success ${(record.metrics[DREAM_SUCCESS] ?? 0).toFixed(2)} invalid ${(record.metrics['dream/invalid_rate'] ?? 0).toFixed(2)}`,
+      );
     },
   });
   bar.end();
   const last = result.iterations[result.iterations.length - 1]?.metrics ?? {};
   const { dream, agreement, audit } = result.evaluation;
   const summary = {
-    name: domain.name, env: domain.envId, llm: config.llm, experience_model: model.label, mode: 'dream', oracle: false,
-    iterations: result.iterations.length, dream_steps: result.dreamSteps, real_steps: 0, step_limit: result.stepLimit,
-    train_tasks: trainingTasks(domain).length, held_out_tasks: domain.heldOutTaskIds.length,
-    final_dream_success: round(last[DREAM_SUCCESS] ?? 0), invalid_rate: round(last['dream/invalid_rate'] ?? 0),
+    name: domain.name,
+    env: domain.envId,
+    llm: config.llm,
+    experience_model: model.label,
+    mode: 'dream',
+    oracle: false,
+    iterations: result.iterations.length,
+    dream_steps: result.dreamSteps,
+    real_steps: 0,
+    step_limit: result.stepLimit,
+    train_tasks: trainingTasks(domain).length,
+    held_out_tasks: domain.heldOutTaskIds.length,
+    final_dream_success: round(last[DREAM_SUCCESS] ?? 0),
+    invalid_rate: round(last['dream/invalid_rate'] ?? 0),
     eval: { dream_success: dream, action_agreement: agreement, audit },
-    wall_seconds: round((performance.now() - started) / 1000, 1), backend: backend.backend, out,
+    wall_seconds: round((performance.now() - started) / 1000, 1),
+    backend: backend.backend,
+    out,
   };
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-  if (o.json) { printJsonLast(summary); return; }
+  if (o.json) {
+    printJsonLast(summary);
+    return;
+  }
   const show = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
-  console.log(`${domain.name} (${domain.envId}) trained in the dream of ${terminalSafe(model.label)}: ${result.iterations.length} iterations, ${result.dreamSteps} dreamed steps, 0 real`);
-  console.log(`  (a) dream success on ${dream.episodes} held-out tasks   ${show(dream.success_rate)} (mean length ${show(dream.mean_length)}, invalid answers ${dream.invalid_rate})`);
-  console.log(`  (b) action agreement                       ${show(agreement.agreement)} on ${agreement.usable_steps} of ${agreement.held_out_steps} held-out steps that list their actions (chance ${show(agreement.chance)})`);
-  console.log(`  (c) audit on ${audit.n} held-out transitions   valid ${show(audit.valid_agreement)}, reward ${show(audit.reward_accuracy)} (${audit.outcome_steps} outcome steps), ` +
-    `terminated ${show(audit.terminated_accuracy)}, observation F1 ${show(audit.observation_f1)}, admissible Jaccard ${show(audit.admissible_jaccard)}, invalid ${audit.invalid_rate}`);
-  console.log(`  step limit ${result.stepLimit}${o['step-limit'] === undefined ? ' (from the longest demonstrated episode, within 5..50)' : ''}; run in ${out}`);
+  console.log(
+    `${domain.name} (${domain.envId}) trained in the dream of ${terminalSafe(model.label)}: ${result.iterations.length} iterations, ${result.dreamSteps} dreamed steps, 0 real`,
+  );
+  console.log(
+    `  (a) dream success on ${dream.episodes} held-out tasks   ${show(dream.success_rate)} (mean length ${show(dream.mean_length)}, invalid answers ${dream.invalid_rate})`,
+  );
+  console.log(
+    `  (b) action agreement                       ${show(agreement.agreement)} on ${agreement.usable_steps} of ${agreement.held_out_steps} held-out steps that list their actions (chance ${show(agreement.chance)})`,
+  );
+  console.log(
+    `  (c) audit on ${audit.n} held-out transitions   valid ${show(audit.valid_agreement)}, reward ${show(audit.reward_accuracy)} (${audit.outcome_steps} outcome steps), ` +
+      `terminated ${show(audit.terminated_accuracy)}, observation F1 ${show(audit.observation_f1)}, admissible Jaccard ${show(audit.admissible_jaccard)}, invalid ${audit.invalid_rate}`,
+  );
+  console.log(
+    `  step limit ${result.stepLimit}${o['step-limit'] === undefined ? ' (from the longest demonstrated episode, within 5..50)' : ''}; run in ${out}`,
+  );
 }

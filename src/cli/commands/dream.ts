@@ -33,14 +33,23 @@ import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 export const dreamCommand: CommandSpec = {
   name: 'dream',
   summary: 'roll out episodes in the dream (an experience model instead of the env) and print its reasoning',
-  usage: 'dreamgym dream --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL ' +
+  usage:
+    'dreamgym dream --env E --llm oracle:EPS_R,EPS_P|openai:BASE_URL#MODEL ' +
     `--policy expert|random --episodes N [--seed S] ${ENV_MODEL_USAGE}`,
-  options: envModelOptions({
-    policy: { type: 'string', description: 'who acts in the dream (expert: the real expert on a synced real env)', choices: ['expert', 'random'], default: 'expert' },
-    episodes: { type: 'integer', description: 'number of episodes', default: 3, min: 1 },
-    seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
-    difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
-  }, 'print the episodes and a summary as JSON on the last line'),
+  options: envModelOptions(
+    {
+      policy: {
+        type: 'string',
+        description: 'who acts in the dream (expert: the real expert on a synced real env)',
+        choices: ['expert', 'random'],
+        default: 'expert',
+      },
+      episodes: { type: 'integer', description: 'number of episodes', default: 3, min: 1 },
+      seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
+      difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
+    },
+    'print the episodes and a summary as JSON on the last line',
+  ),
 };
 
 interface DreamedStep {
@@ -67,7 +76,14 @@ export async function runDream(args: ParsedArgs): Promise<void> {
   const dream = makeDreamEnv(model, { envId });
   const real = makeEnv(envId);
   const bar = o.json ? progressBar(`dream ${envId}`) : null;
-  const episodes: { seed: number; task: string; success: boolean; return: number; length: number; steps: DreamedStep[] }[] = [];
+  const episodes: {
+    seed: number;
+    task: string;
+    success: boolean;
+    return: number;
+    length: number;
+    steps: DreamedStep[];
+  }[] = [];
 
   for (let i = 0; i < o.episodes; i++) {
     const seed = o.seed + i;
@@ -98,23 +114,39 @@ export async function runDream(args: ParsedArgs): Promise<void> {
       if (o.policy === 'expert' && r.info.valid) await real.step(action);
       ret += r.reward;
       const step: DreamedStep = {
-        t, action, ...(fromExpert !== undefined ? { expert: fromExpert } : {}), reasoning: report.reasoning, reward: r.reward,
-        terminated: r.terminated, truncated: r.truncated, valid: r.info.valid,
+        t,
+        action,
+        ...(fromExpert !== undefined ? { expert: fromExpert } : {}),
+        reasoning: report.reasoning,
+        reward: r.reward,
+        terminated: r.terminated,
+        truncated: r.truncated,
+        valid: r.info.valid,
         ...(report.invalid ? { dream_invalid: true, invalid_reason: report.invalidReason } : {}),
         ...(report.cached ? { cached: true } : {}),
         observation: r.text,
       };
       steps.push(step);
       if (!o.json) {
-        const tags = [r.terminated ? (r.info.success ? 'END success' : 'END failure') : '', r.truncated ? 'TRUNCATED' : '',
-          report.invalid ? `DREAM-INVALID (${report.invalidReason})` : !r.info.valid ? 'no-op' : '', fromExpert === false ? 'expert move not in the dream: random' : '']
-          .filter(Boolean).join(', ');
-        console.log(terminalSafe(`  ${String(t).padStart(2)}. ${action}  → reward ${r.reward}${tags ? `  [${tags}]` : ''}`));
+        const tags = [
+          r.terminated ? (r.info.success ? 'END success' : 'END failure') : '',
+          r.truncated ? 'TRUNCATED' : '',
+          report.invalid ? `DREAM-INVALID (${report.invalidReason})` : !r.info.valid ? 'no-op' : '',
+          fromExpert === false ? 'expert move not in the dream: random' : '',
+        ]
+          .filter(Boolean)
+          .join(', ');
+        console.log(
+          terminalSafe(`  ${String(t).padStart(2)}. ${action}  → reward ${r.reward}${tags ? `  [${tags}]` : ''}`),
+        );
         if (report.reasoning) console.log(`      reasoning: ${terminalSafe(report.reasoning)}`);
         console.log(`      next: ${terminalSafe(r.text.length > 220 ? `${r.text.slice(0, 219)}…` : r.text)}`);
       }
       obs = r;
-      if (r.terminated || r.truncated) { success = r.info.success; break; }
+      if (r.terminated || r.truncated) {
+        success = r.info.success;
+        break;
+      }
     }
     episodes.push({ seed, task: task.instruction, success, return: ret, length: steps.length, steps });
     bar?.update(i + 1, o.episodes, `success ${(episodes.filter((e) => e.success).length / (i + 1)).toFixed(2)}`);
@@ -123,8 +155,16 @@ export async function runDream(args: ParsedArgs): Promise<void> {
   const usage = dream.env.usage;
   const predictions = Math.max(1, usage.predictions);
   const summary = {
-    env: envId, llm: formatLlmSpec(llm), label: model.label, policy: o.policy, episodes: o.episodes, seed: o.seed, difficulty: o.difficulty,
-    k: o.k, history: o.history, reasoning: !o['no-reasoning'],
+    env: envId,
+    llm: formatLlmSpec(llm),
+    label: model.label,
+    policy: o.policy,
+    episodes: o.episodes,
+    seed: o.seed,
+    difficulty: o.difficulty,
+    k: o.k,
+    history: o.history,
+    reasoning: !o['no-reasoning'],
     success_rate: round(episodes.filter((e) => e.success).length / o.episodes),
     mean_return: round(episodes.reduce((s, e) => s + e.return, 0) / o.episodes),
     mean_length: round(episodes.reduce((s, e) => s + e.length, 0) / o.episodes),
@@ -136,7 +176,12 @@ export async function runDream(args: ParsedArgs): Promise<void> {
     cache_hit_rate: round(usage.cacheHits / predictions),
     trajectories: episodes,
   };
-  if (o.json) { printJsonLast(summary); return; }
-  console.log(`\n${terminalSafe(model.label)}: ${o.episodes} dreamed episodes, success ${summary.success_rate}, mean length ${summary.mean_length}, ` +
-    `invalid answers ${summary.invalid_rate}, ${summary.tokens_per_transition} tokens and ${summary.ms_per_transition} ms per transition`);
+  if (o.json) {
+    printJsonLast(summary);
+    return;
+  }
+  console.log(
+    `\n${terminalSafe(model.label)}: ${o.episodes} dreamed episodes, success ${summary.success_rate}, mean length ${summary.mean_length}, ` +
+      `invalid answers ${summary.invalid_rate}, ${summary.tokens_per_transition} tokens and ${summary.ms_per_transition} ms per transition`,
+  );
 }

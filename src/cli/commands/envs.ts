@@ -3,7 +3,9 @@ import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast } from '../output';
 
 export const envsCommand: CommandSpec = {
-  name: 'envs', summary: 'list the environment ids', usage: 'dreamgym envs [--json]',
+  name: 'envs',
+  summary: 'list the environment ids',
+  usage: 'dreamgym envs [--json]',
   options: { json: { type: 'boolean', description: 'print the list as JSON on the last line' } },
 };
 
@@ -13,5 +15,8 @@ export async function runEnvs(args: ParsedArgs): Promise<void> {
     printJsonLast(defs.map((d) => ({ id: d.id, name: d.name, summary: d.summary, step_limit: d.defaultStepLimit })));
     return;
   }
-  for (const d of defs) console.log(`${d.id.padEnd(18)} ${d.name.padEnd(16)} step limit ${String(d.defaultStepLimit).padEnd(4)} ${d.summary}`);
+  for (const d of defs)
+    console.log(
+      `${d.id.padEnd(18)} ${d.name.padEnd(16)} step limit ${String(d.defaultStepLimit).padEnd(4)} ${d.summary}`,
+    );
 }

@@ -16,8 +16,14 @@ import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import { formatLlmSpec, parseLlmSpec } from '../../core/llm/spec';
 import {
-  planExperiment, presetForEnv, type ExperimentSize,
-  type ExperimentDeps, type ExperimentProgress, type ExperimentRequest, type ExperimentResult, type JobOutcome,
+  planExperiment,
+  presetForEnv,
+  type ExperimentSize,
+  type ExperimentDeps,
+  type ExperimentProgress,
+  type ExperimentRequest,
+  type ExperimentResult,
+  type JobOutcome,
 } from '../../core/train/experiment';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
 import { renderGrid, renderTable, renderTransfer, type RunTiming } from '../experiment-report';
@@ -26,19 +32,45 @@ import { printJsonLast, progressBar } from '../output';
 
 export const experimentCommand: CommandSpec = {
   name: 'experiment',
-  summary: 'reproduce the paper\'s tables in miniature (Table 1, Table 2, the ε grid, cross-domain transfer)',
-  usage: 'dreamgym experiment --table 1|2 [--envs webshop-lite-v0,household-v0] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--seeds N] [--size easy|llm-demo] [--out DIR] [--grid] [--transfer] [--quick] [--workers N] [--json]',
+  summary: "reproduce the paper's tables in miniature (Table 1, Table 2, the ε grid, cross-domain transfer)",
+  usage:
+    'dreamgym experiment --table 1|2 [--envs webshop-lite-v0,household-v0] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--seeds N] [--size easy|llm-demo] [--out DIR] [--grid] [--transfer] [--quick] [--workers N] [--json]',
   options: {
     table: { type: 'string', description: 'which table: 1 (methods) or 2 (ablations)', choices: ['1', '2'] },
-    envs: { type: 'string', description: 'comma-separated environment ids (each runs its <short>-<size> preset)', default: 'webshop-lite-v0,household-v0' },
-    size: { type: 'string', description: 'the presets the rows run: easy, or llm-demo (a few thousand dreamed transitions a run, for a language model or a learned model)', choices: ['easy', 'llm-demo'], default: 'easy' },
-    llm: { type: 'string', description: 'experience model of the dream rows: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH', default: 'oracle:0.1,0.1' },
+    envs: {
+      type: 'string',
+      description: 'comma-separated environment ids (each runs its <short>-<size> preset)',
+      default: 'webshop-lite-v0,household-v0',
+    },
+    size: {
+      type: 'string',
+      description:
+        'the presets the rows run: easy, or llm-demo (a few thousand dreamed transitions a run, for a language model or a learned model)',
+      choices: ['easy', 'llm-demo'],
+      default: 'easy',
+    },
+    llm: {
+      type: 'string',
+      description:
+        'experience model of the dream rows: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH',
+      default: 'oracle:0.1,0.1',
+    },
     seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3, min: 1 },
     out: { type: 'string', description: 'output folder (default runs/experiment-<table>)' },
-    grid: { type: 'boolean', description: 'also run the transfer-bound grid: dream GRPO over (ε_R, ε_P) ∈ {0, 0.1, 0.3}²' },
-    transfer: { type: 'boolean', description: 'also run cross-domain transfer: dream in one env, evaluate in the other (needs two envs)' },
+    grid: {
+      type: 'boolean',
+      description: 'also run the transfer-bound grid: dream GRPO over (ε_R, ε_P) ∈ {0, 0.1, 0.3}²',
+    },
+    transfer: {
+      type: 'boolean',
+      description: 'also run cross-domain transfer: dream in one env, evaluate in the other (needs two envs)',
+    },
     quick: { type: 'boolean', description: 'smoke run: few iterations and held-out tasks (not a result)' },
-    workers: { type: 'integer', description: 'worker processes running jobs side by side (default: one per CPU core)', min: 1 },
+    workers: {
+      type: 'integer',
+      description: 'worker processes running jobs side by side (default: one per CPU core)',
+      min: 1,
+    },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     json: { type: 'boolean', description: 'print every number as one JSON object on the last line' },
   },
@@ -47,33 +79,73 @@ export const experimentCommand: CommandSpec = {
 type Backend = 'wasm' | 'cpu';
 
 export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
-  const o = args.options as { table?: '1' | '2'; envs: string; size: ExperimentSize; llm: string; seeds: number; out?: string; grid?: boolean; transfer?: boolean; quick?: boolean; workers?: number; backend: Backend; json?: boolean };
-  if (!o.table && !o.grid && !o.transfer) throw new UsageError('experiment needs --table 1|2, --grid or --transfer.', experimentCommand);
-  const envs = o.envs.split(',').map((e) => e.trim()).filter(Boolean);
+  const o = args.options as {
+    table?: '1' | '2';
+    envs: string;
+    size: ExperimentSize;
+    llm: string;
+    seeds: number;
+    out?: string;
+    grid?: boolean;
+    transfer?: boolean;
+    quick?: boolean;
+    workers?: number;
+    backend: Backend;
+    json?: boolean;
+  };
+  if (!o.table && !o.grid && !o.transfer)
+    throw new UsageError('experiment needs --table 1|2, --grid or --transfer.', experimentCommand);
+  const envs = o.envs
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (envs.length === 0) throw new UsageError('--envs is empty.', experimentCommand);
   const known = envIds();
   for (const env of envs) {
-    if (!known.includes(env)) throw new UsageError(`Unknown environment '${env}' in --envs. Valid ids: ${known.join(', ')}.`, experimentCommand);
+    if (!known.includes(env))
+      throw new UsageError(
+        `Unknown environment '${env}' in --envs. Valid ids: ${known.join(', ')}.`,
+        experimentCommand,
+      );
     presetForEnv(env, o.size);
   }
-  if (o.seeds < 1 || o.seeds > 100) throw new UsageError(`--seeds must be within 1..100; got ${o.seeds}.`, experimentCommand);
-  if (o.workers !== undefined && (o.workers < 1 || o.workers > 256)) throw new UsageError(`--workers must be within 1..256; got ${o.workers}.`, experimentCommand);
-  if (o.transfer && envs.length < 2) throw new UsageError(`--transfer needs two environments in --envs; got ${envs.join(', ')}.`, experimentCommand);
+  if (o.seeds < 1 || o.seeds > 100)
+    throw new UsageError(`--seeds must be within 1..100; got ${o.seeds}.`, experimentCommand);
+  if (o.workers !== undefined && (o.workers < 1 || o.workers > 256))
+    throw new UsageError(`--workers must be within 1..256; got ${o.workers}.`, experimentCommand);
+  if (o.transfer && envs.length < 2)
+    throw new UsageError(`--transfer needs two environments in --envs; got ${envs.join(', ')}.`, experimentCommand);
   const llm = formatLlmSpec(parseLlmSpec(o.llm));
   const table = o.table ? (Number(o.table) as 1 | 2) : undefined;
   const out = o.out ?? join('runs', `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}`);
-  const request: ExperimentRequest = { envs, size: o.size, llm, seeds: o.seeds, quick: !!o.quick, table, grid: !!o.grid, transfer: !!o.transfer };
+  const request: ExperimentRequest = {
+    envs,
+    size: o.size,
+    llm,
+    seeds: o.seeds,
+    quick: !!o.quick,
+    table,
+    grid: !!o.grid,
+    transfer: !!o.transfer,
+  };
 
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
   const started = performance.now();
-  const plan = planExperiment(request, edgeDeps(() => {}));
+  const plan = planExperiment(
+    request,
+    edgeDeps(() => {}),
+  );
   let workers = Math.max(1, Math.min(o.workers ?? cpus().length, plan.jobs.length));
   if (workers > 1 && !canFork()) {
-    process.stderr.write('note: worker processes need the tsx loader (run through `npm run dreamgym`); running the jobs in this process\n');
+    process.stderr.write(
+      'note: worker processes need the tsx loader (run through `npm run dreamgym`); running the jobs in this process\n',
+    );
     workers = 1;
   }
-  process.stderr.write(`experiment: ${plan.jobs.length} runs on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores)\n`);
+  process.stderr.write(
+    `experiment: ${plan.jobs.length} runs on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores)\n`,
+  );
   const print = progressPrinter(started, workers > 1);
   let outcomes: JobOutcome[];
   if (workers === 1) {
@@ -89,26 +161,53 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
 
   mkdirSync(out, { recursive: true });
   const written: string[] = [];
-  const write = (name: string, text: string) => { writeFileSync(join(out, name), text); written.push(join(out, name)); };
+  const write = (name: string, text: string) => {
+    writeFileSync(join(out, name), text);
+    written.push(join(out, name));
+  };
   const markdown: string[] = [];
-  if (result.table) { const md = renderTable(result.table, timing); write(`table${result.table.table}.md`, md); markdown.push(md); }
-  if (result.grid) { const md = renderGrid(result.grid, timing); write('grid.md', md); markdown.push(md); }
-  if (result.transfer) { const md = renderTransfer(result.transfer, timing); write('transfer.md', md); markdown.push(md); }
+  if (result.table) {
+    const md = renderTable(result.table, timing);
+    write(`table${result.table.table}.md`, md);
+    markdown.push(md);
+  }
+  if (result.grid) {
+    const md = renderGrid(result.grid, timing);
+    write('grid.md', md);
+    markdown.push(md);
+  }
+  if (result.transfer) {
+    const md = renderTransfer(result.transfer, timing);
+    write('transfer.md', md);
+    markdown.push(md);
+  }
   const summary = {
-    command: 'experiment', request, backend: backend.backend, workers, host: { cpus: cpus().length, node: process.version },
-    elapsed_seconds: Math.round(elapsed * 10) / 10, out, files: [...written, join(out, 'experiment.json')], ...result,
+    command: 'experiment',
+    request,
+    backend: backend.backend,
+    workers,
+    host: { cpus: cpus().length, node: process.version },
+    elapsed_seconds: Math.round(elapsed * 10) / 10,
+    out,
+    files: [...written, join(out, 'experiment.json')],
+    ...result,
   };
   write('experiment.json', JSON.stringify(summary, null, 2) + '\n');
-  process.stderr.write(`experiment done in ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min); wrote ${written.join(', ')}\n`);
+  process.stderr.write(
+    `experiment done in ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min); wrote ${written.join(', ')}\n`,
+  );
   if (o.json) printJsonLast(summary);
-  else console.log(`${markdown.join('\n')}\nElapsed (total): ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min), ${workers} worker${workers === 1 ? '' : 's'} on ${cpus().length} CPU cores; files in ${out}`);
+  else
+    console.log(
+      `${markdown.join('\n')}\nElapsed (total): ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min), ${workers} worker${workers === 1 ? '' : 's'} on ${cpus().length} CPU cores; files in ${out}`,
+    );
 }
 
 /** The edge's dependencies: shipped datasets from public/, the API key from the environment, the clock. */
 export function edgeDeps(onProgress: (e: ExperimentProgress) => void): ExperimentDeps {
   return {
     loadDataset: (env) => loadSeedDataset(env, readPublicFile),
-    engine: nodeEngineDeps({ decodeThreads: 1 }),   // jobs already run one per core
+    engine: nodeEngineDeps({ decodeThreads: 1 }), // jobs already run one per core
     now: () => performance.now(),
     onProgress,
   };
@@ -126,7 +225,10 @@ function progressPrinter(started: number, parallel: boolean): (event: Experiment
     } else if (e.kind === 'iteration') {
       const judged = e.phase === 'dream' ? 'dream-judged success' : 'real success';
       const text = `${judged} ${e.success === null ? '—' : e.success.toFixed(2)} real ${e.realSteps} dream ${e.dreamSteps}`;
-      if (!parallel) { bar?.update(e.iteration, e.iterations, text); return; }
+      if (!parallel) {
+        bar?.update(e.iteration, e.iterations, text);
+        return;
+      }
       const quarter = Math.floor((4 * e.iteration) / Math.max(1, e.iterations));
       if (quarter > (shown.get(e.job) ?? 0) && quarter < 4) {
         shown.set(e.job, quarter);
@@ -135,7 +237,9 @@ function progressPrinter(started: number, parallel: boolean): (event: Experiment
     } else {
       bar?.end();
       bar = null;
-      process.stderr.write(`[${e.job}/${e.jobs}] ${e.label}: held-out success ${(100 * e.success).toFixed(1)}% score ${(100 * e.score).toFixed(1)}% real ${e.realSteps} dream ${e.dreamSteps} (${e.wallSeconds.toFixed(1)} s; elapsed ${clock})\n`);
+      process.stderr.write(
+        `[${e.job}/${e.jobs}] ${e.label}: held-out success ${(100 * e.success).toFixed(1)}% score ${(100 * e.score).toFixed(1)}% real ${e.realSteps} dream ${e.dreamSteps} (${e.wallSeconds.toFixed(1)} s; elapsed ${clock})\n`,
+      );
     }
   };
 }
@@ -158,8 +262,13 @@ function canFork(): boolean {
 }
 
 /** Runs the plan's jobs on `count` forked workers, longest first; outcomes come back in job order. */
-async function runInWorkers(request: ExperimentRequest, backend: Backend, jobs: { index: number; cost: number }[], count: number,
-  onProgress: (e: ExperimentProgress) => void): Promise<JobOutcome[]> {
+async function runInWorkers(
+  request: ExperimentRequest,
+  backend: Backend,
+  jobs: { index: number; cost: number }[],
+  count: number,
+  onProgress: (e: ExperimentProgress) => void,
+): Promise<JobOutcome[]> {
   const queue = [...jobs].sort((a, b) => b.cost - a.cost || a.index - b.index).map((j) => j.index);
   const outcomes: JobOutcome[] = new Array(jobs.length);
   const children: ChildProcess[] = [];
@@ -167,19 +276,32 @@ async function runInWorkers(request: ExperimentRequest, backend: Backend, jobs: 
     await new Promise<void>((resolvePromise, reject) => {
       let remaining = jobs.length;
       let failed = false;
-      const fail = (error: Error) => { if (!failed) { failed = true; reject(error); } };
+      const fail = (error: Error) => {
+        if (!failed) {
+          failed = true;
+          reject(error);
+        }
+      };
       for (let w = 0; w < count; w++) {
-        const child = fork(SELF, [], { execArgv: process.execArgv, env: { ...process.env, [WORKER_FLAG]: '1' }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+        const child = fork(SELF, [], {
+          execArgv: process.execArgv,
+          env: { ...process.env, [WORKER_FLAG]: '1' },
+          stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+        });
         children.push(child);
         child.stdout?.pipe(process.stderr);
         const next = () => {
           const index = queue.shift();
-          if (index === undefined) { child.disconnect(); return; }
+          if (index === undefined) {
+            child.disconnect();
+            return;
+          }
           child.send({ type: 'run', index } satisfies ToWorker);
         };
         child.on('message', (message: FromWorker) => {
           if (message.type === 'ready') {
-            if (message.jobs !== jobs.length) fail(new Error(`worker planned ${message.jobs} jobs, expected ${jobs.length}`));
+            if (message.jobs !== jobs.length)
+              fail(new Error(`worker planned ${message.jobs} jobs, expected ${jobs.length}`));
             else next();
           } else if (message.type === 'progress') {
             onProgress(message.event);
@@ -191,7 +313,10 @@ async function runInWorkers(request: ExperimentRequest, backend: Backend, jobs: 
             fail(new Error(`worker ${w + 1}: ${message.message}`));
           }
         });
-        child.on('exit', (code) => { if (remaining > 0 && code !== 0) fail(new Error(`worker ${w + 1} exited with code ${code} before the runs were done`)); });
+        child.on('exit', (code) => {
+          if (remaining > 0 && code !== 0)
+            fail(new Error(`worker ${w + 1} exited with code ${code} before the runs were done`));
+        });
         child.on('error', (error) => fail(error));
         child.send({ type: 'init', request, backend } satisfies ToWorker);
       }
@@ -208,13 +333,18 @@ async function workerMain(): Promise<void> {
   const send = (message: FromWorker) => process.send?.(message);
   let plan: ReturnType<typeof planExperiment> | null = null;
   let chain = Promise.resolve();
-  process.on('disconnect', () => { void chain.then(() => process.exit(0)); });
+  process.on('disconnect', () => {
+    void chain.then(() => process.exit(0));
+  });
   process.on('message', (message: ToWorker) => {
     chain = chain.then(async () => {
       try {
         if (message.type === 'init') {
           await initBackend(message.backend);
-          plan = planExperiment(message.request, edgeDeps((event) => send({ type: 'progress', event })));
+          plan = planExperiment(
+            message.request,
+            edgeDeps((event) => send({ type: 'progress', event })),
+          );
           send({ type: 'ready', jobs: plan.jobs.length });
         } else {
           if (!plan) throw new Error('run before init');

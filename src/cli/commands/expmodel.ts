@@ -13,34 +13,67 @@
 import { writeFileSync } from 'node:fs';
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
-import { learnedTrainOptions, trainLearnedModel, type LearnedTrainOptions } from '../../core/experience/learned/train-model';
+import {
+  learnedTrainOptions,
+  trainLearnedModel,
+  type LearnedTrainOptions,
+} from '../../core/experience/learned/train-model';
 import { VERDICT_WEIGHT } from '../../core/experience/learned/fit';
 import { bufferRetriever, realEpisodes, splitByTask, trlMessagesJsonl } from '../../core/experience/learned/sft-data';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { envIds } from '../../core/envs/registry';
 import { initBackend } from '../../core/policy/backend';
 import { DEFAULT_DOMAIN_DIR, loadDomainFolder, openDomainBuffer } from '../../node/domain-folder';
-import { readCheckpoint, readModelFolder, removeCheckpoint, writeCheckpoint, writeModelFolder } from '../../node/model-folder';
+import {
+  readCheckpoint,
+  readModelFolder,
+  removeCheckpoint,
+  writeCheckpoint,
+  writeModelFolder,
+} from '../../node/model-folder';
 import { encodeModelFiles } from '../../core/experience/learned/model-file';
-import { fitVerdictHead, MIN_VERDICT_EXAMPLES, verdictExamples, type VerdictHead } from '../../core/experience/learned/verdict';
+import {
+  fitVerdictHead,
+  MIN_VERDICT_EXAMPLES,
+  verdictExamples,
+  type VerdictHead,
+} from '../../core/experience/learned/verdict';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, round } from '../output';
 import { offlineTrajectories } from '../experience-options';
 
 const sourceOptions = {
-  env: { type: 'string' as const, description: 'a registered environment: learn from its shipped dataset (public/datasets/ENV.jsonl) or --dataset' },
-  dataset: { type: 'string' as const, description: 'our trajectory JSONL to learn from instead of the shipped dataset (with --env)' },
-  domain: { type: 'string' as const, description: 'an imported domain (dreamgym domain import): learn from its training episodes' },
-  dir: { type: 'string' as const, description: 'folder of imported domains (with --domain)', default: DEFAULT_DOMAIN_DIR },
+  env: {
+    type: 'string' as const,
+    description: 'a registered environment: learn from its shipped dataset (public/datasets/ENV.jsonl) or --dataset',
+  },
+  dataset: {
+    type: 'string' as const,
+    description: 'our trajectory JSONL to learn from instead of the shipped dataset (with --env)',
+  },
+  domain: {
+    type: 'string' as const,
+    description: 'an imported domain (dreamgym domain import): learn from its training episodes',
+  },
+  dir: {
+    type: 'string' as const,
+    description: 'folder of imported domains (with --domain)',
+    default: DEFAULT_DOMAIN_DIR,
+  },
   k: { type: 'integer' as const, description: 'retrieved examples in each context (0 = no retrieval)', default: 4 },
   history: { type: 'integer' as const, description: 'past actions in each context (0 = no history)', default: 4 },
-  seed: { type: 'integer' as const, description: 'seed of the split, the initial weights and the batch order', default: 0 },
+  seed: {
+    type: 'integer' as const,
+    description: 'seed of the split, the initial weights and the batch order',
+    default: 0,
+  },
 };
 
 export const expmodelTrainCommand: CommandSpec = {
   name: 'expmodel train',
   summary: 'train a learned experience model on real trajectories (tfjs): then --llm learned:OUT dreams with it',
-  usage: 'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] ' +
+  usage:
+    'dreamgym expmodel train (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out DIR [--epochs N] [--episodes N] [--k K] [--history H] [--seed S] ' +
     '[--verdict-weight W] [--generator-verdict] [--resume] [--json]',
   options: {
     ...sourceOptions,
@@ -50,9 +83,16 @@ export const expmodelTrainCommand: CommandSpec = {
     'batch-size': { type: 'integer', description: 'pairs per batch', default: 16 },
     'learning-rate': { type: 'number', description: 'Adam learning rate', default: 2e-3 },
     'd-model': { type: 'integer', description: 'network width', default: 64 },
-    'verdict-weight': { type: 'number', description: 'loss weight of the verdict tokens (valid, terminated, reward) against 1 for the rest', default: VERDICT_WEIGHT },
-    'generator-verdict': { type: 'boolean', description: 'fit no verdict head: the generator\'s own reward judges an episode\'s end (see verdict.ts)' },
-    name: { type: 'string', description: 'the model\'s name in labels (default: the env or domain)' },
+    'verdict-weight': {
+      type: 'number',
+      description: 'loss weight of the verdict tokens (valid, terminated, reward) against 1 for the rest',
+      default: VERDICT_WEIGHT,
+    },
+    'generator-verdict': {
+      type: 'boolean',
+      description: "fit no verdict head: the generator's own reward judges an episode's end (see verdict.ts)",
+    },
+    name: { type: 'string', description: "the model's name in labels (default: the env or domain)" },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
@@ -61,8 +101,9 @@ export const expmodelTrainCommand: CommandSpec = {
 
 export const expmodelExportCommand: CommandSpec = {
   name: 'expmodel export-sft',
-  summary: 'write the SFT pairs as TRL messages JSONL (the reasoning model\'s prompt → its JSON answer)',
-  usage: 'dreamgym expmodel export-sft (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out FILE.jsonl [--k K] [--seed S] [--json]',
+  summary: "write the SFT pairs as TRL messages JSONL (the reasoning model's prompt → its JSON answer)",
+  usage:
+    'dreamgym expmodel export-sft (--env ENV [--dataset FILE] | --domain NAME [--dir D]) --out FILE.jsonl [--k K] [--seed S] [--json]',
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'the JSONL file to write' },
@@ -72,74 +113,144 @@ export const expmodelExportCommand: CommandSpec = {
 
 export const expmodelVerdictCommand: CommandSpec = {
   name: 'expmodel verdict',
-  summary: 'fit (or remove) a trained model\'s verdict head: its reward at an episode\'s end from comparison features, not the generator',
-  usage: 'dreamgym expmodel verdict --model DIR (--env ENV [--dataset FILE] | --domain NAME [--dir D]) [--remove] [--json]',
+  summary:
+    "fit (or remove) a trained model's verdict head: its reward at an episode's end from comparison features, not the generator",
+  usage:
+    'dreamgym expmodel verdict --model DIR (--env ENV [--dataset FILE] | --domain NAME [--dir D]) [--remove] [--json]',
   options: {
     ...sourceOptions,
     model: { type: 'string', description: 'the model folder (model.json is rewritten; weights.bin stays as it is)' },
-    remove: { type: 'boolean', description: 'drop the head: the generator\'s reward stands (the ablation)' },
+    remove: { type: 'boolean', description: "drop the head: the generator's reward stands (the ablation)" },
     json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
   },
 };
 
-interface Source { env: string; card: DomainCard; buffer: ReplayBuffer; label: string; close(): Promise<void> }
+interface Source {
+  env: string;
+  card: DomainCard;
+  buffer: ReplayBuffer;
+  label: string;
+  close(): Promise<void>;
+}
 
 /** The buffer of real episodes a command learns from, and the env's card. */
-async function openSource(o: { env?: string; dataset?: string; domain?: string; dir: string }, spec: CommandSpec): Promise<Source> {
+async function openSource(
+  o: { env?: string; dataset?: string; domain?: string; dir: string },
+  spec: CommandSpec,
+): Promise<Source> {
   if (o.env && o.domain) throw new UsageError(`'${spec.name}' takes --env or --domain, not both.`, spec);
   if (o.domain) {
     const domain = loadDomainFolder(o.dir, o.domain);
     const buffer = await openDomainBuffer(o.dir, o.domain);
-    return { env: domain.envId, card: domain.card, buffer, label: `domain ${domain.name}`, close: () => buffer.store.close() };
+    return {
+      env: domain.envId,
+      card: domain.card,
+      buffer,
+      label: `domain ${domain.name}`,
+      close: () => buffer.store.close(),
+    };
   }
   if (!o.env) throw new UsageError(`'${spec.name}' needs --env ENV (e.g. webshop-lite-v0) or --domain NAME.`, spec);
   const card = builtInDomainCard(o.env);
-  if (!card) throw new UsageError(`'${o.env}' is not a registered environment (${envIds().join(', ')}); an imported domain goes with --domain NAME.`, spec);
+  if (!card)
+    throw new UsageError(
+      `'${o.env}' is not a registered environment (${envIds().join(', ')}); an imported domain goes with --domain NAME.`,
+      spec,
+    );
   const buffer = await bufferFromTrajectories(await offlineTrajectories(o.env, o.dataset, spec));
-  return { env: o.env, card, buffer, label: o.dataset ?? `public/datasets/${o.env}.jsonl`, close: () => buffer.store.close() };
+  return {
+    env: o.env,
+    card,
+    buffer,
+    label: o.dataset ?? `public/datasets/${o.env}.jsonl`,
+    close: () => buffer.store.close(),
+  };
 }
 
 function checkCounts(o: { k: number; history: number }, spec: CommandSpec): void {
-  if (!(o.k >= 0 && o.k <= 16)) throw new UsageError(`--k must be within 0..16 (retrieved examples), got ${o.k}.`, spec);
-  if (!(o.history >= 0 && o.history <= 16)) throw new UsageError(`--history must be within 0..16 (past actions), got ${o.history}.`, spec);
+  if (!(o.k >= 0 && o.k <= 16))
+    throw new UsageError(`--k must be within 0..16 (retrieved examples), got ${o.k}.`, spec);
+  if (!(o.history >= 0 && o.history <= 16))
+    throw new UsageError(`--history must be within 0..16 (past actions), got ${o.history}.`, spec);
 }
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; k: number; history: number; seed: number; out?: string; epochs: number;
-    episodes?: number; 'batch-size': number; 'learning-rate': number; 'd-model': number;
-    'verdict-weight': number; 'generator-verdict'?: boolean; name?: string; resume?: boolean; backend: 'wasm' | 'cpu'; json?: boolean };
+  const o = args.options as {
+    env?: string;
+    dataset?: string;
+    domain?: string;
+    dir: string;
+    k: number;
+    history: number;
+    seed: number;
+    out?: string;
+    epochs: number;
+    episodes?: number;
+    'batch-size': number;
+    'learning-rate': number;
+    'd-model': number;
+    'verdict-weight': number;
+    'generator-verdict'?: boolean;
+    name?: string;
+    resume?: boolean;
+    backend: 'wasm' | 'cpu';
+    json?: boolean;
+  };
   const spec = expmodelTrainCommand;
   if (!o.out) throw new UsageError(`'${spec.name}' needs --out DIR (the model folder).`, spec);
   checkCounts(o, spec);
-  for (const [name, value, min] of [['epochs', o.epochs, 1], ['batch-size', o['batch-size'], 1], ['d-model', o['d-model'], 8], ['episodes', o.episodes ?? 1, 1], ['verdict-weight', o['verdict-weight'], 1]] as const) {
+  for (const [name, value, min] of [
+    ['epochs', o.epochs, 1],
+    ['batch-size', o['batch-size'], 1],
+    ['d-model', o['d-model'], 8],
+    ['episodes', o.episodes ?? 1, 1],
+    ['verdict-weight', o['verdict-weight'], 1],
+  ] as const) {
     if (!(value >= min)) throw new UsageError(`--${name} must be at least ${min}, got ${value}.`, spec);
   }
   const resume = o.resume ? readCheckpoint(o.out) : null;
-  if (o.resume && !resume) throw new UsageError(`--resume: there is no checkpoint in ${o.out}/checkpoint; train without --resume first.`, spec);
+  if (o.resume && !resume)
+    throw new UsageError(
+      `--resume: there is no checkpoint in ${o.out}/checkpoint; train without --resume first.`,
+      spec,
+    );
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
   const source = await openSource(o, spec);
   try {
     const options: LearnedTrainOptions = learnedTrainOptions({
-      name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env), ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
+      name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env),
+      ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
       ...(o['generator-verdict'] ? { verdictHead: false } : {}),
       network: { dModel: o['d-model'] },
       format: { k: o.k, historyLength: o.history },
-      fit: { epochs: o.epochs, batchSize: o['batch-size'], learningRate: o['learning-rate'], seed: o.seed, ...(o['verdict-weight'] !== VERDICT_WEIGHT ? { verdictWeight: o['verdict-weight'] } : {}) },
+      fit: {
+        epochs: o.epochs,
+        batchSize: o['batch-size'],
+        learningRate: o['learning-rate'],
+        seed: o.seed,
+        ...(o['verdict-weight'] !== VERDICT_WEIGHT ? { verdictWeight: o['verdict-weight'] } : {}),
+      },
     });
     let lastLine = 0;
     const result = await trainLearnedModel(source.buffer, source.env, source.card, options, {
-      now: () => performance.now(), backend: backend.backend, ...(resume ? { resume } : {}),
+      now: () => performance.now(),
+      backend: backend.backend,
+      ...(resume ? { resume } : {}),
       onCheckpoint: (checkpoint) => writeCheckpoint(o.out!, checkpoint),
       onProgress: (event) => {
         if (event.kind === 'epoch') {
           const r = event.record;
-          process.stderr.write(`epoch ${r.epoch}: train loss ${r.trainLoss.toFixed(4)}, validation loss ${r.validationLoss.toFixed(4)}${event.best ? ' (best)' : ''}, ` +
-            `${Math.round(r.tokensPerSecond)} tokens/s, ${r.seconds.toFixed(0)} s${event.stopping ? ' — stopping early' : ''}\n`);
+          process.stderr.write(
+            `epoch ${r.epoch}: train loss ${r.trainLoss.toFixed(4)}, validation loss ${r.validationLoss.toFixed(4)}${event.best ? ' (best)' : ''}, ` +
+              `${Math.round(r.tokensPerSecond)} tokens/s, ${r.seconds.toFixed(0)} s${event.stopping ? ' — stopping early' : ''}\n`,
+          );
         } else if (performance.now() - lastLine > 5000 || event.batch === event.batches) {
           lastLine = performance.now();
           const left = event.secondsLeft === null ? 'estimating' : `${Math.round(event.secondsLeft)} s left at most`;
-          process.stderr.write(`epoch ${event.epoch}/${event.epochs} batch ${event.batch}/${event.batches}: loss ${event.loss.toFixed(4)}, ${Math.round(event.tokensPerSecond)} tokens/s, ${left}\n`);
+          process.stderr.write(
+            `epoch ${event.epoch}/${event.epochs} batch ${event.batch}/${event.batches}: loss ${event.loss.toFixed(4)}, ${Math.round(event.tokensPerSecond)} tokens/s, ${left}\n`,
+          );
         }
       },
     });
@@ -147,24 +258,47 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
     removeCheckpoint(o.out);
     const t = result.parsed.training;
     const summary = {
-      out: o.out, env: source.env, name: result.parsed.name, data: t.data, epochs: t.epochs.length, best_epoch: t.bestEpoch,
-      best_validation_loss: round(t.bestValidationLoss), seconds: round(t.seconds, 1), tokens_per_second: Math.round(t.tokensPerSecond),
-      parameters: result.network.parameterCount, vocabulary: result.tokenizer.size, weights_bytes: result.weights.length, backend: backend.backend,
+      out: o.out,
+      env: source.env,
+      name: result.parsed.name,
+      data: t.data,
+      epochs: t.epochs.length,
+      best_epoch: t.bestEpoch,
+      best_validation_loss: round(t.bestValidationLoss),
+      seconds: round(t.seconds, 1),
+      tokens_per_second: Math.round(t.tokensPerSecond),
+      parameters: result.network.parameterCount,
+      vocabulary: result.tokenizer.size,
+      weights_bytes: result.weights.length,
+      backend: backend.backend,
       verdict_head: result.parsed.verdict ? result.parsed.verdict.fittedOn : null,
       next: `--llm learned:${o.out}`,
     };
     result.network.dispose();
-    if (o.json) { printJsonLast(summary); return; }
-    console.log(`trained ${summary.name} on ${t.data.trainPairs} pairs (${t.data.trainEpisodes} episodes; ${t.data.validationPairs} validation pairs) in ${summary.seconds} s: ` +
-      `best validation loss ${summary.best_validation_loss} at epoch ${summary.best_epoch}; ${summary.parameters} parameters, ${(summary.weights_bytes / 1e6).toFixed(1)} MB; ` +
-      `${summary.verdict_head ? `verdict head fitted on ${summary.verdict_head.successes} successful and ${summary.verdict_head.failures} failed endings` : 'no verdict head (the generator judges endings)'}. Dream with ${summary.next}`);
+    if (o.json) {
+      printJsonLast(summary);
+      return;
+    }
+    console.log(
+      `trained ${summary.name} on ${t.data.trainPairs} pairs (${t.data.trainEpisodes} episodes; ${t.data.validationPairs} validation pairs) in ${summary.seconds} s: ` +
+        `best validation loss ${summary.best_validation_loss} at epoch ${summary.best_epoch}; ${summary.parameters} parameters, ${(summary.weights_bytes / 1e6).toFixed(1)} MB; ` +
+        `${summary.verdict_head ? `verdict head fitted on ${summary.verdict_head.successes} successful and ${summary.verdict_head.failures} failed endings` : 'no verdict head (the generator judges endings)'}. Dream with ${summary.next}`,
+    );
   } finally {
     await source.close();
   }
 }
 
 export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; model?: string; remove?: boolean; json?: boolean };
+  const o = args.options as {
+    env?: string;
+    dataset?: string;
+    domain?: string;
+    dir: string;
+    model?: string;
+    remove?: boolean;
+    json?: boolean;
+  };
   const spec = expmodelVerdictCommand;
   if (!o.model) throw new UsageError(`'${spec.name}' needs --model DIR (a trained model's folder).`, spec);
   // A head this version cannot read is replaced anyway (the load error names this command as the fix).
@@ -174,7 +308,11 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
   if (!o.remove) {
     const source = await openSource(o, spec);
     try {
-      if (source.env !== manifest.env) throw new UsageError(`The model in ${o.model} is of '${manifest.env}', not '${source.env}': name its own env or domain.`, spec);
+      if (source.env !== manifest.env)
+        throw new UsageError(
+          `The model in ${o.model} is of '${manifest.env}', not '${source.env}': name its own env or domain.`,
+          spec,
+        );
       // The split the model was trained on (its seed, the default validation share), as training fits it.
       const { episodes, tasks } = await realEpisodes(source.buffer, source.env);
       const split = splitByTask(episodes, tasks, learnedTrainOptions().validationShare, manifest.training.seed);
@@ -188,16 +326,40 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
   // Re-encoded in place: the same weights give the same weights.bin, and the other fields keep their order.
   const { format: _format, weights: _entries, weightsFile: _file, verdict: _old, ...base } = manifest;
   writeModelFolder(o.model, encodeModelFiles({ ...base, ...(head ? { verdict: head } : {}) }, weights));
-  const summary = { model: o.model, env: manifest.env, terminal_steps: examples, head: head ? { weights: head.weights.map((w) => round(w, 4)), bias: round(head.bias, 4), ...head.fittedOn } : null };
-  if (o.json) { printJsonLast(summary); return; }
+  const summary = {
+    model: o.model,
+    env: manifest.env,
+    terminal_steps: examples,
+    head: head ? { weights: head.weights.map((w) => round(w, 4)), bias: round(head.bias, 4), ...head.fittedOn } : null,
+  };
+  if (o.json) {
+    printJsonLast(summary);
+    return;
+  }
   if (o.remove) console.log(`removed the verdict head of ${o.model}: the generator's reward stands`);
-  else if (!head) console.log(`no verdict head for ${o.model}: of ${examples} real terminal steps, fewer than ${MIN_VERDICT_EXAMPLES} succeed or fewer than ${MIN_VERDICT_EXAMPLES} fail, so the generator's reward stands`);
-  else console.log(`fitted the verdict head of ${o.model} on ${head.fittedOn.successes} successful and ${head.fittedOn.failures} failed real terminal steps ` +
-    `(balanced accuracy ${head.fittedOn.balancedAccuracy.toFixed(3)}): weights ${head.features.map((f, i) => `${f} ${head!.weights[i].toFixed(2)}`).join(', ')}, bias ${head.bias.toFixed(2)}`);
+  else if (!head)
+    console.log(
+      `no verdict head for ${o.model}: of ${examples} real terminal steps, fewer than ${MIN_VERDICT_EXAMPLES} succeed or fewer than ${MIN_VERDICT_EXAMPLES} fail, so the generator's reward stands`,
+    );
+  else
+    console.log(
+      `fitted the verdict head of ${o.model} on ${head.fittedOn.successes} successful and ${head.fittedOn.failures} failed real terminal steps ` +
+        `(balanced accuracy ${head.fittedOn.balancedAccuracy.toFixed(3)}): weights ${head.features.map((f, i) => `${f} ${head!.weights[i].toFixed(2)}`).join(', ')}, bias ${head.bias.toFixed(2)}`,
+    );
 }
 
 export async function runExpmodelExport(args: ParsedArgs): Promise<void> {
-  const o = args.options as { env?: string; dataset?: string; domain?: string; dir: string; k: number; history: number; seed: number; out?: string; json?: boolean };
+  const o = args.options as {
+    env?: string;
+    dataset?: string;
+    domain?: string;
+    dir: string;
+    k: number;
+    history: number;
+    seed: number;
+    out?: string;
+    json?: boolean;
+  };
   const spec = expmodelExportCommand;
   if (!o.out) throw new UsageError(`'${spec.name}' needs --out FILE.jsonl.`, spec);
   checkCounts(o, spec);
@@ -208,9 +370,22 @@ export async function runExpmodelExport(args: ParsedArgs): Promise<void> {
     const text = await trlMessagesJsonl(split.train, source.card, bufferRetriever(source.buffer), o.k);
     writeFileSync(o.out, text);
     const lines = text ? text.trimEnd().split('\n').length : 0;
-    const summary = { out: o.out, env: source.env, episodes: split.train.length, held_out_dropped: split.heldOutDropped, records: lines, k: o.k, format: 'trl messages' };
-    if (o.json) { printJsonLast(summary); return; }
-    console.log(`wrote ${lines} TRL messages records from ${split.train.length} episodes of ${source.env} to ${o.out} (the reasoning model's prompt without reasoning, k=${o.k})`);
+    const summary = {
+      out: o.out,
+      env: source.env,
+      episodes: split.train.length,
+      held_out_dropped: split.heldOutDropped,
+      records: lines,
+      k: o.k,
+      format: 'trl messages',
+    };
+    if (o.json) {
+      printJsonLast(summary);
+      return;
+    }
+    console.log(
+      `wrote ${lines} TRL messages records from ${split.train.length} episodes of ${source.env} to ${o.out} (the reasoning model's prompt without reasoning, k=${o.k})`,
+    );
   } finally {
     await source.close();
   }

@@ -6,7 +6,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } fr
 import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
 import {
-  ALGORITHMS, ConfigError, LLM_SETTING_NAMES, MODES, SETTING_NAMES, getPreset, presetNames, validateConfig, withDefaults, type TrainConfig,
+  ALGORITHMS,
+  ConfigError,
+  LLM_SETTING_NAMES,
+  MODES,
+  SETTING_NAMES,
+  getPreset,
+  presetNames,
+  validateConfig,
+  withDefaults,
+  type TrainConfig,
 } from '../../core/train/config';
 import { Trainer, type IterationRecord, type TrainerDeps, type TrainerState } from '../../core/train/loop';
 import { dreamWarnings } from '../../core/train/dream-health';
@@ -29,39 +38,88 @@ import { parseSettings } from '../settings';
 export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
-  usage: 'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--out DIR] [--resume] [--json]',
+  usage:
+    'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
-    mode: { type: 'string', description: 'where experience comes from (default real; dream and s2r need --llm)', choices: MODES },
-    algo: { type: 'string', description: 'policy-gradient algorithm (default: the preset\'s)', choices: ALGORITHMS },
-    llm: { type: 'string', description: 'experience model for dream/s2r: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH' },
-    curriculum: { type: 'boolean', description: 'curriculum task generator on (default on for dream/s2r, off for real)' },
-    dataset: { ...datasetOption, description: `dream and s2r: ${datasetOption.description} (a new run only; a resumed run keeps its buffer)` },
+    mode: {
+      type: 'string',
+      description: 'where experience comes from (default real; dream and s2r need --llm)',
+      choices: MODES,
+    },
+    algo: { type: 'string', description: "policy-gradient algorithm (default: the preset's)", choices: ALGORITHMS },
+    llm: {
+      type: 'string',
+      description:
+        'experience model for dream/s2r: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH',
+    },
+    curriculum: {
+      type: 'boolean',
+      description: 'curriculum task generator on (default on for dream/s2r, off for real)',
+    },
+    dataset: {
+      ...datasetOption,
+      description: `dream and s2r: ${datasetOption.description} (a new run only; a resumed run keeps its buffer)`,
+    },
     seed: { type: 'integer', description: 'seed of everything random in the run', min: 0 },
-    iterations: { type: 'integer', description: 'iterations (default: the preset\'s)', min: 1 },
+    iterations: { type: 'integer', description: "iterations (default: the preset's)", min: 1 },
     set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
     out: { type: 'string', description: 'run folder (default runs/<preset>-<algo>-<seed>)' },
-    resume: { type: 'boolean', description: 'continue from OUT/checkpoint (options that conflict with the saved run are refused)' },
+    resume: {
+      type: 'boolean',
+      description: 'continue from OUT/checkpoint (options that conflict with the saved run are refused)',
+    },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
-    estimate: { type: 'boolean', description: 'dream and s2r: try one step with the engine, print the dream\'s cost at its measured speed, and exit without training' },
-    progress: { type: 'integer', description: 'print a live progress line every N seconds while an iteration runs (default 1 on a terminal, 10 otherwise; 0 = off)', min: 0 },
+    estimate: {
+      type: 'boolean',
+      description:
+        "dream and s2r: try one step with the engine, print the dream's cost at its measured speed, and exit without training",
+    },
+    progress: {
+      type: 'integer',
+      description:
+        'print a live progress line every N seconds while an iteration runs (default 1 on a terminal, 10 otherwise; 0 = off)',
+      min: 0,
+    },
     json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
   },
 };
 
-type TrainOptions = { preset?: string; mode?: string; algo?: string; llm?: string; curriculum?: boolean; seed?: number; iterations?: number;
-  set?: string; dataset?: string; out?: string; resume?: boolean; backend: 'wasm' | 'cpu'; estimate?: boolean; progress?: number; json?: boolean };
+type TrainOptions = {
+  preset?: string;
+  mode?: string;
+  algo?: string;
+  llm?: string;
+  curriculum?: boolean;
+  seed?: number;
+  iterations?: number;
+  set?: string;
+  dataset?: string;
+  out?: string;
+  resume?: boolean;
+  backend: 'wasm' | 'cpu';
+  estimate?: boolean;
+  progress?: number;
+  json?: boolean;
+};
 
 /** A fresh run's config: the preset, then the options, then --set; dreaming needs --llm. */
 function freshConfig(o: TrainOptions, settings: Record<string, unknown>): TrainConfig {
   if (!o.preset) throw new UsageError(`train needs --preset (one of ${presetNames().join(', ')}).`, trainCommand);
   const mode = o.mode ?? 'real';
   if (mode !== 'real' && !o.llm && settings.llm === undefined) {
-    throw new UsageError(`--mode ${mode} dreams, so it needs --llm (${LLM_OPTION_HELP}); e.g. --llm oracle:0,0 for the exact noisy oracle.`, trainCommand);
+    throw new UsageError(
+      `--mode ${mode} dreams, so it needs --llm (${LLM_OPTION_HELP}); e.g. --llm oracle:0,0 for the exact noisy oracle.`,
+      trainCommand,
+    );
   }
   return checkedConfig({
-    ...getPreset(o.preset), mode, curriculum: o.curriculum ?? mode !== 'real',
-    ...(o.algo ? { algo: o.algo } : {}), ...(o.llm ? { llm: o.llm } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...getPreset(o.preset),
+    mode,
+    curriculum: o.curriculum ?? mode !== 'real',
+    ...(o.algo ? { algo: o.algo } : {}),
+    ...(o.llm ? { llm: o.llm } : {}),
+    ...(o.seed !== undefined ? { seed: o.seed } : {}),
     ...(o.iterations !== undefined ? { iterations: o.iterations } : {}),
     ...settings,
   });
@@ -76,27 +134,53 @@ const RESUMABLE_SETTINGS: readonly string[] = ['iterations', ...LLM_SETTING_NAME
  */
 function resumeConflicts(o: TrainOptions, settings: Record<string, unknown>, saved: TrainConfig): string[] {
   const given: [string, string, unknown][] = [
-    ['--preset', 'preset', o.preset], ['--mode', 'mode', o.mode], ['--algo', 'algo', o.algo], ['--llm', 'llm', o.llm],
-    ['--seed', 'seed', o.seed], ['--curriculum', 'curriculum', o.curriculum],
+    ['--preset', 'preset', o.preset],
+    ['--mode', 'mode', o.mode],
+    ['--algo', 'algo', o.algo],
+    ['--llm', 'llm', o.llm],
+    ['--seed', 'seed', o.seed],
+    ['--curriculum', 'curriculum', o.curriculum],
     ...Object.entries(settings).map(([key, value]): [string, string, unknown] => [`--set ${key}`, key, value]),
   ];
   return given
-    .filter(([, key, value]) => value !== undefined && !RESUMABLE_SETTINGS.includes(key) && value !== (saved as unknown as Record<string, unknown>)[key])
-    .map(([option, key, value]) => `${option} ${String(value)} (the saved run has ${key} ${JSON.stringify((saved as unknown as Record<string, unknown>)[key])})`);
+    .filter(
+      ([, key, value]) =>
+        value !== undefined &&
+        !RESUMABLE_SETTINGS.includes(key) &&
+        value !== (saved as unknown as Record<string, unknown>)[key],
+    )
+    .map(
+      ([option, key, value]) =>
+        `${option} ${String(value)} (the saved run has ${key} ${JSON.stringify((saved as unknown as Record<string, unknown>)[key])})`,
+    );
 }
 
 /** The saved run's config with what --resume may change; conflicting options are refused. */
-function resumedConfig(o: TrainOptions, settings: Record<string, unknown>, state: TrainerState, dir: string): TrainConfig {
+function resumedConfig(
+  o: TrainOptions,
+  settings: Record<string, unknown>,
+  state: TrainerState,
+  dir: string,
+): TrainConfig {
   const saved = withDefaults(state.config);
   const conflicts = resumeConflicts(o, settings, saved);
   if (conflicts.length > 0) {
-    throw new UsageError(`--resume continues the run saved in ${dir} exactly, so its settings cannot change; these options conflict:\n- ` +
-      `${conflicts.join('\n- ')}\nDrop them to resume (only --iterations and --set ${LLM_SETTING_NAMES.join('|')} may change), ` +
-      'or start a new run without --resume in another --out.', trainCommand);
+    throw new UsageError(
+      `--resume continues the run saved in ${dir} exactly, so its settings cannot change; these options conflict:\n- ` +
+        `${conflicts.join('\n- ')}\nDrop them to resume (only --iterations and --set ${LLM_SETTING_NAMES.join('|')} may change), ` +
+        'or start a new run without --resume in another --out.',
+      trainCommand,
+    );
   }
-  const overrides = Object.fromEntries(Object.entries({ ...settings, iterations: o.iterations }).filter(([k, v]) => v !== undefined && RESUMABLE_SETTINGS.includes(k)));
+  const overrides = Object.fromEntries(
+    Object.entries({ ...settings, iterations: o.iterations }).filter(
+      ([k, v]) => v !== undefined && RESUMABLE_SETTINGS.includes(k),
+    ),
+  );
   if (o.iterations !== undefined && o.iterations !== saved.iterations) {
-    process.stderr.write(`--iterations ${o.iterations}: the resumed run goes to iteration ${o.iterations} (it was set to ${saved.iterations}; ${state.iteration} done).\n`);
+    process.stderr.write(
+      `--iterations ${o.iterations}: the resumed run goes to iteration ${o.iterations} (it was set to ${saved.iterations}; ${state.iteration} done).\n`,
+    );
   }
   return checkedConfig({ ...saved, ...overrides });
 }
@@ -123,19 +207,37 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as TrainOptions;
   const settings = parseSettings(o.set, SETTING_NAMES, trainCommand);
   const fresh = o.resume ? null : freshConfig(o, settings);
-  const out = fresh ? o.out ?? join('runs', `${fresh.preset}-${fresh.algo}-${fresh.seed}`) : runFolder(o);
+  const out = fresh ? (o.out ?? join('runs', `${fresh.preset}-${fresh.algo}-${fresh.seed}`)) : runFolder(o);
   const store = new FolderCheckpointStore(join(out, 'checkpoint'));
   const state = o.resume ? await store.load() : null;
-  if (o.resume && !state) throw new UsageError(`--resume: no checkpoint in ${join(out, 'checkpoint')}. Start the run without --resume first.`, trainCommand);
+  if (o.resume && !state)
+    throw new UsageError(
+      `--resume: no checkpoint in ${join(out, 'checkpoint')}. Start the run without --resume first.`,
+      trainCommand,
+    );
   const config = state ? resumedConfig(o, settings, state, store.dir) : fresh!;
-  if (config.mode === 'real' && o.llm && !config.llmPrior) process.stderr.write(`--llm ${o.llm} is not used: a real run without llmPrior asks no language model.\n`);
+  if (config.mode === 'real' && o.llm && !config.llmPrior)
+    process.stderr.write(`--llm ${o.llm} is not used: a real run without llmPrior asks no language model.\n`);
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
-  if (o.dataset !== undefined && config.mode === 'real') throw new UsageError('--dataset seeds the replay buffer of a dream: use it with --mode dream or s2r.', trainCommand);
-  if (o.dataset !== undefined && state) throw new UsageError(`--dataset seeds a new run's buffer; the run in ${out} has its buffer already. Drop --dataset to resume it.`, trainCommand);
-  if (o.estimate) { await estimateOnly(config, o.dataset, o.json === true); return; }
+  if (o.dataset !== undefined && config.mode === 'real')
+    throw new UsageError(
+      '--dataset seeds the replay buffer of a dream: use it with --mode dream or s2r.',
+      trainCommand,
+    );
+  if (o.dataset !== undefined && state)
+    throw new UsageError(
+      `--dataset seeds a new run's buffer; the run in ${out} has its buffer already. Drop --dataset to resume it.`,
+      trainCommand,
+    );
+  if (o.estimate) {
+    await estimateOnly(config, o.dataset, o.json === true);
+    return;
+  }
   if (config.mode !== 'real' && !state) {
-    process.stderr.write(`${describeEstimate(estimateDreamCost(config), formatDuration)} Every figure is an estimate; --estimate measures the engine's speed first.\n`);
+    process.stderr.write(
+      `${describeEstimate(estimateDreamCost(config), formatDuration)} Every figure is an estimate; --estimate measures the engine's speed first.\n`,
+    );
   }
   mkdirSync(out, { recursive: true });
   const deps = await trainerDeps(config, out, o.dataset);
@@ -146,10 +248,20 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   }
 }
 
-interface RunSetup { config: TrainConfig; state: TrainerState | null; store: FolderCheckpointStore; out: string; deps: TrainerDeps; backend: string }
+interface RunSetup {
+  config: TrainConfig;
+  state: TrainerState | null;
+  store: FolderCheckpointStore;
+  out: string;
+  deps: TrainerDeps;
+  backend: string;
+}
 
 /** Trains to the end (or the engine's stop), checkpointing every iteration, then evaluates and writes summary.json. */
-async function trainAndSummarize(o: TrainOptions, { config, state, store, out, deps: given, backend }: RunSetup): Promise<void> {
+async function trainAndSummarize(
+  o: TrainOptions,
+  { config, state, store, out, deps: given, backend }: RunSetup,
+): Promise<void> {
   const metricsPath = join(out, 'metrics.jsonl');
   // Live progress inside an iteration (a language model can take minutes per iteration): a line on stderr.
   const meter = new ProgressMeter(() => performance.now(), config.iterations);
@@ -158,7 +270,9 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
   if (state) {
     trainer = await Trainer.restore(state, config, deps);
     // Keep the metrics of the iterations the checkpoint covers, drop any written after it.
-    const kept = existsSync(metricsPath) ? readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).slice(0, state.iteration) : [];
+    const kept = existsSync(metricsPath)
+      ? readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).slice(0, state.iteration)
+      : [];
     writeFileSync(metricsPath, kept.map((l) => l + '\n').join(''));
   } else {
     trainer = new Trainer(config, deps);
@@ -173,7 +287,10 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
   const live = liveLine(meter, o.progress ?? (process.stderr.isTTY ? 1 : 10));
   while (!trainer.finished) {
     live.iterating = true;
-    const record = await trainer.runIteration().catch((error: unknown) => { live.stop(); throw stoppedRun(error, trainer, out); });
+    const record = await trainer.runIteration().catch((error: unknown) => {
+      live.stop();
+      throw stoppedRun(error, trainer, out);
+    });
     live.iterating = false;
     live.clear();
     // Wall-clock figures (perf/*) go to perf.jsonl so metrics.jsonl stays identical run to run.
@@ -181,24 +298,44 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
     appendFileSync(metricsPath, JSON.stringify({ iteration: record.iteration, ...roundAll(rest) }) + '\n');
     appendFileSync(perfPath, JSON.stringify({ iteration: record.iteration, ...perf }) + '\n');
     await store.save(await trainer.state());
-    const evalText = record.metrics['eval/success_rate'] !== undefined ? ` eval ${record.metrics['eval/success_rate'].toFixed(2)}` : '';
-    bar.update(record.iteration, Math.max(record.iteration, trainer.config.iterations), `${successText(record.metrics)}${evalText} real ${trainer.realSteps} dream ${trainer.dreamSteps}`);
+    const evalText =
+      record.metrics['eval/success_rate'] !== undefined
+        ? ` eval ${record.metrics['eval/success_rate'].toFixed(2)}`
+        : '';
+    bar.update(
+      record.iteration,
+      Math.max(record.iteration, trainer.config.iterations),
+      `${successText(record.metrics)}${evalText} real ${trainer.realSteps} dream ${trainer.dreamSteps}`,
+    );
   }
   live.stop();
   bar.end();
   // The last iteration evaluated the final policy (a run resumed already finished had none).
-  const evaluation = trainer.finalEvaluation?.result ?? await trainer.evaluate(trainer.config.finalEvalEpisodes);
+  const evaluation = trainer.finalEvaluation?.result ?? (await trainer.evaluate(trainer.config.finalEvalEpisodes));
   // A degenerate dream is never reported as a plain success (dream-health.ts): said on stderr and in the summary.
   const warnings = dreamWarnings(readHistory(metricsPath)).map((w) => w.message);
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   const summary = {
-    preset: trainer.config.preset, mode: trainer.config.mode, algo: trainer.config.algo, seed: trainer.config.seed,
-    real_steps: trainer.realSteps, dream_steps: trainer.dreamSteps, iterations: trainer.iteration,
-    ...(trainer.config.mode !== 'real' ? { llm: trainer.config.llm, experience_model: deps.experienceModel?.label, invalid_rate: round(invalidRate(metricsPath), 4) } : {}),
+    preset: trainer.config.preset,
+    mode: trainer.config.mode,
+    algo: trainer.config.algo,
+    seed: trainer.config.seed,
+    real_steps: trainer.realSteps,
+    dream_steps: trainer.dreamSteps,
+    iterations: trainer.iteration,
+    ...(trainer.config.mode !== 'real'
+      ? {
+          llm: trainer.config.llm,
+          experience_model: deps.experienceModel?.label,
+          invalid_rate: round(invalidRate(metricsPath), 4),
+        }
+      : {}),
     ...(o.dataset !== undefined ? { offline_dataset: o.dataset } : {}),
     ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
     eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
-    wall_seconds: round((performance.now() - started) / 1000, 1), backend, out,
+    wall_seconds: round((performance.now() - started) / 1000, 1),
+    backend,
+    out,
     ...(warnings.length > 0 ? { warnings } : {}),
     // What ran, every field: the preset, the options and --set, as the run used them.
     config: trainer.config,
@@ -206,22 +343,30 @@ async function trainAndSummarize(o: TrainOptions, { config, state, store, out, d
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   trainer.dispose();
   if (o.json) printJsonLast(summary);
-  else console.log(`held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`);
+  else
+    console.log(
+      `held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`,
+    );
 }
 
 /** The run's metric history as records (metrics.jsonl: one iteration a line). */
 function readHistory(metricsPath: string): IterationRecord[] {
-  return readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).map((line) => {
-    const { iteration, ...metrics } = JSON.parse(line) as Record<string, number>;
-    return { iteration, metrics };
-  });
+  return readFileSync(metricsPath, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const { iteration, ...metrics } = JSON.parse(line) as Record<string, number>;
+      return { iteration, metrics };
+    });
 }
 
 /** The progress bar's success figure, named by who judged it: the real env, or the dream (never both under one name). */
 function successText(metrics: Record<string, number>): string {
   const success = rolloutSuccess(metrics);
   if (!success) return 'real success — (every episode cut by the budget)';
-  return success.judge === 'dream' ? `dream-judged success ${success.value.toFixed(2)}` : `real success ${success.value.toFixed(2)}`;
+  return success.judge === 'dream'
+    ? `dream-judged success ${success.value.toFixed(2)}`
+    : `real success ${success.value.toFixed(2)}`;
 }
 
 /**
@@ -232,14 +377,22 @@ function liveLine(meter: ProgressMeter, seconds: number): { iterating: boolean; 
   const tty = process.stderr.isTTY;
   const state = {
     iterating: false,
-    clear() { if (tty) process.stderr.write('\r\x1b[K'); },
-    stop() { if (timer) clearInterval(timer); state.clear(); },
+    clear() {
+      if (tty) process.stderr.write('\r\x1b[K');
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      state.clear();
+    },
   };
-  const timer = seconds > 0 ? setInterval(() => {
-    if (!state.iterating) return;
-    const line = formatProgressLine(meter.snapshot());
-    process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
-  }, seconds * 1000) : null;
+  const timer =
+    seconds > 0
+      ? setInterval(() => {
+          if (!state.iterating) return;
+          const line = formatProgressLine(meter.snapshot());
+          process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
+        }, seconds * 1000)
+      : null;
   timer?.unref();
   return state;
 }
@@ -249,27 +402,47 @@ function liveLine(meter: ProgressMeter, seconds: number): { iterating: boolean; 
  * step"), then the dream's cost at the measured speed; nothing is trained or written.
  */
 async function estimateOnly(config: TrainConfig, dataset: string | undefined, json: boolean): Promise<void> {
-  if (config.mode === 'real') throw new UsageError('--estimate sizes a dream: use it with --mode dream or s2r.', trainCommand);
-  const buffer = config.retrievalK > 0 ? await bufferFromTrajectories(await offlineTrajectories(config.env, dataset, trainCommand)) : undefined;
-  const { experienceModel } = await buildRunParts({ ...config, mode: 'dream', llmPrior: false, curriculumVariations: 'procedural' },
-    { ...nodeEngineDeps(), ...(buffer ? { buffer } : {}) });
+  if (config.mode === 'real')
+    throw new UsageError('--estimate sizes a dream: use it with --mode dream or s2r.', trainCommand);
+  const buffer =
+    config.retrievalK > 0
+      ? await bufferFromTrajectories(await offlineTrajectories(config.env, dataset, trainCommand))
+      : undefined;
+  const { experienceModel } = await buildRunParts(
+    { ...config, mode: 'dream', llmPrior: false, curriculumVariations: 'procedural' },
+    { ...nodeEngineDeps(), ...(buffer ? { buffer } : {}) },
+  );
   const tried = await tryOneStep(experienceModel!, { envId: config.env, clock: () => performance.now() });
   experienceModel!.dispose?.();
   const p = tried.prediction;
   const measured = p.attempts > 0 && !p.cached;
   const chat = config.llm.startsWith('openai:');
-  const speed: EngineSpeed | undefined = measured ? {
-    secondsPerTransition: tried.ms / 1000, parallel: chat ? config.llmConcurrency : 1, measured: true,
-    source: `measured: one step took ${Math.round(tried.ms)} ms${chat ? `; ${config.llmConcurrency} at once if the server batches them (llmConcurrency)` : ''}`,
-  } : undefined;
+  const speed: EngineSpeed | undefined = measured
+    ? {
+        secondsPerTransition: tried.ms / 1000,
+        parallel: chat ? config.llmConcurrency : 1,
+        measured: true,
+        source: `measured: one step took ${Math.round(tried.ms)} ms${chat ? `; ${config.llmConcurrency} at once if the server batches them (llmConcurrency)` : ''}`,
+      }
+    : undefined;
   const tokens = tried.tokens.prompt + tried.tokens.completion;
-  const estimate = estimateDreamCost(config, { ...(speed ? { speed } : {}), ...(measured && chat && tokens > 0 ? { tokensPerTransition: tokens } : {}) });
-  const verdict = p.valid ? `predicted ${p.actionValid ? 'a valid' : 'an invalid'} action, reward ${p.reward}${p.terminated ? ', terminated' : ''}`
+  const estimate = estimateDreamCost(config, {
+    ...(speed ? { speed } : {}),
+    ...(measured && chat && tokens > 0 ? { tokensPerTransition: tokens } : {}),
+  });
+  const verdict = p.valid
+    ? `predicted ${p.actionValid ? 'a valid' : 'an invalid'} action, reward ${p.reward}${p.terminated ? ', terminated' : ''}`
     : `unusable answer (${p.invalidReason ?? 'no reason'})`;
-  process.stderr.write(`try one step (${terminalSafe(tried.label)}): '${terminalSafe(tried.action)}' on task '${terminalSafe(tried.task.instruction)}': ${terminalSafe(verdict)}; ` +
-    `the real env: ${tried.real.valid ? 'valid' : 'invalid'}, reward ${tried.real.reward}; ${tried.tokens.prompt} prompt + ${tried.tokens.completion} answer tokens, ${Math.round(tried.ms)} ms.\n`);
+  process.stderr.write(
+    `try one step (${terminalSafe(tried.label)}): '${terminalSafe(tried.action)}' on task '${terminalSafe(tried.task.instruction)}': ${terminalSafe(verdict)}; ` +
+      `the real env: ${tried.real.valid ? 'valid' : 'invalid'}, reward ${tried.real.reward}; ${tried.tokens.prompt} prompt + ${tried.tokens.completion} answer tokens, ${Math.round(tried.ms)} ms.\n`,
+  );
   const text = `${describeEstimate(estimate, formatDuration)} Every figure is an estimate.`;
-  if (json) printJsonLast({ estimate, try_step: { action: tried.action, valid: p.valid, ms: Math.round(tried.ms), tokens: tried.tokens } });
+  if (json)
+    printJsonLast({
+      estimate,
+      try_step: { action: tried.action, valid: p.valid, ms: Math.round(tried.ms), tokens: tried.tokens },
+    });
   else console.log(text);
 }
 
@@ -277,14 +450,21 @@ async function estimateOnly(config: TrainConfig, dataset: string | undefined, js
 function stoppedRun(error: unknown, trainer: Trainer, out: string): unknown {
   if (!(error instanceof EngineFailureError)) return error;
   trainer.dispose();
-  return new Error(`${error.message}\nThe run stopped in iteration ${trainer.iteration + 1}; the checkpoint of iteration ${trainer.iteration} is in ` +
-    `${join(out, 'checkpoint')}: once the server answers, continue with \`dreamgym train --resume --out ${out}\` ` +
-    '(--set llmTimeoutMs=…,llmRetries=…,llmMaxFailures=… may change on resume).', { cause: error });
+  return new Error(
+    `${error.message}\nThe run stopped in iteration ${trainer.iteration + 1}; the checkpoint of iteration ${trainer.iteration} is in ` +
+      `${join(out, 'checkpoint')}: once the server answers, continue with \`dreamgym train --resume --out ${out}\` ` +
+      '(--set llmTimeoutMs=…,llmRetries=…,llmMaxFailures=… may change on resume).',
+    { cause: error },
+  );
 }
 
 /** Mean dream/invalid_rate over the run's dream iterations (0 when none). */
 function invalidRate(metricsPath: string): number {
-  const rates = readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)['dream/invalid_rate']).filter((x) => typeof x === 'number');
+  const rates = readFileSync(metricsPath, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l)['dream/invalid_rate'])
+    .filter((x) => typeof x === 'number');
   return rates.length ? rates.reduce((a: number, b: number) => a + b, 0) / rates.length : 0;
 }
 
@@ -305,14 +485,18 @@ async function runBuffer(envId: string, out: string, dataset: string | undefined
   const given = dataset === undefined ? null : await offlineTrajectories(envId, dataset, trainCommand);
   const buffer = new ReplayBuffer(await FolderBufferStore.open(join(out, 'buffer')));
   if ((await buffer.stats()).transitions === 0) {
-    await buffer.importTrajectories(given ?? await offlineTrajectories(envId, undefined, trainCommand), { source: 'offline', createdAt: Date.now() });
+    await buffer.importTrajectories(given ?? (await offlineTrajectories(envId, undefined, trainCommand)), {
+      source: 'offline',
+      createdAt: Date.now(),
+    });
   }
   return buffer;
 }
 
 /** perf/* (wall-clock, rounded for reading) apart from the reproducible metrics. */
 function splitPerf(metrics: Record<string, number>): { perf: Record<string, number>; rest: Record<string, number> } {
-  const perf: Record<string, number> = {}, rest: Record<string, number> = {};
+  const perf: Record<string, number> = {},
+    rest: Record<string, number> = {};
   for (const [key, value] of Object.entries(metrics)) {
     if (key.startsWith('perf/')) perf[key] = round(value, key === 'perf/iteration_seconds' ? 3 : 1);
     else rest[key] = value;
@@ -326,7 +510,7 @@ function roundAll(metrics: Record<string, number>): Record<string, number | null
 
 export const evalCommand: CommandSpec = {
   name: 'eval',
-  summary: 'evaluate a run\'s checkpoint on held-out real tasks',
+  summary: "evaluate a run's checkpoint on held-out real tasks",
   usage: 'dreamgym eval --run DIR [--episodes N] [--json]',
   options: {
     run: { type: 'string', description: 'run folder written by train' },
@@ -343,10 +527,18 @@ export async function runEval(args: ParsedArgs): Promise<void> {
   const agent = await loadRunAgent(o.run);
   const evaluation = await agent.trainer.evaluate(o.episodes).finally(() => agent.close());
   const { config, iteration } = agent.trainer;
-  const result = { run: o.run, preset: config.preset, algo: config.algo, iteration,
-    eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes } };
+  const result = {
+    run: o.run,
+    preset: config.preset,
+    algo: config.algo,
+    iteration,
+    eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
+  };
   if (o.json) printJsonLast(result);
-  else console.log(`${o.run}: held-out success ${result.eval.success}, score ${result.eval.score} over ${result.eval.episodes} tasks`);
+  else
+    console.log(
+      `${o.run}: held-out success ${result.eval.success}, score ${result.eval.score} over ${result.eval.episodes} tasks`,
+    );
 }
 
 /** The greedy agent of a run folder's checkpoint, for playing real episodes (eval, the on-policy audit). */
@@ -357,6 +549,11 @@ export async function loadRunAgent(run: string): Promise<{ trainer: Trainer; clo
   const asReal = { mode: 'real', curriculumVariations: 'procedural' } as const;
   const deps = await trainerDeps({ ...state.config, ...asReal }, run);
   const trainer = await Trainer.restore(state, asReal, deps);
-  return { trainer, close: async () => { trainer.dispose(); await deps.buffer?.store.close(); } };
+  return {
+    trainer,
+    close: async () => {
+      trainer.dispose();
+      await deps.buffer?.store.close();
+    },
+  };
 }
-

@@ -96,7 +96,9 @@ export function benchRetrieval(options: BenchRetrievalOptions = {}): RetrievalBe
   const largest = sizes[sizes.length - 1] ?? 0;
   const wanted = options.kernels ?? ['js', 'wasm'];
   const wasmUnavailable = wanted.includes('wasm') ? scanKernelUnavailable() : undefined;
-  const kernels = (['js', 'wasm'] as const).filter((kernel) => wanted.includes(kernel) && !(kernel === 'wasm' && wasmUnavailable));
+  const kernels = (['js', 'wasm'] as const).filter(
+    (kernel) => wanted.includes(kernel) && !(kernel === 'wasm' && wasmUnavailable),
+  );
 
   // One source matrix for all sizes (rows are added incrementally); also the JS scan's array.
   const source = randomUnitRows(rng.split('rows'), largest, dims);
@@ -113,8 +115,11 @@ export function benchRetrieval(options: BenchRetrievalOptions = {}): RetrievalBe
     const batch: IndexEntry[] = [];
     for (let row = added; row < size; row++) {
       batch.push({
-        id: `t${row}`, env: envs[row % envs.length], source: TRANSITION_SOURCES[row % 3],
-        episodeId: `e${Math.floor(row / 8)}`, valid: row % 17 !== 0,
+        id: `t${row}`,
+        env: envs[row % envs.length],
+        source: TRANSITION_SOURCES[row % 3],
+        episodeId: `e${Math.floor(row / 8)}`,
+        valid: row % 17 !== 0,
         embedding: source.subarray(row * dims, (row + 1) * dims),
       });
     }
@@ -131,7 +136,10 @@ export function benchRetrieval(options: BenchRetrievalOptions = {}): RetrievalBe
     const filterOptions = { env: envs[0], source: ['offline', 'real'] as TransitionSource[], diverse: true };
     const times = indexes.map(() => [] as number[]);
     const filtered = indexes.map(() => [] as number[]);
-    for (const index of indexes) { index.search(query(0), k); index.search(query(0), k, filterOptions); }
+    for (const index of indexes) {
+      index.search(query(0), k);
+      index.search(query(0), k, filterOptions);
+    }
     for (let i = 0; i < queries; i++) {
       indexes.forEach((index, j) => {
         const t0 = performance.now();
@@ -165,22 +173,37 @@ export function benchRetrieval(options: BenchRetrievalOptions = {}): RetrievalBe
     const jsScanGBps = gbps(fastest(() => scanSum(scanned)));
     const wasmScanGBps = scanMemory ? gbps(fastest(() => scanMemory.kernels.sum(0, size * dims))) : undefined;
     const scanGBps = Math.max(jsScanGBps, wasmScanGBps ?? 0);
-    const boundMs = matrixBytes / (scanGBps * 1e9) * 1000;
+    const boundMs = (matrixBytes / (scanGBps * 1e9)) * 1000;
 
     const perKernel = indexes.map((index, j): RetrievalKernelBench => {
       const medianMs = median(times[j]);
       return {
-        kernel: index.kernel, medianMs, minMs: Math.min(...times[j]), filteredMedianMs: median(filtered[j]),
-        ratio: medianMs / boundMs, addRowsPerSecond: addMs[j] > 0 ? addedNow / (addMs[j] / 1000) : Infinity,
+        kernel: index.kernel,
+        medianMs,
+        minMs: Math.min(...times[j]),
+        filteredMedianMs: median(filtered[j]),
+        ratio: medianMs / boundMs,
+        addRowsPerSecond: addMs[j] > 0 ? addedNow / (addMs[j] / 1000) : Infinity,
       };
     });
     const js = perKernel.find((r) => r.kernel === 'js');
     const wasm = perKernel.find((r) => r.kernel === 'wasm');
     const main = wasm ?? js;
     results.push({
-      size, matrixBytes, jsScanGBps, wasmScanGBps, scanGBps, boundMs, js, wasm,
-      kernel: main?.kernel ?? 'js', medianMs: main?.medianMs ?? NaN, minMs: main?.minMs ?? NaN,
-      filteredMedianMs: main?.filteredMedianMs ?? NaN, ratio: main?.ratio ?? NaN, addRowsPerSecond: main?.addRowsPerSecond ?? NaN,
+      size,
+      matrixBytes,
+      jsScanGBps,
+      wasmScanGBps,
+      scanGBps,
+      boundMs,
+      js,
+      wasm,
+      kernel: main?.kernel ?? 'js',
+      medianMs: main?.medianMs ?? NaN,
+      minMs: main?.minMs ?? NaN,
+      filteredMedianMs: main?.filteredMedianMs ?? NaN,
+      ratio: main?.ratio ?? NaN,
+      addRowsPerSecond: main?.addRowsPerSecond ?? NaN,
     });
   }
   return { dims, k, queries, kernels: indexes.map((index) => index.kernel), wasmUnavailable, rows: results };
@@ -205,12 +228,20 @@ function randomUnitRows(rng: Rng, n: number, dims: number): Float32Array {
 
 /** Sum of all values, four accumulators (the same loop shape as the JS kernel's dot product). */
 function scanSum(values: Float32Array): number {
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
   const body = values.length & ~3;
   let i = 0;
-  for (; i < body; i += 4) { s0 += values[i]; s1 += values[i + 1]; s2 += values[i + 2]; s3 += values[i + 3]; }
+  for (; i < body; i += 4) {
+    s0 += values[i];
+    s1 += values[i + 1];
+    s2 += values[i + 2];
+    s3 += values[i + 3];
+  }
   for (; i < values.length; i++) s0 += values[i];
-  return (s0 + s1) + (s2 + s3);
+  return s0 + s1 + (s2 + s3);
 }
 
 function median(values: number[]): number {
@@ -240,7 +271,11 @@ export interface EmbedderBenchResult {
 }
 
 /** Embeddings per second of `embedder` on `n` synthetic WebShop transitions (after a warm-up). */
-export async function benchEmbedder(embedder: Embedder, n: number, options: BenchEmbedderOptions = {}): Promise<EmbedderBenchResult> {
+export async function benchEmbedder(
+  embedder: Embedder,
+  n: number,
+  options: BenchEmbedderOptions = {},
+): Promise<EmbedderBenchResult> {
   const batchSize = Math.max(1, options.batchSize ?? 256);
   const texts = syntheticTransitionTexts(n, options.seed ?? 1);
   await embedder.embed(syntheticTransitionTexts(Math.min(n, 64), (options.seed ?? 1) + 1));
@@ -251,17 +286,23 @@ export async function benchEmbedder(embedder: Embedder, n: number, options: Benc
   return { embedder: embedder.id, n, ms, embeddingsPerSecond: ms > 0 ? n / (ms / 1000) : Infinity, meanChars };
 }
 
-const ADJECTIVES = ('red blue green black white grey navy wooden metal leather cotton linen velvet soft large small ' +
-  'waterproof wireless portable organic gluten-free vegan easy-assemble mid-century pet-friendly slim heavy-duty').split(' ');
-const NOUNS = ('sofa chair table lamp shirt shoes jacket phone case charger cable bottle shampoo lotion cream ' +
-  'snack cakes coffee tea desk pillow kettle boots router headphones').split(' ');
+const ADJECTIVES = (
+  'red blue green black white grey navy wooden metal leather cotton linen velvet soft large small ' +
+  'waterproof wireless portable organic gluten-free vegan easy-assemble mid-century pet-friendly slim heavy-duty'
+).split(' ');
+const NOUNS = (
+  'sofa chair table lamp shirt shoes jacket phone case charger cable bottle shampoo lotion cream ' +
+  'snack cakes coffee tea desk pillow kettle boots router headphones'
+).split(' ');
 const BRANDS = 'Mabry Everholt Stellan Lindell Nordhaven Caskett Alder Brookmere Larkspur Ashby'.split(' ');
 
 /** WebShop-style transition texts: search, results and item pages with their actions. */
 export function syntheticTransitionTexts(n: number, seed = 1): string[] {
   const rng = Rng.fromSeed(seed, 'bench-transitions');
-  const asin = (): string => 'B0' + Array.from({ length: 8 }, () => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'[rng.int(0, 35)]).join('');
-  const title = (): string => `${rng.pick(BRANDS)} ${Array.from({ length: rng.int(2, 6) }, () => rng.pick(ADJECTIVES)).join(' ')} ${rng.pick(NOUNS)}`;
+  const asin = (): string =>
+    'B0' + Array.from({ length: 8 }, () => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'[rng.int(0, 35)]).join('');
+  const title = (): string =>
+    `${rng.pick(BRANDS)} ${Array.from({ length: rng.int(2, 6) }, () => rng.pick(ADJECTIVES)).join(' ')} ${rng.pick(NOUNS)}`;
   const price = (): string => `$${rng.int(5, 900)}.${String(rng.int(0, 99)).padStart(2, '0')}`;
   const texts: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -273,12 +314,14 @@ export function syntheticTransitionTexts(n: number, seed = 1): string[] {
       action = `search[${rng.pick(ADJECTIVES)} ${rng.pick(NOUNS)}]`;
     } else if (page <= 6) {
       const items = Array.from({ length: 10 }, () => ({ id: asin(), title: title(), price: price() }));
-      observation = `Instruction: [SEP] ${instruction} [SEP] Back to Search [SEP] Page 1 (Total results: 50) [SEP] Next > [SEP] ` +
+      observation =
+        `Instruction: [SEP] ${instruction} [SEP] Back to Search [SEP] Page 1 (Total results: 50) [SEP] Next > [SEP] ` +
         items.map((it) => `${it.id} [SEP] ${it.title} [SEP] ${it.price}`).join(' [SEP] ');
       action = `click[${rng.pick(items).id.toLowerCase()}]`;
     } else {
       const options = Array.from({ length: rng.int(2, 6) }, () => rng.pick(ADJECTIVES));
-      observation = `Instruction: [SEP] ${instruction} [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] ${options.join(' [SEP] ')} [SEP] ` +
+      observation =
+        `Instruction: [SEP] ${instruction} [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] ${options.join(' [SEP] ')} [SEP] ` +
         `${title()} [SEP] Price: ${price()} [SEP] Rating: N.A. [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now`;
       action = rng.bool(0.3) ? 'click[buy now]' : `click[${rng.pick(options)}]`;
     }

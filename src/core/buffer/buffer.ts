@@ -8,9 +8,20 @@ import type { Task, Trajectory } from '../types';
 import { HashedNgramEmbedder, transitionText, type Embedder } from './embedders';
 import { RetrievalIndex, type SearchOptions } from './retrieval';
 import { trajectoryToTransitions, transitionId } from './transitions';
-import type { BufferEpisode, BufferStats, BufferStore, BufferTransition, EvictionPolicy, TaskBankEntry, TransitionSource } from './types';
+import type {
+  BufferEpisode,
+  BufferStats,
+  BufferStore,
+  BufferTransition,
+  EvictionPolicy,
+  TaskBankEntry,
+  TransitionSource,
+} from './types';
 
-export interface RetrievedTransition { transition: BufferTransition; score: number }
+export interface RetrievedTransition {
+  transition: BufferTransition;
+  score: number;
+}
 
 export interface ImportResult {
   /** Episodes written (new). */
@@ -29,9 +40,15 @@ export interface ImportResult {
 /** Raised for an import that names one episode id more than once (nothing is imported). */
 export class DuplicateEpisodeError extends Error {
   constructor(readonly ids: string[]) {
-    const shown = ids.slice(0, 5).map((id) => `'${id}'`).join(', ') + (ids.length > 5 ? `, … (${ids.length} in all)` : '');
-    super(`The import names ${ids.length === 1 ? 'an episode id' : `${ids.length} episode ids`} more than once (${shown}); nothing was imported. ` +
-      'Every episode needs an id of its own: convert the file again with `dreamgym convert` (it writes unique ids), or rename the repeats.');
+    const shown =
+      ids
+        .slice(0, 5)
+        .map((id) => `'${id}'`)
+        .join(', ') + (ids.length > 5 ? `, … (${ids.length} in all)` : '');
+    super(
+      `The import names ${ids.length === 1 ? 'an episode id' : `${ids.length} episode ids`} more than once (${shown}); nothing was imported. ` +
+        'Every episode needs an id of its own: convert the file again with `dreamgym convert` (it writes unique ids), or rename the repeats.',
+    );
     this.name = 'DuplicateEpisodeError';
   }
 }
@@ -45,8 +62,14 @@ export class ReplayBuffer {
   /** A cap on transitions kept (see keepAtMost); none by default. */
   private capacity: EvictionPolicy | null = null;
 
-  constructor(readonly store: BufferStore, readonly embedder: Embedder = new HashedNgramEmbedder()) {
-    if (!embedder.dims) throw new Error('ReplayBuffer: the embedder must know its dims before the buffer is built (embed one text first).');
+  constructor(
+    readonly store: BufferStore,
+    readonly embedder: Embedder = new HashedNgramEmbedder(),
+  ) {
+    if (!embedder.dims)
+      throw new Error(
+        'ReplayBuffer: the embedder must know its dims before the buffer is built (embed one text first).',
+      );
     this.index = new RetrievalIndex(embedder.dims, { embedder: embedder.id });
   }
 
@@ -64,8 +87,14 @@ export class ReplayBuffer {
     await this.store.forEachTransition((t) => {
       count++;
       if (t.embedding && t.embedder === this.embedder.id && t.embedding.length === this.embedder.dims) batch.push(t);
-      else { pending.push(t); reembedded++; }
-      if (batch.length >= 4096) { this.index.add(batch); batch.length = 0; }
+      else {
+        pending.push(t);
+        reembedded++;
+      }
+      if (batch.length >= 4096) {
+        this.index.add(batch);
+        batch.length = 0;
+      }
     });
     if (batch.length) this.index.add(batch);
     while (pending.length) await flush();
@@ -86,10 +115,16 @@ export class ReplayBuffer {
   }
 
   /** Embeds what is not embedded yet, writes the batch atomically (after making room under the cap), then indexes it. */
-  async add(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
+  async add(
+    transitions: BufferTransition[],
+    episodes: BufferEpisode[] = [],
+  ): Promise<{ added: number; replaced: number }> {
     await this.ensureLoaded();
     if (this.capacity && transitions.length > 0) {
-      await this.evict({ ...this.capacity, maxTransitions: Math.max(0, this.capacity.maxTransitions - transitions.length) });
+      await this.evict({
+        ...this.capacity,
+        maxTransitions: Math.max(0, this.capacity.maxTransitions - transitions.length),
+      });
     }
     const embedded = await this.embedded(transitions);
     const result = await this.store.putTransitions(embedded, episodes);
@@ -106,7 +141,9 @@ export class ReplayBuffer {
       const vectors = await this.embedder.embed(part.map((t) => transitionText(t)));
       part.forEach((t, i) => byId.set(t.id, vectors[i]));
     }
-    return transitions.map((t) => (byId.has(t.id) ? { ...t, embedding: byId.get(t.id)!, embedder: this.embedder.id } : t));
+    return transitions.map((t) =>
+      byId.has(t.id) ? { ...t, embedding: byId.get(t.id)!, embedder: this.embedder.id } : t,
+    );
   }
 
   /**
@@ -116,7 +153,10 @@ export class ReplayBuffer {
    * (importing a file twice adds nothing); episodes it holds only in part are written again whole.
    * An id named twice in the import is an error (DuplicateEpisodeError), never a silent skip.
    */
-  async importTrajectories(trajectories: readonly Trajectory[], options: { source: TransitionSource; createdAt: number; runId?: string }): Promise<ImportResult> {
+  async importTrajectories(
+    trajectories: readonly Trajectory[],
+    options: { source: TransitionSource; createdAt: number; runId?: string },
+  ): Promise<ImportResult> {
     await this.ensureLoaded();
     const repeated = repeatedIds(trajectories);
     if (repeated.length > 0) throw new DuplicateEpisodeError(repeated);
@@ -131,9 +171,18 @@ export class ReplayBuffer {
     }
     const parts = write.map((t) => trajectoryToTransitions(t, options));
     const transitions = await this.embedded(parts.flatMap((p) => p.transitions));
-    const result = await this.store.putImport({ transitions, episodes: parts.map((p) => p.episode), tasks: taskEntries(write, fresh, tasks, options.createdAt) });
+    const result = await this.store.putImport({
+      transitions,
+      episodes: parts.map((p) => p.episode),
+      tasks: taskEntries(write, fresh, tasks, options.createdAt),
+    });
     this.index.add(transitions);
-    return { episodes: fresh.size, transitions: result.added, skipped: trajectories.length - write.length, repaired: write.length - fresh.size };
+    return {
+      episodes: fresh.size,
+      transitions: result.added,
+      skipped: trajectories.length - write.length,
+      repaired: write.length - fresh.size,
+    };
   }
 
   /** Whether the buffer holds an episode whole (its record, every transition, its task), in part, or not at all. */
@@ -149,11 +198,17 @@ export class ReplayBuffer {
    * The k most similar stored transitions to a state–action (or free text, read as both the
    * instruction and the page), by cosine of the embeddings; valid transitions only unless asked.
    */
-  async retrieve(query: { instruction: string; observation: string; action: string } | string, k: number, options: SearchOptions = {}): Promise<RetrievedTransition[]> {
+  async retrieve(
+    query: { instruction: string; observation: string; action: string } | string,
+    k: number,
+    options: SearchOptions = {},
+  ): Promise<RetrievedTransition[]> {
     await this.ensureLoaded();
     // Free text is matched as both the task and the page (the stored vectors are field-marked;
     // unmarked text would land in a field of its own and match nothing well).
-    const text = transitionText(typeof query === 'string' ? { instruction: query, observation: query, action: '' } : query);
+    const text = transitionText(
+      typeof query === 'string' ? { instruction: query, observation: query, action: '' } : query,
+    );
     const [vector] = await this.embedder.embed([text]);
     const hits = this.index.search(vector, k, options);
     const out: RetrievedTransition[] = [];
@@ -196,7 +251,12 @@ function repeatedIds(trajectories: readonly Trajectory[]): string[] {
  * Task-bank entries of the written episodes: a task new to the bank counts all of them; a task
  * already there adds only the episodes new to the buffer (a repaired one was counted before).
  */
-function taskEntries(written: readonly Trajectory[], fresh: ReadonlySet<string>, existing: ReadonlyMap<string, TaskBankEntry>, createdAt: number): TaskBankEntry[] {
+function taskEntries(
+  written: readonly Trajectory[],
+  fresh: ReadonlySet<string>,
+  existing: ReadonlyMap<string, TaskBankEntry>,
+  createdAt: number,
+): TaskBankEntry[] {
   const byTask = new Map<string, Trajectory[]>();
   for (const t of written) {
     const list = byTask.get(t.task.id);
@@ -210,7 +270,11 @@ function taskEntries(written: readonly Trajectory[], fresh: ReadonlySet<string>,
     if (before && counted.length === 0) continue;
     const task = episodes[0].task;
     entries.push({
-      id, env: task.env, task, origin: task.origin, ...(task.parent ? { parent: task.parent } : {}),
+      id,
+      env: task.env,
+      task,
+      origin: task.origin,
+      ...(task.parent ? { parent: task.parent } : {}),
       rollouts: (before?.rollouts ?? 0) + counted.length,
       successes: (before?.successes ?? 0) + counted.filter((t) => t.result.success).length,
       createdAt: before?.createdAt ?? createdAt,
@@ -220,7 +284,10 @@ function taskEntries(written: readonly Trajectory[], fresh: ReadonlySet<string>,
 }
 
 /** Buffer transitions → our trajectory records (for export), grouped by episode in step order. */
-export function transitionsToTrajectories(transitions: readonly BufferTransition[], tasks: ReadonlyMap<string, Task>): Trajectory[] {
+export function transitionsToTrajectories(
+  transitions: readonly BufferTransition[],
+  tasks: ReadonlyMap<string, Task>,
+): Trajectory[] {
   const episodes = new Map<string, BufferTransition[]>();
   for (const t of transitions) {
     let list = episodes.get(t.episodeId);
@@ -231,19 +298,47 @@ export function transitionsToTrajectories(transitions: readonly BufferTransition
     steps.sort((a, b) => a.stepIndex - b.stepIndex);
     const first = steps[0];
     const last = steps[steps.length - 1];
-    const task: Task = tasks.get(first.taskId) ?? { id: first.taskId, env: first.env, instruction: first.instruction, difficulty: 0.5, origin: 'imported' };
+    const task: Task = tasks.get(first.taskId) ?? {
+      id: first.taskId,
+      env: first.env,
+      instruction: first.instruction,
+      difficulty: 0.5,
+      origin: 'imported',
+    };
     const reward = steps.reduce((s, x) => s + x.reward, 0);
     const success = last.terminated && last.reward >= 1;
     const seedMatch = /(\d+)$/.exec(id);
     return {
-      format: 'dreamgym-trajectory/1', id, env: first.env, seed: task.seed ?? (seedMatch ? Number(seedMatch[1]) : 0),
+      format: 'dreamgym-trajectory/1',
+      id,
+      env: first.env,
+      seed: task.seed ?? (seedMatch ? Number(seedMatch[1]) : 0),
       source: first.source === 'dream' ? 'dream' : first.source === 'real' ? 'agent' : 'imported',
       task,
-      steps: steps.map((s) => ({ observation: s.observation, admissible: s.admissible, ...(s.reasoning ? { thought: s.reasoning } : {}),
-        action: s.action, reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid })),
+      steps: steps.map((s) => ({
+        observation: s.observation,
+        admissible: s.admissible,
+        ...(s.reasoning ? { thought: s.reasoning } : {}),
+        action: s.action,
+        reward: s.reward,
+        terminated: s.terminated,
+        truncated: s.truncated,
+        valid: s.valid,
+      })),
       final_observation: last.nextObservation,
-      result: { reward, success, score: success ? 1 : last.terminated ? reward : 0, steps: steps.length,
-        terminate_reason: success ? 'success' : last.terminated ? 'terminated' : last.truncated ? 'truncated' : 'unfinished' },
+      result: {
+        reward,
+        success,
+        score: success ? 1 : last.terminated ? reward : 0,
+        steps: steps.length,
+        terminate_reason: success
+          ? 'success'
+          : last.terminated
+            ? 'terminated'
+            : last.truncated
+              ? 'truncated'
+              : 'unfinished',
+      },
     };
   });
 }

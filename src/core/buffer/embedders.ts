@@ -26,7 +26,10 @@ export interface Embedder {
 
 /** Raised for a misconfigured embedder or a malformed engine answer; the message names the fix. */
 export class EmbedderError extends Error {
-  constructor(message: string) { super(message); this.name = 'EmbedderError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbedderError';
+  }
 }
 
 // =============================================================================================
@@ -34,7 +37,11 @@ export class EmbedderError extends Error {
 // =============================================================================================
 
 /** Field markers of `transitionText`; `HashedNgramEmbedder` reads them back to weight fields. */
-export const FIELD_MARKERS = { instruction: 'Instruction: ', observation: 'Observation: ', action: 'Action: ' } as const;
+export const FIELD_MARKERS = {
+  instruction: 'Instruction: ',
+  observation: 'Observation: ',
+  action: 'Action: ',
+} as const;
 
 export interface TransitionTextOptions {
   /** Characters kept from the start of the observation (default 512). */
@@ -78,8 +85,9 @@ export function transitionText(
     const at = observation.indexOf(instruction);
     const label = at >= 0 ? observation.slice(0, at).search(/Instruction:\s*(?:\[SEP\]\s*)?$/i) : -1;
     if (label >= 0) {
-      observation = (observation.slice(0, label) +
-        observation.slice(at + instruction.length).replace(/^\s*\[SEP\]\s*/i, '')).trim();
+      observation = (
+        observation.slice(0, label) + observation.slice(at + instruction.length).replace(/^\s*\[SEP\]\s*/i, '')
+      ).trim();
     }
   }
   if (observation.length > head + tail + ELISION.length) {
@@ -90,9 +98,16 @@ export function transitionText(
     if (tailStart < 0 || tailStart > observation.length - tail + 24) tailStart = observation.length - tail;
     observation = observation.slice(0, headEnd).trimEnd() + ELISION + observation.slice(tailStart).trimStart();
   }
-  return FIELD_MARKERS.instruction + clip(instruction, options.maxInstruction ?? 300) + '\n' +
-    FIELD_MARKERS.observation + observation + '\n' +
-    FIELD_MARKERS.action + clip(collapse(t.action), options.maxAction ?? 200);
+  return (
+    FIELD_MARKERS.instruction +
+    clip(instruction, options.maxInstruction ?? 300) +
+    '\n' +
+    FIELD_MARKERS.observation +
+    observation +
+    '\n' +
+    FIELD_MARKERS.action +
+    clip(collapse(t.action), options.maxAction ?? 200)
+  );
 }
 
 function collapse(text: string): string {
@@ -134,16 +149,24 @@ export const DEFAULT_HASHED_NGRAM_OPTIONS: Readonly<HashedNgramOptions> = Object
   trigramMinLength: 4,
 });
 
-const FIELD_INSTRUCTION = 0, FIELD_OBSERVATION = 1, FIELD_ACTION = 2, FIELD_TEXT = 3;
+const FIELD_INSTRUCTION = 0,
+  FIELD_OBSERVATION = 1,
+  FIELD_ACTION = 2,
+  FIELD_TEXT = 3;
 const FIELD_PREFIXES = ['i', 'o', 'a', 't'];
-const FNV_OFFSET = 0x811c9dc5, FNV_PRIME = 0x01000193;
+const FNV_OFFSET = 0x811c9dc5,
+  FNV_PRIME = 0x01000193;
 const BOUNDARY = 35; // '#': pads tokens for character trigrams; never a token character
-const S = 115, E = 101, P = 112; // 's', 'e', 'p'
+const S = 115,
+  E = 101,
+  P = 112; // 's', 'e', 'p'
 
 /** murmur3's 32-bit finaliser: every input bit flips about half the output bits. */
 function fmix32(h: number): number {
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
 }
@@ -180,22 +203,29 @@ export class HashedNgramEmbedder implements Embedder {
 
   constructor(options: Partial<HashedNgramOptions> = {}) {
     const o: HashedNgramOptions = {
-      ...DEFAULT_HASHED_NGRAM_OPTIONS, ...options,
+      ...DEFAULT_HASHED_NGRAM_OPTIONS,
+      ...options,
       weights: { ...DEFAULT_HASHED_NGRAM_OPTIONS.weights, ...options.weights },
     };
     if (!Number.isInteger(o.dims) || o.dims < 8 || o.dims > 65536 || (o.dims & (o.dims - 1)) !== 0) {
-      throw new EmbedderError(`HashedNgramEmbedder: dims must be a power of two between 8 and 65536, got ${o.dims}; use 256 (the default).`);
+      throw new EmbedderError(
+        `HashedNgramEmbedder: dims must be a power of two between 8 and 65536, got ${o.dims}; use 256 (the default).`,
+      );
     }
     const weights = [o.weights.instruction, o.weights.observation, o.weights.action, o.weights.text];
     if (weights.some((w) => !(w >= 0) || !Number.isFinite(w)) || weights.every((w) => w === 0)) {
-      throw new EmbedderError(`HashedNgramEmbedder: field weights must be finite, non-negative and not all zero, got ${JSON.stringify(o.weights)}.`);
+      throw new EmbedderError(
+        `HashedNgramEmbedder: field weights must be finite, non-negative and not all zero, got ${JSON.stringify(o.weights)}.`,
+      );
     }
     this.options = Object.freeze(o);
     this.dims = o.dims;
     this.mask = o.dims - 1;
     const isDefault = JSON.stringify({ ...o, dims: 256 }) === JSON.stringify(DEFAULT_HASHED_NGRAM_OPTIONS);
     // Other settings are another vector space: the id says so (vectors of different ids never mix).
-    this.id = isDefault ? `hashed-ngram-${o.dims}` : `hashed-ngram-${o.dims}-${hashString(JSON.stringify(o)).toString(16).padStart(8, '0')}`;
+    this.id = isDefault
+      ? `hashed-ngram-${o.dims}`
+      : `hashed-ngram-${o.dims}-${hashString(JSON.stringify(o)).toString(16).padStart(8, '0')}`;
     this.fieldWeights = Float64Array.from(weights);
     this.unigramSeed = Uint32Array.from(FIELD_PREFIXES, (p) => hashString(`${p}|`));
     this.bigramSeed = Uint32Array.from(FIELD_PREFIXES, (p) => hashString(`${p}2|`));
@@ -226,9 +256,16 @@ export class HashedNgramEmbedder implements Embedder {
       let end = text.indexOf('\n', start);
       if (end < 0) end = text.length;
       let from = start;
-      if (text.startsWith(FIELD_MARKERS.instruction, start)) { field = FIELD_INSTRUCTION; from += FIELD_MARKERS.instruction.length; }
-      else if (text.startsWith(FIELD_MARKERS.observation, start)) { field = FIELD_OBSERVATION; from += FIELD_MARKERS.observation.length; }
-      else if (text.startsWith(FIELD_MARKERS.action, start)) { field = FIELD_ACTION; from += FIELD_MARKERS.action.length; }
+      if (text.startsWith(FIELD_MARKERS.instruction, start)) {
+        field = FIELD_INSTRUCTION;
+        from += FIELD_MARKERS.instruction.length;
+      } else if (text.startsWith(FIELD_MARKERS.observation, start)) {
+        field = FIELD_OBSERVATION;
+        from += FIELD_MARKERS.observation.length;
+      } else if (text.startsWith(FIELD_MARKERS.action, start)) {
+        field = FIELD_ACTION;
+        from += FIELD_MARKERS.action.length;
+      }
       if (end > from) this.hashLine(text.slice(from, end).toLowerCase(), field);
       start = end + 1;
     }
@@ -262,9 +299,15 @@ export class HashedNgramEmbedder implements Embedder {
 
   /** Streams the features of one lower-cased line into the field's accumulator (no strings built). */
   private hashLine(line: string, field: number): void {
-    const acc = this.acc, mask = this.mask, base = field * this.dims;
-    const uniSeed = this.unigramSeed[field], biSeed = this.bigramSeed[field], triSeed = this.trigramSeed[field];
-    const wUni = this.options.unigram, wBi = this.options.bigram, wTri = this.options.trigram;
+    const acc = this.acc,
+      mask = this.mask,
+      base = field * this.dims;
+    const uniSeed = this.unigramSeed[field],
+      biSeed = this.bigramSeed[field],
+      triSeed = this.trigramSeed[field];
+    const wUni = this.options.unigram,
+      wBi = this.options.bigram,
+      wTri = this.options.trigram;
     const triMin = this.options.trigramMinLength;
     const n = line.length;
     let prevToken = -1; // hash of the previous token, -1 at a chain start
@@ -273,19 +316,32 @@ export class HashedNgramEmbedder implements Embedder {
     while (i < n) {
       // --- skip to the next token ------------------------------------------------------------
       let c = line.charCodeAt(i);
-      if (c < 48 || !isTokenChar(c)) { i++; continue; }
+      if (c < 48 || !isTokenChar(c)) {
+        i++;
+        continue;
+      }
       const tokenStart = i;
       let h = FNV_OFFSET;
       let len = 0;
       for (; i < n; i++) {
         c = line.charCodeAt(i);
         // '40.00', '6.76': a dot between digits stays inside the token.
-        if (!(c >= 97 && c <= 122) && !isTokenChar(c) && !(c === 46 && len > 0 && i + 1 < n && isDigit(line.charCodeAt(i - 1)) && isDigit(line.charCodeAt(i + 1)))) break;
+        if (
+          !(c >= 97 && c <= 122) &&
+          !isTokenChar(c) &&
+          !(c === 46 && len > 0 && i + 1 < n && isDigit(line.charCodeAt(i - 1)) && isDigit(line.charCodeAt(i + 1)))
+        )
+          break;
         h = Math.imul(h ^ c, FNV_PRIME);
         len++;
       }
       h >>>= 0;
-      if (len === 3 && line.charCodeAt(tokenStart) === S && line.charCodeAt(tokenStart + 1) === E && line.charCodeAt(tokenStart + 2) === P) {
+      if (
+        len === 3 &&
+        line.charCodeAt(tokenStart) === S &&
+        line.charCodeAt(tokenStart + 1) === E &&
+        line.charCodeAt(tokenStart + 2) === P
+      ) {
         prevToken = -1; // '[SEP]': a separator, not content
         continue;
       }
@@ -301,13 +357,15 @@ export class HashedNgramEmbedder implements Embedder {
       prevToken = h;
       // --- character trigrams of '#token#' ------------------------------------------------------
       if (wTri !== 0 && len >= triMin) {
-        let c1 = BOUNDARY, c2 = line.charCodeAt(tokenStart);
+        let c1 = BOUNDARY,
+          c2 = line.charCodeAt(tokenStart);
         for (let j = tokenStart + 1; j <= tokenStart + len; j++) {
           const c3 = j < tokenStart + len ? line.charCodeAt(j) : BOUNDARY;
           // (c1, c2) packed in 32 bits, scrambled by an odd multiplier (a bijection), then c3.
           f = fmix32(Math.imul(triSeed ^ (c1 | (c2 << 16)), 0x9e3779b1) ^ c3);
           acc[base + (f & mask)] += f & 0x80000000 ? -wTri : wTri;
-          c1 = c2; c2 = c3;
+          c1 = c2;
+          c2 = c3;
         }
       }
     }
@@ -374,24 +432,31 @@ export class LlmEmbedder implements Embedder {
 
   constructor(options: LlmEmbedderOptions) {
     if (!options.engine?.embeddings || typeof options.engine.embeddings.create !== 'function') {
-      throw new EmbedderError('LlmEmbedder: the engine has no embeddings.create(); pass a WebLLM engine (CreateMLCEngine / CreateWebWorkerMLCEngine) or an object with the same embeddings API.');
+      throw new EmbedderError(
+        'LlmEmbedder: the engine has no embeddings.create(); pass a WebLLM engine (CreateMLCEngine / CreateWebWorkerMLCEngine) or an object with the same embeddings API.',
+      );
     }
     if (typeof options.model !== 'string' || options.model.length === 0) {
-      throw new EmbedderError(`LlmEmbedder: a model id is required (it names the vector space); e.g. '${RECOMMENDED_EMBEDDING_MODEL}'.`);
+      throw new EmbedderError(
+        `LlmEmbedder: a model id is required (it names the vector space); e.g. '${RECOMMENDED_EMBEDDING_MODEL}'.`,
+      );
     }
     const batchSize = options.batchSize ?? 32;
     if (!Number.isInteger(batchSize) || batchSize < 1) {
       throw new EmbedderError(`LlmEmbedder: batchSize must be a positive integer, got ${batchSize}.`);
     }
     if (options.dims !== undefined && (!Number.isInteger(options.dims) || options.dims < 1)) {
-      throw new EmbedderError(`LlmEmbedder: dims must be a positive integer, got ${options.dims}; omit it to take the length of the first answer.`);
+      throw new EmbedderError(
+        `LlmEmbedder: dims must be a positive integer, got ${options.dims}; omit it to take the length of the first answer.`,
+      );
     }
     this.engine = options.engine;
     this.model = options.model;
     this.id = `llm:${options.model}`;
     this.batchSize = batchSize;
     this.discoveredDims = options.dims ?? 0;
-    this.template = options.inputTemplate ??
+    this.template =
+      options.inputTemplate ??
       (options.model.startsWith('snowflake-arctic-embed') ? arcticInputTemplate : (text: string) => text);
   }
 
@@ -423,20 +488,26 @@ export class LlmEmbedder implements Embedder {
   private checkAnswer(answer: EmbeddingResponse | undefined, expected: number, offset: number): Float32Array[] {
     const where = `model '${this.model}', inputs ${offset}–${offset + expected - 1}`;
     if (!answer || !Array.isArray(answer.data) || answer.data.length === 0) {
-      throw new EmbedderError(`LlmEmbedder: the engine returned no vectors (${where}). Load an embedding model ` +
-        `(model_type 1, e.g. engine.reload([llmId, '${RECOMMENDED_EMBEDDING_MODEL}'])) and pass its id as \`model\`.`);
+      throw new EmbedderError(
+        `LlmEmbedder: the engine returned no vectors (${where}). Load an embedding model ` +
+          `(model_type 1, e.g. engine.reload([llmId, '${RECOMMENDED_EMBEDDING_MODEL}'])) and pass its id as \`model\`.`,
+      );
     }
     if (answer.data.length !== expected) {
-      throw new EmbedderError(`LlmEmbedder: the engine returned ${answer.data.length} vectors for ${expected} inputs (${where}). ` +
-        'The engine must answer one vector per input; lower batchSize to the model\'s batch limit, or check the engine.');
+      throw new EmbedderError(
+        `LlmEmbedder: the engine returned ${answer.data.length} vectors for ${expected} inputs (${where}). ` +
+          "The engine must answer one vector per input; lower batchSize to the model's batch limit, or check the engine.",
+      );
     }
     // Place by index first, then check in index order (so "the first answer" is index 0's).
     const byIndex: (number[] | undefined)[] = new Array(expected);
     for (const item of answer.data) {
       const index = item?.index;
       if (!Number.isInteger(index) || index < 0 || index >= expected || byIndex[index] !== undefined) {
-        throw new EmbedderError(`LlmEmbedder: answer item with index ${String(index)} is out of range or repeated (${where}); ` +
-          `every index 0…${expected - 1} must appear once. Check the engine's embeddings response.`);
+        throw new EmbedderError(
+          `LlmEmbedder: answer item with index ${String(index)} is out of range or repeated (${where}); ` +
+            `every index 0…${expected - 1} must appear once. Check the engine's embeddings response.`,
+        );
       }
       byIndex[index] = item.embedding ?? [];
     }
@@ -444,24 +515,32 @@ export class LlmEmbedder implements Embedder {
     for (let index = 0; index < expected; index++) {
       const values = byIndex[index] as number[];
       if (!Array.isArray(values) || values.length === 0) {
-        throw new EmbedderError(`LlmEmbedder: answer item ${index} has no embedding array (${where}); use encoding_format 'float' (WebLLM's only format).`);
+        throw new EmbedderError(
+          `LlmEmbedder: answer item ${index} has no embedding array (${where}); use encoding_format 'float' (WebLLM's only format).`,
+        );
       }
       if (this.discoveredDims === 0) this.discoveredDims = values.length;
       if (values.length !== this.discoveredDims) {
-        throw new EmbedderError(`LlmEmbedder: vector ${offset + index} has ${values.length} dims, expected ${this.discoveredDims} (${where}). ` +
-          'One embedder is one model: create a separate LlmEmbedder (and index) per model, or fix the `dims` option.');
+        throw new EmbedderError(
+          `LlmEmbedder: vector ${offset + index} has ${values.length} dims, expected ${this.discoveredDims} (${where}). ` +
+            'One embedder is one model: create a separate LlmEmbedder (and index) per model, or fix the `dims` option.',
+        );
       }
       const vector = new Float32Array(values.length);
       let norm2 = 0;
       for (let d = 0; d < values.length; d++) {
         const x = values[d];
         if (typeof x !== 'number' || !Number.isFinite(x)) {
-          throw new EmbedderError(`LlmEmbedder: vector ${offset + index} holds a non-finite value at ${d} (${where}); the model output is broken — reload the model.`);
+          throw new EmbedderError(
+            `LlmEmbedder: vector ${offset + index} holds a non-finite value at ${d} (${where}); the model output is broken — reload the model.`,
+          );
         }
         norm2 += x * x;
       }
       if (norm2 === 0) {
-        throw new EmbedderError(`LlmEmbedder: vector ${offset + index} is all zeros (${where}) and cannot be normalised; the model output is broken — reload the model.`);
+        throw new EmbedderError(
+          `LlmEmbedder: vector ${offset + index} is all zeros (${where}) and cannot be normalised; the model output is broken — reload the model.`,
+        );
       }
       const inv = 1 / Math.sqrt(norm2);
       for (let d = 0; d < values.length; d++) vector[d] = values[d] * inv;

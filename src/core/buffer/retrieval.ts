@@ -84,13 +84,20 @@ export type RetrievalKernel = 'wasm' | 'js';
 
 /** Raised for a vector of the wrong length, a different embedder, or an unusable vector. */
 export class RetrievalIndexError extends Error {
-  constructor(message: string) { super(message); this.name = 'RetrievalIndexError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'RetrievalIndexError';
+  }
 }
 
 const FLAG_ALIVE = 1;
 const FLAG_VALID = 2;
 const SOURCE_SHIFT = 2; // source bits: offline 4, real 8, dream 16
-const SOURCE_BIT: Record<TransitionSource, number> = { offline: 1 << SOURCE_SHIFT, real: 2 << SOURCE_SHIFT, dream: 4 << SOURCE_SHIFT };
+const SOURCE_BIT: Record<TransitionSource, number> = {
+  offline: 1 << SOURCE_SHIFT,
+  real: 2 << SOURCE_SHIFT,
+  dream: 4 << SOURCE_SHIFT,
+};
 const ALL_SOURCES = SOURCE_BIT.offline | SOURCE_BIT.real | SOURCE_BIT.dream;
 
 /** Rows listed and scored per wasm call (16 KB of row numbers and 16 KB of scores: they stay in cache). */
@@ -163,7 +170,8 @@ export class RetrievalIndex {
   private excluded = new Uint8Array(0);
 
   constructor(dims: number, options: RetrievalIndexOptions = {}) {
-    if (!Number.isInteger(dims) || dims < 1) throw new RetrievalIndexError(`RetrievalIndex: dims must be a positive integer, got ${dims}.`);
+    if (!Number.isInteger(dims) || dims < 1)
+      throw new RetrievalIndexError(`RetrievalIndex: dims must be a positive integer, got ${dims}.`);
     this.dims = dims;
     this.embedder = options.embedder;
     this.initialCapacity = Math.max(1, Math.floor(options.initialCapacity ?? 1024));
@@ -182,7 +190,9 @@ export class RetrievalIndex {
     if (kernel !== 'js') {
       this.wasm = this.createWasmStore(this.initialCapacity);
       if (this.wasm === null && kernel === 'wasm') {
-        throw new RetrievalIndexError(`RetrievalIndex: the 'wasm' kernel is unavailable here: ${scanKernelUnavailable() ?? 'its memory could not be allocated'}; use kernel 'auto' or 'js'.`);
+        throw new RetrievalIndexError(
+          `RetrievalIndex: the 'wasm' kernel is unavailable here: ${scanKernelUnavailable() ?? 'its memory could not be allocated'}; use kernel 'auto' or 'js'.`,
+        );
       }
     }
     this.forcedWasm = kernel === 'wasm';
@@ -301,7 +311,10 @@ export class RetrievalIndex {
     // A fresh wasm memory (memories never shrink): back to the initial capacity.
     if (this.wasm !== null) {
       this.wasm = this.createWasmStore(this.initialCapacity);
-      if (this.wasm === null) { this.failWasm(this.initialCapacity); this.query = new Float32Array(this.dims); }
+      if (this.wasm === null) {
+        this.failWasm(this.initialCapacity);
+        this.query = new Float32Array(this.dims);
+      }
     }
     this.allocate(this.initialCapacity);
     this.episodeSlot = new Int32Array(0);
@@ -310,22 +323,32 @@ export class RetrievalIndex {
   private check(entry: IndexEntry): void {
     const v = entry.embedding;
     if (!(v instanceof Float32Array)) {
-      throw new RetrievalIndexError(`RetrievalIndex: transition '${entry.id}' has no embedding; embed it first (Embedder.embed(transitionText(t))).`);
+      throw new RetrievalIndexError(
+        `RetrievalIndex: transition '${entry.id}' has no embedding; embed it first (Embedder.embed(transitionText(t))).`,
+      );
     }
     if (v.length !== this.dims) {
-      throw new RetrievalIndexError(`RetrievalIndex: transition '${entry.id}' has a ${v.length}-dim vector but the index holds ${this.dims}-dim vectors` +
-        `${this.embedder ? ` (embedder '${this.embedder}')` : ''}. Vectors of different embedders never mix: re-embed with one embedder or use a separate index.`);
+      throw new RetrievalIndexError(
+        `RetrievalIndex: transition '${entry.id}' has a ${v.length}-dim vector but the index holds ${this.dims}-dim vectors` +
+          `${this.embedder ? ` (embedder '${this.embedder}')` : ''}. Vectors of different embedders never mix: re-embed with one embedder or use a separate index.`,
+      );
     }
     if (this.embedder !== undefined && entry.embedder !== undefined && entry.embedder !== this.embedder) {
-      throw new RetrievalIndexError(`RetrievalIndex: transition '${entry.id}' was embedded by '${entry.embedder}' but this index holds '${this.embedder}' vectors; ` +
-        're-embed it with the index\'s embedder or use a separate index.');
+      throw new RetrievalIndexError(
+        `RetrievalIndex: transition '${entry.id}' was embedded by '${entry.embedder}' but this index holds '${this.embedder}' vectors; ` +
+          "re-embed it with the index's embedder or use a separate index.",
+      );
     }
     if (!(entry.source in SOURCE_BIT)) {
-      throw new RetrievalIndexError(`RetrievalIndex: transition '${entry.id}' has unknown source '${String(entry.source)}' (expected offline, real or dream).`);
+      throw new RetrievalIndexError(
+        `RetrievalIndex: transition '${entry.id}' has unknown source '${String(entry.source)}' (expected offline, real or dream).`,
+      );
     }
     const norm = vectorNorm(v);
     if (!Number.isFinite(norm) || norm === 0) {
-      throw new RetrievalIndexError(`RetrievalIndex: transition '${entry.id}' has a ${norm === 0 ? 'zero' : 'non-finite'} vector; re-embed it.`);
+      throw new RetrievalIndexError(
+        `RetrievalIndex: transition '${entry.id}' has a ${norm === 0 ? 'zero' : 'non-finite'} vector; re-embed it.`,
+      );
     }
   }
 
@@ -343,9 +366,14 @@ export class RetrievalIndex {
       // The int8 sketch: round(x / scale) with scale = max |x| / 127 (|x − scale · c| ≤ scale / 2).
       // (x · (1 / scale) instead of x / scale moves x/scale by 2⁻⁵² relative: the search's bound allows for it.)
       let maxAbs = 0;
-      for (let d = 0; d < dims; d++) { const a = Math.abs(matrix[base + d]); if (a > maxAbs) maxAbs = a; }
-      const scale = maxAbs / SKETCH_MAX, inverse = SKETCH_MAX / maxAbs;
-      const sketch = this.wasm.sketch, base8 = row * this.stride8;
+      for (let d = 0; d < dims; d++) {
+        const a = Math.abs(matrix[base + d]);
+        if (a > maxAbs) maxAbs = a;
+      }
+      const scale = maxAbs / SKETCH_MAX,
+        inverse = SKETCH_MAX / maxAbs;
+      const sketch = this.wasm.sketch,
+        base8 = row * this.stride8;
       for (let d = 0; d < dims; d++) {
         const c = Math.round(matrix[base + d] * inverse);
         sketch[base8 + d] = c > SKETCH_MAX ? SKETCH_MAX : c < -SKETCH_MAX ? -SKETCH_MAX : c;
@@ -359,7 +387,11 @@ export class RetrievalIndex {
   }
 
   private allocate(capacity: number): void {
-    const grow = <T extends Float32Array | Float64Array | Uint8Array | Int32Array>(old: T, make: (n: number) => T, width: number): T => {
+    const grow = <T extends Float32Array | Float64Array | Uint8Array | Int32Array>(
+      old: T,
+      make: (n: number) => T,
+      width: number,
+    ): T => {
       const next = make(capacity * width);
       next.set(old.subarray(0, this.rows * width));
       return next;
@@ -369,7 +401,11 @@ export class RetrievalIndex {
     if (wasm !== null && wasm.memory.ensure(sketchPtr + capacity * this.stride8)) {
       // Grown in place: the matrix rows stay where they are; the sketch moves up past them.
       if (sketchPtr !== wasm.sketchPtr && this.rows > 0) {
-        new Uint8Array(wasm.memory.memory.buffer).copyWithin(sketchPtr, wasm.sketchPtr, wasm.sketchPtr + this.rows * this.stride8);
+        new Uint8Array(wasm.memory.memory.buffer).copyWithin(
+          sketchPtr,
+          wasm.sketchPtr,
+          wasm.sketchPtr + this.rows * this.stride8,
+        );
       }
       wasm.sketchPtr = sketchPtr;
       this.setWasmViews(wasm, capacity);
@@ -405,8 +441,19 @@ export class RetrievalIndex {
     if (memory === null) return null;
     const none = new Int32Array(0);
     return {
-      memory, kernels: memory.kernels, queryPtr, query16Ptr, scoresPtr, listPtr, matrixPtr, sketchPtr: matrixPtr,
-      query16: new Int16Array(0), scores: new Float32Array(0), intScores: none, list: none, sketch: new Int8Array(0),
+      memory,
+      kernels: memory.kernels,
+      queryPtr,
+      query16Ptr,
+      scoresPtr,
+      listPtr,
+      matrixPtr,
+      sketchPtr: matrixPtr,
+      query16: new Int16Array(0),
+      scores: new Float32Array(0),
+      intScores: none,
+      list: none,
+      sketch: new Int8Array(0),
     };
   }
 
@@ -424,8 +471,10 @@ export class RetrievalIndex {
   /** With `kernel: 'wasm'`, losing the wasm memory is an error; with 'auto' the JS kernel takes over. */
   private failWasm(capacity: number): void {
     if (this.forcedWasm) {
-      throw new RetrievalIndexError(`RetrievalIndex: the wasm kernel's memory cannot hold ${capacity} rows of ${this.dims} dims ` +
-        `(wasm32 allows 4 GiB and the engine may refuse less); use kernel 'auto' or 'js' for an index this large.`);
+      throw new RetrievalIndexError(
+        `RetrievalIndex: the wasm kernel's memory cannot hold ${capacity} rows of ${this.dims} dims ` +
+          `(wasm32 allows 4 GiB and the engine may refuse less); use kernel 'auto' or 'js' for an index this large.`,
+      );
     }
   }
 
@@ -440,12 +489,16 @@ export class RetrievalIndex {
   search(query: Float32Array, k: number, options: SearchOptions = {}): SearchHit[] {
     const dims = this.dims;
     if (!(query instanceof Float32Array) || query.length !== dims) {
-      throw new RetrievalIndexError(`RetrievalIndex.search: the query has ${query?.length ?? 'no'} dims but the index holds ${dims}-dim vectors` +
-        `${this.embedder ? ` (embedder '${this.embedder}')` : ''}; embed the query with the same embedder as the index.`);
+      throw new RetrievalIndexError(
+        `RetrievalIndex.search: the query has ${query?.length ?? 'no'} dims but the index holds ${dims}-dim vectors` +
+          `${this.embedder ? ` (embedder '${this.embedder}')` : ''}; embed the query with the same embedder as the index.`,
+      );
     }
     const norm = vectorNorm(query);
     if (!Number.isFinite(norm) || norm === 0) {
-      throw new RetrievalIndexError(`RetrievalIndex.search: the query vector is ${norm === 0 ? 'all zeros' : 'not finite'}; embed a non-empty text.`);
+      throw new RetrievalIndexError(
+        `RetrievalIndex.search: the query vector is ${norm === 0 ? 'all zeros' : 'not finite'}; embed a non-empty text.`,
+      );
     }
     k = Math.min(Math.floor(k), this.size);
     if (!(k > 0)) return [];
@@ -460,7 +513,8 @@ export class RetrievalIndex {
     let sourceMask = ALL_SOURCES;
     if (options.source !== undefined) {
       sourceMask = 0;
-      for (const s of Array.isArray(options.source) ? options.source : [options.source]) sourceMask |= SOURCE_BIT[s] ?? 0;
+      for (const s of Array.isArray(options.source) ? options.source : [options.source])
+        sourceMask |= SOURCE_BIT[s] ?? 0;
       if (sourceMask === 0) return [];
     }
     const required = FLAG_ALIVE | ((options.validOnly ?? true) ? FLAG_VALID : 0);
@@ -470,7 +524,10 @@ export class RetrievalIndex {
     const q = this.query;
     if (Math.abs(norm - 1) <= 1e-5) q.set(query);
     else for (let d = 0; d < dims; d++) q[d] = query[d] / norm;
-    if (this.heapScore.length < k) { this.heapScore = new Float64Array(k); this.heapRow = new Int32Array(k); }
+    if (this.heapScore.length < k) {
+      this.heapScore = new Float64Array(k);
+      this.heapRow = new Int32Array(k);
+    }
     if (diverse && this.episodeSlot.length < this.episodeCodeOf.size) {
       this.episodeSlot = new Int32Array(Math.max(this.episodeCodeOf.size, 2 * this.episodeSlot.length)).fill(-1);
     }
@@ -479,21 +536,30 @@ export class RetrievalIndex {
       if (this.excluded.length < this.capacity) this.excluded = new Uint8Array(this.capacity);
       for (const id of options.excludeIds) {
         const row = this.rowOfId.get(id);
-        if (row !== undefined) { this.excluded[row] = 1; excludedRows.push(row); }
+        if (row !== undefined) {
+          this.excluded[row] = 1;
+          excludedRows.push(row);
+        }
       }
     }
     const hasExclusions = excludedRows.length > 0;
 
     // --- scan ------------------------------------------------------------------------------
-    const flags = this.flags, envCodes = this.envCodes, episodeCodes = this.episodeCodes;
-    const heapScore = this.heapScore, heapRow = this.heapRow, episodeSlot = this.episodeSlot, excluded = this.excluded;
+    const flags = this.flags,
+      envCodes = this.envCodes,
+      episodeCodes = this.episodeCodes;
+    const heapScore = this.heapScore,
+      heapRow = this.heapRow,
+      episodeSlot = this.episodeSlot,
+      excluded = this.excluded;
     const rows = this.rows;
     let heapSize = 0;
     try {
       const wasm = this.wasm;
       if (wasm === null) {
         // JS kernel: every row that passes the filters is scored here.
-        const matrix = this.matrix, stride = this.stride;
+        const matrix = this.matrix,
+          stride = this.stride;
         for (let row = 0, base = 0; row < rows; row++, base += stride) {
           const flag = flags[row];
           if ((flag & required) !== required || (flag & sourceMask) === 0) continue;
@@ -527,16 +593,37 @@ export class RetrievalIndex {
    * worst once it is full; it only rises, so dropping against an earlier value is safe. Returns
    * the heap size.
    */
-  private scanWasm(wasm: WasmStore, k: number, diverse: boolean, required: number, sourceMask: number, envCode: number, hasExclusions: boolean): number {
-    const dims = this.dims, stride = this.stride, rows = this.rows;
-    const flags = this.flags, envCodes = this.envCodes, excluded = this.excluded;
-    const matrix = this.matrix, q = this.query, rowScale = this.rowScale, heapScore = this.heapScore;
+  private scanWasm(
+    wasm: WasmStore,
+    k: number,
+    diverse: boolean,
+    required: number,
+    sourceMask: number,
+    envCode: number,
+    hasExclusions: boolean,
+  ): number {
+    const dims = this.dims,
+      stride = this.stride,
+      rows = this.rows;
+    const flags = this.flags,
+      envCodes = this.envCodes,
+      excluded = this.excluded;
+    const matrix = this.matrix,
+      q = this.query,
+      rowScale = this.rowScale,
+      heapScore = this.heapScore;
     const { kernels, list, scores, intScores } = wasm;
 
     // The int16 query: q ≈ qScale · q16, |q − qScale · q16| ≤ fMax per value.
-    const qMax = this.qMax, q16 = wasm.query16;
-    let qAbsMax = 0, qL1 = 0;
-    for (let d = 0; d < dims; d++) { const a = Math.abs(q[d]); qL1 += a; if (a > qAbsMax) qAbsMax = a; }
+    const qMax = this.qMax,
+      q16 = wasm.query16;
+    let qAbsMax = 0,
+      qL1 = 0;
+    for (let d = 0; d < dims; d++) {
+      const a = Math.abs(q[d]);
+      qL1 += a;
+      if (a > qAbsMax) qAbsMax = a;
+    }
     const qScale = qAbsMax / qMax;
     let fMax = 0;
     for (let d = 0; d < dims; d++) {
@@ -601,25 +688,33 @@ export class RetrievalIndex {
    * one row per episode (the better one). Returns the new heap size.
    */
   private offer(row: number, score: number, heapSize: number, k: number, diverse: boolean): number {
-    const heapScore = this.heapScore, heapRow = this.heapRow;
+    const heapScore = this.heapScore,
+      heapRow = this.heapRow;
     if (diverse) {
-      const episodeCodes = this.episodeCodes, episodeSlot = this.episodeSlot;
+      const episodeCodes = this.episodeCodes,
+        episodeSlot = this.episodeSlot;
       const episode = episodeCodes[row];
       const slot = episodeSlot[episode];
       if (slot >= 0) {
         // Same episode already kept: keep the better of the two rows.
-        if (score > heapScore[slot]) { heapScore[slot] = score; heapRow[slot] = row; this.siftDown(slot, heapSize, true); }
+        if (score > heapScore[slot]) {
+          heapScore[slot] = score;
+          heapRow[slot] = row;
+          this.siftDown(slot, heapSize, true);
+        }
         return heapSize;
       }
       if (heapSize === k) episodeSlot[episodeCodes[heapRow[0]]] = -1; // the worst leaves
     }
     if (heapSize < k) {
-      heapScore[heapSize] = score; heapRow[heapSize] = row;
+      heapScore[heapSize] = score;
+      heapRow[heapSize] = row;
       if (diverse) this.episodeSlot[this.episodeCodes[row]] = heapSize;
       this.siftUp(heapSize, diverse);
       return heapSize + 1;
     }
-    heapScore[0] = score; heapRow[0] = row;
+    heapScore[0] = score;
+    heapRow[0] = row;
     if (diverse) this.episodeSlot[this.episodeCodes[row]] = 0;
     this.siftDown(0, heapSize, diverse);
     return heapSize;
@@ -627,13 +722,18 @@ export class RetrievalIndex {
 
   // Min-heap on (score, −row): slot 0 holds the worst kept row (lowest score, latest on ties).
   private worse(a: number, b: number): boolean {
-    const sa = this.heapScore[a], sb = this.heapScore[b];
+    const sa = this.heapScore[a],
+      sb = this.heapScore[b];
     return sa < sb || (sa === sb && this.heapRow[a] > this.heapRow[b]);
   }
 
   private swap(a: number, b: number, track: boolean): void {
-    const s = this.heapScore[a]; this.heapScore[a] = this.heapScore[b]; this.heapScore[b] = s;
-    const r = this.heapRow[a]; this.heapRow[a] = this.heapRow[b]; this.heapRow[b] = r;
+    const s = this.heapScore[a];
+    this.heapScore[a] = this.heapScore[b];
+    this.heapScore[b] = s;
+    const r = this.heapRow[a];
+    this.heapRow[a] = this.heapRow[b];
+    this.heapRow[b] = r;
     if (track) {
       this.episodeSlot[this.episodeCodes[this.heapRow[a]]] = a;
       this.episodeSlot[this.episodeCodes[this.heapRow[b]]] = b;
@@ -664,7 +764,10 @@ export class RetrievalIndex {
 
 function intern(codes: Map<string, number>, key: string): number {
   let code = codes.get(key);
-  if (code === undefined) { code = codes.size; codes.set(key, code); }
+  if (code === undefined) {
+    code = codes.size;
+    codes.set(key, code);
+  }
   return code;
 }
 
@@ -674,7 +777,10 @@ function intern(codes: Map<string, number>, key: string): number {
  */
 function dot(matrix: Float32Array, base: number, q: Float32Array, dims: number): number {
   const body = dims & ~3;
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
   let j = base;
   for (let d = 0; d < body; d += 4, j += 4) {
     s0 += matrix[j] * q[d];
@@ -683,7 +789,7 @@ function dot(matrix: Float32Array, base: number, q: Float32Array, dims: number):
     s3 += matrix[j + 3] * q[d + 3];
   }
   for (let d = body; d < dims; d++, j++) s0 += matrix[j] * q[d];
-  return (s0 + s1) + (s2 + s3);
+  return s0 + s1 + (s2 + s3);
 }
 
 function vectorNorm(v: Float32Array): number {

@@ -89,7 +89,10 @@ export interface BufferImport {
 export interface BufferStore {
   readonly kind: 'indexeddb' | 'memory' | 'folder';
   /** Adds or replaces transitions (and their episodes) atomically; returns how many were new. */
-  putTransitions(transitions: BufferTransition[], episodes?: BufferEpisode[]): Promise<{ added: number; replaced: number }>;
+  putTransitions(
+    transitions: BufferTransition[],
+    episodes?: BufferEpisode[],
+  ): Promise<{ added: number; replaced: number }>;
   /**
    * Writes an import's transitions, episodes and task-bank entries in ONE commit (one IndexedDB
    * transaction, one folder commit): a crash, a kill or a page reload leaves all of it or none.
@@ -117,16 +120,25 @@ export interface BufferStore {
 
 /** Raised when the browser refuses to store more (QuotaExceededError), with what is used. */
 export class BufferQuotaError extends Error {
-  constructor(readonly usedBytes: number | null, readonly quotaBytes: number | null, readonly attempted: number) {
+  constructor(
+    readonly usedBytes: number | null,
+    readonly quotaBytes: number | null,
+    readonly attempted: number,
+  ) {
     const used = usedBytes === null ? 'unknown' : `${(usedBytes / 1e6).toFixed(1)} MB`;
     const quota = quotaBytes === null ? 'unknown' : `${(quotaBytes / 1e6).toFixed(1)} MB`;
-    super(`The browser's storage is full: ${used} used of ${quota}; ${attempted} transitions were not saved (nothing of that batch was written). ` +
-      'Free space by evicting old dream transitions (Buffer → Evict), exporting and clearing the buffer, or allowing more storage for this site.');
+    super(
+      `The browser's storage is full: ${used} used of ${quota}; ${attempted} transitions were not saved (nothing of that batch was written). ` +
+        'Free space by evicting old dream transitions (Buffer → Evict), exporting and clearing the buffer, or allowing more storage for this site.',
+    );
     this.name = 'BufferQuotaError';
   }
 }
 
 /** Raised for a store opened with a schema newer than this code understands. */
 export class BufferSchemaError extends Error {
-  constructor(message: string) { super(message); this.name = 'BufferSchemaError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'BufferSchemaError';
+  }
 }

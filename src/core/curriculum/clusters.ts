@@ -15,11 +15,18 @@ import type { Rng } from '../rng';
 import type { Task } from '../types';
 
 /** One curriculum group's outcome: a task and how many of its rollouts succeeded. */
-export interface GroupOutcome { task: Task; successes: number; rollouts: number }
+export interface GroupOutcome {
+  task: Task;
+  successes: number;
+  rollouts: number;
+}
 
 function distance2(a: Float32Array, b: Float32Array): number {
   let s = 0;
-  for (let i = 0; i < a.length; i++) { const d = a[i] - b[i]; s += d * d; }
+  for (let i = 0; i < a.length; i++) {
+    const d = a[i] - b[i];
+    s += d * d;
+  }
   return s;
 }
 
@@ -54,12 +61,19 @@ export function kMeans(vectors: readonly Float32Array[], k: number, rng: Rng, ma
   for (; iterations < maxIterations; iterations++) {
     let changed = false;
     for (let i = 0; i < n; i++) {
-      let best = 0, bestD = Infinity;
+      let best = 0,
+        bestD = Infinity;
       for (let c = 0; c < k; c++) {
         const d = distance2(vectors[i], centroids[c]);
-        if (d < bestD) { bestD = d; best = c; }
+        if (d < bestD) {
+          bestD = d;
+          best = c;
+        }
       }
-      if (assignment[i] !== best) { assignment[i] = best; changed = true; }
+      if (assignment[i] !== best) {
+        assignment[i] = best;
+        changed = true;
+      }
     }
     if (!changed) break;
     const sums = Array.from({ length: k }, () => new Float64Array(dims));
@@ -70,12 +84,19 @@ export function kMeans(vectors: readonly Float32Array[], k: number, rng: Rng, ma
       for (let j = 0; j < dims; j++) s[j] += vectors[i][j];
     }
     for (let c = 0; c < k; c++) {
-      if (counts[c] > 0) { centroids[c] = Float32Array.from(sums[c], (x) => x / counts[c]); continue; }
+      if (counts[c] > 0) {
+        centroids[c] = Float32Array.from(sums[c], (x) => x / counts[c]);
+        continue;
+      }
       // An empty cluster takes the point farthest from its own centroid.
-      let far = 0, farD = -1;
+      let far = 0,
+        farD = -1;
       for (let i = 0; i < n; i++) {
         const d = distance2(vectors[i], centroids[assignment[i]]);
-        if (d > farD) { farD = d; far = i; }
+        if (d > farD) {
+          farD = d;
+          far = i;
+        }
       }
       centroids[c] = Float32Array.from(vectors[far]);
     }
@@ -84,7 +105,11 @@ export function kMeans(vectors: readonly Float32Array[], k: number, rng: Rng, ma
 }
 
 /** A cluster of similar tasks as one curriculum group: its members and their pooled outcomes. */
-export interface TaskCluster { members: GroupOutcome[]; successes: number; rollouts: number }
+export interface TaskCluster {
+  members: GroupOutcome[];
+  successes: number;
+  rollouts: number;
+}
 
 const embedder = new HashedNgramEmbedder();
 
@@ -112,14 +137,19 @@ export function clusterTasks(groups: readonly GroupOutcome[], k: number, rng: Rn
 export function selectClusterSeeds(clusters: readonly TaskCluster[], m: number): GroupOutcome[] {
   const id = (c: TaskCluster) => c.members.map((g) => g.task.id).sort()[0];
   return clusters
-    .map((c) => { const p = c.rollouts ? c.successes / c.rollouts : 0; return { c, p, v: p * (1 - p) }; })
+    .map((c) => {
+      const p = c.rollouts ? c.successes / c.rollouts : 0;
+      return { c, p, v: p * (1 - p) };
+    })
     .filter((x) => x.v > 0)
     .sort((a, b) => b.v - a.v || a.p - b.p || (id(a.c) < id(b.c) ? -1 : id(a.c) > id(b.c) ? 1 : 0))
     .slice(0, Math.max(0, m))
     .map(({ c, p }) => {
       const rate = (g: GroupOutcome) => (g.rollouts ? g.successes / g.rollouts : 0);
-      const representative = [...c.members].sort((a, b) => Math.abs(rate(a) - p) - Math.abs(rate(b) - p)
-        || (a.task.id < b.task.id ? -1 : a.task.id > b.task.id ? 1 : 0))[0];
+      const representative = [...c.members].sort(
+        (a, b) =>
+          Math.abs(rate(a) - p) - Math.abs(rate(b) - p) || (a.task.id < b.task.id ? -1 : a.task.id > b.task.id ? 1 : 0),
+      )[0];
       return { task: representative.task, successes: c.successes, rollouts: c.rollouts };
     });
 }

@@ -85,7 +85,10 @@ export interface CurriculumState {
   lastSyntheticShare: number;
 }
 
-export interface CurriculumBatch { tasks: Task[]; synthetic: number }
+export interface CurriculumBatch {
+  tasks: Task[];
+  synthetic: number;
+}
 
 export interface BatchOptions {
   /**
@@ -112,7 +115,10 @@ export class Curriculum {
   /** The seeds `record` picked last, kept for `generateLlmVariations` (same iteration). */
   private lastSeeds: { iteration: number; seeds: GroupOutcome[] } | null = null;
 
-  constructor(readonly definition: EnvDefinition<unknown>, readonly options: CurriculumOptions) {}
+  constructor(
+    readonly definition: EnvDefinition<unknown>,
+    readonly options: CurriculumOptions,
+  ) {}
 
   private poolTask(seed: number): Task {
     let task = this.poolCache.get(seed);
@@ -148,20 +154,37 @@ export class Curriculum {
     this.lastLlmQueued = 0;
     this.lastLlmInvalid = 0;
     for (const g of groups) {
-      const entry: TaskOutcome = this.outcomes.get(g.task.id) ?? { rollouts: 0, successes: 0, origin: g.task.origin,
-        ...(g.task.parent ? { parent: g.task.parent } : {}), instruction: g.task.instruction, iterations: 0, lastIteration: 0 };
+      const entry: TaskOutcome = this.outcomes.get(g.task.id) ?? {
+        rollouts: 0,
+        successes: 0,
+        origin: g.task.origin,
+        ...(g.task.parent ? { parent: g.task.parent } : {}),
+        instruction: g.task.instruction,
+        iterations: 0,
+        lastIteration: 0,
+      };
       entry.rollouts += g.rollouts;
       entry.successes += g.successes;
       if (entry.lastIteration !== iteration) entry.iterations++;
       entry.lastIteration = iteration;
       this.outcomes.set(g.task.id, entry);
     }
-    this.lastMeanVariance = groups.length ? groups.reduce((s, g) => s + rewardVariance(g.successes, g.rollouts), 0) / groups.length : 0;
+    this.lastMeanVariance = groups.length
+      ? groups.reduce((s, g) => s + rewardVariance(g.successes, g.rollouts), 0) / groups.length
+      : 0;
     if (!this.options.enabled) return { seeds: [], variations: [] };
     // Groups are each task's rollouts, or (the paper's PPO grouping) clusters of similar tasks.
-    const seeds = this.options.grouping === 'cluster'
-      ? selectClusterSeeds(clusterTasks(groups, this.options.clusters ?? 0, Rng.fromSeed(this.options.seed, 'curriculum-clusters', String(iteration))), this.options.seedsPerIteration)
-      : selectSeedTasks(groups, this.options.seedsPerIteration);
+    const seeds =
+      this.options.grouping === 'cluster'
+        ? selectClusterSeeds(
+            clusterTasks(
+              groups,
+              this.options.clusters ?? 0,
+              Rng.fromSeed(this.options.seed, 'curriculum-clusters', String(iteration)),
+            ),
+            this.options.seedsPerIteration,
+          )
+        : selectSeedTasks(groups, this.options.seedsPerIteration);
     this.lastSeeds = { iteration, seeds: seeds.slice() };
     const rng = Rng.fromSeed(this.options.seed, 'curriculum-vary', String(iteration));
     const variations: Task[] = [];
@@ -200,7 +223,11 @@ export class Curriculum {
    * limit holds). Candidates duplicating a task of the bank or the queue are dropped by the
    * generator. A broken answer is counted in `lastLlmInvalid`, never thrown.
    */
-  async generateLlmVariations(iteration: number, generator: LlmTaskGenerator, signal?: AbortSignal): Promise<{ queued: Task[]; invalid: number }> {
+  async generateLlmVariations(
+    iteration: number,
+    generator: LlmTaskGenerator,
+    signal?: AbortSignal,
+  ): Promise<{ queued: Task[]; invalid: number }> {
     this.lastLlmQueued = 0;
     this.lastLlmInvalid = 0;
     const seeds = this.lastSeeds?.iteration === iteration ? this.lastSeeds.seeds : [];
@@ -209,7 +236,10 @@ export class Curriculum {
       ...[...this.outcomes.entries()].map(([id, o]) => ({ id, instruction: o.instruction })),
       ...this.pending.map((t) => ({ id: t.id, instruction: t.instruction })),
     ];
-    const examples = [...this.outcomes.values()].filter((o) => o.origin === 'generated').slice(0, 3).map((o) => o.instruction);
+    const examples = [...this.outcomes.values()]
+      .filter((o) => o.origin === 'generated')
+      .slice(0, 3)
+      .map((o) => o.instruction);
     const result = await generator.generate(seeds, { iteration, known, examples, signal });
     this.enqueue(result.tasks);
     this.lastLlmQueued = result.tasks.length;
@@ -221,7 +251,8 @@ export class Curriculum {
     return {
       pending: this.pending.map((t) => ({ ...t })),
       outcomes: Object.fromEntries([...this.outcomes.entries()].map(([id, o]) => [id, { ...o }])),
-      lastMeanVariance: this.lastMeanVariance, lastSyntheticShare: this.lastSyntheticShare,
+      lastMeanVariance: this.lastMeanVariance,
+      lastSyntheticShare: this.lastSyntheticShare,
     };
   }
 

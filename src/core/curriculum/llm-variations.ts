@@ -41,7 +41,11 @@ import { extractJson } from '../experience/reasoning-model';
 export type VariationDirection = 'harder' | 'easier';
 
 /** A seed task and its group's outcome this iteration. */
-export interface VariationSeed { task: Task; successes: number; rollouts: number }
+export interface VariationSeed {
+  task: Task;
+  successes: number;
+  rollouts: number;
+}
 
 export interface LlmTaskGeneratorOptions {
   /** Candidates asked for per seed (C, default 4). */
@@ -115,9 +119,14 @@ export interface GenerateResult {
 }
 
 /** A candidate variation as checked. */
-export interface Candidate { instruction: string; difficultyChange: string; rationale: string }
+export interface Candidate {
+  instruction: string;
+  difficultyChange: string;
+  rationale: string;
+}
 
-const FALLBACK_CARD_TEXT = 'A text environment: the agent reads an observation and picks one of the admissible actions.';
+const FALLBACK_CARD_TEXT =
+  'A text environment: the agent reads an observation and picks one of the admissible actions.';
 
 // =============================================================================================
 // Normalisation and similarity
@@ -125,7 +134,12 @@ const FALLBACK_CARD_TEXT = 'A text environment: the agent reads an observation a
 
 /** Lower-case words and numbers of a text (decimals kept whole): what duplicates are judged on. */
 export function instructionTokens(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/\p{L}+|\p{N}+(?:\.\p{N}+)?/gu) ?? [];
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/\p{L}+|\p{N}+(?:\.\p{N}+)?/gu) ?? []
+  );
 }
 
 /** The normalised form of an instruction: its tokens joined by single spaces. */
@@ -178,12 +192,19 @@ class DuplicateIndex {
 // Schemas and parsing
 // =============================================================================================
 
-export function variationSchema(o: { candidates: number; minInstructionChars: number; maxInstructionChars: number; rationaleChars: number }): Record<string, unknown> {
+export function variationSchema(o: {
+  candidates: number;
+  minInstructionChars: number;
+  maxInstructionChars: number;
+  rationaleChars: number;
+}): Record<string, unknown> {
   return {
     type: 'object',
     properties: {
       variations: {
-        type: 'array', minItems: 1, maxItems: o.candidates,
+        type: 'array',
+        minItems: 1,
+        maxItems: o.candidates,
         items: {
           type: 'object',
           properties: {
@@ -205,7 +226,12 @@ export function selectionSchema(candidates: number, keep: number): Record<string
   return {
     type: 'object',
     properties: {
-      chosen: { type: 'array', items: { type: 'integer', minimum: 1, maximum: candidates }, maxItems: Math.min(keep, candidates), uniqueItems: true },
+      chosen: {
+        type: 'array',
+        items: { type: 'integer', minimum: 1, maximum: candidates },
+        maxItems: Math.min(keep, candidates),
+        uniqueItems: true,
+      },
     },
     required: ['chosen'],
     additionalProperties: false,
@@ -239,23 +265,28 @@ export function parseSelectionAnswer(text: string, candidates: number, keep: num
   const json = extractJson(text);
   if (!json.ok) return json;
   const chosen = json.value.chosen;
-  if (!Array.isArray(chosen)) return { ok: false, kind: 'schema', reason: '"chosen" must be an array of candidate numbers' };
+  if (!Array.isArray(chosen))
+    return { ok: false, kind: 'schema', reason: '"chosen" must be an array of candidate numbers' };
   const seen = new Set<number>();
   for (const c of chosen) {
     if (typeof c !== 'number' || !Number.isInteger(c) || c < 1 || c > candidates) {
-      return { ok: false, kind: 'schema', reason: `"chosen" holds ${JSON.stringify(c)}; use candidate numbers 1..${candidates}` };
+      return {
+        ok: false,
+        kind: 'schema',
+        reason: `"chosen" holds ${JSON.stringify(c)}; use candidate numbers 1..${candidates}`,
+      };
     }
     if (seen.has(c)) return { ok: false, kind: 'schema', reason: `"chosen" names candidate ${c} twice` };
     seen.add(c);
   }
-  if (chosen.length > keep) return { ok: false, kind: 'schema', reason: `"chosen" names ${chosen.length} candidates; pick at most ${keep}` };
+  if (chosen.length > keep)
+    return { ok: false, kind: 'schema', reason: `"chosen" names ${chosen.length} candidates; pick at most ${keep}` };
   return { ok: true, value: chosen as number[] };
 }
 
 // =============================================================================================
 // The generator
 // =============================================================================================
-
 
 export class LlmTaskGenerator {
   readonly candidates: number;
@@ -271,14 +302,26 @@ export class LlmTaskGenerator {
   readonly similarity: number;
   readonly label: string;
   readonly stats: GeneratorStats = {
-    calls: 0, invalidAnswers: 0, retries: 0, candidates: 0, rejectedSchema: 0, rejectedDirection: 0, duplicates: 0,
-    notSelected: 0, tasks: 0, promptTokens: 0, completionTokens: 0,
+    calls: 0,
+    invalidAnswers: 0,
+    retries: 0,
+    candidates: 0,
+    rejectedSchema: 0,
+    rejectedDirection: 0,
+    duplicates: 0,
+    notSelected: 0,
+    tasks: 0,
+    promptTokens: 0,
+    completionTokens: 0,
   };
   /** The most recent broken answers (after their retries), oldest first. */
   readonly invalidLog: InvalidAnswer[] = [];
   private readonly invalidLogSize: number;
 
-  constructor(readonly chat: ChatModel, readonly options: LlmTaskGeneratorOptions = {}) {
+  constructor(
+    readonly chat: ChatModel,
+    readonly options: LlmTaskGeneratorOptions = {},
+  ) {
     this.candidates = Math.max(1, Math.floor(options.candidates ?? 4));
     this.keep = Math.max(1, Math.floor(options.keep ?? 2));
     this.retries = Math.max(0, Math.floor(options.retries ?? 2));
@@ -292,15 +335,26 @@ export class LlmTaskGenerator {
     this.similarity = options.similarity ?? 0.9;
     this.invalidLogSize = options.invalidLogSize ?? 50;
     if (this.minInstructionChars < 1 || this.maxInstructionChars < this.minInstructionChars) {
-      throw new RangeError(`LlmTaskGenerator: instruction bounds ${this.minInstructionChars}..${this.maxInstructionChars} are empty; use 1 ≤ min ≤ max.`);
+      throw new RangeError(
+        `LlmTaskGenerator: instruction bounds ${this.minInstructionChars}..${this.maxInstructionChars} are empty; use 1 ≤ min ≤ max.`,
+      );
     }
-    if (!(this.similarity > 0 && this.similarity <= 1)) throw new RangeError(`LlmTaskGenerator: similarity must be in (0, 1]; got ${this.similarity}.`);
+    if (!(this.similarity > 0 && this.similarity <= 1))
+      throw new RangeError(`LlmTaskGenerator: similarity must be in (0, 1]; got ${this.similarity}.`);
     this.label = `${chat.engine} ${chat.id} (task variations, C=${this.candidates}, K=${this.keep})`;
   }
 
   cardFor(envId: string): DomainCard {
-    return this.options.domainCard ?? builtInDomainCard(envId)
-      ?? { env: envId, name: envId, text: FALLBACK_CARD_TEXT, abstraction: 'generic', showAdmissible: true };
+    return (
+      this.options.domainCard ??
+      builtInDomainCard(envId) ?? {
+        env: envId,
+        name: envId,
+        text: FALLBACK_CARD_TEXT,
+        abstraction: 'generic',
+        showAdmissible: true,
+      }
+    );
   }
 
   /** The direction of a seed's variations: harder when the group mostly succeeded (p ≥ 0.5). */
@@ -319,15 +373,17 @@ export class LlmTaskGenerator {
       card.text,
       `Reply JSON only: {"variations":[{"instruction":"${this.minInstructionChars}–${this.maxInstructionChars} chars","difficulty_change":"harder"|"easier","rationale":"≤${this.rationaleChars} chars: what changed"}]}.`,
     ].join('\n');
-    const change = direction === 'harder'
-      ? 'HARDER: add one constraint or step, or tighten a limit, so success needs more care'
-      : 'EASIER: drop or relax one constraint or step, so success needs less care';
+    const change =
+      direction === 'harder'
+        ? 'HARDER: add one constraint or step, or tighten a limit, so success needs more care'
+        : 'EASIER: drop or relax one constraint or step, so success needs less care';
     const lines = [
       `Seed task: ${bound(collapse(seed.task.instruction), this.maxInstructionChars)}`,
       `The agent succeeded in ${seed.successes} of ${seed.rollouts} tries (p = ${p.toFixed(2)}, reward variance V = p(1 − p) = ${(p * (1 - p)).toFixed(3)}).`,
     ];
     const shown = examples.slice(0, 3);
-    if (shown.length) lines.push('Other tasks of this environment (their style):', ...shown.map((e) => `- ${bound(collapse(e), 160)}`));
+    if (shown.length)
+      lines.push('Other tasks of this environment (their style):', ...shown.map((e) => `- ${bound(collapse(e), 160)}`));
     lines.push(
       `Write ${this.candidates} variations of the seed task, each one notch ${change}.`,
       'Rules: the same domain and the same kind of goal; solvable with the actions this environment has; concrete',
@@ -335,7 +391,10 @@ export class LlmTaskGenerator {
       `different from the seed and from each other; difficulty_change "${direction}" for each.`,
     );
     return {
-      messages: [{ role: 'system', content: system }, { role: 'user', content: lines.join('\n') }],
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: lines.join('\n') },
+      ],
       jsonSchema: variationSchema(this),
     };
   }
@@ -355,11 +414,16 @@ export class LlmTaskGenerator {
       `Seed task: ${bound(collapse(seed.task.instruction), this.maxInstructionChars)}`,
       `Wanted: variations one notch ${direction.toUpperCase()} than the seed.`,
       'Candidates:',
-      ...shown.map((c, i) => `${i + 1}. ${c.instruction}${c.rationale ? ` (${bound(c.rationale, this.rationaleChars)})` : ''}`),
+      ...shown.map(
+        (c, i) => `${i + 1}. ${c.instruction}${c.rationale ? ` (${bound(c.rationale, this.rationaleChars)})` : ''}`,
+      ),
       `Pick at most ${keep}: distinct from each other and from the seed, plausible and solvable in this environment, concrete, and truly ${direction}.`,
     ];
     return {
-      messages: [{ role: 'system', content: system }, { role: 'user', content: lines.join('\n') }],
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: lines.join('\n') },
+      ],
       jsonSchema: selectionSchema(shown.length, keep),
     };
   }
@@ -374,7 +438,10 @@ export class LlmTaskGenerator {
     for (const seed of seeds) {
       const made = await this.vary(seed, index, context);
       invalid += made.invalid;
-      for (const t of made.tasks) { index.add(t.instruction, t.id); tasks.push(t); }
+      for (const t of made.tasks) {
+        index.add(t.instruction, t.id);
+        tasks.push(t);
+      }
     }
     this.stats.tasks += tasks.length;
     return { tasks, invalid };
@@ -388,25 +455,49 @@ export class LlmTaskGenerator {
     // 1. Variation prompt; a candidate that fails its own checks is dropped; none left = a broken answer.
     const dropped = { schema: 0, direction: 0, duplicates: 0 };
     const prompt = this.variationPrompt(seed, context.examples);
-    const variations = await this.ask(prompt, this.maxTokens, this.temperature, requestSeed, (text) => {
-      const parsed = parseVariationAnswer(text, this.candidates);
-      if (!parsed.ok) return parsed;
-      const local = new DuplicateIndex(this.similarity);
-      const kept: Candidate[] = [];
-      const reasons: string[] = [];
-      for (const c of parsed.value) {
-        const problem = this.checkCandidate(c, seedNorm);
-        if (problem) { dropped.schema++; reasons.push(problem); continue; }
-        if (c.difficultyChange !== direction) { dropped.direction++; reasons.push(`difficulty_change "${c.difficultyChange}" is not "${direction}"`); continue; }
-        const id = llmTaskId(seed.task.env, c.instruction);
-        const dup = index.duplicate(c.instruction, id) ?? local.duplicate(c.instruction, id);
-        if (dup) { dropped.duplicates++; reasons.push(dup); continue; }
-        local.add(c.instruction, id);
-        kept.push(c);
-      }
-      if (kept.length === 0) return { ok: false, kind: 'inconsistent', reason: `every candidate was rejected (${[...new Set(reasons)].slice(0, 3).join('; ')})` };
-      return { ok: true, value: kept };
-    }, context.signal);
+    const variations = await this.ask(
+      prompt,
+      this.maxTokens,
+      this.temperature,
+      requestSeed,
+      (text) => {
+        const parsed = parseVariationAnswer(text, this.candidates);
+        if (!parsed.ok) return parsed;
+        const local = new DuplicateIndex(this.similarity);
+        const kept: Candidate[] = [];
+        const reasons: string[] = [];
+        for (const c of parsed.value) {
+          const problem = this.checkCandidate(c, seedNorm);
+          if (problem) {
+            dropped.schema++;
+            reasons.push(problem);
+            continue;
+          }
+          if (c.difficultyChange !== direction) {
+            dropped.direction++;
+            reasons.push(`difficulty_change "${c.difficultyChange}" is not "${direction}"`);
+            continue;
+          }
+          const id = llmTaskId(seed.task.env, c.instruction);
+          const dup = index.duplicate(c.instruction, id) ?? local.duplicate(c.instruction, id);
+          if (dup) {
+            dropped.duplicates++;
+            reasons.push(dup);
+            continue;
+          }
+          local.add(c.instruction, id);
+          kept.push(c);
+        }
+        if (kept.length === 0)
+          return {
+            ok: false,
+            kind: 'inconsistent',
+            reason: `every candidate was rejected (${[...new Set(reasons)].slice(0, 3).join('; ')})`,
+          };
+        return { ok: true, value: kept };
+      },
+      context.signal,
+    );
     this.stats.candidates += variations.candidates;
     this.stats.rejectedSchema += dropped.schema;
     this.stats.rejectedDirection += dropped.direction;
@@ -419,7 +510,14 @@ export class LlmTaskGenerator {
     const shown = rng.split('order').shuffle(variations.value.slice());
     const select = this.selectionPrompt(seed, shown);
     const keep = Math.min(this.keep, shown.length);
-    const chosen = await this.ask(select, this.selectionMaxTokens, 0, requestSeed, (text) => parseSelectionAnswer(text, shown.length, keep), context.signal);
+    const chosen = await this.ask(
+      select,
+      this.selectionMaxTokens,
+      0,
+      requestSeed,
+      (text) => parseSelectionAnswer(text, shown.length, keep),
+      context.signal,
+    );
     if (!chosen.value) {
       this.recordInvalid(context.iteration, seed.task.id, 'selection', chosen);
       return { tasks: [], invalid: 1 };
@@ -428,8 +526,12 @@ export class LlmTaskGenerator {
     const tasks = chosen.value.map((n): Task => {
       const c = shown[n - 1];
       return {
-        id: llmTaskId(seed.task.env, c.instruction), env: seed.task.env, instruction: c.instruction,
-        difficulty: seed.task.difficulty, origin: 'llm', parent: seed.task.id,
+        id: llmTaskId(seed.task.env, c.instruction),
+        env: seed.task.env,
+        instruction: c.instruction,
+        difficulty: seed.task.difficulty,
+        origin: 'llm',
+        parent: seed.task.id,
       };
     });
     return { tasks, invalid: 0 };
@@ -438,25 +540,52 @@ export class LlmTaskGenerator {
   /** A candidate's own problems (empty, too short or long, the seed itself), or null. */
   checkCandidate(c: Candidate, seedNorm: string): string | null {
     if (!c.instruction) return 'an empty instruction';
-    if (c.instruction.length < this.minInstructionChars) return `an instruction under ${this.minInstructionChars} characters`;
-    if (c.instruction.length > this.maxInstructionChars) return `an instruction over ${this.maxInstructionChars} characters`;
+    if (c.instruction.length < this.minInstructionChars)
+      return `an instruction under ${this.minInstructionChars} characters`;
+    if (c.instruction.length > this.maxInstructionChars)
+      return `an instruction over ${this.maxInstructionChars} characters`;
     if (normaliseInstruction(c.instruction).length === 0) return 'an instruction without words';
     if (normaliseInstruction(c.instruction) === seedNorm) return 'a copy of the seed task';
     return null;
   }
 
-  private recordInvalid(iteration: number, seedTaskId: string, step: InvalidAnswer['step'], settled: Asked<unknown>): void {
+  private recordInvalid(
+    iteration: number,
+    seedTaskId: string,
+    step: InvalidAnswer['step'],
+    settled: Asked<unknown>,
+  ): void {
     this.stats.invalidAnswers++;
-    this.invalidLog.push({ iteration, seedTaskId, step, reason: settled.reason ?? 'no usable answer', raw: bound(settled.raw, 800) });
-    if (this.invalidLog.length > this.invalidLogSize) this.invalidLog.splice(0, this.invalidLog.length - this.invalidLogSize);
+    this.invalidLog.push({
+      iteration,
+      seedTaskId,
+      step,
+      reason: settled.reason ?? 'no usable answer',
+      raw: bound(settled.raw, 800),
+    });
+    if (this.invalidLog.length > this.invalidLogSize)
+      this.invalidLog.splice(0, this.invalidLog.length - this.invalidLogSize);
   }
 
   /** Calls the model with bounded retries until `check` accepts an answer (ask-json.ts), counting calls and tokens. */
-  private async ask<T>(prompt: JsonPrompt, maxTokens: number, temperature: number, seed: number,
-    check: (text: string) => ParseOutcome<T>, signal?: AbortSignal): Promise<Asked<T> & { candidates: number }> {
+  private async ask<T>(
+    prompt: JsonPrompt,
+    maxTokens: number,
+    temperature: number,
+    seed: number,
+    check: (text: string) => ParseOutcome<T>,
+    signal?: AbortSignal,
+  ): Promise<Asked<T> & { candidates: number }> {
     let candidates = 0;
-    const asked = await askJson(this.chat, prompt, (text) => { candidates += parseVariationCount(text); return check(text); },
-      { maxTokens, temperature, seed, retries: this.retries, signal });
+    const asked = await askJson(
+      this.chat,
+      prompt,
+      (text) => {
+        candidates += parseVariationCount(text);
+        return check(text);
+      },
+      { maxTokens, temperature, seed, retries: this.retries, signal },
+    );
     this.stats.calls += asked.attempts;
     this.stats.retries += asked.attempts - 1;
     this.stats.promptTokens += asked.usage.promptTokens;

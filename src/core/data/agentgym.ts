@@ -9,8 +9,15 @@ import type { RecordChecker } from './errors';
 import { actionText, observationText } from './conversation';
 import { conversationOf, fromConversationRecord, writeConversationFile, type TurnTexts } from './conversation-import';
 
-interface AgentGymTurn { from: 'human' | 'gpt'; loss: boolean | null; value: string }
-export interface AgentGymRecord { item_id: string; conversations: AgentGymTurn[] }
+interface AgentGymTurn {
+  from: 'human' | 'gpt';
+  loss: boolean | null;
+  value: string;
+}
+export interface AgentGymRecord {
+  item_id: string;
+  conversations: AgentGymTurn[];
+}
 
 const TEXTS: TurnTexts = {
   acknowledgement: 'Ok.',
@@ -20,8 +27,11 @@ const TEXTS: TurnTexts = {
 
 export function toAgentGym(t: Trajectory, id: string): AgentGymRecord {
   // The loss is on the gpt turns after the acknowledgement (the actions) only.
-  const conversations = conversationOf(t, TEXTS)
-    .map(({ from, value }, i) => ({ from, loss: from === 'human' ? null : i > 1, value }));
+  const conversations = conversationOf(t, TEXTS).map(({ from, value }, i) => ({
+    from,
+    loss: from === 'human' ? null : i > 1,
+    value,
+  }));
   return { item_id: id, conversations };
 }
 

@@ -9,7 +9,10 @@ import type { Step, Trajectory } from '../types';
 import type { RecordChecker } from './errors';
 import { chatFormatIds, instructionPrompt, parseChatFormatId, trajectoryFromTurns, type Turn } from './conversation';
 
-export interface ConversationTurn { from: 'human' | 'gpt'; value: string }
+export interface ConversationTurn {
+  from: 'human' | 'gpt';
+  value: string;
+}
 
 /** How one format writes the turns of a step, and the acknowledgement after the instruction prompt. */
 export interface TurnTexts {
@@ -32,10 +35,18 @@ export function conversationOf(t: Trajectory, texts: TurnTexts): ConversationTur
 }
 
 /** A file of the format: a JSON array of its records (one-space indent), with ids unique within the file. */
-export function writeConversationFile<R>(ts: readonly Trajectory[], toRecord: (t: Trajectory, id: string) => R):
-  string {
+export function writeConversationFile<R>(
+  ts: readonly Trajectory[],
+  toRecord: (t: Trajectory, id: string) => R,
+): string {
   const ids = chatFormatIds(ts);
-  return JSON.stringify(ts.map((t, i) => toRecord(t, ids[i])), null, 1) + '\n';
+  return (
+    JSON.stringify(
+      ts.map((t, i) => toRecord(t, ids[i])),
+      null,
+      1,
+    ) + '\n'
+  );
 }
 
 /** The episode's reward and success, where the format records them (ETO's `meta`). */
@@ -46,10 +57,14 @@ export type Outcome = { reward: number; success: boolean };
  * (under `idField`, naming the env and seed), the conversation's turns, and the outcome that
  * `readOutcome` finds (checked after the id and the turns' list, before the turns themselves).
  */
-export function fromConversationRecord(value: unknown, check: RecordChecker, format: {
-  idField: string;
-  readOutcome?: (record: Record<string, unknown>, check: RecordChecker) => Outcome | undefined;
-}): Trajectory | undefined {
+export function fromConversationRecord(
+  value: unknown,
+  check: RecordChecker,
+  format: {
+    idField: string;
+    readOutcome?: (record: Record<string, unknown>, check: RecordChecker) => Outcome | undefined;
+  },
+): Trajectory | undefined {
   const record = check.object(value, '');
   if (!record) return undefined;
   const id = check.string(record[format.idField], format.idField, { nonEmpty: true });

@@ -46,45 +46,74 @@ export function parseChatFormatId(id: string): { env: string; seed: number } {
 }
 
 export function instructionPrompt(task: Task): string {
-  return `You are an agent acting in the text environment '${task.env}'. Your task: ${task.instruction}\n` +
-    'After each observation, reply with your reasoning after "Thought:" and then exactly one action after "Action:".';
+  return (
+    `You are an agent acting in the text environment '${task.env}'. Your task: ${task.instruction}\n` +
+    'After each observation, reply with your reasoning after "Thought:" and then exactly one action after "Action:".'
+  );
 }
 
 /** Observation turn; household observations carry AgentGym's AVAILABLE ACTIONS line. */
-export function observationText(env: string, observation: string, admissible: readonly string[], style: 'agentgym' | 'list'): string {
+export function observationText(
+  env: string,
+  observation: string,
+  admissible: readonly string[],
+  style: 'agentgym' | 'list',
+): string {
   if (style === 'agentgym') {
-    return env === 'household-v0' && admissible.length > 0 ? `${observation}\nAVAILABLE ACTIONS: ${admissible.join(',')}` : observation;
+    return env === 'household-v0' && admissible.length > 0
+      ? `${observation}\nAVAILABLE ACTIONS: ${admissible.join(',')}`
+      : observation;
   }
-  return admissible.length > 0 ? `${observation}\n\nAdmissible actions:\n${admissible.map((a) => `- ${a}`).join('\n')}` : observation;
+  return admissible.length > 0
+    ? `${observation}\n\nAdmissible actions:\n${admissible.map((a) => `- ${a}`).join('\n')}`
+    : observation;
 }
 
 export function parseObservationText(text: string): { observation: string; admissible: string[] } {
   const agentgym = text.match(/\nAVAILABLE ACTIONS: (.*)$/s);
-  if (agentgym) return { observation: text.slice(0, agentgym.index), admissible: agentgym[1].split(',').map((a) => a.trim()).filter(Boolean) };
+  if (agentgym)
+    return {
+      observation: text.slice(0, agentgym.index),
+      admissible: agentgym[1]
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
+    };
   const list = text.match(/\n\nAdmissible actions:\n((?:- .*(?:\n|$))+)$/);
   if (list) {
     return {
       observation: text.slice(0, list.index),
-      admissible: list[1].split('\n').filter((l) => l.startsWith('- ')).map((l) => l.slice(2)),
+      admissible: list[1]
+        .split('\n')
+        .filter((l) => l.startsWith('- '))
+        .map((l) => l.slice(2)),
     };
   }
   return { observation: text, admissible: [] };
 }
 
 export function actionText(step: Step, style: 'agentgym' | 'eto'): string {
-  if (style === 'agentgym') return step.thought ? `Thought:\n${step.thought}\n\nAction:\n${step.action}` : `Action:\n${step.action}`;
+  if (style === 'agentgym')
+    return step.thought ? `Thought:\n${step.thought}\n\nAction:\n${step.action}` : `Action:\n${step.action}`;
   return step.thought ? `Thought: ${step.thought}\nAction: ${step.action}` : `Action: ${step.action}`;
 }
 
 /** The action is what follows the last "Action:" (same line, or the next non-empty line). */
-export function parseActionText(text: string, options: { allowBare?: boolean } = {}): { thought?: string; action: string } | undefined {
+export function parseActionText(
+  text: string,
+  options: { allowBare?: boolean } = {},
+): { thought?: string; action: string } | undefined {
   const index = text.lastIndexOf('Action:');
   if (index < 0) {
     // A bare one-line action is accepted only where the caller expects bare actions (LLM replies).
     const bare = text.trim();
     return options.allowBare && bare && !bare.includes('\n') ? { action: bare } : undefined;
   }
-  const action = text.slice(index + 'Action:'.length).trim().split('\n')[0]?.trim();
+  const action = text
+    .slice(index + 'Action:'.length)
+    .trim()
+    .split('\n')[0]
+    ?.trim();
   if (!action) return undefined;
   const before = text.slice(0, index);
   const thoughtMatch = before.match(/Thought:\s*([\s\S]*)$/);
@@ -103,7 +132,10 @@ export function instructionFromObservation(text: string): string {
   return text.trim().split('\n')[0];
 }
 
-export interface Turn { role: 'user' | 'assistant'; text: string }
+export interface Turn {
+  role: 'user' | 'assistant';
+  text: string;
+}
 
 /**
  * Turns → episode. Expects [instruction prompt, (optional) acknowledgement, observation, action,
@@ -111,7 +143,11 @@ export interface Turn { role: 'user' | 'assistant'; text: string }
  * when the format has one (ETO's meta); otherwise the episode is marked unfinished with reward 0.
  */
 export function trajectoryFromTurns(args: {
-  id: string; env: string; turns: Turn[]; check: RecordChecker; field: string;
+  id: string;
+  env: string;
+  turns: Turn[];
+  check: RecordChecker;
+  field: string;
   outcome?: { reward: number; success: boolean };
   /** Some turns could not be read (already reported): skip, so errors do not cascade. */
   turnsBroken?: boolean;
@@ -121,7 +157,13 @@ export function trajectoryFromTurns(args: {
   const { id, env, turns, check, field } = args;
   const before = check.problems.length;
   if (args.turnsBroken) return undefined; // the turns themselves were malformed; already reported
-  if (turns.length < 3) { check.problem(field, `needs at least an instruction, an observation and an action turn; found ${turns.length} turns`); return undefined; }
+  if (turns.length < 3) {
+    check.problem(
+      field,
+      `needs at least an instruction, an observation and an action turn; found ${turns.length} turns`,
+    );
+    return undefined;
+  }
   let i = 1;
   // Skip the acknowledgement ("Ok.") that AgentGym and ETO put after the instruction prompt.
   if (turns[i]?.role === 'assistant') i++;
@@ -130,31 +172,72 @@ export function trajectoryFromTurns(args: {
   let finalObservation = '';
   while (i < turns.length) {
     const obsTurn = turns[i];
-    if (obsTurn.role !== 'user') { check.problem(`${field}[${i}]`, 'expected an observation (human/user) turn here; turns must alternate'); break; }
+    if (obsTurn.role !== 'user') {
+      check.problem(`${field}[${i}]`, 'expected an observation (human/user) turn here; turns must alternate');
+      break;
+    }
     const { observation, admissible } = parseObservationText(obsTurn.text.replace(/^Observation: /, ''));
     firstObservation ??= observation;
     const actTurn = turns[i + 1];
-    if (!actTurn) { finalObservation = observation; break; }
-    if (actTurn.role !== 'assistant') { check.problem(`${field}[${i + 1}]`, 'expected an action (gpt/assistant) turn here; turns must alternate'); break; }
+    if (!actTurn) {
+      finalObservation = observation;
+      break;
+    }
+    if (actTurn.role !== 'assistant') {
+      check.problem(`${field}[${i + 1}]`, 'expected an action (gpt/assistant) turn here; turns must alternate');
+      break;
+    }
     const parsed = parseActionText(actTurn.text, { allowBare: args.bareActions });
-    if (!parsed) { check.problem(`${field}[${i + 1}]`, 'no action found: the turn needs an "Action:" line'); break; }
-    steps.push({ observation, admissible, ...(parsed.thought ? { thought: parsed.thought } : {}), action: parsed.action,
-      reward: 0, terminated: false, truncated: false, valid: true });
+    if (!parsed) {
+      check.problem(`${field}[${i + 1}]`, 'no action found: the turn needs an "Action:" line');
+      break;
+    }
+    steps.push({
+      observation,
+      admissible,
+      ...(parsed.thought ? { thought: parsed.thought } : {}),
+      action: parsed.action,
+      reward: 0,
+      terminated: false,
+      truncated: false,
+      valid: true,
+    });
     i += 2;
   }
   if (check.problems.length > before) return undefined;
-  if (steps.length === 0) { check.problem(field, 'the conversation has no action turns'); return undefined; }
+  if (steps.length === 0) {
+    check.problem(field, 'the conversation has no action turns');
+    return undefined;
+  }
   const outcome = args.outcome;
   const last = steps[steps.length - 1];
-  if (outcome) { last.reward = outcome.reward; last.terminated = outcome.success || outcome.reward > 0; }
-  const instruction = instructionFromObservation(firstObservation ?? turns[0].text) || instructionFromObservation(turns[0].text);
+  if (outcome) {
+    last.reward = outcome.reward;
+    last.terminated = outcome.success || outcome.reward > 0;
+  }
+  const instruction =
+    instructionFromObservation(firstObservation ?? turns[0].text) || instructionFromObservation(turns[0].text);
   return {
-    format: TRAJECTORY_FORMAT, id, env, seed: parseChatFormatId(id).seed, source: 'imported',
+    format: TRAJECTORY_FORMAT,
+    id,
+    env,
+    seed: parseChatFormatId(id).seed,
+    source: 'imported',
     task: { id: `${env}/imported/${id}`, env, instruction, difficulty: 0.5, origin: 'imported' },
-    steps, final_observation: finalObservation,
+    steps,
+    final_observation: finalObservation,
     result: {
-      reward: outcome?.reward ?? 0, success: outcome?.success ?? false, score: outcome?.reward ?? 0, steps: steps.length,
-      terminate_reason: outcome ? (outcome.success ? 'success' : last.terminated ? 'terminated' : 'truncated') : 'unfinished',
+      reward: outcome?.reward ?? 0,
+      success: outcome?.success ?? false,
+      score: outcome?.reward ?? 0,
+      steps: steps.length,
+      terminate_reason: outcome
+        ? outcome.success
+          ? 'success'
+          : last.terminated
+            ? 'terminated'
+            : 'truncated'
+        : 'unfinished',
     },
   };
 }

@@ -11,7 +11,12 @@ import type { Observation, StepResult, Trajectory } from '../types';
 
 export const REPORT_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
 
-export interface BaselineStats { success: number; score: number; mean_steps: number; episodes: number }
+export interface BaselineStats {
+  success: number;
+  score: number;
+  mean_steps: number;
+  episodes: number;
+}
 
 export interface EnvReport {
   env: string;
@@ -27,17 +32,22 @@ export interface EnvReport {
 
 /** Times step() and reset() of the wrapped env (the clock only measures; it never decides). */
 class Stopwatch<E extends Env> extends Wrapper<E> {
-  stepMs = 0; steps = 0; resetMs = 0; resets = 0;
+  stepMs = 0;
+  steps = 0;
+  resetMs = 0;
+  resets = 0;
   async reset(opts: ResetOptions): Promise<Observation> {
     const t0 = performance.now();
     const obs = await this.env.reset(opts);
-    this.resetMs += performance.now() - t0; this.resets++;
+    this.resetMs += performance.now() - t0;
+    this.resets++;
     return obs;
   }
   async step(action: string): Promise<StepResult> {
     const t0 = performance.now();
     const result = await this.env.step(action);
-    this.stepMs += performance.now() - t0; this.steps++;
+    this.stepMs += performance.now() - t0;
+    this.steps++;
     return result;
   }
 }
@@ -67,7 +77,10 @@ export async function envReport(envId: string, options: EnvReportOptions = {}): 
   const contract = await checkEnv(makeEnv(envId, options.envOptions), { seeds: [seed, seed + 1, seed + 2] });
 
   const env = new Stopwatch(makeEnv(envId, options.envOptions));
-  const results: Record<'expert' | 'random', Trajectory[][]> = { expert: REPORT_LEVELS.map(() => []), random: REPORT_LEVELS.map(() => []) };
+  const results: Record<'expert' | 'random', Trajectory[][]> = {
+    expert: REPORT_LEVELS.map(() => []),
+    random: REPORT_LEVELS.map(() => []),
+  };
   const total = episodes * 2;
   let done = 0;
   for (const name of ['expert', 'random'] as const) {
@@ -94,9 +107,11 @@ export async function envReport(envId: string, options: EnvReportOptions = {}): 
     }
   }
 
-  const byLevel = (runs: Trajectory[][]) => Object.fromEntries(REPORT_LEVELS.map((l, i) => [String(l), summarise(runs[i])]));
+  const byLevel = (runs: Trajectory[][]) =>
+    Object.fromEntries(REPORT_LEVELS.map((l, i) => [String(l), summarise(runs[i])]));
   return {
-    env: envId, episodes,
+    env: envId,
+    episodes,
     contract: contract.ok ? 'ok' : 'failed',
     ...(contract.ok ? {} : { contract_failures: contract.failures }),
     expert: { ...summarise(results.expert.flat()), by_level: byLevel(results.expert) },

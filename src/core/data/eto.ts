@@ -8,7 +8,12 @@ import type { Trajectory } from '../types';
 import type { RecordChecker } from './errors';
 import { actionText } from './conversation';
 import {
-  conversationOf, fromConversationRecord, writeConversationFile, type ConversationTurn, type Outcome, type TurnTexts,
+  conversationOf,
+  fromConversationRecord,
+  writeConversationFile,
+  type ConversationTurn,
+  type Outcome,
+  type TurnTexts,
 } from './conversation-import';
 
 export interface EtoRecord {
@@ -25,12 +30,21 @@ const TEXTS: TurnTexts = {
 
 export function toEto(t: Trajectory, id: string): EtoRecord {
   const { result } = t;
-  const terminateReason = result.success ? 'success'
-    : result.terminate_reason === 'truncated' ? 'max_steps' : result.terminate_reason;
+  const terminateReason = result.success
+    ? 'success'
+    : result.terminate_reason === 'truncated'
+      ? 'max_steps'
+      : result.terminate_reason;
   return {
-    id, conversations: conversationOf(t, TEXTS),
-    meta: { steps: result.steps, reward: result.reward, finished: result.terminate_reason !== 'unfinished',
-      success: result.success, terminate_reason: terminateReason },
+    id,
+    conversations: conversationOf(t, TEXTS),
+    meta: {
+      steps: result.steps,
+      reward: result.reward,
+      finished: result.terminate_reason !== 'unfinished',
+      success: result.success,
+      terminate_reason: terminateReason,
+    },
   };
 }
 

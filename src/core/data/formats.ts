@@ -62,36 +62,52 @@ export function readTrajectories(text: string, format: TrajectoryFormat, options
     if (!t) continue;
     const first = firstLine.get(t.id);
     if (first !== undefined) {
-      check.problem(ID_FIELD[format], `episode id '${t.id}' is already used by ${unit} ${first}; every episode needs an id of its own ` +
-        '(convert the file again with `dreamgym convert`, which writes unique ids, or rename the repeat)');
+      check.problem(
+        ID_FIELD[format],
+        `episode id '${t.id}' is already used by ${unit} ${first}; every episode needs an id of its own ` +
+          '(convert the file again with `dreamgym convert`, which writes unique ids, or rename the repeat)',
+      );
     } else {
       firstLine.set(t.id, line);
     }
     out.push(t);
   }
-  if (rows.length === 0 && problems.length === 0) problems.push({ line: 1, field: '', message: 'the file holds no records' });
+  if (rows.length === 0 && problems.length === 0)
+    problems.push({ line: 1, field: '', message: 'the file holds no records' });
   if (problems.length > 0) throw new DatasetImportError(options.sourceName ?? 'the file', problems, unit);
   return out;
 }
 
 /** A chat-format record's env (from its id, or TRL's env key) must be known — checked whatever else is wrong with the record. */
-function checkEnv(format: Exclude<TrajectoryFormat, 'ours'>, value: unknown, check: RecordChecker, options: ReadOptions): void {
+function checkEnv(
+  format: Exclude<TrajectoryFormat, 'ours'>,
+  value: unknown,
+  check: RecordChecker,
+  options: ReadOptions,
+): void {
   if (typeof value !== 'object' || value === null) return;
   const record = value as Record<string, unknown>;
   const field = format === 'trl' && record.env !== undefined ? 'env' : ID_FIELD[format];
-  const named = format === 'trl' ? record.env ?? options.defaultEnv : record[ID_FIELD[format]];
+  const named = format === 'trl' ? (record.env ?? options.defaultEnv) : record[ID_FIELD[format]];
   if (typeof named !== 'string' || named === '') return; // a missing id or env is the reader's problem to report
   const env = format === 'trl' ? named : parseChatFormatId(named).env;
   if (!options.knownEnvs!.includes(env)) {
-    check.problem(field, `unknown environment '${env}'; known: ${options.knownEnvs!.join(', ')} (import a domain first for other envs)`);
+    check.problem(
+      field,
+      `unknown environment '${env}'; known: ${options.knownEnvs!.join(', ')} (import a domain first for other envs)`,
+    );
   }
 }
 
 export function writeTrajectories(ts: readonly Trajectory[], format: TrajectoryFormat): string {
   switch (format) {
-    case 'ours': return trajectoriesToJsonl(ts);
-    case 'agentgym': return writeAgentGym(ts);
-    case 'eto': return writeEto(ts);
-    case 'trl': return writeTrl(ts);
+    case 'ours':
+      return trajectoriesToJsonl(ts);
+    case 'agentgym':
+      return writeAgentGym(ts);
+    case 'eto':
+      return writeEto(ts);
+    case 'trl':
+      return writeTrl(ts);
   }
 }

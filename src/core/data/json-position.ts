@@ -15,7 +15,8 @@ export function firstTooDeepOffset(text: string, limit = MAX_JSON_DEPTH): number
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // a backslash escapes the next character
+      if (ch === 0x5c)
+        i++; // a backslash escapes the next character
       else if (ch === 0x22) inString = false;
     } else if (ch === 0x22) {
       inString = true;
@@ -38,9 +39,18 @@ export function firstTooDeepOffset(text: string, limit = MAX_JSON_DEPTH): number
 export function firstJsonErrorOffset(text: string, maxDepth = 4 * MAX_JSON_DEPTH): number {
   let i = 0;
   let depth = 0;
-  const fail = (): never => { throw i; };
-  const ws = () => { while (i < text.length && ' \t\n\r'.includes(text[i])) i++; };
-  const literal = (word: string) => { for (const ch of word) { if (text[i] !== ch) fail(); i++; } };
+  const fail = (): never => {
+    throw i;
+  };
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const literal = (word: string) => {
+    for (const ch of word) {
+      if (text[i] !== ch) fail();
+      i++;
+    }
+  };
   const string = () => {
     i++; // opening quote
     while (i < text.length && text[i] !== '"') {
@@ -48,7 +58,15 @@ export function firstJsonErrorOffset(text: string, maxDepth = 4 * MAX_JSON_DEPTH
       if (c < 0x20) fail();
       if (text[i] === '\\') {
         i++;
-        if (text[i] === 'u') { for (let k = 1; k <= 4; k++) if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) { i += k; fail(); } i += 5; continue; }
+        if (text[i] === 'u') {
+          for (let k = 1; k <= 4; k++)
+            if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) {
+              i += k;
+              fail();
+            }
+          i += 5;
+          continue;
+        }
         if (!'"\\/bfnrt'.includes(text[i] ?? '')) fail();
       }
       i++;
@@ -65,7 +83,12 @@ export function firstJsonErrorOffset(text: string, maxDepth = 4 * MAX_JSON_DEPTH
     ws();
     const ch = text[i];
     if ((ch === '{' || ch === '[') && depth >= maxDepth) fail();
-    if (ch === '{' || ch === '[') { depth++; container(ch); depth--; return; }
+    if (ch === '{' || ch === '[') {
+      depth++;
+      container(ch);
+      depth--;
+      return;
+    }
     if (ch === '"') return string();
     if (ch === 't') return literal('true');
     if (ch === 'f') return literal('false');
@@ -75,31 +98,57 @@ export function firstJsonErrorOffset(text: string, maxDepth = 4 * MAX_JSON_DEPTH
   };
   const container = (ch: string): void => {
     if (ch === '{') {
-      i++; ws();
-      if (text[i] === '}') { i++; return; }
+      i++;
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
       for (;;) {
-        ws(); if (text[i] !== '"') fail();
-        string(); ws();
+        ws();
+        if (text[i] !== '"') fail();
+        string();
+        ws();
         if (text[i] !== ':') fail();
-        i++; value(); ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === '}') { i++; return; }
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
         fail();
       }
     }
     if (ch === '[') {
-      i++; ws();
-      if (text[i] === ']') { i++; return; }
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
       for (;;) {
-        value(); ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === ']') { i++; return; }
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
         fail();
       }
     }
   };
   try {
-    value(); ws();
+    value();
+    ws();
     if (i < text.length) fail();
     return -1;
   } catch (offset) {

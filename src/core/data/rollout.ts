@@ -21,17 +21,30 @@ export interface BaselinePolicy {
 }
 
 /** The episode being played: its seed and task, and the actions taken so far. */
-export interface EpisodeSoFar { seed: number; task: Task; actions: readonly string[] }
+export interface EpisodeSoFar {
+  seed: number;
+  task: Task;
+  actions: readonly string[];
+}
 
 export class PolicyConfigError extends Error {
-  constructor(message: string) { super(message); this.name = 'PolicyConfigError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'PolicyConfigError';
+  }
 }
 
 function expertMove(env: Env): string {
   const expert = expertOf(env);
-  if (!expert) throw new PolicyConfigError(`Environment '${env.id}' has no expert: the expert and noisy-expert policies need a ground-truth environment.`);
+  if (!expert)
+    throw new PolicyConfigError(
+      `Environment '${env.id}' has no expert: the expert and noisy-expert policies need a ground-truth environment.`,
+    );
   const action = expert.expertAction();
-  if (action === null) throw new Error(`The expert of '${env.id}' has no move in a running episode; this is a bug in the environment's expert.`);
+  if (action === null)
+    throw new Error(
+      `The expert of '${env.id}' has no move in a running episode; this is a bug in the environment's expert.`,
+    );
   return action;
 }
 
@@ -40,7 +53,12 @@ function expertMove(env: Env): string {
  * trying each on a fresh copy of the env replayed to this point (ground-truth envs are cheap and
  * deterministic), so the policy needs no knowledge of the env's rules.
  */
-async function endingAction(envId: string, obs: Observation, episode: EpisodeSoFar, except: string): Promise<string | null> {
+async function endingAction(
+  envId: string,
+  obs: Observation,
+  episode: EpisodeSoFar,
+  except: string,
+): Promise<string | null> {
   const definition = getEnvDefinition(envId);
   for (const action of obs.admissible) {
     if (action === except) continue;
@@ -75,17 +93,26 @@ export interface NoisyExpertOptions {
 function noisyExpert(options: NoisyExpertOptions): BaselinePolicy {
   const epsilon = options.epsilon ?? 0.3;
   const { expertSteps, finishEarly } = options;
-  if (!(epsilon >= 0 && epsilon <= 1)) throw new PolicyConfigError(`--epsilon must be within 0..1 (the chance of a random action), got ${epsilon}.`);
+  if (!(epsilon >= 0 && epsilon <= 1))
+    throw new PolicyConfigError(`--epsilon must be within 0..1 (the chance of a random action), got ${epsilon}.`);
   if (expertSteps !== undefined && !(Number.isInteger(expertSteps) && expertSteps >= 1)) {
-    throw new PolicyConfigError(`--expert-steps must be a positive integer (expert steps before the noise starts), got ${expertSteps}.`);
+    throw new PolicyConfigError(
+      `--expert-steps must be a positive integer (expert steps before the noise starts), got ${expertSteps}.`,
+    );
   }
   if (finishEarly !== undefined && !(finishEarly > 0 && finishEarly <= 1)) {
-    throw new PolicyConfigError(`--finish-early must be within 0..1, above 0 (the chance of ending an episode early where an action would), got ${finishEarly}.`);
+    throw new PolicyConfigError(
+      `--finish-early must be within 0..1, above 0 (the chance of ending an episode early where an action would), got ${finishEarly}.`,
+    );
   }
   let clean = 0;
   return {
     name: 'noisy-expert',
-    params: { epsilon, ...(expertSteps !== undefined ? { expertSteps } : {}), ...(finishEarly !== undefined ? { finishEarly } : {}) },
+    params: {
+      epsilon,
+      ...(expertSteps !== undefined ? { expertSteps } : {}),
+      ...(finishEarly !== undefined ? { finishEarly } : {}),
+    },
     act: async (obs, env, rng, step, episode) => {
       if (step === 0) clean = expertSteps === undefined ? 0 : rng.int(1, expertSteps);
       if (step >= clean && rng.bool(epsilon)) return rng.pick(obs.admissible);
@@ -123,14 +150,27 @@ export async function rolloutEpisode(env: Env, policy: BaselinePolicy, options: 
   let obs = await env.reset({ seed: options.seed, ...(options.task ? { task: options.task } : {}) });
   const task = obs.task;
   const steps: Step[] = [];
-  let reward = 0, score = 0, success = false;
+  let reward = 0,
+    score = 0,
+    success = false;
   let reason: Trajectory['result']['terminate_reason'] = 'unfinished';
   const maxSteps = options.maxSteps ?? 1000;
   while (steps.length < maxSteps) {
-    const action = await policy.act(obs, env, rng, steps.length, { seed: options.seed, task, actions: steps.map((s) => s.action) });
+    const action = await policy.act(obs, env, rng, steps.length, {
+      seed: options.seed,
+      task,
+      actions: steps.map((s) => s.action),
+    });
     const result = await env.step(action);
-    steps.push({ observation: obs.text, admissible: obs.admissible, action, reward: result.reward,
-      terminated: result.terminated, truncated: result.truncated, valid: result.info.valid });
+    steps.push({
+      observation: obs.text,
+      admissible: obs.admissible,
+      action,
+      reward: result.reward,
+      terminated: result.terminated,
+      truncated: result.truncated,
+      valid: result.info.valid,
+    });
     reward += result.reward;
     obs = result;
     if (result.terminated || result.truncated) {
@@ -142,9 +182,15 @@ export async function rolloutEpisode(env: Env, policy: BaselinePolicy, options: 
   }
   const source: TrajectorySource = policy.name;
   return {
-    format: TRAJECTORY_FORMAT, id: `${env.id}/${source}/${options.seed}`, env: env.id, seed: options.seed, source,
+    format: TRAJECTORY_FORMAT,
+    id: `${env.id}/${source}/${options.seed}`,
+    env: env.id,
+    seed: options.seed,
+    source,
     ...(Object.keys(policy.params).length > 0 ? { policy: { ...policy.params } } : {}),
-    task, steps, final_observation: obs.text,
+    task,
+    steps,
+    final_observation: obs.text,
     result: { reward, success, score, steps: steps.length, terminate_reason: reason },
   };
 }

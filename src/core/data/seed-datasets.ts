@@ -9,7 +9,13 @@ import type { Trajectory } from '../types';
 import { makeBaselinePolicy, rolloutEpisode, type BaselinePolicy } from './rollout';
 import { parseTrajectoriesJsonl, trajectoryToJsonLine } from './trajectory';
 
-export interface DatasetPart { policy: 'expert' | 'noisy-expert' | 'random'; epsilon?: number; expertSteps?: number; episodes: number; firstSeed: number }
+export interface DatasetPart {
+  policy: 'expert' | 'noisy-expert' | 'random';
+  epsilon?: number;
+  expertSteps?: number;
+  episodes: number;
+  firstSeed: number;
+}
 
 /**
  * Expert demonstrations; noisy experts (a random move 30 % of the time); expert starts with a
@@ -38,7 +44,9 @@ export type PublicFileReader = (path: string) => Promise<string | null>;
 
 export class SeedDatasetMissingError extends Error {
   constructor(envId: string) {
-    super(`No seed dataset for '${envId}': public/${seedDatasetFile(envId)} is missing. Run 'npm run datasets' to generate it.`);
+    super(
+      `No seed dataset for '${envId}': public/${seedDatasetFile(envId)} is missing. Run 'npm run datasets' to generate it.`,
+    );
     this.name = 'SeedDatasetMissingError';
   }
 }
@@ -63,12 +71,19 @@ export function scaledDatasetParts(episodes: number): DatasetPart[] {
 }
 
 /** The JSONL lines of the seed dataset of `envId` (at most `limit` episodes, in file order). */
-export async function* seedDatasetLines(envId: string, limit = Infinity, parts: readonly DatasetPart[] = SEED_DATASET_PARTS): AsyncGenerator<string> {
+export async function* seedDatasetLines(
+  envId: string,
+  limit = Infinity,
+  parts: readonly DatasetPart[] = SEED_DATASET_PARTS,
+): AsyncGenerator<string> {
   const definition = getEnvDefinition(envId);
   const env = makeEnv(envId);
   let produced = 0;
   for (const part of parts) {
-    const policy: BaselinePolicy = makeBaselinePolicy(part.policy, { epsilon: part.epsilon, expertSteps: part.expertSteps });
+    const policy: BaselinePolicy = makeBaselinePolicy(part.policy, {
+      epsilon: part.epsilon,
+      expertSteps: part.expertSteps,
+    });
     for (let i = 0; i < part.episodes; i++) {
       if (produced++ >= limit) return;
       const seed = part.firstSeed + i;

@@ -13,22 +13,42 @@ const TERMINATE_REASONS = ['success', 'terminated', 'truncated', 'unfinished'] a
 /** A canonical copy with keys in the documented order (so JSON.stringify is stable). */
 export function canonicalTrajectory(t: Trajectory): Trajectory {
   const task: Task = {
-    id: t.task.id, env: t.task.env, instruction: t.task.instruction, difficulty: t.task.difficulty,
+    id: t.task.id,
+    env: t.task.env,
+    instruction: t.task.instruction,
+    difficulty: t.task.difficulty,
     origin: t.task.origin,
     ...(t.task.seed !== undefined ? { seed: t.task.seed } : {}),
     ...(t.task.parent !== undefined ? { parent: t.task.parent } : {}),
     ...(t.task.spec !== undefined ? { spec: t.task.spec } : {}),
   };
   const steps: Step[] = t.steps.map((s) => ({
-    observation: s.observation, admissible: s.admissible,
+    observation: s.observation,
+    admissible: s.admissible,
     ...(s.thought !== undefined ? { thought: s.thought } : {}),
-    action: s.action, reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid,
+    action: s.action,
+    reward: s.reward,
+    terminated: s.terminated,
+    truncated: s.truncated,
+    valid: s.valid,
   }));
   return {
-    format: TRAJECTORY_FORMAT, id: t.id, env: t.env, seed: t.seed, source: t.source,
+    format: TRAJECTORY_FORMAT,
+    id: t.id,
+    env: t.env,
+    seed: t.seed,
+    source: t.source,
     ...(t.policy !== undefined ? { policy: t.policy } : {}),
-    task, steps, final_observation: t.final_observation,
-    result: { reward: t.result.reward, success: t.result.success, score: t.result.score, steps: t.result.steps, terminate_reason: t.result.terminate_reason },
+    task,
+    steps,
+    final_observation: t.final_observation,
+    result: {
+      reward: t.result.reward,
+      success: t.result.success,
+      score: t.result.score,
+      steps: t.result.steps,
+      terminate_reason: t.result.terminate_reason,
+    },
   };
 }
 
@@ -48,17 +68,27 @@ export interface ParseOptions {
 }
 
 /** Validates one parsed record; pushes problems and returns the trajectory when it is sound. */
-export function checkTrajectoryRecord(value: unknown, check: RecordChecker, knownEnvs?: readonly string[]): Trajectory | undefined {
+export function checkTrajectoryRecord(
+  value: unknown,
+  check: RecordChecker,
+  knownEnvs?: readonly string[],
+): Trajectory | undefined {
   const record = check.object(value, '');
   if (!record) return undefined;
   const before = check.problems.length;
   if (record.format !== undefined && record.format !== TRAJECTORY_FORMAT) {
-    check.problem('format', `unknown format '${String(record.format)}'; this reader understands '${TRAJECTORY_FORMAT}'`);
+    check.problem(
+      'format',
+      `unknown format '${String(record.format)}'; this reader understands '${TRAJECTORY_FORMAT}'`,
+    );
   }
   const id = check.string(record.id, 'id', { nonEmpty: true });
   const env = check.string(record.env, 'env', { nonEmpty: true });
   if (env !== undefined && knownEnvs && !knownEnvs.includes(env)) {
-    check.problem('env', `unknown environment '${env}'; known: ${knownEnvs.join(', ')} (import a domain first for other envs)`);
+    check.problem(
+      'env',
+      `unknown environment '${env}'; known: ${knownEnvs.join(', ')} (import a domain first for other envs)`,
+    );
   }
   const seed = check.number(record.seed, 'seed', { integer: true });
   const source = check.oneOf(record.source, 'source', SOURCES);
@@ -68,17 +98,32 @@ export function checkTrajectoryRecord(value: unknown, check: RecordChecker, know
   if (taskRecord) {
     const taskId = check.string(taskRecord.id, 'task.id', { nonEmpty: true });
     const taskEnv = check.string(taskRecord.env, 'task.env', { nonEmpty: true });
-    if (taskEnv !== undefined && env !== undefined && taskEnv !== env) check.problem('task.env', `'${taskEnv}' differs from the episode's env '${env}'`);
+    if (taskEnv !== undefined && env !== undefined && taskEnv !== env)
+      check.problem('task.env', `'${taskEnv}' differs from the episode's env '${env}'`);
     const instruction = check.string(taskRecord.instruction, 'task.instruction', { nonEmpty: true });
     const difficulty = check.number(taskRecord.difficulty, 'task.difficulty');
-    if (difficulty !== undefined && (difficulty < 0 || difficulty > 1)) check.problem('task.difficulty', `must be within 0..1, got ${difficulty}`);
+    if (difficulty !== undefined && (difficulty < 0 || difficulty > 1))
+      check.problem('task.difficulty', `must be within 0..1, got ${difficulty}`);
     const origin = check.oneOf(taskRecord.origin, 'task.origin', TASK_ORIGINS);
     const taskSeed = check.number(taskRecord.seed, 'task.seed', { optional: true, integer: true });
     const parent = check.string(taskRecord.parent, 'task.parent', { optional: true });
-    if (taskId !== undefined && taskEnv !== undefined && instruction !== undefined && difficulty !== undefined && origin !== undefined) {
-      task = { id: taskId, env: taskEnv, instruction, difficulty, origin,
-        ...(taskSeed !== undefined ? { seed: taskSeed } : {}), ...(parent !== undefined ? { parent } : {}),
-        ...(taskRecord.spec !== undefined ? { spec: taskRecord.spec } : {}) };
+    if (
+      taskId !== undefined &&
+      taskEnv !== undefined &&
+      instruction !== undefined &&
+      difficulty !== undefined &&
+      origin !== undefined
+    ) {
+      task = {
+        id: taskId,
+        env: taskEnv,
+        instruction,
+        difficulty,
+        origin,
+        ...(taskSeed !== undefined ? { seed: taskSeed } : {}),
+        ...(parent !== undefined ? { parent } : {}),
+        ...(taskRecord.spec !== undefined ? { spec: taskRecord.spec } : {}),
+      };
     }
   }
   const stepRecords = check.array(record.steps, 'steps');
@@ -96,9 +141,25 @@ export function checkTrajectoryRecord(value: unknown, check: RecordChecker, know
     const truncated = check.boolean(s.truncated, `${f}.truncated`);
     const valid = check.boolean(s.valid, `${f}.valid`);
     if (terminated && truncated) check.problem(`${f}.truncated`, 'terminated and truncated cannot both be true');
-    if (observation !== undefined && admissible && action !== undefined && reward !== undefined &&
-        terminated !== undefined && truncated !== undefined && valid !== undefined) {
-      steps.push({ observation, admissible, ...(thought !== undefined ? { thought } : {}), action, reward, terminated, truncated, valid });
+    if (
+      observation !== undefined &&
+      admissible &&
+      action !== undefined &&
+      reward !== undefined &&
+      terminated !== undefined &&
+      truncated !== undefined &&
+      valid !== undefined
+    ) {
+      steps.push({
+        observation,
+        admissible,
+        ...(thought !== undefined ? { thought } : {}),
+        action,
+        reward,
+        terminated,
+        truncated,
+        valid,
+      });
     }
   });
   const finalObservation = check.string(record.final_observation, 'final_observation');
@@ -113,15 +174,28 @@ export function checkTrajectoryRecord(value: unknown, check: RecordChecker, know
     if (nSteps !== undefined && stepRecords && nSteps !== stepRecords.length) {
       check.problem('result.steps', `says ${nSteps} but the episode has ${stepRecords.length} steps`);
     }
-    if (reward !== undefined && success !== undefined && score !== undefined && nSteps !== undefined && reason !== undefined) {
+    if (
+      reward !== undefined &&
+      success !== undefined &&
+      score !== undefined &&
+      nSteps !== undefined &&
+      reason !== undefined
+    ) {
       result = { reward, success, score, steps: nSteps, terminate_reason: reason };
     }
   }
   if (check.problems.length > before) return undefined;
   return {
-    format: TRAJECTORY_FORMAT, id: id!, env: env!, seed: seed!, source: source!,
+    format: TRAJECTORY_FORMAT,
+    id: id!,
+    env: env!,
+    seed: seed!,
+    source: source!,
     ...(policy !== undefined ? { policy } : {}),
-    task: task!, steps, final_observation: finalObservation!, result: result!,
+    task: task!,
+    steps,
+    final_observation: finalObservation!,
+    result: result!,
   };
 }
 
@@ -134,7 +208,8 @@ export function parseTrajectoriesJsonl(text: string, options: ParseOptions = {})
     const t = checkTrajectoryRecord(value, new RecordChecker(line, problems), options.knownEnvs);
     if (t) out.push(t);
   }
-  if (rows.length === 0 && problems.length === 0) problems.push({ line: 1, field: '', message: 'the file holds no records' });
+  if (rows.length === 0 && problems.length === 0)
+    problems.push({ line: 1, field: '', message: 'the file holds no records' });
   if (problems.length > 0) throw new DatasetImportError(options.sourceName ?? 'the file', problems);
   return out;
 }

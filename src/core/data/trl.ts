@@ -8,10 +8,25 @@
  */
 import type { Trajectory } from '../types';
 import { RecordChecker } from './errors';
-import { actionText, chatFormatIds, envShortName, instructionPrompt, observationText, trajectoryFromTurns, type Turn } from './conversation';
+import {
+  actionText,
+  chatFormatIds,
+  envShortName,
+  instructionPrompt,
+  observationText,
+  trajectoryFromTurns,
+  type Turn,
+} from './conversation';
 
-interface TrlMessage { role: 'system' | 'user' | 'assistant'; content: string }
-export interface TrlRecord { id: string; env: string; messages: TrlMessage[] }
+interface TrlMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+export interface TrlRecord {
+  id: string;
+  env: string;
+  messages: TrlMessage[];
+}
 
 export function toTrl(t: Trajectory, id: string): TrlRecord {
   const messages: TrlMessage[] = [{ role: 'system', content: instructionPrompt(t.task) }];
@@ -72,6 +87,13 @@ export function fromTrlRecord(value: unknown, check: RecordChecker, defaultEnv?:
   const env = check.string(record.env ?? defaultEnv, 'env', { nonEmpty: true });
   const id = typeof record.id === 'string' && record.id ? record.id : `${envShortName(env ?? 'unknown')}_${check.line}`;
   if (env === undefined) return undefined;
-  return trajectoryFromTurns({ id, env, turns, check, field: record.messages !== undefined ? 'messages' : 'prompt',
-    turnsBroken: check.problems.length > problemsBefore, bareActions: typeof record.completion === 'string' });
+  return trajectoryFromTurns({
+    id,
+    env,
+    turns,
+    check,
+    field: record.messages !== undefined ? 'messages' : 'prompt',
+    turnsBroken: check.problems.length > problemsBefore,
+    bareActions: typeof record.completion === 'string',
+  });
 }

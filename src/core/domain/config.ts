@@ -75,13 +75,30 @@ export function validateDomainTrainConfig(config: DomainTrainConfig, domain: { n
 }
 
 /** The trainer's config for a domain: dream mode, GRPO, no curriculum, no held-out real evaluation. */
-export function domainTrainConfig(domain: Pick<Domain, 'name' | 'envId'>, config: DomainTrainConfig,
-  taskCount: number): TrainConfig {
+export function domainTrainConfig(
+  domain: Pick<Domain, 'name' | 'envId'>,
+  config: DomainTrainConfig,
+  taskCount: number,
+): TrainConfig {
   return withDefaults({
-    preset: `domain:${domain.name}`, env: domain.envId, mode: 'dream', llm: config.llm, algo: 'grpo', curriculum: false,
-    difficulty: 0, taskPool: Math.max(1, taskCount), evalInterval: 0, seed: config.seed, iterations: config.iterations,
-    tasksPerIteration: config.tasksPerIteration, groupSize: config.groupSize, learningRate: config.learningRate,
-    clipEpsilon: config.clipEpsilon, entropyCoef: config.entropyCoef, klCoef: 0, updateEpochs: config.updateEpochs,
+    preset: `domain:${domain.name}`,
+    env: domain.envId,
+    mode: 'dream',
+    llm: config.llm,
+    algo: 'grpo',
+    curriculum: false,
+    difficulty: 0,
+    taskPool: Math.max(1, taskCount),
+    evalInterval: 0,
+    seed: config.seed,
+    iterations: config.iterations,
+    tasksPerIteration: config.tasksPerIteration,
+    groupSize: config.groupSize,
+    learningRate: config.learningRate,
+    clipEpsilon: config.clipEpsilon,
+    entropyCoef: config.entropyCoef,
+    klCoef: 0,
+    updateEpochs: config.updateEpochs,
     maxGradNorm: config.maxGradNorm,
     ...(config.llmMaxFailures !== undefined ? { llmMaxFailures: config.llmMaxFailures } : {}),
   });

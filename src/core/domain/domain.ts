@@ -34,8 +34,15 @@ export const DOMAIN_ENV_PREFIX = 'byo:';
 const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
 
 export type DomainProblemCode =
-  | 'bad-name' | 'bad-option' | 'too-few-episodes' | 'mixed-envs' | 'no-actions' | 'missing-instructions'
-  | 'empty-observations' | 'vocabulary-too-small' | 'vocabulary-too-large';
+  | 'bad-name'
+  | 'bad-option'
+  | 'too-few-episodes'
+  | 'mixed-envs'
+  | 'no-actions'
+  | 'missing-instructions'
+  | 'empty-observations'
+  | 'vocabulary-too-small'
+  | 'vocabulary-too-large';
 
 export interface DomainProblem {
   code: DomainProblemCode;
@@ -45,10 +52,13 @@ export interface DomainProblem {
 
 /** The data cannot carry a domain; `problems` lists every reason (the message shows them all). */
 export class DomainError extends Error {
-  constructor(readonly domain: string, readonly problems: DomainProblem[]) {
+  constructor(
+    readonly domain: string,
+    readonly problems: DomainProblem[],
+  ) {
     super(
       `Cannot build the domain '${domain}': ${problems.length} problem${problems.length === 1 ? '' : 's'} found.\n` +
-      problems.map((p) => `  - ${p.message}`).join('\n'),
+        problems.map((p) => `  - ${p.message}`).join('\n'),
     );
     this.name = 'DomainError';
   }
@@ -132,42 +142,65 @@ function plural(n: number, word: string): string {
 }
 
 function listIds(ids: readonly string[], max = 5): string {
-  return ids.slice(0, max).map((id) => `'${id}'`).join(', ') + (ids.length > max ? `, … (${ids.length - max} more)` : '');
+  return (
+    ids
+      .slice(0, max)
+      .map((id) => `'${id}'`)
+      .join(', ') + (ids.length > max ? `, … (${ids.length - max} more)` : '')
+  );
 }
 
 /** Every problem that keeps `trajectories` from being a domain (empty: they can carry one). */
-export function validateDomainData(name: string, trajectories: readonly Trajectory[], options: BuildDomainOptions = {}): DomainProblem[] {
+export function validateDomainData(
+  name: string,
+  trajectories: readonly Trajectory[],
+  options: BuildDomainOptions = {},
+): DomainProblem[] {
   const problems: DomainProblem[] = [];
   const minEpisodes = options.minEpisodes ?? MIN_DOMAIN_EPISODES;
   if (!NAME_PATTERN.test(name)) {
-    problems.push({ code: 'bad-name', message: `The name '${name}' cannot name a domain: use 1–64 letters, digits, '-' or '_', starting with a letter or digit (e.g. --name myapp).` });
+    problems.push({
+      code: 'bad-name',
+      message: `The name '${name}' cannot name a domain: use 1–64 letters, digits, '-' or '_', starting with a letter or digit (e.g. --name myapp).`,
+    });
   }
   const share = options.heldOutShare ?? 0.2;
   if (!(share > 0 && share < 1)) {
-    problems.push({ code: 'bad-option', message: `The held-out share must be between 0 and 1 (exclusive), got ${share}: evaluation needs held-out episodes and training needs the rest.` });
+    problems.push({
+      code: 'bad-option',
+      message: `The held-out share must be between 0 and 1 (exclusive), got ${share}: evaluation needs held-out episodes and training needs the rest.`,
+    });
   }
   if (trajectories.length < minEpisodes) {
     problems.push({
       code: 'too-few-episodes',
-      message: `Too few episodes: found ${trajectories.length}, a domain needs at least ${minEpisodes} (most to train the experience model's examples on, ` +
+      message:
+        `Too few episodes: found ${trajectories.length}, a domain needs at least ${minEpisodes} (most to train the experience model's examples on, ` +
         `some held out to evaluate). Add more demonstrated episodes of the application to the file and import it again.`,
     });
   }
   const byEnv = new Map<string, number>();
   for (const t of trajectories) byEnv.set(t.env, (byEnv.get(t.env) ?? 0) + 1);
   if (byEnv.size > 1) {
-    const listed = [...byEnv.entries()].sort((a, b) => b[1] - a[1]).map(([env, n]) => `'${env}' (${plural(n, 'episode')})`).join(', ');
+    const listed = [...byEnv.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([env, n]) => `'${env}' (${plural(n, 'episode')})`)
+      .join(', ');
     problems.push({
       code: 'mixed-envs',
-      message: `The file mixes ${byEnv.size} environments: ${listed}; a domain is one application. Split the file by environment ` +
+      message:
+        `The file mixes ${byEnv.size} environments: ${listed}; a domain is one application. Split the file by environment ` +
         `(AgentGym/ETO: the item id's prefix before '_N'; ours/TRL: the env field) and import each part with its own --name.`,
     });
   }
-  const noActions = trajectories.filter((t) => t.steps.length === 0 || t.steps.some((s) => s.action.trim() === '')).map((t) => t.id);
+  const noActions = trajectories
+    .filter((t) => t.steps.length === 0 || t.steps.some((s) => s.action.trim() === ''))
+    .map((t) => t.id);
   if (noActions.length > 0) {
     problems.push({
       code: 'no-actions',
-      message: `${plural(noActions.length, 'episode')} ${noActions.length === 1 ? 'has' : 'have'} no actions (no steps, or a step with an empty action): ${listIds(noActions)}. ` +
+      message:
+        `${plural(noActions.length, 'episode')} ${noActions.length === 1 ? 'has' : 'have'} no actions (no steps, or a step with an empty action): ${listIds(noActions)}. ` +
         'Every step needs the action the agent took; drop these episodes or export them again with their actions.',
     });
   }
@@ -175,16 +208,22 @@ export function validateDomainData(name: string, trajectories: readonly Trajecto
   if (noInstruction.length > 0) {
     problems.push({
       code: 'missing-instructions',
-      message: `${plural(noInstruction.length, 'episode')} ${noInstruction.length === 1 ? 'has' : 'have'} no task instruction: ${listIds(noInstruction)}. ` +
+      message:
+        `${plural(noInstruction.length, 'episode')} ${noInstruction.length === 1 ? 'has' : 'have'} no task instruction: ${listIds(noInstruction)}. ` +
         "The experience model and the policy are told the task: fill in task.instruction (ours), or start the first observation with 'Your task: …' " +
         '(AgentGym/ETO/TRL), or drop these episodes.',
     });
   }
   const steps = trajectories.flatMap((t) => t.steps);
-  if (steps.length > 0 && steps.every((s) => collapse(s.observation) === '') && trajectories.every((t) => collapse(t.final_observation) === '')) {
+  if (
+    steps.length > 0 &&
+    steps.every((s) => collapse(s.observation) === '') &&
+    trajectories.every((t) => collapse(t.final_observation) === '')
+  ) {
     problems.push({
       code: 'empty-observations',
-      message: `Every observation is empty (${plural(steps.length, 'step')} checked): the experience model cannot learn what states look like. ` +
+      message:
+        `Every observation is empty (${plural(steps.length, 'step')} checked): the experience model cannot learn what states look like. ` +
         'Export the text the application showed the agent at each step (the human/user turns of AgentGym/ETO/TRL, steps[].observation of ours).',
     });
   }
@@ -194,21 +233,24 @@ export function validateDomainData(name: string, trajectories: readonly Trajecto
     if (distinct.size < MIN_DISTINCT_ACTIONS) {
       problems.push({
         code: 'vocabulary-too-small',
-        message: `The action vocabulary is too small to learn from: every step takes the same action ('${[...distinct][0] ?? ''}'), so a policy has nothing to choose. ` +
+        message:
+          `The action vocabulary is too small to learn from: every step takes the same action ('${[...distinct][0] ?? ''}'), so a policy has nothing to choose. ` +
           `A domain needs at least ${MIN_DISTINCT_ACTIONS} distinct actions; include episodes where the agent does different things.`,
       });
     } else if (distinct.size > MAX_DISTINCT_ACTIONS) {
       problems.push({
         code: 'vocabulary-too-large',
-        message: `The action vocabulary is too large to learn from: ${distinct.size} distinct actions (at most ${MAX_DISTINCT_ACTIONS}). ` +
-          'Use the application\'s commands as actions (e.g. click[id], search[query]), not free text, or import one sub-application at a time.',
+        message:
+          `The action vocabulary is too large to learn from: ${distinct.size} distinct actions (at most ${MAX_DISTINCT_ACTIONS}). ` +
+          "Use the application's commands as actions (e.g. click[id], search[query]), not free text, or import one sub-application at a time.",
       });
     } else if (actions.length >= UNIQUE_SHARE_MIN_STEPS && distinct.size / actions.length > MAX_UNIQUE_ACTION_SHARE) {
       problems.push({
         code: 'vocabulary-too-large',
-        message: `The action vocabulary is too large to learn from: ${distinct.size} distinct actions in ${actions.length} steps ` +
+        message:
+          `The action vocabulary is too large to learn from: ${distinct.size} distinct actions in ${actions.length} steps ` +
           `(${Math.round((100 * distinct.size) / actions.length)}%, at most ${Math.round(100 * MAX_UNIQUE_ACTION_SHARE)}%), so almost no action repeats — ` +
-          'free-text replies rather than commands? Write actions as the application\'s commands (e.g. click[id], search[query]) so they recur across episodes.',
+          "free-text replies rather than commands? Write actions as the application's commands (e.g. click[id], search[query]) so they recur across episodes.",
       });
     }
   }
@@ -217,7 +259,10 @@ export function validateDomainData(name: string, trajectories: readonly Trajecto
 
 /** Task descriptions of a text file: one a line; blank lines and '#' comments skipped. */
 export function parseTaskDescriptions(text: string): string[] {
-  return text.split(/\r?\n/).map((l) => collapse(l)).filter((l) => l !== '' && !l.startsWith('#'));
+  return text
+    .split(/\r?\n/)
+    .map((l) => collapse(l))
+    .filter((l) => l !== '' && !l.startsWith('#'));
 }
 
 function taskIdFor(envId: string, instruction: string, taken: Set<string>): string {
@@ -232,7 +277,11 @@ function taskIdFor(envId: string, instruction: string, taken: Set<string>): stri
  * Validates `trajectories` (all of one application) and builds the domain; throws `DomainError`
  * listing every problem. Deterministic in (trajectories, options).
  */
-export function buildDomain(name: string, trajectories: readonly Trajectory[], options: BuildDomainOptions = {}): Domain {
+export function buildDomain(
+  name: string,
+  trajectories: readonly Trajectory[],
+  options: BuildDomainOptions = {},
+): Domain {
   const problems = validateDomainData(name, trajectories, options);
   if (problems.length > 0) throw new DomainError(name, problems);
   const envId = domainEnvId(name);
@@ -257,13 +306,19 @@ export function buildDomain(name: string, trajectories: readonly Trajectory[], o
     ids.set(t.id, n);
     const task = makeTask(collapse(t.task.instruction));
     return {
-      ...t, id: `${envId}/${t.id}${n > 1 ? `~${n}` : ''}`, env: envId, task: { ...task }, source: 'imported',
+      ...t,
+      id: `${envId}/${t.id}${n > 1 ? `~${n}` : ''}`,
+      env: envId,
+      task: { ...task },
+      source: 'imported',
       steps: t.steps.map((s) => ({ ...s, admissible: s.admissible.slice() })),
       result: { ...t.result },
     };
   });
   const demonstrated = [...byInstruction.values()];
-  const extra = [...new Set((options.tasks ?? []).map(collapse).filter((d) => d !== '' && !byInstruction.has(d)))].map(makeTask);
+  const extra = [...new Set((options.tasks ?? []).map(collapse).filter((d) => d !== '' && !byInstruction.has(d)))].map(
+    makeTask,
+  );
 
   // ---- split: whole tasks held out, seeded ----------------------------------------------------
   const rng = Rng.fromSeed(seed, 'domain-split');
@@ -275,7 +330,10 @@ export function buildDomain(name: string, trajectories: readonly Trajectory[], o
     for (const task of rng.shuffle(demonstrated)) {
       if (count >= target) break;
       const size = episodes.filter((e) => e.task.id === task.id).length;
-      if (count + size <= target) { held.add(task.id); count += size; }
+      if (count + size <= target) {
+        held.add(task.id);
+        count += size;
+      }
     }
   }
   let heldOut: Trajectory[];
@@ -286,7 +344,12 @@ export function buildDomain(name: string, trajectories: readonly Trajectory[], o
   } else {
     // One instruction for all (or every task larger than the share): hold out episodes instead.
     splitBy = 'episode';
-    const picked = new Set(rng.split('episodes').sample(episodes.map((_, i) => i), Math.min(target, episodes.length - 1)));
+    const picked = new Set(
+      rng.split('episodes').sample(
+        episodes.map((_, i) => i),
+        Math.min(target, episodes.length - 1),
+      ),
+    );
     heldOut = episodes.filter((_, i) => picked.has(i));
     train = episodes.filter((_, i) => !picked.has(i));
     held = new Set(heldOut.map((e) => e.task.id));
@@ -311,21 +374,41 @@ export function buildDomain(name: string, trajectories: readonly Trajectory[], o
   const warnings: string[] = [];
   const renamed = episodes.length - ids.size;
   if (renamed > 0) {
-    warnings.push(`${renamed} episode${renamed === 1 ? '' : 's'} repeated an id of another and ${renamed === 1 ? 'was' : 'were'} kept as <id>~2, ~3, …: ` +
-      'give every episode an id of its own (dreamgym convert writes unique ids).');
+    warnings.push(
+      `${renamed} episode${renamed === 1 ? '' : 's'} repeated an id of another and ${renamed === 1 ? 'was' : 'were'} kept as <id>~2, ~3, …: ` +
+        'give every episode an id of its own (dreamgym convert writes unique ids).',
+    );
   }
   if (stats.stepsWithAdmissible === 0) {
-    warnings.push('No step lists its admissible actions: the policy chooses among the actions the experience model writes, ' +
-      'and action agreement cannot be measured. Export the actions available at each step (AgentGym: an "AVAILABLE ACTIONS: a,b" line) if the application has them.');
+    warnings.push(
+      'No step lists its admissible actions: the policy chooses among the actions the experience model writes, ' +
+        'and action agreement cannot be measured. Export the actions available at each step (AgentGym: an "AVAILABLE ACTIONS: a,b" line) if the application has them.',
+    );
   }
   if (!episodes.some((e) => e.result.terminate_reason !== 'unfinished')) {
-    warnings.push('No episode records its outcome (AgentGym records have no reward): the experience model learns success only from the card and ' +
-      'its own judgement, and the audit cannot check rewards. ETO or our format carry rewards.');
+    warnings.push(
+      'No episode records its outcome (AgentGym records have no reward): the experience model learns success only from the card and ' +
+        'its own judgement, and the audit cannot check rewards. ETO or our format carry rewards.',
+    );
   }
   if (splitBy === 'episode') {
-    warnings.push('The episodes do not have distinct enough instructions for a split by task: held-out episodes share tasks with training ones.');
+    warnings.push(
+      'The episodes do not have distinct enough instructions for a split by task: held-out episodes share tasks with training ones.',
+    );
   }
-  return { name, envId, card, train, heldOut, tasks: [...demonstrated, ...extra], heldOutTaskIds, stats, warnings, seed, heldOutShare };
+  return {
+    name,
+    envId,
+    card,
+    train,
+    heldOut,
+    tasks: [...demonstrated, ...extra],
+    heldOutTaskIds,
+    stats,
+    warnings,
+    seed,
+    heldOutShare,
+  };
 }
 
 /** A short human-readable summary of a domain (what `domain import` prints). */
@@ -337,7 +420,10 @@ export function domainSummary(domain: Domain): string {
     `  episodes   ${s.episodes} (${s.trainEpisodes} train, ${s.heldOutEpisodes} held out by ${s.splitBy}), ${s.steps} steps, ${s.meanLength.toFixed(1)} on average, longest ${s.maxLength}`,
     `  tasks      ${domain.tasks.length} (${s.instructions} demonstrated, ${s.extraTasks} extra descriptions; ${domain.heldOutTaskIds.length} held out)`,
     `  outcomes   ${pct(s.successRate)} succeed, ${pct(s.terminatedShare)} end by themselves`,
-    `  actions    ${s.distinctActions} distinct; kinds ${s.actionKinds.slice(0, 6).map((k) => `${k.kind} (${k.count})`).join(', ')}`,
+    `  actions    ${s.distinctActions} distinct; kinds ${s.actionKinds
+      .slice(0, 6)
+      .map((k) => `${k.kind} (${k.count})`)
+      .join(', ')}`,
     `  admissible listed on ${s.stepsWithAdmissible} of ${s.steps} steps`,
     `  card       ${domain.card.text}`,
     ...domain.warnings.map((w) => `  warning    ${w}`),

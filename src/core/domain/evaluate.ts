@@ -85,7 +85,13 @@ function ratio(hits: number, total: number): number | null {
 
 function sumUsage(envs: readonly DreamPoolEnv[]): DreamUsage {
   const total: DreamUsage = {
-    steps: 0, predictions: 0, cacheHits: 0, invalid: 0, promptTokens: 0, completionTokens: 0, ms: 0,
+    steps: 0,
+    predictions: 0,
+    cacheHits: 0,
+    invalid: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    ms: 0,
   };
   for (const e of envs) {
     const u = e.env.usage;
@@ -95,14 +101,21 @@ function sumUsage(envs: readonly DreamPoolEnv[]): DreamUsage {
 }
 
 /** (a) Greedy episodes of the held-out tasks (at most `episodes`) in the dream. */
-export async function dreamSuccess(policy: CandidatePolicy, model: ExperienceModel, domain: Domain,
-  options: { episodes: number; stepLimit?: number; signal?: AbortSignal }): Promise<DreamSuccessReport> {
+export async function dreamSuccess(
+  policy: CandidatePolicy,
+  model: ExperienceModel,
+  domain: Domain,
+  options: { episodes: number; stepLimit?: number; signal?: AbortSignal },
+): Promise<DreamSuccessReport> {
   const tasks = heldOutTasks(domain).slice(0, Math.max(0, options.episodes));
   const stepLimit = options.stepLimit ?? defaultStepLimit(domain);
   const starts: { env: DreamPoolEnv; task: Task; obs: Observation }[] = [];
   for (const task of tasks) {
     const env = makeDreamEnv(model, {
-      envId: domain.envId, stepLimit, taskForSeed: () => task, ...(options.signal ? { signal: options.signal } : {}),
+      envId: domain.envId,
+      stepLimit,
+      taskForSeed: () => task,
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     starts.push({ env, task, obs: await env.reset({ seed: 0, task }) });
   }
@@ -119,8 +132,11 @@ export async function dreamSuccess(policy: CandidatePolicy, model: ExperienceMod
 }
 
 /** (b) Does the greedy policy pick the demonstrated action on held-out steps that list their candidates? */
-export async function actionAgreement(policy: CandidatePolicy, heldOut: readonly Trajectory[],
-  options: { stepLimit: number; chunk?: number }): Promise<ActionAgreementReport> {
+export async function actionAgreement(
+  policy: CandidatePolicy,
+  heldOut: readonly Trajectory[],
+  options: { stepLimit: number; chunk?: number },
+): Promise<ActionAgreementReport> {
   const usable: { state: PolicyState; action: string }[] = [];
   let total = 0;
   for (const t of heldOut) {
@@ -129,8 +145,12 @@ export async function actionAgreement(policy: CandidatePolicy, heldOut: readonly
       if (s.admissible.length === 0 || !s.admissible.includes(s.action)) return;
       usable.push({
         state: {
-          instruction: t.task.instruction, observation: s.observation, admissible: s.admissible, step: i,
-          maxSteps: Math.max(options.stepLimit, i + 1), previousActions: t.steps.slice(0, i).map((x) => x.action),
+          instruction: t.task.instruction,
+          observation: s.observation,
+          admissible: s.admissible,
+          step: i,
+          maxSteps: Math.max(options.stepLimit, i + 1),
+          previousActions: t.steps.slice(0, i).map((x) => x.action),
         },
         action: s.action,
       });
@@ -139,22 +159,32 @@ export async function actionAgreement(policy: CandidatePolicy, heldOut: readonly
   if (usable.length === 0) return { agreement: null, usable_steps: 0, held_out_steps: total, chance: null };
   const rng = Rng.fromSeed(0, 'domain-agreement');
   const chunk = options.chunk ?? 256;
-  let agree = 0, chance = 0;
+  let agree = 0,
+    chance = 0;
   for (let start = 0; start < usable.length; start += chunk) {
     const part = usable.slice(start, start + chunk);
-    const acted = await policy.act(part.map((u) => u.state), rng, { greedy: true });
+    const acted = await policy.act(
+      part.map((u) => u.state),
+      rng,
+      { greedy: true },
+    );
     part.forEach((u, i) => {
       if (acted.actions[i] === u.action) agree++;
       chance += 1 / u.state.admissible.length;
     });
   }
   return {
-    agreement: round(agree / usable.length), usable_steps: usable.length, held_out_steps: total,
+    agreement: round(agree / usable.length),
+    usable_steps: usable.length,
+    held_out_steps: total,
     chance: round(chance / usable.length),
   };
 }
 
-interface AuditSample { trajectory: Trajectory; index: number }
+interface AuditSample {
+  trajectory: Trajectory;
+  index: number;
+}
 
 /** The audited transitions: about half from episode ends (the outcome-bearing steps), the rest uniform; seeded. */
 function auditSamples(heldOut: readonly Trajectory[], n: number, seed: number): AuditSample[] {
@@ -170,7 +200,12 @@ function auditSamples(heldOut: readonly Trajectory[], n: number, seed: number): 
   const rest = rng.split('rest').sample(others, n - ends.length);
   const picked = [...ends, ...rest];
   if (picked.length < n) {
-    picked.push(...rng.split('fill').sample(lasts.filter((s) => !ends.includes(s)), n - picked.length));
+    picked.push(
+      ...rng.split('fill').sample(
+        lasts.filter((s) => !ends.includes(s)),
+        n - picked.length,
+      ),
+    );
   }
   const order = new Map(all.map((s, i) => [s, i]));
   return picked.sort((a, b) => order.get(a)! - order.get(b)!);
@@ -180,19 +215,40 @@ function auditSamples(heldOut: readonly Trajectory[], n: number, seed: number): 
  * (c) The model's predictions on held-out recorded transitions, compared with what was recorded
  * (see the file comment). An unusable answer counts as a miss in every figure.
  */
-export async function auditDomain(model: ExperienceModel, domain: Pick<Domain, 'envId' | 'heldOut'>,
-  options: { n: number; seed?: number; llm?: string; signal?: AbortSignal;
-    onProgress?: (done: number, total: number) => void }): Promise<DomainAuditReport> {
+export async function auditDomain(
+  model: ExperienceModel,
+  domain: Pick<Domain, 'envId' | 'heldOut'>,
+  options: {
+    n: number;
+    seed?: number;
+    llm?: string;
+    signal?: AbortSignal;
+    onProgress?: (done: number, total: number) => void;
+  },
+): Promise<DomainAuditReport> {
   const samples = auditSamples(domain.heldOut, Math.max(0, options.n), options.seed ?? 0);
-  let validAgree = 0, outcomeSteps = 0, outcomeRight = 0, terminatedKnown = 0, terminatedRight = 0;
-  let withNextObs = 0, f1Sum = 0, withNextAdm = 0, jaccardSum = 0, invalid = 0, tokens = 0, ms = 0;
+  let validAgree = 0,
+    outcomeSteps = 0,
+    outcomeRight = 0,
+    terminatedKnown = 0,
+    terminatedRight = 0;
+  let withNextObs = 0,
+    f1Sum = 0,
+    withNextAdm = 0,
+    jaccardSum = 0,
+    invalid = 0,
+    tokens = 0,
+    ms = 0;
   for (let k = 0; k < samples.length; k++) {
     const { trajectory: t, index: i } = samples[k];
     const step = t.steps[i];
     const last = i === t.steps.length - 1;
     const prediction = await model.next({
-      task: t.task, history: t.steps.slice(0, i),
-      state: { text: step.observation, admissible: step.admissible, task: t.task }, action: step.action, ...(options.signal ? { signal: options.signal } : {}),
+      task: t.task,
+      history: t.steps.slice(0, i),
+      state: { text: step.observation, admissible: step.admissible, task: t.task },
+      action: step.action,
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     const usable = prediction.valid;
     if (!usable) invalid++;

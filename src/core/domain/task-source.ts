@@ -21,8 +21,12 @@ export class DomainTaskSource implements TaskSource {
   readonly curriculum = null;
   readonly envId: string;
 
-  constructor(readonly domain: Domain, readonly trainTasks: Task[], readonly stepLimit: number,
-    private readonly makeDreamEnv: () => Env) {
+  constructor(
+    readonly domain: Domain,
+    readonly trainTasks: Task[],
+    readonly stepLimit: number,
+    private readonly makeDreamEnv: () => Env,
+  ) {
     this.envId = domain.envId;
   }
 
@@ -32,7 +36,9 @@ export class DomainTaskSource implements TaskSource {
   }
 
   /** A domain has no pool to fall back on: a failed first state stands as an error. */
-  replacement(): Task | null { return null; }
+  replacement(): Task | null {
+    return null;
+  }
 
   makeEnv(phase: Phase): Env {
     if (phase === 'real') {
@@ -41,11 +47,17 @@ export class DomainTaskSource implements TaskSource {
     return this.makeDreamEnv();
   }
 
-  async recordOutcomes(): Promise<void> { /* no curriculum */ }
+  async recordOutcomes(): Promise<void> {
+    /* no curriculum */
+  }
 
   evaluate(): Promise<EvalResult> {
-    return Promise.reject(new Error('Held-out evaluation plays real tasks, and the imported domain '
-      + `'${this.domain.name}' has no real env; evaluate it its own way: DomainTrainer.evaluate() (dream success, `
-      + 'action agreement and the audit).'));
+    return Promise.reject(
+      new Error(
+        'Held-out evaluation plays real tasks, and the imported domain ' +
+          `'${this.domain.name}' has no real env; evaluate it its own way: DomainTrainer.evaluate() (dream success, ` +
+          'action agreement and the audit).',
+      ),
+    );
   }
 }

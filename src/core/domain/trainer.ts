@@ -26,21 +26,32 @@ import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyStep } from '../rl/batch';
 import { Trainer } from '../train/loop';
 import type { Task } from '../types';
-import { defaultStepLimit, domainTrainConfig, validateDomainTrainConfig, DEFAULT_DOMAIN_TRAIN_CONFIG,
-  type DomainTrainConfig } from './config';
+import {
+  defaultStepLimit,
+  domainTrainConfig,
+  validateDomainTrainConfig,
+  DEFAULT_DOMAIN_TRAIN_CONFIG,
+  type DomainTrainConfig,
+} from './config';
 import { trainingTasks, type Domain } from './domain';
 import { actionAgreement, auditDomain, dreamSuccess, type DomainEvaluation } from './evaluate';
 import { DomainTaskSource } from './task-source';
 
 /** A replay buffer (memory unless one is given) seeded with the domain's training episodes. */
-export async function seedDomainBuffer(domain: Pick<Domain, 'train'>,
-  buffer: ReplayBuffer = new ReplayBuffer(new MemoryBufferStore()), createdAt = 0): Promise<ReplayBuffer> {
+export async function seedDomainBuffer(
+  domain: Pick<Domain, 'train'>,
+  buffer: ReplayBuffer = new ReplayBuffer(new MemoryBufferStore()),
+  createdAt = 0,
+): Promise<ReplayBuffer> {
   await buffer.importTrajectories(domain.train, { source: 'offline', createdAt });
   return buffer;
 }
 
 export type Metrics = Record<string, number>;
-export interface DomainIterationRecord { iteration: number; metrics: Metrics }
+export interface DomainIterationRecord {
+  iteration: number;
+  metrics: Metrics;
+}
 
 export interface DomainTrainerDeps {
   /** Dreamed transitions are added here (the experience model retrieves from the same buffer). */
@@ -60,35 +71,54 @@ export class DomainTrainer {
   /** The shared training loop. */
   readonly trainer: Trainer;
 
-  constructor(readonly domain: Domain, readonly model: ExperienceModel,
-    config: Partial<DomainTrainConfig> & Pick<DomainTrainConfig, 'llm'>, readonly deps: DomainTrainerDeps = {}) {
+  constructor(
+    readonly domain: Domain,
+    readonly model: ExperienceModel,
+    config: Partial<DomainTrainConfig> & Pick<DomainTrainConfig, 'llm'>,
+    readonly deps: DomainTrainerDeps = {},
+  ) {
     this.config = validateDomainTrainConfig({ ...DEFAULT_DOMAIN_TRAIN_CONFIG, ...config }, domain);
     this.stepLimit = this.config.stepLimit ?? defaultStepLimit(domain);
     this.trainTasks = trainingTasks(domain);
     if (this.trainTasks.length === 0) {
-      throw new Error(`The domain '${domain.name}' has no training tasks; import more episodes or give extra task `
-        + 'descriptions (--tasks).');
+      throw new Error(
+        `The domain '${domain.name}' has no training tasks; import more episodes or give extra task ` +
+          'descriptions (--tasks).',
+      );
     }
     const source = new DomainTaskSource(domain, this.trainTasks, this.stepLimit, () => this.makeEnv());
     const { onBatch } = deps;
     this.trainer = new Trainer(domainTrainConfig(domain, this.config, this.trainTasks.length), {
-      source, experienceModel: model, runId: `domain/${domain.name}/${this.config.seed}`,
-      ...(deps.buffer ? { buffer: deps.buffer } : {}), ...(deps.now ? { now: deps.now } : {}),
+      source,
+      experienceModel: model,
+      runId: `domain/${domain.name}/${this.config.seed}`,
+      ...(deps.buffer ? { buffer: deps.buffer } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
       ...(onBatch ? { onBatch: (batch, _phase, iteration) => onBatch(batch, iteration) } : {}),
     });
   }
 
-  get policy(): CandidatePolicy { return this.trainer.policy; }
+  get policy(): CandidatePolicy {
+    return this.trainer.policy;
+  }
   /** Iterations completed. */
-  get iteration(): number { return this.trainer.iteration; }
-  get dreamSteps(): number { return this.trainer.dreamSteps; }
-  get finished(): boolean { return this.trainer.finished; }
+  get iteration(): number {
+    return this.trainer.iteration;
+  }
+  get dreamSteps(): number {
+    return this.trainer.dreamSteps;
+  }
+  get finished(): boolean {
+    return this.trainer.finished;
+  }
 
   /** A DreamEnv under the domain's env id (tasks for bare seeds cycle through the training tasks). */
   makeEnv(): TimeLimit<DreamEnv> {
     const tasks = this.trainTasks;
     return makeDreamEnv(this.model, {
-      envId: this.domain.envId, stepLimit: this.stepLimit, taskForSeed: (seed) => tasks[Math.abs(seed) % tasks.length],
+      envId: this.domain.envId,
+      stepLimit: this.stepLimit,
+      taskForSeed: (seed) => tasks[Math.abs(seed) % tasks.length],
       ...(this.deps.signal ? { signal: this.deps.signal } : {}),
     });
   }
@@ -99,16 +129,23 @@ export class DomainTrainer {
   }
 
   /** (a), (b) and (c) of evaluate.ts for the current policy. */
-  async evaluate(options: { onProgress?: (stage: string, done: number, total: number) => void } = {}):
-    Promise<DomainEvaluation> {
+  async evaluate(
+    options: { onProgress?: (stage: string, done: number, total: number) => void } = {},
+  ): Promise<DomainEvaluation> {
     const { signal } = this.deps;
-    const dream = await dreamSuccess(this.policy, this.model, this.domain,
-      { episodes: this.config.evalEpisodes, stepLimit: this.stepLimit, signal });
+    const dream = await dreamSuccess(this.policy, this.model, this.domain, {
+      episodes: this.config.evalEpisodes,
+      stepLimit: this.stepLimit,
+      signal,
+    });
     options.onProgress?.('dream success', 1, 3);
     const agreement = await actionAgreement(this.policy, this.domain.heldOut, { stepLimit: this.stepLimit });
     options.onProgress?.('action agreement', 2, 3);
-    const audit = await auditDomain(this.model, this.domain,
-      { n: this.config.auditTransitions, seed: this.config.seed, signal });
+    const audit = await auditDomain(this.model, this.domain, {
+      n: this.config.auditTransitions,
+      seed: this.config.seed,
+      signal,
+    });
     options.onProgress?.('audit', 3, 3);
     return { dream, agreement, audit };
   }
@@ -126,7 +163,9 @@ export interface DomainTrainResult {
 }
 
 /** Dream-only training for `config.iterations`, then (a), (b) and (c). */
-export async function trainDomain(domain: Domain, model: ExperienceModel,
+export async function trainDomain(
+  domain: Domain,
+  model: ExperienceModel,
   config: Partial<DomainTrainConfig> & Pick<DomainTrainConfig, 'llm'>,
   deps: DomainTrainerDeps & { onIteration?: (record: DomainIterationRecord) => void } = {},
 ): Promise<DomainTrainResult> {

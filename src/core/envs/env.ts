@@ -78,21 +78,30 @@ export interface EnvCreateOptions {
 
 export abstract class Wrapper<E extends Env = Env> implements Env {
   constructor(readonly env: E) {}
-  get id(): string { return this.env.id; }
+  get id(): string {
+    return this.env.id;
+  }
   /** The innermost environment. */
   get unwrapped(): Env {
     let inner: Env = this.env;
     while (inner instanceof Wrapper) inner = inner.env;
     return inner;
   }
-  reset(opts: ResetOptions): Promise<Observation> { return this.env.reset(opts); }
-  step(action: string): Promise<StepResult> { return this.env.step(action); }
+  reset(opts: ResetOptions): Promise<Observation> {
+    return this.env.reset(opts);
+  }
+  step(action: string): Promise<StepResult> {
+    return this.env.step(action);
+  }
 }
 
 /** Ends the episode with `truncated` once `maxSteps` steps were taken without termination. */
 export class TimeLimit<E extends Env = Env> extends Wrapper<E> {
   private elapsed = 0;
-  constructor(env: E, readonly maxSteps: number) {
+  constructor(
+    env: E,
+    readonly maxSteps: number,
+  ) {
     super(env);
     if (!Number.isInteger(maxSteps) || maxSteps < 1) {
       throw new RangeError(`TimeLimit: maxSteps must be a positive integer, got ${maxSteps}`);

@@ -9,9 +9,13 @@ import { LlmError, type ChatMessage, type ChatModel, type ChatResult } from '../
 import { bound } from './domain-card';
 import { addUsage, ZERO_USAGE, type AnswerAttempt, type ChatUsage } from './types';
 
-export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; kind: 'parse' | 'schema' | 'inconsistent'; reason: string };
+export type ParseOutcome<T> =
+  { ok: true; value: T } | { ok: false; kind: 'parse' | 'schema' | 'inconsistent'; reason: string };
 
-export interface JsonPrompt { messages: ChatMessage[]; jsonSchema: Record<string, unknown> }
+export interface JsonPrompt {
+  messages: ChatMessage[];
+  jsonSchema: Record<string, unknown>;
+}
 
 export interface AskOptions {
   maxTokens: number;
@@ -35,7 +39,12 @@ export interface Asked<T> {
   reason?: string;
 }
 
-export async function askJson<T>(chat: ChatModel, prompt: JsonPrompt, check: (text: string) => ParseOutcome<T>, options: AskOptions): Promise<Asked<T>> {
+export async function askJson<T>(
+  chat: ChatModel,
+  prompt: JsonPrompt,
+  check: (text: string) => ParseOutcome<T>,
+  options: AskOptions,
+): Promise<Asked<T>> {
   const { temperature, seed, retries, signal } = options;
   let usage: ChatUsage = { ...ZERO_USAGE };
   const notes: string[] = [];
@@ -45,7 +54,10 @@ export async function askJson<T>(chat: ChatModel, prompt: JsonPrompt, check: (te
   let raw = '';
   let reason = '';
   for (let attempt = 0; attempt <= retries; attempt++) {
-    const result: ChatResult = await chat.complete({ messages, maxTokens, temperature, seed: seed + attempt, jsonSchema: prompt.jsonSchema }, signal);
+    const result: ChatResult = await chat.complete(
+      { messages, maxTokens, temperature, seed: seed + attempt, jsonSchema: prompt.jsonSchema },
+      signal,
+    );
     usage = addUsage(usage, result.usage);
     raw = result.text;
     if (signal?.aborted) throw new LlmError('The request was cancelled (its AbortSignal fired).', 'aborted');
@@ -68,7 +80,11 @@ export async function askJson<T>(chat: ChatModel, prompt: JsonPrompt, check: (te
     }
     notes.push(`attempt ${attempt + 1}: ${reason}`);
     tries.push({ raw, finishReason: result.finishReason, usage: result.usage, rejected: reason });
-    messages = [...prompt.messages, { role: 'assistant', content: bound(raw, 800) }, { role: 'user', content: feedback }];
+    messages = [
+      ...prompt.messages,
+      { role: 'assistant', content: bound(raw, 800) },
+      { role: 'user', content: feedback },
+    ];
   }
   return { usage, attempts: retries + 1, tries, notes, raw, reason };
 }

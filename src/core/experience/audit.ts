@@ -98,7 +98,15 @@ export interface AuditRecord {
   probe: boolean;
   outcomeStep: boolean;
   real: { valid: boolean; reward: number; success: boolean; terminated: boolean };
-  predicted: { valid: boolean; actionValid: boolean; reward: number; success?: boolean; terminated: boolean; reasoning: string; invalidReason?: string };
+  predicted: {
+    valid: boolean;
+    actionValid: boolean;
+    reward: number;
+    success?: boolean;
+    terminated: boolean;
+    reasoning: string;
+    invalidReason?: string;
+  };
   jaccard: number;
   f1: number;
 }
@@ -123,7 +131,8 @@ export function tokens(text: string): string[] {
 
 /** Token F1 (multiset overlap); both empty: 1. */
 export function tokenF1(predicted: string, reference: string): number {
-  const a = tokens(predicted), b = tokens(reference);
+  const a = tokens(predicted),
+    b = tokens(reference);
   if (a.length === 0 && b.length === 0) return 1;
   if (a.length === 0 || b.length === 0) return 0;
   const counts = new Map<string, number>();
@@ -131,16 +140,21 @@ export function tokenF1(predicted: string, reference: string): number {
   let overlap = 0;
   for (const t of a) {
     const c = counts.get(t) ?? 0;
-    if (c > 0) { overlap++; counts.set(t, c - 1); }
+    if (c > 0) {
+      overlap++;
+      counts.set(t, c - 1);
+    }
   }
   if (overlap === 0) return 0;
-  const precision = overlap / a.length, recall = overlap / b.length;
+  const precision = overlap / a.length,
+    recall = overlap / b.length;
   return (2 * precision * recall) / (precision + recall);
 }
 
 /** Jaccard similarity of two action sets; both empty: 1. */
 export function jaccard(a: readonly string[], b: readonly string[]): number {
-  const A = new Set(a), B = new Set(b);
+  const A = new Set(a),
+    B = new Set(b);
   if (A.size === 0 && B.size === 0) return 1;
   let inter = 0;
   for (const x of A) if (B.has(x)) inter++;
@@ -168,14 +182,22 @@ interface Sample {
 }
 
 /** The i-th audited transition (deterministic in seed and i). */
-async function sampleTransition(envId: string, i: number, seed: number, endShare: number, probeShare: number, stepLimit: number,
-  player?: AuditOptions['player']): Promise<Sample> {
+async function sampleTransition(
+  envId: string,
+  i: number,
+  seed: number,
+  endShare: number,
+  probeShare: number,
+  stepLimit: number,
+  player?: AuditOptions['player'],
+): Promise<Sample> {
   const definition = getEnvDefinition(envId);
   const episodeSeed = HELD_OUT_SEED_BASE + seed + i;
   const policyName = player?.name ?? (i % 2 === 0 ? 'expert' : 'random');
   const task = definition.generateTask(episodeSeed, LEVELS[Math.floor(i / 2) % LEVELS.length]);
   const env = makeEnv(envId, { stepLimit });
-  const trajectory = player ? await player.play(env, task, episodeSeed)
+  const trajectory = player
+    ? await player.play(env, task, episodeSeed)
     : await rolloutEpisode(env, makeBaselinePolicy(policyName), { seed: episodeSeed, task });
   const rng = Rng.fromSeed(seed, 'audit', String(i));
   const last = trajectory.steps.length - 1;
@@ -184,12 +206,23 @@ async function sampleTransition(envId: string, i: number, seed: number, endShare
   let action = step.action;
   let probe = false;
   if (t < last && rng.bool(probeShare)) {
-    const foreign = [...new Set(trajectory.steps.flatMap((s) => [s.action, ...s.admissible]))].filter((a) => !step.admissible.includes(a));
-    if (foreign.length) { action = rng.pick(foreign); probe = true; }
+    const foreign = [...new Set(trajectory.steps.flatMap((s) => [s.action, ...s.admissible]))].filter(
+      (a) => !step.admissible.includes(a),
+    );
+    if (foreign.length) {
+      action = rng.pick(foreign);
+      probe = true;
+    }
   }
   return {
-    episodeSeed, policy: policyName, task, history: trajectory.steps.slice(0, t),
-    state: { text: step.observation, admissible: step.admissible, task }, action, probe, stepIndex: t + 1,
+    episodeSeed,
+    policy: policyName,
+    task,
+    history: trajectory.steps.slice(0, t),
+    state: { text: step.observation, admissible: step.admissible, task },
+    action,
+    probe,
+    stepIndex: t + 1,
   };
 }
 
@@ -212,21 +245,43 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
   const probeShare = options.probeShare ?? 0.1;
 
   const records: AuditRecord[] = [];
-  let validAgree = 0, terminatedAgree = 0, jaccardSum = 0, f1Sum = 0, invalid = 0;
-  let outcomeSteps = 0, outcomeCorrect = 0, rewardAgreeAll = 0, tokenSum = 0, msSum = 0, probes = 0, failedCalls = 0;
+  let validAgree = 0,
+    terminatedAgree = 0,
+    jaccardSum = 0,
+    f1Sum = 0,
+    invalid = 0;
+  let outcomeSteps = 0,
+    outcomeCorrect = 0,
+    rewardAgreeAll = 0,
+    tokenSum = 0,
+    msSum = 0,
+    probes = 0,
+    failedCalls = 0;
   const failures = new EngineFailureGuard(options.maxFailures);
   // Predictions are asked in chunks the model likes to batch (the learned model decodes them
   // together); scoring stays in sample order, so the figures do not depend on the chunk size.
   const chunkSize = Math.max(1, model.preferredBatch ?? 1);
   for (let start = 0; start < n; start += chunkSize) {
     if (options.signal?.aborted) throw new Error('audit aborted');
-    const chunk: { sample: Awaited<ReturnType<typeof sampleTransition>>; real: Awaited<ReturnType<typeof realStep>> }[] = [];
+    const chunk: {
+      sample: Awaited<ReturnType<typeof sampleTransition>>;
+      real: Awaited<ReturnType<typeof realStep>>;
+    }[] = [];
     for (let i = start; i < Math.min(n, start + chunkSize); i++) {
       const sample = await sampleTransition(envId, i, seed, endShare, probeShare, stepLimit, options.player);
       chunk.push({ sample, real: await realStep(envId, sample) });
     }
-    const predictions = await Promise.all(chunk.map(({ sample }) =>
-      model.next({ task: sample.task, history: sample.history, state: sample.state, action: sample.action, signal: options.signal })));
+    const predictions = await Promise.all(
+      chunk.map(({ sample }) =>
+        model.next({
+          task: sample.task,
+          history: sample.history,
+          state: sample.state,
+          action: sample.action,
+          signal: options.signal,
+        }),
+      ),
+    );
     failures.recordStep(predictions.map((p) => p.engineError));
     chunk.forEach(({ sample, real }, c) => {
       const i = start + c;
@@ -242,7 +297,10 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
       if (prediction.engineError !== undefined) failedCalls++;
       if (usable && prediction.actionValid === real.info.valid) validAgree++;
       if (usable && prediction.terminated === real.terminated) terminatedAgree++;
-      if (outcomeStep) { outcomeSteps++; if (rewardRight) outcomeCorrect++; }
+      if (outcomeStep) {
+        outcomeSteps++;
+        if (rewardRight) outcomeCorrect++;
+      }
       if (rewardRight) rewardAgreeAll++;
       if (sample.probe) probes++;
       jaccardSum += j;
@@ -250,15 +308,26 @@ export async function auditDetailed(model: ExperienceModel, options: AuditOption
       tokenSum += prediction.usage.promptTokens + prediction.usage.completionTokens;
       msSum += prediction.usage.ms;
       records.push({
-        episodeSeed: sample.episodeSeed, instruction: sample.task.instruction, history: sample.history.map((h) => h.action),
-        policy: sample.policy, stepIndex: sample.stepIndex, action: sample.action, probe: sample.probe, outcomeStep,
+        episodeSeed: sample.episodeSeed,
+        instruction: sample.task.instruction,
+        history: sample.history.map((h) => h.action),
+        policy: sample.policy,
+        stepIndex: sample.stepIndex,
+        action: sample.action,
+        probe: sample.probe,
+        outcomeStep,
         real: { valid: real.info.valid, reward: real.reward, success: real.info.success, terminated: real.terminated },
         predicted: {
-          valid: prediction.valid, actionValid: prediction.actionValid, reward: prediction.reward, terminated: prediction.terminated,
+          valid: prediction.valid,
+          actionValid: prediction.actionValid,
+          reward: prediction.reward,
+          terminated: prediction.terminated,
           ...(prediction.success !== undefined ? { success: prediction.success } : {}),
-          reasoning: prediction.reasoning, ...(prediction.invalidReason ? { invalidReason: prediction.invalidReason } : {}),
+          reasoning: prediction.reasoning,
+          ...(prediction.invalidReason ? { invalidReason: prediction.invalidReason } : {}),
         },
-        jaccard: j, f1,
+        jaccard: j,
+        f1,
       });
       options.onProgress?.(i + 1, n);
     });

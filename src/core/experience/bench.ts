@@ -22,7 +22,12 @@ import { abstractAdmissible, abstractObservation, bound } from './domain-card';
 import { estimatePromptTokens, estimateTokens, staticShare, type PromptOptions } from './prompts';
 import { ReasoningExperienceModel } from './reasoning-model';
 
-export interface TokenStats { mean: number; p50: number; p90: number; max: number }
+export interface TokenStats {
+  mean: number;
+  p50: number;
+  p90: number;
+  max: number;
+}
 
 export interface DreamTokenBench {
   env: string;
@@ -56,7 +61,8 @@ function stats(values: number[]): TokenStats {
 }
 
 const NO_CALLS: ChatModel = {
-  id: 'token-bench', engine: 'test',
+  id: 'token-bench',
+  engine: 'test',
   complete: () => Promise.reject(new Error('benchDreamTokens never calls the model')),
 };
 
@@ -66,13 +72,18 @@ export async function benchDreamTokens(options: BenchDreamTokensOptions): Promis
   const model = new ReasoningExperienceModel(NO_CALLS, { ...prompt, ...(buffer ? { buffer } : {}) });
   const o = model.prompt;
   const card = model.cardFor(envId);
-  const promptTokens: number[] = [], completionTokens: number[] = [], totals: number[] = [];
+  const promptTokens: number[] = [],
+    completionTokens: number[] = [],
+    totals: number[] = [];
   let examples = 0;
   let staticTokens = 0;
   for (let i = 0; i < episodes; i++) {
     const episodeSeed = HELD_OUT_SEED_BASE + 500_000 + seed + i;
     const task = definition.generateTask(episodeSeed, [0, 0.25, 0.5, 0.75, 1][i % 5]);
-    const trajectory = await rolloutEpisode(makeEnv(envId), makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), { seed: episodeSeed, task });
+    const trajectory = await rolloutEpisode(makeEnv(envId), makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), {
+      seed: episodeSeed,
+      task,
+    });
     const steps = trajectory.steps;
     for (let t = 0; t < steps.length; t++) {
       const step = steps[t];
@@ -89,7 +100,11 @@ export async function benchDreamTokens(options: BenchDreamTokensOptions): Promis
         valid: step.valid,
         next_state: {
           observation: abstractObservation(card, nextText, o.observationChars),
-          admissible: step.terminated ? [] : abstractAdmissible(card, nextAdmissible).slice(0, o.maxAdmissible).map((a) => bound(a, o.actionChars)),
+          admissible: step.terminated
+            ? []
+            : abstractAdmissible(card, nextAdmissible)
+                .slice(0, o.maxAdmissible)
+                .map((a) => bound(a, o.actionChars)),
         },
         reward: step.reward >= 1 ? 1 : 0,
         terminated: step.terminated,
@@ -97,14 +112,30 @@ export async function benchDreamTokens(options: BenchDreamTokensOptions): Promis
       const p = estimatePromptTokens(built.messages);
       staticTokens += staticShare(built.messages) * p;
       const c = estimateTokens(completion);
-      promptTokens.push(p); completionTokens.push(c); totals.push(p + c);
+      promptTokens.push(p);
+      completionTokens.push(c);
+      totals.push(p + c);
     }
   }
   return {
-    env: envId, transitions: totals.length, k: o.k, historyLength: o.historyLength, reasoning: o.reasoning,
-    prompt: stats(promptTokens), completion: stats(completionTokens), total: stats(totals),
+    env: envId,
+    transitions: totals.length,
+    k: o.k,
+    historyLength: o.historyLength,
+    reasoning: o.reasoning,
+    prompt: stats(promptTokens),
+    completion: stats(completionTokens),
+    total: stats(totals),
     examplesShown: Math.round((examples / Math.max(1, totals.length)) * 100) / 100,
-    staticShare: Math.round((staticTokens / Math.max(1, promptTokens.reduce((a, b) => a + b, 0))) * 1000) / 1000,
+    staticShare:
+      Math.round(
+        (staticTokens /
+          Math.max(
+            1,
+            promptTokens.reduce((a, b) => a + b, 0),
+          )) *
+          1000,
+      ) / 1000,
     rule: 'tokens ≈ ceil(chars / 4) per text + 4 per chat message; completion = the ideal answer with reasoning at its length bound',
   };
 }

@@ -80,7 +80,9 @@ export function domainCardFor(envId: string, trajectories?: readonly Trajectory[
   const card = builtInDomainCard(envId);
   if (card) return card;
   if (trajectories && trajectories.length > 0) return deriveDomainCard(trajectories);
-  throw new Error(`No domain card for '${envId}': pass its trajectories so one can be derived (deriveDomainCard), or write one.`);
+  throw new Error(
+    `No domain card for '${envId}': pass its trajectories so one can be derived (deriveDomainCard), or write one.`,
+  );
 }
 
 // =============================================================================================
@@ -110,7 +112,15 @@ function shorten(part: string): string {
 const RESULT_BUTTONS = ['Back to Search', '< Prev', 'Next >'];
 const ITEM_TAIL = ['Rating: N.A.', 'Description', 'Features', 'Reviews', 'Buy Now'];
 const EMPTY_SUBPAGE = '(empty page)';
-const SHOP_BUTTON_ACTIONS = new Set(['click[back to search]', 'click[< prev]', 'click[next >]', 'click[description]', 'click[features]', 'click[reviews]', 'click[buy now]']);
+const SHOP_BUTTON_ACTIONS = new Set([
+  'click[back to search]',
+  'click[< prev]',
+  'click[next >]',
+  'click[description]',
+  'click[features]',
+  'click[reviews]',
+  'click[buy now]',
+]);
 
 /**
  * A WebShop page as a clean element listing: the instruction header and the page buttons go
@@ -147,7 +157,10 @@ function webshopAbstract(text: string): string {
 }
 
 function webshopConcrete(abstract: string, instruction: string): string {
-  let parts = abstract.split(/\s*(?:\||\[SEP\])\s*/).map((p) => p.trim()).filter((p) => p.length > 0);
+  let parts = abstract
+    .split(/\s*(?:\||\[SEP\])\s*/)
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
   if (parts[0] === 'WebShop') parts = parts.slice(1);
   if (parts[0] === 'Instruction:') parts = parts.slice(parts[1] === undefined ? 1 : 2);
   const search = ['WebShop', 'Instruction:', instruction, 'Search'].join(SEP);
@@ -172,7 +185,15 @@ function webshopButtons(text: string): string[] {
   if (text.startsWith('WebShop [SEP]') || text.startsWith('Thank you for shopping')) return [];
   const page = /\[SEP\] Page (\d+) \(Total results/.exec(text);
   if (page) return ['click[back to search]', ...(Number(page[1]) > 1 ? ['click[< prev]'] : []), 'click[next >]'];
-  if (text.endsWith('[SEP] Buy Now')) return ['click[back to search]', 'click[< prev]', 'click[description]', 'click[features]', 'click[reviews]', 'click[buy now]'];
+  if (text.endsWith('[SEP] Buy Now'))
+    return [
+      'click[back to search]',
+      'click[< prev]',
+      'click[description]',
+      'click[features]',
+      'click[reviews]',
+      'click[buy now]',
+    ];
   return ['click[back to search]', 'click[< prev]'];
 }
 
@@ -187,9 +208,12 @@ function householdAbstract(text: string): string {
  * experience model reads these, and its examples show it what to write).
  */
 export function abstractObservation(card: DomainCard, text: string, maxChars = Infinity): string {
-  const abstract = card.abstraction === 'webshop' ? webshopAbstract(text)
-    : card.abstraction === 'household' ? householdAbstract(text)
-    : collapse(text);
+  const abstract =
+    card.abstraction === 'webshop'
+      ? webshopAbstract(text)
+      : card.abstraction === 'household'
+        ? householdAbstract(text)
+        : collapse(text);
   return bound(abstract, maxChars);
 }
 
@@ -224,7 +248,13 @@ export function abstractAdmissible(card: DomainCard, admissible: readonly string
  * episode's own globals are authoritative) unless `dropGlobalsFromLocal` is false (a first
  * state, whose list defines the globals).
  */
-export function concreteAdmissible(card: DomainCard, local: readonly string[], globals: readonly string[], concreteText = '', dropGlobalsFromLocal = true): string[] {
+export function concreteAdmissible(
+  card: DomainCard,
+  local: readonly string[],
+  globals: readonly string[],
+  concreteText = '',
+  dropGlobalsFromLocal = true,
+): string[] {
   const pattern = globalPattern(card);
   const webshop = card.abstraction === 'webshop';
   const seen = new Set<string>();
@@ -276,7 +306,11 @@ export interface DerivedStats {
 /** Statistics of an imported domain's trajectories (what `deriveDomainCard` writes from). */
 export function domainStats(trajectories: readonly Trajectory[]): DerivedStats {
   const kinds = new Map<string, { count: number; example: string }>();
-  let steps = 0, successes = 0, terminated = 0, rewards = 0, finalRewards = 0;
+  let steps = 0,
+    successes = 0,
+    terminated = 0,
+    rewards = 0,
+    finalRewards = 0;
   for (const t of trajectories) {
     steps += t.steps.length;
     if (t.result.success) successes++;
@@ -284,14 +318,22 @@ export function domainStats(trajectories: readonly Trajectory[]): DerivedStats {
     t.steps.forEach((s, i) => {
       const kind = actionKind(s.action);
       const entry = kinds.get(kind);
-      if (entry) entry.count++; else kinds.set(kind, { count: 1, example: s.action });
-      if (s.reward !== 0) { rewards++; if (i === t.steps.length - 1) finalRewards++; }
+      if (entry) entry.count++;
+      else kinds.set(kind, { count: 1, example: s.action });
+      if (s.reward !== 0) {
+        rewards++;
+        if (i === t.steps.length - 1) finalRewards++;
+      }
     });
   }
   const n = Math.max(1, trajectories.length);
   return {
-    episodes: trajectories.length, steps, successRate: successes / n, terminatedShare: terminated / n,
-    meanLength: steps / n, finalRewardShare: rewards === 0 ? 1 : finalRewards / rewards,
+    episodes: trajectories.length,
+    steps,
+    successRate: successes / n,
+    terminatedShare: terminated / n,
+    meanLength: steps / n,
+    finalRewardShare: rewards === 0 ? 1 : finalRewards / rewards,
     actionKinds: [...kinds.entries()].map(([kind, v]) => ({ kind, ...v })).sort((a, b) => b.count - a.count),
   };
 }
@@ -320,13 +362,20 @@ function deriveGlobalKinds(trajectories: readonly Trajectory[]): string[] {
  * A card for an imported domain, written from its trajectories: action kinds with examples,
  * example observations and instructions, and the reward/termination statistics.
  */
-export function deriveDomainCard(trajectories: readonly Trajectory[], options: { name?: string; maxChars?: number } = {}): DomainCard {
+export function deriveDomainCard(
+  trajectories: readonly Trajectory[],
+  options: { name?: string; maxChars?: number } = {},
+): DomainCard {
   if (trajectories.length === 0) throw new Error('deriveDomainCard needs at least one trajectory of the domain.');
   const env = trajectories[0].env;
   const stats = domainStats(trajectories);
   const globalKinds = deriveGlobalKinds(trajectories);
-  const kinds = stats.actionKinds.slice(0, 8).map((k) => `${k.kind.replace(/\[$/, '[…]')} e.g. "${bound(collapse(k.example), 40)}"`);
-  const instructions = [...new Set(trajectories.map((t) => collapse(t.task.instruction)))].slice(0, 2).map((s) => `"${bound(s, 80)}"`);
+  const kinds = stats.actionKinds
+    .slice(0, 8)
+    .map((k) => `${k.kind.replace(/\[$/, '[…]')} e.g. "${bound(collapse(k.example), 40)}"`);
+  const instructions = [...new Set(trajectories.map((t) => collapse(t.task.instruction)))]
+    .slice(0, 2)
+    .map((s) => `"${bound(s, 80)}"`);
   const first = trajectories[0].steps[0]?.observation ?? trajectories[0].final_observation;
   const middle = trajectories.find((t) => t.steps.length > 2)?.steps[1]?.observation;
   const examples = [first, middle].filter((x): x is string => !!x).map((o) => `"${bound(collapse(o), 110)}"`);
@@ -338,13 +387,26 @@ export function deriveDomainCard(trajectories: readonly Trajectory[], options: {
     `Observations look like ${examples.join(' then ')}.`,
     `Reward: ${stats.finalRewardShare >= 0.95 ? 'non-zero only on the last step' : 'sparse'}; ${pct(stats.successRate)} of episodes succeed (reward 1),`,
     `${pct(stats.terminatedShare)} end by themselves (terminated), the rest hit the step limit; ${stats.meanLength.toFixed(1)} steps on average.`,
-    globalKinds.length ? `Actions of kind ${globalKinds.map((k) => `"${k}"`).join(', ')} are always admissible and never listed.` : '',
-  ].filter(Boolean).join(' ');
-  const sorted = trajectories.every((t) => t.steps.every((s) => s.admissible.every((a, i) => i === 0 || s.admissible[i - 1] <= a)));
+    globalKinds.length
+      ? `Actions of kind ${globalKinds.map((k) => `"${k}"`).join(', ')} are always admissible and never listed.`
+      : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const sorted = trajectories.every((t) =>
+    t.steps.every((s) => s.admissible.every((a, i) => i === 0 || s.admissible[i - 1] <= a)),
+  );
   return {
-    env, name: options.name ?? env, abstraction: 'generic', showAdmissible: true,
+    env,
+    name: options.name ?? env,
+    abstraction: 'generic',
+    showAdmissible: true,
     text: bound(text, options.maxChars ?? 900),
-    ...(globalKinds.length ? { globalActions: `^(?:${globalKinds.map((k) => `${escapeRegExp(k)}${k.endsWith('[') ? '' : '\\b'}`).join('|')})` } : {}),
+    ...(globalKinds.length
+      ? {
+          globalActions: `^(?:${globalKinds.map((k) => `${escapeRegExp(k)}${k.endsWith('[') ? '' : '\\b'}`).join('|')})`,
+        }
+      : {}),
     ...(sorted ? { sortedAdmissible: true } : {}),
   };
 }

@@ -84,7 +84,10 @@ export class DreamEnv implements Env {
   private succeeded = false;
   private readonly initialCache = new Map<string, Observation>();
 
-  constructor(readonly model: ExperienceModel, readonly options: DreamEnvOptions) {
+  constructor(
+    readonly model: ExperienceModel,
+    readonly options: DreamEnvOptions,
+  ) {
     this.id = options.envId;
   }
 
@@ -112,12 +115,19 @@ export class DreamEnv implements Env {
     let first: Observation | null = null;
     if (!task) {
       if (definition) {
-        first = await definition.create({ ...this.options.createOptions, ...(this.options.difficulty !== undefined ? { difficulty: this.options.difficulty } : {}) }).reset({ seed: opts.seed });
+        first = await definition
+          .create({
+            ...this.options.createOptions,
+            ...(this.options.difficulty !== undefined ? { difficulty: this.options.difficulty } : {}),
+          })
+          .reset({ seed: opts.seed });
         task = first.task;
       } else if (this.options.taskForSeed) {
         task = this.options.taskForSeed(opts.seed);
       } else {
-        throw new Error(`DreamEnv '${this.id}': reset({seed}) needs a task — the registry cannot generate tasks for this env; pass { task } or the taskForSeed option.`);
+        throw new Error(
+          `DreamEnv '${this.id}': reset({seed}) needs a task — the registry cannot generate tasks for this env; pass { task } or the taskForSeed option.`,
+        );
       }
     }
     if (!first) first = await this.startOf(task, opts.seed);
@@ -156,7 +166,13 @@ export class DreamEnv implements Env {
     this.usage.steps++;
     const stepNumber = this.steps.length + 1;
     if (this.ended || typeof action !== 'string' || !state.admissible.includes(action)) {
-      return this.noop(state, action, stepNumber, { predicted: false, reasoning: '', tokens: 0, cached: false, invalid: false });
+      return this.noop(state, action, stepNumber, {
+        predicted: false,
+        reasoning: '',
+        tokens: 0,
+        cached: false,
+        invalid: false,
+      });
     }
     const prediction = await this.model.next({ task, history: this.steps, state, action, signal: this.options.signal });
     this.lastPrediction = prediction;
@@ -167,35 +183,83 @@ export class DreamEnv implements Env {
     this.usage.ms += prediction.usage.ms;
     const answer = answerOf(prediction);
     const report: DreamStepReport = {
-      predicted: true, reasoning: prediction.reasoning, tokens: prediction.usage.promptTokens + prediction.usage.completionTokens,
-      cached: prediction.cached === true, invalid: false, ...(answer ? { answer } : {}),
+      predicted: true,
+      reasoning: prediction.reasoning,
+      tokens: prediction.usage.promptTokens + prediction.usage.completionTokens,
+      cached: prediction.cached === true,
+      invalid: false,
+      ...(answer ? { answer } : {}),
     };
 
     const running = !prediction.terminated;
-    const unusable = !prediction.valid || (prediction.actionValid && running && prediction.next.admissible.length === 0)
-      || (prediction.actionValid && prediction.next.text.length === 0);
+    const unusable =
+      !prediction.valid ||
+      (prediction.actionValid && running && prediction.next.admissible.length === 0) ||
+      (prediction.actionValid && prediction.next.text.length === 0);
     if (unusable) {
       this.usage.invalid++;
-      return this.noop(state, action, stepNumber, { ...report, invalid: true, invalidReason: prediction.invalidReason ?? 'the predicted state is empty',
-        ...(prediction.engineError !== undefined ? { engineError: prediction.engineError } : {}) });
+      return this.noop(state, action, stepNumber, {
+        ...report,
+        invalid: true,
+        invalidReason: prediction.invalidReason ?? 'the predicted state is empty',
+        ...(prediction.engineError !== undefined ? { engineError: prediction.engineError } : {}),
+      });
     }
     if (!prediction.actionValid) return this.noop(state, action, stepNumber, report);
     const terminated = prediction.terminated;
     const success = terminated && predictedOutcome(prediction) === 1;
-    const next: Observation = { text: prediction.next.text, admissible: terminated ? [] : prediction.next.admissible.slice(), task };
-    this.steps.push({ observation: state.text, admissible: state.admissible, action, reward: prediction.reward, terminated, truncated: false, valid: true });
+    const next: Observation = {
+      text: prediction.next.text,
+      admissible: terminated ? [] : prediction.next.admissible.slice(),
+      task,
+    };
+    this.steps.push({
+      observation: state.text,
+      admissible: state.admissible,
+      action,
+      reward: prediction.reward,
+      terminated,
+      truncated: false,
+      valid: true,
+    });
     this.state = next;
-    if (terminated) { this.ended = true; this.succeeded = success; }
+    if (terminated) {
+      this.ended = true;
+      this.succeeded = success;
+    }
     return {
-      ...next, admissible: next.admissible.slice(), reward: prediction.reward, terminated, truncated: false,
-      info: { valid: true, success, ...(prediction.score !== undefined ? { score: prediction.score } : {}), steps: stepNumber, dream: report },
+      ...next,
+      admissible: next.admissible.slice(),
+      reward: prediction.reward,
+      terminated,
+      truncated: false,
+      info: {
+        valid: true,
+        success,
+        ...(prediction.score !== undefined ? { score: prediction.score } : {}),
+        steps: stepNumber,
+        dream: report,
+      },
     };
   }
 
   private noop(state: Observation, action: string, stepNumber: number, dream: DreamStepReport): DreamStepResult {
-    this.steps.push({ observation: state.text, admissible: state.admissible, action: String(action), reward: 0, terminated: false, truncated: false, valid: false });
+    this.steps.push({
+      observation: state.text,
+      admissible: state.admissible,
+      action: String(action),
+      reward: 0,
+      terminated: false,
+      truncated: false,
+      valid: false,
+    });
     return {
-      text: state.text, admissible: state.admissible.slice(), task: state.task, reward: 0, terminated: this.ended, truncated: false,
+      text: state.text,
+      admissible: state.admissible.slice(),
+      task: state.task,
+      reward: 0,
+      terminated: this.ended,
+      truncated: false,
       info: { valid: false, success: this.succeeded, score: this.succeeded ? 1 : 0, steps: stepNumber, dream },
     };
   }
@@ -213,10 +277,14 @@ function answerOf(p: Prediction): DreamAnswer | undefined {
 }
 
 /** A DreamEnv under the env's step limit (TimeLimit), like `makeEnv` for real envs. */
-export function makeDreamEnv(model: ExperienceModel, options: DreamEnvOptions & { stepLimit?: number }): TimeLimit<DreamEnv> {
+export function makeDreamEnv(
+  model: ExperienceModel,
+  options: DreamEnvOptions & { stepLimit?: number },
+): TimeLimit<DreamEnv> {
   const { stepLimit, ...rest } = options;
   const definition = listEnvDefinitions().find((d) => d.id === options.envId);
   const limit = stepLimit ?? definition?.defaultStepLimit;
-  if (limit === undefined) throw new Error(`makeDreamEnv: '${options.envId}' is not a registered env; give its stepLimit.`);
+  if (limit === undefined)
+    throw new Error(`makeDreamEnv: '${options.envId}' is not a registered env; give its stepLimit.`);
   return new TimeLimit(new DreamEnv(model, rest), limit);
 }

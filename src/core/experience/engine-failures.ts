@@ -16,13 +16,20 @@
 export const DEFAULT_LLM_MAX_FAILURES = 8;
 
 export class EngineFailureError extends Error {
-  constructor(readonly failures: number, readonly rule: 'step' | 'consecutive', readonly lastError: string) {
-    const what = rule === 'step'
-      ? `every prediction of a dream step failed (${failures} of ${failures})`
-      : `${failures} engine calls in a row failed`;
-    super(`The experience model's engine is not answering: ${what}; the last error: ${lastError} ` +
-      'Check that the server is running and not overloaded (its log), then continue from the last checkpoint; ' +
-      'a slow server needs a longer llmTimeoutMs or more llmRetries, and llmMaxFailures tolerates more failed calls in a row.');
+  constructor(
+    readonly failures: number,
+    readonly rule: 'step' | 'consecutive',
+    readonly lastError: string,
+  ) {
+    const what =
+      rule === 'step'
+        ? `every prediction of a dream step failed (${failures} of ${failures})`
+        : `${failures} engine calls in a row failed`;
+    super(
+      `The experience model's engine is not answering: ${what}; the last error: ${lastError} ` +
+        'Check that the server is running and not overloaded (its log), then continue from the last checkpoint; ' +
+        'a slow server needs a longer llmTimeoutMs or more llmRetries, and llmMaxFailures tolerates more failed calls in a row.',
+    );
     this.name = 'EngineFailureError';
   }
 }
@@ -33,7 +40,9 @@ export class EngineFailureGuard {
   constructor(readonly maxConsecutive: number = DEFAULT_LLM_MAX_FAILURES) {}
 
   /** Failed calls in a row so far. */
-  get failuresInARow(): number { return this.consecutive; }
+  get failuresInARow(): number {
+    return this.consecutive;
+  }
 
   /**
    * One step's predictions, in episode order: each entry is the engine error of a failed call,
@@ -43,10 +52,14 @@ export class EngineFailureGuard {
     let failed = 0;
     let last = '';
     for (const error of engineErrors) {
-      if (error === undefined) { this.consecutive = 0; continue; }
+      if (error === undefined) {
+        this.consecutive = 0;
+        continue;
+      }
       failed++;
       last = error;
-      if (++this.consecutive >= this.maxConsecutive) throw new EngineFailureError(this.consecutive, 'consecutive', error);
+      if (++this.consecutive >= this.maxConsecutive)
+        throw new EngineFailureError(this.consecutive, 'consecutive', error);
     }
     if (engineErrors.length >= 2 && failed === engineErrors.length) throw new EngineFailureError(failed, 'step', last);
   }

@@ -57,7 +57,11 @@ export function oracleLabel(epsilonReward: number, epsilonTransition: number): s
 }
 
 /** A valid step that decides the episode's outcome: the real env terminates, or the step limit is reached. */
-export function isOutcomeStep(real: Pick<StepResult, 'terminated' | 'info'>, stepIndex: number, stepLimit: number): boolean {
+export function isOutcomeStep(
+  real: Pick<StepResult, 'terminated' | 'info'>,
+  stepIndex: number,
+  stepLimit: number,
+): boolean {
   return real.info.valid && (real.terminated || stepIndex >= stepLimit);
 }
 
@@ -80,7 +84,10 @@ export class NoisyOracleModel implements ExperienceModel {
   private readonly synced = new Map<string, { key: string; env: GroundTruthEnv; actions: string[] }>();
   private static readonly MAX_SYNCED = 1024;
 
-  constructor(readonly envId: string, private readonly options: NoisyOracleOptions) {
+  constructor(
+    readonly envId: string,
+    private readonly options: NoisyOracleOptions,
+  ) {
     const definition = getEnvDefinition(envId);
     this.epsilonReward = checkProbability('epsilonReward', options.epsilonReward);
     this.epsilonTransition = checkProbability('epsilonTransition', options.epsilonTransition);
@@ -98,7 +105,10 @@ export class NoisyOracleModel implements ExperienceModel {
    * A real env in the state the history led to (its state-changing steps replayed), owned by
    * the caller until it hands it back: concurrent rollouts never share one.
    */
-  private async claim(task: Task, actions: readonly string[]): Promise<{ key: string; env: GroundTruthEnv; actions: string[] }> {
+  private async claim(
+    task: Task,
+    actions: readonly string[],
+  ): Promise<{ key: string; env: GroundTruthEnv; actions: string[] }> {
     const key = `${task.id}\u0000${task.instruction}`;
     const slot = `${key}\u0000${actions.join('\u0001')}`;
     const parked = this.synced.get(slot);
@@ -139,21 +149,43 @@ export class NoisyOracleModel implements ExperienceModel {
     let success = real.info.success;
 
     if (isOutcomeStep(real, stepIndex, this.stepLimit) && rewardDraw < this.epsilonReward) {
-      if (success) { reward = 0; score = 0; success = false; notes.push('outcome flipped: the real success is reported as a failure (ε_R)'); }
-      else { reward = 1; score = 1; success = true; notes.push(`outcome flipped: the real ${real.terminated ? 'failure' : 'last step'} is reported as a success (ε_R)`); }
+      if (success) {
+        reward = 0;
+        score = 0;
+        success = false;
+        notes.push('outcome flipped: the real success is reported as a failure (ε_R)');
+      } else {
+        reward = 1;
+        score = 1;
+        success = true;
+        notes.push(
+          `outcome flipped: the real ${real.terminated ? 'failure' : 'last step'} is reported as a success (ε_R)`,
+        );
+      }
       terminated = true;
       next = { ...next, admissible: [] };
     }
     if (real.info.valid && transitionDraw < this.epsilonTransition) {
       const corrupted = corruptState(next, terminated, ctx, rng.split('corrupt'));
-      if (corrupted) { next = corrupted.observation; notes.push(`next state corrupted: ${corrupted.what} (ε_P)`); }
+      if (corrupted) {
+        next = corrupted.observation;
+        notes.push(`next state corrupted: ${corrupted.what} (ε_P)`);
+      }
     }
     const reasoning = real.info.valid
       ? `Oracle: the real env accepts '${ctx.action}'${terminated ? ` and the episode ends (${success ? 'success' : 'failure'})` : ''}.${notes.length ? ` Injected: ${notes.join('; ')}.` : ''}`
       : `Oracle: the real env refuses '${ctx.action}' here (a no-op).`;
     return {
-      reasoning, next, reward, terminated, valid: true, actionValid: real.info.valid, ...(score !== undefined ? { score } : {}),
-      usage: { promptTokens: 0, completionTokens: 0, ms: performance.now() - t0 }, attempts: 1, notes: [],
+      reasoning,
+      next,
+      reward,
+      terminated,
+      valid: true,
+      actionValid: real.info.valid,
+      ...(score !== undefined ? { score } : {}),
+      usage: { promptTokens: 0, completionTokens: 0, ms: performance.now() - t0 },
+      attempts: 1,
+      notes: [],
     };
   }
 }
@@ -165,8 +197,19 @@ function pieces(text: string): { parts: string[]; join: string } {
 }
 
 /** One corruption of a next state (null when none changes anything). */
-export function corruptState(next: Observation, terminated: boolean, ctx: Pick<DreamContext, 'state' | 'history'>, rng: Rng): { observation: Observation; what: string } | null {
-  const others = [ctx.state, ...ctx.history.slice().reverse().map((s) => ({ text: s.observation, admissible: s.admissible }))];
+export function corruptState(
+  next: Observation,
+  terminated: boolean,
+  ctx: Pick<DreamContext, 'state' | 'history'>,
+  rng: Rng,
+): { observation: Observation; what: string } | null {
+  const others = [
+    ctx.state,
+    ...ctx.history
+      .slice()
+      .reverse()
+      .map((s) => ({ text: s.observation, admissible: s.admissible })),
+  ];
   const foreignActions = [...new Set(others.flatMap((o) => o.admissible))].filter((a) => !next.admissible.includes(a));
   const otherText = others.map((o) => o.text).find((t) => t !== next.text);
   const kinds: CorruptionKind[] = [];
@@ -178,7 +221,10 @@ export function corruptState(next: Observation, terminated: boolean, ctx: Pick<D
   if (kind === 'drop') {
     const i = rng.int(0, next.admissible.length - 1);
     const dropped = next.admissible[i];
-    return { observation: { ...next, admissible: next.admissible.filter((_, j) => j !== i) }, what: `dropped '${dropped}'` };
+    return {
+      observation: { ...next, admissible: next.admissible.filter((_, j) => j !== i) },
+      what: `dropped '${dropped}'`,
+    };
   }
   if (kind === 'swap') {
     const i = rng.int(0, next.admissible.length - 1);
@@ -194,5 +240,5 @@ export function corruptState(next: Observation, terminated: boolean, ctx: Pick<D
   const from = Math.floor(theirs.parts.length / 2);
   let text = [...mine.parts.slice(0, cut), ...theirs.parts.slice(from)].join(mine.join);
   if (text === next.text) text = `${next.text}${mine.join}${theirs.parts.slice(from).join(mine.join) || otherText}`;
-  return { observation: { ...next, text }, what: 'spliced the observation with another state\'s' };
+  return { observation: { ...next, text }, what: "spliced the observation with another state's" };
 }

@@ -28,9 +28,7 @@
  */
 import type { ChatMessage } from '../llm/types';
 import type { Observation, Step, Task, Transition } from '../types';
-import {
-  abstractAdmissible, abstractObservation, bound, collapse, type DomainCard,
-} from './domain-card';
+import { abstractAdmissible, abstractObservation, bound, collapse, type DomainCard } from './domain-card';
 
 export interface PromptOptions {
   /** Retrieved examples shown (0 = the "no retrieval" ablation). */
@@ -75,7 +73,9 @@ export const DEFAULT_PROMPT_OPTIONS: Readonly<PromptOptions> = Object.freeze({
 // =============================================================================================
 
 /** The JSON schema of a next-state answer (a plain object: engines convert it as they need). */
-export function nextStateSchema(options: Pick<PromptOptions, 'reasoning' | 'reasoningChars' | 'observationChars' | 'actionChars' | 'maxAdmissible'>): Record<string, unknown> {
+export function nextStateSchema(
+  options: Pick<PromptOptions, 'reasoning' | 'reasoningChars' | 'observationChars' | 'actionChars' | 'maxAdmissible'>,
+): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   if (options.reasoning) properties.reasoning = { type: 'string', maxLength: options.reasoningChars };
   properties.valid = { type: 'boolean' };
@@ -83,7 +83,11 @@ export function nextStateSchema(options: Pick<PromptOptions, 'reasoning' | 'reas
     type: 'object',
     properties: {
       observation: { type: 'string', minLength: 1, maxLength: options.observationChars },
-      admissible: { type: 'array', items: { type: 'string', minLength: 1, maxLength: options.actionChars }, maxItems: options.maxAdmissible },
+      admissible: {
+        type: 'array',
+        items: { type: 'string', minLength: 1, maxLength: options.actionChars },
+        maxItems: options.maxAdmissible,
+      },
     },
     required: ['observation', 'admissible'],
     additionalProperties: false,
@@ -94,12 +98,19 @@ export function nextStateSchema(options: Pick<PromptOptions, 'reasoning' | 'reas
 }
 
 /** The JSON schema of a first observation (`initial(task)`). */
-export function initialStateSchema(options: Pick<PromptOptions, 'observationChars' | 'actionChars' | 'maxAdmissible'>): Record<string, unknown> {
+export function initialStateSchema(
+  options: Pick<PromptOptions, 'observationChars' | 'actionChars' | 'maxAdmissible'>,
+): Record<string, unknown> {
   return {
     type: 'object',
     properties: {
       observation: { type: 'string', minLength: 1, maxLength: options.observationChars },
-      admissible: { type: 'array', items: { type: 'string', minLength: 1, maxLength: options.actionChars }, minItems: 1, maxItems: options.maxAdmissible * 4 },
+      admissible: {
+        type: 'array',
+        items: { type: 'string', minLength: 1, maxLength: options.actionChars },
+        minItems: 1,
+        maxItems: options.maxAdmissible * 4,
+      },
     },
     required: ['observation', 'admissible'],
     additionalProperties: false,
@@ -137,7 +148,8 @@ function renderExample(card: DomainCard, t: Transition, index: number, o: Prompt
   const nextFull = abstractObservation(card, t.nextObservation);
   const next = nextFull === abstractObservation(card, t.observation) ? '(same)' : bound(nextFull, o.exampleNextChars);
   let line = `${index + 1}. ${state} => ${t.action} => ${next}`;
-  if (card.showAdmissible && !t.terminated) line += ` {${renderList(abstractAdmissible(card, t.nextAdmissible), Math.floor(o.admissibleListChars / 2))}}`;
+  if (card.showAdmissible && !t.terminated)
+    line += ` {${renderList(abstractAdmissible(card, t.nextAdmissible), Math.floor(o.admissibleListChars / 2))}}`;
   if (t.terminated) line += ` [END reward ${t.reward >= 1 ? 1 : 0}; task: ${bound(collapse(t.instruction), 70)}]`;
   return line;
 }
@@ -177,24 +189,37 @@ export function buildNextPrompt(input: NextPromptInput, options: PromptOptions =
   // History: the last H state-changing steps (no-ops change nothing and are skipped).
   const steps = options.historyLength > 0 ? input.history.filter((s) => s.valid).slice(-options.historyLength) : [];
   if (steps.length) {
-    lines.push(`Recent steps: ${steps.map((s) => `${stateTag(card, s.observation, options.historyStateChars)} => ${bound(s.action, 48)}`).join('; ')}`);
+    lines.push(
+      `Recent steps: ${steps.map((s) => `${stateTag(card, s.observation, options.historyStateChars)} => ${bound(s.action, 48)}`).join('; ')}`,
+    );
   }
   lines.push(`State: ${abstractObservation(card, state.text, options.stateChars)}`);
-  if (card.showAdmissible) lines.push(`Admissible: ${renderList(abstractAdmissible(card, state.admissible), options.admissibleListChars)}`);
+  if (card.showAdmissible)
+    lines.push(`Admissible: ${renderList(abstractAdmissible(card, state.admissible), options.admissibleListChars)}`);
   const examples = options.k > 0 ? input.retrieved.slice(0, options.k) : [];
   if (examples.length) {
-    lines.push(`Similar transitions (state => action => next${card.showAdmissible ? ' {admissible}' : ''}; reward 0 unless END):`);
+    lines.push(
+      `Similar transitions (state => action => next${card.showAdmissible ? ' {admissible}' : ''}; reward 0 unless END):`,
+    );
     examples.forEach((t, i) => lines.push(renderExample(card, t, i, options)));
   }
   lines.push(`Action: ${action}`);
   return {
-    messages: [{ role: 'system', content: systemPrompt(card, options) }, { role: 'user', content: lines.join('\n') }],
+    messages: [
+      { role: 'system', content: systemPrompt(card, options) },
+      { role: 'user', content: lines.join('\n') },
+    ],
     jsonSchema: nextStateSchema(options),
   };
 }
 
 /** The prompt for a first observation of a task with no real start page. */
-export function buildInitialPrompt(card: DomainCard, task: Task, examples: readonly Transition[], options: PromptOptions = DEFAULT_PROMPT_OPTIONS): BuiltPrompt {
+export function buildInitialPrompt(
+  card: DomainCard,
+  task: Task,
+  examples: readonly Transition[],
+  options: PromptOptions = DEFAULT_PROMPT_OPTIONS,
+): BuiltPrompt {
   const lines: string[] = [`Task: ${collapse(task.instruction)}`];
   const shown = options.k > 0 ? examples.slice(0, options.k) : [];
   if (shown.length) {
@@ -202,7 +227,8 @@ export function buildInitialPrompt(card: DomainCard, task: Task, examples: reado
     shown.forEach((t, i) => {
       lines.push(`[${i + 1}] task: ${bound(collapse(t.instruction), 80)}`);
       lines.push(`state: ${abstractObservation(card, t.observation, options.exampleNextChars)}`);
-      if (card.showAdmissible) lines.push(`admissible: ${renderList(abstractAdmissible(card, t.admissible), options.admissibleListChars)}`);
+      if (card.showAdmissible)
+        lines.push(`admissible: ${renderList(abstractAdmissible(card, t.admissible), options.admissibleListChars)}`);
     });
   }
   lines.push('Write the first state of this task.');
@@ -212,7 +238,10 @@ export function buildInitialPrompt(card: DomainCard, task: Task, examples: reado
     `Answer with JSON only: {"observation":"…","admissible":["…"]}; observation ≤${options.observationChars} chars, compact, in the examples' format; admissible: ALL actions allowed there, the always-allowed ones included (at least one).`,
   ].join('\n');
   return {
-    messages: [{ role: 'system', content: system }, { role: 'user', content: lines.join('\n') }],
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: lines.join('\n') },
+    ],
     jsonSchema: initialStateSchema(options),
   };
 }

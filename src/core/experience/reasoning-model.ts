@@ -31,15 +31,22 @@ import { askJson, type Asked, type ParseOutcome } from './ask-json';
 import { isFailedEngineCall, type ChatModel } from '../llm/types';
 import type { Observation, Task, Transition } from '../types';
 import {
-  bound, builtInDomainCard, collapse, concreteAdmissible, concreteObservation, globalActionsOf,
+  bound,
+  builtInDomainCard,
+  collapse,
+  concreteAdmissible,
+  concreteObservation,
+  globalActionsOf,
   type DomainCard,
 } from './domain-card';
 import {
-  buildInitialPrompt, buildNextPrompt, DEFAULT_PROMPT_OPTIONS, type BuiltPrompt, type PromptOptions,
+  buildInitialPrompt,
+  buildNextPrompt,
+  DEFAULT_PROMPT_OPTIONS,
+  type BuiltPrompt,
+  type PromptOptions,
 } from './prompts';
-import {
-  ExperienceModelError, ZERO_USAGE, type DreamContext, type ExperienceModel, type Prediction,
-} from './types';
+import { ExperienceModelError, ZERO_USAGE, type DreamContext, type ExperienceModel, type Prediction } from './types';
 
 export interface ReasoningModelOptions extends Partial<PromptOptions> {
   /** Replay buffer to retrieve examples from (none: no examples unless the caller passes them). */
@@ -60,7 +67,11 @@ export interface ReasoningModelOptions extends Partial<PromptOptions> {
   cacheSize?: number;
 }
 
-export interface CacheStats { hits: number; misses: number; size: number }
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  size: number;
+}
 
 /** A checked answer of the model (before it becomes a Prediction). */
 export interface NextAnswer {
@@ -89,7 +100,8 @@ export function extractJson(text: string): ParseOutcome<Record<string, unknown>>
   } catch (error) {
     return { ok: false, kind: 'parse', reason: `JSON does not parse (${(error as Error).message})` };
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, kind: 'parse', reason: 'the answer is not a JSON object' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, kind: 'parse', reason: 'the answer is not a JSON object' };
   return { ok: true, value: value as Record<string, unknown> };
 }
 
@@ -164,17 +176,32 @@ export function parseInitialAnswer(text: string): ParseOutcome<{ observation: st
 // The model
 // =============================================================================================
 
-
 /** The invalid prediction of a step whose engine call failed in transport (never cached: the next call may succeed). */
-function failedCall(ctx: DreamContext, retrieved: readonly Transition[], prompt: BuiltPrompt, message: string): Prediction {
+function failedCall(
+  ctx: DreamContext,
+  retrieved: readonly Transition[],
+  prompt: BuiltPrompt,
+  message: string,
+): Prediction {
   return {
-    reasoning: '', next: { ...ctx.state, admissible: ctx.state.admissible.slice() }, reward: 0, terminated: false, valid: false, actionValid: false,
-    usage: { ...ZERO_USAGE }, attempts: 1, notes: [], prompt: prompt.messages, retrievedIds: retrieved.map((t) => t.id),
-    invalidReason: `the engine call failed: ${message}`, engineError: message,
+    reasoning: '',
+    next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
+    reward: 0,
+    terminated: false,
+    valid: false,
+    actionValid: false,
+    usage: { ...ZERO_USAGE },
+    attempts: 1,
+    notes: [],
+    prompt: prompt.messages,
+    retrievedIds: retrieved.map((t) => t.id),
+    invalidReason: `the engine call failed: ${message}`,
+    engineError: message,
   };
 }
 
-const FALLBACK_CARD_TEXT = 'A text environment: the agent reads an observation and picks one of the admissible actions.';
+const FALLBACK_CARD_TEXT =
+  'A text environment: the agent reads an observation and picks one of the admissible actions.';
 
 export class ReasoningExperienceModel implements ExperienceModel {
   readonly label: string;
@@ -191,8 +218,21 @@ export class ReasoningExperienceModel implements ExperienceModel {
   private hits = 0;
   private misses = 0;
 
-  constructor(readonly chat: ChatModel, readonly options: ReasoningModelOptions = {}) {
-    const { buffer: _b, domainCard: _d, maxTokens, temperature, seed, retries, transitionCache, cacheSize, ...prompt } = options;
+  constructor(
+    readonly chat: ChatModel,
+    readonly options: ReasoningModelOptions = {},
+  ) {
+    const {
+      buffer: _b,
+      domainCard: _d,
+      maxTokens,
+      temperature,
+      seed,
+      retries,
+      transitionCache,
+      cacheSize,
+      ...prompt
+    } = options;
     this.prompt = { ...DEFAULT_PROMPT_OPTIONS, ...prompt };
     this.maxTokens = maxTokens ?? 400;
     this.temperature = temperature ?? 0;
@@ -200,7 +240,11 @@ export class ReasoningExperienceModel implements ExperienceModel {
     this.retries = Math.max(0, retries ?? 2);
     this.cacheEnabled = transitionCache ?? this.temperature === 0;
     this.cacheSize = cacheSize ?? 10_000;
-    const ablations = [`k=${this.prompt.k}`, `H=${this.prompt.historyLength}`, ...(this.prompt.reasoning ? [] : ['no reasoning'])];
+    const ablations = [
+      `k=${this.prompt.k}`,
+      `H=${this.prompt.historyLength}`,
+      ...(this.prompt.reasoning ? [] : ['no reasoning']),
+    ];
     this.label = `${chat.engine} ${chat.id} (${ablations.join(', ')})`;
   }
 
@@ -215,8 +259,16 @@ export class ReasoningExperienceModel implements ExperienceModel {
 
   /** The card used for `envId`: the configured one, the built-in one, or a minimal generic card. */
   cardFor(envId: string): DomainCard {
-    return this.options.domainCard ?? builtInDomainCard(envId)
-      ?? { env: envId, name: envId, text: FALLBACK_CARD_TEXT, abstraction: 'generic', showAdmissible: true };
+    return (
+      this.options.domainCard ??
+      builtInDomainCard(envId) ?? {
+        env: envId,
+        name: envId,
+        text: FALLBACK_CARD_TEXT,
+        abstraction: 'generic',
+        showAdmissible: true,
+      }
+    );
   }
 
   /** The top-k examples for a step: the caller's, else the buffer's (same env, valid, diverse). */
@@ -226,20 +278,41 @@ export class ReasoningExperienceModel implements ExperienceModel {
     if (!buffer || this.prompt.k <= 0) return [];
     const hits = await buffer.retrieve(
       { instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action },
-      this.prompt.k, { env: ctx.task.env, validOnly: true, diverse: true },
+      this.prompt.k,
+      { env: ctx.task.env, validOnly: true, diverse: true },
     );
     return hits.map((h) => h.transition);
   }
 
   /** The prompt of a step with the given examples (exposed for inspection and benchmarks). */
-  buildPrompt(ctx: Pick<DreamContext, 'task' | 'history' | 'state' | 'action'>, retrieved: readonly Transition[]): BuiltPrompt {
-    return buildNextPrompt({ card: this.cardFor(ctx.task.env), task: ctx.task, history: ctx.history, state: ctx.state, action: ctx.action, retrieved }, this.prompt);
+  buildPrompt(
+    ctx: Pick<DreamContext, 'task' | 'history' | 'state' | 'action'>,
+    retrieved: readonly Transition[],
+  ): BuiltPrompt {
+    return buildNextPrompt(
+      {
+        card: this.cardFor(ctx.task.env),
+        task: ctx.task,
+        history: ctx.history,
+        state: ctx.state,
+        action: ctx.action,
+        retrieved,
+      },
+      this.prompt,
+    );
   }
 
   private cacheKey(ctx: DreamContext): string {
     // The answer is a function of the prompt; at temperature 0 the history's observations follow
     // from its actions, so the actions (with their validity) stand for the history.
-    return JSON.stringify([ctx.task.env, ctx.task.id, ctx.task.instruction, ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)), ctx.state.text, ctx.action]);
+    return JSON.stringify([
+      ctx.task.env,
+      ctx.task.id,
+      ctx.task.instruction,
+      ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)),
+      ctx.state.text,
+      ctx.action,
+    ]);
   }
 
   async next(ctx: DreamContext): Promise<Prediction> {
@@ -254,7 +327,14 @@ export class ReasoningExperienceModel implements ExperienceModel {
       this.cache.delete(key);
       this.cache.set(key, cached);
       // No call was made: no prompt and no tries of its own (the cache keeps neither).
-      return { ...cached, next: { ...cached.next, admissible: cached.next.admissible.slice() }, usage: { ...ZERO_USAGE }, attempts: 0, notes: [], cached: true };
+      return {
+        ...cached,
+        next: { ...cached.next, admissible: cached.next.admissible.slice() },
+        usage: { ...ZERO_USAGE },
+        attempts: 0,
+        notes: [],
+        cached: true,
+      };
     }
     this.misses++;
     const asked = this.predict(ctx, key);
@@ -272,35 +352,77 @@ export class ReasoningExperienceModel implements ExperienceModel {
     const retrieved = await this.retrieve(ctx);
     const prompt = this.buildPrompt(ctx, retrieved);
     const globals = globalActionsOf(card, ctx.history[0]?.admissible ?? ctx.state.admissible);
-    const settled = await this.ask(prompt, (text): ParseOutcome<{ answer: NextAnswer; next: Observation }> => {
-      const parsed = parseNextAnswer(text, { reasoning: this.prompt.reasoning });
-      if (!parsed.ok) return parsed;
-      const answer = parsed.value;
-      const nextText = concreteObservation(card, bound(answer.observation, this.prompt.observationChars), ctx.task.instruction);
-      const admissible = answer.terminated || !answer.valid ? [] : concreteAdmissible(card, answer.admissible.slice(0, this.prompt.maxAdmissible), globals, nextText);
-      const inconsistent = checkConsistency(answer, answer.valid ? admissible : answer.admissible);
-      if (inconsistent) return { ok: false, kind: 'inconsistent', reason: inconsistent };
-      return { ok: true, value: { answer, next: { text: nextText, admissible, task: ctx.task } } };
-    }, ctx.signal).catch((error: unknown) => {
+    const settled = await this.ask(
+      prompt,
+      (text): ParseOutcome<{ answer: NextAnswer; next: Observation }> => {
+        const parsed = parseNextAnswer(text, { reasoning: this.prompt.reasoning });
+        if (!parsed.ok) return parsed;
+        const answer = parsed.value;
+        const nextText = concreteObservation(
+          card,
+          bound(answer.observation, this.prompt.observationChars),
+          ctx.task.instruction,
+        );
+        const admissible =
+          answer.terminated || !answer.valid
+            ? []
+            : concreteAdmissible(card, answer.admissible.slice(0, this.prompt.maxAdmissible), globals, nextText);
+        const inconsistent = checkConsistency(answer, answer.valid ? admissible : answer.admissible);
+        if (inconsistent) return { ok: false, kind: 'inconsistent', reason: inconsistent };
+        return { ok: true, value: { answer, next: { text: nextText, admissible, task: ctx.task } } };
+      },
+      ctx.signal,
+    ).catch((error: unknown) => {
       if (!isFailedEngineCall(error)) throw error;
       return error;
     });
     if (settled instanceof Error) return failedCall(ctx, retrieved, prompt, settled.message);
-    const base = { usage: settled.usage, attempts: settled.attempts, notes: settled.notes, prompt: prompt.messages, tries: settled.tries, retrievedIds: retrieved.map((t) => t.id) };
+    const base = {
+      usage: settled.usage,
+      attempts: settled.attempts,
+      notes: settled.notes,
+      prompt: prompt.messages,
+      tries: settled.tries,
+      retrievedIds: retrieved.map((t) => t.id),
+    };
     if (!settled.value) {
       return {
-        ...base, reasoning: '', next: { ...ctx.state, admissible: ctx.state.admissible.slice() }, reward: 0, terminated: false,
-        valid: false, actionValid: false, raw: settled.raw, invalidReason: settled.reason ?? 'no usable answer',
+        ...base,
+        reasoning: '',
+        next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
+        reward: 0,
+        terminated: false,
+        valid: false,
+        actionValid: false,
+        raw: settled.raw,
+        invalidReason: settled.reason ?? 'no usable answer',
       };
     }
     const { answer, next } = settled.value;
     const reasoning = bound(answer.reasoning, this.prompt.reasoningChars);
     const prediction: Prediction = answer.valid
-      ? { ...base, reasoning, next, reward: answer.reward, terminated: answer.terminated, valid: true, actionValid: true, score: answer.reward, raw: settled.raw }
+      ? {
+          ...base,
+          reasoning,
+          next,
+          reward: answer.reward,
+          terminated: answer.terminated,
+          valid: true,
+          actionValid: true,
+          score: answer.reward,
+          raw: settled.raw,
+        }
       : {
-        ...base, reasoning, next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
-        reward: 0, terminated: false, valid: true, actionValid: false, score: 0, raw: settled.raw,
-      };
+          ...base,
+          reasoning,
+          next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
+          reward: 0,
+          terminated: false,
+          valid: true,
+          actionValid: false,
+          score: 0,
+          raw: settled.raw,
+        };
     if (key !== null) {
       const { prompt: _prompt, tries: _tries, ...kept } = prediction;
       this.cache.set(key, kept);
@@ -317,26 +439,65 @@ export class ReasoningExperienceModel implements ExperienceModel {
     let examples: Transition[] = [];
     const buffer = this.options.buffer;
     if (buffer && this.prompt.k > 0) {
-      const hits = await buffer.retrieve({ instruction: task.instruction, observation: '', action: '' }, this.prompt.k * 8, { env: task.env, validOnly: true, diverse: true });
-      examples = hits.map((h) => h.transition).filter((t) => t.stepIndex === 0).slice(0, this.prompt.k);
+      const hits = await buffer.retrieve(
+        { instruction: task.instruction, observation: '', action: '' },
+        this.prompt.k * 8,
+        { env: task.env, validOnly: true, diverse: true },
+      );
+      examples = hits
+        .map((h) => h.transition)
+        .filter((t) => t.stepIndex === 0)
+        .slice(0, this.prompt.k);
     }
-    const settled = await this.ask(buildInitialPrompt(card, task, examples, this.prompt), parseInitialAnswer, signal).catch((error: unknown) => {
+    const settled = await this.ask(
+      buildInitialPrompt(card, task, examples, this.prompt),
+      parseInitialAnswer,
+      signal,
+    ).catch((error: unknown) => {
       if (!isFailedEngineCall(error)) throw error;
-      throw new ExperienceModelError(`The experience model (${this.label}) could not write the first state of task '${task.id}': ${error.message}`);
+      throw new ExperienceModelError(
+        `The experience model (${this.label}) could not write the first state of task '${task.id}': ${error.message}`,
+      );
     });
     if (!settled.value) {
       throw new ExperienceModelError(
         `The experience model (${this.label}) gave no usable first state for task '${task.id}' after ${settled.attempts} attempts: ${settled.reason}. ` +
-        'Try a larger model, more retries, or start the task from a real environment.', settled.raw);
+          'Try a larger model, more retries, or start the task from a real environment.',
+        settled.raw,
+      );
     }
-    const text = concreteObservation(card, bound(settled.value.observation, this.prompt.observationChars), task.instruction);
-    const observation: Observation = { text, admissible: concreteAdmissible(card, settled.value.admissible.slice(0, this.prompt.maxAdmissible * 4), [], text, false), task };
+    const text = concreteObservation(
+      card,
+      bound(settled.value.observation, this.prompt.observationChars),
+      task.instruction,
+    );
+    const observation: Observation = {
+      text,
+      admissible: concreteAdmissible(
+        card,
+        settled.value.admissible.slice(0, this.prompt.maxAdmissible * 4),
+        [],
+        text,
+        false,
+      ),
+      task,
+    };
     if (this.cacheEnabled) this.initialCache.set(key, observation);
     return { ...observation, admissible: observation.admissible.slice() };
   }
 
   /** Calls the model with bounded retries until `check` accepts an answer (ask-json.ts). */
-  private ask<T>(prompt: BuiltPrompt, check: (text: string) => ParseOutcome<T>, signal?: AbortSignal): Promise<Asked<T>> {
-    return askJson(this.chat, prompt, check, { maxTokens: this.maxTokens, temperature: this.temperature, seed: this.seed, retries: this.retries, signal });
+  private ask<T>(
+    prompt: BuiltPrompt,
+    check: (text: string) => ParseOutcome<T>,
+    signal?: AbortSignal,
+  ): Promise<Asked<T>> {
+    return askJson(this.chat, prompt, check, {
+      maxTokens: this.maxTokens,
+      temperature: this.temperature,
+      seed: this.seed,
+      retries: this.retries,
+      signal,
+    });
   }
 }

@@ -7,7 +7,10 @@ import type { Observation, Task, Trajectory } from '../types';
 import type { DreamContext, ExperienceModel, Prediction } from './types';
 
 /** Recorded episodes of a domain: its training and held-out episodes. */
-export interface RecordedEpisodes { train: readonly Trajectory[]; heldOut: readonly Trajectory[] }
+export interface RecordedEpisodes {
+  train: readonly Trajectory[];
+  heldOut: readonly Trajectory[];
+}
 
 /** Recorded first states of the domain's demonstrated tasks (first episode per task, admissible listed). */
 export function recordedStarts(domain: RecordedEpisodes): Map<string, { text: string; admissible: string[] }> {
@@ -27,11 +30,16 @@ export function recordedStarts(domain: RecordedEpisodes): Map<string, { text: st
 export class DomainExperienceModel implements ExperienceModel {
   private readonly starts: Map<string, { text: string; admissible: string[] }>;
 
-  constructor(readonly inner: ExperienceModel, domain: RecordedEpisodes) {
+  constructor(
+    readonly inner: ExperienceModel,
+    domain: RecordedEpisodes,
+  ) {
     this.starts = recordedStarts(domain);
   }
 
-  get label(): string { return this.inner.label; }
+  get label(): string {
+    return this.inner.label;
+  }
 
   async initial(task: Task, signal?: AbortSignal): Promise<Observation> {
     const start = this.starts.get(task.id);
@@ -43,7 +51,11 @@ export class DomainExperienceModel implements ExperienceModel {
     return this.inner.next(ctx);
   }
 
-  get preferredBatch(): number | undefined { return this.inner.preferredBatch; }
+  get preferredBatch(): number | undefined {
+    return this.inner.preferredBatch;
+  }
 
-  dispose(): void { this.inner.dispose?.(); }
+  dispose(): void {
+    this.inner.dispose?.();
+  }
 }

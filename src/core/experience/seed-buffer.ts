@@ -8,7 +8,10 @@ import type { Embedder } from '../buffer/embedders';
 import { MemoryBufferStore } from '../buffer/stores/memory';
 import type { Trajectory } from '../types';
 
-export async function bufferFromTrajectories(trajectories: readonly Trajectory[], options: { embedder?: Embedder } = {}): Promise<ReplayBuffer> {
+export async function bufferFromTrajectories(
+  trajectories: readonly Trajectory[],
+  options: { embedder?: Embedder } = {},
+): Promise<ReplayBuffer> {
   const buffer = new ReplayBuffer(new MemoryBufferStore(), ...(options.embedder ? [options.embedder] : []));
   // createdAt 0: seeding is data, not an event; the same file always gives the same buffer.
   await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: 0 });

@@ -46,7 +46,10 @@ export async function tryOneStep(model: ExperienceModel, options: TryStepOptions
   const attempt = Math.max(0, Math.floor(options.attempt ?? 0));
   const env = makeEnv(options.envId);
   const expert = expertOf(env);
-  if (!expert) throw new Error(`'${options.envId}' has no expert to choose an action with; Try one step needs a registered environment.`);
+  if (!expert)
+    throw new Error(
+      `'${options.envId}' has no expert to choose an action with; Try one step needs a registered environment.`,
+    );
   let obs: Observation = await env.reset({ seed: TRY_STEP_SEED_BASE + attempt });
   const task = obs.task;
   const history: Step[] = [];
@@ -56,7 +59,15 @@ export async function tryOneStep(model: ExperienceModel, options: TryStepOptions
     if (!action) break;
     const r = await env.step(action);
     if (r.terminated || r.truncated || r.admissible.length === 0) break;
-    history.push({ observation: obs.text, admissible: obs.admissible.slice(), action, reward: r.reward, terminated: false, truncated: false, valid: r.info.valid });
+    history.push({
+      observation: obs.text,
+      admissible: obs.admissible.slice(),
+      action,
+      reward: r.reward,
+      terminated: false,
+      truncated: false,
+      valid: r.info.valid,
+    });
     obs = r;
   }
   const action = expert.expertAction() ?? obs.admissible[0];
@@ -66,8 +77,22 @@ export async function tryOneStep(model: ExperienceModel, options: TryStepOptions
   const ms = started !== undefined ? options.clock!() - started : prediction.usage.ms;
   const real: StepResult = await env.step(action);
   return {
-    env: options.envId, label: model.label, task, history, state: { text: state.text, admissible: state.admissible }, action, prediction,
-    real: { text: real.text, admissible: real.admissible.slice(), reward: real.reward, terminated: real.terminated, valid: real.info.valid, success: real.info.success },
-    ms, tokens: { prompt: prediction.usage.promptTokens, completion: prediction.usage.completionTokens },
+    env: options.envId,
+    label: model.label,
+    task,
+    history,
+    state: { text: state.text, admissible: state.admissible },
+    action,
+    prediction,
+    real: {
+      text: real.text,
+      admissible: real.admissible.slice(),
+      reward: real.reward,
+      terminated: real.terminated,
+      valid: real.info.valid,
+      success: real.info.success,
+    },
+    ms,
+    tokens: { prompt: prediction.usage.promptTokens, completion: prediction.usage.completionTokens },
   };
 }

@@ -108,7 +108,10 @@ export interface ExperienceModel {
 
 /** Raised when a model cannot produce even a first observation (initial() has nothing to fall back on). */
 export class ExperienceModelError extends Error {
-  constructor(message: string, readonly raw?: string) {
+  constructor(
+    message: string,
+    readonly raw?: string,
+  ) {
     super(message);
     this.name = 'ExperienceModelError';
   }
@@ -117,7 +120,11 @@ export class ExperienceModelError extends Error {
 export const ZERO_USAGE: Readonly<ChatUsage> = Object.freeze({ promptTokens: 0, completionTokens: 0, ms: 0 });
 
 export function addUsage(a: ChatUsage, b: ChatUsage): ChatUsage {
-  return { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, ms: a.ms + b.ms };
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    ms: a.ms + b.ms,
+  };
 }
 
 /** The binary outcome of a reward: 1 for a completed task (reward ≥ 1), else 0. */

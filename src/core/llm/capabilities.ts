@@ -92,7 +92,8 @@ export const WEBLLM_MIN_LIMITS: Readonly<WebGpuLimits> = {
   maxStorageBuffersPerShaderStage: 10,
 };
 
-const FALLBACK_ENGINES = 'use the wllama engine (CPU) or an OpenAI-compatible server (Ollama, vLLM, llama-server) instead';
+const FALLBACK_ENGINES =
+  'use the wllama engine (CPU) or an OpenAI-compatible server (Ollama, vLLM, llama-server) instead';
 
 const NO_ADAPTER = { adapter: null, features: { shaderF16: false, subgroups: false }, limits: null } as const;
 
@@ -100,14 +101,19 @@ const NO_ADAPTER = { adapter: null, features: { shaderF16: false, subgroups: fal
  * Checks WebGPU for WebLLM. Never throws: failures come back as `available: false` with a reason.
  * @param navigatorLike default: the global `navigator` (page or worker)
  */
-export async function checkWebGpu(navigatorLike?: NavigatorLike | null, options: CheckWebGpuOptions = {}): Promise<WebGpuCapabilities> {
+export async function checkWebGpu(
+  navigatorLike?: NavigatorLike | null,
+  options: CheckWebGpuOptions = {},
+): Promise<WebGpuCapabilities> {
   const nav = navigatorLike === undefined ? (globalThis as { navigator?: NavigatorLike }).navigator : navigatorLike;
   const timeoutMs = options.timeoutMs ?? 5000;
   const gpu = nav?.gpu;
   if (!gpu || typeof gpu.requestAdapter !== 'function') {
     return {
-      available: false, ...NO_ADAPTER,
-      reason: 'This browser has no WebGPU (navigator.gpu is missing). WebGPU needs Chrome/Edge 113+, Safari 26+ or a ' +
+      available: false,
+      ...NO_ADAPTER,
+      reason:
+        'This browser has no WebGPU (navigator.gpu is missing). WebGPU needs Chrome/Edge 113+, Safari 26+ or a ' +
         'recent Firefox, and a secure page (https:// or http://localhost); on Linux Chrome may need ' +
         `--enable-unsafe-webgpu. Otherwise ${FALLBACK_ENGINES}.`,
     };
@@ -115,17 +121,24 @@ export async function checkWebGpu(navigatorLike?: NavigatorLike | null, options:
 
   let adapter: GpuAdapterLike | null;
   try {
-    adapter = await withTimeout(gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' }), timeoutMs, 'requestAdapter()');
+    adapter = await withTimeout(
+      gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' }),
+      timeoutMs,
+      'requestAdapter()',
+    );
   } catch (error) {
     return {
-      available: false, ...NO_ADAPTER,
+      available: false,
+      ...NO_ADAPTER,
       reason: `navigator.gpu.requestAdapter() failed (${errorText(error)}). Update the browser or GPU driver, or ${FALLBACK_ENGINES}.`,
     };
   }
   if (!adapter) {
     return {
-      available: false, ...NO_ADAPTER,
-      reason: 'WebGPU exists but requestAdapter() returned null: no usable GPU (blocklisted driver, disabled hardware ' +
+      available: false,
+      ...NO_ADAPTER,
+      reason:
+        'WebGPU exists but requestAdapter() returned null: no usable GPU (blocklisted driver, disabled hardware ' +
         'acceleration, or a headless browser without --enable-unsafe-webgpu). Enable hardware acceleration or update ' +
         `the driver, or ${FALLBACK_ENGINES}.`,
     };
@@ -147,7 +160,11 @@ export async function checkWebGpu(navigatorLike?: NavigatorLike | null, options:
     .filter((key) => limits[key] < WEBLLM_MIN_LIMITS[key])
     .map((key) => `${key} ${formatLimit(limits[key])} < ${formatLimit(WEBLLM_MIN_LIMITS[key])}`);
   if (tooLow.length > 0) {
-    return { ...caps, available: false, reason: `This GPU's WebGPU limits are below what WebLLM needs (${tooLow.join(', ')}); ${FALLBACK_ENGINES}.` };
+    return {
+      ...caps,
+      available: false,
+      reason: `This GPU's WebGPU limits are below what WebLLM needs (${tooLow.join(', ')}); ${FALLBACK_ENGINES}.`,
+    };
   }
 
   if (options.probeDevice !== false && typeof adapter.requestDevice === 'function') {
@@ -155,16 +172,29 @@ export async function checkWebGpu(navigatorLike?: NavigatorLike | null, options:
     try {
       device = await withTimeout(adapter.requestDevice(), timeoutMs, 'requestDevice()');
     } catch (error) {
-      return { ...caps, available: false, deviceOk: false,
-        reason: `The GPU adapter could not create a device (${errorText(error)}). Close other GPU-heavy tabs, restart the browser or update the driver, or ${FALLBACK_ENGINES}.` };
+      return {
+        ...caps,
+        available: false,
+        deviceOk: false,
+        reason: `The GPU adapter could not create a device (${errorText(error)}). Close other GPU-heavy tabs, restart the browser or update the driver, or ${FALLBACK_ENGINES}.`,
+      };
     }
     // A device that is lost straight away (driver reset, GPU process crash) is as good as none.
     const lost = await Promise.race([device.lost, new Promise<null>((resolve) => setTimeout(() => resolve(null), 0))]);
-    try { device.destroy(); } catch { /* already gone */ }
+    try {
+      device.destroy();
+    } catch {
+      /* already gone */
+    }
     if (lost) {
-      return { ...caps, available: false, deviceOk: false,
-        reason: `The WebGPU device was lost right after creation (${lost.reason ?? 'unknown'}${lost.message ? `: ${lost.message}` : ''}). ` +
-          `Restart the browser (the GPU process may have crashed) or ${FALLBACK_ENGINES}.` };
+      return {
+        ...caps,
+        available: false,
+        deviceOk: false,
+        reason:
+          `The WebGPU device was lost right after creation (${lost.reason ?? 'unknown'}${lost.message ? `: ${lost.message}` : ''}). ` +
+          `Restart the browser (the GPU process may have crashed) or ${FALLBACK_ENGINES}.`,
+      };
     }
     caps.deviceOk = true;
   }
@@ -181,16 +211,29 @@ export interface QuantizationChoice {
 }
 
 /** q4f16 when the adapter has shader-f16 (smaller and faster), else q4f32 (runs everywhere). */
-export function pickQuantization(caps: Pick<WebGpuCapabilities, 'available' | 'features'> & { adapter?: WebGpuAdapterSummary | null }): QuantizationChoice {
+export function pickQuantization(
+  caps: Pick<WebGpuCapabilities, 'available' | 'features'> & { adapter?: WebGpuAdapterSummary | null },
+): QuantizationChoice {
   if (!caps.available) {
-    return { quantization: 'q4f32', suffix: 'q4f32_1', reason: 'WebGPU is not available; q4f32 is the safe default should it become available (it needs no shader-f16).' };
+    return {
+      quantization: 'q4f32',
+      suffix: 'q4f32_1',
+      reason: 'WebGPU is not available; q4f32 is the safe default should it become available (it needs no shader-f16).',
+    };
   }
   if (caps.features.shaderF16) {
-    return { quantization: 'q4f16', suffix: 'q4f16_1', reason: 'The adapter supports shader-f16: q4f16 models are smaller and faster.' };
+    return {
+      quantization: 'q4f16',
+      suffix: 'q4f16_1',
+      reason: 'The adapter supports shader-f16: q4f16 models are smaller and faster.',
+    };
   }
   const who = caps.adapter?.isFallbackAdapter ? 'This software adapter (e.g. SwiftShader)' : 'This adapter';
-  return { quantization: 'q4f32', suffix: 'q4f32_1',
-    reason: `${who} has no shader-f16, so q4f16 models would fail to compile their shaders; q4f32 models run everywhere (at more VRAM).` };
+  return {
+    quantization: 'q4f32',
+    suffix: 'q4f32_1',
+    reason: `${who} has no shader-f16, so q4f16 models would fail to compile their shaders; q4f32 models run everywhere (at more VRAM).`,
+  };
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -200,13 +243,21 @@ export function pickQuantization(caps: Pick<WebGpuCapabilities, 'available' | 'f
 async function adapterInfo(adapter: GpuAdapterLike): Promise<Partial<WebGpuAdapterSummary>> {
   if (adapter.info) return adapter.info;
   if (typeof adapter.requestAdapterInfo === 'function') {
-    try { return await adapter.requestAdapterInfo(); } catch { /* old API gone */ }
+    try {
+      return await adapter.requestAdapterInfo();
+    } catch {
+      /* old API gone */
+    }
   }
   return {};
 }
 
 function hasFeature(adapter: GpuAdapterLike, name: string): boolean {
-  try { return Boolean(adapter.features?.has(name)); } catch { return false; }
+  try {
+    return Boolean(adapter.features?.has(name));
+  } catch {
+    return false;
+  }
 }
 
 function readLimits(raw: GpuAdapterLike['limits']): WebGpuLimits {
@@ -233,7 +284,16 @@ function formatLimit(value: number): string {
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-    promise.then((v) => { clearTimeout(timer); resolve(v); }, (e) => { clearTimeout(timer); reject(e); });
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
   });
 }
 

@@ -19,18 +19,27 @@ export class ConcurrencyLimiter {
   peak = 0;
 
   constructor(limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`A concurrency limit must be an integer ≥ 1, got ${limit}.`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError(`A concurrency limit must be an integer ≥ 1, got ${limit}.`);
     this.limit = limit;
   }
 
-  get running(): number { return this.#running; }
-  get waiting(): number { return this.#waiting.length; }
+  get running(): number {
+    return this.#running;
+  }
+  get waiting(): number {
+    return this.#waiting.length;
+  }
 
   /**
    * Runs `task` once a slot is free. A signal that fires while the task still waits drops it from
    * the queue (rejecting with `aborted()`); once started, the task itself decides about the signal.
    */
-  async run<T>(task: () => Promise<T>, signal?: AbortSignal, aborted: () => Error = () => new Error('aborted')): Promise<T> {
+  async run<T>(
+    task: () => Promise<T>,
+    signal?: AbortSignal,
+    aborted: () => Error = () => new Error('aborted'),
+  ): Promise<T> {
     if (signal?.aborted) throw aborted();
     // A freed slot is handed straight to the first waiter (never counted free in between), so a
     // call arriving meanwhile cannot take it too.
@@ -48,7 +57,10 @@ export class ConcurrencyLimiter {
 
   #wait(signal: AbortSignal | undefined, aborted: () => Error): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const go = () => { signal?.removeEventListener('abort', onAbort); resolve(); };
+      const go = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
       const onAbort = () => {
         const at = this.#waiting.indexOf(go);
         if (at >= 0) this.#waiting.splice(at, 1);

@@ -30,7 +30,15 @@
  * The API key lives only in this object's private field: it is never written to storage, logs,
  * checkpoints or run configs, and JSON.stringify / structuredClone of the model do not carry it.
  */
-import { LlmError, type ChatModel, type ChatRequest, type ChatResult, type FinishReason, type LlmErrorCode, type TokenLogprob } from './types';
+import {
+  LlmError,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResult,
+  type FinishReason,
+  type LlmErrorCode,
+  type TokenLogprob,
+} from './types';
 import { normaliseBaseUrl } from './spec';
 import { ConcurrencyLimiter } from './limiter';
 
@@ -95,7 +103,15 @@ export interface ConnectionTestResult {
 /** How structured output is requested: the OpenAI shape, or the json_object fallback. */
 export type StructuredOutputMode = 'json_schema' | 'json_object';
 
-const DEFAULTS = { concurrency: 4, timeoutMs: 60_000, retries: 2, backoffMs: 500, maxBackoffMs: 8_000, maxRetryAfterMs: 30_000, maxResponseBytes: 1 << 20 };
+const DEFAULTS = {
+  concurrency: 4,
+  timeoutMs: 60_000,
+  retries: 2,
+  backoffMs: 500,
+  maxBackoffMs: 8_000,
+  maxRetryAfterMs: 30_000,
+  maxResponseBytes: 1 << 20,
+};
 
 /** Deterministic exponential backoff: base·2^retryIndex, capped (retryIndex 0 = first retry). */
 export function backoffDelayMs(retryIndex: number, baseMs: number, capMs: number): number {
@@ -111,7 +127,13 @@ export function parseRetryAfterMs(value: string | null | undefined, nowMs = Date
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
-interface HttpReply { status: number; statusText: string; text: string; url: string; attempts: number }
+interface HttpReply {
+  status: number;
+  statusText: string;
+  text: string;
+  url: string;
+  attempts: number;
+}
 
 export class OpenAiChatModel implements ChatModel {
   readonly engine = 'openai' as const;
@@ -135,12 +157,22 @@ export class OpenAiChatModel implements ChatModel {
   constructor(options: OpenAiChatModelOptions) {
     const baseUrl = normaliseBaseUrl(options.baseUrl ?? '');
     let parsed: URL | undefined;
-    try { parsed = new URL(baseUrl); } catch { /* reported below */ }
+    try {
+      parsed = new URL(baseUrl);
+    } catch {
+      /* reported below */
+    }
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-      throw new LlmError(`'${options.baseUrl}' is not an http(s) base URL; give the API's base, e.g. http://127.0.0.1:11434/v1 (Ollama).`, 'unsupported');
+      throw new LlmError(
+        `'${options.baseUrl}' is not an http(s) base URL; give the API's base, e.g. http://127.0.0.1:11434/v1 (Ollama).`,
+        'unsupported',
+      );
     }
     if (!options.model) {
-      throw new LlmError(`No model given for ${baseUrl}; pass the model id the server serves (list them at ${baseUrl}/models).`, 'unsupported');
+      throw new LlmError(
+        `No model given for ${baseUrl}; pass the model id the server serves (list them at ${baseUrl}/models).`,
+        'unsupported',
+      );
     }
     this.baseUrl = baseUrl;
     this.id = options.model;
@@ -159,10 +191,14 @@ export class OpenAiChatModel implements ChatModel {
   }
 
   /** 'json_object' once the server has rejected the OpenAI json_schema shape. */
-  get structuredOutputMode(): StructuredOutputMode { return this.#structuredOutput; }
+  get structuredOutputMode(): StructuredOutputMode {
+    return this.#structuredOutput;
+  }
 
   /** Whether an API key is set (the key itself is never exposed). */
-  get hasApiKey(): boolean { return this.#apiKey !== undefined; }
+  get hasApiKey(): boolean {
+    return this.#apiKey !== undefined;
+  }
 
   /** What JSON.stringify shows: never the key. */
   toJSON(): { engine: 'openai'; id: string; baseUrl: string } {
@@ -176,15 +212,24 @@ export class OpenAiChatModel implements ChatModel {
    *   'model-not-found', 'bad-response', 'unsupported' (jsonSchema with grammar, or no structured output).
    */
   complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
-    return this.#slots.run(() => this.#complete(request, signal), signal, () => abortedError(`${this.baseUrl}/chat/completions`, signal!));
+    return this.#slots.run(
+      () => this.#complete(request, signal),
+      signal,
+      () => abortedError(`${this.baseUrl}/chat/completions`, signal!),
+    );
   }
 
   /** Requests kept in flight at once (the `concurrency` option), and the most that ever were. */
-  get concurrency(): { limit: number; peak: number } { return { limit: this.#slots.limit, peak: this.#slots.peak }; }
+  get concurrency(): { limit: number; peak: number } {
+    return { limit: this.#slots.limit, peak: this.#slots.peak };
+  }
 
   async #complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
     if (request.jsonSchema && request.grammar !== undefined) {
-      throw new LlmError('A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.', 'unsupported');
+      throw new LlmError(
+        'A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.',
+        'unsupported',
+      );
     }
     const started = performance.now();
     let mode = this.#structuredOutput;
@@ -196,8 +241,10 @@ export class OpenAiChatModel implements ChatModel {
       if (reply.status === 400 && mentionsResponseFormat(reply.text)) {
         throw new LlmError(
           `The server at ${this.baseUrl} rejects both structured-output shapes (response_format json_schema and json_object): ` +
-          `${serverMessage(reply.text)}. Use a server with structured output (a recent Ollama, vLLM or llama-server), ` +
-          `or constrain the output with a GBNF grammar instead (llama-server).`, 'unsupported');
+            `${serverMessage(reply.text)}. Use a server with structured output (a recent Ollama, vLLM or llama-server), ` +
+            `or constrain the output with a GBNF grammar instead (llama-server).`,
+          'unsupported',
+        );
       }
     }
     if (reply.status < 200 || reply.status >= 300) throw this.#httpError(reply);
@@ -225,7 +272,10 @@ export class OpenAiChatModel implements ChatModel {
       const modelFound = models.includes(this.id);
       if (modelFound || models.length === 0) return { ok: true, models, modelFound, ms };
       return {
-        ok: true, models, modelFound, ms,
+        ok: true,
+        models,
+        modelFound,
+        ms,
         error: `Connected, but the server does not list model '${this.id}'. ${pullHint(this.id)} Served models: ${models.join(', ')}.`,
       };
     } catch (error) {
@@ -250,9 +300,10 @@ export class OpenAiChatModel implements ChatModel {
     if (request.seed !== undefined) body.seed = request.seed;
     if (request.stop && request.stop.length > 0) body.stop = request.stop;
     if (request.jsonSchema) {
-      body.response_format = mode === 'json_schema'
-        ? { type: 'json_schema', json_schema: { name: 'output', strict: true, schema: request.jsonSchema } }
-        : { type: 'json_object', schema: request.jsonSchema };
+      body.response_format =
+        mode === 'json_schema'
+          ? { type: 'json_schema', json_schema: { name: 'output', strict: true, schema: request.jsonSchema } }
+          : { type: 'json_object', schema: request.jsonSchema };
     }
     if (request.grammar !== undefined) body.grammar = request.grammar;
     if (request.topLogprobs !== undefined) {
@@ -273,13 +324,20 @@ export class OpenAiChatModel implements ChatModel {
     const list = Array.isArray(json?.data) ? json.data : Array.isArray(json?.models) ? json.models : undefined;
     if (!list) throw badShape(reply, 'a model list (data[].id)');
     return list
-      .map((m: unknown) => (typeof m === 'string' ? m : pickString(m, 'id') ?? pickString(m, 'name') ?? pickString(m, 'model')))
+      .map((m: unknown) =>
+        typeof m === 'string' ? m : (pickString(m, 'id') ?? pickString(m, 'name') ?? pickString(m, 'model')),
+      )
       .filter((id): id is string => typeof id === 'string');
   }
 
   /** Sends one request with retries; returns the final reply (any status) or throws LlmError. */
-  async #exchange(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal | undefined,
-    retries = this.retries): Promise<HttpReply> {
+  async #exchange(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    signal: AbortSignal | undefined,
+    retries = this.retries,
+  ): Promise<HttpReply> {
     const url = `${this.baseUrl}${path}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -294,27 +352,45 @@ export class OpenAiChatModel implements ChatModel {
       if ('networkError' in outcome) {
         const error = this.#networkError(url, outcome.networkError);
         if (error.code === 'cors' || retryIndex >= retries) throw error;
-        await this.#wait(retryIndex, backoffDelayMs(retryIndex, this.backoffMs, this.maxBackoffMs),
-          `network error ${networkCodes(outcome.networkError)[0] ?? ''}`.trim(), url, signal);
+        await this.#wait(
+          retryIndex,
+          backoffDelayMs(retryIndex, this.backoffMs, this.maxBackoffMs),
+          `network error ${networkCodes(outcome.networkError)[0] ?? ''}`.trim(),
+          url,
+          signal,
+        );
         continue;
       }
       const reply: HttpReply = { ...outcome, url, attempts: attempt };
       const retryable = outcome.status === 429 || outcome.status >= 500;
       if (!retryable || retryIndex >= retries) return reply;
       const retryAfter = outcome.retryAfterMs;
-      const delay = retryAfter !== undefined
-        ? Math.min(retryAfter, this.maxRetryAfterMs)
-        : backoffDelayMs(retryIndex, this.backoffMs, this.maxBackoffMs);
-      await this.#wait(retryIndex, delay, `HTTP ${outcome.status}${retryAfter !== undefined ? ' (Retry-After)' : ''}`, url, signal);
+      const delay =
+        retryAfter !== undefined
+          ? Math.min(retryAfter, this.maxRetryAfterMs)
+          : backoffDelayMs(retryIndex, this.backoffMs, this.maxBackoffMs);
+      await this.#wait(
+        retryIndex,
+        delay,
+        `HTTP ${outcome.status}${retryAfter !== undefined ? ' (Retry-After)' : ''}`,
+        url,
+        signal,
+      );
     }
   }
 
   /** One attempt: the timeout covers the response headers and the whole body. */
-  async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined):
-    Promise<{ status: number; statusText: string; text: string; retryAfterMs?: number } | { networkError: unknown }> {
+  async #attempt(
+    url: string,
+    init: RequestInit,
+    signal: AbortSignal | undefined,
+  ): Promise<{ status: number; statusText: string; text: string; retryAfterMs?: number } | { networkError: unknown }> {
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; controller.abort(); }, this.timeoutMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
     const onAbort = () => controller.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -322,9 +398,10 @@ export class OpenAiChatModel implements ChatModel {
       const text = await readCappedBody(response, this.maxResponseBytes, url);
       // OpenAI also sends retry-after-ms; prefer it when it is a plain number.
       const retryAfterMsHeader = response.headers.get('retry-after-ms')?.trim();
-      const retryAfterMs = retryAfterMsHeader && /^\d+(\.\d+)?$/.test(retryAfterMsHeader)
-        ? Number(retryAfterMsHeader)
-        : parseRetryAfterMs(response.headers.get('retry-after'));
+      const retryAfterMs =
+        retryAfterMsHeader && /^\d+(\.\d+)?$/.test(retryAfterMsHeader)
+          ? Number(retryAfterMsHeader)
+          : parseRetryAfterMs(response.headers.get('retry-after'));
       return { status: response.status, statusText: response.statusText, text, retryAfterMs };
     } catch (error) {
       if (signal?.aborted) throw abortedError(url, signal);
@@ -332,9 +409,12 @@ export class OpenAiChatModel implements ChatModel {
       if (timedOut) {
         throw new LlmError(
           `No complete answer from ${url} within ${this.timeoutMs} ms (the timeoutMs option of OpenAiChatModel, ` +
-          `default ${DEFAULTS.timeoutMs}, which covers the whole request and response). The model may still be loading ` +
-          `or generating slowly: raise timeoutMs (the CLI's and the page's setting llmTimeoutMs, e.g. --set llmTimeoutMs=120000), ` +
-          `lower maxTokens, or use a smaller model.`, 'timeout', { cause: error });
+            `default ${DEFAULTS.timeoutMs}, which covers the whole request and response). The model may still be loading ` +
+            `or generating slowly: raise timeoutMs (the CLI's and the page's setting llmTimeoutMs, e.g. --set llmTimeoutMs=120000), ` +
+            `lower maxTokens, or use a smaller model.`,
+          'timeout',
+          { cause: error },
+        );
       }
       return { networkError: error };
     } finally {
@@ -343,7 +423,13 @@ export class OpenAiChatModel implements ChatModel {
     }
   }
 
-  async #wait(retryIndex: number, delayMs: number, reason: string, url: string, signal: AbortSignal | undefined): Promise<void> {
+  async #wait(
+    retryIndex: number,
+    delayMs: number,
+    reason: string,
+    url: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     this.#onRetry?.({ retry: retryIndex + 1, delayMs, reason });
     await sleep(delayMs, signal, url);
   }
@@ -359,31 +445,45 @@ export class OpenAiChatModel implements ChatModel {
       // In a browser a refused connection and a CORS refusal look the same ('Failed to fetch').
       const target = new URL(this.baseUrl);
       if (target.origin !== page) {
-        const mixed = page.startsWith('https:') && target.protocol === 'http:' && !isLoopback(target.hostname)
-          ? ` This page is served over https and ${target.origin} is plain http, which browsers block (mixed content): serve the API over https or open the page over http.`
-          : '';
+        const mixed =
+          page.startsWith('https:') && target.protocol === 'http:' && !isLoopback(target.hostname)
+            ? ` This page is served over https and ${target.origin} is plain http, which browsers block (mixed content): serve the API over https or open the page over http.`
+            : '';
         return new LlmError(
           `The browser could not reach ${url} from this page (${page}): either no server is running there, or it does not ` +
-          `allow cross-origin requests (CORS) from this page. Open ${this.baseUrl}/models in a browser tab to check it is up; ` +
-          `if not, start one: ${servers} To allow this page: Ollama — restart it with ` +
-          `OLLAMA_ORIGINS=${page} ollama serve (or OLLAMA_ORIGINS=* for any page); vLLM — vllm serve MODEL ` +
-          `--allowed-origins '["${page}"]'; llama-server allows any origin by default (newer builds: --cors-origins ${page}).${mixed}`,
-          'cors', { cause: error });
+            `allow cross-origin requests (CORS) from this page. Open ${this.baseUrl}/models in a browser tab to check it is up; ` +
+            `if not, start one: ${servers} To allow this page: Ollama — restart it with ` +
+            `OLLAMA_ORIGINS=${page} ollama serve (or OLLAMA_ORIGINS=* for any page); vLLM — vllm serve MODEL ` +
+            `--allowed-origins '["${page}"]'; llama-server allows any origin by default (newer builds: --cors-origins ${page}).${mixed}`,
+          'cors',
+          { cause: error },
+        );
       }
-      return new LlmError(`Could not reach ${url}: no server is answering there. ${startHint}`, 'connection-refused', { cause: error });
+      return new LlmError(`Could not reach ${url}: no server is answering there. ${startHint}`, 'connection-refused', {
+        cause: error,
+      });
     }
     if (codes.includes('ECONNREFUSED')) {
-      return new LlmError(`Connection refused at ${url}: no server is running at ${this.baseUrl}. ${startHint}`, 'connection-refused', { cause: error });
+      return new LlmError(
+        `Connection refused at ${url}: no server is running at ${this.baseUrl}. ${startHint}`,
+        'connection-refused',
+        { cause: error },
+      );
     }
     if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
-      return new LlmError(`The host of ${this.baseUrl} was not found (DNS ${codes.join(', ')}); check the base URL's host name. ${startHint}`,
-        'connection-refused', { cause: error });
+      return new LlmError(
+        `The host of ${this.baseUrl} was not found (DNS ${codes.join(', ')}); check the base URL's host name. ${startHint}`,
+        'connection-refused',
+        { cause: error },
+      );
     }
     const detail = codes.length > 0 ? codes.join(', ') : errorText(error);
     return new LlmError(
       `Network error talking to ${url} (${detail}): the connection failed or the server closed it mid-answer. ` +
-      `Check the server is running and its log; a proxy or firewall between here and ${this.baseUrl} may be dropping it.`,
-      'http', { cause: error, transient: true });
+        `Check the server is running and its log; a proxy or firewall between here and ${this.baseUrl} may be dropping it.`,
+      'http',
+      { cause: error, transient: true },
+    );
   }
 
   #httpError(reply: HttpReply): LlmError {
@@ -392,33 +492,45 @@ export class OpenAiChatModel implements ChatModel {
     const said = message ? `: ${message}` : '';
     const statusLabel = `${status}${reply.statusText ? ` ${reply.statusText}` : ''}`;
     if (status === 401 || status === 403) {
-      const ollama403 = status === 403
-        ? ` From a browser, Ollama also answers 403 to pages whose origin it does not allow: start it with OLLAMA_ORIGINS=<this page's origin> ollama serve.`
-        : '';
+      const ollama403 =
+        status === 403
+          ? ` From a browser, Ollama also answers 403 to pages whose origin it does not allow: start it with OLLAMA_ORIGINS=<this page's origin> ollama serve.`
+          : '';
       return new LlmError(
         `The server at ${this.baseUrl} refused the request (${statusLabel}${said}): the API key is missing or wrong. ` +
-        `Pass it as apiKey (CLI: the OPENAI_API_KEY or DREAMGYM_API_KEY environment variable; UI: the API key field, kept in memory only).${ollama403}`,
-        'http');
+          `Pass it as apiKey (CLI: the OPENAI_API_KEY or DREAMGYM_API_KEY environment variable; UI: the API key field, kept in memory only).${ollama403}`,
+        'http',
+      );
     }
     if ((status === 404 || status === 400) && mentionsMissingModel(text, status)) {
       return new LlmError(
         `Model '${this.id}' is not available at ${this.baseUrl} (${statusLabel}${said}). ${pullHint(this.id)}`,
-        'model-not-found');
+        'model-not-found',
+      );
     }
     if (status === 404) {
       return new LlmError(
         `${url} does not exist (${statusLabel}). The base URL must point at the OpenAI-compatible API, which usually ends in /v1: ` +
-        `Ollama http://127.0.0.1:11434/v1, vLLM http://127.0.0.1:8000/v1, llama-server http://127.0.0.1:8080/v1.`, 'http');
+          `Ollama http://127.0.0.1:11434/v1, vLLM http://127.0.0.1:8000/v1, llama-server http://127.0.0.1:8080/v1.`,
+        'http',
+      );
     }
     if (status === 429 || status >= 500) {
-      const advice = status === 429
-        ? 'The server is rate-limiting: send fewer requests at once, or raise retries / backoffMs to wait longer.'
-        : 'The server is failing or overloaded: check its log (out of memory? model still loading?), or raise retries / backoffMs.';
-      return new LlmError(`The server at ${url} answered ${statusLabel} on all ${reply.attempts} attempt(s)${said}. ${advice}`, 'http', { transient: true });
+      const advice =
+        status === 429
+          ? 'The server is rate-limiting: send fewer requests at once, or raise retries / backoffMs to wait longer.'
+          : 'The server is failing or overloaded: check its log (out of memory? model still loading?), or raise retries / backoffMs.';
+      return new LlmError(
+        `The server at ${url} answered ${statusLabel} on all ${reply.attempts} attempt(s)${said}. ${advice}`,
+        'http',
+        { transient: true },
+      );
     }
     return new LlmError(
       `The server at ${url} rejected the request (${statusLabel}${said}); not retried. Check the request against what the ` +
-      `server supports (maxTokens within the context window, stop, jsonSchema or grammar).`, 'http');
+        `server supports (maxTokens within the context window, stop, jsonSchema or grammar).`,
+      'http',
+    );
   }
 }
 
@@ -459,8 +571,9 @@ async function readCappedBody(response: Response, capBytes: number, url: string)
 function bodyTooLarge(url: string, what: string, capBytes: number): LlmError {
   return new LlmError(
     `The answer from ${url} ${what}, over the cap of ${capBytes} bytes (maxResponseBytes); it was refused unread. A chat ` +
-    'answer is a few kB: check that the base URL points at an OpenAI-compatible API and that maxTokens is small, or raise maxResponseBytes.',
-    'bad-response');
+      'answer is a few kB: check that the base URL points at an OpenAI-compatible API and that maxTokens is small, or raise maxResponseBytes.',
+    'bad-response',
+  );
 }
 
 function parseJsonBody(reply: HttpReply): unknown {
@@ -469,19 +582,24 @@ function parseJsonBody(reply: HttpReply): unknown {
   } catch (error) {
     throw new LlmError(
       `The server at ${reply.url} answered ${reply.status} with a body that is not JSON: "${snippet(reply.text)}". ` +
-      `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`, 'bad-response', { cause: error });
+        `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`,
+      'bad-response',
+      { cause: error },
+    );
   }
 }
 
 function badShape(reply: HttpReply, expected: string): LlmError {
   return new LlmError(
     `The server at ${reply.url} answered JSON without ${expected}: "${snippet(reply.text)}". ` +
-    `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`, 'bad-response');
+      `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`,
+    'bad-response',
+  );
 }
 
 function parseChatResult(json: unknown, reply: HttpReply, ms: number): ChatResult {
   const choices = (json as { choices?: unknown } | null)?.choices;
-  const choice = Array.isArray(choices) ? choices[0] as Record<string, unknown> | undefined : undefined;
+  const choice = Array.isArray(choices) ? (choices[0] as Record<string, unknown> | undefined) : undefined;
   if (!choice || typeof choice !== 'object') throw badShape(reply, 'choices[0]');
   const message = choice.message as Record<string, unknown> | undefined;
   let text: string;
@@ -514,10 +632,19 @@ function parseChatResult(json: unknown, reply: HttpReply, ms: number): ChatResul
 /** OpenAI's finish_reason (and the other servers' spellings) → FinishReason. */
 export function mapFinishReason(reason: unknown): FinishReason {
   switch (reason) {
-    case 'length': case 'max_tokens': case 'model_length': return 'length';
-    case 'abort': case 'cancelled': case 'canceled': return 'abort';
-    case 'content_filter': case 'error': return 'error';
-    default: return 'stop'; // 'stop', 'eos', 'stop_sequence', 'tool_calls', null, …
+    case 'length':
+    case 'max_tokens':
+    case 'model_length':
+      return 'length';
+    case 'abort':
+    case 'cancelled':
+    case 'canceled':
+      return 'abort';
+    case 'content_filter':
+    case 'error':
+      return 'error';
+    default:
+      return 'stop'; // 'stop', 'eos', 'stop_sequence', 'tool_calls', null, …
   }
 }
 
@@ -537,24 +664,29 @@ export function parseLogprobs(raw: unknown): TokenLogprob[] | undefined {
       if (typeof e.token !== 'string' || typeof e.logprob !== 'number') continue;
       const top = Array.isArray(e.top_logprobs)
         ? (e.top_logprobs as unknown[]).flatMap((t) => {
-          const a = t as Record<string, unknown> | null;
-          return a && typeof a.token === 'string' && typeof a.logprob === 'number' ? [{ token: a.token, logprob: a.logprob }] : [];
-        })
+            const a = t as Record<string, unknown> | null;
+            return a && typeof a.token === 'string' && typeof a.logprob === 'number'
+              ? [{ token: a.token, logprob: a.logprob }]
+              : [];
+          })
         : [];
       out.push({ token: e.token, logprob: e.logprob, top });
     }
     return out.length > 0 ? out : undefined;
   }
   if (Array.isArray(record.tokens) && Array.isArray(record.token_logprobs)) {
-    const tops = Array.isArray(record.top_logprobs) ? record.top_logprobs as unknown[] : [];
+    const tops = Array.isArray(record.top_logprobs) ? (record.top_logprobs as unknown[]) : [];
     const out: TokenLogprob[] = [];
     (record.tokens as unknown[]).forEach((token, i) => {
       const logprob = (record.token_logprobs as unknown[])[i];
       if (typeof token !== 'string' || typeof logprob !== 'number') return;
       const t = tops[i];
-      const top = t && typeof t === 'object'
-        ? Object.entries(t as Record<string, unknown>).flatMap(([tok, lp]) => (typeof lp === 'number' ? [{ token: tok, logprob: lp }] : []))
-        : [];
+      const top =
+        t && typeof t === 'object'
+          ? Object.entries(t as Record<string, unknown>).flatMap(([tok, lp]) =>
+              typeof lp === 'number' ? [{ token: tok, logprob: lp }] : [],
+            )
+          : [];
       out.push({ token, logprob, top });
     });
     return out.length > 0 ? out : undefined;
@@ -589,8 +721,10 @@ function isLoopback(hostname: string): boolean {
 }
 
 function pullHint(model: string): string {
-  return `For Ollama, download it with 'ollama pull ${model}'; otherwise list the served models (GET /models, or the ` +
-    `connection test) and use one of those ids — vLLM serves the model named on 'vllm serve', llama-server the one loaded with -m.`;
+  return (
+    `For Ollama, download it with 'ollama pull ${model}'; otherwise list the served models (GET /models, or the ` +
+    `connection test) and use one of those ids — vLLM serves the model named on 'vllm serve', llama-server the one loaded with -m.`
+  );
 }
 
 /** The error codes along an error's cause chain (Node: TypeError 'fetch failed' → cause.code). */
@@ -615,14 +749,25 @@ function errorText(error: unknown): string {
 }
 
 function abortedError(url: string, signal: AbortSignal): LlmError {
-  return new LlmError(`The request to ${url} was cancelled by its AbortSignal (not retried).`, 'aborted', { cause: signal.reason });
+  return new LlmError(`The request to ${url} was cancelled by its AbortSignal (not retried).`, 'aborted', {
+    cause: signal.reason,
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined, url: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) { reject(abortedError(url, signal)); return; }
-    const onAbort = () => { clearTimeout(timer); reject(abortedError(url, signal!)); };
-    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    if (signal?.aborted) {
+      reject(abortedError(url, signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortedError(url, signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -642,7 +787,9 @@ function serverMessage(text: string): string {
     if (nested) return snippet(nested);
     if (typeof json?.detail === 'string') return snippet(json.detail);
     if (json?.detail !== undefined) return snippet(JSON.stringify(json.detail));
-  } catch { /* not JSON: fall through */ }
+  } catch {
+    /* not JSON: fall through */
+  }
   return snippet(text);
 }
 

@@ -41,9 +41,16 @@ export interface OpenAiLlmSpec {
   model: string;
 }
 
-export interface WebLlmSpec { kind: 'webllm'; modelId: string }
-export type WllamaLlmSpec = { kind: 'wllama'; source: 'file'; name: string } | { kind: 'wllama'; source: 'url'; url: string };
-export interface LearnedLlmSpec { kind: 'learned'; path: string }
+export interface WebLlmSpec {
+  kind: 'webllm';
+  modelId: string;
+}
+export type WllamaLlmSpec =
+  { kind: 'wllama'; source: 'file'; name: string } | { kind: 'wllama'; source: 'url'; url: string };
+export interface LearnedLlmSpec {
+  kind: 'learned';
+  path: string;
+}
 
 export type LlmSpec = OracleLlmSpec | OpenAiLlmSpec | WebLlmSpec | WllamaLlmSpec | LearnedLlmSpec;
 
@@ -74,11 +81,16 @@ export function parseLlmSpec(text: string): LlmSpec {
   const kind = colon < 0 ? value : value.slice(0, colon);
   const rest = colon < 0 ? undefined : value.slice(colon + 1);
   switch (kind) {
-    case 'oracle': return parseOracle(value, rest);
-    case 'openai': return parseOpenAi(value, rest);
-    case 'webllm': return parseWebLlm(value, rest);
-    case 'wllama': return parseWllama(value, rest);
-    case 'learned': return parseLearned(value, rest);
+    case 'oracle':
+      return parseOracle(value, rest);
+    case 'openai':
+      return parseOpenAi(value, rest);
+    case 'webllm':
+      return parseWebLlm(value, rest);
+    case 'wllama':
+      return parseWllama(value, rest);
+    case 'learned':
+      return parseLearned(value, rest);
   }
   if (/^https?$/i.test(kind)) throw new LlmSpecError(`'${value}' is a bare URL; write it as openai:${value}#MODEL.`);
   throw new LlmSpecError(`Unknown engine spec '${value}'.`);
@@ -101,27 +113,33 @@ function parseOracle(value: string, rest: string | undefined): OracleLlmSpec {
 
 function parseOpenAi(value: string, rest: string | undefined): OpenAiLlmSpec {
   const hash = rest === undefined ? -1 : rest.lastIndexOf('#');
-  if (rest === undefined || hash < 0) throw new LlmSpecError(`'${value}' needs a base URL and a model: openai:BASE_URL#MODEL.`);
+  if (rest === undefined || hash < 0)
+    throw new LlmSpecError(`'${value}' needs a base URL and a model: openai:BASE_URL#MODEL.`);
   const rawUrl = rest.slice(0, hash).trim();
   const model = rest.slice(hash + 1).trim();
   if (!rawUrl) throw new LlmSpecError(`'${value}' has no base URL before '#'.`);
-  if (!model) throw new LlmSpecError(`'${value}' has no model after '#' (for Ollama, 'ollama list' shows the installed ones).`);
+  if (!model)
+    throw new LlmSpecError(`'${value}' has no model after '#' (for Ollama, 'ollama list' shows the installed ones).`);
   let url: URL;
   try {
     url = new URL(rawUrl);
   } catch {
     throw new LlmSpecError(`'${rawUrl}' in '${value}' is not a URL; write it in full, e.g. http://127.0.0.1:11434/v1.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LlmSpecError(`'${rawUrl}' in '${value}' must be an http:// or https:// URL.`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new LlmSpecError(`'${rawUrl}' in '${value}' must be an http:// or https:// URL.`);
   if (url.search || url.hash) {
-    throw new LlmSpecError(`'${rawUrl}' in '${value}' must not carry a query string; give the API's base URL, e.g. http://127.0.0.1:11434/v1.`);
+    throw new LlmSpecError(
+      `'${rawUrl}' in '${value}' must not carry a query string; give the API's base URL, e.g. http://127.0.0.1:11434/v1.`,
+    );
   }
   return { kind: 'openai', baseUrl: normaliseBaseUrl(rawUrl), model };
 }
 
 function parseWebLlm(value: string, rest: string | undefined): WebLlmSpec {
   const modelId = (rest ?? '').trim();
-  if (!modelId || /\s/.test(modelId)) throw new LlmSpecError(`'${value}' needs a WebLLM model id after 'webllm:' (pick one on the Setup page).`);
+  if (!modelId || /\s/.test(modelId))
+    throw new LlmSpecError(`'${value}' needs a WebLLM model id after 'webllm:' (pick one on the Setup page).`);
   return { kind: 'webllm', modelId };
 }
 
@@ -133,9 +151,15 @@ function parseWllama(value: string, rest: string | undefined): WllamaLlmSpec {
     return { kind: 'wllama', source: 'file', name };
   }
   let url: URL;
-  try { url = new URL(source); } catch { throw new LlmSpecError(`'${source}' in '${value}' is neither file:NAME nor a full http(s) URL.`); }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LlmSpecError(`'${source}' in '${value}' must be an http:// or https:// URL.`);
-  if (!/\.gguf$/i.test(url.pathname)) throw new LlmSpecError(`'${source}' does not end in .gguf; wllama loads GGUF files only.`);
+  try {
+    url = new URL(source);
+  } catch {
+    throw new LlmSpecError(`'${source}' in '${value}' is neither file:NAME nor a full http(s) URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new LlmSpecError(`'${source}' in '${value}' must be an http:// or https:// URL.`);
+  if (!/\.gguf$/i.test(url.pathname))
+    throw new LlmSpecError(`'${source}' does not end in .gguf; wllama loads GGUF files only.`);
   return { kind: 'wllama', source: 'url', url: url.href };
 }
 
@@ -153,11 +177,16 @@ export function normaliseBaseUrl(baseUrl: string): string {
 /** The inverse of parseLlmSpec: parseLlmSpec(formatLlmSpec(s)) deep-equals s. */
 export function formatLlmSpec(spec: LlmSpec): LlmSpecText {
   switch (spec.kind) {
-    case 'oracle': return `oracle:${spec.epsilonReward},${spec.epsilonTransition}`;
-    case 'openai': return `openai:${spec.baseUrl}#${spec.model}`;
-    case 'webllm': return `webllm:${spec.modelId}`;
-    case 'wllama': return spec.source === 'file' ? `wllama:file:${spec.name}` : `wllama:${spec.url}`;
-    case 'learned': return `learned:${spec.path}`;
+    case 'oracle':
+      return `oracle:${spec.epsilonReward},${spec.epsilonTransition}`;
+    case 'openai':
+      return `openai:${spec.baseUrl}#${spec.model}`;
+    case 'webllm':
+      return `webllm:${spec.modelId}`;
+    case 'wllama':
+      return spec.source === 'file' ? `wllama:file:${spec.name}` : `wllama:${spec.url}`;
+    case 'learned':
+      return `learned:${spec.path}`;
   }
 }
 
@@ -165,11 +194,16 @@ export function formatLlmSpec(spec: LlmSpec): LlmSpecText {
 export function llmSpecLabel(specOrText: LlmSpec | string): string {
   const spec = typeof specOrText === 'string' ? parseLlmSpec(specOrText) : specOrText;
   switch (spec.kind) {
-    case 'oracle': return `oracle (ε_R=${spec.epsilonReward}, ε_P=${spec.epsilonTransition})`;
-    case 'openai': return `openai ${spec.model} @ ${spec.baseUrl}`;
-    case 'webllm': return `webllm ${spec.modelId}`;
-    case 'wllama': return `wllama ${spec.source === 'file' ? spec.name : spec.url}`;
-    case 'learned': return `learned model at ${spec.path}`;
+    case 'oracle':
+      return `oracle (ε_R=${spec.epsilonReward}, ε_P=${spec.epsilonTransition})`;
+    case 'openai':
+      return `openai ${spec.model} @ ${spec.baseUrl}`;
+    case 'webllm':
+      return `webllm ${spec.modelId}`;
+    case 'wllama':
+      return `wllama ${spec.source === 'file' ? spec.name : spec.url}`;
+    case 'learned':
+      return `learned model at ${spec.path}`;
   }
 }
 
@@ -177,6 +211,9 @@ export function llmSpecLabel(specOrText: LlmSpec | string): string {
 export function experienceLabel(config: { mode: 'real' | 'dream' | 's2r'; llm: string }): string {
   if (config.mode === 'real') return 'the real environment';
   const spec = parseLlmSpec(config.llm);
-  const source = spec.kind === 'openai' || BROWSER_ENGINE_KINDS.includes(spec.kind) ? `reasoning experience model on ${llmSpecLabel(spec)}` : llmSpecLabel(spec);
+  const source =
+    spec.kind === 'openai' || BROWSER_ENGINE_KINDS.includes(spec.kind)
+      ? `reasoning experience model on ${llmSpecLabel(spec)}`
+      : llmSpecLabel(spec);
   return config.mode === 'dream' ? `dream: ${source}` : `S2R: dream (${source}), then a small real budget`;
 }

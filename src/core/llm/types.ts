@@ -7,7 +7,10 @@ import type { EngineKind } from './spec';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 
-export interface ChatMessage { role: ChatRole; content: string }
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+}
 
 export interface ChatRequest {
   messages: ChatMessage[];
@@ -33,7 +36,11 @@ export interface TokenLogprob {
   top: { token: string; logprob: number }[];
 }
 
-export interface ChatUsage { promptTokens: number; completionTokens: number; ms: number }
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+}
 
 export interface ChatResult {
   text: string;
@@ -76,7 +83,11 @@ export class LlmError extends Error {
    */
   readonly transient: boolean;
 
-  constructor(message: string, readonly code: LlmErrorCode, options?: { cause?: unknown; transient?: boolean }) {
+  constructor(
+    message: string,
+    readonly code: LlmErrorCode,
+    options?: { cause?: unknown; transient?: boolean },
+  ) {
     super(message, options);
     this.name = 'LlmError';
     this.transient = options?.transient ?? TRANSIENT_CODES.includes(code);
@@ -89,5 +100,15 @@ export function isFailedEngineCall(error: unknown): error is LlmError {
 }
 
 export type LlmErrorCode =
-  | 'aborted' | 'timeout' | 'connection-refused' | 'cors' | 'http' | 'bad-response'
-  | 'model-not-found' | 'no-webgpu' | 'no-shader-f16' | 'out-of-memory' | 'load-failed' | 'unsupported';
+  | 'aborted'
+  | 'timeout'
+  | 'connection-refused'
+  | 'cors'
+  | 'http'
+  | 'bad-response'
+  | 'model-not-found'
+  | 'no-webgpu'
+  | 'no-shader-f16'
+  | 'out-of-memory'
+  | 'load-failed'
+  | 'unsupported';

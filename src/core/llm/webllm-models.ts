@@ -43,7 +43,9 @@ export interface ModelRecordLike {
   overrides?: { context_window_size?: number };
 }
 
-export interface AppConfigLike { model_list: ModelRecordLike[] }
+export interface AppConfigLike {
+  model_list: ModelRecordLike[];
+}
 
 export type ModelKind = 'chat' | 'embedding' | 'vision';
 
@@ -95,15 +97,23 @@ export interface WebLlmModelList {
   embedding: WebLlmModelInfo[];
 }
 
-type CapsLike = Pick<WebGpuCapabilities, 'available' | 'features' | 'limits'> & Partial<Pick<WebGpuCapabilities, 'adapter'>>;
+type CapsLike = Pick<WebGpuCapabilities, 'available' | 'features' | 'limits'> &
+  Partial<Pick<WebGpuCapabilities, 'adapter'>>;
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
 
 /** The VRAM budget (see the file comment for the heuristic). */
-export function estimateVramBudget(caps: CapsLike | null, options: Pick<ModelFilterOptions, 'userVramMB' | 'deviceMemoryGB'> = {}): VramBudget {
+export function estimateVramBudget(
+  caps: CapsLike | null,
+  options: Pick<ModelFilterOptions, 'userVramMB' | 'deviceMemoryGB'> = {},
+): VramBudget {
   if (options.userVramMB !== undefined && Number.isFinite(options.userVramMB) && options.userVramMB > 0) {
-    return { mb: Math.round(options.userVramMB), source: 'user', explanation: `${Math.round(options.userVramMB)} MB, as given.` };
+    return {
+      mb: Math.round(options.userVramMB),
+      source: 'user',
+      explanation: `${Math.round(options.userVramMB)} MB, as given.`,
+    };
   }
   if (!caps || !caps.available || !caps.limits) {
     return { mb: 0, source: 'none', explanation: 'No usable WebGPU adapter, so no GPU memory to budget.' };
@@ -122,7 +132,11 @@ export function estimateVramBudget(caps: CapsLike | null, options: Pick<ModelFil
       parts.push(`capped at half the device memory (${options.deviceMemoryGB} GB)`);
     }
   }
-  return { mb, source: 'adapter-limits', explanation: `≈ ${mb} MB: ${parts.join('; ')}. Give your GPU's VRAM to override.` };
+  return {
+    mb,
+    source: 'adapter-limits',
+    explanation: `≈ ${mb} MB: ${parts.join('; ')}. Give your GPU's VRAM to override.`,
+  };
 }
 
 /** One record → WebLlmModelInfo (no filtering). */
@@ -150,12 +164,25 @@ export function describeModel(record: ModelRecordLike): WebLlmModelInfo {
 }
 
 /** The models that fit these capabilities (see the file comment). Pure. */
-export function listWebLlmModels(config: AppConfigLike, caps: CapsLike | null, options: ModelFilterOptions = {}): WebLlmModelList {
+export function listWebLlmModels(
+  config: AppConfigLike,
+  caps: CapsLike | null,
+  options: ModelFilterOptions = {},
+): WebLlmModelList {
   const available = Boolean(caps?.available);
-  const picked = pickQuantization({ available, features: caps?.features ?? { shaderF16: false, subgroups: false }, adapter: caps?.adapter ?? null });
-  const quantization: QuantizationChoice = options.quantization === undefined || options.quantization === picked.quantization
-    ? picked
-    : { quantization: options.quantization, suffix: options.quantization === 'q4f16' ? 'q4f16_1' : 'q4f32_1', reason: 'Chosen by the user.' };
+  const picked = pickQuantization({
+    available,
+    features: caps?.features ?? { shaderF16: false, subgroups: false },
+    adapter: caps?.adapter ?? null,
+  });
+  const quantization: QuantizationChoice =
+    options.quantization === undefined || options.quantization === picked.quantization
+      ? picked
+      : {
+          quantization: options.quantization,
+          suffix: options.quantization === 'q4f16' ? 'q4f16_1' : 'q4f32_1',
+          reason: 'Chosen by the user.',
+        };
   const budget = estimateVramBudget(caps, options);
   const lowLimits = caps?.limits ? caps.limits.maxStorageBufferBindingSize < GiB : false;
 
@@ -172,7 +199,13 @@ export function listWebLlmModels(config: AppConfigLike, caps: CapsLike | null, o
     else if (why) tooLarge.push(info);
     else chat.push(info);
   }
-  return { quantization, budget, chat: sortBySize(chat), tooLarge: sortBySize(tooLarge), embedding: sortBySize(embedding) };
+  return {
+    quantization,
+    budget,
+    chat: sortBySize(chat),
+    tooLarge: sortBySize(tooLarge),
+    embedding: sortBySize(embedding),
+  };
 }
 
 /**
@@ -181,7 +214,12 @@ export function listWebLlmModels(config: AppConfigLike, caps: CapsLike | null, o
  * else the smallest. undefined when nothing fits.
  */
 export function pickDefaultModel(list: Pick<WebLlmModelList, 'chat' | 'budget'>): WebLlmModelInfo | undefined {
-  const preferred = ['Qwen2.5-1.5B-Instruct', 'Llama-3.2-1B-Instruct', 'Qwen2.5-0.5B-Instruct', 'SmolLM2-360M-Instruct'];
+  const preferred = [
+    'Qwen2.5-1.5B-Instruct',
+    'Llama-3.2-1B-Instruct',
+    'Qwen2.5-0.5B-Instruct',
+    'SmolLM2-360M-Instruct',
+  ];
   for (const family of preferred) {
     const hit = list.chat.find((m) => m.family === family);
     if (hit) return hit;
@@ -217,13 +255,23 @@ export function parameterCountB(modelId: string): number | undefined {
 // -------------------------------------------------------------------------------------------------
 
 const BITS_PER_WEIGHT: Record<string, number | undefined> = {
-  q4f16_1: 4.5, q4f16_0: 4.5, q4f32_1: 5, q4f32_0: 5, q3f16_1: 3.5, q0f16: 16, q0f32: 32,
+  q4f16_1: 4.5,
+  q4f16_0: 4.5,
+  q4f32_1: 5,
+  q4f32_0: 5,
+  q3f16_1: 3.5,
+  q0f16: 16,
+  q0f32: 32,
 };
 
-function exclusionReason(record: ModelRecordLike, info: WebLlmModelInfo,
-  ctx: { available: boolean; budget: VramBudget; lowLimits: boolean; caps: CapsLike | null }): string | undefined {
+function exclusionReason(
+  record: ModelRecordLike,
+  info: WebLlmModelInfo,
+  ctx: { available: boolean; budget: VramBudget; lowLimits: boolean; caps: CapsLike | null },
+): string | undefined {
   if (!ctx.available) return 'WebGPU is not available here.';
-  if (info.requiredFeatures.includes('shader-f16') && !ctx.caps?.features.shaderF16) return 'Needs shader-f16, which this adapter lacks.';
+  if (info.requiredFeatures.includes('shader-f16') && !ctx.caps?.features.shaderF16)
+    return 'Needs shader-f16, which this adapter lacks.';
   if (info.vramMB !== undefined && info.vramMB > ctx.budget.mb) {
     return `Needs ≈ ${Math.round(info.vramMB)} MB of GPU memory; the budget here is ≈ ${ctx.budget.mb} MB.`;
   }

@@ -29,10 +29,24 @@
  *   shader-f16, out of memory, aborted), where a good 1 GB download is kept.
  */
 import type {
-  AppConfig, ChatCompletion, ChatCompletionMessageParam, ChatCompletionRequestNonStreaming, ChatOptions,
-  InitProgressReport, LogLevel, ModelRecord,
+  AppConfig,
+  ChatCompletion,
+  ChatCompletionMessageParam,
+  ChatCompletionRequestNonStreaming,
+  ChatOptions,
+  InitProgressReport,
+  LogLevel,
+  ModelRecord,
 } from '@mlc-ai/web-llm';
-import { LlmError, type ChatMessage, type ChatModel, type ChatRequest, type ChatResult, type LlmErrorCode, type LoadProgress } from './types';
+import {
+  LlmError,
+  type ChatMessage,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResult,
+  type LlmErrorCode,
+  type LoadProgress,
+} from './types';
 import { mapFinishReason, parseLogprobs } from './openai';
 import { checkWebGpu, type WebGpuCapabilities } from './capabilities';
 import { twinModelId } from './webllm-models';
@@ -45,7 +59,11 @@ let webLlmModule: Promise<WebLlmModule> | undefined;
 export function importWebLlm(): Promise<WebLlmModule> {
   webLlmModule ??= import('@mlc-ai/web-llm').catch((error) => {
     webLlmModule = undefined;
-    throw new LlmError(`Could not load the WebLLM library (${errorText(error)}); reload the page (a new version may have been deployed) or check the network.`, 'load-failed', { cause: error });
+    throw new LlmError(
+      `Could not load the WebLLM library (${errorText(error)}); reload the page (a new version may have been deployed) or check the network.`,
+      'load-failed',
+      { cause: error },
+    );
   });
   return webLlmModule;
 }
@@ -145,9 +163,15 @@ export class WebLlmChatModel implements ChatModel {
     const { signal } = options;
     if (signal?.aborted) throw loadAborted(modelId, signal);
     if (options.preflight !== false) {
-      const caps = typeof options.preflight === 'object' ? options.preflight : await checkWebGpu(undefined, { probeDevice: false });
+      const caps =
+        typeof options.preflight === 'object'
+          ? options.preflight
+          : await checkWebGpu(undefined, { probeDevice: false });
       if (!caps.available) {
-        throw new LlmError(`Cannot run ${modelId} with WebLLM: ${caps.reason ?? 'WebGPU is not available.'}`, 'no-webgpu');
+        throw new LlmError(
+          `Cannot run ${modelId} with WebLLM: ${caps.reason ?? 'WebGPU is not available.'}`,
+          'no-webgpu',
+        );
       }
       if (needsShaderF16(modelId) && !caps.features.shaderF16) throw noShaderF16Error(modelId);
     }
@@ -166,27 +190,36 @@ export class WebLlmChatModel implements ChatModel {
     });
 
     const reload = engine.reload(modelId, options.chatOpts);
-    reload.catch(() => { /* settled below, or abandoned after an abort */ });
+    reload.catch(() => {
+      /* settled below, or abandoned after an abort */
+    });
     let workerError: ((event: Event) => void) | undefined;
     const workerFailed = new Promise<never>((_, reject) => {
       workerError = (event: Event) => reject(workerStartError(modelId, event));
       worker.addEventListener('error', workerError);
     });
-    workerFailed.catch(() => { /* observed by the race; never unhandled */ });
+    workerFailed.catch(() => {
+      /* observed by the race; never unhandled */
+    });
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
       if (!signal) return;
       onAbort = () => reject(loadAborted(modelId, signal));
       signal.addEventListener('abort', onAbort, { once: true });
     });
-    aborted.catch(() => { /* observed by the race; never unhandled */ });
+    aborted.catch(() => {
+      /* observed by the race; never unhandled */
+    });
     try {
       await Promise.race([reload, workerFailed, aborted]);
     } catch (error) {
       if (error instanceof LlmError && (error.code === 'aborted' || error.code === 'load-failed')) {
         // Abort or a dead worker: stop the load; nothing was proven wrong with the cached files.
         if (ownsWorker) worker.terminate();
-        else engine.unload().catch(() => { /* the worker may be gone */ });
+        else
+          engine.unload().catch(() => {
+            /* the worker may be gone */
+          });
         throw error;
       }
       const classified = classifyLoadError(modelId, error);
@@ -194,9 +227,8 @@ export class WebLlmChatModel implements ChatModel {
       if (options.clearCacheOnError !== false && !KEEP_CACHE_ON.has(classified.code)) {
         try {
           const { removed } = await deleteModelFromCache(modelId, options.appConfig);
-          cacheNote = removed > 0
-            ? ` Its ${removed} cached file(s) were deleted, so the next try downloads them afresh.`
-            : '';
+          cacheNote =
+            removed > 0 ? ` Its ${removed} cached file(s) were deleted, so the next try downloads them afresh.` : '';
         } catch (clearError) {
           cacheNote = ` Deleting its cached files failed too (${errorText(clearError)}): clear this site's data, or call deleteModelFromCache('${modelId}').`;
         }
@@ -211,15 +243,23 @@ export class WebLlmChatModel implements ChatModel {
   }
 
   /** The web-llm engine behind this model (WebWorkerMLCEngine after load()). */
-  get mlcEngine(): WebLlmEngineLike { return this.#engine; }
+  get mlcEngine(): WebLlmEngineLike {
+    return this.#engine;
+  }
 
   /** The worker hosting the engine, if any. */
-  get worker(): Worker | undefined { return this.#worker; }
+  get worker(): Worker | undefined {
+    return this.#worker;
+  }
 
   /** web-llm's speed numbers of the last completed request. */
-  get lastUsageExtra(): WebLlmUsageExtra | undefined { return this.#lastUsageExtra; }
+  get lastUsageExtra(): WebLlmUsageExtra | undefined {
+    return this.#lastUsageExtra;
+  }
 
-  get loaded(): boolean { return !this.#unloaded; }
+  get loaded(): boolean {
+    return !this.#unloaded;
+  }
 
   /**
    * One chat completion.
@@ -227,14 +267,20 @@ export class WebLlmChatModel implements ChatModel {
    *   context window exceeded, schema rejected, model unloaded), 'out-of-memory', 'bad-response'.
    */
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
-    if (this.#unloaded) throw new LlmError(`${this.id} was unloaded; load it again with WebLlmChatModel.load('${this.id}').`, 'unsupported');
+    if (this.#unloaded)
+      throw new LlmError(
+        `${this.id} was unloaded; load it again with WebLlmChatModel.load('${this.id}').`,
+        'unsupported',
+      );
     const body = toWebLlmRequest(this.id, request);
     if (signal?.aborted) throw completionAborted(this.id, signal);
     const started = performance.now();
 
     const previous = this.#tail;
     let release!: () => void;
-    this.#tail = new Promise<void>((resolve) => { release = resolve; });
+    this.#tail = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let engineFree: Promise<unknown> = previous;
     try {
       // Queued behind earlier requests: an abort here has nothing to interrupt.
@@ -242,7 +288,9 @@ export class WebLlmChatModel implements ChatModel {
       if (request.seed !== undefined) await this.#engine.resetChat();
       if (signal?.aborted) throw completionAborted(this.id, signal);
       const pending = this.#engine.chat.completions.create(body);
-      engineFree = pending.catch(() => { /* reported through the race below */ });
+      engineFree = pending.catch(() => {
+        /* reported through the race below */
+      });
       const response = await abortable(pending, signal, () => {
         this.#engine.interruptGenerate();
         return completionAborted(this.id, signal!);
@@ -281,7 +329,10 @@ export class WebLlmChatModel implements ChatModel {
   #toResult(response: ChatCompletion, request: ChatRequest, ms: number): ChatResult {
     const choice = response?.choices?.[0];
     if (!choice) {
-      throw new LlmError(`WebLLM answered ${this.id}'s request without choices; reload the model (unload() then load()).`, 'bad-response');
+      throw new LlmError(
+        `WebLLM answered ${this.id}'s request without choices; reload the model (unload() then load()).`,
+        'bad-response',
+      );
     }
     const content = choice.message?.content;
     const text = typeof content === 'string' ? content : '';
@@ -289,7 +340,7 @@ export class WebLlmChatModel implements ChatModel {
     // Cut by the runaway-whitespace stop strings (or by a caller's stop string): not complete JSON.
     if (request.jsonSchema && finishReason === 'stop' && !isCompleteJson(text)) finishReason = 'length';
     const usage = response.usage;
-    this.#lastUsageExtra = usage?.extra ? { ...usage.extra } as WebLlmUsageExtra : undefined;
+    this.#lastUsageExtra = usage?.extra ? ({ ...usage.extra } as WebLlmUsageExtra) : undefined;
     const result: ChatResult = {
       text,
       finishReason,
@@ -324,10 +375,16 @@ const MAX_TOP_LOGPROBS = 5;
 /** ChatRequest → web-llm's (OpenAI-like) non-streaming request. Pure; throws LlmError('unsupported') on a bad request. */
 export function toWebLlmRequest(modelId: string, request: ChatRequest): ChatCompletionRequestNonStreaming {
   if (request.jsonSchema && request.grammar !== undefined) {
-    throw new LlmError('A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.', 'unsupported');
+    throw new LlmError(
+      'A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.',
+      'unsupported',
+    );
   }
   if (!Number.isInteger(request.maxTokens) || request.maxTokens <= 0) {
-    throw new LlmError(`maxTokens must be a positive integer (got ${request.maxTokens}); WebLLM needs a bound on every answer.`, 'unsupported');
+    throw new LlmError(
+      `maxTokens must be a positive integer (got ${request.maxTokens}); WebLLM needs a bound on every answer.`,
+      'unsupported',
+    );
   }
   const body: ChatCompletionRequestNonStreaming = {
     messages: toWebLlmMessages(request.messages),
@@ -336,7 +393,8 @@ export function toWebLlmRequest(modelId: string, request: ChatRequest): ChatComp
   };
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.seed !== undefined) {
-    if (!Number.isFinite(request.seed)) throw new LlmError(`seed must be a finite number (got ${request.seed}).`, 'unsupported');
+    if (!Number.isFinite(request.seed))
+      throw new LlmError(`seed must be a finite number (got ${request.seed}).`, 'unsupported');
     body.seed = Math.floor(request.seed); // web-llm rejects non-integers (SeedTypeError)
   }
   const stop = [...(request.stop ?? [])];
@@ -360,11 +418,15 @@ function toWebLlmMessages(messages: ChatMessage[]): ChatCompletionMessageParam[]
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content);
   const rest = messages.filter((m) => m.role !== 'system');
   if (rest.length === 0 || rest[rest.length - 1].role !== 'user') {
-    throw new LlmError('WebLLM needs the last message to be from the user (it cannot continue an assistant message); end the messages with a user turn.', 'unsupported');
+    throw new LlmError(
+      'WebLLM needs the last message to be from the user (it cannot continue an assistant message); end the messages with a user turn.',
+      'unsupported',
+    );
   }
   const out: ChatCompletionMessageParam[] = [];
   if (system.length > 0) out.push({ role: 'system', content: system.join('\n\n') });
-  for (const m of rest) out.push(m.role === 'user' ? { role: 'user', content: m.content } : { role: 'assistant', content: m.content });
+  for (const m of rest)
+    out.push(m.role === 'user' ? { role: 'user', content: m.content } : { role: 'assistant', content: m.content });
   return out;
 }
 
@@ -467,7 +529,11 @@ export async function deleteModelFromCache(modelId: string, appConfig?: AppConfi
   }
   const problems: string[] = [];
   for (const remove of [webllm.deleteChatConfigInCache, webllm.deleteModelWasmInCache, webllm.deleteModelInCache]) {
-    try { await remove(modelId, config); } catch (error) { problems.push(errorText(error)); }
+    try {
+      await remove(modelId, config);
+    } catch (error) {
+      problems.push(errorText(error));
+    }
   }
   if (problems.length === 3) throw new Error(problems.join('; '));
   return { removed: 0 };
@@ -509,46 +575,89 @@ function absoluteUrl(url: string): string | undefined {
 // Errors
 // -------------------------------------------------------------------------------------------------
 
-const FALLBACK_ENGINES = 'use the wllama engine (CPU) or an OpenAI-compatible server (Ollama, vLLM, llama-server) instead';
+const FALLBACK_ENGINES =
+  'use the wllama engine (CPU) or an OpenAI-compatible server (Ollama, vLLM, llama-server) instead';
 
 /** Failures that say nothing about the cached files: keep a good download. */
-const KEEP_CACHE_ON = new Set<LlmErrorCode>(['no-webgpu', 'no-shader-f16', 'out-of-memory', 'aborted', 'model-not-found']);
+const KEEP_CACHE_ON = new Set<LlmErrorCode>([
+  'no-webgpu',
+  'no-shader-f16',
+  'out-of-memory',
+  'aborted',
+  'model-not-found',
+]);
 
 /** A load failure (an Error, or the "Name: message" string web-llm's worker sends) → code + message naming the fix. */
 export function classifyLoadError(modelId: string, error: unknown): { code: LlmErrorCode; message: string } {
   const text = errorText(error);
   const what = `Loading ${modelId} with WebLLM failed`;
   if (/WebGPUNotAvailableError|WebGPUNotFoundError|Unable to find a compatible GPU|navigator\.gpu/i.test(text)) {
-    return { code: 'no-webgpu', message: `${what}: this browser has no usable WebGPU (${brief(text)}). Enable WebGPU (Chrome/Edge 113+, Safari 26+) or ${FALLBACK_ENGINES}.` };
+    return {
+      code: 'no-webgpu',
+      message: `${what}: this browser has no usable WebGPU (${brief(text)}). Enable WebGPU (Chrome/Edge 113+, Safari 26+) or ${FALLBACK_ENGINES}.`,
+    };
   }
   if (/ShaderF16SupportError|shader-f16|\bf16\b.*(extension|not supported|not enabled)/i.test(text)) {
     return { code: 'no-shader-f16', message: noShaderF16Error(modelId).message };
   }
-  if (/DeviceLostError|device was lost|out of memory|\bOOM\b|QuotaExceeded.*GPU|Failed to allocate|allocation failed/i.test(text)) {
-    return { code: 'out-of-memory', message: `${what}: the GPU ran out of memory (${brief(text)}). Pick a smaller model (listWebLlmModels() lists the ones that fit), a '-1k' variant, or a smaller chatOpts.context_window_size; close other GPU-heavy tabs.` };
+  if (
+    /DeviceLostError|device was lost|out of memory|\bOOM\b|QuotaExceeded.*GPU|Failed to allocate|allocation failed/i.test(
+      text,
+    )
+  ) {
+    return {
+      code: 'out-of-memory',
+      message: `${what}: the GPU ran out of memory (${brief(text)}). Pick a smaller model (listWebLlmModels() lists the ones that fit), a '-1k' variant, or a smaller chatOpts.context_window_size; close other GPU-heavy tabs.`,
+    };
   }
   if (/Cannot initialize runtime because of requested/i.test(text)) {
-    return { code: 'unsupported', message: `${what}: this GPU's WebGPU limits are too low for WebLLM (${brief(text)}); ${FALLBACK_ENGINES}.` };
+    return {
+      code: 'unsupported',
+      message: `${what}: this GPU's WebGPU limits are too low for WebLLM (${brief(text)}); ${FALLBACK_ENGINES}.`,
+    };
   }
   if (/ModelNotFoundError|Cannot find model record/i.test(text)) {
-    return { code: 'model-not-found', message: `${what}: ${brief(text)} Pick an id from listWebLlmModels(), or add a model record to appConfig.` };
+    return {
+      code: 'model-not-found',
+      message: `${what}: ${brief(text)} Pick an id from listWebLlmModels(), or add a model record to appConfig.`,
+    };
   }
   if (/QuotaExceededError|quota/i.test(text)) {
-    return { code: 'load-failed', message: `${what}: the browser has no room left to cache the model (${brief(text)}). Free disk space, delete other cached models (deleteModelFromCache) or pick a smaller model.` };
+    return {
+      code: 'load-failed',
+      message: `${what}: the browser has no room left to cache the model (${brief(text)}). Free disk space, delete other cached models (deleteModelFromCache) or pick a smaller model.`,
+    };
   }
   if (/not valid JSON|Unexpected token '?<|<!doctype|<html/i.test(text)) {
-    return { code: 'bad-response', message: `${what}: a model file came back as an HTML page instead of the file (${brief(text)}) — typically a 404 answered with index.html (SPA fallback), or a captive portal. Check the model URL in appConfig and serve model folders with real 404s.` };
+    return {
+      code: 'bad-response',
+      message: `${what}: a model file came back as an HTML page instead of the file (${brief(text)}) — typically a 404 answered with index.html (SPA fallback), or a captive portal. Check the model URL in appConfig and serve model folders with real 404s.`,
+    };
   }
   if (/Invalid URL/i.test(text)) {
-    return { code: 'unsupported', message: `${what}: the model URL is not a valid absolute URL (${brief(text)}). A custom record's 'model' must be absolute, e.g. new URL('models/X/', location.origin).href.` };
+    return {
+      code: 'unsupported',
+      message: `${what}: the model URL is not a valid absolute URL (${brief(text)}). A custom record's 'model' must be absolute, e.g. new URL('models/X/', location.origin).href.`,
+    };
   }
-  if (/Failed to fetch|NetworkError|Load failed|ERR_INTERNET_DISCONNECTED|ERR_NAME_NOT_RESOLVED|network error/i.test(text)) {
-    return { code: 'connection-refused', message: `${what}: the model files could not be downloaded (${brief(text)}). You seem to be offline: WebLLM works offline only for models already fully cached (hasModelInCache) — connect once to download it, or pick a cached model.` };
+  if (
+    /Failed to fetch|NetworkError|Load failed|ERR_INTERNET_DISCONNECTED|ERR_NAME_NOT_RESOLVED|network error/i.test(text)
+  ) {
+    return {
+      code: 'connection-refused',
+      message: `${what}: the model files could not be downloaded (${brief(text)}). You seem to be offline: WebLLM works offline only for models already fully cached (hasModelInCache) — connect once to download it, or pick a cached model.`,
+    };
   }
   if (/Failed to execute 'add' on 'Cache'|Request failed|\b404\b|\b403\b|status (?:code )?\d{3}/i.test(text)) {
-    return { code: 'http', message: `${what}: a model file could not be downloaded (the server answered with an error, e.g. 404: ${brief(text)}). Check the model id/URL in appConfig, or try again later.` };
+    return {
+      code: 'http',
+      message: `${what}: a model file could not be downloaded (the server answered with an error, e.g. 404: ${brief(text)}). Check the model id/URL in appConfig, or try again later.`,
+    };
   }
-  return { code: 'load-failed', message: `${what}: ${brief(text)}. Try again; if it keeps failing, pick another model or ${FALLBACK_ENGINES}.` };
+  return {
+    code: 'load-failed',
+    message: `${what}: ${brief(text)}. Try again; if it keeps failing, pick another model or ${FALLBACK_ENGINES}.`,
+  };
 }
 
 /** A failure while generating → LlmError naming the fix. */
@@ -569,7 +678,11 @@ export function classifyGenerationError(modelId: string, error: unknown): LlmErr
   } else if (/ModelNotLoaded|EngineNotLoaded|not loaded/i.test(text)) {
     code = 'unsupported';
     message = `${what}: the model is not loaded in the worker (${brief(text)}). Load it again with WebLlmChatModel.load('${modelId}').`;
-  } else if (/MessageOrderError|SystemMessageOrderError|SeedTypeError|UnsupportedFields|RangeError|ConfigValueError|MinValueError/i.test(text)) {
+  } else if (
+    /MessageOrderError|SystemMessageOrderError|SeedTypeError|UnsupportedFields|RangeError|ConfigValueError|MinValueError/i.test(
+      text,
+    )
+  ) {
     code = 'unsupported';
     message = `${what}: the request was rejected (${brief(text)}).`;
   }
@@ -580,21 +693,30 @@ function noShaderF16Error(modelId: string): LlmError {
   const twin = twinModelId(modelId, 'f32');
   return new LlmError(
     `${modelId} needs the WebGPU feature shader-f16, which this browser's GPU adapter lacks. ` +
-    `Pick a q4f32 model${twin ? ` (e.g. ${twin})` : ''} — listWebLlmModels() offers only models that run here.`, 'no-shader-f16');
+      `Pick a q4f32 model${twin ? ` (e.g. ${twin})` : ''} — listWebLlmModels() offers only models that run here.`,
+    'no-shader-f16',
+  );
 }
 
 function modelNotFoundError(modelId: string, config: AppConfig): LlmError {
-  const near = config.model_list.map((r) => r.model_id).filter((id) => id.toLowerCase().startsWith(modelId.split('-')[0].toLowerCase())).slice(0, 4);
+  const near = config.model_list
+    .map((r) => r.model_id)
+    .filter((id) => id.toLowerCase().startsWith(modelId.split('-')[0].toLowerCase()))
+    .slice(0, 4);
   return new LlmError(
     `'${modelId}' is not in WebLLM's model list${near.length ? ` (similar: ${near.join(', ')})` : ''}. ` +
-    `Pick an id from listWebLlmModels(), or pass an appConfig with a record for it.`, 'model-not-found');
+      `Pick an id from listWebLlmModels(), or pass an appConfig with a record for it.`,
+    'model-not-found',
+  );
 }
 
 function workerStartError(modelId: string, event: Event): LlmError {
   const detail = (event as ErrorEvent).message ? `: ${(event as ErrorEvent).message}` : '';
   return new LlmError(
     `The WebLLM worker for ${modelId} failed to start or crashed${detail}. Check the browser console; the worker must be ` +
-    `a module worker hosting WebWorkerMLCEngineHandler (workers/llm.worker.ts, created with new Worker(new URL(…), { type: 'module' })).`, 'load-failed');
+      `a module worker hosting WebWorkerMLCEngineHandler (workers/llm.worker.ts, created with new Worker(new URL(…), { type: 'module' })).`,
+    'load-failed',
+  );
 }
 
 function needsShaderF16(modelId: string): boolean {
@@ -602,11 +724,19 @@ function needsShaderF16(modelId: string): boolean {
 }
 
 function loadAborted(modelId: string, signal: AbortSignal): LlmError {
-  return new LlmError(`Loading ${modelId} was cancelled by its AbortSignal; files already downloaded stay cached.`, 'aborted', { cause: signal.reason });
+  return new LlmError(
+    `Loading ${modelId} was cancelled by its AbortSignal; files already downloaded stay cached.`,
+    'aborted',
+    { cause: signal.reason },
+  );
 }
 
 function completionAborted(modelId: string, signal: AbortSignal): LlmError {
-  return new LlmError(`The request to ${modelId} (WebLLM) was cancelled by its AbortSignal; its generation was interrupted.`, 'aborted', { cause: signal.reason });
+  return new LlmError(
+    `The request to ${modelId} (WebLLM) was cancelled by its AbortSignal; its generation was interrupted.`,
+    'aborted',
+    { cause: signal.reason },
+  );
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -617,18 +747,32 @@ function completionAborted(modelId: string, signal: AbortSignal): LlmError {
 function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
   if (!signal) return promise;
   return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) { reject(onAbort()); return; }
+    if (signal.aborted) {
+      reject(onAbort());
+      return;
+    }
     const listener = () => reject(onAbort());
     signal.addEventListener('abort', listener, { once: true });
     promise.then(
-      (value) => { signal.removeEventListener('abort', listener); resolve(value); },
-      (error) => { signal.removeEventListener('abort', listener); reject(error); },
+      (value) => {
+        signal.removeEventListener('abort', listener);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', listener);
+        reject(error);
+      },
     );
   });
 }
 
 function isCompleteJson(text: string): boolean {
-  try { JSON.parse(text); return true; } catch { return false; }
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function finiteOr(value: unknown, fallback: number): number {

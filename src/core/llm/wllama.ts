@@ -40,12 +40,18 @@
  * wllama is imported dynamically (it is ~275 kB of JS plus a 10 MB wasm) so the main bundle stays
  * small; nothing of it loads until `load` is called.
  */
-import { LlmError, type ChatModel, type ChatRequest, type ChatResult, type FinishReason, type LoadProgress, type TokenLogprob } from './types';
+import {
+  LlmError,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResult,
+  type FinishReason,
+  type LoadProgress,
+  type TokenLogprob,
+} from './types';
 
 // Types only: erased at build time, so the main bundle does not pull wllama in.
-import type {
-  ChatCompletionParams, ChatCompletionResponse, Wllama,
-} from '@wllama/wllama';
+import type { ChatCompletionParams, ChatCompletionResponse, Wllama } from '@wllama/wllama';
 
 /**
  * The template used when the model has none and none is given: a plain "Role: text" transcript,
@@ -53,14 +59,17 @@ import type {
  * llama.cpp adds it when the vocabulary asks for one.
  */
 export const DEFAULT_CHAT_TEMPLATE =
-  "{% for message in messages %}"
-  + "{% if message['role'] == 'system' %}System: {% elif message['role'] == 'user' %}User: {% else %}Assistant: {% endif %}"
-  + "{{ message['content'] }}\n"
-  + "{% endfor %}"
-  + "{% if add_generation_prompt %}Assistant: {% endif %}";
+  '{% for message in messages %}' +
+  "{% if message['role'] == 'system' %}System: {% elif message['role'] == 'user' %}User: {% else %}Assistant: {% endif %}" +
+  "{{ message['content'] }}\n" +
+  '{% endfor %}' +
+  '{% if add_generation_prompt %}Assistant: {% endif %}';
 
 /** The transcript DEFAULT_CHAT_TEMPLATE renders (for docs, tests and token estimates). */
-export function renderDefaultTemplate(messages: readonly { role: string; content: string }[], addGenerationPrompt = true): string {
+export function renderDefaultTemplate(
+  messages: readonly { role: string; content: string }[],
+  addGenerationPrompt = true,
+): string {
   const label = (role: string) => (role === 'system' ? 'System' : role === 'user' ? 'User' : 'Assistant');
   return messages.map((m) => `${label(m.role)}: ${m.content}\n`).join('') + (addGenerationPrompt ? 'Assistant: ' : '');
 }
@@ -149,13 +158,18 @@ export class WllamaChatModel implements ChatModel {
     const { signal, onProgress } = options;
     const report = (progress: number, text: string, bytes?: { loaded: number; total: number }) => {
       onProgress?.({
-        progress: Math.max(0, Math.min(1, progress)), text, elapsed: (performance.now() - started) / 1000,
+        progress: Math.max(0, Math.min(1, progress)),
+        text,
+        elapsed: (performance.now() - started) / 1000,
         ...(bytes ? { loadedBytes: bytes.loaded, totalBytes: bytes.total } : {}),
       });
     };
     throwIfAborted(signal, 'Loading the model was aborted.');
     if (!WllamaChatModel.isSupported()) {
-      throw new LlmError('This browser lacks WebAssembly or Web Workers, which wllama needs; use a current Chrome, Edge, Firefox or Safari.', 'unsupported');
+      throw new LlmError(
+        'This browser lacks WebAssembly or Web Workers, which wllama needs; use a current Chrome, Edge, Firefox or Safari.',
+        'unsupported',
+      );
     }
     report(0, 'Starting wllama…');
     const lib = await importWllama();
@@ -171,7 +185,10 @@ export class WllamaChatModel implements ChatModel {
       const url = absoluteUrl(source.url);
       id = fileNameOf(url);
       if (!/\.gguf(\?.*)?$/i.test(url)) {
-        throw new LlmError(`The model URL ${url} does not end in .gguf; wllama loads GGUF files only (e.g. …/model-q4_k_m.gguf). Convert other formats with llama.cpp's convert_hf_to_gguf.py.`, 'load-failed');
+        throw new LlmError(
+          `The model URL ${url} does not end in .gguf; wllama loads GGUF files only (e.g. …/model-q4_k_m.gguf). Convert other formats with llama.cpp's convert_hf_to_gguf.py.`,
+          'load-failed',
+        );
       }
       ({ blobs, cache } = await fetchModel(wllama, url, options.useCache ?? true, signal, report));
     } else {
@@ -182,30 +199,49 @@ export class WllamaChatModel implements ChatModel {
       report(LOAD_DOWNLOAD_SHARE * 0.5, `Reading ${id}…`, { loaded: 0, total: source.file.size });
     }
     const bytes = blobs.reduce((n, b) => n + b.size, 0);
-    if (bytes === 0) throw new LlmError(`${id} is empty (0 bytes); pick the .gguf model file again (a download may have failed).`, 'load-failed');
+    if (bytes === 0)
+      throw new LlmError(
+        `${id} is empty (0 bytes); pick the .gguf model file again (a download may have failed).`,
+        'load-failed',
+      );
 
     // 2. Check the header before llama.cpp sees it.
     let header: GgufHeaderInfo;
     try {
       header = await readGgufHeader(blobs[0]);
     } catch (error) {
-      if ('url' in source && cache !== 'off') await wllama.cacheManager.delete(absoluteUrl(source.url)).catch(() => undefined);
-      throw error instanceof LlmError ? error : new LlmError(`Could not read ${id}: ${messageOf(error)}`, 'load-failed', { cause: error });
+      if ('url' in source && cache !== 'off')
+        await wllama.cacheManager.delete(absoluteUrl(source.url)).catch(() => undefined);
+      throw error instanceof LlmError
+        ? error
+        : new LlmError(`Could not read ${id}: ${messageOf(error)}`, 'load-failed', { cause: error });
     }
     throwIfAborted(signal, 'Loading the model was aborted.');
 
     // 3. Load into WebAssembly.
-    const chatTemplate: WllamaLoadInfo['chatTemplate'] = options.chatTemplate ? 'given' : header.hasChatTemplate === false ? 'default' : 'model';
+    const chatTemplate: WllamaLoadInfo['chatTemplate'] = options.chatTemplate
+      ? 'given'
+      : header.hasChatTemplate === false
+        ? 'default'
+        : 'model';
     const isolated = typeof crossOriginIsolated === 'boolean' && crossOriginIsolated;
-    const threads = Math.max(1, Math.floor(options.threads ?? (isolated ? Math.floor((navigator.hardwareConcurrency || 2) / 2) : 1)));
+    const threads = Math.max(
+      1,
+      Math.floor(options.threads ?? (isolated ? Math.floor((navigator.hardwareConcurrency || 2) / 2) : 1)),
+    );
     const nCtx = Math.max(64, Math.floor(options.nCtx ?? 4096));
-    report(LOAD_DOWNLOAD_SHARE, `Loading ${id} (${formatBytes(bytes)}) into WebAssembly…`, { loaded: bytes, total: bytes });
+    report(LOAD_DOWNLOAD_SHARE, `Loading ${id} (${formatBytes(bytes)}) into WebAssembly…`, {
+      loaded: bytes,
+      total: bytes,
+    });
     const loading = wllama.loadModel(blobs, {
       n_ctx: nCtx,
       n_threads: threads,
       n_gpu_layers: 0,
       n_parallel: 1,
-      ...(chatTemplate === 'model' ? {} : { chat_template: options.chatTemplate ?? DEFAULT_CHAT_TEMPLATE, jinja: true }),
+      ...(chatTemplate === 'model'
+        ? {}
+        : { chat_template: options.chatTemplate ?? DEFAULT_CHAT_TEMPLATE, jinja: true }),
     });
     try {
       await raceAbort(loading, signal);
@@ -216,8 +252,15 @@ export class WllamaChatModel implements ChatModel {
       throw loadError(error, id, bytes);
     }
     const info: WllamaLoadInfo = {
-      source: 'url' in source ? 'url' : 'file', cache, bytes, ms: performance.now() - started, chatTemplate,
-      architecture: header.architecture, nCtx, threads: wllama.getNumThreads(), multithread: wllama.isMultithread(),
+      source: 'url' in source ? 'url' : 'file',
+      cache,
+      bytes,
+      ms: performance.now() - started,
+      chatTemplate,
+      architecture: header.architecture,
+      nCtx,
+      threads: wllama.getNumThreads(),
+      multithread: wllama.isMultithread(),
     };
     const model = new WllamaChatModel(wllama, id, info, options.cachePrompt ?? false);
     const cacheText = cache === 'hit' ? ' (from the OPFS cache)' : cache === 'miss' ? ' (downloaded, now cached)' : '';
@@ -256,7 +299,9 @@ export class WllamaChatModel implements ChatModel {
     // requests AND this one, so a request aborted while waiting does not let the next one jump ahead.
     const previous = this.#queue;
     let release!: () => void;
-    const done = new Promise<void>((resolve) => { release = resolve; });
+    const done = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     this.#queue = previous.then(() => done);
     try {
       await raceAbort(previous, signal);
@@ -284,7 +329,10 @@ export class WllamaChatModel implements ChatModel {
     if (request.seed !== undefined) params.seed = request.seed >>> 0;
     if (request.stop?.length) params.stop = request.stop;
     if (request.jsonSchema) {
-      params.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: request.jsonSchema, strict: true } };
+      params.response_format = {
+        type: 'json_schema',
+        json_schema: { name: 'response', schema: request.jsonSchema, strict: true },
+      };
     } else if (request.grammar) {
       params.grammar = request.grammar;
     }
@@ -305,7 +353,8 @@ export class WllamaChatModel implements ChatModel {
     }
     const ms = performance.now() - started;
     const choice = response?.choices?.[0];
-    if (!choice) throw new LlmError(`wllama returned no answer for ${this.id}; try again, or reload the model.`, 'bad-response');
+    if (!choice)
+      throw new LlmError(`wllama returned no answer for ${this.id}; try again, or reload the model.`, 'bad-response');
     const finishReason: FinishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
     const result: ChatResult = {
       text: typeof choice.message?.content === 'string' ? choice.message.content : '',
@@ -319,7 +368,9 @@ export class WllamaChatModel implements ChatModel {
     const content = choice.logprobs?.content;
     if (params.logprobs && content) {
       result.logprobs = content.map((c): TokenLogprob => ({
-        token: c.token, logprob: c.logprob, top: (c.top_logprobs ?? []).map((t) => ({ token: t.token, logprob: t.logprob })),
+        token: c.token,
+        logprob: c.logprob,
+        top: (c.top_logprobs ?? []).map((t) => ({ token: t.token, logprob: t.logprob })),
       }));
     }
     return result;
@@ -336,14 +387,23 @@ export class WllamaChatModel implements ChatModel {
       const oom = /out of memory|OOM|Cannot allocate|allocation failed/i.test(message);
       return new LlmError(
         `wllama crashed while generating with ${this.id} (${message}); load the model again${oom ? ' with a smaller nCtx or a smaller quantisation' : ''}.`,
-        oom ? 'out-of-memory' : 'bad-response', { cause: error },
+        oom ? 'out-of-memory' : 'bad-response',
+        { cause: error },
       );
     }
     if (/context|exceeds|kv.?cache/i.test(message) || (error as { type?: string } | null)?.type === 'kv_cache_full') {
-      return new LlmError(`The request does not fit ${this.id}'s context of ${this.loadInfo.nCtx} tokens (${message}); load it with a larger nCtx, or shorten the prompt / maxTokens.`, 'unsupported', { cause: error });
+      return new LlmError(
+        `The request does not fit ${this.id}'s context of ${this.loadInfo.nCtx} tokens (${message}); load it with a larger nCtx, or shorten the prompt / maxTokens.`,
+        'unsupported',
+        { cause: error },
+      );
     }
     if (/grammar|schema/i.test(message)) {
-      return new LlmError(`llama.cpp rejected the output constraint (${message}); check the JSON schema (supported: type, properties, required, enum, items, min/maxLength, min/maxItems) or the GBNF grammar.`, 'unsupported', { cause: error });
+      return new LlmError(
+        `llama.cpp rejected the output constraint (${message}); check the JSON schema (supported: type, properties, required, enum, items, min/maxLength, min/maxItems) or the GBNF grammar.`,
+        'unsupported',
+        { cause: error },
+      );
     }
     return new LlmError(`wllama failed to generate with ${this.id}: ${message}`, 'bad-response', { cause: error });
   }
@@ -370,16 +430,28 @@ async function importWllama(): Promise<WllamaModule> {
   try {
     return await import('@wllama/wllama');
   } catch (error) {
-    throw new LlmError(`Could not load the wllama library (${messageOf(error)}); reload the page, or check that the app's files are served completely.`, 'load-failed', { cause: error });
+    throw new LlmError(
+      `Could not load the wllama library (${messageOf(error)}); reload the page, or check that the app's files are served completely.`,
+      'load-failed',
+      { cause: error },
+    );
   }
 }
 
 async function fetchModel(
-  wllama: Wllama, url: string, useCache: boolean, signal: AbortSignal | undefined, report: Report,
+  wllama: Wllama,
+  url: string,
+  useCache: boolean,
+  signal: AbortSignal | undefined,
+  report: Report,
 ): Promise<{ blobs: Blob[]; cache: WllamaLoadInfo['cache'] }> {
   const name = fileNameOf(url);
   const progressCallback = ({ loaded, total }: { loaded: number; total: number }) => {
-    report(total > 0 ? (LOAD_DOWNLOAD_SHARE * loaded) / total : 0, `Downloading ${name}: ${formatBytes(loaded)}${total > 0 ? ` of ${formatBytes(total)}` : ''} (not in the cache)`, { loaded, total });
+    report(
+      total > 0 ? (LOAD_DOWNLOAD_SHARE * loaded) / total : 0,
+      `Downloading ${name}: ${formatBytes(loaded)}${total > 0 ? ` of ${formatBytes(total)}` : ''} (not in the cache)`,
+      { loaded, total },
+    );
   };
   try {
     if (!useCache) {
@@ -391,20 +463,28 @@ async function fetchModel(
     if (cached) {
       const blobs = await cached.open();
       const size = blobs.reduce((n, b) => n + b.size, 0);
-      report(LOAD_DOWNLOAD_SHARE, `Found ${name} in the OPFS cache (${formatBytes(size)}), no download`, { loaded: size, total: size });
+      report(LOAD_DOWNLOAD_SHARE, `Found ${name} in the OPFS cache (${formatBytes(size)}), no download`, {
+        loaded: size,
+        total: size,
+      });
       return { blobs, cache: 'hit' };
     }
     report(0, `${name} is not in the OPFS cache; downloading…`);
     const model = await wllama.modelManager.downloadModel(url, { signal, progressCallback });
     return { blobs: await model.open(), cache: 'miss' };
   } catch (error) {
-    if (isAbort(error) || signal?.aborted) throw new LlmError('Downloading the model was aborted.', 'aborted', { cause: error });
+    if (isAbort(error) || signal?.aborted)
+      throw new LlmError('Downloading the model was aborted.', 'aborted', { cause: error });
     throw downloadError(error, url);
   }
 }
 
 /** Plain download without the cache, with progress. */
-async function downloadBlob(url: string, signal: AbortSignal | undefined, progress: (p: { loaded: number; total: number }) => void): Promise<Blob> {
+async function downloadBlob(
+  url: string,
+  signal: AbortSignal | undefined,
+  progress: (p: { loaded: number; total: number }) => void,
+): Promise<Blob> {
   const response = await fetch(url, { signal });
   if (!response.ok) throw new Error(`Failed to fetch ${url}: HTTP ${response.status}`);
   const total = Number(response.headers.get('content-length') ?? 0);
@@ -426,29 +506,61 @@ function downloadError(error: unknown, url: string): LlmError {
   const message = messageOf(error);
   const status = /HTTP (\d{3})/.exec(message)?.[1];
   if (status === '404' || status === '410') {
-    return new LlmError(`The model file was not found at ${url} (HTTP ${status}); check the URL, or pick the .gguf file from disk instead.`, 'model-not-found', { cause: error });
+    return new LlmError(
+      `The model file was not found at ${url} (HTTP ${status}); check the URL, or pick the .gguf file from disk instead.`,
+      'model-not-found',
+      { cause: error },
+    );
   }
   if (status) {
-    return new LlmError(`The server answered HTTP ${status} for ${url}; check the URL and the server's access rules, or pick the .gguf file from disk instead.`, 'http', { cause: error });
+    return new LlmError(
+      `The server answered HTTP ${status} for ${url}; check the URL and the server's access rules, or pick the .gguf file from disk instead.`,
+      'http',
+      { cause: error },
+    );
   }
   if (/QuotaExceeded|quota|NoModificationAllowed|storage/i.test(message)) {
-    return new LlmError(`The browser's storage (OPFS) refused to cache ${fileNameOf(url)} (${message}); free some site storage, or load with useCache: false / from a file.`, 'out-of-memory', { cause: error });
+    return new LlmError(
+      `The browser's storage (OPFS) refused to cache ${fileNameOf(url)} (${message}); free some site storage, or load with useCache: false / from a file.`,
+      'out-of-memory',
+      { cause: error },
+    );
   }
   if (error instanceof TypeError || /Failed to fetch|NetworkError|network/i.test(message)) {
-    return new LlmError(`Could not download ${url} (${message}): the server is unreachable, offline, or blocks cross-origin requests (CORS). Check the URL and the connection, or pick the .gguf file from disk instead.`, 'connection-refused', { cause: error });
+    return new LlmError(
+      `Could not download ${url} (${message}): the server is unreachable, offline, or blocks cross-origin requests (CORS). Check the URL and the connection, or pick the .gguf file from disk instead.`,
+      'connection-refused',
+      { cause: error },
+    );
   }
   return new LlmError(`Downloading ${url} failed: ${message}`, 'load-failed', { cause: error });
 }
 
 function loadError(error: unknown, id: string, bytes: number): LlmError {
   const message = messageOf(error);
-  if (/out of memory|OOM|Cannot allocate|allocation failed|Array buffer allocation|failed to allocate|RangeError/i.test(message)) {
-    return new LlmError(`Not enough memory to load ${id} (${formatBytes(bytes)}): ${message}. Close other tabs, load a smaller quantisation (e.g. Q4_K_M), or a smaller nCtx.`, 'out-of-memory', { cause: error });
+  if (
+    /out of memory|OOM|Cannot allocate|allocation failed|Array buffer allocation|failed to allocate|RangeError/i.test(
+      message,
+    )
+  ) {
+    return new LlmError(
+      `Not enough memory to load ${id} (${formatBytes(bytes)}): ${message}. Close other tabs, load a smaller quantisation (e.g. Q4_K_M), or a smaller nCtx.`,
+      'out-of-memory',
+      { cause: error },
+    );
   }
   if (/version/i.test(message)) {
-    return new LlmError(`wllama's JS and wasm versions differ (${message}); reinstall @wllama/wllama and rebuild the app.`, 'load-failed', { cause: error });
+    return new LlmError(
+      `wllama's JS and wasm versions differ (${message}); reinstall @wllama/wllama and rebuild the app.`,
+      'load-failed',
+      { cause: error },
+    );
   }
-  return new LlmError(`llama.cpp could not load ${id}: ${message}. The file may be truncated, or its architecture/quantisation newer than this wllama build (3.13.0); try another GGUF.`, 'load-failed', { cause: error });
+  return new LlmError(
+    `llama.cpp could not load ${id}: ${message}. The file may be truncated, or its architecture/quantisation newer than this wllama build (3.13.0); try another GGUF.`,
+    'load-failed',
+    { cause: error },
+  );
 }
 
 // =============================================================================================
@@ -464,11 +576,14 @@ function loadError(error: unknown, id: string, bytes: number): LlmError {
 export async function readGgufHeader(blob: Blob, maxBytes = 64 * 1024 * 1024): Promise<GgufHeaderInfo> {
   const reader = new SliceReader(blob);
   if (blob.size < 24) throw notGguf(blob, await reader.peekText(0, 16));
-  const magic = (await reader.u32());
+  const magic = await reader.u32();
   if (magic !== GGUF_MAGIC) throw notGguf(blob, await reader.peekText(0, 16));
   const version = await reader.u32();
   if (version < 1 || version > 3) {
-    throw new LlmError(`Unsupported GGUF version ${version}; use a file written by a current llama.cpp (version 2 or 3).`, 'load-failed');
+    throw new LlmError(
+      `Unsupported GGUF version ${version}; use a file written by a current llama.cpp (version 2 or 3).`,
+      'load-failed',
+    );
   }
   const tensorCount = Number(await reader.u64());
   const kvCount = Number(await reader.u64());
@@ -492,7 +607,11 @@ export async function readGgufHeader(blob: Blob, maxBytes = 64 * 1024 * 1024): P
     }
   } catch (error) {
     if (error instanceof RangeError) {
-      throw new LlmError(`The GGUF file looks truncated (its metadata ends early at byte ${reader.pos} of ${blob.size}); download it again.`, 'load-failed', { cause: error });
+      throw new LlmError(
+        `The GGUF file looks truncated (its metadata ends early at byte ${reader.pos} of ${blob.size}); download it again.`,
+        'load-failed',
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -502,15 +621,36 @@ export async function readGgufHeader(blob: Blob, maxBytes = 64 * 1024 * 1024): P
 
 function notGguf(blob: Blob, start: string): LlmError {
   const name = (blob as File).name ? `${(blob as File).name} is` : 'The model file is';
-  const what = /^\s*</.test(start) ? ' (it starts like an HTML page: probably an error page or a wrong URL)'
-    : /^PK/.test(start) ? ' (it is a ZIP archive: unpack it first)'
-      : start.charAt(8) === '{' ? ' (it looks like a safetensors file: convert it with llama.cpp first)'
-        : /^\s*[{[]/.test(start) ? ' (it is JSON: a config or tokenizer file, not the model)'
-          : blob.size < 24 ? ` (only ${blob.size} bytes)` : '';
-  return new LlmError(`${name} not a GGUF model${what}. wllama needs a .gguf file (llama.cpp format), e.g. a *-Q4_K_M.gguf from Hugging Face; convert other formats with llama.cpp's convert_hf_to_gguf.py.`, 'load-failed');
+  const what = /^\s*</.test(start)
+    ? ' (it starts like an HTML page: probably an error page or a wrong URL)'
+    : /^PK/.test(start)
+      ? ' (it is a ZIP archive: unpack it first)'
+      : start.charAt(8) === '{'
+        ? ' (it looks like a safetensors file: convert it with llama.cpp first)'
+        : /^\s*[{[]/.test(start)
+          ? ' (it is JSON: a config or tokenizer file, not the model)'
+          : blob.size < 24
+            ? ` (only ${blob.size} bytes)`
+            : '';
+  return new LlmError(
+    `${name} not a GGUF model${what}. wllama needs a .gguf file (llama.cpp format), e.g. a *-Q4_K_M.gguf from Hugging Face; convert other formats with llama.cpp's convert_hf_to_gguf.py.`,
+    'load-failed',
+  );
 }
 
-const GGUF_SCALAR_SIZE: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+const GGUF_SCALAR_SIZE: Record<number, number> = {
+  0: 1,
+  1: 1,
+  2: 2,
+  3: 2,
+  4: 4,
+  5: 4,
+  6: 4,
+  7: 1,
+  10: 8,
+  11: 8,
+  12: 8,
+};
 
 /** Sequential little-endian reader over a Blob, fetching 1 MiB slices on demand. */
 class SliceReader {
@@ -583,7 +723,11 @@ class SliceReader {
       return;
     }
     const size = GGUF_SCALAR_SIZE[type];
-    if (size === undefined) throw new LlmError(`Unknown GGUF metadata type ${type}; the file is corrupt or from an unsupported llama.cpp version.`, 'load-failed');
+    if (size === undefined)
+      throw new LlmError(
+        `Unknown GGUF metadata type ${type}; the file is corrupt or from an unsupported llama.cpp version.`,
+        'load-failed',
+      );
     await this.skip(size);
   }
 }
@@ -596,9 +740,13 @@ function validateRequest(request: ChatRequest): void {
   if (!Array.isArray(request.messages) || request.messages.length === 0) {
     throw new LlmError('A chat request needs at least one message.', 'unsupported');
   }
-  if (!(request.maxTokens >= 1)) throw new LlmError(`maxTokens must be at least 1, got ${request.maxTokens}.`, 'unsupported');
+  if (!(request.maxTokens >= 1))
+    throw new LlmError(`maxTokens must be at least 1, got ${request.maxTokens}.`, 'unsupported');
   if (request.jsonSchema && request.grammar) {
-    throw new LlmError('Give either jsonSchema or grammar, not both (llama.cpp applies one constraint).', 'unsupported');
+    throw new LlmError(
+      'Give either jsonSchema or grammar, not both (llama.cpp applies one constraint).',
+      'unsupported',
+    );
   }
 }
 
@@ -624,8 +772,14 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
     const onAbort = () => reject(new DOMException('Aborted', 'AbortError'));
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
-      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-      (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
     );
   });
 }
@@ -636,7 +790,10 @@ function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
   if (typeof AbortSignal.any === 'function') return AbortSignal.any(present);
   const controller = new AbortController();
   for (const s of present) {
-    if (s.aborted) { controller.abort(s.reason); break; }
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
     s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
   }
   return controller.signal;
@@ -668,7 +825,17 @@ function messageOf(error: unknown): string {
 }
 
 /** wllama's logger without the debug chatter (warnings and errors still reach the console). */
-function quietLogger(): { debug: typeof console.debug; log: typeof console.log; warn: typeof console.warn; error: typeof console.error } {
+function quietLogger(): {
+  debug: typeof console.debug;
+  log: typeof console.log;
+  warn: typeof console.warn;
+  error: typeof console.error;
+} {
   const noop = () => undefined;
-  return { debug: noop, log: noop, warn: (...a: unknown[]) => console.warn(...a), error: (...a: unknown[]) => console.error(...a) };
+  return {
+    debug: noop,
+    log: noop,
+    warn: (...a: unknown[]) => console.warn(...a),
+    error: (...a: unknown[]) => console.error(...a),
+  };
 }

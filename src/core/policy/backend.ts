@@ -36,8 +36,11 @@ export interface InitBackendOptions {
 /** True in Node (not in a browser page or a web worker). */
 export function isNode(): boolean {
   const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
-  return typeof p?.versions?.node === 'string' && typeof (globalThis as { window?: unknown }).window === 'undefined'
-    && typeof (globalThis as { importScripts?: unknown }).importScripts === 'undefined';
+  return (
+    typeof p?.versions?.node === 'string' &&
+    typeof (globalThis as { window?: unknown }).window === 'undefined' &&
+    typeof (globalThis as { importScripts?: unknown }).importScripts === 'undefined'
+  );
 }
 
 let wasmLoaded: Promise<typeof import('@tensorflow/tfjs-backend-wasm')> | null = null;
@@ -95,17 +98,19 @@ function fixWasmKernels(): void {
   if (!identity || !slice || identity.kernelFunc.name === 'sharedIdentity') return;
   tf.unregisterKernel('Identity', 'wasm');
   tf.registerKernel({
-    kernelName: 'Identity', backendName: 'wasm',
+    kernelName: 'Identity',
+    backendName: 'wasm',
     kernelFunc: function sharedIdentity(args) {
       const x = args.inputs.x as tf.TensorInfo;
-      if (x.dtype === 'string') return identity.kernelFunc(args);     // strings live outside the heap
+      if (x.dtype === 'string') return identity.kernelFunc(args); // strings live outside the heap
       (args.backend as unknown as WasmHeap).incRef(x.dataId);
       return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
     },
   });
   tf.unregisterKernel('Slice', 'wasm');
   tf.registerKernel({
-    kernelName: 'Slice', backendName: 'wasm',
+    kernelName: 'Slice',
+    backendName: 'wasm',
     kernelFunc: function sliceInPlace(args) {
       const x = args.inputs.x as tf.TensorInfo;
       if (x.dtype === 'string' || x.shape.length === 0 || x.shape.length > 4) return slice.kernelFunc(args);
@@ -114,7 +119,8 @@ function fixWasmKernels(): void {
       const heap = args.backend as unknown as WasmHeap;
       const out = heap.makeOutput(size, x.dtype);
       // Views only after the output exists (making it can grow the heap and detach older views).
-      const from = heap.typedArrayFromHeap(x), to = heap.typedArrayFromHeap(out);
+      const from = heap.typedArrayFromHeap(x),
+        to = heap.typedArrayFromHeap(out);
       const strides = tf.util.computeStrides(x.shape);
       if (tf.slice_util.isSliceContinous(x.shape, begin, size)) {
         const offset = tf.slice_util.computeFlatOffset(begin, strides);
@@ -126,8 +132,13 @@ function fixWasmKernels(): void {
 }
 
 /** Copies the block at `begin` of `size` out of a row-major array with `strides`, one innermost run at a time. */
-function copySlice(from: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> }, strides: number[],
-  to: { set(values: ArrayLike<number>, offset: number): void }, begin: number[], size: number[]): void {
+function copySlice(
+  from: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> },
+  strides: number[],
+  to: { set(values: ArrayLike<number>, offset: number): void },
+  begin: number[],
+  size: number[],
+): void {
   const rank = size.length;
   const run = size[rank - 1];
   const outer = size.slice(0, -1);
@@ -137,7 +148,10 @@ function copySlice(from: ArrayLike<number> & { subarray(a: number, b: number): A
     let offset = begin[rank - 1];
     for (let i = 0; i < rank - 1; i++) offset += (begin[i] + index[i]) * strides[i];
     to.set(from.subarray(offset, offset + run), n * run);
-    for (let i = rank - 2; i >= 0; i--) { if (++index[i] < outer[i]) break; index[i] = 0; }
+    for (let i = rank - 2; i >= 0; i--) {
+      if (++index[i] < outer[i]) break;
+      index[i] = 0;
+    }
   }
 }
 
@@ -164,7 +178,10 @@ export async function initBackend(preferred?: BackendName, options: InitBackendO
       const env = node ? 'Node' : 'browser';
       let why = `${name} (${env}, ${asked})`;
       if (name === 'wasm') {
-        const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT').catch(() => false);
+        const simd = await tf
+          .env()
+          .getAsync('WASM_HAS_SIMD_SUPPORT')
+          .catch(() => false);
         why += `, SIMD ${simd ? 'on' : 'off'}, 1 thread`;
       }
       if (skipped.length) why += `; skipped: ${skipped.join('; ')}`;
@@ -172,7 +189,9 @@ export async function initBackend(preferred?: BackendName, options: InitBackendO
     }
     skipped.push(failure);
   }
-  throw new Error(`No tfjs backend could be initialised: ${skipped.join('; ')}. Check that @tensorflow/tfjs-backend-wasm is installed, or call initBackend('cpu').`);
+  throw new Error(
+    `No tfjs backend could be initialised: ${skipped.join('; ')}. Check that @tensorflow/tfjs-backend-wasm is installed, or call initBackend('cpu').`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,7 +221,9 @@ let gatherPath: GatherPath = 'auto';
  * 'gather' (tf.gather / unsortedSegmentSum with tf's own gradients: the GPU backends), or 'auto'
  * (segment on wasm and cpu, gather on webgl and webgpu). For tests and benchmarks.
  */
-export function setGatherPath(path: GatherPath): void { gatherPath = path; }
+export function setGatherPath(path: GatherPath): void {
+  gatherPath = path;
+}
 
 function useSegmentPaths(): boolean {
   if (gatherPath !== 'auto') return gatherPath === 'segment';
@@ -238,15 +259,26 @@ export function gatherRows<T extends tf.Tensor>(x: T, indices: tf.Tensor1D): T {
  * rank among the distinct ids, and the distinct ids: the index the embedding-bag gradient
  * needs to sum rows per table row without a [m, d] intermediate.
  */
-export function sortedBagIndex(ids: Int32Array, segmentIds: Int32Array, buckets: number): {
-  segmentsById: Int32Array; rank: Int32Array; unique: Int32Array;
+export function sortedBagIndex(
+  ids: Int32Array,
+  segmentIds: Int32Array,
+  buckets: number,
+): {
+  segmentsById: Int32Array;
+  rank: Int32Array;
+  unique: Int32Array;
 } {
   const m = ids.length;
   const start = new Int32Array(buckets + 1);
   for (let j = 0; j < m; j++) start[ids[j] + 1]++;
   let nUnique = 0;
-  for (let v = 0; v < buckets; v++) { if (start[v + 1] > 0) nUnique++; start[v + 1] += start[v]; }
-  const segmentsById = new Int32Array(m), rank = new Int32Array(m), unique = new Int32Array(nUnique);
+  for (let v = 0; v < buckets; v++) {
+    if (start[v + 1] > 0) nUnique++;
+    start[v + 1] += start[v];
+  }
+  const segmentsById = new Int32Array(m),
+    rank = new Int32Array(m),
+    unique = new Int32Array(nUnique);
   const cursor = start.slice(0, buckets);
   for (let j = 0; j < m; j++) segmentsById[cursor[ids[j]]++] = segmentIds[j];
   let r = -1;
@@ -269,7 +301,8 @@ export function sortedBagIndex(ids: Int32Array, segmentIds: Int32Array, buckets:
  */
 export function embeddingBag(table: tf.Tensor2D, ids: Int32Array, segmentIds: Int32Array): tf.Tensor2D {
   const numSegments = segmentIds.length ? segmentIds[segmentIds.length - 1] + 1 : 0;
-  const idsT = tf.tensor1d(ids, 'int32'), segT = tf.tensor1d(segmentIds, 'int32');
+  const idsT = tf.tensor1d(ids, 'int32'),
+    segT = tf.tensor1d(segmentIds, 'int32');
   if (!useSegmentPaths()) return tf.unsortedSegmentSum(tf.gather(table, idsT), segT, numSegments) as tf.Tensor2D;
   const op = tf.customGrad(((tableIn: tf.Tensor2D) => {
     const shape = tableIn.shape;
@@ -277,7 +310,11 @@ export function embeddingBag(table: tf.Tensor2D, ids: Int32Array, segmentIds: In
       value: tf.sparse.sparseSegmentSum(tableIn, idsT, segT),
       gradFunc: (dy: tf.Tensor2D) => {
         const index = sortedBagIndex(ids, segmentIds, shape[0]);
-        const perId = tf.sparse.sparseSegmentSum(dy, tf.tensor1d(index.segmentsById, 'int32'), tf.tensor1d(index.rank, 'int32')); // [nUnique, d]
+        const perId = tf.sparse.sparseSegmentSum(
+          dy,
+          tf.tensor1d(index.segmentsById, 'int32'),
+          tf.tensor1d(index.rank, 'int32'),
+        ); // [nUnique, d]
         return tf.scatterND(tf.tensor2d(index.unique, [index.unique.length, 1], 'int32'), perId, shape);
       },
     };

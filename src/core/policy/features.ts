@@ -72,38 +72,58 @@ export const DEFAULT_FEATURE_CONFIG: Readonly<FeatureConfig> = Object.freeze({
 // =============================================================================================
 
 export const ACTION_TYPES = [
-  'search', 'click-product', 'click-option', 'click-buy', 'click-nav',
-  'go to', 'take', 'put', 'open', 'close', 'heat', 'cool', 'clean', 'use', 'examine', 'other',
+  'search',
+  'click-product',
+  'click-option',
+  'click-buy',
+  'click-nav',
+  'go to',
+  'take',
+  'put',
+  'open',
+  'close',
+  'heat',
+  'cool',
+  'clean',
+  'use',
+  'examine',
+  'other',
 ] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
 
 export const PAGE_TYPES = [
-  'webshop-search', 'webshop-results', 'webshop-item', 'webshop-subpage', 'webshop-done', 'household', 'other',
+  'webshop-search',
+  'webshop-results',
+  'webshop-item',
+  'webshop-subpage',
+  'webshop-done',
+  'household',
+  'other',
 ] as const;
 export type PageType = (typeof PAGE_TYPES)[number];
 
 /** Names of the dense per-row features, in column order. */
 export const ROW_DENSE_NAMES: readonly string[] = [
   ...ACTION_TYPES.map((t) => `type=${t}`),
-  'overlap_count',            // |content(action) ∩ content(instruction)| / 3, capped at 2
-  'overlap_ratio_action',     // … / |content(action)|
-  'overlap_ratio_instruction',// … / |content(instruction)|
+  'overlap_count', // |content(action) ∩ content(instruction)| / 3, capped at 2
+  'overlap_ratio_action', // … / |content(action)|
+  'overlap_ratio_instruction', // … / |content(instruction)|
   'overlap_any',
-  'phrase_in_instruction',    // the action's argument appears verbatim in the instruction
-  'title_overlap_ratio',      // target title ∩ instruction / |content(instruction)|
-  'title_overlap_count',      // … / 5, capped at 2
+  'phrase_in_instruction', // the action's argument appears verbatim in the instruction
+  'title_overlap_ratio', // target title ∩ instruction / |content(instruction)|
+  'title_overlap_count', // … / 5, capped at 2
   'has_title',
   'price_known',
   'price_within_bound',
   'price_over_bound',
-  'price_to_bound',           // price / bound / 2, capped at 1
+  'price_to_bound', // price / bound / 2, capped at 1
   'action_has_number',
   'action_number_in_instruction',
-  'action_in_observation',    // share of the action's content tokens present in the observation
-  'repeat_count',             // times taken before / 3, capped at 1
-  'repeat_last',              // equals the previous action
-  'rank_in_type',             // index among candidates of the same type / 10, capped at 1
-  'action_length',            // tokens / 10, capped at 2
+  'action_in_observation', // share of the action's content tokens present in the observation
+  'repeat_count', // times taken before / 3, capped at 1
+  'repeat_last', // equals the previous action
+  'rank_in_type', // index among candidates of the same type / 10, capped at 1
+  'action_length', // tokens / 10, capped at 2
   'arg1_type_in_instruction', // household-style 'verb X … Y': X's type (number dropped) is named in the instruction
   'arg2_type_in_instruction', // … Y's type is named in the instruction
   'arg1_both_in_instruction', // both arguments' types are named (e.g. put <object> in/on <target>)
@@ -115,12 +135,12 @@ export const ROW_DENSE_DIM = ROW_DENSE_NAMES.length;
 /** Names of the dense per-state features, in column order. */
 export const STATE_DENSE_NAMES: readonly string[] = [
   ...PAGE_TYPES.map((p) => `page=${p}`),
-  'step_fraction',       // step / maxSteps (0 when unknown)
-  'step_scaled',         // min(step, 50) / 50
-  'num_actions_log',     // log(1 + n) / log(64)
+  'step_fraction', // step / maxSteps (0 when unknown)
+  'step_scaled', // min(step, 50) / 50
+  'num_actions_log', // log(1 + n) / log(64)
   'has_price_bound',
   'observation_length_log',
-  'history_length',      // min(previous actions, 30) / 30
+  'history_length', // min(previous actions, 30) / 30
   'bias',
 ];
 export const STATE_DENSE_DIM = STATE_DENSE_NAMES.length;
@@ -137,12 +157,14 @@ export function tokenize(text: string): string[] {
 }
 
 /** Words that carry no task content: function words, instruction boilerplate, action verbs. */
-const STOPWORDS = new Set((
-  'a an the and or of for to in on at by with from into onto is are be it its this that these those ' +
-  'i me my you your we our need want looking look find get buy some please would like can could ' +
-  'price lower less than under below dollars dollar cheaper up then using use your task put take go ' +
-  'click search next prev back item items product products s x'
-).split(' '));
+const STOPWORDS = new Set(
+  (
+    'a an the and or of for to in on at by with from into onto is are be it its this that these those ' +
+    'i me my you your we our need want looking look find get buy some please would like can could ' +
+    'price lower less than under below dollars dollar cheaper up then using use your task put take go ' +
+    'click search next prev back item items product products s x'
+  ).split(' '),
+);
 
 const stemCache = new Map<string, string>();
 function stem(token: string): string {
@@ -172,7 +194,10 @@ export function featureId(feature: string, buckets: number): number {
 const PREFIX_HASH = new Map<string, number>();
 function prefixHash(prefix: string): number {
   let h = PREFIX_HASH.get(prefix);
-  if (h === undefined) { h = hashString(prefix); PREFIX_HASH.set(prefix, h); }
+  if (h === undefined) {
+    h = hashString(prefix);
+    PREFIX_HASH.set(prefix, h);
+  }
   return h;
 }
 const SPACE_SEED = (h: number): number => hashString(' ', h);
@@ -183,11 +208,25 @@ const SPACE_SEED = (h: number): number => hashString(' ', h);
 
 const SEP = ' [SEP] ';
 const ASIN_RE = /^b0[a-z0-9]{8}$/;
-const NAV_CLICKS = new Set(['back to search', 'next >', '< prev', 'description', 'features', 'reviews', 'attributes', 'search']);
-const PRICE_BOUND_RE = /(?:lower|less|cheaper|under|below|within|max(?:imum)?)\s+(?:than\s+)?\$?\s*([0-9]+(?:\.[0-9]+)?)/;
+const NAV_CLICKS = new Set([
+  'back to search',
+  'next >',
+  '< prev',
+  'description',
+  'features',
+  'reviews',
+  'attributes',
+  'search',
+]);
+const PRICE_BOUND_RE =
+  /(?:lower|less|cheaper|under|below|within|max(?:imum)?)\s+(?:than\s+)?\$?\s*([0-9]+(?:\.[0-9]+)?)/;
 const NUMBER_RE = /[0-9]+(?:\.[0-9]+)?/;
 
-export interface ParsedProduct { titleStems: string[]; titleTokens: string[]; price: number | null }
+export interface ParsedProduct {
+  titleStems: string[];
+  titleTokens: string[];
+  price: number | null;
+}
 
 /** Per-state facts the row features need, computed once per state. */
 interface ParsedState {
@@ -217,7 +256,10 @@ interface ParsedState {
  * the type can be matched against the instruction ('put a clean apple in fridge').
  */
 export function argumentTypes(actionLower: string): { first: string | null; second: string | null } {
-  const m = /^(?:go to|take|put|move|open|close|heat|cool|clean|use|examine|slice|toggle)\s+(.+?)(?:\s+(?:from|in\/on|in|on|with|to)\s+(.+))?$/.exec(actionLower);
+  const m =
+    /^(?:go to|take|put|move|open|close|heat|cool|clean|use|examine|slice|toggle)\s+(.+?)(?:\s+(?:from|in\/on|in|on|with|to)\s+(.+))?$/.exec(
+      actionLower,
+    );
   if (!m) return { first: null, second: null };
   const type = (text: string | undefined) => (text ? text.replace(/\s+\d+$/, '').trim() || null : null);
   return { first: type(m[1]), second: type(m[2]) };
@@ -246,7 +288,11 @@ export function pageType(observation: string, admissible: readonly string[]): Pa
 
 function parseProduct(title: string, priceText: string | undefined, maxTitleTokens: number): ParsedProduct {
   const titleTokens = tokenize(title).slice(0, maxTitleTokens);
-  return { titleTokens, titleStems: contentStems(titleTokens), price: priceText === undefined ? null : parsePrice(priceText) };
+  return {
+    titleTokens,
+    titleStems: contentStems(titleTokens),
+    price: priceText === undefined ? null : parsePrice(priceText),
+  };
 }
 
 function parseState(state: PolicyState, config: FeatureConfig): ParsedState {
@@ -263,9 +309,12 @@ function parseState(state: PolicyState, config: FeatureConfig): ParsedState {
   let obs = state.observation;
   if (state.instruction.length > 0) obs = obs.split(state.instruction).join(' ');
   const allObsTokens = tokenize(obs);
-  const obsTokens = allObsTokens.length <= config.obsHeadTokens + config.obsTailTokens
-    ? allObsTokens
-    : allObsTokens.slice(0, config.obsHeadTokens).concat(allObsTokens.slice(allObsTokens.length - config.obsTailTokens));
+  const obsTokens =
+    allObsTokens.length <= config.obsHeadTokens + config.obsTailTokens
+      ? allObsTokens
+      : allObsTokens
+          .slice(0, config.obsHeadTokens)
+          .concat(allObsTokens.slice(allObsTokens.length - config.obsTailTokens));
   const obsContent = new Set(contentStems(allObsTokens.length > 400 ? allObsTokens.slice(-400) : allObsTokens));
 
   const products = new Map<string, ParsedProduct>();
@@ -304,14 +353,34 @@ function parseState(state: PolicyState, config: FeatureConfig): ParsedState {
     else if (lower.startsWith('put ') || lower.startsWith('move ')) holdingInstructionObject = false;
   }
   return {
-    page, instructionLower, instructionTokens, instructionContent, instructionNumbers, priceBound,
-    obsTokens, obsContent, products, item, previousCounts, lastAction, instructionWords, holdingInstructionObject,
+    page,
+    instructionLower,
+    instructionTokens,
+    instructionContent,
+    instructionNumbers,
+    priceBound,
+    obsTokens,
+    obsContent,
+    products,
+    item,
+    previousCounts,
+    lastAction,
+    instructionWords,
+    holdingInstructionObject,
   };
 }
 
 const HOUSEHOLD_VERBS: [string, ActionType][] = [
-  ['go to ', 'go to'], ['take ', 'take'], ['put ', 'put'], ['move ', 'put'], ['open ', 'open'],
-  ['close ', 'close'], ['heat ', 'heat'], ['cool ', 'cool'], ['clean ', 'clean'], ['use ', 'use'],
+  ['go to ', 'go to'],
+  ['take ', 'take'],
+  ['put ', 'put'],
+  ['move ', 'put'],
+  ['open ', 'open'],
+  ['close ', 'close'],
+  ['heat ', 'heat'],
+  ['cool ', 'cool'],
+  ['clean ', 'clean'],
+  ['use ', 'use'],
   ['examine ', 'examine'],
 ];
 
@@ -353,12 +422,16 @@ export interface EncodedBatch {
   maxActions: number;
   buckets: number;
   /** Instruction bag: ids and their state index (sorted). */
-  instrIds: Int32Array; instrSeg: Int32Array;
+  instrIds: Int32Array;
+  instrSeg: Int32Array;
   /** 1/sqrt(bag size) per state [nStates]. */
   instrScale: Float32Array;
-  obsIds: Int32Array; obsSeg: Int32Array; obsScale: Float32Array;
+  obsIds: Int32Array;
+  obsSeg: Int32Array;
+  obsScale: Float32Array;
   /** Action bag: ids and their row index (sorted). */
-  actIds: Int32Array; actSeg: Int32Array;
+  actIds: Int32Array;
+  actSeg: Int32Array;
   /** 1/sqrt(bag size) per row [nRows]. */
   actScale: Float32Array;
   /** [nStates × STATE_DENSE_DIM] row-major. */
@@ -368,7 +441,8 @@ export interface EncodedBatch {
   /** State index of each row [nRows]. */
   rowState: Int32Array;
   /** First row of each state [nStates] and its number of actions [nStates]. */
-  rowOffset: Int32Array; actionCounts: Int32Array;
+  rowOffset: Int32Array;
+  actionCounts: Int32Array;
   /** Prior score of each row (0 without a prior) [nRows]. */
   prior: Float32Array;
   /** Padded layout: for each of nStates × maxActions slots, its row, or nRows for padding. */
@@ -378,8 +452,11 @@ export interface EncodedBatch {
 }
 
 class IntList {
-  data: Int32Array; length = 0;
-  constructor(capacity: number) { this.data = new Int32Array(Math.max(16, capacity)); }
+  data: Int32Array;
+  length = 0;
+  constructor(capacity: number) {
+    this.data = new Int32Array(Math.max(16, capacity));
+  }
   push(v: number): void {
     if (this.length === this.data.length) {
       const bigger = new Int32Array(this.data.length * 2);
@@ -388,17 +465,32 @@ class IntList {
     }
     this.data[this.length++] = v;
   }
-  toArray(): Int32Array { return this.data.slice(0, this.length); }
+  toArray(): Int32Array {
+    return this.data.slice(0, this.length);
+  }
 }
 
-function pushBag(ids: IntList, seg: IntList, segment: number, prefix: string, tokens: readonly string[], bigrams: boolean, buckets: number): number {
+function pushBag(
+  ids: IntList,
+  seg: IntList,
+  segment: number,
+  prefix: string,
+  tokens: readonly string[],
+  bigrams: boolean,
+  buckets: number,
+): number {
   const mask = buckets - 1;
-  const uni = prefixHash(prefix + '|'), bi = prefixHash(prefix + '2|');
+  const uni = prefixHash(prefix + '|'),
+    bi = prefixHash(prefix + '2|');
   let n = 0;
   for (let i = 0; i < tokens.length; i++) {
-    ids.push(hashString(tokens[i], uni) & mask); seg.push(segment); n++;
+    ids.push(hashString(tokens[i], uni) & mask);
+    seg.push(segment);
+    n++;
     if (bigrams && i + 1 < tokens.length) {
-      ids.push(hashString(tokens[i + 1], SPACE_SEED(hashString(tokens[i], bi))) & mask); seg.push(segment); n++;
+      ids.push(hashString(tokens[i + 1], SPACE_SEED(hashString(tokens[i], bi))) & mask);
+      seg.push(segment);
+      n++;
     }
   }
   return n;
@@ -418,29 +510,39 @@ export function encodeStates(
   const B = config.buckets;
   if ((B & (B - 1)) !== 0) throw new Error(`FeatureConfig.buckets must be a power of two, got ${B}`);
   const nStates = states.length;
-  let nRows = 0, maxActions = 0;
+  let nRows = 0,
+    maxActions = 0;
   for (let s = 0; s < nStates; s++) {
     const n = states[s].admissible.length;
-    if (n === 0) throw new Error(`encodeStates: state ${s} has no admissible actions; drop finished states before acting`);
+    if (n === 0)
+      throw new Error(`encodeStates: state ${s} has no admissible actions; drop finished states before acting`);
     nRows += n;
     if (n > maxActions) maxActions = n;
   }
 
-  const instrIds = new IntList(nStates * 64), instrSeg = new IntList(nStates * 64);
-  const obsIds = new IntList(nStates * 128), obsSeg = new IntList(nStates * 128);
-  const actIds = new IntList(nRows * 16), actSeg = new IntList(nRows * 16);
-  const instrScale = new Float32Array(nStates), obsScale = new Float32Array(nStates);
+  const instrIds = new IntList(nStates * 64),
+    instrSeg = new IntList(nStates * 64);
+  const obsIds = new IntList(nStates * 128),
+    obsSeg = new IntList(nStates * 128);
+  const actIds = new IntList(nRows * 16),
+    actSeg = new IntList(nRows * 16);
+  const instrScale = new Float32Array(nStates),
+    obsScale = new Float32Array(nStates);
   const actScale = new Float32Array(nRows);
   const stateDense = new Float32Array(nStates * STATE_DENSE_DIM);
   const rowDense = new Float32Array(nRows * ROW_DENSE_DIM);
-  const rowState = new Int32Array(nRows), rowOffset = new Int32Array(nStates), actionCounts = new Int32Array(nStates);
+  const rowState = new Int32Array(nRows),
+    rowOffset = new Int32Array(nStates),
+    actionCounts = new Int32Array(nStates);
   const prior = new Float32Array(nRows);
   const slotRow = new Int32Array(nStates * maxActions).fill(nRows);
   const slotMask = new Float32Array(nStates * maxActions);
 
   const typeIndex = new Map<ActionType, number>(ACTION_TYPES.map((t, i) => [t, i]));
   // Ids that do not depend on text: biases, action type, action type × page type.
-  const biasInstr = featureId('<i>', B), biasObs = featureId('<o>', B), biasAct = featureId('<a>', B);
+  const biasInstr = featureId('<i>', B),
+    biasObs = featureId('<o>', B),
+    biasAct = featureId('<a>', B);
   const typeIds = ACTION_TYPES.map((t) => featureId('at|' + t, B));
   const typePageIds = ACTION_TYPES.map((t) => PAGE_TYPES.map((pg) => featureId('ap|' + t + '@' + pg, B)));
   const fOverlap = ACTION_TYPES.length;
@@ -451,14 +553,17 @@ export function encodeStates(
     const state = states[s];
     const p = parseState(state, config);
     const nA = state.admissible.length;
-    rowOffset[s] = row; actionCounts[s] = nA;
+    rowOffset[s] = row;
+    actionCounts[s] = nA;
 
     // ---- state bags ------------------------------------------------------------------------
     const pageIndex = PAGE_TYPES.indexOf(p.page);
-    instrIds.push(biasInstr); instrSeg.push(s);
+    instrIds.push(biasInstr);
+    instrSeg.push(s);
     const ni = 1 + pushBag(instrIds, instrSeg, s, 'i', p.instructionTokens, true, B);
     instrScale[s] = 1 / Math.sqrt(ni);
-    obsIds.push(biasObs); obsSeg.push(s);
+    obsIds.push(biasObs);
+    obsSeg.push(s);
     const no = 1 + pushBag(obsIds, obsSeg, s, 'o', p.obsTokens, true, B);
     obsScale[s] = 1 / Math.sqrt(no);
 
@@ -479,7 +584,9 @@ export function encodeStates(
     // ---- rows ------------------------------------------------------------------------------
     const statePrior = priors?.[s];
     if (statePrior && statePrior.length !== nA) {
-      throw new Error(`encodeStates: prior for state ${s} has ${statePrior.length} scores for ${nA} admissible actions`);
+      throw new Error(
+        `encodeStates: prior for state ${s} has ${statePrior.length} scores for ${nA} admissible actions`,
+      );
     }
     rankCounter.fill(0);
     const instrContentSize = Math.max(1, p.instructionContent.size);
@@ -496,9 +603,12 @@ export function encodeStates(
       const argContent = contentStems(argTokens);
 
       // action bag
-      actIds.push(biasAct); actSeg.push(row);
-      actIds.push(typeIds[ti]); actSeg.push(row);
-      actIds.push(typePageIds[ti][pageIndex]); actSeg.push(row);
+      actIds.push(biasAct);
+      actSeg.push(row);
+      actIds.push(typeIds[ti]);
+      actSeg.push(row);
+      actIds.push(typePageIds[ti][pageIndex]);
+      actSeg.push(row);
       let na = 3 + pushBag(actIds, actSeg, row, 'a', argTokens, true, B);
 
       // target title: the clicked product's, or the current item's for option / buy clicks
@@ -511,7 +621,8 @@ export function encodeStates(
       // dense
       const rd = row * ROW_DENSE_DIM;
       rowDense[rd + ti] = 1;
-      let overlap = 0, inObs = 0;
+      let overlap = 0,
+        inObs = 0;
       for (const c of argContent) {
         if (p.instructionContent.has(c)) overlap++;
         if (p.obsContent.has(c)) inObs++;
@@ -525,7 +636,11 @@ export function encodeStates(
       if (target) {
         let titleOverlap = 0;
         const seen = new Set<string>();
-        for (const c of target.titleStems) if (!seen.has(c)) { seen.add(c); if (p.instructionContent.has(c)) titleOverlap++; }
+        for (const c of target.titleStems)
+          if (!seen.has(c)) {
+            seen.add(c);
+            if (p.instructionContent.has(c)) titleOverlap++;
+          }
         rowDense[rd + f++] = titleOverlap / instrContentSize;
         rowDense[rd + f++] = Math.min(titleOverlap / 5, 2);
         rowDense[rd + f++] = 1;
@@ -538,7 +653,12 @@ export function encodeStates(
       const hasNumber = NUMBER_RE.test(argument) && type !== 'click-product';
       rowDense[rd + f++] = hasNumber ? 1 : 0;
       let numberMatch = 0;
-      if (hasNumber) for (const t of argTokens) if (/^[0-9]/.test(t) && p.instructionNumbers.has(t)) { numberMatch = 1; break; }
+      if (hasNumber)
+        for (const t of argTokens)
+          if (/^[0-9]/.test(t) && p.instructionNumbers.has(t)) {
+            numberMatch = 1;
+            break;
+          }
       rowDense[rd + f++] = numberMatch;
       rowDense[rd + f++] = argContent.length ? inObs / argContent.length : 0;
       rowDense[rd + f++] = Math.min((p.previousCounts.get(actionLower) ?? 0) / 3, 1);
@@ -558,11 +678,27 @@ export function encodeStates(
   }
 
   return {
-    nStates, nRows, maxActions, buckets: B,
-    instrIds: instrIds.toArray(), instrSeg: instrSeg.toArray(), instrScale,
-    obsIds: obsIds.toArray(), obsSeg: obsSeg.toArray(), obsScale,
-    actIds: actIds.toArray(), actSeg: actSeg.toArray(), actScale,
-    stateDense, rowDense, rowState, rowOffset, actionCounts, prior, slotRow, slotMask,
+    nStates,
+    nRows,
+    maxActions,
+    buckets: B,
+    instrIds: instrIds.toArray(),
+    instrSeg: instrSeg.toArray(),
+    instrScale,
+    obsIds: obsIds.toArray(),
+    obsSeg: obsSeg.toArray(),
+    obsScale,
+    actIds: actIds.toArray(),
+    actSeg: actSeg.toArray(),
+    actScale,
+    stateDense,
+    rowDense,
+    rowState,
+    rowOffset,
+    actionCounts,
+    prior,
+    slotRow,
+    slotMask,
   };
 }
 
@@ -572,7 +708,8 @@ export function encodeStates(
  */
 export function sliceEncoded(batch: EncodedBatch, stateIndices: ArrayLike<number>): EncodedBatch {
   const nStates = stateIndices.length;
-  let nRows = 0, maxActions = 0;
+  let nRows = 0,
+    maxActions = 0;
   for (let i = 0; i < nStates; i++) {
     const n = batch.actionCounts[stateIndices[i]];
     nRows += n;
@@ -589,28 +726,49 @@ export function sliceEncoded(batch: EncodedBatch, stateIndices: ArrayLike<number
   const obsStart = ranges(batch.obsSeg, batch.nStates);
   const actStart = ranges(batch.actSeg, batch.nRows);
 
-  const instrIds = new IntList(1024), instrSeg = new IntList(1024);
-  const obsIds = new IntList(1024), obsSeg = new IntList(1024);
-  const actIds = new IntList(4096), actSeg = new IntList(4096);
-  const instrScale = new Float32Array(nStates), obsScale = new Float32Array(nStates), actScale = new Float32Array(nRows);
-  const stateDense = new Float32Array(nStates * STATE_DENSE_DIM), rowDense = new Float32Array(nRows * ROW_DENSE_DIM);
-  const rowState = new Int32Array(nRows), rowOffset = new Int32Array(nStates), actionCounts = new Int32Array(nStates);
+  const instrIds = new IntList(1024),
+    instrSeg = new IntList(1024);
+  const obsIds = new IntList(1024),
+    obsSeg = new IntList(1024);
+  const actIds = new IntList(4096),
+    actSeg = new IntList(4096);
+  const instrScale = new Float32Array(nStates),
+    obsScale = new Float32Array(nStates),
+    actScale = new Float32Array(nRows);
+  const stateDense = new Float32Array(nStates * STATE_DENSE_DIM),
+    rowDense = new Float32Array(nRows * ROW_DENSE_DIM);
+  const rowState = new Int32Array(nRows),
+    rowOffset = new Int32Array(nStates),
+    actionCounts = new Int32Array(nStates);
   const prior = new Float32Array(nRows);
-  const slotRow = new Int32Array(nStates * maxActions).fill(nRows), slotMask = new Float32Array(nStates * maxActions);
+  const slotRow = new Int32Array(nStates * maxActions).fill(nRows),
+    slotMask = new Float32Array(nStates * maxActions);
 
   let row = 0;
   for (let i = 0; i < nStates; i++) {
     const s = stateIndices[i];
-    for (let j = instrStart[s]; j < instrStart[s + 1]; j++) { instrIds.push(batch.instrIds[j]); instrSeg.push(i); }
-    for (let j = obsStart[s]; j < obsStart[s + 1]; j++) { obsIds.push(batch.obsIds[j]); obsSeg.push(i); }
-    instrScale[i] = batch.instrScale[s]; obsScale[i] = batch.obsScale[s];
+    for (let j = instrStart[s]; j < instrStart[s + 1]; j++) {
+      instrIds.push(batch.instrIds[j]);
+      instrSeg.push(i);
+    }
+    for (let j = obsStart[s]; j < obsStart[s + 1]; j++) {
+      obsIds.push(batch.obsIds[j]);
+      obsSeg.push(i);
+    }
+    instrScale[i] = batch.instrScale[s];
+    obsScale[i] = batch.obsScale[s];
     stateDense.set(batch.stateDense.subarray(s * STATE_DENSE_DIM, (s + 1) * STATE_DENSE_DIM), i * STATE_DENSE_DIM);
-    const n = batch.actionCounts[s], r0 = batch.rowOffset[s];
-    rowOffset[i] = row; actionCounts[i] = n;
+    const n = batch.actionCounts[s],
+      r0 = batch.rowOffset[s];
+    rowOffset[i] = row;
+    actionCounts[i] = n;
     rowDense.set(batch.rowDense.subarray(r0 * ROW_DENSE_DIM, (r0 + n) * ROW_DENSE_DIM), row * ROW_DENSE_DIM);
     for (let j = 0; j < n; j++, row++) {
       const src = r0 + j;
-      for (let q = actStart[src]; q < actStart[src + 1]; q++) { actIds.push(batch.actIds[q]); actSeg.push(row); }
+      for (let q = actStart[src]; q < actStart[src + 1]; q++) {
+        actIds.push(batch.actIds[q]);
+        actSeg.push(row);
+      }
       actScale[row] = batch.actScale[src];
       prior[row] = batch.prior[src];
       rowState[row] = i;
@@ -619,10 +777,26 @@ export function sliceEncoded(batch: EncodedBatch, stateIndices: ArrayLike<number
     }
   }
   return {
-    nStates, nRows, maxActions, buckets: batch.buckets,
-    instrIds: instrIds.toArray(), instrSeg: instrSeg.toArray(), instrScale,
-    obsIds: obsIds.toArray(), obsSeg: obsSeg.toArray(), obsScale,
-    actIds: actIds.toArray(), actSeg: actSeg.toArray(), actScale,
-    stateDense, rowDense, rowState, rowOffset, actionCounts, prior, slotRow, slotMask,
+    nStates,
+    nRows,
+    maxActions,
+    buckets: batch.buckets,
+    instrIds: instrIds.toArray(),
+    instrSeg: instrSeg.toArray(),
+    instrScale,
+    obsIds: obsIds.toArray(),
+    obsSeg: obsSeg.toArray(),
+    obsScale,
+    actIds: actIds.toArray(),
+    actSeg: actSeg.toArray(),
+    actScale,
+    stateDense,
+    rowDense,
+    rowState,
+    rowOffset,
+    actionCounts,
+    prior,
+    slotRow,
+    slotMask,
   };
 }

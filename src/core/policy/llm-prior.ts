@@ -43,7 +43,12 @@ export interface LlmPriorOptions {
   cacheSize?: number;
 }
 
-export interface LlmPriorStats { calls: number; cacheHits: number; withLogprobs: number; fallbacks: number }
+export interface LlmPriorStats {
+  calls: number;
+  cacheHits: number;
+  withLogprobs: number;
+  fallbacks: number;
+}
 
 function logSumExp(a: number, b: number): number {
   const m = Math.max(a, b);
@@ -55,7 +60,11 @@ function normaliseToken(token: string): string {
 }
 
 /** The prompt and request of one state (exposed for tests and inspection). */
-export function priorRequest(state: PolicyState, actions: readonly string[], options: LlmPriorOptions = {}): { request: ChatRequest; labels: string[] } {
+export function priorRequest(
+  state: PolicyState,
+  actions: readonly string[],
+  options: LlmPriorOptions = {},
+): { request: ChatRequest; labels: string[] } {
   const labels = PRIOR_LABELS.slice(0, Math.min(actions.length, PRIOR_LABELS.length));
   const observation = state.observation.replace(/\s+/g, ' ').trim();
   const maxObs = options.observationChars ?? 1200;
@@ -66,11 +75,16 @@ export function priorRequest(state: PolicyState, actions: readonly string[], opt
     ...(state.previousActions?.length ? [`Previous actions: ${state.previousActions.slice(-4).join('; ')}`] : []),
     'Actions:',
     ...labels.map((label, i) => `${label}. ${actions[i]}`),
-    options.constraint === 'grammar' ? 'Reply with the label of the best next action only.' : 'Reply with JSON {"action": "<label of the best next action>"}.',
+    options.constraint === 'grammar'
+      ? 'Reply with the label of the best next action only.'
+      : 'Reply with JSON {"action": "<label of the best next action>"}.',
   ];
   const request: ChatRequest = {
     messages: [
-      { role: 'system', content: 'You are an agent completing the task in a text environment. Choose the best next action.' },
+      {
+        role: 'system',
+        content: 'You are an agent completing the task in a text environment. Choose the best next action.',
+      },
       { role: 'user', content: lines.join('\n') },
     ],
     maxTokens: options.constraint === 'grammar' ? 2 : 12,
@@ -78,8 +92,15 @@ export function priorRequest(state: PolicyState, actions: readonly string[], opt
     seed: options.seed ?? 0,
     topLogprobs: Math.max(1, options.topLogprobs ?? 5),
   };
-  if (options.constraint === 'grammar') request.grammar = `root ::= ${labels.map((l) => JSON.stringify(l)).join(' | ')}`;
-  else request.jsonSchema = { type: 'object', properties: { action: { type: 'string', enum: labels } }, required: ['action'], additionalProperties: false };
+  if (options.constraint === 'grammar')
+    request.grammar = `root ::= ${labels.map((l) => JSON.stringify(l)).join(' | ')}`;
+  else
+    request.jsonSchema = {
+      type: 'object',
+      properties: { action: { type: 'string', enum: labels } },
+      required: ['action'],
+      additionalProperties: false,
+    };
   return { request, labels };
 }
 
@@ -109,7 +130,12 @@ function tokenAt(logprobs: readonly TokenLogprob[], at: number): TokenLogprob | 
  * Prior logits from the top alternatives at the label's token (see the file comment). Returns
  * null when the token cannot be found or names no label.
  */
-export function logitsFromLogprobs(logprobs: readonly TokenLogprob[], at: number, labels: readonly string[], floor: number): number[] | null {
+export function logitsFromLogprobs(
+  logprobs: readonly TokenLogprob[],
+  at: number,
+  labels: readonly string[],
+  floor: number,
+): number[] | null {
   let token = tokenAt(logprobs, at);
   if (!token) token = logprobs.find((t) => labels.includes(normaliseToken(t.token))) ?? null;
   if (!token) return null;
@@ -121,7 +147,8 @@ export function logitsFromLogprobs(logprobs: readonly TokenLogprob[], at: number
     byLabel.set(label, logSumExp(byLabel.get(label) ?? -Infinity, alt.logprob));
   }
   const chosen = normaliseToken(token.token);
-  if (labels.includes(chosen) && !byLabel.has(chosen) && Number.isFinite(token.logprob)) byLabel.set(chosen, token.logprob);
+  if (labels.includes(chosen) && !byLabel.has(chosen) && Number.isFinite(token.logprob))
+    byLabel.set(chosen, token.logprob);
   if (byLabel.size === 0) return null;
   const listed = [...byLabel.values()];
   const lowest = Math.min(...listed);
@@ -137,7 +164,10 @@ export class LlmActionPrior implements ActionPrior {
   private readonly cache = new Map<string, number[]>();
   private readonly counters: LlmPriorStats = { calls: 0, cacheHits: 0, withLogprobs: 0, fallbacks: 0 };
 
-  constructor(readonly chat: ChatModel, readonly options: LlmPriorOptions = {}) {
+  constructor(
+    readonly chat: ChatModel,
+    readonly options: LlmPriorOptions = {},
+  ) {
     this.id = `llm-prior:${chat.engine}:${chat.id}`;
   }
 

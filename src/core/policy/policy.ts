@@ -24,8 +24,13 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../rng';
 import { embeddingBag, gatherRows, matMulFast } from './backend';
 import {
-  DEFAULT_FEATURE_CONFIG, ROW_DENSE_DIM, STATE_DENSE_DIM, encodeStates,
-  type EncodedBatch, type FeatureConfig, type PolicyState,
+  DEFAULT_FEATURE_CONFIG,
+  ROW_DENSE_DIM,
+  STATE_DENSE_DIM,
+  encodeStates,
+  type EncodedBatch,
+  type FeatureConfig,
+  type PolicyState,
 } from './features';
 
 export type { PolicyState, EncodedBatch } from './features';
@@ -125,7 +130,8 @@ export class CandidatePolicy {
     const { embeddingDim: D, hidden: H, valueHidden: HV } = this.config;
     const B = this.config.features.buckets;
     const rng = Rng.fromSeed(this.config.seed, 'policy-init');
-    const S = 2 * D + STATE_DENSE_DIM, R = 2 * D + ROW_DENSE_DIM;
+    const S = 2 * D + STATE_DENSE_DIM,
+      R = 2 * D + ROW_DENSE_DIM;
     // Small output layer so the initial policy is near uniform (CleanRL: actor std 0.01).
     const shapes: [string, number[], (r: Rng, n: number) => Float32Array][] = [
       ['embedding', [B, D], (r, n) => uniform(r, n, 0.1 * Math.sqrt(3))],
@@ -156,7 +162,9 @@ export class CandidatePolicy {
   }
 
   /** All trainable variables (policy and value head). */
-  get variables(): tf.Variable[] { return [...this.vars.values()]; }
+  get variables(): tf.Variable[] {
+    return [...this.vars.values()];
+  }
 
   /** The variables of π only (REINFORCE and GRPO do not train the value head). */
   get policyVariables(): tf.Variable[] {
@@ -170,7 +178,9 @@ export class CandidatePolicy {
   }
 
   /** Current β (the prior's weight). */
-  async readBeta(): Promise<number> { return (await this.v('beta').data())[0]; }
+  async readBeta(): Promise<number> {
+    return (await this.v('beta').data())[0];
+  }
 
   private v(name: string): tf.Variable {
     if (this.disposed) throw new Error('CandidatePolicy used after dispose()');
@@ -198,33 +208,34 @@ export class CandidatePolicy {
     // ---- embedding bags ----------------------------------------------------------------------
     const bag = (ids: Int32Array, seg: Int32Array, scale: Float32Array): tf.Tensor2D =>
       tf.mul(embeddingBag(E, ids, seg), tf.tensor2d(scale, [scale.length, 1]));
-    const instr = bag(batch.instrIds, batch.instrSeg, batch.instrScale);                 // [nS, D]
-    const obs = bag(batch.obsIds, batch.obsSeg, batch.obsScale);                         // [nS, D]
-    const act = bag(batch.actIds, batch.actSeg, batch.actScale);                         // [nR, D]
+    const instr = bag(batch.instrIds, batch.instrSeg, batch.instrScale); // [nS, D]
+    const obs = bag(batch.obsIds, batch.obsSeg, batch.obsScale); // [nS, D]
+    const act = bag(batch.actIds, batch.actSeg, batch.actScale); // [nR, D]
     // ---- f_θ -----------------------------------------------------------------------------
     const stateX = tf.concat([instr, obs, tf.tensor2d(batch.stateDense, [nStates, STATE_DENSE_DIM])], 1); // [nS, 2D+S]
-    const hState = matMulFast(stateX, this.v('stateW1') as tf.Tensor2D);                // [nS, H]
-    const H = this.config.hidden, D = this.config.embeddingDim;
+    const hState = matMulFast(stateX, this.v('stateW1') as tf.Tensor2D); // [nS, H]
+    const H = this.config.hidden,
+      D = this.config.embeddingDim;
     const rowState = tf.tensor1d(batch.rowState, 'int32');
-    const perRow = gatherRows(tf.concat([hState, instr], 1), rowState);                 // [nR, H+D]
+    const perRow = gatherRows(tf.concat([hState, instr], 1), rowState); // [nR, H+D]
     const [hRow, instrRow] = tf.split(perRow, [H, D], 1);
     const actX = tf.concat([act, tf.mul(act, instrRow), tf.tensor2d(batch.rowDense, [nRows, ROW_DENSE_DIM])], 1); // [nR, 2D+R]
     const h = tf.relu(tf.add(tf.add(hRow, matMulFast(actX, this.v('actionW1') as tf.Tensor2D)), this.v('b1'))); // [nR, H]
-    const score = tf.reshape(tf.add(matMulFast(h, this.v('w2') as tf.Tensor2D), this.v('b2')), [nRows]);      // [nR]
-    const rowLogit = tf.add(score, tf.mul(this.v('beta'), tf.tensor1d(batch.prior)));   // [nR]
+    const score = tf.reshape(tf.add(matMulFast(h, this.v('w2') as tf.Tensor2D), this.v('b2')), [nRows]); // [nR]
+    const rowLogit = tf.add(score, tf.mul(this.v('beta'), tf.tensor1d(batch.prior))); // [nR]
     // ---- pad to [nS, maxA] -----------------------------------------------------------------
-    const withPad = tf.concat([rowLogit, tf.zeros([1])]);                               // [nR+1]
+    const withPad = tf.concat([rowLogit, tf.zeros([1])]); // [nR+1]
     const padded = tf.reshape(gatherRows(withPad, tf.tensor1d(batch.slotRow, 'int32')), [nStates, maxActions]);
     const mask = tf.tensor2d(batch.slotMask, [nStates, maxActions]);
-    const logits = tf.add(padded, tf.mul(tf.sub(1, mask), PAD_LOGIT)) as tf.Tensor2D;  // [nS, maxA]
-    const logProbs = tf.logSoftmax(logits) as tf.Tensor2D;                              // [nS, maxA]
+    const logits = tf.add(padded, tf.mul(tf.sub(1, mask), PAD_LOGIT)) as tf.Tensor2D; // [nS, maxA]
+    const logProbs = tf.logSoftmax(logits) as tf.Tensor2D; // [nS, maxA]
     const out: ForwardResult = { logits, logProbs };
     if (options.value) out.values = this.valueOf(stateX);
     return out;
   }
 
   private valueOf(stateX: tf.Tensor2D): tf.Tensor1D {
-    const hv = tf.relu(tf.add(matMulFast(stateX, this.v('valueW1') as tf.Tensor2D), this.v('valueB1')));   // [nS, HV]
+    const hv = tf.relu(tf.add(matMulFast(stateX, this.v('valueW1') as tf.Tensor2D), this.v('valueB1'))); // [nS, HV]
     return tf.reshape(tf.add(matMulFast(hv, this.v('valueW2') as tf.Tensor2D), this.v('valueB2')), [-1]) as tf.Tensor1D; // [nS]
   }
 
@@ -232,14 +243,21 @@ export class CandidatePolicy {
    * Everything training needs for the taken actions: log π(a|s) [nS], entropy of π(·|s) [nS],
    * V(s) [nS] (when asked) and the padded log-probabilities [nS, maxA].
    */
-  evaluate(batch: EncodedBatch, actions: ArrayLike<number>, options: { value?: boolean } = {}): {
-    logProbs: tf.Tensor1D; entropy: tf.Tensor1D; values?: tf.Tensor1D; allLogProbs: tf.Tensor2D;
+  evaluate(
+    batch: EncodedBatch,
+    actions: ArrayLike<number>,
+    options: { value?: boolean } = {},
+  ): {
+    logProbs: tf.Tensor1D;
+    entropy: tf.Tensor1D;
+    values?: tf.Tensor1D;
+    allLogProbs: tf.Tensor2D;
   } {
     checkActions(batch, actions);
     const f = this.forward(batch, options);
-    const oneHot = tf.oneHot(tf.tensor1d(Int32Array.from(actions), 'int32'), batch.maxActions);      // [nS, maxA]
-    const logProbs = tf.sum(tf.mul(f.logProbs, oneHot), 1) as tf.Tensor1D;                              // [nS]
-    const entropy = tf.neg(tf.sum(tf.mul(tf.exp(f.logProbs), f.logProbs), 1)) as tf.Tensor1D;          // [nS]
+    const oneHot = tf.oneHot(tf.tensor1d(Int32Array.from(actions), 'int32'), batch.maxActions); // [nS, maxA]
+    const logProbs = tf.sum(tf.mul(f.logProbs, oneHot), 1) as tf.Tensor1D; // [nS]
+    const entropy = tf.neg(tf.sum(tf.mul(tf.exp(f.logProbs), f.logProbs), 1)) as tf.Tensor1D; // [nS]
     return { logProbs, entropy, values: f.values, allLogProbs: f.logProbs };
   }
 
@@ -272,7 +290,11 @@ export class CandidatePolicy {
    * Choose one action per state: sampled from π with the caller's seeded Rng, or the most
    * probable one with `greedy` (ties → first). Priors are asked once per state and returned.
    */
-  async act(states: readonly PolicyState[], rng: Rng, options: { greedy?: boolean; priors?: readonly (readonly number[] | null | undefined)[] } = {}): Promise<ActResult> {
+  async act(
+    states: readonly PolicyState[],
+    rng: Rng,
+    options: { greedy?: boolean; priors?: readonly (readonly number[] | null | undefined)[] } = {},
+  ): Promise<ActResult> {
     const priors = options.priors ? options.priors.map((p) => (p ? [...p] : null)) : await this.priors(states);
     const enc = this.encode(states, priors);
     const [lpT, vT] = tf.tidy(() => {
@@ -280,7 +302,8 @@ export class CandidatePolicy {
       return [f.logProbs, f.values!];
     });
     const [lp, values] = await Promise.all([lpT.data() as Promise<Float32Array>, vT.data() as Promise<Float32Array>]);
-    lpT.dispose(); vT.dispose();
+    lpT.dispose();
+    vT.dispose();
 
     const result: ActResult = { actions: [], actionIndices: [], logProbs: [], values: [], probs: [], priors };
     const W = enc.maxActions;
@@ -299,7 +322,10 @@ export class CandidatePolicy {
         chosen = n - 1;
         for (let j = 0; j < n; j++) {
           u -= probs[j];
-          if (u < 0) { chosen = j; break; }
+          if (u < 0) {
+            chosen = j;
+            break;
+          }
         }
       }
       result.actions.push(states[s].admissible[chosen]);
@@ -326,15 +352,24 @@ export class CandidatePolicy {
   }
 
   setWeights(weights: PolicyWeights): void {
-    const describe = (ts: { name: string; shape: number[] }[]): string => ts.map((t) => `${t.name}[${t.shape.join('×')}]`).join(' ');
+    const describe = (ts: { name: string; shape: number[] }[]): string =>
+      ts.map((t) => `${t.name}[${t.shape.join('×')}]`).join(' ');
     const mine = [...this.vars.entries()].map(([name, v]) => ({ name, shape: [...v.shape] }));
-    const fits = weights.signature === this.signature && weights.tensors.length === mine.length
-      && weights.tensors.every((t, i) => t.name === mine[i].name && t.shape.length === mine[i].shape.length
-        && t.shape.every((d, k) => d === mine[i].shape[k]) && t.data.length === mine[i].shape.reduce((a, b) => a * b, 1));
+    const fits =
+      weights.signature === this.signature &&
+      weights.tensors.length === mine.length &&
+      weights.tensors.every(
+        (t, i) =>
+          t.name === mine[i].name &&
+          t.shape.length === mine[i].shape.length &&
+          t.shape.every((d, k) => d === mine[i].shape[k]) &&
+          t.data.length === mine[i].shape.reduce((a, b) => a * b, 1),
+      );
     if (!fits) {
       throw new Error(
         `Policy weights do not fit this policy: the weights are '${weights.signature}' (${describe(weights.tensors)}), ` +
-        `this policy is '${this.signature}' (${describe(mine)}). Build the policy with the config the weights were saved with.`);
+          `this policy is '${this.signature}' (${describe(mine)}). Build the policy with the config the weights were saved with.`,
+      );
     }
     tf.tidy(() => {
       for (const t of weights.tensors) this.v(t.name).assign(tf.tensor(t.data, t.shape, 'float32'));
@@ -361,9 +396,13 @@ export class CandidatePolicy {
 // =============================================================================================
 
 let uidCounter = 0;
-function uid(): number { return ++uidCounter; }
+function uid(): number {
+  return ++uidCounter;
+}
 
-function glorot(fanIn: number, fanOut: number): number { return Math.sqrt(6 / (fanIn + fanOut)); }
+function glorot(fanIn: number, fanOut: number): number {
+  return Math.sqrt(6 / (fanIn + fanOut));
+}
 
 function uniform(rng: Rng, n: number, limit: number): Float32Array {
   const out = new Float32Array(n);

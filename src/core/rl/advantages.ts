@@ -25,11 +25,18 @@ export function discountedReturns(rewards: number[], gamma: number): number[] {
  * step (used only if the last step is not done).
  */
 export function gae(
-  rewards: number[], values: number[], dones: boolean[], lastValue: number, gamma: number, lambda: number,
+  rewards: number[],
+  values: number[],
+  dones: boolean[],
+  lastValue: number,
+  gamma: number,
+  lambda: number,
 ): { advantages: number[]; returns: number[] } {
   const n = rewards.length;
   if (values.length !== n || dones.length !== n) {
-    throw new Error(`gae: rewards (${n}), values (${values.length}) and dones (${dones.length}) must have the same length`);
+    throw new Error(
+      `gae: rewards (${n}), values (${values.length}) and dones (${dones.length}) must have the same length`,
+    );
   }
   const advantages = new Array<number>(n);
   const returns = new Array<number>(n);

@@ -67,7 +67,10 @@ export function groupEpisodes(steps: readonly PolicyStep[]): EpisodeSlice[] {
 
 /** Encode every step's state once (strings → typed arrays), with its cached prior. */
 export function encodeSteps(policy: CandidatePolicy, steps: readonly PolicyStep[]): EncodedBatch {
-  return policy.encode(steps.map((s) => s.state), steps.map((s) => s.prior ?? null));
+  return policy.encode(
+    steps.map((s) => s.state),
+    steps.map((s) => s.prior ?? null),
+  );
 }
 
 /** Indices of the taken actions, [nSteps]. */
@@ -81,7 +84,12 @@ export function actionIndices(steps: readonly PolicyStep[]): Int32Array {
  * real phase of S2R, keep the last value). A function of the iteration alone, so a resumed run
  * follows the same schedule.
  */
-export function scheduledLearningRate(base: number, schedule: 'constant' | 'cosine' | 'linear', iteration: number, iterations: number): number {
+export function scheduledLearningRate(
+  base: number,
+  schedule: 'constant' | 'cosine' | 'linear',
+  iteration: number,
+  iterations: number,
+): number {
   if (schedule === 'constant') return base;
   const progress = iterations <= 1 ? 1 : Math.min(1, Math.max(0, (iteration - 1) / (iterations - 1)));
   const floor = base / 10;
@@ -162,6 +170,8 @@ export async function readScalars(scalars: Record<string, tf.Tensor>): Promise<R
   stacked.dispose();
   tf.dispose(Object.values(scalars));
   const out: Record<string, number> = {};
-  names.forEach((n, i) => { out[n] = values[i]; });
+  names.forEach((n, i) => {
+    out[n] = values[i];
+  });
   return out;
 }

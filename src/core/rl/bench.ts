@@ -42,20 +42,25 @@ export interface BenchPolicyResult {
   /** Encode + gradient step, rows/s (what an update on freshly collected steps costs). */
   updateWithEncodeRowsPerSecond: number;
   /** ms per batch of each stage. */
-  encodeMs: number; forwardMs: number; updateMs: number;
+  encodeMs: number;
+  forwardMs: number;
+  updateMs: number;
   /** Raw A @ B on this backend, GFLOP/s (2·m·k·n per product). */
   matmulGflops: number;
 }
 
-const WORDS = ('red blue green black white wood metal leather cotton soft large small waterproof wireless portable ' +
+const WORDS = (
+  'red blue green black white wood metal leather cotton soft large small waterproof wireless portable ' +
   'organic gluten free vegan sofa chair table lamp shirt shoe jacket phone case charger cable bottle shampoo ' +
-  'lotion cream snack coffee tea pack set kit pro max mini ultra classic modern vintage slim heavy duty').split(' ');
+  'lotion cream snack coffee tea pack set kit pro max mini ultra classic modern vintage slim heavy duty'
+).split(' ');
 
 /** Synthetic WebShop-like results pages with `actionsPerState` candidates each. */
 export function syntheticStates(nStates: number, actionsPerState: number, seed = 1): PolicyState[] {
   const rng = Rng.fromSeed(seed, 'bench-states');
   const phrase = (k: number): string => Array.from({ length: k }, () => rng.pick(WORDS)).join(' ');
-  const asin = (): string => 'B0' + Array.from({ length: 8 }, () => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'[rng.int(0, 35)]).join('');
+  const asin = (): string =>
+    'B0' + Array.from({ length: 8 }, () => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'[rng.int(0, 35)]).join('');
   const states: PolicyState[] = [];
   for (let s = 0; s < nStates; s++) {
     const instruction = `i need ${phrase(5)}, and price lower than ${rng.int(2, 9) * 10}.00 dollars`;
@@ -93,10 +98,15 @@ export async function benchPolicy(options: BenchPolicyOptions): Promise<BenchPol
   try {
     let enc = policy.encode(states);
     const rows = enc.nRows;
-    const encodeMs = await timeIt(iterations, () => { enc = policy.encode(states); });
+    const encodeMs = await timeIt(iterations, () => {
+      enc = policy.encode(states);
+    });
 
     const forwardMs = await timeIt(iterations, async () => {
-      const [lp, v] = tf.tidy(() => { const f = policy.forward(enc, { value: true }); return [f.logProbs, f.values!]; });
+      const [lp, v] = tf.tidy(() => {
+        const f = policy.forward(enc, { value: true });
+        return [f.logProbs, f.values!];
+      });
       await Promise.all([lp.data(), v.data()]);
       tf.dispose([lp, v]);
     });
@@ -112,13 +122,22 @@ export async function benchPolicy(options: BenchPolicyOptions): Promise<BenchPol
       tf.dispose([value, adv]);
     };
     const updateMs = await timeIt(iterations, step);
-    const updateWithEncodeMs = await timeIt(iterations, async () => { enc = policy.encode(states); await step(); });
+    const updateWithEncodeMs = await timeIt(iterations, async () => {
+      enc = policy.encode(states);
+      await step();
+    });
 
     // ---- the backend's raw matmul, same run -------------------------------------------------
     const { m, k, n } = options.matmul ?? { m: 512, k: 4096, n: 256 };
     const mmRng = Rng.fromSeed(options.seed ?? 1, 'bench-matmul');
-    const a = tf.tensor2d(Float32Array.from({ length: m * k }, () => mmRng.next() - 0.5), [m, k]);
-    const b = tf.tensor2d(Float32Array.from({ length: k * n }, () => mmRng.next() - 0.5), [k, n]);
+    const a = tf.tensor2d(
+      Float32Array.from({ length: m * k }, () => mmRng.next() - 0.5),
+      [m, k],
+    );
+    const b = tf.tensor2d(
+      Float32Array.from({ length: k * n }, () => mmRng.next() - 0.5),
+      [k, n],
+    );
     const mmMs = await timeIt(Math.max(2, Math.min(iterations, 5)), async () => {
       const c = tf.matMul(a, b);
       await c.data();
@@ -128,12 +147,17 @@ export async function benchPolicy(options: BenchPolicyOptions): Promise<BenchPol
 
     return {
       backend: tf.getBackend(),
-      rows, states: nStates, actionsPerState, parameters: policy.numParameters,
+      rows,
+      states: nStates,
+      actionsPerState,
+      parameters: policy.numParameters,
       encodeRowsPerSecond: rows / (encodeMs / 1000),
       forwardRowsPerSecond: rows / (forwardMs / 1000),
       updateRowsPerSecond: rows / (updateMs / 1000),
       updateWithEncodeRowsPerSecond: rows / (updateWithEncodeMs / 1000),
-      encodeMs, forwardMs, updateMs,
+      encodeMs,
+      forwardMs,
+      updateMs,
       matmulGflops: (2 * m * k * n) / (mmMs / 1000) / 1e9,
     };
   } finally {

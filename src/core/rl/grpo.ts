@@ -19,8 +19,13 @@ import { sliceEncoded } from '../policy/features';
 import { DEFAULT_SEED, POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from './settings';
 import { groupNormalizedAdvantages } from './advantages';
 import {
-  actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, readScalars,
-  type RolloutBatch, type UpdateMetrics,
+  actionIndices,
+  applyClippedGradients,
+  encodeSteps,
+  groupEpisodes,
+  readScalars,
+  type RolloutBatch,
+  type UpdateMetrics,
 } from './batch';
 
 // =============================================================================================
@@ -48,15 +53,27 @@ export interface GrpoConfig {
 }
 
 /** GRPO's settings in a training config. Each epoch takes the whole batch (config.minibatches is PPO's). */
-export function grpoConfigFrom(config: Pick<PolicyGradientSettings, 'clipEpsilon' | 'klCoef' | 'entropyCoef' | 'updateEpochs' | 'maxGradNorm'> & { seed: number }): GrpoConfig {
+export function grpoConfigFrom(
+  config: Pick<PolicyGradientSettings, 'clipEpsilon' | 'klCoef' | 'entropyCoef' | 'updateEpochs' | 'maxGradNorm'> & {
+    seed: number;
+  },
+): GrpoConfig {
   return {
-    clipEpsilon: config.clipEpsilon, klCoef: config.klCoef, entropyCoef: config.entropyCoef, advantageEps: 1e-6,
-    updateEpochs: config.updateEpochs, minibatches: 1, maxGradNorm: config.maxGradNorm, seed: config.seed,
+    clipEpsilon: config.clipEpsilon,
+    klCoef: config.klCoef,
+    entropyCoef: config.entropyCoef,
+    advantageEps: 1e-6,
+    updateEpochs: config.updateEpochs,
+    minibatches: 1,
+    maxGradNorm: config.maxGradNorm,
+    seed: config.seed,
   };
 }
 
 /** What a run uses unless its config says otherwise (the presets' settings). */
-export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze(grpoConfigFrom({ ...POLICY_GRADIENT_DEFAULTS, seed: DEFAULT_SEED }));
+export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze(
+  grpoConfigFrom({ ...POLICY_GRADIENT_DEFAULTS, seed: DEFAULT_SEED }),
+);
 
 export interface GrpoOptions {
   /** The frozen reference policy π_ref (e.g. `policy.clone()` at the start of training). */
@@ -70,7 +87,12 @@ export interface GrpoOptions {
 // =============================================================================================
 
 /** Clipped surrogate −mean(min(ρA, clip(ρ, 1±ε)A)) with ρ = exp(logProbs − oldLogProbs). All [n]. */
-export function grpoLoss(logProbs: tf.Tensor1D, oldLogProbs: tf.Tensor1D, advantages: tf.Tensor1D, clipEpsilon: number): tf.Scalar {
+export function grpoLoss(
+  logProbs: tf.Tensor1D,
+  oldLogProbs: tf.Tensor1D,
+  advantages: tf.Tensor1D,
+  clipEpsilon: number,
+): tf.Scalar {
   return tf.tidy(() => {
     const ratio = tf.exp(tf.sub(logProbs, oldLogProbs));
     const unclipped = tf.mul(ratio, advantages);
@@ -86,7 +108,10 @@ export function grpoAdvantages(batch: RolloutBatch, eps = DEFAULT_GRPO_CONFIG.ad
   episodes.forEach((e, k) => {
     const key = e.groupId ?? `episode:${e.episodeId}`;
     let g = groups.get(key);
-    if (!g) { g = { rewards: [], episodes: [] }; groups.set(key, g); }
+    if (!g) {
+      g = { rewards: [], episodes: [] };
+      groups.set(key, g);
+    }
     let total = 0;
     for (const i of e.indices) total += batch.steps[i].reward;
     g.rewards.push(total);
@@ -95,7 +120,9 @@ export function grpoAdvantages(batch: RolloutBatch, eps = DEFAULT_GRPO_CONFIG.ad
   const advantages = new Array<number>(batch.steps.length);
   for (const g of groups.values()) {
     const normalized = groupNormalizedAdvantages(g.rewards, eps);
-    g.episodes.forEach((k, j) => { for (const i of episodes[k].indices) advantages[i] = normalized[j]; });
+    g.episodes.forEach((k, j) => {
+      for (const i of episodes[k].indices) advantages[i] = normalized[j];
+    });
   }
   return advantages;
 }
@@ -110,8 +137,11 @@ export function grpoAdvantages(batch: RolloutBatch, eps = DEFAULT_GRPO_CONFIG.ad
  * with a reference, `losses/ref_kl`.
  */
 export async function grpoUpdate(
-  policy: CandidatePolicy, optimizer: tf.Optimizer, batch: RolloutBatch,
-  config: Partial<GrpoConfig> = {}, options: GrpoOptions = {},
+  policy: CandidatePolicy,
+  optimizer: tf.Optimizer,
+  batch: RolloutBatch,
+  config: Partial<GrpoConfig> = {},
+  options: GrpoOptions = {},
 ): Promise<UpdateMetrics> {
   const cfg = { ...DEFAULT_GRPO_CONFIG, ...config };
   const steps = batch.steps;
@@ -122,10 +152,10 @@ export async function grpoUpdate(
   const rng = options.rng ?? Rng.fromSeed(cfg.seed, 'grpo');
 
   // ---- ALGO LOGIC: group-normalised advantages -----------------------------------------------
-  const advantages = Float32Array.from(grpoAdvantages(batch, cfg.advantageEps));     // [N]
-  const oldLogProbs = Float32Array.from(steps, (s) => s.logProb);                    // [N]
+  const advantages = Float32Array.from(grpoAdvantages(batch, cfg.advantageEps)); // [N]
+  const oldLogProbs = Float32Array.from(steps, (s) => s.logProb); // [N]
   const enc = encodeSteps(policy, steps);
-  const actions = actionIndices(steps);                                              // [N]
+  const actions = actionIndices(steps); // [N]
 
   // ---- epochs × minibatches -----------------------------------------------------------------
   const n = steps.length;
@@ -138,15 +168,15 @@ export async function grpoUpdate(
       const mb = order.slice(start, start + minibatchSize);
       const mbEnc = cfg.minibatches > 1 ? sliceEncoded(enc, mb) : enc;
       const mbActions = Int32Array.from(mb, (i) => actions[i]);
-      const mbAdv = tf.tensor1d(Float32Array.from(mb, (i) => advantages[i]));     // [M]
-      const mbOld = tf.tensor1d(Float32Array.from(mb, (i) => oldLogProbs[i]));    // [M]
+      const mbAdv = tf.tensor1d(Float32Array.from(mb, (i) => advantages[i])); // [M]
+      const mbOld = tf.tensor1d(Float32Array.from(mb, (i) => oldLogProbs[i])); // [M]
       // π_ref(·|s) over the padded slots, a constant [M, maxA]
-      const refLogProbs = options.reference && cfg.klCoef > 0
-        ? tf.tidy(() => options.reference!.forward(mbEnc).logProbs) : null;
+      const refLogProbs =
+        options.reference && cfg.klCoef > 0 ? tf.tidy(() => options.reference!.forward(mbEnc).logProbs) : null;
 
       const kept: Record<string, tf.Tensor> = {};
       const { value: loss, grads } = tf.variableGrads(() => {
-        const { logProbs, entropy, allLogProbs } = policy.evaluate(mbEnc, mbActions);   // [M], [M], [M, maxA]
+        const { logProbs, entropy, allLogProbs } = policy.evaluate(mbEnc, mbActions); // [M], [M], [M, maxA]
         const pgLoss = grpoLoss(logProbs, mbOld, mbAdv, cfg.clipEpsilon);
         const entropyMean = tf.mean(entropy);
         let total = tf.sub(pgLoss, tf.mul(cfg.entropyCoef, entropyMean));
@@ -160,7 +190,9 @@ export async function grpoUpdate(
         const logRatio = tf.sub(logProbs, mbOld);
         const ratio = tf.exp(logRatio);
         kept['losses/approx_kl'] = tf.keep(tf.mean(tf.sub(tf.sub(ratio, 1), logRatio)));
-        kept['losses/clipfrac'] = tf.keep(tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipEpsilon), 'float32')));
+        kept['losses/clipfrac'] = tf.keep(
+          tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipEpsilon), 'float32')),
+        );
         kept['losses/policy_loss'] = tf.keep(pgLoss);
         kept['losses/entropy'] = tf.keep(entropyMean);
         return total as tf.Scalar;

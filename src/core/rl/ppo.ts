@@ -20,8 +20,14 @@ import { sliceEncoded } from '../policy/features';
 import { DEFAULT_SEED, POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from './settings';
 import { gae } from './advantages';
 import {
-  actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, mean, readScalars,
-  type RolloutBatch, type UpdateMetrics,
+  actionIndices,
+  applyClippedGradients,
+  encodeSteps,
+  groupEpisodes,
+  mean,
+  readScalars,
+  type RolloutBatch,
+  type UpdateMetrics,
 } from './batch';
 
 // =============================================================================================
@@ -57,23 +63,44 @@ export interface PpoConfig {
 }
 
 /** PPO's settings in a training config (advantage normalisation and the clipped value loss always on, as CleanRL). */
-export function ppoConfigFrom(config: Pick<PolicyGradientSettings, 'gamma' | 'gaeLambda' | 'updateEpochs' | 'minibatches' | 'clipEpsilon' | 'entropyCoef' | 'valueCoef' | 'maxGradNorm'> & { seed: number }): PpoConfig {
+export function ppoConfigFrom(
+  config: Pick<
+    PolicyGradientSettings,
+    'gamma' | 'gaeLambda' | 'updateEpochs' | 'minibatches' | 'clipEpsilon' | 'entropyCoef' | 'valueCoef' | 'maxGradNorm'
+  > & { seed: number },
+): PpoConfig {
   return {
-    gamma: config.gamma, gaeLambda: config.gaeLambda, updateEpochs: config.updateEpochs, minibatches: config.minibatches, normAdv: true,
-    clipEpsilon: config.clipEpsilon, clipVloss: true, entropyCoef: config.entropyCoef, valueCoef: config.valueCoef,
-    maxGradNorm: config.maxGradNorm, targetKl: null, seed: config.seed,
+    gamma: config.gamma,
+    gaeLambda: config.gaeLambda,
+    updateEpochs: config.updateEpochs,
+    minibatches: config.minibatches,
+    normAdv: true,
+    clipEpsilon: config.clipEpsilon,
+    clipVloss: true,
+    entropyCoef: config.entropyCoef,
+    valueCoef: config.valueCoef,
+    maxGradNorm: config.maxGradNorm,
+    targetKl: null,
+    seed: config.seed,
   };
 }
 
 /** What a run uses unless its config says otherwise (the presets' settings). */
-export const DEFAULT_PPO_CONFIG: Readonly<PpoConfig> = Object.freeze(ppoConfigFrom({ ...POLICY_GRADIENT_DEFAULTS, seed: DEFAULT_SEED }));
+export const DEFAULT_PPO_CONFIG: Readonly<PpoConfig> = Object.freeze(
+  ppoConfigFrom({ ...POLICY_GRADIENT_DEFAULTS, seed: DEFAULT_SEED }),
+);
 
 // =============================================================================================
 // Losses (pure: tensors in, scalar out — tested for the clip cases)
 // =============================================================================================
 
 /** −mean(min(ρA, clip(ρ, 1±ε)A)), ρ = exp(logProbs − oldLogProbs). All [n]. */
-export function ppoPolicyLoss(logProbs: tf.Tensor1D, oldLogProbs: tf.Tensor1D, advantages: tf.Tensor1D, clipEpsilon: number): tf.Scalar {
+export function ppoPolicyLoss(
+  logProbs: tf.Tensor1D,
+  oldLogProbs: tf.Tensor1D,
+  advantages: tf.Tensor1D,
+  clipEpsilon: number,
+): tf.Scalar {
   return tf.tidy(() => {
     const ratio = tf.exp(tf.sub(logProbs, oldLogProbs));
     const pg1 = tf.mul(tf.neg(advantages), ratio);
@@ -83,7 +110,12 @@ export function ppoPolicyLoss(logProbs: tf.Tensor1D, oldLogProbs: tf.Tensor1D, a
 }
 
 /** ½ mean((V − R)²), or the clipped form around the old values when clipEpsilon is a number. All [n]. */
-export function ppoValueLoss(values: tf.Tensor1D, oldValues: tf.Tensor1D, returns: tf.Tensor1D, clipEpsilon: number | null): tf.Scalar {
+export function ppoValueLoss(
+  values: tf.Tensor1D,
+  oldValues: tf.Tensor1D,
+  returns: tf.Tensor1D,
+  clipEpsilon: number | null,
+): tf.Scalar {
   return tf.tidy(() => {
     const unclipped = tf.square(tf.sub(values, returns));
     if (clipEpsilon === null) return tf.mul(0.5, tf.mean(unclipped)) as tf.Scalar;
@@ -95,28 +127,49 @@ export function ppoValueLoss(values: tf.Tensor1D, oldValues: tf.Tensor1D, return
 
 /** 1 − Var(y − ŷ) / Var(y); NaN when Var(y) = 0 (as CleanRL). */
 export function explainedVariance(predicted: ArrayLike<number>, target: ArrayLike<number>): number {
-  const y = Array.from(target), diff = y.map((v, i) => v - predicted[i]);
-  const variance = (xs: number[]): number => { const m = mean(xs); return mean(xs.map((x) => (x - m) * (x - m))); };
+  const y = Array.from(target),
+    diff = y.map((v, i) => v - predicted[i]);
+  const variance = (xs: number[]): number => {
+    const m = mean(xs);
+    return mean(xs.map((x) => (x - m) * (x - m)));
+  };
   const varY = variance(y);
   return varY === 0 ? NaN : 1 - variance(diff) / varY;
 }
 
 /** Per-step GAE advantages and returns, computed episode by episode. */
-export function ppoAdvantages(batch: RolloutBatch, config: Pick<PpoConfig, 'gamma' | 'gaeLambda'>): { advantages: number[]; returns: number[] } {
+export function ppoAdvantages(
+  batch: RolloutBatch,
+  config: Pick<PpoConfig, 'gamma' | 'gaeLambda'>,
+): { advantages: number[]; returns: number[] } {
   const n = batch.steps.length;
-  const advantages = new Array<number>(n), returns = new Array<number>(n);
+  const advantages = new Array<number>(n),
+    returns = new Array<number>(n);
   for (const episode of groupEpisodes(batch.steps)) {
     const steps = episode.indices.map((i) => batch.steps[i]);
     const values = steps.map((s, k) => {
-      if (s.value === undefined) throw new Error(`ppo: step ${episode.indices[k]} has no value; store ActResult.values in PolicyStep.value when collecting`);
+      if (s.value === undefined)
+        throw new Error(
+          `ppo: step ${episode.indices[k]} has no value; store ActResult.values in PolicyStep.value when collecting`,
+        );
       return s.value;
     });
     const last = steps[steps.length - 1];
     // A terminated episode has no future; a truncated or cut-off one bootstraps from V(s_T).
     const dones = steps.map((s) => s.terminated);
     const lastValue = last.terminated ? 0 : (last.bootstrapValue ?? 0);
-    const r = gae(steps.map((s) => s.reward), values, dones, lastValue, config.gamma, config.gaeLambda);
-    episode.indices.forEach((i, k) => { advantages[i] = r.advantages[k]; returns[i] = r.returns[k]; });
+    const r = gae(
+      steps.map((s) => s.reward),
+      values,
+      dones,
+      lastValue,
+      config.gamma,
+      config.gaeLambda,
+    );
+    episode.indices.forEach((i, k) => {
+      advantages[i] = r.advantages[k];
+      returns[i] = r.returns[k];
+    });
   }
   return { advantages, returns };
 }
@@ -131,8 +184,11 @@ export function ppoAdvantages(batch: RolloutBatch, config: Pick<PpoConfig, 'gamm
  * `losses/explained_variance`.
  */
 export async function ppoUpdate(
-  policy: CandidatePolicy, optimizer: tf.Optimizer, batch: RolloutBatch,
-  config: Partial<PpoConfig> = {}, options: { rng?: Rng } = {},
+  policy: CandidatePolicy,
+  optimizer: tf.Optimizer,
+  batch: RolloutBatch,
+  config: Partial<PpoConfig> = {},
+  options: { rng?: Rng } = {},
 ): Promise<UpdateMetrics> {
   const cfg = { ...DEFAULT_PPO_CONFIG, ...config };
   const steps = batch.steps;
@@ -143,11 +199,11 @@ export async function ppoUpdate(
   const { advantages, returns } = ppoAdvantages(batch, cfg);
 
   // ---- flatten the batch (b_*) ----------------------------------------------------------------
-  const bAdvantages = Float32Array.from(advantages);                       // [N]
-  const bReturns = Float32Array.from(returns);                             // [N]
-  const bValues = Float32Array.from(steps, (s) => s.value!);               // [N]
-  const bLogProbs = Float32Array.from(steps, (s) => s.logProb);            // [N]
-  const bActions = actionIndices(steps);                                   // [N]
+  const bAdvantages = Float32Array.from(advantages); // [N]
+  const bReturns = Float32Array.from(returns); // [N]
+  const bValues = Float32Array.from(steps, (s) => s.value!); // [N]
+  const bLogProbs = Float32Array.from(steps, (s) => s.logProb); // [N]
+  const bActions = actionIndices(steps); // [N]
   const enc = encodeSteps(policy, steps);
 
   // ---- optimizing the policy and value network ------------------------------------------------
@@ -168,10 +224,10 @@ export async function ppoUpdate(
         const std = Math.sqrt(mbAdvArr.reduce((s, a) => s + (a - m) * (a - m), 0) / (mbAdvArr.length - 1)); // torch .std(): unbiased
         mbAdvArr = mbAdvArr.map((a) => (a - m) / (std + 1e-8));
       }
-      const mbAdv = tf.tensor1d(mbAdvArr);                                            // [M]
+      const mbAdv = tf.tensor1d(mbAdvArr); // [M]
       const mbOldLogProbs = tf.tensor1d(Float32Array.from(mbInds, (i) => bLogProbs[i])); // [M]
-      const mbOldValues = tf.tensor1d(Float32Array.from(mbInds, (i) => bValues[i]));  // [M]
-      const mbReturns = tf.tensor1d(Float32Array.from(mbInds, (i) => bReturns[i]));   // [M]
+      const mbOldValues = tf.tensor1d(Float32Array.from(mbInds, (i) => bValues[i])); // [M]
+      const mbReturns = tf.tensor1d(Float32Array.from(mbInds, (i) => bReturns[i])); // [M]
 
       const kept: Record<string, tf.Tensor> = {};
       const { value: loss, grads } = tf.variableGrads(() => {
@@ -180,7 +236,9 @@ export async function ppoUpdate(
         const ratio = tf.exp(logRatio);
         // diagnostics: approx_kl = mean((ρ − 1) − log ρ), clipfrac = mean(|ρ − 1| > ε)
         kept['losses/approx_kl'] = tf.keep(tf.mean(tf.sub(tf.sub(ratio, 1), logRatio)));
-        kept['losses/clipfrac'] = tf.keep(tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipEpsilon), 'float32')));
+        kept['losses/clipfrac'] = tf.keep(
+          tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clipEpsilon), 'float32')),
+        );
         // policy loss, value loss, entropy
         const pgLoss = ppoPolicyLoss(logProbs, mbOldLogProbs, mbAdv, cfg.clipEpsilon);
         const vLoss = ppoValueLoss(values!, mbOldValues, mbReturns, cfg.clipVloss ? cfg.clipEpsilon : null);
@@ -196,7 +254,10 @@ export async function ppoUpdate(
       const values = await readScalars(kept);
       for (const [k, v] of Object.entries(values)) sums[k] = (sums[k] ?? 0) + v;
       count++;
-      if (cfg.targetKl !== null && values['losses/approx_kl'] > cfg.targetKl) { stop = true; break; }
+      if (cfg.targetKl !== null && values['losses/approx_kl'] > cfg.targetKl) {
+        stop = true;
+        break;
+      }
     }
   }
 

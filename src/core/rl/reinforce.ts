@@ -13,8 +13,14 @@ import type { CandidatePolicy } from '../policy/policy';
 import { POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from './settings';
 import { discountedReturns } from './advantages';
 import {
-  actionIndices, applyClippedGradients, encodeSteps, groupEpisodes, mean, readScalars,
-  type RolloutBatch, type UpdateMetrics,
+  actionIndices,
+  applyClippedGradients,
+  encodeSteps,
+  groupEpisodes,
+  mean,
+  readScalars,
+  type RolloutBatch,
+  type UpdateMetrics,
 } from './batch';
 
 // =============================================================================================
@@ -36,12 +42,22 @@ export interface ReinforceConfig {
 }
 
 /** REINFORCE's settings in a training config (the mean-return baseline only; approx_kl measured). */
-export function reinforceConfigFrom(config: Pick<PolicyGradientSettings, 'gamma' | 'entropyCoef' | 'maxGradNorm'>): ReinforceConfig {
-  return { gamma: config.gamma, entropyCoef: config.entropyCoef, maxGradNorm: config.maxGradNorm, normalizeAdvantages: false, measureKl: true };
+export function reinforceConfigFrom(
+  config: Pick<PolicyGradientSettings, 'gamma' | 'entropyCoef' | 'maxGradNorm'>,
+): ReinforceConfig {
+  return {
+    gamma: config.gamma,
+    entropyCoef: config.entropyCoef,
+    maxGradNorm: config.maxGradNorm,
+    normalizeAdvantages: false,
+    measureKl: true,
+  };
 }
 
 /** What a run uses unless its config says otherwise (the presets' settings). */
-export const DEFAULT_REINFORCE_CONFIG: Readonly<ReinforceConfig> = Object.freeze(reinforceConfigFrom(POLICY_GRADIENT_DEFAULTS));
+export const DEFAULT_REINFORCE_CONFIG: Readonly<ReinforceConfig> = Object.freeze(
+  reinforceConfigFrom(POLICY_GRADIENT_DEFAULTS),
+);
 
 // =============================================================================================
 // Loss (pure: log-prob tensors in, scalar out — gradient-checked in the tests)
@@ -53,11 +69,19 @@ export function reinforceLoss(logProbs: tf.Tensor1D, advantages: tf.Tensor1D): t
 }
 
 /** Per-step advantages: discounted return minus the batch's mean return. */
-export function reinforceAdvantages(batch: RolloutBatch, config: Pick<ReinforceConfig, 'gamma' | 'normalizeAdvantages'>): { returns: number[]; advantages: number[] } {
+export function reinforceAdvantages(
+  batch: RolloutBatch,
+  config: Pick<ReinforceConfig, 'gamma' | 'normalizeAdvantages'>,
+): { returns: number[]; advantages: number[] } {
   const returns = new Array<number>(batch.steps.length);
   for (const episode of groupEpisodes(batch.steps)) {
-    const g = discountedReturns(episode.indices.map((i) => batch.steps[i].reward), config.gamma);
-    episode.indices.forEach((i, k) => { returns[i] = g[k]; });
+    const g = discountedReturns(
+      episode.indices.map((i) => batch.steps[i].reward),
+      config.gamma,
+    );
+    episode.indices.forEach((i, k) => {
+      returns[i] = g[k];
+    });
   }
   const baseline = mean(returns);
   let advantages = returns.map((g) => g - baseline);
@@ -77,7 +101,10 @@ export function reinforceAdvantages(batch: RolloutBatch, config: Pick<ReinforceC
  * `losses/entropy` and `losses/approx_kl` (KL between the collecting and the updated policy).
  */
 export async function reinforceUpdate(
-  policy: CandidatePolicy, optimizer: tf.Optimizer, batch: RolloutBatch, config: Partial<ReinforceConfig> = {},
+  policy: CandidatePolicy,
+  optimizer: tf.Optimizer,
+  batch: RolloutBatch,
+  config: Partial<ReinforceConfig> = {},
 ): Promise<UpdateMetrics> {
   const cfg = { ...DEFAULT_REINFORCE_CONFIG, ...config };
   const steps = batch.steps;
@@ -88,13 +115,13 @@ export async function reinforceUpdate(
 
   // ---- encode once: strings → typed arrays ----------------------------------------------------
   const enc = encodeSteps(policy, steps);
-  const actions = actionIndices(steps);                                        // [nS]
-  const advT = tf.tensor1d(advantages);                                        // [nS]
+  const actions = actionIndices(steps); // [nS]
+  const advT = tf.tensor1d(advantages); // [nS]
 
   // ---- ALGO LOGIC: loss and gradient step -------------------------------------------------
   const kept: Record<string, tf.Tensor> = {};
   const { value: loss, grads } = tf.variableGrads(() => {
-    const { logProbs, entropy } = policy.evaluate(enc, actions);                // [nS], [nS]
+    const { logProbs, entropy } = policy.evaluate(enc, actions); // [nS], [nS]
     const pgLoss = reinforceLoss(logProbs, advT);
     const entropyMean = tf.mean(entropy);
     kept['losses/policy_loss'] = tf.keep(pgLoss);

@@ -27,8 +27,15 @@ export interface PolicyGradientSettings {
 
 /** The presets' settings (train/config.ts TRAIN_DEFAULTS starts from them). */
 export const POLICY_GRADIENT_DEFAULTS: Readonly<PolicyGradientSettings> = Object.freeze({
-  gamma: 0.99, gaeLambda: 0.95, clipEpsilon: 0.2, entropyCoef: 0.001, klCoef: 0, valueCoef: 0.5,
-  updateEpochs: 4, minibatches: 4, maxGradNorm: 1.0,
+  gamma: 0.99,
+  gaeLambda: 0.95,
+  clipEpsilon: 0.2,
+  entropyCoef: 0.001,
+  klCoef: 0,
+  valueCoef: 0.5,
+  updateEpochs: 4,
+  minibatches: 4,
+  maxGradNorm: 1.0,
 });
 
 /** The seed of a run that names none (train/config.ts TRAIN_DEFAULTS.seed). */

@@ -12,7 +12,12 @@ import { openDB, type IDBPDatabase } from 'idb';
 import { crc32 } from '../experience/learned/model-file';
 import type { TrainerState } from './loop';
 
-export interface TensorEntry { name: string; shape: number[]; offset: number; length: number }
+export interface TensorEntry {
+  name: string;
+  shape: number[];
+  offset: number;
+  length: number;
+}
 
 export interface CheckpointManifest {
   format: 'dreamgym-checkpoint/1';
@@ -34,13 +39,24 @@ export interface CheckpointManifest {
 }
 
 export class CheckpointFormatError extends Error {
-  constructor(message: string) { super(message); this.name = 'CheckpointFormatError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckpointFormatError';
+  }
 }
 
 /** Where a checkpoint's two parts live, and what to do when they do not check out (for messages). */
-export interface CheckpointPlace { manifest: string; weights: string; fix: string }
+export interface CheckpointPlace {
+  manifest: string;
+  weights: string;
+  fix: string;
+}
 
-const UNNAMED_PLACE: CheckpointPlace = { manifest: 'the checkpoint manifest', weights: 'the checkpoint weights', fix: 'Start the run over.' };
+const UNNAMED_PLACE: CheckpointPlace = {
+  manifest: 'the checkpoint manifest',
+  weights: 'the checkpoint weights',
+  fix: 'Start the run over.',
+};
 
 /** The blob's bytes (little-endian float32: every platform tfjs runs on). */
 export function blobBytes(blob: Float32Array): Uint8Array {
@@ -57,16 +73,27 @@ export function serializeCheckpoint(state: TrainerState): { manifest: Checkpoint
   const policy = state.policy.tensors.map(place);
   const optimizer = state.optimizer.map(place);
   const blob = new Float32Array(offset);
-  for (const [entries, tensors] of [[policy, state.policy.tensors], [optimizer, state.optimizer]] as const) {
+  for (const [entries, tensors] of [
+    [policy, state.policy.tensors],
+    [optimizer, state.optimizer],
+  ] as const) {
     entries.forEach((e, i) => blob.set(tensors[i].data, e.offset));
   }
   const bytes = blobBytes(blob);
   return {
-    manifest: { format: 'dreamgym-checkpoint/1', config: state.config, iteration: state.iteration, realSteps: state.realSteps,
+    manifest: {
+      format: 'dreamgym-checkpoint/1',
+      config: state.config,
+      iteration: state.iteration,
+      realSteps: state.realSteps,
       ...(state.dreamSteps !== undefined ? { dreamSteps: state.dreamSteps } : {}),
       ...(state.curriculum ? { curriculum: state.curriculum } : {}),
-      policySignature: state.policy.signature, policy, optimizer, totalValues: offset,
-      weights: { bytes: bytes.length, crc32: crc32(bytes) } },
+      policySignature: state.policy.signature,
+      policy,
+      optimizer,
+      totalValues: offset,
+      weights: { bytes: bytes.length, crc32: crc32(bytes) },
+    },
     blob,
   };
 }
@@ -75,18 +102,27 @@ const isCount = (x: unknown): x is number => Number.isInteger(x) && (x as number
 
 /** What is wrong with the manifest's own fields (null: nothing). */
 function manifestProblem(m: CheckpointManifest): string | null {
-  if (m?.format !== 'dreamgym-checkpoint/1') return `it is not a DreamGym checkpoint: format is '${String(m?.format)}', expected 'dreamgym-checkpoint/1'`;
+  if (m?.format !== 'dreamgym-checkpoint/1')
+    return `it is not a DreamGym checkpoint: format is '${String(m?.format)}', expected 'dreamgym-checkpoint/1'`;
   for (const key of ['iteration', 'realSteps', 'totalValues'] as const) {
     if (!isCount(m[key])) return `'${key}' must be a whole number ≥ 0, got ${JSON.stringify(m[key])}`;
   }
-  if (m.dreamSteps !== undefined && !isCount(m.dreamSteps)) return `'dreamSteps' must be a whole number ≥ 0, got ${JSON.stringify(m.dreamSteps)}`;
+  if (m.dreamSteps !== undefined && !isCount(m.dreamSteps))
+    return `'dreamSteps' must be a whole number ≥ 0, got ${JSON.stringify(m.dreamSteps)}`;
   if (typeof m.config !== 'object' || m.config === null || Array.isArray(m.config)) return "'config' must be an object";
   if (typeof m.policySignature !== 'string') return "'policySignature' must be a string";
-  if (!Array.isArray(m.policy) || !Array.isArray(m.optimizer)) return "'policy' and 'optimizer' must be lists of tensors";
+  if (!Array.isArray(m.policy) || !Array.isArray(m.optimizer))
+    return "'policy' and 'optimizer' must be lists of tensors";
   for (const e of [...m.policy, ...m.optimizer]) {
     const shapeOk = Array.isArray(e?.shape) && e.shape.every(isCount);
     const size = shapeOk ? e.shape.reduce((a, b) => a * b, 1) : -1;
-    if (typeof e?.name !== 'string' || !shapeOk || !isCount(e.offset) || e.length !== size || e.offset + e.length > m.totalValues) {
+    if (
+      typeof e?.name !== 'string' ||
+      !shapeOk ||
+      !isCount(e.offset) ||
+      e.length !== size ||
+      e.offset + e.length > m.totalValues
+    ) {
       return `tensor '${String(e?.name)}' (shape ${JSON.stringify(e?.shape)}, ${String(e?.length)} values at ${String(e?.offset)}) does not fit its ${m.totalValues} values`;
     }
   }
@@ -102,27 +138,37 @@ function blobProblem(m: CheckpointManifest, blob: Float32Array): string | null {
   if (m.weights !== undefined) {
     const sum = crc32(blobBytes(blob));
     if (blob.byteLength !== m.weights.bytes || sum !== m.weights.crc32) {
-      return `the weights do not match the manifest (${blob.byteLength} bytes, CRC ${sum}; the manifest says ${m.weights.bytes} bytes, CRC ${m.weights.crc32}): ` +
-        'they are damaged, or from another save (a mix of two iterations)';
+      return (
+        `the weights do not match the manifest (${blob.byteLength} bytes, CRC ${sum}; the manifest says ${m.weights.bytes} bytes, CRC ${m.weights.crc32}): ` +
+        'they are damaged, or from another save (a mix of two iterations)'
+      );
     }
   }
   for (const e of [...m.policy, ...m.optimizer]) {
     for (let i = e.offset; i < e.offset + e.length; i++) {
-      if (!Number.isFinite(blob[i])) return `tensor '${e.name}' holds ${blob[i]} at index ${i - e.offset}: the weights are damaged or the run diverged`;
+      if (!Number.isFinite(blob[i]))
+        return `tensor '${e.name}' holds ${blob[i]} at index ${i - e.offset}: the weights are damaged or the run diverged`;
     }
   }
   return null;
 }
 
 /** Checks a checkpoint (see the file comment) and returns its state; CheckpointFormatError names the part and the fix. */
-export function deserializeCheckpoint(manifest: CheckpointManifest, blob: Float32Array, place: CheckpointPlace = UNNAMED_PLACE): TrainerState {
+export function deserializeCheckpoint(
+  manifest: CheckpointManifest,
+  blob: Float32Array,
+  place: CheckpointPlace = UNNAMED_PLACE,
+): TrainerState {
   const inManifest = manifestProblem(manifest);
   if (inManifest) throw new CheckpointFormatError(`${place.manifest}: ${inManifest}. ${place.fix}`);
   const inBlob = blobProblem(manifest, blob);
   if (inBlob) throw new CheckpointFormatError(`${place.weights}: ${inBlob}. ${place.fix}`);
   const read = (e: TensorEntry) => ({ name: e.name, shape: e.shape, data: blob.slice(e.offset, e.offset + e.length) });
   return {
-    format: 'dreamgym-checkpoint/1', config: manifest.config, iteration: manifest.iteration, realSteps: manifest.realSteps,
+    format: 'dreamgym-checkpoint/1',
+    config: manifest.config,
+    iteration: manifest.iteration,
+    realSteps: manifest.realSteps,
     ...(manifest.dreamSteps !== undefined ? { dreamSteps: manifest.dreamSteps } : {}),
     ...(manifest.curriculum ? { curriculum: manifest.curriculum } : {}),
     policy: { signature: manifest.policySignature, tensors: manifest.policy.map(read) },
@@ -146,7 +192,9 @@ export class IndexedDbCheckpointStore implements CheckpointStore {
 
   private open(): Promise<IDBPDatabase> {
     this.db ??= openDB(IndexedDbCheckpointStore.DB_NAME, IndexedDbCheckpointStore.DB_VERSION, {
-      upgrade(db) { db.createObjectStore('checkpoints'); },
+      upgrade(db) {
+        db.createObjectStore('checkpoints');
+      },
     });
     return this.db;
   }
@@ -161,11 +209,13 @@ export class IndexedDbCheckpointStore implements CheckpointStore {
   /** The run's checkpoint, checked (deserializeCheckpoint); null when there is none. */
   async load(): Promise<TrainerState | null> {
     const db = await this.open();
-    const record = (await db.get('checkpoints', this.runId)) as { manifest: CheckpointManifest; blob: Float32Array } | undefined;
+    const record = (await db.get('checkpoints', this.runId)) as
+      { manifest: CheckpointManifest; blob: Float32Array } | undefined;
     if (!record) return null;
     const where = `The saved checkpoint of run '${this.runId}' (IndexedDB '${IndexedDbCheckpointStore.DB_NAME}')`;
     return deserializeCheckpoint(record.manifest, record.blob, {
-      manifest: `${where}, its manifest`, weights: `${where}, its weights`,
+      manifest: `${where}, its manifest`,
+      weights: `${where}, its weights`,
       fix: 'It cannot be resumed: start the run again (Train → Start), which replaces it, or delete the run on the Compare page.',
     });
   }

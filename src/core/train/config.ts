@@ -100,35 +100,100 @@ export interface TrainConfig extends PolicyGradientSettings {
 
 /** The settings every preset starts from (and the algorithm files' defaults, see `…ConfigFrom`). */
 export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'difficulty'>> = {
-  mode: 'real', llm: 'oracle:0,0', s2rRealFraction: 0.1, curriculum: false, lambda: 0.25, curriculumSeeds: 4, curriculumGrouping: 'task', curriculumClusters: 0, curriculumVariations: 'procedural',
-  retrievalK: 4, historyLength: 4, reasoning: true, llmPrior: false, algo: 'grpo', seed: DEFAULT_SEED, iterations: 60, tasksPerIteration: 8,
-  groupSize: 8, taskPool: 2000, learningRate: 3e-3, learningRateSchedule: 'constant', ...POLICY_GRADIENT_DEFAULTS, evalInterval: 10,
-  evalEpisodes: 50, finalEvalEpisodes: 200, realStepBudget: 40_000, llmTimeoutMs: 60_000, llmRetries: 2, llmConcurrency: 4,
+  mode: 'real',
+  llm: 'oracle:0,0',
+  s2rRealFraction: 0.1,
+  curriculum: false,
+  lambda: 0.25,
+  curriculumSeeds: 4,
+  curriculumGrouping: 'task',
+  curriculumClusters: 0,
+  curriculumVariations: 'procedural',
+  retrievalK: 4,
+  historyLength: 4,
+  reasoning: true,
+  llmPrior: false,
+  algo: 'grpo',
+  seed: DEFAULT_SEED,
+  iterations: 60,
+  tasksPerIteration: 8,
+  groupSize: 8,
+  taskPool: 2000,
+  learningRate: 3e-3,
+  learningRateSchedule: 'constant',
+  ...POLICY_GRADIENT_DEFAULTS,
+  evalInterval: 10,
+  evalEpisodes: 50,
+  finalEvalEpisodes: 200,
+  realStepBudget: 40_000,
+  llmTimeoutMs: 60_000,
+  llmRetries: 2,
+  llmConcurrency: 4,
   llmMaxFailures: DEFAULT_LLM_MAX_FAILURES,
 };
 
 /** The LLM demo presets' settings (see PRESETS). */
 const LLM_DEMO: Omit<TrainConfig, 'preset' | 'env' | 'difficulty'> = {
-  ...TRAIN_DEFAULTS, algo: 'ppo', iterations: 30, tasksPerIteration: 4, groupSize: 4, curriculum: true,
-  learningRate: 6e-3, learningRateSchedule: 'cosine', updateEpochs: 8, evalInterval: 10, evalEpisodes: 50,
+  ...TRAIN_DEFAULTS,
+  algo: 'ppo',
+  iterations: 30,
+  tasksPerIteration: 4,
+  groupSize: 4,
+  curriculum: true,
+  learningRate: 6e-3,
+  learningRateSchedule: 'cosine',
+  updateEpochs: 8,
+  evalInterval: 10,
+  evalEpisodes: 50,
 };
 
 export const PRESETS: Record<string, TrainConfig> = {
   'webshop-easy': { ...TRAIN_DEFAULTS, preset: 'webshop-easy', env: 'webshop-lite-v0', difficulty: 0, iterations: 100 },
-  'webshop-medium': { ...TRAIN_DEFAULTS, preset: 'webshop-medium', env: 'webshop-lite-v0', difficulty: 0.5, iterations: 100, realStepBudget: 80_000 },
-  'household-easy': { ...TRAIN_DEFAULTS, preset: 'household-easy', env: 'household-v0', difficulty: 0, iterations: 60, realStepBudget: 120_000 },
-  'household-medium': { ...TRAIN_DEFAULTS, preset: 'household-medium', env: 'household-v0', difficulty: 0.5, iterations: 100, realStepBudget: 200_000 },
+  'webshop-medium': {
+    ...TRAIN_DEFAULTS,
+    preset: 'webshop-medium',
+    env: 'webshop-lite-v0',
+    difficulty: 0.5,
+    iterations: 100,
+    realStepBudget: 80_000,
+  },
+  'household-easy': {
+    ...TRAIN_DEFAULTS,
+    preset: 'household-easy',
+    env: 'household-v0',
+    difficulty: 0,
+    iterations: 60,
+    realStepBudget: 120_000,
+  },
+  'household-medium': {
+    ...TRAIN_DEFAULTS,
+    preset: 'household-medium',
+    env: 'household-v0',
+    difficulty: 0.5,
+    iterations: 100,
+    realStepBudget: 200_000,
+  },
   // Sized for a language model dreaming at a few transitions per second: about 3,000 dreamed
   // transitions in all, PPO with more update epochs per batch and a decaying learning rate. Tuned
   // with the noisy oracle (oracle:0.1,0.1; README "Dreaming with a real LLM"): webshop learns
   // visibly in that budget; household episodes run ~48 steps, so its demo plays few episodes and
   // shows the dream at work rather than learning (household learns in ~100k steps).
   'webshop-llm-demo': { ...LLM_DEMO, preset: 'webshop-llm-demo', env: 'webshop-lite-v0', difficulty: 0 },
-  'household-llm-demo': { ...LLM_DEMO, preset: 'household-llm-demo', env: 'household-v0', difficulty: 0, iterations: 8, tasksPerIteration: 2 },
+  'household-llm-demo': {
+    ...LLM_DEMO,
+    preset: 'household-llm-demo',
+    env: 'household-v0',
+    difficulty: 0,
+    iterations: 8,
+    tasksPerIteration: 2,
+  },
 };
 
 export class ConfigError extends Error {
-  constructor(message: string) { super(message); this.name = 'ConfigError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
 }
 
 export function presetNames(): string[] {
@@ -141,28 +206,53 @@ export function getPreset(name: string): TrainConfig {
   return { ...preset };
 }
 
-type Rule = { kind: 'int' | 'number'; min: number; max: number } | { kind: 'choice'; values: readonly string[] } | { kind: 'string' } | { kind: 'boolean' } | { kind: 'llm' };
+type Rule =
+  | { kind: 'int' | 'number'; min: number; max: number }
+  | { kind: 'choice'; values: readonly string[] }
+  | { kind: 'string' }
+  | { kind: 'boolean' }
+  | { kind: 'llm' };
 
 const RULES: Record<keyof TrainConfig, Rule> = {
-  preset: { kind: 'string' }, env: { kind: 'string' },
-  mode: { kind: 'choice', values: MODES }, algo: { kind: 'choice', values: ALGORITHMS },
-  llm: { kind: 'llm' }, s2rRealFraction: { kind: 'number', min: 0.001, max: 1 }, curriculum: { kind: 'boolean' },
-  lambda: { kind: 'number', min: 0, max: 1 }, curriculumSeeds: { kind: 'int', min: 0, max: 4096 },
-  curriculumGrouping: { kind: 'choice', values: ['task', 'cluster'] }, curriculumClusters: { kind: 'int', min: 0, max: 4096 },
+  preset: { kind: 'string' },
+  env: { kind: 'string' },
+  mode: { kind: 'choice', values: MODES },
+  algo: { kind: 'choice', values: ALGORITHMS },
+  llm: { kind: 'llm' },
+  s2rRealFraction: { kind: 'number', min: 0.001, max: 1 },
+  curriculum: { kind: 'boolean' },
+  lambda: { kind: 'number', min: 0, max: 1 },
+  curriculumSeeds: { kind: 'int', min: 0, max: 4096 },
+  curriculumGrouping: { kind: 'choice', values: ['task', 'cluster'] },
+  curriculumClusters: { kind: 'int', min: 0, max: 4096 },
   curriculumVariations: { kind: 'choice', values: ['procedural', 'llm', 'both'] },
-  retrievalK: { kind: 'int', min: 0, max: 64 }, historyLength: { kind: 'int', min: 0, max: 100 }, reasoning: { kind: 'boolean' },
+  retrievalK: { kind: 'int', min: 0, max: 64 },
+  historyLength: { kind: 'int', min: 0, max: 100 },
+  reasoning: { kind: 'boolean' },
   llmPrior: { kind: 'boolean' },
-  seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 }, difficulty: { kind: 'number', min: 0, max: 1 },
-  iterations: { kind: 'int', min: 1, max: 1_000_000 }, tasksPerIteration: { kind: 'int', min: 1, max: 4096 },
-  groupSize: { kind: 'int', min: 1, max: 256 }, taskPool: { kind: 'int', min: 1, max: 999_999_999 },
-  learningRate: { kind: 'number', min: 1e-7, max: 1 }, learningRateSchedule: { kind: 'choice', values: ['constant', 'cosine', 'linear'] }, gamma: { kind: 'number', min: 0, max: 1 },
-  gaeLambda: { kind: 'number', min: 0, max: 1 }, clipEpsilon: { kind: 'number', min: 0.001, max: 10 },
-  entropyCoef: { kind: 'number', min: 0, max: 10 }, klCoef: { kind: 'number', min: 0, max: 10 },
-  valueCoef: { kind: 'number', min: 0, max: 10 }, updateEpochs: { kind: 'int', min: 1, max: 100 },
-  minibatches: { kind: 'int', min: 1, max: 1024 }, maxGradNorm: { kind: 'number', min: 0.001, max: 1e6 },
-  evalInterval: { kind: 'int', min: 0, max: 1_000_000 }, evalEpisodes: { kind: 'int', min: 1, max: 100_000 },
-  finalEvalEpisodes: { kind: 'int', min: 1, max: 100_000 }, realStepBudget: { kind: 'int', min: 1, max: 1e12 },
-  llmTimeoutMs: { kind: 'int', min: 1, max: 3_600_000 }, llmRetries: { kind: 'int', min: 0, max: 20 },
+  seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 },
+  difficulty: { kind: 'number', min: 0, max: 1 },
+  iterations: { kind: 'int', min: 1, max: 1_000_000 },
+  tasksPerIteration: { kind: 'int', min: 1, max: 4096 },
+  groupSize: { kind: 'int', min: 1, max: 256 },
+  taskPool: { kind: 'int', min: 1, max: 999_999_999 },
+  learningRate: { kind: 'number', min: 1e-7, max: 1 },
+  learningRateSchedule: { kind: 'choice', values: ['constant', 'cosine', 'linear'] },
+  gamma: { kind: 'number', min: 0, max: 1 },
+  gaeLambda: { kind: 'number', min: 0, max: 1 },
+  clipEpsilon: { kind: 'number', min: 0.001, max: 10 },
+  entropyCoef: { kind: 'number', min: 0, max: 10 },
+  klCoef: { kind: 'number', min: 0, max: 10 },
+  valueCoef: { kind: 'number', min: 0, max: 10 },
+  updateEpochs: { kind: 'int', min: 1, max: 100 },
+  minibatches: { kind: 'int', min: 1, max: 1024 },
+  maxGradNorm: { kind: 'number', min: 0.001, max: 1e6 },
+  evalInterval: { kind: 'int', min: 0, max: 1_000_000 },
+  evalEpisodes: { kind: 'int', min: 1, max: 100_000 },
+  finalEvalEpisodes: { kind: 'int', min: 1, max: 100_000 },
+  realStepBudget: { kind: 'int', min: 1, max: 1e12 },
+  llmTimeoutMs: { kind: 'int', min: 1, max: 3_600_000 },
+  llmRetries: { kind: 'int', min: 0, max: 20 },
   llmConcurrency: { kind: 'int', min: 1, max: 256 },
   llmMaxFailures: { kind: 'int', min: 1, max: 1_000_000 },
 };
@@ -190,7 +280,8 @@ export function withDefaults(config: Partial<TrainConfig>): TrainConfig {
 
 /** Why a config.llm value is not an engine spec (null: it is one). */
 function llmProblem(value: unknown): string | null {
-  if (typeof value !== 'string' || !value) return `must be an engine spec such as 'oracle:0.1,0.1'; got ${JSON.stringify(value)}`;
+  if (typeof value !== 'string' || !value)
+    return `must be an engine spec such as 'oracle:0.1,0.1'; got ${JSON.stringify(value)}`;
   try {
     parseLlmSpec(value);
     return null;
@@ -204,27 +295,39 @@ function settingProblem(key: keyof TrainConfig, value: unknown): string | null {
   const rule = RULES[key];
   if (value === undefined) return `'${key}' is missing`;
   if (rule.kind === 'choice') {
-    return rule.values.includes(value as string) ? null : `'${key}' must be one of ${rule.values.join(', ')}; got ${JSON.stringify(value)}`;
+    return rule.values.includes(value as string)
+      ? null
+      : `'${key}' must be one of ${rule.values.join(', ')}; got ${JSON.stringify(value)}`;
   }
-  if (rule.kind === 'boolean') return typeof value === 'boolean' ? null : `'${key}' must be true or false; got ${JSON.stringify(value)}`;
+  if (rule.kind === 'boolean')
+    return typeof value === 'boolean' ? null : `'${key}' must be true or false; got ${JSON.stringify(value)}`;
   if (rule.kind === 'llm') {
     const problem = llmProblem(value);
     return problem ? `'${key}' ${problem}` : null;
   }
-  if (rule.kind === 'string') return typeof value === 'string' && value ? null : `'${key}' must be a non-empty string; got ${JSON.stringify(value)}`;
+  if (rule.kind === 'string')
+    return typeof value === 'string' && value
+      ? null
+      : `'${key}' must be a non-empty string; got ${JSON.stringify(value)}`;
   const ok = typeof value === 'number' && Number.isFinite(value) && (rule.kind === 'number' || Number.isInteger(value));
-  if (!ok) return `'${key}' must be ${rule.kind === 'int' ? 'an integer' : 'a number'} in ${rule.min}..${rule.max}; got ${JSON.stringify(value)}`;
-  if ((value as number) < rule.min || (value as number) > rule.max) return `'${key}' must be within ${rule.min}..${rule.max}; got ${value}`;
+  if (!ok)
+    return `'${key}' must be ${rule.kind === 'int' ? 'an integer' : 'a number'} in ${rule.min}..${rule.max}; got ${JSON.stringify(value)}`;
+  if ((value as number) < rule.min || (value as number) > rule.max)
+    return `'${key}' must be within ${rule.min}..${rule.max}; got ${value}`;
   return null;
 }
 
 function unknownSettings(settings: Record<string, unknown>, valid: readonly string[]): string[] {
-  return Object.keys(settings).filter((key) => !isSettingName(key) || !valid.includes(key))
+  return Object.keys(settings)
+    .filter((key) => !isSettingName(key) || !valid.includes(key))
     .map((key) => `unknown setting '${key}'; valid settings: ${valid.join(', ')}`);
 }
 
 /** Checks some settings (e.g. the LLM_SETTING_NAMES of a dream command's --set); throws a ConfigError listing every bad one. */
-export function validateSettings<K extends keyof TrainConfig>(settings: Record<string, unknown>, valid: readonly K[]): Pick<TrainConfig, K> {
+export function validateSettings<K extends keyof TrainConfig>(
+  settings: Record<string, unknown>,
+  valid: readonly K[],
+): Pick<TrainConfig, K> {
   const problems = unknownSettings(settings, valid);
   for (const key of Object.keys(settings)) {
     if (!isSettingName(key) || !valid.includes(key as K)) continue;
@@ -243,11 +346,15 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
     if (problem) problems.push(problem);
   }
   if (config.mode === 'real' && (config.curriculumVariations === 'llm' || config.curriculumVariations === 'both')) {
-    problems.push(`'curriculumVariations' ${config.curriculumVariations} writes dream-only tasks (no real env can play an LLM-written task), ` +
-      "but mode 'real' has no dream phase; use mode dream or s2r (s2r plays them in its dream phase only), or curriculumVariations=procedural");
+    problems.push(
+      `'curriculumVariations' ${config.curriculumVariations} writes dream-only tasks (no real env can play an LLM-written task), ` +
+        "but mode 'real' has no dream phase; use mode dream or s2r (s2r plays them in its dream phase only), or curriculumVariations=procedural",
+    );
   }
   if (typeof config.klCoef === 'number' && config.klCoef > 0 && config.algo !== 'grpo') {
-    problems.push(`'klCoef' ${config.klCoef} is GRPO's KL penalty to the initial policy, but algo is ${JSON.stringify(config.algo)}; use algo grpo or klCoef 0`);
+    problems.push(
+      `'klCoef' ${config.klCoef} is GRPO's KL penalty to the initial policy, but algo is ${JSON.stringify(config.algo)}; use algo grpo or klCoef 0`,
+    );
   }
   if (problems.length) throw new ConfigError(`Invalid training config:\n- ${problems.join('\n- ')}`);
   return config as unknown as TrainConfig;

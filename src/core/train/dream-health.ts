@@ -18,7 +18,8 @@ export interface DreamWarning {
 /** Dream iterations with no success before "no success" is said (one or two can be bad luck). */
 export const QUIET_DREAM_ITERATIONS = 5;
 
-const GROUNDING = 'Likely cause: the experience model is not grounded — an empty or wrong replay buffer (load the ' +
+const GROUNDING =
+  'Likely cause: the experience model is not grounded — an empty or wrong replay buffer (load the ' +
   'shipped datasets on Buffer), a model of another environment, or a model that never learned (try one step on Setup).';
 
 /** The warnings that hold for a run's history so far (dream-phase iterations only; none for real runs). */
@@ -28,17 +29,29 @@ export function dreamWarnings(history: readonly IterationRecord[], quiet = QUIET
   const warnings: DreamWarning[] = [];
   const first = dream.slice(0, quiet);
   if (first.length >= quiet && first.every((r) => r.metrics['dream/success_rate'] === 0)) {
-    warnings.push({ kind: 'no-success', message: `The dream judged no episode a success in its first ${quiet} iterations, so ` +
-      `the agent has no reward to learn from. ${GROUNDING}` });
+    warnings.push({
+      kind: 'no-success',
+      message:
+        `The dream judged no episode a success in its first ${quiet} iterations, so ` +
+        `the agent has no reward to learn from. ${GROUNDING}`,
+    });
   }
   if (dream.every((r) => r.metrics['dream/truncated_rate'] === 1)) {
-    warnings.push({ kind: 'step-limit', message: `Every dreamed episode so far ran to the step limit (${dream.length} ` +
-      `iteration${dream.length === 1 ? '' : 's'}): the experience model never ends an episode. ${GROUNDING}` });
+    warnings.push({
+      kind: 'step-limit',
+      message:
+        `Every dreamed episode so far ran to the step limit (${dream.length} ` +
+        `iteration${dream.length === 1 ? '' : 's'}): the experience model never ends an episode. ${GROUNDING}`,
+    });
   }
   if (dream.every((r) => r.metrics['dream/episode_length'] <= 1 && r.metrics['dream/truncated_rate'] !== 1)) {
-    warnings.push({ kind: 'first-step', message: 'Every dreamed episode so far ended at its first step: the experience ' +
-      'model ends episodes at once, so the agent learns nothing of the task. Likely cause: a model trained on too little ' +
-      'data, or without failed endings to learn a verdict from (audit it: npm run dreamgym -- audit).' });
+    warnings.push({
+      kind: 'first-step',
+      message:
+        'Every dreamed episode so far ended at its first step: the experience ' +
+        'model ends episodes at once, so the agent learns nothing of the task. Likely cause: a model trained on too little ' +
+        'data, or without failed endings to learn a verdict from (audit it: npm run dreamgym -- audit).',
+    });
   }
   return warnings;
 }

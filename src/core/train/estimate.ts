@@ -42,8 +42,18 @@ export interface EnvTypicals {
  * and action, mostly a GRPO group's members stepping alike).
  */
 export const ENV_TYPICALS: Record<string, EnvTypicals> = {
-  'webshop-lite-v0': { stepsPerEpisode: 5.3, tokensPerTransition: 682, cacheHitRate: 0.15, learnedTransitionsPerSecond: 35.4 },
-  'household-v0': { stepsPerEpisode: 48, tokensPerTransition: 638, cacheHitRate: 0, learnedTransitionsPerSecond: 134.3 },
+  'webshop-lite-v0': {
+    stepsPerEpisode: 5.3,
+    tokensPerTransition: 682,
+    cacheHitRate: 0.15,
+    learnedTransitionsPerSecond: 35.4,
+  },
+  'household-v0': {
+    stepsPerEpisode: 48,
+    tokensPerTransition: 638,
+    cacheHitRate: 0,
+    learnedTransitionsPerSecond: 134.3,
+  },
 };
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
 
@@ -53,21 +63,57 @@ const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition
  * wllama on a laptop CPU ≈ 20 s (0.5B Q4, ~10 tokens/s decode); a local server (Ollama,
  * llama-server) ≈ 2 s per call, a few at once; vLLM on a GPU server ≈ 1 s per call with many at once.
  */
-export function assumedSpeed(llm: string, config: Pick<TrainConfig, 'llmConcurrency'> & Partial<Pick<TrainConfig, 'env'>>): EngineSpeed {
+export function assumedSpeed(
+  llm: string,
+  config: Pick<TrainConfig, 'llmConcurrency'> & Partial<Pick<TrainConfig, 'env'>>,
+): EngineSpeed {
   const kind: EngineKind = parseLlmSpec(llm).kind;
   switch (kind) {
-    case 'webllm': return { secondsPerTransition: 3, parallel: 1, measured: false, source: 'assumed: WebLLM, a 0.5–1.5B model on a laptop GPU' };
-    case 'wllama': return { secondsPerTransition: 20, parallel: 1, measured: false, source: 'assumed: wllama, a 0.5B Q4 model on a laptop CPU' };
-    case 'openai': return { secondsPerTransition: 2, parallel: config.llmConcurrency, measured: false,
-      source: `assumed: a local server, ${config.llmConcurrency} calls at once if it batches them (llmConcurrency)` };
+    case 'webllm':
+      return {
+        secondsPerTransition: 3,
+        parallel: 1,
+        measured: false,
+        source: 'assumed: WebLLM, a 0.5–1.5B model on a laptop GPU',
+      };
+    case 'wllama':
+      return {
+        secondsPerTransition: 20,
+        parallel: 1,
+        measured: false,
+        source: 'assumed: wllama, a 0.5B Q4 model on a laptop CPU',
+      };
+    case 'openai':
+      return {
+        secondsPerTransition: 2,
+        parallel: config.llmConcurrency,
+        measured: false,
+        source: `assumed: a local server, ${config.llmConcurrency} calls at once if it batches them (llmConcurrency)`,
+      };
     case 'learned': {
       // A long-answer env (webshop's results pages) dreams several times slower than a short one.
       const rate = ENV_TYPICALS[config.env ?? '']?.learnedTransitionsPerSecond;
       return rate
-        ? { secondsPerTransition: 1 / rate, parallel: 1, measured: false, source: `typical: the shipped ${config.env} learned model, ${rate} transitions/s in batches on one wasm thread` }
-        : { secondsPerTransition: 0.01, parallel: 1, measured: false, source: 'assumed: a learned model, decoding in batches' };
+        ? {
+            secondsPerTransition: 1 / rate,
+            parallel: 1,
+            measured: false,
+            source: `typical: the shipped ${config.env} learned model, ${rate} transitions/s in batches on one wasm thread`,
+          }
+        : {
+            secondsPerTransition: 0.01,
+            parallel: 1,
+            measured: false,
+            source: 'assumed: a learned model, decoding in batches',
+          };
     }
-    case 'oracle': return { secondsPerTransition: 0.001, parallel: 1, measured: false, source: 'the noisy oracle: no model calls, only real env steps' };
+    case 'oracle':
+      return {
+        secondsPerTransition: 0.001,
+        parallel: 1,
+        measured: false,
+        source: 'the noisy oracle: no model calls, only real env steps',
+      };
   }
 }
 
@@ -99,26 +145,40 @@ export interface EstimateInputs {
   cacheHitRate?: number;
 }
 
-type EstimateConfig = Pick<TrainConfig, 'mode' | 'env' | 'llm' | 'iterations' | 'tasksPerIteration' | 'groupSize' | 'llmConcurrency'>;
+type EstimateConfig = Pick<
+  TrainConfig,
+  'mode' | 'env' | 'llm' | 'iterations' | 'tasksPerIteration' | 'groupSize' | 'llmConcurrency'
+>;
 
 export function estimateDreamCost(config: EstimateConfig, inputs: EstimateInputs = {}): DreamCostEstimate {
   const typicals = ENV_TYPICALS[config.env] ?? FALLBACK_TYPICALS;
-  const stepLimit = listEnvDefinitions().some((d) => d.id === config.env) ? getEnvDefinition(config.env).defaultStepLimit : typicals.stepsPerEpisode * 2;
+  const stepLimit = listEnvDefinitions().some((d) => d.id === config.env)
+    ? getEnvDefinition(config.env).defaultStepLimit
+    : typicals.stepsPerEpisode * 2;
   const kind = parseLlmSpec(config.llm).kind;
   const iterations = config.mode === 'real' ? 0 : config.iterations;
   const episodes = iterations * config.tasksPerIteration * config.groupSize;
   const transitions = Math.round(episodes * Math.min(stepLimit, typicals.stepsPerEpisode));
   // The chat and learned models keep a transition cache (repeated task, history and action); the oracle answers everything itself.
   const cached = kind !== 'oracle';
-  const cacheHitRate = cached ? inputs.cacheHitRate ?? typicals.cacheHitRate : 0;
+  const cacheHitRate = cached ? (inputs.cacheHitRate ?? typicals.cacheHitRate) : 0;
   const calls = Math.round(transitions * (1 - cacheHitRate));
   const talks = kind === 'openai' || kind === 'webllm' || kind === 'wllama';
-  const tokensPerTransition = talks ? inputs.tokensPerTransition ?? typicals.tokensPerTransition : 0;
+  const tokensPerTransition = talks ? (inputs.tokensPerTransition ?? typicals.tokensPerTransition) : 0;
   const speed = inputs.speed ?? assumedSpeed(config.llm, config);
   return {
-    iterations, episodes, transitions, transitionsAtMost: episodes * stepLimit, cacheHitRate, cacheMeasured: inputs.cacheHitRate !== undefined,
-    calls, tokensPerTransition, tokensMeasured: inputs.tokensPerTransition !== undefined, tokens: Math.round(calls * tokensPerTransition),
-    seconds: (calls * speed.secondsPerTransition) / Math.max(1, speed.parallel), speed,
+    iterations,
+    episodes,
+    transitions,
+    transitionsAtMost: episodes * stepLimit,
+    cacheHitRate,
+    cacheMeasured: inputs.cacheHitRate !== undefined,
+    calls,
+    tokensPerTransition,
+    tokensMeasured: inputs.tokensPerTransition !== undefined,
+    tokens: Math.round(calls * tokensPerTransition),
+    seconds: (calls * speed.secondsPerTransition) / Math.max(1, speed.parallel),
+    speed,
   };
 }
 
@@ -128,9 +188,17 @@ function count(n: number): string {
 
 /** The estimate in a sentence (page and CLI); `duration` formats seconds. */
 export function describeEstimate(e: DreamCostEstimate, duration: (seconds: number) => string): string {
-  const cache = e.cacheHitRate > 0 ? `, ${Math.round(e.cacheHitRate * 100)}% of them from the transition cache (${e.cacheMeasured ? 'measured' : 'assumed'})` : '';
-  const tokens = e.tokensPerTransition > 0 ? `, ≈ ${count(e.tokens)} tokens (${e.tokensPerTransition} a transition, ${e.tokensMeasured ? 'measured' : 'estimated'})` : '';
+  const cache =
+    e.cacheHitRate > 0
+      ? `, ${Math.round(e.cacheHitRate * 100)}% of them from the transition cache (${e.cacheMeasured ? 'measured' : 'assumed'})`
+      : '';
+  const tokens =
+    e.tokensPerTransition > 0
+      ? `, ≈ ${count(e.tokens)} tokens (${e.tokensPerTransition} a transition, ${e.tokensMeasured ? 'measured' : 'estimated'})`
+      : '';
   const parallel = e.speed.parallel > 1 ? ` with ${e.speed.parallel} calls at once` : '';
-  return `Estimate: ≈ ${count(e.transitions)} dreamed transitions (at most ${count(e.transitionsAtMost)}) in ${e.iterations} iterations${cache}` +
-    `; ≈ ${count(e.calls)} model calls${tokens}; ≈ ${duration(e.seconds)} of model time at ${e.speed.secondsPerTransition < 0.1 ? `${Math.round(1 / e.speed.secondsPerTransition)} transitions/s` : `${e.speed.secondsPerTransition.toFixed(1)} s per transition`}${parallel} (${e.speed.source}).`;
+  return (
+    `Estimate: ≈ ${count(e.transitions)} dreamed transitions (at most ${count(e.transitionsAtMost)}) in ${e.iterations} iterations${cache}` +
+    `; ≈ ${count(e.calls)} model calls${tokens}; ≈ ${duration(e.seconds)} of model time at ${e.speed.secondsPerTransition < 0.1 ? `${Math.round(1 / e.speed.secondsPerTransition)} transitions/s` : `${e.speed.secondsPerTransition.toFixed(1)} s per transition`}${parallel} (${e.speed.source}).`
+  );
 }

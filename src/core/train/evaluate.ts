@@ -9,24 +9,48 @@ import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
 
-export interface EvalResult { success: number; score: number; episodes: number; meanSteps: number }
+export interface EvalResult {
+  success: number;
+  score: number;
+  episodes: number;
+  meanSteps: number;
+}
 
 /** How one greedy episode ended. */
-export interface GreedyOutcome { success: boolean; score: number; return: number; length: number }
+export interface GreedyOutcome {
+  success: boolean;
+  score: number;
+  return: number;
+  length: number;
+}
 
 /**
  * Plays greedy episodes from their first observations, all stepped together (one batched policy
  * call per step). An episode ends when it terminates, is truncated, or has nothing to choose from.
  */
-export async function playGreedy(policy: CandidatePolicy, starts: readonly { env: Env; task: Task; obs: Observation }[], stepLimit: number): Promise<GreedyOutcome[]> {
+export async function playGreedy(
+  policy: CandidatePolicy,
+  starts: readonly { env: Env; task: Task; obs: Observation }[],
+  stepLimit: number,
+): Promise<GreedyOutcome[]> {
   const rng = Rng.fromSeed(0, 'eval'); // unused by greedy acting; act() takes a stream
-  const running = starts.map((s) => ({ ...s, actions: [] as string[], done: s.obs.admissible.length === 0,
-    outcome: { success: false, score: 0, return: 0, length: 0 } as GreedyOutcome }));
+  const running = starts.map((s) => ({
+    ...s,
+    actions: [] as string[],
+    done: s.obs.admissible.length === 0,
+    outcome: { success: false, score: 0, return: 0, length: 0 } as GreedyOutcome,
+  }));
   for (let t = 0; ; t++) {
     const active = running.filter((e) => !e.done);
     if (active.length === 0) break;
-    const states: PolicyState[] = active.map((e) => ({ instruction: e.task.instruction, observation: e.obs.text,
-      admissible: e.obs.admissible, step: t, maxSteps: stepLimit, previousActions: e.actions }));
+    const states: PolicyState[] = active.map((e) => ({
+      instruction: e.task.instruction,
+      observation: e.obs.text,
+      admissible: e.obs.admissible,
+      step: t,
+      maxSteps: stepLimit,
+      previousActions: e.actions,
+    }));
     const acted = await policy.act(states, rng, { greedy: true });
     for (let i = 0; i < active.length; i++) {
       const e = active[i];
@@ -46,9 +70,17 @@ export async function playGreedy(policy: CandidatePolicy, starts: readonly { env
 }
 
 /** Greedy success and score on `episodes` held-out tasks of a registered env (in chunks, for batched inference). */
-export async function evaluatePolicy(policy: CandidatePolicy, envId: string, difficulty: number, episodes: number, chunk = 100): Promise<EvalResult> {
+export async function evaluatePolicy(
+  policy: CandidatePolicy,
+  envId: string,
+  difficulty: number,
+  episodes: number,
+  chunk = 100,
+): Promise<EvalResult> {
   const definition = getEnvDefinition(envId);
-  let successes = 0, score = 0, steps = 0;
+  let successes = 0,
+    score = 0,
+    steps = 0;
   for (let start = 0; start < episodes; start += chunk) {
     const starts: { env: Env; task: Task; obs: Observation }[] = [];
     for (let seed = HELD_OUT_SEED_BASE + start; seed < HELD_OUT_SEED_BASE + Math.min(episodes, start + chunk); seed++) {
@@ -66,25 +98,69 @@ export async function evaluatePolicy(policy: CandidatePolicy, envId: string, dif
 }
 
 /** One greedy episode of `policy` in a real env, recorded as a trajectory (the on-policy audit plays these). */
-export async function recordGreedyEpisode(policy: CandidatePolicy, env: Env, task: Task, seed: number, name = 'agent'): Promise<Trajectory> {
+export async function recordGreedyEpisode(
+  policy: CandidatePolicy,
+  env: Env,
+  task: Task,
+  seed: number,
+  name = 'agent',
+): Promise<Trajectory> {
   const rng = Rng.fromSeed(seed, 'greedy-record');
   let obs = await env.reset({ seed, task });
   const steps: Step[] = [];
   const stepLimit = getEnvDefinition(env.id).defaultStepLimit;
   let result: StepResult | null = null;
   while (obs.admissible.length > 0) {
-    const acted = await policy.act([{ instruction: task.instruction, observation: obs.text, admissible: obs.admissible, step: steps.length,
-      maxSteps: stepLimit, previousActions: steps.map((s) => s.action) }], rng, { greedy: true });
+    const acted = await policy.act(
+      [
+        {
+          instruction: task.instruction,
+          observation: obs.text,
+          admissible: obs.admissible,
+          step: steps.length,
+          maxSteps: stepLimit,
+          previousActions: steps.map((s) => s.action),
+        },
+      ],
+      rng,
+      { greedy: true },
+    );
     const action = acted.actions[0];
     result = await env.step(action);
-    steps.push({ observation: obs.text, admissible: obs.admissible, action, reward: result.reward, terminated: result.terminated, truncated: result.truncated, valid: result.info.valid });
+    steps.push({
+      observation: obs.text,
+      admissible: obs.admissible,
+      action,
+      reward: result.reward,
+      terminated: result.terminated,
+      truncated: result.truncated,
+      valid: result.info.valid,
+    });
     obs = result;
     if (result.terminated || result.truncated) break;
   }
   const success = result?.info.success ?? false;
   return {
-    format: 'dreamgym-trajectory/1', id: `${env.id}/${name}/${seed}`, env: env.id, seed, source: 'agent', task, steps, final_observation: obs.text,
-    result: { reward: steps.reduce((s, x) => s + x.reward, 0), success, score: result?.info.score ?? (success ? 1 : 0), steps: steps.length,
-      terminate_reason: success ? 'success' : result?.terminated ? 'terminated' : result?.truncated ? 'truncated' : 'unfinished' },
+    format: 'dreamgym-trajectory/1',
+    id: `${env.id}/${name}/${seed}`,
+    env: env.id,
+    seed,
+    source: 'agent',
+    task,
+    steps,
+    final_observation: obs.text,
+    result: {
+      reward: steps.reduce((s, x) => s + x.reward, 0),
+      success,
+      score: result?.info.score ?? (success ? 1 : 0),
+      steps: steps.length,
+      terminate_reason: success
+        ? 'success'
+        : result?.terminated
+          ? 'terminated'
+          : result?.truncated
+            ? 'truncated'
+            : 'unfinished',
+    },
   };
 }

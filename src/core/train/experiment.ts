@@ -68,13 +68,37 @@ export interface ExperimentDeps {
 
 export type ExperimentProgress =
   | { kind: 'start'; job: number; jobs: number; label: string }
-  | { kind: 'iteration'; job: number; jobs: number; label: string; iteration: number; iterations: number; phase: 'real' | 'dream';
-    /** The rollouts' success as their judge saw it: the real env in a real phase, the dream in a dream phase; null when the budget cut every episode. */
-    success: number | null; realSteps: number; dreamSteps: number }
-  | { kind: 'done'; job: number; jobs: number; label: string; success: number; score: number; realSteps: number; dreamSteps: number; wallSeconds: number };
+  | {
+      kind: 'iteration';
+      job: number;
+      jobs: number;
+      label: string;
+      iteration: number;
+      iterations: number;
+      phase: 'real' | 'dream';
+      /** The rollouts' success as their judge saw it: the real env in a real phase, the dream in a dream phase; null when the budget cut every episode. */
+      success: number | null;
+      realSteps: number;
+      dreamSteps: number;
+    }
+  | {
+      kind: 'done';
+      job: number;
+      jobs: number;
+      label: string;
+      success: number;
+      score: number;
+      realSteps: number;
+      dreamSteps: number;
+      wallSeconds: number;
+    };
 
 /** Mean and (population) standard deviation over seeds, with the per-seed values. */
-export interface Stat { mean: number; std: number; values: number[] }
+export interface Stat {
+  mean: number;
+  std: number;
+  values: number[];
+}
 
 export interface RowResult {
   id: string;
@@ -113,7 +137,10 @@ export interface EnvSetup {
   s2rRealBudget: number;
 }
 
-export interface EnvTable { setup: EnvSetup; rows: RowResult[] }
+export interface EnvTable {
+  setup: EnvSetup;
+  rows: RowResult[];
+}
 
 export interface TableResult {
   table: 1 | 2;
@@ -130,7 +157,14 @@ export interface TableResult {
 
 export const GRID_EPSILONS = [0, 0.1, 0.3] as const;
 
-export interface GridCell { epsilonReward: number; epsilonTransition: number; label: string; success: Stat; score: Stat; dreamSteps: Stat }
+export interface GridCell {
+  epsilonReward: number;
+  epsilonTransition: number;
+  label: string;
+  success: Stat;
+  score: Stat;
+  dreamSteps: Stat;
+}
 
 export interface GridEnvResult {
   setup: EnvSetup;
@@ -147,7 +181,14 @@ export interface GridEnvResult {
   verdict: 'reward error hurts more' | 'transition error hurts more' | 'no clear difference';
 }
 
-export interface GridResult { epsilons: number[]; seeds: number[]; quick: boolean; envs: GridEnvResult[]; notes: string[]; computeSeconds: number }
+export interface GridResult {
+  epsilons: number[];
+  seeds: number[];
+  quick: boolean;
+  envs: GridEnvResult[];
+  notes: string[];
+  computeSeconds: number;
+}
 
 export interface TransferResult {
   llm: string;
@@ -157,7 +198,13 @@ export interface TransferResult {
   /** Target envs (columns) and their setups. */
   targets: EnvSetup[];
   /** One row per training env: held-out success/score in every target env (the diagonal is in-domain). */
-  rows: { trainedIn: string; label: string; success: Record<string, Stat>; score: Record<string, Stat>; dreamSteps: Stat }[];
+  rows: {
+    trainedIn: string;
+    label: string;
+    success: Record<string, Stat>;
+    score: Record<string, Stat>;
+    dreamSteps: Stat;
+  }[];
   /** The random policy in each target env, for reference. */
   random: { success: Record<string, Stat>; score: Record<string, Stat> };
   notes: string[];
@@ -166,36 +213,63 @@ export interface TransferResult {
 }
 
 export class ExperimentError extends Error {
-  constructor(message: string) { super(message); this.name = 'ExperimentError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExperimentError';
+  }
 }
 
 // ---- presets and configs ----------------------------------------------------------------------
 
 /** What --quick changes: a smoke run, not a result. */
-export const QUICK_OVERRIDES: Partial<TrainConfig> = { iterations: 4, tasksPerIteration: 4, groupSize: 4, finalEvalEpisodes: 30, realStepBudget: 2000 };
+export const QUICK_OVERRIDES: Partial<TrainConfig> = {
+  iterations: 4,
+  tasksPerIteration: 4,
+  groupSize: 4,
+  finalEvalEpisodes: 30,
+  realStepBudget: 2000,
+};
 
 /** The env's preset of a size (webshop-lite-v0 → webshop-easy or webshop-llm-demo, household-v0 → household-…). */
 export function presetForEnv(envId: string, size: ExperimentSize = 'easy'): TrainConfig {
   const preset = Object.values(PRESETS).find((p) => p.env === envId && p.preset.endsWith(`-${size}`));
   if (!preset) {
-    const valid = Object.values(PRESETS).filter((p) => p.preset.endsWith(`-${size}`)).map((p) => p.env);
-    throw new ExperimentError(`No ${size} preset for environment '${envId}'. Valid envs: ${[...new Set(valid)].join(', ')}.`);
+    const valid = Object.values(PRESETS)
+      .filter((p) => p.preset.endsWith(`-${size}`))
+      .map((p) => p.env);
+    throw new ExperimentError(
+      `No ${size} preset for environment '${envId}'. Valid envs: ${[...new Set(valid)].join(', ')}.`,
+    );
   }
   return { ...preset };
 }
 
 function baseConfig(envId: string, options: ExperimentOptions): TrainConfig {
-  return { ...presetForEnv(envId, options.size), ...(options.quick ? QUICK_OVERRIDES : {}), ...(options.overrides ?? {}), evalInterval: 0 };
+  return {
+    ...presetForEnv(envId, options.size),
+    ...(options.quick ? QUICK_OVERRIDES : {}),
+    ...(options.overrides ?? {}),
+    evalInterval: 0,
+  };
 }
 
 function setupOf(config: TrainConfig): EnvSetup {
-  return { env: config.env, preset: config.preset, difficulty: config.difficulty, heldOutTasks: config.finalEvalEpisodes,
-    iterations: config.iterations, tasksPerIteration: config.tasksPerIteration, groupSize: config.groupSize,
-    realStepBudget: config.realStepBudget, s2rRealBudget: Math.round(config.s2rRealFraction * config.realStepBudget) };
+  return {
+    env: config.env,
+    preset: config.preset,
+    difficulty: config.difficulty,
+    heldOutTasks: config.finalEvalEpisodes,
+    iterations: config.iterations,
+    tasksPerIteration: config.tasksPerIteration,
+    groupSize: config.groupSize,
+    realStepBudget: config.realStepBudget,
+    s2rRealBudget: Math.round(config.s2rRealFraction * config.realStepBudget),
+  };
 }
 
 function seedList(options: ExperimentOptions): number[] {
-  if (!Number.isInteger(options.seeds) || options.seeds < 1) throw new ExperimentError(`seeds must be a positive integer; got ${options.seeds}.`);
+  if (!Number.isInteger(options.seeds) || options.seeds < 1)
+    throw new ExperimentError(`seeds must be a positive integer; got ${options.seeds}.`);
   return Array.from({ length: options.seeds }, (_, i) => i + 1);
 }
 
@@ -237,12 +311,17 @@ interface Job {
   run(report: (e: IterationReport) => void): Promise<Outcome>;
 }
 
-interface Plan<T> { jobs: Job[]; assemble(outcomes: Outcome[]): T }
+interface Plan<T> {
+  jobs: Job[];
+  assemble(outcomes: Outcome[]): T;
+}
 
 class Context {
   private readonly datasets = new Map<string, Promise<readonly Trajectory[] | null>>();
   constructor(readonly deps: ExperimentDeps) {}
-  now(): number { return this.deps.now?.() ?? 0; }
+  now(): number {
+    return this.deps.now?.() ?? 0;
+  }
 
   /** A fresh in-memory buffer seeded from the env's shipped dataset (parsed once per env). */
   async freshBuffer(envId: string): Promise<ReplayBuffer> {
@@ -253,7 +332,8 @@ class Context {
     }
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     const trajectories = await data;
-    if (trajectories?.length) await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: this.now() });
+    if (trajectories?.length)
+      await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: this.now() });
     return buffer;
   }
 }
@@ -264,14 +344,25 @@ function computeSeconds(outcomes: Outcome[]): number {
 }
 
 /** The random or expert policy on the held-out tasks a trained policy is evaluated on. */
-export async function evaluateBaseline(name: 'random' | 'expert', envId: string, difficulty: number, episodes: number, seed: number): Promise<EvalResult> {
+export async function evaluateBaseline(
+  name: 'random' | 'expert',
+  envId: string,
+  difficulty: number,
+  episodes: number,
+  seed: number,
+): Promise<EvalResult> {
   const definition = getEnvDefinition(envId);
   const env = makeEnv(envId);
   const policy = makeBaselinePolicy(name);
-  let successes = 0, score = 0, steps = 0;
+  let successes = 0,
+    score = 0,
+    steps = 0;
   for (let i = 0; i < episodes; i++) {
     const taskSeed = HELD_OUT_SEED_BASE + i;
-    const t = await rolloutEpisode(env, policy, { seed: taskSeed + seed * 7919, task: definition.generateTask(taskSeed, difficulty) });
+    const t = await rolloutEpisode(env, policy, {
+      seed: taskSeed + seed * 7919,
+      task: definition.generateTask(taskSeed, difficulty),
+    });
     if (t.result.success) successes++;
     score += t.result.score;
     steps += t.result.steps;
@@ -294,7 +385,13 @@ function baselineJob(ctx: Context, name: 'random' | 'expert', config: TrainConfi
     async run() {
       const started = ctx.now();
       const r = await evaluateBaseline(name, config.env, config.difficulty, config.finalEvalEpisodes, seed);
-      return { success: r.success, score: r.score, realSteps: 0, dreamSteps: 0, wallSeconds: (ctx.now() - started) / 1000 };
+      return {
+        success: r.success,
+        score: r.score,
+        realSteps: 0,
+        dreamSteps: 0,
+        wallSeconds: (ctx.now() - started) / 1000,
+      };
     },
   };
 }
@@ -303,7 +400,9 @@ function baselineJob(ctx: Context, name: 'random' | 'expert', config: TrainConfi
 function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewhere: TrainConfig[] = []): Job {
   return {
     label,
-    cost: trainCost(config) + evalElsewhere.reduce((a, t) => a + t.finalEvalEpisodes * getEnvDefinition(t.env).defaultStepLimit, 0),
+    cost:
+      trainCost(config) +
+      evalElsewhere.reduce((a, t) => a + t.finalEvalEpisodes * getEnvDefinition(t.env).defaultStepLimit, 0),
     async run(report) {
       const started = ctx.now();
       const valid = validateConfig({ ...config });
@@ -317,17 +416,31 @@ function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewher
           const record = await trainer.runIteration();
           const rate = record.metrics['dream/invalid_rate'];
           if (typeof rate === 'number') invalid.push(rate);
-          report({ iteration: record.iteration, iterations: Math.max(record.iteration, valid.iterations), phase: trainer.phaseOf(record.iteration),
-            success: rolloutSuccess(record.metrics)?.value ?? null, realSteps: trainer.realSteps, dreamSteps: trainer.dreamSteps });
+          report({
+            iteration: record.iteration,
+            iterations: Math.max(record.iteration, valid.iterations),
+            phase: trainer.phaseOf(record.iteration),
+            success: rolloutSuccess(record.metrics)?.value ?? null,
+            realSteps: trainer.realSteps,
+            dreamSteps: trainer.dreamSteps,
+          });
         }
         // The last iteration evaluated the final policy on finalEvalEpisodes held-out tasks.
-        const evaluation = trainer.finalEvaluation?.result ?? await trainer.evaluate(valid.finalEvalEpisodes);
+        const evaluation = trainer.finalEvaluation?.result ?? (await trainer.evaluate(valid.finalEvalEpisodes));
         const elsewhere: Record<string, EvalResult> = {};
         for (const target of evalElsewhere) {
-          elsewhere[target.env] = await evaluatePolicy(trainer.policy, target.env, target.difficulty, target.finalEvalEpisodes);
+          elsewhere[target.env] = await evaluatePolicy(
+            trainer.policy,
+            target.env,
+            target.difficulty,
+            target.finalEvalEpisodes,
+          );
         }
         return {
-          success: evaluation.success, score: evaluation.score, realSteps: trainer.realSteps, dreamSteps: trainer.dreamSteps,
+          success: evaluation.success,
+          score: evaluation.score,
+          realSteps: trainer.realSteps,
+          dreamSteps: trainer.dreamSteps,
           wallSeconds: (ctx.now() - started) / 1000,
           ...(dreams ? { invalidRate: invalid.length ? invalid.reduce((a, b) => a + b, 0) / invalid.length : 0 } : {}),
           ...(evalElsewhere.length ? { elsewhere } : {}),
@@ -341,12 +454,18 @@ function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewher
   };
 }
 
-function rowFrom(base: Omit<RowResult, 'success' | 'score' | 'realSteps' | 'dreamSteps' | 'wallSeconds' | 'seeds'>, outcomes: Outcome[], seeds: number[]): RowResult {
+function rowFrom(
+  base: Omit<RowResult, 'success' | 'score' | 'realSteps' | 'dreamSteps' | 'wallSeconds' | 'seeds'>,
+  outcomes: Outcome[],
+  seeds: number[],
+): RowResult {
   const invalid = outcomes.map((o) => o.invalidRate).filter((x): x is number => typeof x === 'number');
   return {
     ...base,
-    success: stat(outcomes.map((o) => o.success)), score: stat(outcomes.map((o) => o.score)),
-    realSteps: stat(outcomes.map((o) => o.realSteps)), dreamSteps: stat(outcomes.map((o) => o.dreamSteps)),
+    success: stat(outcomes.map((o) => o.success)),
+    score: stat(outcomes.map((o) => o.score)),
+    realSteps: stat(outcomes.map((o) => o.realSteps)),
+    dreamSteps: stat(outcomes.map((o) => o.dreamSteps)),
     wallSeconds: stat(outcomes.map((o) => o.wallSeconds)),
     ...(invalid.length ? { invalidRate: stat(invalid) } : {}),
     seeds,
@@ -355,14 +474,39 @@ function rowFrom(base: Omit<RowResult, 'success' | 'score' | 'realSteps' | 'drea
 
 // ---- Table 1 ----------------------------------------------------------------------------------
 
-export const TABLE1_ROWS = ['random', 'expert', 'real-grpo', 'real-ppo', 'dream-grpo', 'dream-ppo', 's2r-grpo', 's2r-ppo'] as const;
+export const TABLE1_ROWS = [
+  'random',
+  'expert',
+  'real-grpo',
+  'real-ppo',
+  'dream-grpo',
+  'dream-ppo',
+  's2r-grpo',
+  's2r-ppo',
+] as const;
 
-const MODE_NAMES: Record<Mode, string> = { real: 'Traditional (real env)', dream: 'DreamGym (dream only)', s2r: 'DreamGym-S2R (dream, then real)' };
+const MODE_NAMES: Record<Mode, string> = {
+  real: 'Traditional (real env)',
+  dream: 'DreamGym (dream only)',
+  s2r: 'DreamGym-S2R (dream, then real)',
+};
 
 /** A training config of a row: preset (+quick, +overrides), then the row's own settings. */
-function rowConfig(envId: string, options: ExperimentOptions, seed: number, settings: Partial<TrainConfig>): TrainConfig {
+function rowConfig(
+  envId: string,
+  options: ExperimentOptions,
+  seed: number,
+  settings: Partial<TrainConfig>,
+): TrainConfig {
   const mode = settings.mode ?? 'real';
-  return { ...baseConfig(envId, options), llm: options.llm, curriculum: mode !== 'real', ...settings, seed, evalInterval: 0 };
+  return {
+    ...baseConfig(envId, options),
+    llm: options.llm,
+    curriculum: mode !== 'real',
+    ...settings,
+    seed,
+    evalInterval: 0,
+  };
 }
 
 function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
@@ -370,20 +514,38 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
   const seeds = seedList(options);
   const label = llmSpecLabel(options.llm);
   const jobs: Job[] = [];
-  const layout: { env: string; setup: EnvSetup; rows: { id: string; label: string; kind: RowResult['kind']; mode?: Mode; algo?: Algorithm; count: number }[] }[] = [];
+  const layout: {
+    env: string;
+    setup: EnvSetup;
+    rows: { id: string; label: string; kind: RowResult['kind']; mode?: Mode; algo?: Algorithm; count: number }[];
+  }[] = [];
   for (const env of options.envs) {
     const base = baseConfig(env, options);
     const rows: (typeof layout)[number]['rows'] = [];
     for (const name of ['random', 'expert'] as const) {
       for (const seed of seeds) jobs.push(baselineJob(ctx, name, base, seed));
-      rows.push({ id: name, label: name === 'random' ? 'Random policy (uniform over admissible actions)' : 'Expert policy (scripted, reads the true state)', kind: 'baseline', count: seeds.length });
+      rows.push({
+        id: name,
+        label:
+          name === 'random'
+            ? 'Random policy (uniform over admissible actions)'
+            : 'Expert policy (scripted, reads the true state)',
+        kind: 'baseline',
+        count: seeds.length,
+      });
     }
     for (const mode of ['real', 'dream', 's2r'] as const) {
       for (const algo of ['grpo', 'ppo'] as const) {
         const rowLabel = `${algo.toUpperCase()} — ${MODE_NAMES[mode]}`;
         for (const seed of seeds) {
           const config = rowConfig(env, options, seed, { mode, algo });
-          jobs.push(trainJob(ctx, `${env} ${mode} ${algo.toUpperCase()}${mode === 'real' ? '' : ` [${label}]`} seed ${seed}`, config));
+          jobs.push(
+            trainJob(
+              ctx,
+              `${env} ${mode} ${algo.toUpperCase()}${mode === 'real' ? '' : ` [${label}]`} seed ${seed}`,
+              config,
+            ),
+          );
         }
         rows.push({ id: `${mode}-${algo}`, label: rowLabel, kind: 'train', mode, algo, count: seeds.length });
       }
@@ -399,12 +561,30 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
         rows: rows.map((r) => {
           const slice = outcomes.slice(at, at + r.count);
           at += r.count;
-          return rowFrom({ id: r.id, label: r.label, kind: r.kind, ...(r.mode ? { mode: r.mode, algo: r.algo } : {}),
-            ...(r.mode && r.mode !== 'real' ? { experienceModel: label } : {}) }, slice, seeds);
+          return rowFrom(
+            {
+              id: r.id,
+              label: r.label,
+              kind: r.kind,
+              ...(r.mode ? { mode: r.mode, algo: r.algo } : {}),
+              ...(r.mode && r.mode !== 'real' ? { experienceModel: label } : {}),
+            },
+            slice,
+            seeds,
+          );
         }),
       }));
-      return { table: 1, llm: options.llm, experienceModel: label, oracle: parseLlmSpec(options.llm).kind === 'oracle', seeds,
-        quick: !!options.quick, envs, notes: table1Notes(options), computeSeconds: computeSeconds(outcomes) };
+      return {
+        table: 1,
+        llm: options.llm,
+        experienceModel: label,
+        oracle: parseLlmSpec(options.llm).kind === 'oracle',
+        seeds,
+        quick: !!options.quick,
+        envs,
+        notes: table1Notes(options),
+        computeSeconds: computeSeconds(outcomes),
+      };
     },
   };
 }
@@ -415,7 +595,11 @@ function table1Notes(options: ExperimentOptions): string[] {
     'Held-out success and score: greedy policy on the same held-out real tasks (seeds ≥ 1e9, never trained on) for every row; random and expert play those same tasks.',
     'Real train steps: real-environment steps used for training (evaluation not counted). Dream rows use 0; S2R rows count only their real phase (s2rRealFraction × the real-mode budget). Dream steps: transitions produced by the experience model.',
     'Real rows train without the curriculum (the fixed task pool); dream and S2R rows with it, as the CLI does by default.',
-    ...(oracle ? [`The experience model of the dream and S2R rows is the noisy oracle, ${llmSpecLabel(options.llm)}: the real environment with dialled reward and transition errors. It is a control instrument, not a learned model, so these rows measure how training copes with a known model error, not how good an LLM experience model is.`] : []),
+    ...(oracle
+      ? [
+          `The experience model of the dream and S2R rows is the noisy oracle, ${llmSpecLabel(options.llm)}: the real environment with dialled reward and transition errors. It is a control instrument, not a learned model, so these rows measure how training copes with a known model error, not how good an LLM experience model is.`,
+        ]
+      : []),
     ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
   ];
 }
@@ -428,11 +612,28 @@ export async function runTable1(options: ExperimentOptions, deps: ExperimentDeps
 
 // ---- Table 2 ----------------------------------------------------------------------------------
 
-export const TABLE2_ROWS = ['full', 'no-retrieval', 'no-reasoning', 'no-history', 'no-curriculum', 'no-llm-prior'] as const;
+export const TABLE2_ROWS = [
+  'full',
+  'no-retrieval',
+  'no-reasoning',
+  'no-history',
+  'no-curriculum',
+  'no-llm-prior',
+] as const;
 
 /** The ablations: which config field each one changes, and whether the noisy oracle reads it. */
-const ABLATIONS: { id: (typeof TABLE2_ROWS)[number]; label: string; changes: Partial<TrainConfig>; llmOnly: boolean }[] = [
-  { id: 'full', label: 'DreamGym (full): dream GRPO, curriculum, retrieval, reasoning, history', changes: {}, llmOnly: false },
+const ABLATIONS: {
+  id: (typeof TABLE2_ROWS)[number];
+  label: string;
+  changes: Partial<TrainConfig>;
+  llmOnly: boolean;
+}[] = [
+  {
+    id: 'full',
+    label: 'DreamGym (full): dream GRPO, curriculum, retrieval, reasoning, history',
+    changes: {},
+    llmOnly: false,
+  },
   { id: 'no-retrieval', label: 'w/o experience replay (retrieval)', changes: { retrievalK: 0 }, llmOnly: true },
   { id: 'no-reasoning', label: 'w/o experience reasoning', changes: { reasoning: false }, llmOnly: true },
   { id: 'no-history', label: 'w/o history', changes: { historyLength: 0 }, llmOnly: true },
@@ -452,7 +653,12 @@ function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult>
       const run = !(oracle && ablation.llmOnly && !options.rerunInertAblations);
       if (run) {
         for (const seed of seeds) {
-          const config = rowConfig(env, options, seed, { mode: 'dream', algo: 'grpo', curriculum: true, ...ablation.changes });
+          const config = rowConfig(env, options, seed, {
+            mode: 'dream',
+            algo: 'grpo',
+            curriculum: true,
+            ...ablation.changes,
+          });
           jobs.push(trainJob(ctx, `${env} dream GRPO ${ablation.id} [${label}] seed ${seed}`, config));
         }
       }
@@ -467,26 +673,58 @@ function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult>
       const envs: EnvTable[] = layout.map(({ setup, rows }) => {
         const results: RowResult[] = [];
         for (const { ablation, run } of rows) {
-          const base = { id: ablation.id, label: ablation.label, mode: 'dream' as const, algo: 'grpo' as const, experienceModel: label, changes: ablation.changes };
+          const base = {
+            id: ablation.id,
+            label: ablation.label,
+            mode: 'dream' as const,
+            algo: 'grpo' as const,
+            experienceModel: label,
+            changes: ablation.changes,
+          };
           if (run) {
             results.push(rowFrom({ ...base, kind: 'train' }, outcomes.slice(at, at + seeds.length), seeds));
             at += seeds.length;
           } else {
             const full = results.find((r) => r.id === 'full')!;
-            results.push({ ...full, ...base, kind: 'train', sameAs: 'full', wallSeconds: stat(seeds.map(() => 0)),
-              note: `identical to the full row by construction: the noisy oracle ignores ${Object.keys(ablation.changes).join(', ')} (not re-run)` });
+            results.push({
+              ...full,
+              ...base,
+              kind: 'train',
+              sameAs: 'full',
+              wallSeconds: stat(seeds.map(() => 0)),
+              note: `identical to the full row by construction: the noisy oracle ignores ${Object.keys(ablation.changes).join(', ')} (not re-run)`,
+            });
           }
         }
         results.push({
-          id: 'no-llm-prior', label: 'w/o LLM action prior', kind: 'not-applicable', mode: 'dream', algo: 'grpo',
-          success: stat([]), score: stat([]), realSteps: stat([]), dreamSteps: stat([]), wallSeconds: stat([]), seeds,
-          note: oracle ? 'not applicable: there is no LLM here (noisy oracle), so there is no LLM prior to remove'
-            : 'not applicable: the trainer\'s policy has no LLM action prior (β·prior term off), so there is nothing to remove',
+          id: 'no-llm-prior',
+          label: 'w/o LLM action prior',
+          kind: 'not-applicable',
+          mode: 'dream',
+          algo: 'grpo',
+          success: stat([]),
+          score: stat([]),
+          realSteps: stat([]),
+          dreamSteps: stat([]),
+          wallSeconds: stat([]),
+          seeds,
+          note: oracle
+            ? 'not applicable: there is no LLM here (noisy oracle), so there is no LLM prior to remove'
+            : "not applicable: the trainer's policy has no LLM action prior (β·prior term off), so there is nothing to remove",
         });
         return { setup, rows: results };
       });
-      return { table: 2, llm: options.llm, experienceModel: label, oracle, seeds, quick: !!options.quick, envs,
-        notes: table2Notes(options, oracle), computeSeconds: computeSeconds(outcomes) };
+      return {
+        table: 2,
+        llm: options.llm,
+        experienceModel: label,
+        oracle,
+        seeds,
+        quick: !!options.quick,
+        envs,
+        notes: table2Notes(options, oracle),
+        computeSeconds: computeSeconds(outcomes),
+      };
     },
   };
 }
@@ -496,11 +734,12 @@ function table2Notes(options: ExperimentOptions, oracle: boolean): string[] {
     'Every row: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; Δ is the change in held-out success against the full row, in percentage points.',
     oracle
       ? `With the noisy oracle (${llmSpecLabel(options.llm)}) the retrieval, reasoning and history ablations change nothing: retrieved buffer transitions, the reasoning step and the recent history only feed an LLM experience model's prompt, and the oracle reads none of them. Those rows repeat the full row${options.rerunInertAblations ? ' (re-run here: the numbers are identical)' : ' (not re-run)'}; to measure them, run with --llm openai:BASE_URL#MODEL.`
-      : 'The retrieval, reasoning and history ablations change the LLM experience model\'s prompt (retrieved transitions, the reasoning step, the recent history).',
-    oracle ? '"w/o LLM prior" is not applicable without an LLM: there is no prior to remove.'
+      : "The retrieval, reasoning and history ablations change the LLM experience model's prompt (retrieved transitions, the reasoning step, the recent history).",
+    oracle
+      ? '"w/o LLM prior" is not applicable without an LLM: there is no prior to remove.'
       : '"w/o LLM prior" is not applicable: the trainer\'s policy runs without an LLM action prior.',
     'The curriculum ablation is real for every experience model: without it the tasks come from the fixed pool.',
-    'The paper\'s Table 2 has no history row; history is ablated only in its quality study (Fig. 4).',
+    "The paper's Table 2 has no history row; history is ablated only in its quality study (Fig. 4).",
     ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
   ];
 }
@@ -526,31 +765,54 @@ function planGrid(ctx: Context, options: GridOptions): Plan<GridResult> {
   const setups: EnvSetup[] = [];
   for (const env of options.envs) {
     setups.push(setupOf(baseConfig(env, { ...options, llm: 'oracle:0,0' })));
-    for (const er of epsilons) for (const ep of epsilons) for (const seed of seeds) {
-      const llm: LlmSpecText = `oracle:${er},${ep}`;
-      const config = rowConfig(env, { ...options, llm }, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
-      jobs.push(trainJob(ctx, `${env} grid dream GRPO [${llmSpecLabel(llm)}] seed ${seed}`, config));
-    }
+    for (const er of epsilons)
+      for (const ep of epsilons)
+        for (const seed of seeds) {
+          const llm: LlmSpecText = `oracle:${er},${ep}`;
+          const config = rowConfig(env, { ...options, llm }, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
+          jobs.push(trainJob(ctx, `${env} grid dream GRPO [${llmSpecLabel(llm)}] seed ${seed}`, config));
+        }
   }
   return {
     jobs,
     assemble(outcomes) {
       let at = 0;
       const envs = setups.map((setup): GridEnvResult => {
-        const cells = epsilons.map((er) => epsilons.map((ep): GridCell => {
-          const slice = outcomes.slice(at, at + seeds.length);
-          at += seeds.length;
-          return { epsilonReward: er, epsilonTransition: ep, label: llmSpecLabel(`oracle:${er},${ep}`),
-            success: stat(slice.map((o) => o.success)), score: stat(slice.map((o) => o.score)), dreamSteps: stat(slice.map((o) => o.dreamSteps)) };
-        }));
+        const cells = epsilons.map((er) =>
+          epsilons.map((ep): GridCell => {
+            const slice = outcomes.slice(at, at + seeds.length);
+            at += seeds.length;
+            return {
+              epsilonReward: er,
+              epsilonTransition: ep,
+              label: llmSpecLabel(`oracle:${er},${ep}`),
+              success: stat(slice.map((o) => o.success)),
+              score: stat(slice.map((o) => o.score)),
+              dreamSteps: stat(slice.map((o) => o.dreamSteps)),
+            };
+          }),
+        );
         return { setup, cells, ...gridVerdict(cells, setup.heldOutTasks * seeds.length) };
       });
-      return { epsilons, seeds, quick: !!options.quick, envs, notes: gridNotes(epsilons, options), computeSeconds: computeSeconds(outcomes) };
+      return {
+        epsilons,
+        seeds,
+        quick: !!options.quick,
+        envs,
+        notes: gridNotes(epsilons, options),
+        computeSeconds: computeSeconds(outcomes),
+      };
     },
   };
 }
 
-function gridVerdict(cells: GridCell[][], evalsPerCell: number): Pick<GridEnvResult, 'rewardRowMean' | 'transitionColumnMean' | 'rewardOnly' | 'transitionOnly' | 'clean' | 'tolerance' | 'verdict'> {
+function gridVerdict(
+  cells: GridCell[][],
+  evalsPerCell: number,
+): Pick<
+  GridEnvResult,
+  'rewardRowMean' | 'transitionColumnMean' | 'rewardOnly' | 'transitionOnly' | 'clean' | 'tolerance' | 'verdict'
+> {
   const last = cells.length - 1;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const rewardRowMean = mean(cells[last].map((c) => c.success.mean));
@@ -560,9 +822,18 @@ function gridVerdict(cells: GridCell[][], evalsPerCell: number): Pick<GridEnvRes
   const tolerance = 2 * Math.sqrt(variance(rewardRowMean) + variance(transitionColumnMean));
   const gap = transitionColumnMean - rewardRowMean;
   return {
-    rewardRowMean, transitionColumnMean, rewardOnly: cells[last][0].success.mean, transitionOnly: cells[0][last].success.mean,
-    clean: cells[0][0].success.mean, tolerance,
-    verdict: Math.abs(gap) <= tolerance ? 'no clear difference' : gap > 0 ? 'reward error hurts more' : 'transition error hurts more',
+    rewardRowMean,
+    transitionColumnMean,
+    rewardOnly: cells[last][0].success.mean,
+    transitionOnly: cells[0][last].success.mean,
+    clean: cells[0][0].success.mean,
+    tolerance,
+    verdict:
+      Math.abs(gap) <= tolerance
+        ? 'no clear difference'
+        : gap > 0
+          ? 'reward error hurts more'
+          : 'transition error hurts more',
   };
 }
 
@@ -570,7 +841,7 @@ function gridNotes(epsilons: number[], options: GridOptions): string[] {
   const top = epsilons[epsilons.length - 1];
   return [
     'Each cell: dream GRPO (with the curriculum) over the noisy oracle with that (ε_R, ε_P) — the real environment with dialled errors, a control instrument, not a learned model — then the final held-out success in the REAL environment (zero real training steps).',
-    'ε_R: chance that an episode\'s outcome-bearing step reports the wrong outcome. ε_P: chance that a valid step\'s next state is corrupted (an admissible action dropped or swapped, or the observation spliced).',
+    "ε_R: chance that an episode's outcome-bearing step reports the wrong outcome. ε_P: chance that a valid step's next state is corrupted (an admissible action dropped or swapped, or the observation spliced).",
     `Which error hurts more: the mean of the ε_R = ${top} row against the mean of the ε_P = ${top} column (they share the (${top}, ${top}) cell); a gap within ≈ 2 binomial standard errors of the held-out evaluation (training noise across seeds not included) counts as no clear difference.`,
     'Theory (Lemma 1, §7.7): |J_M(π) − J_M̂(π)| ≤ ε_R/(1−γ) + 2γ R_max ε_P/(1−γ)², so the bound weighs ε_P by 2γ/(1−γ) ≈ 198 times more than ε_R at γ = 0.99. It is a worst-case bound, and the two ε here are per-event probabilities rather than the sup-norm errors of the theorem, so the measured ordering need not follow it.',
     ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
@@ -587,7 +858,8 @@ export async function runGrid(options: GridOptions, deps: ExperimentDeps = {}): 
 
 function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferResult> {
   checkOptions(options);
-  if (options.envs.length < 2) throw new ExperimentError(`Cross-domain transfer needs at least two environments; got ${options.envs.join(', ')}.`);
+  if (options.envs.length < 2)
+    throw new ExperimentError(`Cross-domain transfer needs at least two environments; got ${options.envs.join(', ')}.`);
   const seeds = seedList(options);
   const label = llmSpecLabel(options.llm);
   const targets = options.envs.map((env) => baseConfig(env, options));
@@ -596,7 +868,14 @@ function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferRe
   for (const source of options.envs) {
     for (const seed of seeds) {
       const config = rowConfig(source, options, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
-      jobs.push(trainJob(ctx, `${source} dream GRPO [${label}] seed ${seed}, evaluated in every env`, config, targets.filter((t) => t.env !== source)));
+      jobs.push(
+        trainJob(
+          ctx,
+          `${source} dream GRPO [${label}] seed ${seed}, evaluated in every env`,
+          config,
+          targets.filter((t) => t.env !== source),
+        ),
+      );
     }
   }
   return {
@@ -613,16 +892,33 @@ function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferRe
       const rows = options.envs.map((source) => {
         const slice = outcomes.slice(at, at + seeds.length);
         at += seeds.length;
-        const success: Record<string, Stat> = {}, score: Record<string, Stat> = {};
+        const success: Record<string, Stat> = {},
+          score: Record<string, Stat> = {};
         for (const target of targets) {
-          const pick = (o: Outcome) => (target.env === source ? { success: o.success, score: o.score } : o.elsewhere![target.env]);
+          const pick = (o: Outcome) =>
+            target.env === source ? { success: o.success, score: o.score } : o.elsewhere![target.env];
           success[target.env] = stat(slice.map((o) => pick(o).success));
           score[target.env] = stat(slice.map((o) => pick(o).score));
         }
-        return { trainedIn: source, label: `dream GRPO trained in ${source} [${label}]`, success, score, dreamSteps: stat(slice.map((o) => o.dreamSteps)) };
+        return {
+          trainedIn: source,
+          label: `dream GRPO trained in ${source} [${label}]`,
+          success,
+          score,
+          dreamSteps: stat(slice.map((o) => o.dreamSteps)),
+        };
       });
-      return { llm: options.llm, experienceModel: label, seeds, quick: !!options.quick, targets: targets.map(setupOf), rows, random,
-        notes: transferNotes(options), computeSeconds: computeSeconds(outcomes) };
+      return {
+        llm: options.llm,
+        experienceModel: label,
+        seeds,
+        quick: !!options.quick,
+        targets: targets.map(setupOf),
+        rows,
+        random,
+        notes: transferNotes(options),
+        computeSeconds: computeSeconds(outcomes),
+      };
     },
   };
 }
@@ -632,7 +928,9 @@ function transferNotes(options: ExperimentOptions): string[] {
     'Each policy is trained only in the dream of its source env (dream GRPO, zero real steps), then evaluated greedily on the held-out real tasks of every env; the diagonal is in-domain, the rest is cross-domain transfer. The random policy is shown for reference.',
     'The candidate-scoring policy sees only generic text features of (instruction, observation, candidate action), so it can run in any env; but the two envs share almost no action vocabulary or task structure, so little is expected to carry over, and a transfer result near zero (or near random) is the honest outcome, not a bug.',
     'The paper (§7.4) reports transfer between its two web domains and a significant drop when the gap is as large as web → ALFWorld; webshop-lite ↔ household is that large-gap case.',
-    ...(parseLlmSpec(options.llm).kind === 'oracle' ? [`The dream is the noisy oracle (${llmSpecLabel(options.llm)}), a control instrument, not a learned model.`] : []),
+    ...(parseLlmSpec(options.llm).kind === 'oracle'
+      ? [`The dream is the noisy oracle (${llmSpecLabel(options.llm)}), a control instrument, not a learned model.`]
+      : []),
     ...(options.quick ? ['QUICK run (--quick): few iterations and held-out tasks; a smoke test, not a result.'] : []),
   ];
 }
@@ -677,19 +975,23 @@ export function planExperiment(request: ExperimentRequest, deps: ExperimentDeps 
   const parts: { key: keyof ExperimentResult; plan: Plan<unknown> }[] = [];
   if (request.table === 1) parts.push({ key: 'table', plan: planTable1(ctx, request) as Plan<unknown> });
   else if (request.table === 2) parts.push({ key: 'table', plan: planTable2(ctx, request) as Plan<unknown> });
-  else if (request.table !== undefined) throw new ExperimentError(`table must be 1 or 2; got ${String(request.table)}.`);
+  else if (request.table !== undefined)
+    throw new ExperimentError(`table must be 1 or 2; got ${String(request.table)}.`);
   if (request.grid) parts.push({ key: 'grid', plan: planGrid(ctx, request) as Plan<unknown> });
   if (request.transfer) parts.push({ key: 'transfer', plan: planTransfer(ctx, request) as Plan<unknown> });
-  if (parts.length === 0) throw new ExperimentError('Nothing to run: ask for a table (1 or 2), the grid, or the transfer study.');
+  if (parts.length === 0)
+    throw new ExperimentError('Nothing to run: ask for a table (1 or 2), the grid, or the transfer study.');
   const jobs = parts.flatMap((p) => p.plan.jobs);
   return {
     jobs: jobs.map((j, index) => ({ index, label: j.label, cost: j.cost })),
     runJob: (index) => {
-      if (!(index >= 0 && index < jobs.length)) throw new ExperimentError(`No job ${index}; the plan has ${jobs.length}.`);
+      if (!(index >= 0 && index < jobs.length))
+        throw new ExperimentError(`No job ${index}; the plan has ${jobs.length}.`);
       return runOne(ctx, jobs[index], index, jobs.length);
     },
     assemble(outcomes) {
-      if (outcomes.length !== jobs.length) throw new ExperimentError(`Expected ${jobs.length} job outcomes, got ${outcomes.length}.`);
+      if (outcomes.length !== jobs.length)
+        throw new ExperimentError(`Expected ${jobs.length} job outcomes, got ${outcomes.length}.`);
       const result: ExperimentResult = {};
       let at = 0;
       for (const { key, plan } of parts) {
@@ -712,9 +1014,20 @@ export async function runExperiment(request: ExperimentRequest, deps: Experiment
 async function runOne(ctx: Context, job: Job, index: number, jobs: number): Promise<Outcome> {
   const at = index + 1;
   ctx.deps.onProgress?.({ kind: 'start', job: at, jobs, label: job.label });
-  const outcome = await job.run((e) => ctx.deps.onProgress?.({ kind: 'iteration', job: at, jobs, label: job.label, ...e }));
-  ctx.deps.onProgress?.({ kind: 'done', job: at, jobs, label: job.label, success: outcome.success, score: outcome.score,
-    realSteps: outcome.realSteps, dreamSteps: outcome.dreamSteps, wallSeconds: outcome.wallSeconds });
+  const outcome = await job.run((e) =>
+    ctx.deps.onProgress?.({ kind: 'iteration', job: at, jobs, label: job.label, ...e }),
+  );
+  ctx.deps.onProgress?.({
+    kind: 'done',
+    job: at,
+    jobs,
+    label: job.label,
+    success: outcome.success,
+    score: outcome.score,
+    realSteps: outcome.realSteps,
+    dreamSteps: outcome.dreamSteps,
+    wallSeconds: outcome.wallSeconds,
+  });
   return outcome;
 }
 

@@ -20,12 +20,16 @@ export function realTransitionCount(stats: Pick<BufferStats, 'byEnvAndSource'>, 
 
 export class UngroundedDreamError extends Error {
   constructor(env: string, where: 'empty' | 'none') {
-    const what = where === 'none' ? 'there is no replay buffer to retrieve from (IndexedDB may be unavailable here)'
-      : `the replay buffer holds no real transitions of '${env}'`;
-    super(`The learned experience model retrieves real transitions to ground each dreamed step, but ${what}: ` +
-      'without them it writes gibberish. Load the offline data first (the Buffer page\'s "Load the shipped datasets", ' +
-      'or import your own episodes; the CLI loads the env\'s shipped dataset itself, or --dataset FILE), ' +
-      'or set retrievalK=0 for an ablation without retrieval.');
+    const what =
+      where === 'none'
+        ? 'there is no replay buffer to retrieve from (IndexedDB may be unavailable here)'
+        : `the replay buffer holds no real transitions of '${env}'`;
+    super(
+      `The learned experience model retrieves real transitions to ground each dreamed step, but ${what}: ` +
+        'without them it writes gibberish. Load the offline data first (the Buffer page\'s "Load the shipped datasets", ' +
+        "or import your own episodes; the CLI loads the env's shipped dataset itself, or --dataset FILE), " +
+        'or set retrievalK=0 for an ablation without retrieval.',
+    );
     this.name = 'UngroundedDreamError';
   }
 }
@@ -50,7 +54,12 @@ export interface SeedResult {
  * (source 'offline'); a buffer that already holds some (the user's own import, an earlier seeding,
  * real rollouts) is left as it is.
  */
-export async function seedOfflineData(buffer: ReplayBuffer, env: string, read: PublicFileReader, createdAt: number): Promise<SeedResult> {
+export async function seedOfflineData(
+  buffer: ReplayBuffer,
+  env: string,
+  read: PublicFileReader,
+  createdAt: number,
+): Promise<SeedResult> {
   const before = realTransitionCount(await buffer.stats(), env);
   if (before > 0) return { before, episodes: 0, transitions: 0 };
   const trajectories = await loadSeedDataset(env, read);

@@ -60,7 +60,10 @@ export interface TrainerState {
 }
 
 export class CheckpointMismatchError extends Error {
-  constructor(message: string) { super(message); this.name = 'CheckpointMismatchError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckpointMismatchError';
+  }
 }
 
 /** What a trainer needs beyond its config (built at the edge: CLI, worker; see buildRunParts). */
@@ -120,7 +123,10 @@ export class Trainer {
   /** The held-out evaluation of the last iteration (set when the run finishes; see scheduledEvaluation). */
   finalEvaluation: { iteration: number; result: EvalResult } | null = null;
 
-  constructor(config: TrainConfig, readonly deps: TrainerDeps = {}) {
+  constructor(
+    config: TrainConfig,
+    readonly deps: TrainerDeps = {},
+  ) {
     this.config = validateConfig({ ...config });
     this.source = deps.source ?? new RegisteredEnvSource(this.config, deps.experienceModel);
     checkSourceConfig(this.config, this.source);
@@ -132,14 +138,23 @@ export class Trainer {
     this.failures = new EngineFailureGuard(this.config.llmMaxFailures);
   }
 
-  get curriculum(): Curriculum | null { return this.source.curriculum; }
-  get stepLimit(): number { return this.source.stepLimit; }
+  get curriculum(): Curriculum | null {
+    return this.source.curriculum;
+  }
+  get stepLimit(): number {
+    return this.source.stepLimit;
+  }
   /** Real training steps allowed in this run (s2r: the real phase's share of the real-mode budget). */
   get realBudget(): number {
-    return this.config.mode === 's2r' ? Math.round(this.config.s2rRealFraction * this.config.realStepBudget)
-      : this.config.mode === 'dream' ? 0 : this.config.realStepBudget;
+    return this.config.mode === 's2r'
+      ? Math.round(this.config.s2rRealFraction * this.config.realStepBudget)
+      : this.config.mode === 'dream'
+        ? 0
+        : this.config.realStepBudget;
   }
-  get budgetLeft(): number { return this.realBudget - this.realSteps; }
+  get budgetLeft(): number {
+    return this.realBudget - this.realSteps;
+  }
   /** The phase iteration `i` (1-based) runs in. */
   phaseOf(iteration: number): Phase {
     if (this.config.mode === 'real') return 'real';
@@ -172,28 +187,60 @@ export class Trainer {
     const evaluation = await this.scheduledEvaluation(iteration);
     progress?.endIteration();
     const seconds = started === undefined ? undefined : (this.deps.clock!() - started) / 1000;
-    return { iteration, metrics: iterationMetrics({ phase, episodes, losses, realSteps: this.realSteps, dreamSteps: this.dreamSteps,
-      rollout, curriculum: this.curriculum, startFailed, evaluation, seconds }) };
+    return {
+      iteration,
+      metrics: iterationMetrics({
+        phase,
+        episodes,
+        losses,
+        realSteps: this.realSteps,
+        dreamSteps: this.dreamSteps,
+        rollout,
+        curriculum: this.curriculum,
+        startFailed,
+        evaluation,
+        seconds,
+      }),
+    };
   }
 
   // ---- TASKS -----------------------------------------------------------------------------------
 
   private chooseTasks(iteration: number, phase: Phase, rng: Rng): Task[] {
     const tasks = this.source.chooseTasks(iteration, this.config.tasksPerIteration, phase, rng);
-    if (tasks.length === 0) throw new Error(`The task source '${this.config.env}' gave no tasks for iteration ${iteration}; it needs at least one training task.`);
+    if (tasks.length === 0)
+      throw new Error(
+        `The task source '${this.config.env}' gave no tasks for iteration ${iteration}; it needs at least one training task.`,
+      );
     return tasks;
   }
 
   // ---- ROLLOUTS: tasksPerIteration tasks × groupSize episodes, stepped together -----------------
 
-  private async rollOut(tasks: Task[], iteration: number, phase: Phase, streams: { tasks: Rng; sample: Rng }, signal?: AbortSignal)
-    : Promise<{ episodes: Episode[]; startFailed: number; rollout: RolloutTally }> {
+  private async rollOut(
+    tasks: Task[],
+    iteration: number,
+    phase: Phase,
+    streams: { tasks: Rng; sample: Rng },
+    signal?: AbortSignal,
+  ): Promise<{ episodes: Episode[]; startFailed: number; rollout: RolloutTally }> {
     const { episodes, startFailed } = await startEpisodes(tasks, {
-      iteration, groupSize: this.config.groupSize, phase, source: this.source, envs: this.envs, rng: streams.tasks,
+      iteration,
+      groupSize: this.config.groupSize,
+      phase,
+      source: this.source,
+      envs: this.envs,
+      rng: streams.tasks,
     });
     const rollout = await stepEpisodes(episodes, {
-      policy: this.policy, rng: streams.sample, phase, stepLimit: this.stepLimit, stepBudget: phase === 'real' ? this.budgetLeft : Infinity,
-      failures: this.failures, ...(this.deps.progress ? { progress: this.deps.progress } : {}), ...(signal ? { signal } : {}),
+      policy: this.policy,
+      rng: streams.sample,
+      phase,
+      stepLimit: this.stepLimit,
+      stepBudget: phase === 'real' ? this.budgetLeft : Infinity,
+      failures: this.failures,
+      ...(this.deps.progress ? { progress: this.deps.progress } : {}),
+      ...(signal ? { signal } : {}),
     });
     if (phase === 'real') this.realSteps += rollout.steps;
     else this.dreamSteps += rollout.steps;
@@ -203,7 +250,8 @@ export class Trainer {
   // ---- EXPERIENCE: buffer (source real or dream), traces, the curriculum's reward variance ----
 
   private async keepExperience(episodes: Episode[], tasks: Task[], phase: Phase, iteration: number): Promise<void> {
-    if (this.deps.buffer) await this.deps.buffer.add(this.bufferRecords(episodes, phase, iteration), this.bufferEpisodes(episodes, phase));
+    if (this.deps.buffer)
+      await this.deps.buffer.add(this.bufferRecords(episodes, phase, iteration), this.bufferEpisodes(episodes, phase));
     if (this.deps.onEpisodes) await this.deps.onEpisodes(this.traces(episodes, phase, iteration), phase, iteration);
     const size = this.config.groupSize;
     const groups: GroupOutcome[] = tasks.map((task, t) => {
@@ -217,10 +265,21 @@ export class Trainer {
   private traces(episodes: Episode[], phase: Phase, iteration: number): EpisodeTrace[] {
     const label = phase === 'dream' ? this.deps.experienceModel?.label : undefined;
     return episodes.map((e, index): EpisodeTrace => ({
-      format: 'dreamgym-episode-trace/1', iteration, index, episodeId: e.episodeId, groupId: e.groupId, phase,
-      ...(label ? { experienceModel: label } : {}), task: e.task, success: e.success, return: e.return,
+      format: 'dreamgym-episode-trace/1',
+      iteration,
+      index,
+      episodeId: e.episodeId,
+      groupId: e.groupId,
+      phase,
+      ...(label ? { experienceModel: label } : {}),
+      task: e.task,
+      success: e.success,
+      return: e.return,
       steps: e.record.map(({ next: _next, ...step }) => ({
-        ...step, admissible: step.admissible.slice(), probabilities: step.probabilities.slice(), ...(step.prior ? { prior: step.prior.slice() } : {}),
+        ...step,
+        admissible: step.admissible.slice(),
+        probabilities: step.probabilities.slice(),
+        ...(step.prior ? { prior: step.prior.slice() } : {}),
       })),
       final: { observation: e.obs.text, admissible: e.obs.admissible.slice() },
     }));
@@ -234,21 +293,47 @@ export class Trainer {
   private bufferEpisodes(episodes: Episode[], phase: Phase): BufferEpisode[] {
     const createdAt = this.deps.now?.() ?? 0;
     const runId = this.bufferRunId;
-    return episodes.filter((e) => e.record.length > 0).map((e): BufferEpisode => ({
-      id: `${runId}/${e.episodeId}`, env: this.config.env, taskId: e.task.id, source: phase, steps: e.record.length,
-      return: e.return, success: e.success, createdAt, runId,
-    }));
+    return episodes
+      .filter((e) => e.record.length > 0)
+      .map((e): BufferEpisode => ({
+        id: `${runId}/${e.episodeId}`,
+        env: this.config.env,
+        taskId: e.task.id,
+        source: phase,
+        steps: e.record.length,
+        return: e.return,
+        success: e.success,
+        createdAt,
+        runId,
+      }));
   }
 
   private bufferRecords(episodes: Episode[], phase: Phase, iteration: number): BufferTransition[] {
     const createdAt = this.deps.now?.() ?? 0;
     const runId = this.bufferRunId;
-    return episodes.flatMap((e) => e.record.map((r, i): BufferTransition => ({
-      id: `${runId}/${iteration}/${e.episodeId}#${i}`, env: this.config.env, taskId: e.task.id, instruction: e.task.instruction,
-      episodeId: `${runId}/${e.episodeId}`, stepIndex: i, observation: r.observation, admissible: r.admissible, action: r.action,
-      nextObservation: r.next.text, nextAdmissible: r.next.admissible, reward: r.reward, terminated: r.terminated,
-      truncated: r.truncated, source: phase, valid: r.valid, ...(r.reasoning ? { reasoning: r.reasoning } : {}), createdAt, runId,
-    })));
+    return episodes.flatMap((e) =>
+      e.record.map((r, i): BufferTransition => ({
+        id: `${runId}/${iteration}/${e.episodeId}#${i}`,
+        env: this.config.env,
+        taskId: e.task.id,
+        instruction: e.task.instruction,
+        episodeId: `${runId}/${e.episodeId}`,
+        stepIndex: i,
+        observation: r.observation,
+        admissible: r.admissible,
+        action: r.action,
+        nextObservation: r.next.text,
+        nextAdmissible: r.next.admissible,
+        reward: r.reward,
+        terminated: r.terminated,
+        truncated: r.truncated,
+        source: phase,
+        valid: r.valid,
+        ...(r.reasoning ? { reasoning: r.reasoning } : {}),
+        createdAt,
+        runId,
+      })),
+    );
   }
 
   // ---- UPDATE ------------------------------------------------------------------------------------
@@ -262,12 +347,20 @@ export class Trainer {
   private update(batch: { steps: PolicyStep[] }, iteration: number, rng: Rng): Promise<UpdateMetrics> {
     const c = this.config;
     if (this.optimizer instanceof ResumableAdam) {
-      this.optimizer.setLearningRate(scheduledLearningRate(c.learningRate, c.learningRateSchedule, iteration, c.iterations));
+      this.optimizer.setLearningRate(
+        scheduledLearningRate(c.learningRate, c.learningRateSchedule, iteration, c.iterations),
+      );
     }
     switch (c.algo) {
-      case 'grpo': return grpoUpdate(this.policy, this.optimizer, batch, grpoConfigFrom(c), { rng, ...(this.reference ? { reference: this.reference } : {}) });
-      case 'ppo': return ppoUpdate(this.policy, this.optimizer, batch, ppoConfigFrom(c), { rng });
-      case 'reinforce': return reinforceUpdate(this.policy, this.optimizer, batch, reinforceConfigFrom(c));
+      case 'grpo':
+        return grpoUpdate(this.policy, this.optimizer, batch, grpoConfigFrom(c), {
+          rng,
+          ...(this.reference ? { reference: this.reference } : {}),
+        });
+      case 'ppo':
+        return ppoUpdate(this.policy, this.optimizer, batch, ppoConfigFrom(c), { rng });
+      case 'reinforce':
+        return reinforceUpdate(this.policy, this.optimizer, batch, reinforceConfigFrom(c));
     }
   }
 
@@ -297,7 +390,15 @@ export class Trainer {
   async initialRecord(): Promise<IterationRecord | null> {
     if (!this.source.hasRealEnv || this.iteration !== 0) return null;
     const result = await this.evaluate(this.config.evalEpisodes);
-    return { iteration: 0, metrics: { 'budget/real_steps': 0, 'budget/dream_steps': 0, 'eval/success_rate': result.success, 'eval/score': result.score } };
+    return {
+      iteration: 0,
+      metrics: {
+        'budget/real_steps': 0,
+        'budget/dream_steps': 0,
+        'eval/success_rate': result.success,
+        'eval/score': result.score,
+      },
+    };
   }
 
   /** Greedy evaluation on held-out real tasks (seeds ≥ HELD_OUT_SEED_BASE); not counted in the real budget. */
@@ -309,23 +410,40 @@ export class Trainer {
 
   async state(): Promise<TrainerState> {
     const named = await this.optimizer.getWeights();
-    const optimizer = await Promise.all(named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })));
-    return { format: 'dreamgym-checkpoint/1', config: this.config, iteration: this.iteration, realSteps: this.realSteps,
-      dreamSteps: this.dreamSteps, ...(this.curriculum ? { curriculum: this.curriculum.state() } : {}),
-      policy: await this.policy.getWeights(), optimizer };
+    const optimizer = await Promise.all(
+      named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })),
+    );
+    return {
+      format: 'dreamgym-checkpoint/1',
+      config: this.config,
+      iteration: this.iteration,
+      realSteps: this.realSteps,
+      dreamSteps: this.dreamSteps,
+      ...(this.curriculum ? { curriculum: this.curriculum.state() } : {}),
+      policy: await this.policy.getWeights(),
+      optimizer,
+    };
   }
 
   /** A trainer that continues from `state` (config overrides such as more iterations allowed). */
-  static async restore(state: TrainerState, overrides: Partial<TrainConfig> = {}, deps: TrainerDeps = {}): Promise<Trainer> {
+  static async restore(
+    state: TrainerState,
+    overrides: Partial<TrainConfig> = {},
+    deps: TrainerDeps = {},
+  ): Promise<Trainer> {
     if (state.format !== 'dreamgym-checkpoint/1') {
-      throw new CheckpointMismatchError(`Not a DreamGym checkpoint (format '${String(state.format)}'); expected 'dreamgym-checkpoint/1'.`);
+      throw new CheckpointMismatchError(
+        `Not a DreamGym checkpoint (format '${String(state.format)}'); expected 'dreamgym-checkpoint/1'.`,
+      );
     }
     const trainer = new Trainer(withDefaults({ ...state.config, ...overrides }), deps);
     try {
       trainer.policy.setWeights(state.policy);
     } catch (error) {
       trainer.dispose();
-      throw new CheckpointMismatchError(`The checkpoint's policy does not fit this policy: ${(error as Error).message}`);
+      throw new CheckpointMismatchError(
+        `The checkpoint's policy does not fit this policy: ${(error as Error).message}`,
+      );
     }
     if (state.optimizer.length > 0) {
       const tensors = state.optimizer.map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) }));
@@ -349,9 +467,13 @@ export class Trainer {
 /** Parts the config asks for that were not handed in (buildRunParts builds them from the config). */
 function checkDeps(config: TrainConfig, source: TaskSource, deps: TrainerDeps): void {
   if (source.curriculum?.usesLlm && !deps.taskGenerator) {
-    throw new Error(`config.curriculumVariations is '${config.curriculumVariations}' but no task generator was given: build one with buildRunParts(config) (it needs an LLM, not the oracle).`);
+    throw new Error(
+      `config.curriculumVariations is '${config.curriculumVariations}' but no task generator was given: build one with buildRunParts(config) (it needs an LLM, not the oracle).`,
+    );
   }
   if (config.llmPrior && !deps.prior) {
-    throw new Error('config.llmPrior is on but no prior was given: build one with buildRunParts(config) (it needs an LLM, not the oracle).');
+    throw new Error(
+      'config.llmPrior is on but no prior was given: build one with buildRunParts(config) (it needs an LLM, not the oracle).',
+    );
   }
 }

@@ -16,7 +16,13 @@ export type Metrics = Record<string, number>;
 export interface IterationFacts {
   phase: Phase;
   /** `cut`: ended by the real-step budget before the task or the step limit ended it (not an outcome). */
-  episodes: readonly { success: boolean; return: number; steps: readonly unknown[]; cut?: boolean; record?: readonly { truncated: boolean }[] }[];
+  episodes: readonly {
+    success: boolean;
+    return: number;
+    steps: readonly unknown[];
+    cut?: boolean;
+    record?: readonly { truncated: boolean }[];
+  }[];
   losses: UpdateMetrics;
   realSteps: number;
   dreamSteps: number;
@@ -38,7 +44,9 @@ export function iterationMetrics(f: IterationFacts): Metrics {
     ...(f.phase === 'dream' ? dreamMetrics(f.rollout) : {}),
     ...(f.curriculum ? curriculumMetrics(f.curriculum, f.startFailed) : {}),
     ...(f.evaluation ? { 'eval/success_rate': f.evaluation.success, 'eval/score': f.evaluation.score } : {}),
-    ...(f.seconds !== undefined && f.seconds > 0 ? { 'perf/steps_per_second': f.rollout.steps / f.seconds, 'perf/iteration_seconds': f.seconds } : {}),
+    ...(f.seconds !== undefined && f.seconds > 0
+      ? { 'perf/steps_per_second': f.rollout.steps / f.seconds, 'perf/iteration_seconds': f.seconds }
+      : {}),
   };
 }
 
@@ -83,13 +91,23 @@ export function rolloutSuccess(metrics: Metrics): { value: number; judge: 'real'
 /** Per answer the experience model was asked for. */
 function dreamMetrics(r: RolloutTally): Metrics {
   const per = (x: number) => (r.predictions ? x / r.predictions : 0);
-  return { 'dream/invalid_rate': per(r.invalid), 'dream/tokens_per_transition': per(r.tokens), 'dream/cache_hit_rate': per(r.cacheHits) };
+  return {
+    'dream/invalid_rate': per(r.invalid),
+    'dream/tokens_per_transition': per(r.tokens),
+    'dream/cache_hit_rate': per(r.cacheHits),
+  };
 }
 
 function curriculumMetrics(c: Curriculum, startFailed: number): Metrics {
   return {
     'curriculum/mean_variance': c.lastMeanVariance,
     'curriculum/synthetic_share': c.lastSyntheticShare,
-    ...(c.usesLlm ? { 'curriculum/llm_variations': c.lastLlmQueued, 'curriculum/llm_invalid': c.lastLlmInvalid, 'curriculum/llm_start_failed': startFailed } : {}),
+    ...(c.usesLlm
+      ? {
+          'curriculum/llm_variations': c.lastLlmQueued,
+          'curriculum/llm_invalid': c.lastLlmInvalid,
+          'curriculum/llm_start_failed': startFailed,
+        }
+      : {}),
   };
 }

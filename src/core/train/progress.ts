@@ -89,7 +89,11 @@ export class ProgressMeter implements IterationProgressHook {
   private finishedSeconds: number[] = [];
 
   /** `iterations`: how many the run has (the run's time left counts the rest); `clock`: ms, monotonic. */
-  constructor(private readonly clock: () => number, private readonly iterations: number, private readonly windowMs = WINDOW_MS) {
+  constructor(
+    private readonly clock: () => number,
+    private readonly iterations: number,
+    private readonly windowMs = WINDOW_MS,
+  ) {
     this.started = clock();
     this.iterationStarted = this.started;
   }
@@ -132,21 +136,45 @@ export class ProgressMeter implements IterationProgressHook {
     const transitionsPerSecond = perSecond(this.events.length);
     const c = this.current;
     const stepsLeft = Math.max(0, this.planned - c.steps);
-    const iterationSecondsLeft = this.currentStage !== 'rollout' ? 0
-      : stepsLeft === 0 ? 0 : transitionsPerSecond > 0 ? stepsLeft / transitionsPerSecond : null;
+    const iterationSecondsLeft =
+      this.currentStage !== 'rollout'
+        ? 0
+        : stepsLeft === 0
+          ? 0
+          : transitionsPerSecond > 0
+            ? stepsLeft / transitionsPerSecond
+            : null;
     const meanSeconds = this.finishedSeconds.length
       ? this.finishedSeconds.reduce((a, b) => a + b, 0) / this.finishedSeconds.length
-      : transitionsPerSecond > 0 && this.planned > 0 ? this.planned / transitionsPerSecond : null;
+      : transitionsPerSecond > 0 && this.planned > 0
+        ? this.planned / transitionsPerSecond
+        : null;
     const iterationsLeft = Math.max(0, this.iterations - this.iteration);
-    const runSecondsLeft = iterationSecondsLeft === null ? null
-      : iterationsLeft === 0 ? iterationSecondsLeft : meanSeconds === null ? null : iterationSecondsLeft + iterationsLeft * meanSeconds;
+    const runSecondsLeft =
+      iterationSecondsLeft === null
+        ? null
+        : iterationsLeft === 0
+          ? iterationSecondsLeft
+          : meanSeconds === null
+            ? null
+            : iterationSecondsLeft + iterationsLeft * meanSeconds;
     return {
-      iteration: this.iteration, iterations: this.iterations, phase: this.phase, stage: this.currentStage,
-      done: c.steps, planned: Math.max(this.planned, c.steps), current: { ...c }, total: { ...this.total },
-      tokensPerSecond: perSecond(this.events.reduce((s, e) => s + e.tokens, 0)), transitionsPerSecond,
-      callsPerSecond: perSecond(this.events.filter((e) => e.call).length), windowSeconds: windowMs / 1000,
+      iteration: this.iteration,
+      iterations: this.iterations,
+      phase: this.phase,
+      stage: this.currentStage,
+      done: c.steps,
+      planned: Math.max(this.planned, c.steps),
+      current: { ...c },
+      total: { ...this.total },
+      tokensPerSecond: perSecond(this.events.reduce((s, e) => s + e.tokens, 0)),
+      transitionsPerSecond,
+      callsPerSecond: perSecond(this.events.filter((e) => e.call).length),
+      windowSeconds: windowMs / 1000,
       cacheHitRate: c.predictions > 0 ? c.cacheHits / c.predictions : null,
-      iterationSeconds: (now - this.iterationStarted) / 1000, iterationSecondsLeft, runSecondsLeft,
+      iterationSeconds: (now - this.iterationStarted) / 1000,
+      iterationSecondsLeft,
+      runSecondsLeft,
     };
   }
 }
@@ -187,13 +215,18 @@ function rate(x: number): string {
 export function formatProgressLine(p: LiveProgress): string {
   const c = p.current;
   const what = p.phase === 'dream' ? 'dream steps' : 'real steps';
-  const stage = p.stage === 'rollout' ? '' : p.stage === 'update' ? ' (updating the policy)' : ' (evaluating on held-out tasks)';
+  const stage =
+    p.stage === 'rollout' ? '' : p.stage === 'update' ? ' (updating the policy)' : ' (evaluating on held-out tasks)';
   const parts = [
     `iteration ${p.iteration}/${p.iterations} ${what} ${p.done}/${p.done === p.planned ? p.planned : `≤${p.planned}`}${stage}`,
   ];
   if (p.phase === 'dream') parts.push(`valid ${c.predictions - c.invalid} invalid ${c.invalid}`);
   const speed = `${rate(p.transitionsPerSecond)} transitions/s`;
-  parts.push(p.phase === 'dream' ? `${rate(p.tokensPerSecond)} tok/s ${speed} (last ${Math.round(p.windowSeconds)} s)` : `${speed} (last ${Math.round(p.windowSeconds)} s)`);
+  parts.push(
+    p.phase === 'dream'
+      ? `${rate(p.tokensPerSecond)} tok/s ${speed} (last ${Math.round(p.windowSeconds)} s)`
+      : `${speed} (last ${Math.round(p.windowSeconds)} s)`,
+  );
   if (p.cacheHitRate !== null) parts.push(`cache ${Math.round(p.cacheHitRate * 100)}%`);
   parts.push(`left: iteration ≈ ${formatDuration(p.iterationSecondsLeft)}, run ≈ ${formatDuration(p.runSecondsLeft)}`);
   return parts.join(' · ');

@@ -24,7 +24,11 @@ import type { TaskSource } from './task-source';
 import type { TraceStep } from './trace';
 
 /** A step as the loop keeps it: the trace step plus the next observation (for buffer records). */
-export interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> { observation: string; admissible: string[]; next: Observation }
+export interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> {
+  observation: string;
+  admissible: string[];
+  next: Observation;
+}
 
 export interface Episode {
   env: Env;
@@ -82,7 +86,10 @@ export interface StartOptions {
  * could not be written gives way to the source's replacement (the task list is updated in place);
  * `startFailed` counts them.
  */
-export async function startEpisodes(tasks: Task[], options: StartOptions): Promise<{ episodes: Episode[]; startFailed: number }> {
+export async function startEpisodes(
+  tasks: Task[],
+  options: StartOptions,
+): Promise<{ episodes: Episode[]; startFailed: number }> {
   const episodes: Episode[] = [];
   let startFailed = 0;
   for (let t = 0; t < tasks.length; t++) {
@@ -92,15 +99,29 @@ export async function startEpisodes(tasks: Task[], options: StartOptions): Promi
       try {
         obs = await env.reset({ seed: tasks[t].seed ?? 0, task: tasks[t] });
       } catch (error) {
-        const replacement = g === 0 && error instanceof ExperienceModelError ? options.source.replacement(tasks[t], options.phase, options.rng) : null;
+        const replacement =
+          g === 0 && error instanceof ExperienceModelError
+            ? options.source.replacement(tasks[t], options.phase, options.rng)
+            : null;
         if (!replacement) throw error;
         tasks[t] = replacement;
         startFailed++;
         obs = await env.reset({ seed: replacement.seed ?? 0, task: replacement });
       }
       // A start with nothing to choose from (a dreamed first state can be one) ends at once.
-      episodes.push({ env, task: tasks[t], obs, episodeId: `${options.iteration}/${t}/${g}`, groupId: `${options.iteration}/${t}`,
-        steps: [], actions: [], done: obs.admissible.length === 0, return: 0, success: false, record: [] });
+      episodes.push({
+        env,
+        task: tasks[t],
+        obs,
+        episodeId: `${options.iteration}/${t}/${g}`,
+        groupId: `${options.iteration}/${t}`,
+        steps: [],
+        actions: [],
+        done: obs.admissible.length === 0,
+        return: 0,
+        success: false,
+        record: [],
+      });
     }
   }
   return { episodes, startFailed };
@@ -128,7 +149,10 @@ export interface StepOptions {
 
 /** A stop asked for inside an iteration: the iteration is abandoned before it keeps or learns anything. */
 export class IterationStoppedError extends Error {
-  constructor() { super('Stopped inside the iteration: it was dropped, and the run keeps its last checkpoint.'); this.name = 'IterationStoppedError'; }
+  constructor() {
+    super('Stopped inside the iteration: it was dropped, and the run keeps its last checkpoint.');
+    this.name = 'IterationStoppedError';
+  }
 }
 
 export interface RolloutProgressHook {
@@ -144,22 +168,33 @@ export async function stepEpisodes(episodes: Episode[], options: StepOptions): P
     const running = payableEpisodes(episodes, options.stepBudget - tally.steps);
     if (running.length === 0) return tally;
     const states = running.map((e): PolicyState => ({
-      instruction: e.obs.task.instruction, observation: e.obs.text, admissible: e.obs.admissible,
-      step: t, maxSteps: options.stepLimit, previousActions: e.actions,
+      instruction: e.obs.task.instruction,
+      observation: e.obs.text,
+      admissible: e.obs.admissible,
+      step: t,
+      maxSteps: options.stepLimit,
+      previousActions: e.actions,
     }));
-    options.progress?.stepPlanned(running.reduce((sum, e) => sum + Math.max(1, options.stepLimit - e.actions.length), 0));
+    options.progress?.stepPlanned(
+      running.reduce((sum, e) => sum + Math.max(1, options.stepLimit - e.actions.length), 0),
+    );
     const acted = await options.policy.act(states, options.rng);
     // All at once, awaited together; applied in episode order (never in completion order).
-    const results = await Promise.all(running.map(async (e, i) => {
-      const result = await e.env.step(acted.actions[i]);
-      options.progress?.stepDone(result);
-      return result;
-    }));
+    const results = await Promise.all(
+      running.map(async (e, i) => {
+        const result = await e.env.step(acted.actions[i]);
+        options.progress?.stepDone(result);
+        return result;
+      }),
+    );
     results.forEach((result, i) => {
       applyStep(running[i], states[i], acted, i, result, options.phase);
       countStep(tally, result, options.phase);
     });
-    if (options.phase === 'dream') options.failures?.recordStep(results.filter((r) => r.info.dream?.predicted).map((r) => r.info.dream!.engineError));
+    if (options.phase === 'dream')
+      options.failures?.recordStep(
+        results.filter((r) => r.info.dream?.predicted).map((r) => r.info.dream!.engineError),
+      );
   }
 }
 
@@ -185,14 +220,29 @@ function unusable(result: StepResult, phase: Phase): boolean {
   return phase === 'dream' && result.info.dream?.invalid === true;
 }
 
-function applyStep(e: Episode, state: PolicyState, acted: ActResult, i: number, result: StepResult, phase: Phase): void {
+function applyStep(
+  e: Episode,
+  state: PolicyState,
+  acted: ActResult,
+  i: number,
+  result: StepResult,
+  phase: Phase,
+): void {
   const action = acted.actions[i];
   const dream = result.info.dream;
   const skip = unusable(result, phase);
   e.record.push({
-    observation: e.obs.text, admissible: e.obs.admissible, action, next: result, actionIndex: acted.actionIndices[i], probabilities: acted.probs[i],
+    observation: e.obs.text,
+    admissible: e.obs.admissible,
+    action,
+    next: result,
+    actionIndex: acted.actionIndices[i],
+    probabilities: acted.probs[i],
     ...(acted.priors[i] ? { prior: acted.priors[i]! } : {}),
-    reward: result.reward, terminated: result.terminated, truncated: result.truncated, valid: !skip && result.info.valid,
+    reward: result.reward,
+    terminated: result.terminated,
+    truncated: result.truncated,
+    valid: !skip && result.info.valid,
     ...(skip ? { dreamInvalid: true, ...(dream?.invalidReason ? { invalidReason: dream.invalidReason } : {}) } : {}),
     ...(dream?.cached ? { cached: true } : {}),
     ...(dream?.reasoning ? { reasoning: dream.reasoning } : {}),
@@ -201,8 +251,16 @@ function applyStep(e: Episode, state: PolicyState, acted: ActResult, i: number, 
   });
   if (!skip) {
     e.steps.push({
-      state, action: acted.actionIndices[i], logProb: acted.logProbs[i], value: acted.values[i], prior: acted.priors[i],
-      reward: result.reward, terminated: result.terminated, truncated: result.truncated, episodeId: e.episodeId, groupId: e.groupId,
+      state,
+      action: acted.actionIndices[i],
+      logProb: acted.logProbs[i],
+      value: acted.values[i],
+      prior: acted.priors[i],
+      reward: result.reward,
+      terminated: result.terminated,
+      truncated: result.truncated,
+      episodeId: e.episodeId,
+      groupId: e.groupId,
     });
   } else if (result.truncated && e.steps.length > 0) {
     e.steps[e.steps.length - 1].truncated = true;
@@ -210,8 +268,10 @@ function applyStep(e: Episode, state: PolicyState, acted: ActResult, i: number, 
   e.actions = [...e.actions, action];
   e.return += result.reward;
   e.obs = result;
-  if (result.terminated || result.truncated) { e.done = true; e.success = result.info.success; }
-  else if (result.admissible.length === 0) e.done = true; // nothing to choose from: the episode cannot go on
+  if (result.terminated || result.truncated) {
+    e.done = true;
+    e.success = result.info.success;
+  } else if (result.admissible.length === 0) e.done = true; // nothing to choose from: the episode cannot go on
 }
 
 function countStep(tally: RolloutTally, result: StepResult, phase: Phase): void {

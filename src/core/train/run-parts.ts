@@ -30,7 +30,17 @@ import type { ActionPrior } from '../policy/policy';
 import { ConfigError, TRAIN_DEFAULTS, type TrainConfig } from './config';
 import { requireRealTransitions } from './grounding';
 
-type PartsSettings = 'mode' | 'retrievalK' | 'historyLength' | 'reasoning' | 'llmPrior' | 'curriculum' | 'curriculumVariations' | 'llmTimeoutMs' | 'llmRetries' | 'llmConcurrency';
+type PartsSettings =
+  | 'mode'
+  | 'retrievalK'
+  | 'historyLength'
+  | 'reasoning'
+  | 'llmPrior'
+  | 'curriculum'
+  | 'curriculumVariations'
+  | 'llmTimeoutMs'
+  | 'llmRetries'
+  | 'llmConcurrency';
 /** What the builder reads of a config: env, llm and seed, and (defaults: TRAIN_DEFAULTS, mode 'dream') the rest. */
 export type RunPartsConfig = Pick<TrainConfig, 'env' | 'llm' | 'seed'> & Partial<Pick<TrainConfig, PartsSettings>>;
 
@@ -45,13 +55,18 @@ export interface RunPartsDeps {
 }
 
 /** What a run needs of an imported domain (domain/domain.ts Domain): its name, card and recorded episodes. */
-export interface RunDomain extends RecordedEpisodes { name: string; card: DomainCard }
+export interface RunDomain extends RecordedEpisodes {
+  name: string;
+  card: DomainCard;
+}
 
 /** Why `--llm oracle:…` cannot serve an imported domain. */
 export function oracleUnavailableMessage(domain: { name: string }): string {
-  return `The oracle is not available for the imported domain '${domain.name}': the oracle is a real environment with dialled errors, ` +
+  return (
+    `The oracle is not available for the imported domain '${domain.name}': the oracle is a real environment with dialled errors, ` +
     'and an imported domain has no real environment — only its recorded episodes. Use an LLM experience model (--llm openai:BASE_URL#MODEL) ' +
-    'or a learned one (--llm learned:PATH): neither needs a real environment.';
+    'or a learned one (--llm learned:PATH): neither needs a real environment.'
+  );
 }
 
 /** The one decision which engines can serve an imported domain: every kind but the oracle. */
@@ -60,7 +75,13 @@ export function checkDomainEngine(spec: LlmSpec, domain: { name: string }): void
 }
 
 /** What a learned model is given when it is loaded: the run's retrieval buffer and its k and H. */
-export interface LearnedLoadOptions { env: string; buffer?: ReplayBuffer; k: number; historyLength: number; seed: number }
+export interface LearnedLoadOptions {
+  env: string;
+  buffer?: ReplayBuffer;
+  k: number;
+  historyLength: number;
+  seed: number;
+}
 
 export interface RunParts {
   /** Present when the config dreams (mode dream or s2r). */
@@ -74,9 +95,11 @@ export interface RunParts {
 /** Raised for a browser-only engine where no chat model was handed in (Node, or a caller that did not load it). */
 export class BrowserEngineError extends Error {
   constructor(spec: string) {
-    super(`'${spec}' runs in the browser only (WebLLM needs WebGPU, wllama keeps its GGUF file in the page's storage): ` +
-      'pick it on the page (Setup, then Train). From the command line use an OpenAI-compatible server instead, ' +
-      'e.g. --llm openai:http://127.0.0.1:8080/v1#default (llama-server serves the same GGUF file).');
+    super(
+      `'${spec}' runs in the browser only (WebLLM needs WebGPU, wllama keeps its GGUF file in the page's storage): ` +
+        'pick it on the page (Setup, then Train). From the command line use an OpenAI-compatible server instead, ' +
+        'e.g. --llm openai:http://127.0.0.1:8080/v1#default (llama-server serves the same GGUF file).',
+    );
     this.name = 'BrowserEngineError';
   }
 }
@@ -96,7 +119,10 @@ export async function buildRunParts(partial: RunPartsConfig, deps: RunPartsDeps 
   if (config.mode !== 'real') parts.experienceModel = await experienceModelFor(spec, config, deps, chat);
   if (config.llmPrior) parts.prior = new LlmActionPrior(needChat(chat(), config.llm, 'llmPrior'));
   if (wantsLlmVariations(config)) {
-    parts.taskGenerator = new LlmTaskGenerator(needChat(chat(), config.llm, 'curriculumVariations'), { seed: config.seed, ...deps.generator });
+    parts.taskGenerator = new LlmTaskGenerator(needChat(chat(), config.llm, 'curriculumVariations'), {
+      seed: config.seed,
+      ...deps.generator,
+    });
   }
   return parts;
 }
@@ -105,34 +131,74 @@ export async function buildRunParts(partial: RunPartsConfig, deps: RunPartsDeps 
  * The run's chat model: the caller's, else one for an openai: spec; null for kinds that are not
  * language models (the oracle, the learned model). A browser engine without the caller's throws.
  */
-function chatFor(spec: LlmSpec, config: Pick<TrainConfig, 'llm' | 'llmTimeoutMs' | 'llmRetries' | 'llmConcurrency'>, deps: RunPartsDeps): ChatModel | null {
+function chatFor(
+  spec: LlmSpec,
+  config: Pick<TrainConfig, 'llm' | 'llmTimeoutMs' | 'llmRetries' | 'llmConcurrency'>,
+  deps: RunPartsDeps,
+): ChatModel | null {
   if (deps.chat) return deps.chat;
   switch (spec.kind) {
     // At most llmConcurrency requests in flight (limiter.ts); a rollout step asks for all its episodes' steps at once.
-    case 'openai': return new OpenAiChatModel({ baseUrl: spec.baseUrl, model: spec.model, timeoutMs: config.llmTimeoutMs, retries: config.llmRetries,
-      concurrency: config.llmConcurrency, ...(deps.apiKey ? { apiKey: deps.apiKey } : {}) });
-    case 'webllm': case 'wllama': throw new BrowserEngineError(config.llm);
-    case 'oracle': case 'learned': return null;
+    case 'openai':
+      return new OpenAiChatModel({
+        baseUrl: spec.baseUrl,
+        model: spec.model,
+        timeoutMs: config.llmTimeoutMs,
+        retries: config.llmRetries,
+        concurrency: config.llmConcurrency,
+        ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
+      });
+    case 'webllm':
+    case 'wllama':
+      throw new BrowserEngineError(config.llm);
+    case 'oracle':
+    case 'learned':
+      return null;
   }
 }
 
 function needChat(chat: ChatModel | null, llm: string, setting: 'llmPrior' | 'curriculumVariations'): ChatModel {
   if (chat) return chat;
-  const what = llm.startsWith('oracle:') ? 'the noisy oracle has none' : 'the learned experience model is not a chat model';
+  const what = llm.startsWith('oracle:')
+    ? 'the noisy oracle has none'
+    : 'the learned experience model is not a chat model';
   const fix = setting === 'llmPrior' ? 'turn the prior off (llmPrior=false)' : 'use curriculumVariations=procedural';
-  throw new ConfigError(`'${setting}' needs a language model, but llm is '${llm}' (${what}). ` +
-    `Use an LLM engine (--llm openai:BASE_URL#MODEL, or WebLLM / wllama in the page), or ${fix}.`);
+  throw new ConfigError(
+    `'${setting}' needs a language model, but llm is '${llm}' (${what}). ` +
+      `Use an LLM engine (--llm openai:BASE_URL#MODEL, or WebLLM / wllama in the page), or ${fix}.`,
+  );
 }
 
-async function experienceModelFor(spec: LlmSpec, config: RunPartsConfig & typeof TRAIN_DEFAULTS, deps: RunPartsDeps, chat: () => ChatModel | null): Promise<ExperienceModel> {
-  const model = spec.kind === 'oracle'
-    ? new NoisyOracleModel(config.env, { epsilonReward: spec.epsilonReward, epsilonTransition: spec.epsilonTransition, seed: config.seed })
-    : spec.kind === 'learned' ? await learnedModel(spec.path, deps, {
-      env: config.env, seed: config.seed, buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined, k: config.retrievalK, historyLength: config.historyLength })
-    : new ReasoningExperienceModel(chat()!, {
-      buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined, k: config.retrievalK, historyLength: config.historyLength,
-      reasoning: config.reasoning, seed: config.seed, ...(deps.domain ? { domainCard: deps.domain.card } : {}), ...deps.answers,
-    });
+async function experienceModelFor(
+  spec: LlmSpec,
+  config: RunPartsConfig & typeof TRAIN_DEFAULTS,
+  deps: RunPartsDeps,
+  chat: () => ChatModel | null,
+): Promise<ExperienceModel> {
+  const model =
+    spec.kind === 'oracle'
+      ? new NoisyOracleModel(config.env, {
+          epsilonReward: spec.epsilonReward,
+          epsilonTransition: spec.epsilonTransition,
+          seed: config.seed,
+        })
+      : spec.kind === 'learned'
+        ? await learnedModel(spec.path, deps, {
+            env: config.env,
+            seed: config.seed,
+            buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined,
+            k: config.retrievalK,
+            historyLength: config.historyLength,
+          })
+        : new ReasoningExperienceModel(chat()!, {
+            buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined,
+            k: config.retrievalK,
+            historyLength: config.historyLength,
+            reasoning: config.reasoning,
+            seed: config.seed,
+            ...(deps.domain ? { domainCard: deps.domain.card } : {}),
+            ...deps.answers,
+          });
   // A domain's demonstrated tasks start from their recorded first states, whatever the model.
   return deps.domain ? new DomainExperienceModel(model, deps.domain) : model;
 }
@@ -144,8 +210,10 @@ function openBuffer(buffer: RunPartsDeps['buffer']): Promise<ReplayBuffer | unde
 /** A learned model that retrieves is refused on a buffer with no real data of its env (grounding.ts). */
 async function learnedModel(path: string, deps: RunPartsDeps, options: LearnedLoadOptions): Promise<ExperienceModel> {
   if (!deps.loadLearnedModel) {
-    throw new Error(`'learned:${path}' names a learned experience model, and loading one is the caller's job: ` +
-      'hand buildRunParts a loadLearnedModel(path) (Node reads a folder; the page reads its stored model).');
+    throw new Error(
+      `'learned:${path}' names a learned experience model, and loading one is the caller's job: ` +
+        'hand buildRunParts a loadLearnedModel(path) (Node reads a folder; the page reads its stored model).',
+    );
   }
   await requireRealTransitions(options.buffer, options.env, options.k);
   return deps.loadLearnedModel(path, options);

@@ -45,20 +45,37 @@ export class RegisteredEnvSource implements TaskSource {
   /** Pool tasks by seed (generation proves solvability, so it is not free). */
   private readonly pool = new Map<number, Task>();
 
-  constructor(private readonly config: TrainConfig, private readonly experienceModel?: ExperienceModel) {
+  constructor(
+    private readonly config: TrainConfig,
+    private readonly experienceModel?: ExperienceModel,
+  ) {
     this.definition = getEnvDefinition(config.env);
     if (config.mode !== 'real' && !experienceModel) {
-      throw new Error(`Mode '${config.mode}' dreams: the trainer needs an experience model (config.llm = '${config.llm}'); build one with buildRunParts().`);
+      throw new Error(
+        `Mode '${config.mode}' dreams: the trainer needs an experience model (config.llm = '${config.llm}'); build one with buildRunParts().`,
+      );
     }
-    this.curriculum = config.curriculum ? new Curriculum(this.definition, {
-      lambda: config.lambda, seedsPerIteration: config.curriculumSeeds, difficulty: config.difficulty,
-      taskPool: config.taskPool, seed: config.seed, enabled: true,
-      grouping: config.curriculumGrouping, clusters: config.curriculumClusters, variations: config.curriculumVariations,
-    }) : null;
+    this.curriculum = config.curriculum
+      ? new Curriculum(this.definition, {
+          lambda: config.lambda,
+          seedsPerIteration: config.curriculumSeeds,
+          difficulty: config.difficulty,
+          taskPool: config.taskPool,
+          seed: config.seed,
+          enabled: true,
+          grouping: config.curriculumGrouping,
+          clusters: config.curriculumClusters,
+          variations: config.curriculumVariations,
+        })
+      : null;
   }
 
-  get envId(): string { return this.config.env; }
-  get stepLimit(): number { return this.definition.defaultStepLimit; }
+  get envId(): string {
+    return this.config.env;
+  }
+  get stepLimit(): number {
+    return this.definition.defaultStepLimit;
+  }
 
   /** The training task of a pool seed. */
   task(seed: number): Task {
@@ -76,7 +93,8 @@ export class RegisteredEnvSource implements TaskSource {
 
   /** The curriculum's batch (at most λ synthetic) or pool tasks; a real phase never gets a dream-only task. */
   chooseTasks(iteration: number, count: number, phase: Phase, rng: Rng): Task[] {
-    const tasks = this.curriculum ? this.curriculum.nextBatch(iteration, count, { realEnv: phase === 'real' }).tasks
+    const tasks = this.curriculum
+      ? this.curriculum.nextBatch(iteration, count, { realEnv: phase === 'real' }).tasks
       : Array.from({ length: count }, () => this.poolTask(rng));
     // Dream-only tasks (LLM-written: no spec) never reach a real env, whatever queued them.
     return phase === 'real' ? tasks.map((task) => (isDreamOnly(task) ? this.poolTask(rng) : task)) : tasks;
@@ -88,15 +106,22 @@ export class RegisteredEnvSource implements TaskSource {
   }
 
   makeEnv(phase: Phase): Env {
-    return phase === 'real' ? makeEnv(this.config.env)
+    return phase === 'real'
+      ? makeEnv(this.config.env)
       : makeDreamEnv(this.experienceModel!, { envId: this.config.env, difficulty: this.config.difficulty });
   }
 
-  async recordOutcomes(iteration: number, phase: Phase, groups: GroupOutcome[], generator?: LlmTaskGenerator): Promise<void> {
+  async recordOutcomes(
+    iteration: number,
+    phase: Phase,
+    groups: GroupOutcome[],
+    generator?: LlmTaskGenerator,
+  ): Promise<void> {
     if (!this.curriculum) return;
     this.curriculum.record(iteration, groups);
     // LLM variations of this iteration's seeds (dream phases only: a real phase cannot play them).
-    if (this.curriculum.usesLlm && phase === 'dream' && generator) await this.curriculum.generateLlmVariations(iteration, generator);
+    if (this.curriculum.usesLlm && phase === 'dream' && generator)
+      await this.curriculum.generateLlmVariations(iteration, generator);
   }
 
   evaluate(policy: CandidatePolicy, episodes: number): Promise<EvalResult> {
@@ -109,11 +134,19 @@ export function checkSourceConfig(config: TrainConfig, source: TaskSource): void
   const problems: string[] = [];
   const name = `'${source.envId}'`;
   if (config.env !== source.envId) problems.push(`'env' must be the task source's env id ${name}; got '${config.env}'`);
-  if (!source.hasRealEnv && config.mode !== 'dream') problems.push(`'mode' ${config.mode} trains in a real env, and ${name} has none; use mode dream`);
+  if (!source.hasRealEnv && config.mode !== 'dream')
+    problems.push(`'mode' ${config.mode} trains in a real env, and ${name} has none; use mode dream`);
   if (!source.hasRealEnv && config.evalInterval !== 0) {
-    problems.push(`'evalInterval' ${config.evalInterval} evaluates on held-out real tasks, and ${name} has no real env; set evalInterval 0`);
+    problems.push(
+      `'evalInterval' ${config.evalInterval} evaluates on held-out real tasks, and ${name} has no real env; set evalInterval 0`,
+    );
   }
-  if (config.curriculum && !source.curriculum) problems.push(`'curriculum' builds variations with a registered env's task generator, and ${name} has none; set curriculum false`);
-  if (!Number.isInteger(source.stepLimit) || source.stepLimit < 1) problems.push(`the source's stepLimit must be a positive integer; got ${source.stepLimit}`);
-  if (problems.length) throw new ConfigError(`Invalid training config for the task source ${name}:\n- ${problems.join('\n- ')}`);
+  if (config.curriculum && !source.curriculum)
+    problems.push(
+      `'curriculum' builds variations with a registered env's task generator, and ${name} has none; set curriculum false`,
+    );
+  if (!Number.isInteger(source.stepLimit) || source.stepLimit < 1)
+    problems.push(`the source's stepLimit must be a positive integer; got ${source.stepLimit}`);
+  if (problems.length)
+    throw new ConfigError(`Invalid training config for the task source ${name}:\n- ${problems.join('\n- ')}`);
 }

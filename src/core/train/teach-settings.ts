@@ -37,7 +37,14 @@ export interface TeachSettings {
 }
 
 export const DEFAULT_TEACH_SETTINGS: Readonly<TeachSettings> = Object.freeze({
-  env: 'webshop-lite-v0', algo: 'grpo', mode: 'real', seed: 1, epsR: 0.1, epsP: 0.1, tasks: 2, group: 4,
+  env: 'webshop-lite-v0',
+  algo: 'grpo',
+  mode: 'real',
+  seed: 1,
+  epsR: 0.1,
+  epsP: 0.1,
+  tasks: 2,
+  group: 4,
 });
 
 export const TEACH_LIMITS = Object.freeze({ tasks: [1, 4], group: [2, 8], seed: [0, 2 ** 31 - 1] } as const);
@@ -45,18 +52,25 @@ export const TEACH_LIMITS = Object.freeze({ tasks: [1, 4], group: [2, 8], seed: 
 /** Checks settings; a bad value is a ConfigError naming the field, what was given and what is valid. */
 export function validateTeachSettings(settings: TeachSettings): TeachSettings {
   const problems: string[] = [];
-  if (!(settings.env in TEACH_PRESETS)) problems.push(`'env' must be one of ${Object.keys(TEACH_PRESETS).join(', ')}; got ${JSON.stringify(settings.env)}`);
-  if (!(TEACH_ALGORITHMS as readonly string[]).includes(settings.algo)) problems.push(`'algo' must be one of ${TEACH_ALGORITHMS.join(', ')}; got ${JSON.stringify(settings.algo)}`);
-  if (!(TEACH_MODES as readonly string[]).includes(settings.mode)) problems.push(`'mode' must be one of ${TEACH_MODES.join(', ')}; got ${JSON.stringify(settings.mode)}`);
+  if (!(settings.env in TEACH_PRESETS))
+    problems.push(`'env' must be one of ${Object.keys(TEACH_PRESETS).join(', ')}; got ${JSON.stringify(settings.env)}`);
+  if (!(TEACH_ALGORITHMS as readonly string[]).includes(settings.algo))
+    problems.push(`'algo' must be one of ${TEACH_ALGORITHMS.join(', ')}; got ${JSON.stringify(settings.algo)}`);
+  if (!(TEACH_MODES as readonly string[]).includes(settings.mode))
+    problems.push(`'mode' must be one of ${TEACH_MODES.join(', ')}; got ${JSON.stringify(settings.mode)}`);
   const int = (name: 'seed' | 'tasks' | 'group') => {
     const [min, max] = TEACH_LIMITS[name];
     const v = settings[name];
-    if (!Number.isInteger(v) || v < min || v > max) problems.push(`'${name}' must be an integer in ${min}..${max}; got ${JSON.stringify(v)}`);
+    if (!Number.isInteger(v) || v < min || v > max)
+      problems.push(`'${name}' must be an integer in ${min}..${max}; got ${JSON.stringify(v)}`);
   };
-  int('seed'); int('tasks'); int('group');
+  int('seed');
+  int('tasks');
+  int('group');
   for (const name of ['epsR', 'epsP'] as const) {
     const v = settings[name];
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) problems.push(`'${name}' must be a probability in 0..1; got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1))
+      problems.push(`'${name}' must be a probability in 0..1; got ${JSON.stringify(v)}`);
   }
   if (problems.length) throw new ConfigError(`Invalid teach settings:\n- ${problems.join('\n- ')}`);
   return settings;
@@ -66,7 +80,15 @@ export function validateTeachSettings(settings: TeachSettings): TeachSettings {
 export function teachConfig(settings: TeachSettings): TrainConfig {
   const s = validateTeachSettings(settings);
   return validateConfig({
-    ...getPreset(TEACH_PRESETS[s.env]), algo: s.algo, mode: s.mode, seed: s.seed, llm: `oracle:${s.epsR},${s.epsP}`,
-    tasksPerIteration: s.tasks, groupSize: s.group, curriculum: false, evalInterval: 0, iterations: 1_000_000,
+    ...getPreset(TEACH_PRESETS[s.env]),
+    algo: s.algo,
+    mode: s.mode,
+    seed: s.seed,
+    llm: `oracle:${s.epsR},${s.epsP}`,
+    tasksPerIteration: s.tasks,
+    groupSize: s.group,
+    curriculum: false,
+    evalInterval: 0,
+    iterations: 1_000_000,
   });
 }

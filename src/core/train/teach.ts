@@ -29,7 +29,13 @@ import { experienceLabel } from '../llm/spec';
 import type { TrainConfig } from './config';
 import { Trainer, type Metrics } from './loop';
 import { buildRunParts } from './run-parts';
-import { teachConfig, validateTeachSettings, type TeachAlgorithm, type TeachMode, type TeachSettings } from './teach-settings';
+import {
+  teachConfig,
+  validateTeachSettings,
+  type TeachAlgorithm,
+  type TeachMode,
+  type TeachSettings,
+} from './teach-settings';
 
 export * from './teach-settings';
 
@@ -103,18 +109,35 @@ export interface TeachUpdate {
   /** `losses/…` of the update and the iteration's `charts/…`, `budget/…` metrics. */
   metrics: Metrics;
   /** The hyperparameters the update ran with. */
-  hyper: { learningRate: number; clipEpsilon: number; updateEpochs: number; minibatches: number; entropyCoef: number; gamma: number; gaeLambda: number; valueCoef: number };
+  hyper: {
+    learningRate: number;
+    clipEpsilon: number;
+    updateEpochs: number;
+    minibatches: number;
+    entropyCoef: number;
+    gamma: number;
+    gaeLambda: number;
+    valueCoef: number;
+  };
 }
 
 /** Per-step advantages exactly as the update computes them (and PPO's return targets). */
-export function teachAdvantages(batch: RolloutBatch, algo: TeachAlgorithm, config: Pick<TrainConfig, 'gamma' | 'gaeLambda'>): { advantages: number[]; targets?: number[] } {
+export function teachAdvantages(
+  batch: RolloutBatch,
+  algo: TeachAlgorithm,
+  config: Pick<TrainConfig, 'gamma' | 'gaeLambda'>,
+): { advantages: number[]; targets?: number[] } {
   if (algo === 'grpo') return { advantages: grpoAdvantages(batch) };
   const { advantages, returns } = ppoAdvantages(batch, { gamma: config.gamma, gaeLambda: config.gaeLambda });
   return { advantages, targets: returns };
 }
 
 /** The padded log-π [nSteps, maxActions] (and V [nSteps]) of the steps' states: tensors the caller disposes. */
-export function forwardSteps(policy: CandidatePolicy, steps: readonly PolicyStep[], value: boolean): { logProbs: tf.Tensor2D; values?: tf.Tensor1D } {
+export function forwardSteps(
+  policy: CandidatePolicy,
+  steps: readonly PolicyStep[],
+  value: boolean,
+): { logProbs: tf.Tensor2D; values?: tf.Tensor1D } {
   const enc = encodeSteps(policy, steps);
   return tf.tidy(() => {
     const f = policy.forward(enc, { value });
@@ -123,7 +146,10 @@ export function forwardSteps(policy: CandidatePolicy, steps: readonly PolicyStep
 }
 
 /** Reads and disposes forwardSteps' tensors: π(·|s) per step over its admissible actions, and V(s). */
-export async function readProbabilities(steps: readonly PolicyStep[], out: { logProbs: tf.Tensor2D; values?: tf.Tensor1D }): Promise<{ probs: number[][]; values?: number[] }> {
+export async function readProbabilities(
+  steps: readonly PolicyStep[],
+  out: { logProbs: tf.Tensor2D; values?: tf.Tensor1D },
+): Promise<{ probs: number[][]; values?: number[] }> {
   try {
     const width = out.logProbs.shape[1];
     const lp = await out.logProbs.data();
@@ -137,20 +163,29 @@ export async function readProbabilities(steps: readonly PolicyStep[], out: { log
 }
 
 /** π(·|s) (and V(s)) of each step's state under the policy's current weights. */
-export async function stepProbabilities(policy: CandidatePolicy, steps: readonly PolicyStep[], value = false): Promise<{ probs: number[][]; values?: number[] }> {
+export async function stepProbabilities(
+  policy: CandidatePolicy,
+  steps: readonly PolicyStep[],
+  value = false,
+): Promise<{ probs: number[][]; values?: number[] }> {
   if (steps.length === 0) return { probs: [], ...(value ? { values: [] } : {}) };
   return readProbabilities(steps, forwardSteps(policy, steps, value));
 }
 
 /** Assemble the update's view from the batch, its advantages and the before/after probabilities. */
 export function describeUpdate(input: {
-  steps: readonly PolicyStep[]; algo: TeachAlgorithm; advantages: number[]; targets?: number[];
-  before: { probs: number[][]; values?: number[] }; after: { probs: number[][]; values?: number[] };
+  steps: readonly PolicyStep[];
+  algo: TeachAlgorithm;
+  advantages: number[];
+  targets?: number[];
+  before: { probs: number[][]; values?: number[] };
+  after: { probs: number[][]; values?: number[] };
   dreamNotes?: (string | undefined)[];
 }): { groups: TeachGroup[]; signedSteps: number; alignedSteps: number } {
   const { steps, advantages } = input;
   const groups = new Map<string, TeachGroup>();
-  let signedSteps = 0, alignedSteps = 0;
+  let signedSteps = 0,
+    alignedSteps = 0;
   for (const episode of groupEpisodes(steps)) {
     const key = episode.groupId ?? `episode:${episode.episodeId}`;
     const first = steps[episode.indices[0]];
@@ -161,7 +196,8 @@ export function describeUpdate(input: {
     }
     const teachSteps = episode.indices.map((i, t): TeachStep => {
       const s = steps[i];
-      const before = input.before.probs[i], after = input.after.probs[i];
+      const before = input.before.probs[i],
+        after = input.after.probs[i];
       const advantage = advantages[i];
       if (advantage !== 0 && Number.isFinite(advantage)) {
         signedSteps++;
@@ -169,18 +205,30 @@ export function describeUpdate(input: {
         if (Math.sign(moved) === Math.sign(advantage)) alignedSteps++;
       }
       return {
-        t, observation: s.state.observation, taken: s.action, reward: s.reward, advantage,
-        ...(input.targets ? { value: input.before.values?.[i] ?? s.value, target: input.targets[i], valueAfter: input.after.values?.[i] } : {}),
+        t,
+        observation: s.state.observation,
+        taken: s.action,
+        reward: s.reward,
+        advantage,
+        ...(input.targets
+          ? {
+              value: input.before.values?.[i] ?? s.value,
+              target: input.targets[i],
+              valueAfter: input.after.values?.[i],
+            }
+          : {}),
         probabilities: s.state.admissible.map((action, j) => ({ action, before: before[j], after: after[j] })),
         ...(input.dreamNotes?.[i] ? { dreamNote: input.dreamNotes[i] } : {}),
       };
     });
     const last = steps[episode.indices[episode.indices.length - 1]];
     group.rollouts.push({
-      episodeId: episode.episodeId, index: group.rollouts.length,
+      episodeId: episode.episodeId,
+      index: group.rollouts.length,
       actions: teachSteps.map((s) => s.probabilities[s.taken].action),
       return: episode.indices.reduce((sum, i) => sum + steps[i].reward, 0),
-      success: last.terminated && last.reward >= 1, steps: teachSteps,
+      success: last.terminated && last.reward >= 1,
+      steps: teachSteps,
     });
   }
   for (const g of groups.values()) {
@@ -204,11 +252,22 @@ function dreamKey(instruction: string, history: readonly string[], action: strin
 class RecordingExperienceModel implements ExperienceModel {
   readonly notes = new Map<string, string>();
   readonly label: string;
-  constructor(private readonly inner: ExperienceModel) { this.label = inner.label; }
-  initial(task: Task, signal?: AbortSignal): Promise<Observation> { return this.inner.initial(task, signal); }
+  constructor(private readonly inner: ExperienceModel) {
+    this.label = inner.label;
+  }
+  initial(task: Task, signal?: AbortSignal): Promise<Observation> {
+    return this.inner.initial(task, signal);
+  }
   async next(ctx: DreamContext): Promise<Prediction> {
     const prediction = await this.inner.next(ctx);
-    this.notes.set(dreamKey(ctx.task.instruction, ctx.history.map((s) => s.action), ctx.action), prediction.reasoning);
+    this.notes.set(
+      dreamKey(
+        ctx.task.instruction,
+        ctx.history.map((s) => s.action),
+        ctx.action,
+      ),
+      prediction.reasoning,
+    );
     return prediction;
   }
 }
@@ -217,10 +276,16 @@ class RecordingExperienceModel implements ExperienceModel {
 // The session
 // =============================================================================================
 
-interface Captured { steps: PolicyStep[]; before: ReturnType<typeof forwardSteps> | null }
+interface Captured {
+  steps: PolicyStep[];
+  before: ReturnType<typeof forwardSteps> | null;
+}
 
 export class TeachFinishedError extends Error {
-  constructor(message: string) { super(message); this.name = 'TeachFinishedError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'TeachFinishedError';
+  }
 }
 
 export class TeachSession {
@@ -249,17 +314,24 @@ export class TeachSession {
       // Right before the update: issue the forward pass on the old weights (read later).
       onBatch: (batch) => {
         const steps = batch.steps;
-        this.captured = { steps, before: steps.length > 0 ? forwardSteps(this.trainer.policy, steps, this.config.algo === 'ppo') : null };
+        this.captured = {
+          steps,
+          before: steps.length > 0 ? forwardSteps(this.trainer.policy, steps, this.config.algo === 'ppo') : null,
+        };
       },
     });
   }
 
-  get iteration(): number { return this.trainer.iteration; }
+  get iteration(): number {
+    return this.trainer.iteration;
+  }
 
   /** One update (rollouts + the algorithm's update), taken apart. */
   async step(): Promise<TeachUpdate> {
     if (this.trainer.finished) {
-      throw new TeachFinishedError(`This session has spent its real-step budget (${this.trainer.realSteps} steps). Press Reset to start again.`);
+      throw new TeachFinishedError(
+        `This session has spent its real-step budget (${this.trainer.realSteps} steps). Press Reset to start again.`,
+      );
     }
     this.recorder?.notes.clear();
     this.captured = null;
@@ -273,15 +345,42 @@ export class TeachSession {
     const after = await stepProbabilities(this.trainer.policy, steps, value);
     const { advantages, targets } = teachAdvantages({ steps }, this.config.algo as TeachAlgorithm, this.config);
     const notes = this.recorder
-      ? steps.map((s) => this.recorder!.notes.get(dreamKey(s.state.instruction, s.state.previousActions ?? [], s.state.admissible[s.action])))
+      ? steps.map((s) =>
+          this.recorder!.notes.get(
+            dreamKey(s.state.instruction, s.state.previousActions ?? [], s.state.admissible[s.action]),
+          ),
+        )
       : undefined;
-    const view = describeUpdate({ steps, algo: this.config.algo as TeachAlgorithm, advantages, targets, before, after, dreamNotes: notes });
+    const view = describeUpdate({
+      steps,
+      algo: this.config.algo as TeachAlgorithm,
+      advantages,
+      targets,
+      before,
+      after,
+      dreamNotes: notes,
+    });
     const c = this.config;
     return {
-      iteration: record.iteration, algo: c.algo as TeachAlgorithm, mode: c.mode as TeachMode, env: c.env, preset: c.preset,
-      experience: this.experience, ...view, stepCount: steps.length, metrics: record.metrics,
-      hyper: { learningRate: c.learningRate, clipEpsilon: c.clipEpsilon, updateEpochs: c.updateEpochs, minibatches: c.algo === 'ppo' ? c.minibatches : 1,
-        entropyCoef: c.entropyCoef, gamma: c.gamma, gaeLambda: c.gaeLambda, valueCoef: c.valueCoef },
+      iteration: record.iteration,
+      algo: c.algo as TeachAlgorithm,
+      mode: c.mode as TeachMode,
+      env: c.env,
+      preset: c.preset,
+      experience: this.experience,
+      ...view,
+      stepCount: steps.length,
+      metrics: record.metrics,
+      hyper: {
+        learningRate: c.learningRate,
+        clipEpsilon: c.clipEpsilon,
+        updateEpochs: c.updateEpochs,
+        minibatches: c.algo === 'ppo' ? c.minibatches : 1,
+        entropyCoef: c.entropyCoef,
+        gamma: c.gamma,
+        gaeLambda: c.gaeLambda,
+        valueCoef: c.valueCoef,
+      },
     };
   }
 

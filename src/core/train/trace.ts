@@ -71,19 +71,22 @@ export function nextOf(trace: EpisodeTrace, i: number): { observation: string; a
 
 /** The actions to replay in the real env before step `i`: those the trace accepted (valid steps). */
 export function acceptedActionsBefore(trace: EpisodeTrace, i: number): string[] {
-  return trace.steps.slice(0, i).filter((s) => s.valid).map((s) => s.action);
+  return trace.steps
+    .slice(0, i)
+    .filter((s) => s.valid)
+    .map((s) => s.action);
 }
 
 export type RealOutcome =
   | {
-    kind: 'real';
-    /** The real state the action was taken in (after replaying the prefix). */
-    before: Observation;
-    /** What the real env returned for the action. */
-    result: StepResult;
-    /** Positions in the replayed prefix of actions the real env refused (the dream had diverged). */
-    refused: number[];
-  }
+      kind: 'real';
+      /** The real state the action was taken in (after replaying the prefix). */
+      before: Observation;
+      /** What the real env returned for the action. */
+      result: StepResult;
+      /** Positions in the replayed prefix of actions the real env refused (the dream had diverged). */
+      refused: number[];
+    }
   | { kind: 'none'; reason: string };
 
 /**
@@ -91,12 +94,23 @@ export type RealOutcome =
  * env cannot rebuild (LLM-written tasks, imported domains, a task without its spec) have no real
  * counterpart: the answer says so instead of guessing.
  */
-export async function replayInRealEnv(envId: string, task: Task, actionsBefore: readonly string[], action: string): Promise<RealOutcome> {
+export async function replayInRealEnv(
+  envId: string,
+  task: Task,
+  actionsBefore: readonly string[],
+  action: string,
+): Promise<RealOutcome> {
   if (!listEnvDefinitions().some((d) => d.id === envId)) {
-    return { kind: 'none', reason: `'${envId}' has no built-in real environment (an imported domain): only the dream exists.` };
+    return {
+      kind: 'none',
+      reason: `'${envId}' has no built-in real environment (an imported domain): only the dream exists.`,
+    };
   }
   if (task.origin === 'llm') {
-    return { kind: 'none', reason: 'This task was written by an LLM: no real environment can play it, so there is no real counterpart.' };
+    return {
+      kind: 'none',
+      reason: 'This task was written by an LLM: no real environment can play it, so there is no real counterpart.',
+    };
   }
   const env = getEnvDefinition(envId).create();
   let before: Observation;
@@ -131,12 +145,17 @@ export interface OutcomeComparison {
   same: boolean;
 }
 
-export function compareOutcome(trace: EpisodeTrace, i: number, real: Extract<RealOutcome, { kind: 'real' }>): OutcomeComparison {
+export function compareOutcome(
+  trace: EpisodeTrace,
+  i: number,
+  real: Extract<RealOutcome, { kind: 'real' }>,
+): OutcomeComparison {
   const step = trace.steps[i];
   const next = nextOf(trace, i);
   // The step limit is the wrapper's, the same for both: a truncated step offers no actions in either.
   const realAdmissible = step.truncated && !real.result.terminated ? [] : real.result.admissible;
-  const dreamSet = new Set(next.admissible), realSet = new Set(realAdmissible);
+  const dreamSet = new Set(next.admissible),
+    realSet = new Set(realAdmissible);
   const onlyInDream = next.admissible.filter((a) => !realSet.has(a));
   const onlyInReal = realAdmissible.filter((a) => !dreamSet.has(a));
   const sameObservation = next.observation === real.result.text;
@@ -145,7 +164,19 @@ export function compareOutcome(trace: EpisodeTrace, i: number, real: Extract<Rea
   const sameValid = step.valid === real.result.info.valid;
   const divergedBefore = real.before.text !== step.observation || real.refused.length > 0;
   return {
-    sameObservation, onlyInDream, onlyInReal, sameReward, sameTerminated, sameValid, divergedBefore,
-    same: sameObservation && onlyInDream.length === 0 && onlyInReal.length === 0 && sameReward && sameTerminated && sameValid,
+    sameObservation,
+    onlyInDream,
+    onlyInReal,
+    sameReward,
+    sameTerminated,
+    sameValid,
+    divergedBefore,
+    same:
+      sameObservation &&
+      onlyInDream.length === 0 &&
+      onlyInReal.length === 0 &&
+      sameReward &&
+      sameTerminated &&
+      sameValid,
   };
 }

@@ -4,16 +4,35 @@
  * schema — deliberately NOT through the store, so the upgrade is tested against the real old layout.
  */
 import { openDB } from 'idb';
-import type { BufferEpisode, BufferTransition, RunRecord, TaskBankEntry, TransitionSource } from '../../../src/core/buffer/types';
+import type {
+  BufferEpisode,
+  BufferTransition,
+  RunRecord,
+  TaskBankEntry,
+  TransitionSource,
+} from '../../../src/core/buffer/types';
 
 export function makeTransition(n: number, overrides: Partial<BufferTransition> = {}): BufferTransition {
   const episodeId = overrides.episodeId ?? `ep-${Math.floor(n / 3)}`;
   const stepIndex = overrides.stepIndex ?? n % 3;
   return {
-    id: `${episodeId}#${stepIndex}`, env: 'webshop-lite-v0', taskId: `task-${Math.floor(n / 3)}`,
-    instruction: `buy item ${n}`, episodeId, stepIndex, observation: `page ${n}`, admissible: ['search[x]', 'click[back]'],
-    action: 'click[back]', nextObservation: `page ${n + 1}`, nextAdmissible: ['click[buy now]'], reward: 0,
-    terminated: false, truncated: false, source: 'offline', valid: true, createdAt: 1_000 + n,
+    id: `${episodeId}#${stepIndex}`,
+    env: 'webshop-lite-v0',
+    taskId: `task-${Math.floor(n / 3)}`,
+    instruction: `buy item ${n}`,
+    episodeId,
+    stepIndex,
+    observation: `page ${n}`,
+    admissible: ['search[x]', 'click[back]'],
+    action: 'click[back]',
+    nextObservation: `page ${n + 1}`,
+    nextAdmissible: ['click[buy now]'],
+    reward: 0,
+    terminated: false,
+    truncated: false,
+    source: 'offline',
+    valid: true,
+    createdAt: 1_000 + n,
     ...overrides,
   };
 }
@@ -22,25 +41,47 @@ export function embeddingOf(n: number, dims = 4): Float32Array {
   return Float32Array.from({ length: dims }, (_, d) => (n + 1) / (d + 2));
 }
 
-export function makeEpisode(id: string, source: TransitionSource = 'offline', createdAt = 1_000, env = 'webshop-lite-v0'): BufferEpisode {
+export function makeEpisode(
+  id: string,
+  source: TransitionSource = 'offline',
+  createdAt = 1_000,
+  env = 'webshop-lite-v0',
+): BufferEpisode {
   return { id, env, taskId: `task-of-${id}`, source, steps: 3, return: 1, success: true, createdAt };
 }
 
 export function makeTask(id: string, env = 'webshop-lite-v0', createdAt = 5_000): TaskBankEntry {
   return {
-    id, env, origin: 'generated', rollouts: 4, successes: 1, createdAt,
+    id,
+    env,
+    origin: 'generated',
+    rollouts: 4,
+    successes: 1,
+    createdAt,
     task: { id, env, instruction: `do ${id}`, difficulty: 0.3, origin: 'generated', seed: 7 },
   };
 }
 
 export function makeRun(id: string, createdAt = 9_000): RunRecord {
-  return { id, name: `run ${id}`, config: { mode: 'dream', seed: 1 }, status: 'running', createdAt, updatedAt: createdAt };
+  return {
+    id,
+    name: `run ${id}`,
+    config: { mode: 'dream', seed: 1 },
+    status: 'running',
+    createdAt,
+    updatedAt: createdAt,
+  };
 }
 
 /** What createV1Database writes: v1 transitions carry no `embedder` (the database had one, in meta). */
 export const V1_EMBEDDER = 'hash-4-v1';
 
-export function v1Contents(): { transitions: Omit<BufferTransition, 'embedder'>[]; episodes: BufferEpisode[]; tasks: TaskBankEntry[]; runs: RunRecord[] } {
+export function v1Contents(): {
+  transitions: Omit<BufferTransition, 'embedder'>[];
+  episodes: BufferEpisode[];
+  tasks: TaskBankEntry[];
+  runs: RunRecord[];
+} {
   const transitions = [
     makeTransition(0, { embedding: embeddingOf(0) }),
     makeTransition(1, { embedding: embeddingOf(1), source: 'real' }),
@@ -86,7 +127,9 @@ export async function createV1Database(name: string): Promise<void> {
 }
 
 /** The schema of an open database, for checking a migration: stores and their indexes with key paths. */
-export async function describeSchema(name: string): Promise<{ version: number; stores: Record<string, Record<string, string | string[]>> }> {
+export async function describeSchema(
+  name: string,
+): Promise<{ version: number; stores: Record<string, Record<string, string | string[]>> }> {
   const db = await openDB(name);
   const stores: Record<string, Record<string, string | string[]>> = {};
   const tx = db.transaction([...db.objectStoreNames], 'readonly');
@@ -106,12 +149,35 @@ export async function describeSchema(name: string): Promise<{ version: number; s
  * transition without an embedding, an invalid one (also listed in the v2 'invalid' store), a
  * createdAt tie broken by id, and everything put out of insertion order.
  */
-export function v2Contents(): { transitions: BufferTransition[]; episodes: BufferEpisode[]; tasks: TaskBankEntry[]; runs: RunRecord[] } {
+export function v2Contents(): {
+  transitions: BufferTransition[];
+  episodes: BufferEpisode[];
+  tasks: TaskBankEntry[];
+  runs: RunRecord[];
+} {
   const transitions = [
-    makeTransition(4, { env: 'household-v0', source: 'dream', createdAt: 1_020, embedding: embeddingOf(4, 8), embedder: 'other-8' }),
+    makeTransition(4, {
+      env: 'household-v0',
+      source: 'dream',
+      createdAt: 1_020,
+      embedding: embeddingOf(4, 8),
+      embedder: 'other-8',
+    }),
     makeTransition(0, { createdAt: 1_010, embedding: embeddingOf(0), embedder: 'hash-4' }),
-    makeTransition(2, { source: 'dream', valid: false, reasoning: 'unparsable', createdAt: 1_015, usage: { promptTokens: 3, completionTokens: 2, ms: 9 } }),
-    makeTransition(1, { source: 'real', createdAt: 1_015, embedding: embeddingOf(1), embedder: 'hash-4', runId: 'run-1' }),
+    makeTransition(2, {
+      source: 'dream',
+      valid: false,
+      reasoning: 'unparsable',
+      createdAt: 1_015,
+      usage: { promptTokens: 3, completionTokens: 2, ms: 9 },
+    }),
+    makeTransition(1, {
+      source: 'real',
+      createdAt: 1_015,
+      embedding: embeddingOf(1),
+      embedder: 'hash-4',
+      runId: 'run-1',
+    }),
     makeTransition(3, { createdAt: 1_001, embedding: embeddingOf(3), embedder: 'hash-4' }),
   ];
   return {
@@ -125,8 +191,12 @@ export function v2Contents(): { transitions: BufferTransition[]; episodes: Buffe
 /** A v2 transition of a bulk fill (16-dim embeddings, episodes of 10 steps). */
 export function bulkV2Transition(i: number): BufferTransition {
   return makeTransition(i, {
-    episodeId: `bulk-${Math.floor(i / 10)}`, stepIndex: i % 10, createdAt: 2_000 + Math.floor(i / 3),
-    source: (['offline', 'real', 'dream'] as const)[i % 3], embedding: embeddingOf(i, 16), embedder: 'hash-16',
+    episodeId: `bulk-${Math.floor(i / 10)}`,
+    stepIndex: i % 10,
+    createdAt: 2_000 + Math.floor(i / 3),
+    source: (['offline', 'real', 'dream'] as const)[i % 3],
+    embedding: embeddingOf(i, 16),
+    embedder: 'hash-16',
   });
 }
 
@@ -159,7 +229,9 @@ export async function createV2Database(name: string, bulk = 0): Promise<void> {
   const tx = db.transaction(['transitions', 'episodes', 'tasks', 'runs', 'invalid'], 'readwrite');
   await Promise.all([
     ...transitions.map((t) => tx.objectStore('transitions').put(t)),
-    ...transitions.filter((t) => !t.valid).map((t) => tx.objectStore('invalid').put({ id: t.id, env: t.env, source: t.source })),
+    ...transitions
+      .filter((t) => !t.valid)
+      .map((t) => tx.objectStore('invalid').put({ id: t.id, env: t.env, source: t.source })),
     ...episodes.map((e) => tx.objectStore('episodes').put(e)),
     ...contents.tasks.map((t) => tx.objectStore('tasks').put(t)),
     ...contents.runs.map((r) => tx.objectStore('runs').put(r)),
@@ -169,9 +241,18 @@ export async function createV2Database(name: string, bulk = 0): Promise<void> {
 }
 
 /** The raw chunk records of a v3 database, in seq order (for checking the layout). */
-export async function readChunks(name: string): Promise<Array<Record<string, unknown> & {
-  seq: number; transitions: Array<Record<string, unknown>>; episodes: BufferEpisode[]; embeddings: Float32Array; dims?: number; rowDims?: Int32Array;
-}>> {
+export async function readChunks(name: string): Promise<
+  Array<
+    Record<string, unknown> & {
+      seq: number;
+      transitions: Array<Record<string, unknown>>;
+      episodes: BufferEpisode[];
+      embeddings: Float32Array;
+      dims?: number;
+      rowDims?: Int32Array;
+    }
+  >
+> {
   const db = await openDB(name);
   const chunks = await db.getAll('chunks');
   db.close();

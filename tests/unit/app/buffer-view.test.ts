@@ -4,7 +4,7 @@ import { count, importSummary, resultsLine, sourceRows } from '../../../src/app/
 // The reader's own separator (',' in English, '.' or a space elsewhere), never none.
 const grouped = (text: string, high: string, low: string) => expect(text).toMatch(new RegExp(`^${high}\\D${low}$`));
 
-describe('the Buffer page\'s counts', () => {
+describe("the Buffer page's counts", () => {
   it('formats every count with a thousands separator, as toLocaleString does', () => {
     grouped(count(11886), '11', '886');
     expect(count(11886)).toBe((11886).toLocaleString());
@@ -29,8 +29,9 @@ describe('the Buffer page\'s counts', () => {
     expect(line).toBe(`household-v0: ${count(1240)} episodes added (${count(11886)} transitions), 0 skipped`);
     expect(line).toMatch(/^household-v0: 1\D240 episodes added \(11\D886 transitions\), 0 skipped$/);
     // The shape the Buffer e2e test reads.
-    expect(importSummary('webshop-lite-v0', { episodes: 0, transitions: 0, skipped: 240, repaired: 0 }))
-      .toBe('webshop-lite-v0: 0 episodes added (0 transitions), 240 skipped');
+    expect(importSummary('webshop-lite-v0', { episodes: 0, transitions: 0, skipped: 240, repaired: 0 })).toBe(
+      'webshop-lite-v0: 0 episodes added (0 transitions), 240 skipped',
+    );
     expect(resultsLine(4)).toBe('4 most similar transitions, one per episode.');
     expect(resultsLine(1)).toBe('1 most similar transition, one per episode.');
   });

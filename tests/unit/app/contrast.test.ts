@@ -12,11 +12,14 @@ function block(selector: string): Record<string, string> {
   const start = css.indexOf(`${selector} {`);
   if (start < 0) throw new Error(`app.css has no "${selector} {" block`);
   const body = css.slice(start + selector.length + 2, css.indexOf('}', start));
-  return Object.fromEntries([...body.matchAll(/--([\w-]+):\s*(#[0-9a-fA-F]{6})/g)].map((m) => [m[1], m[2].toLowerCase()]));
+  return Object.fromEntries(
+    [...body.matchAll(/--([\w-]+):\s*(#[0-9a-fA-F]{6})/g)].map((m) => [m[1], m[2].toLowerCase()]),
+  );
 }
 
 function luminance(hex: string): number {
-  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+  const [r, g, b] = [1, 3, 5]
+    .map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
     .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
@@ -40,7 +43,10 @@ describe('colour contrast of the app palettes', () => {
     expect(Object.keys(dark).sort()).toEqual(Object.keys(light).sort());
   });
 
-  for (const [name, palette] of [['light', light], ['dark', dark]] as const) {
+  for (const [name, palette] of [
+    ['light', light],
+    ['dark', dark],
+  ] as const) {
     it(`${name}: text 4.5:1 on every background, control borders 3:1`, () => {
       const failures: string[] = [];
       for (const text of ['fg', 'muted', 'accent', 'bad', 'dream']) {

@@ -3,25 +3,61 @@ import { Curriculum } from '../../../src/core/curriculum/curriculum';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
 import { getPreset, type TrainConfig } from '../../../src/core/train/config';
 import type { IterationRecord } from '../../../src/core/train/loop';
-import { buildTaskBank, curriculumSeries, filterBank, nextSort, pageOf, sortBank, type TaskBankRow } from '../../../src/app/state/curriculum-bank';
+import {
+  buildTaskBank,
+  curriculumSeries,
+  filterBank,
+  nextSort,
+  pageOf,
+  sortBank,
+  type TaskBankRow,
+} from '../../../src/app/state/curriculum-bank';
 
-const config: TrainConfig = { ...getPreset('webshop-easy'), curriculum: true, lambda: 0.5, curriculumSeeds: 2, tasksPerIteration: 4, groupSize: 4, taskPool: 6, seed: 7 };
+const config: TrainConfig = {
+  ...getPreset('webshop-easy'),
+  curriculum: true,
+  lambda: 0.5,
+  curriculumSeeds: 2,
+  tasksPerIteration: 4,
+  groupSize: 4,
+  taskPool: 6,
+  seed: 7,
+};
 const definition = getEnvDefinition(config.env);
 
 /** Runs the real Curriculum for `n` iterations with made-up outcomes; returns it, the history and the truth. */
 function simulate(n: number) {
-  const curriculum = new Curriculum(definition, { lambda: config.lambda, seedsPerIteration: config.curriculumSeeds,
-    difficulty: config.difficulty, taskPool: config.taskPool, seed: config.seed, enabled: true });
+  const curriculum = new Curriculum(definition, {
+    lambda: config.lambda,
+    seedsPerIteration: config.curriculumSeeds,
+    difficulty: config.difficulty,
+    taskPool: config.taskPool,
+    seed: config.seed,
+    enabled: true,
+  });
   const history: IterationRecord[] = [];
   const seenAt = new Map<string, number[]>();
   const tasksById = new Map<string, string>();
   for (let it = 1; it <= n; it++) {
     const { tasks } = curriculum.nextBatch(it, config.tasksPerIteration);
     tasks.forEach((t) => tasksById.set(t.id, t.instruction));
-    tasks.forEach((t) => { const s = seenAt.get(t.id) ?? []; if (s[s.length - 1] !== it) s.push(it); seenAt.set(t.id, s); });
+    tasks.forEach((t) => {
+      const s = seenAt.get(t.id) ?? [];
+      if (s[s.length - 1] !== it) s.push(it);
+      seenAt.set(t.id, s);
+    });
     // Mixed outcomes for most groups, so variations are made.
-    curriculum.record(it, tasks.map((task, i) => ({ task, successes: (it + i) % 5, rollouts: config.groupSize })));
-    history.push({ iteration: it, metrics: { 'curriculum/synthetic_share': curriculum.lastSyntheticShare, 'curriculum/mean_variance': curriculum.lastMeanVariance } });
+    curriculum.record(
+      it,
+      tasks.map((task, i) => ({ task, successes: (it + i) % 5, rollouts: config.groupSize })),
+    );
+    history.push({
+      iteration: it,
+      metrics: {
+        'curriculum/synthetic_share': curriculum.lastSyntheticShare,
+        'curriculum/mean_variance': curriculum.lastMeanVariance,
+      },
+    });
   }
   return { curriculum, history, seenAt, tasksById };
 }
@@ -49,14 +85,22 @@ describe('the task bank', () => {
     // Queued variations are listed with their instruction and no rollouts.
     const pending = rows.filter((r) => r.pending);
     expect(pending.map((r) => r.id)).toEqual(state.pending.filter((t) => !(t.id in state.outcomes)).map((t) => t.id));
-    for (const row of pending) expect([row.instruction, row.rollouts]).toEqual([tasksById.get(row.id) ?? row.instruction, 0]);
+    for (const row of pending)
+      expect([row.instruction, row.rollouts]).toEqual([tasksById.get(row.id) ?? row.instruction, 0]);
   });
 
   it('shows what an older checkpoint did not record as unknown, never guessed', () => {
     const { curriculum } = simulate(4);
     const state = curriculum.state();
-    const old = { ...state, outcomes: Object.fromEntries(Object.entries(state.outcomes).map(([id, o]) =>
-      [id, { rollouts: o.rollouts, successes: o.successes, origin: o.origin, ...(o.parent ? { parent: o.parent } : {}) }])) };
+    const old = {
+      ...state,
+      outcomes: Object.fromEntries(
+        Object.entries(state.outcomes).map(([id, o]) => [
+          id,
+          { rollouts: o.rollouts, successes: o.successes, origin: o.origin, ...(o.parent ? { parent: o.parent } : {}) },
+        ]),
+      ),
+    };
     const rows = buildTaskBank({ state: old as typeof state }).filter((r) => !r.pending);
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.instruction === null && r.iterationsSeen === null && r.lastSeen === null)).toBe(true);
@@ -64,16 +108,37 @@ describe('the task bank', () => {
 
   it('keeps the recorded fields across a checkpoint round trip', () => {
     const { curriculum } = simulate(6);
-    const copy = new Curriculum(definition, { lambda: config.lambda, seedsPerIteration: config.curriculumSeeds,
-      difficulty: config.difficulty, taskPool: config.taskPool, seed: config.seed, enabled: true });
+    const copy = new Curriculum(definition, {
+      lambda: config.lambda,
+      seedsPerIteration: config.curriculumSeeds,
+      difficulty: config.difficulty,
+      taskPool: config.taskPool,
+      seed: config.seed,
+      enabled: true,
+    });
     copy.restore(JSON.parse(JSON.stringify(curriculum.state())));
     expect(buildTaskBank({ state: copy.state() })).toEqual(buildTaskBank({ state: curriculum.state() }));
   });
 });
 
 describe('sorting', () => {
-  const row = (id: string, variance: number, lastSeen: number | null, instruction: string | null = id): TaskBankRow => ({
-    id, instruction, origin: 'generated', parent: null, rollouts: 4, successes: 2, successRate: 0.5, variance, iterationsSeen: 1, lastSeen, pending: false,
+  const row = (
+    id: string,
+    variance: number,
+    lastSeen: number | null,
+    instruction: string | null = id,
+  ): TaskBankRow => ({
+    id,
+    instruction,
+    origin: 'generated',
+    parent: null,
+    rollouts: 4,
+    successes: 2,
+    successRate: 0.5,
+    variance,
+    iterationsSeen: 1,
+    lastSeen,
+    pending: false,
   });
   const rows = [row('b', 0.1875, 3), row('a', 0.25, null), row('c', 0, 1, null), row('d', 0.25, 2)];
 
@@ -87,17 +152,31 @@ describe('sorting', () => {
   });
 
   it('a header click toggles the direction; a new numeric column starts descending, text ascending', () => {
-    expect(nextSort({ key: 'variance', direction: 'descending' }, 'variance')).toEqual({ key: 'variance', direction: 'ascending' });
-    expect(nextSort({ key: 'variance', direction: 'ascending' }, 'rollouts')).toEqual({ key: 'rollouts', direction: 'descending' });
+    expect(nextSort({ key: 'variance', direction: 'descending' }, 'variance')).toEqual({
+      key: 'variance',
+      direction: 'ascending',
+    });
+    expect(nextSort({ key: 'variance', direction: 'ascending' }, 'rollouts')).toEqual({
+      key: 'rollouts',
+      direction: 'descending',
+    });
     expect(nextSort({ key: 'variance', direction: 'ascending' }, 'id')).toEqual({ key: 'id', direction: 'ascending' });
   });
 });
 
 describe('filtering and paging a large bank', () => {
   const bank: TaskBankRow[] = Array.from({ length: 1007 }, (_, i) => ({
-    id: `webshop-lite-v0/t${String(i).padStart(4, '0')}`, instruction: i % 2 ? `find a red sofa ${i}` : `buy a lavender shampoo ${i}`,
-    origin: i % 10 === 0 ? 'variation' : 'generated', parent: i % 10 === 0 ? `webshop-lite-v0/t${String(i + 1).padStart(4, '0')}` : null,
-    rollouts: 4, successes: i % 5, successRate: (i % 5) / 4, variance: 0, iterationsSeen: 1, lastSeen: 1, pending: false,
+    id: `webshop-lite-v0/t${String(i).padStart(4, '0')}`,
+    instruction: i % 2 ? `find a red sofa ${i}` : `buy a lavender shampoo ${i}`,
+    origin: i % 10 === 0 ? 'variation' : 'generated',
+    parent: i % 10 === 0 ? `webshop-lite-v0/t${String(i + 1).padStart(4, '0')}` : null,
+    rollouts: 4,
+    successes: i % 5,
+    successRate: (i % 5) / 4,
+    variance: 0,
+    iterationsSeen: 1,
+    lastSeen: 1,
+    pending: false,
   }));
 
   it('pages 1,007 tasks 50 at a time, clamping the page to those there are', () => {
@@ -116,7 +195,9 @@ describe('filtering and paging a large bank', () => {
     expect(filterBank(bank, { text: 'SOFA', origin: '' })).toHaveLength(503);
     expect(filterBank(bank, { text: 't0003', origin: '' }).map((r) => r.id)).toEqual(['webshop-lite-v0/t0003']);
     expect(filterBank(bank, { text: '', origin: 'variation' })).toHaveLength(101);
-    expect(filterBank(bank, { text: 't0011', origin: 'variation' }).map((r) => r.id)).toEqual(['webshop-lite-v0/t0010']); // by its parent
+    expect(filterBank(bank, { text: 't0011', origin: 'variation' }).map((r) => r.id)).toEqual([
+      'webshop-lite-v0/t0010',
+    ]); // by its parent
   });
 });
 

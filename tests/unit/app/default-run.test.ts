@@ -6,7 +6,12 @@ import type { RunEntry } from '../../../src/app/workers/run-list';
 const config = (over: Record<string, unknown>) =>
   validateConfig({ ...getPreset('webshop-easy'), iterations: 3, ...over } as unknown as Record<string, unknown>);
 const entry = (runId: string, createdAt: number, over: Record<string, unknown> = {}): RunEntry => ({
-  runId, query: '', createdAt, state: 'finished', iteration: 3, iterations: 3,
+  runId,
+  query: '',
+  createdAt,
+  state: 'finished',
+  iteration: 3,
+  iterations: 3,
   config: config(over),
 });
 

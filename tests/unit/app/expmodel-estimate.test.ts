@@ -5,7 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings, TINY_SETTINGS } from '../../../src/app/state/expmodel-settings';
 import {
-  epochTokens, measuredFor, preRunEstimate, readMeasuredSpeeds, recordMeasuredSpeed, SPEED_STORAGE_KEY,
+  epochTokens,
+  measuredFor,
+  preRunEstimate,
+  readMeasuredSpeeds,
+  recordMeasuredSpeed,
+  SPEED_STORAGE_KEY,
   TYPICAL_PAGE_SPEED,
 } from '../../../src/app/state/expmodel-estimate';
 
@@ -14,7 +19,13 @@ const WEBSHOP = 1740;
 
 function memoryStorage(initial: Record<string, string> = {}) {
   const data = { ...initial };
-  return { data, getItem: (k: string) => data[k] ?? null, setItem: (k: string, v: string) => { data[k] = v; } };
+  return {
+    data,
+    getItem: (k: string) => data[k] ?? null,
+    setItem: (k: string, v: string) => {
+      data[k] = v;
+    },
+  };
 }
 
 describe('the tokens an epoch trains', () => {
@@ -65,7 +76,7 @@ describe('the estimate before training', () => {
     const e = preRunEstimate(s, 4000, speeds)!;
     expect(e.measured).toMatchObject({ backend: 'wasm', tokensPerSecond: 2500 });
     expect(e.low).toBe(e.high);
-    expect(e.low).toBeCloseTo(epochTokens(s, 4000)!.tokens * 4 / 2500, 6);
+    expect(e.low).toBeCloseTo((epochTokens(s, 4000)!.tokens * 4) / 2500, 6);
     expect(e.text).toMatch(/^Estimate: about \d+ min for 4 epochs at most .* at 2,500 tokens\/s — the speed this/);
     expect(e.text).toMatch(/measured training the standard size on one wasm thread in this page's worker/);
     expect(e.text).toMatch(/\(webshop-lite-v0, 2025-03-04\)\.$/);
@@ -89,7 +100,12 @@ describe('the estimate before training', () => {
     expect(readMeasuredSpeeds(memoryStorage({ [SPEED_STORAGE_KEY]: 'not json' }))).toEqual({});
     expect(readMeasuredSpeeds(memoryStorage({ [SPEED_STORAGE_KEY]: '{"a":{"tokensPerSecond":"x"}}' }))).toEqual({});
     expect(readMeasuredSpeeds(undefined)).toEqual({});
-    const refusing = { getItem: () => null, setItem: () => { throw new Error('quota'); } };
+    const refusing = {
+      getItem: () => null,
+      setItem: () => {
+        throw new Error('quota');
+      },
+    };
     expect(recordMeasuredSpeed(refusing, {}, 'tiny', 'wasm', speed)).toHaveProperty('tiny|wasm');
   });
 });

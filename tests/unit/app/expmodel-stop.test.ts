@@ -4,23 +4,45 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  keptMessage, STOP_ASK_SECONDS, stopQuestion, stoppedMessage, type StopSituation,
+  keptMessage,
+  STOP_ASK_SECONDS,
+  stopQuestion,
+  stoppedMessage,
+  type StopSituation,
 } from '../../../src/app/state/expmodel-stop';
 import type { TrainProgress } from '../../../src/app/state/expmodel-view';
 
 const progress = (epoch: number, batch: number, over: Partial<TrainProgress> = {}): TrainProgress => ({
-  fraction: (epoch - 1 + batch / 100) / 10, epoch, epochs: 10, batch, batches: 100, secondsLeft: 1800,
-  epochSecondsLeft: 190, tokensPerSecond: 3000, speedBatches: 30, epochTokens: 600_000, loss: 3.2, ...over,
+  fraction: (epoch - 1 + batch / 100) / 10,
+  epoch,
+  epochs: 10,
+  batch,
+  batches: 100,
+  secondsLeft: 1800,
+  epochSecondsLeft: 190,
+  tokensPerSecond: 3000,
+  speedBatches: 30,
+  epochTokens: 600_000,
+  loss: 3.2,
+  ...over,
 });
-const situation = (over: Partial<StopSituation>): StopSituation =>
-  ({ name: 'mine', progress: progress(1, 40), checkpointEpochs: 0, bestEpoch: 0, unsavedSeconds: 125, ...over });
+const situation = (over: Partial<StopSituation>): StopSituation => ({
+  name: 'mine',
+  progress: progress(1, 40),
+  checkpointEpochs: 0,
+  bestEpoch: 0,
+  unsavedSeconds: 125,
+  ...over,
+});
 
 describe('Stop asks first when it would lose training', () => {
   it('before the first epoch ends: discard how much, of which epoch, and when the first checkpoint comes', () => {
     const q = stopQuestion(situation({}))!;
     expect(q).toEqual({
-      discardsAll: true, confirm: 'Stop and discard',
-      text: 'Stop now and discard 2 min 05 s of training (epoch 1 of 10, 40 % of it done)? Nothing is kept before ' +
+      discardsAll: true,
+      confirm: 'Stop and discard',
+      text:
+        'Stop now and discard 2 min 05 s of training (epoch 1 of 10, 40 % of it done)? Nothing is kept before ' +
         'the first epoch ends, in about 3 min 10 s.',
     });
     const unmeasured = situation({ progress: progress(1, 40, { epochSecondsLeft: null }) });
@@ -32,9 +54,11 @@ describe('Stop asks first when it would lose training', () => {
     const q = stopQuestion(later)!;
     expect(q.discardsAll).toBe(false);
     expect(q.confirm).toBe('Stop and keep epoch 2');
-    expect(q.text).toBe('Stop now? The model of epoch 2 (the best of the 3 finished) is kept as learned:local/mine, ' +
-      'usable at once, and its checkpoint resumes the training; the 1 min 10 s spent on epoch 4 (45 % of it done) ' +
-      'are lost: it ends in about 3 min 10 s.');
+    expect(q.text).toBe(
+      'Stop now? The model of epoch 2 (the best of the 3 finished) is kept as learned:local/mine, ' +
+        'usable at once, and its checkpoint resumes the training; the 1 min 10 s spent on epoch 4 (45 % of it done) ' +
+        'are lost: it ends in about 3 min 10 s.',
+    );
   });
 
   it('does not ask when little or nothing would be lost, nor while the data is prepared', () => {
@@ -56,8 +80,10 @@ describe('Stop asks first when it would lose training', () => {
   it('says what a stop kept', () => {
     expect(stoppedMessage(0)).toBe('Stopped before the first epoch ended: nothing was kept.');
     expect(stoppedMessage(2)).toMatch(/checkpoint after epoch 2 stays in this browser/);
-    expect(keptMessage({ path: 'local/mine', epochsDone: 3, epochs: 10, bestEpoch: 2 })).toBe('Stopped after epoch 3 ' +
-      'of 10. The model of epoch 2 (the best of the 3 finished) is stored as learned:local/mine, usable now; the ' +
-      'checkpoint after epoch 3 stays in this browser: resume it any time, even after a reload.');
+    expect(keptMessage({ path: 'local/mine', epochsDone: 3, epochs: 10, bestEpoch: 2 })).toBe(
+      'Stopped after epoch 3 ' +
+        'of 10. The model of epoch 2 (the best of the 3 finished) is stored as learned:local/mine, usable now; the ' +
+        'checkpoint after epoch 3 stays in this browser: resume it any time, even after a reload.',
+    );
   });
 });

@@ -3,12 +3,34 @@
  * word diff (changed words marked on each side, unchanged text untouched).
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FILTERS, diffText, episodePage, filterEpisodes, inspectQuery, parseInspectQuery, percent } from '../../../src/app/state/inspect-logic';
+import {
+  DEFAULT_FILTERS,
+  diffText,
+  episodePage,
+  filterEpisodes,
+  inspectQuery,
+  parseInspectQuery,
+  percent,
+} from '../../../src/app/state/inspect-logic';
 import type { EpisodeSummary } from '../../../src/app/workers/episode-store';
 
 function episode(over: Partial<EpisodeSummary>): EpisodeSummary {
-  return { runId: 'r', iteration: 1, index: 0, episodeId: '1/0/0', phase: 'dream', taskId: 't', instruction: 'buy', origin: 'generated',
-    success: false, return: 0, length: 3, refusedSteps: 0, dreamInvalidSteps: 0, ...over };
+  return {
+    runId: 'r',
+    iteration: 1,
+    index: 0,
+    episodeId: '1/0/0',
+    phase: 'dream',
+    taskId: 't',
+    instruction: 'buy',
+    origin: 'generated',
+    success: false,
+    return: 0,
+    length: 3,
+    refusedSteps: 0,
+    dreamInvalidSteps: 0,
+    ...over,
+  };
 }
 
 describe('inspect query', () => {
@@ -22,12 +44,21 @@ describe('inspect query', () => {
 });
 
 describe('episode search and paging', () => {
-  const many = Array.from({ length: 250 }, (_, i) => episode({ iteration: 1 + Math.floor(i / 8), index: i % 8, episodeId: `e${i}`,
-    taskId: `webshop-lite-v0/${i}`, instruction: i % 50 === 0 ? 'Buy a RED sofa under $300' : 'buy a blue lamp' }));
+  const many = Array.from({ length: 250 }, (_, i) =>
+    episode({
+      iteration: 1 + Math.floor(i / 8),
+      index: i % 8,
+      episodeId: `e${i}`,
+      taskId: `webshop-lite-v0/${i}`,
+      instruction: i % 50 === 0 ? 'Buy a RED sofa under $300' : 'buy a blue lamp',
+    }),
+  );
   it('searches every word in the instruction, task id or episode id, in any case', () => {
     expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: 'red SOFA' })).toHaveLength(5);
     expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: '  ' })).toHaveLength(250);
-    expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: 'webshop-lite-v0/249' }).map((e) => e.episodeId)).toEqual(['e249']);
+    expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: 'webshop-lite-v0/249' }).map((e) => e.episodeId)).toEqual([
+      'e249',
+    ]);
     expect(filterEpisodes(many, { ...DEFAULT_FILTERS, text: 'red lamp' })).toHaveLength(0);
   });
   it('pages the filtered list, clamping the page to it', () => {
@@ -74,7 +105,12 @@ describe('diffText', () => {
     expect(diffText('a b', 'a b')).toMatchObject({ same: true, left: [{ text: 'a b', changed: false }] });
     const d = diffText('you see a mug', 'you see a mug and a plate');
     expect(d.left.every((s) => !s.changed)).toBe(true);
-    expect(d.right.filter((s) => s.changed).map((s) => s.text).join('')).toBe(' and a plate');
+    expect(
+      d.right
+        .filter((s) => s.changed)
+        .map((s) => s.text)
+        .join(''),
+    ).toBe(' and a plate');
   });
   it('falls back to lines, then the whole text, for very long texts', () => {
     const long = (w: string) => Array.from({ length: 1500 }, (_, i) => `${w}${i}`).join(' ');

@@ -17,7 +17,17 @@ export const ENV = 'webshop-lite-v0';
 
 /** The page's tiny size, 1 epoch on all of the fixture's episodes, a short audit. */
 export function tinySettings(over: Partial<ExpModelSettings> = {}): ExpModelSettings {
-  return { ...defaultSettings(ENV), ...TINY_SETTINGS, name: 'tiny', epochs: 1, episodes: 0, audit: 4, samples: 2, backend: 'wasm', ...over };
+  return {
+    ...defaultSettings(ENV),
+    ...TINY_SETTINGS,
+    name: 'tiny',
+    epochs: 1,
+    episodes: 0,
+    audit: 4,
+    samples: 2,
+    backend: 'wasm',
+    ...over,
+  };
 }
 
 export async function episodes(n = 6): Promise<Trajectory[]> {

@@ -1,7 +1,13 @@
 /** The page's learned:PATH grammar: models/<env> (shipped) and local/<name> (this browser), with the fix for anything else. */
 import { describe, expect, it } from 'vitest';
 import {
-  formatLearnedPath, learnedPathLabel, learnedPathOfSpec, learnedSpec, LearnedPathError, modelNameProblem, parseLearnedPath,
+  formatLearnedPath,
+  learnedPathLabel,
+  learnedPathOfSpec,
+  learnedSpec,
+  LearnedPathError,
+  modelNameProblem,
+  parseLearnedPath,
 } from '../../../src/app/state/learned-path';
 
 describe('learned model paths in the page', () => {
@@ -18,7 +24,9 @@ describe('learned model paths in the page', () => {
 
   it('refuses folder paths, traversal and bad names with the forms the page knows', () => {
     expect(() => parseLearnedPath('runs/models/m')).toThrow(LearnedPathError);
-    expect(() => parseLearnedPath('runs/models/m')).toThrow(/learned:models\/ENV .* learned:local\/NAME .* command line only/);
+    expect(() => parseLearnedPath('runs/models/m')).toThrow(
+      /learned:models\/ENV .* learned:local\/NAME .* command line only/,
+    );
     expect(() => parseLearnedPath('models/../secrets')).toThrow(LearnedPathError);
     expect(() => parseLearnedPath('models/a/b')).toThrow(LearnedPathError);
     expect(() => parseLearnedPath('local/has space')).toThrow(/cannot name a model/);

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { makeEnv } from '../../../src/core/envs/registry';
 import { expertOf } from '../../../src/core/envs/env';
 import {
-  actionHint, chosenLine, chosenOptions, itemOptions, optionPressed, pageView,
+  actionHint,
+  chosenLine,
+  chosenOptions,
+  itemOptions,
+  optionPressed,
+  pageView,
 } from '../../../src/app/state/play-view';
 
 describe('the Play page view of an observation', () => {
@@ -32,13 +37,16 @@ describe('the Play page view of an observation', () => {
       }
       const r = await env.step(expertOf(env)!.expertAction()!);
       obs = r;
-      if (r.terminated || r.truncated) { seen.push(pageView(r.text, r.admissible).kind); break; }
+      if (r.terminated || r.truncated) {
+        seen.push(pageView(r.text, r.admissible).kind);
+        break;
+      }
     }
     expect(seen).toContain('results');
     expect(seen[seen.length - 1]).toBe('purchase');
   });
 
-  it('leaves household text as it is, and hints each env\'s own actions', async () => {
+  it("leaves household text as it is, and hints each env's own actions", async () => {
     const env = makeEnv('household-v0', { difficulty: 0 });
     const obs = await env.reset({ seed: 1 });
     expect(pageView(obs.text, obs.admissible)).toEqual({ kind: 'text' });
@@ -50,18 +58,45 @@ describe('the Play page view of an observation', () => {
 
 describe('the options picked on a product page', () => {
   const SEP = ' [SEP] ';
-  const item = ['Instruction:', 'a desk in walnut, size small', 'Back to Search', '< Prev', 'color', 'white', 'walnut',
-    'size', 'small', 'large', 'Hearthwood Desk', 'Price: $285.99', 'Rating: N.A.', 'Description', 'Features', 'Reviews',
-    'Buy Now'].join(SEP);
-  const admissible = ['back to search', '< prev', 'description', 'features', 'reviews', 'buy now', 'white', 'walnut',
-    'small', 'large'].map((c) => `click[${c}]`);
+  const item = [
+    'Instruction:',
+    'a desk in walnut, size small',
+    'Back to Search',
+    '< Prev',
+    'color',
+    'white',
+    'walnut',
+    'size',
+    'small',
+    'large',
+    'Hearthwood Desk',
+    'Price: $285.99',
+    'Rating: N.A.',
+    'Description',
+    'Features',
+    'Reviews',
+    'Buy Now',
+  ].join(SEP);
+  const admissible = [
+    'back to search',
+    '< prev',
+    'description',
+    'features',
+    'reviews',
+    'buy now',
+    'white',
+    'walnut',
+    'small',
+    'large',
+  ].map((c) => `click[${c}]`);
   const groups = itemOptions(item, admissible)!;
   const ok = (...actions: string[]) => actions.map((action) => ({ action, valid: true }));
   const opened = ok('search[walnut desk]', 'click[b0wr0ejjl6]');
 
   it('reads the option groups from the page text (not the title), and nothing from other pages', () => {
     expect(groups).toEqual([
-      { name: 'color', values: ['white', 'walnut'] }, { name: 'size', values: ['small', 'large'] },
+      { name: 'color', values: ['white', 'walnut'] },
+      { name: 'size', values: ['small', 'large'] },
     ]);
     const noOptions = ['Back to Search', '< Prev', 'Mug', 'Price: $5.00', 'Buy Now'].join(SEP);
     expect(itemOptions(noOptions, ['click[back to search]', 'click[< prev]', 'click[buy now]'])).toEqual([]);
@@ -75,20 +110,28 @@ describe('the options picked on a product page', () => {
     const refused = { action: 'click[small]', valid: false };
     const steps = [...opened, ...ok('click[large]', 'click[white]', 'click[Walnut]'), refused];
     const chosen = chosenOptions(steps, groups);
-    expect(chosen).toEqual([{ group: 'color', value: 'walnut' }, { group: 'size', value: 'large' }]);
+    expect(chosen).toEqual([
+      { group: 'color', value: 'walnut' },
+      { group: 'size', value: 'large' },
+    ]);
     expect(chosenLine(chosen)).toBe('Chosen: color: walnut, size: large');
     expect(optionPressed(groups, chosen)).toEqual({
-      'click[white]': false, 'click[walnut]': true, 'click[small]': false, 'click[large]': true,
+      'click[white]': false,
+      'click[walnut]': true,
+      'click[small]': false,
+      'click[large]': true,
     });
     // The env's own reading of an action: case, spaces and an "Action:" line.
-    expect(chosenOptions([...opened, ...ok('Thought: small fits.\nAction: click[ Small ]')], groups))
-      .toEqual([{ group: 'size', value: 'small' }]);
+    expect(chosenOptions([...opened, ...ok('Thought: small fits.\nAction: click[ Small ]')], groups)).toEqual([
+      { group: 'size', value: 'small' },
+    ]);
   });
 
   it('keeps the picks across a sub-page, and starts over when a product is opened again', () => {
     const viaSub = [...opened, ...ok('click[small]', 'click[description]', 'click[< prev]', 'click[white]')];
     expect(chosenOptions(viaSub, groups)).toEqual([
-      { group: 'color', value: 'white' }, { group: 'size', value: 'small' },
+      { group: 'color', value: 'white' },
+      { group: 'size', value: 'small' },
     ]);
     const reopened = [...opened, ...ok('click[small]', 'click[< prev]', 'click[next >]', 'click[b0wr0ejjl6]')];
     expect(chosenOptions(reopened, groups)).toEqual([]);
@@ -103,7 +146,10 @@ describe('the options picked on a product page', () => {
     let lastChosen: string | null = null;
     for (let i = 0; i < 20; i++) {
       const options = itemOptions(obs.text, obs.admissible);
-      if (options) lastChosen = chosenOptions(steps, options).map((c) => `${c.group}: ${c.value}`).join(', ');
+      if (options)
+        lastChosen = chosenOptions(steps, options)
+          .map((c) => `${c.group}: ${c.value}`)
+          .join(', ');
       const action = expertOf(env)!.expertAction()!;
       const r = await env.step(action);
       steps.push({ action, valid: r.info.valid });

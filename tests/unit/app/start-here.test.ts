@@ -1,13 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import {
-  groupEntries, latestGroup, START_HERE_ENV, START_HERE_RUNS, startHereConfigs, startHereEngine, startHereSizeFromQuery,
-  cardIterations, cardSentence, groupSummary,
+  groupEntries,
+  latestGroup,
+  START_HERE_ENV,
+  START_HERE_RUNS,
+  startHereConfigs,
+  startHereEngine,
+  startHereSizeFromQuery,
+  cardIterations,
+  cardSentence,
+  groupSummary,
 } from '../../../src/app/state/start-here';
 import { DEFAULT_CHOICE, dreamEngine, type EngineChoice } from '../../../src/app/state/engine';
 import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/workers/run-list';
 
 describe('the start-here path', () => {
-  it('dreams with the engine Train uses: Setup\'s pick, else the shipped learned model, else the noisy oracle', () => {
+  it("dreams with the engine Train uses: Setup's pick, else the shipped learned model, else the noisy oracle", () => {
     const shipped = { shipped: ['webshop-lite-v0', 'household-v0'] };
     const learned = startHereEngine(null, shipped);
     expect(learned).toMatchObject({ llm: 'learned:models/webshop-lite-v0', kind: 'learned', source: 'default' });
@@ -21,40 +29,59 @@ describe('the start-here path', () => {
     const openai = picked({ kind: 'openai', openai: { baseUrl: 'http://h:1/v1', model: 'm' } });
     const SPEC = 'openai:http://h:1/v1#m';
     expect(startHereEngine(openai, shipped)).toMatchObject({
-      llm: SPEC, kind: 'openai', source: 'chosen', label: 'OpenAI-compatible server: m at http://h:1/v1',
+      llm: SPEC,
+      kind: 'openai',
+      source: 'chosen',
+      label: 'OpenAI-compatible server: m at http://h:1/v1',
     });
     expect(startHereConfigs(startHereEngine(openai, shipped)).map((c) => c.llm)).toEqual([SPEC, SPEC, SPEC]);
     // An incomplete pick: the default instead, and why.
     const webllm = picked({ kind: 'webllm', webllm: { modelId: 'X-q4f32_1-MLC' } });
-    expect(startHereEngine(webllm, { ...shipped, webllmCached: false }).label)
-      .toMatch(/shipped for webshop-lite-v0 — instead of Setup's pick .*not downloaded yet/);
+    expect(startHereEngine(webllm, { ...shipped, webllmCached: false }).label).toMatch(
+      /shipped for webshop-lite-v0 — instead of Setup's pick .*not downloaded yet/,
+    );
   });
 
-  it('builds real, dream and S2R on one small preset and seed; S2R may spend a tenth of the baseline\'s real budget', () => {
+  it("builds real, dream and S2R on one small preset and seed; S2R may spend a tenth of the baseline's real budget", () => {
     const [real, dream, s2r] = startHereConfigs(startHereEngine(null, { shipped: [] }));
     expect([real.mode, dream.mode, s2r.mode]).toEqual(['real', 'dream', 's2r']);
     for (const c of [real, dream, s2r]) {
-      expect([c.preset, c.env, c.seed, c.iterations, c.tasksPerIteration, c.groupSize]).toEqual(['webshop-easy', 'webshop-lite-v0', 1, 12, 4, 8]);
+      expect([c.preset, c.env, c.seed, c.iterations, c.tasksPerIteration, c.groupSize]).toEqual([
+        'webshop-easy',
+        'webshop-lite-v0',
+        1,
+        12,
+        4,
+        8,
+      ]);
       expect(c.evalInterval).toBeGreaterThan(0);
     }
     expect([real.curriculum, dream.curriculum, s2r.curriculum]).toEqual([false, true, true]);
     expect(s2r.s2rRealFraction * s2r.realStepBudget).toBe(real.realStepBudget / 10);
     expect(START_HERE_RUNS.map((r) => r.sentence.length > 20)).toEqual([true, true, true]);
     // S2R's label states its real budget in steps, as its config has it.
-    expect(START_HERE_RUNS[2].name).toBe(`S2R (dream, then ${(s2r.s2rRealFraction * s2r.realStepBudget).toLocaleString('en-US')} real steps)`);
+    expect(START_HERE_RUNS[2].name).toBe(
+      `S2R (dream, then ${(s2r.s2rRealFraction * s2r.realStepBudget).toLocaleString('en-US')} real steps)`,
+    );
     // Once the baseline has finished, S2R's sentence gives its budget as a share of what the baseline really spent.
-    expect(cardSentence(START_HERE_RUNS[2], 3892)).toBe('Dream first, then 600 real steps: 15% of the 3,892 real RL spent.');
+    expect(cardSentence(START_HERE_RUNS[2], 3892)).toBe(
+      'Dream first, then 600 real steps: 15% of the 3,892 real RL spent.',
+    );
     expect(cardSentence(START_HERE_RUNS[2], null)).toBe(START_HERE_RUNS[2].sentence);
     expect(cardSentence(START_HERE_RUNS[1], 3892)).toBe(START_HERE_RUNS[1].sentence);
   });
 
-  it('keeps a group together in the run list, finds the newest after a reload, and leaves it out of the Train page\'s resume offer', () => {
+  it("keeps a group together in the run list, finds the newest after a reload, and leaves it out of the Train page's resume offer", () => {
     const configs = startHereConfigs(startHereEngine(null, { shipped: [] }));
     const older = groupEntries(configs, 1000);
     const newer = groupEntries(configs, 2000).map((e): RunEntry => ({ ...e, state: 'running' }));
     const train: RunEntry = { ...older[0], runId: 'train-run', tags: [], createdAt: 3000, state: 'paused' };
     const runs = [...newer, ...older, train];
-    expect(latestGroup(runs).map((e) => [e.config.mode, e.createdAt])).toEqual([['real', 2000], ['dream', 2000], ['s2r', 2000]]);
+    expect(latestGroup(runs).map((e) => [e.config.mode, e.createdAt])).toEqual([
+      ['real', 2000],
+      ['dream', 2000],
+      ['s2r', 2000],
+    ]);
     expect(newer.every((e) => e.tags?.includes(START_HERE_TAG) && e.name)).toBe(true);
     expect(new Set(newer.map((e) => e.runId)).size).toBe(3);
     expect(unfinishedRun(runs)?.runId).toBe('train-run');
@@ -63,16 +90,31 @@ describe('the start-here path', () => {
 
   it('shortens the path from its link (#/start?iterations=N, 1 to 11), and ignores anything else', () => {
     expect(startHereSizeFromQuery('iterations=3')).toEqual({ iterations: 3 });
-    for (const q of ['', 'iterations=0', 'iterations=12', 'iterations=400', 'iterations=2.5', 'iterations=x', 'iterations=-3']) expect(startHereSizeFromQuery(q)).toEqual({});
+    for (const q of [
+      '',
+      'iterations=0',
+      'iterations=12',
+      'iterations=400',
+      'iterations=2.5',
+      'iterations=x',
+      'iterations=-3',
+    ])
+      expect(startHereSizeFromQuery(q)).toEqual({});
     const short = startHereConfigs(startHereEngine(null, { shipped: [] }), 1, startHereSizeFromQuery('iterations=3'));
-    expect(short.map((c) => [c.iterations, c.evalInterval, c.tasksPerIteration])).toEqual([[3, 2, 4], [3, 2, 4], [3, 2, 4]]);
+    expect(short.map((c) => [c.iterations, c.evalInterval, c.tasksPerIteration])).toEqual([
+      [3, 2, 4],
+      [3, 2, 4],
+      [3, 2, 4],
+    ]);
     // Another seed for the measurements over seeds (the button's is 1).
     expect(startHereSizeFromQuery('seed=3&iterations=2')).toEqual({ iterations: 2, seed: 3 });
-    expect(startHereConfigs(startHereEngine(null, { shipped: [] }), 1, startHereSizeFromQuery('seed=3')).map((c) => c.seed)).toEqual([3, 3, 3]);
+    expect(
+      startHereConfigs(startHereEngine(null, { shipped: [] }), 1, startHereSizeFromQuery('seed=3')).map((c) => c.seed),
+    ).toEqual([3, 3, 3]);
     for (const q of ['seed=-1', 'seed=x', 'seed=1e3', 'seed=99999999']) expect(startHereSizeFromQuery(q)).toEqual({});
   });
 
-  it('says each card\'s iterations (S2R: its dream phase, then its real iterations) and the group\'s state in one line', () => {
+  it("says each card's iterations (S2R: its dream phase, then its real iterations) and the group's state in one line", () => {
     expect(cardIterations({ mode: 'real', iterations: 3 }, 2)).toBe('2 of 3');
     expect(cardIterations({ mode: 's2r', iterations: 3 }, 1)).toBe('1 of 3 dream');
     expect(cardIterations({ mode: 's2r', iterations: 3 }, 7)).toBe('7 (3 dream + 4 real)');

@@ -1,34 +1,96 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEACH_SETTINGS, type TeachStep, type TeachUpdate } from '../../../src/core/train/teach';
 import {
-  alignmentWhy, groupBaseline, mostChangedStep, percent, probabilityRows, sameSettings, signClass, signed, stepAt,
-  teachSettingsFromQuery, teachSettingsToQuery, updateSummary,
+  alignmentWhy,
+  groupBaseline,
+  mostChangedStep,
+  percent,
+  probabilityRows,
+  sameSettings,
+  signClass,
+  signed,
+  stepAt,
+  teachSettingsFromQuery,
+  teachSettingsToQuery,
+  updateSummary,
 } from '../../../src/app/state/teach-view';
 
 function tstep(t: number, taken: number, before: number[], after: number[], advantage: number): TeachStep {
-  return { t, observation: `obs ${t}`, taken, reward: 0, advantage,
-    probabilities: before.map((b, j) => ({ action: `a${j}`, before: b, after: after[j] })) };
+  return {
+    t,
+    observation: `obs ${t}`,
+    taken,
+    reward: 0,
+    advantage,
+    probabilities: before.map((b, j) => ({ action: `a${j}`, before: b, after: after[j] })),
+  };
 }
 
 function update(overrides: Partial<TeachUpdate> = {}): TeachUpdate {
   return {
-    iteration: 3, algo: 'grpo', mode: 'real', env: 'webshop-lite-v0', preset: 'webshop-easy', experience: 'the real environment',
-    groups: [{
-      groupId: 'g', instruction: 'buy a mug', meanReturn: 0.5, stdReturn: 0.5, rollouts: [
-        { episodeId: 'e0', index: 0, actions: ['a0', 'a1'], return: 1, success: true,
-          steps: [tstep(0, 0, [0.5, 0.5], [0.52, 0.48], 1), tstep(1, 1, [0.5, 0.5], [0.4, 0.6], 1)] },
-        { episodeId: 'e1', index: 1, actions: ['a0'], return: 0, success: false, steps: [tstep(0, 0, [0.5, 0.5], [0.45, 0.55], -1)] },
-      ],
-    }],
-    stepCount: 3, signedSteps: 3, alignedSteps: 3, metrics: {},
-    hyper: { learningRate: 3e-3, clipEpsilon: 0.2, updateEpochs: 4, minibatches: 1, entropyCoef: 0.001, gamma: 0.99, gaeLambda: 0.95, valueCoef: 0.5 },
+    iteration: 3,
+    algo: 'grpo',
+    mode: 'real',
+    env: 'webshop-lite-v0',
+    preset: 'webshop-easy',
+    experience: 'the real environment',
+    groups: [
+      {
+        groupId: 'g',
+        instruction: 'buy a mug',
+        meanReturn: 0.5,
+        stdReturn: 0.5,
+        rollouts: [
+          {
+            episodeId: 'e0',
+            index: 0,
+            actions: ['a0', 'a1'],
+            return: 1,
+            success: true,
+            steps: [tstep(0, 0, [0.5, 0.5], [0.52, 0.48], 1), tstep(1, 1, [0.5, 0.5], [0.4, 0.6], 1)],
+          },
+          {
+            episodeId: 'e1',
+            index: 1,
+            actions: ['a0'],
+            return: 0,
+            success: false,
+            steps: [tstep(0, 0, [0.5, 0.5], [0.45, 0.55], -1)],
+          },
+        ],
+      },
+    ],
+    stepCount: 3,
+    signedSteps: 3,
+    alignedSteps: 3,
+    metrics: {},
+    hyper: {
+      learningRate: 3e-3,
+      clipEpsilon: 0.2,
+      updateEpochs: 4,
+      minibatches: 1,
+      entropyCoef: 0.001,
+      gamma: 0.99,
+      gaeLambda: 0.95,
+      valueCoef: 0.5,
+    },
     ...overrides,
   };
 }
 
 describe('teach settings in the URL', () => {
   it('round-trips through the query string', () => {
-    const s = { ...DEFAULT_TEACH_SETTINGS, env: 'household-v0', algo: 'ppo' as const, mode: 'dream' as const, seed: 42, epsR: 0.3, epsP: 0, tasks: 3, group: 6 };
+    const s = {
+      ...DEFAULT_TEACH_SETTINGS,
+      env: 'household-v0',
+      algo: 'ppo' as const,
+      mode: 'dream' as const,
+      seed: 42,
+      epsR: 0.3,
+      epsP: 0,
+      tasks: 3,
+      group: 6,
+    };
     const back = teachSettingsFromQuery(teachSettingsToQuery(s));
     expect(back).toEqual(s);
     expect(sameSettings(back, s)).toBe(true);
@@ -69,25 +131,35 @@ describe('teach view helpers', () => {
   });
 
   it('sums an update up, and says when there is no learning signal', () => {
-    expect(updateSummary(update())).toBe('Update 3 (GRPO, the real environment): 1 task × 2 rollouts, 3 steps, 1 of 2 rollouts succeeded. '
-      + 'Of the 3 steps with a non-zero advantage, 3 had the taken action\'s probability move the way its advantage points.');
-    expect(updateSummary(update({ signedSteps: 0, alignedSteps: 0 }))).toMatch(/every advantage is 0: this update has no learning signal/);
+    expect(updateSummary(update())).toBe(
+      'Update 3 (GRPO, the real environment): 1 task × 2 rollouts, 3 steps, 1 of 2 rollouts succeeded. ' +
+        "Of the 3 steps with a non-zero advantage, 3 had the taken action's probability move the way its advantage points.",
+    );
+    expect(updateSummary(update({ signedSteps: 0, alignedSteps: 0 }))).toMatch(
+      /every advantage is 0: this update has no learning signal/,
+    );
     expect(groupBaseline(0, 0)).toMatch(/All returns are 0.00/);
-    expect(groupBaseline(0.5, 0.5)).toBe("Mean return 0.50, std 0.50: GRPO's advantage of a rollout is (return − 0.50) / 0.50.");
+    expect(groupBaseline(0.5, 0.5)).toBe(
+      "Mean return 0.50, std 0.50: GRPO's advantage of a rollout is (return − 0.50) / 0.50.",
+    );
   });
 
   it('says in one sentence why not every step moved the way its advantage points', () => {
     expect(alignmentWhy(update())).toBe(''); // all 3 did: nothing to explain
     const grpo = updateSummary(update({ signedSteps: 101, alignedSteps: 49 }));
     const why = alignmentWhy(update({ signedSteps: 101, alignedSteps: 49 }));
-    expect(grpo).toBe('Update 3 (GRPO, the real environment): 1 task × 2 rollouts, 3 steps, 1 of 2 rollouts '
-      + 'succeeded. '
-      + 'Of the 101 steps with a non-zero advantage, 49 had the taken action\'s probability move the way its advantage '
-      + `points. ${why}`);
-    expect(why).toBe('The other 52 did not because the update moves weights that all steps share, so each step\'s '
-      + 'probability is also pulled by the other steps\' gradients (the same state and action can get opposite '
-      + 'advantages in two rollouts), the softmax over the state\'s actions (raising another action\'s score lowers '
-      + 'this one) and the entropy bonus, while the clip stops a step\'s own push once its ratio leaves 1 ± 0.2.');
+    expect(grpo).toBe(
+      'Update 3 (GRPO, the real environment): 1 task × 2 rollouts, 3 steps, 1 of 2 rollouts ' +
+        'succeeded. ' +
+        "Of the 101 steps with a non-zero advantage, 49 had the taken action's probability move the way its advantage " +
+        `points. ${why}`,
+    );
+    expect(why).toBe(
+      "The other 52 did not because the update moves weights that all steps share, so each step's " +
+        "probability is also pulled by the other steps' gradients (the same state and action can get opposite " +
+        "advantages in two rollouts), the softmax over the state's actions (raising another action's score lowers " +
+        "this one) and the entropy bonus, while the clip stops a step's own push once its ratio leaves 1 ± 0.2.",
+    );
     expect(why).not.toMatch(/minibatch/); // GRPO uses its group-normalised advantages as they are
     const ppo = alignmentWhy(update({ algo: 'ppo', signedSteps: 10, alignedSteps: 7 }));
     expect(ppo).toMatch(/^The other 3 did not because .*; PPO also normalises the advantages per minibatch, /);

@@ -15,13 +15,23 @@ function inProcessWorker(): WorkerLike & { fail(message: string): void } {
   const listeners: Record<string, ((event: Event) => void)[]> = { message: [], error: [], messageerror: [] };
   const host = new TeachHost((reply: TeachReply) => {
     const data = structuredClone(reply);
-    setTimeout(() => { for (const l of listeners.message) l({ data } as MessageEvent); }, 0);
+    setTimeout(() => {
+      for (const l of listeners.message) l({ data } as MessageEvent);
+    }, 0);
   });
   return {
-    postMessage(message) { void host.handle(structuredClone(message) as TeachRequest); },
-    terminate() { /* nothing to stop */ },
-    addEventListener(type, listener) { listeners[type].push(listener); },
-    fail(message) { for (const l of listeners.error) l({ message, preventDefault() {} } as unknown as Event); },
+    postMessage(message) {
+      void host.handle(structuredClone(message) as TeachRequest);
+    },
+    terminate() {
+      /* nothing to stop */
+    },
+    addEventListener(type, listener) {
+      listeners[type].push(listener);
+    },
+    fail(message) {
+      for (const l of listeners.error) l({ message, preventDefault() {} } as unknown as Event);
+    },
   };
 }
 
@@ -29,14 +39,16 @@ describe('teach worker protocol', () => {
   it('reset, then steps in order; a step before any reset names the fix; bad settings name the field', async () => {
     const client = new TeachClient(inProcessWorker());
     await expect(client.step()).rejects.toThrow('No teach session yet: choose the settings and press Reset first.');
-    await expect(client.reset({ ...DEFAULT_TEACH_SETTINGS, group: 1 })).rejects.toThrow(/'group' must be an integer in 2\.\.8; got 1/);
+    await expect(client.reset({ ...DEFAULT_TEACH_SETTINGS, group: 1 })).rejects.toThrow(
+      /'group' must be an integer in 2\.\.8; got 1/,
+    );
 
     const info = await client.reset({ ...DEFAULT_TEACH_SETTINGS, tasks: 1, group: 2, seed: 7 });
     expect(info.preset).toBe('webshop-easy');
     expect(info.experience).toBe('the real environment');
     expect(info.backend).toBe('wasm');
     // Two requests at once: the host runs them one after the other.
-    const [a, b] = await Promise.all([client.step(), client.step()]) as [TeachUpdate, TeachUpdate];
+    const [a, b] = (await Promise.all([client.step(), client.step()])) as [TeachUpdate, TeachUpdate];
     expect([a.iteration, b.iteration]).toEqual([1, 2]);
     expect(a.groups).toHaveLength(1);
     expect(a.groups[0].rollouts).toHaveLength(2);
@@ -54,7 +66,9 @@ describe('teach worker protocol', () => {
     const open = client.reset({ ...DEFAULT_TEACH_SETTINGS });
     worker.fail('boom');
     await expect(open).rejects.toBeInstanceOf(TeachWorkerCrashedError);
-    await expect(client.step()).rejects.toThrow('The teach worker stopped unexpectedly (boom). Press Reset to start a fresh session.');
+    await expect(client.step()).rejects.toThrow(
+      'The teach worker stopped unexpectedly (boom). Press Reset to start a fresh session.',
+    );
     expect(client.gone).toBe(true);
   });
 });

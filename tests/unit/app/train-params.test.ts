@@ -1,28 +1,70 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_PARAMS, configFromParams, dreamTokenEstimate, engineRuntimeFromParams, llmSpec, paramsFromQuery,
-  paramsToQuery, type TrainParams,
+  DEFAULT_PARAMS,
+  configFromParams,
+  dreamTokenEstimate,
+  engineRuntimeFromParams,
+  llmSpec,
+  paramsFromQuery,
+  paramsToQuery,
+  type TrainParams,
 } from '../../../src/app/state/train-params';
 import { experienceLabel } from '../../../src/core/llm/spec';
 
 describe('Train settings in the URL', () => {
   it('round-trips every setting, the engine and the ablation switches included', () => {
     const p: TrainParams = {
-      ...DEFAULT_PARAMS, preset: 'household-easy', env: 'household-v0', mode: 'dream', algo: 'ppo', seed: 7, epsR: 0.2, epsP: 0.05,
-      tasks: 1, group: 2, iterations: 3, evalEvery: 0, evalEpisodes: 5, backend: 'cpu', llm: 'wllama:file:stories260K.gguf',
-      curriculum: true, lambda: 0.4, grouping: 'cluster', variations: 'both', k: 0, history: 2, reasoning: false, prior: true, answerTokens: 96, retries: 0,
+      ...DEFAULT_PARAMS,
+      preset: 'household-easy',
+      env: 'household-v0',
+      mode: 'dream',
+      algo: 'ppo',
+      seed: 7,
+      epsR: 0.2,
+      epsP: 0.05,
+      tasks: 1,
+      group: 2,
+      iterations: 3,
+      evalEvery: 0,
+      evalEpisodes: 5,
+      backend: 'cpu',
+      llm: 'wllama:file:stories260K.gguf',
+      curriculum: true,
+      lambda: 0.4,
+      grouping: 'cluster',
+      variations: 'both',
+      k: 0,
+      history: 2,
+      reasoning: false,
+      prior: true,
+      answerTokens: 96,
+      retries: 0,
     };
     const query = paramsToQuery(p);
     expect(query).toMatch(/^preset=household-easy&mode=dream&algo=ppo&seed=7&/);
-    expect(query).toMatch(/llm=wllama%3Afile%3Astories260K.gguf&curriculum=1&lambda=0.4&grouping=cluster&variations=both&k=0&history=2&reasoning=0&prior=1&tokens=96&retries=0$/);
+    expect(query).toMatch(
+      /llm=wllama%3Afile%3Astories260K.gguf&curriculum=1&lambda=0.4&grouping=cluster&variations=both&k=0&history=2&reasoning=0&prior=1&tokens=96&retries=0$/,
+    );
     expect(paramsFromQuery(query)).toEqual(p);
   });
 
   it('falls back to the preset for missing or bad values, and to the oracle for a bad engine', () => {
-    const p = paramsFromQuery('preset=webshop-easy&k=-1&history=x&lambda=2&curriculum=maybe&tokens=3&retries=99&llm=gpt4');
-    expect(p).toMatchObject({ k: 4, history: 4, lambda: 0.25, curriculum: false, answerTokens: 400, retries: 2, llm: '' });
+    const p = paramsFromQuery(
+      'preset=webshop-easy&k=-1&history=x&lambda=2&curriculum=maybe&tokens=3&retries=99&llm=gpt4',
+    );
+    expect(p).toMatchObject({
+      k: 4,
+      history: 4,
+      lambda: 0.25,
+      curriculum: false,
+      answerTokens: 400,
+      retries: 2,
+      llm: '',
+    });
     expect(paramsFromQuery('llm=oracle:0.1,0.1').llm).toBe('');
-    expect(paramsFromQuery('llm=webllm:SmolLM2-360M-Instruct-q4f32_1-MLC').llm).toBe('webllm:SmolLM2-360M-Instruct-q4f32_1-MLC');
+    expect(paramsFromQuery('llm=webllm:SmolLM2-360M-Instruct-q4f32_1-MLC').llm).toBe(
+      'webllm:SmolLM2-360M-Instruct-q4f32_1-MLC',
+    );
     // The oracle is written into the URL too (a link without an engine dreams with the opener's Setup choice),
     // and its ε come back from it when the link has no epsR / epsP of its own.
     expect(paramsToQuery({ ...DEFAULT_PARAMS, epsR: 0.2, epsP: 0 })).toMatch(/&llm=oracle%3A0.2%2C0&/);
@@ -32,20 +74,42 @@ describe('Train settings in the URL', () => {
   });
 
   it('maps the settings onto the TrainConfig fields', () => {
-    const config = configFromParams({ ...DEFAULT_PARAMS, mode: 'dream', llm: 'openai:http://127.0.0.1:11434/v1#qwen', curriculum: true, lambda: 0.5,
-      k: 0, history: 0, reasoning: false, prior: true });
-    expect(config).toMatchObject({ mode: 'dream', llm: 'openai:http://127.0.0.1:11434/v1#qwen', curriculum: true, lambda: 0.5,
-      retrievalK: 0, historyLength: 0, reasoning: false, llmPrior: true });
+    const config = configFromParams({
+      ...DEFAULT_PARAMS,
+      mode: 'dream',
+      llm: 'openai:http://127.0.0.1:11434/v1#qwen',
+      curriculum: true,
+      lambda: 0.5,
+      k: 0,
+      history: 0,
+      reasoning: false,
+      prior: true,
+    });
+    expect(config).toMatchObject({
+      mode: 'dream',
+      llm: 'openai:http://127.0.0.1:11434/v1#qwen',
+      curriculum: true,
+      lambda: 0.5,
+      retrievalK: 0,
+      historyLength: 0,
+      reasoning: false,
+      llmPrior: true,
+    });
     expect(configFromParams({ ...DEFAULT_PARAMS, epsR: 0.3, epsP: 0 }).llm).toBe('oracle:0.3,0');
-    expect(() => llmSpec({ llm: 'wllama:nope', epsR: 0, epsP: 0 })).toThrow(/neither file:NAME nor a full http\(s\) URL/);
+    expect(() => llmSpec({ llm: 'wllama:nope', epsR: 0, epsP: 0 })).toThrow(
+      /neither file:NAME nor a full http\(s\) URL/,
+    );
     expect(engineRuntimeFromParams({ answerTokens: 96, retries: 1 })).toEqual({ maxTokens: 96, retries: 1 });
   });
 
-  it('names where experience comes from with core\'s one label', () => {
-    const label = (p: Partial<typeof DEFAULT_PARAMS>) => experienceLabel({ mode: p.mode ?? 'dream', llm: llmSpec({ ...DEFAULT_PARAMS, ...p }) });
+  it("names where experience comes from with core's one label", () => {
+    const label = (p: Partial<typeof DEFAULT_PARAMS>) =>
+      experienceLabel({ mode: p.mode ?? 'dream', llm: llmSpec({ ...DEFAULT_PARAMS, ...p }) });
     expect(label({ epsR: 0.1, epsP: 0.2 })).toBe('dream: oracle (ε_R=0.1, ε_P=0.2)');
     expect(label({ llm: 'wllama:file:s.gguf' })).toBe('dream: reasoning experience model on wllama s.gguf');
-    expect(label({ mode: 's2r', llm: 'webllm:X-q4f32_1-MLC' })).toMatch(/^S2R: dream \(reasoning experience model on webllm X-q4f32_1-MLC\), then/);
+    expect(label({ mode: 's2r', llm: 'webllm:X-q4f32_1-MLC' })).toMatch(
+      /^S2R: dream \(reasoning experience model on webllm X-q4f32_1-MLC\), then/,
+    );
     expect(label({ mode: 'real', llm: 'webllm:X' })).toBe('the real environment');
   });
 });

@@ -4,15 +4,31 @@ import { WorkerClient, WorkerError, type WorkerLike, type WorkerReply } from '..
 
 type Request = { id: number; type: 'work' | 'other'; n?: number };
 
-function standIn(): WorkerLike & { posted: Request[]; reply(r: WorkerReply<string>): void; fire(type: string, message?: string): void; terminated: boolean } {
+function standIn(): WorkerLike & {
+  posted: Request[];
+  reply(r: WorkerReply<string>): void;
+  fire(type: string, message?: string): void;
+  terminated: boolean;
+} {
   const listeners = new Map<string, ((event: Event) => void)[]>();
   const worker = {
-    posted: [] as Request[], terminated: false,
-    postMessage(m: unknown) { worker.posted.push(m as Request); },
-    terminate() { worker.terminated = true; },
-    addEventListener(type: string, listener: (event: Event) => void) { listeners.set(type, [...(listeners.get(type) ?? []), listener]); },
-    reply(r: WorkerReply<string>) { for (const l of listeners.get('message') ?? []) l({ data: r } as MessageEvent as Event); },
-    fire(type: string, message = '') { for (const l of listeners.get(type) ?? []) l({ message, preventDefault() {} } as unknown as Event); },
+    posted: [] as Request[],
+    terminated: false,
+    postMessage(m: unknown) {
+      worker.posted.push(m as Request);
+    },
+    terminate() {
+      worker.terminated = true;
+    },
+    addEventListener(type: string, listener: (event: Event) => void) {
+      listeners.set(type, [...(listeners.get(type) ?? []), listener]);
+    },
+    reply(r: WorkerReply<string>) {
+      for (const l of listeners.get('message') ?? []) l({ data: r } as MessageEvent as Event);
+    },
+    fire(type: string, message = '') {
+      for (const l of listeners.get(type) ?? []) l({ message, preventDefault() {} } as unknown as Event);
+    },
   };
   return worker;
 }
@@ -26,7 +42,10 @@ describe('WorkerClient', () => {
     const seen: string[] = [];
     const first = client.request({ type: 'work', n: 1 }, (p) => seen.push(p));
     const second = client.request({ type: 'other' });
-    expect(worker.posted).toEqual([{ type: 'work', n: 1, id: 1 }, { type: 'other', id: 2 }]);
+    expect(worker.posted).toEqual([
+      { type: 'work', n: 1, id: 1 },
+      { type: 'other', id: 2 },
+    ]);
     expect(client.isOpen(['work'])).toBe(true);
     worker.reply({ id: 2, kind: 'throw', error: { name: 'ConfigError', message: 'bad' } });
     worker.reply({ id: 1, kind: 'progress', progress: 'half' });
@@ -57,7 +76,9 @@ describe('WorkerClient', () => {
   it('terminate ends the worker without oncrash; open requests may get their own error', async () => {
     const worker = standIn();
     const client = new WorkerClient<Request>(worker, crashed);
-    client.oncrash = () => { throw new Error('not called'); };
+    client.oncrash = () => {
+      throw new Error('not called');
+    };
     const open = client.request({ type: 'work' });
     client.terminate('stopped by test', new Error('stopped'));
     await expect(open).rejects.toThrow('stopped');

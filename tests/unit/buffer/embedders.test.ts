@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { MLCEngineInterface } from '@mlc-ai/web-llm';
 import {
-  EmbedderError, HashedNgramEmbedder, LlmEmbedder, RECOMMENDED_EMBEDDING_MODEL, transitionText,
-  type EmbeddingEngine, type EmbeddingResponse,
+  EmbedderError,
+  HashedNgramEmbedder,
+  LlmEmbedder,
+  RECOMMENDED_EMBEDDING_MODEL,
+  transitionText,
+  type EmbeddingEngine,
+  type EmbeddingResponse,
 } from '../../../src/core/buffer/embedders';
 import { benchEmbedder, syntheticTransitionTexts } from '../../../src/core/buffer/bench';
 
@@ -13,10 +18,12 @@ void acceptsWebLlm;
 const dot = (a: Float32Array, b: Float32Array): number => a.reduce((s, x, i) => s + x * b[i], 0);
 const norm = (a: Float32Array): number => Math.sqrt(dot(a, a));
 
-const RESULTS = 'Instruction: [SEP] i need a blue cotton shirt, and price lower than 40.00 dollars [SEP] Back to Search [SEP] ' +
+const RESULTS =
+  'Instruction: [SEP] i need a blue cotton shirt, and price lower than 40.00 dollars [SEP] Back to Search [SEP] ' +
   'Page 1 (Total results: 50) [SEP] Next > [SEP] B0ABC12345 [SEP] Red Leather Sofa With Wood Frame [SEP] $299.00 [SEP] ' +
   'B0XYZ98765 [SEP] Blue Cotton Shirt For Men [SEP] $25.50';
-const ITEM = 'Instruction: [SEP] i need a blue cotton shirt, and price lower than 40.00 dollars [SEP] Back to Search [SEP] < Prev [SEP] ' +
+const ITEM =
+  'Instruction: [SEP] i need a blue cotton shirt, and price lower than 40.00 dollars [SEP] Back to Search [SEP] < Prev [SEP] ' +
   'size [SEP] small [SEP] large [SEP] Blue Cotton Shirt For Men [SEP] Price: $25.50 [SEP] Rating: N.A. [SEP] Description [SEP] Buy Now';
 const SHIRT = 'i need a blue cotton shirt, and price lower than 40.00 dollars';
 
@@ -28,8 +35,13 @@ describe('transitionText', () => {
     expect(lines[0]).toBe(`Instruction: ${SHIRT}`);
     expect(lines[1].startsWith('Observation: Back to Search [SEP] Page 1')).toBe(true);
     expect(lines[2]).toBe('Action: click[b0xyz98765]');
-    expect(transitionText({ instruction: 'x y', observation: 'WebShop [SEP] Instruction: [SEP] x y [SEP] Search', action: 'search[x]' }))
-      .toBe('Instruction: x y\nObservation: WebShop [SEP] Search\nAction: search[x]');
+    expect(
+      transitionText({
+        instruction: 'x y',
+        observation: 'WebShop [SEP] Instruction: [SEP] x y [SEP] Search',
+        action: 'search[x]',
+      }),
+    ).toBe('Instruction: x y\nObservation: WebShop [SEP] Search\nAction: search[x]');
   });
 
   it('collapses newlines and bounds long observations to head … tail', () => {
@@ -42,7 +54,12 @@ describe('transitionText', () => {
     expect(observation).toContain(' … ');
     expect(observation.endsWith('word399')).toBe(true);
     // Cut between words: every piece is a whole word or the elision mark.
-    expect(observation.slice('Observation: '.length).split(' ').every((w) => /^word\d+$/.test(w) || w === '…')).toBe(true);
+    expect(
+      observation
+        .slice('Observation: '.length)
+        .split(' ')
+        .every((w) => /^word\d+$/.test(w) || w === '…'),
+    ).toBe(true);
     const short = transitionText({ instruction: 'a', observation: 'You arrive at desk 1.', action: 'look' });
     expect(short).toBe('Instruction: a\nObservation: You arrive at desk 1.\nAction: look');
   });
@@ -51,7 +68,8 @@ describe('transitionText', () => {
 describe('HashedNgramEmbedder', () => {
   const embedder = new HashedNgramEmbedder();
   const one = async (text: string): Promise<Float32Array> => (await embedder.embed([text]))[0];
-  const t = (instruction: string, observation: string, action: string): string => transitionText({ instruction, observation, action });
+  const t = (instruction: string, observation: string, action: string): string =>
+    transitionText({ instruction, observation, action });
 
   it('has id hashed-ngram-256 and 256 unit-norm dims', async () => {
     expect(embedder.id).toBe('hashed-ngram-256');
@@ -75,13 +93,26 @@ describe('HashedNgramEmbedder', () => {
 
   it('puts similar transitions closer than unrelated ones', async () => {
     const base = await one(t(SHIRT, RESULTS, 'click[b0xyz98765]'));
-    const similar = await one(t('i need a blue cotton shirts, and price lower than 30.00 dollars',
-      RESULTS.replace('$25.50', '$27.00'), 'click[b0xyz98765]'));
-    const unrelated = await one(t('put a clean apple in fridge.', 'You arrive at sinkbasin 1. On the sinkbasin 1, you see nothing.', 'clean apple 1 with sinkbasin 1'));
+    const similar = await one(
+      t(
+        'i need a blue cotton shirts, and price lower than 30.00 dollars',
+        RESULTS.replace('$25.50', '$27.00'),
+        'click[b0xyz98765]',
+      ),
+    );
+    const unrelated = await one(
+      t(
+        'put a clean apple in fridge.',
+        'You arrive at sinkbasin 1. On the sinkbasin 1, you see nothing.',
+        'clean apple 1 with sinkbasin 1',
+      ),
+    );
     expect(dot(base, similar)).toBeGreaterThan(0.8);
     expect(dot(base, unrelated)).toBeLessThan(0.2);
     // Character trigrams: plural/singular forms share most of their features.
-    expect(dot(await one('shirts'), await one('shirt'))).toBeGreaterThan(dot(await one('shirt'), await one('kettle')) + 0.15);
+    expect(dot(await one('shirts'), await one('shirt'))).toBeGreaterThan(
+      dot(await one('shirt'), await one('kettle')) + 0.15,
+    );
   });
 
   it('lets each of the three fields matter, by its weight', async () => {
@@ -107,7 +138,9 @@ describe('HashedNgramEmbedder', () => {
     const custom = new HashedNgramEmbedder({ weights: { instruction: 1, observation: 1, action: 1, text: 1 } });
     expect(custom.id).toMatch(/^hashed-ngram-256-[0-9a-f]{8}$/);
     expect(() => new HashedNgramEmbedder({ dims: 300 })).toThrow(EmbedderError);
-    expect(() => new HashedNgramEmbedder({ weights: { instruction: 0, observation: 0, action: 0, text: 0 } })).toThrow(/not all zero/);
+    expect(() => new HashedNgramEmbedder({ weights: { instruction: 0, observation: 0, action: 0, text: 0 } })).toThrow(
+      /not all zero/,
+    );
   });
 
   it('honours an aborted signal', async () => {
@@ -146,18 +179,24 @@ class FakeEmbeddingEngine implements EmbeddingEngine {
       const inputs = Array.isArray(request.input) ? request.input : [request.input];
       const data = inputs.map((text, index) => ({ embedding: this.vectorOf(text), index }));
       data.reverse(); // the adapter must order by `index`, not by position
-      return this.tamper({ data, usage: { prompt_tokens: inputs.length * 3, total_tokens: inputs.length * 3 } }, request);
+      return this.tamper(
+        { data, usage: { prompt_tokens: inputs.length * 3, total_tokens: inputs.length * 3 } },
+        request,
+      );
     },
   };
 
   /** A deterministic, unnormalised vector: its length depends on the text. */
   vectorOf(text: string): number[] {
-    return Array.from({ length: this.dims }, (_, d) => ((text.length + 1) * (d + 1)) % 7 + 1);
+    return Array.from({ length: this.dims }, (_, d) => (((text.length + 1) * (d + 1)) % 7) + 1);
   }
 }
 
 describe('LlmEmbedder', () => {
-  const unit = (values: number[]): number[] => { const n = Math.hypot(...values); return values.map((x) => x / n); };
+  const unit = (values: number[]): number[] => {
+    const n = Math.hypot(...values);
+    return values.map((x) => x / n);
+  };
 
   it('batches, orders by index, normalises and discovers dims', async () => {
     const engine = new FakeEmbeddingEngine(6);
@@ -183,10 +222,15 @@ describe('LlmEmbedder', () => {
   it('wraps snowflake-arctic-embed inputs as WebLLM does, others unchanged', async () => {
     const engine = new FakeEmbeddingEngine();
     await new LlmEmbedder({ engine, model: RECOMMENDED_EMBEDDING_MODEL }).embed(['hello']);
-    expect(engine.requests[0]).toEqual({ input: ['[CLS] hello [SEP]'], model: 'snowflake-arctic-embed-s-q0f32-MLC-b4' });
+    expect(engine.requests[0]).toEqual({
+      input: ['[CLS] hello [SEP]'],
+      model: 'snowflake-arctic-embed-s-q0f32-MLC-b4',
+    });
     await new LlmEmbedder({ engine, model: 'other' }).embed(['hello']);
     expect(engine.requests[1].input).toEqual(['hello']);
-    await new LlmEmbedder({ engine, model: RECOMMENDED_EMBEDDING_MODEL, inputTemplate: (s) => `q: ${s}` }).embed(['hello']);
+    await new LlmEmbedder({ engine, model: RECOMMENDED_EMBEDDING_MODEL, inputTemplate: (s) => `q: ${s}` }).embed([
+      'hello',
+    ]);
     expect(engine.requests[2].input).toEqual(['q: hello']);
   });
 
@@ -203,7 +247,9 @@ describe('LlmEmbedder', () => {
     engine.tamper = () => ({ data: [] });
     const error = await new LlmEmbedder({ engine, model: 'm' }).embed(['x']).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EmbedderError);
-    expect((error as Error).message).toMatch(/returned no vectors.*reload\(\[llmId, 'snowflake-arctic-embed-s-q0f32-MLC-b4'\]\)/);
+    expect((error as Error).message).toMatch(
+      /returned no vectors.*reload\(\[llmId, 'snowflake-arctic-embed-s-q0f32-MLC-b4'\]\)/,
+    );
     engine.tamper = () => undefined as unknown as EmbeddingResponse;
     await expect(new LlmEmbedder({ engine, model: 'm' }).embed(['x'])).rejects.toThrow(/returned no vectors/);
   });
@@ -211,7 +257,9 @@ describe('LlmEmbedder', () => {
   it('rejects a wrong count of vectors', async () => {
     const engine = new FakeEmbeddingEngine();
     engine.tamper = (a) => ({ data: a.data.slice(1) });
-    await expect(new LlmEmbedder({ engine, model: 'm' }).embed(['x', 'y', 'z'])).rejects.toThrow(/returned 2 vectors for 3 inputs.*batchSize/);
+    await expect(new LlmEmbedder({ engine, model: 'm' }).embed(['x', 'y', 'z'])).rejects.toThrow(
+      /returned 2 vectors for 3 inputs.*batchSize/,
+    );
   });
 
   it('rejects repeated or out-of-range indices', async () => {
@@ -230,7 +278,9 @@ describe('LlmEmbedder', () => {
     await expect(embedder.embed(['y'])).rejects.toThrow(/has 5 dims, expected 4.*separate LlmEmbedder/);
     const mixed = new FakeEmbeddingEngine(4);
     mixed.tamper = (a) => ({ data: a.data.map((item) => (item.index === 1 ? { ...item, embedding: [1, 2] } : item)) });
-    await expect(new LlmEmbedder({ engine: mixed, model: 'm' }).embed(['x', 'y'])).rejects.toThrow(/vector 1 has 2 dims, expected 4/);
+    await expect(new LlmEmbedder({ engine: mixed, model: 'm' }).embed(['x', 'y'])).rejects.toThrow(
+      /vector 1 has 2 dims, expected 4/,
+    );
   });
 
   it('rejects zero, non-finite and missing vectors', async () => {
@@ -254,8 +304,13 @@ describe('LlmEmbedder', () => {
   it('stops between batches when aborted', async () => {
     const controller = new AbortController();
     const engine = new FakeEmbeddingEngine();
-    engine.tamper = (a) => { controller.abort(); return a; };
-    await expect(new LlmEmbedder({ engine, model: 'm', batchSize: 1 }).embed(['x', 'y', 'z'], controller.signal)).rejects.toThrow();
+    engine.tamper = (a) => {
+      controller.abort();
+      return a;
+    };
+    await expect(
+      new LlmEmbedder({ engine, model: 'm', batchSize: 1 }).embed(['x', 'y', 'z'], controller.signal),
+    ).rejects.toThrow();
     expect(engine.requests).toHaveLength(1);
   });
 });

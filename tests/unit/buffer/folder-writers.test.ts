@@ -14,7 +14,8 @@ import { embeddingOf, makeEpisode, makeTask, makeTransition } from '../../e2e/pa
 import { tempFolders } from '../support/temp-folders';
 
 const freshFolder = tempFolders('writers-test');
-const open = (dir: string, options: Parameters<typeof FolderBufferStore.open>[1] = {}) => FolderBufferStore.open(dir, { durable: false, ...options });
+const open = (dir: string, options: Parameters<typeof FolderBufferStore.open>[1] = {}) =>
+  FolderBufferStore.open(dir, { durable: false, ...options });
 
 /** A pid that no process has now: a child that has exited. */
 function deadPid(): number {
@@ -46,7 +47,10 @@ describe('FolderBufferStore: one writer at a time', () => {
 
   it('takes over the lock of a process that is gone, and of an empty lock left long ago', async () => {
     const dir = freshFolder();
-    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: deadPid(), host: hostname(), command: 'buffer import a.jsonl', since: 'then', token: 'x' }));
+    writeFileSync(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ pid: deadPid(), host: hostname(), command: 'buffer import a.jsonl', since: 'then', token: 'x' }),
+    );
     const store = await open(dir, { lockWaitMs: 0 });
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
     await store.close();
@@ -60,8 +64,13 @@ describe('FolderBufferStore: one writer at a time', () => {
 
   it('never takes over the lock of another host (its pid means nothing here)', async () => {
     const dir = freshFolder();
-    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: deadPid(), host: 'elsewhere', command: 'train', since: 'then', token: 'y' }));
-    await expect(open(dir, { lockWaitMs: 50 })).rejects.toThrow(/process \d+ on host 'elsewhere' \(train, since then\)/);
+    writeFileSync(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ pid: deadPid(), host: 'elsewhere', command: 'train', since: 'then', token: 'y' }),
+    );
+    await expect(open(dir, { lockWaitMs: 50 })).rejects.toThrow(
+      /process \d+ on host 'elsewhere' \(train, since then\)/,
+    );
   });
 });
 
@@ -76,8 +85,17 @@ describe('FolderBufferStore: readers', () => {
 
   it('read while a writer holds the lock, see only committed batches, and refuse to write', async () => {
     const dir = freshFolder();
-    const writer = await open(dir, { testHooks: { beforeCommit: (op) => { if (op === 'putTasks') throw new Error('not yet'); } } });
-    await writer.putTransitions([makeTransition(0, { embedding: embeddingOf(0) }), makeTransition(1)], [makeEpisode('ep-0')]);
+    const writer = await open(dir, {
+      testHooks: {
+        beforeCommit: (op) => {
+          if (op === 'putTasks') throw new Error('not yet');
+        },
+      },
+    });
+    await writer.putTransitions(
+      [makeTransition(0, { embedding: embeddingOf(0) }), makeTransition(1)],
+      [makeEpisode('ep-0')],
+    );
     const filesBefore = readdirSync(dir).sort();
     const reader = await open(dir, { readOnly: true });
     expect(await reader.stats()).toMatchObject({ transitions: 2, episodes: 1 });
@@ -92,7 +110,10 @@ describe('FolderBufferStore: readers', () => {
     const writer = await open(dir);
     await writer.putTransitions([makeTransition(0)], [makeEpisode('ep-0')]);
     // What a writer's append looks like before its meta.json commit: whole lines past the committed end.
-    writeFileSync(join(dir, 'transitions.jsonl'), readFileSync(join(dir, 'transitions.jsonl'), 'utf8') + JSON.stringify(makeTransition(1)) + '\n');
+    writeFileSync(
+      join(dir, 'transitions.jsonl'),
+      readFileSync(join(dir, 'transitions.jsonl'), 'utf8') + JSON.stringify(makeTransition(1)) + '\n',
+    );
     const reader = await open(dir, { readOnly: true });
     expect(await reader.countTransitions()).toBe(1);
     await reader.close();
@@ -104,11 +125,18 @@ describe('FolderBufferStore: rewrites', () => {
   it('write new names and commit them in meta.json; files of an interrupted rewrite are ignored, then removed', async () => {
     const dir = freshFolder();
     const store = await open(dir);
-    await store.putTransitions([0, 1, 2, 3].map((n) => makeTransition(n, { source: 'dream', embedding: embeddingOf(n) })), [makeEpisode('ep-0', 'dream'), makeEpisode('ep-1', 'dream')]);
+    await store.putTransitions(
+      [0, 1, 2, 3].map((n) => makeTransition(n, { source: 'dream', embedding: embeddingOf(n) })),
+      [makeEpisode('ep-0', 'dream'), makeEpisode('ep-1', 'dream')],
+    );
     await store.evict({ sources: ['dream'], maxTransitions: 2 });
     await store.close();
     const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
-    expect(meta).toMatchObject({ version: 2, generation: 1, files: { 'transitions.jsonl': 'transitions.1.jsonl', 'episodes.jsonl': 'episodes.1.jsonl' } });
+    expect(meta).toMatchObject({
+      version: 2,
+      generation: 1,
+      files: { 'transitions.jsonl': 'transitions.1.jsonl', 'episodes.jsonl': 'episodes.1.jsonl' },
+    });
     expect(existsSync(join(dir, 'transitions.jsonl'))).toBe(false);
 
     // A crash after writing the next generation's files, before its meta.json: the folder is the old one.

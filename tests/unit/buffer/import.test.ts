@@ -15,7 +15,9 @@ import { envIds } from '../../../src/core/envs/registry';
 import { FolderBufferStore } from '../../../src/node/buffer-folder';
 import { tempFolders } from '../support/temp-folders';
 
-const episodes = parseTrajectoriesJsonl(readFileSync('public/datasets/household-v0.jsonl', 'utf8'), { knownEnvs: envIds() }).slice(0, 40);
+const episodes = parseTrajectoriesJsonl(readFileSync('public/datasets/household-v0.jsonl', 'utf8'), {
+  knownEnvs: envIds(),
+}).slice(0, 40);
 const steps = episodes.reduce((s, t) => s + t.steps.length, 0);
 const taskCount = new Set(episodes.map((t) => t.task.id)).size;
 const options = { source: 'offline' as const, createdAt: 1 };
@@ -24,10 +26,23 @@ const freshFolder = tempFolders('import-test');
 let databases = 0;
 
 const stores: { kind: string; open(hooks?: BufferStoreTestHooks): () => Promise<BufferStore> }[] = [
-  { kind: 'memory', open: (testHooks) => { const store = new MemoryBufferStore({ testHooks }); return async () => store; } },
-  { kind: 'indexeddb', open: (testHooks) => { const name = `import-test-${++databases}`; return () => IndexedDbBufferStore.open({ name, storage: null, testHooks }); } },
   {
-    kind: 'folder', open: (testHooks) => {
+    kind: 'memory',
+    open: (testHooks) => {
+      const store = new MemoryBufferStore({ testHooks });
+      return async () => store;
+    },
+  },
+  {
+    kind: 'indexeddb',
+    open: (testHooks) => {
+      const name = `import-test-${++databases}`;
+      return () => IndexedDbBufferStore.open({ name, storage: null, testHooks });
+    },
+  },
+  {
+    kind: 'folder',
+    open: (testHooks) => {
       const dir = freshFolder();
       return () => FolderBufferStore.open(dir, { durable: false, testHooks });
     },
@@ -37,31 +52,54 @@ const stores: { kind: string; open(hooks?: BufferStoreTestHooks): () => Promise<
 describe.each(stores)('importTrajectories ($kind store)', ({ kind, open }) => {
   it('writes nothing when the one commit fails, then everything on the next try', async () => {
     let fail = true;
-    const reopen = open({ beforeCommit: () => { if (fail) throw new Error('killed mid-import'); } });
+    const reopen = open({
+      beforeCommit: () => {
+        if (fail) throw new Error('killed mid-import');
+      },
+    });
     const store = await reopen();
     const buffer = new ReplayBuffer(store);
     await expect(buffer.importTrajectories(episodes, options)).rejects.toThrow(/killed mid-import/);
     expect(await store.stats()).toMatchObject({ transitions: 0, episodes: 0, tasks: 0 });
     fail = false;
-    expect(await buffer.importTrajectories(episodes, options)).toEqual({ episodes: 40, transitions: steps, skipped: 0, repaired: 0 });
+    expect(await buffer.importTrajectories(episodes, options)).toEqual({
+      episodes: 40,
+      transitions: steps,
+      skipped: 0,
+      repaired: 0,
+    });
     await store.close();
     const again = kind === 'memory' ? store : await reopen();
-    if (kind !== 'memory') expect(await again.stats()).toMatchObject({ transitions: steps, episodes: 40, tasks: taskCount });
+    if (kind !== 'memory')
+      expect(await again.stats()).toMatchObject({ transitions: steps, episodes: 40, tasks: taskCount });
   });
 
   it('repairs a partial import of an older version (episodes and transitions stored, tasks never written)', async () => {
     const store = await open()();
     // What the old importer left after a kill: batches of transitions and episodes, no task-bank entries.
     const partial = episodes.slice(0, 25).map((t) => trajectoryToTransitions(t, options));
-    await store.putTransitions(partial.flatMap((p) => p.transitions), partial.map((p) => p.episode));
+    await store.putTransitions(
+      partial.flatMap((p) => p.transitions),
+      partial.map((p) => p.episode),
+    );
     const buffer = new ReplayBuffer(store);
     const result = await buffer.importTrajectories(episodes, options);
-    expect(result).toEqual({ episodes: 15, transitions: steps - partial.reduce((s, p) => s + p.transitions.length, 0), skipped: 0, repaired: 25 });
+    expect(result).toEqual({
+      episodes: 15,
+      transitions: steps - partial.reduce((s, p) => s + p.transitions.length, 0),
+      skipped: 0,
+      repaired: 25,
+    });
     expect(await store.stats()).toMatchObject({ transitions: steps, episodes: 40, tasks: taskCount });
     // Each task counts each of its episodes once, repaired or new.
     const rollouts = (await store.listTasks()).reduce((s, t) => s + t.rollouts, 0);
     expect(rollouts).toBe(40);
-    expect(await buffer.importTrajectories(episodes, options)).toEqual({ episodes: 0, transitions: 0, skipped: 40, repaired: 0 });
+    expect(await buffer.importTrajectories(episodes, options)).toEqual({
+      episodes: 0,
+      transitions: 0,
+      skipped: 40,
+      repaired: 0,
+    });
     await store.close();
   });
 });

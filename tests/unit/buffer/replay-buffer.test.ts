@@ -6,8 +6,12 @@ import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../../../src/core/d
 import { envIds } from '../../../src/core/envs/registry';
 import type { Trajectory } from '../../../src/core/types';
 
-const webshop = parseTrajectoriesJsonl(readFileSync('public/datasets/webshop-lite-v0.jsonl', 'utf8'), { knownEnvs: envIds() }).slice(0, 60);
-const household = parseTrajectoriesJsonl(readFileSync('public/datasets/household-v0.jsonl', 'utf8'), { knownEnvs: envIds() }).slice(0, 60);
+const webshop = parseTrajectoriesJsonl(readFileSync('public/datasets/webshop-lite-v0.jsonl', 'utf8'), {
+  knownEnvs: envIds(),
+}).slice(0, 60);
+const household = parseTrajectoriesJsonl(readFileSync('public/datasets/household-v0.jsonl', 'utf8'), {
+  knownEnvs: envIds(),
+}).slice(0, 60);
 const steps = (ts: Trajectory[]) => ts.reduce((s, t) => s + t.steps.length, 0);
 
 describe('ReplayBuffer', () => {
@@ -28,7 +32,11 @@ describe('ReplayBuffer', () => {
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     await buffer.importTrajectories([...webshop, ...household], { source: 'offline', createdAt: 1 });
     const probe = household[3].steps[1];
-    const hits = await buffer.retrieve({ instruction: household[3].task.instruction, observation: probe.observation, action: probe.action }, 8, { env: 'household-v0' });
+    const hits = await buffer.retrieve(
+      { instruction: household[3].task.instruction, observation: probe.observation, action: probe.action },
+      8,
+      { env: 'household-v0' },
+    );
     expect(hits).toHaveLength(8);
     expect(hits[0].transition.id).toBe(`${household[3].id}#1`); // itself first
     expect(hits[0].score).toBeCloseTo(1, 5);
@@ -72,9 +80,23 @@ describe('ReplayBuffer', () => {
     const cap = offline + 30;
     buffer.keepAtMost(cap);
     const record = (i: number, source: 'real' | 'dream') => ({
-      id: `run/${i}#0`, env: 'household-v0', taskId: `t${i}`, instruction: 'x', episodeId: `run/${i}`, stepIndex: 0, observation: `o${i}`,
-      admissible: ['look'], action: 'look', nextObservation: 'n', nextAdmissible: ['look'], reward: 0, terminated: false, truncated: false,
-      source, valid: true, createdAt: 10 + i,
+      id: `run/${i}#0`,
+      env: 'household-v0',
+      taskId: `t${i}`,
+      instruction: 'x',
+      episodeId: `run/${i}`,
+      stepIndex: 0,
+      observation: `o${i}`,
+      admissible: ['look'],
+      action: 'look',
+      nextObservation: 'n',
+      nextAdmissible: ['look'],
+      reward: 0,
+      terminated: false,
+      truncated: false,
+      source,
+      valid: true,
+      createdAt: 10 + i,
     });
     for (let batch = 0; batch < 5; batch++) {
       await buffer.add(Array.from({ length: 12 }, (_, j) => record(batch * 12 + j, j % 3 === 0 ? 'real' : 'dream')));

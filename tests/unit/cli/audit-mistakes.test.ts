@@ -7,14 +7,30 @@ const { out, lastJson } = captureCliOutput();
 
 describe('audit --mistakes', () => {
   it('lists the outcome steps an always-wrong reward gets wrong, with instruction, actions and both rewards', async () => {
-    expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:1,0', '--n', '16', '--mistakes', '2', '--json'])).toBe(0);
+    expect(
+      await main([
+        'audit',
+        '--env',
+        'webshop-lite-v0',
+        '--llm',
+        'oracle:1,0',
+        '--n',
+        '16',
+        '--mistakes',
+        '2',
+        '--json',
+      ]),
+    ).toBe(0);
     const audit = lastJson();
     const header = out.find((l) => l.startsWith('wrong outcomes:'))!;
     const [wrong, outcomeSteps] = /wrong outcomes: (\d+) of (\d+)/.exec(header)!.slice(1).map(Number);
     expect(outcomeSteps).toBeGreaterThan(0);
     expect(wrong).toBe(outcomeSteps); // ε_R = 1 flips every outcome
     expect(audit.reward_accuracy).toBe(0);
-    const listed = out.join('\n').split('\n').filter((l) => l.startsWith('  episode '));
+    const listed = out
+      .join('\n')
+      .split('\n')
+      .filter((l) => l.startsWith('  episode '));
     expect(listed).toHaveLength(Math.min(2, wrong));
     expect(out.join('\n')).toMatch(/ {4}actions: .*(click\[buy now\]|search\[)/);
     expect(out.join('\n')).toMatch(/ {4}real: score \d\.\d\d, (success|failure); predicted: reward /);

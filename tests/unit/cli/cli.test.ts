@@ -16,7 +16,9 @@ describe('dreamgym CLI', () => {
 
   it('explains unknown commands, options, values and env ids', async () => {
     expect(await main(['trian'])).toBe(2);
-    expect(err.join('\n')).toMatch(/Unknown command 'trian'. Commands: envs, check-env, rollout, convert, train, eval, buffer, bench/);
+    expect(err.join('\n')).toMatch(
+      /Unknown command 'trian'. Commands: envs, check-env, rollout, convert, train, eval, buffer, bench/,
+    );
     expect(await main(['rollout', 'household-v0', '--polcy', 'expert'])).toBe(2);
     expect(err.join('\n')).toMatch(/Unknown option --polcy for 'rollout'. Valid options: --policy/);
     expect(await main(['rollout', 'household-v0', '--episodes', 'many'])).toBe(2);
@@ -28,9 +30,26 @@ describe('dreamgym CLI', () => {
   });
 
   it('rollout: the same seed gives byte-identical JSONL', async () => {
-    const a = join(dir, 'a.jsonl'), b = join(dir, 'b.jsonl');
+    const a = join(dir, 'a.jsonl'),
+      b = join(dir, 'b.jsonl');
     for (const file of [a, b]) {
-      expect(await main(['rollout', 'webshop-lite-v0', '--policy', 'noisy-expert', '--epsilon', '0.4', '--episodes', '6', '--seed', '9', '--out', file, '--json'])).toBe(0);
+      expect(
+        await main([
+          'rollout',
+          'webshop-lite-v0',
+          '--policy',
+          'noisy-expert',
+          '--epsilon',
+          '0.4',
+          '--episodes',
+          '6',
+          '--seed',
+          '9',
+          '--out',
+          file,
+          '--json',
+        ]),
+      ).toBe(0);
     }
     expect(readFileSync(a, 'utf8')).toBe(readFileSync(b, 'utf8'));
     expect(readFileSync(a, 'utf8').trim().split('\n')).toHaveLength(6);
@@ -38,14 +57,24 @@ describe('dreamgym CLI', () => {
   });
 
   it('convert: round trip through AgentGym, and a malformed file is rejected whole', async () => {
-    const ours = join(dir, 'h.jsonl'), agentgym = join(dir, 'h.json'), back = join(dir, 'back.jsonl');
+    const ours = join(dir, 'h.jsonl'),
+      agentgym = join(dir, 'h.json'),
+      back = join(dir, 'back.jsonl');
     expect(await main(['rollout', 'household-v0', '--episodes', '3', '--seed', '2', '--out', ours])).toBe(0);
     expect(await main(['convert', '--from', 'ours', '--to', 'agentgym', ours, agentgym, '--json'])).toBe(0);
     expect(lastJson()).toMatchObject({ episodes: 3 });
     expect(await main(['convert', '--from', 'agentgym', '--to', 'ours', agentgym, back])).toBe(0);
-    const original = readFileSync(ours, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const roundTrip = readFileSync(back, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(roundTrip.map((t) => t.steps.map((s: { action: string }) => s.action))).toEqual(original.map((t) => t.steps.map((s: { action: string }) => s.action)));
+    const original = readFileSync(ours, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const roundTrip = readFileSync(back, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(roundTrip.map((t) => t.steps.map((s: { action: string }) => s.action))).toEqual(
+      original.map((t) => t.steps.map((s: { action: string }) => s.action)),
+    );
 
     const broken = join(dir, 'broken.jsonl');
     const lines = readFileSync(ours, 'utf8').trim().split('\n');
@@ -60,8 +89,22 @@ describe('dreamgym CLI', () => {
   it('check-env prints the report as the last JSON line', async () => {
     expect(await main(['check-env', 'household-v0', '--episodes', '10', '--json'])).toBe(0);
     const report = lastJson();
-    expect(Object.keys(report).slice(0, 7)).toEqual(['env', 'episodes', 'contract', 'expert', 'random', 'deterministic', 'steps_per_second']);
-    expect(report).toMatchObject({ env: 'household-v0', episodes: 10, contract: 'ok', deterministic: true, expert: { success: 1 } });
+    expect(Object.keys(report).slice(0, 7)).toEqual([
+      'env',
+      'episodes',
+      'contract',
+      'expert',
+      'random',
+      'deterministic',
+      'steps_per_second',
+    ]);
+    expect(report).toMatchObject({
+      env: 'household-v0',
+      episodes: 10,
+      contract: 'ok',
+      deterministic: true,
+      expert: { success: 1 },
+    });
     expect(report.steps_per_second).toBeGreaterThan(0);
   });
 
@@ -75,8 +118,26 @@ describe('dreamgym CLI', () => {
     expect(await main(['buffer', 'import', file, '--dir', bufferDir, '--json'])).toBe(0);
     expect(lastJson()).toMatchObject({ episodes: 0, transitions: 0, skipped: 8 });
     expect(await main(['buffer', 'stats', '--dir', bufferDir, '--json'])).toBe(0);
-    expect(lastJson()).toMatchObject({ transitions: first.transitions, episodes: 8, byEnvAndSource: { 'household-v0': { offline: first.transitions } } });
-    expect(await main(['buffer', 'query', '--dir', bufferDir, '--env', 'household-v0', '--text', 'take apple from countertop', '--k', '3', '--json'])).toBe(0);
+    expect(lastJson()).toMatchObject({
+      transitions: first.transitions,
+      episodes: 8,
+      byEnvAndSource: { 'household-v0': { offline: first.transitions } },
+    });
+    expect(
+      await main([
+        'buffer',
+        'query',
+        '--dir',
+        bufferDir,
+        '--env',
+        'household-v0',
+        '--text',
+        'take apple from countertop',
+        '--k',
+        '3',
+        '--json',
+      ]),
+    ).toBe(0);
     const query = lastJson();
     expect(query.results).toHaveLength(3);
     expect(query.results[0].score).toBeGreaterThanOrEqual(query.results[2].score);
@@ -84,7 +145,9 @@ describe('dreamgym CLI', () => {
     expect(await main(['buffer', 'export', '--dir', bufferDir, '--format', 'agentgym', out, '--json'])).toBe(0);
     expect(JSON.parse(readFileSync(out, 'utf8'))).toHaveLength(8);
     expect(await main(['buffer'])).toBe(2);
-    expect(err.join('\n')).toMatch(/'buffer' needs a subcommand: buffer import, buffer stats, buffer query, buffer export/);
+    expect(err.join('\n')).toMatch(
+      /'buffer' needs a subcommand: buffer import, buffer stats, buffer query, buffer export/,
+    );
   });
 
   it('buffer import rejects a malformed file whole and writes nothing', async () => {
@@ -103,8 +166,24 @@ describe('dreamgym CLI', () => {
 
   it('evaluates a dream run in the real env, as its own final evaluation did', async () => {
     const run = join(dir, 'dream-eval');
-    expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', 'oracle:0,0', '--seed', '2',
-      '--set', 'iterations=2,tasksPerIteration=2,groupSize=2,finalEvalEpisodes=20', '--out', run, '--json'])).toBe(0);
+    expect(
+      await main([
+        'train',
+        '--preset',
+        'webshop-easy',
+        '--mode',
+        'dream',
+        '--llm',
+        'oracle:0,0',
+        '--seed',
+        '2',
+        '--set',
+        'iterations=2,tasksPerIteration=2,groupSize=2,finalEvalEpisodes=20',
+        '--out',
+        run,
+        '--json',
+      ]),
+    ).toBe(0);
     const trained = lastJson();
     expect(trained).toMatchObject({ mode: 'dream', real_steps: 0 });
     expect(await main(['eval', '--run', run, '--episodes', '20', '--json'])).toBe(0);

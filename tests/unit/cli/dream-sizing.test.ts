@@ -20,37 +20,76 @@ const err: string[] = [];
 beforeEach(() => {
   out.length = 0;
   err.length = 0;
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { out.push(String(chunk).replace(/\n$/, '')); return true; });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => { err.push(String(chunk)); return true; });
+  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
+    out.push(a.join(' '));
+  });
+  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
+    err.push(a.join(' '));
+  });
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk).replace(/\n$/, ''));
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    err.push(String(chunk));
+    return true;
+  });
 });
 afterEach(() => vi.restoreAllMocks());
 
 function shopAfter(server: OpenAiTestServer, delayMs: number): void {
   const script = (request: RecordedRequest): ScriptedReply => {
     server.replyChat(script);
-    return { delayMs, body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), { promptTokens: 500, completionTokens: 120 }) };
+    return {
+      delayMs,
+      body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), {
+        promptTokens: 500,
+        completionTokens: 120,
+      }),
+    };
   };
   server.replyChat(script);
 }
 
 describe('train, sized for the engine', () => {
-  it('--estimate tries one step with the engine and prints the dream\'s cost at the measured speed, training nothing', async () => {
+  it("--estimate tries one step with the engine and prints the dream's cost at the measured speed, training nothing", async () => {
     const server = await OpenAiTestServer.start();
     try {
       shopAfter(server, 40);
       const run = join(dir, 'estimate');
-      expect(await main(['train', '--preset', 'webshop-llm-demo', '--mode', 'dream', '--llm', `openai:${server.url}#test-model`, '--out', run,
-        '--set', 'llmConcurrency=8', '--estimate', '--json'])).toBe(0);
+      expect(
+        await main([
+          'train',
+          '--preset',
+          'webshop-llm-demo',
+          '--mode',
+          'dream',
+          '--llm',
+          `openai:${server.url}#test-model`,
+          '--out',
+          run,
+          '--set',
+          'llmConcurrency=8',
+          '--estimate',
+          '--json',
+        ]),
+      ).toBe(0);
       const { estimate, try_step: tried } = JSON.parse(out.at(-1)!);
       expect(server.chatRequests).toHaveLength(1);
       expect(tried).toMatchObject({ valid: true, tokens: { prompt: 500, completion: 120 } });
       expect(tried.ms).toBeGreaterThanOrEqual(40);
-      expect(estimate).toMatchObject({ iterations: 30, episodes: 480, tokensPerTransition: 620, tokensMeasured: true, speed: { measured: true, parallel: 8 } });
+      expect(estimate).toMatchObject({
+        iterations: 30,
+        episodes: 480,
+        tokensPerTransition: 620,
+        tokensMeasured: true,
+        speed: { measured: true, parallel: 8 },
+      });
       expect(estimate.transitions).toBeLessThanOrEqual(3000);
       expect(estimate.seconds).toBeCloseTo((estimate.calls * estimate.speed.secondsPerTransition) / 8);
-      expect(err.join('')).toMatch(/try one step \(openai test-model .*\): 'search\[.*\]' on task '.*': predicted a valid action, reward 0; the real env: valid, reward 0; 500 prompt \+ 120 answer tokens, \d+ ms\./);
+      expect(err.join('')).toMatch(
+        /try one step \(openai test-model .*\): 'search\[.*\]' on task '.*': predicted a valid action, reward 0; the real env: valid, reward 0; 500 prompt \+ 120 answer tokens, \d+ ms\./,
+      );
       expect(existsSync(join(run, 'metrics.jsonl'))).toBe(false);
     } finally {
       await server.close();
@@ -62,13 +101,33 @@ describe('train, sized for the engine', () => {
     try {
       shopAfter(server, 250);
       const run = join(dir, 'live');
-      expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', `openai:${server.url}#test-model`, '--out', run, '--progress', '1',
-        '--set', 'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2,retrievalK=0,llmConcurrency=1', '--json'])).toBe(0);
+      expect(
+        await main([
+          'train',
+          '--preset',
+          'webshop-easy',
+          '--mode',
+          'dream',
+          '--llm',
+          `openai:${server.url}#test-model`,
+          '--out',
+          run,
+          '--progress',
+          '1',
+          '--set',
+          'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2,retrievalK=0,llmConcurrency=1',
+          '--json',
+        ]),
+      ).toBe(0);
       const text = err.join('');
-      expect(text).toMatch(/Estimate: ≈ \d+ dreamed transitions \(at most 30\) in 1 iterations.*assumed: a local server.*Every figure is an estimate; --estimate measures/);
+      expect(text).toMatch(
+        /Estimate: ≈ \d+ dreamed transitions \(at most 30\) in 1 iterations.*assumed: a local server.*Every figure is an estimate; --estimate measures/,
+      );
       const lines = text.split('\n').filter((l) => l.startsWith('iteration 1/1 dream steps'));
       expect(lines.length).toBeGreaterThan(0);
-      expect(lines[0]).toMatch(/^iteration 1\/1 dream steps \d+\/(≤)?\d+ · valid \d+ invalid 0 · \d+(\.\d+)? tok\/s \d\.\d+ transitions\/s \(last \d+ s\) · (cache \d+% · )?left: iteration ≈ .+, run ≈ .+$/);
+      expect(lines[0]).toMatch(
+        /^iteration 1\/1 dream steps \d+\/(≤)?\d+ · valid \d+ invalid 0 · \d+(\.\d+)? tok\/s \d\.\d+ transitions\/s \(last \d+ s\) · (cache \d+% · )?left: iteration ≈ .+, run ≈ .+$/,
+      );
     } finally {
       await server.close();
     }

@@ -17,7 +17,20 @@ const dir = mkdtempSync(join(tmpdir(), 'dreamgym-robust-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function rollout(policy: string, episodes: number, seed: number, file: string): Promise<string> {
-  expect(await main(['rollout', 'household-v0', '--policy', policy, '--episodes', String(episodes), '--seed', String(seed), '--out', file])).toBe(0);
+  expect(
+    await main([
+      'rollout',
+      'household-v0',
+      '--policy',
+      policy,
+      '--episodes',
+      String(episodes),
+      '--seed',
+      String(seed),
+      '--out',
+      file,
+    ]),
+  ).toBe(0);
   return file;
 }
 
@@ -27,10 +40,17 @@ async function stats(bufferDir: string): Promise<{ transitions: number; episodes
 }
 
 /** The CLI in its own process; `kill` may kill it (SIGKILL) once it runs. */
-function cli(args: string[], kill?: (child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+function cli(
+  args: string[],
+  kill?: (child: ReturnType<typeof spawn>) => void,
+): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   kill?.(child);
   return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stderr })));
 }
@@ -39,8 +59,11 @@ function cli(args: string[], kill?: (child: ReturnType<typeof spawn>) => void): 
 function uncommitted(bufferDir: string): number {
   try {
     const meta = JSON.parse(readFileSync(join(bufferDir, 'meta.json'), 'utf8'));
-    return Object.entries(meta.committedBytes as Record<string, number>)
-      .reduce((sum, [file, bytes]) => sum + Math.max(0, (existsSync(join(bufferDir, file)) ? statSync(join(bufferDir, file)).size : 0) - bytes), 0);
+    return Object.entries(meta.committedBytes as Record<string, number>).reduce(
+      (sum, [file, bytes]) =>
+        sum + Math.max(0, (existsSync(join(bufferDir, file)) ? statSync(join(bufferDir, file)).size : 0) - bytes),
+      0,
+    );
   } catch {
     return 0;
   }
@@ -51,13 +74,25 @@ describe('buffer folders with more than one process', () => {
     const a = await rollout('expert', 60, 0, join(dir, 'a.jsonl'));
     const b = await rollout('random', 60, 1000, join(dir, 'b.jsonl'));
     const shared = join(dir, 'shared');
-    const [first, second] = await Promise.all([cli(['buffer', 'import', a, '--dir', shared]), cli(['buffer', 'import', b, '--dir', shared])]);
+    const [first, second] = await Promise.all([
+      cli(['buffer', 'import', a, '--dir', shared]),
+      cli(['buffer', 'import', b, '--dir', shared]),
+    ]);
     expect([first.code, second.code], first.stderr + second.stderr).toEqual([0, 0]);
-    const apart = await Promise.all([['a', a], ['b', b]].map(async ([name, file]) => {
-      expect(await main(['buffer', 'import', file, '--dir', join(dir, `alone-${name}`), '--json'])).toBe(0);
-      return lastJson();
-    }));
-    expect(await stats(shared)).toMatchObject({ episodes: 120, tasks: 120, transitions: apart[0].transitions + apart[1].transitions });
+    const apart = await Promise.all(
+      [
+        ['a', a],
+        ['b', b],
+      ].map(async ([name, file]) => {
+        expect(await main(['buffer', 'import', file, '--dir', join(dir, `alone-${name}`), '--json'])).toBe(0);
+        return lastJson();
+      }),
+    );
+    expect(await stats(shared)).toMatchObject({
+      episodes: 120,
+      tasks: 120,
+      transitions: apart[0].transitions + apart[1].transitions,
+    });
   }, 120_000);
 
   it('an import killed mid-write leaves nothing a reader sees; importing again gives what a clean import gives', async () => {
@@ -66,7 +101,12 @@ describe('buffer folders with more than one process', () => {
     const clean = await stats(join(dir, 'clean'));
     const killedDir = join(dir, 'killed');
     const killed = await cli(['buffer', 'import', file, '--dir', killedDir], (child) => {
-      const poll = setInterval(() => { if (uncommitted(killedDir) > 0) { child.kill('SIGKILL'); clearInterval(poll); } }, 1);
+      const poll = setInterval(() => {
+        if (uncommitted(killedDir) > 0) {
+          child.kill('SIGKILL');
+          clearInterval(poll);
+        }
+      }, 1);
       child.on('close', () => clearInterval(poll));
     });
     const seen = await stats(killedDir);
@@ -87,7 +127,9 @@ describe('conversions keep every episode', () => {
     for (const format of ['agentgym', 'eto', 'trl']) {
       const converted = join(dir, `both.${format}`);
       expect(await main(['convert', '--from', 'ours', '--to', format, both, converted])).toBe(0);
-      expect(await main(['buffer', 'import', converted, '--format', format, '--dir', join(dir, `conv-${format}`), '--json'])).toBe(0);
+      expect(
+        await main(['buffer', 'import', converted, '--format', format, '--dir', join(dir, `conv-${format}`), '--json']),
+      ).toBe(0);
       expect(lastJson()).toMatchObject({ episodes: 6, skipped: 0 });
     }
   });
@@ -97,7 +139,9 @@ describe('conversions keep every episode', () => {
     const line = readFileSync(join(dir, 'e.jsonl'), 'utf8').split('\n')[0];
     writeFileSync(twice, `${line}\n${line}\n`);
     expect(await main(['buffer', 'import', twice, '--dir', join(dir, 'twice')])).toBe(1);
-    expect(err.join('\n')).toMatch(/line 2, field 'id': episode id 'household-v0\/expert\/40' is already used by line 1/);
+    expect(err.join('\n')).toMatch(
+      /line 2, field 'id': episode id 'household-v0\/expert\/40' is already used by line 1/,
+    );
   });
 });
 
@@ -112,8 +156,10 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
     const out = join(dir, 'never');
     const train = (...args: string[]) => main(['train', '--preset', 'webshop-easy', '--out', out, ...args]);
     expect(await train('--set', 'iterations=40', '--set', 'groupSize=4')).toBe(2);
-    expect(err.join('\n')).toContain('Option --set is given twice, and only one value can hold: give it once, its pairs '
-      + 'separated by commas (--set a=1,b=2).');
+    expect(err.join('\n')).toContain(
+      'Option --set is given twice, and only one value can hold: give it once, its pairs ' +
+        'separated by commas (--set a=1,b=2).',
+    );
     expect(await train('--seed', '1', '--seed', '2')).toBe(2);
     expect(err.join('\n')).toContain('Option --seed is given twice, and only one value can hold: give it once.');
     expect(await train('--set', 'groupSize=2,groupSize=3')).toBe(2);
@@ -127,25 +173,62 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
 
   it('takes only the engine settings in the dream commands', async () => {
     expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--set', 'learningRate=1'])).toBe(2);
-    expect(err.join('\n')).toContain("--set: unknown setting 'learningRate'; valid settings: llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures");
+    expect(err.join('\n')).toContain(
+      "--set: unknown setting 'learningRate'; valid settings: llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures",
+    );
     expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--set', 'llmTimeoutMs=0'])).toBe(2);
     expect(err.join('\n')).toMatch(/'llmTimeoutMs' must be within 1\.\.3600000; got 0/);
   });
 
   it('refuses a --resume whose options conflict with the saved run, and resumes with the allowed ones', async () => {
     const run = join(dir, 'resumable');
-    expect(await main(['train', '--preset', 'webshop-easy', '--seed', '3', '--out', run,
-      '--set', 'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2'])).toBe(0);
-    expect(await main(['train', '--resume', '--out', run, '--algo', 'ppo', '--seed', '4', '--set', 'learningRate=0.01'])).toBe(2);
+    expect(
+      await main([
+        'train',
+        '--preset',
+        'webshop-easy',
+        '--seed',
+        '3',
+        '--out',
+        run,
+        '--set',
+        'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2',
+      ]),
+    ).toBe(0);
+    expect(
+      await main(['train', '--resume', '--out', run, '--algo', 'ppo', '--seed', '4', '--set', 'learningRate=0.01']),
+    ).toBe(2);
     const message = err.join('\n');
-    expect(message).toMatch(/--resume continues the run saved in .* exactly, so its settings cannot change; these options conflict:/);
+    expect(message).toMatch(
+      /--resume continues the run saved in .* exactly, so its settings cannot change; these options conflict:/,
+    );
     expect(message).toContain('--algo ppo (the saved run has algo "grpo")');
     expect(message).toContain('--seed 4 (the saved run has seed 3)');
     expect(message).toContain('--set learningRate 0.01 (the saved run has learningRate 0.003)');
-    expect(await main(['train', '--resume', '--out', run, '--seed', '3', '--iterations', '2', '--set', 'llmTimeoutMs=5000', '--json'])).toBe(0);
+    expect(
+      await main([
+        'train',
+        '--resume',
+        '--out',
+        run,
+        '--seed',
+        '3',
+        '--iterations',
+        '2',
+        '--set',
+        'llmTimeoutMs=5000',
+        '--json',
+      ]),
+    ).toBe(0);
     expect(lastJson()).toMatchObject({ seed: 3, iterations: 2 });
     // --json states what ran: the effective config, the resumed run's own settings and the one allowed change.
-    expect(lastJson().config).toMatchObject({ seed: 3, iterations: 2, tasksPerIteration: 1, groupSize: 2, llmTimeoutMs: 5000 });
+    expect(lastJson().config).toMatchObject({
+      seed: 3,
+      iterations: 2,
+      tasksPerIteration: 1,
+      groupSize: 2,
+      llmTimeoutMs: 5000,
+    });
   }, 60_000);
 });
 
@@ -155,10 +238,27 @@ describe('smaller ones: each a clear error that names the fix', () => {
     expect(err.join('\n')).toMatch(/Option --episodes must be at least 1, got -3/);
     expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream'])).toBe(2);
     expect(err.join('\n')).toMatch(/--mode dream dreams, so it needs --llm/);
-    expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'real', '--llm', 'bogus', '--out', join(dir, 'bogus')])).toBe(2);
+    expect(
+      await main([
+        'train',
+        '--preset',
+        'webshop-easy',
+        '--mode',
+        'real',
+        '--llm',
+        'bogus',
+        '--out',
+        join(dir, 'bogus'),
+      ]),
+    ).toBe(2);
     expect(err.join('\n')).toMatch(/'llm' is not an engine spec: Unknown engine spec 'bogus'/);
     expect(existsSync(join(dir, 'bogus'))).toBe(false);
-    for (const args of [['convert', 'a', 'b'], ['buffer', 'query', '--dir', dir], ['eval'], ['rollout', 'household-v0']]) {
+    for (const args of [
+      ['convert', 'a', 'b'],
+      ['buffer', 'query', '--dir', dir],
+      ['eval'],
+      ['rollout', 'household-v0'],
+    ]) {
       expect(await main(args), args.join(' ')).toBe(2);
     }
   });
@@ -167,13 +267,19 @@ describe('smaller ones: each a clear error that names the fix', () => {
     const file = join(dir, 'a-file');
     writeFileSync(file, 'x');
     expect(await main(['train', '--preset', 'webshop-easy', '--out', file, '--set', 'iterations=1'])).toBe(1);
-    expect(err.join('\n')).toContain(`A file is in the way at ${file}, where a folder is needed: pick another --out or --dir`);
+    expect(err.join('\n')).toContain(
+      `A file is in the way at ${file}, where a folder is needed: pick another --out or --dir`,
+    );
     expect(err.join('\n')).not.toMatch(/EEXIST|ENOTDIR/);
   });
 
   it('buffer stats, query and export on a mistyped folder create nothing', async () => {
     const typo = join(dir, 'bufer');
-    for (const args of [['buffer', 'stats'], ['buffer', 'query', '--text', 'apple'], ['buffer', 'export', join(dir, 'out.jsonl')]]) {
+    for (const args of [
+      ['buffer', 'stats'],
+      ['buffer', 'query', '--text', 'apple'],
+      ['buffer', 'export', join(dir, 'out.jsonl')],
+    ]) {
       expect(await main([...args, '--dir', typo])).toBe(1);
     }
     expect(err.join('\n')).toMatch(/There is no buffer folder at .*bufer/);

@@ -37,7 +37,12 @@ describe('Rng', () => {
   it('shuffles as a permutation, samples distinct items and weights by weight', () => {
     const rng = Rng.fromSeed(3);
     const items = Array.from({ length: 20 }, (_, i) => i);
-    expect(rng.shuffle(items).slice().sort((x, y) => x - y)).toEqual(items);
+    expect(
+      rng
+        .shuffle(items)
+        .slice()
+        .sort((x, y) => x - y),
+    ).toEqual(items);
     const sample = rng.sample(items, 5);
     expect(new Set(sample).size).toBe(5);
     let ones = 0;

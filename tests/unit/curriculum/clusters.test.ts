@@ -10,12 +10,23 @@ import { getEnvDefinition } from '../../../src/core/envs/registry';
 import { Rng } from '../../../src/core/rng';
 import type { Task } from '../../../src/core/types';
 
-const task = (id: string, instruction = id): Task => ({ id, env: 'webshop-lite-v0', instruction, difficulty: 0, origin: 'generated' });
-const group = (id: string, successes: number, rollouts: number, instruction?: string): GroupOutcome => ({ task: task(id, instruction), successes, rollouts });
+const task = (id: string, instruction = id): Task => ({
+  id,
+  env: 'webshop-lite-v0',
+  instruction,
+  difficulty: 0,
+  origin: 'generated',
+});
+const group = (id: string, successes: number, rollouts: number, instruction?: string): GroupOutcome => ({
+  task: task(id, instruction),
+  successes,
+  rollouts,
+});
 
 describe('k-means', () => {
   it('finds well-separated blobs, whatever the seed', () => {
-    const blob = (x: number, y: number, n: number, rng: Rng) => Array.from({ length: n }, () => Float32Array.of(x + rng.uniform(-0.1, 0.1), y + rng.uniform(-0.1, 0.1)));
+    const blob = (x: number, y: number, n: number, rng: Rng) =>
+      Array.from({ length: n }, () => Float32Array.of(x + rng.uniform(-0.1, 0.1), y + rng.uniform(-0.1, 0.1)));
     const rng = Rng.fromSeed(1, 'points');
     const points = [...blob(0, 0, 10, rng), ...blob(5, 5, 10, rng), ...blob(0, 5, 10, rng)];
     for (const seed of [1, 2, 3, 4]) {
@@ -50,7 +61,10 @@ describe('clusters as curriculum groups', () => {
   it('groups similar instructions and pools their outcomes', () => {
     const clusters = clusterTasks(groups, 2, Rng.fromSeed(1, 'c'));
     const ids = clusters.map((c) => c.members.map((g) => g.task.id).sort()).sort();
-    expect(ids).toEqual([['mug-1', 'mug-2', 'mug-3'], ['shoe-1', 'shoe-2', 'shoe-3']]);
+    expect(ids).toEqual([
+      ['mug-1', 'mug-2', 'mug-3'],
+      ['shoe-1', 'shoe-2', 'shoe-3'],
+    ]);
     const mugs = clusters.find((c) => c.members.some((g) => g.task.id === 'mug-1'))!;
     expect([mugs.successes, mugs.rollouts]).toEqual([2, 3]);
   });
@@ -65,7 +79,11 @@ describe('clusters as curriculum groups', () => {
   });
 
   it('orders clusters by V, then p, then id, and takes the top m', () => {
-    const c = (ids: string[], successes: number, rollouts: number): TaskCluster => ({ members: ids.map((id) => group(id, 0, 1)), successes, rollouts });
+    const c = (ids: string[], successes: number, rollouts: number): TaskCluster => ({
+      members: ids.map((id) => group(id, 0, 1)),
+      successes,
+      rollouts,
+    });
     const seeds = selectClusterSeeds([c(['a'], 1, 4), c(['b'], 2, 4), c(['c'], 3, 4), c(['d'], 0, 4)], 2);
     expect(seeds.map((s) => s.task.id)).toEqual(['b', 'a']);
   });

@@ -1,9 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { Curriculum, rewardVariance, selectSeedTasks, syntheticSlots, type GroupOutcome } from '../../../src/core/curriculum/curriculum';
+import {
+  Curriculum,
+  rewardVariance,
+  selectSeedTasks,
+  syntheticSlots,
+  type GroupOutcome,
+} from '../../../src/core/curriculum/curriculum';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
 import type { Task } from '../../../src/core/types';
 
-const task = (id: string): Task => ({ id, env: 'webshop-lite-v0', instruction: id, difficulty: 0, origin: 'generated' });
+const task = (id: string): Task => ({
+  id,
+  env: 'webshop-lite-v0',
+  instruction: id,
+  difficulty: 0,
+  origin: 'generated',
+});
 const group = (id: string, successes: number, rollouts = 8): GroupOutcome => ({ task: task(id), successes, rollouts });
 
 describe('reward variance and seed selection', () => {
@@ -18,7 +30,14 @@ describe('reward variance and seed selection', () => {
   });
 
   it('picks the top-m tasks with V > 0, never all-success or all-failure groups', () => {
-    const table = [group('all-fail', 0), group('half', 4), group('one', 1), group('all-win', 8), group('three', 3), group('six', 6)];
+    const table = [
+      group('all-fail', 0),
+      group('half', 4),
+      group('one', 1),
+      group('all-win', 8),
+      group('three', 3),
+      group('six', 6),
+    ];
     expect(selectSeedTasks(table, 3).map((g) => g.task.id)).toEqual(['half', 'three', 'six']);
     expect(selectSeedTasks(table, 10).map((g) => g.task.id)).toEqual(['half', 'three', 'six', 'one']);
     expect(selectSeedTasks([group('a', 0), group('b', 8)], 5)).toEqual([]);
@@ -56,7 +75,10 @@ describe('Curriculum over mini-WebShop', () => {
     expect(second.synthetic).toBe(2); // floor(0.25 · 8)
     expect(second.tasks.filter((t) => t.origin === 'variation')).toHaveLength(2);
     expect(curriculum.lastSyntheticShare).toBe(0.25);
-    expect(curriculum.lastMeanVariance).toBeCloseTo(outcomes.reduce((s, g) => s + rewardVariance(g.successes, 8), 0) / 8, 12);
+    expect(curriculum.lastMeanVariance).toBeCloseTo(
+      outcomes.reduce((s, g) => s + rewardVariance(g.successes, 8), 0) / 8,
+      12,
+    );
   });
 
   it('is deterministic, resumes from its state, and the no-curriculum ablation serves the pool only', () => {
@@ -65,7 +87,10 @@ describe('Curriculum over mini-WebShop', () => {
       for (let it = 1; it <= 4; it++) {
         const batch = c.nextBatch(it, 6);
         ids.push(...batch.tasks.map((t) => t.id));
-        c.record(it, batch.tasks.map((t, i) => ({ task: t, successes: (i + it) % 5, rollouts: 4 })));
+        c.record(
+          it,
+          batch.tasks.map((t, i) => ({ task: t, successes: (i + it) % 5, rollouts: 4 })),
+        );
       }
       return ids;
     };
@@ -73,14 +98,20 @@ describe('Curriculum over mini-WebShop', () => {
     expect(run(new Curriculum(definition, options))).toEqual(a);
     const resumed = new Curriculum(definition, options);
     const first = resumed.nextBatch(1, 6);
-    resumed.record(1, first.tasks.map((t, i) => ({ task: t, successes: (i + 1) % 5, rollouts: 4 })));
+    resumed.record(
+      1,
+      first.tasks.map((t, i) => ({ task: t, successes: (i + 1) % 5, rollouts: 4 })),
+    );
     const copy = new Curriculum(definition, options);
     copy.restore(JSON.parse(JSON.stringify(resumed.state())));
     const rest: string[] = first.tasks.map((t) => t.id);
     for (let it = 2; it <= 4; it++) {
       const batch = copy.nextBatch(it, 6);
       rest.push(...batch.tasks.map((t) => t.id));
-      copy.record(it, batch.tasks.map((t, i) => ({ task: t, successes: (i + it) % 5, rollouts: 4 })));
+      copy.record(
+        it,
+        batch.tasks.map((t, i) => ({ task: t, successes: (i + it) % 5, rollouts: 4 })),
+      );
     }
     expect(rest).toEqual(a);
     const fixed = new Curriculum(definition, { ...options, enabled: false });

@@ -9,7 +9,12 @@ const knownEnvs = ['webshop-lite-v0', 'household-v0'];
 const episodes = [householdEpisode(), webshopEpisode()];
 
 function importError(fn: () => unknown): DatasetImportError {
-  try { fn(); } catch (error) { if (error instanceof DatasetImportError) return error; throw error; }
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof DatasetImportError) return error;
+    throw error;
+  }
   throw new Error('expected a DatasetImportError');
 }
 
@@ -44,7 +49,8 @@ describe('our trajectory JSONL', () => {
     delete first.task.instruction;
     second.steps[1].reward = 'one';
     const third = JSON.parse(JSON.stringify(householdEpisode(4)));
-    third.env = 'mars-rover-v9'; third.task.env = 'mars-rover-v9';
+    third.env = 'mars-rover-v9';
+    third.task.env = 'mars-rover-v9';
     const text = [first, second, third].map((x) => JSON.stringify(x)).join('\n');
     const error = importError(() => parseTrajectoriesJsonl(text, { knownEnvs }));
     const where = error.problems.map((p) => `${p.line}:${p.field}`);
@@ -53,12 +59,15 @@ describe('our trajectory JSONL', () => {
     expect(where).toContain('3:env');
     expect(error.message).toMatch(/line 1, field 'task.instruction': missing field/);
     expect(error.message).toMatch(/line 2, field 'steps\[1\].reward': expected a finite number, got the string "one"/);
-    expect(error.message).toMatch(/line 3, field 'env': unknown environment 'mars-rover-v9'; known: webshop-lite-v0, household-v0/);
+    expect(error.message).toMatch(
+      /line 3, field 'env': unknown environment 'mars-rover-v9'; known: webshop-lite-v0, household-v0/,
+    );
   });
 
   it('catches inconsistent records: both terminated and truncated, step count mismatch', () => {
     const bad = JSON.parse(JSON.stringify(householdEpisode()));
-    bad.steps[0].truncated = true; bad.steps[0].terminated = true;
+    bad.steps[0].truncated = true;
+    bad.steps[0].terminated = true;
     bad.result.steps = 9;
     const error = importError(() => parseTrajectoriesJsonl(JSON.stringify(bad), { knownEnvs }));
     expect(error.problems.map((p) => p.field)).toEqual(['steps[0].truncated', 'result.steps']);
@@ -70,47 +79,65 @@ describe('our trajectory JSONL', () => {
 });
 
 describe('AgentGym, ETO and TRL', () => {
-  it.each(['agentgym', 'eto', 'trl'] as const)('%s keeps actions, thoughts and observations through a round trip', (format) => {
-    const text = writeTrajectories(episodes, format);
-    const back = readTrajectories(text, format, { knownEnvs });
-    expect(back).toHaveLength(2);
-    back.forEach((t, i) => {
-      const original = episodes[i];
-      expect(t.env).toBe(original.env);
-      expect(t.seed).toBe(original.seed);
-      expect(t.source).toBe('imported');
-      expect(t.task.instruction).toBe(original.task.instruction);
-      expect(t.steps.map((s) => s.action)).toEqual(original.steps.map((s) => s.action));
-      expect(t.steps.map((s) => s.observation)).toEqual(original.steps.map((s) => s.observation));
-      expect(t.steps.map((s) => s.thought)).toEqual(original.steps.map((s) => s.thought));
-    });
-    // Our reading of the result: ETO carries the outcome, AgentGym and TRL do not.
-    if (format === 'eto') expect(back.map((t) => t.result.success)).toEqual([true, true]);
-    else expect(back.map((t) => t.result.terminate_reason)).toEqual(['unfinished', 'unfinished']);
-    // Converting back to ours and re-exporting gives the same bytes in that format.
-    expect(writeTrajectories(back, 'ours')).toBe(writeTrajectories(readTrajectories(writeTrajectories(back, 'ours'), 'ours', { knownEnvs }), 'ours'));
-  });
+  it.each(['agentgym', 'eto', 'trl'] as const)(
+    '%s keeps actions, thoughts and observations through a round trip',
+    (format) => {
+      const text = writeTrajectories(episodes, format);
+      const back = readTrajectories(text, format, { knownEnvs });
+      expect(back).toHaveLength(2);
+      back.forEach((t, i) => {
+        const original = episodes[i];
+        expect(t.env).toBe(original.env);
+        expect(t.seed).toBe(original.seed);
+        expect(t.source).toBe('imported');
+        expect(t.task.instruction).toBe(original.task.instruction);
+        expect(t.steps.map((s) => s.action)).toEqual(original.steps.map((s) => s.action));
+        expect(t.steps.map((s) => s.observation)).toEqual(original.steps.map((s) => s.observation));
+        expect(t.steps.map((s) => s.thought)).toEqual(original.steps.map((s) => s.thought));
+      });
+      // Our reading of the result: ETO carries the outcome, AgentGym and TRL do not.
+      if (format === 'eto') expect(back.map((t) => t.result.success)).toEqual([true, true]);
+      else expect(back.map((t) => t.result.terminate_reason)).toEqual(['unfinished', 'unfinished']);
+      // Converting back to ours and re-exporting gives the same bytes in that format.
+      expect(writeTrajectories(back, 'ours')).toBe(
+        writeTrajectories(readTrajectories(writeTrajectories(back, 'ours'), 'ours', { knownEnvs }), 'ours'),
+      );
+    },
+  );
 
   it('AgentGym output follows the AgentTraj shape', () => {
     const [record] = JSON.parse(writeTrajectories([householdEpisode()], 'agentgym'));
     expect(record.item_id).toBe('alfworld_3');
     expect(record.conversations[0]).toMatchObject({ from: 'human', loss: null });
     expect(record.conversations[1]).toEqual({ from: 'gpt', loss: false, value: 'Ok.' });
-    expect(record.conversations[2].value).toMatch(/\nAVAILABLE ACTIONS: go to countertop 1,go to fridge 1,inventory,look$/);
-    expect(record.conversations[3]).toEqual({ from: 'gpt', loss: true, value: 'Thought:\nThe apple is probably on the countertop.\n\nAction:\ngo to countertop 1' });
+    expect(record.conversations[2].value).toMatch(
+      /\nAVAILABLE ACTIONS: go to countertop 1,go to fridge 1,inventory,look$/,
+    );
+    expect(record.conversations[3]).toEqual({
+      from: 'gpt',
+      loss: true,
+      value: 'Thought:\nThe apple is probably on the countertop.\n\nAction:\ngo to countertop 1',
+    });
   });
 
   it('keeps the admissible lists through AgentGym (household) and TRL (both envs)', () => {
     const viaAgentGym = readTrajectories(writeTrajectories([householdEpisode()], 'agentgym'), 'agentgym');
     expect(viaAgentGym[0].steps[0].admissible).toEqual(householdEpisode().steps[0].admissible);
     const viaTrl = readTrajectories(writeTrajectories(episodes, 'trl'), 'trl');
-    expect(viaTrl.map((t) => t.steps.map((s) => s.admissible))).toEqual(episodes.map((t) => t.steps.map((s) => s.admissible)));
+    expect(viaTrl.map((t) => t.steps.map((s) => s.admissible))).toEqual(
+      episodes.map((t) => t.steps.map((s) => s.admissible)),
+    );
   });
 
   it('reads TRL prompt–completion records', () => {
-    const record = { env: 'household-v0', prompt: [
-      { role: 'system', content: 'Your task: put a apple in fridge.' },
-      { role: 'user', content: 'You arrive at countertop 1.' }], completion: [{ role: 'assistant', content: 'Thought: take it\nAction: take apple 1 from countertop 1' }] };
+    const record = {
+      env: 'household-v0',
+      prompt: [
+        { role: 'system', content: 'Your task: put a apple in fridge.' },
+        { role: 'user', content: 'You arrive at countertop 1.' },
+      ],
+      completion: [{ role: 'assistant', content: 'Thought: take it\nAction: take apple 1 from countertop 1' }],
+    };
     const [t] = readTrajectories(JSON.stringify(record), 'trl', { knownEnvs });
     expect(t.steps).toHaveLength(1);
     expect(t.steps[0].action).toBe('take apple 1 from countertop 1');
@@ -123,14 +150,19 @@ describe('AgentGym, ETO and TRL', () => {
     good[0].conversations[2].from = 'robot';
     const error = importError(() => readTrajectories(JSON.stringify(good), 'agentgym', { knownEnvs }));
     expect(error.unit).toBe('record');
-    expect(error.problems.map((p) => `${p.line}:${p.field}`)).toEqual(['1:conversations[2].from', '2:conversations[3]']);
+    expect(error.problems.map((p) => `${p.line}:${p.field}`)).toEqual([
+      '1:conversations[2].from',
+      '2:conversations[3]',
+    ]);
     expect(error.message).toMatch(/record 2, field 'conversations\[3\]': no action found/);
   });
 
   it('rejects records for unknown environments', () => {
     const records = JSON.parse(writeTrajectories([householdEpisode()], 'eto'));
     records[0].id = 'sciworld_3';
-    expect(() => readTrajectories(JSON.stringify(records), 'eto', { knownEnvs })).toThrow(/record 1, field 'id': unknown environment 'sciworld'/);
+    expect(() => readTrajectories(JSON.stringify(records), 'eto', { knownEnvs })).toThrow(
+      /record 1, field 'id': unknown environment 'sciworld'/,
+    );
   });
 
   it('names the broken line of a JSON array file', () => {
@@ -139,8 +171,14 @@ describe('AgentGym, ETO and TRL', () => {
   });
 
   it('parses the last Action: line, with or without a thought', () => {
-    expect(parseActionText('Thought:\nlook around\n\nAction:\nlook')).toEqual({ thought: 'look around', action: 'look' });
-    expect(parseActionText('Thought: a\nAction: b\nAction: click[buy now]')).toEqual({ thought: 'a\nAction: b', action: 'click[buy now]' });
+    expect(parseActionText('Thought:\nlook around\n\nAction:\nlook')).toEqual({
+      thought: 'look around',
+      action: 'look',
+    });
+    expect(parseActionText('Thought: a\nAction: b\nAction: click[buy now]')).toEqual({
+      thought: 'a\nAction: b',
+      action: 'click[buy now]',
+    });
     expect(parseActionText('go to fridge 1')).toBeUndefined();
     expect(parseActionText('go to fridge 1', { allowBare: true })).toEqual({ action: 'go to fridge 1' });
     expect(parseActionText('')).toBeUndefined();
@@ -148,14 +186,17 @@ describe('AgentGym, ETO and TRL', () => {
 
   it('knows its format names', () => {
     expect(FORMATS).toEqual(['ours', 'agentgym', 'eto', 'trl']);
-    expect(() => assertFormat('csv')).toThrow("Unknown trajectory format 'csv'. Valid formats: ours, agentgym, eto, trl.");
+    expect(() => assertFormat('csv')).toThrow(
+      "Unknown trajectory format 'csv'. Valid formats: ours, agentgym, eto, trl.",
+    );
   });
 });
 
 describe('firstJsonErrorOffset', async () => {
   const { firstJsonErrorOffset } = await import('../../../src/core/data/json-position');
   it('accepts valid JSON and finds the first bad character of broken JSON', () => {
-    for (const ok of ['{}', '[1, -2.5e3, "a\\"b", true, false, null, {"x": [ ]}]', ' "\\u00e9" ']) expect(firstJsonErrorOffset(ok)).toBe(-1);
+    for (const ok of ['{}', '[1, -2.5e3, "a\\"b", true, false, null, {"x": [ ]}]', ' "\\u00e9" '])
+      expect(firstJsonErrorOffset(ok)).toBe(-1);
     expect(firstJsonErrorOffset('[1, 2,, 3]')).toBe(6);
     expect(firstJsonErrorOffset('{"a": tru}')).toBe(9);
     expect(firstJsonErrorOffset('{"a" 1}')).toBe(5);
@@ -168,7 +209,9 @@ describe('hostile and awkward files (issue 13)', () => {
   it('reads a file that starts with a UTF-8 byte-order mark, in every format', () => {
     for (const format of FORMATS) {
       const text = '\uFEFF' + writeTrajectories(episodes, format);
-      expect(readTrajectories(text, format, { knownEnvs }).map((t) => t.steps.length)).toEqual(episodes.map((t) => t.steps.length));
+      expect(readTrajectories(text, format, { knownEnvs }).map((t) => t.steps.length)).toEqual(
+        episodes.map((t) => t.steps.length),
+      );
     }
   });
 
@@ -176,23 +219,36 @@ describe('hostile and awkward files (issue 13)', () => {
     const { MAX_JSON_DEPTH } = await import('../../../src/core/data/json-position');
     const deep = JSON.parse(trajectoriesToJsonl([webshopEpisode()]));
     deep.task.spec = '<deep>'; // spliced in as text: even JSON.stringify of it would overflow the stack
-    const text = trajectoriesToJsonl([householdEpisode()]) + JSON.stringify(deep).replace('"<deep>"', '{"a":'.repeat(5000) + '1' + '}'.repeat(5000)) + '\n';
+    const text =
+      trajectoriesToJsonl([householdEpisode()]) +
+      JSON.stringify(deep).replace('"<deep>"', '{"a":'.repeat(5000) + '1' + '}'.repeat(5000)) +
+      '\n';
     const error = importError(() => readTrajectories(text, 'ours', { knownEnvs }));
     expect(error.problems.map((p) => p.line)).toEqual([2]);
-    expect(error.message).toMatch(new RegExp(`line 2: nested deeper than ${MAX_JSON_DEPTH} levels \\(from column \\d+\\)`));
+    expect(error.message).toMatch(
+      new RegExp(`line 2: nested deeper than ${MAX_JSON_DEPTH} levels \\(from column \\d+\\)`),
+    );
   });
 
   it('names the line of a deeply nested broken JSON array instead of overflowing the stack', () => {
     const text = '[\n' + '['.repeat(100_000) + '\n]';
     const error = importError(() => readTrajectories(text, 'agentgym'));
-    expect(error.problems).toEqual([expect.objectContaining({ line: 2, message: expect.stringMatching(/nested deeper than/) })]);
+    expect(error.problems).toEqual([
+      expect.objectContaining({ line: 2, message: expect.stringMatching(/nested deeper than/) }),
+    ]);
   });
 
   it('reads TRL string prompt/completion records as one-step episodes (the standard form)', () => {
     const text = [
-      { env: 'household-v0', prompt: 'Your task is to: put a apple in fridge.\nYou arrive at countertop 1.', completion: 'take apple 1 from countertop 1' },
+      {
+        env: 'household-v0',
+        prompt: 'Your task is to: put a apple in fridge.\nYou arrive at countertop 1.',
+        completion: 'take apple 1 from countertop 1',
+      },
       { env: 'household-v0', prompt: 'Your task is to: look.', completion: 'Thought: nothing to do\nAction: look' },
-    ].map((r) => JSON.stringify(r)).join('\n');
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n');
     const [a, b] = readTrajectories(text, 'trl', { knownEnvs });
     expect(a.task.instruction).toBe('put a apple in fridge.');
     expect(a.steps.map((s) => s.action)).toEqual(['take apple 1 from countertop 1']);
@@ -221,7 +277,11 @@ describe('hostile and awkward files (issue 13)', () => {
     for (const format of ['agentgym', 'eto', 'trl'] as const) {
       const back = readTrajectories(writeTrajectories([expert, random, expert], format), format, { knownEnvs });
       expect(back.map((t) => t.id)).toEqual(['alfworld_expert_3', 'alfworld_random_3', 'alfworld_expert_3~2']);
-      expect(back.map((t) => [t.env, t.seed])).toEqual([['household-v0', 3], ['household-v0', 3], ['household-v0', 3]]);
+      expect(back.map((t) => [t.env, t.seed])).toEqual([
+        ['household-v0', 3],
+        ['household-v0', 3],
+        ['household-v0', 3],
+      ]);
     }
     // Alone, an episode keeps AgentGym's plain SHORT_SEED id.
     expect(JSON.parse(writeTrajectories([expert], 'agentgym'))[0].item_id).toBe('alfworld_3');

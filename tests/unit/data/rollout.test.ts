@@ -31,14 +31,24 @@ describe('noisy-expert finishEarly (the hasty expert)', () => {
     const definition = getEnvDefinition('household-v0');
     for (const seed of [11, 12, 13]) {
       const task = definition.generateTask(seed, 0.5);
-      const plain = await rolloutEpisode(makeEnv('household-v0'), makeBaselinePolicy('noisy-expert', { epsilon: 0.3 }), { seed, task });
-      const hasty = await rolloutEpisode(makeEnv('household-v0'), makeBaselinePolicy('noisy-expert', { epsilon: 0.3, finishEarly: 1 }), { seed, task });
+      const plain = await rolloutEpisode(
+        makeEnv('household-v0'),
+        makeBaselinePolicy('noisy-expert', { epsilon: 0.3 }),
+        { seed, task },
+      );
+      const hasty = await rolloutEpisode(
+        makeEnv('household-v0'),
+        makeBaselinePolicy('noisy-expert', { epsilon: 0.3, finishEarly: 1 }),
+        { seed, task },
+      );
       expect(hasty.steps).toEqual(plain.steps);
     }
   });
 
   it('rejects a chance outside (0, 1]', () => {
     expect(() => makeBaselinePolicy('noisy-expert', { finishEarly: 0 })).toThrow(PolicyConfigError);
-    expect(() => makeBaselinePolicy('noisy-expert', { finishEarly: 1.5 })).toThrow(/finish-early must be within 0\.\.1/);
+    expect(() => makeBaselinePolicy('noisy-expert', { finishEarly: 1.5 })).toThrow(
+      /finish-early must be within 0\.\.1/,
+    );
   });
 });

@@ -1,28 +1,44 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SEED_DATASET_ENVS, SEED_DATASET_PARTS, seedDatasetFile, seedDatasetLines } from '../../../src/core/data/seed-datasets';
+import {
+  SEED_DATASET_ENVS,
+  SEED_DATASET_PARTS,
+  seedDatasetFile,
+  seedDatasetLines,
+} from '../../../src/core/data/seed-datasets';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { envIds } from '../../../src/core/envs/registry';
 
 describe('shipped seed datasets', () => {
-  it.each(SEED_DATASET_ENVS)('%s: regenerating gives the same bytes (first 12 episodes of each part)', async (envId) => {
-    const lines = readFileSync(`public/${seedDatasetFile(envId)}`, 'utf8').split('\n').filter(Boolean).map((l) => l + '\n');
-    const produced: string[] = [];
-    for await (const line of seedDatasetLines(envId)) {
-      produced.push(line);
-      if (produced.length >= 12) break;
-    }
-    expect(produced).toEqual(lines.slice(0, 12));
-  });
+  it.each(SEED_DATASET_ENVS)(
+    '%s: regenerating gives the same bytes (first 12 episodes of each part)',
+    async (envId) => {
+      const lines = readFileSync(`public/${seedDatasetFile(envId)}`, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l + '\n');
+      const produced: string[] = [];
+      for await (const line of seedDatasetLines(envId)) {
+        produced.push(line);
+        if (produced.length >= 12) break;
+      }
+      expect(produced).toEqual(lines.slice(0, 12));
+    },
+  );
 
-  it.each(SEED_DATASET_ENVS)('%s: parses, mixes expert, noisy and random episodes, and the expert always succeeds', (envId) => {
-    const episodes = parseTrajectoriesJsonl(readFileSync(`public/${seedDatasetFile(envId)}`, 'utf8'), { knownEnvs: envIds() });
-    expect(episodes).toHaveLength(SEED_DATASET_PARTS.reduce((s, p) => s + p.episodes, 0));
-    const bySource = (source: string) => episodes.filter((t) => t.source === source);
-    expect(bySource('expert').every((t) => t.result.success)).toBe(true);
-    expect(bySource('noisy-expert').length).toBe(80);
-    expect(bySource('random').filter((t) => t.result.success).length).toBeLessThanOrEqual(4);
-    expect(new Set(episodes.map((t) => t.id)).size).toBe(episodes.length);
-    expect(episodes.every((t) => t.seed < 1_000_000_000)).toBe(true); // held-out range stays unseen
-  });
+  it.each(SEED_DATASET_ENVS)(
+    '%s: parses, mixes expert, noisy and random episodes, and the expert always succeeds',
+    (envId) => {
+      const episodes = parseTrajectoriesJsonl(readFileSync(`public/${seedDatasetFile(envId)}`, 'utf8'), {
+        knownEnvs: envIds(),
+      });
+      expect(episodes).toHaveLength(SEED_DATASET_PARTS.reduce((s, p) => s + p.episodes, 0));
+      const bySource = (source: string) => episodes.filter((t) => t.source === source);
+      expect(bySource('expert').every((t) => t.result.success)).toBe(true);
+      expect(bySource('noisy-expert').length).toBe(80);
+      expect(bySource('random').filter((t) => t.result.success).length).toBeLessThanOrEqual(4);
+      expect(new Set(episodes.map((t) => t.id)).size).toBe(episodes.length);
+      expect(episodes.every((t) => t.seed < 1_000_000_000)).toBe(true); // held-out range stays unseen
+    },
+  );
 });

@@ -20,14 +20,25 @@ let out: string[];
 let err: string[];
 let dir: string;
 beforeEach(() => {
-  out = []; err = [];
+  out = [];
+  err = [];
   dir = mkdtempSync(join(tmpdir(), 'dreamgym-domain-'));
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { out.push(String(chunk).replace(/\n$/, '')); return true; });
+  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
+    out.push(a.join(' '));
+  });
+  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
+    err.push(a.join(' '));
+  });
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk).replace(/\n$/, ''));
+    return true;
+  });
   vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
 });
-afterEach(() => { vi.restoreAllMocks(); rmSync(dir, { recursive: true, force: true }); });
+afterEach(() => {
+  vi.restoreAllMocks();
+  rmSync(dir, { recursive: true, force: true });
+});
 const lastJson = () => JSON.parse(out[out.length - 1]);
 
 /** The stand-in server answers chat completions with the scripted household dream. */
@@ -37,16 +48,22 @@ beforeAll(async () => {
   const chat = scriptedDomainChat();
   server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', async () => {
       const request = JSON.parse(body) as { messages: ChatRequest['messages'] };
       const { text } = await chat.complete({ messages: request.messages, maxTokens: 400 });
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({
-        id: 'x', object: 'chat.completion', model: 'fake',
-        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 300, completion_tokens: 60, total_tokens: 360 },
-      }));
+      res.end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          model: 'fake',
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 300, completion_tokens: 60, total_tokens: 360 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -65,17 +82,48 @@ describe('dreamgym domain import', () => {
     const file = await writeRecords(30);
     const tasks = join(dir, 'tasks.txt');
     writeFileSync(tasks, '# extra tasks\nput a towel in cart.\nwater the plants.\n');
-    const code = await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--tasks', tasks, '--dir', dir, '--json']);
+    const code = await main([
+      'domain',
+      'import',
+      file,
+      '--name',
+      'myapp',
+      '--format',
+      'agentgym',
+      '--tasks',
+      tasks,
+      '--dir',
+      dir,
+      '--json',
+    ]);
     expect(err.join('\n')).toBe('');
     expect(code).toBe(0);
     const summary = lastJson();
-    expect(summary).toMatchObject({ name: 'myapp', env: 'byo:myapp', episodes: 30, train_episodes: 24, held_out_episodes: 6, extra_tasks: 2, split_by: 'instruction' });
+    expect(summary).toMatchObject({
+      name: 'myapp',
+      env: 'byo:myapp',
+      episodes: 30,
+      train_episodes: 24,
+      held_out_episodes: 6,
+      extra_tasks: 2,
+      split_by: 'instruction',
+    });
     expect(summary.buffer.episodes).toBe(24);
     expect(summary.card).toMatch(/Imported domain 'byo:myapp' \(myapp\), learned from 24 episodes/);
     const path = join(dir, 'myapp');
-    for (const f of ['domain.json', 'card.json', 'train.jsonl', 'held-out.jsonl', 'buffer/meta.json', 'buffer/transitions.jsonl']) expect(existsSync(join(path, f))).toBe(true);
+    for (const f of [
+      'domain.json',
+      'card.json',
+      'train.jsonl',
+      'held-out.jsonl',
+      'buffer/meta.json',
+      'buffer/transitions.jsonl',
+    ])
+      expect(existsSync(join(path, f))).toBe(true);
     expect(JSON.parse(readFileSync(join(path, 'card.json'), 'utf8')).text).toBe(summary.card);
-    expect(parseTrajectoriesJsonl(readFileSync(join(path, 'held-out.jsonl'), 'utf8'), { knownEnvs: ['byo:myapp'] })).toHaveLength(6);
+    expect(
+      parseTrajectoriesJsonl(readFileSync(join(path, 'held-out.jsonl'), 'utf8'), { knownEnvs: ['byo:myapp'] }),
+    ).toHaveLength(6);
     const domain = loadDomainFolder(dir, 'myapp');
     expect(domain.train).toHaveLength(24);
     expect(domain.tasks).toHaveLength(summary.tasks);
@@ -83,7 +131,22 @@ describe('dreamgym domain import', () => {
     // importing again under the same name needs --replace
     expect(await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--dir', dir])).toBe(1);
     expect(err.join('\n')).toMatch(/already exists .* --replace/);
-    expect(await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--dir', dir, '--replace', '--seed', '1'])).toBe(0);
+    expect(
+      await main([
+        'domain',
+        'import',
+        file,
+        '--name',
+        'myapp',
+        '--format',
+        'agentgym',
+        '--dir',
+        dir,
+        '--replace',
+        '--seed',
+        '1',
+      ]),
+    ).toBe(0);
     expect(out.join('\n')).toMatch(/domain 'myapp' \(byo:myapp\)/);
   });
 
@@ -106,13 +169,44 @@ describe('dreamgym domain import', () => {
 describe('dreamgym domain train', () => {
   it('trains in the dream and prints dream success, action agreement and the audit', async () => {
     const file = await writeRecords(30);
-    expect(await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--dir', dir, '--json'])).toBe(0);
-    const code = await main(['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', `openai:${baseUrl}#fake`, '--iterations', '1',
-      '--tasks-per-iteration', '2', '--group-size', '2', '--step-limit', '5', '--eval-episodes', '3', '--audit-n', '8', '--json']);
+    expect(
+      await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--dir', dir, '--json']),
+    ).toBe(0);
+    const code = await main([
+      'domain',
+      'train',
+      '--name',
+      'myapp',
+      '--dir',
+      dir,
+      '--llm',
+      `openai:${baseUrl}#fake`,
+      '--iterations',
+      '1',
+      '--tasks-per-iteration',
+      '2',
+      '--group-size',
+      '2',
+      '--step-limit',
+      '5',
+      '--eval-episodes',
+      '3',
+      '--audit-n',
+      '8',
+      '--json',
+    ]);
     expect(err.join('\n')).toBe('');
     expect(code).toBe(0);
     const summary = lastJson();
-    expect(summary).toMatchObject({ name: 'myapp', env: 'byo:myapp', mode: 'dream', oracle: false, iterations: 1, real_steps: 0, step_limit: 5 });
+    expect(summary).toMatchObject({
+      name: 'myapp',
+      env: 'byo:myapp',
+      mode: 'dream',
+      oracle: false,
+      iterations: 1,
+      real_steps: 0,
+      step_limit: 5,
+    });
     expect(summary.dream_steps).toBeGreaterThan(0);
     const { dream_success: a, action_agreement: b, audit: c } = summary.eval;
     expect(a.episodes).toBe(3);
@@ -124,11 +218,37 @@ describe('dreamgym domain train', () => {
     expect(c).toMatchObject({ env: 'byo:myapp', n: 8, invalid_rate: 0, tokens_per_transition: 360 });
     expect(c.observation_f1).toBeGreaterThan(0);
     expect(existsSync(join(dir, 'myapp', 'runs', 'seed-0', 'summary.json'))).toBe(true);
-    expect(readFileSync(join(dir, 'myapp', 'runs', 'seed-0', 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(
+      readFileSync(join(dir, 'myapp', 'runs', 'seed-0', 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n'),
+    ).toHaveLength(1);
 
     // without --json: a readable report
-    expect(await main(['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', `openai:${baseUrl}#fake`, '--iterations', '1',
-      '--tasks-per-iteration', '1', '--group-size', '2', '--step-limit', '4', '--eval-episodes', '2', '--audit-n', '4'])).toBe(0);
+    expect(
+      await main([
+        'domain',
+        'train',
+        '--name',
+        'myapp',
+        '--dir',
+        dir,
+        '--llm',
+        `openai:${baseUrl}#fake`,
+        '--iterations',
+        '1',
+        '--tasks-per-iteration',
+        '1',
+        '--group-size',
+        '2',
+        '--step-limit',
+        '4',
+        '--eval-episodes',
+        '2',
+        '--audit-n',
+        '4',
+      ]),
+    ).toBe(0);
     const text = out.join('\n');
     expect(text).toMatch(/\(a\) dream success on 2 held-out tasks/);
     expect(text).toMatch(/\(b\) action agreement/);
@@ -138,7 +258,11 @@ describe('dreamgym domain train', () => {
   it('refuses the oracle for an imported domain, and names a missing domain', async () => {
     expect(await main(['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', 'oracle:0,0'])).toBe(2);
     expect(err.join('\n')).toMatch(/oracle is not available for the imported domain 'myapp'/);
-    expect(await main(['domain', 'train', '--name', 'nothere', '--dir', dir, '--llm', `openai:${baseUrl}#fake`])).toBe(1);
-    expect(err.join('\n')).toMatch(/No domain named 'nothere'.*Import it first: dreamgym domain import FILE --name nothere --dir/);
+    expect(await main(['domain', 'train', '--name', 'nothere', '--dir', dir, '--llm', `openai:${baseUrl}#fake`])).toBe(
+      1,
+    );
+    expect(err.join('\n')).toMatch(
+      /No domain named 'nothere'.*Import it first: dreamgym domain import FILE --name nothere --dir/,
+    );
   });
 });

@@ -5,7 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { readTrajectories } from '../../../src/core/data/formats';
 import {
-  buildDomain, DomainError, domainSummary, heldOutTasks, MIN_DOMAIN_EPISODES, parseTaskDescriptions, trainingTasks, validateDomainData,
+  buildDomain,
+  DomainError,
+  domainSummary,
+  heldOutTasks,
+  MIN_DOMAIN_EPISODES,
+  parseTaskDescriptions,
+  trainingTasks,
+  validateDomainData,
 } from '../../../src/core/domain/domain';
 import { foreignAgentGym, foreignOurs, foreignTrajectories } from './fixtures';
 
@@ -23,9 +30,17 @@ describe('buildDomain', () => {
   it('builds a foreign AgentGym app into a domain: env byo:NAME, a derived card, tasks, stats', async () => {
     const imported = await foreignTrajectories();
     expect(new Set(imported.map((t) => t.env))).toEqual(new Set(['myapp'])); // unknown prefix: the env name as is
-    const domain = buildDomain('myapp', imported, { tasks: ['put a towel in cart.', 'clean a mug and put it in cabinet.'], seed: 3 });
+    const domain = buildDomain('myapp', imported, {
+      tasks: ['put a towel in cart.', 'clean a mug and put it in cabinet.'],
+      seed: 3,
+    });
     expect(domain.envId).toBe('byo:myapp');
-    expect(domain.card).toMatchObject({ env: 'byo:myapp', name: 'myapp', abstraction: 'generic', showAdmissible: true });
+    expect(domain.card).toMatchObject({
+      env: 'byo:myapp',
+      name: 'myapp',
+      abstraction: 'generic',
+      showAdmissible: true,
+    });
     expect(domain.card.text).toMatch(/learned from 24 episodes/); // the card sees the training episodes only
     expect(new RegExp(domain.card.globalActions!).test('go to desk 1')).toBe(true);
     for (const t of [...domain.train, ...domain.heldOut]) {
@@ -36,7 +51,13 @@ describe('buildDomain', () => {
     }
     expect(domain.train.length + domain.heldOut.length).toBe(30);
     expect(domain.heldOut.length).toBe(6);
-    expect(domain.stats).toMatchObject({ episodes: 30, trainEpisodes: 24, heldOutEpisodes: 6, splitBy: 'instruction', extraTasks: 2 });
+    expect(domain.stats).toMatchObject({
+      episodes: 30,
+      trainEpisodes: 24,
+      heldOutEpisodes: 6,
+      splitBy: 'instruction',
+      extraTasks: 2,
+    });
     expect(domain.stats.stepsWithAdmissible).toBe(domain.stats.steps);
     expect(domain.tasks.every((t) => t.origin === 'imported' && t.env === 'byo:myapp')).toBe(true);
     expect(domain.tasks.map((t) => t.instruction)).toContain('clean a mug and put it in cabinet.');
@@ -76,7 +97,9 @@ describe('buildDomain', () => {
   });
 
   it('reads task descriptions: one a line, comments and blanks skipped', () => {
-    expect(parseTaskDescriptions('# my tasks\nput a towel in cart.\n\n  heat a mug   and put it on shelf. \n')).toEqual(['put a towel in cart.', 'heat a mug and put it on shelf.']);
+    expect(parseTaskDescriptions('# my tasks\nput a towel in cart.\n\n  heat a mug   and put it on shelf. \n')).toEqual(
+      ['put a towel in cart.', 'heat a mug and put it on shelf.'],
+    );
   });
 });
 
@@ -89,7 +112,9 @@ describe('domain validation: each problem is named with its fix', () => {
     const error = errorOf(() => buildDomain('myapp', few));
     expect(error.problems.map((p) => p.code)).toEqual(['too-few-episodes']);
     expect(error.message).toMatch(/Cannot build the domain 'myapp'/);
-    expect(error.message).toMatch(new RegExp(`Too few episodes: found 5, a domain needs at least ${MIN_DOMAIN_EPISODES}`));
+    expect(error.message).toMatch(
+      new RegExp(`Too few episodes: found 5, a domain needs at least ${MIN_DOMAIN_EPISODES}`),
+    );
     expect(error.message).toMatch(/Add more demonstrated episodes/);
   });
 
@@ -106,7 +131,13 @@ describe('domain validation: each problem is named with its fix', () => {
 
   it('episodes with no actions', async () => {
     const base = await foreignOurs(12);
-    const broken = base.map((t, i) => (i === 3 ? { ...t, steps: [] } : i === 7 ? { ...t, steps: t.steps.map((s, j) => (j === 0 ? { ...s, action: ' ' } : s)) } : t));
+    const broken = base.map((t, i) =>
+      i === 3
+        ? { ...t, steps: [] }
+        : i === 7
+          ? { ...t, steps: t.steps.map((s, j) => (j === 0 ? { ...s, action: ' ' } : s)) }
+          : t,
+    );
     const error = errorOf(() => buildDomain('myapp', broken));
     expect(error.problems.map((p) => p.code)).toEqual(['no-actions']);
     expect(error.message).toMatch(new RegExp(`2 episodes have no actions .*'${base[3].id}', '${base[7].id}'`));
@@ -114,7 +145,9 @@ describe('domain validation: each problem is named with its fix', () => {
   });
 
   it('missing instructions', async () => {
-    const broken = (await foreignOurs(12)).map((t, i) => (i < 2 ? { ...t, task: { ...t.task, instruction: '  ' } } : t));
+    const broken = (await foreignOurs(12)).map((t, i) =>
+      i < 2 ? { ...t, task: { ...t.task, instruction: '  ' } } : t,
+    );
     const error = errorOf(() => buildDomain('myapp', broken));
     expect(error.problems.map((p) => p.code)).toEqual(['missing-instructions']);
     expect(error.message).toMatch(/2 episodes have no task instruction/);
@@ -122,7 +155,11 @@ describe('domain validation: each problem is named with its fix', () => {
   });
 
   it('observations all empty', async () => {
-    const blank = (await foreignOurs(12)).map((t) => ({ ...t, final_observation: '', steps: t.steps.map((s) => ({ ...s, observation: '' })) }));
+    const blank = (await foreignOurs(12)).map((t) => ({
+      ...t,
+      final_observation: '',
+      steps: t.steps.map((s) => ({ ...s, observation: '' })),
+    }));
     const error = errorOf(() => buildDomain('myapp', blank));
     expect(error.problems.map((p) => p.code)).toEqual(['empty-observations']);
     expect(error.message).toMatch(/Every observation is empty/);
@@ -131,11 +168,19 @@ describe('domain validation: each problem is named with its fix', () => {
 
   it('an action vocabulary too small (one action) or too large (nothing repeats)', async () => {
     const base = await foreignOurs(12);
-    const small = errorOf(() => buildDomain('myapp', base.map((t) => ({ ...t, steps: t.steps.map((s) => ({ ...s, action: 'look' })) }))));
+    const small = errorOf(() =>
+      buildDomain(
+        'myapp',
+        base.map((t) => ({ ...t, steps: t.steps.map((s) => ({ ...s, action: 'look' })) })),
+      ),
+    );
     expect(small.problems.map((p) => p.code)).toEqual(['vocabulary-too-small']);
     expect(small.message).toMatch(/too small to learn from: every step takes the same action \('look'\)/);
     expect(small.message).toMatch(/at least 2 distinct actions/);
-    const free = base.map((t, i) => ({ ...t, steps: t.steps.map((s, j) => ({ ...s, action: `Sure! Reply ${i}.${j}` })) }));
+    const free = base.map((t, i) => ({
+      ...t,
+      steps: t.steps.map((s, j) => ({ ...s, action: `Sure! Reply ${i}.${j}` })),
+    }));
     const large = errorOf(() => buildDomain('myapp', free));
     expect(large.problems.map((p) => p.code)).toEqual(['vocabulary-too-large']);
     expect(large.message).toMatch(/too large to learn from: \d+ distinct actions in \d+ steps \(100%, at most 90%\)/);
@@ -145,7 +190,12 @@ describe('domain validation: each problem is named with its fix', () => {
   it('a bad name or share, and several problems at once', async () => {
     const few = (await foreignOurs(12)).slice(0, 4).map((t) => ({ ...t, task: { ...t.task, instruction: '' } }));
     const error = errorOf(() => buildDomain('my app!', few, { heldOutShare: 1.5 }));
-    expect(error.problems.map((p) => p.code)).toEqual(['bad-name', 'bad-option', 'too-few-episodes', 'missing-instructions']);
+    expect(error.problems.map((p) => p.code)).toEqual([
+      'bad-name',
+      'bad-option',
+      'too-few-episodes',
+      'missing-instructions',
+    ]);
     expect(error.message).toMatch(/4 problems found/);
     expect(error.message).toMatch(/--name myapp/);
     expect(validateDomainData('myapp', await foreignOurs(12))).toEqual([]);

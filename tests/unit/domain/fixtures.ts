@@ -29,7 +29,12 @@ export function householdEpisodes(n = 30, firstSeed = 91_000): Promise<Trajector
       const out: Trajectory[] = [];
       for (let i = 0; i < n; i++) {
         const seed = firstSeed + i;
-        out.push(await rolloutEpisode(env, makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), { seed, task: definition.generateTask(seed, [0, 0.5, 1][i % 3]) }));
+        out.push(
+          await rolloutEpisode(env, makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), {
+            seed,
+            task: definition.generateTask(seed, [0, 0.5, 1][i % 3]),
+          }),
+        );
       }
       return out;
     })();
@@ -40,7 +45,10 @@ export function householdEpisodes(n = 30, firstSeed = 91_000): Promise<Trajector
 
 /** AgentGym records of `n` household episodes, their item ids renamed to an unknown app ('myapp_N'). */
 export async function foreignAgentGym(n = 30, app = 'myapp', firstSeed = 91_000): Promise<string> {
-  return writeTrajectories(await householdEpisodes(n, firstSeed), 'agentgym').replace(/"item_id": "alfworld_/g, `"item_id": "${app}_`);
+  return writeTrajectories(await householdEpisodes(n, firstSeed), 'agentgym').replace(
+    /"item_id": "alfworld_/g,
+    `"item_id": "${app}_`,
+  );
 }
 
 /** The foreign app's episodes as the importer reads them (env 'myapp', no rewards: AgentGym has none). */
@@ -50,7 +58,11 @@ export async function foreignTrajectories(n = 30, app = 'myapp'): Promise<Trajec
 
 /** The same episodes in our format under a foreign env name (outcomes recorded: rewards, terminated). */
 export async function foreignOurs(n = 30, app = 'myapp'): Promise<Trajectory[]> {
-  return (await householdEpisodes(n)).map((t) => ({ ...t, env: app, task: { ...t.task, env: app, origin: 'imported' as const } }));
+  return (await householdEpisodes(n)).map((t) => ({
+    ...t,
+    env: app,
+    task: { ...t.task, env: app, origin: 'imported' as const },
+  }));
 }
 
 function promptLine(request: ChatRequest, label: string): string {
@@ -59,9 +71,20 @@ function promptLine(request: ChatRequest, label: string): string {
   return line ? line.slice(label.length + 2) : '';
 }
 
-function answer(fields: { observation: string; admissible: string[]; reward?: number; terminated?: boolean; valid?: boolean }): string {
-  return JSON.stringify({ reasoning: 'the action works', valid: fields.valid ?? true, next_state: { observation: fields.observation, admissible: fields.admissible },
-    reward: fields.reward ?? 0, terminated: fields.terminated ?? false });
+function answer(fields: {
+  observation: string;
+  admissible: string[];
+  reward?: number;
+  terminated?: boolean;
+  valid?: boolean;
+}): string {
+  return JSON.stringify({
+    reasoning: 'the action works',
+    valid: fields.valid ?? true,
+    next_state: { observation: fields.observation, admissible: fields.admissible },
+    reward: fields.reward ?? 0,
+    terminated: fields.terminated ?? false,
+  });
 }
 
 /**
@@ -73,16 +96,31 @@ export function scriptedDomainChat(options: { brokenOn?: string } = {}): Scripte
   return new ScriptedChatModel((request) => {
     const system = request.messages[0].content;
     if (system.includes('write the first state')) {
-      return JSON.stringify({ observation: 'You are in the middle of a room. You see a cart 1 and a shelf 1.', admissible: ['go to cart 1', 'go to shelf 1', 'look', 'inventory'] });
+      return JSON.stringify({
+        observation: 'You are in the middle of a room. You see a cart 1 and a shelf 1.',
+        admissible: ['go to cart 1', 'go to shelf 1', 'look', 'inventory'],
+      });
     }
     const action = promptLine(request, 'Action');
     if (options.brokenOn && action.startsWith(options.brokenOn)) return 'I think the agent looks around.';
-    if (action.startsWith('put ')) return answer({ observation: 'You put the towel 1 in/on the cart 1.', admissible: [], reward: 1, terminated: true });
+    if (action.startsWith('put '))
+      return answer({
+        observation: 'You put the towel 1 in/on the cart 1.',
+        admissible: [],
+        reward: 1,
+        terminated: true,
+      });
     if (action.startsWith('take ')) {
-      return answer({ observation: 'You pick up the towel 1.', admissible: ['put towel 1 in/on cart 1', 'examine towel 1'] });
+      return answer({
+        observation: 'You pick up the towel 1.',
+        admissible: ['put towel 1 in/on cart 1', 'examine towel 1'],
+      });
     }
     const place = /^go to (.+)$/.exec(action)?.[1] ?? 'cart 1';
-    return answer({ observation: `You arrive at ${place}. On the ${place}, you see a towel 1.`, admissible: [`take towel 1 from ${place}`, `examine ${place}`] });
+    return answer({
+      observation: `You arrive at ${place}. On the ${place}, you see a towel 1.`,
+      admissible: [`take towel 1 from ${place}`, `examine ${place}`],
+    });
   });
 }
 
@@ -90,11 +128,19 @@ export function scriptedDomainChat(options: { brokenOn?: string } = {}): Scripte
 export const SCRIPTED_LLM = 'openai:http://127.0.0.1:9/v1#scripted' as const;
 
 /** The domain's experience model from the one run builder, over a scripted chat. */
-export async function domainModel(chat: ChatModel, domain: Domain,
-  o: { k?: number; history?: number; retries?: number; buffer?: ReplayBuffer } = {}): Promise<ExperienceModel> {
+export async function domainModel(
+  chat: ChatModel,
+  domain: Domain,
+  o: { k?: number; history?: number; retries?: number; buffer?: ReplayBuffer } = {},
+): Promise<ExperienceModel> {
   const { experienceModel } = await buildRunParts(
     { env: domain.envId, llm: SCRIPTED_LLM, seed: 0, retrievalK: o.k ?? 4, historyLength: o.history ?? 4 },
-    { chat, domain, ...(o.buffer ? { buffer: o.buffer } : {}),
-      ...(o.retries !== undefined ? { answers: { retries: o.retries } } : {}) });
+    {
+      chat,
+      domain,
+      ...(o.buffer ? { buffer: o.buffer } : {}),
+      ...(o.retries !== undefined ? { answers: { retries: o.retries } } : {}),
+    },
+  );
   return experienceModel!;
 }

@@ -13,7 +13,9 @@ import { Trainer } from '../../../src/core/train/loop';
 import { initBackend } from '../../../src/core/policy/backend';
 import { domainModel, foreignTrajectories, SCRIPTED_LLM as LLM, scriptedDomainChat } from './fixtures';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
 const inUnit = (x: number | null) => x === null || (x >= 0 && x <= 1);
 
@@ -24,7 +26,20 @@ describe('dream-only training of an imported domain', () => {
     const offline = (await buffer.stats()).transitions;
     const chat = scriptedDomainChat();
     const model = await domainModel(chat, domain, { buffer, k: 2, history: 2 });
-    const result = await trainDomain(domain, model, { llm: LLM, iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 6, evalEpisodes: 4, auditTransitions: 12 }, { buffer, now: () => 5 });
+    const result = await trainDomain(
+      domain,
+      model,
+      {
+        llm: LLM,
+        iterations: 2,
+        tasksPerIteration: 2,
+        groupSize: 2,
+        stepLimit: 6,
+        evalEpisodes: 4,
+        auditTransitions: 12,
+      },
+      { buffer, now: () => 5 },
+    );
 
     expect(result.iterations.map((r) => r.iteration)).toEqual([1, 2]);
     for (const { metrics } of result.iterations) {
@@ -86,8 +101,16 @@ describe('dream-only training of an imported domain', () => {
     const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
     const model = await domainModel(scriptedDomainChat({ brokenOn: 'go to' }), domain, { k: 0, retries: 0 });
     let learned = 0;
-    const trainer = new DomainTrainer(domain, model, { llm: LLM, iterations: 1, tasksPerIteration: 3, groupSize: 3, stepLimit: 6, seed: 4 },
-      { onBatch: (batch) => { learned = batch.steps.length; } });
+    const trainer = new DomainTrainer(
+      domain,
+      model,
+      { llm: LLM, iterations: 1, tasksPerIteration: 3, groupSize: 3, stepLimit: 6, seed: 4 },
+      {
+        onBatch: (batch) => {
+          learned = batch.steps.length;
+        },
+      },
+    );
     const record = await trainer.runIteration();
     const rate = record.metrics['dream/invalid_rate'];
     expect(rate).toBeGreaterThan(0);
@@ -100,10 +123,24 @@ describe('dream-only training of an imported domain', () => {
   it('runs on the shared trainer loop as its task source: the same seed gives the same iterations, with the cache hit rate', async () => {
     const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
     const run = async () => {
-      const trainer = new DomainTrainer(domain, await domainModel(scriptedDomainChat(), domain, { k: 0 }),
-        { llm: LLM, iterations: 2, tasksPerIteration: 2, groupSize: 2, stepLimit: 5, seed: 3 });
+      const trainer = new DomainTrainer(domain, await domainModel(scriptedDomainChat(), domain, { k: 0 }), {
+        llm: LLM,
+        iterations: 2,
+        tasksPerIteration: 2,
+        groupSize: 2,
+        stepLimit: 5,
+        seed: 3,
+      });
       expect(trainer.trainer).toBeInstanceOf(Trainer);
-      expect(trainer.trainer.config).toMatchObject({ env: 'byo:myapp', mode: 'dream', llm: LLM, algo: 'grpo', curriculum: false, evalInterval: 0, seed: 3 });
+      expect(trainer.trainer.config).toMatchObject({
+        env: 'byo:myapp',
+        mode: 'dream',
+        llm: LLM,
+        algo: 'grpo',
+        curriculum: false,
+        evalInterval: 0,
+        seed: 3,
+      });
       expect(trainer.trainer.stepLimit).toBe(5);
       const records = [];
       while (!trainer.finished) records.push(await trainer.runIteration());
@@ -121,16 +158,42 @@ describe('dream-only training of an imported domain', () => {
   });
 
   it('refuses the oracle for a domain (it needs a real env) and takes a learned model (it needs none), in one decision', async () => {
-    expect(oracleUnavailableMessage({ name: 'myapp' })).toMatch(/oracle is not available for the imported domain 'myapp'.*no real environment.*--llm openai:.*learned:PATH/);
+    expect(oracleUnavailableMessage({ name: 'myapp' })).toMatch(
+      /oracle is not available for the imported domain 'myapp'.*no real environment.*--llm openai:.*learned:PATH/,
+    );
     const domain = buildDomain('myapp', await foreignTrajectories(), { seed: 2 });
-    await expect(buildRunParts({ env: domain.envId, llm: 'oracle:0,0', seed: 0 }, { domain })).rejects.toThrow(/oracle is not available for the imported domain 'myapp'/);
-    expect(() => new DomainTrainer(domain, { label: 'x', initial: async () => { throw new Error('unused'); }, next: async () => { throw new Error('unused'); } },
-      { llm: 'oracle:0,0' })).toThrow(/oracle is not available/);
+    await expect(buildRunParts({ env: domain.envId, llm: 'oracle:0,0', seed: 0 }, { domain })).rejects.toThrow(
+      /oracle is not available for the imported domain 'myapp'/,
+    );
+    expect(
+      () =>
+        new DomainTrainer(
+          domain,
+          {
+            label: 'x',
+            initial: async () => {
+              throw new Error('unused');
+            },
+            next: async () => {
+              throw new Error('unused');
+            },
+          },
+          { llm: 'oracle:0,0' },
+        ),
+    ).toThrow(/oracle is not available/);
     const learned = await domainModel(scriptedDomainChat(), domain); // any model stands in for the learned one
     const paths: string[] = [];
     // k = 0: no buffer here to ground retrieval (a learned model that retrieves needs one: grounding.test.ts).
-    const { experienceModel } = await buildRunParts({ env: domain.envId, llm: 'learned:runs/m-exp', seed: 0, retrievalK: 0 },
-      { domain, loadLearnedModel: async (path) => { paths.push(path); return learned; } });
+    const { experienceModel } = await buildRunParts(
+      { env: domain.envId, llm: 'learned:runs/m-exp', seed: 0, retrievalK: 0 },
+      {
+        domain,
+        loadLearnedModel: async (path) => {
+          paths.push(path);
+          return learned;
+        },
+      },
+    );
     expect(paths).toEqual(['runs/m-exp']);
     expect(experienceModel).toBeInstanceOf(DomainExperienceModel);
     expect((experienceModel as DomainExperienceModel).inner).toBe(learned);

@@ -17,11 +17,17 @@ import type { EpisodeTrace } from '../../../src/core/train/trace';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 import { answer, scriptedShop, WEBSHOP } from './fixtures';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
-describe('a dreamed step\'s question and answer', () => {
+describe("a dreamed step's question and answer", () => {
   it('reach info.dream.answer: the prompt, each try with its rejection, tokens and ms; a cache hit has no call of its own', async () => {
-    const chat = new ScriptedChatModel(['{"valid": tru', { text: '{"reasoning": "x"', finishReason: 'length' }, answer({ observation: 'Search', admissible: ['search[shirt]'] })]);
+    const chat = new ScriptedChatModel([
+      '{"valid": tru',
+      { text: '{"reasoning": "x"', finishReason: 'length' },
+      answer({ observation: 'Search', admissible: ['search[shirt]'] }),
+    ]);
     const model = new ReasoningExperienceModel(chat, { retries: 2 });
     const env = makeDreamEnv(model, { envId: WEBSHOP });
     const obs = await env.reset({ seed: 4 });
@@ -30,7 +36,10 @@ describe('a dreamed step\'s question and answer', () => {
     expect(a.prompt!.map((m) => m.role)).toEqual(['system', 'user']);
     expect(a.prompt![1].content.split('\n').at(-1)).toBe(`Action: ${obs.admissible[0]}`);
     expect(a.tries!.map((t) => t.rejected ?? 'accepted')).toEqual([
-      'parse error: no JSON object in the answer', 'length cut-off at 400 tokens', 'accepted']);
+      'parse error: no JSON object in the answer',
+      'length cut-off at 400 tokens',
+      'accepted',
+    ]);
     expect(a.tries!.map((t) => t.finishReason)).toEqual(['stop', 'length', 'stop']);
     expect(a.raw).toBe(a.tries![2].raw);
     expect(a.usage.promptTokens).toBe(a.tries!.reduce((s, t) => s + t.usage.promptTokens, 0));
@@ -41,7 +50,10 @@ describe('a dreamed step\'s question and answer', () => {
     await again.reset({ seed: 4 });
     const hit = await again.step(obs.admissible[0]);
     expect(hit.info.dream!.cached).toBe(true);
-    expect(hit.info.dream!.answer).toMatchObject({ raw: a.raw, usage: { promptTokens: 0, completionTokens: 0, ms: 0 } });
+    expect(hit.info.dream!.answer).toMatchObject({
+      raw: a.raw,
+      usage: { promptTokens: 0, completionTokens: 0, ms: 0 },
+    });
     expect(hit.info.dream!.answer!.prompt).toBeUndefined();
     expect(hit.info.dream!.answer!.tries).toBeUndefined();
     expect(chat.requests).toHaveLength(3);
@@ -54,17 +66,34 @@ describe('a dreamed step\'s question and answer', () => {
     const r = await env.step(obs.admissible[0]);
     expect(r.info.dream).toMatchObject({ invalid: true, invalidReason: 'parse error: no JSON object in the answer' });
     expect(r.info.dream!.answer!.tries!.map((t) => [t.raw, t.rejected])).toEqual([
-      ['no json at all', 'parse error: no JSON object in the answer'], ['still no json', 'parse error: no JSON object in the answer']]);
-    const oracle = makeDreamEnv(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0, epsilonTransition: 0 }), { envId: WEBSHOP });
+      ['no json at all', 'parse error: no JSON object in the answer'],
+      ['still no json', 'parse error: no JSON object in the answer'],
+    ]);
+    const oracle = makeDreamEnv(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0, epsilonTransition: 0 }), {
+      envId: WEBSHOP,
+    });
     const start = await oracle.reset({ seed: 4 });
     expect((await oracle.step(start.admissible[0])).info.dream!.answer).toBeUndefined();
   });
 
   it('go into the episode traces (Inspect), with `asked` on every step the model was asked about', async () => {
-    const config = validateConfig({ ...getPreset('webshop-easy'), mode: 'dream', iterations: 1, tasksPerIteration: 1, groupSize: 2, evalInterval: 0, retrievalK: 0 });
+    const config = validateConfig({
+      ...getPreset('webshop-easy'),
+      mode: 'dream',
+      iterations: 1,
+      tasksPerIteration: 1,
+      groupSize: 2,
+      evalInterval: 0,
+      retrievalK: 0,
+    });
     const chat = new ScriptedChatModel((request) => scriptedShop(request));
     let traces: EpisodeTrace[] = [];
-    const trainer = new Trainer(config, { experienceModel: new ReasoningExperienceModel(chat, { k: 0 }), onEpisodes: (t) => { traces = t; } });
+    const trainer = new Trainer(config, {
+      experienceModel: new ReasoningExperienceModel(chat, { k: 0 }),
+      onEpisodes: (t) => {
+        traces = t;
+      },
+    });
     try {
       await trainer.runIteration();
     } finally {
@@ -74,13 +103,18 @@ describe('a dreamed step\'s question and answer', () => {
     expect(steps.length).toBeGreaterThan(0);
     expect(steps.every((s) => s.asked === true)).toBe(true);
     const called = steps.filter((s) => !s.cached);
-    expect(called.every((s) => s.answer?.prompt?.length === 2 && s.answer.tries?.length === 1 && s.answer.tries[0].rejected === undefined)).toBe(true);
+    expect(
+      called.every(
+        (s) =>
+          s.answer?.prompt?.length === 2 && s.answer.tries?.length === 1 && s.answer.tries[0].rejected === undefined,
+      ),
+    ).toBe(true);
     expect(steps.filter((s) => s.cached).every((s) => s.answer?.tries === undefined)).toBe(true);
   });
 });
 
 describe('tryOneStep', () => {
-  it('predicts one transition from a real held-out state and returns the real env\'s answer beside it', async () => {
+  it("predicts one transition from a real held-out state and returns the real env's answer beside it", async () => {
     const chat = new ScriptedChatModel((request) => scriptedShop(request));
     const model = new ReasoningExperienceModel(chat, { k: 0 });
     let clock = 0;
@@ -101,7 +135,10 @@ describe('tryOneStep', () => {
     expect(second.history).toHaveLength(1);
     expect(second.ms).toBe(second.prediction.usage.ms);
     // The oracle: the same real step without noise.
-    const oracle = await tryOneStep(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0, epsilonTransition: 0 }), { envId: WEBSHOP, attempt: 2 });
+    const oracle = await tryOneStep(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0, epsilonTransition: 0 }), {
+      envId: WEBSHOP,
+      attempt: 2,
+    });
     expect(oracle.prediction.next.text).toBe(oracle.real.text);
     expect(oracle.history).toHaveLength(2);
   });

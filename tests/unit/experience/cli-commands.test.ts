@@ -18,19 +18,29 @@ const authorizations: (string | undefined)[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       authorizations.push(req.headers.authorization);
       const request = JSON.parse(body) as { messages: ChatRequest['messages'] };
       const system = request.messages[0].content;
-      const text = system.includes('WebShop') ? scriptedShop({ messages: request.messages, maxTokens: 1 })
-        : answer({ observation: 'You arrive at desk 1. On the desk 1, you see nothing.', admissible: ['examine desk 1'] });
+      const text = system.includes('WebShop')
+        ? scriptedShop({ messages: request.messages, maxTokens: 1 })
+        : answer({
+            observation: 'You arrive at desk 1. On the desk 1, you see nothing.',
+            admissible: ['examine desk 1'],
+          });
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({
-        id: 'x', object: 'chat.completion', model: 'fake',
-        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 500, completion_tokens: 100, total_tokens: 600 },
-      }));
+      res.end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          model: 'fake',
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 500, completion_tokens: 100, total_tokens: 600 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -42,11 +52,31 @@ describe('dreamgym audit', () => {
   it('prints the audit JSON as the last line (oracle at 0, 0: perfect)', async () => {
     expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--n', '60', '--json'])).toBe(0);
     expect(lastJson()).toMatchObject({
-      env: 'webshop-lite-v0', llm: 'oracle:0,0', n: 60, valid_agreement: 1, reward_accuracy: 1, terminated_accuracy: 1,
-      admissible_jaccard: 1, observation_f1: 1, invalid_rate: 0, tokens_per_transition: 0,
+      env: 'webshop-lite-v0',
+      llm: 'oracle:0,0',
+      n: 60,
+      valid_agreement: 1,
+      reward_accuracy: 1,
+      terminated_accuracy: 1,
+      admissible_jaccard: 1,
+      observation_f1: 1,
+      invalid_rate: 0,
+      tokens_per_transition: 0,
     });
-    expect(Object.keys(lastJson())).toEqual(['env', 'llm', 'n', 'valid_agreement', 'reward_accuracy', 'terminated_accuracy',
-      'admissible_jaccard', 'observation_f1', 'invalid_rate', 'failed_calls', 'tokens_per_transition', 'ms_per_transition']);
+    expect(Object.keys(lastJson())).toEqual([
+      'env',
+      'llm',
+      'n',
+      'valid_agreement',
+      'reward_accuracy',
+      'terminated_accuracy',
+      'admissible_jaccard',
+      'observation_f1',
+      'invalid_rate',
+      'failed_calls',
+      'tokens_per_transition',
+      'ms_per_transition',
+    ]);
   });
 
   it('prints a readable table without --json, labelled as the oracle', async () => {
@@ -67,18 +97,28 @@ describe('dreamgym audit', () => {
     expect(err.join('\n')).toMatch(/Unknown environment 'atari-v5'/);
     // A browser engine named in Node: the error says where it runs.
     expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'wllama:file:stories260K.gguf'])).toBe(1);
-    expect(err.join('\n')).toMatch(/'wllama:file:stories260K\.gguf' runs in the browser only.*From the command line use an OpenAI-compatible server/s);
+    expect(err.join('\n')).toMatch(
+      /'wllama:file:stories260K\.gguf' runs in the browser only.*From the command line use an OpenAI-compatible server/s,
+    );
   });
 
   it('audits an LLM behind an OpenAI-compatible server, with the key from DREAMGYM_API_KEY', async () => {
     vi.stubEnv('DREAMGYM_API_KEY', 'sk-test-key');
     try {
-      expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', `openai:${baseUrl}#fake`, '--n', '8', '--json'])).toBe(0);
+      expect(
+        await main(['audit', '--env', 'webshop-lite-v0', '--llm', `openai:${baseUrl}#fake`, '--n', '8', '--json']),
+      ).toBe(0);
     } finally {
       vi.unstubAllEnvs();
     }
     const report = lastJson();
-    expect(report).toMatchObject({ env: 'webshop-lite-v0', llm: `openai:${baseUrl}#fake`, n: 8, invalid_rate: 0, tokens_per_transition: 600 });
+    expect(report).toMatchObject({
+      env: 'webshop-lite-v0',
+      llm: `openai:${baseUrl}#fake`,
+      n: 8,
+      invalid_rate: 0,
+      tokens_per_transition: 600,
+    });
     expect(report.valid_agreement).toBeGreaterThan(0);
     expect(authorizations.at(-1)).toBe('Bearer sk-test-key');
   });
@@ -86,19 +126,61 @@ describe('dreamgym audit', () => {
 
 describe('dreamgym dream', () => {
   it('rolls out dreamed episodes with the reasoning (oracle, expert)', async () => {
-    expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--policy', 'expert', '--episodes', '2', '--seed', '3', '--json'])).toBe(0);
+    expect(
+      await main([
+        'dream',
+        '--env',
+        'webshop-lite-v0',
+        '--llm',
+        'oracle:0,0',
+        '--policy',
+        'expert',
+        '--episodes',
+        '2',
+        '--seed',
+        '3',
+        '--json',
+      ]),
+    ).toBe(0);
     const summary = lastJson();
-    expect(summary).toMatchObject({ env: 'webshop-lite-v0', llm: 'oracle:0,0', label: 'oracle (ε_R=0, ε_P=0)', policy: 'expert', episodes: 2, success_rate: 1, invalid_rate: 0 });
+    expect(summary).toMatchObject({
+      env: 'webshop-lite-v0',
+      llm: 'oracle:0,0',
+      label: 'oracle (ε_R=0, ε_P=0)',
+      policy: 'expert',
+      episodes: 2,
+      success_rate: 1,
+      invalid_rate: 0,
+    });
     expect(summary.trajectories).toHaveLength(2);
     expect(summary.trajectories[0].steps[0]).toMatchObject({ t: 1, expert: true, valid: true });
     expect(summary.trajectories[0].steps[0].reasoning).toMatch(/^Oracle: the real env accepts/);
-    expect(await main(['dream', '--env', 'household-v0', '--llm', 'oracle:0,0', '--policy', 'random', '--episodes', '1'])).toBe(0);
+    expect(
+      await main(['dream', '--env', 'household-v0', '--llm', 'oracle:0,0', '--policy', 'random', '--episodes', '1']),
+    ).toBe(0);
     expect(out.join('\n')).toMatch(/episode 1\/1 \(seed 0\)/);
     expect(out.join('\n')).toMatch(/reasoning: Oracle:/);
   });
 
   it('dreams with an LLM: the expert falls back to the dreamed actions when the dream diverges', async () => {
-    expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', `openai:${baseUrl}#fake`, '--policy', 'expert', '--episodes', '1', '--k', '2', '--history', '1', '--json'])).toBe(0);
+    expect(
+      await main([
+        'dream',
+        '--env',
+        'webshop-lite-v0',
+        '--llm',
+        `openai:${baseUrl}#fake`,
+        '--policy',
+        'expert',
+        '--episodes',
+        '1',
+        '--k',
+        '2',
+        '--history',
+        '1',
+        '--json',
+      ]),
+    ).toBe(0);
     const summary = lastJson();
     expect(summary).toMatchObject({ k: 2, history: 1, reasoning: true, invalid_rate: 0 });
     expect(summary.label).toBe('openai fake (k=2, H=1)');

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  abstractAdmissible, abstractObservation, builtInDomainCard, concreteAdmissible, concreteObservation, deriveDomainCard,
-  domainCardFor, globalActionsOf, WEBSHOP_ELEMENT_CHARS,
+  abstractAdmissible,
+  abstractObservation,
+  builtInDomainCard,
+  concreteAdmissible,
+  concreteObservation,
+  deriveDomainCard,
+  domainCardFor,
+  globalActionsOf,
+  WEBSHOP_ELEMENT_CHARS,
 } from '../../../src/core/experience/domain-card';
 import { checkEnv } from '../../../src/core/envs/check-env';
 import { TimeLimit } from '../../../src/core/envs/env';
@@ -11,10 +18,22 @@ import type { Task, Trajectory } from '../../../src/core/types';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 import { answer, HOUSEHOLD, rollouts, WEBSHOP } from './fixtures';
 
-function allStates(trajectories: Trajectory[]): { text: string; admissible: string[]; first: string[]; instruction: string }[] {
+function allStates(
+  trajectories: Trajectory[],
+): { text: string; admissible: string[]; first: string[]; instruction: string }[] {
   return trajectories.flatMap((t) => [
-    ...t.steps.map((s) => ({ text: s.observation, admissible: s.admissible, first: t.steps[0].admissible, instruction: t.task.instruction })),
-    { text: t.final_observation, admissible: [] as string[], first: t.steps[0].admissible, instruction: t.task.instruction },
+    ...t.steps.map((s) => ({
+      text: s.observation,
+      admissible: s.admissible,
+      first: t.steps[0].admissible,
+      instruction: t.task.instruction,
+    })),
+    {
+      text: t.final_observation,
+      admissible: [] as string[],
+      first: t.steps[0].admissible,
+      instruction: t.task.instruction,
+    },
   ]);
 }
 
@@ -32,17 +51,22 @@ describe('domain cards', () => {
 
   it('WebShop: abstract pages drop header and buttons; concrete pages and admissible lists come back exactly', async () => {
     const card = builtInDomainCard(WEBSHOP)!;
-    let exact = 0, total = 0;
+    let exact = 0,
+      total = 0;
     for (const s of allStates(await rollouts(WEBSHOP, 10, 71_000))) {
       const abstract = abstractObservation(card, s.text);
       expect(abstract).not.toContain('[SEP]');
       expect(abstract).not.toContain(s.instruction);
       // Buttons come back from the page kind.
-      if (s.admissible.length) expect(concreteAdmissible(card, abstractAdmissible(card, s.admissible), [], s.text)).toEqual(s.admissible);
+      if (s.admissible.length)
+        expect(concreteAdmissible(card, abstractAdmissible(card, s.admissible), [], s.text)).toEqual(s.admissible);
       if (s.text.startsWith('Thank you')) continue;
       total++;
       const shortened = s.text.split(' [SEP] ').some((p) => p.length > WEBSHOP_ELEMENT_CHARS && p !== s.instruction);
-      if (!shortened) { expect(concreteObservation(card, abstract, s.instruction)).toBe(s.text); exact++; }
+      if (!shortened) {
+        expect(concreteObservation(card, abstract, s.instruction)).toBe(s.text);
+        exact++;
+      }
     }
     expect(exact).toBeGreaterThan(total / 4);
   });
@@ -52,15 +76,26 @@ describe('domain cards', () => {
     for (const s of allStates(await rollouts(HOUSEHOLD, 4, 72_000))) {
       const local = abstractAdmissible(card, s.admissible);
       expect(local.some((a) => a.startsWith('go to ') || a === 'look' || a === 'inventory')).toBe(false);
-      if (s.admissible.length) expect(concreteAdmissible(card, local, globalActionsOf(card, s.first), s.text)).toEqual(s.admissible);
+      if (s.admissible.length)
+        expect(concreteAdmissible(card, local, globalActionsOf(card, s.first), s.text)).toEqual(s.admissible);
       expect(abstractObservation(card, s.text)).not.toContain('Welcome to TextWorld');
     }
   });
 
   it('deriveDomainCard writes a card from imported trajectories: verbs, examples, stats and globals', async () => {
-    const imported = (await rollouts(HOUSEHOLD, 8, 73_000)).map((t) => ({ ...t, env: 'my-household-v0', task: { ...t.task, env: 'my-household-v0', origin: 'imported' as const } }));
+    const imported = (await rollouts(HOUSEHOLD, 8, 73_000)).map((t) => ({
+      ...t,
+      env: 'my-household-v0',
+      task: { ...t.task, env: 'my-household-v0', origin: 'imported' as const },
+    }));
     const card = deriveDomainCard(imported, { name: 'my household' });
-    expect(card).toMatchObject({ env: 'my-household-v0', name: 'my household', abstraction: 'generic', showAdmissible: true, sortedAdmissible: true });
+    expect(card).toMatchObject({
+      env: 'my-household-v0',
+      name: 'my household',
+      abstraction: 'generic',
+      showAdmissible: true,
+      sortedAdmissible: true,
+    });
     expect(card.text).toMatch(/learned from 8 episodes/);
     expect(card.text).toMatch(/go e\.g\. "go to /);
     expect(card.text).toMatch(/% of episodes succeed/);
@@ -78,16 +113,30 @@ describe('domain cards', () => {
 
   it('a DreamEnv of an imported domain runs on its derived card (model-written start, checkEnv passes)', async () => {
     const envId = 'my-domain-v0';
-    const imported = (await rollouts(HOUSEHOLD, 4, 75_000)).map((t) => ({ ...t, env: envId, task: { ...t.task, env: envId, origin: 'imported' as const } }));
+    const imported = (await rollouts(HOUSEHOLD, 4, 75_000)).map((t) => ({
+      ...t,
+      env: envId,
+      task: { ...t.task, env: envId, origin: 'imported' as const },
+    }));
     const card = deriveDomainCard(imported);
     const chat = new ScriptedChatModel((request) => {
       const system = request.messages[0].content;
-      if (system.includes('write the first state')) return JSON.stringify({ observation: 'You are in the middle of a room.', admissible: ['go to desk 1', 'look'] });
-      return answer({ observation: 'You arrive at desk 1. On the desk 1, you see a pen 1.', admissible: ['take pen 1 from desk 1', 'examine desk 1'] });
+      if (system.includes('write the first state'))
+        return JSON.stringify({
+          observation: 'You are in the middle of a room.',
+          admissible: ['go to desk 1', 'look'],
+        });
+      return answer({
+        observation: 'You arrive at desk 1. On the desk 1, you see a pen 1.',
+        admissible: ['take pen 1 from desk 1', 'examine desk 1'],
+      });
     });
     const tasks = imported.map((t) => t.task);
     const taskForSeed = (seed: number): Task => tasks[seed % tasks.length];
-    const dream = new TimeLimit(new DreamEnv(new ReasoningExperienceModel(chat, { domainCard: card }), { envId, taskForSeed }), 6);
+    const dream = new TimeLimit(
+      new DreamEnv(new ReasoningExperienceModel(chat, { domainCard: card }), { envId, taskForSeed }),
+      6,
+    );
     const report = await checkEnv(dream, { seeds: [0, 1] });
     expect(report.failures).toEqual([]);
     expect(chat.requests[0].messages[0].content).toContain(card.text);

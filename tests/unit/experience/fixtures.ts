@@ -33,13 +33,23 @@ export async function smallBuffer(envId: string, episodes = 12): Promise<ReplayB
 }
 
 /** A model answer in the output format. */
-export function answer(fields: {
-  reasoning?: string; valid?: boolean; observation?: string; admissible?: string[]; reward?: number; terminated?: boolean;
-} = {}): string {
+export function answer(
+  fields: {
+    reasoning?: string;
+    valid?: boolean;
+    observation?: string;
+    admissible?: string[];
+    reward?: number;
+    terminated?: boolean;
+  } = {},
+): string {
   return JSON.stringify({
     ...(fields.reasoning === undefined ? { reasoning: 'the action works' } : { reasoning: fields.reasoning }),
     valid: fields.valid ?? true,
-    next_state: { observation: fields.observation ?? 'You arrive at desk 1. On the desk 1, you see a pen 1.', admissible: fields.admissible ?? ['examine desk 1'] },
+    next_state: {
+      observation: fields.observation ?? 'You arrive at desk 1. On the desk 1, you see a pen 1.',
+      admissible: fields.admissible ?? ['examine desk 1'],
+    },
     reward: fields.reward ?? 0,
     terminated: fields.terminated ?? false,
   });
@@ -61,20 +71,46 @@ export function scriptedShop(request: ChatRequest): string {
   const action = promptLine(request, 'Action');
   const state = promptLine(request, 'State');
   if (action.startsWith('search[')) {
-    return answer({ observation: 'Page 1 (Total results: 2) | B0AAA00001 | Red Cotton Shirt | $10.00 | B0AAA00002 | Blue Cotton Shirt | $12.00', admissible: ['click[b0aaa00001]', 'click[b0aaa00002]'] });
+    return answer({
+      observation:
+        'Page 1 (Total results: 2) | B0AAA00001 | Red Cotton Shirt | $10.00 | B0AAA00002 | Blue Cotton Shirt | $12.00',
+      admissible: ['click[b0aaa00001]', 'click[b0aaa00002]'],
+    });
   }
   if (action === 'click[next >]') return answer({ observation: 'Page 2 (Total results: 2)', admissible: [] });
-  if (action === 'click[back to search]') return answer({ observation: 'Search', admissible: ['search[cotton shirt]'] });
+  if (action === 'click[back to search]')
+    return answer({ observation: 'Search', admissible: ['search[cotton shirt]'] });
   if (/^click\[b0aaa0000\d\]$/.test(action)) {
-    return answer({ observation: 'size | small | large | Cotton Shirt | Price: $10.00', admissible: ['click[small]', 'click[large]'] });
+    return answer({
+      observation: 'size | small | large | Cotton Shirt | Price: $10.00',
+      admissible: ['click[small]', 'click[large]'],
+    });
   }
-  if (action === 'click[large]') return answer({ observation: 'size | small | large | Cotton Shirt | Price: $10.00 (large)', admissible: ['click[small]', 'click[large]'] });
-  if (action === 'click[small]') return answer({ observation: 'size | small | large | Cotton Shirt | Price: $10.00 (small)', admissible: ['click[small]', 'click[large]'] });
+  if (action === 'click[large]')
+    return answer({
+      observation: 'size | small | large | Cotton Shirt | Price: $10.00 (large)',
+      admissible: ['click[small]', 'click[large]'],
+    });
+  if (action === 'click[small]')
+    return answer({
+      observation: 'size | small | large | Cotton Shirt | Price: $10.00 (small)',
+      admissible: ['click[small]', 'click[large]'],
+    });
   if (action === 'click[buy now]') {
     const success = state.includes('(large)');
-    return answer({ observation: `Thank you for shopping with us! | Your score (min 0.0, max 1.0) | ${success ? '1.0' : '0.0'}`, admissible: [], reward: success ? 1 : 0, terminated: true });
+    return answer({
+      observation: `Thank you for shopping with us! | Your score (min 0.0, max 1.0) | ${success ? '1.0' : '0.0'}`,
+      admissible: [],
+      reward: success ? 1 : 0,
+      terminated: true,
+    });
   }
-  if (action === 'click[< prev]') return answer({ observation: 'Page 1 (Total results: 2) | B0AAA00001 | Red Cotton Shirt | $10.00 | B0AAA00002 | Blue Cotton Shirt | $12.00', admissible: ['click[b0aaa00001]', 'click[b0aaa00002]'] });
+  if (action === 'click[< prev]')
+    return answer({
+      observation:
+        'Page 1 (Total results: 2) | B0AAA00001 | Red Cotton Shirt | $10.00 | B0AAA00002 | Blue Cotton Shirt | $12.00',
+      admissible: ['click[b0aaa00001]', 'click[b0aaa00002]'],
+    });
   // description / features / reviews: an empty sub page (its buttons are implied).
   return answer({ observation: '(empty page)', admissible: [] });
 }
@@ -84,7 +120,15 @@ export function webshopTask(seed = 3): Task {
 }
 
 /** A real episode's step t as a DreamContext's pieces. */
-export function contextAt(trajectory: Trajectory, t: number): { task: Task; history: Step[]; state: Observation; action: string } {
+export function contextAt(
+  trajectory: Trajectory,
+  t: number,
+): { task: Task; history: Step[]; state: Observation; action: string } {
   const step = trajectory.steps[t];
-  return { task: trajectory.task, history: trajectory.steps.slice(0, t), state: { text: step.observation, admissible: step.admissible, task: trajectory.task }, action: step.action };
+  return {
+    task: trajectory.task,
+    history: trajectory.steps.slice(0, t),
+    state: { text: step.observation, admissible: step.admissible, task: trajectory.task },
+    action: step.action,
+  };
 }

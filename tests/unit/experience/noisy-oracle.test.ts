@@ -8,10 +8,14 @@ import { contextAt, HOUSEHOLD, rollouts, WEBSHOP } from './fixtures';
 
 describe('NoisyOracleModel', () => {
   it('is always labelled as the oracle with its two error rates', () => {
-    expect(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0.2, epsilonTransition: 0 }).label).toBe('oracle (ε_R=0.2, ε_P=0)');
+    expect(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0.2, epsilonTransition: 0 }).label).toBe(
+      'oracle (ε_R=0.2, ε_P=0)',
+    );
     expect(oracleLabel(0, 0.15)).toBe('oracle (ε_R=0, ε_P=0.15)');
     expect(() => new NoisyOracleModel(WEBSHOP, { epsilonReward: 1.5, epsilonTransition: 0 })).toThrow(/probability/);
-    expect(() => new NoisyOracleModel('nope-v0', { epsilonReward: 0, epsilonTransition: 0 })).toThrow(/Unknown environment/);
+    expect(() => new NoisyOracleModel('nope-v0', { epsilonReward: 0, epsilonTransition: 0 })).toThrow(
+      /Unknown environment/,
+    );
   });
 
   it('flips the outcome at the end with ε_R: success → failure, terminal failure → success, last step → success', async () => {
@@ -21,12 +25,22 @@ describe('NoisyOracleModel', () => {
     const success = episodes.find((t) => t.result.success)!;
     const lastSuccess = contextAt(success, success.steps.length - 1);
     expect(await exact.next(lastSuccess)).toMatchObject({ reward: 1, terminated: true });
-    expect(await always.next(lastSuccess)).toMatchObject({ reward: 0, terminated: true, score: 0, next: { admissible: [] } });
+    expect(await always.next(lastSuccess)).toMatchObject({
+      reward: 0,
+      terminated: true,
+      score: 0,
+      next: { admissible: [] },
+    });
     // A mid-episode step is not outcome-bearing: never flipped.
     expect(await always.next(contextAt(success, 0))).toMatchObject({ reward: 0, terminated: false });
 
     const failedBuy = episodes.find((t) => t.result.terminate_reason === 'terminated');
-    if (failedBuy) expect(await always.next(contextAt(failedBuy, failedBuy.steps.length - 1))).toMatchObject({ reward: 1, terminated: true, score: 1 });
+    if (failedBuy)
+      expect(await always.next(contextAt(failedBuy, failedBuy.steps.length - 1))).toMatchObject({
+        reward: 1,
+        terminated: true,
+        score: 1,
+      });
 
     const truncated = episodes.find((t) => t.result.terminate_reason === 'truncated')!;
     const lastStep = contextAt(truncated, truncated.steps.length - 1);
@@ -71,17 +85,46 @@ describe('NoisyOracleModel', () => {
     expect([...kinds].sort()).toEqual(['dropped', 'spliced', 'swapped']);
     // An inadmissible action stays the real env's no-op.
     const c = contextAt(episodes[0], 1);
-    expect(await noisy.next({ ...c, action: 'fly to the moon' })).toMatchObject({ actionValid: false, reward: 0, next: { text: c.state.text } });
+    expect(await noisy.next({ ...c, action: 'fly to the moon' })).toMatchObject({
+      actionValid: false,
+      reward: 0,
+      next: { text: c.state.text },
+    });
   });
 
   it('corruptState keeps a running state playable and never touches a terminal one but its text', () => {
     const task = getEnvDefinition(HOUSEHOLD).generateTask(1, 0);
-    const step: Step = { observation: 'You arrive at desk 1. On the desk 1, you see a pen 1.', admissible: ['examine desk 1', 'take pen 1 from desk 1'], action: 'x', reward: 0, terminated: false, truncated: false, valid: true };
-    const ctx = { state: { text: 'You are carrying: a pen 1.', admissible: ['examine pen 1', 'go to desk 1'], task }, history: [step] };
+    const step: Step = {
+      observation: 'You arrive at desk 1. On the desk 1, you see a pen 1.',
+      admissible: ['examine desk 1', 'take pen 1 from desk 1'],
+      action: 'x',
+      reward: 0,
+      terminated: false,
+      truncated: false,
+      valid: true,
+    };
+    const ctx = {
+      state: { text: 'You are carrying: a pen 1.', admissible: ['examine pen 1', 'go to desk 1'], task },
+      history: [step],
+    };
     for (let i = 0; i < 30; i++) {
-      const out = corruptState({ text: 'You open the drawer 1. In it, you see nothing.', admissible: ['close drawer 1', 'examine drawer 1'], task }, false, ctx, Rng.fromSeed(i))!;
+      const out = corruptState(
+        {
+          text: 'You open the drawer 1. In it, you see nothing.',
+          admissible: ['close drawer 1', 'examine drawer 1'],
+          task,
+        },
+        false,
+        ctx,
+        Rng.fromSeed(i),
+      )!;
       expect(out.observation.admissible.length).toBeGreaterThan(0);
-      const terminal = corruptState({ text: 'You put the pen 1 in/on the drawer 1.', admissible: [], task }, true, ctx, Rng.fromSeed(i))!;
+      const terminal = corruptState(
+        { text: 'You put the pen 1 in/on the drawer 1.', admissible: [], task },
+        true,
+        ctx,
+        Rng.fromSeed(i),
+      )!;
       expect(terminal.what).toMatch(/spliced/);
       expect(terminal.observation.admissible).toEqual([]);
     }
@@ -103,17 +146,44 @@ describe('fidelity audit', () => {
   });
 
   it.each([WEBSHOP, HOUSEHOLD])('the oracle at (0, 0) is perfect on %s', async (envId) => {
-    const report = await auditExperienceModel(new NoisyOracleModel(envId, { epsilonReward: 0, epsilonTransition: 0 }), { envId, n: 200, llm: 'oracle:0,0' });
-    expect(report).toMatchObject({
-      env: envId, llm: 'oracle:0,0', n: 200, valid_agreement: 1, reward_accuracy: 1, terminated_accuracy: 1,
-      admissible_jaccard: 1, observation_f1: 1, invalid_rate: 0, tokens_per_transition: 0,
+    const report = await auditExperienceModel(new NoisyOracleModel(envId, { epsilonReward: 0, epsilonTransition: 0 }), {
+      envId,
+      n: 200,
+      llm: 'oracle:0,0',
     });
-    expect(Object.keys(report)).toEqual(['env', 'llm', 'n', 'valid_agreement', 'reward_accuracy', 'terminated_accuracy',
-      'admissible_jaccard', 'observation_f1', 'invalid_rate', 'failed_calls', 'tokens_per_transition', 'ms_per_transition']);
+    expect(report).toMatchObject({
+      env: envId,
+      llm: 'oracle:0,0',
+      n: 200,
+      valid_agreement: 1,
+      reward_accuracy: 1,
+      terminated_accuracy: 1,
+      admissible_jaccard: 1,
+      observation_f1: 1,
+      invalid_rate: 0,
+      tokens_per_transition: 0,
+    });
+    expect(Object.keys(report)).toEqual([
+      'env',
+      'llm',
+      'n',
+      'valid_agreement',
+      'reward_accuracy',
+      'terminated_accuracy',
+      'admissible_jaccard',
+      'observation_f1',
+      'invalid_rate',
+      'failed_calls',
+      'tokens_per_transition',
+      'ms_per_transition',
+    ]);
   });
 
   it('a dialled ε_R = 0.2 shows as reward accuracy 0.8 (within 4 standard errors, n = 400)', async () => {
-    const details = await auditDetailed(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0.2, epsilonTransition: 0 }), { envId: WEBSHOP, n: 400 });
+    const details = await auditDetailed(new NoisyOracleModel(WEBSHOP, { epsilonReward: 0.2, epsilonTransition: 0 }), {
+      envId: WEBSHOP,
+      n: 400,
+    });
     const m = details.outcomeSteps;
     expect(m).toBeGreaterThan(150); // half the transitions are episode ends, by design
     const se = Math.sqrt((0.8 * 0.2) / m);
@@ -126,7 +196,10 @@ describe('fidelity audit', () => {
   });
 
   it('ε_P shows in Jaccard and F1, not in the reward accuracy', async () => {
-    const report = await auditExperienceModel(new NoisyOracleModel(HOUSEHOLD, { epsilonReward: 0, epsilonTransition: 0.5 }), { envId: HOUSEHOLD, n: 120 });
+    const report = await auditExperienceModel(
+      new NoisyOracleModel(HOUSEHOLD, { epsilonReward: 0, epsilonTransition: 0.5 }),
+      { envId: HOUSEHOLD, n: 120 },
+    );
     expect(report.reward_accuracy).toBe(1);
     expect(report.admissible_jaccard * report.observation_f1).toBeLessThan(0.97);
   });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
-import { buildInitialPrompt, buildNextPrompt, DEFAULT_PROMPT_OPTIONS, estimatePromptTokens, nextStateSchema, staticShare } from '../../../src/core/experience/prompts';
+import {
+  buildInitialPrompt,
+  buildNextPrompt,
+  DEFAULT_PROMPT_OPTIONS,
+  estimatePromptTokens,
+  nextStateSchema,
+  staticShare,
+} from '../../../src/core/experience/prompts';
 import { builtInDomainCard } from '../../../src/core/experience/domain-card';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 import { answer, contextAt, HOUSEHOLD, rollouts, smallBuffer, WEBSHOP } from './fixtures';
@@ -58,7 +65,12 @@ describe('experience prompts', () => {
     const ctx = contextAt(episode, 2);
     const buffer = await smallBuffer(WEBSHOP, 8);
     const card = builtInDomainCard(WEBSHOP)!;
-    const retrieved = (await buffer.retrieve({ instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action }, 4, { env: WEBSHOP, diverse: true })).map((h) => h.transition);
+    const retrieved = (
+      await buffer.retrieve({ instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action }, 4, {
+        env: WEBSHOP,
+        diverse: true,
+      })
+    ).map((h) => h.transition);
     const full = buildNextPrompt({ card, ...ctx, retrieved });
     const text = (p: typeof full) => p.messages.map((m) => m.content).join('\n');
     expect(text(full)).toContain('"reasoning"');
@@ -77,7 +89,14 @@ describe('experience prompts', () => {
     expect(text(noRetrieval).length).toBeLessThan(text(full).length);
 
     // The model's switches reach the request.
-    const chat = new ScriptedChatModel([JSON.stringify({ valid: true, next_state: { observation: 'Search', admissible: ['search[x]'] }, reward: 0, terminated: false })]);
+    const chat = new ScriptedChatModel([
+      JSON.stringify({
+        valid: true,
+        next_state: { observation: 'Search', admissible: ['search[x]'] },
+        reward: 0,
+        terminated: false,
+      }),
+    ]);
     const model = new ReasoningExperienceModel(chat, { buffer, reasoning: false, historyLength: 0, k: 0 });
     const p = await model.next(ctx);
     expect(p.valid).toBe(true);
@@ -93,7 +112,13 @@ describe('experience prompts', () => {
     const card = builtInDomainCard(HOUSEHOLD)!;
     const promptAt = async (t: number, options = DEFAULT_PROMPT_OPTIONS) => {
       const ctx = contextAt(episode, t);
-      const retrieved = (await buffer.retrieve({ instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action }, 4, { env: HOUSEHOLD, diverse: true, validOnly: true })).map((h) => h.transition);
+      const retrieved = (
+        await buffer.retrieve(
+          { instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action },
+          4,
+          { env: HOUSEHOLD, diverse: true, validOnly: true },
+        )
+      ).map((h) => h.transition);
       return buildNextPrompt({ card, ...ctx, retrieved }, options);
     };
     const a = await promptAt(3);
@@ -109,7 +134,15 @@ describe('experience prompts', () => {
     expect(share).toBeCloseTo(estimatePromptTokens(a.messages.slice(0, 1)) / estimatePromptTokens(a.messages));
     // The user message, most shared first.
     const heads = a.messages[1].content.split('\n').map((l) => l.split(':')[0].replace(/^\d\. .*/, 'example'));
-    expect(heads.filter((h, i) => h !== heads[i - 1])).toEqual(['Task', 'Recent steps', 'State', 'Admissible', 'Similar transitions (state => action => next {admissible}; reward 0 unless END)', 'example', 'Action']);
+    expect(heads.filter((h, i) => h !== heads[i - 1])).toEqual([
+      'Task',
+      'Recent steps',
+      'State',
+      'Admissible',
+      'Similar transitions (state => action => next {admissible}; reward 0 unless END)',
+      'example',
+      'Action',
+    ]);
 
     // Ablations: each changes only its own part.
     const lines = (p: typeof a) => p.messages[1].content.split('\n');
@@ -118,14 +151,18 @@ describe('experience prompts', () => {
     expect(lines(noHistory)).toEqual(lines(a).filter((l) => !l.startsWith('Recent steps: ')));
     const noExamples = await promptAt(3, { ...DEFAULT_PROMPT_OPTIONS, k: 0 });
     expect(noExamples.messages[0]).toEqual(a.messages[0]);
-    expect(lines(noExamples)).toEqual(lines(a).filter((l) => !l.startsWith('Similar transitions') && !/^\d\. /.test(l)));
+    expect(lines(noExamples)).toEqual(
+      lines(a).filter((l) => !l.startsWith('Similar transitions') && !/^\d\. /.test(l)),
+    );
     const noReasoning = await promptAt(3, { ...DEFAULT_PROMPT_OPTIONS, reasoning: false });
     expect(noReasoning.messages[1]).toEqual(a.messages[1]);
     expect(noReasoning.messages[0].content).not.toBe(a.messages[0].content);
-    expect(noReasoning.messages[0].content.split('\n').slice(0, 2)).toEqual(a.messages[0].content.split('\n').slice(0, 2));
+    expect(noReasoning.messages[0].content.split('\n').slice(0, 2)).toEqual(
+      a.messages[0].content.split('\n').slice(0, 2),
+    );
   });
 
-    it('WebShop prompts use abstract pages: no instruction header, no [SEP], no page buttons', async () => {
+  it('WebShop prompts use abstract pages: no instruction header, no [SEP], no page buttons', async () => {
     const [episode] = await rollouts(WEBSHOP, 1, 93_000);
     const ctx = contextAt(episode, 1); // a results page
     const prompt = buildNextPrompt({ card: builtInDomainCard(WEBSHOP)!, ...ctx, retrieved: [] });
@@ -138,7 +175,13 @@ describe('experience prompts', () => {
 
   it('an initial-state prompt for tasks without a real start page', () => {
     const card = builtInDomainCard(HOUSEHOLD)!;
-    const task = { id: 'imported/1', env: HOUSEHOLD, instruction: 'put a mug in cabinet.', difficulty: 0.5, origin: 'llm' as const };
+    const task = {
+      id: 'imported/1',
+      env: HOUSEHOLD,
+      instruction: 'put a mug in cabinet.',
+      difficulty: 0.5,
+      origin: 'llm' as const,
+    };
     const p = buildInitialPrompt(card, task, []);
     expect(p.messages[1].content).toContain('Task: put a mug in cabinet.');
     expect((p.jsonSchema as any).required).toEqual(['observation', 'admissible']);

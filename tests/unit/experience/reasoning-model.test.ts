@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
-  checkConsistency, extractJson, parseNextAnswer, ReasoningExperienceModel,
+  checkConsistency,
+  extractJson,
+  parseNextAnswer,
+  ReasoningExperienceModel,
 } from '../../../src/core/experience/reasoning-model';
 import { ExperienceModelError } from '../../../src/core/experience/types';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
@@ -23,13 +26,43 @@ describe('parsing and checking answers', () => {
   });
 
   it('checks the schema: types and required fields', () => {
-    const ok = parseNextAnswer(answer({ observation: '  You  open the drawer 1.  ', admissible: [' close drawer 1 ', ''] }), { reasoning: true });
-    expect(ok).toEqual({ ok: true, value: { reasoning: 'the action works', valid: true, observation: 'You open the drawer 1.', admissible: ['close drawer 1'], reward: 0, terminated: false } });
-    const noReasoning = JSON.stringify({ valid: true, next_state: { observation: 'x', admissible: ['y'] }, reward: 0, terminated: false });
-    expect(parseNextAnswer(noReasoning, { reasoning: true })).toMatchObject({ ok: false, kind: 'schema', reason: expect.stringContaining('reasoning') });
+    const ok = parseNextAnswer(
+      answer({ observation: '  You  open the drawer 1.  ', admissible: [' close drawer 1 ', ''] }),
+      { reasoning: true },
+    );
+    expect(ok).toEqual({
+      ok: true,
+      value: {
+        reasoning: 'the action works',
+        valid: true,
+        observation: 'You open the drawer 1.',
+        admissible: ['close drawer 1'],
+        reward: 0,
+        terminated: false,
+      },
+    });
+    const noReasoning = JSON.stringify({
+      valid: true,
+      next_state: { observation: 'x', admissible: ['y'] },
+      reward: 0,
+      terminated: false,
+    });
+    expect(parseNextAnswer(noReasoning, { reasoning: true })).toMatchObject({
+      ok: false,
+      kind: 'schema',
+      reason: expect.stringContaining('reasoning'),
+    });
     expect(parseNextAnswer(noReasoning, { reasoning: false })).toMatchObject({ ok: true });
-    expect(parseNextAnswer(JSON.stringify({ reasoning: '', valid: 'yes', next_state: { observation: 1, admissible: 'a' }, reward: '1' }), { reasoning: true }))
-      .toMatchObject({ ok: false, kind: 'schema', reason: expect.stringMatching(/valid.*observation.*admissible.*reward.*terminated/) });
+    expect(
+      parseNextAnswer(
+        JSON.stringify({ reasoning: '', valid: 'yes', next_state: { observation: 1, admissible: 'a' }, reward: '1' }),
+        { reasoning: true },
+      ),
+    ).toMatchObject({
+      ok: false,
+      kind: 'schema',
+      reason: expect.stringMatching(/valid.*observation.*admissible.*reward.*terminated/),
+    });
   });
 
   it('checks consistency', () => {
@@ -48,12 +81,26 @@ describe('parsing and checking answers', () => {
 });
 
 describe('ReasoningExperienceModel', () => {
-  it('turns a good answer into a prediction in the env\'s own format (globals re-added, sorted)', async () => {
+  it("turns a good answer into a prediction in the env's own format (globals re-added, sorted)", async () => {
     const state = await householdStart();
-    const chat = new ScriptedChatModel([answer({ reasoning: 'desk 1 holds a pen', observation: 'You arrive at desk 1. On the desk 1, you see a pen 1.', admissible: ['take pen 1 from desk 1', 'examine desk 1'] })]);
+    const chat = new ScriptedChatModel([
+      answer({
+        reasoning: 'desk 1 holds a pen',
+        observation: 'You arrive at desk 1. On the desk 1, you see a pen 1.',
+        admissible: ['take pen 1 from desk 1', 'examine desk 1'],
+      }),
+    ]);
     const model = new ReasoningExperienceModel(chat);
     const p = await model.next({ task: householdTask, history: [], state, action: state.admissible[0] });
-    expect(p).toMatchObject({ valid: true, actionValid: true, reward: 0, terminated: false, attempts: 1, notes: [], reasoning: 'desk 1 holds a pen' });
+    expect(p).toMatchObject({
+      valid: true,
+      actionValid: true,
+      reward: 0,
+      terminated: false,
+      attempts: 1,
+      notes: [],
+      reasoning: 'desk 1 holds a pen',
+    });
     const globals = state.admissible.filter((a) => /^(go to |look$|inventory$)/.test(a));
     expect(p.next.admissible).toEqual([...globals, 'take pen 1 from desk 1', 'examine desk 1'].sort());
     expect(p.next.task).toBe(householdTask);
@@ -64,9 +111,16 @@ describe('ReasoningExperienceModel', () => {
   it('renders WebShop answers back to WebShop pages with their buttons', async () => {
     const task = getEnvDefinition(WEBSHOP).generateTask(11, 0.5);
     const state = await getEnvDefinition(WEBSHOP).create().reset({ seed: 11, task });
-    const chat = new ScriptedChatModel([answer({ observation: 'Page 1 (Total results: 1) | B0ZZZ99999 | Shirt | $9.00', admissible: ['click[B0ZZZ99999]'] })]);
+    const chat = new ScriptedChatModel([
+      answer({
+        observation: 'Page 1 (Total results: 1) | B0ZZZ99999 | Shirt | $9.00',
+        admissible: ['click[B0ZZZ99999]'],
+      }),
+    ]);
     const p = await new ReasoningExperienceModel(chat).next({ task, history: [], state, action: state.admissible[0] });
-    expect(p.next.text).toBe(`Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] Page 1 (Total results: 1) [SEP] Next > [SEP] B0ZZZ99999 [SEP] Shirt [SEP] $9.00`);
+    expect(p.next.text).toBe(
+      `Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] Page 1 (Total results: 1) [SEP] Next > [SEP] B0ZZZ99999 [SEP] Shirt [SEP] $9.00`,
+    );
     expect(p.next.admissible).toEqual(['click[back to search]', 'click[next >]', 'click[b0zzz99999]']);
   });
 
@@ -88,8 +142,17 @@ describe('ReasoningExperienceModel', () => {
 
   it('retries a parse error and an inconsistency, then succeeds', async () => {
     const state = await householdStart();
-    const chat = new ScriptedChatModel(['I think the agent goes to the desk.', answer({ reward: 1, terminated: false }), answer()]);
-    const p = await new ReasoningExperienceModel(chat).next({ task: householdTask, history: [], state, action: state.admissible[0] });
+    const chat = new ScriptedChatModel([
+      'I think the agent goes to the desk.',
+      answer({ reward: 1, terminated: false }),
+      answer(),
+    ]);
+    const p = await new ReasoningExperienceModel(chat).next({
+      task: householdTask,
+      history: [],
+      state,
+      action: state.admissible[0],
+    });
     expect(p.valid).toBe(true);
     expect(p.attempts).toBe(3);
     expect(p.notes).toEqual([
@@ -115,23 +178,48 @@ describe('ReasoningExperienceModel', () => {
     expect(chat.remaining).toBe(0);
     // A schema error as the last straw is reported as such.
     const schema = new ScriptedChatModel(['{"valid": true}']);
-    const q = await new ReasoningExperienceModel(schema, { retries: 0 }).next({ task: householdTask, history: [], state, action: state.admissible[0] });
-    expect(q).toMatchObject({ valid: false, attempts: 1, raw: '{"valid": true}', invalidReason: expect.stringMatching(/^schema error: .*next_state/) });
+    const q = await new ReasoningExperienceModel(schema, { retries: 0 }).next({
+      task: householdTask,
+      history: [],
+      state,
+      action: state.admissible[0],
+    });
+    expect(q).toMatchObject({
+      valid: false,
+      attempts: 1,
+      raw: '{"valid": true}',
+      invalidReason: expect.stringMatching(/^schema error: .*next_state/),
+    });
   });
 
   it('does not retry a cancelled step: an aborted signal rejects', async () => {
     const state = await householdStart();
     const controller = new AbortController();
-    const chat = new ScriptedChatModel(() => { controller.abort(); return { text: '', finishReason: 'abort' }; });
-    await expect(new ReasoningExperienceModel(chat).next({ task: householdTask, history: [], state, action: state.admissible[0], signal: controller.signal }))
-      .rejects.toMatchObject({ code: 'aborted' });
+    const chat = new ScriptedChatModel(() => {
+      controller.abort();
+      return { text: '', finishReason: 'abort' };
+    });
+    await expect(
+      new ReasoningExperienceModel(chat).next({
+        task: householdTask,
+        history: [],
+        state,
+        action: state.admissible[0],
+        signal: controller.signal,
+      }),
+    ).rejects.toMatchObject({ code: 'aborted' });
     expect(chat.requests).toHaveLength(1);
   });
 
   it('passes the model\'s "invalid action" verdict on as a no-op prediction', async () => {
     const state = await householdStart();
     const chat = new ScriptedChatModel([answer({ valid: false, observation: 'Nothing happens.', admissible: [] })]);
-    const p = await new ReasoningExperienceModel(chat).next({ task: householdTask, history: [], state, action: state.admissible[0] });
+    const p = await new ReasoningExperienceModel(chat).next({
+      task: householdTask,
+      history: [],
+      state,
+      action: state.admissible[0],
+    });
     expect(p).toMatchObject({ valid: true, actionValid: false, reward: 0, terminated: false, next: state });
   });
 
@@ -149,11 +237,25 @@ describe('ReasoningExperienceModel', () => {
     await model.next({ ...ctx, action: state.admissible[1] });
     expect(model.cacheStats).toEqual({ hits: 1, misses: 2, size: 2 });
     // Another history is another transition.
-    await model.next({ ...ctx, history: [{ observation: state.text, admissible: state.admissible, action: 'look', reward: 0, terminated: false, truncated: false, valid: true }] });
+    await model.next({
+      ...ctx,
+      history: [
+        {
+          observation: state.text,
+          admissible: state.admissible,
+          action: 'look',
+          reward: 0,
+          terminated: false,
+          truncated: false,
+          valid: true,
+        },
+      ],
+    });
     expect(chat.requests).toHaveLength(3);
     // Off at temperature > 0 (and when switched off).
     const sampled = new ReasoningExperienceModel(chat, { temperature: 0.7 });
-    await sampled.next(ctx); await sampled.next(ctx);
+    await sampled.next(ctx);
+    await sampled.next(ctx);
     expect(chat.requests).toHaveLength(5);
     expect(sampled.cacheStats).toEqual({ hits: 0, misses: 0, size: 0 });
     // Unusable answers are not cached.
@@ -168,7 +270,12 @@ describe('ReasoningExperienceModel', () => {
     const ctx = { task: householdTask, history: [], state, action: state.admissible[0] };
     const chat = new ScriptedChatModel(() => answer());
     const model = new ReasoningExperienceModel(chat);
-    const answers = await Promise.all([model.next(ctx), model.next(ctx), model.next({ ...ctx, action: state.admissible[1] }), model.next(ctx)]);
+    const answers = await Promise.all([
+      model.next(ctx),
+      model.next(ctx),
+      model.next({ ...ctx, action: state.admissible[1] }),
+      model.next(ctx),
+    ]);
     expect(chat.requests).toHaveLength(2);
     expect(answers.map((p) => p.cached === true)).toEqual([false, true, false, true]);
     expect(model.cacheStats).toEqual({ hits: 2, misses: 2, size: 2 });
@@ -180,11 +287,26 @@ describe('ReasoningExperienceModel', () => {
   });
 
   it('writes a first state for a task without a real start page, or throws a named error', async () => {
-    const task: Task = { id: 'llm/1', env: HOUSEHOLD, instruction: 'put a mug in cabinet.', difficulty: 0.5, origin: 'llm' };
-    const chat = new ScriptedChatModel([JSON.stringify({ observation: 'You are in the middle of a room. You see a cabinet 1.', admissible: ['go to cabinet 1', 'look'] })]);
+    const task: Task = {
+      id: 'llm/1',
+      env: HOUSEHOLD,
+      instruction: 'put a mug in cabinet.',
+      difficulty: 0.5,
+      origin: 'llm',
+    };
+    const chat = new ScriptedChatModel([
+      JSON.stringify({
+        observation: 'You are in the middle of a room. You see a cabinet 1.',
+        admissible: ['go to cabinet 1', 'look'],
+      }),
+    ]);
     const model = new ReasoningExperienceModel(chat);
     const first = await model.initial(task);
-    expect(first).toEqual({ text: 'You are in the middle of a room. You see a cabinet 1.', admissible: ['go to cabinet 1', 'look'], task });
+    expect(first).toEqual({
+      text: 'You are in the middle of a room. You see a cabinet 1.',
+      admissible: ['go to cabinet 1', 'look'],
+      task,
+    });
     expect(await model.initial(task)).toEqual(first);
     expect(chat.requests).toHaveLength(1);
     const bad = new ReasoningExperienceModel(new ScriptedChatModel(['x', 'y', 'z']));

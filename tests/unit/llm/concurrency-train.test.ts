@@ -23,19 +23,46 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function shopAfter(server: OpenAiTestServer, delayMs: number): void {
   const script = (request: RecordedRequest): ScriptedReply => {
     server.replyChat(script);
-    return { delayMs, body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), { promptTokens: 500, completionTokens: 120 }) };
+    return {
+      delayMs,
+      body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), {
+        promptTokens: 500,
+        completionTokens: 120,
+      }),
+    };
   };
   server.replyChat(script);
 }
 
-async function train(concurrency: number): Promise<{ metrics: string; peak: number; calls: number; dreamSteps: number }> {
+async function train(
+  concurrency: number,
+): Promise<{ metrics: string; peak: number; calls: number; dreamSteps: number }> {
   const server = await OpenAiTestServer.start();
   try {
     shopAfter(server, 15);
     const out = join(dir, `n${concurrency}`);
-    expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', `openai:${server.url}#test-model`, '--out', out,
-      '--set', `iterations=2,tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=4,llmConcurrency=${concurrency}`, '--json'])).toBe(0);
-    return { metrics: readFileSync(join(out, 'metrics.jsonl'), 'utf8'), peak: server.peakInFlight, calls: server.chatRequests.length, dreamSteps: lastJson().dream_steps };
+    expect(
+      await main([
+        'train',
+        '--preset',
+        'webshop-easy',
+        '--mode',
+        'dream',
+        '--llm',
+        `openai:${server.url}#test-model`,
+        '--out',
+        out,
+        '--set',
+        `iterations=2,tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=4,llmConcurrency=${concurrency}`,
+        '--json',
+      ]),
+    ).toBe(0);
+    return {
+      metrics: readFileSync(join(out, 'metrics.jsonl'), 'utf8'),
+      peak: server.peakInFlight,
+      calls: server.chatRequests.length,
+      dreamSteps: lastJson().dream_steps,
+    };
   } finally {
     await server.close();
   }

@@ -35,7 +35,9 @@ function failingOneInFive(server: OpenAiTestServer): { failed: () => number } {
     server.replyChat(script);
     if (n % 5 !== 0) return shop(request);
     failed++;
-    return n % 10 === 0 ? { delayMs: 3_000, ...shop(request) } : { status: 500, body: { error: { message: 'overloaded' } } };
+    return n % 10 === 0
+      ? { delayMs: 3_000, ...shop(request) }
+      : { status: 500, body: { error: { message: 'overloaded' } } };
   };
   server.replyChat(script);
   return { failed: () => failed };
@@ -44,13 +46,17 @@ function failingOneInFive(server: OpenAiTestServer): { failed: () => number } {
 describe('EngineFailureGuard', () => {
   it('lets single failures through, and stops on a whole failed step or too many in a row', () => {
     const guard = new EngineFailureGuard(3);
-    guard.recordStep(['timeout']);                 // a lone last episode failing once: one failed call
+    guard.recordStep(['timeout']); // a lone last episode failing once: one failed call
     guard.recordStep([undefined, 'timeout']);
     expect(guard.failuresInARow).toBe(1);
     expect(() => guard.recordStep(['500', '500'])).toThrow(EngineFailureError); // 3 in a row
-    expect(() => new EngineFailureGuard(10).recordStep(['refused', 'refused'])).toThrow(/every prediction of a dream step failed \(2 of 2\)/);
+    expect(() => new EngineFailureGuard(10).recordStep(['refused', 'refused'])).toThrow(
+      /every prediction of a dream step failed \(2 of 2\)/,
+    );
     expect(() => new EngineFailureGuard(10).recordStep([undefined, 'x'])).not.toThrow();
-    expect(() => new EngineFailureGuard(2).recordStep(['a', undefined, 'b', 'c'])).toThrow(/2 engine calls in a row failed; the last error: c/);
+    expect(() => new EngineFailureGuard(2).recordStep(['a', undefined, 'b', 'c'])).toThrow(
+      /2 engine calls in a row failed; the last error: c/,
+    );
   });
 });
 
@@ -59,10 +65,15 @@ describe('OpenAiChatModel: response bodies are capped', () => {
     const server = await OpenAiTestServer.start();
     try {
       const big = JSON.stringify(chatCompletion('x'.repeat(3 << 20)));
-      server.replyChat({ body: big, headers: { 'content-length': String(Buffer.byteLength(big)) } }, { body: big, trickle: { pieces: 64, intervalMs: 1 } });
+      server.replyChat(
+        { body: big, headers: { 'content-length': String(Buffer.byteLength(big)) } },
+        { body: big, trickle: { pieces: 64, intervalMs: 1 } },
+      );
       const model = new OpenAiChatModel({ baseUrl: server.url, model: 'test-model', retries: 2, backoffMs: 1 });
       for (const how of [/declares \d+ bytes/, /sent more than 1048576 bytes/]) {
-        const error = await model.complete({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 5 }).catch((e: unknown) => e);
+        const error = await model
+          .complete({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 5 })
+          .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(LlmError);
         expect(error).toMatchObject({ code: 'bad-response', transient: true });
         expect((error as Error).message).toMatch(how);
@@ -103,7 +114,22 @@ describe('the CLI against a server that fails one request in five', () => {
     const server = await OpenAiTestServer.start();
     try {
       const failing = failingOneInFive(server);
-      expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', `openai:${server.url}#test-model`, '--n', '200', '--k', '0', '--set', transport, '--json'])).toBe(0);
+      expect(
+        await main([
+          'audit',
+          '--env',
+          'webshop-lite-v0',
+          '--llm',
+          `openai:${server.url}#test-model`,
+          '--n',
+          '200',
+          '--k',
+          '0',
+          '--set',
+          transport,
+          '--json',
+        ]),
+      ).toBe(0);
       const report = lastJson();
       expect(report.n).toBe(200);
       expect(report.failed_calls).toBeGreaterThanOrEqual(failing.failed()); // a reply slowed past the timeout by a busy machine fails too
@@ -119,12 +145,29 @@ describe('the CLI against a server that fails one request in five', () => {
     const run = mkdtempSync(join(tmpdir(), 'dreamgym-failing-run-'));
     try {
       failingOneInFive(server);
-      expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', `openai:${server.url}#test-model`, '--out', run,
-        '--set', `iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,finalEvalEpisodes=4,retrievalK=0,${transport}`, '--json'])).toBe(0);
+      expect(
+        await main([
+          'train',
+          '--preset',
+          'webshop-easy',
+          '--mode',
+          'dream',
+          '--llm',
+          `openai:${server.url}#test-model`,
+          '--out',
+          run,
+          '--set',
+          `iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,finalEvalEpisodes=4,retrievalK=0,${transport}`,
+          '--json',
+        ]),
+      ).toBe(0);
       const summary = lastJson();
       expect(summary).toMatchObject({ mode: 'dream', iterations: 2, real_steps: 0 });
       expect(summary.invalid_rate).toBeGreaterThan(0);
-      const metrics = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const metrics = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(metrics.every((m) => m['dream/invalid_rate'] > 0)).toBe(true);
     } finally {
       await server.close();
@@ -139,14 +182,32 @@ describe('the CLI against a server that fails one request in five', () => {
     const run = mkdtempSync(join(tmpdir(), 'dreamgym-down-run-'));
     let back: OpenAiTestServer | null = null;
     try {
-      expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', `openai:${url}#test-model`, '--out', run,
-        '--set', `iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,finalEvalEpisodes=2,retrievalK=0,${transport}`])).toBe(1);
+      expect(
+        await main([
+          'train',
+          '--preset',
+          'webshop-easy',
+          '--mode',
+          'dream',
+          '--llm',
+          `openai:${url}#test-model`,
+          '--out',
+          run,
+          '--set',
+          `iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,finalEvalEpisodes=2,retrievalK=0,${transport}`,
+        ]),
+      ).toBe(1);
       const message = err.join('\n');
-      expect(message).toMatch(/engine is not answering: every prediction of a dream step failed \(4 of 4\); the last error: Connection refused/);
+      expect(message).toMatch(
+        /engine is not answering: every prediction of a dream step failed \(4 of 4\); the last error: Connection refused/,
+      );
       expect(message).toContain(`the checkpoint of iteration 0 is in ${join(run, 'checkpoint')}`);
       expect(message).toContain(`dreamgym train --resume --out ${run}`);
       back = await OpenAiTestServer.start(port);
-      const answerShop = (r: RecordedRequest): ScriptedReply => { back!.replyChat(answerShop); return shop(r); };
+      const answerShop = (r: RecordedRequest): ScriptedReply => {
+        back!.replyChat(answerShop);
+        return shop(r);
+      };
       back.replyChat(answerShop);
       const resumed = await main(['train', '--resume', '--out', run, '--set', 'llmRetries=1', '--json']);
       expect(resumed, err.join('\n')).toBe(0);
@@ -157,7 +218,7 @@ describe('the CLI against a server that fails one request in five', () => {
     }
   }, 60_000);
 
-  it('dream prints the model\'s text with control characters escaped (no raw ESC reaches the terminal)', async () => {
+  it("dream prints the model's text with control characters escaped (no raw ESC reaches the terminal)", async () => {
     const server = await OpenAiTestServer.start();
     try {
       const hostile = '\u001b]0;pwned\u0007\u001b[2J\u009b31m';
@@ -168,12 +229,41 @@ describe('the CLI against a server that fails one request in five', () => {
         return { body: chatCompletion(JSON.stringify({ ...reply, reasoning: `ok ${hostile}` })) };
       };
       server.replyChat(answerHostile);
-      expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', `openai:${server.url}#test-model`, '--policy', 'random', '--episodes', '1', '--k', '0'])).toBe(0);
+      expect(
+        await main([
+          'dream',
+          '--env',
+          'webshop-lite-v0',
+          '--llm',
+          `openai:${server.url}#test-model`,
+          '--policy',
+          'random',
+          '--episodes',
+          '1',
+          '--k',
+          '0',
+        ]),
+      ).toBe(0);
       const printed = out.join('\n');
       expect(printed).toContain('reasoning: ok \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m');
       expect(printed).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
       // --json escapes them too (JSON.stringify alone would leave the C1 control U+009B raw).
-      expect(await main(['dream', '--env', 'webshop-lite-v0', '--llm', `openai:${server.url}#test-model`, '--policy', 'random', '--episodes', '1', '--k', '0', '--json'])).toBe(0);
+      expect(
+        await main([
+          'dream',
+          '--env',
+          'webshop-lite-v0',
+          '--llm',
+          `openai:${server.url}#test-model`,
+          '--policy',
+          'random',
+          '--episodes',
+          '1',
+          '--k',
+          '0',
+          '--json',
+        ]),
+      ).toBe(0);
       expect(out.at(-1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       expect(lastJson().trajectories[0].steps[0].reasoning).toBe(`ok ${hostile}`);
     } finally {

@@ -12,8 +12,17 @@ import { chatCompletion, OpenAiTestServer } from './openai-test-server';
 /** A task that resolves when the test says so, recording when it started. */
 function gate(log: string[], name: string): { task: () => Promise<string>; open: () => void } {
   let open!: () => void;
-  const opened = new Promise<void>((resolve) => { open = resolve; });
-  return { task: async () => { log.push(name); await opened; return name; }, open };
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return {
+    task: async () => {
+      log.push(name);
+      await opened;
+      return name;
+    },
+    open,
+  };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -38,7 +47,9 @@ describe('ConcurrencyLimiter', () => {
     await tick();
     expect(started).toEqual(['a', 'b', 'c', 'd']);
     expect(limiter.running).toBe(2);
-    gates[2].open(); gates[3].open(); late.open();
+    gates[2].open();
+    gates[3].open();
+    late.open();
     expect(await Promise.all([...results, lateResult])).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(limiter.peak).toBe(2);
     expect(limiter.running).toBe(0);
@@ -50,7 +61,11 @@ describe('ConcurrencyLimiter', () => {
     const first = gate(started, 'first');
     const running = limiter.run(first.task);
     const controller = new AbortController();
-    const waiting = limiter.run(() => Promise.resolve('never'), controller.signal, () => new Error('cancelled while waiting'));
+    const waiting = limiter.run(
+      () => Promise.resolve('never'),
+      controller.signal,
+      () => new Error('cancelled while waiting'),
+    );
     controller.abort();
     await expect(waiting).rejects.toThrow('cancelled while waiting');
     expect(limiter.waiting).toBe(0);
@@ -64,14 +79,23 @@ describe('ConcurrencyLimiter', () => {
 
 describe('OpenAiChatModel concurrency', () => {
   let server: OpenAiTestServer;
-  beforeEach(async () => { server = await OpenAiTestServer.start(); });
-  afterEach(async () => { await server.close(); });
+  beforeEach(async () => {
+    server = await OpenAiTestServer.start();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
 
   /** 12 concurrent requests, each answered after 30 ms with a text naming the request. */
   async function burst(concurrency: number): Promise<string[]> {
-    for (let i = 0; i < 12; i++) server.replyChat((r) => ({ delayMs: 30, body: chatCompletion(`answer to ${r.body.messages[0].content}`) }));
+    for (let i = 0; i < 12; i++)
+      server.replyChat((r) => ({ delayMs: 30, body: chatCompletion(`answer to ${r.body.messages[0].content}`) }));
     const model = new OpenAiChatModel({ baseUrl: server.url, model: 'test-model', concurrency });
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => model.complete({ messages: [{ role: 'user', content: `q${i}` }], maxTokens: 8 })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        model.complete({ messages: [{ role: 'user', content: `q${i}` }], maxTokens: 8 }),
+      ),
+    );
     expect(model.concurrency).toEqual({ limit: concurrency, peak: concurrency });
     return answers.map((a) => a.text);
   }

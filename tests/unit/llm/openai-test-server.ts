@@ -35,17 +35,29 @@ const MAX_BODY_BYTES = 1 << 20;
 const MAX_REQUESTS = 1000;
 
 /** An OpenAI chat.completion body. */
-export function chatCompletion(text: string, options: {
-  finishReason?: string | null; promptTokens?: number; completionTokens?: number; logprobs?: unknown; model?: string;
-} = {}): Record<string, unknown> {
+export function chatCompletion(
+  text: string,
+  options: {
+    finishReason?: string | null;
+    promptTokens?: number;
+    completionTokens?: number;
+    logprobs?: unknown;
+    model?: string;
+  } = {},
+): Record<string, unknown> {
   return {
-    id: 'chatcmpl-test', object: 'chat.completion', created: 0, model: options.model ?? 'test-model',
-    choices: [{
-      index: 0,
-      message: { role: 'assistant', content: text },
-      finish_reason: options.finishReason === undefined ? 'stop' : options.finishReason,
-      ...(options.logprobs !== undefined ? { logprobs: options.logprobs } : {}),
-    }],
+    id: 'chatcmpl-test',
+    object: 'chat.completion',
+    created: 0,
+    model: options.model ?? 'test-model',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text },
+        finish_reason: options.finishReason === undefined ? 'stop' : options.finishReason,
+        ...(options.logprobs !== undefined ? { logprobs: options.logprobs } : {}),
+      },
+    ],
     usage: {
       prompt_tokens: options.promptTokens ?? 10,
       completion_tokens: options.completionTokens ?? 3,
@@ -55,7 +67,11 @@ export function chatCompletion(text: string, options: {
 }
 
 /** An OpenAI-style error body. */
-export function errorBody(message: string, type = 'invalid_request_error', code: string | null = null): Record<string, unknown> {
+export function errorBody(
+  message: string,
+  type = 'invalid_request_error',
+  code: string | null = null,
+): Record<string, unknown> {
   return { error: { message, type, param: null, code } };
 }
 
@@ -73,7 +89,10 @@ export class OpenAiTestServer {
   #timers = new Set<ReturnType<typeof setTimeout>>();
   #sockets = new Set<Socket>();
 
-  private constructor(private readonly server: Server, readonly port: number) {}
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
 
   /** Listens on `port` (default 0: a free one; a test may reopen the port of a server it closed). */
   static async start(listenPort = 0): Promise<OpenAiTestServer> {
@@ -86,20 +105,32 @@ export class OpenAiTestServer {
     const port = (server.address() as AddressInfo).port;
     const instance = new OpenAiTestServer(server, port);
     server.on('connection', (socket) => instance.#onConnection(socket));
-    server.on('request', (req, res) => { void instance.#onRequest(req, res); });
+    server.on('request', (req, res) => {
+      void instance.#onRequest(req, res);
+    });
     return instance;
   }
 
   /** Base URL of the API, e.g. http://127.0.0.1:PORT/v1. */
-  get url(): string { return `http://127.0.0.1:${this.port}/v1`; }
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
 
   /** Queue replies for the next chat requests, in order; when empty, answers chatCompletion('ok'). */
-  replyChat(...scripts: Script[]): this { this.#chat.push(...scripts); return this; }
+  replyChat(...scripts: Script[]): this {
+    this.#chat.push(...scripts);
+    return this;
+  }
 
   /** Queue replies for the next GET /v1/models requests; when empty, lists `models`. */
-  replyModels(...scripts: Script[]): this { this.#modelReplies.push(...scripts); return this; }
+  replyModels(...scripts: Script[]): this {
+    this.#modelReplies.push(...scripts);
+    return this;
+  }
 
-  get chatRequests(): RecordedRequest[] { return this.requests.filter((r) => r.path === '/v1/chat/completions'); }
+  get chatRequests(): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === '/v1/chat/completions');
+  }
 
   async close(): Promise<void> {
     for (const timer of this.#timers) clearTimeout(timer);
@@ -110,22 +141,42 @@ export class OpenAiTestServer {
 
   #onConnection(socket: Socket): void {
     const remote = socket.remoteAddress ?? '';
-    if (remote !== '127.0.0.1' && remote !== '::ffff:127.0.0.1' && remote !== '::1') { socket.destroy(); return; }
+    if (remote !== '127.0.0.1' && remote !== '::ffff:127.0.0.1' && remote !== '::1') {
+      socket.destroy();
+      return;
+    }
     this.#sockets.add(socket);
     socket.on('close', () => this.#sockets.delete(socket));
   }
 
   #later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => { this.#timers.delete(timer); fn(); }, ms);
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      fn();
+    }, ms);
     this.#timers.add(timer);
   }
 
   async #onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.requests.length >= MAX_REQUESTS) { res.writeHead(503).end(); return; }
+    if (this.requests.length >= MAX_REQUESTS) {
+      res.writeHead(503).end();
+      return;
+    }
     let raw: string;
-    try { raw = await readBody(req); } catch { res.writeHead(413).end(); return; }
+    try {
+      raw = await readBody(req);
+    } catch {
+      res.writeHead(413).end();
+      return;
+    }
     let body: unknown;
-    if (raw !== '') { try { body = JSON.parse(raw); } catch { body = raw; } }
+    if (raw !== '') {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = raw;
+      }
+    }
     const path = (req.url ?? '/').split('?')[0];
     const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers: { ...req.headers }, body };
     this.requests.push(recorded);
@@ -134,25 +185,41 @@ export class OpenAiTestServer {
     if (path === '/v1/chat/completions' && req.method === 'POST') {
       script = this.#chat.shift() ?? { body: chatCompletion('ok') };
     } else if (path === '/v1/models' && req.method === 'GET') {
-      script = this.#modelReplies.shift()
-        ?? { body: { object: 'list', data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'test' })) } };
+      script = this.#modelReplies.shift() ?? {
+        body: {
+          object: 'list',
+          data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'test' })),
+        },
+      };
     } else {
       script = { status: 404, body: errorBody(`Not found: ${req.method} ${path}`, 'not_found_error') };
     }
     const reply = typeof script === 'function' ? script(recorded) : script;
-    res.on('finish', () => { this.repliesFinished++; });
+    res.on('finish', () => {
+      this.repliesFinished++;
+    });
     const chat = path === '/v1/chat/completions';
     if (chat) this.peakInFlight = Math.max(this.peakInFlight, ++this.inFlight);
-    const send = () => { if (chat) this.inFlight--; this.#send(res, reply); };
-    if (reply.delayMs) this.#later(reply.delayMs, send); else send();
+    const send = () => {
+      if (chat) this.inFlight--;
+      this.#send(res, reply);
+    };
+    if (reply.delayMs) this.#later(reply.delayMs, send);
+    else send();
   }
 
   #send(res: ServerResponse, reply: ScriptedReply): void {
     if (res.destroyed || res.writableEnded) return;
-    if (reply.hangUp) { res.socket?.destroy(); return; }
+    if (reply.hangUp) {
+      res.socket?.destroy();
+      return;
+    }
     const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
     res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-    if (!reply.trickle) { res.end(text); return; }
+    if (!reply.trickle) {
+      res.end(text);
+      return;
+    }
     res.flushHeaders();
     const { pieces, intervalMs } = reply.trickle;
     const size = Math.ceil(text.length / Math.max(1, pieces));
@@ -161,7 +228,10 @@ export class OpenAiTestServer {
       if (res.destroyed) return;
       const part = text.slice(offset, offset + size);
       offset += size;
-      if (offset >= text.length) { res.end(part); return; }
+      if (offset >= text.length) {
+        res.end(part);
+        return;
+      }
       res.write(part);
       this.#later(intervalMs, next);
     };
@@ -175,7 +245,11 @@ function readBody(req: IncomingMessage): Promise<string> {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) { reject(new Error('request body too large')); req.destroy(); return; }
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('request body too large'));
+        req.destroy();
+        return;
+      }
       chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));

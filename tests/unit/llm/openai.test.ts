@@ -1,19 +1,41 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  OpenAiChatModel, backoffDelayMs, mapFinishReason, parseLogprobs, parseRetryAfterMs,
-  type OpenAiChatModelOptions, type RetryInfo,
+  OpenAiChatModel,
+  backoffDelayMs,
+  mapFinishReason,
+  parseLogprobs,
+  parseRetryAfterMs,
+  type OpenAiChatModelOptions,
+  type RetryInfo,
 } from '../../../src/core/llm/openai';
 import { LlmError, type ChatRequest } from '../../../src/core/llm/types';
 import { chatCompletion, errorBody, OpenAiTestServer } from './openai-test-server';
 
 let server: OpenAiTestServer;
-beforeEach(async () => { server = await OpenAiTestServer.start(); });
-afterEach(async () => { await server.close(); });
+beforeEach(async () => {
+  server = await OpenAiTestServer.start();
+});
+afterEach(async () => {
+  await server.close();
+});
 
-const request: ChatRequest = { messages: [{ role: 'system', content: 'You dream.' }, { role: 'user', content: 'Next?' }], maxTokens: 32 };
+const request: ChatRequest = {
+  messages: [
+    { role: 'system', content: 'You dream.' },
+    { role: 'user', content: 'Next?' },
+  ],
+  maxTokens: 32,
+};
 
 function model(options: Partial<OpenAiChatModelOptions> = {}): OpenAiChatModel {
-  return new OpenAiChatModel({ baseUrl: server.url, model: 'test-model', backoffMs: 1, maxBackoffMs: 4, timeoutMs: 5_000, ...options });
+  return new OpenAiChatModel({
+    baseUrl: server.url,
+    model: 'test-model',
+    backoffMs: 1,
+    maxBackoffMs: 4,
+    timeoutMs: 5_000,
+    ...options,
+  });
 }
 
 /** Runs `promise`, expecting an LlmError; returns it. */
@@ -29,7 +51,9 @@ async function llmError(promise: Promise<unknown>): Promise<LlmError> {
 
 describe('OpenAiChatModel.complete', () => {
   it('sends the messages and options and maps text, usage and finish_reason', async () => {
-    server.replyChat({ body: chatCompletion('{"ok":true}', { finishReason: 'length', promptTokens: 21, completionTokens: 7 }) });
+    server.replyChat({
+      body: chatCompletion('{"ok":true}', { finishReason: 'length', promptTokens: 21, completionTokens: 7 }),
+    });
     const m = model({ apiKey: 'sk-secret', headers: { 'x-extra': 'yes' } });
     const result = await m.complete({ ...request, temperature: 0, seed: 42, stop: ['\n\n'] });
     expect(result.text).toBe('{"ok":true}');
@@ -44,7 +68,13 @@ describe('OpenAiChatModel.complete', () => {
     const [sent] = server.chatRequests;
     expect(sent.method).toBe('POST');
     expect(sent.body).toEqual({
-      model: 'test-model', messages: request.messages, max_tokens: 32, stream: false, temperature: 0, seed: 42, stop: ['\n\n'],
+      model: 'test-model',
+      messages: request.messages,
+      max_tokens: 32,
+      stream: false,
+      temperature: 0,
+      seed: 42,
+      stop: ['\n\n'],
     });
     expect(sent.headers.authorization).toBe('Bearer sk-secret');
     expect(sent.headers['content-type']).toBe('application/json');
@@ -54,7 +84,8 @@ describe('OpenAiChatModel.complete', () => {
   it('omits unset options and maps finish reasons', async () => {
     await model().complete(request);
     const body = server.chatRequests[0].body;
-    for (const key of ['temperature', 'seed', 'stop', 'response_format', 'logprobs', 'top_logprobs', 'grammar']) expect(body).not.toHaveProperty(key);
+    for (const key of ['temperature', 'seed', 'stop', 'response_format', 'logprobs', 'top_logprobs', 'grammar'])
+      expect(body).not.toHaveProperty(key);
     expect(server.chatRequests[0].headers.authorization).toBeUndefined();
     expect(mapFinishReason('stop')).toBe('stop');
     expect(mapFinishReason('length')).toBe('length');
@@ -74,7 +105,8 @@ describe('OpenAiChatModel.complete', () => {
     const schema = { type: 'object', properties: { reward: { type: 'number' } }, required: ['reward'] };
     await model().complete({ ...request, jsonSchema: schema });
     expect(server.chatRequests[0].body.response_format).toEqual({
-      type: 'json_schema', json_schema: { name: 'output', strict: true, schema },
+      type: 'json_schema',
+      json_schema: { name: 'output', strict: true, schema },
     });
   });
 
@@ -115,7 +147,15 @@ describe('OpenAiChatModel.complete', () => {
       body: chatCompletion('yes', {
         logprobs: {
           content: [
-            { token: 'yes', logprob: -0.1, bytes: [121, 101, 115], top_logprobs: [{ token: 'yes', logprob: -0.1 }, { token: 'no', logprob: -2.4 }] },
+            {
+              token: 'yes',
+              logprob: -0.1,
+              bytes: [121, 101, 115],
+              top_logprobs: [
+                { token: 'yes', logprob: -0.1 },
+                { token: 'no', logprob: -2.4 },
+              ],
+            },
             { token: '!', logprob: -1.5, top_logprobs: [] },
           ],
         },
@@ -124,7 +164,14 @@ describe('OpenAiChatModel.complete', () => {
     const result = await model().complete({ ...request, topLogprobs: 2 });
     expect(server.chatRequests[0].body).toMatchObject({ logprobs: true, top_logprobs: 2 });
     expect(result.logprobs).toEqual([
-      { token: 'yes', logprob: -0.1, top: [{ token: 'yes', logprob: -0.1 }, { token: 'no', logprob: -2.4 }] },
+      {
+        token: 'yes',
+        logprob: -0.1,
+        top: [
+          { token: 'yes', logprob: -0.1 },
+          { token: 'no', logprob: -2.4 },
+        ],
+      },
       { token: '!', logprob: -1.5, top: [] },
     ]);
   });
@@ -136,14 +183,26 @@ describe('OpenAiChatModel.complete', () => {
     expect(server.chatRequests[1].body.top_logprobs).toBe(1); // never 0: servers then leave content empty
     expect(parseLogprobs({ content: 'nope' })).toBeUndefined();
     expect(parseLogprobs({ content: [] })).toBeUndefined();
-    expect(parseLogprobs({ tokens: ['a'], token_logprobs: [-0.5], top_logprobs: [{ a: -0.5, b: -1 }] }))
-      .toEqual([{ token: 'a', logprob: -0.5, top: [{ token: 'a', logprob: -0.5 }, { token: 'b', logprob: -1 }] }]);
+    expect(parseLogprobs({ tokens: ['a'], token_logprobs: [-0.5], top_logprobs: [{ a: -0.5, b: -1 }] })).toEqual([
+      {
+        token: 'a',
+        logprob: -0.5,
+        top: [
+          { token: 'a', logprob: -0.5 },
+          { token: 'b', logprob: -1 },
+        ],
+      },
+    ]);
   });
 });
 
 describe('retries and errors', () => {
   it('retries 500s with exponential backoff, then succeeds', async () => {
-    server.replyChat({ status: 500, body: errorBody('boom') }, { status: 503, body: 'overloaded' }, { body: chatCompletion('fine') });
+    server.replyChat(
+      { status: 500, body: errorBody('boom') },
+      { status: 503, body: 'overloaded' },
+      { body: chatCompletion('fine') },
+    );
     const retries: RetryInfo[] = [];
     const result = await model({ backoffMs: 5, maxBackoffMs: 100, onRetry: (r) => retries.push(r) }).complete(request);
     expect(result.text).toBe('fine');
@@ -166,7 +225,10 @@ describe('retries and errors', () => {
   });
 
   it('honours Retry-After on 429, capped by maxRetryAfterMs', async () => {
-    server.replyChat({ status: 429, headers: { 'retry-after': '1' }, body: errorBody('slow down') }, { body: chatCompletion('ok') });
+    server.replyChat(
+      { status: 429, headers: { 'retry-after': '1' }, body: errorBody('slow down') },
+      { body: chatCompletion('ok') },
+    );
     const retries: RetryInfo[] = [];
     const started = Date.now();
     await model({ backoffMs: 1, onRetry: (r) => retries.push(r) }).complete(request);
@@ -194,10 +256,13 @@ describe('retries and errors', () => {
   });
 
   it('explains a missing model (Ollama 404) with ollama pull and the /models list', async () => {
-    server.replyChat({ status: 404, body: errorBody('model "qwen2.5:1.5b" not found, try pulling it first', 'api_error') });
+    server.replyChat({
+      status: 404,
+      body: errorBody('model "qwen2.5:1.5b" not found, try pulling it first', 'api_error'),
+    });
     const error = await llmError(model({ model: 'qwen2.5:1.5b' }).complete(request));
     expect(error.code).toBe('model-not-found');
-    expect(error.message).toContain("ollama pull qwen2.5:1.5b");
+    expect(error.message).toContain('ollama pull qwen2.5:1.5b');
     expect(error.message).toContain('/models');
     expect(server.chatRequests).toHaveLength(1);
   });
@@ -252,7 +317,10 @@ describe('retries and errors', () => {
 
     server.replyChat({ status: 503 });
     const backoff = new AbortController();
-    const waiting = model({ backoffMs: 5_000, maxBackoffMs: 5_000, onRetry: () => backoff.abort() }).complete(request, backoff.signal);
+    const waiting = model({ backoffMs: 5_000, maxBackoffMs: 5_000, onRetry: () => backoff.abort() }).complete(
+      request,
+      backoff.signal,
+    );
     expect((await llmError(waiting)).code).toBe('aborted');
 
     const before = AbortSignal.abort();
@@ -266,7 +334,11 @@ describe('retries and errors', () => {
     const url = closed.url;
     await closed.close();
     const retries: RetryInfo[] = [];
-    const error = await llmError(new OpenAiChatModel({ baseUrl: url, model: 'm', backoffMs: 1, onRetry: (r) => retries.push(r) }).complete(request));
+    const error = await llmError(
+      new OpenAiChatModel({ baseUrl: url, model: 'm', backoffMs: 1, onRetry: (r) => retries.push(r) }).complete(
+        request,
+      ),
+    );
     expect(error.code).toBe('connection-refused');
     expect(error.message).toContain(url);
     expect(error.message).toContain('ollama serve');
@@ -281,8 +353,15 @@ describe('retries and errors', () => {
   });
 
   it('explains CORS for a failed cross-origin fetch in a browser', async () => {
-    const failing: typeof fetch = async () => { throw new TypeError('Failed to fetch'); };
-    const m = new OpenAiChatModel({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'm', fetch: failing, pageOrigin: 'http://localhost:5173' });
+    const failing: typeof fetch = async () => {
+      throw new TypeError('Failed to fetch');
+    };
+    const m = new OpenAiChatModel({
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      model: 'm',
+      fetch: failing,
+      pageOrigin: 'http://localhost:5173',
+    });
     const error = await llmError(m.complete(request));
     expect(error.code).toBe('cors');
     expect(error.message).toContain('OLLAMA_ORIGINS=http://localhost:5173');
@@ -290,10 +369,21 @@ describe('retries and errors', () => {
     expect(error.message).toContain('--cors-origins');
     expect(error.message).toContain('ollama serve');
 
-    const https = new OpenAiChatModel({ baseUrl: 'http://gpu-box.lan:8000/v1', model: 'm', fetch: failing, pageOrigin: 'https://app.example' });
+    const https = new OpenAiChatModel({
+      baseUrl: 'http://gpu-box.lan:8000/v1',
+      model: 'm',
+      fetch: failing,
+      pageOrigin: 'https://app.example',
+    });
     expect((await llmError(https.complete(request))).message).toMatch(/mixed content/);
 
-    const sameOrigin = new OpenAiChatModel({ baseUrl: 'http://localhost:5173/v1', model: 'm', fetch: failing, pageOrigin: 'http://localhost:5173', retries: 0 });
+    const sameOrigin = new OpenAiChatModel({
+      baseUrl: 'http://localhost:5173/v1',
+      model: 'm',
+      fetch: failing,
+      pageOrigin: 'http://localhost:5173',
+      retries: 0,
+    });
     expect((await llmError(sameOrigin.complete(request))).code).toBe('connection-refused');
   });
 
@@ -310,7 +400,9 @@ describe('retries and errors', () => {
   });
 
   it('rejects a base URL that is not http(s)', () => {
-    expect(() => new OpenAiChatModel({ baseUrl: 'localhost:11434', model: 'm' })).toThrow(/http:\/\/127\.0\.0\.1:11434\/v1/);
+    expect(() => new OpenAiChatModel({ baseUrl: 'localhost:11434', model: 'm' })).toThrow(
+      /http:\/\/127\.0\.0\.1:11434\/v1/,
+    );
   });
 });
 

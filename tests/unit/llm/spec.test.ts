@@ -3,14 +3,27 @@
  * same text, has a label, and a bad spec is refused with a message naming the valid forms.
  */
 import { describe, expect, it } from 'vitest';
-import { ENGINE_KINDS, experienceLabel, formatLlmSpec, llmSpecLabel, LlmSpecError, parseLlmSpec } from '../../../src/core/llm/spec';
+import {
+  ENGINE_KINDS,
+  experienceLabel,
+  formatLlmSpec,
+  llmSpecLabel,
+  LlmSpecError,
+  parseLlmSpec,
+} from '../../../src/core/llm/spec';
 
 describe('parseLlmSpec', () => {
   it('parses every engine kind and formats it back', () => {
     const cases = {
       oracle: ['oracle:0.2,0', { kind: 'oracle', epsilonReward: 0.2, epsilonTransition: 0 }],
-      openai: ['openai:https://api.example.com/v1#Qwen/Qwen2.5-1.5B-Instruct', { kind: 'openai', baseUrl: 'https://api.example.com/v1', model: 'Qwen/Qwen2.5-1.5B-Instruct' }],
-      webllm: ['webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC', { kind: 'webllm', modelId: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC' }],
+      openai: [
+        'openai:https://api.example.com/v1#Qwen/Qwen2.5-1.5B-Instruct',
+        { kind: 'openai', baseUrl: 'https://api.example.com/v1', model: 'Qwen/Qwen2.5-1.5B-Instruct' },
+      ],
+      webllm: [
+        'webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC',
+        { kind: 'webllm', modelId: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC' },
+      ],
       wllama: ['wllama:file:stories260K.gguf', { kind: 'wllama', source: 'file', name: 'stories260K.gguf' }],
       learned: ['learned:runs/models/webshop-m-exp', { kind: 'learned', path: 'runs/models/webshop-m-exp' }],
     } as const;
@@ -19,23 +32,37 @@ describe('parseLlmSpec', () => {
       expect(parseLlmSpec(text), text).toEqual(spec);
       expect(formatLlmSpec(parseLlmSpec(text))).toBe(text);
     }
-    for (const text of ['wllama:https://example.org/models/tiny-q4_k_m.gguf', 'openai:http://127.0.0.1:8000/v1#m', 'wllama:file:my model.gguf']) {
+    for (const text of [
+      'wllama:https://example.org/models/tiny-q4_k_m.gguf',
+      'openai:http://127.0.0.1:8000/v1#m',
+      'wllama:file:my model.gguf',
+    ]) {
       expect(formatLlmSpec(parseLlmSpec(text))).toBe(text);
     }
     expect(parseLlmSpec(' oracle:1, 0.05 ')).toEqual({ kind: 'oracle', epsilonReward: 1, epsilonTransition: 0.05 });
-    expect(parseLlmSpec('openai:http://127.0.0.1:11434/v1/#qwen2.5:1.5b')).toEqual({ kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:1.5b' });
+    expect(parseLlmSpec('openai:http://127.0.0.1:11434/v1/#qwen2.5:1.5b')).toEqual({
+      kind: 'openai',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      model: 'qwen2.5:1.5b',
+    });
   });
 
   it('labels every kind; the oracle always as the oracle', () => {
     expect(llmSpecLabel(parseLlmSpec('oracle:0.2,0'))).toBe('oracle (ε_R=0.2, ε_P=0)');
-    expect(llmSpecLabel('openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b')).toBe('openai qwen2.5:1.5b @ http://127.0.0.1:11434/v1');
+    expect(llmSpecLabel('openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b')).toBe(
+      'openai qwen2.5:1.5b @ http://127.0.0.1:11434/v1',
+    );
     expect(llmSpecLabel('webllm:X-q4f32_1-MLC')).toBe('webllm X-q4f32_1-MLC');
     expect(llmSpecLabel('wllama:file:s.gguf')).toBe('wllama s.gguf');
     expect(llmSpecLabel('learned:runs/m')).toBe('learned model at runs/m');
     expect(experienceLabel({ mode: 'real', llm: 'webllm:X' })).toBe('the real environment');
     expect(experienceLabel({ mode: 'dream', llm: 'oracle:0.1,0.2' })).toBe('dream: oracle (ε_R=0.1, ε_P=0.2)');
-    expect(experienceLabel({ mode: 'dream', llm: 'wllama:file:s.gguf' })).toBe('dream: reasoning experience model on wllama s.gguf');
-    expect(experienceLabel({ mode: 's2r', llm: 'learned:runs/m' })).toBe('S2R: dream (learned model at runs/m), then a small real budget');
+    expect(experienceLabel({ mode: 'dream', llm: 'wllama:file:s.gguf' })).toBe(
+      'dream: reasoning experience model on wllama s.gguf',
+    );
+    expect(experienceLabel({ mode: 's2r', llm: 'learned:runs/m' })).toBe(
+      'S2R: dream (learned model at runs/m), then a small real budget',
+    );
   });
 
   it('refuses bad specs with what is wrong and the valid forms', () => {
@@ -63,12 +90,22 @@ describe('parseLlmSpec', () => {
     ];
     for (const [text, problem] of cases) {
       let error: unknown;
-      try { parseLlmSpec(text); } catch (e) { error = e; }
+      try {
+        parseLlmSpec(text);
+      } catch (e) {
+        error = e;
+      }
       expect(error, text).toBeInstanceOf(LlmSpecError);
       const message = (error as Error).message;
       expect(message, text).toMatch(problem);
       expect((error as LlmSpecError).problem, text).toMatch(problem);
-      for (const form of ['oracle:0.2,0.1', 'openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b', 'webllm:MODEL_ID', 'wllama:file:NAME.gguf', 'learned:PATH']) {
+      for (const form of [
+        'oracle:0.2,0.1',
+        'openai:http://127.0.0.1:11434/v1#qwen2.5:1.5b',
+        'webllm:MODEL_ID',
+        'wllama:file:NAME.gguf',
+        'learned:PATH',
+      ]) {
         expect(message, text).toContain(form);
       }
     }

@@ -1,28 +1,53 @@
 import { describe, expect, it } from 'vitest';
 import { prebuiltAppConfig } from '@mlc-ai/web-llm';
 import {
-  describeModel, estimateVramBudget, listWebLlmModels, parameterCountB, pickDefaultModel, quantizationOf, twinModelId,
-  type AppConfigLike, type ModelRecordLike,
+  describeModel,
+  estimateVramBudget,
+  listWebLlmModels,
+  parameterCountB,
+  pickDefaultModel,
+  quantizationOf,
+  twinModelId,
+  type AppConfigLike,
+  type ModelRecordLike,
 } from '../../../src/core/llm/webllm-models';
 import type { WebGpuCapabilities } from '../../../src/core/llm/capabilities';
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
 
-function caps(options: { f16?: boolean; maxBuffer?: number; maxBinding?: number; fallback?: boolean; available?: boolean } = {}): WebGpuCapabilities {
+function caps(
+  options: { f16?: boolean; maxBuffer?: number; maxBinding?: number; fallback?: boolean; available?: boolean } = {},
+): WebGpuCapabilities {
   return {
     available: options.available ?? true,
-    adapter: { vendor: 'v', architecture: 'a', description: '', device: '', isFallbackAdapter: options.fallback ?? false },
+    adapter: {
+      vendor: 'v',
+      architecture: 'a',
+      description: '',
+      device: '',
+      isFallbackAdapter: options.fallback ?? false,
+    },
     features: { shaderF16: options.f16 ?? false, subgroups: true },
-    limits: { maxBufferSize: options.maxBuffer ?? 2 * GiB, maxStorageBufferBindingSize: options.maxBinding ?? 2 * GiB,
-      maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256, maxStorageBuffersPerShaderStage: 10 },
+    limits: {
+      maxBufferSize: options.maxBuffer ?? 2 * GiB,
+      maxStorageBufferBindingSize: options.maxBinding ?? 2 * GiB,
+      maxComputeWorkgroupStorageSize: 32768,
+      maxComputeInvocationsPerWorkgroup: 256,
+      maxStorageBuffersPerShaderStage: 10,
+    },
   };
 }
 const swiftShader = caps({ maxBuffer: GiB, maxBinding: GiB, fallback: true });
 
 const rec = (model_id: string, vram: number, extra: Partial<ModelRecordLike> = {}): ModelRecordLike => ({
-  model: `https://huggingface.co/mlc-ai/${model_id}`, model_id, model_lib: `${model_id}.wasm`,
-  vram_required_MB: vram, low_resource_required: true, overrides: { context_window_size: 4096 }, ...extra,
+  model: `https://huggingface.co/mlc-ai/${model_id}`,
+  model_id,
+  model_lib: `${model_id}.wasm`,
+  vram_required_MB: vram,
+  low_resource_required: true,
+  overrides: { context_window_size: 4096 },
+  ...extra,
 });
 const CONFIG: AppConfigLike = {
   model_list: [
@@ -35,8 +60,16 @@ const CONFIG: AppConfigLike = {
     rec('Phi-3.5-vision-instruct-q4f32_1-MLC', 7050.65, { model_type: 2 }),
     rec('Ministral-3-3B-Base-2512-q4f32_1-MLC', 3532.37),
     rec('gemma-2b-it-q4f32_1-MLC', 1750.66, { low_resource_required: false, buffer_size_required_bytes: 262144000 }),
-    rec('snowflake-arctic-embed-m-q0f32-MLC-b4', 539.4, { model_type: 1, low_resource_required: undefined, overrides: undefined }),
-    rec('snowflake-arctic-embed-s-q0f32-MLC-b4', 238.71, { model_type: 1, low_resource_required: undefined, overrides: undefined }),
+    rec('snowflake-arctic-embed-m-q0f32-MLC-b4', 539.4, {
+      model_type: 1,
+      low_resource_required: undefined,
+      overrides: undefined,
+    }),
+    rec('snowflake-arctic-embed-s-q0f32-MLC-b4', 238.71, {
+      model_type: 1,
+      low_resource_required: undefined,
+      overrides: undefined,
+    }),
   ],
 };
 
@@ -59,8 +92,16 @@ describe('model ids', () => {
 
   it('describe a record with a download estimate where the id gives the size', () => {
     const info = describeModel(rec('Qwen2.5-1.5B-Instruct-q4f16_1-MLC', 1629.75));
-    expect(info).toMatchObject({ kind: 'chat', family: 'Qwen2.5-1.5B-Instruct', quantization: 'q4f16_1', vramMB: 1629.75,
-      lowResource: true, contextWindow: 4096, paramsB: 1.5, downloadMBEstimate: 844 });
+    expect(info).toMatchObject({
+      kind: 'chat',
+      family: 'Qwen2.5-1.5B-Instruct',
+      quantization: 'q4f16_1',
+      vramMB: 1629.75,
+      lowResource: true,
+      contextWindow: 4096,
+      paramsB: 1.5,
+      downloadMBEstimate: 844,
+    });
     expect(describeModel(rec('Phi-3.5-mini-instruct-q4f32_1-MLC', 5483)).downloadMBEstimate).toBeUndefined();
     expect(describeModel(CONFIG.model_list[9]).kind).toBe('embedding');
   });
@@ -87,27 +128,44 @@ describe('listWebLlmModels', () => {
     const list = listWebLlmModels(CONFIG, swiftShader);
     expect(list.quantization.quantization).toBe('q4f32');
     expect(list.budget.mb).toBe(2048);
-    expect(list.chat.map((m) => m.id)).toEqual(['SmolLM2-360M-Instruct-q4f32_1-MLC', 'gemma-2b-it-q4f32_1-MLC', 'Qwen2.5-1.5B-Instruct-q4f32_1-MLC']);
+    expect(list.chat.map((m) => m.id)).toEqual([
+      'SmolLM2-360M-Instruct-q4f32_1-MLC',
+      'gemma-2b-it-q4f32_1-MLC',
+      'Qwen2.5-1.5B-Instruct-q4f32_1-MLC',
+    ]);
     expect(list.tooLarge.map((m) => m.id)).toEqual(['Llama-3.1-8B-Instruct-q4f32_1-MLC']);
     expect(list.tooLarge[0].excludedBecause).toMatch(/6101 MB.*2048 MB/);
     // No q0, no vision, no base models, no f16 builds.
     const all = [...list.chat, ...list.tooLarge].map((m) => m.id).join(' ');
     expect(all).not.toMatch(/q0f32|vision|-Base-|q4f16/);
-    expect(list.embedding.map((m) => m.id)).toEqual(['snowflake-arctic-embed-s-q0f32-MLC-b4', 'snowflake-arctic-embed-m-q0f32-MLC-b4']);
+    expect(list.embedding.map((m) => m.id)).toEqual([
+      'snowflake-arctic-embed-s-q0f32-MLC-b4',
+      'snowflake-arctic-embed-m-q0f32-MLC-b4',
+    ]);
     expect(list.embedding.every((m) => m.excludedBecause === undefined)).toBe(true);
   });
 
   it('with shader-f16: q4f16 builds only', () => {
     const list = listWebLlmModels(CONFIG, caps({ f16: true }));
     expect(list.quantization.quantization).toBe('q4f16');
-    expect(list.chat.map((m) => m.id)).toEqual(['SmolLM2-360M-Instruct-q4f16_1-MLC', 'Qwen2.5-1.5B-Instruct-q4f16_1-MLC']);
+    expect(list.chat.map((m) => m.id)).toEqual([
+      'SmolLM2-360M-Instruct-q4f16_1-MLC',
+      'Qwen2.5-1.5B-Instruct-q4f16_1-MLC',
+    ]);
     // A user may force q4f32 anyway.
-    expect(listWebLlmModels(CONFIG, caps({ f16: true }), { quantization: 'q4f32' }).chat.every((m) => m.quantization === 'q4f32_1')).toBe(true);
+    expect(
+      listWebLlmModels(CONFIG, caps({ f16: true }), { quantization: 'q4f32' }).chat.every(
+        (m) => m.quantization === 'q4f32_1',
+      ),
+    ).toBe(true);
   });
 
   it('low binding limits: only low-resource models, and buffer_size_required_bytes is checked', () => {
     const list = listWebLlmModels(CONFIG, caps({ maxBuffer: GiB, maxBinding: 128 * MiB }), { userVramMB: 16000 });
-    expect(list.chat.map((m) => m.id)).toEqual(['SmolLM2-360M-Instruct-q4f32_1-MLC', 'Qwen2.5-1.5B-Instruct-q4f32_1-MLC']);
+    expect(list.chat.map((m) => m.id)).toEqual([
+      'SmolLM2-360M-Instruct-q4f32_1-MLC',
+      'Qwen2.5-1.5B-Instruct-q4f32_1-MLC',
+    ]);
     const gemma = list.tooLarge.find((m) => m.id.startsWith('gemma'));
     expect(gemma?.excludedBecause).toMatch(/250 MiB.*128 MiB/);
     expect(list.tooLarge.find((m) => m.id.startsWith('Llama'))?.excludedBecause).toMatch(/limited devices/);
@@ -119,7 +177,7 @@ describe('listWebLlmModels', () => {
     expect(list.tooLarge.every((m) => m.excludedBecause === 'WebGPU is not available here.')).toBe(true);
   });
 
-  it('over web-llm\'s real prebuiltAppConfig', () => {
+  it("over web-llm's real prebuiltAppConfig", () => {
     const list = listWebLlmModels(prebuiltAppConfig, swiftShader);
     expect(list.chat.length).toBeGreaterThan(5);
     const vram = list.chat.map((m) => m.vramMB ?? Infinity);
@@ -130,8 +188,10 @@ describe('listWebLlmModels', () => {
     }
     expect(list.chat.map((m) => m.id)).toContain('Qwen2.5-0.5B-Instruct-q4f32_1-MLC');
     expect(list.embedding.map((m) => m.id).sort()).toEqual([
-      'snowflake-arctic-embed-m-q0f32-MLC-b32', 'snowflake-arctic-embed-m-q0f32-MLC-b4',
-      'snowflake-arctic-embed-s-q0f32-MLC-b32', 'snowflake-arctic-embed-s-q0f32-MLC-b4',
+      'snowflake-arctic-embed-m-q0f32-MLC-b32',
+      'snowflake-arctic-embed-m-q0f32-MLC-b4',
+      'snowflake-arctic-embed-s-q0f32-MLC-b32',
+      'snowflake-arctic-embed-s-q0f32-MLC-b4',
     ]);
     expect(pickDefaultModel(list)?.id).toBe('Qwen2.5-1.5B-Instruct-q4f32_1-MLC');
 
@@ -142,7 +202,10 @@ describe('listWebLlmModels', () => {
   });
 
   it('pickDefaultModel falls back to the largest model within half the budget', () => {
-    const list = listWebLlmModels({ model_list: [rec('A-1B-q4f32_1-MLC', 900), rec('B-3B-q4f32_1-MLC', 1900), rec('C-7B-q4f32_1-MLC', 3900)] }, caps({ maxBuffer: GiB }));
+    const list = listWebLlmModels(
+      { model_list: [rec('A-1B-q4f32_1-MLC', 900), rec('B-3B-q4f32_1-MLC', 1900), rec('C-7B-q4f32_1-MLC', 3900)] },
+      caps({ maxBuffer: GiB }),
+    );
     expect(pickDefaultModel(list)?.id).toBe('B-3B-q4f32_1-MLC');
     expect(pickDefaultModel({ chat: [], budget: list.budget })).toBeUndefined();
   });

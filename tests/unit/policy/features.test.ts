@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ACTION_TYPES, DEFAULT_FEATURE_CONFIG, ROW_DENSE_DIM, ROW_DENSE_NAMES, STATE_DENSE_DIM, STATE_DENSE_NAMES,
-  classifyAction, encodeStates, pageType, sliceEncoded, tokenize, type EncodedBatch,
+  ACTION_TYPES,
+  DEFAULT_FEATURE_CONFIG,
+  ROW_DENSE_DIM,
+  ROW_DENSE_NAMES,
+  STATE_DENSE_DIM,
+  STATE_DENSE_NAMES,
+  classifyAction,
+  encodeStates,
+  pageType,
+  sliceEncoded,
+  tokenize,
+  type EncodedBatch,
 } from '../../../src/core/policy/features';
 import { householdState, itemState, resultsState } from './fixtures';
 
@@ -12,7 +22,16 @@ const stateFeature = (enc: EncodedBatch, s: number, name: string): number =>
 
 describe('tokens and action types', () => {
   it('tokenizes words and prices', () => {
-    expect(tokenize("L'eau D'issey 6.76 fl oz, $64.98")).toEqual(['l', 'eau', 'd', 'issey', '6.76', 'fl', 'oz', '64.98']);
+    expect(tokenize("L'eau D'issey 6.76 fl oz, $64.98")).toEqual([
+      'l',
+      'eau',
+      'd',
+      'issey',
+      '6.76',
+      'fl',
+      'oz',
+      '64.98',
+    ]);
   });
   it('classifies WebShop and household actions', () => {
     expect(classifyAction('search[blue shirt]')).toEqual({ type: 'search', argument: 'blue shirt' });
@@ -31,7 +50,9 @@ describe('tokens and action types', () => {
     expect(pageType('WebShop [SEP] Instruction: [SEP] x [SEP] Search', ['search[x]'])).toBe('webshop-search');
     expect(pageType(resultsState().observation, [])).toBe('webshop-results');
     expect(pageType(itemState().observation, [])).toBe('webshop-item');
-    expect(pageType('Instruction: [SEP] x [SEP] Back to Search [SEP] < Prev [SEP] soft and warm', [])).toBe('webshop-subpage');
+    expect(pageType('Instruction: [SEP] x [SEP] Back to Search [SEP] < Prev [SEP] soft and warm', [])).toBe(
+      'webshop-subpage',
+    );
     expect(pageType(householdState().observation, householdState().admissible)).toBe('household');
   });
 });
@@ -48,7 +69,11 @@ describe('encodeStates', () => {
     expect(enc.rowDense.length).toBe(enc.nRows * ROW_DENSE_DIM);
     expect(enc.stateDense.length).toBe(3 * STATE_DENSE_DIM);
     // bags: sorted segment ids, every segment present (bias id), ids inside the table
-    for (const [ids, seg, n] of [[enc.instrIds, enc.instrSeg, 3], [enc.obsIds, enc.obsSeg, 3], [enc.actIds, enc.actSeg, enc.nRows]] as const) {
+    for (const [ids, seg, n] of [
+      [enc.instrIds, enc.instrSeg, 3],
+      [enc.obsIds, enc.obsSeg, 3],
+      [enc.actIds, enc.actSeg, enc.nRows],
+    ] as const) {
       for (let j = 1; j < seg.length; j++) expect(seg[j]).toBeGreaterThanOrEqual(seg[j - 1]);
       expect(new Set(seg).size).toBe(n);
       for (const id of ids) expect(id >= 0 && id < DEFAULT_FEATURE_CONFIG.buckets).toBe(true);
@@ -90,8 +115,9 @@ describe('encodeStates', () => {
     expect(rowFeature(enc, 3, 'phrase_in_instruction')).toBe(1); // click[large]
     expect(rowFeature(enc, 2, 'phrase_in_instruction')).toBe(0); // click[small]
     expect(rowFeature(enc, 7, 'type=click-buy')).toBe(1);
-    expect(rowFeature(enc, 7, 'price_within_bound')).toBe(1);   // buy: the item's price
-    const fridge = 8 + 2, cabinet = 8 + 0;
+    expect(rowFeature(enc, 7, 'price_within_bound')).toBe(1); // buy: the item's price
+    const fridge = 8 + 2,
+      cabinet = 8 + 0;
     expect(rowFeature(enc, fridge, 'type=go to')).toBe(1);
     expect(rowFeature(enc, fridge, 'overlap_any')).toBe(1);
     expect(rowFeature(enc, cabinet, 'overlap_any')).toBe(0);

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  chosenLabel, LlmActionPrior, logitsFromLogprobs, PRIOR_LABELS, priorRequest,
+  chosenLabel,
+  LlmActionPrior,
+  logitsFromLogprobs,
+  PRIOR_LABELS,
+  priorRequest,
 } from '../../../src/core/policy/llm-prior';
 import type { PolicyState } from '../../../src/core/policy/policy';
 import type { TokenLogprob } from '../../../src/core/llm/types';
@@ -8,7 +12,8 @@ import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 
 const state: PolicyState = {
   instruction: 'i need a blue cotton shirt, and price lower than 40.00 dollars',
-  observation: 'Instruction: [SEP] i need a blue cotton shirt [SEP] Back to Search [SEP] Page 1 (Total results: 50) [SEP] B0XYZ98765 [SEP] Blue Cotton Shirt [SEP] $25.50',
+  observation:
+    'Instruction: [SEP] i need a blue cotton shirt [SEP] Back to Search [SEP] Page 1 (Total results: 50) [SEP] B0XYZ98765 [SEP] Blue Cotton Shirt [SEP] $25.50',
   admissible: ['click[back to search]', 'click[next >]', 'click[b0xyz98765]'],
 };
 const actions = state.admissible;
@@ -16,9 +21,15 @@ const actions = state.admissible;
 /** The tokens of `{"action": "<label>"}` with top alternatives at the label's token. */
 function jsonTokens(label: string, top: [string, number][]): TokenLogprob[] {
   const parts = ['{"', 'action', '":', ' "', label, '"}'];
-  return parts.map((token) => (token === label
-    ? { token, logprob: top.find(([t]) => t === label)?.[1] ?? -0.1, top: top.map(([t, logprob]) => ({ token: t, logprob })) }
-    : { token, logprob: 0, top: [{ token, logprob: 0 }] }));
+  return parts.map((token) =>
+    token === label
+      ? {
+          token,
+          logprob: top.find(([t]) => t === label)?.[1] ?? -0.1,
+          top: top.map(([t, logprob]) => ({ token: t, logprob })),
+        }
+      : { token, logprob: 0, top: [{ token, logprob: 0 }] },
+  );
 }
 
 describe('LlmActionPrior', () => {
@@ -28,7 +39,12 @@ describe('LlmActionPrior', () => {
     const user = request.messages[1].content;
     expect(user).toContain('1. click[back to search]\n2. click[next >]\n3. click[b0xyz98765]');
     expect(user).toContain(`Task: ${state.instruction}`);
-    expect(request.jsonSchema).toEqual({ type: 'object', properties: { action: { type: 'string', enum: ['1', '2', '3'] } }, required: ['action'], additionalProperties: false });
+    expect(request.jsonSchema).toEqual({
+      type: 'object',
+      properties: { action: { type: 'string', enum: ['1', '2', '3'] } },
+      required: ['action'],
+      additionalProperties: false,
+    });
     expect(request.topLogprobs).toBeGreaterThanOrEqual(1); // WebLLM returns nothing with 0
     expect(request.temperature).toBe(1); // logprobs after temperature: 0 would collapse them
     const grammar = priorRequest(state, actions, { constraint: 'grammar' }).request;
@@ -36,7 +52,10 @@ describe('LlmActionPrior', () => {
     expect(grammar.jsonSchema).toBeUndefined();
     expect(PRIOR_LABELS).toHaveLength(61);
     expect(new Set(PRIOR_LABELS).size).toBe(61);
-    const many = priorRequest(state, Array.from({ length: 70 }, (_, i) => `a${i}`)).labels;
+    const many = priorRequest(
+      state,
+      Array.from({ length: 70 }, (_, i) => `a${i}`),
+    ).labels;
     expect(many.slice(8, 11)).toEqual(['9', 'a', 'b']);
     expect(many).toHaveLength(61);
   });
@@ -49,7 +68,10 @@ describe('LlmActionPrior', () => {
 
   it('turns top logprobs into prior logits, with a floor for labels not listed', () => {
     const labels = ['1', '2', '3', '4'];
-    const logprobs = jsonTokens('3', [['3', Math.log(0.6)], ['1', Math.log(0.3)]]);
+    const logprobs = jsonTokens('3', [
+      ['3', Math.log(0.6)],
+      ['1', Math.log(0.3)],
+    ]);
     const logits = logitsFromLogprobs(logprobs, '{"action": "'.length, labels, -5);
     expect(logits![2]).toBeCloseTo(Math.log(0.6));
     expect(logits![0]).toBeCloseTo(Math.log(0.3));
@@ -60,12 +82,28 @@ describe('LlmActionPrior', () => {
     const sure = logitsFromLogprobs(jsonTokens('3', [['3', Math.log(0.999999)]]), 12, labels, -5);
     expect(sure![0]).toBe(-5);
     // Token variants of one label (' 1', '"1') merge by log-sum-exp.
-    const merged = logitsFromLogprobs(jsonTokens('1', [['1', Math.log(0.4)], ['"1', Math.log(0.2)], ['2', Math.log(0.3)]]), 12, labels, -5);
+    const merged = logitsFromLogprobs(
+      jsonTokens('1', [
+        ['1', Math.log(0.4)],
+        ['"1', Math.log(0.2)],
+        ['2', Math.log(0.3)],
+      ]),
+      12,
+      labels,
+      -5,
+    );
     expect(merged![0]).toBeCloseTo(Math.log(0.6));
   });
 
   it('asks once per state (cache), with logprobs → logits', async () => {
-    const chat = new ScriptedChatModel(() => ({ text: '{"action": "3"}', logprobs: jsonTokens('3', [['3', Math.log(0.7)], ['2', Math.log(0.2)], ['1', Math.log(0.05)]]) }));
+    const chat = new ScriptedChatModel(() => ({
+      text: '{"action": "3"}',
+      logprobs: jsonTokens('3', [
+        ['3', Math.log(0.7)],
+        ['2', Math.log(0.2)],
+        ['1', Math.log(0.05)],
+      ]),
+    }));
     const prior = new LlmActionPrior(chat);
     const scores = await prior.prior(state, actions);
     expect(scores[2]).toBeCloseTo(Math.log(0.7));
@@ -89,7 +127,10 @@ describe('LlmActionPrior', () => {
 
   it('actions beyond the last label get the floor', async () => {
     const many = Array.from({ length: 63 }, (_, i) => `act ${i}`);
-    const chat = new ScriptedChatModel(() => ({ text: '{"action": "a"}', logprobs: jsonTokens('a', [['a', Math.log(0.9)]]) }));
+    const chat = new ScriptedChatModel(() => ({
+      text: '{"action": "a"}',
+      logprobs: jsonTokens('a', [['a', Math.log(0.9)]]),
+    }));
     const scores = await new LlmActionPrior(chat).prior({ ...state, admissible: many }, many);
     expect(scores).toHaveLength(63);
     expect(scores[9]).toBeCloseTo(Math.log(0.9));

@@ -1,7 +1,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng';
-import { initBackend, matMulFast, gatherRows, embeddingBag, setGatherPath, sortedBagIndex } from '../../../src/core/policy/backend';
+import {
+  initBackend,
+  matMulFast,
+  gatherRows,
+  embeddingBag,
+  setGatherPath,
+  sortedBagIndex,
+} from '../../../src/core/policy/backend';
 import { CandidatePolicy, type ActionPrior } from '../../../src/core/policy/policy';
 import type { PolicyState } from '../../../src/core/policy/features';
 import { benchPolicy } from '../../../src/core/rl/bench';
@@ -23,8 +30,14 @@ describe('backend', () => {
   it('matMulFast, gatherRows and embeddingBag match tf.matMul / tf.gather and their gradients', () => {
     tf.tidy(() => {
       const rng = Rng.fromSeed(1, 'ops');
-      const x = tf.tensor2d(Array.from({ length: 12 }, () => rng.normal()), [3, 4]);
-      const w = tf.tensor2d(Array.from({ length: 8 }, () => rng.normal()), [4, 2]);
+      const x = tf.tensor2d(
+        Array.from({ length: 12 }, () => rng.normal()),
+        [3, 4],
+      );
+      const w = tf.tensor2d(
+        Array.from({ length: 8 }, () => rng.normal()),
+        [4, 2],
+      );
       expectClose(matMulFast(x, w), tf.matMul(x, w));
       const [gx, gw] = tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.square(matMulFast(a, b))))([x, w]);
       // d/dX Σ(XW)² = 2 XW Wᵀ ; d/dW = 2 Xᵀ XW
@@ -35,13 +48,51 @@ describe('backend', () => {
       expectClose(gatherRows(x, idx), tf.gather(x, idx));
       const g = tf.grad((a: tf.Tensor) => tf.sum(tf.mul(gatherRows(a, idx), tf.range(0, 16).reshape([4, 4]))))(x);
       // row 2 gathered twice (slots 0 and 2), row 0 once (slot 1), row 1 once (slot 3)
-      expectClose(g, tf.tensor2d([[4, 5, 6, 7], [12, 13, 14, 15], [8, 10, 12, 14]]));
+      expectClose(
+        g,
+        tf.tensor2d([
+          [4, 5, 6, 7],
+          [12, 13, 14, 15],
+          [8, 10, 12, 14],
+        ]),
+      );
 
-      const table = tf.tensor2d(Array.from({ length: 10 }, (_, i) => i), [5, 2]);
-      const ids = Int32Array.of(4, 1, 1, 0, 3), seg = Int32Array.of(0, 0, 1, 1, 2);
-      expectClose(embeddingBag(table, ids, seg), tf.tensor2d([[10, 12], [2, 4], [6, 7]]));
-      const ge = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(embeddingBag(t as tf.Tensor2D, ids, seg), tf.tensor2d([[1, 2], [3, 4], [5, 6]]))))(table);
-      expectClose(ge, tf.tensor2d([[3, 4], [4, 6], [0, 0], [5, 6], [1, 2]]));
+      const table = tf.tensor2d(
+        Array.from({ length: 10 }, (_, i) => i),
+        [5, 2],
+      );
+      const ids = Int32Array.of(4, 1, 1, 0, 3),
+        seg = Int32Array.of(0, 0, 1, 1, 2);
+      expectClose(
+        embeddingBag(table, ids, seg),
+        tf.tensor2d([
+          [10, 12],
+          [2, 4],
+          [6, 7],
+        ]),
+      );
+      const ge = tf.grad((t: tf.Tensor) =>
+        tf.sum(
+          tf.mul(
+            embeddingBag(t as tf.Tensor2D, ids, seg),
+            tf.tensor2d([
+              [1, 2],
+              [3, 4],
+              [5, 6],
+            ]),
+          ),
+        ),
+      )(table);
+      expectClose(
+        ge,
+        tf.tensor2d([
+          [3, 4],
+          [4, 6],
+          [0, 0],
+          [5, 6],
+          [1, 2],
+        ]),
+      );
     });
   });
 
@@ -56,7 +107,12 @@ describe('backend', () => {
 describe('CandidatePolicy', () => {
   it('acts over states with different action counts; probabilities sum to 1', async () => {
     const policy = new CandidatePolicy(SMALL_POLICY);
-    const states = [resultsState(), householdState(), itemState(), { ...resultsState(), admissible: ['click[next >]'] }];
+    const states = [
+      resultsState(),
+      householdState(),
+      itemState(),
+      { ...resultsState(), admissible: ['click[next >]'] },
+    ];
     const r = await policy.act(states, Rng.fromSeed(1, 'act'));
     expect(r.actions).toHaveLength(4);
     r.probs.forEach((p, i) => {
@@ -84,7 +140,10 @@ describe('CandidatePolicy', () => {
     const twin = new CandidatePolicy(SMALL_POLICY);
     expect((await twin.act(states, Rng.fromSeed(9, 'x'))).actionIndices).toEqual(a.actionIndices);
     // empirical frequencies follow π (a strong prior makes π far from uniform)
-    const prior: ActionPrior = { id: 'test', prior: (_s, actions) => Promise.resolve(actions.map((_, j) => (j === 7 ? 2 : 0))) };
+    const prior: ActionPrior = {
+      id: 'test',
+      prior: (_s, actions) => Promise.resolve(actions.map((_, j) => (j === 7 ? 2 : 0))),
+    };
     policy.prior = prior;
     const many = Array.from({ length: 400 }, () => itemState());
     const r = await policy.act(many, Rng.fromSeed(2, 'freq'));
@@ -93,7 +152,8 @@ describe('CandidatePolicy', () => {
     const freq = r.actionIndices.filter((j) => j === 7).length / many.length;
     expect(Math.abs(freq - p7)).toBeLessThan(0.08);
     expect(r.priors[0]).toEqual([0, 0, 0, 0, 0, 0, 0, 2]);
-    policy.dispose(); twin.dispose();
+    policy.dispose();
+    twin.dispose();
   });
 
   it('applies β·prior: log-odds between two actions shift by β × the prior difference', async () => {
@@ -127,7 +187,12 @@ describe('CandidatePolicy', () => {
     const a = new CandidatePolicy({ ...TINY_POLICY, seed: 1 });
     const b = new CandidatePolicy({ ...TINY_POLICY, seed: 2 });
     const states: PolicyState[] = [resultsState(), householdState()];
-    const read = (p: CandidatePolicy): number[] => { const t = p.logProbs(states, [1, 2]); const v = Array.from(t.dataSync()); t.dispose(); return v; };
+    const read = (p: CandidatePolicy): number[] => {
+      const t = p.logProbs(states, [1, 2]);
+      const v = Array.from(t.dataSync());
+      t.dispose();
+      return v;
+    };
     const lpA = read(a);
     expect(read(b)).not.toEqual(lpA);
     b.setWeights(await a.getWeights());
@@ -144,10 +209,22 @@ describe('CandidatePolicy', () => {
   });
 
   it('benchPolicy reports throughput figures', async () => {
-    const r = await benchPolicy({ rows: 240, actionsPerState: 12, iterations: 1, policy: SMALL_POLICY, matmul: { m: 64, k: 128, n: 64 } });
+    const r = await benchPolicy({
+      rows: 240,
+      actionsPerState: 12,
+      iterations: 1,
+      policy: SMALL_POLICY,
+      matmul: { m: 64, k: 128, n: 64 },
+    });
     expect(r.backend).toBe('wasm');
     expect(r.states).toBe(20);
-    for (const k of ['encodeRowsPerSecond', 'forwardRowsPerSecond', 'updateRowsPerSecond', 'updateWithEncodeRowsPerSecond', 'matmulGflops'] as const) {
+    for (const k of [
+      'encodeRowsPerSecond',
+      'forwardRowsPerSecond',
+      'updateRowsPerSecond',
+      'updateWithEncodeRowsPerSecond',
+      'matmulGflops',
+    ] as const) {
       expect(r[k]).toBeGreaterThan(0);
     }
   });
@@ -155,7 +232,8 @@ describe('CandidatePolicy', () => {
 
 function expectClose(actual: tf.Tensor, expected: tf.Tensor, tol = 1e-4): void {
   expect(actual.shape).toEqual(expected.shape);
-  const a = actual.dataSync(), e = expected.dataSync();
+  const a = actual.dataSync(),
+    e = expected.dataSync();
   for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - e[i])).toBeLessThan(tol * Math.max(1, Math.abs(e[i])));
 }
 
@@ -173,7 +251,10 @@ describe('gather paths', () => {
           const e = policy.evaluate(enc, [1, 2, 3], { value: true });
           return tf.add(tf.neg(tf.mean(tf.mul(e.logProbs, adv))), tf.mean(tf.square(e.values!))) as tf.Scalar;
         }, policy.variables);
-        const out = [Float32Array.of(value.dataSync()[0]), ...policy.variables.map((v) => grads[v.name].dataSync() as Float32Array)];
+        const out = [
+          Float32Array.of(value.dataSync()[0]),
+          ...policy.variables.map((v) => grads[v.name].dataSync() as Float32Array),
+        ];
         tf.dispose([value, grads]);
         return out;
       };

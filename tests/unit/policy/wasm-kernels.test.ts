@@ -14,7 +14,10 @@ function* indices(size: number[]): Generator<number[]> {
   for (let n = 0; n < total; n++) {
     const index: number[] = [];
     let rest = n;
-    for (let i = size.length - 1; i >= 0; i--) { index.unshift(rest % size[i]); rest = Math.floor(rest / size[i]); }
+    for (let i = size.length - 1; i >= 0; i--) {
+      index.unshift(rest % size[i]);
+      rest = Math.floor(rest / size[i]);
+    }
     yield index;
   }
 }
@@ -33,11 +36,27 @@ describe('wasm kernels (backend.ts): the same values, fewer copies', () => {
       const begin = shape.map((d) => Math.floor(rng.next() * d));
       const size = shape.map((d, i) => 1 + Math.floor(rng.next() * (d - begin[i])));
       const dtype = trial % 3 === 0 ? 'int32' : 'float32';
-      const x = tf.tidy(() => tf.cast(tf.reshape(tf.range(0, shape.reduce((a, b) => a * b, 1)), shape), dtype));
+      const x = tf.tidy(() =>
+        tf.cast(
+          tf.reshape(
+            tf.range(
+              0,
+              shape.reduce((a, b) => a * b, 1),
+            ),
+            shape,
+          ),
+          dtype,
+        ),
+      );
       const y = tf.slice(x, begin, size);
       const all = x.arraySync();
       const got = y.dataSync();
-      const want = [...indices(size)].map((index) => at(all, index.map((v, i) => v + begin[i])));
+      const want = [...indices(size)].map((index) =>
+        at(
+          all,
+          index.map((v, i) => v + begin[i]),
+        ),
+      );
       expect(Array.from(got)).toEqual(want);
       expect(y.dtype).toBe(dtype);
       tf.dispose([x, y]);
@@ -46,13 +65,16 @@ describe('wasm kernels (backend.ts): the same values, fewer copies', () => {
 
   it('gives a concat the right gradient (it slices its upstream gradient once per part)', () => {
     const weights = tf.tensor2d([[1, 2, 3, 4, 5, 6]]);
-    const [ga, gb] = tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(tf.concat([a, b], 1), weights)))([tf.ones([1, 4]), tf.ones([1, 2])]);
+    const [ga, gb] = tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(tf.concat([a, b], 1), weights)))([
+      tf.ones([1, 4]),
+      tf.ones([1, 2]),
+    ]);
     expect(Array.from(ga.dataSync())).toEqual([1, 2, 3, 4]);
     expect(Array.from(gb.dataSync())).toEqual([5, 6]);
     tf.dispose([weights, ga, gb]);
   });
 
-  it('shares a clone\'s data: it outlives its source, and nothing leaks', () => {
+  it("shares a clone's data: it outlives its source, and nothing leaks", () => {
     expect(tf.getKernel('Identity', 'wasm')?.kernelFunc.name).toBe('sharedIdentity');
     const before = tf.memory().numTensors;
     const source = tf.tensor1d([1, 2, 3]);

@@ -45,7 +45,10 @@ describe('gae', () => {
 describe('groupNormalizedAdvantages', () => {
   it('standardises with the population std', () => {
     // mean 0.5, population std 0.5 → ±0.5 / (0.5 + 1e-6)
-    close(groupNormalizedAdvantages([1, 0, 0, 1]), [1, -1, -1, 1].map((s) => (s * 0.5) / (0.5 + 1e-6)));
+    close(
+      groupNormalizedAdvantages([1, 0, 0, 1]),
+      [1, -1, -1, 1].map((s) => (s * 0.5) / (0.5 + 1e-6)),
+    );
     // [3, 1, 2]: mean 2, std √(2/3)
     const std = Math.sqrt(2 / 3);
     close(groupNormalizedAdvantages([3, 1, 2], 0), [1 / std, -1 / std, 0]);

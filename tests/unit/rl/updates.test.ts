@@ -7,7 +7,16 @@ import { makeOptimizer, type PolicyStep, type RolloutBatch } from '../../../src/
 import { reinforceAdvantages, reinforceUpdate } from '../../../src/core/rl/reinforce';
 import { grpoAdvantages, grpoUpdate } from '../../../src/core/rl/grpo';
 import { explainedVariance, ppoAdvantages, ppoUpdate } from '../../../src/core/rl/ppo';
-import { SMALL_POLICY, TINY_POLICY, banditStates, banditSteps, correctProbability, householdState, itemState, resultsState } from '../policy/fixtures';
+import {
+  SMALL_POLICY,
+  TINY_POLICY,
+  banditStates,
+  banditSteps,
+  correctProbability,
+  householdState,
+  itemState,
+  resultsState,
+} from '../policy/fixtures';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -16,36 +25,75 @@ beforeAll(async () => {
 type Algo = 'reinforce' | 'grpo' | 'ppo';
 const ALGOS: Algo[] = ['reinforce', 'grpo', 'ppo'];
 
-function runUpdate(algo: Algo, policy: CandidatePolicy, optimizer: tf.Optimizer, batch: RolloutBatch, reference?: CandidatePolicy): Promise<Record<string, number>> {
+function runUpdate(
+  algo: Algo,
+  policy: CandidatePolicy,
+  optimizer: tf.Optimizer,
+  batch: RolloutBatch,
+  reference?: CandidatePolicy,
+): Promise<Record<string, number>> {
   if (algo === 'reinforce') return reinforceUpdate(policy, optimizer, batch);
-  if (algo === 'grpo') return grpoUpdate(policy, optimizer, batch, reference ? { klCoef: 0.05, minibatches: 2, updateEpochs: 2 } : {}, { reference });
+  if (algo === 'grpo')
+    return grpoUpdate(policy, optimizer, batch, reference ? { klCoef: 0.05, minibatches: 2, updateEpochs: 2 } : {}, {
+      reference,
+    });
   return ppoUpdate(policy, optimizer, batch, { minibatches: 2, updateEpochs: 2 });
 }
 
 /** Two-step episodes over mixed WebShop / household states, groups of 2 (for shape variety). */
 async function mixedBatch(policy: CandidatePolicy, seed: number): Promise<RolloutBatch> {
   const rng = Rng.fromSeed(seed, 'mixed');
-  const states = [resultsState(), itemState(), householdState(), resultsState(), itemState(), householdState(), resultsState(), householdState()];
+  const states = [
+    resultsState(),
+    itemState(),
+    householdState(),
+    resultsState(),
+    itemState(),
+    householdState(),
+    resultsState(),
+    householdState(),
+  ];
   const acted = await policy.act(states, rng);
   const steps: PolicyStep[] = states.map((state, i) => ({
-    state, action: acted.actionIndices[i], logProb: acted.logProbs[i], value: acted.values[i], prior: acted.priors[i],
-    reward: (acted.actionIndices[i] % 3) * 0.5, terminated: i % 2 === 1 && i !== 7, truncated: i === 7, bootstrapValue: i === 7 ? 0.3 : undefined,
-    episodeId: `e${Math.floor(i / 2)}`, groupId: `g${Math.floor(i / 4)}`,
+    state,
+    action: acted.actionIndices[i],
+    logProb: acted.logProbs[i],
+    value: acted.values[i],
+    prior: acted.priors[i],
+    reward: (acted.actionIndices[i] % 3) * 0.5,
+    terminated: i % 2 === 1 && i !== 7,
+    truncated: i === 7,
+    bootstrapValue: i === 7 ? 0.3 : undefined,
+    episodeId: `e${Math.floor(i / 2)}`,
+    groupId: `g${Math.floor(i / 4)}`,
   }));
   return { steps };
 }
 
 describe('advantages from batches', () => {
   const step = (episodeId: string, groupId: string, reward: number, extra: Partial<PolicyStep> = {}): PolicyStep => ({
-    state: resultsState(), action: 0, logProb: -1, reward, terminated: false, truncated: false, episodeId, groupId, ...extra,
+    state: resultsState(),
+    action: 0,
+    logProb: -1,
+    reward,
+    terminated: false,
+    truncated: false,
+    episodeId,
+    groupId,
+    ...extra,
   });
 
   it('GRPO: episode reward normalised within its group, copied to every step', () => {
-    const batch = { steps: [step('a', 'g', 0), step('b', 'g', 1), step('a', 'g', 0), step('c', 'h', 1), step('d', 'h', 1)] };
+    const batch = {
+      steps: [step('a', 'g', 0), step('b', 'g', 1), step('a', 'g', 0), step('c', 'h', 1), step('d', 'h', 1)],
+    };
     const adv = grpoAdvantages(batch);
     // group g: episode rewards a = 0, b = 1 → ∓1 ; group h all equal → 0
-    expect(adv[0]).toBeCloseTo(-1, 5); expect(adv[2]).toBeCloseTo(-1, 5); expect(adv[1]).toBeCloseTo(1, 5);
-    expect(adv[3]).toBe(0); expect(adv[4]).toBe(0);
+    expect(adv[0]).toBeCloseTo(-1, 5);
+    expect(adv[2]).toBeCloseTo(-1, 5);
+    expect(adv[1]).toBeCloseTo(1, 5);
+    expect(adv[3]).toBe(0);
+    expect(adv[4]).toBe(0);
   });
 
   it('REINFORCE: discounted return minus the batch mean', () => {
@@ -56,13 +104,16 @@ describe('advantages from batches', () => {
   });
 
   it('PPO: GAE per episode, bootstrapping truncated episodes only', () => {
-    const batch = { steps: [
-      step('a', 'g', 1, { value: 0.5, terminated: true }),
-      step('b', 'g', 0, { value: 0.2 }), step('b', 'g', 1, { value: 0.4, truncated: true, bootstrapValue: 1 }),
-    ] };
+    const batch = {
+      steps: [
+        step('a', 'g', 1, { value: 0.5, terminated: true }),
+        step('b', 'g', 0, { value: 0.2 }),
+        step('b', 'g', 1, { value: 0.4, truncated: true, bootstrapValue: 1 }),
+      ],
+    };
     const { advantages, returns } = ppoAdvantages(batch, { gamma: 0.9, gaeLambda: 1 });
-    expect(advantages[0]).toBeCloseTo(0.5, 6);                   // 1 − 0.5
-    expect(advantages[2]).toBeCloseTo(1 + 0.9 - 0.4, 6);         // bootstrapped with V = 1
+    expect(advantages[0]).toBeCloseTo(0.5, 6); // 1 − 0.5
+    expect(advantages[2]).toBeCloseTo(1 + 0.9 - 0.4, 6); // bootstrapped with V = 1
     expect(advantages[1]).toBeCloseTo(0 + 0.9 * 0.4 - 0.2 + 0.9 * 1.5, 6);
     expect(returns[1]).toBeCloseTo(advantages[1] + 0.2, 6);
     expect(() => ppoAdvantages({ steps: [step('x', 'g', 1)] }, { gamma: 0.9, gaeLambda: 0.9 })).toThrow(/no value/);
@@ -83,12 +134,20 @@ describe('updates', () => {
     const expected = {
       reinforce: ['losses/policy_loss', 'losses/entropy', 'losses/approx_kl'],
       grpo: ['losses/policy_loss', 'losses/entropy', 'losses/approx_kl', 'losses/clipfrac'],
-      ppo: ['losses/policy_loss', 'losses/value_loss', 'losses/entropy', 'losses/approx_kl', 'losses/clipfrac', 'losses/explained_variance'],
+      ppo: [
+        'losses/policy_loss',
+        'losses/value_loss',
+        'losses/entropy',
+        'losses/approx_kl',
+        'losses/clipfrac',
+        'losses/explained_variance',
+      ],
     }[algo];
     expect(Object.keys(metrics).sort()).toEqual([...expected].sort());
     for (const k of expected) expect(Number.isFinite(metrics[k])).toBe(true);
     expect(metrics['losses/entropy']).toBeGreaterThan(0);
-    optimizer.dispose(); policy.dispose();
+    optimizer.dispose();
+    policy.dispose();
   });
 
   it.each(ALGOS)('%s keeps tf.memory().numTensors flat across 20 updates', async (algo) => {
@@ -100,7 +159,9 @@ describe('updates', () => {
     const before = tf.memory().numTensors;
     for (let i = 0; i < 20; i++) await runUpdate(algo, policy, optimizer, batch, reference);
     expect(tf.memory().numTensors).toBe(before);
-    optimizer.dispose(); policy.dispose(); reference?.dispose();
+    optimizer.dispose();
+    policy.dispose();
+    reference?.dispose();
   });
 
   it.each(ALGOS)('%s: same seed → same actions and same losses', async (algo) => {
@@ -114,7 +175,8 @@ describe('updates', () => {
         out.actions.push(steps.map((s) => s.action));
         out.metrics.push(await runUpdate(algo, policy, optimizer, { steps }));
       }
-      optimizer.dispose(); policy.dispose();
+      optimizer.dispose();
+      policy.dispose();
       return out;
     };
     const a = await run();
@@ -133,7 +195,9 @@ describe('updates', () => {
     let last = first;
     for (let i = 0; i < 5; i++) last = await grpoUpdate(policy, optimizer, batch, { klCoef: 0.1 }, { reference });
     expect(last['losses/ref_kl']).toBeGreaterThan(0);
-    optimizer.dispose(); policy.dispose(); reference.dispose();
+    optimizer.dispose();
+    policy.dispose();
+    reference.dispose();
   });
 });
 
@@ -155,8 +219,9 @@ describe('learning a trivial bandit (the action overlapping the instruction pays
       else await ppoUpdate(policy, optimizer, { steps }, {}, { rng });
     }
     const after = await correctProbability(policy, held.states, held.correct);
-    expect(before).toBeLessThan(0.35);  // ≈ uniform over 4 actions
+    expect(before).toBeLessThan(0.35); // ≈ uniform over 4 actions
     expect(after).toBeGreaterThan(0.8);
-    optimizer.dispose(); policy.dispose();
+    optimizer.dispose();
+    policy.dispose();
   });
 });

@@ -5,16 +5,27 @@
  */
 import { afterEach, beforeEach, vi } from 'vitest';
 
-export interface CliOutput { out: string[]; err: string[]; lastJson(): any }
+export interface CliOutput {
+  out: string[];
+  err: string[];
+  lastJson(): any;
+}
 
 export function captureCliOutput(): CliOutput {
   const output: CliOutput = { out: [], err: [], lastJson: () => JSON.parse(output.out[output.out.length - 1]) };
   beforeEach(() => {
     output.out.length = 0;
     output.err.length = 0;
-    vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { output.out.push(a.join(' ')); });
-    vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { output.err.push(a.join(' ')); });
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => { output.out.push(String(chunk).replace(/\n$/, '')); return true; });
+    vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
+      output.out.push(a.join(' '));
+    });
+    vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
+      output.err.push(a.join(' '));
+    });
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      output.out.push(String(chunk).replace(/\n$/, ''));
+      return true;
+    });
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
   });
   afterEach(() => vi.restoreAllMocks());

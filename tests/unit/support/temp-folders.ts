@@ -7,7 +7,9 @@ import { join } from 'node:path';
 /** A maker of fresh folders named `dreamgym-<prefix>-…` under the OS temp folder. */
 export function tempFolders(prefix: string): () => string {
   const made: string[] = [];
-  afterAll(() => { for (const dir of made) rmSync(dir, { recursive: true, force: true }); });
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
   return () => {
     const dir = mkdtempSync(join(tmpdir(), `dreamgym-${prefix}-`));
     made.push(dir);

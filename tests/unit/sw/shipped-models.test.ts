@@ -16,12 +16,21 @@ describe('shipped learned models in the offline shell', () => {
   it('recognises exactly the two files of models/<env>/', () => {
     expect(isShippedLearnedModelPath('models/webshop-lite-v0/model.json')).toBe(true);
     expect(isShippedLearnedModelPath('models/household-v0/weights.bin?v=2')).toBe(true);
-    for (const path of ['models/a.gguf', 'models/x/params_shard_0.bin', 'models/x/y/model.json', 'model.json', 'assets/models/x/weights.bin', 'models/../weights.bin']) {
+    for (const path of [
+      'models/a.gguf',
+      'models/x/params_shard_0.bin',
+      'models/x/y/model.json',
+      'model.json',
+      'assets/models/x/weights.bin',
+      'models/../weights.bin',
+    ]) {
       expect(isShippedLearnedModelPath(path), path).toBe(false);
     }
     expect(shellExclusion('models/webshop-lite-v0/weights.bin', 3_000_000)).toBeNull();
     expect(shellExclusion('models/webshop-lite-v0/model.json', 200_000)).toBeNull();
-    expect(shellExclusion('models/webshop-lite-v0/weights.bin', MAX_SHELL_FILE_BYTES + 1)).toMatch(/shipped learned model file larger than/);
+    expect(shellExclusion('models/webshop-lite-v0/weights.bin', MAX_SHELL_FILE_BYTES + 1)).toMatch(
+      /shipped learned model file larger than/,
+    );
     expect(shellExclusion('models/tiny.gguf', 10)).toMatch(/model weights/);
   });
 
@@ -36,14 +45,27 @@ describe('shipped learned models in the offline shell', () => {
       writeFileSync(join(dir, 'models', 'webshop-lite-v0', 'weights.bin'), new Uint8Array(64));
       writeFileSync(join(dir, 'models', 'llm.gguf'), 'gguf');
       const { manifest, skipped } = shellManifest(dir);
-      expect(manifest.files).toEqual(['assets/index-1.js', 'index.html', 'models/webshop-lite-v0/model.json', 'models/webshop-lite-v0/weights.bin']);
+      expect(manifest.files).toEqual([
+        'assets/index-1.js',
+        'index.html',
+        'models/webshop-lite-v0/model.json',
+        'models/webshop-lite-v0/weights.bin',
+      ]);
       expect(skipped).toEqual(['models/llm.gguf (model weights (the engines cache them))']);
       const shell = new Set(manifest.files);
-      expect(strategyFor({ url: `${SCOPE}models/webshop-lite-v0/weights.bin`, method: 'GET', mode: 'cors' }, SCOPE, shell)).toBe('cache-first');
-      expect(strategyFor({ url: `${SCOPE}models/webshop-lite-v0/model.json`, method: 'GET', mode: 'cors' }, SCOPE, shell)).toBe('cache-first');
+      expect(
+        strategyFor({ url: `${SCOPE}models/webshop-lite-v0/weights.bin`, method: 'GET', mode: 'cors' }, SCOPE, shell),
+      ).toBe('cache-first');
+      expect(
+        strategyFor({ url: `${SCOPE}models/webshop-lite-v0/model.json`, method: 'GET', mode: 'cors' }, SCOPE, shell),
+      ).toBe('cache-first');
       // A model this build does not ship: the network, else a 404 (the page's question has an answer offline).
-      expect(strategyFor({ url: `${SCOPE}models/household-v0/model.json`, method: 'GET', mode: 'cors' }, SCOPE, shell)).toBe('network-or-404');
-      expect(strategyFor({ url: `${SCOPE}models/other.bin`, method: 'GET', mode: 'cors' }, SCOPE, shell)).toBe('pass-through');
+      expect(
+        strategyFor({ url: `${SCOPE}models/household-v0/model.json`, method: 'GET', mode: 'cors' }, SCOPE, shell),
+      ).toBe('network-or-404');
+      expect(strategyFor({ url: `${SCOPE}models/other.bin`, method: 'GET', mode: 'cors' }, SCOPE, shell)).toBe(
+        'pass-through',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -21,14 +21,31 @@ const freshFolder = tempFolders('checkpoint-test');
 let states: TrainerState[] = [];
 beforeAll(async () => {
   await initBackend('wasm');
-  const trainer = new Trainer(validateConfig({ ...getPreset('webshop-easy'), iterations: 2, tasksPerIteration: 1, groupSize: 2, evalInterval: 0, finalEvalEpisodes: 2 }));
+  const trainer = new Trainer(
+    validateConfig({
+      ...getPreset('webshop-easy'),
+      iterations: 2,
+      tasksPerIteration: 1,
+      groupSize: 2,
+      evalInterval: 0,
+      finalEvalEpisodes: 2,
+    }),
+  );
   states = [await trainer.state()];
-  for (let i = 0; i < 2; i++) { await trainer.runIteration(); states.push(await trainer.state()); }
+  for (let i = 0; i < 2; i++) {
+    await trainer.runIteration();
+    states.push(await trainer.state());
+  }
   trainer.dispose();
 });
 
 /** A folder holding the checkpoints of iterations 1 and 2 (manifest.json = 2, previous.json = 1). */
-async function savedTwice(): Promise<{ dir: string; store: FolderCheckpointStore; manifest: () => Record<string, any>; weights: () => string }> {
+async function savedTwice(): Promise<{
+  dir: string;
+  store: FolderCheckpointStore;
+  manifest: () => Record<string, any>;
+  weights: () => string;
+}> {
   const dir = freshFolder();
   const store = new FolderCheckpointStore(dir);
   await store.save(states[1]);
@@ -47,11 +64,16 @@ describe('FolderCheckpointStore', () => {
   it('keeps the latest and the previous checkpoint, with checksums, shapes and the iteration, and loads them exactly', async () => {
     const { dir, store, manifest } = await savedTwice();
     expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'previous.json', 'weights.1.bin', 'weights.2.bin']);
-    expect(manifest()).toMatchObject({ iteration: 2, weights: { file: 'weights.2.bin', bytes: expect.any(Number), crc32: expect.stringMatching(/^[0-9a-f]{8}$/) } });
+    expect(manifest()).toMatchObject({
+      iteration: 2,
+      weights: { file: 'weights.2.bin', bytes: expect.any(Number), crc32: expect.stringMatching(/^[0-9a-f]{8}$/) },
+    });
     expect(manifest().policy[0].shape.length).toBeGreaterThan(0);
     const loaded = (await store.load())!;
     expect(loaded.iteration).toBe(2);
-    expect(loaded.policy.tensors.map((t) => Array.from(t.data))).toEqual(states[2].policy.tensors.map((t) => Array.from(t.data)));
+    expect(loaded.policy.tensors.map((t) => Array.from(t.data))).toEqual(
+      states[2].policy.tensors.map((t) => Array.from(t.data)),
+    );
     await store.save(states[2]);
     expect(readdirSync(dir).sort()).toEqual(['manifest.json', 'previous.json', 'weights.2.bin', 'weights.3.bin']);
   });
@@ -73,14 +95,18 @@ describe('FolderCheckpointStore', () => {
     writeFileSync(weights(), bytes);
     const message = await refusal(store);
     expect(message).toContain(`${weights()}: the weights do not match the manifest`);
-    expect(message).toContain(`The previous checkpoint (iteration 1) is intact: to resume from it, move ${join(dir, 'previous.json')} to ${join(dir, 'manifest.json')}`);
+    expect(message).toContain(
+      `The previous checkpoint (iteration 1) is intact: to resume from it, move ${join(dir, 'previous.json')} to ${join(dir, 'manifest.json')}`,
+    );
     expect(message).toContain('Or start over: train without --resume');
   });
 
   it('refuses weights of another save beside the manifest (mixed iterations)', async () => {
     const { dir, store, manifest } = await savedTwice();
     renameSync(join(dir, 'weights.1.bin'), join(dir, manifest().weights.file)); // iteration-1 weights under iteration 2's name
-    expect(await refusal(store)).toMatch(/the weights do not match the manifest .* from another save \(a mix of two iterations\)/);
+    expect(await refusal(store)).toMatch(
+      /the weights do not match the manifest .* from another save \(a mix of two iterations\)/,
+    );
   });
 
   it('refuses NaN weights even when the checksum agrees (a run that diverged)', async () => {
@@ -91,23 +117,37 @@ describe('FolderCheckpointStore', () => {
     writeFileSync(weights(), bytes);
     const { crc32 } = await import('../../../src/core/experience/learned/model-file');
     const m = manifest();
-    writeFileSync(join(store.dir, 'manifest.json'), JSON.stringify({ ...m, weights: { ...m.weights, crc32: crc32(bytes) } }));
-    expect(await refusal(store)).toMatch(/tensor '.*' holds NaN at index \d+: the weights are damaged or the run diverged/);
+    writeFileSync(
+      join(store.dir, 'manifest.json'),
+      JSON.stringify({ ...m, weights: { ...m.weights, crc32: crc32(bytes) } }),
+    );
+    expect(await refusal(store)).toMatch(
+      /tensor '.*' holds NaN at index \d+: the weights are damaged or the run diverged/,
+    );
   });
 
   it('refuses a manifest that does not parse, or whose fields are wrong, naming manifest.json', async () => {
     const { dir, store, manifest } = await savedTwice();
     const good = readFileSync(join(dir, 'manifest.json'), 'utf8');
     writeFileSync(join(dir, 'manifest.json'), good.slice(0, 200));
-    expect(await refusal(store)).toMatch(new RegExp(`${join(dir, 'manifest.json')} is not JSON .*: the checkpoint is damaged`));
+    expect(await refusal(store)).toMatch(
+      new RegExp(`${join(dir, 'manifest.json')} is not JSON .*: the checkpoint is damaged`),
+    );
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...JSON.parse(good), iteration: 'abc' }));
-    expect(await refusal(store)).toContain(`${join(dir, 'manifest.json')}: 'iteration' must be a whole number ≥ 0, got "abc"`);
+    expect(await refusal(store)).toContain(
+      `${join(dir, 'manifest.json')}: 'iteration' must be a whole number ≥ 0, got "abc"`,
+    );
     const m = JSON.parse(good);
     m.policy[0].shape = [m.policy[0].shape[0] + 1, ...m.policy[0].shape.slice(1)];
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(m));
     expect(await refusal(store)).toMatch(/tensor '.*' \(shape \[.*\], \d+ values at \d+\) does not fit/);
-    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...manifest(), weights: { ...manifest().weights, file: '../../etc/passwd' } }));
-    expect(await refusal(store)).toMatch(/names the weights file '..\/..\/etc\/passwd', which is not a checkpoint weights file/);
+    writeFileSync(
+      join(dir, 'manifest.json'),
+      JSON.stringify({ ...manifest(), weights: { ...manifest().weights, file: '../../etc/passwd' } }),
+    );
+    expect(await refusal(store)).toMatch(
+      /names the weights file '..\/..\/etc\/passwd', which is not a checkpoint weights file/,
+    );
     rmSync(join(dir, 'weights.2.bin'));
     writeFileSync(join(dir, 'manifest.json'), good);
     expect(await refusal(store)).toContain(`${join(dir, 'weights.2.bin')} is missing`);
@@ -134,6 +174,8 @@ describe('IndexedDbCheckpointStore', () => {
     db.close();
     const error = await new IndexedDbCheckpointStore('run-damaged').load().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CheckpointFormatError);
-    expect((error as Error).message).toMatch(/The saved checkpoint of run 'run-damaged' .*its weights: the weights do not match the manifest.*start the run again/);
+    expect((error as Error).message).toMatch(
+      /The saved checkpoint of run 'run-damaged' .*its weights: the weights do not match the manifest.*start the run again/,
+    );
   });
 });

@@ -4,7 +4,8 @@ import { dreamWarnings } from '../../../src/core/train/dream-health';
 import type { IterationRecord } from '../../../src/core/train/loop';
 
 const dream = (iteration: number, success: number, length = 6, truncated = 0): IterationRecord => ({
-  iteration, metrics: { 'dream/success_rate': success, 'dream/episode_length': length, 'dream/truncated_rate': truncated },
+  iteration,
+  metrics: { 'dream/success_rate': success, 'dream/episode_length': length, 'dream/truncated_rate': truncated },
 });
 const kinds = (history: IterationRecord[]) => dreamWarnings(history).map((w) => w.kind);
 
@@ -18,7 +19,9 @@ describe('dreamWarnings', () => {
   it('no success in the first five dream iterations, with the likely cause', () => {
     const history = [1, 2, 3, 4, 5].map((i) => dream(i, 0));
     expect(kinds(history)).toEqual(['no-success']);
-    expect(dreamWarnings(history)[0].message).toMatch(/no episode a success in its first 5 iterations.*empty or wrong replay buffer/);
+    expect(dreamWarnings(history)[0].message).toMatch(
+      /no episode a success in its first 5 iterations.*empty or wrong replay buffer/,
+    );
     expect(kinds([...history.slice(0, 4), dream(5, 0.1)])).toEqual([]);
   });
 

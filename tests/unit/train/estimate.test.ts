@@ -13,7 +13,7 @@ import { scheduledLearningRate } from '../../../src/core/rl/batch';
 describe('estimateDreamCost', () => {
   const demo = { ...getPreset('webshop-llm-demo'), mode: 'dream' as const };
 
-  it('counts episodes × the env\'s typical length, the calls after the cache, tokens and time at an assumed speed', () => {
+  it("counts episodes × the env's typical length, the calls after the cache, tokens and time at an assumed speed", () => {
     const e = estimateDreamCost({ ...demo, llm: 'webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC' });
     const typical = ENV_TYPICALS['webshop-lite-v0'];
     expect(e.episodes).toBe(30 * 4 * 4);
@@ -25,24 +25,38 @@ describe('estimateDreamCost', () => {
     expect(e.speed).toMatchObject({ measured: false, parallel: 1, secondsPerTransition: 3 });
     expect(e.seconds).toBeCloseTo(e.calls * 3);
     const text = describeEstimate(e, formatDuration);
-    expect(text).toMatch(/^Estimate: ≈ [\d,]+ dreamed transitions \(at most 7,200\) in 30 iterations, 15% of them from the transition cache \(assumed\); ≈ [\d,]+ model calls, ≈ [\d.]+ M tokens \(682 a transition, estimated\); ≈ 1 h 48 min of model time at 3\.0 s per transition \(assumed: WebLLM, a 0\.5–1\.5B model on a laptop GPU\)\.$/);
+    expect(text).toMatch(
+      /^Estimate: ≈ [\d,]+ dreamed transitions \(at most 7,200\) in 30 iterations, 15% of them from the transition cache \(assumed\); ≈ [\d,]+ model calls, ≈ [\d.]+ M tokens \(682 a transition, estimated\); ≈ 1 h 48 min of model time at 3\.0 s per transition \(assumed: WebLLM, a 0\.5–1\.5B model on a laptop GPU\)\.$/,
+    );
   });
 
   it('goes by a measured speed, tokens and cache; an OpenAI-compatible server serves llmConcurrency at once; the oracle costs no tokens', () => {
-    const measured = estimateDreamCost({ ...demo, llm: 'openai:http://127.0.0.1:8000/v1#m', llmConcurrency: 8 }, {
-      speed: { secondsPerTransition: 1.2, parallel: 8, measured: true, source: 'measured: Try one step' }, tokensPerTransition: 800, cacheHitRate: 0.5,
-    });
+    const measured = estimateDreamCost(
+      { ...demo, llm: 'openai:http://127.0.0.1:8000/v1#m', llmConcurrency: 8 },
+      {
+        speed: { secondsPerTransition: 1.2, parallel: 8, measured: true, source: 'measured: Try one step' },
+        tokensPerTransition: 800,
+        cacheHitRate: 0.5,
+      },
+    );
     expect(measured).toMatchObject({ cacheMeasured: true, tokensMeasured: true, tokensPerTransition: 800 });
     expect(measured.calls).toBe(Math.round(measured.transitions / 2));
     expect(measured.seconds).toBeCloseTo((measured.calls * 1.2) / 8);
-    expect(assumedSpeed('openai:http://x/v1#m', { llmConcurrency: 16 })).toMatchObject({ parallel: 16, measured: false });
+    expect(assumedSpeed('openai:http://x/v1#m', { llmConcurrency: 16 })).toMatchObject({
+      parallel: 16,
+      measured: false,
+    });
     // A learned model goes by its env's measured batch speed (webshop's long pages are slower), else a generic figure.
     const webshop = assumedSpeed('learned:models/webshop-lite-v0', { llmConcurrency: 4, env: 'webshop-lite-v0' });
     const household = assumedSpeed('learned:models/household-v0', { llmConcurrency: 4, env: 'household-v0' });
     expect(webshop.secondsPerTransition).toBeGreaterThan(3 * household.secondsPerTransition);
     expect(webshop.source).toMatch(/typical: the shipped webshop-lite-v0 learned model/);
-    expect(assumedSpeed('learned:local/mine', { llmConcurrency: 4, env: 'my-domain' }).source).toMatch(/assumed: a learned model/);
-    expect(describeEstimate(measured, formatDuration)).toMatch(/50% of them from the transition cache \(measured\).*800 a transition, measured.* with 8 calls at once \(measured: Try one step\)/);
+    expect(assumedSpeed('learned:local/mine', { llmConcurrency: 4, env: 'my-domain' }).source).toMatch(
+      /assumed: a learned model/,
+    );
+    expect(describeEstimate(measured, formatDuration)).toMatch(
+      /50% of them from the transition cache \(measured\).*800 a transition, measured.* with 8 calls at once \(measured: Try one step\)/,
+    );
     const oracle = estimateDreamCost({ ...demo, llm: 'oracle:0.1,0.1' });
     expect(oracle).toMatchObject({ cacheHitRate: 0, tokens: 0 });
     expect(oracle.calls).toBe(oracle.transitions);

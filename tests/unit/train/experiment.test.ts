@@ -10,15 +10,34 @@ import type { LlmSpecText } from '../../../src/core/llm/spec';
 import { readPublicFile } from '../../../src/node/edge';
 import { renderGrid, renderTable, renderTransfer } from '../../../src/cli/experiment-report';
 import {
-  GRID_EPSILONS, TABLE1_ROWS, TABLE2_ROWS, planExperiment, presetForEnv,
-  runExperiment, runGrid, runTable1, runTable2, runTransfer, type ExperimentDeps, type ExperimentProgress, type RowResult,
+  GRID_EPSILONS,
+  TABLE1_ROWS,
+  TABLE2_ROWS,
+  planExperiment,
+  presetForEnv,
+  runExperiment,
+  runGrid,
+  runTable1,
+  runTable2,
+  runTransfer,
+  type ExperimentDeps,
+  type ExperimentProgress,
+  type RowResult,
 } from '../../../src/core/train/experiment';
 import type { TrainConfig } from '../../../src/core/train/config';
 import { main } from '../../../src/cli/main';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
-const TINY: Partial<TrainConfig> = { iterations: 2, tasksPerIteration: 2, groupSize: 4, finalEvalEpisodes: 10, realStepBudget: 400 };
+const TINY: Partial<TrainConfig> = {
+  iterations: 2,
+  tasksPerIteration: 2,
+  groupSize: 4,
+  finalEvalEpisodes: 10,
+  realStepBudget: 400,
+};
 const ORACLE = 'oracle:0.1,0.1';
 
 function deps(events: ExperimentProgress[] = []): ExperimentDeps {
@@ -41,11 +60,20 @@ function inRange(row: RowResult): void {
 describe('experiment tables', () => {
   it('Table 1 (quick, one env, one seed): every row, step accounting per mode, oracle label, markdown', async () => {
     const events: ExperimentProgress[] = [];
-    const result = await runTable1({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: TINY }, deps(events));
+    const result = await runTable1(
+      { envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: TINY },
+      deps(events),
+    );
     expect(result.table).toBe(1);
     expect(result.envs).toHaveLength(1);
     const { setup, rows } = result.envs[0];
-    expect(setup).toMatchObject({ env: 'webshop-lite-v0', preset: 'webshop-easy', heldOutTasks: 10, iterations: 2, s2rRealBudget: 40 });
+    expect(setup).toMatchObject({
+      env: 'webshop-lite-v0',
+      preset: 'webshop-easy',
+      heldOutTasks: 10,
+      iterations: 2,
+      s2rRealBudget: 40,
+    });
     expect(rows.map((r) => r.id)).toEqual([...TABLE1_ROWS]);
     const row = (id: string) => rows.find((r) => r.id === id)!;
     for (const r of rows) inRange(r);
@@ -72,12 +100,17 @@ describe('experiment tables', () => {
     expect(md).toContain('oracle (ε_R=0.1, ε_P=0.1)');
     expect(md).toMatch(/control instrument, not a learned model/);
     for (const r of rows) expect(md).toContain(`| ${r.label} |`);
-    expect(md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| method') && !l.startsWith('| ---'))).toHaveLength(8);
+    expect(
+      md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| method') && !l.startsWith('| ---')),
+    ).toHaveLength(8);
     expect(md).toMatch(/Elapsed: 12 s/);
   });
 
   it('Table 2 (quick): ablation rows, the oracle-inert ablations are identical (re-run to prove it), no LLM prior is N/A', async () => {
-    const result = await runTable2({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: TINY, rerunInertAblations: true }, deps());
+    const result = await runTable2(
+      { envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: TINY, rerunInertAblations: true },
+      deps(),
+    );
     const rows = result.envs[0].rows;
     expect(rows.map((r) => r.id)).toEqual([...TABLE2_ROWS]);
     const full = rows.find((r) => r.id === 'full')!;
@@ -105,7 +138,16 @@ describe('experiment tables', () => {
     expect(md).toMatch(/\| N\/A \|/);
 
     // Without the re-run they are copied from the full row and say so.
-    const copied = await runTable2({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: { ...TINY, iterations: 1, finalEvalEpisodes: 4 } }, deps());
+    const copied = await runTable2(
+      {
+        envs: ['webshop-lite-v0'],
+        llm: ORACLE,
+        seeds: 1,
+        quick: true,
+        overrides: { ...TINY, iterations: 1, finalEvalEpisodes: 4 },
+      },
+      deps(),
+    );
     const noHistory = copied.envs[0].rows.find((r) => r.id === 'no-history')!;
     expect(noHistory.sameAs).toBe('full');
     expect(noHistory.note).toMatch(/identical to the full row by construction/);
@@ -113,7 +155,10 @@ describe('experiment tables', () => {
   });
 
   it('the (ε_R, ε_P) grid runs with a tiny config and names which error hurts more', async () => {
-    const result = await runGrid({ envs: ['webshop-lite-v0'], seeds: 1, quick: true, overrides: { ...TINY, iterations: 1, finalEvalEpisodes: 6 } }, deps());
+    const result = await runGrid(
+      { envs: ['webshop-lite-v0'], seeds: 1, quick: true, overrides: { ...TINY, iterations: 1, finalEvalEpisodes: 6 } },
+      deps(),
+    );
     expect(result.epsilons).toEqual([...GRID_EPSILONS]);
     const grid = result.envs[0];
     expect(grid.cells).toHaveLength(3);
@@ -137,7 +182,10 @@ describe('experiment tables', () => {
 
   it('cross-domain transfer: a matrix of train env × eval env, and one plan for several parts', async () => {
     const tiny = { ...TINY, iterations: 1, finalEvalEpisodes: 4 };
-    const result = await runTransfer({ envs: ['webshop-lite-v0', 'household-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: tiny }, deps());
+    const result = await runTransfer(
+      { envs: ['webshop-lite-v0', 'household-v0'], llm: ORACLE, seeds: 1, quick: true, overrides: tiny },
+      deps(),
+    );
     expect(result.rows.map((r) => r.trainedIn)).toEqual(['webshop-lite-v0', 'household-v0']);
     for (const r of result.rows) {
       for (const env of ['webshop-lite-v0', 'household-v0']) {
@@ -146,21 +194,47 @@ describe('experiment tables', () => {
       }
     }
     expect(renderTransfer(result)).toMatch(/near zero/);
-    await expect(runTransfer({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 }, deps())).rejects.toThrow(/two environments/);
+    await expect(runTransfer({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 }, deps())).rejects.toThrow(
+      /two environments/,
+    );
 
-    const plan = planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 2, table: 1, grid: true, overrides: tiny });
+    const plan = planExperiment({
+      envs: ['webshop-lite-v0'],
+      llm: ORACLE,
+      seeds: 2,
+      table: 1,
+      grid: true,
+      overrides: tiny,
+    });
     expect(plan.jobs).toHaveLength(2 * 8 + 2 * 9);
     expect(plan.jobs.every((j) => j.cost > 0)).toBe(true);
-    const both = await runExperiment({ envs: ['webshop-lite-v0'], llm: 'oracle:0,0', seeds: 1, table: 2, overrides: tiny }, deps());
+    const both = await runExperiment(
+      { envs: ['webshop-lite-v0'], llm: 'oracle:0,0', seeds: 1, table: 2, overrides: tiny },
+      deps(),
+    );
     expect(both.table?.experienceModel).toBe('oracle (ε_R=0, ε_P=0)');
     expect(both.grid).toBeUndefined();
   });
 
   it('runs the llm-demo presets with size llm-demo (for slow experience models)', async () => {
     const demo = presetForEnv('webshop-lite-v0', 'llm-demo');
-    const result = await runExperiment({ envs: ['webshop-lite-v0'], size: 'llm-demo', llm: ORACLE, seeds: 1, table: 1, overrides: { iterations: 1, finalEvalEpisodes: 2 } }, deps());
+    const result = await runExperiment(
+      {
+        envs: ['webshop-lite-v0'],
+        size: 'llm-demo',
+        llm: ORACLE,
+        seeds: 1,
+        table: 1,
+        overrides: { iterations: 1, finalEvalEpisodes: 2 },
+      },
+      deps(),
+    );
     const setup = result.table!.envs[0].setup;
-    expect([setup.preset, setup.tasksPerIteration, setup.groupSize]).toEqual(['webshop-llm-demo', demo.tasksPerIteration, demo.groupSize]);
+    expect([setup.preset, setup.tasksPerIteration, setup.groupSize]).toEqual([
+      'webshop-llm-demo',
+      demo.tasksPerIteration,
+      demo.groupSize,
+    ]);
     expect(demo.algo).toBe('ppo');
   });
 
@@ -169,7 +243,9 @@ describe('experiment tables', () => {
     expect(() => presetForEnv('atari-v5')).toThrow(/No easy preset for environment 'atari-v5'/);
     expect(presetForEnv('webshop-lite-v0', 'llm-demo').preset).toBe('webshop-llm-demo');
     expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 })).toThrow(/Nothing to run/);
-    expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: 'gpt' as LlmSpecText, seeds: 1, table: 1 })).toThrow(/Unknown engine spec 'gpt'/);
+    expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: 'gpt' as LlmSpecText, seeds: 1, table: 1 })).toThrow(
+      /Unknown engine spec 'gpt'/,
+    );
     expect(() => planExperiment({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 0, table: 1 })).toThrow(/seeds/);
   });
 });
@@ -179,7 +255,9 @@ describe('dreamgym experiment (CLI arguments)', () => {
 
   it('explains missing and bad options without running anything', async () => {
     const err: string[] = [];
-    vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
+    vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
+      err.push(a.join(' '));
+    });
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     expect(await main(['experiment'])).toBe(2);
     expect(err.join('\n')).toMatch(/experiment needs --table 1\|2, --grid or --transfer/);

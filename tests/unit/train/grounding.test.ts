@@ -11,12 +11,22 @@ import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import type { ExperienceModel } from '../../../src/core/experience/types';
 import { getPreset, validateConfig } from '../../../src/core/train/config';
-import { realTransitionCount, requireRealTransitions, seedOfflineData, UngroundedDreamError } from '../../../src/core/train/grounding';
+import {
+  realTransitionCount,
+  requireRealTransitions,
+  seedOfflineData,
+  UngroundedDreamError,
+} from '../../../src/core/train/grounding';
 import { buildRunParts } from '../../../src/core/train/run-parts';
 
 const readPublic = async (path: string) => readFileSync(`public/${path}`, 'utf8');
-const model: ExperienceModel = { label: 'learned (double)', initial: () => Promise.reject(new Error('unused')), next: () => Promise.reject(new Error('unused')) };
-const dream = (k = 4) => validateConfig({ ...getPreset('webshop-easy'), mode: 'dream', llm: 'learned:models/webshop-lite-v0', retrievalK: k });
+const model: ExperienceModel = {
+  label: 'learned (double)',
+  initial: () => Promise.reject(new Error('unused')),
+  next: () => Promise.reject(new Error('unused')),
+};
+const dream = (k = 4) =>
+  validateConfig({ ...getPreset('webshop-easy'), mode: 'dream', llm: 'learned:models/webshop-lite-v0', retrievalK: k });
 
 describe('grounding a dream in real data', () => {
   it('seeds an empty buffer with the shipped offline data once, and never again', async () => {
@@ -31,7 +41,9 @@ describe('grounding a dream in real data', () => {
 
   it('leaves a buffer the user filled as it is', async () => {
     const buffer = new ReplayBuffer(new MemoryBufferStore());
-    const mine = parseTrajectoriesJsonl(readFileSync('public/datasets/webshop-lite-v0.jsonl', 'utf8').split('\n').slice(0, 3).join('\n'));
+    const mine = parseTrajectoriesJsonl(
+      readFileSync('public/datasets/webshop-lite-v0.jsonl', 'utf8').split('\n').slice(0, 3).join('\n'),
+    );
     await buffer.importTrajectories(mine, { source: 'offline', createdAt: 0 });
     const result = await seedOfflineData(buffer, 'webshop-lite-v0', readPublic, 1);
     expect(result.episodes).toBe(0);
@@ -41,16 +53,24 @@ describe('grounding a dream in real data', () => {
   it('counts only real sources of the env: dreamed transitions and other envs do not ground it', () => {
     const stats = { byEnvAndSource: { 'webshop-lite-v0': { dream: 500 }, 'household-v0': { offline: 9 } } };
     expect(realTransitionCount(stats, 'webshop-lite-v0')).toBe(0);
-    expect(realTransitionCount({ byEnvAndSource: { 'webshop-lite-v0': { real: 2, offline: 3, dream: 1 } } }, 'webshop-lite-v0')).toBe(5);
+    expect(
+      realTransitionCount(
+        { byEnvAndSource: { 'webshop-lite-v0': { real: 2, offline: 3, dream: 1 } } },
+        'webshop-lite-v0',
+      ),
+    ).toBe(5);
   });
 
   it('refuses a learned model on an empty buffer, or with none, naming the fix; k = 0 retrieves nothing and passes', async () => {
     const empty = new ReplayBuffer(new MemoryBufferStore());
     const loadLearnedModel = async () => model;
     await expect(buildRunParts(dream(), { buffer: empty, loadLearnedModel })).rejects.toThrow(UngroundedDreamError);
-    await expect(buildRunParts(dream(), { buffer: empty, loadLearnedModel }))
-      .rejects.toThrow(/holds no real transitions of 'webshop-lite-v0'.*Load the shipped datasets.*--dataset FILE.*retrievalK=0/);
-    await expect(buildRunParts(dream(), { loadLearnedModel })).rejects.toThrow(/there is no replay buffer to retrieve from/);
+    await expect(buildRunParts(dream(), { buffer: empty, loadLearnedModel })).rejects.toThrow(
+      /holds no real transitions of 'webshop-lite-v0'.*Load the shipped datasets.*--dataset FILE.*retrievalK=0/,
+    );
+    await expect(buildRunParts(dream(), { loadLearnedModel })).rejects.toThrow(
+      /there is no replay buffer to retrieve from/,
+    );
     expect((await buildRunParts(dream(0), { buffer: empty, loadLearnedModel })).experienceModel).toBe(model);
     await seedOfflineData(empty, 'webshop-lite-v0', readPublic, 1);
     expect((await buildRunParts(dream(), { buffer: empty, loadLearnedModel })).experienceModel).toBe(model);

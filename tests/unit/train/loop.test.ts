@@ -5,7 +5,11 @@ import { initBackend } from '../../../src/core/policy/backend';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { CheckpointMismatchError, Trainer } from '../../../src/core/train/loop';
 import type { TaskSource } from '../../../src/core/train/task-source';
-import { IndexedDbCheckpointStore, deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
+import {
+  IndexedDbCheckpointStore,
+  deserializeCheckpoint,
+  serializeCheckpoint,
+} from '../../../src/core/train/checkpoint';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import { TimeLimit, type Env } from '../../../src/core/envs/env';
 import { Rng } from '../../../src/core/rng';
@@ -15,12 +19,22 @@ import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import type { EpisodeTrace } from '../../../src/core/train/trace';
 import { IterationStoppedError } from '../../../src/core/train/rollout';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
 /** A small, fast config: 2 tasks × 4 rollouts per iteration. */
 function small(overrides: Partial<TrainConfig> = {}): TrainConfig {
-  return validateConfig({ ...getPreset('webshop-easy'), iterations: 4, tasksPerIteration: 2, groupSize: 4, evalInterval: 2,
-    evalEpisodes: 6, finalEvalEpisodes: 6, ...overrides });
+  return validateConfig({
+    ...getPreset('webshop-easy'),
+    iterations: 4,
+    tasksPerIteration: 2,
+    groupSize: 4,
+    evalInterval: 2,
+    evalEpisodes: 6,
+    finalEvalEpisodes: 6,
+    ...overrides,
+  });
 }
 
 async function runAll(trainer: Trainer): Promise<string[]> {
@@ -30,19 +44,33 @@ async function runAll(trainer: Trainer): Promise<string[]> {
 }
 
 describe('Trainer (real mode)', () => {
-  it.each(['grpo', 'ppo', 'reinforce'] as const)('%s: the same seed gives identical metrics twice, with every §5 metric present', async (algo) => {
-    const a = new Trainer(small({ algo }));
-    const b = new Trainer(small({ algo }));
-    const [ma, mb] = [await runAll(a), await runAll(b)];
-    expect(ma).toEqual(mb);
-    const first = JSON.parse(ma[1]).metrics;
-    for (const key of ['charts/success_rate', 'charts/episodic_return', 'charts/episode_length', 'losses/policy_loss',
-      'losses/entropy', 'losses/approx_kl', 'budget/real_steps', 'budget/dream_steps', 'eval/success_rate', 'eval/score']) {
-      expect(first, key).toHaveProperty([key]);
-    }
-    if (algo === 'ppo') expect(first).toHaveProperty(['losses/value_loss']);
-    a.dispose(); b.dispose();
-  });
+  it.each(['grpo', 'ppo', 'reinforce'] as const)(
+    '%s: the same seed gives identical metrics twice, with every §5 metric present',
+    async (algo) => {
+      const a = new Trainer(small({ algo }));
+      const b = new Trainer(small({ algo }));
+      const [ma, mb] = [await runAll(a), await runAll(b)];
+      expect(ma).toEqual(mb);
+      const first = JSON.parse(ma[1]).metrics;
+      for (const key of [
+        'charts/success_rate',
+        'charts/episodic_return',
+        'charts/episode_length',
+        'losses/policy_loss',
+        'losses/entropy',
+        'losses/approx_kl',
+        'budget/real_steps',
+        'budget/dream_steps',
+        'eval/success_rate',
+        'eval/score',
+      ]) {
+        expect(first, key).toHaveProperty([key]);
+      }
+      if (algo === 'ppo') expect(first).toHaveProperty(['losses/value_loss']);
+      a.dispose();
+      b.dispose();
+    },
+  );
 
   it('resuming from the checkpoint of iteration k gives the same iteration k+1 as an uninterrupted run', async () => {
     const uninterrupted = new Trainer(small({ algo: 'ppo' }));
@@ -57,14 +85,19 @@ describe('Trainer (real mode)', () => {
     expect(resumed.iteration).toBe(2);
     const rest = await runAll(resumed);
     expect(rest).toEqual(full.slice(2));
-    uninterrupted.dispose(); resumed.dispose();
+    uninterrupted.dispose();
+    resumed.dispose();
     await store.remove();
     expect(await store.load()).toBeNull();
     await store.close();
   });
 
   it('evaluates the final policy at the last iteration, whatever the interval (also with evalInterval 0)', async () => {
-    for (const [evalInterval, iterations, expected] of [[2, 3, [2, 3]], [0, 2, [2]], [10, 3, [3]]] as const) {
+    for (const [evalInterval, iterations, expected] of [
+      [2, 3, [2, 3]],
+      [0, 2, [2]],
+      [10, 3, [3]],
+    ] as const) {
       const trainer = new Trainer(small({ evalInterval, iterations, finalEvalEpisodes: 5 }));
       const records = (await runAll(trainer)).map((l) => JSON.parse(l));
       expect(records.filter((r) => 'eval/success_rate' in r.metrics).map((r) => r.iteration)).toEqual(expected);
@@ -112,7 +145,9 @@ describe('Trainer (real mode)', () => {
     first.dispose();
     expect((await runAll(resumed)).map((l) => JSON.parse(l).metrics)).toEqual(strong.slice(1));
     resumed.dispose();
-    expect(() => validateConfig({ ...small(), algo: 'ppo', klCoef: 0.1 })).toThrow(/'klCoef' 0\.1 is GRPO's KL penalty/);
+    expect(() => validateConfig({ ...small(), algo: 'ppo', klCoef: 0.1 })).toThrow(
+      /'klCoef' 0\.1 is GRPO's KL penalty/,
+    );
   });
 
   it('reports perf/* only with an injected clock (metrics stay reproducible without one)', async () => {
@@ -125,12 +160,17 @@ describe('Trainer (real mode)', () => {
     expect(Object.keys(b).filter((k) => k.startsWith('perf/'))).toEqual([]);
     const { ['perf/iteration_seconds']: _s, ['perf/steps_per_second']: _r, ...rest } = a;
     expect(rest).toEqual(b);
-    timed.dispose(); plain.dispose();
+    timed.dispose();
+    plain.dispose();
   });
 
   it('explains a bad preset, a malformed value and a checkpoint of another policy shape', async () => {
-    expect(() => getPreset('webshop-hard')).toThrow("Unknown preset 'webshop-hard'. Valid presets: webshop-easy, webshop-medium, household-easy, household-medium, webshop-llm-demo, household-llm-demo.");
-    expect(() => validateConfig({ ...getPreset('webshop-easy'), learningRate: -1, algo: 'dqn', groupSize: 2.5 })).toThrow(ConfigError);
+    expect(() => getPreset('webshop-hard')).toThrow(
+      "Unknown preset 'webshop-hard'. Valid presets: webshop-easy, webshop-medium, household-easy, household-medium, webshop-llm-demo, household-llm-demo.",
+    );
+    expect(() =>
+      validateConfig({ ...getPreset('webshop-easy'), learningRate: -1, algo: 'dqn', groupSize: 2.5 }),
+    ).toThrow(ConfigError);
     try {
       validateConfig({ ...getPreset('webshop-easy'), learningRate: -1, algo: 'dqn', groupSize: 2.5, colour: 'red' });
     } catch (error) {
@@ -148,36 +188,73 @@ describe('Trainer (real mode)', () => {
     await expect(Trainer.restore(state)).rejects.toThrow(/does not fit this policy/);
     const { manifest, blob } = serializeCheckpoint(await trainer.state());
     expect(() => deserializeCheckpoint(manifest, blob.slice(1))).toThrow(/truncated/);
-    other.dispose(); trainer.dispose();
+    other.dispose();
+    trainer.dispose();
   });
 });
 
 // ---- A dream-only task source (an imported domain's shape): scripted tasks and envs, no registered env ----
 
 const BUTTONS = ['press red', 'press blue', 'press green'];
-const buttonTask = (colour: string): Task => ({ id: `fake:buttons:${colour}`, env: 'fake:buttons', instruction: `press the ${colour} button`, difficulty: 0, origin: 'imported' });
+const buttonTask = (colour: string): Task => ({
+  id: `fake:buttons:${colour}`,
+  env: 'fake:buttons',
+  instruction: `press the ${colour} button`,
+  difficulty: 0,
+  origin: 'imported',
+});
 
 /**
  * Pressing the task's button succeeds; another button does nothing; 'press green' is an unusable
  * dreamed answer (info.dream.invalid). The 'none' task starts with nothing to choose from.
  */
-const report = (over: Partial<DreamStepReport> = {}): DreamStepReport => ({ predicted: true, reasoning: 'scripted', tokens: 7, cached: false, invalid: false, ...over });
+const report = (over: Partial<DreamStepReport> = {}): DreamStepReport => ({
+  predicted: true,
+  reasoning: 'scripted',
+  tokens: 7,
+  cached: false,
+  invalid: false,
+  ...over,
+});
 class ButtonsEnv implements Env {
   readonly id = 'fake:buttons';
   private task: Task | null = null;
   async reset({ task }: { seed: number; task?: Task }): Promise<Observation> {
     this.task = task!;
-    return { text: 'Three buttons: red, blue, green.', admissible: task!.id.endsWith(':none') ? [] : BUTTONS.slice(), task: task! };
+    return {
+      text: 'Three buttons: red, blue, green.',
+      admissible: task!.id.endsWith(':none') ? [] : BUTTONS.slice(),
+      task: task!,
+    };
   }
   async step(action: string): Promise<StepResult> {
     const task = this.task!;
     if (action === 'press green') {
-      return { text: 'Three buttons: red, blue, green.', admissible: BUTTONS.slice(), task, reward: 0, terminated: false, truncated: false,
-        info: { valid: false, success: false, steps: 0, dream: report({ invalid: true, invalidReason: 'scripted', reasoning: 'garbled' }) } };
+      return {
+        text: 'Three buttons: red, blue, green.',
+        admissible: BUTTONS.slice(),
+        task,
+        reward: 0,
+        terminated: false,
+        truncated: false,
+        info: {
+          valid: false,
+          success: false,
+          steps: 0,
+          dream: report({ invalid: true, invalidReason: 'scripted', reasoning: 'garbled' }),
+        },
+      };
     }
     const hit = action === `press ${task.id.split(':')[2]}`;
-    return { text: hit ? 'Done.' : 'Nothing happens.', admissible: hit ? [] : BUTTONS.slice(), task, reward: hit ? 1 : 0, terminated: hit, truncated: false,
-      info: { valid: true, success: hit, steps: 0, dream: report({ cached: hit }) } };
+    return {
+      text: hit ? 'Done.' : 'Nothing happens.',
+      admissible: hit ? [] : BUTTONS.slice(),
+      task,
+      reward: hit ? 1 : 0,
+      terminated: hit,
+      truncated: false,
+      info: { valid: true, success: hit, steps: 0, dream: report({ cached: hit }) },
+    };
   }
 }
 
@@ -185,7 +262,10 @@ function buttonsSource(tasks: Task[] = [buttonTask('red'), buttonTask('blue')]) 
   const calls: { iteration: number; count: number }[] = [];
   let envsMade = 0;
   const source: TaskSource = {
-    envId: 'fake:buttons', stepLimit: 3, hasRealEnv: false, curriculum: null,
+    envId: 'fake:buttons',
+    stepLimit: 3,
+    hasRealEnv: false,
+    curriculum: null,
     chooseTasks: (iteration, count, phase, rng) => {
       calls.push({ iteration, count });
       expect(phase).toBe('dream');
@@ -193,15 +273,27 @@ function buttonsSource(tasks: Task[] = [buttonTask('red'), buttonTask('blue')]) 
       return Array.from({ length: count }, () => tasks[rng.int(0, tasks.length - 1)]);
     },
     replacement: () => null,
-    makeEnv: () => { envsMade++; return new TimeLimit(new ButtonsEnv(), 3); },
+    makeEnv: () => {
+      envsMade++;
+      return new TimeLimit(new ButtonsEnv(), 3);
+    },
     recordOutcomes: async () => {},
     evaluate: () => Promise.reject(new Error("'fake:buttons' has no real env")),
   };
   return { source, calls, envsMade: () => envsMade };
 }
 
-const dreamOnlyConfig = (overrides: Partial<TrainConfig> = {}) => validateConfig({ ...getPreset('webshop-easy'), env: 'fake:buttons', mode: 'dream',
-  evalInterval: 0, iterations: 2, tasksPerIteration: 2, groupSize: 3, ...overrides });
+const dreamOnlyConfig = (overrides: Partial<TrainConfig> = {}) =>
+  validateConfig({
+    ...getPreset('webshop-easy'),
+    env: 'fake:buttons',
+    mode: 'dream',
+    evalInterval: 0,
+    iterations: 2,
+    tasksPerIteration: 2,
+    groupSize: 3,
+    ...overrides,
+  });
 
 describe('Trainer with a dream-only task source (no registered env)', () => {
   it("plays the source's tasks in its envs under its step limit, never learns from unusable steps, and writes buffer records of its env", async () => {
@@ -209,14 +301,27 @@ describe('Trainer with a dream-only task source (no registered env)', () => {
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     const traces: EpisodeTrace[] = [];
     const learned: { maxSteps: number | undefined; action: number }[][] = [];
-    const trainer = new Trainer(dreamOnlyConfig(), { source, buffer, now: () => 9, runId: 'buttons-run',
-      onEpisodes: (episodes, phase) => { expect(phase).toBe('dream'); traces.push(...episodes); },
-      onBatch: (batch) => { learned.push(batch.steps.map((s) => ({ maxSteps: s.state.maxSteps, action: s.action }))); } });
+    const trainer = new Trainer(dreamOnlyConfig(), {
+      source,
+      buffer,
+      now: () => 9,
+      runId: 'buttons-run',
+      onEpisodes: (episodes, phase) => {
+        expect(phase).toBe('dream');
+        traces.push(...episodes);
+      },
+      onBatch: (batch) => {
+        learned.push(batch.steps.map((s) => ({ maxSteps: s.state.maxSteps, action: s.action })));
+      },
+    });
     expect(trainer.source).toBe(source);
     expect(trainer.stepLimit).toBe(3);
     const records = [await trainer.runIteration(), await trainer.runIteration()];
     expect(trainer.finished).toBe(true);
-    expect(calls).toEqual([{ iteration: 1, count: 2 }, { iteration: 2, count: 2 }]);
+    expect(calls).toEqual([
+      { iteration: 1, count: 2 },
+      { iteration: 2, count: 2 },
+    ]);
     expect(envsMade()).toBe(6); // tasks × group, reused across iterations
 
     expect(traces).toHaveLength(12);
@@ -246,7 +351,9 @@ describe('Trainer with a dream-only task source (no registered env)', () => {
 
     const transitions = await buffer.store.listTransitions();
     expect(transitions).toHaveLength(allSteps.length);
-    expect(new Set(transitions.map((t) => `${t.env} ${t.source} ${t.runId}`))).toEqual(new Set(['fake:buttons dream buttons-run']));
+    expect(new Set(transitions.map((t) => `${t.env} ${t.source} ${t.runId}`))).toEqual(
+      new Set(['fake:buttons dream buttons-run']),
+    );
     expect(transitions.filter((t) => !t.valid).length).toBeGreaterThanOrEqual(unusable);
 
     await expect(trainer.evaluate(4)).rejects.toThrow(/'fake:buttons' has no real env/);
@@ -263,8 +370,12 @@ describe('Trainer with a dream-only task source (no registered env)', () => {
     expect(await run()).toEqual(await run());
 
     const traces: EpisodeTrace[] = [];
-    const trainer = new Trainer(dreamOnlyConfig({ iterations: 1 }), { source: buttonsSource([buttonTask('red'), buttonTask('none')]).source,
-      onEpisodes: (episodes) => { traces.push(...episodes); } });
+    const trainer = new Trainer(dreamOnlyConfig({ iterations: 1 }), {
+      source: buttonsSource([buttonTask('red'), buttonTask('none')]).source,
+      onEpisodes: (episodes) => {
+        traces.push(...episodes);
+      },
+    });
     await trainer.runIteration();
     const stuck = traces.filter((e) => e.task.id === 'fake:buttons:none');
     expect(stuck.length + traces.filter((e) => e.task.id === 'fake:buttons:red').length).toBe(6);
@@ -283,7 +394,9 @@ describe('Trainer with a dream-only task source (no registered env)', () => {
     refuse({ curriculum: true }, /'curriculum' .*set curriculum false/);
     refuse({ evalInterval: 5 }, /'evalInterval' 5 evaluates on held-out real tasks.*set evalInterval 0/);
     refuse({ env: 'household-v0' }, /'env' must be the task source's env id 'fake:buttons'; got 'household-v0'/);
-    expect(() => new Trainer(dreamOnlyConfig(), { source: { ...source, stepLimit: 0 } })).toThrow(/stepLimit must be a positive integer/);
+    expect(() => new Trainer(dreamOnlyConfig(), { source: { ...source, stepLimit: 0 } })).toThrow(
+      /stepLimit must be a positive integer/,
+    );
   });
 
   it('says so when the source gives no tasks', async () => {
@@ -303,7 +416,8 @@ describe('Trainer: iteration 0 and stopping inside an iteration', () => {
     expect(zero.metrics['eval/success_rate']).toEqual((await plain.evaluate(small().evalEpisodes)).success);
     expect(await runAll(measured)).toEqual(await runAll(plain));
     expect(await measured.initialRecord()).toBeNull(); // only before the first iteration
-    plain.dispose(); measured.dispose();
+    plain.dispose();
+    measured.dispose();
   });
 
   it('a stop inside an iteration drops it before the next rollout step, and the run can go on as if never stopped', async () => {
@@ -316,6 +430,7 @@ describe('Trainer: iteration 0 and stopping inside an iteration', () => {
     await expect(trainer.runIteration({ signal: abort.signal })).rejects.toThrow(IterationStoppedError);
     expect([trainer.iteration, trainer.realSteps]).toEqual([1, JSON.parse(full[0]).metrics['budget/real_steps']]);
     expect(await runAll(trainer)).toEqual(full.slice(1));
-    reference.dispose(); trainer.dispose();
+    reference.dispose();
+    trainer.dispose();
   });
 });

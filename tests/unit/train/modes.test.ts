@@ -16,11 +16,21 @@ import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
 function small(overrides: Partial<TrainConfig> = {}): TrainConfig {
-  return validateConfig({ ...getPreset('webshop-easy'), iterations: 3, tasksPerIteration: 2, groupSize: 4, evalInterval: 0,
-    evalEpisodes: 4, finalEvalEpisodes: 4, ...overrides });
+  return validateConfig({
+    ...getPreset('webshop-easy'),
+    iterations: 3,
+    tasksPerIteration: 2,
+    groupSize: 4,
+    evalInterval: 0,
+    evalEpisodes: 4,
+    finalEvalEpisodes: 4,
+    ...overrides,
+  });
 }
 
 async function runAll(trainer: Trainer): Promise<string[]> {
@@ -34,11 +44,21 @@ class PlantedInvalidModel implements ExperienceModel {
   readonly label = 'oracle with planted invalid answers (test double)';
   asked = 0;
   constructor(private readonly inner: NoisyOracleModel) {}
-  initial(task: Parameters<ExperienceModel['initial']>[0]) { return this.inner.initial(task); }
+  initial(task: Parameters<ExperienceModel['initial']>[0]) {
+    return this.inner.initial(task);
+  }
   async next(ctx: DreamContext): Promise<Prediction> {
     const p = await this.inner.next(ctx);
     if (++this.asked % 3 !== 0) return p;
-    return { ...p, valid: false, next: ctx.state, reward: 0, terminated: false, invalidReason: 'planted', raw: '{"broken": ' };
+    return {
+      ...p,
+      valid: false,
+      next: ctx.state,
+      reward: 0,
+      terminated: false,
+      invalidReason: 'planted',
+      raw: '{"broken": ',
+    };
   }
 }
 
@@ -69,7 +89,13 @@ describe('dream and s2r modes', () => {
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     // Watch what the update sees.
     let learned = 0;
-    const trainer = new Trainer(config, { experienceModel: model, buffer, onBatch: (b) => { learned += b.steps.length; } });
+    const trainer = new Trainer(config, {
+      experienceModel: model,
+      buffer,
+      onBatch: (b) => {
+        learned += b.steps.length;
+      },
+    });
     const lines = await runAll(trainer);
     const metrics = lines.map((l) => JSON.parse(l).metrics);
     expect(metrics.every((m) => m['dream/invalid_rate'] > 0.2 && m['dream/invalid_rate'] < 0.45)).toBe(true);
@@ -133,7 +159,13 @@ describe('dream and s2r modes', () => {
   });
 
   it('s2r: the last real iteration counts only the episodes the budget let finish (no drop to 0 from cut episodes), and is evaluated', async () => {
-    const config = small({ mode: 's2r', iterations: 1, realStepBudget: 130, s2rRealFraction: 0.1, finalEvalEpisodes: 4 });
+    const config = small({
+      mode: 's2r',
+      iterations: 1,
+      realStepBudget: 130,
+      s2rRealFraction: 0.1,
+      finalEvalEpisodes: 4,
+    });
     const trainer = new Trainer(config, await buildRunParts(config));
     const lines = (await runAll(trainer)).map((l) => JSON.parse(l));
     expect(trainer.realSteps).toBe(13); // fewer than one iteration of 8 episodes can take: the last one is cut
@@ -147,7 +179,9 @@ describe('dream and s2r modes', () => {
 
   it('the LLM prior: off by default (the ablation), refused with the oracle, used by the policy when given', async () => {
     expect((await buildRunParts(small())).prior).toBeUndefined();
-    await expect(buildRunParts(small({ llmPrior: true }))).rejects.toThrow(/'llmPrior' needs a language model, but llm is 'oracle:0,0'/);
+    await expect(buildRunParts(small({ llmPrior: true }))).rejects.toThrow(
+      /'llmPrior' needs a language model, but llm is 'oracle:0,0'/,
+    );
     expect(() => new Trainer(small({ llmPrior: true }))).toThrow(/no prior was given/);
     // A scripted LLM that always answers the first label (no logprobs: the documented fallback).
     const chat = new ScriptedChatModel(() => ({ text: 'A' }));

@@ -12,12 +12,30 @@ import { getPreset, validateConfig } from '../../../src/core/train/config';
 import { initBackend } from '../../../src/core/policy/backend';
 import type { StepResult } from '../../../src/core/types';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
 function dreamed(tokens: number, options: { cached?: boolean; invalid?: boolean } = {}): StepResult {
   return {
-    text: 's', admissible: ['a'], task: { id: 't', env: 'e', instruction: 'i', difficulty: 0, origin: 'generated' }, reward: 0, terminated: false, truncated: false,
-    info: { valid: !options.invalid, success: false, steps: 1, dream: { predicted: true, reasoning: '', tokens, cached: options.cached === true, invalid: options.invalid === true } },
+    text: 's',
+    admissible: ['a'],
+    task: { id: 't', env: 'e', instruction: 'i', difficulty: 0, origin: 'generated' },
+    reward: 0,
+    terminated: false,
+    truncated: false,
+    info: {
+      valid: !options.invalid,
+      success: false,
+      steps: 1,
+      dream: {
+        predicted: true,
+        reasoning: '',
+        tokens,
+        cached: options.cached === true,
+        invalid: options.invalid === true,
+      },
+    },
   };
 }
 
@@ -27,10 +45,14 @@ describe('ProgressMeter', () => {
     const meter = new ProgressMeter(() => now, 10);
     meter.startIteration(1, 'dream');
     meter.stepPlanned(40); // 8 episodes × 5 steps at most
-    now = 2000; meter.stepDone(dreamed(600));
-    now = 4000; meter.stepDone(dreamed(0, { cached: true }));
-    now = 6000; meter.stepDone(dreamed(500, { invalid: true }));
-    now = 8000; meter.stepDone(dreamed(700));
+    now = 2000;
+    meter.stepDone(dreamed(600));
+    now = 4000;
+    meter.stepDone(dreamed(0, { cached: true }));
+    now = 6000;
+    meter.stepDone(dreamed(500, { invalid: true }));
+    now = 8000;
+    meter.stepDone(dreamed(700));
     const p = meter.snapshot();
     expect(p).toMatchObject({ iteration: 1, iterations: 10, phase: 'dream', stage: 'rollout', done: 4, planned: 40 });
     expect(p.current).toEqual({ steps: 4, predictions: 4, invalid: 1, cacheHits: 1, tokens: 1800 });
@@ -45,7 +67,8 @@ describe('ProgressMeter', () => {
     meter.stepPlanned(6);
     expect(meter.snapshot().planned).toBe(10);
     expect(formatProgressLine(meter.snapshot())).toBe(
-      'iteration 1/10 dream steps 4/≤10 · valid 3 invalid 1 · 225 tok/s 0.50 transitions/s (last 8 s) · cache 25% · left: iteration ≈ 12 s, run ≈ 3 min');
+      'iteration 1/10 dream steps 4/≤10 · valid 3 invalid 1 · 225 tok/s 0.50 transitions/s (last 8 s) · cache 25% · left: iteration ≈ 12 s, run ≈ 3 min',
+    );
   });
 
   it('forgets steps older than a minute, and goes by the finished iterations for the run', () => {
@@ -53,14 +76,18 @@ describe('ProgressMeter', () => {
     const meter = new ProgressMeter(() => now, 3);
     meter.startIteration(1, 'dream');
     meter.stepPlanned(2);
-    now = 1000; meter.stepDone(dreamed(100));
-    now = 2000; meter.stepDone(dreamed(100));
+    now = 1000;
+    meter.stepDone(dreamed(100));
+    now = 2000;
+    meter.stepDone(dreamed(100));
     meter.stage('update');
     expect(meter.snapshot().iterationSecondsLeft).toBe(0);
-    now = 100_000; meter.endIteration(); // the update took long: 100 s for the iteration
+    now = 100_000;
+    meter.endIteration(); // the update took long: 100 s for the iteration
     meter.startIteration(2, 'dream');
     meter.stepPlanned(2);
-    now = 101_000; meter.stepDone(dreamed(50));
+    now = 101_000;
+    meter.stepDone(dreamed(50));
     const p = meter.snapshot();
     expect(p.windowSeconds).toBe(60);
     expect(p.transitionsPerSecond).toBeCloseTo(1 / 60);
@@ -83,19 +110,37 @@ describe('ProgressMeter', () => {
 
 describe('a Trainer with a progress meter', () => {
   it('reports every dreamed step of each iteration as it completes, and the run is the same as without one', async () => {
-    const config = validateConfig({ ...getPreset('webshop-easy'), mode: 'dream', llm: 'oracle:0.1,0.1', iterations: 2, tasksPerIteration: 2, groupSize: 2, evalInterval: 0, curriculum: false });
+    const config = validateConfig({
+      ...getPreset('webshop-easy'),
+      mode: 'dream',
+      llm: 'oracle:0.1,0.1',
+      iterations: 2,
+      tasksPerIteration: 2,
+      groupSize: 2,
+      evalInterval: 0,
+      curriculum: false,
+    });
     let clock = 0;
     const meter = new ProgressMeter(() => clock, config.iterations);
     const seen: number[] = [];
     const spy = {
       startIteration: (i: number, phase: 'real' | 'dream') => meter.startIteration(i, phase),
       stepPlanned: (n: number) => meter.stepPlanned(n),
-      stepDone: (r: StepResult) => { clock += 10; meter.stepDone(r); seen.push(meter.snapshot().done); },
+      stepDone: (r: StepResult) => {
+        clock += 10;
+        meter.stepDone(r);
+        seen.push(meter.snapshot().done);
+      },
       stage: (s: 'rollout' | 'update' | 'evaluation') => meter.stage(s),
       endIteration: () => meter.endIteration(),
     };
-    const watched = new Trainer(config, { experienceModel: new NoisyOracleModel(config.env, { epsilonReward: 0.1, epsilonTransition: 0.1, seed: 1 }), progress: spy });
-    const plain = new Trainer(config, { experienceModel: new NoisyOracleModel(config.env, { epsilonReward: 0.1, epsilonTransition: 0.1, seed: 1 }) });
+    const watched = new Trainer(config, {
+      experienceModel: new NoisyOracleModel(config.env, { epsilonReward: 0.1, epsilonTransition: 0.1, seed: 1 }),
+      progress: spy,
+    });
+    const plain = new Trainer(config, {
+      experienceModel: new NoisyOracleModel(config.env, { epsilonReward: 0.1, epsilonTransition: 0.1, seed: 1 }),
+    });
     try {
       for (let i = 0; i < 2; i++) {
         const a = await watched.runIteration();

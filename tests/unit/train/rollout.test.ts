@@ -16,7 +16,9 @@ import { EnvPool, startEpisodes, stepEpisodes } from '../../../src/core/train/ro
 import { getPreset, validateConfig } from '../../../src/core/train/config';
 import type { Task } from '../../../src/core/types';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
 const ENV = 'webshop-lite-v0';
 
@@ -28,12 +30,15 @@ class InFlightRecorder implements ExperienceModel {
   maxInFlight = 0;
   readonly completed: string[] = [];
   constructor(private readonly shuffle: boolean) {}
-  initial(task: Task): Promise<never> { return Promise.reject(new Error(`not asked: ${task.id} has a real start page`)); }
+  initial(task: Task): Promise<never> {
+    return Promise.reject(new Error(`not asked: ${task.id} has a real start page`));
+  }
   async next(ctx: DreamContext): Promise<Prediction> {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     const prediction = await this.inner.next(ctx);
-    if (this.shuffle) await new Promise((resolve) => setTimeout(resolve, hashString(`${ctx.task.id} ${ctx.action}`) % 8));
+    if (this.shuffle)
+      await new Promise((resolve) => setTimeout(resolve, hashString(`${ctx.task.id} ${ctx.action}`) % 8));
     this.inFlight--;
     this.completed.push(`${ctx.task.id} ${ctx.action}`);
     return prediction;
@@ -41,7 +46,9 @@ class InFlightRecorder implements ExperienceModel {
 }
 
 const policies: CandidatePolicy[] = [];
-afterEach(() => { for (const p of policies.splice(0)) p.dispose(); });
+afterEach(() => {
+  for (const p of policies.splice(0)) p.dispose();
+});
 
 /** One rollout step of 3 tasks × 2 episodes in DreamEnvs over `model` (step limit 1). */
 async function oneStep(model: ExperienceModel) {
@@ -49,10 +56,23 @@ async function oneStep(model: ExperienceModel) {
   const source = new RegisteredEnvSource(config, model);
   const tasks = [0, 1, 2].map((seed) => getEnvDefinition(ENV).generateTask(seed, 0));
   const envs = new EnvPool(() => makeDreamEnv(model, { envId: ENV, stepLimit: 1 }));
-  const { episodes } = await startEpisodes(tasks, { iteration: 1, groupSize: 2, phase: 'dream', source, envs, rng: Rng.fromSeed(1, 'tasks') });
+  const { episodes } = await startEpisodes(tasks, {
+    iteration: 1,
+    groupSize: 2,
+    phase: 'dream',
+    source,
+    envs,
+    rng: Rng.fromSeed(1, 'tasks'),
+  });
   const policy = new CandidatePolicy({ seed: 1 });
   policies.push(policy);
-  const tally = await stepEpisodes(episodes, { policy, rng: Rng.fromSeed(1, 'sample'), phase: 'dream', stepLimit: 1, stepBudget: Infinity });
+  const tally = await stepEpisodes(episodes, {
+    policy,
+    rng: Rng.fromSeed(1, 'sample'),
+    phase: 'dream',
+    stepLimit: 1,
+    stepBudget: Infinity,
+  });
   return { episodes, tally };
 }
 
@@ -74,7 +94,12 @@ describe('a rollout step', () => {
     const called = a.episodes.map((e) => `${e.task.id} ${e.actions[0]}`);
     expect(shuffled.completed).not.toEqual(called); // the delays reordered the completions…
     expect(inOrder.completed).toEqual(called);
-    const view = (r: typeof a) => r.episodes.map((e) => ({ id: e.episodeId, record: e.record.map(({ next, ...step }) => ({ ...step, next: next.text })), return: e.return }));
+    const view = (r: typeof a) =>
+      r.episodes.map((e) => ({
+        id: e.episodeId,
+        record: e.record.map(({ next, ...step }) => ({ ...step, next: next.text })),
+        return: e.return,
+      }));
     expect(view(a)).toEqual(view(b)); // …and nothing else
     expect(a.tally).toEqual(b.tally);
   });

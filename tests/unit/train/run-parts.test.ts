@@ -28,7 +28,11 @@ const SPECS: Record<EngineKind, LlmSpecText> = {
   learned: 'learned:runs/models/m-exp',
 };
 
-const learned: ExperienceModel = { label: 'learned (test double)', initial: () => Promise.reject(new Error('unused')), next: () => Promise.reject(new Error('unused')) };
+const learned: ExperienceModel = {
+  label: 'learned (test double)',
+  initial: () => Promise.reject(new Error('unused')),
+  next: () => Promise.reject(new Error('unused')),
+};
 
 /** A buffer holding one real episode of webshop-lite-v0 (a learned model that retrieves is refused on less: grounding.ts). */
 async function groundedBuffer(): Promise<ReplayBuffer> {
@@ -39,7 +43,14 @@ async function groundedBuffer(): Promise<ReplayBuffer> {
 }
 
 function config(kind: EngineKind, llmPrior: boolean, variations: 'procedural' | 'llm'): TrainConfig {
-  return validateConfig({ ...getPreset('webshop-easy'), mode: 'dream', llm: SPECS[kind], llmPrior, curriculum: true, curriculumVariations: variations });
+  return validateConfig({
+    ...getPreset('webshop-easy'),
+    mode: 'dream',
+    llm: SPECS[kind],
+    llmPrior,
+    curriculum: true,
+    curriculumVariations: variations,
+  });
 }
 
 /** What each kind's caller owns: the page hands a loaded browser engine; Node a key and a learned-model loader. */
@@ -52,7 +63,11 @@ function deps(kind: EngineKind, chat: ScriptedChatModel, buffer: ReplayBuffer): 
 const isLanguageModel = (kind: EngineKind) => kind === 'openai' || kind === 'webllm' || kind === 'wllama';
 
 describe('buildRunParts', () => {
-  const cases = ENGINE_KINDS.flatMap((kind) => [false, true].flatMap((prior) => (['procedural', 'llm'] as const).map((variations) => [kind, prior, variations] as const)));
+  const cases = ENGINE_KINDS.flatMap((kind) =>
+    [false, true].flatMap((prior) =>
+      (['procedural', 'llm'] as const).map((variations) => [kind, prior, variations] as const),
+    ),
+  );
 
   it.each(cases)('%s, prior %s, variations %s', async (kind, prior, variations) => {
     const chat = new ScriptedChatModel([]);
@@ -60,7 +75,9 @@ describe('buildRunParts', () => {
     const built = buildRunParts(config(kind, prior, variations), deps(kind, chat, buffer));
     if (!isLanguageModel(kind) && (prior || variations === 'llm')) {
       const setting = prior ? 'llmPrior' : 'curriculumVariations';
-      await expect(built).rejects.toThrow(new RegExp(`'${setting}' needs a language model, but llm is '${SPECS[kind]}'`));
+      await expect(built).rejects.toThrow(
+        new RegExp(`'${setting}' needs a language model, but llm is '${SPECS[kind]}'`),
+      );
       return;
     }
     const parts = await built;
@@ -101,22 +118,34 @@ describe('buildRunParts', () => {
     for (const kind of ['webllm', 'wllama'] as const) {
       const built = buildRunParts(config(kind, false, 'procedural'));
       await expect(built).rejects.toBeInstanceOf(BrowserEngineError);
-      await expect(buildRunParts(config(kind, false, 'procedural'))).rejects.toThrow(/runs in the browser only.*From the command line use an OpenAI-compatible server/);
+      await expect(buildRunParts(config(kind, false, 'procedural'))).rejects.toThrow(
+        /runs in the browser only.*From the command line use an OpenAI-compatible server/,
+      );
     }
   });
 
   it('asks the caller for the learned model: a clear error without a loader, the path to the loader', async () => {
-    await expect(buildRunParts(config('learned', false, 'procedural'))).rejects.toThrow(/'learned:runs\/models\/m-exp' .* hand buildRunParts a loadLearnedModel\(path\)/);
+    await expect(buildRunParts(config('learned', false, 'procedural'))).rejects.toThrow(
+      /'learned:runs\/models\/m-exp' .* hand buildRunParts a loadLearnedModel\(path\)/,
+    );
     const paths: string[] = [];
-    const parts = await buildRunParts(config('learned', false, 'procedural'),
-      { buffer: await groundedBuffer(), loadLearnedModel: async (path) => { paths.push(path); return learned; } });
+    const parts = await buildRunParts(config('learned', false, 'procedural'), {
+      buffer: await groundedBuffer(),
+      loadLearnedModel: async (path) => {
+        paths.push(path);
+        return learned;
+      },
+    });
     expect(paths).toEqual(['runs/models/m-exp']);
     expect(parts.experienceModel).toBe(learned);
   });
 
   it('opens a lazily handed buffer only for a model that retrieves', async () => {
     let opened = 0;
-    const open = async () => { opened++; return new ReplayBuffer(new MemoryBufferStore()); };
+    const open = async () => {
+      opened++;
+      return new ReplayBuffer(new MemoryBufferStore());
+    };
     await buildRunParts(config('oracle', false, 'procedural'), { buffer: open });
     await buildRunParts({ ...config('openai', false, 'procedural'), retrievalK: 0 }, { buffer: open });
     expect(opened).toBe(0);
@@ -126,7 +155,10 @@ describe('buildRunParts', () => {
   });
 
   it('hands the answer budget to the reasoning model', async () => {
-    const { experienceModel } = await buildRunParts(config('wllama', false, 'procedural'), { chat: new ScriptedChatModel([]), answers: { maxTokens: 96, retries: 0 } });
+    const { experienceModel } = await buildRunParts(config('wllama', false, 'procedural'), {
+      chat: new ScriptedChatModel([]),
+      answers: { maxTokens: 96, retries: 0 },
+    });
     expect((experienceModel as ReasoningExperienceModel).options).toMatchObject({ maxTokens: 96, retries: 0 });
   });
 });

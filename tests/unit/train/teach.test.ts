@@ -8,21 +8,47 @@ import { grpoUpdate } from '../../../src/core/rl/grpo';
 import { ConfigError } from '../../../src/core/train/config';
 import { experienceLabel } from '../../../src/core/llm/spec';
 import {
-  DEFAULT_TEACH_SETTINGS, TeachSession, describeUpdate, stepProbabilities, teachAdvantages, teachConfig,
-  validateTeachSettings, type TeachSettings, type TeachUpdate,
+  DEFAULT_TEACH_SETTINGS,
+  TeachSession,
+  describeUpdate,
+  stepProbabilities,
+  teachAdvantages,
+  teachConfig,
+  validateTeachSettings,
+  type TeachSettings,
+  type TeachUpdate,
 } from '../../../src/core/train/teach';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
-const settings = (overrides: Partial<TeachSettings> = {}): TeachSettings => ({ ...DEFAULT_TEACH_SETTINGS, ...overrides });
+const settings = (overrides: Partial<TeachSettings> = {}): TeachSettings => ({
+  ...DEFAULT_TEACH_SETTINGS,
+  ...overrides,
+});
 
 const STATE: PolicyState = {
-  instruction: 'i need a red cotton shirt under 30 dollars', observation: 'WebShop [SEP] Search',
-  admissible: ['search[red cotton shirt]', 'search[blue mug]', 'search[garden hose]'], step: 0, maxSteps: 15, previousActions: [],
+  instruction: 'i need a red cotton shirt under 30 dollars',
+  observation: 'WebShop [SEP] Search',
+  admissible: ['search[red cotton shirt]', 'search[blue mug]', 'search[garden hose]'],
+  step: 0,
+  maxSteps: 15,
+  previousActions: [],
 };
 
 function step(episodeId: string, groupId: string, reward: number, extra: Partial<PolicyStep> = {}): PolicyStep {
-  return { state: STATE, action: 0, logProb: Math.log(1 / 3), reward, terminated: false, truncated: false, episodeId, groupId, ...extra };
+  return {
+    state: STATE,
+    action: 0,
+    logProb: Math.log(1 / 3),
+    reward,
+    terminated: false,
+    truncated: false,
+    episodeId,
+    groupId,
+    ...extra,
+  };
 }
 
 const close = (a: number, b: number, digits = 5) => expect(a).toBeCloseTo(b, digits);
@@ -31,11 +57,14 @@ describe('teach: advantages as the update computes them', () => {
   it('GRPO: every step of a rollout gets (R − mean(R)) / std(R) of its group (hand-computed)', () => {
     // Group g1: returns 1, 0, 0.5, 0.5 (mean 0.5, population std √0.125); group g2: all equal → zeros.
     const steps = [
-      step('e0', 'g1', 0), step('e0', 'g1', 1, { terminated: true }),
+      step('e0', 'g1', 0),
+      step('e0', 'g1', 1, { terminated: true }),
       step('e1', 'g1', 0, { truncated: true }),
       step('e2', 'g1', 0.5, { terminated: true }),
-      step('e3', 'g1', 0.25), step('e3', 'g1', 0.25, { terminated: true }),
-      step('f0', 'g2', 1, { terminated: true }), step('f1', 'g2', 1, { terminated: true }),
+      step('e3', 'g1', 0.25),
+      step('e3', 'g1', 0.25, { terminated: true }),
+      step('f0', 'g2', 1, { terminated: true }),
+      step('f1', 'g2', 1, { terminated: true }),
     ];
     const { advantages, targets } = teachAdvantages({ steps }, 'grpo', { gamma: 0.99, gaeLambda: 0.95 });
     const std = Math.sqrt(0.125);
@@ -49,8 +78,10 @@ describe('teach: advantages as the update computes them', () => {
     // δ₁ = 1 − 0.5 = 0.5 → Â₁ = 0.5;  δ₀ = 0 + 0.9·0.5 − 0.2 = 0.25 → Â₀ = 0.25 + 0.9·0.8·0.5 = 0.61.
     const steps = [step('e0', 'g', 0, { value: 0.2 }), step('e0', 'g', 1, { value: 0.5, terminated: true })];
     const { advantages, targets } = teachAdvantages({ steps }, 'ppo', { gamma: 0.9, gaeLambda: 0.8 });
-    close(advantages[0], 0.61); close(advantages[1], 0.5);
-    close(targets![0], 0.81); close(targets![1], 1.0);
+    close(advantages[0], 0.61);
+    close(advantages[1], 0.5);
+    close(targets![0], 0.81);
+    close(targets![1], 1.0);
   });
 });
 
@@ -81,7 +112,8 @@ describe('teach: before and after one update', () => {
     expect(r1.success).toBe(false);
     close(view.groups[0].meanReturn, 0.5);
     close(view.groups[0].stdReturn, 0.5);
-    policy.dispose(); optimizer.dispose();
+    policy.dispose();
+    optimizer.dispose();
   });
 });
 
@@ -93,12 +125,16 @@ function checkUpdate(u: TeachUpdate, s: TeachSettings): void {
     expect(g.rollouts).toHaveLength(s.group);
     for (const r of g.rollouts) {
       expect(r.actions).toHaveLength(r.steps.length);
-      close(r.return, r.steps.reduce((a, st) => a + st.reward, 0));
+      close(
+        r.return,
+        r.steps.reduce((a, st) => a + st.reward, 0),
+      );
       for (const st of r.steps) {
         steps++;
         const before = st.probabilities.reduce((a, p) => a + p.before, 0);
         const after = st.probabilities.reduce((a, p) => a + p.after, 0);
-        close(before, 1, 4); close(after, 1, 4);
+        close(before, 1, 4);
+        close(after, 1, 4);
         expect(st.taken).toBeGreaterThanOrEqual(0);
         expect(st.taken).toBeLessThan(st.probabilities.length);
         expect(r.actions[st.t]).toBe(st.probabilities[st.taken].action);
@@ -135,14 +171,27 @@ describe('TeachSession', () => {
       // and moves at least half of them the way their advantage points.
       if (u.signedSteps > 0) {
         expect(u.alignedSteps / u.signedSteps).toBeGreaterThanOrEqual(0.5);
-        const gain = u.groups.flatMap((g) => g.rollouts.flatMap((r) => r.steps)).reduce((sum, st) =>
-          sum + st.advantage * (Math.log(st.probabilities[st.taken].after) - Math.log(st.probabilities[st.taken].before)), 0);
+        const gain = u.groups
+          .flatMap((g) => g.rollouts.flatMap((r) => r.steps))
+          .reduce(
+            (sum, st) =>
+              sum +
+              st.advantage * (Math.log(st.probabilities[st.taken].after) - Math.log(st.probabilities[st.taken].before)),
+            0,
+          );
         expect(gain).toBeGreaterThan(0);
       }
     }
     // With signed advantages the update changes π somewhere (before was read on the old weights).
-    const moved = [first, second, third].some((u) => u.signedSteps > 0 && u.groups.some((g) => g.rollouts.some((r) =>
-      r.steps.some((st) => st.probabilities.some((p) => Math.abs(p.after - p.before) > 1e-4)))));
+    const moved = [first, second, third].some(
+      (u) =>
+        u.signedSteps > 0 &&
+        u.groups.some((g) =>
+          g.rollouts.some((r) =>
+            r.steps.some((st) => st.probabilities.some((p) => Math.abs(p.after - p.before) > 1e-4)),
+          ),
+        ),
+    );
     expect(moved).toBe(true);
     session.dispose();
   });
@@ -154,7 +203,9 @@ describe('TeachSession', () => {
     const [ua, ub, uc] = [await a.step(), await b.step(), await c.step()];
     expect(JSON.stringify(ua)).toBe(JSON.stringify(ub));
     expect(JSON.stringify(ua)).not.toBe(JSON.stringify(uc));
-    a.dispose(); b.dispose(); c.dispose();
+    a.dispose();
+    b.dispose();
+    c.dispose();
   });
 
   it('PPO: values before/after, GAE advantages and targets consistent with the rewards and values', async () => {
@@ -181,12 +232,16 @@ describe('TeachSession', () => {
       }
     }
     // The value head was trained: V moved on some state.
-    expect(u.groups[0].rollouts.some((r) => r.steps.some((st) => Math.abs(st.valueAfter! - st.value!) > 1e-5))).toBe(true);
+    expect(u.groups[0].rollouts.some((r) => r.steps.some((st) => Math.abs(st.valueAfter! - st.value!) > 1e-5))).toBe(
+      true,
+    );
     session.dispose();
   });
 
   it('dream mode with the noisy oracle: labelled, and every step carries the oracle note (ε_R = 1 flips every outcome)', async () => {
-    const session = await TeachSession.create(settings({ mode: 'dream', epsR: 1, epsP: 0, tasks: 1, group: 2, seed: 4 }));
+    const session = await TeachSession.create(
+      settings({ mode: 'dream', epsR: 1, epsP: 0, tasks: 1, group: 2, seed: 4 }),
+    );
     expect(session.experience).toBe('dream: oracle (ε_R=1, ε_P=0)');
     const u = await session.step();
     expect(u.experience).toBe(session.experience);
@@ -217,7 +272,9 @@ describe('teach settings', () => {
   it('refuses bad settings, naming each field and what is valid', () => {
     const bad = { ...settings(), env: 'chess-v0', algo: 'reinforce', group: 1, epsR: 2 } as unknown as TeachSettings;
     expect(() => validateTeachSettings(bad)).toThrow(ConfigError);
-    try { validateTeachSettings(bad); } catch (error) {
+    try {
+      validateTeachSettings(bad);
+    } catch (error) {
       const message = (error as Error).message;
       expect(message).toMatch(/'env' must be one of webshop-lite-v0, household-v0; got "chess-v0"/);
       expect(message).toMatch(/'algo' must be one of grpo, ppo/);

@@ -11,20 +11,42 @@ import { Trainer } from '../../../src/core/train/loop';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
 import {
-  acceptedActionsBefore, compareOutcome, nextOf, replayInRealEnv, type EpisodeTrace,
+  acceptedActionsBefore,
+  compareOutcome,
+  nextOf,
+  replayInRealEnv,
+  type EpisodeTrace,
 } from '../../../src/core/train/trace';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
 function small(overrides: Partial<TrainConfig> = {}): TrainConfig {
-  return validateConfig({ ...getPreset('webshop-easy'), iterations: 2, tasksPerIteration: 2, groupSize: 3, evalInterval: 0,
-    evalEpisodes: 4, finalEvalEpisodes: 4, ...overrides });
+  return validateConfig({
+    ...getPreset('webshop-easy'),
+    iterations: 2,
+    tasksPerIteration: 2,
+    groupSize: 3,
+    evalInterval: 0,
+    evalEpisodes: 4,
+    finalEvalEpisodes: 4,
+    ...overrides,
+  });
 }
 
-async function collect(config: TrainConfig, model?: ExperienceModel): Promise<{ traces: EpisodeTrace[]; lines: string[]; trainer: Trainer }> {
+async function collect(
+  config: TrainConfig,
+  model?: ExperienceModel,
+): Promise<{ traces: EpisodeTrace[]; lines: string[]; trainer: Trainer }> {
   const traces: EpisodeTrace[] = [];
-  const trainer = new Trainer(config, { ...(model ? { experienceModel: model } : {}), onEpisodes: (episodes) => { traces.push(...episodes); } });
+  const trainer = new Trainer(config, {
+    ...(model ? { experienceModel: model } : {}),
+    onEpisodes: (episodes) => {
+      traces.push(...episodes);
+    },
+  });
   const lines: string[] = [];
   while (!trainer.finished) lines.push(JSON.stringify(await trainer.runIteration()));
   return { traces, lines, trainer };
@@ -34,18 +56,27 @@ async function collect(config: TrainConfig, model?: ExperienceModel): Promise<{ 
 class PlantedEndModel implements ExperienceModel {
   readonly label = 'oracle with a planted fake ending (test double)';
   constructor(private readonly inner: NoisyOracleModel) {}
-  initial(task: Parameters<ExperienceModel['initial']>[0]) { return this.inner.initial(task); }
+  initial(task: Parameters<ExperienceModel['initial']>[0]) {
+    return this.inner.initial(task);
+  }
   async next(ctx: DreamContext): Promise<Prediction> {
     const p = await this.inner.next(ctx);
     if (ctx.history.length !== 1 || p.terminated || !p.actionValid) return p;
-    return { ...p, reasoning: 'planted: says the episode ended', next: { ...p.next, text: `${p.next.text} [planted]`, admissible: [] }, reward: 1, terminated: true };
+    return {
+      ...p,
+      reasoning: 'planted: says the episode ended',
+      next: { ...p.next, text: `${p.next.text} [planted]`, admissible: [] },
+      reward: 1,
+      terminated: true,
+    };
   }
 }
 
 describe('episode traces', () => {
   it('record every step with the policy distribution over the admissible actions, and leave the run unchanged', async () => {
     const config = small({ mode: 'dream', llm: 'oracle:0,0' });
-    const oracle = () => new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0, seed: config.seed });
+    const oracle = () =>
+      new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0, seed: config.seed });
     const { traces, lines, trainer } = await collect(config, oracle());
     expect(traces).toHaveLength(2 * 2 * 3);
     expect(traces.reduce((n, t) => n + t.steps.length, 0)).toBe(trainer.dreamSteps);
@@ -68,16 +99,25 @@ describe('episode traces', () => {
     const plainLines: string[] = [];
     while (!plain.finished) plainLines.push(JSON.stringify(await plain.runIteration()));
     expect(plainLines).toEqual(lines);
-    trainer.dispose(); plain.dispose();
+    trainer.dispose();
+    plain.dispose();
   });
 
   it('an error-free oracle dream matches the real env at every step, computed on demand', async () => {
     const config = small({ mode: 'dream', iterations: 1 });
-    const { traces, trainer } = await collect(config, new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0 }));
+    const { traces, trainer } = await collect(
+      config,
+      new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0 }),
+    );
     let compared = 0;
     for (const trace of traces) {
       for (let i = 0; i < trace.steps.length; i++) {
-        const real = await replayInRealEnv(config.env, trace.task, acceptedActionsBefore(trace, i), trace.steps[i].action);
+        const real = await replayInRealEnv(
+          config.env,
+          trace.task,
+          acceptedActionsBefore(trace, i),
+          trace.steps[i].action,
+        );
         if (real.kind !== 'real') throw new Error(real.reason);
         expect(real.before.text).toBe(trace.steps[i].observation);
         const c = compareOutcome(trace, i, real);
@@ -92,11 +132,19 @@ describe('episode traces', () => {
 
   it('finds a planted dream error exactly where it was planted', async () => {
     const config = small({ mode: 'dream', iterations: 1 });
-    const { traces, trainer } = await collect(config, new PlantedEndModel(new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0 })));
+    const { traces, trainer } = await collect(
+      config,
+      new PlantedEndModel(new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0 })),
+    );
     let planted = 0;
     for (const trace of traces) {
       for (let i = 0; i < trace.steps.length; i++) {
-        const real = await replayInRealEnv(config.env, trace.task, acceptedActionsBefore(trace, i), trace.steps[i].action);
+        const real = await replayInRealEnv(
+          config.env,
+          trace.task,
+          acceptedActionsBefore(trace, i),
+          trace.steps[i].action,
+        );
         if (real.kind !== 'real') throw new Error(real.reason);
         const c = compareOutcome(trace, i, real);
         const isPlanted = trace.steps[i].reasoning === 'planted: says the episode ended';
@@ -125,7 +173,12 @@ describe('episode traces', () => {
     expect(traces.every((t) => t.phase === 'real' && t.experienceModel === undefined)).toBe(true);
     for (const trace of traces.slice(0, 3)) {
       for (let i = 0; i < trace.steps.length; i++) {
-        const real = await replayInRealEnv(config.env, trace.task, acceptedActionsBefore(trace, i), trace.steps[i].action);
+        const real = await replayInRealEnv(
+          config.env,
+          trace.task,
+          acceptedActionsBefore(trace, i),
+          trace.steps[i].action,
+        );
         if (real.kind !== 'real') throw new Error(real.reason);
         expect(real.result.reward).toBe(trace.steps[i].reward);
         expect(real.result.text).toBe(nextOf(trace, i).observation);
@@ -136,9 +189,13 @@ describe('episode traces', () => {
 
   it('says when there is no real counterpart, and reports a diverged prefix', async () => {
     const task = getEnvDefinition('webshop-lite-v0').generateTask(4, 0.2);
-    await expect(replayInRealEnv('webshop-lite-v0', { ...task, origin: 'llm' }, [], 'search[x]'))
-      .resolves.toMatchObject({ kind: 'none', reason: expect.stringMatching(/written by an LLM/) });
-    await expect(replayInRealEnv('my-domain-v0', task, [], 'go')).resolves.toMatchObject({ kind: 'none', reason: expect.stringMatching(/no built-in real environment/) });
+    await expect(
+      replayInRealEnv('webshop-lite-v0', { ...task, origin: 'llm' }, [], 'search[x]'),
+    ).resolves.toMatchObject({ kind: 'none', reason: expect.stringMatching(/written by an LLM/) });
+    await expect(replayInRealEnv('my-domain-v0', task, [], 'go')).resolves.toMatchObject({
+      kind: 'none',
+      reason: expect.stringMatching(/no built-in real environment/),
+    });
     const real = await replayInRealEnv('webshop-lite-v0', task, ['click[no such button]'], 'click[also missing]');
     expect(real).toMatchObject({ kind: 'real', refused: [0] });
     if (real.kind === 'real') expect(real.result.info.valid).toBe(false);

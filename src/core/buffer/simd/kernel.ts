@@ -39,7 +39,8 @@ function scanModule(): WebAssembly.Module | null {
       unavailable = 'WebAssembly is not available';
     } else {
       const bytes = scanWasmBytes();
-      if (!WebAssembly.validate(bytes)) unavailable = 'WebAssembly SIMD is not supported (the kernel does not validate)';
+      if (!WebAssembly.validate(bytes))
+        unavailable = 'WebAssembly SIMD is not supported (the kernel does not validate)';
       else compiled = new WebAssembly.Module(bytes);
     }
   } catch (error) {
@@ -73,7 +74,8 @@ export class ScanMemory {
       const instance = new WebAssembly.Instance(module, { env: { memory } });
       return new ScanMemory(memory, instance.exports as unknown as ScanExports);
     } catch (error) {
-      if (unavailable === undefined) unavailable = `the WebAssembly kernel failed to instantiate: ${(error as Error)?.message ?? String(error)}`;
+      if (unavailable === undefined)
+        unavailable = `the WebAssembly kernel failed to instantiate: ${(error as Error)?.message ?? String(error)}`;
       return null;
     }
   }

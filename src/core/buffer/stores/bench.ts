@@ -35,8 +35,32 @@ export interface StoreBenchResult {
 
 const STEPS_PER_EPISODE = 10;
 const SOURCES: TransitionSource[] = ['offline', 'offline', 'real', 'dream'];
-const WORDS = ['red', 'shirt', 'cotton', 'size', 'medium', 'price', 'under', 'dollars', 'kitchen', 'drawer', 'apple', 'fridge',
-  'open', 'take', 'search', 'click', 'back', 'next', 'page', 'buy', 'now', 'blue', 'mug', 'table'];
+const WORDS = [
+  'red',
+  'shirt',
+  'cotton',
+  'size',
+  'medium',
+  'price',
+  'under',
+  'dollars',
+  'kitchen',
+  'drawer',
+  'apple',
+  'fridge',
+  'open',
+  'take',
+  'search',
+  'click',
+  'back',
+  'next',
+  'page',
+  'buy',
+  'now',
+  'blue',
+  'mug',
+  'table',
+];
 
 /** A deterministic transition of plausible size (≈ 0.5 kB of text plus the embedding). */
 export function syntheticTransition(i: number, dims = 256, createdAt = 1_700_000_000_000 + i): BufferTransition {
@@ -59,18 +83,41 @@ export function syntheticTransition(i: number, dims = 256, createdAt = 1_700_000
   for (let d = 0; d < dims; d++) embedding[d] *= scale;
   const env = episode % 2 === 0 ? 'webshop-lite-v0' : 'household-v0';
   return {
-    id: `bench-${episode}#${stepIndex}`, env, taskId: `${env}:${episode}`, instruction: `find a ${text(1, 8)}`,
-    episodeId: `bench-${episode}`, stepIndex, observation: text(2, 40), admissible: Array.from({ length: 8 }, (_, a) => `click ${text(a + 3, 2)}`),
-    action: `click ${text(3, 2)}`, nextObservation: text(4, 40), nextAdmissible: Array.from({ length: 8 }, (_, a) => `click ${text(a + 5, 2)}`),
-    reward: stepIndex === STEPS_PER_EPISODE - 1 ? 1 : 0, terminated: stepIndex === STEPS_PER_EPISODE - 1, truncated: false,
-    source: SOURCES[episode % SOURCES.length], valid: true, createdAt, embedding, embedder: `bench-hash-${dims}`,
+    id: `bench-${episode}#${stepIndex}`,
+    env,
+    taskId: `${env}:${episode}`,
+    instruction: `find a ${text(1, 8)}`,
+    episodeId: `bench-${episode}`,
+    stepIndex,
+    observation: text(2, 40),
+    admissible: Array.from({ length: 8 }, (_, a) => `click ${text(a + 3, 2)}`),
+    action: `click ${text(3, 2)}`,
+    nextObservation: text(4, 40),
+    nextAdmissible: Array.from({ length: 8 }, (_, a) => `click ${text(a + 5, 2)}`),
+    reward: stepIndex === STEPS_PER_EPISODE - 1 ? 1 : 0,
+    terminated: stepIndex === STEPS_PER_EPISODE - 1,
+    truncated: false,
+    source: SOURCES[episode % SOURCES.length],
+    valid: true,
+    createdAt,
+    embedding,
+    embedder: `bench-hash-${dims}`,
   };
 }
 
 function episodesOf(transitions: BufferTransition[]): BufferEpisode[] {
   const episodes = new Map<string, BufferEpisode>();
   for (const t of transitions) {
-    const e = episodes.get(t.episodeId) ?? { id: t.episodeId, env: t.env, taskId: t.taskId, source: t.source, steps: 0, return: 0, success: false, createdAt: t.createdAt };
+    const e = episodes.get(t.episodeId) ?? {
+      id: t.episodeId,
+      env: t.env,
+      taskId: t.taskId,
+      source: t.source,
+      steps: 0,
+      return: 0,
+      success: false,
+      createdAt: t.createdAt,
+    };
     e.steps++;
     e.return += t.reward;
     e.success ||= t.terminated && t.reward > 0;
@@ -83,7 +130,11 @@ function episodesOf(transitions: BufferTransition[]): BufferEpisode[] {
  * Inserts n synthetic transitions into `store` (which should be empty), then loads them all.
  * Closes the store it loaded from (the reopened one, when `reopen` is given, and the original).
  */
-export async function benchStoreInsertAndLoad(store: BufferStore, n: number, options: StoreBenchOptions = {}): Promise<StoreBenchResult> {
+export async function benchStoreInsertAndLoad(
+  store: BufferStore,
+  n: number,
+  options: StoreBenchOptions = {},
+): Promise<StoreBenchResult> {
   const dims = options.dims ?? 256;
   const batchSize = options.batchSize ?? 1000;
   // Only the putTransitions calls are timed (making the synthetic records is not the store's work).
@@ -105,12 +156,23 @@ export async function benchStoreInsertAndLoad(store: BufferStore, n: number, opt
   if (options.reopen) reader = await options.reopen();
   let loaded = 0;
   let checksum = 0;
-  await reader.forEachTransition((t) => { loaded++; checksum += t.embedding?.[0] ?? 0; });
+  await reader.forEachTransition((t) => {
+    loaded++;
+    checksum += t.embedding?.[0] ?? 0;
+  });
   const loadSeconds = (performance.now() - loadStart) / 1000;
   await reader.close();
-  if (loaded !== n) throw new Error(`benchStoreInsertAndLoad: loaded ${loaded} transitions, expected ${n} (checksum ${checksum}).`);
+  if (loaded !== n)
+    throw new Error(`benchStoreInsertAndLoad: loaded ${loaded} transitions, expected ${n} (checksum ${checksum}).`);
   return {
-    kind: store.kind, transitions: n, dims, batchSize, insertSeconds, insertPerSecond: n / insertSeconds,
-    loadSeconds, loaded, cold: options.reopen !== undefined,
+    kind: store.kind,
+    transitions: n,
+    dims,
+    batchSize,
+    insertSeconds,
+    insertPerSecond: n / insertSeconds,
+    loadSeconds,
+    loaded,
+    cold: options.reopen !== undefined,
   };
 }

@@ -5,8 +5,13 @@
  */
 import {
   TRANSITION_SOURCES,
-  type BufferEpisode, type BufferTransition, type EvictionPolicy, type RunRecord, type TaskBankEntry,
-  type TransitionFilter, type TransitionSource,
+  type BufferEpisode,
+  type BufferTransition,
+  type EvictionPolicy,
+  type RunRecord,
+  type TaskBankEntry,
+  type TransitionFilter,
+  type TransitionSource,
 } from '../types';
 
 /**
@@ -42,12 +47,16 @@ export function matchesFilter(t: BufferTransition, filter?: TransitionFilter): b
 /** The policy's sources without repeats or unknown names, in the policy's own (priority) order. */
 export function evictionSources(policy: EvictionPolicy): TransitionSource[] {
   if (!Number.isInteger(policy.maxTransitions) || policy.maxTransitions < 0) {
-    throw new TypeError(`EvictionPolicy.maxTransitions must be a whole number ≥ 0 (got ${String(policy.maxTransitions)}).`);
+    throw new TypeError(
+      `EvictionPolicy.maxTransitions must be a whole number ≥ 0 (got ${String(policy.maxTransitions)}).`,
+    );
   }
   const sources: TransitionSource[] = [];
   for (const source of policy.sources) {
     if (!TRANSITION_SOURCES.includes(source)) {
-      throw new TypeError(`EvictionPolicy.sources may only name ${TRANSITION_SOURCES.join(', ')} (got '${String(source)}').`);
+      throw new TypeError(
+        `EvictionPolicy.sources may only name ${TRANSITION_SOURCES.join(', ')} (got '${String(source)}').`,
+      );
     }
     if (!sources.includes(source)) sources.push(source);
   }
@@ -76,16 +85,28 @@ export function checkTransition(t: unknown, index: number): asserts t is BufferT
   if (!isRecord(t)) fail('Transition', index, undefined, 'not an object');
   const bad = (problem: string) => fail('Transition', index, t.id, problem);
   if (!isString(t.id) || t.id === '') bad('id must be a non-empty string');
-  for (const key of ['env', 'taskId', 'instruction', 'episodeId', 'observation', 'action', 'nextObservation'] as const) {
+  for (const key of [
+    'env',
+    'taskId',
+    'instruction',
+    'episodeId',
+    'observation',
+    'action',
+    'nextObservation',
+  ] as const) {
     if (!isString(t[key])) bad(`${key} must be a string`);
   }
   if (!Number.isInteger(t.stepIndex) || (t.stepIndex as number) < 0) bad('stepIndex must be a whole number ≥ 0');
-  if (!isStringArray(t.admissible) || !isStringArray(t.nextAdmissible)) bad('admissible and nextAdmissible must be string arrays');
+  if (!isStringArray(t.admissible) || !isStringArray(t.nextAdmissible))
+    bad('admissible and nextAdmissible must be string arrays');
   if (!isFiniteNumber(t.reward)) bad('reward must be a finite number');
-  for (const key of ['terminated', 'truncated', 'valid'] as const) if (typeof t[key] !== 'boolean') bad(`${key} must be true or false`);
-  if (!TRANSITION_SOURCES.includes(t.source as TransitionSource)) bad(`source must be one of ${TRANSITION_SOURCES.join(', ')} (got '${String(t.source)}')`);
+  for (const key of ['terminated', 'truncated', 'valid'] as const)
+    if (typeof t[key] !== 'boolean') bad(`${key} must be true or false`);
+  if (!TRANSITION_SOURCES.includes(t.source as TransitionSource))
+    bad(`source must be one of ${TRANSITION_SOURCES.join(', ')} (got '${String(t.source)}')`);
   if (!isFiniteNumber(t.createdAt)) bad('createdAt must be a finite number (ms since epoch)');
-  if (t.embedding !== undefined && !(t.embedding instanceof Float32Array)) bad('embedding must be a Float32Array when present');
+  if (t.embedding !== undefined && !(t.embedding instanceof Float32Array))
+    bad('embedding must be a Float32Array when present');
   if (t.embedder !== undefined && !isString(t.embedder)) bad('embedder must be a string when present');
   if (t.reasoning !== undefined && !isString(t.reasoning)) bad('reasoning must be a string when present');
   if (t.runId !== undefined && !isString(t.runId)) bad('runId must be a string when present');
@@ -96,8 +117,10 @@ export function checkEpisode(e: unknown, index: number): asserts e is BufferEpis
   const bad = (problem: string) => fail('Episode', index, e.id, problem);
   if (!isString(e.id) || e.id === '') bad('id must be a non-empty string');
   if (!isString(e.env) || !isString(e.taskId)) bad('env and taskId must be strings');
-  if (!TRANSITION_SOURCES.includes(e.source as TransitionSource)) bad(`source must be one of ${TRANSITION_SOURCES.join(', ')} (got '${String(e.source)}')`);
-  if (!Number.isInteger(e.steps) || !isFiniteNumber(e.return) || typeof e.success !== 'boolean') bad('steps, return and success must be set');
+  if (!TRANSITION_SOURCES.includes(e.source as TransitionSource))
+    bad(`source must be one of ${TRANSITION_SOURCES.join(', ')} (got '${String(e.source)}')`);
+  if (!Number.isInteger(e.steps) || !isFiniteNumber(e.return) || typeof e.success !== 'boolean')
+    bad('steps, return and success must be set');
   if (!isFiniteNumber(e.createdAt)) bad('createdAt must be a finite number (ms since epoch)');
 }
 
@@ -107,7 +130,8 @@ export function checkTask(t: unknown, index: number): asserts t is TaskBankEntry
   if (!isString(t.id) || t.id === '') bad('id must be a non-empty string');
   if (!isString(t.env)) bad('env must be a string');
   if (!isRecord(t.task)) bad('task must be a Task object');
-  if (!Number.isInteger(t.rollouts) || !Number.isInteger(t.successes)) bad('rollouts and successes must be whole numbers');
+  if (!Number.isInteger(t.rollouts) || !Number.isInteger(t.successes))
+    bad('rollouts and successes must be whole numbers');
   if (!isFiniteNumber(t.createdAt)) bad('createdAt must be a finite number (ms since epoch)');
 }
 
@@ -117,8 +141,10 @@ export function checkRun(r: unknown): asserts r is RunRecord {
   if (!isString(r.id) || r.id === '') bad('id must be a non-empty string');
   if (!isString(r.name)) bad('name must be a string');
   if (!isRecord(r.config)) bad('config must be an object');
-  if (!['running', 'paused', 'finished', 'failed'].includes(r.status as string)) bad(`status '${String(r.status)}' is not a RunStatus`);
-  if (!isFiniteNumber(r.createdAt) || !isFiniteNumber(r.updatedAt)) bad('createdAt and updatedAt must be finite numbers');
+  if (!['running', 'paused', 'finished', 'failed'].includes(r.status as string))
+    bad(`status '${String(r.status)}' is not a RunStatus`);
+  if (!isFiniteNumber(r.createdAt) || !isFiniteNumber(r.updatedAt))
+    bad('createdAt and updatedAt must be finite numbers');
 }
 
 /** Checks a whole batch up front (a store writes nothing of a batch with one bad record). */

@@ -34,9 +34,18 @@
  */
 import { deleteDB, openDB, type IDBPDatabase, type IDBPTransaction } from 'idb';
 import {
-  BufferQuotaError, BufferSchemaError,
-  type BufferEpisode, type BufferImport, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
-  type RunRecord, type TaskBankEntry, type TransitionFilter, type TransitionSource,
+  BufferQuotaError,
+  BufferSchemaError,
+  type BufferEpisode,
+  type BufferImport,
+  type BufferStats,
+  type BufferStore,
+  type BufferTransition,
+  type EvictionPolicy,
+  type RunRecord,
+  type TaskBankEntry,
+  type TransitionFilter,
+  type TransitionSource,
 } from '../types';
 import { checkBatch, closedError, compareInsertion, type BufferStoreTestHooks } from './common';
 import { MemoryBufferStore, type EvictionPlan, type StagedTransitions } from './memory';
@@ -93,8 +102,9 @@ export const INDEXEDDB_MIGRATIONS: readonly IndexedDbMigration[] = [
   },
   {
     version: 2,
-    summary: 'replace the env/source/createdAt indexes by [source, createdAt, id] and [env, source, createdAt, id]; ' +
-      'add the invalid store; backfill each embedded transition\'s embedder from meta.embedder and drop that key',
+    summary:
+      'replace the env/source/createdAt indexes by [source, createdAt, id] and [env, source, createdAt, id]; ' +
+      "add the invalid store; backfill each embedded transition's embedder from meta.embedder and drop that key",
     async migrate(db, tx) {
       const transitions = tx.objectStore('transitions');
       for (const name of ['env', 'source', 'createdAt']) transitions.deleteIndex(name);
@@ -116,7 +126,8 @@ export const INDEXEDDB_MIGRATIONS: readonly IndexedDbMigration[] = [
   },
   {
     version: 3,
-    summary: 'move every transition (with its embedding) and every episode into chunks, a batch log (keyPath seq, autoIncrement), ' +
+    summary:
+      'move every transition (with its embedding) and every episode into chunks, a batch log (keyPath seq, autoIncrement), ' +
       'in insertion order (createdAt, then id), 1,000 rows a chunk; delete the transitions store (and its indexes), invalid and episodes',
     async migrate(db, tx) {
       const chunks = db.createObjectStore('chunks', { keyPath: 'seq', autoIncrement: true });
@@ -134,14 +145,20 @@ export const INDEXEDDB_MIGRATIONS: readonly IndexedDbMigration[] = [
 export const INDEXEDDB_SCHEMA_VERSION = INDEXEDDB_MIGRATIONS[INDEXEDDB_MIGRATIONS.length - 1].version;
 
 /** v2's entries of transitions with valid === false (only the v2 step writes them now). */
-interface InvalidEntry { id: string; env: string; source: TransitionSource }
+interface InvalidEntry {
+  id: string;
+  env: string;
+  source: TransitionSource;
+}
 const invalidEntry = (t: BufferTransition): InvalidEntry => ({ id: t.id, env: t.env, source: t.source });
 
 /** Records per getAll page when a migration reads a per-record store. */
 const MIGRATION_PAGE = 2000;
 
 /** Every record of a store keyed by `id`, a page at a time (inside the upgrade transaction). */
-async function readAllById<T extends { id: string }>(store: { getAll(query?: IDBKeyRange | null, count?: number): Promise<unknown[]> }): Promise<T[]> {
+async function readAllById<T extends { id: string }>(store: {
+  getAll(query?: IDBKeyRange | null, count?: number): Promise<unknown[]>;
+}): Promise<T[]> {
   const all: T[] = [];
   let range: IDBKeyRange | null = null;
   for (;;) {
@@ -221,12 +238,19 @@ function encodeChunk(transitions: readonly BufferTransition[], episodes: readonl
 /** The transitions of a loaded chunk, each with its embedding as a view of the chunk's Float32Array. */
 function decodeChunk(chunk: ChunkRecord, dbName: string): BufferTransition[] {
   const { transitions, dims, rowDims, embeddings, episodes } = chunk ?? {};
-  const damaged = (problem: string) => new BufferSchemaError(`The buffer database '${dbName}' holds a damaged chunk ` +
-    `(seq ${String(chunk?.seq)}: ${problem}). Export what you can and clear the buffer, or delete this site's data.`);
+  const damaged = (problem: string) =>
+    new BufferSchemaError(
+      `The buffer database '${dbName}' holds a damaged chunk ` +
+        `(seq ${String(chunk?.seq)}: ${problem}). Export what you can and clear the buffer, or delete this site's data.`,
+    );
   if (!Array.isArray(transitions) || !Array.isArray(episodes) || !(embeddings instanceof Float32Array)) {
     throw damaged('transitions, episodes or embeddings missing');
   }
-  if (rowDims !== undefined ? !(rowDims instanceof Int32Array) || rowDims.length !== transitions.length : typeof dims !== 'number') {
+  if (
+    rowDims !== undefined
+      ? !(rowDims instanceof Int32Array) || rowDims.length !== transitions.length
+      : typeof dims !== 'number'
+  ) {
     throw damaged('no dims and no rowDims that fit');
   }
   const rows = transitions as BufferTransition[];
@@ -272,7 +296,10 @@ function lastOfEachId<T extends { id: string }>(records: T[]): T[] {
 }
 
 /** Ids of the rows (live or superseded) one chunk holds. */
-interface ChunkInfo { transitionIds: string[]; episodeIds: string[] }
+interface ChunkInfo {
+  transitionIds: string[];
+  episodeIds: string[];
+}
 
 /**
  * What one open connection loaded: the contents (a MemoryBufferStore) and which chunk holds which
@@ -286,7 +313,10 @@ class LoadedBuffer {
   /** Rows in all chunks, live and superseded. */
   rows = 0;
 
-  constructor(readonly db: IDBPDatabase, readonly state: MemoryBufferStore) {}
+  constructor(
+    readonly db: IDBPDatabase,
+    readonly state: MemoryBufferStore,
+  ) {}
 
   addChunk(seq: number, transitionIds: string[], episodeIds: string[]): void {
     this.chunks.set(seq, { transitionIds, episodeIds });
@@ -337,13 +367,17 @@ class LoadedBuffer {
   chunksHolding(transitionIds: ReadonlySet<string>, episodeIds: ReadonlySet<string>): number[] {
     const victims: number[] = [];
     for (const [seq, info] of this.chunks) {
-      if (info.transitionIds.some((id) => transitionIds.has(id)) || info.episodeIds.some((id) => episodeIds.has(id))) victims.push(seq);
+      if (info.transitionIds.some((id) => transitionIds.has(id)) || info.episodeIds.some((id) => episodeIds.has(id)))
+        victims.push(seq);
     }
     return victims;
   }
 
   /** The live rows of these chunks, less the removed ones, in insertion order. */
-  liveRowsOf(victims: number[], removed: EvictionPlan | null): { transitions: BufferTransition[]; episodes: BufferEpisode[] } {
+  liveRowsOf(
+    victims: number[],
+    removed: EvictionPlan | null,
+  ): { transitions: BufferTransition[]; episodes: BufferEpisode[] } {
     const removedTransitions = new Set(removed?.transitionIds);
     const removedEpisodes = new Set(removed?.episodeIds);
     const transitions: BufferTransition[] = [];
@@ -355,7 +389,8 @@ class LoadedBuffer {
         const t = this.state.peekTransition(id);
         if (t) transitions.push(t);
       }
-      for (const id of info.episodeIds) if (this.episodeHome.get(id) === seq && !removedEpisodes.has(id)) episodeIds.push(id);
+      for (const id of info.episodeIds)
+        if (this.episodeHome.get(id) === seq && !removedEpisodes.has(id)) episodeIds.push(id);
     }
     let episodes: BufferEpisode[] = [];
     if (episodeIds.length > 0) {
@@ -372,7 +407,10 @@ async function loadBuffer(db: IDBPDatabase, hooks: BufferStoreTestHooks): Promis
   const done = tx.done;
   const tasks = tx.objectStore('tasks').getAll() as Promise<TaskBankEntry[]>;
   const runs = tx.objectStore('runs').getAll() as Promise<RunRecord[]>;
-  for (const request of [done, tasks, runs]) request.catch(() => { /* awaited below */ });
+  for (const request of [done, tasks, runs])
+    request.catch(() => {
+      /* awaited below */
+    });
   const state = new MemoryBufferStore({ testHooks: hooks });
   const loaded = new LoadedBuffer(db, state);
   const transitions: BufferTransition[] = [];
@@ -383,15 +421,26 @@ async function loadBuffer(db: IDBPDatabase, hooks: BufferStoreTestHooks): Promis
     const page = await next;
     const more = page.length === LOAD_PAGE;
     if (more) {
-      next = store.getAll(IDBKeyRange.lowerBound(page[page.length - 1].seq!, true), LOAD_PAGE) as Promise<ChunkRecord[]>;
-      next.catch(() => { /* awaited on the next round */ });
+      next = store.getAll(IDBKeyRange.lowerBound(page[page.length - 1].seq!, true), LOAD_PAGE) as Promise<
+        ChunkRecord[]
+      >;
+      next.catch(() => {
+        /* awaited on the next round */
+      });
     }
     for (const chunk of page) {
       const rows = decodeChunk(chunk, db.name);
       const transitionIds = new Array<string>(rows.length);
-      for (let i = 0; i < rows.length; i++) { transitions.push(rows[i]); transitionIds[i] = rows[i].id; }
+      for (let i = 0; i < rows.length; i++) {
+        transitions.push(rows[i]);
+        transitionIds[i] = rows[i].id;
+      }
       for (const e of chunk.episodes) episodes.push(e);
-      loaded.addChunk(chunk.seq!, transitionIds, chunk.episodes.map((e) => e.id));
+      loaded.addChunk(
+        chunk.seq!,
+        transitionIds,
+        chunk.episodes.map((e) => e.id),
+      );
     }
     if (!more) break;
   }
@@ -462,7 +511,9 @@ export class IndexedDbBufferStore implements BufferStore {
     if (!this.current) {
       const opening = this.openAndLoad();
       this.current = opening;
-      opening.catch(() => { if (this.current === opening) this.current = null; }); // the next call tries again
+      opening.catch(() => {
+        if (this.current === opening) this.current = null;
+      }); // the next call tries again
     }
     return this.current;
   }
@@ -476,7 +527,10 @@ export class IndexedDbBufferStore implements BufferStore {
       db.close();
       throw error;
     }
-    if (this.closed) { db.close(); throw closedError(this.kind); }
+    if (this.closed) {
+      db.close();
+      throw closedError(this.kind);
+    }
     return loaded;
   }
 
@@ -497,7 +551,11 @@ export class IndexedDbBufferStore implements BufferStore {
             for (const step of steps) await step.migrate(database, tx as unknown as UpgradeTransaction);
           })().catch((error: unknown) => {
             migrationError = error;
-            try { tx.abort(); } catch { /* already over */ }
+            try {
+              tx.abort();
+            } catch {
+              /* already over */
+            }
           });
         },
         // Another tab wants a newer schema (or deletes the database): let it; this store reopens and reloads on its next call.
@@ -506,14 +564,18 @@ export class IndexedDbBufferStore implements BufferStore {
       });
     } catch (error) {
       if (migrationError !== null) {
-        throw new BufferSchemaError(`Upgrading the buffer database '${this.name}' to schema version ${INDEXEDDB_SCHEMA_VERSION} failed ` +
-          `(${describeError(migrationError)}); nothing was changed. Reload to retry, or export and clear the buffer.`);
+        throw new BufferSchemaError(
+          `Upgrading the buffer database '${this.name}' to schema version ${INDEXEDDB_SCHEMA_VERSION} failed ` +
+            `(${describeError(migrationError)}); nothing was changed. Reload to retry, or export and clear the buffer.`,
+        );
       }
       if (isNamed(error, 'VersionError')) {
         const found = await this.storedVersion();
-        throw new BufferSchemaError(`The buffer database '${this.name}' has schema version ${found ?? '(newer)'}, but this code ` +
-          `understands versions up to ${INDEXEDDB_SCHEMA_VERSION}. It was written by a newer DreamGym Playground: load that newer ` +
-          'version (reload the page, or update your checkout), or delete this site\'s data to start with an empty buffer.');
+        throw new BufferSchemaError(
+          `The buffer database '${this.name}' has schema version ${found ?? '(newer)'}, but this code ` +
+            `understands versions up to ${INDEXEDDB_SCHEMA_VERSION}. It was written by a newer DreamGym Playground: load that newer ` +
+            "version (reload the page, or update your checkout), or delete this site's data to start with an empty buffer.",
+        );
       }
       throw error;
     }
@@ -540,22 +602,34 @@ export class IndexedDbBufferStore implements BufferStore {
    * abort never leaves an unobserved rejection; any throw aborts the transaction. `operation` names
    * the write for the beforeCommit hook (null: compaction, which has no hook).
    */
-  private async write<T>(loaded: LoadedBuffer, stores: string[], attempted: number, operation: WriteOperation | null,
-    body: (tx: WriteTransaction, track: <R>(request: Promise<R>) => Promise<R>) => T | Promise<T>): Promise<T> {
+  private async write<T>(
+    loaded: LoadedBuffer,
+    stores: string[],
+    attempted: number,
+    operation: WriteOperation | null,
+    body: (tx: WriteTransaction, track: <R>(request: Promise<R>) => Promise<R>) => T | Promise<T>,
+  ): Promise<T> {
     let tx: WriteTransaction;
     try {
       tx = loaded.db.transaction(stores, 'readwrite', { durability: 'relaxed' }) as unknown as WriteTransaction;
     } catch (error) {
       if (!isNamed(error, 'InvalidStateError')) throw error;
       this.forget(null);
-      throw new Error(`The buffer database '${this.name}' was closed (another tab upgraded or deleted it, or the browser closed it); ` +
-        'nothing was written. Try again: the store opens it anew.', { cause: error });
+      throw new Error(
+        `The buffer database '${this.name}' was closed (another tab upgraded or deleted it, or the browser closed it); ` +
+          'nothing was written. Try again: the store opens it anew.',
+        { cause: error },
+      );
     }
     const done = tx.done;
-    done.catch(() => { /* observed below */ });
+    done.catch(() => {
+      /* observed below */
+    });
     const pending: Promise<unknown>[] = [];
     const track = <R>(request: Promise<R>): Promise<R> => {
-      request.catch(() => { /* the transaction's error is reported */ });
+      request.catch(() => {
+        /* the transaction's error is reported */
+      });
       pending.push(request);
       return request;
     };
@@ -566,7 +640,11 @@ export class IndexedDbBufferStore implements BufferStore {
       await done;
       return result;
     } catch (error) {
-      try { tx.abort(); } catch { /* already aborted by the failed request */ }
+      try {
+        tx.abort();
+      } catch {
+        /* already aborted by the failed request */
+      }
       await Promise.allSettled([done, ...pending]);
       throw await this.translate(error, tx.error, attempted);
     }
@@ -586,15 +664,23 @@ export class IndexedDbBufferStore implements BufferStore {
    * transition, and the chunk is copied for memory with one structuredClone (cheaper than one per
    * transition, and it refuses an uncloneable value just as IndexedDB would) before anything is written.
    */
-  async putTransitions(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
+  async putTransitions(
+    transitions: BufferTransition[],
+    episodes: BufferEpisode[] = [],
+  ): Promise<{ added: number; replaced: number }> {
     const loaded = await this.loaded();
     const { chunks, copy } = await this.staged(loaded, transitions, episodes, (t, e) => [encodeChunk(t, e)]);
     const [chunk] = chunks;
     if (chunk.transitions.length === 0 && chunk.episodes.length === 0) return { added: 0, replaced: 0 };
-    const seq = await this.write(loaded, ['chunks'], transitions.length, 'putTransitions',
-      (tx, track) => track(tx.objectStore('chunks').add(chunk)));
+    const seq = await this.write(loaded, ['chunks'], transitions.length, 'putTransitions', (tx, track) =>
+      track(tx.objectStore('chunks').add(chunk)),
+    );
     loaded.state.applyTransitions(copy);
-    loaded.addChunk(seq as number, copy.transitions.map((t) => t.id), copy.episodes.map((e) => e.id));
+    loaded.addChunk(
+      seq as number,
+      copy.transitions.map((t) => t.id),
+      copy.episodes.map((e) => e.id),
+    );
     await this.compactIfWasteful(loaded);
     return { added: copy.added, replaced: copy.replaced };
   }
@@ -617,14 +703,24 @@ export class IndexedDbBufferStore implements BufferStore {
     });
     loaded.state.applyTransitions(copy);
     loaded.state.applyTasks(tasks);
-    chunks.forEach((chunk, i) => loaded.addChunk(seqs[i] as number, chunk.transitions.map((t) => t.id), chunk.episodes.map((e) => e.id)));
+    chunks.forEach((chunk, i) =>
+      loaded.addChunk(
+        seqs[i] as number,
+        chunk.transitions.map((t) => t.id),
+        chunk.episodes.map((e) => e.id),
+      ),
+    );
     await this.compactIfWasteful(loaded);
     return { added: copy.added, replaced: copy.replaced };
   }
 
   /** `stage`, with a refused batch's QuotaExceededError (an uncloneable value is refused as it is) translated. */
-  private async staged(loaded: LoadedBuffer, transitions: BufferTransition[], episodes: BufferEpisode[], pack: ChunkPacker)
-    : Promise<{ chunks: ChunkRecord[]; copy: StagedTransitions }> {
+  private async staged(
+    loaded: LoadedBuffer,
+    transitions: BufferTransition[],
+    episodes: BufferEpisode[],
+    pack: ChunkPacker,
+  ): Promise<{ chunks: ChunkRecord[]; copy: StagedTransitions }> {
     try {
       return this.stage(loaded, transitions, episodes, pack);
     } catch (error) {
@@ -633,8 +729,12 @@ export class IndexedDbBufferStore implements BufferStore {
   }
 
   /** The chunks of a batch (each id once, the later record winning) and the copy of them that memory keeps. */
-  private stage(loaded: LoadedBuffer, transitions: BufferTransition[], episodes: BufferEpisode[], pack: ChunkPacker)
-    : { chunks: ChunkRecord[]; copy: StagedTransitions } {
+  private stage(
+    loaded: LoadedBuffer,
+    transitions: BufferTransition[],
+    episodes: BufferEpisode[],
+    pack: ChunkPacker,
+  ): { chunks: ChunkRecord[]; copy: StagedTransitions } {
     checkBatch(transitions, episodes);
     const seen = new Set<string>();
     let added = 0;
@@ -648,8 +748,10 @@ export class IndexedDbBufferStore implements BufferStore {
     return {
       chunks,
       copy: {
-        transitions: cloned.flatMap((chunk) => decodeChunk(chunk, this.name)), episodes: cloned.flatMap((chunk) => chunk.episodes),
-        added, replaced: transitions.length - added,
+        transitions: cloned.flatMap((chunk) => decodeChunk(chunk, this.name)),
+        episodes: cloned.flatMap((chunk) => chunk.episodes),
+        added,
+        replaced: transitions.length - added,
       },
     };
   }
@@ -668,7 +770,9 @@ export class IndexedDbBufferStore implements BufferStore {
   async putRun(run: RunRecord): Promise<void> {
     const loaded = await this.loaded();
     const copy = loaded.state.stageRun(run);
-    await this.write(loaded, ['runs'], 0, 'putRun', (tx, track) => { track(tx.objectStore('runs').put(copy)); });
+    await this.write(loaded, ['runs'], 0, 'putRun', (tx, track) => {
+      track(tx.objectStore('runs').put(copy));
+    });
     loaded.state.applyRun(copy);
   }
 
@@ -702,7 +806,12 @@ export class IndexedDbBufferStore implements BufferStore {
    * in one transaction. A live row is the latest of its id, so every other row of that id sits in a
    * chunk with a lower seq: moving it to a new (higher) seq keeps it the latest.
    */
-  private async rewrite(loaded: LoadedBuffer, victims: number[], removed: EvictionPlan | null, operation: 'evict' | null): Promise<void> {
+  private async rewrite(
+    loaded: LoadedBuffer,
+    victims: number[],
+    removed: EvictionPlan | null,
+    operation: 'evict' | null,
+  ): Promise<void> {
     if (victims.length === 0) return;
     const live = loaded.liveRowsOf(victims, removed);
     const replacements = packChunks(live.transitions, live.episodes);
@@ -712,7 +821,13 @@ export class IndexedDbBufferStore implements BufferStore {
       return Promise.all(replacements.map((chunk) => track(store.add(chunk))));
     });
     for (const seq of victims) loaded.dropChunk(seq);
-    replacements.forEach((chunk, i) => loaded.addChunk(seqs[i] as number, chunk.transitions.map((t) => t.id), chunk.episodes.map((e) => e.id)));
+    replacements.forEach((chunk, i) =>
+      loaded.addChunk(
+        seqs[i] as number,
+        chunk.transitions.map((t) => t.id),
+        chunk.episodes.map((e) => e.id),
+      ),
+    );
   }
 
   /**
@@ -777,14 +892,25 @@ export class IndexedDbBufferStore implements BufferStore {
   async requestPersistence(): Promise<{ persisted: boolean; reason: string }> {
     const storage = this.storage;
     if (!storage?.persist) {
-      return { persisted: false, reason: 'navigator.storage.persist() is not available here (not a browser, or not a secure context).' };
+      return {
+        persisted: false,
+        reason: 'navigator.storage.persist() is not available here (not a browser, or not a secure context).',
+      };
     }
     try {
-      if (await storage.persisted?.()) return { persisted: true, reason: 'Storage for this site is already persistent.' };
+      if (await storage.persisted?.())
+        return { persisted: true, reason: 'Storage for this site is already persistent.' };
       return (await storage.persist())
-        ? { persisted: true, reason: 'The browser granted persistent storage: it will not evict the buffer under storage pressure.' }
-        : { persisted: false, reason: 'The browser declined persistent storage (Chromium grants it to installed, bookmarked or often-used sites); ' +
-            'the buffer stays, but may be evicted when the disk runs low. Export runs you want to keep.' };
+        ? {
+            persisted: true,
+            reason: 'The browser granted persistent storage: it will not evict the buffer under storage pressure.',
+          }
+        : {
+            persisted: false,
+            reason:
+              'The browser declined persistent storage (Chromium grants it to installed, bookmarked or often-used sites); ' +
+              'the buffer stays, but may be evicted when the disk runs low. Export runs you want to keep.',
+          };
     } catch (error) {
       return { persisted: false, reason: `navigator.storage.persist() failed: ${describeError(error)}` };
     }
@@ -819,5 +945,7 @@ function isNamed(error: unknown, name: string): boolean {
 }
 
 function describeError(error: unknown): string {
-  return error instanceof Error || isNamed(error, 'Error') ? `${(error as Error).name}: ${(error as Error).message}` : String(error);
+  return error instanceof Error || isNamed(error, 'Error')
+    ? `${(error as Error).name}: ${(error as Error).message}`
+    : String(error);
 }

@@ -8,11 +8,25 @@
  */
 import {
   TRANSITION_SOURCES,
-  type BufferEpisode, type BufferImport, type BufferStats, type BufferStore, type BufferTransition, type EvictionPolicy,
-  type RunRecord, type TaskBankEntry, type TransitionFilter, type TransitionSource,
+  type BufferEpisode,
+  type BufferImport,
+  type BufferStats,
+  type BufferStore,
+  type BufferTransition,
+  type EvictionPolicy,
+  type RunRecord,
+  type TaskBankEntry,
+  type TransitionFilter,
+  type TransitionSource,
 } from '../types';
 import {
-  checkBatch, checkRun, checkTask, closedError, compareInsertion, evictionSources, matchesFilter,
+  checkBatch,
+  checkRun,
+  checkTask,
+  closedError,
+  compareInsertion,
+  evictionSources,
+  matchesFilter,
   type BufferStoreTestHooks,
 } from './common';
 
@@ -62,7 +76,10 @@ export class MemoryBufferStore implements BufferStore {
   // Writes
   // ---------------------------------------------------------------------------------------------
 
-  async putTransitions(transitions: BufferTransition[], episodes: BufferEpisode[] = []): Promise<{ added: number; replaced: number }> {
+  async putTransitions(
+    transitions: BufferTransition[],
+    episodes: BufferEpisode[] = [],
+  ): Promise<{ added: number; replaced: number }> {
     const staged = this.stageTransitions(transitions, episodes);
     this.hooks.beforeCommit?.('putTransitions');
     this.applyTransitions(staged);
@@ -85,7 +102,12 @@ export class MemoryBufferStore implements BufferStore {
       this.hooks.afterPut?.(index, copy);
       return copy;
     });
-    return { transitions: copies, episodes: episodes.map((e) => structuredClone(e)), added, replaced: transitions.length - added };
+    return {
+      transitions: copies,
+      episodes: episodes.map((e) => structuredClone(e)),
+      added,
+      replaced: transitions.length - added,
+    };
   }
 
   /** Applies a staged batch (cannot fail). */
@@ -236,7 +258,8 @@ export class MemoryBufferStore implements BufferStore {
 
   async countTransitions(filter?: TransitionFilter): Promise<number> {
     this.assertOpen();
-    if (!filter || (filter.env === undefined && filter.source === undefined && !filter.validOnly)) return this.transitions.size;
+    if (!filter || (filter.env === undefined && filter.source === undefined && !filter.validOnly))
+      return this.transitions.size;
     let count = 0;
     for (const t of this.transitions.values()) if (matchesFilter(t, filter)) count++;
     return count;
@@ -250,7 +273,11 @@ export class MemoryBufferStore implements BufferStore {
   async listEpisodes(filter?: { env?: string; source?: TransitionSource }): Promise<BufferEpisode[]> {
     this.assertOpen();
     return [...this.episodes.values()]
-      .filter((e) => (filter?.env === undefined || e.env === filter.env) && (filter?.source === undefined || e.source === filter.source))
+      .filter(
+        (e) =>
+          (filter?.env === undefined || e.env === filter.env) &&
+          (filter?.source === undefined || e.source === filter.source),
+      )
       .sort(compareInsertion);
   }
 
@@ -276,20 +303,36 @@ export class MemoryBufferStore implements BufferStore {
       taskIds.add(`${t.env}\n${t.taskId}`);
     }
     return {
-      transitions: this.transitions.size, episodes: this.episodes.size, tasks: this.tasks.size, transitionTasks: taskIds.size, runs: this.runs.size,
-      byEnvAndSource: sortStats(byEnvAndSource), invalid,
+      transitions: this.transitions.size,
+      episodes: this.episodes.size,
+      tasks: this.tasks.size,
+      transitionTasks: taskIds.size,
+      runs: this.runs.size,
+      byEnvAndSource: sortStats(byEnvAndSource),
+      invalid,
     };
   }
 
   /** Record counts, synchronously. */
   sizes(): { transitions: number; episodes: number; tasks: number; runs: number } {
-    return { transitions: this.transitions.size, episodes: this.episodes.size, tasks: this.tasks.size, runs: this.runs.size };
+    return {
+      transitions: this.transitions.size,
+      episodes: this.episodes.size,
+      tasks: this.tasks.size,
+      runs: this.runs.size,
+    };
   }
 
   /** Snapshots for FolderBufferStore's rewrites (insertion order). */
-  allEpisodes(): BufferEpisode[] { return [...this.episodes.values()]; }
-  allTasks(): TaskBankEntry[] { return [...this.tasks.values()]; }
-  allRuns(): RunRecord[] { return [...this.runs.values()]; }
+  allEpisodes(): BufferEpisode[] {
+    return [...this.episodes.values()];
+  }
+  allTasks(): TaskBankEntry[] {
+    return [...this.tasks.values()];
+  }
+  allRuns(): RunRecord[] {
+    return [...this.runs.values()];
+  }
   orderedTransitions(): BufferTransition[] {
     this.ordered ??= [...this.transitions.values()].sort(compareInsertion);
     return this.ordered;

@@ -36,20 +36,32 @@ export type Command =
 
 export function renderCommand(command: Command, putVerb: PutVerb = 'put_in_on'): string {
   switch (command.verb) {
-    case 'go': return `go to ${command.receptacle.name}`;
-    case 'open': return `open ${command.receptacle.name}`;
-    case 'close': return `close ${command.receptacle.name}`;
-    case 'take': return `take ${command.object.name} from ${command.receptacle.name}`;
-    case 'put': return putVerb === 'move_to'
-      ? `move ${command.object.name} to ${command.receptacle.name}`
-      : `put ${command.object.name} in/on ${command.receptacle.name}`;
-    case 'heat': return `heat ${command.object.name} with ${command.receptacle.name}`;
-    case 'cool': return `cool ${command.object.name} with ${command.receptacle.name}`;
-    case 'clean': return `clean ${command.object.name} with ${command.receptacle.name}`;
-    case 'use': return `use ${command.object.name}`;
-    case 'examine': return `examine ${'object' in command ? command.object.name : command.receptacle.name}`;
-    case 'look': return 'look';
-    case 'inventory': return 'inventory';
+    case 'go':
+      return `go to ${command.receptacle.name}`;
+    case 'open':
+      return `open ${command.receptacle.name}`;
+    case 'close':
+      return `close ${command.receptacle.name}`;
+    case 'take':
+      return `take ${command.object.name} from ${command.receptacle.name}`;
+    case 'put':
+      return putVerb === 'move_to'
+        ? `move ${command.object.name} to ${command.receptacle.name}`
+        : `put ${command.object.name} in/on ${command.receptacle.name}`;
+    case 'heat':
+      return `heat ${command.object.name} with ${command.receptacle.name}`;
+    case 'cool':
+      return `cool ${command.object.name} with ${command.receptacle.name}`;
+    case 'clean':
+      return `clean ${command.object.name} with ${command.receptacle.name}`;
+    case 'use':
+      return `use ${command.object.name}`;
+    case 'examine':
+      return `examine ${'object' in command ? command.object.name : command.receptacle.name}`;
+    case 'look':
+      return 'look';
+    case 'inventory':
+      return 'inventory';
   }
 }
 
@@ -68,7 +80,10 @@ export function extractAction(raw: string): string {
     for (let i = lines.length - 1; i >= 0; i--) {
       const line = lines[i].trim();
       const match = /^(?:action\s*:|>)\s*(.*)$/i.exec(line);
-      if (match) { text = match[1]; break; }
+      if (match) {
+        text = match[1];
+        break;
+      }
     }
   }
   return text.trim().toLowerCase().replace(/\s+/g, ' ').replace(/\.+$/, '').trim();
@@ -179,18 +194,32 @@ export function canExamineObject(world: World, o: Thing): boolean {
 
 export function isAdmissible(world: World, command: Command): boolean {
   switch (command.verb) {
-    case 'go': return canGo();
-    case 'open': return canOpen(world, command.receptacle);
-    case 'close': return canClose(world, command.receptacle);
-    case 'take': return canTake(world, command.object, command.receptacle);
-    case 'put': return canPut(world, command.object, command.receptacle);
-    case 'heat': return canHeat(world, command.object, command.receptacle);
-    case 'cool': return canCool(world, command.object, command.receptacle);
-    case 'clean': return canClean(world, command.object, command.receptacle);
-    case 'use': return canUse(world, command.object);
-    case 'examine': return 'object' in command ? canExamineObject(world, command.object) : canExamineReceptacle(world, command.receptacle);
-    case 'look': return true;
-    case 'inventory': return true;
+    case 'go':
+      return canGo();
+    case 'open':
+      return canOpen(world, command.receptacle);
+    case 'close':
+      return canClose(world, command.receptacle);
+    case 'take':
+      return canTake(world, command.object, command.receptacle);
+    case 'put':
+      return canPut(world, command.object, command.receptacle);
+    case 'heat':
+      return canHeat(world, command.object, command.receptacle);
+    case 'cool':
+      return canCool(world, command.object, command.receptacle);
+    case 'clean':
+      return canClean(world, command.object, command.receptacle);
+    case 'use':
+      return canUse(world, command.object);
+    case 'examine':
+      return 'object' in command
+        ? canExamineObject(world, command.object)
+        : canExamineReceptacle(world, command.receptacle);
+    case 'look':
+      return true;
+    case 'inventory':
+      return true;
   }
 }
 
@@ -248,18 +277,30 @@ export function use(world: World, o: Thing): string {
 /** Applies an admissible command and returns its feedback. */
 export function execute(world: World, command: Command, putVerb: PutVerb): string {
   switch (command.verb) {
-    case 'go': return goTo(world, command.receptacle);
-    case 'open': return open(world, command.receptacle);
-    case 'close': return close(world, command.receptacle);
-    case 'take': return take(world, command.object, command.receptacle);
-    case 'put': return put(world, command.object, command.receptacle, putVerb);
-    case 'heat': return heat(world, command.object, command.receptacle);
-    case 'cool': return cool(world, command.object, command.receptacle);
-    case 'clean': return clean(world, command.object, command.receptacle);
-    case 'use': return use(world, command.object);
-    case 'examine': return 'object' in command ? describeThing(command.object) : describeReceptacle(command.receptacle);
-    case 'look': return feedback.look(world);
-    case 'inventory': return feedback.inventory(world.holding);
+    case 'go':
+      return goTo(world, command.receptacle);
+    case 'open':
+      return open(world, command.receptacle);
+    case 'close':
+      return close(world, command.receptacle);
+    case 'take':
+      return take(world, command.object, command.receptacle);
+    case 'put':
+      return put(world, command.object, command.receptacle, putVerb);
+    case 'heat':
+      return heat(world, command.object, command.receptacle);
+    case 'cool':
+      return cool(world, command.object, command.receptacle);
+    case 'clean':
+      return clean(world, command.object, command.receptacle);
+    case 'use':
+      return use(world, command.object);
+    case 'examine':
+      return 'object' in command ? describeThing(command.object) : describeReceptacle(command.receptacle);
+    case 'look':
+      return feedback.look(world);
+    case 'inventory':
+      return feedback.inventory(world.holding);
   }
 }
 
@@ -305,7 +346,8 @@ export function localCommands(world: World, putVerb: PutVerb): string[] {
 /** Merges two sorted lists into one sorted list without duplicates. */
 function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
   const out: string[] = [];
-  let i = 0, j = 0;
+  let i = 0,
+    j = 0;
   let last: string | undefined;
   while (i < a.length || j < b.length) {
     const next = j >= b.length || (i < a.length && a[i] <= b[j]) ? a[i++] : b[j++];
@@ -319,6 +361,10 @@ function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
  * All admissible commands, sorted and de-duplicated. `global` is `globalCommands(world)`, passed
  * in so an episode computes it once.
  */
-export function admissibleCommands(world: World, putVerb: PutVerb, global: readonly string[] = globalCommands(world)): string[] {
+export function admissibleCommands(
+  world: World,
+  putVerb: PutVerb,
+  global: readonly string[] = globalCommands(world),
+): string[] {
   return mergeSorted(global, localCommands(world, putVerb).sort());
 }

@@ -9,7 +9,15 @@
  */
 import type { EnvCreateOptions, GroundTruthEnv, ResetOptions } from '../env';
 import type { Observation, StepResult, Task } from '../../types';
-import { admissibleCommands, execute, extractAction, globalCommands, isAdmissible, parseCommand, renderCommand } from './commands';
+import {
+  admissibleCommands,
+  execute,
+  extractAction,
+  globalCommands,
+  isAdmissible,
+  parseCommand,
+  renderCommand,
+} from './commands';
 import { expertCommand } from './expert';
 import { goalHolds, goalProgress, type Goal } from './goals';
 import { generateTask, HOUSEHOLD_ENV_ID, taskSpecOf } from './tasks';
@@ -88,17 +96,31 @@ export class HouseholdEnv implements GroundTruthEnv {
     const command = this.ended ? null : parseCommand(world, extractAction(action));
     if (!command || !isAdmissible(world, command)) {
       return {
-        text: last.text, admissible: last.admissible, task: last.task, reward: 0,
-        terminated: this.ended, truncated: false,
+        text: last.text,
+        admissible: last.admissible,
+        task: last.task,
+        reward: 0,
+        terminated: this.ended,
+        truncated: false,
         info: { valid: false, success: this.succeeded, score: this.succeeded ? 1 : 0, steps: this.steps },
       };
     }
     const text = execute(world, command, this.putVerb);
     const success = goalHolds(world, this.goal);
-    if (success) { this.ended = true; this.succeeded = true; }
-    this.last = { text, admissible: success ? [] : admissibleCommands(world, this.putVerb, this.global), task: last.task };
+    if (success) {
+      this.ended = true;
+      this.succeeded = true;
+    }
+    this.last = {
+      text,
+      admissible: success ? [] : admissibleCommands(world, this.putVerb, this.global),
+      task: last.task,
+    };
     return {
-      ...this.last, reward: success ? 1 : 0, terminated: success, truncated: false,
+      ...this.last,
+      reward: success ? 1 : 0,
+      terminated: success,
+      truncated: false,
       info: { valid: true, success, score: success ? 1 : 0, steps: this.steps },
     };
   }

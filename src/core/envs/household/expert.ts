@@ -55,7 +55,10 @@ function fetch(world: World, goal: Goal, exclude: Receptacle | null = null): Com
     const r = o.location;
     if (o.type !== goal.object || r === null || r === exclude || !o.pickupable) continue;
     const cost = (world.agentAt === r ? 0 : 1) + (r.openable && !r.isOpen ? 1 : 0) + (state && !o[state] ? 2 : 0);
-    if (cost < bestCost) { best = o; bestCost = cost; }
+    if (cost < bestCost) {
+      best = o;
+      bestCost = cost;
+    }
   }
   if (!best) return null;
   const r = best.location!;
@@ -87,7 +90,10 @@ function placeStep(world: World, goal: Goal): Command | null {
   if (held.type !== goal.object) return putAway(world, held);
   const state = requiredState(goal.type);
   if (state && !held[state]) {
-    const appliance = applianceFor(world, state === 'hot' ? HEAT_APPLIANCE : state === 'cool' ? COOL_APPLIANCE : CLEAN_APPLIANCE);
+    const appliance = applianceFor(
+      world,
+      state === 'hot' ? HEAT_APPLIANCE : state === 'cool' ? COOL_APPLIANCE : CLEAN_APPLIANCE,
+    );
     if (!appliance) return null;
     if (world.agentAt !== appliance) return { verb: 'go', receptacle: appliance };
     return { verb: goal.type as 'heat' | 'cool' | 'clean', object: held, receptacle: appliance };
@@ -104,7 +110,10 @@ function lookStep(world: World, goal: Goal): Command | null {
   let lamp: Thing | null = null;
   for (const o of world.objects) {
     if (o.type !== goal.toggle || o.location === null) continue;
-    if (o.on) { lamp = o; break; }
+    if (o.on) {
+      lamp = o;
+      break;
+    }
     lamp ??= o;
   }
   if (!lamp) return null;
@@ -122,7 +131,10 @@ function gatheringPlace(world: World, goal: Goal): Receptacle | null {
     let count = 0;
     for (const o of r.contents) if (o.type === goal.object) count++;
     const score = count * 2 + (r.openable ? 0 : 1);
-    if (score > bestScore) { best = r; bestScore = score; }
+    if (score > bestScore) {
+      best = r;
+      bestScore = score;
+    }
   }
   return best;
 }
@@ -140,9 +152,12 @@ function twoStep(world: World, goal: Goal): Command | null {
 export function expertCommand(world: World, goal: Goal): Command | null {
   if (goalHolds(world, goal)) return null;
   switch (goal.type) {
-    case 'look': return lookStep(world, goal);
-    case 'two': return twoStep(world, goal);
-    default: return placeStep(world, goal);
+    case 'look':
+      return lookStep(world, goal);
+    case 'two':
+      return twoStep(world, goal);
+    default:
+      return placeStep(world, goal);
   }
 }
 

@@ -10,8 +10,20 @@ import { hashString, Rng } from '../../rng';
 import { HELD_OUT_SEED_BASE, type Direction, type ExpertSolution } from '../env';
 import type { Task } from '../../types';
 import {
-  CAN_CONTAIN, CLEAN_APPLIANCE, CLEANABLE, COOL_APPLIANCE, COOLABLE, HEAT_APPLIANCE, HEATABLE, LAMP_RECEPTACLES,
-  LAMP_ROOMS, LAMP_TYPES, OPENABLE, PRIORS, ROOM_OBJECTS, type RoomType,
+  CAN_CONTAIN,
+  CLEAN_APPLIANCE,
+  CLEANABLE,
+  COOL_APPLIANCE,
+  COOLABLE,
+  HEAT_APPLIANCE,
+  HEATABLE,
+  LAMP_RECEPTACLES,
+  LAMP_ROOMS,
+  LAMP_TYPES,
+  OPENABLE,
+  PRIORS,
+  ROOM_OBJECTS,
+  type RoomType,
 } from './catalog';
 import { runExpert } from './expert';
 import { goalHolds, instructionFor, TASK_TYPES, VALID_ROOMS, type Goal, type TaskType } from './goals';
@@ -68,13 +80,32 @@ export const KNOB_LADDERS: Readonly<Record<KnobName, readonly number[]>> = {
 };
 
 const KNOB_RANGES: Readonly<Record<KnobName, readonly [number, number]>> = {
-  receptacles: [5, 40], openableShare: [0, 1], hiddenTarget: [0, 1], againstPriors: [0, 1],
-  distractors: [0, 40], decoys: [0, 3], targetInstances: [1, 3], minPlanLength: [0, 12],
+  receptacles: [5, 40],
+  openableShare: [0, 1],
+  hiddenTarget: [0, 1],
+  againstPriors: [0, 1],
+  distractors: [0, 40],
+  decoys: [0, 3],
+  targetInstances: [1, 3],
+  minPlanLength: [0, 12],
 };
-const INTEGER_KNOBS: ReadonlySet<KnobName> = new Set(['receptacles', 'distractors', 'decoys', 'targetInstances', 'minPlanLength']);
+const INTEGER_KNOBS: ReadonlySet<KnobName> = new Set([
+  'receptacles',
+  'distractors',
+  'decoys',
+  'targetInstances',
+  'minPlanLength',
+]);
 
 /** Level at which each task type enters the mix (all unlocked types weigh the same). */
-const TASK_TYPE_UNLOCK: Readonly<Record<TaskType, number>> = { place: 0, look: 0.2, clean: 0.4, heat: 0.4, cool: 0.4, two: 0.6 };
+const TASK_TYPE_UNLOCK: Readonly<Record<TaskType, number>> = {
+  place: 0,
+  look: 0.2,
+  clean: 0.4,
+  heat: 0.4,
+  cool: 0.4,
+  two: 0.6,
+};
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 const lerp = (a: number, b: number, t: number) => a + (b - a) * t;
@@ -128,7 +159,8 @@ export function levelOfKnobs(knobs: HouseholdKnobs): number {
   }
   // Task mix: how far along place < look < clean/heat/cool < two its hardest type is.
   let hardest = 0;
-  for (const type of TASK_TYPES) if ((knobs.taskMix[type] ?? 0) > 0) hardest = Math.max(hardest, TASK_TYPE_UNLOCK[type]);
+  for (const type of TASK_TYPES)
+    if ((knobs.taskMix[type] ?? 0) > 0) hardest = Math.max(hardest, TASK_TYPE_UNLOCK[type]);
   parts.push(clamp01(hardest / TASK_TYPE_UNLOCK.two));
   return Math.round((parts.reduce((a, b) => a + b, 0) / parts.length) * 100) / 100;
 }
@@ -161,14 +193,19 @@ export class HouseholdTaskError extends Error {
 export function taskSpecOf(task: Task): HouseholdTaskSpec {
   const spec = task.spec as HouseholdTaskSpec | undefined;
   if (task.env !== HOUSEHOLD_ENV_ID || !spec || spec.format !== 'household-task/1' || !spec.world || !spec.goal) {
-    throw new HouseholdTaskError(`Task '${task.id}' (env '${task.env}') is not a ${HOUSEHOLD_ENV_ID} task: ` +
-      `its spec must be a HouseholdTaskSpec (format 'household-task/1'), as generateTask or taskFromSpec make.`);
+    throw new HouseholdTaskError(
+      `Task '${task.id}' (env '${task.env}') is not a ${HOUSEHOLD_ENV_ID} task: ` +
+        `its spec must be a HouseholdTaskSpec (format 'household-task/1'), as generateTask or taskFromSpec make.`,
+    );
   }
   return spec;
 }
 
 /** A Task around a hand-made or imported spec (instruction from the goal). */
-export function taskFromSpec(spec: HouseholdTaskSpec, opts: { id?: string; seed?: number; difficulty?: number; origin?: Task['origin'] } = {}): Task {
+export function taskFromSpec(
+  spec: HouseholdTaskSpec,
+  opts: { id?: string; seed?: number; difficulty?: number; origin?: Task['origin'] } = {},
+): Task {
   const difficulty = opts.difficulty ?? levelOfKnobs(spec.knobs);
   return {
     id: opts.id ?? `${HOUSEHOLD_ENV_ID}/spec-${hashString(JSON.stringify(spec)).toString(16)}`,
@@ -187,21 +224,35 @@ export function taskFromSpec(spec: HouseholdTaskSpec, opts: { id?: string; seed?
 
 function objectFits(type: TaskType, objectType: string): boolean {
   switch (type) {
-    case 'heat': return HEATABLE.has(objectType);
-    case 'cool': return COOLABLE.has(objectType);
-    case 'clean': return CLEANABLE.has(objectType);
-    default: return true;
+    case 'heat':
+      return HEATABLE.has(objectType);
+    case 'cool':
+      return COOLABLE.has(objectType);
+    case 'clean':
+      return CLEANABLE.has(objectType);
+    default:
+      return true;
   }
 }
 
-const APPLIANCE: Partial<Record<TaskType, string>> = { heat: HEAT_APPLIANCE, cool: COOL_APPLIANCE, clean: CLEAN_APPLIANCE };
+const APPLIANCE: Partial<Record<TaskType, string>> = {
+  heat: HEAT_APPLIANCE,
+  cool: COOL_APPLIANCE,
+  clean: CLEAN_APPLIANCE,
+};
 
 function holders(receptacles: readonly ReceptacleSpec[], objectType: string): ReceptacleSpec[] {
   return receptacles.filter((r) => CAN_CONTAIN[r.type]?.has(objectType));
 }
 
 /** Draws a receptacle for an object: behind a door or not, by the priors or against them; relaxes priors first, then doors. */
-function pickPlace(rng: Rng, candidates: readonly ReceptacleSpec[], objectType: string, hidden: boolean, againstPriors: boolean): ReceptacleSpec | null {
+function pickPlace(
+  rng: Rng,
+  candidates: readonly ReceptacleSpec[],
+  objectType: string,
+  hidden: boolean,
+  againstPriors: boolean,
+): ReceptacleSpec | null {
   if (candidates.length === 0) return null;
   const priors = PRIORS[objectType] ?? [];
   const byDoor = candidates.filter((r) => OPENABLE.has(r.type) === hidden);
@@ -231,8 +282,13 @@ function draftEpisode(rng: Rng, room: RoomType, type: TaskType, knobs: Household
     if (!objectFits(type, object)) continue;
     const places = holders(receptacles, object);
     if (places.length === 0) continue;
-    if (type === 'look') { choices.push({ object, targets: [] }); continue; }
-    const targets = presentTypes.filter((t) => t !== appliance && CAN_CONTAIN[t]?.has(object) && places.some((p) => p.type !== t));
+    if (type === 'look') {
+      choices.push({ object, targets: [] });
+      continue;
+    }
+    const targets = presentTypes.filter(
+      (t) => t !== appliance && CAN_CONTAIN[t]?.has(object) && places.some((p) => p.type !== t),
+    );
     if (targets.length > 0) choices.push({ object, targets });
   }
   if (choices.length === 0) return null;
@@ -260,25 +316,37 @@ function draftEpisode(rng: Rng, room: RoomType, type: TaskType, knobs: Household
   }
   if (type === 'look' && !lampType) return null;
 
-  const goal: Goal = type === 'look'
-    ? { type, object: choice.object, toggle: lampType!, template }
-    : { type, object: choice.object, receptacle: goalRng.pick(choice.targets), template };
+  const goal: Goal =
+    type === 'look'
+      ? { type, object: choice.object, toggle: lampType!, template }
+      : { type, object: choice.object, receptacle: goalRng.pick(choice.targets), template };
 
   // Target instances: never already in a target receptacle, nor (look) next to the lamp.
-  const starts = holders(receptacles, goal.object)
-    .filter((r) => (type === 'look' ? r !== lampPlace : r.type !== goal.receptacle));
+  const starts = holders(receptacles, goal.object).filter((r) =>
+    type === 'look' ? r !== lampPlace : r.type !== goal.receptacle,
+  );
   if (starts.length === 0) return null;
   const instances = type === 'two' ? Math.max(2, knobs.targetInstances) : knobs.targetInstances;
   for (let i = 0; i < instances; i++) {
-    const place = pickPlace(placeRng, starts, goal.object, placeRng.bool(knobs.hiddenTarget), placeRng.bool(knobs.againstPriors))!;
+    const place = pickPlace(
+      placeRng,
+      starts,
+      goal.object,
+      placeRng.bool(knobs.hiddenTarget),
+      placeRng.bool(knobs.againstPriors),
+    )!;
     placements.push({ type: goal.object, in: place.name });
   }
 
   // Decoys: same type, wrong state, already where the goal wants it.
   if (type === 'clean' || type === 'heat' || type === 'cool') {
     const inTarget = holders(receptacles, goal.object).filter((r) => r.type === goal.receptacle);
-    const wrongStates: Array<Partial<Placement>> = type === 'heat' ? [{ cool: true }, { clean: true }]
-      : type === 'cool' ? [{ hot: true }, { clean: true }] : [{ hot: true }, { cool: true }, {}];
+    const wrongStates: Array<Partial<Placement>> =
+      type === 'heat'
+        ? [{ cool: true }, { clean: true }]
+        : type === 'cool'
+          ? [{ hot: true }, { clean: true }]
+          : [{ hot: true }, { cool: true }, {}];
     for (let i = 0; i < knobs.decoys && inTarget.length > 0; i++) {
       placements.push({ type: goal.object, in: placeRng.pick(inTarget).name, ...placeRng.pick(wrongStates) });
     }
@@ -288,7 +356,13 @@ function draftEpisode(rng: Rng, room: RoomType, type: TaskType, knobs: Household
   const others = ROOM_OBJECTS[room].filter((t) => t !== goal.object && holders(receptacles, t).length > 0);
   for (let i = 0; i < knobs.distractors && others.length > 0; i++) {
     const objectType = placeRng.pick(others);
-    const place = pickPlace(placeRng, holders(receptacles, objectType), objectType, placeRng.bool(0.3), placeRng.bool(0.15))!;
+    const place = pickPlace(
+      placeRng,
+      holders(receptacles, objectType),
+      objectType,
+      placeRng.bool(0.3),
+      placeRng.bool(0.15),
+    )!;
     placements.push({ type: objectType, in: place.name });
   }
 
@@ -351,16 +425,31 @@ export function generateTask(seed: number, difficulty: number | HouseholdKnobs, 
     if (run.actions.length >= wantedLength || attempt >= MAX_ATTEMPTS - 1) break;
   }
   if (!best) {
-    throw new HouseholdTaskError(`household-v0: no solvable ${type} task in ${room} for seed ${seed}; check the knobs ${JSON.stringify(knobs)}`);
+    throw new HouseholdTaskError(
+      `household-v0: no solvable ${type} task in ${room} for seed ${seed}; check the knobs ${JSON.stringify(knobs)}`,
+    );
   }
   const spec: HouseholdTaskSpec = {
-    format: 'household-task/1', room: best.draft.world.room, goal: best.draft.goal, world: best.draft.world,
-    knobs, optimalLength: best.length,
+    format: 'household-task/1',
+    room: best.draft.world.room,
+    goal: best.draft.goal,
+    world: best.draft.world,
+    knobs,
+    optimalLength: best.length,
   };
-  const id = typeof difficulty === 'number'
-    ? `${HOUSEHOLD_ENV_ID}/${seed}/${formatLevel(level)}`
-    : `${HOUSEHOLD_ENV_ID}/${seed}/${formatLevel(level)}/k${hashString(JSON.stringify(knobs)).toString(16)}`;
-  return { id, env: HOUSEHOLD_ENV_ID, instruction: instructionFor(spec.goal), difficulty: level, spec, origin: 'generated', seed };
+  const id =
+    typeof difficulty === 'number'
+      ? `${HOUSEHOLD_ENV_ID}/${seed}/${formatLevel(level)}`
+      : `${HOUSEHOLD_ENV_ID}/${seed}/${formatLevel(level)}/k${hashString(JSON.stringify(knobs)).toString(16)}`;
+  return {
+    id,
+    env: HOUSEHOLD_ENV_ID,
+    instruction: instructionFor(spec.goal),
+    difficulty: level,
+    spec,
+    origin: 'generated',
+    seed,
+  };
 }
 
 /** Runs the expert on a task from its start. */
@@ -376,13 +465,26 @@ export function solveTask(task: Task): ExpertSolution {
 
 /** Knobs that change anything for a task type. */
 export function relevantKnobs(type: TaskType): KnobName[] {
-  const names: KnobName[] = ['receptacles', 'openableShare', 'hiddenTarget', 'againstPriors', 'distractors', 'targetInstances', 'minPlanLength'];
+  const names: KnobName[] = [
+    'receptacles',
+    'openableShare',
+    'hiddenTarget',
+    'againstPriors',
+    'distractors',
+    'targetInstances',
+    'minPlanLength',
+  ];
   if (type === 'clean' || type === 'heat' || type === 'cool' || type === 'look') names.push('decoys');
   return names;
 }
 
 /** The next ladder value of a knob in a direction, or null at the end of its ladder. */
-export function nextNotch(name: KnobName, value: number, direction: Direction, type: TaskType = 'place'): number | null {
+export function nextNotch(
+  name: KnobName,
+  value: number,
+  direction: Direction,
+  type: TaskType = 'place',
+): number | null {
   let ladder = KNOB_LADDERS[name];
   if (name === 'targetInstances' && type === 'two') ladder = ladder.filter((v) => v >= 2);
   if (name === 'decoys' && type === 'look') ladder = ladder.filter((v) => v <= 1);
@@ -423,7 +525,10 @@ export function mutateTask(task: Task, rng: Rng, direction: Direction): Task {
     knobs[name] = nextNotch(name, knobs[name], direction, type)!;
   } else {
     const next = nextTaskType(type, direction, rng);
-    if (next === null) throw new HouseholdTaskError(`mutateTask: task '${task.id}' cannot get ${direction}: every knob is at its ${direction === 'harder' ? 'hardest' : 'easiest'} value`);
+    if (next === null)
+      throw new HouseholdTaskError(
+        `mutateTask: task '${task.id}' cannot get ${direction}: every knob is at its ${direction === 'harder' ? 'hardest' : 'easiest'} value`,
+      );
     taskType = next;
     knobs.taskMix = { [next]: 1 };
   }

@@ -37,7 +37,9 @@ function contentNames(r: Receptacle): string[] {
 /** examine-receptacle: "The R is open. In it, you see …." | "The R is closed." | "On the R, you see …." */
 export function describeReceptacle(r: Receptacle): string {
   if (r.openable) {
-    return r.isOpen ? `The ${r.name} is open. In it, you see ${renderList(contentNames(r))}.` : `The ${r.name} is closed.`;
+    return r.isOpen
+      ? `The ${r.name} is open. In it, you see ${renderList(contentNames(r))}.`
+      : `The ${r.name} is closed.`;
   }
   return `On the ${r.name}, you see ${renderList(contentNames(r))}.`;
 }

@@ -8,7 +8,14 @@
  */
 import type { Rng } from '../../rng';
 import {
-  CAN_CONTAIN, CLEANABLE, COOLABLE, FIXED_OBJECTS, HEATABLE, OPENABLE, ROOM_RECEPTACLES, TOGGLEABLE,
+  CAN_CONTAIN,
+  CLEANABLE,
+  COOLABLE,
+  FIXED_OBJECTS,
+  HEATABLE,
+  OPENABLE,
+  ROOM_RECEPTACLES,
+  TOGGLEABLE,
   type RoomType,
 } from './catalog';
 
@@ -112,24 +119,41 @@ export class World {
   holding: Thing | null = null;
 
   constructor(readonly spec: WorldSpec) {
-    this.receptacles = spec.receptacles.map((r) => {
-      if (this.receptacleByName.has(r.name)) throw new WorldSpecError(`receptacle '${r.name}' listed twice`);
-      const receptacle: Receptacle = {
-        name: r.name, type: r.type, number: numberOf(r.name, r.type), openable: OPENABLE.has(r.type),
-        isOpen: false, contents: [], holds: CAN_CONTAIN[r.type] ?? EMPTY_SET,
-      };
-      this.receptacleByName.set(r.name, receptacle);
-      return receptacle;
-    }).sort(compareReceptacles);
+    this.receptacles = spec.receptacles
+      .map((r) => {
+        if (this.receptacleByName.has(r.name)) throw new WorldSpecError(`receptacle '${r.name}' listed twice`);
+        const receptacle: Receptacle = {
+          name: r.name,
+          type: r.type,
+          number: numberOf(r.name, r.type),
+          openable: OPENABLE.has(r.type),
+          isOpen: false,
+          contents: [],
+          holds: CAN_CONTAIN[r.type] ?? EMPTY_SET,
+        };
+        this.receptacleByName.set(r.name, receptacle);
+        return receptacle;
+      })
+      .sort(compareReceptacles);
     this.objects = spec.objects.map((o) => {
-      if (this.objectByName.has(o.name) || this.receptacleByName.has(o.name)) throw new WorldSpecError(`name '${o.name}' used twice`);
+      if (this.objectByName.has(o.name) || this.receptacleByName.has(o.name))
+        throw new WorldSpecError(`name '${o.name}' used twice`);
       const location = this.receptacleByName.get(o.in);
       if (!location) throw new WorldSpecError(`object '${o.name}' is in unknown receptacle '${o.in}'`);
       const thing: Thing = {
-        name: o.name, type: o.type, number: numberOf(o.name, o.type), location,
-        hot: o.hot ?? false, cool: o.cool ?? false, clean: o.clean ?? false, on: o.on ?? false,
-        pickupable: !FIXED_OBJECTS.has(o.type), heatable: HEATABLE.has(o.type), coolable: COOLABLE.has(o.type),
-        cleanable: CLEANABLE.has(o.type), toggleable: TOGGLEABLE.has(o.type),
+        name: o.name,
+        type: o.type,
+        number: numberOf(o.name, o.type),
+        location,
+        hot: o.hot ?? false,
+        cool: o.cool ?? false,
+        clean: o.clean ?? false,
+        on: o.on ?? false,
+        pickupable: !FIXED_OBJECTS.has(o.type),
+        heatable: HEATABLE.has(o.type),
+        coolable: COOLABLE.has(o.type),
+        cleanable: CLEANABLE.has(o.type),
+        toggleable: TOGGLEABLE.has(o.type),
       };
       location.contents.push(thing);
       this.objectByName.set(o.name, thing);
@@ -201,8 +225,13 @@ function objectSpec(o: Thing): ObjectSpec {
  * what the room allows). Each extra one is a door-receptacle with probability `openableShare`
  * (when both kinds still have room), its type drawn by the slot weights.
  */
-export function generateReceptacles(rng: Rng, room: RoomType, count: number, openableShare: number,
-  required: readonly string[] = []): ReceptacleSpec[] {
+export function generateReceptacles(
+  rng: Rng,
+  room: RoomType,
+  count: number,
+  openableShare: number,
+  required: readonly string[] = [],
+): ReceptacleSpec[] {
   const slots = ROOM_RECEPTACLES[room];
   const counts = new Map<string, number>();
   for (const slot of slots) counts.set(slot.type, Math.max(slot.min, required.includes(slot.type) ? 1 : 0));
@@ -249,7 +278,9 @@ export function nameObjects(rng: Rng, placements: readonly Placement[]): ObjectS
   for (const type of [...byType.keys()].sort()) {
     const indices = byType.get(type)!;
     const numbers = rng.shuffle(indices.map((_, k) => k + 1));
-    indices.forEach((index, k) => { names[index] = `${type} ${numbers[k]}`; });
+    indices.forEach((index, k) => {
+      names[index] = `${type} ${numbers[k]}`;
+    });
   }
   return placements.map((p, i) => {
     const spec: ObjectSpec = { name: names[i], type: p.type, in: p.in };

@@ -11,9 +11,7 @@
 import { Rng } from '../../rng';
 import type { RewardProduct } from './reward';
 import { Bm25Index } from './search';
-import {
-  PRODUCT_TYPES, productCategoryOf, type CategorySpec, type ProductTypeSpec, type TypeEntry,
-} from './taxonomy';
+import { PRODUCT_TYPES, productCategoryOf, type CategorySpec, type ProductTypeSpec, type TypeEntry } from './taxonomy';
 
 export const MIN_CATALOG_SIZE = 200;
 export const MAX_CATALOG_SIZE = 5000;
@@ -67,7 +65,10 @@ export interface ProductFields {
 // ---------------------------------------------------------------------------------------------
 
 export function titleCase(phrase: string): string {
-  return phrase.split(' ').map((w) => (w ? w[0].toUpperCase() + w.slice(1) : w)).join(' ');
+  return phrase
+    .split(' ')
+    .map((w) => (w ? w[0].toUpperCase() + w.slice(1) : w))
+    .join(' ');
 }
 
 export function andList(items: readonly string[]): string {
@@ -122,10 +123,14 @@ function renderTitle(rng: Rng, f: ProductFields): string {
   const maker = `${f.brand} ${f.line}`;
   if (shown.length === 0) return `${maker} ${noun}`;
   switch (rng.int(0, 3)) {
-    case 0: return `${maker} ${shown.join(' ')} ${noun}`;
-    case 1: return `${maker} ${noun} - ${shown.join(', ')}`;
-    case 2: return `${maker} ${shown[0]} ${noun}${shown.length > 1 ? `, ${shown.slice(1).join(', ')}` : ''}`;
-    default: return `${f.line} ${shown.join(' ')} ${noun} by ${f.brand}`;
+    case 0:
+      return `${maker} ${shown.join(' ')} ${noun}`;
+    case 1:
+      return `${maker} ${noun} - ${shown.join(', ')}`;
+    case 2:
+      return `${maker} ${shown[0]} ${noun}${shown.length > 1 ? `, ${shown.slice(1).join(', ')}` : ''}`;
+    default:
+      return `${f.line} ${shown.join(' ')} ${noun} by ${f.brand}`;
   }
 }
 
@@ -136,10 +141,17 @@ function renderDescription(rng: Rng, f: ProductFields, category: CategorySpec, t
   if (f.terseDescription) return `This ${f.titleSynonym ?? type.noun} is ${andList(f.attributes)}.`;
   let lead: string;
   switch (rng.int(0, 3)) {
-    case 0: lead = `The ${f.brand} ${nounPhrase} is ${andList(mentioned)}.`; break;
-    case 1: lead = `This ${nounPhrase} from ${f.brand} is ${andList(mentioned)}.`; break;
-    case 2: lead = `Looking for a ${nounPhrase} that is ${andList(mentioned)}? ${f.brand} has you covered.`; break;
-    default: lead = `Our ${nounPhrase} features: ${mentioned.join(', ')}.`;
+    case 0:
+      lead = `The ${f.brand} ${nounPhrase} is ${andList(mentioned)}.`;
+      break;
+    case 1:
+      lead = `This ${nounPhrase} from ${f.brand} is ${andList(mentioned)}.`;
+      break;
+    case 2:
+      lead = `Looking for a ${nounPhrase} that is ${andList(mentioned)}? ${f.brand} has you covered.`;
+      break;
+    default:
+      lead = `Our ${nounPhrase} features: ${mentioned.join(', ')}.`;
   }
   return `${lead} ${rng.pick(category.closings)}`;
 }
@@ -156,14 +168,26 @@ export function buildProduct(rng: Rng, f: ProductFields): Product {
   const { type, category } = f.entry;
   const title = renderTitle(rng, f);
   const description = renderDescription(rng, f, category, type);
-  const bullets = f.terseDescription ? [`${f.attributes[0].toUpperCase()} - ${rng.pick(category.bulletTails)}.`]
+  const bullets = f.terseDescription
+    ? [`${f.attributes[0].toUpperCase()} - ${rng.pick(category.bulletTails)}.`]
     : renderBullets(rng, f, category);
   return {
-    asin: f.asin, typeId: type.id, category: category.label, brand: f.brand, line: f.line,
-    title, description, bullets,
-    query: type.query, productCategory: productCategoryOf(type),
-    attributes: f.attributes, titleAttributeCount: f.titleAttributeCount,
-    options: f.options, pricing: f.pricing, priceTag: priceTagOf(f.pricing), price: f.price,
+    asin: f.asin,
+    typeId: type.id,
+    category: category.label,
+    brand: f.brand,
+    line: f.line,
+    title,
+    description,
+    bullets,
+    query: type.query,
+    productCategory: productCategoryOf(type),
+    attributes: f.attributes,
+    titleAttributeCount: f.titleAttributeCount,
+    options: f.options,
+    pricing: f.pricing,
+    priceTag: priceTagOf(f.pricing),
+    price: f.price,
   };
 }
 
@@ -172,15 +196,31 @@ export function sampleOptions(rng: Rng, type: ProductTypeSpec): ProductOptionGro
   const groups = type.options;
   if (groups.length === 0 || rng.bool(0.06)) return [];
   const count = rng.bool(0.65) ? groups.length : rng.int(1, groups.length);
-  const chosen = new Set(rng.sample(groups.map((_, i) => i), count));
+  const chosen = new Set(
+    rng.sample(
+      groups.map((_, i) => i),
+      count,
+    ),
+  );
   return groups.filter((_, i) => chosen.has(i)).map((g) => sampleGroupValues(rng, g.name, g.values));
 }
 
-export function sampleGroupValues(rng: Rng, name: string, pool: readonly string[], must: readonly string[] = [],
-  exclude: ReadonlySet<string> = new Set()): ProductOptionGroup {
+export function sampleGroupValues(
+  rng: Rng,
+  name: string,
+  pool: readonly string[],
+  must: readonly string[] = [],
+  exclude: ReadonlySet<string> = new Set(),
+): ProductOptionGroup {
   const available = pool.filter((v) => !exclude.has(v));
   const k = Math.min(available.length, rng.int(2, 6));
-  const picked = new Set([...must, ...rng.sample(available.filter((v) => !must.includes(v)), Math.max(0, k - must.length))]);
+  const picked = new Set([
+    ...must,
+    ...rng.sample(
+      available.filter((v) => !must.includes(v)),
+      Math.max(0, k - must.length),
+    ),
+  ]);
   const values = pool.filter((v) => picked.has(v));
   for (const m of must) if (!pool.includes(m)) values.push(m);
   return { name, values };
@@ -206,8 +246,15 @@ function sampleCatalogProduct(rng: Rng, asin: string): Product {
   const options = sampleOptions(rng, type);
   const { pricing, price } = samplePricing(rng, type.price[0], type.price[1]);
   return buildProduct(rng, {
-    asin, entry, brand: rng.pick(category.brands), line: rng.pick(category.lines), attributes, titleAttributeCount,
-    options, pricing, price,
+    asin,
+    entry,
+    brand: rng.pick(category.brands),
+    line: rng.pick(category.lines),
+    attributes,
+    titleAttributeCount,
+    options,
+    pricing,
+    price,
   });
 }
 
@@ -221,9 +268,14 @@ export class Catalog {
   readonly index: Bm25Index;
   private readonly eligibleCache = new Map<string, Product[]>();
 
-  constructor(readonly seed: number, readonly size: number) {
+  constructor(
+    readonly seed: number,
+    readonly size: number,
+  ) {
     if (!Number.isInteger(size) || size < MIN_CATALOG_SIZE || size > MAX_CATALOG_SIZE) {
-      throw new RangeError(`webshop: catalogSize must be an integer in [${MIN_CATALOG_SIZE}, ${MAX_CATALOG_SIZE}], got ${size}`);
+      throw new RangeError(
+        `webshop: catalogSize must be an integer in [${MIN_CATALOG_SIZE}, ${MAX_CATALOG_SIZE}], got ${size}`,
+      );
     }
     const root = Rng.fromSeed(seed, 'webshop-lite-v0', 'catalog');
     this.products = [];
@@ -243,8 +295,12 @@ export class Catalog {
     const key = `${attributes}/${options}/${typeId ?? ''}`;
     let list = this.eligibleCache.get(key);
     if (!list) {
-      list = this.products.filter((p) => p.attributes.length >= attributes && p.options.length >= options &&
-        (typeId === undefined || p.typeId === typeId));
+      list = this.products.filter(
+        (p) =>
+          p.attributes.length >= attributes &&
+          p.options.length >= options &&
+          (typeId === undefined || p.typeId === typeId),
+      );
       this.eligibleCache.set(key, list);
     }
     return list;
@@ -264,5 +320,3 @@ export function getCatalog(seed: number, size: number = DEFAULT_CATALOG_SIZE): C
   }
   return catalog;
 }
-
-

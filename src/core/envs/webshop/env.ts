@@ -57,9 +57,13 @@ export class WebShopEnv implements GroundTruthEnv {
   taskForSeed(seed: number): Task {
     let task = this.generated.get(seed);
     if (!task) {
-      task = this.catalogSize === DEFAULT_CATALOG_SIZE
-        ? generateTask(seed, this.difficulty, { catalogSeed: this.catalogSeed })
-        : generateTask(seed, knobsForLevel(this.difficulty, this.catalogSize), { catalogSeed: this.catalogSeed, difficulty: this.difficulty });
+      task =
+        this.catalogSize === DEFAULT_CATALOG_SIZE
+          ? generateTask(seed, this.difficulty, { catalogSeed: this.catalogSeed })
+          : generateTask(seed, knobsForLevel(this.difficulty, this.catalogSize), {
+              catalogSeed: this.catalogSeed,
+              difficulty: this.difficulty,
+            });
       if (this.generated.size >= 512) this.generated.clear();
       this.generated.set(seed, task);
     }
@@ -86,7 +90,12 @@ export class WebShopEnv implements GroundTruthEnv {
     const next = ended || typeof action !== 'string' ? null : transition(this.state, action, episode);
     if (!next) {
       return {
-        text: this.text, admissible: this.admissible.slice(), task, reward: 0, terminated: ended, truncated: false,
+        text: this.text,
+        admissible: this.admissible.slice(),
+        task,
+        reward: 0,
+        terminated: ended,
+        truncated: false,
         info: { valid: false, success: false, steps: this.steps },
       };
     }
@@ -95,12 +104,22 @@ export class WebShopEnv implements GroundTruthEnv {
     if (next.kind === 'done') {
       const reward = next.reward.reward;
       return {
-        text: this.text, admissible: [], task, reward, terminated: true, truncated: false,
+        text: this.text,
+        admissible: [],
+        task,
+        reward,
+        terminated: true,
+        truncated: false,
         info: { valid: true, success: reward === 1, score: reward, steps: this.steps },
       };
     }
     return {
-      text: this.text, admissible: this.admissible.slice(), task, reward: 0, terminated: false, truncated: false,
+      text: this.text,
+      admissible: this.admissible.slice(),
+      task,
+      reward: 0,
+      terminated: false,
+      truncated: false,
       info: { valid: true, success: false, steps: this.steps },
     };
   }

@@ -6,8 +6,15 @@
  */
 import { Rng } from '../../rng';
 import {
-  buildProduct, getCatalog, sampleAsin, sampleGroupValues, samplePrice, searchText,
-  type Catalog, type Product, type ProductOptionGroup,
+  buildProduct,
+  getCatalog,
+  sampleAsin,
+  sampleGroupValues,
+  samplePrice,
+  searchText,
+  type Catalog,
+  type Product,
+  type ProductOptionGroup,
 } from './catalog';
 import { getReward, optionMatches, typeReward, attributeMatched, type RewardGoal } from './reward';
 import { prepareExternalDoc, SEARCH_RETURN_N, type ExternalDoc } from './search';
@@ -55,7 +62,9 @@ export function candidateQueries(instruction: string, spec: WebShopTaskSpec): st
     `${spec.goal.attributes.join(' ')} ${noun}`,
     spec.goal.options.length > 0 ? `${spec.goal.options.map((o) => o.value).join(' ')} ${noun}` : '',
     noun,
-  ].map((q) => q.toLowerCase().replace(/\s+/g, ' ').trim()).filter((q) => q.length > 0);
+  ]
+    .map((q) => q.toLowerCase().replace(/\s+/g, ' ').trim())
+    .filter((q) => q.length > 0);
   return [...new Set(out)];
 }
 
@@ -70,7 +79,12 @@ function uniqueAsin(rng: Rng, taken: (asin: string) => boolean): string {
 }
 
 /** Option groups carrying every goal option (other groups of the type sampled as usual). */
-function optionsWithGoal(rng: Rng, typeId: string, goal: readonly GoalOption[], omitValue?: GoalOption): ProductOptionGroup[] {
+function optionsWithGoal(
+  rng: Rng,
+  typeId: string,
+  goal: readonly GoalOption[],
+  omitValue?: GoalOption,
+): ProductOptionGroup[] {
   const type = getTypeEntry(typeId).type;
   const out: ProductOptionGroup[] = [];
   const used = new Set<string>();
@@ -80,13 +94,24 @@ function optionsWithGoal(rng: Rng, typeId: string, goal: readonly GoalOption[], 
       // Every value that would still match the goal option is left out.
       const exclude = new Set(group.values.filter((v) => optionMatches(v, omitValue.value)));
       const g = sampleGroupValues(rng, group.name, group.values, [], exclude);
-      if (g.values.length > 0) { out.push(g); g.values.forEach((v) => used.add(v)); }
+      if (g.values.length > 0) {
+        out.push(g);
+        g.values.forEach((v) => used.add(v));
+      }
     } else if (wanted) {
       const g = sampleGroupValues(rng, group.name, group.values, used.has(wanted.value) ? [] : [wanted.value]);
-      out.push(g); g.values.forEach((v) => used.add(v));
+      out.push(g);
+      g.values.forEach((v) => used.add(v));
     } else if (rng.bool(0.6)) {
-      const g = sampleGroupValues(rng, group.name, group.values.filter((v) => !used.has(v)));
-      if (g.values.length > 0) { out.push(g); g.values.forEach((v) => used.add(v)); }
+      const g = sampleGroupValues(
+        rng,
+        group.name,
+        group.values.filter((v) => !used.has(v)),
+      );
+      if (g.values.length > 0) {
+        out.push(g);
+        g.values.forEach((v) => used.add(v));
+      }
     }
   }
   return out;
@@ -103,8 +128,12 @@ function priceAbove(rng: Rng, upper: number): number {
 }
 
 /** Builds one overlay product from its recipe (deterministic in the recipe key). */
-export function buildDistractor(recipe: DistractorRecipe, spec: WebShopTaskSpec, target: Product,
-  taken: (asin: string) => boolean): Product {
+export function buildDistractor(
+  recipe: DistractorRecipe,
+  spec: WebShopTaskSpec,
+  target: Product,
+  taken: (asin: string) => boolean,
+): Product {
   const rng = new Rng(`webshop-lite-v0/distractor/${recipe.key}`);
   const asin = uniqueAsin(rng, taken);
   const entry = getTypeEntry(spec.typeId);
@@ -112,7 +141,10 @@ export function buildDistractor(recipe: DistractorRecipe, spec: WebShopTaskSpec,
   const goal = spec.goal;
   const upper = goal.priceUpper;
   const extras = (pool: readonly string[], exclude: readonly string[], k: number) =>
-    rng.sample(pool.filter((a) => !exclude.includes(a)), k);
+    rng.sample(
+      pool.filter((a) => !exclude.includes(a)),
+      k,
+    );
   const within = () => priceWithin(rng, type.price[0], upper, type.price[1]);
 
   switch (recipe.kind) {
@@ -121,13 +153,23 @@ export function buildDistractor(recipe: DistractorRecipe, spec: WebShopTaskSpec,
       const removed = goal.attributes[drop];
       const kept = goal.attributes.filter((_, i) => i !== drop);
       const replacement = extras(type.attributes, goal.attributes, 1);
-      const attributes = rng.shuffle([...kept, ...replacement, ...extras(type.attributes, [...goal.attributes, ...replacement], rng.int(0, 2))]);
+      const attributes = rng.shuffle([
+        ...kept,
+        ...replacement,
+        ...extras(type.attributes, [...goal.attributes, ...replacement], rng.int(0, 2)),
+      ]);
       const filtered = attributes.filter((a) => a !== removed);
       const price = within();
       return buildProduct(rng, {
-        asin, entry, brand: rng.pick(category.brands), line: rng.pick(category.lines), attributes: filtered,
+        asin,
+        entry,
+        brand: rng.pick(category.brands),
+        line: rng.pick(category.lines),
+        attributes: filtered,
         titleAttributeCount: rng.int(1, Math.max(1, Math.min(3, filtered.length - 1))),
-        options: optionsWithGoal(rng, spec.typeId, goal.options), pricing: [price], price,
+        options: optionsWithGoal(rng, spec.typeId, goal.options),
+        pricing: [price],
+        price,
       });
     }
     case 'option': {
@@ -135,32 +177,53 @@ export function buildDistractor(recipe: DistractorRecipe, spec: WebShopTaskSpec,
       const attributes = rng.shuffle([...goal.attributes, ...extras(type.attributes, goal.attributes, rng.int(0, 2))]);
       const price = within();
       return buildProduct(rng, {
-        asin, entry, brand: rng.pick(category.brands), line: rng.pick(category.lines), attributes,
+        asin,
+        entry,
+        brand: rng.pick(category.brands),
+        line: rng.pick(category.lines),
+        attributes,
         titleAttributeCount: rng.int(1, Math.max(1, Math.min(3, attributes.length - 1))),
-        options: optionsWithGoal(rng, spec.typeId, goal.options, omit), pricing: [price], price,
+        options: optionsWithGoal(rng, spec.typeId, goal.options, omit),
+        pricing: [price],
+        price,
       });
     }
     case 'price': {
       const attributes = rng.shuffle([...goal.attributes, ...extras(type.attributes, goal.attributes, rng.int(0, 2))]);
       const price = priceAbove(rng, upper);
       return buildProduct(rng, {
-        asin, entry, brand: rng.pick(category.brands), line: rng.pick(category.lines), attributes,
+        asin,
+        entry,
+        brand: rng.pick(category.brands),
+        line: rng.pick(category.lines),
+        attributes,
         titleAttributeCount: rng.int(1, Math.max(1, Math.min(3, attributes.length - 1))),
-        options: optionsWithGoal(rng, spec.typeId, goal.options), pricing: [price], price,
+        options: optionsWithGoal(rng, spec.typeId, goal.options),
+        pricing: [price],
+        price,
       });
     }
     case 'type': {
       const others = category.types.filter((t) => t.id !== spec.typeId);
       const otherType = rng.pick(others);
       const otherEntry = getTypeEntry(otherType.id);
-      const attributes = rng.shuffle([...goal.attributes, ...extras(otherType.attributes, goal.attributes, rng.int(0, 2))]);
+      const attributes = rng.shuffle([
+        ...goal.attributes,
+        ...extras(otherType.attributes, goal.attributes, rng.int(0, 2)),
+      ]);
       const brand = rng.pick(category.brands.filter((b) => b !== target.brand));
       const line = rng.pick(category.lines.filter((l) => l !== target.line));
       const price = priceWithin(rng, otherType.price[0], Math.max(upper, otherType.price[0] + 1), otherType.price[1]);
       return buildProduct(rng, {
-        asin, entry: otherEntry, brand, line, attributes,
+        asin,
+        entry: otherEntry,
+        brand,
+        line,
+        attributes,
         titleAttributeCount: rng.int(1, Math.max(1, Math.min(3, attributes.length - 1))),
-        options: optionsWithGoal(rng, otherType.id, goal.options), pricing: [price], price,
+        options: optionsWithGoal(rng, otherType.id, goal.options),
+        pricing: [price],
+        price,
       });
     }
     case 'push': {
@@ -173,9 +236,17 @@ export function buildDistractor(recipe: DistractorRecipe, spec: WebShopTaskSpec,
       });
       const price = priceAbove(rng, upper);
       return buildProduct(rng, {
-        asin, entry, brand: rng.pick(category.brands), line: rng.pick(category.lines), attributes: [...goal.attributes],
-        titleAttributeCount: goal.attributes.length, options, pricing: [price], price,
-        titleSynonym: spec.noun !== type.noun ? spec.noun : undefined, terseDescription: true,
+        asin,
+        entry,
+        brand: rng.pick(category.brands),
+        line: rng.pick(category.lines),
+        attributes: [...goal.attributes],
+        titleAttributeCount: goal.attributes.length,
+        options,
+        pricing: [price],
+        price,
+        titleSynonym: spec.noun !== type.noun ? spec.noun : undefined,
+        terseDescription: true,
       });
     }
   }
@@ -198,14 +269,23 @@ export class ShopEpisode {
   private readonly satisfiesCache = new Map<string, boolean>();
   private best: { query: string; rank: number } | null | undefined;
 
-  constructor(readonly spec: WebShopTaskSpec, readonly instruction: string) {
+  constructor(
+    readonly spec: WebShopTaskSpec,
+    readonly instruction: string,
+  ) {
     this.catalog = getCatalog(spec.catalogSeed, spec.catalogSize);
     const target = this.catalog.byAsin.get(spec.target);
-    if (!target) throw new RangeError(`webshop: task target ${spec.target} is not in catalog ${spec.catalogSeed}/${spec.catalogSize}`);
+    if (!target)
+      throw new RangeError(
+        `webshop: task target ${spec.target} is not in catalog ${spec.catalogSeed}/${spec.catalogSize}`,
+      );
     this.target = target;
     this.goal = {
-      name: target.title, query: target.query, productCategory: target.productCategory,
-      attributes: spec.goal.attributes, goalOptions: spec.goal.options.map((o) => o.value),
+      name: target.title,
+      query: target.query,
+      productCategory: target.productCategory,
+      attributes: spec.goal.attributes,
+      goalOptions: spec.goal.options.map((o) => o.value),
       priceUpper: spec.goal.priceUpper,
     };
     this.candidates = candidateQueries(instruction, spec);
@@ -213,7 +293,12 @@ export class ShopEpisode {
   }
 
   makeDistractor(recipe: DistractorRecipe): Product {
-    return buildDistractor(recipe, this.spec, this.target, (a) => this.catalog.byAsin.has(a) || this.overlayByAsin.has(a));
+    return buildDistractor(
+      recipe,
+      this.spec,
+      this.target,
+      (a) => this.catalog.byAsin.has(a) || this.overlayByAsin.has(a),
+    );
   }
 
   addOverlay(product: Product): void {
@@ -303,7 +388,10 @@ export class ShopEpisode {
 }
 
 /** One value per group so that every goal option is matched by some chosen value; null if impossible. */
-export function chooseOptions(groups: readonly ProductOptionGroup[], goalOptions: readonly string[]): Record<string, string> | null {
+export function chooseOptions(
+  groups: readonly ProductOptionGroup[],
+  goalOptions: readonly string[],
+): Record<string, string> | null {
   const chosen: Record<string, string> = {};
   const candidatesFor = goalOptions.map((g) => {
     const exact: [string, string][] = [];

@@ -9,7 +9,10 @@
 /** Characters 128–255 dropped (thefuzz's `ascii_only`), then rapidfuzz's `default_process`. */
 export function fullProcess(text: string, forceAscii = true): string {
   const ascii = forceAscii ? text.replace(/[\u0080-\u00ff]/g, '') : text;
-  return ascii.replace(/[^\p{L}\p{N}]/gu, ' ').toLowerCase().trim();
+  return ascii
+    .replace(/[^\p{L}\p{N}]/gu, ' ')
+    .toLowerCase()
+    .trim();
 }
 
 /** Indel distance (insertions + deletions only) = |a| + |b| − 2·LCS(a, b). */

@@ -92,7 +92,8 @@ export function normalizeKnobs(k: WebShopKnobs): WebShopKnobs {
   const out = { ...k };
   for (const key of Object.keys(KNOB_RANGES) as (keyof WebShopKnobs)[]) {
     const v = out[key];
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`webshop: knob ${key} must be a finite number, got ${v}`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new RangeError(`webshop: knob ${key} must be a finite number, got ${v}`);
     const [lo, hi] = KNOB_RANGES[key];
     out[key] = clamp(v, lo, hi);
   }

@@ -65,7 +65,15 @@ export function transition(state: PageState, action: string, episode: ShopEpisod
         return { kind: 'done', asin: state.asin, options: state.options, reward };
       }
       const sub = SUB_PAGES[arg];
-      if (sub) return { kind: 'sub', keywords: state.keywords, page: state.page, asin: state.asin, options: state.options, sub };
+      if (sub)
+        return {
+          kind: 'sub',
+          keywords: state.keywords,
+          page: state.page,
+          asin: state.asin,
+          options: state.options,
+          sub,
+        };
       // An option value: WebShop maps the text to the last radio input carrying it.
       const groups = episode.product(state.asin)!.options;
       let groupName = '';

@@ -81,16 +81,47 @@ export function renderPage(state: PageState, ctx: RenderContext): string {
     case 'done': {
       const p = ctx.product(state.asin)!;
       const g = ctx.goal;
-      const optionsJson = `{${Object.entries(state.options).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ')}}`;
+      const optionsJson = `{${Object.entries(state.options)
+        .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+        .join(', ')}}`;
       return [
-        'Thank you for shopping with us!', 'Your code:', 'None', '(Paste it in your MTurk interface.)',
-        'Purchased', 'asin', p.asin, 'options', optionsJson, 'attrs', pyList(p.attributes),
-        'category', p.category, 'query', p.query, 'product category', p.productCategory,
-        'Target', 'asin', ctx.target.asin, 'options', pyList(g.goalOptions), 'attrs', pyList(g.attributes),
-        'price upper', g.priceUpper >= 1e6 ? String(g.priceUpper) : pyFloat(g.priceUpper),
-        'instuction text', ctx.instruction, 'category', ctx.target.category,
-        'product category', g.productCategory, 'query', g.query,
-        'Reward', 'Your score (min 0.0, max 1.0)', pyFloat(state.reward.reward),
+        'Thank you for shopping with us!',
+        'Your code:',
+        'None',
+        '(Paste it in your MTurk interface.)',
+        'Purchased',
+        'asin',
+        p.asin,
+        'options',
+        optionsJson,
+        'attrs',
+        pyList(p.attributes),
+        'category',
+        p.category,
+        'query',
+        p.query,
+        'product category',
+        p.productCategory,
+        'Target',
+        'asin',
+        ctx.target.asin,
+        'options',
+        pyList(g.goalOptions),
+        'attrs',
+        pyList(g.attributes),
+        'price upper',
+        g.priceUpper >= 1e6 ? String(g.priceUpper) : pyFloat(g.priceUpper),
+        'instuction text',
+        ctx.instruction,
+        'category',
+        ctx.target.category,
+        'product category',
+        g.productCategory,
+        'query',
+        g.query,
+        'Reward',
+        'Your score (min 0.0, max 1.0)',
+        pyFloat(state.reward.reward),
       ].join(SEP);
     }
   }

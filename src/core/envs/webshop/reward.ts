@@ -55,7 +55,11 @@ export function normalizeColor(value: string): string {
   let out = normalized.get(value);
   if (out === undefined) {
     out = value;
-    for (const color of COLOR_SET) if (value.includes(color)) { out = color; break; }
+    for (const color of COLOR_SET)
+      if (value.includes(color)) {
+        out = color;
+        break;
+      }
     if (normalized.size >= 10_000) normalized.clear();
     normalized.set(value, out);
   }
@@ -88,8 +92,11 @@ function hasAlphanumeric(text: string): boolean {
 }
 
 /** get_type_reward: the query / category / title-noun gate. */
-export function typeReward(product: RewardProduct, goal: RewardGoal,
-  vocabulary: ReadonlySet<string> = NOUN_VOCABULARY): TypeReward {
+export function typeReward(
+  product: RewardProduct,
+  goal: RewardGoal,
+  vocabulary: ReadonlySet<string> = NOUN_VOCABULARY,
+): TypeReward {
   const queryMatch = product.query === goal.query;
   const purchasedCategory = new Set(product.productCategory.split('›').map((x) => x.trim()));
   let shared = 0;
@@ -114,9 +121,11 @@ export function attributeMatched(product: RewardProduct, goalAttribute: string):
   for (const p of product.attributes) {
     if ((p === goalAttribute && hasAlphanumeric(p)) || tokenSetRatio(p, goalAttribute) > 85) return true;
   }
-  return product.title.toLowerCase().includes(goalAttribute) ||
+  return (
+    product.title.toLowerCase().includes(goalAttribute) ||
     product.bullets.join(' ').toLowerCase().includes(goalAttribute) ||
-    product.description.toLowerCase().includes(goalAttribute);
+    product.description.toLowerCase().includes(goalAttribute)
+  );
 }
 
 /** get_attribute_reward's count. */
@@ -138,7 +147,10 @@ export function optionMatchCount(chosen: readonly string[], goalOptions: readonl
   let n = 0;
   for (const g of goalOptions) {
     for (const p of chosen) {
-      if (optionMatches(p, g)) { n++; break; }
+      if (optionMatches(p, g)) {
+        n++;
+        break;
+      }
     }
   }
   return n;
@@ -148,18 +160,25 @@ export function optionMatchCount(chosen: readonly string[], goalOptions: readonl
  * get_reward. `options` are the chosen option values (a group → value record or a list);
  * `price` is the product's hidden sampled price.
  */
-export function getReward(product: RewardProduct, goal: RewardGoal, price: number,
+export function getReward(
+  product: RewardProduct,
+  goal: RewardGoal,
+  price: number,
   options: Readonly<Record<string, string>> | readonly string[],
-  vocabulary: ReadonlySet<string> = NOUN_VOCABULARY): RewardBreakdown {
+  vocabulary: ReadonlySet<string> = NOUN_VOCABULARY,
+): RewardBreakdown {
   const type = typeReward(product, goal, vocabulary);
   const priceOk = goal.priceUpper > 0 ? price <= goal.priceUpper : null;
   const attributeCount = attributeMatches(product, goal.attributes);
-  const chosen = Array.isArray(options) ? options as readonly string[] : Object.values(options);
+  const chosen = Array.isArray(options) ? (options as readonly string[]) : Object.values(options);
   const optionCount = optionMatchCount(chosen, goal.goalOptions);
-  const total = (attributeCount + optionCount + (priceOk ? 1 : 0)) /
-    (goal.attributes.length + goal.goalOptions.length + 1);
+  const total =
+    (attributeCount + optionCount + (priceOk ? 1 : 0)) / (goal.attributes.length + goal.goalOptions.length + 1);
   return {
-    reward: total * type.rType, ...type,
-    attributeMatches: attributeCount, optionMatches: optionCount, priceOk,
+    reward: total * type.rType,
+    ...type,
+    attributeMatches: attributeCount,
+    optionMatches: optionCount,
+    priceOk,
   };
 }

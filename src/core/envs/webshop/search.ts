@@ -14,9 +14,39 @@ export const SEARCH_RETURN_N = 50;
 
 /** Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET. */
 export const STOPWORDS: ReadonlySet<string> = new Set([
-  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not',
-  'of', 'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was',
-  'will', 'with',
+  'a',
+  'an',
+  'and',
+  'are',
+  'as',
+  'at',
+  'be',
+  'but',
+  'by',
+  'for',
+  'if',
+  'in',
+  'into',
+  'is',
+  'it',
+  'no',
+  'not',
+  'of',
+  'on',
+  'or',
+  'such',
+  'that',
+  'the',
+  'their',
+  'then',
+  'there',
+  'these',
+  'they',
+  'this',
+  'to',
+  'was',
+  'will',
+  'with',
 ]);
 
 const stemCache = new Map<string, string>();
@@ -98,7 +128,12 @@ export class Bm25Index {
       for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
       for (const [t, tf] of counts) {
         let id = this.termIds.get(t);
-        if (id === undefined) { id = docsByTerm.length; this.termIds.set(t, id); docsByTerm.push([]); tfsByTerm.push([]); }
+        if (id === undefined) {
+          id = docsByTerm.length;
+          this.termIds.set(t, id);
+          docsByTerm.push([]);
+          tfsByTerm.push([]);
+        }
         docsByTerm[id].push(i);
         tfsByTerm[id].push(tf);
       }
@@ -112,7 +147,7 @@ export class Bm25Index {
     this.averageLength = docs.length ? total / docs.length : 1;
     this.lengthNorm = new Float64Array(docs.length);
     for (let i = 0; i < docs.length; i++) {
-      this.lengthNorm[i] = BM25_K1 * (1 - BM25_B + BM25_B * lengths[i] / this.averageLength);
+      this.lengthNorm[i] = BM25_K1 * (1 - BM25_B + (BM25_B * lengths[i]) / this.averageLength);
     }
     this.scratch = new Float64Array(docs.length);
   }
@@ -151,7 +186,7 @@ export class Bm25Index {
         const d = docs[k];
         const tf = tfs[k];
         if (scores[d] === 0) touched.push(d);
-        scores[d] += weight * tf / (tf + this.lengthNorm[d]);
+        scores[d] += (weight * tf) / (tf + this.lengthNorm[d]);
       }
     }
     // Only documents scoring at least the limit-th best score can make the cut (a native
@@ -179,11 +214,11 @@ export class Bm25Index {
   }
 
   private scoreExternalTerms(terms: readonly QueryTerm[], doc: ExternalDoc): number {
-    const norm = BM25_K1 * (1 - BM25_B + BM25_B * doc.length / this.averageLength);
+    const norm = BM25_K1 * (1 - BM25_B + (BM25_B * doc.length) / this.averageLength);
     let score = 0;
     for (const qt of terms) {
       const tf = doc.termFrequencies.get(qt.term);
-      if (tf) score += qt.idf * qt.count * tf / (tf + norm);
+      if (tf) score += (qt.idf * qt.count * tf) / (tf + norm);
     }
     return score;
   }

@@ -10,10 +10,14 @@ import { hashString, Rng } from '../../rng';
 import type { Task } from '../../types';
 import type { Direction, ExpertSolution } from '../env';
 import { andList, DEFAULT_CATALOG_SIZE, getCatalog, type Product } from './catalog';
-import { ShopEpisode, type DistractorKind, type DistractorRecipe, type GoalOption, type WebShopTaskSpec } from './episode';
 import {
-  difficultyOfKnobs, knobsForLevel, moveKnob, movableKnobs, normalizeKnobs, type WebShopKnobs,
-} from './knobs';
+  ShopEpisode,
+  type DistractorKind,
+  type DistractorRecipe,
+  type GoalOption,
+  type WebShopTaskSpec,
+} from './episode';
+import { difficultyOfKnobs, knobsForLevel, moveKnob, movableKnobs, normalizeKnobs, type WebShopKnobs } from './knobs';
 import { runExpert } from './machine';
 import { PRODUCTS_PER_PAGE } from './pages';
 import { getTypeEntry, HUMAN_TEMPLATES, PRICE_RANGE, RELATIONS, SYNTHETIC_TEMPLATES } from './taxonomy';
@@ -67,7 +71,8 @@ function isPlural(noun: string): boolean {
 /** 'a' / 'an' before the next word; plural nouns take none. */
 function fixArticles(text: string, noun: string): string {
   return text.replace(/\{a\} (\S+)/g, (_, next: string) =>
-    isPlural(noun) ? next : `${/^[aeiou]/.test(next) ? 'an' : 'a'} ${next}`);
+    isPlural(noun) ? next : `${/^[aeiou]/.test(next) ? 'an' : 'a'} ${next}`,
+  );
 }
 
 export interface InstructionParts {
@@ -115,10 +120,18 @@ function chooseGoalAttributes(rng: Rng, target: Product, k: number, hiddenShare:
   return out;
 }
 
-function taskId(seed: number, difficulty: number, knobs: WebShopKnobs, fromLevel: boolean, catalogSeed: number, suffix?: string): string {
+function taskId(
+  seed: number,
+  difficulty: number,
+  knobs: WebShopKnobs,
+  fromLevel: boolean,
+  catalogSeed: number,
+  suffix?: string,
+): string {
   let id = `${WEBSHOP_ENV_ID}/${seed}/${difficulty.toFixed(2)}`;
   if (!fromLevel) id += `/k${hashString(JSON.stringify(knobs)).toString(36)}`;
-  if (catalogSeed !== DEFAULT_CATALOG_SEED || knobs.catalogSize !== DEFAULT_CATALOG_SIZE) id += `/c${catalogSeed}-${knobs.catalogSize}`;
+  if (catalogSeed !== DEFAULT_CATALOG_SEED || knobs.catalogSize !== DEFAULT_CATALOG_SIZE)
+    id += `/c${catalogSeed}-${knobs.catalogSize}`;
   if (suffix) id += `/${suffix}`;
   return id;
 }
@@ -147,10 +160,13 @@ function rememberEpisode(key: string, episode: ShopEpisode): void {
 
 /** The episode world of a task (rebuilt from its spec, cached). */
 export function episodeOf(task: Task): ShopEpisode {
-  if (task.env !== WEBSHOP_ENV_ID) throw new RangeError(`webshop: task ${task.id} belongs to '${task.env}', not '${WEBSHOP_ENV_ID}'`);
+  if (task.env !== WEBSHOP_ENV_ID)
+    throw new RangeError(`webshop: task ${task.id} belongs to '${task.env}', not '${WEBSHOP_ENV_ID}'`);
   const spec = task.spec as WebShopTaskSpec | undefined;
   if (!spec || spec.version !== 1 || typeof spec.target !== 'string') {
-    throw new RangeError(`webshop: task ${task.id} has no webshop spec (version 1); generate tasks with generateTask()`);
+    throw new RangeError(
+      `webshop: task ${task.id} has no webshop spec (version 1); generate tasks with generateTask()`,
+    );
   }
   // Fast path: the same task object played again (checked against its id and instruction).
   const known = episodeBySpec.get(spec);
@@ -175,7 +191,13 @@ interface Draft {
   episode: ShopEpisode;
 }
 
-function draftTask(seed: number, attempt: number, knobs: WebShopKnobs, catalogSeed: number, preferType?: string): Draft | null {
+function draftTask(
+  seed: number,
+  attempt: number,
+  knobs: WebShopKnobs,
+  catalogSeed: number,
+  preferType?: string,
+): Draft | null {
   const rng = Rng.fromSeed(seed, WEBSHOP_ENV_ID, 'task', String(attempt));
   const catalog = getCatalog(catalogSeed, knobs.catalogSize);
   const kAtt = Math.min(4, Math.max(1, realizeCount(rng, knobs.attributes)));
@@ -189,19 +211,40 @@ function draftTask(seed: number, attempt: number, knobs: WebShopKnobs, catalogSe
   const { type } = getTypeEntry(target.typeId);
 
   const attributes = chooseGoalAttributes(rng, target, kAtt, knobs.hiddenAttributeShare);
-  const groupIdx = new Set(rng.sample(target.options.map((_, i) => i), kOpt));
-  const options = target.options.filter((_, i) => groupIdx.has(i)).map((g) => ({ group: g.name, value: rng.pick(g.values) }));
+  const groupIdx = new Set(
+    rng.sample(
+      target.options.map((_, i) => i),
+      kOpt,
+    ),
+  );
+  const options = target.options
+    .filter((_, i) => groupIdx.has(i))
+    .map((g) => ({ group: g.name, value: rng.pick(g.values) }));
   const priceUpper = priceUpperFor(rng, target.price, rng.bool(knobs.priceTightness));
   const noun = type.synonyms.length > 0 && rng.bool(knobs.paraphraseRate) ? rng.pick(type.synonyms) : type.noun;
   const style = rng.bool(knobs.paraphraseRate) ? 'human' : 'synthetic';
   const templates = style === 'human' ? HUMAN_TEMPLATES : SYNTHETIC_TEMPLATES;
   const instruction = renderInstruction({
-    style, template: rng.int(0, templates.length - 1), relation: rng.pick(RELATIONS), noun, attributes, options, priceUpper,
+    style,
+    template: rng.int(0, templates.length - 1),
+    relation: rng.pick(RELATIONS),
+    noun,
+    attributes,
+    options,
+    priceUpper,
   });
 
   const spec: WebShopTaskSpec = {
-    version: 1, catalogSeed, catalogSize: knobs.catalogSize, knobs, target: target.asin, typeId: target.typeId,
-    goal: { attributes, options, priceUpper }, noun, style, distractors: [],
+    version: 1,
+    catalogSeed,
+    catalogSize: knobs.catalogSize,
+    knobs,
+    target: target.asin,
+    typeId: target.typeId,
+    goal: { attributes, options, priceUpper },
+    noun,
+    style,
+    distractors: [],
   };
   const episode = new ShopEpisode(spec, instruction);
   if (episode.satisfies(target.asin) === false) return null; // a quirk of the fuzzy rules; draw again
@@ -218,7 +261,10 @@ function draftTask(seed: number, attempt: number, knobs: WebShopKnobs, catalogSe
       const recipe: DistractorRecipe = { kind, key: `${seed}/${attempt}/${i}/${retry}` };
       const product = episode.makeDistractor(recipe);
       episode.addOverlay(product);
-      if (!episode.satisfies(product.asin)) { spec.distractors.push(recipe); break; }
+      if (!episode.satisfies(product.asin)) {
+        spec.distractors.push(recipe);
+        break;
+      }
       episode.removeLastOverlay();
     }
   }
@@ -274,8 +320,10 @@ export function generateTask(seed: number, difficulty: number | WebShopKnobs, op
     rememberEpisode(episodeKey(task), draft.episode);
     return task;
   }
-  throw new Error(`webshop: no solvable task for seed ${seed} after ${MAX_ATTEMPTS} attempts (knobs ${JSON.stringify(knobs)}); ` +
-    'lower rankPush or the attribute/option counts');
+  throw new Error(
+    `webshop: no solvable task for seed ${seed} after ${MAX_ATTEMPTS} attempts (knobs ${JSON.stringify(knobs)}); ` +
+      'lower rankPush or the attribute/option counts',
+  );
 }
 
 /** Runs the expert on the task from its start. */
@@ -287,12 +335,16 @@ export function solveTask(task: Task): ExpertSolution {
 /** A nearby task one notch harder or easier (same product type where possible), proved solvable. */
 export function mutateTask(task: Task, rng: Rng, direction: Direction): Task {
   const spec = task.spec as WebShopTaskSpec;
-  if (!spec || spec.version !== 1) throw new RangeError(`webshop: cannot mutate task ${task.id}: it has no webshop spec`);
+  if (!spec || spec.version !== 1)
+    throw new RangeError(`webshop: cannot mutate task ${task.id}: it has no webshop spec`);
   const movable = movableKnobs(spec.knobs, direction);
   const knobs = movable.length > 0 ? moveKnob(spec.knobs, rng.pick(movable), direction) : spec.knobs;
   const seed = rng.nextUint32();
   return generateTask(seed, knobs, {
-    catalogSeed: spec.catalogSeed, preferType: spec.typeId, origin: 'variation', parent: task.id,
+    catalogSeed: spec.catalogSeed,
+    preferType: spec.typeId,
+    origin: 'variation',
+    parent: task.id,
     idSuffix: `v${direction === 'harder' ? 'h' : 'e'}`,
   });
 }

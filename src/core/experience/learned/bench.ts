@@ -12,7 +12,13 @@ import type { Step, Task } from '../../types';
 import { NoisyOracleModel } from '../noisy-oracle';
 import type { DreamContext, ExperienceModel } from '../types';
 
-export interface SpeedRow { batch: number; transitions: number; seconds: number; transitionsPerSecond: number; tokensPerTransition: number }
+export interface SpeedRow {
+  batch: number;
+  transitions: number;
+  seconds: number;
+  transitionsPerSecond: number;
+  tokensPerTransition: number;
+}
 
 export interface LearnedSpeedBench {
   env: string;
@@ -24,26 +30,40 @@ export interface LearnedSpeedBench {
 }
 
 /** Held-out real transitions as dream contexts (expert and random episodes alternating). */
-export async function heldOutContexts(envId: string, count: number, seed = 0): Promise<{ ctx: DreamContext; replay: { task: Task; actions: string[] } }[]> {
+export async function heldOutContexts(
+  envId: string,
+  count: number,
+  seed = 0,
+): Promise<{ ctx: DreamContext; replay: { task: Task; actions: string[] } }[]> {
   const definition = getEnvDefinition(envId);
   const out: { ctx: DreamContext; replay: { task: Task; actions: string[] } }[] = [];
   for (let i = 0; out.length < count; i++) {
     const episodeSeed = HELD_OUT_SEED_BASE + 700_000 + seed + i;
     const task = definition.generateTask(episodeSeed, 0);
-    const t = await rolloutEpisode(makeEnv(envId), makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), { seed: episodeSeed, task });
+    const t = await rolloutEpisode(makeEnv(envId), makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), {
+      seed: episodeSeed,
+      task,
+    });
     t.steps.forEach((s, k) => {
       const history: Step[] = t.steps.slice(0, k);
-      out.push({ ctx: { task, history, state: { text: s.observation, admissible: s.admissible, task }, action: s.action },
-        replay: { task, actions: t.steps.slice(0, k + 1).map((x) => x.action) } });
+      out.push({
+        ctx: { task, history, state: { text: s.observation, admissible: s.admissible, task }, action: s.action },
+        replay: { task, actions: t.steps.slice(0, k + 1).map((x) => x.action) },
+      });
     });
   }
   return out.slice(0, count);
 }
 
-export async function benchLearnedSpeed(model: ExperienceModel, envId: string, options: { batches: number[]; transitions: number; now: () => number }): Promise<LearnedSpeedBench> {
+export async function benchLearnedSpeed(
+  model: ExperienceModel,
+  envId: string,
+  options: { batches: number[]; transitions: number; now: () => number },
+): Promise<LearnedSpeedBench> {
   const samples = await heldOutContexts(envId, options.transitions);
   const rows: SpeedRow[] = [];
-  let invalid = 0, asked = 0;
+  let invalid = 0,
+    asked = 0;
   // Warm-up: one batch at the largest size (JIT, wasm kernels, first allocations).
   await Promise.all(samples.slice(0, Math.max(...options.batches)).map((s) => model.next(s.ctx)));
   for (const batch of options.batches) {
@@ -58,7 +78,13 @@ export async function benchLearnedSpeed(model: ExperienceModel, envId: string, o
       }
     }
     const seconds = (options.now() - started) / 1000;
-    rows.push({ batch, transitions: samples.length, seconds, transitionsPerSecond: samples.length / seconds, tokensPerTransition: tokens / samples.length });
+    rows.push({
+      batch,
+      transitions: samples.length,
+      seconds,
+      transitionsPerSecond: samples.length / seconds,
+      tokensPerTransition: tokens / samples.length,
+    });
   }
   // References over the same transitions: the real env replaying them, and the oracle predicting them.
   let started = options.now();
@@ -73,5 +99,12 @@ export async function benchLearnedSpeed(model: ExperienceModel, envId: string, o
   started = options.now();
   for (const s of samples) await oracle.next(s.ctx);
   const oraclePredictionsPerSecond = samples.length / ((options.now() - started) / 1000);
-  return { env: envId, model: model.label, rows, realStepsPerSecond, oraclePredictionsPerSecond, invalidRate: asked ? invalid / asked : 0 };
+  return {
+    env: envId,
+    model: model.label,
+    rows,
+    realStepsPerSecond,
+    oraclePredictionsPerSecond,
+    invalidRate: asked ? invalid / asked : 0,
+  };
 }

@@ -56,7 +56,11 @@ export interface StepOutput {
 }
 
 /** Token ids, spaces and cases of the T new tokens of every row, row-major. */
-export interface FedTokens { ids: Int32Array; spaces: Int32Array; cases: Int32Array }
+export interface FedTokens {
+  ids: Int32Array;
+  spaces: Int32Array;
+  cases: Int32Array;
+}
 
 /** What decoding keeps per layer, and for the pointer, for B rows of one batch. */
 export class DecodeCache {
@@ -101,14 +105,37 @@ export class DecodeCache {
    * PREFILL_ROWS rows at a time, each chunk padded only to its own longest context (rows sorted by
    * length waste little); a row's encoding never depends on its padding, so the result is the same.
    */
-  static prefill(net: ExperienceNetwork, context: ContextRows, rows: number, length: number, contextLengths: Int32Array): DecodeCache {
+  static prefill(
+    net: ExperienceNetwork,
+    context: ContextRows,
+    rows: number,
+    length: number,
+    contextLengths: Int32Array,
+  ): DecodeCache {
     const chunks: tf.Tensor2D[][] = [];
     for (let first = 0; first < rows; first += PREFILL_ROWS) {
       const n = Math.min(PREFILL_ROWS, rows - first);
       const width = Math.max(1, ...contextLengths.subarray(first, first + n));
-      chunks.push(tf.tidy(() => encodeChunk(net, chunkRows(context, first, n, length, width), contextLengths.subarray(first, first + n), length, width)));
+      chunks.push(
+        tf.tidy(() =>
+          encodeChunk(
+            net,
+            chunkRows(context, first, n, length, width),
+            contextLengths.subarray(first, first + n),
+            length,
+            width,
+          ),
+        ),
+      );
     }
-    const joined = chunks[0].map((_, i) => (chunks.length === 1 ? chunks[0][i] : tf.concat(chunks.map((c) => c[i]), 0) as tf.Tensor2D));
+    const joined = chunks[0].map((_, i) =>
+      chunks.length === 1
+        ? chunks[0][i]
+        : (tf.concat(
+            chunks.map((c) => c[i]),
+            0,
+          ) as tf.Tensor2D),
+    );
     if (chunks.length > 1) tf.dispose(chunks.flat());
     const crossKeys = joined.filter((_, i) => i < joined.length - 1 && i % 2 === 0);
     const crossValues = joined.filter((_, i) => i < joined.length - 1 && i % 2 === 1);
@@ -120,9 +147,21 @@ export class DecodeCache {
         form[i * 5 + 2 + context.cases[i]] = 1;
       }
     });
-    const successors = Array.from({ length: rows }, (_, b) =>
-      new Successors(context.ids.subarray(b * length, b * length + contextLengths[b]), contextLengths[b]));
-    return new DecodeCache(net, rows, length, Int32Array.from(contextLengths), crossKeys, crossValues, joined[joined.length - 1], form, successors);
+    const successors = Array.from(
+      { length: rows },
+      (_, b) => new Successors(context.ids.subarray(b * length, b * length + contextLengths[b]), contextLengths[b]),
+    );
+    return new DecodeCache(
+      net,
+      rows,
+      length,
+      Int32Array.from(contextLengths),
+      crossKeys,
+      crossValues,
+      joined[joined.length - 1],
+      form,
+      successors,
+    );
   }
 
   /**
@@ -134,11 +173,22 @@ export class DecodeCache {
     const B = this.rows;
     const T = tokens.ids.length / B;
     const positions = Int32Array.from({ length: B * T }, (_, i) => this.fed + (i % T));
-    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) { this.prevFed[b] = this.lastFed[b]; this.lastFed[b] = tokens.ids[b * T + t]; }
-    const outputs = tf.tidy(() => this.decoderLayers(embedInJs(this.net, { ...tokens, positions }, 'dec_pos'), T, vocabMask));
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t < T; t++) {
+        this.prevFed[b] = this.lastFed[b];
+        this.lastFed[b] = tokens.ids[b * T + t];
+      }
+    const outputs = tf.tidy(() =>
+      this.decoderLayers(embedInJs(this.net, { ...tokens, positions }, 'dec_pos'), T, vocabMask),
+    );
     this.fed += T;
-    const [vocab, bestWord, gateOut, hidden, pointers] = await Promise.all(outputs.map((t) => t.data())) as
-      [Float32Array, Int32Array, Float32Array, Float32Array, Float32Array];
+    const [vocab, bestWord, gateOut, hidden, pointers] = (await Promise.all(outputs.map((t) => t.data()))) as [
+      Float32Array,
+      Int32Array,
+      Float32Array,
+      Float32Array,
+      Float32Array,
+    ];
     tf.dispose(outputs);
     const { pointer, gate } = this.continueCopy(this.ownBlocks(pointers), gateOut, hidden);
     return { vocab, bestWord, pointer, gate, ...this.formHeadsJs(hidden, pointer) };
@@ -148,11 +198,14 @@ export class DecodeCache {
   private decoderLayers(x: tf.Tensor2D, T: number, vocabMask: tf.Tensor2D): tf.Tensor[] {
     const { net, rows: B } = this;
     // New tokens see every cached one and the new ones up to themselves.
-    const causal = T > 1 ? tf.concat([tf.zeros([T, this.fed]), tf.mul(tf.sub(1, tf.linalg.bandPart(tf.ones([T, T]), -1, 0)), NEG)], 1) : null;
+    const causal =
+      T > 1
+        ? tf.concat([tf.zeros([T, this.fed]), tf.mul(tf.sub(1, tf.linalg.bandPart(tf.ones([T, T]), -1, 0)), NEG)], 1)
+        : null;
     for (let l = 0; l < net.config.decoderLayers; l++) {
-      const [q, k, v] = net.selfHeads(x, l, B, T);                                             // [B·h, T, dh]
-      const keys = this.selfKeys[l] ? tf.concat([this.selfKeys[l]!, k], 1) as tf.Tensor3D : k;
-      const values = this.selfValues[l] ? tf.concat([this.selfValues[l]!, v], 1) as tf.Tensor3D : v;
+      const [q, k, v] = net.selfHeads(x, l, B, T); // [B·h, T, dh]
+      const keys = this.selfKeys[l] ? (tf.concat([this.selfKeys[l]!, k], 1) as tf.Tensor3D) : k;
+      const values = this.selfValues[l] ? (tf.concat([this.selfValues[l]!, v], 1) as tf.Tensor3D) : v;
       const scores = tf.matMul(q, tf.transpose(keys, [0, 2, 1]));
       const attention = tf.softmax(causal ? tf.add(scores, causal) : scores);
       x = tf.add(x, net.linear(net.mergeHeads(tf.matMul(attention, values) as tf.Tensor3D, B, T), `dec${l}/out`));
@@ -163,12 +216,21 @@ export class DecodeCache {
       this.selfKeys[l] = tf.keep(keys);
       this.selfValues[l] = tf.keep(values);
     }
-    const last = T > 1 ? tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D : x;
+    const last =
+      T > 1 ? (tf.reshape(tf.slice(tf.reshape(x, [B, T, -1]), [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D) : x;
     const hidden = net.layerNorm(last, 'dec_ln');
-    const q = tf.concat([tf.mul(net.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(net.config.attentionDim)), this.selector], 1) as tf.Tensor2D;
+    const q = tf.concat(
+      [tf.mul(net.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(net.config.attentionDim)), this.selector],
+      1,
+    ) as tf.Tensor2D;
     // The pointer's and the gate's logits come back; copy continuation, softmax and sigmoid run in JS (continueCopy).
-    const pointerGroups = tf.split(q, this.groups.map((g) => g.rows), 0).map((qg, i) =>
-      tf.matMul(qg, this.groups[i].pointerKeysT));                                             // [g, g·width]
+    const pointerGroups = tf
+      .split(
+        q,
+        this.groups.map((g) => g.rows),
+        0,
+      )
+      .map((qg, i) => tf.matMul(qg, this.groups[i].pointerKeysT)); // [g, g·width]
     // One read-back for all groups' pointers (each a few small reads otherwise).
     const pointers = tf.concat(pointerGroups.map((w) => tf.reshape(w, [-1])));
     const vocab = tf.softmax(tf.add(net.linear(hidden, 'vocab'), vocabMask));
@@ -183,8 +245,13 @@ export class DecodeCache {
     const selector = T === 1 ? this.selector : groupSelector(this.rows, T);
     const query = net.linear(net.layerNorm(x, `dec${layer}/ln2`), `dec${layer}/xq`, false);
     const q = tf.concat([tf.mul(query, 1 / Math.sqrt(a)), selector], 1) as tf.Tensor2D;
-    const reads = tf.split(q, this.groups.map((g) => g.rows * T), 0).map((qg, i) =>
-      tf.matMul(tf.softmax(tf.matMul(qg, this.groups[i].keysT[layer])), this.groups[i].values[layer]));
+    const reads = tf
+      .split(
+        q,
+        this.groups.map((g) => g.rows * T),
+        0,
+      )
+      .map((qg, i) => tf.matMul(tf.softmax(tf.matMul(qg, this.groups[i].keysT[layer])), this.groups[i].values[layer]));
     return tf.add(x, net.linear(tf.concat(reads, 0) as tf.Tensor2D, `dec${layer}/proj`));
   }
 
@@ -193,23 +260,39 @@ export class DecodeCache {
    * s₂(h)·two, softmaxed over its own real context, and the gate's logit plus its continuation
    * weights — the same sums as training's continuationBias and gateLogits.
    */
-  private continueCopy(logits: Float32Array, gateLogits: Float32Array, hidden: Float32Array): { pointer: Float32Array; gate: Float32Array } {
-    const d = this.net.config.dModel, B = this.rows, Lc = this.contextLength;
+  private continueCopy(
+    logits: Float32Array,
+    gateLogits: Float32Array,
+    hidden: Float32Array,
+  ): { pointer: Float32Array; gate: Float32Array } {
+    const d = this.net.config.dModel,
+      B = this.rows,
+      Lc = this.contextLength;
     const w = this.net.weightsInJs();
     const [Wc, bc, gc] = [w.get('ptr_cont_w')!, w.get('ptr_cont_b')!, w.get('gate_cont_w')!];
-    const pointer = new Float32Array(B * Lc), gate = new Float32Array(B);
+    const pointer = new Float32Array(B * Lc),
+      gate = new Float32Array(B);
     const row = new Float64Array(Lc);
     for (let b = 0; b < B; b++) {
-      let s1 = bc[0], s2 = bc[1];
-      for (let k = 0; k < d; k++) { s1 += hidden[b * d + k] * Wc[k * 2]; s2 += hidden[b * d + k] * Wc[k * 2 + 1]; }
+      let s1 = bc[0],
+        s2 = bc[1];
+      for (let k = 0; k < d; k++) {
+        s1 += hidden[b * d + k] * Wc[k * 2];
+        s2 += hidden[b * d + k] * Wc[k * 2 + 1];
+      }
       const { one, two } = this.successors[b].of(this.prevFed[b], this.lastFed[b]);
-      const n = this.contextLengths[b], o = b * Lc;
+      const n = this.contextLengths[b],
+        o = b * Lc;
       for (let j = 0; j < n; j++) row[j] = logits[o + j];
       for (const j of one) row[j] += s1;
       for (const j of two) row[j] += s2;
-      let max = -Infinity, sum = 0;
+      let max = -Infinity,
+        sum = 0;
       for (let j = 0; j < n; j++) max = Math.max(max, row[j]);
-      for (let j = 0; j < n; j++) { row[j] = Math.exp(row[j] - max); sum += row[j]; }
+      for (let j = 0; j < n; j++) {
+        row[j] = Math.exp(row[j] - max);
+        sum += row[j];
+      }
       for (let j = 0; j < n; j++) pointer[o + j] = row[j] / sum;
       const z = gateLogits[b] + (one.length ? gc[0] : 0) + (two.length ? gc[1] : 0);
       gate[b] = 1 / (1 + Math.exp(-z));
@@ -222,9 +305,12 @@ export class DecodeCache {
    * they would take): the same sums as the network's formHeads, from the read-back hidden state and pointer.
    */
   private formHeadsJs(hidden: Float32Array, pointer: Float32Array): { space: Int32Array; letterCase: Int32Array } {
-    const d = this.net.config.dModel, B = this.rows, Lc = this.contextLength;
+    const d = this.net.config.dModel,
+      B = this.rows,
+      Lc = this.contextLength;
     const w = this.net.weightsInJs();
-    const space = new Int32Array(B), letterCase = new Int32Array(B);
+    const space = new Int32Array(B),
+      letterCase = new Int32Array(B);
     const pointed = new Float32Array(5);
     for (let b = 0; b < B; b++) {
       pointed.fill(0);
@@ -235,13 +321,19 @@ export class DecodeCache {
         for (let k = 0; k < 5; k++) pointed[k] += a * this.contextForm[f + k];
       }
       const head = (name: 'space' | 'case', classes: number, from: number) => {
-        const W = w.get(`${name}_w`)!, bias = w.get(`${name}_b`)!, U = w.get(`${name}_ptr_w`)!;
-        let best = 0, bestLogit = -Infinity;
+        const W = w.get(`${name}_w`)!,
+          bias = w.get(`${name}_b`)!,
+          U = w.get(`${name}_ptr_w`)!;
+        let best = 0,
+          bestLogit = -Infinity;
         for (let c = 0; c < classes; c++) {
           let logit = bias[c];
           for (let k = 0; k < d; k++) logit += hidden[b * d + k] * W[k * classes + c];
           for (let k = 0; k < classes; k++) logit += pointed[from + k] * U[k * classes + c];
-          if (logit > bestLogit) { bestLogit = logit; best = c; }
+          if (logit > bestLogit) {
+            bestLogit = logit;
+            best = c;
+          }
         }
         return best;
       };
@@ -258,8 +350,8 @@ export class DecodeCache {
   async compact(keep: readonly number[]): Promise<void> {
     const B = this.rows;
     const pick = async <T extends tf.Tensor2D | tf.Tensor3D>(t: T): Promise<T> => {
-      const data = await t.data() as Float32Array;
-      const stride = data.length / B;                         // values per batch row (Lc·a, or h·t·dh for self-attention)
+      const data = (await t.data()) as Float32Array;
+      const stride = data.length / B; // values per batch row (Lc·a, or h·t·dh for self-attention)
       const out = new Float32Array(keep.length * stride);
       keep.forEach((b, i) => out.set(data.subarray(b * stride, (b + 1) * stride), i * stride));
       const shape = t.shape.slice() as T['shape'];
@@ -315,14 +407,26 @@ export class DecodeCache {
       }
       const rowsOf = (t: tf.Tensor2D) => {
         const a = t.shape[1];
-        return tf.reshape(tf.slice(tf.reshape(t, [B, Lc, a]), [first, 0, 0], [g, width, a]), [g * width, a]) as tf.Tensor2D;
+        return tf.reshape(tf.slice(tf.reshape(t, [B, Lc, a]), [first, 0, 0], [g, width, a]), [
+          g * width,
+          a,
+        ]) as tf.Tensor2D;
       };
-      groups.push(tf.tidy(() => {
-        const maskRows = tf.tensor2d(mask, [DECODE_GROUP, g * width]);
-        const withMask = (t: tf.Tensor2D) => tf.keep(tf.concat([tf.transpose(rowsOf(t)), maskRows], 0) as tf.Tensor2D);
-        return { first, rows: g, width, keysT: this.crossKeys.map(withMask), values: this.crossValues.map((v) => tf.keep(rowsOf(v))),
-          pointerKeysT: withMask(this.pointerKeys) };
-      }));
+      groups.push(
+        tf.tidy(() => {
+          const maskRows = tf.tensor2d(mask, [DECODE_GROUP, g * width]);
+          const withMask = (t: tf.Tensor2D) =>
+            tf.keep(tf.concat([tf.transpose(rowsOf(t)), maskRows], 0) as tf.Tensor2D);
+          return {
+            first,
+            rows: g,
+            width,
+            keysT: this.crossKeys.map(withMask),
+            values: this.crossValues.map((v) => tf.keep(rowsOf(v))),
+            pointerKeysT: withMask(this.pointerKeys),
+          };
+        }),
+      );
     }
     return groups;
   }
@@ -344,16 +448,31 @@ export class DecodeCache {
 }
 
 /** One chunk of contexts through the encoder → per layer cross keys and values, then the pointer's keys, at the batch's width. */
-function encodeChunk(net: ExperienceNetwork, part: ContextRows, lengths: Int32Array, length: number, width: number): tf.Tensor2D[] {
+function encodeChunk(
+  net: ExperienceNetwork,
+  part: ContextRows,
+  lengths: Int32Array,
+  length: number,
+  width: number,
+): tf.Tensor2D[] {
   const n = lengths.length;
   const a = net.config.attentionDim;
   const maskValues = new Float32Array(n * width);
   for (let r = 0; r < n; r++) maskValues.fill(1, r * width, r * width + lengths[r]);
   const memory = net.encode(embedInJs(net, part, 'enc_pos'), tf.tensor2d(maskValues, [n * width, 1]), n, width);
   // Back to the batch's width: padded positions hold zeros, as a full-width encoding gives them.
-  const widen = (t: tf.Tensor2D) => tf.reshape(tf.pad(tf.reshape(t, [n, width, a]), [[0, 0], [0, length - width], [0, 0]]), [n * length, a]) as tf.Tensor2D;
+  const widen = (t: tf.Tensor2D) =>
+    tf.reshape(
+      tf.pad(tf.reshape(t, [n, width, a]), [
+        [0, 0],
+        [0, length - width],
+        [0, 0],
+      ]),
+      [n * length, a],
+    ) as tf.Tensor2D;
   const out: tf.Tensor2D[] = [];
-  for (let l = 0; l < net.config.decoderLayers; l++) out.push(widen(net.linear(memory, `dec${l}/xk`, false)), widen(net.linear(memory, `dec${l}/xv`, false)));
+  for (let l = 0; l < net.config.decoderLayers; l++)
+    out.push(widen(net.linear(memory, `dec${l}/xk`, false)), widen(net.linear(memory, `dec${l}/xv`, false)));
   out.push(widen(net.linear(memory, 'ptr_k', false)));
   return out;
 }
@@ -364,8 +483,12 @@ function embedInJs(net: ExperienceNetwork, rows: TokenRows, positionTable: strin
   const tables = net.weightsInJs();
   const n = rows.ids.length;
   const out = new Float32Array(n * d);
-  const sources: [Float32Array, Int32Array][] = [[tables.get('tok')!, rows.ids], [tables.get('space')!, rows.spaces],
-    [tables.get('case')!, rows.cases], [tables.get(positionTable)!, rows.positions]];
+  const sources: [Float32Array, Int32Array][] = [
+    [tables.get('tok')!, rows.ids],
+    [tables.get('space')!, rows.spaces],
+    [tables.get('case')!, rows.cases],
+    [tables.get(positionTable)!, rows.positions],
+  ];
   if (rows.segments) sources.push([tables.get('seg')!, rows.segments]);
   for (let i = 0; i < n; i++) {
     const o = i * d;
@@ -380,7 +503,8 @@ function embedInJs(net: ExperienceNetwork, rows: TokenRows, positionTable: strin
 /** Each row's one-hot in its group, T times per row (the T new tokens of a row share its context): [B·T, DECODE_GROUP]. */
 function groupSelector(rows: number, T: number): tf.Tensor2D {
   const values = new Float32Array(rows * T * DECODE_GROUP);
-  for (let b = 0; b < rows; b++) for (let t = 0; t < T; t++) values[(b * T + t) * DECODE_GROUP + (b % DECODE_GROUP)] = 1;
+  for (let b = 0; b < rows; b++)
+    for (let t = 0; t < T; t++) values[(b * T + t) * DECODE_GROUP + (b % DECODE_GROUP)] = 1;
   return tf.tensor2d(values, [rows * T, DECODE_GROUP]);
 }
 
@@ -391,7 +515,13 @@ function chunkRows(rows: ContextRows, first: number, n: number, length: number, 
     for (let r = 0; r < n; r++) out.set(from.subarray((first + r) * length, (first + r) * length + width), r * width);
     return out;
   };
-  return { ids: take(rows.ids), spaces: take(rows.spaces), cases: take(rows.cases), segments: take(rows.segments), positions: take(rows.positions) };
+  return {
+    ids: take(rows.ids),
+    spaces: take(rows.spaces),
+    cases: take(rows.cases),
+    segments: take(rows.segments),
+    positions: take(rows.positions),
+  };
 }
 
 function disposeGroups(groups: readonly DecodeGroup[]): void {

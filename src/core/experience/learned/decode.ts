@@ -27,15 +27,26 @@ export interface DecodeLimits {
 
 /** The decoder's limits of a model trained with format options `f`. */
 export function decodeLimits(f: FormatOptions): DecodeLimits {
-  return { stateTokens: f.answerStateTokens, maxAdmissible: f.maxAdmissible, actionTokens: f.admissibleActionTokens,
-    admissibleTokens: f.answerAdmissibleTokens };
+  return {
+    stateTokens: f.answerStateTokens,
+    maxAdmissible: f.maxAdmissible,
+    actionTokens: f.admissibleActionTokens,
+    admissibleTokens: f.answerAdmissibleTokens,
+  };
 }
 
 /** What is decoded: a next step's answer, or a first state (no verdicts). */
 export type AnswerKind = 'next' | 'initial';
 
 /** What the grammar allows at a position. */
-const enum Allowed { YesNo, Reward, Text, TextOrEos, TextOrAdm, TextOrSepOrEos }
+const enum Allowed {
+  YesNo,
+  Reward,
+  Text,
+  TextOrEos,
+  TextOrAdm,
+  TextOrSepOrEos,
+}
 const MASK_KINDS = 6;
 
 type Phase = 'valid' | 'terminated' | 'reward' | 'obsMarker' | 'obs' | 'adm' | 'eos' | 'done';
@@ -49,11 +60,17 @@ class RowGrammar {
   itemTokens = 0;
   listTokens = 0;
 
-  constructor(private readonly kind: AnswerKind, private readonly limits: DecodeLimits, private readonly t: Tokenizer) {
+  constructor(
+    private readonly kind: AnswerKind,
+    private readonly limits: DecodeLimits,
+    private readonly t: Tokenizer,
+  ) {
     this.phase = kind === 'next' ? 'valid' : 'obsMarker';
   }
 
-  get done(): boolean { return this.phase === 'done'; }
+  get done(): boolean {
+    return this.phase === 'done';
+  }
 
   /**
    * A forced token, or the allowed set to choose from. `unchangedChoice`: the state's first token,
@@ -62,22 +79,32 @@ class RowGrammar {
   next(): { forced: number } | { allowed: Allowed; unchangedChoice?: boolean } {
     const s = (name: SpecialToken) => ({ forced: this.t.special(name) });
     switch (this.phase) {
-      case 'valid': case 'terminated': return { allowed: Allowed.YesNo };
-      case 'reward': return this.terminated ? { allowed: Allowed.Reward } : s('<r0>');
-      case 'obsMarker': return s('<obs>');
-      case 'eos': return s('<eos>');
+      case 'valid':
+      case 'terminated':
+        return { allowed: Allowed.YesNo };
+      case 'reward':
+        return this.terminated ? { allowed: Allowed.Reward } : s('<r0>');
+      case 'obsMarker':
+        return s('<obs>');
+      case 'eos':
+        return s('<eos>');
       case 'obs':
-        if (this.stateTokens === 0) return this.mayStayUnchanged() ? { allowed: Allowed.TextOrEos, unchangedChoice: true } : { allowed: Allowed.Text };
+        if (this.stateTokens === 0)
+          return this.mayStayUnchanged()
+            ? { allowed: Allowed.TextOrEos, unchangedChoice: true }
+            : { allowed: Allowed.Text };
         if (this.stateTokens >= this.limits.stateTokens) return s(this.terminated ? '<eos>' : '<adm>');
         return { allowed: this.terminated ? Allowed.TextOrEos : Allowed.TextOrAdm };
       case 'adm': {
-        const budgetLeft = this.limits.admissibleTokens - this.listTokens;   // the closing <eos> included
+        const budgetLeft = this.limits.admissibleTokens - this.listTokens; // the closing <eos> included
         if (this.itemTokens === 0) return budgetLeft <= 1 ? s('<eos>') : { allowed: Allowed.Text };
         const lastItem = this.items + 1 >= this.limits.maxAdmissible;
-        if (budgetLeft <= 1 || this.itemTokens >= this.limits.actionTokens) return s(lastItem || budgetLeft <= 2 ? '<eos>' : '<sep>');
+        if (budgetLeft <= 1 || this.itemTokens >= this.limits.actionTokens)
+          return s(lastItem || budgetLeft <= 2 ? '<eos>' : '<sep>');
         return { allowed: lastItem ? Allowed.TextOrEos : Allowed.TextOrSepOrEos };
       }
-      case 'done': return s('<pad>');
+      case 'done':
+        return s('<pad>');
     }
   }
 
@@ -90,10 +117,19 @@ class RowGrammar {
   accept(id: number): void {
     const is = (name: SpecialToken) => id === this.t.special(name);
     switch (this.phase) {
-      case 'valid': this.phase = is('<yes>') ? 'terminated' : 'eos'; break;
-      case 'terminated': this.terminated = is('<yes>'); this.phase = 'reward'; break;
-      case 'reward': this.phase = 'obsMarker'; break;
-      case 'obsMarker': this.phase = 'obs'; break;
+      case 'valid':
+        this.phase = is('<yes>') ? 'terminated' : 'eos';
+        break;
+      case 'terminated':
+        this.terminated = is('<yes>');
+        this.phase = 'reward';
+        break;
+      case 'reward':
+        this.phase = 'obsMarker';
+        break;
+      case 'obsMarker':
+        this.phase = 'obs';
+        break;
       case 'obs':
         if (is('<eos>')) this.phase = 'done';
         else if (is('<adm>')) this.phase = 'adm';
@@ -102,11 +138,16 @@ class RowGrammar {
       case 'adm':
         this.listTokens++;
         if (is('<eos>')) this.phase = 'done';
-        else if (is('<sep>')) { this.items++; this.itemTokens = 0; }
-        else this.itemTokens++;
+        else if (is('<sep>')) {
+          this.items++;
+          this.itemTokens = 0;
+        } else this.itemTokens++;
         break;
-      case 'eos': this.phase = 'done'; break;
-      case 'done': break;
+      case 'eos':
+        this.phase = 'done';
+        break;
+      case 'done':
+        break;
     }
   }
 }
@@ -157,16 +198,33 @@ class CopyMass {
   touched: number[] = [];
   private seen = new Uint8Array(0);
 
-  fill(out: StepOutput, row: number, Lc: number, context: Sequence, contextLength: number, allowedIds: Uint8Array, banned: ReadonlySet<number>): this {
+  fill(
+    out: StepOutput,
+    row: number,
+    Lc: number,
+    context: Sequence,
+    contextLength: number,
+    allowedIds: Uint8Array,
+    banned: ReadonlySet<number>,
+  ): this {
     const V = allowedIds.length;
-    if (this.mass.length !== V) { this.mass = new Float64Array(V); this.seen = new Uint8Array(V); }
-    for (const id of this.touched) { this.mass[id] = 0; this.seen[id] = 0; }
+    if (this.mass.length !== V) {
+      this.mass = new Float64Array(V);
+      this.seen = new Uint8Array(V);
+    }
+    for (const id of this.touched) {
+      this.mass[id] = 0;
+      this.seen[id] = 0;
+    }
     this.touched.length = 0;
     const offset = row * Lc;
     for (let j = 0; j < contextLength; j++) {
       const id = context.ids[j];
       if (allowedIds[id] !== 1 || (banned.size && banned.has(id))) continue;
-      if (!this.seen[id]) { this.seen[id] = 1; this.touched.push(id); }
+      if (!this.seen[id]) {
+        this.seen[id] = 1;
+        this.touched.push(id);
+      }
       this.mass[id] += out.pointer[offset + j];
     }
     return this;
@@ -181,8 +239,16 @@ let weightScratch = new Float64Array(0);
  * g·p_gen(w) + (1 − g)·(pointer mass on w). Ties go to the lower id; nothing that would
  * repeat a 6-gram of the answer is chosen.
  */
-function chooseToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
-  allowedIds: Uint8Array, banned: ReadonlySet<number>): number {
+function chooseToken(
+  out: StepOutput,
+  row: number,
+  V: number,
+  Lc: number,
+  context: Sequence,
+  contextLength: number,
+  allowedIds: Uint8Array,
+  banned: ReadonlySet<number>,
+): number {
   const g = out.gate[row];
   const offset = row * V;
   const copy = copyScratch.fill(out, row, Lc, context, contextLength, allowedIds, banned);
@@ -194,7 +260,10 @@ function chooseToken(out: StepOutput, row: number, V: number, Lc: number, contex
   let bestScore = best < 0 ? -Infinity : g * out.vocab[offset + best] + (1 - g) * copy.mass[best];
   for (const id of copy.touched) {
     const score = g * out.vocab[offset + id] + (1 - g) * copy.mass[id];
-    if (score > bestScore || (score === bestScore && id < best)) { best = id; bestScore = score; }
+    if (score > bestScore || (score === bestScore && id < best)) {
+      best = id;
+      bestScore = score;
+    }
   }
   if (best < 0) best = allowedIds.indexOf(1); // everything banned: the grammar's first word
   return best;
@@ -221,8 +290,18 @@ let candidateIds = new Int32Array(0);
  * its own context and the seed). Words the grammar forbids or a repeat bans are never drawn, nor
  * words whose weight is negligible (under NEGLIGIBLE_WEIGHT of the best: p below p_max · 1e-6^T).
  */
-function sampleToken(out: StepOutput, row: number, V: number, Lc: number, context: Sequence, contextLength: number,
-  allowedIds: Uint8Array, banned: ReadonlySet<number>, temperature: number, rng: Rng): number {
+function sampleToken(
+  out: StepOutput,
+  row: number,
+  V: number,
+  Lc: number,
+  context: Sequence,
+  contextLength: number,
+  allowedIds: Uint8Array,
+  banned: ReadonlySet<number>,
+  temperature: number,
+  rng: Rng,
+): number {
   const g = out.gate[row];
   const offset = row * V;
   const copy = copyScratch.fill(out, row, Lc, context, contextLength, allowedIds, banned);
@@ -236,13 +315,17 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
   if (!(best > 0)) return chooseToken(out, row, V, Lc, context, contextLength, allowedIds, banned);
   const floor = best * NEGLIGIBLE_WEIGHT ** temperature;
   const power = 1 / temperature;
-  if (weightScratch.length !== V) { weightScratch = new Float64Array(V); candidateIds = new Int32Array(V); }
+  if (weightScratch.length !== V) {
+    weightScratch = new Float64Array(V);
+    candidateIds = new Int32Array(V);
+  }
   const mass = copy.mass;
-  let n = 0, total = 0;
+  let n = 0,
+    total = 0;
   for (let w = 0; w < V; w++) {
     const p = g * vocab[offset + w] + (1 - g) * mass[w];
     if (p < floor || allowedIds[w] !== 1 || (banned.size && banned.has(w))) continue;
-    const weight = Math.exp(power * Math.log(p));     // p^(1/T), faster than `**` in V8
+    const weight = Math.exp(power * Math.log(p)); // p^(1/T), faster than `**` in V8
     candidateIds[n] = w;
     weightScratch[n++] = weight;
     total += weight;
@@ -261,25 +344,42 @@ function sampleToken(out: StepOutput, row: number, V: number, Lc: number, contex
  * best single first word, which loses to a new page's first words only because they are many.
  * A new state's first word is then chosen (or sampled) among text alone.
  */
-export function unchangedOrNew(plan: ReturnType<RowGrammar['next']>, out: StepOutput, row: number, V: number, eos: number): { forced: number } | { allowed: Allowed } {
+export function unchangedOrNew(
+  plan: ReturnType<RowGrammar['next']>,
+  out: StepOutput,
+  row: number,
+  V: number,
+  eos: number,
+): { forced: number } | { allowed: Allowed } {
   if (!('allowed' in plan) || !plan.unchangedChoice) return plan;
-  const unchanged = out.gate[row] * out.vocab[row * V + eos];   // <eos> is never in a context: no copy mass
+  const unchanged = out.gate[row] * out.vocab[row * V + eos]; // <eos> is never in a context: no copy mass
   return unchanged >= 0.5 ? { forced: eos } : { allowed: Allowed.Text };
 }
 
 /** How a row's next word is picked: greedy, or sampled at a temperature from the row's own stream. */
-export interface Sampling { temperature: number; seed: number }
+export interface Sampling {
+  temperature: number;
+  seed: number;
+}
 
 /** A row's sampling stream: the seed and the row's own context and prompt (never its batch). */
 function rowStream(sampling: Sampling, context: Sequence, prompt: Tokens): Rng {
-  return Rng.fromSeed(sampling.seed, 'learned-decode', String(hashString(`${context.ids.join(',')}|${context.cases.join('')}|${prompt.ids.join(',')}`)));
+  return Rng.fromSeed(
+    sampling.seed,
+    'learned-decode',
+    String(hashString(`${context.ids.join(',')}|${context.cases.join('')}|${prompt.ids.join(',')}`)),
+  );
 }
 
 /**
  * Drops finished rows from the cache once at most half of its rows still decode (never below two
  * rows: a batched matmul of one row takes another kernel). Returns the kept cache rows, or null.
  */
-async function compactIfWorth(cache: DecodeCache, rows: readonly number[], grammars: readonly RowGrammar[]): Promise<number[] | null> {
+async function compactIfWorth(
+  cache: DecodeCache,
+  rows: readonly number[],
+  grammars: readonly RowGrammar[],
+): Promise<number[] | null> {
   const active = rows.map((b, r) => (grammars[b].done ? -1 : r)).filter((r) => r >= 0);
   if (rows.length < 8 || active.length > rows.length / 2) return null;
   const keep = active.length >= 2 ? active : [...active, rows.findIndex((b) => grammars[b].done)].sort((x, y) => x - y);
@@ -298,31 +398,72 @@ export interface Decoded {
  * row runs until the grammar ends it (finished rows idle on `<pad>` until the batch is done).
  * A lone context is decoded beside a copy of itself: a batch of one takes another matmul kernel.
  */
-export async function decodeBatch(net: ExperienceNetwork, tokenizer: Tokenizer, masks: ReturnType<typeof buildMasks>,
-  contexts: readonly Sequence[], prompts: readonly Tokens[], kinds: readonly AnswerKind[], limits: DecodeLimits, sampling?: Sampling): Promise<Decoded[]> {
+export async function decodeBatch(
+  net: ExperienceNetwork,
+  tokenizer: Tokenizer,
+  masks: ReturnType<typeof buildMasks>,
+  contexts: readonly Sequence[],
+  prompts: readonly Tokens[],
+  kinds: readonly AnswerKind[],
+  limits: DecodeLimits,
+  sampling?: Sampling,
+): Promise<Decoded[]> {
   if (contexts.length === 0) return [];
-  if (contexts.length === 1) return (await decodeBatch(net, tokenizer, masks, [contexts[0], contexts[0]], [prompts[0], prompts[0]], [kinds[0], kinds[0]], limits, sampling)).slice(0, 1);
+  if (contexts.length === 1)
+    return (
+      await decodeBatch(
+        net,
+        tokenizer,
+        masks,
+        [contexts[0], contexts[0]],
+        [prompts[0], prompts[0]],
+        [kinds[0], kinds[0]],
+        limits,
+        sampling,
+      )
+    ).slice(0, 1);
   // Longest contexts first: neighbours in the batch then have similar lengths, and the encoder's
   // chunks and the attention's groups pad each to their own longest (a row's answer does not
   // depend on its place in the batch).
   const order = contexts.map((_, i) => i).sort((x, y) => contexts[y].ids.length - contexts[x].ids.length || x - y);
   const pick = <T>(items: readonly T[]) => order.map((i) => items[i]);
-  const decoded = await decodeInOrder(net, tokenizer, masks, pick(contexts), pick(prompts), pick(kinds), limits, sampling);
+  const decoded = await decodeInOrder(
+    net,
+    tokenizer,
+    masks,
+    pick(contexts),
+    pick(prompts),
+    pick(kinds),
+    limits,
+    sampling,
+  );
   const out: Decoded[] = new Array(contexts.length);
-  order.forEach((i, k) => { out[i] = decoded[k]; });
+  order.forEach((i, k) => {
+    out[i] = decoded[k];
+  });
   return out;
 }
 
-async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks: ReturnType<typeof buildMasks>,
-  contexts: readonly Sequence[], prompts: readonly Tokens[], kinds: readonly AnswerKind[], limits: DecodeLimits, sampling?: Sampling): Promise<Decoded[]> {
+async function decodeInOrder(
+  net: ExperienceNetwork,
+  tokenizer: Tokenizer,
+  masks: ReturnType<typeof buildMasks>,
+  contexts: readonly Sequence[],
+  prompts: readonly Tokens[],
+  kinds: readonly AnswerKind[],
+  limits: DecodeLimits,
+  sampling?: Sampling,
+): Promise<Decoded[]> {
   const B = contexts.length;
   const V = tokenizer.size;
   const lengths = Int32Array.from(contexts, (c) => c.ids.length);
   const Lc = Math.max(...lengths);
   const maxAnswer = prompts[0].ids.length + 8 + limits.stateTokens + limits.admissibleTokens;
   if (Lc > net.config.maxContext || maxAnswer > net.config.maxAnswer) {
-    throw new Error(`A context of ${Lc} tokens (the network takes ${net.config.maxContext}) or an answer of up to ${maxAnswer} tokens ` +
-      `(it writes ${net.config.maxAnswer}) does not fit the network; lower the format's token budgets.`);
+    throw new Error(
+      `A context of ${Lc} tokens (the network takes ${net.config.maxContext}) or an answer of up to ${maxAnswer} tokens ` +
+        `(it writes ${net.config.maxAnswer}) does not fit the network; lower the format's token budgets.`,
+    );
   }
   const flat = (pick: (c: Sequence) => number[]) => {
     const out = new Int32Array(B * Lc);
@@ -331,15 +472,32 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
   };
   const positions = new Int32Array(B * Lc);
   for (let b = 0; b < B; b++) for (let j = 0; j < Lc; j++) positions[b * Lc + j] = j;
-  const cache = DecodeCache.prefill(net, { ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments), positions }, B, Lc, lengths);
+  const cache = DecodeCache.prefill(
+    net,
+    {
+      ids: flat((c) => c.ids),
+      spaces: flat((c) => c.spaces),
+      cases: flat((c) => c.cases),
+      segments: flat((c) => c.segments),
+      positions,
+    },
+    B,
+    Lc,
+    lengths,
+  );
   const grammars = kinds.map((k) => new RowGrammar(k, limits, tokenizer));
   const answers: Tokens[] = contexts.map(() => ({ ids: [], spaces: [], cases: [] }));
   // First the prompt and `<ans>` of every row at once; then one token a step.
-  let fed = { ids: new Int32Array(prompts.flatMap((p) => [...p.ids, tokenizer.special('<ans>')])),
-    spaces: new Int32Array(prompts.flatMap((p) => [...p.spaces, 0])), cases: new Int32Array(prompts.flatMap((p) => [...p.cases, 0])) };
-  if (fed.ids.length % B !== 0 || prompts.some((p) => p.ids.length !== prompts[0].ids.length)) throw new Error('decodeBatch: every prompt must have the same length.');
+  let fed = {
+    ids: new Int32Array(prompts.flatMap((p) => [...p.ids, tokenizer.special('<ans>')])),
+    spaces: new Int32Array(prompts.flatMap((p) => [...p.spaces, 0])),
+    cases: new Int32Array(prompts.flatMap((p) => [...p.cases, 0])),
+  };
+  if (fed.ids.length % B !== 0 || prompts.some((p) => p.ids.length !== prompts[0].ids.length))
+    throw new Error('decodeBatch: every prompt must have the same length.');
   const isText = (id: number) => !tokenizer.isSpecial(id);
-  const streams = sampling && sampling.temperature > 0 ? contexts.map((c, b) => rowStream(sampling, c, prompts[b])) : null;
+  const streams =
+    sampling && sampling.temperature > 0 ? contexts.map((c, b) => rowStream(sampling, c, prompts[b])) : null;
   // rows[r]: which context cache row r decodes (finished rows leave the batch as it shrinks).
   let rows = contexts.map((_, b) => b);
   try {
@@ -347,29 +505,54 @@ async function decodeInOrder(net: ExperienceNetwork, tokenizer: Tokenizer, masks
       const keep = await compactIfWorth(cache, rows, grammars);
       if (keep) {
         rows = keep.map((r) => rows[r]);
-        fed = { ids: Int32Array.from(keep, (r) => fed.ids[r]), spaces: Int32Array.from(keep, (r) => fed.spaces[r]), cases: Int32Array.from(keep, (r) => fed.cases[r]) };
+        fed = {
+          ids: Int32Array.from(keep, (r) => fed.ids[r]),
+          spaces: Int32Array.from(keep, (r) => fed.spaces[r]),
+          cases: Int32Array.from(keep, (r) => fed.cases[r]),
+        };
       }
       const plan = rows.map((b) => grammars[b].next());
       const maskKinds = Int32Array.from(plan, (p) => ('allowed' in p ? p.allowed : Allowed.Text));
       // One-hot × table picks each row's mask (a tiny matmul; wasm's gather is slow).
-      const maskRows = tf.tidy(() => tf.matMul(tf.oneHot(tf.tensor1d(maskKinds, 'int32'), MASK_KINDS), masks.table)) as tf.Tensor2D;
+      const maskRows = tf.tidy(() =>
+        tf.matMul(tf.oneHot(tf.tensor1d(maskKinds, 'int32'), MASK_KINDS), masks.table),
+      ) as tf.Tensor2D;
       const out = await cache.step(fed, maskRows);
       maskRows.dispose();
-      fed = { ids: new Int32Array(rows.length), spaces: new Int32Array(rows.length), cases: new Int32Array(rows.length) };
+      fed = {
+        ids: new Int32Array(rows.length),
+        spaces: new Int32Array(rows.length),
+        cases: new Int32Array(rows.length),
+      };
       rows.forEach((b, r) => {
         const p = unchangedOrNew(plan[r], out, r, V, tokenizer.special('<eos>'));
         const banned = 'forced' in p ? null : bannedByRepeat(answers[b].ids, isText);
         // Verdicts (valid, terminated, reward) are always the most likely; the contents may be sampled.
-        const id = 'forced' in p ? p.forced
-          : streams && p.allowed !== Allowed.YesNo && p.allowed !== Allowed.Reward
-            ? sampleToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!, sampling!.temperature, streams[b])
-            : chooseToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!);
+        const id =
+          'forced' in p
+            ? p.forced
+            : streams && p.allowed !== Allowed.YesNo && p.allowed !== Allowed.Reward
+              ? sampleToken(
+                  out,
+                  r,
+                  V,
+                  Lc,
+                  contexts[b],
+                  lengths[b],
+                  masks.allowedIds[p.allowed],
+                  banned!,
+                  sampling!.temperature,
+                  streams[b],
+                )
+              : chooseToken(out, r, V, Lc, contexts[b], lengths[b], masks.allowedIds[p.allowed], banned!);
         const text = isText(id);
         fed.ids[r] = id;
         fed.spaces[r] = text ? out.space[r] : 0;
         fed.cases[r] = text ? out.letterCase[r] : 0;
         if (!grammars[b].done) {
-          answers[b].ids.push(id); answers[b].spaces.push(fed.spaces[r]); answers[b].cases.push(fed.cases[r]);
+          answers[b].ids.push(id);
+          answers[b].spaces.push(fed.spaces[r]);
+          answers[b].cases.push(fed.cases[r]);
           grammars[b].accept(id);
         }
       });

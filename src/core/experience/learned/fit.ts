@@ -33,7 +33,13 @@ export interface FitOptions {
 }
 
 export const DEFAULT_FIT_OPTIONS: Readonly<FitOptions> = Object.freeze({
-  epochs: 12, batchSize: 16, learningRate: 2e-3, warmupSteps: 100, maxGradNorm: 1, patience: 2, seed: 0,
+  epochs: 12,
+  batchSize: 16,
+  learningRate: 2e-3,
+  warmupSteps: 100,
+  maxGradNorm: 1,
+  patience: 2,
+  seed: 0,
 });
 
 export interface EpochRecord {
@@ -60,17 +66,24 @@ export interface FitState {
 }
 
 export type FitProgress =
-  | { kind: 'batch'; epoch: number; epochs: number; batch: number; batches: number; loss: number;
-    /** Training tokens per second: measured over `speedBatches` (time-left.ts); this epoch's so far while that is 0. */
-    tokensPerSecond: number;
-    /** Batches the speed and the times left are measured over (0 while the run warms up: no time left yet). */
-    speedBatches: number;
-    /** Context and answer tokens of one epoch's training pairs. */
-    epochTokens: number;
-    /** Seconds to the last epoch's end, at most (early stopping may end sooner); null while unmeasured. */
-    secondsLeft: number | null;
-    /** Seconds to this epoch's end and checkpoint; null while unmeasured. */
-    epochSecondsLeft: number | null }
+  | {
+      kind: 'batch';
+      epoch: number;
+      epochs: number;
+      batch: number;
+      batches: number;
+      loss: number;
+      /** Training tokens per second: measured over `speedBatches` (time-left.ts); this epoch's so far while that is 0. */
+      tokensPerSecond: number;
+      /** Batches the speed and the times left are measured over (0 while the run warms up: no time left yet). */
+      speedBatches: number;
+      /** Context and answer tokens of one epoch's training pairs. */
+      epochTokens: number;
+      /** Seconds to the last epoch's end, at most (early stopping may end sooner); null while unmeasured. */
+      secondsLeft: number | null;
+      /** Seconds to this epoch's end and checkpoint; null while unmeasured. */
+      epochSecondsLeft: number | null;
+    }
   | { kind: 'epoch'; record: EpochRecord; best: boolean; stopping: boolean };
 
 export interface FitDeps {
@@ -83,15 +96,22 @@ export interface FitDeps {
 }
 
 class ScheduledAdam extends ResumableAdam {
-  setLearningRate(rate: number): void { this.learningRate = rate; }
+  setLearningRate(rate: number): void {
+    this.learningRate = rate;
+  }
 }
 
 // ---- batches ------------------------------------------------------------------------------------
 
 /** Pairs in batches of similar length (sorted by length, chunked); the chunk order is the caller's. */
 export function lengthBuckets(pairs: readonly SftPair[], batchSize: number): SftPair[][] {
-  const sorted = pairs.slice().sort((a, b) => (a.context.ids.length + a.answer.ids.length) - (b.context.ids.length + b.answer.ids.length)
-    || (a.episodeId < b.episodeId ? -1 : a.episodeId > b.episodeId ? 1 : 0));
+  const sorted = pairs
+    .slice()
+    .sort(
+      (a, b) =>
+        a.context.ids.length + a.answer.ids.length - (b.context.ids.length + b.answer.ids.length) ||
+        (a.episodeId < b.episodeId ? -1 : a.episodeId > b.episodeId ? 1 : 0),
+    );
   const out: SftPair[][] = [];
   for (let i = 0; i < sorted.length; i += batchSize) out.push(sorted.slice(i, i + batchSize));
   return out;
@@ -101,22 +121,30 @@ export function lengthBuckets(pairs: readonly SftPair[], batchSize: number): Sft
 export const VERDICT_WEIGHT = 4;
 
 /** Extra weight of each terminal reward class, so both outcomes count alike (successful buys outnumber failed ones in offline data). */
-export interface RewardBalance { r0: number; r1: number }
+export interface RewardBalance {
+  r0: number;
+  r1: number;
+}
 
 /** Balanced class weights of the terminal rewards in `pairs` (mean weight 1 per terminal step). */
 export function rewardBalance(pairs: readonly SftPair[], tokenizer: Tokenizer): RewardBalance {
   const [yes, r0, r1] = [tokenizer.special('<yes>'), tokenizer.special('<r0>'), tokenizer.special('<r1>')];
-  let n0 = 0, n1 = 0;
+  let n0 = 0,
+    n1 = 0;
   for (const p of pairs) {
     if (p.kind !== 'next' || p.answer.ids[1] !== yes) continue;
-    if (p.answer.ids[2] === r0) n0++; else if (p.answer.ids[2] === r1) n1++;
+    if (p.answer.ids[2] === r0) n0++;
+    else if (p.answer.ids[2] === r1) n1++;
   }
   const n = n0 + n1;
   return n0 && n1 ? { r0: n / (2 * n0), r1: n / (2 * n1) } : { r0: 1, r1: 1 };
 }
 
 /** How a batch weighs and targets the verdicts. */
-export interface BatchOptions { balance?: RewardBalance; verdictWeight?: number }
+export interface BatchOptions {
+  balance?: RewardBalance;
+  verdictWeight?: number;
+}
 
 /**
  * A padded training batch. Decoder inputs: the prompt, `<ans>`, then the answer shifted right;
@@ -129,35 +157,75 @@ export function makeBatch(pairs: readonly SftPair[], tokenizer: Tokenizer, optio
   const P = pairs[0].prompt.ids.length;
   const Lc = Math.max(...pairs.map((p) => p.context.ids.length));
   const La = P + Math.max(...pairs.map((p) => p.answer.ids.length));
-  const ctx = { ids: new Int32Array(B * Lc), spaces: new Int32Array(B * Lc), cases: new Int32Array(B * Lc), segments: new Int32Array(B * Lc), positions: new Int32Array(B * Lc) };
+  const ctx = {
+    ids: new Int32Array(B * Lc),
+    spaces: new Int32Array(B * Lc),
+    cases: new Int32Array(B * Lc),
+    segments: new Int32Array(B * Lc),
+    positions: new Int32Array(B * Lc),
+  };
   const contextMask = new Float32Array(B * Lc);
-  const dec = { ids: new Int32Array(B * La), spaces: new Int32Array(B * La), cases: new Int32Array(B * La), positions: new Int32Array(B * La) };
+  const dec = {
+    ids: new Int32Array(B * La),
+    spaces: new Int32Array(B * La),
+    cases: new Int32Array(B * La),
+    positions: new Int32Array(B * La),
+  };
   const targetMask = new Float32Array(B * La);
-  const targetIds = new Int32Array(B * La), targetSpaces = new Int32Array(B * La), targetCases = new Int32Array(B * La);
+  const targetIds = new Int32Array(B * La),
+    targetSpaces = new Int32Array(B * La),
+    targetCases = new Int32Array(B * La);
   const copyMatch = new Float32Array(B * La * Lc);
   const start = tokenizer.special('<ans>');
   const [yes, r1] = [tokenizer.special('<yes>'), tokenizer.special('<r1>')];
   pairs.forEach((p, b) => {
-    const c = p.context, a = p.answer;
-    if (p.prompt.ids.length !== P) throw new Error(`makeBatch: prompts of ${P} and ${p.prompt.ids.length} tokens in one batch.`);
+    const c = p.context,
+      a = p.answer;
+    if (p.prompt.ids.length !== P)
+      throw new Error(`makeBatch: prompts of ${P} and ${p.prompt.ids.length} tokens in one batch.`);
     for (let j = 0; j < Lc; j++) ctx.positions[b * Lc + j] = j;
-    ctx.ids.set(c.ids, b * Lc); ctx.spaces.set(c.spaces, b * Lc); ctx.cases.set(c.cases, b * Lc); ctx.segments.set(c.segments, b * Lc);
+    ctx.ids.set(c.ids, b * Lc);
+    ctx.spaces.set(c.spaces, b * Lc);
+    ctx.cases.set(c.cases, b * Lc);
+    ctx.segments.set(c.segments, b * Lc);
     contextMask.fill(1, b * Lc, b * Lc + c.ids.length);
-    const input = { ids: [...p.prompt.ids, start, ...a.ids.slice(0, -1)], spaces: [...p.prompt.spaces, 0, ...a.spaces.slice(0, -1)], cases: [...p.prompt.cases, 0, ...a.cases.slice(0, -1)] };
+    const input = {
+      ids: [...p.prompt.ids, start, ...a.ids.slice(0, -1)],
+      spaces: [...p.prompt.spaces, 0, ...a.spaces.slice(0, -1)],
+      cases: [...p.prompt.cases, 0, ...a.cases.slice(0, -1)],
+    };
     for (let t = 0; t < La; t++) {
       const o = b * La + t;
       dec.positions[o] = t;
       if (t >= input.ids.length) continue;
-      dec.ids[o] = input.ids[t]; dec.spaces[o] = input.spaces[t]; dec.cases[o] = input.cases[t];
-      const k = t - P;                     // the answer token predicted at this position
+      dec.ids[o] = input.ids[t];
+      dec.spaces[o] = input.spaces[t];
+      dec.cases[o] = input.cases[t];
+      const k = t - P; // the answer token predicted at this position
       if (k < 0) continue;
       const terminalReward = p.kind === 'next' && k === 2 && a.ids[1] === yes;
-      targetMask[o] = (p.kind === 'next' && k < 3 ? verdictWeight : 1) * (terminalReward ? (a.ids[2] === r1 ? balance.r1 : balance.r0) : 1);
-      targetIds[o] = a.ids[k]; targetSpaces[o] = a.spaces[k]; targetCases[o] = a.cases[k];
+      targetMask[o] =
+        (p.kind === 'next' && k < 3 ? verdictWeight : 1) *
+        (terminalReward ? (a.ids[2] === r1 ? balance.r1 : balance.r0) : 1);
+      targetIds[o] = a.ids[k];
+      targetSpaces[o] = a.spaces[k];
+      targetCases[o] = a.cases[k];
       for (let j = 0; j < c.ids.length; j++) if (c.ids[j] === a.ids[k]) copyMatch[o * Lc + j] = 1;
     }
   });
-  return { rows: B, contextLength: Lc, answerLength: La, context: ctx, contextMask, decoder: dec, targetMask, targetIds, targetSpaces, targetCases, copyMatch };
+  return {
+    rows: B,
+    contextLength: Lc,
+    answerLength: La,
+    context: ctx,
+    contextMask,
+    decoder: dec,
+    targetMask,
+    targetIds,
+    targetSpaces,
+    targetCases,
+    copyMatch,
+  };
 }
 
 function tokensOf(batch: readonly SftPair[]): number {
@@ -171,8 +239,15 @@ function answerTokens(batch: readonly SftPair[]): number {
 // ---- loss and training ----------------------------------------------------------------------------
 
 /** Token-weighted mean loss over pairs (no gradients). */
-export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: readonly SftPair[], batchSize: number, options: BatchOptions = {}): Promise<number> {
-  let sum = 0, count = 0;
+export async function evaluateLoss(
+  net: ExperienceNetwork,
+  tokenizer: Tokenizer,
+  pairs: readonly SftPair[],
+  batchSize: number,
+  options: BatchOptions = {},
+): Promise<number> {
+  let sum = 0,
+    count = 0;
   for (const batch of lengthBuckets(pairs, batchSize)) {
     const loss = tf.tidy(() => net.loss(makeBatch(batch, tokenizer, options)).total);
     const n = answerTokens(batch);
@@ -184,22 +259,39 @@ export async function evaluateLoss(net: ExperienceNetwork, tokenizer: Tokenizer,
 }
 
 function learningRateAt(step: number, totalSteps: number, o: FitOptions): number {
-  if (step < o.warmupSteps) return o.learningRate * (step + 1) / o.warmupSteps;
+  if (step < o.warmupSteps) return (o.learningRate * (step + 1)) / o.warmupSteps;
   const progress = Math.min(1, (step - o.warmupSteps) / Math.max(1, totalSteps - o.warmupSteps));
   return o.learningRate * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress)));
 }
 
 export function freshFitState(): FitState {
-  return { epochsDone: 0, step: 0, bestValidationLoss: Infinity, bestEpoch: 0, epochsWithoutGain: 0, history: [], stopped: false, optimizer: [] };
+  return {
+    epochsDone: 0,
+    step: 0,
+    bestValidationLoss: Infinity,
+    bestEpoch: 0,
+    epochsWithoutGain: 0,
+    history: [],
+    stopped: false,
+    optimizer: [],
+  };
 }
 
 /**
  * Trains `net` on `train`, validating on `validation` after every epoch, from `state` (fresh or
  * a checkpoint's). Ends with the best epoch's weights in `net`; returns the final state.
  */
-export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, train: readonly SftPair[], validation: readonly SftPair[],
-  options: FitOptions, state: FitState = freshFitState(), deps: FitDeps = {}): Promise<FitState> {
-  if (train.length === 0) throw new Error('No training pairs: the buffer has no real transitions of this environment to learn from.');
+export async function fitNetwork(
+  net: ExperienceNetwork,
+  tokenizer: Tokenizer,
+  train: readonly SftPair[],
+  validation: readonly SftPair[],
+  options: FitOptions,
+  state: FitState = freshFitState(),
+  deps: FitDeps = {},
+): Promise<FitState> {
+  if (train.length === 0)
+    throw new Error('No training pairs: the buffer has no real transitions of this environment to learn from.');
   const now = deps.now ?? (() => 0);
   const optimizer = new ScheduledAdam(options.learningRate, 0.9, 0.98, 1e-8);
   if (state.optimizer.length) {
@@ -212,14 +304,18 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
   const totalSteps = buckets.length * options.epochs;
   const epochTokens = buckets.reduce((n, b) => n + tokensOf(b), 0);
   const speed = new TrainingSpeed({
-    epochTokens, validationTokens: tokensOf(validation), batchesPerEpoch: buckets.length,
+    epochTokens,
+    validationTokens: tokensOf(validation),
+    batchesPerEpoch: buckets.length,
   });
   let current = { ...state, history: state.history.slice() };
   try {
     for (let epoch = current.epochsDone + 1; epoch <= options.epochs && !current.stopped; epoch++) {
       const started = now();
       const order = Rng.fromSeed(options.seed, 'learned-fit', String(epoch)).shuffle(buckets);
-      let lossSum = 0, lossCount = 0, tokens = 0;
+      let lossSum = 0,
+        lossCount = 0,
+        tokens = 0;
       let batchEnded = started;
       for (let b = 0; b < order.length; b++) {
         if (deps.signal?.aborted) throw new DOMException('Training was stopped.', 'AbortError');
@@ -229,10 +325,15 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
         applyClippedGradients(optimizer, grads, options.maxGradNorm);
         const loss = (await value.data())[0];
         value.dispose();
-        if (!Number.isFinite(loss)) throw new Error(`The training loss became ${loss} at epoch ${epoch}, batch ${b + 1}; lower the learning rate.`);
+        if (!Number.isFinite(loss))
+          throw new Error(
+            `The training loss became ${loss} at epoch ${epoch}, batch ${b + 1}; lower the learning rate.`,
+          );
         const n = answerTokens(order[b]);
         const batchTokens = tokensOf(order[b]);
-        lossSum += loss * n; lossCount += n; tokens += batchTokens;
+        lossSum += loss * n;
+        lossCount += n;
+        tokens += batchTokens;
         current.step++;
         const t = now();
         speed.addBatch(batchTokens, (t - batchEnded) / 1000);
@@ -240,21 +341,40 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
         const elapsed = (t - started) / 1000;
         const left = speed.timeLeft(epochTokens - tokens, options.epochs - epoch);
         deps.onProgress?.({
-          kind: 'batch', epoch, epochs: options.epochs, batch: b + 1, batches: order.length, loss: lossSum / lossCount,
+          kind: 'batch',
+          epoch,
+          epochs: options.epochs,
+          batch: b + 1,
+          batches: order.length,
+          loss: lossSum / lossCount,
           tokensPerSecond: speed.tokensPerSecond ?? (elapsed > 0 ? tokens / elapsed : 0),
-          speedBatches: speed.measuredBatches, epochTokens,
-          secondsLeft: left?.total ?? null, epochSecondsLeft: left?.epoch ?? null,
+          speedBatches: speed.measuredBatches,
+          epochTokens,
+          secondsLeft: left?.total ?? null,
+          epochSecondsLeft: left?.epoch ?? null,
         });
       }
       net.weightsChanged();
-      const validationLoss = validation.length ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, batchOptions) : lossSum / lossCount;
+      const validationLoss = validation.length
+        ? await evaluateLoss(net, tokenizer, validation, options.batchSize * 2, batchOptions)
+        : lossSum / lossCount;
       const seconds = (now() - started) / 1000;
-      const record: EpochRecord = { epoch, trainLoss: lossSum / lossCount, validationLoss, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, seconds };
+      const record: EpochRecord = {
+        epoch,
+        trainLoss: lossSum / lossCount,
+        validationLoss,
+        tokensPerSecond: seconds > 0 ? tokens / seconds : 0,
+        seconds,
+      };
       const best = validationLoss < current.bestValidationLoss;
       const epochsWithoutGain = best ? 0 : current.epochsWithoutGain + 1;
       const stopping = epochsWithoutGain >= options.patience;
       current = {
-        ...current, epochsDone: epoch, history: [...current.history, record], epochsWithoutGain, stopped: stopping,
+        ...current,
+        epochsDone: epoch,
+        history: [...current.history, record],
+        epochsWithoutGain,
+        stopped: stopping,
         ...(best ? { bestValidationLoss: validationLoss, bestEpoch: epoch, bestWeights: await net.getWeights() } : {}),
         optimizer: await namedOptimizerWeights(optimizer),
       };
@@ -272,7 +392,9 @@ export async function fitNetwork(net: ExperienceNetwork, tokenizer: Tokenizer, t
 
 async function namedOptimizerWeights(optimizer: tf.Optimizer): Promise<NamedWeight[]> {
   const named = await optimizer.getWeights();
-  const out = await Promise.all(named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })));
+  const out = await Promise.all(
+    named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })),
+  );
   // The iteration count comes as a fresh scalar each call; the rest are the optimizer's own variables.
   for (const w of named) if (w.name === 'iter') w.tensor.dispose();
   return out;

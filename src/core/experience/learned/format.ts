@@ -116,7 +116,11 @@ export const PROMPT_TOKENS = 12;
 export function encodePrompt(tokenizer: Tokenizer, action: string | null): Tokens {
   const out: Tokens = { ids: [tokenizer.special(action === null ? '<init>' : '<act>')], spaces: [0], cases: [0] };
   if (action !== null) tokenizer.encodeInto(collapse(action), out, PROMPT_TOKENS - 1);
-  while (out.ids.length < PROMPT_TOKENS) { out.ids.push(tokenizer.special('<pad>')); out.spaces.push(0); out.cases.push(0); }
+  while (out.ids.length < PROMPT_TOKENS) {
+    out.ids.push(tokenizer.special('<pad>'));
+    out.spaces.push(0);
+    out.cases.push(0);
+  }
   return out;
 }
 
@@ -138,7 +142,10 @@ class Builder {
    * `seen`: a context's id-like words written whole are collected here; `fresh`: where an
    * answer's unseen ids go. Both only with FormatOptions.freshIds (no cost on the hot path without).
    */
-  constructor(readonly tokenizer: Tokenizer, private readonly ids: { seen?: Set<string>; fresh?: FreshIdScope } = {}) {}
+  constructor(
+    readonly tokenizer: Tokenizer,
+    private readonly ids: { seen?: Set<string>; fresh?: FreshIdScope } = {},
+  ) {}
 
   mark(token: SpecialToken, segment = this.segment): this {
     this.segment = segment;
@@ -164,7 +171,8 @@ class Builder {
     const list = actions.slice(0, o.maxAdmissible);
     const verb = commonBracketVerb(list);
     const start = this.seq.ids.length;
-    const fits = (a: string) => this.tokenizer.encode(a, o.admissibleActionTokens).ids.length + 1 + this.seq.ids.length - start <= listTokens;
+    const fits = (a: string) =>
+      this.tokenizer.encode(a, o.admissibleActionTokens).ids.length + 1 + this.seq.ids.length - start <= listTokens;
     if (verb) {
       this.text(`${verb}[`, 4);
       for (const a of list) {
@@ -239,49 +247,79 @@ export function shownHistory(history: readonly Pick<Step, 'action' | 'valid'>[],
 }
 
 /** The last `historyLength` valid steps themselves (with the pages they were taken on). */
-export function shownSteps<S extends Pick<Step, 'action' | 'valid'>>(history: readonly S[], historyLength: number): S[] {
+export function shownSteps<S extends Pick<Step, 'action' | 'valid'>>(
+  history: readonly S[],
+  historyLength: number,
+): S[] {
   return historyLength > 0 ? history.filter((s) => s.valid).slice(-historyLength) : [];
 }
 
 /** Words of a state's own choices not in `taken`, less the words of the ones taken (the verdict head's open choices). */
-export function openChoiceWords<W>(card: DomainCard, admissible: readonly string[], taken: ReadonlySet<string>,
-  wordsOf: (action: string) => W[]): Set<W> {
+export function openChoiceWords<W>(
+  card: DomainCard,
+  admissible: readonly string[],
+  taken: ReadonlySet<string>,
+  wordsOf: (action: string) => W[],
+): Set<W> {
   // The card's globals and page buttons (go to, back to search) are on every page: no choice.
   const choices = abstractAdmissible(card, admissible);
   const chosen = new Set(choices.filter((a) => taken.has(a)).flatMap(wordsOf));
-  return new Set(choices.filter((a) => !taken.has(a)).flatMap(wordsOf).filter((w) => !chosen.has(w)));
+  return new Set(
+    choices
+      .filter((a) => !taken.has(a))
+      .flatMap(wordsOf)
+      .filter((w) => !chosen.has(w)),
+  );
 }
 
-function buildContext(tokenizer: Tokenizer, card: DomainCard, input: ContextInput, o: FormatOptions): { seq: Sequence; seen?: Set<string> } {
+function buildContext(
+  tokenizer: Tokenizer,
+  card: DomainCard,
+  input: ContextInput,
+  o: FormatOptions,
+): { seq: Sequence; seen?: Set<string> } {
   const seen = o.freshIds ? new Set<string>() : undefined;
   const b = new Builder(tokenizer, seen ? { seen } : {});
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(input.task.instruction, o.instructionTokens);
   input.retrieved.slice(0, o.k).forEach((t, i) => {
-    b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, t.observation), o.exampleStateTokens)
-      .mark('<exa>').text(t.action, o.actionTokens)
-      .mark('<exn>').text(abstractObservation(card, t.nextObservation), i === 0 ? o.firstExampleNextTokens : o.exampleNextTokens);
+    b.mark('<ex>', SEGMENTS.example)
+      .text(abstractObservation(card, t.observation), o.exampleStateTokens)
+      .mark('<exa>')
+      .text(t.action, o.actionTokens)
+      .mark('<exn>')
+      .text(abstractObservation(card, t.nextObservation), i === 0 ? o.firstExampleNextTokens : o.exampleNextTokens);
     if (t.terminated) b.mark('<end>').mark(t.reward >= 1 ? '<r1>' : '<r0>');
   });
   // History: the last H accepted steps (no-ops change nothing).
   const past = o.historyLength > 0 ? input.history.filter((s) => s.valid).slice(-o.historyLength) : [];
   if (past.length) {
     b.mark('<hist>', SEGMENTS.history);
-    past.forEach((s, i) => { if (i > 0) b.mark('<sep>'); b.text(s.action, o.actionTokens); });
+    past.forEach((s, i) => {
+      if (i > 0) b.mark('<sep>');
+      b.text(s.action, o.actionTokens);
+    });
   }
   b.mark('<state>', SEGMENTS.state).text(abstractObservation(card, input.state.text), o.stateTokens);
-  if (card.showAdmissible) b.mark('<adm>').actions(abstractAdmissible(card, input.state.admissible), o, o.admissibleListTokens);
+  if (card.showAdmissible)
+    b.mark('<adm>').actions(abstractAdmissible(card, input.state.admissible), o, o.admissibleListTokens);
   b.mark('<act>', SEGMENTS.action).text(input.action, o.actionTokens);
   b.mark('<ans>', SEGMENTS.answer);
   return seen ? { seq: b.seq, seen } : { seq: b.seq };
 }
 
 /** The context of a first state: the task, and first states of other tasks as examples. */
-export function encodeInitialContext(tokenizer: Tokenizer, card: DomainCard, task: Pick<Task, 'instruction'>,
-  examples: readonly { observation: string }[], o: FormatOptions): Sequence {
+export function encodeInitialContext(
+  tokenizer: Tokenizer,
+  card: DomainCard,
+  task: Pick<Task, 'instruction'>,
+  examples: readonly { observation: string }[],
+  o: FormatOptions,
+): Sequence {
   const seen = o.freshIds ? new Set<string>() : undefined;
   const b = new Builder(tokenizer, seen ? { seen } : {});
   b.mark('<bos>', SEGMENTS.task).mark('<task>').text(task.instruction, o.instructionTokens);
-  for (const e of examples.slice(0, o.k)) b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, e.observation), o.exampleNextTokens);
+  for (const e of examples.slice(0, o.k))
+    b.mark('<ex>', SEGMENTS.example).text(abstractObservation(card, e.observation), o.exampleNextTokens);
   b.mark('<init>', SEGMENTS.action).mark('<ans>', SEGMENTS.answer);
   return seen ? { ...b.seq, knownIds: [...seen] } : b.seq;
 }
@@ -292,7 +330,12 @@ function freshScope(o: FormatOptions, context: Pick<Sequence, 'knownIds'> | unde
 }
 
 /** The answer tokens of a step (training targets); `context` is the step's encoded context. */
-export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOptions, context?: Pick<Sequence, 'knownIds'>): Sequence {
+export function encodeAnswer(
+  tokenizer: Tokenizer,
+  answer: Answer,
+  o: FormatOptions,
+  context?: Pick<Sequence, 'knownIds'>,
+): Sequence {
   const b = new Builder(tokenizer, freshScope(o, context));
   b.segment = SEGMENTS.answer;
   b.mark(answer.valid ? '<yes>' : '<no>');
@@ -301,25 +344,37 @@ export function encodeAnswer(tokenizer: Tokenizer, answer: Answer, o: FormatOpti
     b.mark('<obs>');
     if (answer.unchanged && !answer.terminated) return b.mark('<eos>').seq;
     b.text(answer.observation, o.answerStateTokens);
-    if (!answer.terminated && answer.admissible.length) b.mark('<adm>').actions(answer.admissible, o, o.answerAdmissibleTokens);
+    if (!answer.terminated && answer.admissible.length)
+      b.mark('<adm>').actions(answer.admissible, o, o.answerAdmissibleTokens);
   }
   b.mark('<eos>');
   return b.seq;
 }
 
 /** The answer tokens of a first state. */
-export function encodeInitialAnswer(tokenizer: Tokenizer, state: { observation: string; admissible: readonly string[] }, o: FormatOptions,
-  context?: Pick<Sequence, 'knownIds'>): Sequence {
+export function encodeInitialAnswer(
+  tokenizer: Tokenizer,
+  state: { observation: string; admissible: readonly string[] },
+  o: FormatOptions,
+  context?: Pick<Sequence, 'knownIds'>,
+): Sequence {
   const b = new Builder(tokenizer, freshScope(o, context));
   b.segment = SEGMENTS.answer;
   b.mark('<obs>').text(state.observation, o.answerStateTokens);
-  if (state.admissible.length) b.mark('<adm>').actions(state.admissible, { ...o, maxAdmissible: o.maxAdmissible * 4 }, o.answerAdmissibleTokens);
+  if (state.admissible.length)
+    b.mark('<adm>').actions(state.admissible, { ...o, maxAdmissible: o.maxAdmissible * 4 }, o.answerAdmissibleTokens);
   b.mark('<eos>');
   return b.seq;
 }
 
 /** Splits the tokens between `from` and `to` at `<sep>` and reads the admissible list back. */
-function decodeActions(tokenizer: Tokenizer, t: Tokens, from: number, to: number, freshNames?: readonly string[]): string[] {
+function decodeActions(
+  tokenizer: Tokenizer,
+  t: Tokens,
+  from: number,
+  to: number,
+  freshNames?: readonly string[],
+): string[] {
   const sep = tokenizer.special('<sep>');
   const items: string[] = [];
   let start = from;
@@ -348,7 +403,12 @@ export function decodeAnswer(tokenizer: Tokenizer, t: Tokens, freshNames?: reado
 }
 
 /** `<obs> state [<adm> actions] <eos>` from position `at` (a first state starts there at 0). */
-export function decodeState(tokenizer: Tokenizer, t: Tokens, at = 0, freshNames?: readonly string[]): { observation: string; admissible: string[] } {
+export function decodeState(
+  tokenizer: Tokenizer,
+  t: Tokens,
+  at = 0,
+  freshNames?: readonly string[],
+): { observation: string; admissible: string[] } {
   const end = indexOrEnd(t.ids, tokenizer.special('<eos>'), at);
   const adm = indexOrEnd(t.ids, tokenizer.special('<adm>'), at, end);
   const obsStart = t.ids[at] === tokenizer.special('<obs>') ? at + 1 : at;
@@ -371,7 +431,8 @@ export function freshNames(shape: FreshIdShape, context: Pick<Sequence, 'ids' | 
   const names: string[] = [];
   while (names.length < shape.count) {
     let name = shape.prefix;
-    while (name.length < Math.max(shape.length, shape.prefix.length + 4)) name += ID_CHARS[rng.int(0, ID_CHARS.length - 1)];
+    while (name.length < Math.max(shape.length, shape.prefix.length + 4))
+      name += ID_CHARS[rng.int(0, ID_CHARS.length - 1)];
     // An id must stay id-like (a digit in it) and new.
     if (!/\d/.test(name) || !/^[a-z]/.test(name) || taken.has(name)) continue;
     taken.add(name);

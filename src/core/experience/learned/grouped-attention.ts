@@ -22,17 +22,21 @@ const isTextToken = (id: number) => id >= SPECIAL_TOKENS.length;
 export class Successors {
   private readonly after = new Map<number, number[]>();
 
-  constructor(private readonly ids: ArrayLike<number>, private readonly length: number) {
+  constructor(
+    private readonly ids: ArrayLike<number>,
+    private readonly length: number,
+  ) {
     for (let j = 1; j < length; j++) {
       const w = ids[j - 1];
       if (!isTextToken(w)) continue;
       const list = this.after.get(w);
-      if (list) list.push(j); else this.after.set(w, [j]);
+      if (list) list.push(j);
+      else this.after.set(w, [j]);
     }
   }
 
   of(prev: number, last: number): { one: readonly number[]; two: number[] } {
-    const one = isTextToken(last) ? this.after.get(last) ?? [] : [];
+    const one = isTextToken(last) ? (this.after.get(last) ?? []) : [];
     const two = isTextToken(prev) ? one.filter((j) => j >= 2 && this.ids[j - 2] === prev) : [];
     return { one, two };
   }
@@ -97,25 +101,39 @@ export function attentionGroups(batch: TrainBatch): { groups: AttentionGroup[]; 
 }
 
 /** Attention of q [B·T, h·dh] on k, v [B·S, h·dh] group by group → output [B·T, h·dh] (none without v) and each group's weights (head 0). */
-export function groupedAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D | null, groups: readonly AttentionGroup[], kind: 'self' | 'cross',
-  T: number, S: number, heads: number, bias?: (group: number) => tf.Tensor2D): { output: tf.Tensor2D | null; weights: tf.Tensor2D[] } {
+export function groupedAttention(
+  q: tf.Tensor2D,
+  k: tf.Tensor2D,
+  v: tf.Tensor2D | null,
+  groups: readonly AttentionGroup[],
+  kind: 'self' | 'cross',
+  T: number,
+  S: number,
+  heads: number,
+  bias?: (group: number) => tf.Tensor2D,
+): { output: tf.Tensor2D | null; weights: tf.Tensor2D[] } {
   const width = q.shape[1];
   const dh = width / heads;
-  const outputs: tf.Tensor2D[] = [], weights: tf.Tensor2D[] = [];
+  const outputs: tf.Tensor2D[] = [],
+    weights: tf.Tensor2D[] = [];
   groups.forEach((group, index) => {
-    const rows = (x: tf.Tensor2D, n: number) => tf.slice(x, [group.first * n, 0], [group.rows * n, width]) as tf.Tensor2D;
+    const rows = (x: tf.Tensor2D, n: number) =>
+      tf.slice(x, [group.first * n, 0], [group.rows * n, width]) as tf.Tensor2D;
     const [qg, kg] = [rows(q, T), rows(k, S)];
     const vg = v ? rows(v, S) : null;
-    const maskValues = tf.tensor2d(kind === 'self' ? group.selfMask : group.crossMask, [group.rows * T, group.rows * S]);
+    const maskValues = tf.tensor2d(kind === 'self' ? group.selfMask : group.crossMask, [
+      group.rows * T,
+      group.rows * S,
+    ]);
     const mask = bias ? tf.add(maskValues, bias(index)) : maskValues;
     const perHead: tf.Tensor2D[] = [];
     for (let h = 0; h < heads; h++) {
-      const cols = (x: tf.Tensor2D) => (heads === 1 ? x : tf.slice(x, [0, h * dh], [-1, dh]) as tf.Tensor2D);
-      const w = tf.softmax(tf.add(matMulFast(cols(qg), tf.transpose(cols(kg))), mask)) as tf.Tensor2D;   // [g·T, g·S]
+      const cols = (x: tf.Tensor2D) => (heads === 1 ? x : (tf.slice(x, [0, h * dh], [-1, dh]) as tf.Tensor2D));
+      const w = tf.softmax(tf.add(matMulFast(cols(qg), tf.transpose(cols(kg))), mask)) as tf.Tensor2D; // [g·T, g·S]
       if (h === 0) weights.push(w);
       if (vg) perHead.push(matMulFast(w, cols(vg)));
     }
-    if (vg) outputs.push(heads === 1 ? perHead[0] : tf.concat(perHead, 1) as tf.Tensor2D);
+    if (vg) outputs.push(heads === 1 ? perHead[0] : (tf.concat(perHead, 1) as tf.Tensor2D));
   });
-  return { output: v ? tf.concat(outputs, 0) as tf.Tensor2D : null, weights };
+  return { output: v ? (tf.concat(outputs, 0) as tf.Tensor2D) : null, weights };
 }

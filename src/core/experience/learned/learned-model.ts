@@ -20,15 +20,38 @@ import type { Observation, Task, Transition } from '../../types';
 import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type DomainCard } from '../domain-card';
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
-import { buildMasks, decodeBatch, decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
-import { decodeAnswer, decodeState, encodeContext, encodeInitialContext, encodePrompt, freshNames, shownSteps, type FormatOptions, type Sequence } from './format';
+import {
+  buildMasks,
+  decodeBatch,
+  decodeLimits,
+  type AnswerKind,
+  type DecodeLimits,
+  type Decoded,
+  type Sampling,
+} from './decode';
+import {
+  decodeAnswer,
+  decodeState,
+  encodeContext,
+  encodeInitialContext,
+  encodePrompt,
+  freshNames,
+  shownSteps,
+  type FormatOptions,
+  type Sequence,
+} from './format';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
 import { verdictFeatures, verdictProbability, type VerdictHead } from './verdict';
 
 /** Decodes one batch somewhere else (a worker thread with its own copy of the network). */
-export type BatchDecoder = (batch: { contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling }) => Promise<Decoded[]>;
+export type BatchDecoder = (batch: {
+  contexts: Sequence[];
+  prompts: Tokens[];
+  kinds: AnswerKind[];
+  sampling: Sampling;
+}) => Promise<Decoded[]>;
 
 export interface LearnedModelOptions {
   /**
@@ -89,7 +112,12 @@ interface Pending {
   resolve: (result: Decoding) => void;
 }
 
-export interface LearnedModelStats { batches: number; rows: number; decodedRows: number; cacheHits: number }
+export interface LearnedModelStats {
+  batches: number;
+  rows: number;
+  decodedRows: number;
+  cacheHits: number;
+}
 
 export class LearnedExperienceModel implements ExperienceModel {
   readonly label: string;
@@ -105,23 +133,38 @@ export class LearnedExperienceModel implements ExperienceModel {
   private flushing: Promise<void> | null = null;
   private scheduled = false;
 
-  constructor(readonly net: ExperienceNetwork, readonly tokenizer: Tokenizer, readonly card: DomainCard, readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions' | 'verdict'>,
-    readonly options: LearnedModelOptions = {}) {
+  constructor(
+    readonly net: ExperienceNetwork,
+    readonly tokenizer: Tokenizer,
+    readonly card: DomainCard,
+    readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions' | 'verdict'>,
+    readonly options: LearnedModelOptions = {},
+  ) {
     const trained = manifest.formatOptions;
     if (trained.freshIds && tokenizer.freshIdTokens.length < trained.freshIds.count) {
-      throw new Error(`The learned model '${manifest.name}' writes ${trained.freshIds.count} fresh-id placeholders but its tokenizer has ${tokenizer.freshIdTokens.length}: the model files do not belong together. Train the model again.`);
+      throw new Error(
+        `The learned model '${manifest.name}' writes ${trained.freshIds.count} fresh-id placeholders but its tokenizer has ${tokenizer.freshIdTokens.length}: the model files do not belong together. Train the model again.`,
+      );
     }
-    this.format = { ...trained, k: Math.min(options.k ?? trained.k, trained.k), historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength) };
+    this.format = {
+      ...trained,
+      k: Math.min(options.k ?? trained.k, trained.k),
+      historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength),
+    };
     this.masks = buildMasks(tokenizer);
     this.limits = decodeLimits(trained);
     this.temperature = Math.max(0, options.temperature ?? 0.7);
-    this.verdict = options.verdictHead === false ? null : manifest.verdict ?? null;
+    this.verdict = options.verdictHead === false ? null : (manifest.verdict ?? null);
     this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''}${this.verdict ? ', verdict head' : ''})`;
     this.preferredBatch = Math.max(1, options.maxBatch ?? 64);
   }
 
   /** A model from checked files (model-file.ts). */
-  static fromFiles(manifest: ModelManifest, weights: readonly NamedWeight[], options: LearnedModelOptions = {}): LearnedExperienceModel {
+  static fromFiles(
+    manifest: ModelManifest,
+    weights: readonly NamedWeight[],
+    options: LearnedModelOptions = {},
+  ): LearnedExperienceModel {
     const net = ExperienceNetwork.fromWeights(manifest.network, weights);
     return new LearnedExperienceModel(net, Tokenizer.fromJSON(manifest.tokenizer), manifest.card, manifest, options);
   }
@@ -131,17 +174,29 @@ export class LearnedExperienceModel implements ExperienceModel {
   }
 
   /** The top-k real transitions for a step (same env, valid, one per episode). */
-  private async retrieve(ctx: Pick<DreamContext, 'task' | 'state' | 'action' | 'retrieved'>): Promise<readonly Transition[]> {
+  private async retrieve(
+    ctx: Pick<DreamContext, 'task' | 'state' | 'action' | 'retrieved'>,
+  ): Promise<readonly Transition[]> {
     if (ctx.retrieved) return ctx.retrieved.slice(0, this.format.k);
     const buffer = this.options.buffer;
     if (!buffer || this.format.k <= 0) return [];
-    const hits = await buffer.retrieve({ instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action }, this.format.k,
-      { env: ctx.task.env, validOnly: true, diverse: true, source: ['offline', 'real'] });
+    const hits = await buffer.retrieve(
+      { instruction: ctx.task.instruction, observation: ctx.state.text, action: ctx.action },
+      this.format.k,
+      { env: ctx.task.env, validOnly: true, diverse: true, source: ['offline', 'real'] },
+    );
     return hits.map((h) => h.transition);
   }
 
   private cacheKey(ctx: DreamContext): string {
-    return JSON.stringify([ctx.task.env, ctx.task.instruction, ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)), ctx.state.text, ctx.state.admissible, ctx.action]);
+    return JSON.stringify([
+      ctx.task.env,
+      ctx.task.instruction,
+      ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)),
+      ctx.state.text,
+      ctx.state.admissible,
+      ctx.action,
+    ]);
   }
 
   async next(ctx: DreamContext): Promise<Prediction> {
@@ -149,15 +204,34 @@ export class LearnedExperienceModel implements ExperienceModel {
     const cached = this.options.transitionCache === false ? undefined : this.cache.get(key);
     if (cached) {
       this.stats.cacheHits++;
-      return { ...cached, next: { ...cached.next, admissible: cached.next.admissible.slice() }, usage: { promptTokens: 0, completionTokens: 0, ms: 0 }, attempts: 0, notes: [], cached: true };
+      return {
+        ...cached,
+        next: { ...cached.next, admissible: cached.next.admissible.slice() },
+        usage: { promptTokens: 0, completionTokens: 0, ms: 0 },
+        attempts: 0,
+        notes: [],
+        cached: true,
+      };
     }
-    const result = await this.enqueue('next', key, encodePrompt(this.tokenizer, ctx.action), async () => encodeContext(this.tokenizer, this.card, {
-      task: ctx.task, history: ctx.history, state: ctx.state, action: ctx.action, retrieved: await this.retrieve(ctx),
-    }, this.format));
+    const result = await this.enqueue('next', key, encodePrompt(this.tokenizer, ctx.action), async () =>
+      encodeContext(
+        this.tokenizer,
+        this.card,
+        {
+          task: ctx.task,
+          history: ctx.history,
+          state: ctx.state,
+          action: ctx.action,
+          retrieved: await this.retrieve(ctx),
+        },
+        this.format,
+      ),
+    );
     const prediction = this.toPrediction(ctx, result);
     if (prediction.valid && this.options.transitionCache !== false) {
       this.cache.set(key, prediction);
-      if (this.cache.size > (this.options.cacheSize ?? 20_000)) this.cache.delete(this.cache.keys().next().value as string);
+      if (this.cache.size > (this.options.cacheSize ?? 20_000))
+        this.cache.delete(this.cache.keys().next().value as string);
     }
     return prediction;
   }
@@ -165,19 +239,64 @@ export class LearnedExperienceModel implements ExperienceModel {
   private toPrediction(ctx: DreamContext, result: Decoding): Prediction {
     const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
     const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
-    const base = { reasoning: '', usage, attempts: result.shared ? 0 : 1, notes: [] as string[], raw: result.raw, ...(result.shared ? { cached: true } : {}) };
-    if (result.error) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: result.error };
+    const base = {
+      reasoning: '',
+      usage,
+      attempts: result.shared ? 0 : 1,
+      notes: [] as string[],
+      raw: result.raw,
+      ...(result.shared ? { cached: true } : {}),
+    };
+    if (result.error)
+      return {
+        ...base,
+        next: same,
+        reward: 0,
+        terminated: false,
+        valid: false,
+        actionValid: false,
+        invalidReason: result.error,
+      };
     const answer = result.text as ReturnType<typeof decodeAnswer>;
-    if (!answer.valid) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
+    if (!answer.valid)
+      return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
     // An empty state: the step left the page as it was, read back exactly.
-    if (answer.unchanged) return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
+    if (answer.unchanged)
+      return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
     const text = concreteObservation(this.card, answer.observation, ctx.task.instruction);
     const globals = globalActionsOf(this.card, ctx.history[0]?.admissible ?? ctx.state.admissible);
     const admissible = answer.terminated ? [] : concreteAdmissible(this.card, answer.admissible, globals, text);
-    const inconsistent = checkConsistency({ reasoning: '', valid: true, observation: answer.observation, admissible: answer.admissible, reward: answer.reward, terminated: answer.terminated }, admissible);
-    if (inconsistent) return { ...base, next: same, reward: 0, terminated: false, valid: false, actionValid: false, invalidReason: inconsistent };
+    const inconsistent = checkConsistency(
+      {
+        reasoning: '',
+        valid: true,
+        observation: answer.observation,
+        admissible: answer.admissible,
+        reward: answer.reward,
+        terminated: answer.terminated,
+      },
+      admissible,
+    );
+    if (inconsistent)
+      return {
+        ...base,
+        next: same,
+        reward: 0,
+        terminated: false,
+        valid: false,
+        actionValid: false,
+        invalidReason: inconsistent,
+      };
     const verdict = answer.terminated ? this.judge(ctx, answer.reward, base.notes) : { reward: answer.reward };
-    return { ...base, next: { text, admissible, task: ctx.task }, ...verdict, terminated: answer.terminated, valid: true, actionValid: true, score: verdict.reward };
+    return {
+      ...base,
+      next: { text, admissible, task: ctx.task },
+      ...verdict,
+      terminated: answer.terminated,
+      valid: true,
+      actionValid: true,
+      score: verdict.reward,
+    };
   }
 
   /** An episode's end: the verdict head's reward (and outcome) where there is one, else the generator's. */
@@ -185,22 +304,36 @@ export class LearnedExperienceModel implements ExperienceModel {
     if (!this.verdict) return { reward: written };
     const shown = shownSteps(ctx.history, this.format.historyLength);
     const features = verdictFeatures(this.card, {
-      instruction: ctx.task.instruction, history: shown.map((s) => s.action), historyPages: shown.map((s) => s.observation), state: ctx.state, action: ctx.action,
+      instruction: ctx.task.instruction,
+      history: shown.map((s) => s.action),
+      historyPages: shown.map((s) => s.observation),
+      state: ctx.state,
+      action: ctx.action,
     });
     const p = verdictProbability(this.verdict, features);
-    notes.push(`verdict head: p(success) ${p.toFixed(3)} from ${this.verdict.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ')} (the generator wrote reward ${written})`);
+    notes.push(
+      `verdict head: p(success) ${p.toFixed(3)} from ${this.verdict.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ')} (the generator wrote reward ${written})`,
+    );
     const success = p >= 0.5;
     return this.options.verdictReward === 'outcome' ? { reward: success ? 1 : 0 } : { reward: p, success };
   }
 
   async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {
-    const result = await this.enqueue('initial', `initial:${task.env}:${task.instruction}`, encodePrompt(this.tokenizer, null), async () => encodeInitialContext(this.tokenizer, this.card, task, [], this.format));
+    const result = await this.enqueue(
+      'initial',
+      `initial:${task.env}:${task.instruction}`,
+      encodePrompt(this.tokenizer, null),
+      async () => encodeInitialContext(this.tokenizer, this.card, task, [], this.format),
+    );
     const state = result.text as ReturnType<typeof decodeState>;
     const text = state.observation ? concreteObservation(this.card, state.observation, task.instruction) : '';
     const admissible = concreteAdmissible(this.card, state.admissible, [], text, false);
     if (result.error || !text || admissible.length === 0) {
-      throw new ExperienceModelError(`The learned experience model (${this.label}) wrote no usable first state for task '${task.id}': ` +
-        `${result.error ?? (!text ? 'the state is empty' : 'it lists no admissible actions')}. Start the task from a real environment, or train the model on more episodes.`, result.raw);
+      throw new ExperienceModelError(
+        `The learned experience model (${this.label}) wrote no usable first state for task '${task.id}': ` +
+          `${result.error ?? (!text ? 'the state is empty' : 'it lists no admissible actions')}. Start the task from a real environment, or train the model on more episodes.`,
+        result.raw,
+      );
     }
     return { text, admissible, task };
   }
@@ -213,7 +346,10 @@ export class LearnedExperienceModel implements ExperienceModel {
       if (!this.scheduled) {
         this.scheduled = true;
         // Every call of this turn of the event loop joins the batch.
-        setTimeout(() => { this.scheduled = false; void this.flush(); }, 0);
+        setTimeout(() => {
+          this.scheduled = false;
+          void this.flush();
+        }, 0);
       }
     });
   }
@@ -223,16 +359,25 @@ export class LearnedExperienceModel implements ExperienceModel {
     while (this.flushing) await this.flushing;
     const taken = this.queue.splice(0, this.queue.length);
     if (taken.length === 0) return;
-    this.flushing = this.decodeAll(taken).finally(() => { this.flushing = null; });
+    this.flushing = this.decodeAll(taken).finally(() => {
+      this.flushing = null;
+    });
     await this.flushing;
-    if (this.queue.length && !this.scheduled) { this.scheduled = true; setTimeout(() => { this.scheduled = false; void this.flush(); }, 0); }
+    if (this.queue.length && !this.scheduled) {
+      this.scheduled = true;
+      setTimeout(() => {
+        this.scheduled = false;
+        void this.flush();
+      }, 0);
+    }
   }
 
   private async decodeAll(pending: Pending[]): Promise<void> {
     const maxBatch = Math.max(1, this.options.maxBatch ?? 64);
     // Identical requests are decoded once.
     const unique = new Map<string, Pending[]>();
-    for (const p of pending) unique.set(`${p.kind}\u0000${p.key}`, [...(unique.get(`${p.kind}\u0000${p.key}`) ?? []), p]);
+    for (const p of pending)
+      unique.set(`${p.kind}\u0000${p.key}`, [...(unique.get(`${p.kind}\u0000${p.key}`) ?? []), p]);
     const groups = [...unique.values()];
     this.stats.rows += pending.length;
     for (let start = 0; start < groups.length; start += maxBatch) {
@@ -240,22 +385,49 @@ export class LearnedExperienceModel implements ExperienceModel {
       const started = this.now();
       try {
         const contexts = await Promise.all(chunk.map((g) => g[0].build()));
-        const decoded = await this.decode(contexts, chunk.map((g) => g[0].prompt), chunk.map((g) => g[0].kind));
+        const decoded = await this.decode(
+          contexts,
+          chunk.map((g) => g[0].prompt),
+          chunk.map((g) => g[0].kind),
+        );
         const ms = (this.now() - started) / chunk.length;
         this.stats.batches++;
         this.stats.decodedRows += chunk.length;
         chunk.forEach((group, i) => {
           const tokens = decoded[i].tokens;
           // New ids only for an answer that has placeholders.
-          const names = this.format.freshIds && tokens.ids.some((id) => this.tokenizer.freshIndex(id) >= 0) ? freshNames(this.format.freshIds, contexts[i]) : undefined;
-          const text = group[0].kind === 'next' ? decodeAnswer(this.tokenizer, tokens, names) : decodeState(this.tokenizer, tokens, 0, names);
-          const result = { text, raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000), promptTokens: contexts[i].ids.length, completionTokens: tokens.ids.length, ms };
-          group.forEach((p, j) => p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0, shared: true }));
+          const names =
+            this.format.freshIds && tokens.ids.some((id) => this.tokenizer.freshIndex(id) >= 0)
+              ? freshNames(this.format.freshIds, contexts[i])
+              : undefined;
+          const text =
+            group[0].kind === 'next'
+              ? decodeAnswer(this.tokenizer, tokens, names)
+              : decodeState(this.tokenizer, tokens, 0, names);
+          const result = {
+            text,
+            raw: bound(this.tokenizer.decodeWithMarkers(tokens), 2000),
+            promptTokens: contexts[i].ids.length,
+            completionTokens: tokens.ids.length,
+            ms,
+          };
+          group.forEach((p, j) =>
+            p.resolve(j === 0 ? result : { ...result, promptTokens: 0, completionTokens: 0, ms: 0, shared: true }),
+          );
         });
       } catch (error) {
         // A batch that cannot be decoded costs its transitions, never the run.
         const reason = `the learned model failed to decode: ${(error as Error).message}`;
-        for (const group of chunk) for (const p of group) p.resolve({ text: { observation: '', admissible: [] }, raw: '', promptTokens: 0, completionTokens: 0, ms: 0, error: reason });
+        for (const group of chunk)
+          for (const p of group)
+            p.resolve({
+              text: { observation: '', admissible: [] },
+              raw: '',
+              promptTokens: 0,
+              completionTokens: 0,
+              ms: 0,
+              error: reason,
+            });
       }
     }
   }
@@ -264,11 +436,19 @@ export class LearnedExperienceModel implements ExperienceModel {
   private async decode(contexts: Sequence[], prompts: Tokens[], kinds: AnswerKind[]): Promise<Decoded[]> {
     const sampling = { temperature: this.temperature, seed: this.options.seed ?? 0 };
     const decoders = this.options.decoders ?? [];
-    if (decoders.length < 2 || contexts.length < 2 * decoders.length) return decodeBatch(this.net, this.tokenizer, this.masks, contexts, prompts, kinds, this.limits, sampling);
+    if (decoders.length < 2 || contexts.length < 2 * decoders.length)
+      return decodeBatch(this.net, this.tokenizer, this.masks, contexts, prompts, kinds, this.limits, sampling);
     const size = Math.ceil(contexts.length / decoders.length);
-    const parts = decoders.filter((_, i) => i * size < contexts.length).map((decoder, i) => decoder({
-      contexts: contexts.slice(i * size, (i + 1) * size), prompts: prompts.slice(i * size, (i + 1) * size), kinds: kinds.slice(i * size, (i + 1) * size), sampling,
-    }));
+    const parts = decoders
+      .filter((_, i) => i * size < contexts.length)
+      .map((decoder, i) =>
+        decoder({
+          contexts: contexts.slice(i * size, (i + 1) * size),
+          prompts: prompts.slice(i * size, (i + 1) * size),
+          kinds: kinds.slice(i * size, (i + 1) * size),
+          sampling,
+        }),
+      );
     return (await Promise.all(parts)).flat();
   }
 

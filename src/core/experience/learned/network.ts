@@ -68,9 +68,17 @@ const logSumExpRows = tf.customGrad(((x: tf.Tensor2D, save: tf.GradSaveFunc) => 
 
 const gelu = (x: tf.Tensor): tf.Tensor => tf.mul(x, tf.sigmoid(tf.mul(x, 1.702)));
 
-export interface LossParts { total: tf.Scalar; token: tf.Scalar; copyShare: tf.Scalar }
+export interface LossParts {
+  total: tf.Scalar;
+  token: tf.Scalar;
+  copyShare: tf.Scalar;
+}
 
-export interface NamedWeight { name: string; shape: number[]; data: Float32Array }
+export interface NamedWeight {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
 
 let instances = 0;
 
@@ -106,12 +114,18 @@ export class ExperienceNetwork {
     const byName = new Map(weights.map((w) => [w.name, w]));
     const known = new Set(net.shapes().map(([name]) => name));
     const extra = weights.find((w) => !known.has(w.name));
-    if (extra) throw new Error(`The model file has a weight '${extra.name}' this network does not have: it was made for another network.`);
+    if (extra)
+      throw new Error(
+        `The model file has a weight '${extra.name}' this network does not have: it was made for another network.`,
+      );
     for (const [name, shape] of net.shapes()) {
       const w = byName.get(name);
       if (!w) throw new Error(`The model file has no weight '${name}': it was made for another network.`);
       const size = shape.reduce((a, b) => a * b, 1);
-      if (w.data.length !== size) throw new Error(`Weight '${name}' has ${w.data.length} values in the model file; this network needs [${shape}] (${size}).`);
+      if (w.data.length !== size)
+        throw new Error(
+          `Weight '${name}' has ${w.data.length} values in the model file; this network needs [${shape}] (${size}).`,
+        );
       net.variables.set(name, tf.variable(tf.tensor(w.data, shape), true, `learned${net.uid}/${name}`));
     }
     return net;
@@ -119,23 +133,86 @@ export class ExperienceNetwork {
 
   /** Every weight's name and shape, in checkpoint order. */
   shapes(): [string, number[]][] {
-    const { vocabSize: V, dModel: d, encoderBlocks, kernel, decoderLayers, ffMult, maxContext, maxAnswer, segments, attentionDim: a, selfDim: s } = this.config;
+    const {
+      vocabSize: V,
+      dModel: d,
+      encoderBlocks,
+      kernel,
+      decoderLayers,
+      ffMult,
+      maxContext,
+      maxAnswer,
+      segments,
+      attentionDim: a,
+      selfDim: s,
+    } = this.config;
     const f = d * ffMult;
-    const out: [string, number[]][] = [['tok', [V, d]], ['space', [2, d]], ['case', [3, d]], ['seg', [segments, d]], ['enc_pos', [maxContext, d]], ['dec_pos', [maxAnswer, d]]];
+    const out: [string, number[]][] = [
+      ['tok', [V, d]],
+      ['space', [2, d]],
+      ['case', [3, d]],
+      ['seg', [segments, d]],
+      ['enc_pos', [maxContext, d]],
+      ['dec_pos', [maxAnswer, d]],
+    ];
     for (let i = 0; i < encoderBlocks; i++) {
       const p = `enc${i}`;
-      out.push([`${p}/ln1_g`, [d]], [`${p}/ln1_b`, [d]], [`${p}/conv_w`, [kernel * d, d]], [`${p}/conv_b`, [d]], [`${p}/proj_w`, [d, d]], [`${p}/proj_b`, [d]],
-        [`${p}/ln2_g`, [d]], [`${p}/ln2_b`, [d]], [`${p}/w1_w`, [d, f]], [`${p}/w1_b`, [f]], [`${p}/w2_w`, [f, d]], [`${p}/w2_b`, [d]]);
+      out.push(
+        [`${p}/ln1_g`, [d]],
+        [`${p}/ln1_b`, [d]],
+        [`${p}/conv_w`, [kernel * d, d]],
+        [`${p}/conv_b`, [d]],
+        [`${p}/proj_w`, [d, d]],
+        [`${p}/proj_b`, [d]],
+        [`${p}/ln2_g`, [d]],
+        [`${p}/ln2_b`, [d]],
+        [`${p}/w1_w`, [d, f]],
+        [`${p}/w1_b`, [f]],
+        [`${p}/w2_w`, [f, d]],
+        [`${p}/w2_b`, [d]],
+      );
     }
     out.push(['enc_ln_g', [d]], ['enc_ln_b', [d]]);
     for (let l = 0; l < decoderLayers; l++) {
       const p = `dec${l}`;
-      out.push([`${p}/ln1_g`, [d]], [`${p}/ln1_b`, [d]], [`${p}/qkv_w`, [d, 3 * s]], [`${p}/qkv_b`, [3 * s]], [`${p}/out_w`, [s, d]], [`${p}/out_b`, [d]],
-        [`${p}/ln2_g`, [d]], [`${p}/ln2_b`, [d]], [`${p}/xq_w`, [d, a]], [`${p}/xk_w`, [d, a]], [`${p}/xv_w`, [d, a]], [`${p}/proj_w`, [a, d]], [`${p}/proj_b`, [d]],
-        [`${p}/ln3_g`, [d]], [`${p}/ln3_b`, [d]], [`${p}/w1_w`, [d, f]], [`${p}/w1_b`, [f]], [`${p}/w2_w`, [f, d]], [`${p}/w2_b`, [d]]);
+      out.push(
+        [`${p}/ln1_g`, [d]],
+        [`${p}/ln1_b`, [d]],
+        [`${p}/qkv_w`, [d, 3 * s]],
+        [`${p}/qkv_b`, [3 * s]],
+        [`${p}/out_w`, [s, d]],
+        [`${p}/out_b`, [d]],
+        [`${p}/ln2_g`, [d]],
+        [`${p}/ln2_b`, [d]],
+        [`${p}/xq_w`, [d, a]],
+        [`${p}/xk_w`, [d, a]],
+        [`${p}/xv_w`, [d, a]],
+        [`${p}/proj_w`, [a, d]],
+        [`${p}/proj_b`, [d]],
+        [`${p}/ln3_g`, [d]],
+        [`${p}/ln3_b`, [d]],
+        [`${p}/w1_w`, [d, f]],
+        [`${p}/w1_b`, [f]],
+        [`${p}/w2_w`, [f, d]],
+        [`${p}/w2_b`, [d]],
+      );
     }
-    out.push(['dec_ln_g', [d]], ['dec_ln_b', [d]], ['vocab_w', [d, V]], ['vocab_b', [V]], ['space_w', [d, 2]], ['space_b', [2]],
-      ['case_w', [d, 3]], ['case_b', [3]], ['gate_w', [d, 1]], ['gate_b', [1]], ['ptr_q_w', [d, a]], ['ptr_k_w', [d, a]], ['space_ptr_w', [2, 2]], ['case_ptr_w', [3, 3]]);
+    out.push(
+      ['dec_ln_g', [d]],
+      ['dec_ln_b', [d]],
+      ['vocab_w', [d, V]],
+      ['vocab_b', [V]],
+      ['space_w', [d, 2]],
+      ['space_b', [2]],
+      ['case_w', [d, 3]],
+      ['case_b', [3]],
+      ['gate_w', [d, 1]],
+      ['gate_b', [1]],
+      ['ptr_q_w', [d, a]],
+      ['ptr_k_w', [d, a]],
+      ['space_ptr_w', [2, 2]],
+      ['case_ptr_w', [3, 3]],
+    );
     out.push(['ptr_cont_w', [d, 2]], ['ptr_cont_b', [2]], ['gate_cont_w', [2, 1]]);
     return out;
   }
@@ -152,7 +229,9 @@ export class ExperienceNetwork {
     return n;
   }
 
-  trainableVariables(): tf.Variable[] { return [...this.variables.values()]; }
+  trainableVariables(): tf.Variable[] {
+    return [...this.variables.values()];
+  }
 
   // ---- blocks (training here; decoding with the KV cache in decode-cache.ts) ----------------------
 
@@ -169,25 +248,48 @@ export class ExperienceNetwork {
   }
 
   private embedInGraph(rows: TokenRows, positionTable: string): tf.Tensor2D {
-    const lookup = (table: string, ids: Int32Array) => gatherRows(this.v(table) as tf.Tensor2D, tf.tensor1d(ids, 'int32'));
-    const parts = [lookup('tok', rows.ids), lookup('space', rows.spaces), lookup('case', rows.cases), lookup(positionTable, rows.positions)];
+    const lookup = (table: string, ids: Int32Array) =>
+      gatherRows(this.v(table) as tf.Tensor2D, tf.tensor1d(ids, 'int32'));
+    const parts = [
+      lookup('tok', rows.ids),
+      lookup('space', rows.spaces),
+      lookup('case', rows.cases),
+      lookup(positionTable, rows.positions),
+    ];
     if (rows.segments) parts.push(lookup('seg', rows.segments));
     return tf.addN(parts) as tf.Tensor2D;
   }
 
   /** JS copies of the weights decoding reads outside tfjs (embeddings, the space and case heads, the continuation). */
   weightsInJs(): Map<string, Float32Array> {
-    return this.tables ??= this.readTables();
+    return (this.tables ??= this.readTables());
   }
 
   private readTables(): Map<string, Float32Array> {
-    const names = ['tok', 'space', 'case', 'seg', 'enc_pos', 'dec_pos', 'space_w', 'space_b', 'space_ptr_w', 'case_w', 'case_b', 'case_ptr_w',
-      'ptr_cont_w', 'ptr_cont_b', 'gate_cont_w'];
+    const names = [
+      'tok',
+      'space',
+      'case',
+      'seg',
+      'enc_pos',
+      'dec_pos',
+      'space_w',
+      'space_b',
+      'space_ptr_w',
+      'case_w',
+      'case_b',
+      'case_ptr_w',
+      'ptr_cont_w',
+      'ptr_cont_b',
+      'gate_cont_w',
+    ];
     return new Map(names.map((n) => [n, this.v(n).dataSync() as Float32Array]));
   }
 
   /** Forgets the JS copies of the embeddings (after training changed them). */
-  weightsChanged(): void { this.tables = null; }
+  weightsChanged(): void {
+    this.tables = null;
+  }
 
   /** Context [B·Lc, d] → encoded memory [B·Lc, d], padded positions zero. */
   encode(x: tf.Tensor2D, mask: tf.Tensor2D, rows: number, length: number): tf.Tensor2D {
@@ -198,7 +300,11 @@ export class ExperienceNetwork {
       const p = `enc${i}`;
       // conv_k as shifted copies side by side and one matmul [B·Lc, k·d] @ [k·d, d]
       const normed = tf.reshape(tf.mul(this.layerNorm(e, `${p}/ln1`), mask), [rows, length, d]);
-      const padded = tf.pad(normed, [[0, 0], [half, half], [0, 0]]);
+      const padded = tf.pad(normed, [
+        [0, 0],
+        [half, half],
+        [0, 0],
+      ]);
       const shifted = Array.from({ length: kernel }, (_, s) => tf.slice(padded, [0, s, 0], [rows, length, d]));
       const windows = tf.reshape(tf.concat(shifted, 2), [rows * length, kernel * d]) as tf.Tensor2D;
       const conv = gelu(this.linear(windows, `${p}/conv`)) as tf.Tensor2D;
@@ -222,8 +328,13 @@ export class ExperienceNetwork {
     return [0, 1, 2].map((i) => {
       let part: tf.Tensor = tf.slice(qkv, [0, i * d], [rows * length, d]);
       if (i === 0) part = tf.mul(part, 1 / Math.sqrt(dh));
-      return length === 1 ? tf.reshape(part, [rows * h, 1, dh]) as tf.Tensor3D
-        : tf.reshape(tf.transpose(tf.reshape(part, [rows, length, h, dh]), [0, 2, 1, 3]), [rows * h, length, dh]) as tf.Tensor3D;
+      return length === 1
+        ? (tf.reshape(part, [rows * h, 1, dh]) as tf.Tensor3D)
+        : (tf.reshape(tf.transpose(tf.reshape(part, [rows, length, h, dh]), [0, 2, 1, 3]), [
+            rows * h,
+            length,
+            dh,
+          ]) as tf.Tensor3D);
     });
   }
 
@@ -237,7 +348,12 @@ export class ExperienceNetwork {
 
   /** Mean negative log-likelihood per answer token: the id through the pointer mixture, plus space and case. */
   /** The teacher-forced decoder: final hidden states [B·La, d] and the last layer's cross-attention per group. */
-  private forwardTrain(batch: TrainBatch): { hidden: tf.Tensor2D; pointer: tf.Tensor2D[]; groups: AttentionGroup[]; flags: tf.Tensor2D } {
+  private forwardTrain(batch: TrainBatch): {
+    hidden: tf.Tensor2D;
+    pointer: tf.Tensor2D[];
+    groups: AttentionGroup[];
+    flags: tf.Tensor2D;
+  } {
     const { rows: B, contextLength: Lc, answerLength: La } = batch;
     const { attentionDim: a, selfDim, heads } = this.config;
     const ctxMask = tf.tensor2d(batch.contextMask, [B * Lc, 1]);
@@ -245,12 +361,33 @@ export class ExperienceNetwork {
     const { groups, flags } = attentionGroups(batch);
     let x = this.embedInGraph(batch.decoder, 'dec_pos');
     for (let l = 0; l < this.config.decoderLayers; l++) {
-      const qkv = this.linear(this.layerNorm(x, `dec${l}/ln1`), `dec${l}/qkv`);                // [B·La, 3s]
+      const qkv = this.linear(this.layerNorm(x, `dec${l}/ln1`), `dec${l}/qkv`); // [B·La, 3s]
       const part = (i: number) => tf.slice(qkv, [0, i * selfDim], [B * La, selfDim]) as tf.Tensor2D;
-      const self = groupedAttention(tf.mul(part(0), 1 / Math.sqrt(selfDim / heads)) as tf.Tensor2D, part(1), part(2), groups, 'self', La, La, heads);
+      const self = groupedAttention(
+        tf.mul(part(0), 1 / Math.sqrt(selfDim / heads)) as tf.Tensor2D,
+        part(1),
+        part(2),
+        groups,
+        'self',
+        La,
+        La,
+        heads,
+      );
       x = tf.add(x, this.linear(self.output!, `dec${l}/out`));
-      const q = tf.mul(this.linear(this.layerNorm(x, `dec${l}/ln2`), `dec${l}/xq`, false), 1 / Math.sqrt(a)) as tf.Tensor2D;
-      const cross = groupedAttention(q, this.linear(memory, `dec${l}/xk`, false), this.linear(memory, `dec${l}/xv`, false), groups, 'cross', La, Lc, 1);
+      const q = tf.mul(
+        this.linear(this.layerNorm(x, `dec${l}/ln2`), `dec${l}/xq`, false),
+        1 / Math.sqrt(a),
+      ) as tf.Tensor2D;
+      const cross = groupedAttention(
+        q,
+        this.linear(memory, `dec${l}/xk`, false),
+        this.linear(memory, `dec${l}/xv`, false),
+        groups,
+        'cross',
+        La,
+        Lc,
+        1,
+      );
       x = tf.add(x, this.linear(cross.output!, `dec${l}/proj`));
       x = this.mlp(x, l);
     }
@@ -258,19 +395,36 @@ export class ExperienceNetwork {
     // The pointer: its own attention from the final state to the encoded context (weights only).
     const q = tf.mul(this.linear(hidden, 'ptr_q', false), 1 / Math.sqrt(a)) as tf.Tensor2D;
     const bias = this.continuationBias(hidden, groups, La);
-    const pointer = groupedAttention(q, this.linear(memory, 'ptr_k', false), null, groups, 'cross', La, Lc, 1, bias).weights;
+    const pointer = groupedAttention(
+      q,
+      this.linear(memory, 'ptr_k', false),
+      null,
+      groups,
+      'cross',
+      La,
+      Lc,
+      1,
+      bias,
+    ).weights;
     return { hidden, pointer, groups, flags: tf.tensor2d(flags, [B * La, 2]) };
   }
 
   /** Each group's pointer bias from copy continuation, s₁(h)·one + s₂(h)·two: [g·La, g·Lc]. */
-  private continuationBias(hidden: tf.Tensor2D, groups: readonly AttentionGroup[], La: number): (group: number) => tf.Tensor2D {
-    const strengths = this.linear(hidden, 'ptr_cont');                                         // [B·La, 2]
+  private continuationBias(
+    hidden: tf.Tensor2D,
+    groups: readonly AttentionGroup[],
+    La: number,
+  ): (group: number) => tf.Tensor2D {
+    const strengths = this.linear(hidden, 'ptr_cont'); // [B·La, 2]
     return (i) => {
       const g = groups[i];
       const n = g.rows * La;
       const rows = tf.slice(strengths, [g.first * La, 0], [n, 2]);
       const [one, two] = [g.one, g.two].map((m) => tf.tensor2d(m, [n, m.length / n]));
-      return tf.add(tf.mul(tf.slice(rows, [0, 0], [n, 1]), one), tf.mul(tf.slice(rows, [0, 1], [n, 1]), two)) as tf.Tensor2D;
+      return tf.add(
+        tf.mul(tf.slice(rows, [0, 0], [n, 1]), one),
+        tf.mul(tf.slice(rows, [0, 1], [n, 1]), two),
+      ) as tf.Tensor2D;
     };
   }
 
@@ -283,27 +437,36 @@ export class ExperienceNetwork {
   private formHeads(hidden: tf.Tensor2D, pointedForm: tf.Tensor2D): { space: tf.Tensor2D; letterCase: tf.Tensor2D } {
     const n = hidden.shape[0];
     return {
-      space: tf.add(this.linear(hidden, 'space'), matMulFast(tf.slice(pointedForm, [0, 0], [n, 2]), this.v('space_ptr_w'))),
-      letterCase: tf.add(this.linear(hidden, 'case'), matMulFast(tf.slice(pointedForm, [0, 2], [n, 3]), this.v('case_ptr_w'))),
+      space: tf.add(
+        this.linear(hidden, 'space'),
+        matMulFast(tf.slice(pointedForm, [0, 0], [n, 2]), this.v('space_ptr_w')),
+      ),
+      letterCase: tf.add(
+        this.linear(hidden, 'case'),
+        matMulFast(tf.slice(pointedForm, [0, 2], [n, 3]), this.v('case_ptr_w')),
+      ),
     };
   }
 
   /** Each group's pointer weights times its context tokens' form → [B·La, 5]. */
   private pointedFormTrain(batch: TrainBatch, pointer: tf.Tensor2D[], groups: AttentionGroup[]): tf.Tensor2D {
     const Lc = batch.contextLength;
-    return tf.concat(pointer.map((w, g) => {
-      const group = groups[g];
-      const form = new Float32Array(group.rows * Lc * 5);
-      for (let r = 0; r < group.rows; r++) {
-        for (let j = 0; j < Lc; j++) {
-          const i = (group.first + r) * Lc + j;
-          if (!batch.contextMask[i]) continue;
-          form[(r * Lc + j) * 5 + batch.context.spaces[i]] = 1;
-          form[(r * Lc + j) * 5 + 2 + batch.context.cases[i]] = 1;
+    return tf.concat(
+      pointer.map((w, g) => {
+        const group = groups[g];
+        const form = new Float32Array(group.rows * Lc * 5);
+        for (let r = 0; r < group.rows; r++) {
+          for (let j = 0; j < Lc; j++) {
+            const i = (group.first + r) * Lc + j;
+            if (!batch.contextMask[i]) continue;
+            form[(r * Lc + j) * 5 + batch.context.spaces[i]] = 1;
+            form[(r * Lc + j) * 5 + 2 + batch.context.cases[i]] = 1;
+          }
         }
-      }
-      return matMulFast(w, tf.tensor2d(form, [group.rows * Lc, 5]));
-    }), 0) as tf.Tensor2D;
+        return matMulFast(w, tf.tensor2d(form, [group.rows * Lc, 5]));
+      }),
+      0,
+    ) as tf.Tensor2D;
   }
 
   /**
@@ -314,7 +477,9 @@ export class ExperienceNetwork {
     return tf.tidy(() => {
       const { rows: B, contextLength: Lc, answerLength: La } = batch;
       const { hidden, pointer, groups, flags } = this.forwardTrain(batch);
-      const own = groups.flatMap((g, i) => Array.from({ length: g.rows }, (_, r) => tf.slice(pointer[i], [r * La, r * Lc], [La, Lc])));
+      const own = groups.flatMap((g, i) =>
+        Array.from({ length: g.rows }, (_, r) => tf.slice(pointer[i], [r * La, r * Lc], [La, Lc])),
+      );
       return {
         vocab: tf.softmax(this.linear(hidden, 'vocab')) as tf.Tensor2D,
         pointer: tf.concat(own, 0) as tf.Tensor2D,
@@ -326,15 +491,20 @@ export class ExperienceNetwork {
   loss(batch: TrainBatch): LossParts {
     const { hidden: decoded, pointer, groups, flags } = this.forwardTrain(batch);
     // Pointer mass on the target: each group's weights against its block of copy matches.
-    const pCopyAll = tf.concat(pointer.map((w, g) => tf.sum(tf.mul(w, tf.tensor2d(groups[g].copyMatch, w.shape)), 1)), 0); // [B·La]
+    const pCopyAll = tf.concat(
+      pointer.map((w, g) => tf.sum(tf.mul(w, tf.tensor2d(groups[g].copyMatch, w.shape)), 1)),
+      0,
+    ); // [B·La]
     // The heads run only where a target exists (answers are padded to the longest).
     const real = realPositions(batch.targetMask);
     const realIndex = tf.tensor1d(real, 'int32');
-    const hidden = gatherRows(decoded, realIndex);                                                // [N, d]
+    const hidden = gatherRows(decoded, realIndex); // [N, d]
     const targets = Int32Array.from(real, (i) => batch.targetIds[i]);
-    const logits = this.linear(hidden, 'vocab');                                                 // [N, V]
-    const targetLogit = tf.add(tf.sum(tf.mul(hidden, gatherRows(this.vocabColumns(), tf.tensor1d(targets, 'int32'))), 1),
-      gatherRows(this.v('vocab_b'), tf.tensor1d(targets, 'int32')));
+    const logits = this.linear(hidden, 'vocab'); // [N, V]
+    const targetLogit = tf.add(
+      tf.sum(tf.mul(hidden, gatherRows(this.vocabColumns(), tf.tensor1d(targets, 'int32'))), 1),
+      gatherRows(this.v('vocab_b'), tf.tensor1d(targets, 'int32')),
+    );
     const pGen = tf.exp(tf.sub(targetLogit, logSumExpRows(logits)));
     const pCopy = gatherRows(pCopyAll, realIndex);
     const form = this.formHeads(hidden, gatherRows(this.pointedFormTrain(batch, pointer, groups), realIndex));
@@ -342,14 +512,27 @@ export class ExperienceNetwork {
     const pToken = tf.add(tf.mul(gate, pGen), tf.mul(tf.sub(1, gate), pCopy));
     const tokenNll = tf.neg(tf.log(tf.add(pToken, 1e-9)));
     const formNll = tf.add(
-      crossEntropy(form.space, Int32Array.from(real, (i) => batch.targetSpaces[i]), 2),
-      crossEntropy(form.letterCase, Int32Array.from(real, (i) => batch.targetCases[i]), 3));
+      crossEntropy(
+        form.space,
+        Int32Array.from(real, (i) => batch.targetSpaces[i]),
+        2,
+      ),
+      crossEntropy(
+        form.letterCase,
+        Int32Array.from(real, (i) => batch.targetCases[i]),
+        3,
+      ),
+    );
     const weights = Float32Array.from(real, (i) => batch.targetMask[i]);
-    const total = Math.max(1e-9, weights.reduce((s, w) => s + w, 0));
+    const total = Math.max(
+      1e-9,
+      weights.reduce((s, w) => s + w, 0),
+    );
     const weight = tf.tensor1d(weights);
     const mean = (t: tf.Tensor) => tf.div(tf.sum(tf.mul(t, weight)), total) as tf.Scalar;
     return {
-      total: mean(tf.add(tokenNll, formNll)), token: mean(tokenNll),
+      total: mean(tf.add(tokenNll, formNll)),
+      token: mean(tokenNll),
       copyShare: mean(tf.div(tf.mul(tf.sub(1, gate), pCopy), tf.add(pToken, 1e-9))),
     };
   }
@@ -363,7 +546,8 @@ export class ExperienceNetwork {
 
   async getWeights(): Promise<NamedWeight[]> {
     const out: NamedWeight[] = [];
-    for (const [name, shape] of this.shapes()) out.push({ name, shape, data: Float32Array.from(await this.v(name).data()) });
+    for (const [name, shape] of this.shapes())
+      out.push({ name, shape, data: Float32Array.from(await this.v(name).data()) });
     return out;
   }
 
@@ -371,7 +555,8 @@ export class ExperienceNetwork {
     const byName = new Map(weights.map((w) => [w.name, w]));
     for (const [name, shape] of this.shapes()) {
       const w = byName.get(name);
-      if (!w || w.data.length !== shape.reduce((a, b) => a * b, 1)) throw new Error(`Weight '${name}' is missing or has the wrong size for this network.`);
+      if (!w || w.data.length !== shape.reduce((a, b) => a * b, 1))
+        throw new Error(`Weight '${name}' is missing or has the wrong size for this network.`);
       tf.tidy(() => this.v(name).assign(tf.tensor(w.data, shape)));
     }
     this.weightsChanged();
@@ -391,5 +576,7 @@ function realPositions(mask: Float32Array): Int32Array {
 }
 
 function crossEntropy(logits: tf.Tensor2D, labels: Int32Array, classes: number): tf.Tensor1D {
-  return tf.neg(tf.sum(tf.mul(tf.logSoftmax(logits), tf.oneHot(tf.tensor1d(labels, 'int32'), classes)), 1)) as tf.Tensor1D;
+  return tf.neg(
+    tf.sum(tf.mul(tf.logSoftmax(logits), tf.oneHot(tf.tensor1d(labels, 'int32'), classes)), 1),
+  ) as tf.Tensor1D;
 }

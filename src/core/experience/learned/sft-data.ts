@@ -23,7 +23,16 @@ import { HELD_OUT_SEED_BASE } from '../../envs/env';
 import { abstractAdmissible, abstractObservation, type DomainCard } from '../domain-card';
 import { buildNextPrompt, DEFAULT_PROMPT_OPTIONS } from '../prompts';
 import { outcomeOf } from '../types';
-import { encodeAnswer, encodeContext, encodeInitialAnswer, encodeInitialContext, encodePrompt, type Answer, type FormatOptions, type Sequence } from './format';
+import {
+  encodeAnswer,
+  encodeContext,
+  encodeInitialAnswer,
+  encodeInitialContext,
+  encodePrompt,
+  type Answer,
+  type FormatOptions,
+  type Sequence,
+} from './format';
 import type { Tokenizer, Tokens } from './tokenizer';
 
 export interface SftPair {
@@ -57,7 +66,10 @@ export function isHeldOutTask(task: Pick<Task, 'seed'> | undefined): boolean {
 }
 
 /** The buffer's real episodes of an env (offline and real sources; dreamed ones never). */
-export async function realEpisodes(buffer: ReplayBuffer, env: string): Promise<{ episodes: RecordedEpisode[]; tasks: Map<string, Task> }> {
+export async function realEpisodes(
+  buffer: ReplayBuffer,
+  env: string,
+): Promise<{ episodes: RecordedEpisode[]; tasks: Map<string, Task> }> {
   const transitions = await buffer.store.listTransitions({ env, source: ['offline', 'real'] });
   const tasks = new Map((await buffer.store.listTasks(env)).map((e) => [e.id, e.task]));
   return { episodes: groupEpisodes(transitions), tasks };
@@ -76,11 +88,20 @@ export function groupEpisodes(transitions: readonly Transition[]): RecordedEpiso
 }
 
 /** Splits episodes by task: about `validationShare` of the tasks (by a seeded hash) validate. */
-export function splitByTask(episodes: readonly RecordedEpisode[], tasks: ReadonlyMap<string, Task>, validationShare: number, seed: number): SftSplit {
-  const train: RecordedEpisode[] = [], validation: RecordedEpisode[] = [];
+export function splitByTask(
+  episodes: readonly RecordedEpisode[],
+  tasks: ReadonlyMap<string, Task>,
+  validationShare: number,
+  seed: number,
+): SftSplit {
+  const train: RecordedEpisode[] = [],
+    validation: RecordedEpisode[] = [];
   let heldOutDropped = 0;
   for (const e of episodes) {
-    if (isHeldOutTask(tasks.get(e.taskId))) { heldOutDropped++; continue; }
+    if (isHeldOutTask(tasks.get(e.taskId))) {
+      heldOutDropped++;
+      continue;
+    }
     const u = hashString(e.taskId, (seed * 2654435761) >>> 0) / 4294967296;
     (u < validationShare ? validation : train).push(e);
   }
@@ -93,8 +114,18 @@ export function answerOf(card: DomainCard, t: Transition): Answer | undefined {
   if (!t.terminated && t.nextAdmissible.length === 0) return undefined;
   const observation = abstractObservation(card, t.nextObservation);
   const admissible = t.terminated ? [] : abstractAdmissible(card, t.nextAdmissible);
-  const unchanged = !t.terminated && observation === abstractObservation(card, t.observation) && sameList(admissible, abstractAdmissible(card, t.admissible));
-  return { valid: true, terminated: t.terminated, reward: t.terminated ? outcomeOf(t.reward) : 0, observation, admissible, ...(unchanged ? { unchanged } : {}) };
+  const unchanged =
+    !t.terminated &&
+    observation === abstractObservation(card, t.observation) &&
+    sameList(admissible, abstractAdmissible(card, t.admissible));
+  return {
+    valid: true,
+    terminated: t.terminated,
+    reward: t.terminated ? outcomeOf(t.reward) : 0,
+    observation,
+    admissible,
+    ...(unchanged ? { unchanged } : {}),
+  };
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
@@ -126,21 +157,39 @@ export type ExampleRetriever = (t: Transition, k: number) => Promise<Transition[
 export function bufferRetriever(buffer: ReplayBuffer): ExampleRetriever {
   return async (t, k) => {
     if (k <= 0) return [];
-    const hits = await buffer.retrieve({ instruction: t.instruction, observation: t.observation, action: t.action }, k + 1,
-      { env: t.env, validOnly: true, diverse: true, source: ['offline', 'real'] });
-    return hits.map((h) => h.transition).filter((x) => x.episodeId !== t.episodeId).slice(0, k);
+    const hits = await buffer.retrieve(
+      { instruction: t.instruction, observation: t.observation, action: t.action },
+      k + 1,
+      { env: t.env, validOnly: true, diverse: true, source: ['offline', 'real'] },
+    );
+    return hits
+      .map((h) => h.transition)
+      .filter((x) => x.episodeId !== t.episodeId)
+      .slice(0, k);
   };
 }
 
 /** The steps of an episode before step `i`, as an experience model's history. */
 function historyBefore(e: RecordedEpisode, i: number): Step[] {
-  return e.steps.slice(0, i).map((s) => ({ observation: s.observation, admissible: s.admissible, action: s.action,
-    reward: s.reward, terminated: s.terminated, truncated: s.truncated, valid: s.valid }));
+  return e.steps.slice(0, i).map((s) => ({
+    observation: s.observation,
+    admissible: s.admissible,
+    action: s.action,
+    reward: s.reward,
+    terminated: s.terminated,
+    truncated: s.truncated,
+    valid: s.valid,
+  }));
 }
 
 /** The (context → answer) and (task → first state) pairs of some episodes. */
-export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer: Tokenizer, card: DomainCard, format: FormatOptions,
-  retrieve: ExampleRetriever): Promise<SftPair[]> {
+export async function buildPairs(
+  episodes: readonly RecordedEpisode[],
+  tokenizer: Tokenizer,
+  card: DomainCard,
+  format: FormatOptions,
+  retrieve: ExampleRetriever,
+): Promise<SftPair[]> {
   const pairs: SftPair[] = [];
   const startedTasks = new Set<string>();
   for (const e of episodes) {
@@ -149,8 +198,20 @@ export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer
       startedTasks.add(e.taskId);
       const context = encodeInitialContext(tokenizer, card, { instruction: e.instruction }, [], format);
       pairs.push({
-        kind: 'initial', taskId: e.taskId, episodeId: e.id, context, prompt: encodePrompt(tokenizer, null),
-        answer: encodeInitialAnswer(tokenizer, { observation: abstractObservation(card, first.observation), admissible: initialAdmissible(card, first.admissible) }, format, context),
+        kind: 'initial',
+        taskId: e.taskId,
+        episodeId: e.id,
+        context,
+        prompt: encodePrompt(tokenizer, null),
+        answer: encodeInitialAnswer(
+          tokenizer,
+          {
+            observation: abstractObservation(card, first.observation),
+            admissible: initialAdmissible(card, first.admissible),
+          },
+          format,
+          context,
+        ),
       });
     }
     for (let i = 0; i < e.steps.length; i++) {
@@ -158,11 +219,26 @@ export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer
       const answer = answerOf(card, t);
       if (!answer) continue;
       const history = historyBefore(e, i);
-      const context = encodeContext(tokenizer, card, {
-        task: { instruction: e.instruction }, history, state: { text: t.observation, admissible: t.admissible }, action: t.action,
-        retrieved: await retrieve(t, format.k),
-      }, format);
-      pairs.push({ kind: 'next', taskId: e.taskId, episodeId: e.id, context, prompt: encodePrompt(tokenizer, t.action), answer: encodeAnswer(tokenizer, answer, format, context) });
+      const context = encodeContext(
+        tokenizer,
+        card,
+        {
+          task: { instruction: e.instruction },
+          history,
+          state: { text: t.observation, admissible: t.admissible },
+          action: t.action,
+          retrieved: await retrieve(t, format.k),
+        },
+        format,
+      );
+      pairs.push({
+        kind: 'next',
+        taskId: e.taskId,
+        episodeId: e.id,
+        context,
+        prompt: encodePrompt(tokenizer, t.action),
+        answer: encodeAnswer(tokenizer, answer, format, context),
+      });
     }
   }
   return pairs;
@@ -173,7 +249,12 @@ export async function buildPairs(episodes: readonly RecordedEpisode[], tokenizer
  * reasoning field: the data has no reasoning traces) and the JSON answer a fine-tuned model
  * should give. One JSON object a line.
  */
-export async function trlMessagesJsonl(episodes: readonly RecordedEpisode[], card: DomainCard, retrieve: ExampleRetriever, k = DEFAULT_PROMPT_OPTIONS.k): Promise<string> {
+export async function trlMessagesJsonl(
+  episodes: readonly RecordedEpisode[],
+  card: DomainCard,
+  retrieve: ExampleRetriever,
+  k = DEFAULT_PROMPT_OPTIONS.k,
+): Promise<string> {
   const options = { ...DEFAULT_PROMPT_OPTIONS, k, reasoning: false };
   const lines: string[] = [];
   for (const e of episodes) {
@@ -182,15 +263,35 @@ export async function trlMessagesJsonl(episodes: readonly RecordedEpisode[], car
       const answer = answerOf(card, t);
       if (!answer) continue;
       const history = historyBefore(e, i);
-      const prompt = buildNextPrompt({ card, task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' },
-        history, state: { text: t.observation, admissible: t.admissible, task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' } },
-        action: t.action, retrieved: await retrieve(t, k) }, options);
+      const prompt = buildNextPrompt(
+        {
+          card,
+          task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' },
+          history,
+          state: {
+            text: t.observation,
+            admissible: t.admissible,
+            task: { id: e.taskId, env: t.env, instruction: e.instruction, difficulty: 0, origin: 'imported' },
+          },
+          action: t.action,
+          retrieved: await retrieve(t, k),
+        },
+        options,
+      );
       const reply = {
         valid: answer.valid,
-        next_state: answer.valid ? { observation: answer.observation, admissible: answer.admissible } : { observation: abstractObservation(card, t.observation), admissible: abstractAdmissible(card, t.admissible) },
-        reward: answer.reward, terminated: answer.terminated,
+        next_state: answer.valid
+          ? { observation: answer.observation, admissible: answer.admissible }
+          : {
+              observation: abstractObservation(card, t.observation),
+              admissible: abstractAdmissible(card, t.admissible),
+            },
+        reward: answer.reward,
+        terminated: answer.terminated,
       };
-      lines.push(JSON.stringify({ messages: [...prompt.messages, { role: 'assistant', content: JSON.stringify(reply) }] }));
+      lines.push(
+        JSON.stringify({ messages: [...prompt.messages, { role: 'assistant', content: JSON.stringify(reply) }] }),
+      );
     }
   }
   return lines.length ? `${lines.join('\n')}\n` : '';

@@ -67,7 +67,9 @@ export class TrainingSpeed {
   }
 
   /** Batches the speed is measured over (0 while the run is warming up). */
-  get measuredBatches(): number { return this.measured; }
+  get measuredBatches(): number {
+    return this.measured;
+  }
 
   /** Training tokens per second, measured; null until MIN_MEASURED_BATCHES batches are. */
   get tokensPerSecond(): number | null {

@@ -28,16 +28,36 @@
  */
 
 export const SPECIAL_TOKENS = [
-  '<pad>', '<unk>', '<bos>', '<eos>',
+  '<pad>',
+  '<unk>',
+  '<bos>',
+  '<eos>',
   // context segments
-  '<task>', '<ex>', '<exa>', '<exn>', '<end>', '<hist>', '<state>', '<act>', '<init>', '<ans>',
+  '<task>',
+  '<ex>',
+  '<exa>',
+  '<exn>',
+  '<end>',
+  '<hist>',
+  '<state>',
+  '<act>',
+  '<init>',
+  '<ans>',
   // answer structure
-  '<obs>', '<adm>', '<sep>', '<yes>', '<no>', '<r0>', '<r1>',
+  '<obs>',
+  '<adm>',
+  '<sep>',
+  '<yes>',
+  '<no>',
+  '<r0>',
+  '<r1>',
 ] as const;
 export type SpecialToken = (typeof SPECIAL_TOKENS)[number];
 
 /** Letter case of a token: as written in the vocabulary, Capitalised, or UPPER. */
-export const CASE_LOWER = 0, CASE_CAPITAL = 1, CASE_UPPER = 2;
+export const CASE_LOWER = 0,
+  CASE_CAPITAL = 1,
+  CASE_UPPER = 2;
 export type LetterCase = 0 | 1 | 2;
 
 /** A tokenized text: parallel arrays of piece ids, space-before flags and letter cases. */
@@ -77,7 +97,9 @@ export function isIdLike(piece: string): boolean {
 
 const PIECE = /(\s*)([A-Za-z][A-Za-z0-9']*|\d+|[^\sA-Za-z\d])/gy;
 /** Characters that always have an id, so any printable ASCII text can be spelled (lower case: case is its own field). */
-const BASE_CHARS = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).filter((c) => c !== ' ' && c === c.toLowerCase()).join('');
+const BASE_CHARS = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i))
+  .filter((c) => c !== ' ' && c === c.toLowerCase())
+  .join('');
 
 /** Splits text into (space before, piece) pairs; digit runs longer than 4 go in threes. */
 export function splitPieces(text: string): { space: boolean; piece: string }[] {
@@ -106,7 +128,8 @@ export function caseOf(piece: string): { lower: string; letterCase: LetterCase }
     const letters = piece.replace(/[^A-Za-z]/g, '').length;
     return { lower, letterCase: letters >= 2 ? CASE_UPPER : CASE_CAPITAL };
   }
-  if (piece[0] === piece[0].toUpperCase() && piece.slice(1) === piece.slice(1).toLowerCase()) return { lower, letterCase: CASE_CAPITAL };
+  if (piece[0] === piece[0].toUpperCase() && piece.slice(1) === piece.slice(1).toLowerCase())
+    return { lower, letterCase: CASE_CAPITAL };
   return null;
 }
 
@@ -127,7 +150,10 @@ export class Tokenizer {
 
   constructor(pieces: readonly string[]) {
     SPECIAL_TOKENS.forEach((s, i) => {
-      if (pieces[i] !== s) throw new Error(`Tokenizer: piece ${i} must be the special '${s}', got '${pieces[i]}'; the file is not a DreamGym tokenizer.`);
+      if (pieces[i] !== s)
+        throw new Error(
+          `Tokenizer: piece ${i} must be the special '${s}', got '${pieces[i]}'; the file is not a DreamGym tokenizer.`,
+        );
     });
     this.pieces = pieces.slice();
     this.idOf = new Map(this.pieces.map((p, i) => [p, i]));
@@ -161,9 +187,17 @@ export class Tokenizer {
     }
     const pieces: string[] = [...SPECIAL_TOKENS];
     const taken = new Set<string>(pieces);
-    for (const ch of [...chars].sort()) if (!taken.has(ch)) { pieces.push(ch); taken.add(ch); }
-    for (let i = 1; i <= (options.freshIds ?? 0); i++) { pieces.push(`<id${i}>`); taken.add(`<id${i}>`); }
-    const frequent = [...counts.entries()].filter(([p, n]) => n >= minCount && !taken.has(p))
+    for (const ch of [...chars].sort())
+      if (!taken.has(ch)) {
+        pieces.push(ch);
+        taken.add(ch);
+      }
+    for (let i = 1; i <= (options.freshIds ?? 0); i++) {
+      pieces.push(`<id${i}>`);
+      taken.add(`<id${i}>`);
+    }
+    const frequent = [...counts.entries()]
+      .filter(([p, n]) => n >= minCount && !taken.has(p))
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     for (const [piece] of frequent) {
       if (pieces.length >= maxVocab) break;
@@ -183,7 +217,9 @@ export class Tokenizer {
     return { format: 'dreamgym-tokenizer/1', pieces: this.pieces.slice() };
   }
 
-  get size(): number { return this.pieces.length; }
+  get size(): number {
+    return this.pieces.length;
+  }
 
   /** The id of a special token. */
   special(token: SpecialToken): number {
@@ -200,11 +236,18 @@ export class Tokenizer {
    * id-like pieces written whole are added to it (lower case); with `fresh`, such a piece
    * the scope's context does not show is written as its placeholder while placeholders last.
    */
-  encodeInto(text: string, out: Tokens, maxTokens = Infinity, ids: { seen?: Set<string>; fresh?: FreshIdScope } = {}): void {
+  encodeInto(
+    text: string,
+    out: Tokens,
+    maxTokens = Infinity,
+    ids: { seen?: Set<string>; fresh?: FreshIdScope } = {},
+  ): void {
     const start = out.ids.length;
     const push = (id: number, space: boolean, letterCase: number): boolean => {
       if (out.ids.length - start >= maxTokens) return false;
-      out.ids.push(id); out.spaces.push(space ? 1 : 0); out.cases.push(letterCase);
+      out.ids.push(id);
+      out.spaces.push(space ? 1 : 0);
+      out.cases.push(letterCase);
       return true;
     };
     for (const { space, piece } of splitPieces(text)) {
@@ -227,7 +270,14 @@ export class Tokenizer {
         const lower = ch.toLowerCase();
         const charId = this.idOf.get(lower);
         const letterCase = ch !== lower ? CASE_CAPITAL : CASE_LOWER;
-        if (!push(charId !== undefined && !this.isSpecial(charId) ? charId : this.special('<unk>'), space && first, letterCase)) return;
+        if (
+          !push(
+            charId !== undefined && !this.isSpecial(charId) ? charId : this.special('<unk>'),
+            space && first,
+            letterCase,
+          )
+        )
+          return;
         first = false;
       }
       if (ids.seen && idLike) ids.seen.add(piece.toLowerCase());
@@ -270,7 +320,10 @@ export class Tokenizer {
     let text = '';
     for (let i = from; i < to; i++) {
       const id = tokens.ids[i];
-      if (id === this.special('<unk>')) { text += tokens.spaces[i] ? ' ?' : '?'; continue; }
+      if (id === this.special('<unk>')) {
+        text += tokens.spaces[i] ? ' ?' : '?';
+        continue;
+      }
       if (this.isSpecial(id)) continue;
       const fresh = freshNames ? this.freshIndex(id) : -1;
       const piece = applyCase(fresh >= 0 && freshNames![fresh] ? freshNames![fresh] : this.pieces[id], tokens.cases[i]);

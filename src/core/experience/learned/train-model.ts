@@ -11,7 +11,15 @@ import { DEFAULT_FIT_OPTIONS, fitNetwork, freshFitState, type FitDeps, type FitO
 import { DEFAULT_FORMAT_OPTIONS, freshIdShape, SEGMENT_COUNT, type FormatOptions } from './format';
 import { CHECKPOINT_FORMAT, encodeModelFiles, type ModelManifest, type TrainingRecord } from './model-file';
 import { ExperienceNetwork, type NamedWeight, type NetworkConfig } from './network';
-import { bufferRetriever, buildPairs, corpusTexts, realEpisodes, splitByTask, type RecordedEpisode, type SftPair } from './sft-data';
+import {
+  bufferRetriever,
+  buildPairs,
+  corpusTexts,
+  realEpisodes,
+  splitByTask,
+  type RecordedEpisode,
+  type SftPair,
+} from './sft-data';
 import { Tokenizer, type TokenizerJSON } from './tokenizer';
 import { fitVerdictHead, verdictExamples } from './verdict';
 
@@ -19,8 +27,16 @@ import { fitVerdictHead, verdictExamples } from './verdict';
 export type NetworkShape = Omit<NetworkConfig, 'vocabSize' | 'segments'>;
 
 export const DEFAULT_NETWORK: Readonly<NetworkShape> = Object.freeze({
-  dModel: 64, encoderBlocks: 2, kernel: 5, decoderLayers: 2, heads: 1, selfDim: 32, attentionDim: 32, ffMult: 2,
-  maxContext: 768, maxAnswer: 384,
+  dModel: 64,
+  encoderBlocks: 2,
+  kernel: 5,
+  decoderLayers: 2,
+  heads: 1,
+  selfDim: 32,
+  attentionDim: 32,
+  ffMult: 2,
+  maxContext: 768,
+  maxAnswer: 384,
 });
 
 export interface LearnedTrainOptions {
@@ -38,14 +54,22 @@ export interface LearnedTrainOptions {
   verdictHead?: boolean;
 }
 
-export function learnedTrainOptions(partial: Partial<Omit<LearnedTrainOptions, 'network' | 'format' | 'fit'>> & {
-  network?: Partial<NetworkShape>; format?: Partial<FormatOptions>; fit?: Partial<FitOptions>;
-} = {}): LearnedTrainOptions {
+export function learnedTrainOptions(
+  partial: Partial<Omit<LearnedTrainOptions, 'network' | 'format' | 'fit'>> & {
+    network?: Partial<NetworkShape>;
+    format?: Partial<FormatOptions>;
+    fit?: Partial<FitOptions>;
+  } = {},
+): LearnedTrainOptions {
   return {
-    name: partial.name ?? 'model', validationShare: partial.validationShare ?? 0.1, minCount: partial.minCount ?? 2, maxVocab: partial.maxVocab ?? 6000,
+    name: partial.name ?? 'model',
+    validationShare: partial.validationShare ?? 0.1,
+    minCount: partial.minCount ?? 2,
+    maxVocab: partial.maxVocab ?? 6000,
     ...(partial.maxEpisodes !== undefined ? { maxEpisodes: partial.maxEpisodes } : {}),
     ...(partial.verdictHead === false ? { verdictHead: false } : {}),
-    network: { ...DEFAULT_NETWORK, ...partial.network }, format: { ...DEFAULT_FORMAT_OPTIONS, ...partial.format },
+    network: { ...DEFAULT_NETWORK, ...partial.network },
+    format: { ...DEFAULT_FORMAT_OPTIONS, ...partial.format },
     fit: { ...DEFAULT_FIT_OPTIONS, ...partial.fit },
   };
 }
@@ -79,29 +103,56 @@ export interface PreparedData {
 }
 
 /** The split, tokenizer and pairs of an env's real episodes in `buffer` (the tokenizer is reused when resuming). */
-export async function prepareData(buffer: ReplayBuffer, env: string, card: DomainCard, options: LearnedTrainOptions, tokenizer?: Tokenizer): Promise<PreparedData> {
+export async function prepareData(
+  buffer: ReplayBuffer,
+  env: string,
+  card: DomainCard,
+  options: LearnedTrainOptions,
+  tokenizer?: Tokenizer,
+): Promise<PreparedData> {
   const { episodes, tasks } = await realEpisodes(buffer, env);
-  if (episodes.length === 0) throw new Error(`The replay buffer has no real episodes of '${env}' to learn from: seed it with the shipped dataset or import trajectories first.`);
+  if (episodes.length === 0)
+    throw new Error(
+      `The replay buffer has no real episodes of '${env}' to learn from: seed it with the shipped dataset or import trajectories first.`,
+    );
   const split = splitByTask(episodes, tasks as Map<string, Task>, options.validationShare, options.fit.seed);
   const trainEpisodes = limitEpisodes(split.train, options.maxEpisodes);
-  const vocabulary = tokenizer ?? Tokenizer.learn(corpusTexts(card, trainEpisodes),
-    { minCount: options.minCount, maxVocab: options.maxVocab, freshIds: FRESH_ID_PLACEHOLDERS });
+  const vocabulary =
+    tokenizer ??
+    Tokenizer.learn(corpusTexts(card, trainEpisodes), {
+      minCount: options.minCount,
+      maxVocab: options.maxVocab,
+      freshIds: FRESH_ID_PLACEHOLDERS,
+    });
   const format = withFreshIds(options.format, vocabulary, corpusTexts(card, trainEpisodes));
   const retrieve = bufferRetriever(buffer);
   const train = await buildPairs(trainEpisodes, vocabulary, card, format, retrieve);
   const validation = await buildPairs(split.validation, vocabulary, card, format, retrieve);
   return {
-    tokenizer: vocabulary, train, validation, trainEpisodes, format,
-    record: { source: `${episodes.length} real episodes of ${env}`, episodes: episodes.length, trainEpisodes: trainEpisodes.length,
-      validationEpisodes: split.validation.length, trainPairs: train.length, validationPairs: validation.length, heldOutDropped: split.heldOutDropped },
+    tokenizer: vocabulary,
+    train,
+    validation,
+    trainEpisodes,
+    format,
+    record: {
+      source: `${episodes.length} real episodes of ${env}`,
+      episodes: episodes.length,
+      trainEpisodes: trainEpisodes.length,
+      validationEpisodes: split.validation.length,
+      trainPairs: train.length,
+      validationPairs: validation.length,
+      heldOutDropped: split.heldOutDropped,
+    },
   };
 }
 
 /** The format with fresh ids of the training texts' shape (none when the texts have no ids). */
 function withFreshIds(format: FormatOptions, tokenizer: Tokenizer, texts: Iterable<string>): FormatOptions {
   if (tokenizer.freshIdTokens.length !== FRESH_ID_PLACEHOLDERS) {
-    throw new Error(`The tokenizer has ${tokenizer.freshIdTokens.length} fresh-id placeholders, the format needs ` +
-      `${FRESH_ID_PLACEHOLDERS}; train without resuming.`);
+    throw new Error(
+      `The tokenizer has ${tokenizer.freshIdTokens.length} fresh-id placeholders, the format needs ` +
+        `${FRESH_ID_PLACEHOLDERS}; train without resuming.`,
+    );
   }
   return { ...format, freshIds: freshIdShape(texts, FRESH_ID_PLACEHOLDERS) };
 }
@@ -132,37 +183,83 @@ export interface LearnedTrainResult {
 }
 
 /** Trains (or resumes training) a model of `env` on the buffer's real episodes; returns its files and the trained network. */
-export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card: DomainCard, options: LearnedTrainOptions, deps: LearnedTrainDeps = {}): Promise<LearnedTrainResult> {
+export async function trainLearnedModel(
+  buffer: ReplayBuffer,
+  env: string,
+  card: DomainCard,
+  options: LearnedTrainOptions,
+  deps: LearnedTrainDeps = {},
+): Promise<LearnedTrainResult> {
   const resume = deps.resume;
-  if (resume && resume.env !== env) throw new Error(`The checkpoint is of '${resume.env}', not '${env}'; train without resuming, or name its env.`);
+  if (resume && resume.env !== env)
+    throw new Error(`The checkpoint is of '${resume.env}', not '${env}'; train without resuming, or name its env.`);
   const chosen = resume?.options ?? options;
   const data = await prepareData(buffer, env, card, chosen, resume ? Tokenizer.fromJSON(resume.tokenizer) : undefined);
   const config: NetworkConfig = { ...chosen.network, vocabSize: data.tokenizer.size, segments: SEGMENT_COUNT };
-  const net = resume ? ExperienceNetwork.fromWeights(config, resume.weights) : ExperienceNetwork.create(config, chosen.fit.seed);
+  const net = resume
+    ? ExperienceNetwork.fromWeights(config, resume.weights)
+    : ExperienceNetwork.create(config, chosen.fit.seed);
   const now = deps.now ?? (() => 0);
   const started = now();
   const before = resume?.seconds ?? 0;
-  const state: FitState = resume ? { ...resume.fit, optimizer: resume.optimizer, bestWeights: resume.bestWeights } : freshFitState();
+  const state: FitState = resume
+    ? { ...resume.fit, optimizer: resume.optimizer, bestWeights: resume.bestWeights }
+    : freshFitState();
   try {
     const final = await fitNetwork(net, data.tokenizer, data.train, data.validation, chosen.fit, state, {
       ...deps,
       onEpoch: async (s) => {
         if (!deps.onCheckpoint) return;
         const { optimizer, bestWeights, ...fit } = s;
-        await deps.onCheckpoint({ format: CHECKPOINT_FORMAT, env, options: chosen, tokenizer: data.tokenizer.toJSON(), fit,
-          weights: await net.getWeights(), optimizer, bestWeights: bestWeights ?? [], seconds: before + (now() - started) / 1000 });
+        await deps.onCheckpoint({
+          format: CHECKPOINT_FORMAT,
+          env,
+          options: chosen,
+          tokenizer: data.tokenizer.toJSON(),
+          fit,
+          weights: await net.getWeights(),
+          optimizer,
+          bestWeights: bestWeights ?? [],
+          seconds: before + (now() - started) / 1000,
+        });
       },
     });
     const seconds = before + (now() - started) / 1000;
     const tokens = final.history.reduce((s, e) => s + e.tokensPerSecond * e.seconds, 0);
     const training: TrainingRecord = {
-      data: data.record, seed: chosen.fit.seed, epochs: final.history, bestEpoch: final.bestEpoch, bestValidationLoss: final.bestValidationLoss,
-      seconds, tokensPerSecond: seconds > 0 ? tokens / seconds : 0, backend: deps.backend ?? 'unknown',
+      data: data.record,
+      seed: chosen.fit.seed,
+      epochs: final.history,
+      bestEpoch: final.bestEpoch,
+      bestValidationLoss: final.bestValidationLoss,
+      seconds,
+      tokensPerSecond: seconds > 0 ? tokens / seconds : 0,
+      backend: deps.backend ?? 'unknown',
     };
-    const verdict = chosen.verdictHead === false ? null : fitVerdictHead(card, verdictExamples(data.trainEpisodes, chosen.format.historyLength));
-    const files = encodeModelFiles({ name: chosen.name, env, card, network: config, formatOptions: data.format, tokenizer: data.tokenizer.toJSON(), training,
-      ...(verdict ? { verdict } : {}) }, await net.getWeights());
-    return { ...files, parsed: JSON.parse(files.manifest) as ModelManifest, network: net, tokenizer: data.tokenizer, data };
+    const verdict =
+      chosen.verdictHead === false
+        ? null
+        : fitVerdictHead(card, verdictExamples(data.trainEpisodes, chosen.format.historyLength));
+    const files = encodeModelFiles(
+      {
+        name: chosen.name,
+        env,
+        card,
+        network: config,
+        formatOptions: data.format,
+        tokenizer: data.tokenizer.toJSON(),
+        training,
+        ...(verdict ? { verdict } : {}),
+      },
+      await net.getWeights(),
+    );
+    return {
+      ...files,
+      parsed: JSON.parse(files.manifest) as ModelManifest,
+      network: net,
+      tokenizer: data.tokenizer,
+      data,
+    };
   } catch (error) {
     net.dispose();
     throw error;
@@ -175,8 +272,12 @@ export async function trainLearnedModel(buffer: ReplayBuffer, env: string, card:
  * with nothing left to train (the fit state marked stopped), so the two never differ; the record
  * lists the epochs the checkpoint finished. The checkpoint itself is unchanged (it still resumes).
  */
-export function modelFromCheckpoint(buffer: ReplayBuffer, card: DomainCard, checkpoint: LearnedCheckpoint,
-  deps: Pick<LearnedTrainDeps, 'backend' | 'now'> = {}): Promise<LearnedTrainResult> {
+export function modelFromCheckpoint(
+  buffer: ReplayBuffer,
+  card: DomainCard,
+  checkpoint: LearnedCheckpoint,
+  deps: Pick<LearnedTrainDeps, 'backend' | 'now'> = {},
+): Promise<LearnedTrainResult> {
   if (checkpoint.fit.epochsDone === 0 || checkpoint.bestWeights.length === 0) {
     return Promise.reject(new Error('The checkpoint has no finished epoch: there is no model in it to keep.'));
   }

@@ -51,7 +51,10 @@ export interface VerdictInput {
   action: string;
 }
 
-export interface VerdictExample { input: VerdictInput; success: boolean }
+export interface VerdictExample {
+  input: VerdictInput;
+  success: boolean;
+}
 
 /** Fewest terminal steps of each outcome to fit a head from. */
 export const MIN_VERDICT_EXAMPLES = 5;
@@ -120,11 +123,19 @@ export function verdictProbability(head: VerdictHead, features: readonly number[
 }
 
 /** Fits a head to real terminal steps, or null when either outcome has too few of them. */
-export function fitVerdictHead(card: DomainCard, examples: readonly VerdictExample[], options: { iterations?: number; l2?: number; learningRate?: number } = {}): VerdictHead | null {
+export function fitVerdictHead(
+  card: DomainCard,
+  examples: readonly VerdictExample[],
+  options: { iterations?: number; l2?: number; learningRate?: number } = {},
+): VerdictHead | null {
   const successes = examples.filter((e) => e.success).length;
   const failures = examples.length - successes;
   if (successes < MIN_VERDICT_EXAMPLES || failures < MIN_VERDICT_EXAMPLES) return null;
-  const rows = examples.map((e) => ({ x: verdictFeatures(card, e.input), y: e.success ? 1 : 0, w: 0.5 / (e.success ? successes : failures) }));
+  const rows = examples.map((e) => ({
+    x: verdictFeatures(card, e.input),
+    y: e.success ? 1 : 0,
+    w: 0.5 / (e.success ? successes : failures),
+  }));
   const { iterations = 3000, l2 = 1e-3, learningRate = 1 } = options;
   const weights = VERDICT_FEATURES.map(() => 0);
   let bias = 0;
@@ -133,14 +144,24 @@ export function fitVerdictHead(card: DomainCard, examples: readonly VerdictExamp
     let gradBias = 0;
     for (const r of rows) {
       const error = (sigmoid(bias + weights.reduce((s, w, i) => s + w * r.x[i], 0)) - r.y) * r.w;
-      r.x.forEach((x, i) => { grad[i] += error * x; });
+      r.x.forEach((x, i) => {
+        grad[i] += error * x;
+      });
       gradBias += error;
     }
-    weights.forEach((_, i) => { weights[i] -= learningRate * grad[i]; });
+    weights.forEach((_, i) => {
+      weights[i] -= learningRate * grad[i];
+    });
     bias -= learningRate * gradBias;
   }
-  const head: VerdictHead = { features: [...VERDICT_FEATURES], weights, bias, fittedOn: { successes, failures, balancedAccuracy: 0 } };
-  const right = (want: boolean) => rows.filter((r) => (r.y === 1) === want && (verdictProbability(head, r.x) >= 0.5) === want).length;
+  const head: VerdictHead = {
+    features: [...VERDICT_FEATURES],
+    weights,
+    bias,
+    fittedOn: { successes, failures, balancedAccuracy: 0 },
+  };
+  const right = (want: boolean) =>
+    rows.filter((r) => (r.y === 1) === want && verdictProbability(head, r.x) >= 0.5 === want).length;
   head.fittedOn.balancedAccuracy = (right(true) / successes + right(false) / failures) / 2;
   return head;
 }
@@ -152,8 +173,16 @@ export function verdictExamples(episodes: readonly RecordedEpisode[], historyLen
     e.steps.forEach((t, i) => {
       if (!t.valid || !t.terminated) return;
       const shown = shownSteps(e.steps.slice(0, i), historyLength);
-      out.push({ input: { instruction: e.instruction, history: shown.map((s) => s.action), historyPages: shown.map((s) => s.observation),
-        state: { text: t.observation, admissible: t.admissible }, action: t.action }, success: outcomeOf(t.reward) === 1 });
+      out.push({
+        input: {
+          instruction: e.instruction,
+          history: shown.map((s) => s.action),
+          historyPages: shown.map((s) => s.observation),
+          state: { text: t.observation, admissible: t.admissible },
+          action: t.action,
+        },
+        success: outcomeOf(t.reward) === 1,
+      });
     });
   }
   return out;
@@ -161,8 +190,11 @@ export function verdictExamples(episodes: readonly RecordedEpisode[], historyLen
 
 /** Why a stored head cannot be used, or null when it can (model-file.ts checks it on load). */
 export function verdictHeadProblem(head: VerdictHead): string | null {
-  const same = head.features?.length === VERDICT_FEATURES.length && head.features.every((f, i) => f === VERDICT_FEATURES[i]);
-  if (!same) return `its verdict head reads features [${String(head.features)}], and this version computes [${VERDICT_FEATURES.join(', ')}]`;
-  if (head.weights?.length !== VERDICT_FEATURES.length || ![...head.weights, head.bias].every(Number.isFinite)) return 'its verdict head\'s weights are missing or not finite';
+  const same =
+    head.features?.length === VERDICT_FEATURES.length && head.features.every((f, i) => f === VERDICT_FEATURES[i]);
+  if (!same)
+    return `its verdict head reads features [${String(head.features)}], and this version computes [${VERDICT_FEATURES.join(', ')}]`;
+  if (head.weights?.length !== VERDICT_FEATURES.length || ![...head.weights, head.bias].every(Number.isFinite))
+    return "its verdict head's weights are missing or not finite";
   return null;
 }

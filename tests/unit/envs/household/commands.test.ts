@@ -4,17 +4,38 @@ import { renderList } from '../../../../src/core/envs/household';
 import { extractAction, isAdmissible, parseCommand } from '../../../../src/core/envs/household/commands';
 import { play, world } from './helpers';
 
-const kitchen = () => world('kitchen',
-  ['toaster 1', 'cabinet 1', 'cabinet 2', 'countertop 1', 'fridge 1', 'microwave 1', 'sinkbasin 1', 'diningtable 1',
-    'coffeemachine 1', 'garbagecan 1'],
-  {
-    'apple 1': 'countertop 1', 'egg 3': 'countertop 1', 'lettuce 1': 'fridge 1', 'tomato 1': 'fridge 1',
-    'mug 1': 'cabinet 2',
-  });
+const kitchen = () =>
+  world(
+    'kitchen',
+    [
+      'toaster 1',
+      'cabinet 1',
+      'cabinet 2',
+      'countertop 1',
+      'fridge 1',
+      'microwave 1',
+      'sinkbasin 1',
+      'diningtable 1',
+      'coffeemachine 1',
+      'garbagecan 1',
+    ],
+    {
+      'apple 1': 'countertop 1',
+      'egg 3': 'countertop 1',
+      'lettuce 1': 'fridge 1',
+      'tomato 1': 'fridge 1',
+      'mug 1': 'cabinet 2',
+    },
+  );
 const cleanLettuce = { type: 'clean', object: 'lettuce', receptacle: 'diningtable' } as const;
 
-const bedroom = () => world('bedroom', ['bed 1', 'desk 1', 'sidetable 1', 'drawer 1'],
-  { 'desklamp 1': 'desk 1', 'book 1': 'bed 1', 'floorlamp 1': 'sidetable 1', 'pen 1': 'drawer 1' });
+const bedroom = () =>
+  world('bedroom', ['bed 1', 'desk 1', 'sidetable 1', 'drawer 1'], {
+    'desklamp 1': 'desk 1',
+    'book 1': 'bed 1',
+    'floorlamp 1': 'sidetable 1',
+    'pen 1': 'drawer 1',
+  });
 const lookBook = { type: 'look', object: 'book', toggle: 'desklamp' } as const;
 
 describe('household text', () => {
@@ -27,16 +48,22 @@ describe('household text', () => {
 
   it('writes the reset text: banner, receptacles alphabetical with numbers descending, task', () => {
     const { first } = play(kitchen(), cleanLettuce);
-    expect(first.text).toBe('-= Welcome to TextWorld, ALFRED! =-\n\n' +
-      'You are in the middle of a room. Looking quickly around you, you see a cabinet 2, a cabinet 1, a coffeemachine 1, ' +
-      'a countertop 1, a diningtable 1, a fridge 1, a garbagecan 1, a microwave 1, a sinkbasin 1, and a toaster 1.\n\n' +
-      'Your task is to: put a clean lettuce in diningtable.');
+    expect(first.text).toBe(
+      '-= Welcome to TextWorld, ALFRED! =-\n\n' +
+        'You are in the middle of a room. Looking quickly around you, you see a cabinet 2, a cabinet 1, a coffeemachine 1, ' +
+        'a countertop 1, a diningtable 1, a fridge 1, a garbagecan 1, a microwave 1, a sinkbasin 1, and a toaster 1.\n\n' +
+        'Your task is to: put a clean lettuce in diningtable.',
+    );
     expect(first.task.instruction).toBe('put a clean lettuce in diningtable.');
   });
 
   it('lists two-digit numbers descending', () => {
     const receptacles = Array.from({ length: 11 }, (_, i) => `cabinet ${i + 1}`).concat(['countertop 1']);
-    const { first } = play(world('kitchen', receptacles, { 'apple 1': 'countertop 1' }), { type: 'place', object: 'apple', receptacle: 'cabinet' });
+    const { first } = play(world('kitchen', receptacles, { 'apple 1': 'countertop 1' }), {
+      type: 'place',
+      object: 'apple',
+      receptacle: 'cabinet',
+    });
     expect(first.text).toContain('you see a cabinet 11, a cabinet 10, a cabinet 9, a cabinet 8,');
     expect(first.text).toContain('a cabinet 1, and a countertop 1.\n\n');
   });
@@ -47,8 +74,12 @@ describe('household commands', () => {
     const { env, first } = play(kitchen(), cleanLettuce);
     expect(first.admissible).toContain('go to fridge 1');
     expect(env.stepSync('go to fridge 1').text).toBe('You arrive at fridge 1. The fridge 1 is closed.');
-    expect(env.stepSync('go to countertop 1').text).toBe('You arrive at countertop 1. On the countertop 1, you see a apple 1, and a egg 3.');
-    expect(env.stepSync('go to diningtable 1').text).toBe('You arrive at diningtable 1. On the diningtable 1, you see nothing.');
+    expect(env.stepSync('go to countertop 1').text).toBe(
+      'You arrive at countertop 1. On the countertop 1, you see a apple 1, and a egg 3.',
+    );
+    expect(env.stepSync('go to diningtable 1').text).toBe(
+      'You arrive at diningtable 1. On the diningtable 1, you see nothing.',
+    );
     const again = env.stepSync('go to diningtable 1');
     expect(again.info.valid).toBe(true);
     expect(again.text).toBe('You arrive at diningtable 1. On the diningtable 1, you see nothing.');
@@ -62,15 +93,21 @@ describe('household commands', () => {
     env.stepSync('go to fridge 1');
     expect(env.stepSync('close fridge 1').info.valid).toBe(false); // already closed
     const opened = env.stepSync('open fridge 1');
-    expect(opened.text).toBe('You open the fridge 1. The fridge 1 is open. In it, you see a lettuce 1, and a tomato 1.');
+    expect(opened.text).toBe(
+      'You open the fridge 1. The fridge 1 is open. In it, you see a lettuce 1, and a tomato 1.',
+    );
     expect(opened.admissible).toContain('close fridge 1');
     expect(opened.admissible).not.toContain('open fridge 1');
     expect(env.stepSync('open fridge 1').info.valid).toBe(false);
-    expect(env.stepSync('examine fridge 1').text).toBe('The fridge 1 is open. In it, you see a lettuce 1, and a tomato 1.');
+    expect(env.stepSync('examine fridge 1').text).toBe(
+      'The fridge 1 is open. In it, you see a lettuce 1, and a tomato 1.',
+    );
     expect(env.stepSync('close fridge 1').text).toBe('You close the fridge 1.');
     expect(env.stepSync('go to fridge 1').text).toBe('You arrive at fridge 1. The fridge 1 is closed.');
     env.stepSync('go to cabinet 1');
-    expect(env.stepSync('open cabinet 1').text).toBe('You open the cabinet 1. The cabinet 1 is open. In it, you see nothing.');
+    expect(env.stepSync('open cabinet 1').text).toBe(
+      'You open the cabinet 1. The cabinet 1 is open. In it, you see nothing.',
+    );
   });
 
   it('take: at the receptacle, door open, hands empty, portable objects only', () => {
@@ -194,7 +231,13 @@ describe('household commands', () => {
   it('an inadmissible or unparsable action is a no-op that keeps the previous observation', () => {
     const { env } = play(kitchen(), cleanLettuce);
     const at = env.stepSync('go to countertop 1');
-    for (const bad of ['take lettuce 1 from fridge 1', 'fly to the moon', 'go to sofa 1', '', 'heat apple 1 with microwave 1']) {
+    for (const bad of [
+      'take lettuce 1 from fridge 1',
+      'fly to the moon',
+      'go to sofa 1',
+      '',
+      'heat apple 1 with microwave 1',
+    ]) {
       const r = env.stepSync(bad);
       expect(r.info.valid).toBe(false);
       expect(r.reward).toBe(0);
@@ -213,11 +256,16 @@ describe('household commands', () => {
     expect(extractAction('thinking...\n> inventory')).toBe('inventory');
     expect(extractAction('I will <action>look</action>')).toBe('look');
     const { env } = play(kitchen(), cleanLettuce);
-    expect(env.stepSync('Think: start at the fridge.\nAction: go to fridge 1').text).toBe('You arrive at fridge 1. The fridge 1 is closed.');
+    expect(env.stepSync('Think: start at the fridge.\nAction: go to fridge 1').text).toBe(
+      'You arrive at fridge 1. The fridge 1 is closed.',
+    );
   });
 
   it('lists admissible commands sorted, de-duplicated, and exactly the ones that are valid', () => {
-    for (const [spec, goal] of [[kitchen(), cleanLettuce], [bedroom(), lookBook]] as const) {
+    for (const [spec, goal] of [
+      [kitchen(), cleanLettuce],
+      [bedroom(), lookBook],
+    ] as const) {
       const { env, first } = play(spec, goal);
       const rng = Rng.fromSeed(3, 'admissible');
       let obs = first;
@@ -226,9 +274,16 @@ describe('household commands', () => {
       const candidates = ['look', 'inventory'];
       for (const a of names) {
         candidates.push(`go to ${a}`, `open ${a}`, `close ${a}`, `use ${a}`, `examine ${a}`);
-        for (const b of names) for (const v of ['take {a} from {b}', 'put {a} in/on {b}', 'heat {a} with {b}', 'cool {a} with {b}', 'clean {a} with {b}']) {
-          candidates.push(v.replace('{a}', a).replace('{b}', b));
-        }
+        for (const b of names)
+          for (const v of [
+            'take {a} from {b}',
+            'put {a} in/on {b}',
+            'heat {a} with {b}',
+            'cool {a} with {b}',
+            'clean {a} with {b}',
+          ]) {
+            candidates.push(v.replace('{a}', a).replace('{b}', b));
+          }
       }
       for (let t = 0; t < 200 && obs.admissible.length > 0; t++) {
         expect(obs.admissible).toEqual([...new Set(obs.admissible)].sort());
@@ -247,8 +302,14 @@ describe('household commands', () => {
 
   it('ends the episode with reward 1 when the goal holds, then lists nothing', () => {
     const { env } = play(kitchen(), cleanLettuce);
-    const plan = ['go to fridge 1', 'open fridge 1', 'take lettuce 1 from fridge 1', 'go to sinkbasin 1',
-      'clean lettuce 1 with sinkbasin 1', 'go to diningtable 1'];
+    const plan = [
+      'go to fridge 1',
+      'open fridge 1',
+      'take lettuce 1 from fridge 1',
+      'go to sinkbasin 1',
+      'clean lettuce 1 with sinkbasin 1',
+      'go to diningtable 1',
+    ];
     for (const a of plan) {
       const r = env.stepSync(a);
       expect(r.reward).toBe(0);

@@ -3,8 +3,22 @@ import { Rng } from '../../../../src/core/rng';
 import { TimeLimit } from '../../../../src/core/envs/env';
 import { checkEnv } from '../../../../src/core/envs/check-env';
 import {
-  generateTask, goalHolds, goalProgress, HouseholdEnv, householdDefinition, knobsForLevel, levelOfKnobs, relevantKnobs,
-  TASK_TYPES, VALID_ROOMS, World, type Goal, type HouseholdKnobs, type HouseholdTaskSpec, type KnobName, type TaskType,
+  generateTask,
+  goalHolds,
+  goalProgress,
+  HouseholdEnv,
+  householdDefinition,
+  knobsForLevel,
+  levelOfKnobs,
+  relevantKnobs,
+  TASK_TYPES,
+  VALID_ROOMS,
+  World,
+  type Goal,
+  type HouseholdKnobs,
+  type HouseholdTaskSpec,
+  type KnobName,
+  type TaskType,
 } from '../../../../src/core/envs/household';
 import type { Task } from '../../../../src/core/types';
 import { play, task as handTask, world } from './helpers';
@@ -13,7 +27,12 @@ const LEVELS = [0, 0.25, 0.5, 0.75, 1];
 const specOf = (task: Task) => task.spec as HouseholdTaskSpec;
 
 /** Plays one episode under TimeLimit(50); `choose` picks the action. */
-async function episode(env: TimeLimit<HouseholdEnv>, seed: number, task: Task | undefined, choose: (admissible: string[]) => string) {
+async function episode(
+  env: TimeLimit<HouseholdEnv>,
+  seed: number,
+  task: Task | undefined,
+  choose: (admissible: string[]) => string,
+) {
   let obs = await env.reset({ seed, task });
   const transcript = [obs.text];
   for (;;) {
@@ -42,8 +61,12 @@ describe('household-v0 contract', () => {
 
   it('rejects a task of another environment with a message that names the fix', () => {
     const env = new HouseholdEnv();
-    expect(() => env.resetSync({ seed: 0, task: { id: 'x', env: 'webshop-lite-v0', instruction: 'buy', difficulty: 0, origin: 'generated' } }))
-      .toThrow(/not a household-v0 task.*HouseholdTaskSpec/);
+    expect(() =>
+      env.resetSync({
+        seed: 0,
+        task: { id: 'x', env: 'webshop-lite-v0', instruction: 'buy', difficulty: 0, origin: 'generated' },
+      }),
+    ).toThrow(/not a household-v0 task.*HouseholdTaskSpec/);
   });
 });
 
@@ -96,7 +119,9 @@ describe('household-v0 expert and tasks', () => {
       let successes = 0;
       for (let seed = 0; seed < 300; seed++) {
         const rng = Rng.fromSeed(seed, 'random-policy');
-        const result = await episode(env, seed, generateTask(20_000 + seed, level), (admissible) => rng.pick(admissible));
+        const result = await episode(env, seed, generateTask(20_000 + seed, level), (admissible) =>
+          rng.pick(admissible),
+        );
         if (result.success) successes++;
       }
       expect(successes / 300, `level ${level}`).toBeLessThanOrEqual(0.05);
@@ -202,13 +227,15 @@ describe('household-v0 difficulty', () => {
           expect(child).toMatchObject({ origin: 'variation', parent: parent.id, env: 'household-v0' });
           expect(child.id).not.toBe(parent.id);
           expect(householdDefinition.solve(child).success).toBe(true);
-          const changed = (Object.keys(parentSpec.knobs) as (keyof HouseholdKnobs)[])
-            .filter((k) => JSON.stringify(parentSpec.knobs[k]) !== JSON.stringify(childSpec.knobs[k]));
+          const changed = (Object.keys(parentSpec.knobs) as (keyof HouseholdKnobs)[]).filter(
+            (k) => JSON.stringify(parentSpec.knobs[k]) !== JSON.stringify(childSpec.knobs[k]),
+          );
           expect(changed).toHaveLength(1);
           const knob = changed[0];
           if (knob === 'taskMix') {
             expect(childSpec.goal.type).not.toBe(parentSpec.goal.type);
-            const rank = (t: TaskType) => ['place', 'look', 'clean', 'two'].indexOf(t === 'heat' || t === 'cool' ? 'clean' : t);
+            const rank = (t: TaskType) =>
+              ['place', 'look', 'clean', 'two'].indexOf(t === 'heat' || t === 'cool' ? 'clean' : t);
             expect(rank(childSpec.goal.type) - rank(parentSpec.goal.type)).toBe(direction === 'harder' ? 1 : -1);
           } else {
             expect(relevantKnobs(parentSpec.goal.type)).toContain(knob);
@@ -229,8 +256,15 @@ describe('household-v0 difficulty', () => {
     const heldOut = generateTask(1_000_000_007, 0.5);
     expect(householdDefinition.mutateTask(heldOut, rng, 'harder').seed).toBeGreaterThanOrEqual(1_000_000_000);
     const hardest: HouseholdKnobs = {
-      taskMix: { place: 1 }, receptacles: 40, openableShare: 1, hiddenTarget: 1, againstPriors: 1, distractors: 40,
-      decoys: 3, targetInstances: 1, minPlanLength: 12,
+      taskMix: { place: 1 },
+      receptacles: 40,
+      openableShare: 1,
+      hiddenTarget: 1,
+      againstPriors: 1,
+      distractors: 40,
+      decoys: 3,
+      targetInstances: 1,
+      minPlanLength: 12,
     };
     const child = householdDefinition.mutateTask(generateTask(3, hardest), rng, 'harder');
     expect(specOf(child).goal.type).toBe('look');
@@ -240,7 +274,13 @@ describe('household-v0 difficulty', () => {
 
 describe('household-v0 goal checks', () => {
   const kitchen = (objects: Parameters<typeof world>[2]) =>
-    new World(world('kitchen', ['countertop 1', 'countertop 2', 'diningtable 1', 'fridge 1', 'microwave 1', 'sinkbasin 1'], objects));
+    new World(
+      world(
+        'kitchen',
+        ['countertop 1', 'countertop 2', 'diningtable 1', 'fridge 1', 'microwave 1', 'sinkbasin 1'],
+        objects,
+      ),
+    );
 
   it('place: any object of the type in any receptacle of the type', () => {
     const goal: Goal = { type: 'place', object: 'apple', receptacle: 'diningtable', template: 0 };
@@ -269,14 +309,21 @@ describe('household-v0 goal checks', () => {
   it('two: two distinct objects of the type in the SAME receptacle', () => {
     const goal: Goal = { type: 'two', object: 'apple', receptacle: 'countertop', template: 0 };
     expect(goalHolds(kitchen({ 'apple 1': 'countertop 1', 'apple 2': 'countertop 2' }), goal)).toBe(false);
-    expect(goalProgress(kitchen({ 'apple 1': 'countertop 1', 'apple 2': 'countertop 2' }), goal)).toEqual({ met: 1, total: 2 });
+    expect(goalProgress(kitchen({ 'apple 1': 'countertop 1', 'apple 2': 'countertop 2' }), goal)).toEqual({
+      met: 1,
+      total: 2,
+    });
     expect(goalHolds(kitchen({ 'apple 1': 'countertop 2', 'apple 2': 'countertop 2' }), goal)).toBe(true);
     expect(goalHolds(kitchen({ 'apple 1': 'countertop 2', 'tomato 2': 'countertop 2' }), goal)).toBe(false);
   });
 
   it('look: holding the object with a lamp of the type switched on where the agent stands', () => {
-    const room = world('bedroom', ['bed 1', 'desk 1', 'sidetable 1'],
-      { 'desklamp 1': 'desk 1', 'floorlamp 1': 'sidetable 1', 'book 1': 'bed 1', 'pen 1': 'bed 1' });
+    const room = world('bedroom', ['bed 1', 'desk 1', 'sidetable 1'], {
+      'desklamp 1': 'desk 1',
+      'floorlamp 1': 'sidetable 1',
+      'book 1': 'bed 1',
+      'pen 1': 'bed 1',
+    });
     const goal = { type: 'look', object: 'book', toggle: 'desklamp' } as const;
     const { env } = play(room, goal);
     env.stepSync('go to desk 1');
@@ -301,9 +348,15 @@ describe('household-v0 goal checks', () => {
   });
 
   it('the expert solves hand-made tasks of every type', () => {
-    const kitchenSpec = world('kitchen', ['cabinet 1', 'countertop 1', 'diningtable 1', 'fridge 1', 'microwave 1', 'sinkbasin 1'],
-      { 'apple 1': 'cabinet 1', 'apple 2': 'fridge 1', 'mug 1': 'countertop 1' });
-    const bedroomSpec = world('bedroom', ['bed 1', 'desk 1', 'drawer 1'], { 'desklamp 1': 'desk 1', 'book 1': 'drawer 1' });
+    const kitchenSpec = world(
+      'kitchen',
+      ['cabinet 1', 'countertop 1', 'diningtable 1', 'fridge 1', 'microwave 1', 'sinkbasin 1'],
+      { 'apple 1': 'cabinet 1', 'apple 2': 'fridge 1', 'mug 1': 'countertop 1' },
+    );
+    const bedroomSpec = world('bedroom', ['bed 1', 'desk 1', 'drawer 1'], {
+      'desklamp 1': 'desk 1',
+      'book 1': 'drawer 1',
+    });
     const goals: Array<[ReturnType<typeof world>, Omit<Goal, 'template'>]> = [
       [kitchenSpec, { type: 'place', object: 'apple', receptacle: 'diningtable' }],
       [kitchenSpec, { type: 'heat', object: 'mug', receptacle: 'diningtable' }],

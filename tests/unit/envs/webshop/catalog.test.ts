@@ -3,7 +3,13 @@ import { getCatalog, MAX_CATALOG_SIZE, MIN_CATALOG_SIZE, searchText } from '../.
 import { tokenSetRatio } from '../../../../src/core/envs/webshop/fuzz';
 import { normalizeColor, titleNouns } from '../../../../src/core/envs/webshop/reward';
 import { analyze, Bm25Index } from '../../../../src/core/envs/webshop/search';
-import { CATEGORIES, getTypeEntry, NOUN_VOCABULARY, PRODUCT_TYPES, PROPER_AND_TYPE_NAMES } from '../../../../src/core/envs/webshop/taxonomy';
+import {
+  CATEGORIES,
+  getTypeEntry,
+  NOUN_VOCABULARY,
+  PRODUCT_TYPES,
+  PROPER_AND_TYPE_NAMES,
+} from '../../../../src/core/envs/webshop/taxonomy';
 
 describe('taxonomy', () => {
   it('has 5 categories of 5–10 types, each with a 3-level path, 10–30 attributes and option pools', () => {
@@ -22,15 +28,18 @@ describe('taxonomy', () => {
     }
   });
 
-  it('keeps attribute phrases and option values of a type apart under WebShop\'s fuzzy rules', () => {
+  it("keeps attribute phrases and option values of a type apart under WebShop's fuzzy rules", () => {
     for (const { type: t, category: c } of PRODUCT_TYPES) {
       const atts = t.attributes;
       for (let i = 0; i < atts.length; i++) {
         for (let j = i + 1; j < atts.length; j++) {
           expect(tokenSetRatio(atts[i], atts[j]), `${t.id}: ${atts[i]} ~ ${atts[j]}`).toBeLessThanOrEqual(85);
-          expect(atts[i].includes(atts[j]) || atts[j].includes(atts[i]), `${t.id}: ${atts[i]} / ${atts[j]}`).toBe(false);
+          expect(atts[i].includes(atts[j]) || atts[j].includes(atts[i]), `${t.id}: ${atts[i]} / ${atts[j]}`).toBe(
+            false,
+          );
         }
-        for (const word of atts[i].split(' ')) expect(PROPER_AND_TYPE_NAMES.includes(word), `${t.id}: name in '${atts[i]}'`).toBe(false);
+        for (const word of atts[i].split(' '))
+          expect(PROPER_AND_TYPE_NAMES.includes(word), `${t.id}: name in '${atts[i]}'`).toBe(false);
         for (const text of [...c.closings, ...c.bulletTails]) expect(text.toLowerCase().includes(atts[i])).toBe(false);
       }
       const values = t.options.flatMap((g) => g.values);
@@ -40,7 +49,9 @@ describe('taxonomy', () => {
           for (let j = i + 1; j < g.values.length; j++) {
             const a = normalizeColor(g.values[i]);
             const b = normalizeColor(g.values[j]);
-            expect(a !== b && tokenSetRatio(a, b) <= 85, `${t.id}.${g.name}: ${g.values[i]} ~ ${g.values[j]}`).toBe(true);
+            expect(a !== b && tokenSetRatio(a, b) <= 85, `${t.id}.${g.name}: ${g.values[i]} ~ ${g.values[j]}`).toBe(
+              true,
+            );
           }
         }
       }
@@ -89,7 +100,7 @@ describe('catalog', () => {
 });
 
 describe('BM25 search', () => {
-  it('analyses like Lucene\'s English analyzer (stop words, possessives, Porter stems)', () => {
+  it("analyses like Lucene's English analyzer (stop words, possessives, Porter stems)", () => {
     expect(analyze("The Women's Running Shoes, for the gym!")).toEqual(['women', 'run', 'shoe', 'gym']);
   });
 
@@ -122,7 +133,8 @@ describe('BM25 search', () => {
     const p = catalog.products.find((q) => catalog.index.search(q.title)[0] === q.asin)!;
     const base = catalog.index.searchBase(p.title);
     const overlayDoc = { asin: 'B0ZZZZZZZZ', termFrequencies: new Map<string, number>(), length: 0 };
-    for (const t of analyze(searchText(p))) overlayDoc.termFrequencies.set(t, (overlayDoc.termFrequencies.get(t) ?? 0) + 1);
+    for (const t of analyze(searchText(p)))
+      overlayDoc.termFrequencies.set(t, (overlayDoc.termFrequencies.get(t) ?? 0) + 1);
     overlayDoc.length = analyze(searchText(p)).length;
     // An exact copy scores exactly like the original, so the two sit side by side (ties by ASIN).
     expect(catalog.index.scoreExternal(p.title, overlayDoc)).toBeCloseTo(base[0].score, 12);

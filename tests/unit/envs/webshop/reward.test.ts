@@ -1,12 +1,35 @@
 import { describe, expect, it } from 'vitest';
 import { indelDistance, pythonRound, ratio, tokenSetRatio } from '../../../../src/core/envs/webshop/fuzz';
 import {
-  attributeMatched, getReward, normalizeColor, optionMatchCount, titleNouns, typeReward,
-  type RewardGoal, type RewardProduct,
+  attributeMatched,
+  getReward,
+  normalizeColor,
+  optionMatchCount,
+  titleNouns,
+  typeReward,
+  type RewardGoal,
+  type RewardProduct,
 } from '../../../../src/core/envs/webshop/reward';
 
 // A tiny noun vocabulary for hand-worked cases (the env uses the taxonomy's).
-const NOUNS = new Set(['sofa', 'couch', 'chair', 'acme', 'zeta', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7', 'n8', 'n9', 'n10', 'n11']);
+const NOUNS = new Set([
+  'sofa',
+  'couch',
+  'chair',
+  'acme',
+  'zeta',
+  'n1',
+  'n2',
+  'n3',
+  'n4',
+  'n5',
+  'n6',
+  'n7',
+  'n8',
+  'n9',
+  'n10',
+  'n11',
+]);
 
 function product(overrides: Partial<RewardProduct> = {}): RewardProduct {
   return {
@@ -123,7 +146,13 @@ describe('get_reward (WebShop goal.py)', () => {
     const r = getReward(p, goal(), 300, {}, NOUNS);
     expect(r.optionMatches).toBe(0);
     expect(r.reward).toBe(0.75);
-    const oneOfTwo = getReward(p, goal({ goalOptions: ['grey', 'large'] }), 300, { color: 'grey', size: 'small' }, NOUNS);
+    const oneOfTwo = getReward(
+      p,
+      goal({ goalOptions: ['grey', 'large'] }),
+      300,
+      { color: 'grey', size: 'small' },
+      NOUNS,
+    );
     expect(oneOfTwo.optionMatches).toBe(1);
     expect(oneOfTwo.reward).toBe(0.8);
   });
@@ -145,11 +174,20 @@ describe('get_reward (WebShop goal.py)', () => {
   });
 
   it('attributes: substring fallback in title, then bullets, then description', () => {
-    const bare = product({ attributes: ['easy assemble'], title: 'Acme Sofa', bullets: ['SOFT - comfy.'], description: 'Nice.' });
+    const bare = product({
+      attributes: ['easy assemble'],
+      title: 'Acme Sofa',
+      bullets: ['SOFT - comfy.'],
+      description: 'Nice.',
+    });
     expect(attributeMatched(bare, 'natural ingredients')).toBe(false);
     expect(attributeMatched({ ...bare, title: 'Acme Natural Ingredients Sofa' }, 'natural ingredients')).toBe(true);
-    expect(attributeMatched({ ...bare, bullets: ['MADE WITH NATURAL INGREDIENTS - yes.'] }, 'natural ingredients')).toBe(true);
-    expect(attributeMatched({ ...bare, description: 'Made with natural ingredients only.' }, 'natural ingredients')).toBe(true);
+    expect(
+      attributeMatched({ ...bare, bullets: ['MADE WITH NATURAL INGREDIENTS - yes.'] }, 'natural ingredients'),
+    ).toBe(true);
+    expect(
+      attributeMatched({ ...bare, description: 'Made with natural ingredients only.' }, 'natural ingredients'),
+    ).toBe(true);
   });
 
   it('r_type: query match with low title score keeps 1.0', () => {
@@ -161,7 +199,11 @@ describe('get_reward (WebShop goal.py)', () => {
 
   it('r_type: ≥2 shared category components is a match; one is not', () => {
     const g = goal({ name: 'n1 n2 n3 n4 n5', query: 'q1', productCategory: 'Home › Living Room › Sofas' });
-    const two = typeReward(product({ title: 'n1', query: 'q2', productCategory: 'Home › Living Room › Chairs' }), g, NOUNS);
+    const two = typeReward(
+      product({ title: 'n1', query: 'q2', productCategory: 'Home › Living Room › Chairs' }),
+      g,
+      NOUNS,
+    );
     expect(two.categoryMatch).toBe(true);
     expect(two.rType).toBe(1);
     const one = typeReward(product({ title: 'n1', query: 'q2', productCategory: 'Home › Office › Desks' }), g, NOUNS);
@@ -186,13 +228,24 @@ describe('get_reward (WebShop goal.py)', () => {
     expect(none.queryMatch).toBe(true);
     expect(none.titleScore).toBe(0);
     expect(none.rType).toBe(0);
-    const r = getReward(product({ title: 'Zeta Chair', attributes: ['wood frame', 'living room'] }), goal(), 300, { color: 'grey' }, NOUNS);
+    const r = getReward(
+      product({ title: 'Zeta Chair', attributes: ['wood frame', 'living room'] }),
+      goal(),
+      300,
+      { color: 'grey' },
+      NOUNS,
+    );
     expect(r.reward).toBe(0);
   });
 
   it('r_type: a goal name without nouns scores title 0.2', () => {
     const g = goal({ name: 'Wood Frame Thing', query: 'q1', productCategory: 'A › B › C' });
-    expect(typeReward(product(), g, NOUNS)).toEqual({ rType: 0.5, queryMatch: false, categoryMatch: false, titleScore: 0.2 });
+    expect(typeReward(product(), g, NOUNS)).toEqual({
+      rType: 0.5,
+      queryMatch: false,
+      categoryMatch: false,
+      titleScore: 0.2,
+    });
     expect(typeReward(product(), { ...g, query: 'sofas and couches' }, NOUNS).rType).toBe(1);
   });
 

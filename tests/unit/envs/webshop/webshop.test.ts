@@ -2,8 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { checkEnv } from '../../../../src/core/envs/check-env';
 import { TimeLimit } from '../../../../src/core/envs/env';
 import {
-  candidateQueries, difficultyOfKnobs, episodeOf, forgetEpisodes, generateTask, getCatalog, knobsForLevel,
-  mutateTask, parseAction, priceUpperFor, WebShopEnv, webshopDefinition, type WebShopKnobs, type WebShopTaskSpec,
+  candidateQueries,
+  difficultyOfKnobs,
+  episodeOf,
+  forgetEpisodes,
+  generateTask,
+  getCatalog,
+  knobsForLevel,
+  mutateTask,
+  parseAction,
+  priceUpperFor,
+  WebShopEnv,
+  webshopDefinition,
+  type WebShopKnobs,
+  type WebShopTaskSpec,
 } from '../../../../src/core/envs/webshop';
 import { chooseOptions } from '../../../../src/core/envs/webshop/episode';
 import { getReward } from '../../../../src/core/envs/webshop/reward';
@@ -21,16 +33,24 @@ function makeEnv(difficulty = 0.5): TimeLimit<WebShopEnv> {
 function fixedTask(): Task {
   const products = getCatalog(0, 1000).products;
   const index = getCatalog(0, 1000).index;
-  const target = products.find((p) => p.options.length >= 1 && p.pricing.length === 1 &&
-    index.search(p.title)[0] === p.asin)!;
+  const target = products.find(
+    (p) => p.options.length >= 1 && p.pricing.length === 1 && index.search(p.title)[0] === p.asin,
+  )!;
   const spec: WebShopTaskSpec = {
-    version: 1, catalogSeed: 0, catalogSize: 1000, knobs: knobsForLevel(0), target: target.asin, typeId: target.typeId,
+    version: 1,
+    catalogSeed: 0,
+    catalogSize: 1000,
+    knobs: knobsForLevel(0),
+    target: target.asin,
+    typeId: target.typeId,
     goal: {
       attributes: [target.attributes[0]],
       options: [{ group: target.options[0].name, value: target.options[0].values[0] }],
       priceUpper: 1_000_000,
     },
-    noun: 'thing', style: 'synthetic', distractors: [],
+    noun: 'thing',
+    style: 'synthetic',
+    distractors: [],
   };
   const instruction = `i need ${target.attributes[0]} thing with ${target.options[0].name}: ${target.options[0].values[0]}`;
   return { id: 'webshop-lite-v0/fixed', env: 'webshop-lite-v0', instruction, difficulty: 0, spec, origin: 'imported' };
@@ -83,22 +103,51 @@ describe('pages (WebShop simple mode)', () => {
     const hits = episodeOf(task).search(target.title.toLowerCase());
     expect(hits[0]).toBe(target.asin);
     const header = `Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] Page 1 (Total results: ${hits.length}) [SEP] Next >`;
-    const items = hits.slice(0, 10).flatMap((a) => { const p = episodeOf(task).product(a)!; return [p.asin, p.title, p.priceTag]; });
+    const items = hits.slice(0, 10).flatMap((a) => {
+      const p = episodeOf(task).product(a)!;
+      return [p.asin, p.title, p.priceTag];
+    });
     expect(results.text).toBe([header, ...items].join(SEP));
-    expect(results.admissible).toEqual(['click[back to search]', 'click[next >]', ...hits.slice(0, 10).map((a) => `click[${a.toLowerCase()}]`)]);
+    expect(results.admissible).toEqual([
+      'click[back to search]',
+      'click[next >]',
+      ...hits.slice(0, 10).map((a) => `click[${a.toLowerCase()}]`),
+    ]);
 
     const page2 = await env.step('click[Next >]');
-    expect(page2.text.startsWith(`Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] Page 2 (Total results: ${hits.length}) [SEP] < Prev [SEP] Next > [SEP] `)).toBe(true);
+    expect(
+      page2.text.startsWith(
+        `Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] Page 2 (Total results: ${hits.length}) [SEP] < Prev [SEP] Next > [SEP] `,
+      ),
+    ).toBe(true);
     expect(page2.admissible.slice(0, 3)).toEqual(['click[back to search]', 'click[< prev]', 'click[next >]']);
     await env.step('click[< prev]');
 
     const item = await env.step(`click[${target.asin.toLowerCase()}]`);
     const groups = target.options.flatMap((g) => [g.name, ...g.values]);
-    expect(item.text).toBe([`Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] < Prev`, ...groups, target.title,
-      `Price: ${target.priceTag}`, 'Rating: N.A.', 'Description', 'Features', 'Reviews', 'Buy Now'].join(SEP));
+    expect(item.text).toBe(
+      [
+        `Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] < Prev`,
+        ...groups,
+        target.title,
+        `Price: ${target.priceTag}`,
+        'Rating: N.A.',
+        'Description',
+        'Features',
+        'Reviews',
+        'Buy Now',
+      ].join(SEP),
+    );
     expect(target.priceTag).toMatch(/^\$\d+\.\d\d$/);
-    expect(item.admissible).toEqual(['click[back to search]', 'click[< prev]', 'click[description]', 'click[features]',
-      'click[reviews]', 'click[buy now]', ...target.options.flatMap((g) => g.values.map((v) => `click[${v}]`))]);
+    expect(item.admissible).toEqual([
+      'click[back to search]',
+      'click[< prev]',
+      'click[description]',
+      'click[features]',
+      'click[reviews]',
+      'click[buy now]',
+      ...target.options.flatMap((g) => g.values.map((v) => `click[${v}]`)),
+    ]);
 
     // Selecting an option does not change the simple-mode text.
     const chosen = await env.step(`click[${spec.goal.options[0].value}]`);
@@ -106,11 +155,15 @@ describe('pages (WebShop simple mode)', () => {
     expect(chosen.text).toBe(item.text);
 
     const description = await env.step('click[description]');
-    expect(description.text).toBe(`Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] < Prev [SEP] ${target.description}`);
+    expect(description.text).toBe(
+      `Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] < Prev [SEP] ${target.description}`,
+    );
     expect(description.admissible).toEqual(['click[back to search]', 'click[< prev]']);
     await env.step('click[< prev]');
     const features = await env.step('click[features]');
-    expect(features.text).toBe([`Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] < Prev`, ...target.bullets].join(SEP));
+    expect(features.text).toBe(
+      [`Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] < Prev`, ...target.bullets].join(SEP),
+    );
     await env.step('click[< prev]');
     const reviews = await env.step('click[reviews]');
     expect(reviews.text).toBe(`Instruction: [SEP] ${task.instruction} [SEP] Back to Search [SEP] < Prev`);
@@ -125,7 +178,9 @@ describe('pages (WebShop simple mode)', () => {
     expect(done.admissible).toEqual([]);
     expect(done.text.startsWith('Thank you for shopping with us! [SEP] ')).toBe(true);
     expect(done.text.endsWith('Reward [SEP] Your score (min 0.0, max 1.0) [SEP] 1.0')).toBe(true);
-    expect(done.text).toContain(`Purchased [SEP] asin [SEP] ${target.asin} [SEP] options [SEP] {"${spec.goal.options[0].group}": "${spec.goal.options[0].value}"}`);
+    expect(done.text).toContain(
+      `Purchased [SEP] asin [SEP] ${target.asin} [SEP] options [SEP] {"${spec.goal.options[0].group}": "${spec.goal.options[0].value}"}`,
+    );
   });
 
   it('scores a purchase without the goal option below 1', async () => {
@@ -147,7 +202,10 @@ describe('actions', () => {
   it('parses bare actions and the last Action: line, lower-casing the argument', () => {
     expect(parseAction('click[Buy Now]')).toEqual({ verb: 'click', arg: 'buy now' });
     expect(parseAction('  search[Red  Shoes] ')).toEqual({ verb: 'search', arg: 'red shoes' });
-    expect(parseAction('Thought: look\nAction: click[x]\nAction: click[< Prev]')).toEqual({ verb: 'click', arg: '< prev' });
+    expect(parseAction('Thought: look\nAction: click[x]\nAction: click[< Prev]')).toEqual({
+      verb: 'click',
+      arg: '< prev',
+    });
     expect(parseAction('Thought:\nI should search.\n\nAction:\nsearch[sofa]')).toEqual({ verb: 'search', arg: 'sofa' });
     expect(parseAction('search[]')).toBeNull();
     expect(parseAction('buy it')).toBeNull();
@@ -186,7 +244,8 @@ describe('actions', () => {
     const env = new WebShopEnv();
     await env.reset({ seed: 13 });
     let r: StepResult;
-    do r = await env.step(env.expertAction()!); while (!r.terminated);
+    do r = await env.step(env.expertAction()!);
+    while (!r.terminated);
     expect(r.admissible).toEqual([]);
     expect(env.expertAction()).toBeNull();
     const after = await env.step('click[back to search]');
@@ -217,7 +276,10 @@ describe('expert and random baselines', () => {
       let obs: Observation = await env.reset({ seed: 5000 + episode });
       for (;;) {
         const r = await env.step(rng.pick(obs.admissible));
-        if (r.terminated || r.truncated) { if (r.info.success) successes++; break; }
+        if (r.terminated || r.truncated) {
+          if (r.info.success) successes++;
+          break;
+        }
         obs = r;
       }
     }
@@ -264,11 +326,18 @@ describe('distractors', () => {
         expect(r.reward).toBeLessThan(1);
         const k = spec.goal.attributes.length;
         if (recipe.kind === 'attribute') expect([r.attributeMatches, r.priceOk, r.rType]).toEqual([k - 1, true, 1]);
-        if (recipe.kind === 'option') expect([r.attributeMatches, r.optionMatches < spec.goal.options.length, r.priceOk]).toEqual([k, true, true]);
+        if (recipe.kind === 'option')
+          expect([r.attributeMatches, r.optionMatches < spec.goal.options.length, r.priceOk]).toEqual([k, true, true]);
         if (recipe.kind === 'price' || recipe.kind === 'push') {
-          expect([r.attributeMatches, r.optionMatches, r.priceOk, r.rType]).toEqual([k, spec.goal.options.length, false, 1]);
+          expect([r.attributeMatches, r.optionMatches, r.priceOk, r.rType]).toEqual([
+            k,
+            spec.goal.options.length,
+            false,
+            1,
+          ]);
         }
-        if (recipe.kind === 'type') expect([p.typeId !== spec.typeId, r.rType, r.attributeMatches]).toEqual([true, 0, k]);
+        if (recipe.kind === 'type')
+          expect([p.typeId !== spec.typeId, r.rType, r.attributeMatches]).toEqual([true, 0, k]);
       });
     }
     expect(Object.keys(counts).sort()).toEqual(['attribute', 'option', 'price', 'push', 'type']);
@@ -309,7 +378,15 @@ describe('determinism', () => {
 describe('difficulty knobs and mutation', () => {
   it('maps levels to the documented knob ranges', () => {
     const easy = knobsForLevel(0);
-    expect(easy).toMatchObject({ catalogSize: 1000, attributes: 1, options: 0.5, distractors: 2, hiddenAttributeShare: 0, rankPush: 0, stepLimit: 15 });
+    expect(easy).toMatchObject({
+      catalogSize: 1000,
+      attributes: 1,
+      options: 0.5,
+      distractors: 2,
+      hiddenAttributeShare: 0,
+      rankPush: 0,
+      stepLimit: 15,
+    });
     const hard = knobsForLevel(1);
     expect(hard.attributes).toBeGreaterThanOrEqual(3);
     expect(hard.options).toBeGreaterThanOrEqual(2);
@@ -334,7 +411,7 @@ describe('difficulty knobs and mutation', () => {
     }
   });
 
-  it('follows WebShop\'s price rule', () => {
+  it("follows WebShop's price rule", () => {
     const rng = Rng.fromSeed(1, 'price');
     for (let i = 0; i < 50; i++) expect([30, 40, 50]).toContain(priceUpperFor(rng, 12.5, false));
     expect(priceUpperFor(rng, 12.5, true)).toBe(20);

@@ -1,44 +1,140 @@
 /** A toy domain for the learned experience model's tests: a few transitions, a tiny network. */
 import type { DomainCard } from '../../../../src/core/experience/domain-card';
-import { DEFAULT_FORMAT_OPTIONS, encodeAnswer, encodeContext, encodePrompt, type Answer, type FormatOptions } from '../../../../src/core/experience/learned/format';
+import {
+  DEFAULT_FORMAT_OPTIONS,
+  encodeAnswer,
+  encodeContext,
+  encodePrompt,
+  type Answer,
+  type FormatOptions,
+} from '../../../../src/core/experience/learned/format';
 import { ExperienceNetwork, type NetworkConfig } from '../../../../src/core/experience/learned/network';
 import type { SftPair } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import { SEGMENT_COUNT } from '../../../../src/core/experience/learned/format';
 
-export const TOY_CARD: DomainCard = { env: 'toy-v0', name: 'toy', text: 'A toy room.', abstraction: 'generic', showAdmissible: true };
+export const TOY_CARD: DomainCard = {
+  env: 'toy-v0',
+  name: 'toy',
+  text: 'A toy room.',
+  abstraction: 'generic',
+  showAdmissible: true,
+};
 
-export const TOY_FORMAT: FormatOptions = { ...DEFAULT_FORMAT_OPTIONS, answerStateTokens: 40, answerAdmissibleTokens: 24, stateTokens: 40 };
+export const TOY_FORMAT: FormatOptions = {
+  ...DEFAULT_FORMAT_OPTIONS,
+  answerStateTokens: 40,
+  answerAdmissibleTokens: 24,
+  stateTokens: 40,
+};
 
-export interface ToyStep { instruction: string; state: string; admissible: string[]; action: string; answer: Answer }
+export interface ToyStep {
+  instruction: string;
+  state: string;
+  admissible: string[];
+  action: string;
+  answer: Answer;
+}
 
 export const TOY_STEPS: ToyStep[] = [
-  { instruction: 'open the box', state: 'You see a box 1 and a key 7.', admissible: ['open box 1', 'take key 7'], action: 'open box 1',
-    answer: { valid: true, terminated: true, reward: 1, observation: 'You open the box 1. It holds a coin B0X9Q2.', admissible: [] } },
-  { instruction: 'take the key', state: 'You see a box 1 and a key 7.', admissible: ['open box 1', 'take key 7'], action: 'take key 7',
-    answer: { valid: true, terminated: false, reward: 0, observation: 'You pick up the key 7.', admissible: ['open box 1', 'drop key 7'] } },
-  { instruction: 'take the key', state: 'You pick up the key 7.', admissible: ['open box 1', 'drop key 7'], action: 'fly away',
-    answer: { valid: false, terminated: false, reward: 0, observation: '', admissible: [] } },
-  { instruction: 'buy a lamp under $30', state: 'Page 1 | B07ZZ1 | Brass Lamp | $25.99', admissible: ['click[b07zz1]'], action: 'click[b07zz1]',
-    answer: { valid: true, terminated: false, reward: 0, observation: 'Brass Lamp | Price: $25.99', admissible: ['click[buy now]'] } },
+  {
+    instruction: 'open the box',
+    state: 'You see a box 1 and a key 7.',
+    admissible: ['open box 1', 'take key 7'],
+    action: 'open box 1',
+    answer: {
+      valid: true,
+      terminated: true,
+      reward: 1,
+      observation: 'You open the box 1. It holds a coin B0X9Q2.',
+      admissible: [],
+    },
+  },
+  {
+    instruction: 'take the key',
+    state: 'You see a box 1 and a key 7.',
+    admissible: ['open box 1', 'take key 7'],
+    action: 'take key 7',
+    answer: {
+      valid: true,
+      terminated: false,
+      reward: 0,
+      observation: 'You pick up the key 7.',
+      admissible: ['open box 1', 'drop key 7'],
+    },
+  },
+  {
+    instruction: 'take the key',
+    state: 'You pick up the key 7.',
+    admissible: ['open box 1', 'drop key 7'],
+    action: 'fly away',
+    answer: { valid: false, terminated: false, reward: 0, observation: '', admissible: [] },
+  },
+  {
+    instruction: 'buy a lamp under $30',
+    state: 'Page 1 | B07ZZ1 | Brass Lamp | $25.99',
+    admissible: ['click[b07zz1]'],
+    action: 'click[b07zz1]',
+    answer: {
+      valid: true,
+      terminated: false,
+      reward: 0,
+      observation: 'Brass Lamp | Price: $25.99',
+      admissible: ['click[buy now]'],
+    },
+  },
 ];
 
 export function toyTokenizer(): Tokenizer {
-  const texts = TOY_STEPS.flatMap((s) => [s.instruction, s.state, s.action, s.answer.observation, ...s.admissible, ...s.answer.admissible]);
+  const texts = TOY_STEPS.flatMap((s) => [
+    s.instruction,
+    s.state,
+    s.action,
+    s.answer.observation,
+    ...s.admissible,
+    ...s.answer.admissible,
+  ]);
   return Tokenizer.learn(texts, { minCount: 1 });
 }
 
 export function toyPairs(tokenizer: Tokenizer, format: FormatOptions = TOY_FORMAT): SftPair[] {
   return TOY_STEPS.map((s, i) => ({
-    kind: 'next', taskId: `task${i}`, episodeId: `episode${i}`,
-    context: encodeContext(tokenizer, TOY_CARD, { task: { instruction: s.instruction }, history: [], state: { text: s.state, admissible: s.admissible }, action: s.action, retrieved: [] }, format),
+    kind: 'next',
+    taskId: `task${i}`,
+    episodeId: `episode${i}`,
+    context: encodeContext(
+      tokenizer,
+      TOY_CARD,
+      {
+        task: { instruction: s.instruction },
+        history: [],
+        state: { text: s.state, admissible: s.admissible },
+        action: s.action,
+        retrieved: [],
+      },
+      format,
+    ),
     prompt: encodePrompt(tokenizer, s.action),
     answer: encodeAnswer(tokenizer, s.answer, format),
   }));
 }
 
 export function tinyConfig(vocabSize: number, overrides: Partial<NetworkConfig> = {}): NetworkConfig {
-  return { vocabSize, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 160, maxAnswer: 96, segments: SEGMENT_COUNT, ...overrides };
+  return {
+    vocabSize,
+    dModel: 16,
+    encoderBlocks: 1,
+    kernel: 3,
+    decoderLayers: 1,
+    heads: 1,
+    selfDim: 8,
+    attentionDim: 8,
+    ffMult: 2,
+    maxContext: 160,
+    maxAnswer: 96,
+    segments: SEGMENT_COUNT,
+    ...overrides,
+  };
 }
 
 export function tinyNetwork(tokenizer: Tokenizer, seed = 1, overrides: Partial<NetworkConfig> = {}): ExperienceNetwork {

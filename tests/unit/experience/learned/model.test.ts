@@ -12,7 +12,11 @@ import { DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT } from '../../../../src/core/expe
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
 import { decodeModelFiles, encodeModelFiles, ModelFileError } from '../../../../src/core/experience/learned/model-file';
-import { learnedTrainOptions, trainLearnedModel, type LearnedCheckpoint } from '../../../../src/core/experience/learned/train-model';
+import {
+  learnedTrainOptions,
+  trainLearnedModel,
+  type LearnedCheckpoint,
+} from '../../../../src/core/experience/learned/train-model';
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
 import { rolloutEpisode, makeBaselinePolicy } from '../../../../src/core/data/rollout';
 import { Rng } from '../../../../src/core/rng';
@@ -38,11 +42,24 @@ beforeAll(async () => {
 async function tinyTrained(epochs = 2, resume?: LearnedCheckpoint, onCheckpoint?: (c: LearnedCheckpoint) => void) {
   const buffer = await bufferFromTrajectories(trajectories);
   const options = learnedTrainOptions({
-    name: 'tiny', validationShare: 0.3,
-    network: { dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2 },
+    name: 'tiny',
+    validationShare: 0.3,
+    network: {
+      dModel: 16,
+      encoderBlocks: 1,
+      kernel: 3,
+      decoderLayers: 1,
+      heads: 1,
+      selfDim: 8,
+      attentionDim: 8,
+      ffMult: 2,
+    },
     fit: { epochs, batchSize: 8, warmupSteps: 2, patience: 10, seed: 3 },
   });
-  const result = await trainLearnedModel(buffer, ENV, card, options, { ...(resume ? { resume } : {}), ...(onCheckpoint ? { onCheckpoint } : {}) });
+  const result = await trainLearnedModel(buffer, ENV, card, options, {
+    ...(resume ? { resume } : {}),
+    ...(onCheckpoint ? { onCheckpoint } : {}),
+  });
   return { buffer, result };
 }
 
@@ -62,9 +79,14 @@ describe('learned experience model', () => {
     // A model of format 1 (its recipe's switches, 24 segment rows) is refused, naming the command that re-makes it.
     const formatOne = JSON.stringify({ ...manifest, format: 'dreamgym-learned-model/1' });
     expect(() => decodeModelFiles(formatOne, result.weights)).toThrow(ModelFileError);
-    expect(() => decodeModelFiles(formatOne, result.weights)).toThrow(/format 'dreamgym-learned-model\/1'.*'npm run models'/);
+    expect(() => decodeModelFiles(formatOne, result.weights)).toThrow(
+      /format 'dreamgym-learned-model\/1'.*'npm run models'/,
+    );
     expect(manifest.network.segments).toBe(SEGMENT_COUNT);
-    const nan = encodeModelFiles({ ...manifest }, original.map((w, i) => (i === 0 ? { ...w, data: w.data.map((x, j) => (j === 0 ? NaN : x)) } : w)));
+    const nan = encodeModelFiles(
+      { ...manifest },
+      original.map((w, i) => (i === 0 ? { ...w, data: w.data.map((x, j) => (j === 0 ? NaN : x)) } : w)),
+    );
     expect(() => decodeModelFiles(nan.manifest, nan.weights)).toThrow(/holds NaN/);
     const dir = join(mkdtempSync(join(tmpdir(), 'learned-')), 'model');
     writeModelFolder(dir, result);
@@ -77,7 +99,9 @@ describe('learned experience model', () => {
 
   it('resumes training from an epoch checkpoint to exactly the uninterrupted weights', async () => {
     const checkpoints: LearnedCheckpoint[] = [];
-    const straight = await tinyTrained(2, undefined, (c) => { checkpoints.push(c); });
+    const straight = await tinyTrained(2, undefined, (c) => {
+      checkpoints.push(c);
+    });
     expect(checkpoints.map((c) => c.fit.epochsDone)).toEqual([1, 2]);
     const resumed = await tinyTrained(2, checkpoints[0]);
     expect(resumed.result.weights).toEqual(straight.result.weights);
@@ -88,16 +112,34 @@ describe('learned experience model', () => {
   it('never sees task.spec: dreaming with every spec removed gives identical predictions', async () => {
     const { buffer, result } = await tinyTrained(1);
     const model = new LearnedExperienceModel(result.network, result.tokenizer, card, result.parsed, { buffer });
-    const withSpec: unknown[] = [], without: unknown[] = [];
+    const withSpec: unknown[] = [],
+      without: unknown[] = [];
     for (const t of trajectories) {
       const stripped: Task = { ...t.task };
       delete stripped.spec;
       for (let i = 0; i < t.steps.length; i++) {
         const s = t.steps[i];
-        const ctx = (task: Task) => ({ task, history: t.steps.slice(0, i), state: { text: s.observation, admissible: s.admissible, task }, action: s.action });
+        const ctx = (task: Task) => ({
+          task,
+          history: t.steps.slice(0, i),
+          state: { text: s.observation, admissible: s.admissible, task },
+          action: s.action,
+        });
         const [a, b] = await Promise.all([model.next(ctx(t.task)), model.next(ctx(stripped))]);
-        withSpec.push({ ...a, next: { ...a.next, task: undefined }, cached: undefined, usage: undefined, attempts: undefined });
-        without.push({ ...b, next: { ...b.next, task: undefined }, cached: undefined, usage: undefined, attempts: undefined });
+        withSpec.push({
+          ...a,
+          next: { ...a.next, task: undefined },
+          cached: undefined,
+          usage: undefined,
+          attempts: undefined,
+        });
+        without.push({
+          ...b,
+          next: { ...b.next, task: undefined },
+          cached: undefined,
+          usage: undefined,
+          attempts: undefined,
+        });
       }
     }
     expect(without).toEqual(withSpec);
@@ -108,16 +150,29 @@ describe('learned experience model', () => {
     const { buffer, result } = await tinyTrained(1);
     const weights = await result.network.getWeights();
     const dream = async (maxBatch: number) => {
-      const model = LearnedExperienceModel.fromFiles(result.parsed, weights, { buffer, maxBatch, transitionCache: false });
+      const model = LearnedExperienceModel.fromFiles(result.parsed, weights, {
+        buffer,
+        maxBatch,
+        transitionCache: false,
+      });
       const envs = Array.from({ length: 6 }, () => makeDreamEnv(model, { envId: ENV }));
       const definition = getEnvDefinition(ENV);
-      const observations = await Promise.all(envs.map((e, i) => e.reset({ seed: 1_000_000_000 + i, task: definition.generateTask(1_000_000_000 + i, 0) })));
+      const observations = await Promise.all(
+        envs.map((e, i) => e.reset({ seed: 1_000_000_000 + i, task: definition.generateTask(1_000_000_000 + i, 0) })),
+      );
       const rng = Rng.fromSeed(1, 'dream-test');
       const trace: string[] = [];
       for (let t = 0; t < 4; t++) {
         const actions = observations.map((o) => (o.admissible.length ? rng.pick(o.admissible) : ''));
         const steps = await Promise.all(envs.map((e, i) => (actions[i] ? e.step(actions[i]) : Promise.resolve(null))));
-        steps.forEach((r, i) => { if (r) { observations[i] = r; trace.push(`${i}:${actions[i]}→${r.text}|${r.admissible.join(',')}|${r.reward}|${r.terminated}|${r.info.valid}`); } });
+        steps.forEach((r, i) => {
+          if (r) {
+            observations[i] = r;
+            trace.push(
+              `${i}:${actions[i]}→${r.text}|${r.admissible.join(',')}|${r.reward}|${r.terminated}|${r.info.valid}`,
+            );
+          }
+        });
       }
       const stats = { ...model.stats };
       model.dispose();
@@ -137,11 +192,18 @@ describe('learned experience model', () => {
     writeModelFolder(dir, result);
     result.network.dispose();
     const t = trajectories[0];
-    const contexts = t.steps.map((s, i) => ({ task: t.task, history: t.steps.slice(0, i), state: { text: s.observation, admissible: s.admissible, task: t.task }, action: s.action }));
+    const contexts = t.steps.map((s, i) => ({
+      task: t.task,
+      history: t.steps.slice(0, i),
+      state: { text: s.observation, admissible: s.admissible, task: t.task },
+      action: s.action,
+    }));
     const ask = async (threads: number) => {
       const model = await loadModelFolder(dir, { buffer, transitionCache: false, threads });
       expect(model.options.decoders?.length ?? 1).toBe(threads);
-      const answers = await Promise.all([...contexts, ...contexts.map((c) => ({ ...c, action: c.state.admissible.at(-1)! }))].map((c) => model.next(c)));
+      const answers = await Promise.all(
+        [...contexts, ...contexts.map((c) => ({ ...c, action: c.state.admissible.at(-1)! }))].map((c) => model.next(c)),
+      );
       model.dispose();
       return answers.map((a) => [a.raw, a.next.text, a.reward, a.terminated, a.valid]);
     };
@@ -150,9 +212,22 @@ describe('learned experience model', () => {
 
   it('keeps tf.memory flat across dream steps', async () => {
     const { buffer, result } = await tinyTrained(1);
-    const model = new LearnedExperienceModel(result.network, result.tokenizer, card, result.parsed, { buffer, transitionCache: false });
+    const model = new LearnedExperienceModel(result.network, result.tokenizer, card, result.parsed, {
+      buffer,
+      transitionCache: false,
+    });
     const t = trajectories[0];
-    const ask = () => Promise.all(t.steps.map((s, i) => model.next({ task: t.task, history: t.steps.slice(0, i), state: { text: s.observation, admissible: s.admissible, task: t.task }, action: s.action })));
+    const ask = () =>
+      Promise.all(
+        t.steps.map((s, i) =>
+          model.next({
+            task: t.task,
+            history: t.steps.slice(0, i),
+            state: { text: s.observation, admissible: s.admissible, task: t.task },
+            action: s.action,
+          }),
+        ),
+      );
     await ask();
     const before = tf.memory().numTensors;
     for (let i = 0; i < 3; i++) await ask();
@@ -162,20 +237,60 @@ describe('learned experience model', () => {
 
   it("reads an answer's placeholders back as new ids, the same on the page and in its list, the same for the same step", async () => {
     const tokenizer = Tokenizer.learn(['page 1 total results lamp click b0eub84qr9 red'], { minCount: 1, freshIds: 4 });
-    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: SEGMENT_COUNT }, 1);
+    const net = ExperienceNetwork.create(
+      {
+        vocabSize: tokenizer.size,
+        dModel: 16,
+        encoderBlocks: 1,
+        kernel: 3,
+        decoderLayers: 1,
+        heads: 1,
+        selfDim: 8,
+        attentionDim: 8,
+        ffMult: 2,
+        maxContext: 768,
+        maxAnswer: 384,
+        segments: SEGMENT_COUNT,
+      },
+      1,
+    );
     const [id1, id2] = tokenizer.freshIdTokens;
     const text = (s: string) => tokenizer.encode(s);
-    const answer = [[tokenizer.special('<yes>'), tokenizer.special('<no>'), tokenizer.special('<r0>'), tokenizer.special('<obs>')], text('Page 1 |').ids, [id1], text('| Lamp |').ids, [id2],
-      [tokenizer.special('<adm>')], text('click[').ids, [tokenizer.special('<sep>'), id1, tokenizer.special('<sep>'), id2, tokenizer.special('<eos>')]].flat();
+    const answer = [
+      [tokenizer.special('<yes>'), tokenizer.special('<no>'), tokenizer.special('<r0>'), tokenizer.special('<obs>')],
+      text('Page 1 |').ids,
+      [id1],
+      text('| Lamp |').ids,
+      [id2],
+      [tokenizer.special('<adm>')],
+      text('click[').ids,
+      [tokenizer.special('<sep>'), id1, tokenizer.special('<sep>'), id2, tokenizer.special('<eos>')],
+    ].flat();
     const cases = answer.map((id) => (id === id1 || id === id2 ? 2 : 0));
-    cases[answer.lastIndexOf(id1)] = 0; cases[answer.lastIndexOf(id2)] = 0;
-    const fixed: BatchDecoder = async ({ contexts }) => contexts.map(() => ({ tokens: { ids: answer, spaces: answer.map(() => 0), cases }, steps: answer.length }));
+    cases[answer.lastIndexOf(id1)] = 0;
+    cases[answer.lastIndexOf(id2)] = 0;
+    const fixed: BatchDecoder = async ({ contexts }) =>
+      contexts.map(() => ({ tokens: { ids: answer, spaces: answer.map(() => 0), cases }, steps: answer.length }));
     const task = trajectories[0].task;
     const state = { text: 'Instruction: [SEP] buy a red lamp [SEP] Search', admissible: ['search[red lamp]'], task };
-    const model = new LearnedExperienceModel(net, tokenizer, card, { name: 'fake', env: ENV, formatOptions: { ...DEFAULT_FORMAT_OPTIONS, freshIds: { count: 4, prefix: 'b0', length: 10 } } },
-      { decoders: [fixed, fixed], transitionCache: false });
+    const model = new LearnedExperienceModel(
+      net,
+      tokenizer,
+      card,
+      {
+        name: 'fake',
+        env: ENV,
+        formatOptions: { ...DEFAULT_FORMAT_OPTIONS, freshIds: { count: 4, prefix: 'b0', length: 10 } },
+      },
+      { decoders: [fixed, fixed], transitionCache: false },
+    );
     // Four distinct requests, so the batch goes to the two (fake) decoders; then the same four again.
-    const ask = () => Promise.all(['search[red lamp]', 'search[lamp]', 'search[blue lamp]', 'search[a lamp]'].map((action) => model.next({ task, history: [], state, action })));
+    const ask = () =>
+      Promise.all(
+        ['search[red lamp]', 'search[lamp]', 'search[blue lamp]', 'search[a lamp]'].map((action) =>
+          model.next({ task, history: [], state, action }),
+        ),
+      );
     const [a, b, other] = await ask();
     const [again] = await ask();
     expect(a).toMatchObject({ valid: true, actionValid: true });
@@ -191,18 +306,45 @@ describe('learned experience model', () => {
 
   it('reads an empty state back as the current one', async () => {
     const tokenizer = Tokenizer.learn(['click red blue buy now lamp'], { minCount: 1 });
-    const net = ExperienceNetwork.create({ vocabSize: tokenizer.size, dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2, maxContext: 768, maxAnswer: 384, segments: SEGMENT_COUNT }, 1);
+    const net = ExperienceNetwork.create(
+      {
+        vocabSize: tokenizer.size,
+        dModel: 16,
+        encoderBlocks: 1,
+        kernel: 3,
+        decoderLayers: 1,
+        heads: 1,
+        selfDim: 8,
+        attentionDim: 8,
+        ffMult: 2,
+        maxContext: 768,
+        maxAnswer: 384,
+        segments: SEGMENT_COUNT,
+      },
+      1,
+    );
     const ids = (['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t));
-    const empty: BatchDecoder = async ({ contexts }) => contexts.map(() => ({ tokens: { ids, spaces: ids.map(() => 0), cases: ids.map(() => 0) }, steps: ids.length }));
+    const empty: BatchDecoder = async ({ contexts }) =>
+      contexts.map(() => ({ tokens: { ids, spaces: ids.map(() => 0), cases: ids.map(() => 0) }, steps: ids.length }));
     const t = trajectories[0];
     const task = t.task;
-    const state = { text: 'Instruction: [SEP] buy a red lamp [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] red [SEP] blue [SEP] Lamp [SEP] Price: $9.99 [SEP] Buy Now',
-      admissible: ['click[back to search]', 'click[< prev]', 'click[red]', 'click[blue]', 'click[buy now]'], task };
+    const state = {
+      text: 'Instruction: [SEP] buy a red lamp [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] red [SEP] blue [SEP] Lamp [SEP] Price: $9.99 [SEP] Buy Now',
+      admissible: ['click[back to search]', 'click[< prev]', 'click[red]', 'click[blue]', 'click[buy now]'],
+      task,
+    };
     // Four distinct requests, so the batch is split between the two (fake) decoders.
-    const model = new LearnedExperienceModel(net, tokenizer, card, { name: 'fake', env: ENV, formatOptions: DEFAULT_FORMAT_OPTIONS },
-      { decoders: [empty, empty], transitionCache: false });
+    const model = new LearnedExperienceModel(
+      net,
+      tokenizer,
+      card,
+      { name: 'fake', env: ENV, formatOptions: DEFAULT_FORMAT_OPTIONS },
+      { decoders: [empty, empty], transitionCache: false },
+    );
     const actions = ['click[red]', 'click[blue]', 'click[< prev]', 'click[back to search]'];
-    for (const unchanged of await Promise.all(actions.map((action) => model.next({ task, history: [], state, action })))) {
+    for (const unchanged of await Promise.all(
+      actions.map((action) => model.next({ task, history: [], state, action })),
+    )) {
       expect(unchanged).toMatchObject({ valid: true, actionValid: true, terminated: false, reward: 0 });
       expect(unchanged.next.text).toBe(state.text);
       expect(unchanged.next.admissible).toEqual(state.admissible);

@@ -6,7 +6,15 @@ import { decodeAnswer, type Answer } from '../../../../src/core/experience/learn
 import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
 import { DecodeCache } from '../../../../src/core/experience/learned/decode-cache';
 import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
-import { TOY_CARD, TOY_FORMAT, TOY_STEPS, tinyConfig, tinyNetwork as tinyNetworkOf, toyPairs, toyTokenizer } from './fixtures';
+import {
+  TOY_CARD,
+  TOY_FORMAT,
+  TOY_STEPS,
+  tinyConfig,
+  tinyNetwork as tinyNetworkOf,
+  toyPairs,
+  toyTokenizer,
+} from './fixtures';
 import { encodeAnswer, encodeContext, encodePrompt } from '../../../../src/core/experience/learned/format';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 
@@ -14,7 +22,12 @@ beforeAll(async () => {
   expect((await initBackend('wasm')).backend).toBe('wasm');
 });
 
-const limits = { stateTokens: TOY_FORMAT.answerStateTokens, maxAdmissible: TOY_FORMAT.maxAdmissible, actionTokens: TOY_FORMAT.admissibleActionTokens, admissibleTokens: TOY_FORMAT.answerAdmissibleTokens };
+const limits = {
+  stateTokens: TOY_FORMAT.answerStateTokens,
+  maxAdmissible: TOY_FORMAT.maxAdmissible,
+  actionTokens: TOY_FORMAT.admissibleActionTokens,
+  admissibleTokens: TOY_FORMAT.answerAdmissibleTokens,
+};
 
 describe('experience network', () => {
   const tinyNetwork = tinyNetworkOf;
@@ -26,13 +39,28 @@ describe('experience network', () => {
     const lossValue = () => tf.tidy(() => net.loss(batch).total.dataSync()[0]);
     const { grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
     // A few entries of weights on every path: the encoder conv, the cross-attention, the pointer gate, the output, the continuation's strengths.
-    for (const name of ['enc0/conv_w', 'dec0/xk_w', 'dec0/qkv_w', 'gate_w', 'vocab_w', 'tok', 'ptr_cont_w', 'ptr_cont_b', 'gate_cont_w']) {
+    for (const name of [
+      'enc0/conv_w',
+      'dec0/xk_w',
+      'dec0/qkv_w',
+      'gate_w',
+      'vocab_w',
+      'tok',
+      'ptr_cont_w',
+      'ptr_cont_b',
+      'gate_cont_w',
+    ]) {
       const variable = [...net.variables.entries()].find(([n]) => n === name)![1];
       const analytic = grads[variable.name].dataSync();
       const values = variable.dataSync().slice();
       for (const index of [0, Math.floor(values.length / 2), values.length - 1]) {
         const eps = 1e-2;
-        const at = (delta: number) => { const v = values.slice(); v[index] += delta; variable.assign(tf.tensor(v, variable.shape)); return lossValue(); };
+        const at = (delta: number) => {
+          const v = values.slice();
+          v[index] += delta;
+          variable.assign(tf.tensor(v, variable.shape));
+          return lossValue();
+        };
         const numeric = (at(eps) - at(-eps)) / (2 * eps);
         variable.assign(tf.tensor(values, variable.shape));
         expect(Math.abs(numeric - analytic[index])).toBeLessThan(2e-3 + 0.05 * Math.abs(numeric));
@@ -46,10 +74,26 @@ describe('experience network', () => {
     const tokenizer = toyTokenizer();
     const pairs = toyPairs(tokenizer);
     const net = tinyNetwork(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
-    const state = await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 150, batchSize: 4, learningRate: 1e-2, warmupSteps: 10, patience: 1000, seed: 1 });
+    const state = await fitNetwork(net, tokenizer, pairs, [], {
+      ...DEFAULT_FIT_OPTIONS,
+      epochs: 150,
+      batchSize: 4,
+      learningRate: 1e-2,
+      warmupSteps: 10,
+      patience: 1000,
+      seed: 1,
+    });
     expect(state.history.at(-1)!.trainLoss).toBeLessThan(0.05);
     const masks = buildMasks(tokenizer);
-    const decoded = await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+    const decoded = await decodeBatch(
+      net,
+      tokenizer,
+      masks,
+      pairs.map((p) => p.context),
+      pairs.map((p) => p.prompt),
+      pairs.map(() => 'next'),
+      limits,
+    );
     decoded.forEach((d, i) => expect(decodeAnswer(tokenizer, d.tokens)).toEqual(TOY_STEPS[i].answer));
     masks.table.dispose();
     net.dispose();
@@ -62,28 +106,54 @@ describe('experience network', () => {
     const batch = makeBatch(pairs, tokenizer);
     const full = net.teacherForced(batch);
     const [vocab, pointer, gate] = [full.vocab.dataSync(), full.pointer.dataSync(), full.gate.dataSync()];
-    const B = pairs.length, V = tokenizer.size, Lc = batch.contextLength, P = pairs[0].prompt.ids.length;
+    const B = pairs.length,
+      V = tokenizer.size,
+      Lc = batch.contextLength,
+      P = pairs[0].prompt.ids.length;
     const lengths = Int32Array.from(pairs, (p) => p.context.ids.length);
-    const flat = (pick: (c: typeof pairs[number]['context']) => number[]) => {
+    const flat = (pick: (c: (typeof pairs)[number]['context']) => number[]) => {
       const out = new Int32Array(B * Lc);
       pairs.forEach((p, b) => out.set(pick(p.context), b * Lc));
       return out;
     };
-    const cache = DecodeCache.prefill(net, { ids: flat((c) => c.ids), spaces: flat((c) => c.spaces), cases: flat((c) => c.cases), segments: flat((c) => c.segments),
-      positions: Int32Array.from({ length: B * Lc }, (_, i) => i % Lc) }, B, Lc, lengths);
+    const cache = DecodeCache.prefill(
+      net,
+      {
+        ids: flat((c) => c.ids),
+        spaces: flat((c) => c.spaces),
+        cases: flat((c) => c.cases),
+        segments: flat((c) => c.segments),
+        positions: Int32Array.from({ length: B * Lc }, (_, i) => i % Lc),
+      },
+      B,
+      Lc,
+      lengths,
+    );
     const noMask = tf.zeros([B, V]) as tf.Tensor2D;
-    let fed = { ids: new Int32Array(pairs.flatMap((p) => [...p.prompt.ids, tokenizer.special('<ans>')])), spaces: new Int32Array(B * (P + 1)), cases: new Int32Array(B * (P + 1)) };
-    pairs.forEach((p, b) => { fed.spaces.set(p.prompt.spaces, b * (P + 1)); fed.cases.set(p.prompt.cases, b * (P + 1)); });
+    let fed = {
+      ids: new Int32Array(pairs.flatMap((p) => [...p.prompt.ids, tokenizer.special('<ans>')])),
+      spaces: new Int32Array(B * (P + 1)),
+      cases: new Int32Array(B * (P + 1)),
+    };
+    pairs.forEach((p, b) => {
+      fed.spaces.set(p.prompt.spaces, b * (P + 1));
+      fed.cases.set(p.prompt.cases, b * (P + 1));
+    });
     const steps = Math.min(...pairs.map((p) => p.answer.ids.length));
     for (let t = 0; t < steps; t++) {
       const out = await cache.step(fed, noMask);
       for (let b = 0; b < B; b++) {
         const row = b * batch.answerLength + P + t;
         for (let w = 0; w < V; w++) expect(Math.abs(out.vocab[b * V + w] - vocab[row * V + w])).toBeLessThan(1e-4);
-        for (let j = 0; j < lengths[b]; j++) expect(Math.abs(out.pointer[b * Lc + j] - pointer[row * Lc + j])).toBeLessThan(1e-4);
+        for (let j = 0; j < lengths[b]; j++)
+          expect(Math.abs(out.pointer[b * Lc + j] - pointer[row * Lc + j])).toBeLessThan(1e-4);
         expect(Math.abs(out.gate[b] - gate[row])).toBeLessThan(1e-4);
       }
-      fed = { ids: Int32Array.from(pairs, (p) => p.answer.ids[t]), spaces: Int32Array.from(pairs, (p) => p.answer.spaces[t]), cases: Int32Array.from(pairs, (p) => p.answer.cases[t]) };
+      fed = {
+        ids: Int32Array.from(pairs, (p) => p.answer.ids[t]),
+        spaces: Int32Array.from(pairs, (p) => p.answer.spaces[t]),
+        cases: Int32Array.from(pairs, (p) => p.answer.cases[t]),
+      };
     }
     cache.dispose();
     tf.dispose([full.vocab, full.pointer, full.gate, noMask]);
@@ -95,20 +165,52 @@ describe('experience network', () => {
     const pairs = toyPairs(tokenizer);
     const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
     // Trained a little, so the rows' answers differ in length (and a big batch shrinks as they end).
-    await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 40, batchSize: 4, learningRate: 1e-2, warmupSteps: 5, patience: 1000, seed: 2 });
+    await fitNetwork(net, tokenizer, pairs, [], {
+      ...DEFAULT_FIT_OPTIONS,
+      epochs: 40,
+      batchSize: 4,
+      learningRate: 1e-2,
+      warmupSteps: 5,
+      patience: 1000,
+      seed: 2,
+    });
     const masks = buildMasks(tokenizer);
-    const together = await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+    const together = await decodeBatch(
+      net,
+      tokenizer,
+      masks,
+      pairs.map((p) => p.context),
+      pairs.map((p) => p.prompt),
+      pairs.map(() => 'next'),
+      limits,
+    );
     for (let i = 0; i < pairs.length; i++) {
       const [alone] = await decodeBatch(net, tokenizer, masks, [pairs[i].context], [pairs[i].prompt], ['next'], limits);
       expect(alone.tokens).toEqual(together[i].tokens);
       // In another company (a different longest context), the row still decodes the same.
-      const [first] = await decodeBatch(net, tokenizer, masks, [pairs[i].context, pairs[(i + 1) % pairs.length].context, pairs[(i + 2) % pairs.length].context], [pairs[i].prompt, pairs[(i + 1) % pairs.length].prompt, pairs[(i + 2) % pairs.length].prompt], ['next', 'next', 'next'], limits);
+      const [first] = await decodeBatch(
+        net,
+        tokenizer,
+        masks,
+        [pairs[i].context, pairs[(i + 1) % pairs.length].context, pairs[(i + 2) % pairs.length].context],
+        [pairs[i].prompt, pairs[(i + 1) % pairs.length].prompt, pairs[(i + 2) % pairs.length].prompt],
+        ['next', 'next', 'next'],
+        limits,
+      );
       expect(first.tokens).toEqual(together[i].tokens);
     }
     // A batch big enough to shrink as its rows finish (finished rows leave the cache) decodes the same.
     const many = Array.from({ length: 12 }, (_, i) => pairs[i % pairs.length]);
     const compact = vi.spyOn(DecodeCache.prototype, 'compact');
-    const shrinking = await decodeBatch(net, tokenizer, masks, many.map((p) => p.context), many.map((p) => p.prompt), many.map(() => 'next'), limits);
+    const shrinking = await decodeBatch(
+      net,
+      tokenizer,
+      masks,
+      many.map((p) => p.context),
+      many.map((p) => p.prompt),
+      many.map(() => 'next'),
+      limits,
+    );
     shrinking.forEach((d, i) => expect(d.tokens).toEqual(together[i % pairs.length].tokens));
     expect(new Set(together.map((d) => d.steps)).size).toBeGreaterThan(1);
     expect(compact).toHaveBeenCalled();
@@ -124,11 +226,27 @@ describe('experience network', () => {
     const masks = buildMasks(tokenizer);
     const fit = { ...DEFAULT_FIT_OPTIONS, epochs: 1, batchSize: 2, warmupSteps: 1 };
     await fitNetwork(net, tokenizer, pairs, pairs, fit);
-    await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+    await decodeBatch(
+      net,
+      tokenizer,
+      masks,
+      pairs.map((p) => p.context),
+      pairs.map((p) => p.prompt),
+      pairs.map(() => 'next'),
+      limits,
+    );
     const before = tf.memory().numTensors;
     for (let i = 0; i < 3; i++) {
       await fitNetwork(net, tokenizer, pairs, pairs, fit);
-      await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt), pairs.map(() => 'next'), limits);
+      await decodeBatch(
+        net,
+        tokenizer,
+        masks,
+        pairs.map((p) => p.context),
+        pairs.map((p) => p.prompt),
+        pairs.map(() => 'next'),
+        limits,
+      );
     }
     expect(tf.memory().numTensors).toBe(before);
     masks.table.dispose();
@@ -137,18 +255,25 @@ describe('experience network', () => {
 
   it('builds the same network from the same seed, and refuses weights of another shape', async () => {
     const tokenizer = toyTokenizer();
-    const a = tinyNetwork(tokenizer, 17), b = tinyNetwork(tokenizer, 17), c = tinyNetwork(tokenizer, 18);
+    const a = tinyNetwork(tokenizer, 17),
+      b = tinyNetwork(tokenizer, 17),
+      c = tinyNetwork(tokenizer, 18);
     const [wa, wb, wc] = await Promise.all([a.getWeights(), b.getWeights(), c.getWeights()]);
     expect(wa.map((w) => Array.from(w.data))).toEqual(wb.map((w) => Array.from(w.data)));
     expect(wa[0].data).not.toEqual(wc[0].data);
     expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size, { dModel: 8 }), wa)).toThrow(/needs \[/);
     // A file without one of the network's weights (a model of another network) is refused, naming it.
-    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size), wa.filter((w) => w.name !== 'ptr_cont_w'))).toThrow(/no weight 'ptr_cont_w'/);
+    expect(() =>
+      ExperienceNetwork.fromWeights(
+        tinyConfig(tokenizer.size),
+        wa.filter((w) => w.name !== 'ptr_cont_w'),
+      ),
+    ).toThrow(/no weight 'ptr_cont_w'/);
     [a, b, c].forEach((n) => n.dispose());
   });
 });
 
-describe('the verdicts\' loss weight', () => {
+describe("the verdicts' loss weight", () => {
   it('weighs the verdict tokens ×4 by default, as asked otherwise, and the contents at 1', () => {
     const tokenizer = toyTokenizer();
     const [pair] = toyPairs(tokenizer);
@@ -164,12 +289,20 @@ describe('the verdicts\' loss weight', () => {
 describe('unchanged states', () => {
   it('decides whether the state changed by the whole masses: an empty state only when <eos> holds at least half', async () => {
     const { unchangedOrNew } = await import('../../../../src/core/experience/learned/decode');
-    const V = 40, eos = 3;
+    const V = 40,
+      eos = 3;
     const step = (pEos: number, gate = 1) => {
       const vocab = new Float32Array(2 * V);
       vocab[V + eos] = pEos;
-      for (let w = 30; w < 40; w++) vocab[V + w] = (1 - pEos) / 10;   // the rest spread over ten first words, each less likely than <eos>
-      return { vocab, bestWord: new Int32Array(2), pointer: new Float32Array(2), gate: Float32Array.of(1, gate), space: new Int32Array(2), letterCase: new Int32Array(2) };
+      for (let w = 30; w < 40; w++) vocab[V + w] = (1 - pEos) / 10; // the rest spread over ten first words, each less likely than <eos>
+      return {
+        vocab,
+        bestWord: new Int32Array(2),
+        pointer: new Float32Array(2),
+        gate: Float32Array.of(1, gate),
+        space: new Int32Array(2),
+        letterCase: new Int32Array(2),
+      };
     };
     const choice = { allowed: 3, unchangedChoice: true } as Parameters<typeof unchangedOrNew>[0];
     expect(unchangedOrNew(choice, step(0.6), 1, V, eos)).toEqual({ forced: eos });
@@ -180,32 +313,107 @@ describe('unchanged states', () => {
     // The copy share of the gate counts against <eos> (never in a context).
     expect('forced' in unchangedOrNew(choice, step(0.6, 0.5), 1, V, eos)).toBe(false);
     // Anywhere else the plan stands.
-    expect(unchangedOrNew({ allowed: 3 } as Parameters<typeof unchangedOrNew>[0], step(0.9), 1, V, eos)).toEqual({ allowed: 3 });
+    expect(unchangedOrNew({ allowed: 3 } as Parameters<typeof unchangedOrNew>[0], step(0.9), 1, V, eos)).toEqual({
+      allowed: 3,
+    });
   });
 
   it('learns to answer a step that leaves the state as it was with an empty state, and never a finished one so', async () => {
     const page = 'Brass Lamp | color | red | blue | Price: $25.99';
     const steps: { state: string; action: string; answer: Answer }[] = [
-      { state: page, action: 'click[red]', answer: { valid: true, terminated: false, reward: 0, observation: page, admissible: ['click[red]', 'click[blue]'], unchanged: true } },
-      { state: 'Page 1 | B07ZZ1 | Brass Lamp | $25.99', action: 'click[b07zz1]', answer: { valid: true, terminated: false, reward: 0, observation: page, admissible: ['click[red]', 'click[blue]'] } },
-      { state: page, action: 'click[buy now]', answer: { valid: true, terminated: true, reward: 1, observation: 'Thank you for shopping with us!', admissible: [] } },
+      {
+        state: page,
+        action: 'click[red]',
+        answer: {
+          valid: true,
+          terminated: false,
+          reward: 0,
+          observation: page,
+          admissible: ['click[red]', 'click[blue]'],
+          unchanged: true,
+        },
+      },
+      {
+        state: 'Page 1 | B07ZZ1 | Brass Lamp | $25.99',
+        action: 'click[b07zz1]',
+        answer: {
+          valid: true,
+          terminated: false,
+          reward: 0,
+          observation: page,
+          admissible: ['click[red]', 'click[blue]'],
+        },
+      },
+      {
+        state: page,
+        action: 'click[buy now]',
+        answer: {
+          valid: true,
+          terminated: true,
+          reward: 1,
+          observation: 'Thank you for shopping with us!',
+          admissible: [],
+        },
+      },
     ];
-    const tokenizer = Tokenizer.learn(steps.flatMap((s) => [s.state, s.action, s.answer.observation, ...s.answer.admissible]), { minCount: 1 });
+    const tokenizer = Tokenizer.learn(
+      steps.flatMap((s) => [s.state, s.action, s.answer.observation, ...s.answer.admissible]),
+      { minCount: 1 },
+    );
     const format = TOY_FORMAT;
     const pairs = steps.map((s, i) => ({
-      kind: 'next' as const, taskId: `t${i}`, episodeId: `e${i}`, prompt: encodePrompt(tokenizer, s.action), answer: encodeAnswer(tokenizer, s.answer, format),
-      context: encodeContext(tokenizer, TOY_CARD, { task: { instruction: 'buy a red lamp' }, history: [], state: { text: s.state, admissible: ['click[red]', 'click[blue]'] }, action: s.action, retrieved: [] }, format),
+      kind: 'next' as const,
+      taskId: `t${i}`,
+      episodeId: `e${i}`,
+      prompt: encodePrompt(tokenizer, s.action),
+      answer: encodeAnswer(tokenizer, s.answer, format),
+      context: encodeContext(
+        tokenizer,
+        TOY_CARD,
+        {
+          task: { instruction: 'buy a red lamp' },
+          history: [],
+          state: { text: s.state, admissible: ['click[red]', 'click[blue]'] },
+          action: s.action,
+          retrieved: [],
+        },
+        format,
+      ),
     }));
     // The unchanged step is `<yes> <no> <r0> <obs> <eos>`; a changed one is written out.
-    expect(pairs[0].answer.ids).toEqual((['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t)));
+    expect(pairs[0].answer.ids).toEqual(
+      (['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t)),
+    );
     expect(pairs[1].answer.ids.length).toBeGreaterThan(10);
     const net = tinyNetworkOf(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
-    await fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, epochs: 120, batchSize: 3, learningRate: 1e-2, warmupSteps: 10, patience: 1000, seed: 1 });
+    await fitNetwork(net, tokenizer, pairs, [], {
+      ...DEFAULT_FIT_OPTIONS,
+      epochs: 120,
+      batchSize: 3,
+      learningRate: 1e-2,
+      warmupSteps: 10,
+      patience: 1000,
+      seed: 1,
+    });
     const masks = buildMasks(tokenizer);
-    const decoded = await decodeBatch(net, tokenizer, masks, pairs.map((p) => p.context), pairs.map((p) => p.prompt),
-      pairs.map(() => 'next'), limits);
+    const decoded = await decodeBatch(
+      net,
+      tokenizer,
+      masks,
+      pairs.map((p) => p.context),
+      pairs.map((p) => p.prompt),
+      pairs.map(() => 'next'),
+      limits,
+    );
     const answers = decoded.map((d) => decodeAnswer(tokenizer, d.tokens));
-    expect(answers[0]).toEqual({ valid: true, terminated: false, reward: 0, observation: '', admissible: [], unchanged: true });
+    expect(answers[0]).toEqual({
+      valid: true,
+      terminated: false,
+      reward: 0,
+      observation: '',
+      admissible: [],
+      unchanged: true,
+    });
     const { unchanged: _u, ...written } = steps[1].answer;
     expect(answers[1]).toEqual(written);
     // A finished episode's state is always written: the terminal step is read back in full.

@@ -4,7 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  MIN_MEASURED_BATCHES, TrainingSpeed, VALIDATION_SPEEDUP, WARMUP_BATCHES,
+  MIN_MEASURED_BATCHES,
+  TrainingSpeed,
+  VALIDATION_SPEEDUP,
+  WARMUP_BATCHES,
 } from '../../../../src/core/experience/learned/time-left';
 
 const work = { epochTokens: 100_000, validationTokens: 12_000, batchesPerEpoch: 100 };
@@ -34,7 +37,7 @@ describe('the time a training has left', () => {
     expect(speed.tokensPerSecond).toBeCloseTo(2000, 6);
   });
 
-  it('counts the tokens left, the epochs after this one and each epoch\'s end (estimated, then measured)', () => {
+  it("counts the tokens left, the epochs after this one and each epoch's end (estimated, then measured)", () => {
     const speed = new TrainingSpeed(work);
     for (let i = 0; i < WARMUP_BATCHES + MIN_MEASURED_BATCHES; i++) speed.addBatch(1000, 0.5); // 2,000 tokens/s
     const validation = work.validationTokens / (2000 * VALIDATION_SPEEDUP); // 2 s
@@ -50,14 +53,16 @@ describe('the time a training has left', () => {
   it('is not thrown off by a slow start as the old per-batch mean was', () => {
     // 100 batches an epoch, 10 epochs, 1,000 tokens and 0.5 s a batch after a 40 s start-up.
     const speed = new TrainingSpeed({ ...work, validationTokens: 0 });
-    let oldSeconds = 0, tokens = 0;
+    let oldSeconds = 0,
+      tokens = 0;
     for (let b = 1; b <= 10; b++) {
       const seconds = b <= WARMUP_BATCHES ? 40 / WARMUP_BATCHES : 0.5;
       speed.addBatch(1000, seconds);
-      oldSeconds += seconds; tokens += 1000;
+      oldSeconds += seconds;
+      tokens += 1000;
     }
     const truth = (100 - 10) * 0.5 + 9 * 100 * 0.5;
-    const old = (oldSeconds / 10) * ((100 - 10) + 9 * 100);
+    const old = (oldSeconds / 10) * (100 - 10 + 9 * 100);
     expect(old / truth).toBeGreaterThan(5);
     expect(speed.timeLeft(work.epochTokens - tokens, 9)!.total).toBeCloseTo(truth, 6);
   });

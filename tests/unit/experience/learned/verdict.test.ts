@@ -7,11 +7,22 @@ import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/
 import { makeDreamEnv } from '../../../../src/core/experience/dream-env';
 import { predictedOutcome } from '../../../../src/core/experience/types';
 import { DEFAULT_FORMAT_OPTIONS, encodeAnswer } from '../../../../src/core/experience/learned/format';
-import { decodeModelFiles, encodeModelFiles, ModelFileError, type ModelManifest } from '../../../../src/core/experience/learned/model-file';
+import {
+  decodeModelFiles,
+  encodeModelFiles,
+  ModelFileError,
+  type ModelManifest,
+} from '../../../../src/core/experience/learned/model-file';
 import { groupEpisodes } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import {
-  fitVerdictHead, verdictExamples, verdictFeatures, verdictProbability, VERDICT_FEATURES, type VerdictExample, type VerdictHead,
+  fitVerdictHead,
+  verdictExamples,
+  verdictFeatures,
+  verdictProbability,
+  VERDICT_FEATURES,
+  type VerdictExample,
+  type VerdictHead,
 } from '../../../../src/core/experience/learned/verdict';
 import { learnedTrainOptions, trainLearnedModel } from '../../../../src/core/experience/learned/train-model';
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
@@ -25,13 +36,24 @@ const definition = getEnvDefinition(ENV);
 
 async function play(policy: string, options: NoisyExpertOptions, seeds: number[]): Promise<Trajectory[]> {
   const out: Trajectory[] = [];
-  for (const seed of seeds) out.push(await rolloutEpisode(makeEnv(ENV), makeBaselinePolicy(policy, options), { seed, task: definition.generateTask(seed, [0, 0.5, 1][seed % 3]) }));
+  for (const seed of seeds)
+    out.push(
+      await rolloutEpisode(makeEnv(ENV), makeBaselinePolicy(policy, options), {
+        seed,
+        task: definition.generateTask(seed, [0, 0.5, 1][seed % 3]),
+      }),
+    );
   return out;
 }
 
 /** The terminal steps of trajectories, as the head sees them (last 4 valid actions shown). */
 function examplesOf(trajectories: Trajectory[]): VerdictExample[] {
-  return verdictExamples(groupEpisodes(trajectories.flatMap((t) => trajectoryToTransitions(t, { source: 'offline', createdAt: 0 }).transitions)), 4);
+  return verdictExamples(
+    groupEpisodes(
+      trajectories.flatMap((t) => trajectoryToTransitions(t, { source: 'offline', createdAt: 0 }).transitions),
+    ),
+    4,
+  );
 }
 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
@@ -42,7 +64,11 @@ let hastyEnds: VerdictExample[];
 beforeAll(async () => {
   expect((await initBackend('wasm')).backend).toBe('wasm');
   // Like the shipped datasets: expert, noisy and random play.
-  training = examplesOf([...await play('expert', {}, range(100, 30)), ...await play('noisy-expert', { epsilon: 0.3 }, range(200, 30)), ...await play('random', {}, range(300, 40))]);
+  training = examplesOf([
+    ...(await play('expert', {}, range(100, 30))),
+    ...(await play('noisy-expert', { epsilon: 0.3 }, range(200, 30))),
+    ...(await play('random', {}, range(300, 40))),
+  ]);
   expertEnds = examplesOf(await play('expert', {}, range(1e9, 20)));
   // The exploit a dream-trained agent finds: buy right after opening the product.
   hastyEnds = examplesOf(await play('noisy-expert', { epsilon: 0, finishEarly: 1 }, range(1e9 + 100, 40)));
@@ -64,16 +90,25 @@ describe('verdict head', () => {
     expect(head.features).toEqual([...VERDICT_FEATURES]);
     expect(fitVerdictHead(card, training)).toEqual(head);
     expect(head.weights[0]).toBeLessThan(0); // an open option speaks against success
-    const right = hastyEnds.filter((e) => (verdictProbability(head, verdictFeatures(card, e.input)) >= 0.5) === e.success).length;
+    const right = hastyEnds.filter(
+      (e) => verdictProbability(head, verdictFeatures(card, e.input)) >= 0.5 === e.success,
+    ).length;
     expect(right / hastyEnds.length).toBeGreaterThan(0.9);
     expect(hastyEnds.some((e) => !e.success)).toBe(true);
   });
 
   it('judges the price of what is bought by the listing it was chosen from, where the shown history has it', () => {
-    const listing = 'Page 1 (Total results: 50) [SEP] Next > [SEP] B0ABC12345 [SEP] Linen Sofa [SEP] $50.00 [SEP] B0DEF67890 [SEP] Velvet Sofa [SEP] $900.00';
-    const item = 'Back to Search [SEP] < Prev [SEP] Linen Sofa [SEP] Price: $900.00 [SEP] Rating: N.A. [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now';
-    const input = { instruction: 'i need a linen sofa, and price lower than 100.00 dollars', history: ['search[linen sofa]', 'click[b0abc12345]'],
-      historyPages: ['WebShop [SEP] Search', listing], state: { text: item, admissible: ['click[buy now]'] }, action: 'click[buy now]' };
+    const listing =
+      'Page 1 (Total results: 50) [SEP] Next > [SEP] B0ABC12345 [SEP] Linen Sofa [SEP] $50.00 [SEP] B0DEF67890 [SEP] Velvet Sofa [SEP] $900.00';
+    const item =
+      'Back to Search [SEP] < Prev [SEP] Linen Sofa [SEP] Price: $900.00 [SEP] Rating: N.A. [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now';
+    const input = {
+      instruction: 'i need a linen sofa, and price lower than 100.00 dollars',
+      history: ['search[linen sofa]', 'click[b0abc12345]'],
+      historyPages: ['WebShop [SEP] Search', listing],
+      state: { text: item, admissible: ['click[buy now]'] },
+      action: 'click[buy now]',
+    };
     const over = (x: typeof input) => verdictFeatures(card, x)[VERDICT_FEATURES.indexOf('over_chosen')];
     // Listed at $50 when it was chosen: not over the bound, whatever price the next page shows.
     expect(over(input)).toBe(0);
@@ -85,20 +120,45 @@ describe('verdict head', () => {
   });
 
   it('is not fitted from one outcome alone', () => {
-    expect(fitVerdictHead(card, training.filter((e) => e.success))).toBeNull();
-    expect(fitVerdictHead(card, [...training.filter((e) => e.success), ...training.filter((e) => !e.success).slice(0, 4)])).toBeNull();
+    expect(
+      fitVerdictHead(
+        card,
+        training.filter((e) => e.success),
+      ),
+    ).toBeNull();
+    expect(
+      fitVerdictHead(card, [...training.filter((e) => e.success), ...training.filter((e) => !e.success).slice(0, 4)]),
+    ).toBeNull();
   });
 
-  it('is fitted by training on the training split\'s real endings, unless turned off', async () => {
-    const trajectories = [...await play('expert', {}, range(400, 8)), ...await play('noisy-expert', { epsilon: 0, finishEarly: 1 }, range(500, 10))];
-    const options = (verdictHead: boolean) => learnedTrainOptions({
-      name: 'tiny', validationShare: 0.2, verdictHead,
-      network: { dModel: 16, encoderBlocks: 1, kernel: 3, decoderLayers: 1, heads: 1, selfDim: 8, attentionDim: 8, ffMult: 2 },
-      fit: { epochs: 1, batchSize: 8, warmupSteps: 2, seed: 3 },
-    });
+  it("is fitted by training on the training split's real endings, unless turned off", async () => {
+    const trajectories = [
+      ...(await play('expert', {}, range(400, 8))),
+      ...(await play('noisy-expert', { epsilon: 0, finishEarly: 1 }, range(500, 10))),
+    ];
+    const options = (verdictHead: boolean) =>
+      learnedTrainOptions({
+        name: 'tiny',
+        validationShare: 0.2,
+        verdictHead,
+        network: {
+          dModel: 16,
+          encoderBlocks: 1,
+          kernel: 3,
+          decoderLayers: 1,
+          heads: 1,
+          selfDim: 8,
+          attentionDim: 8,
+          ffMult: 2,
+        },
+        fit: { epochs: 1, batchSize: 8, warmupSteps: 2, seed: 3 },
+      });
     const buffer = await bufferFromTrajectories(trajectories);
     const result = await trainLearnedModel(buffer, ENV, card, options(true));
-    const expected = fitVerdictHead(card, verdictExamples(result.data.trainEpisodes, DEFAULT_FORMAT_OPTIONS.historyLength));
+    const expected = fitVerdictHead(
+      card,
+      verdictExamples(result.data.trainEpisodes, DEFAULT_FORMAT_OPTIONS.historyLength),
+    );
     expect(expected).not.toBeNull();
     expect(result.data.trainEpisodes.length).toBeLessThan(trajectories.length);
     expect(result.parsed.verdict).toEqual(expected);
@@ -113,9 +173,35 @@ describe('verdict head', () => {
     const head = fitVerdictHead(card, training)!;
     const tokenizer = Tokenizer.learn(['buy now thank you'], { minCount: 1 });
     const net = tinyNetwork(tokenizer);
-    const files = encodeModelFiles({ name: 'v', env: ENV, card, network: net.config, formatOptions: DEFAULT_FORMAT_OPTIONS, tokenizer: tokenizer.toJSON(),
-      training: { data: { source: '', episodes: 0, trainEpisodes: 0, validationEpisodes: 0, trainPairs: 0, validationPairs: 0, heldOutDropped: 0 }, seed: 0, epochs: [], bestEpoch: 0, bestValidationLoss: 0, seconds: 0, tokensPerSecond: 0, backend: 'wasm' } },
-    []);
+    const files = encodeModelFiles(
+      {
+        name: 'v',
+        env: ENV,
+        card,
+        network: net.config,
+        formatOptions: DEFAULT_FORMAT_OPTIONS,
+        tokenizer: tokenizer.toJSON(),
+        training: {
+          data: {
+            source: '',
+            episodes: 0,
+            trainEpisodes: 0,
+            validationEpisodes: 0,
+            trainPairs: 0,
+            validationPairs: 0,
+            heldOutDropped: 0,
+          },
+          seed: 0,
+          epochs: [],
+          bestEpoch: 0,
+          bestValidationLoss: 0,
+          seconds: 0,
+          tokensPerSecond: 0,
+          backend: 'wasm',
+        },
+      },
+      [],
+    );
     const { manifest } = decodeModelFiles(files.manifest, files.weights);
     expect(manifest.verdict).toBeUndefined();
     const withVerdict = (m: ModelManifest, verdict: VerdictHead | null) => {
@@ -127,54 +213,122 @@ describe('verdict head', () => {
     expect(withVerdict(decodeModelFiles(withHead, files.weights).manifest, null)).toBe(files.manifest);
     const renamed = withHead.replace('"pending"', '"price"');
     expect(() => decodeModelFiles(renamed, files.weights)).toThrow(ModelFileError);
-    expect(() => decodeModelFiles(renamed, files.weights)).toThrow(/verdict head reads features \[price,unmatched,over_chosen\]/);
+    expect(() => decodeModelFiles(renamed, files.weights)).toThrow(
+      /verdict head reads features \[price,unmatched,over_chosen\]/,
+    );
     const broken = JSON.stringify({ ...JSON.parse(withHead), verdict: { ...head, weights: [1] } });
     expect(() => decodeModelFiles(broken, files.weights)).toThrow(/verdict head's weights are missing/);
     net.dispose();
   });
 
-  it('replaces the generator\'s reward at an episode\'s end, and only there', async () => {
-    const tokenizer = Tokenizer.learn(hastyEnds.flatMap((e) => [e.input.instruction, e.input.state.text, ...e.input.state.admissible, 'thank you for shopping with us']), { minCount: 1 });
+  it("replaces the generator's reward at an episode's end, and only there", async () => {
+    const tokenizer = Tokenizer.learn(
+      hastyEnds.flatMap((e) => [
+        e.input.instruction,
+        e.input.state.text,
+        ...e.input.state.admissible,
+        'thank you for shopping with us',
+      ]),
+      { minCount: 1 },
+    );
     // Decoders that always write "a valid end, reward 1" (what the generator says of every buy).
-    const written = encodeAnswer(tokenizer, { valid: true, terminated: true, reward: 1, observation: 'thank you for shopping with us', admissible: [] }, DEFAULT_FORMAT_OPTIONS);
-    const fake: BatchDecoder = async ({ contexts }) => contexts.map(() => ({ tokens: { ids: written.ids, spaces: written.spaces, cases: written.cases }, steps: written.ids.length }));
+    const written = encodeAnswer(
+      tokenizer,
+      { valid: true, terminated: true, reward: 1, observation: 'thank you for shopping with us', admissible: [] },
+      DEFAULT_FORMAT_OPTIONS,
+    );
+    const fake: BatchDecoder = async ({ contexts }) =>
+      contexts.map(() => ({
+        tokens: { ids: written.ids, spaces: written.spaces, cases: written.cases },
+        steps: written.ids.length,
+      }));
     const head: VerdictHead = fitVerdictHead(card, training)!;
     const failures = hastyEnds.filter((e) => !e.success && verdictFeatures(card, e.input)[0] > 0).slice(0, 2);
     const successes = expertEnds.filter((e) => verdictFeatures(card, e.input)[0] === 0).slice(0, 2);
     // Four distinct requests (identical ones are decoded once), so the batch is split between the two decoders.
-    const ask = async (model: LearnedExperienceModel) => Promise.all([failures[0], successes[0], failures[1], successes[1]].map((e) => model.next({
-      task: { ...definition.generateTask(1e9, 0), instruction: e.input.instruction },
-      history: e.input.history.map((action) => ({ observation: '', admissible: [], action, reward: 0, terminated: false, truncated: false, valid: true })),
-      state: { ...e.input.state, admissible: e.input.state.admissible.slice(), task: definition.generateTask(1e9, 0) }, action: e.input.action,
-    })));
+    const ask = async (model: LearnedExperienceModel) =>
+      Promise.all(
+        [failures[0], successes[0], failures[1], successes[1]].map((e) =>
+          model.next({
+            task: { ...definition.generateTask(1e9, 0), instruction: e.input.instruction },
+            history: e.input.history.map((action) => ({
+              observation: '',
+              admissible: [],
+              action,
+              reward: 0,
+              terminated: false,
+              truncated: false,
+              valid: true,
+            })),
+            state: {
+              ...e.input.state,
+              admissible: e.input.state.admissible.slice(),
+              task: definition.generateTask(1e9, 0),
+            },
+            action: e.input.action,
+          }),
+        ),
+      );
     const manifest = { name: 'fake', env: ENV, formatOptions: DEFAULT_FORMAT_OPTIONS };
-    const judged = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], transitionCache: false });
+    const judged = new LearnedExperienceModel(
+      tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }),
+      tokenizer,
+      card,
+      { ...manifest, verdict: head },
+      { decoders: [fake, fake], transitionCache: false },
+    );
     const answers = await ask(judged);
     expect(answers.map((p) => p.invalidReason ?? null)).toEqual([null, null, null, null]);
     // The reward is the head's p(success), the outcome it expects; the outcome is p ≥ 0.5.
-    expect(answers.map((p) => [p.terminated, p.success, predictedOutcome(p)])).toEqual([[true, false, 0], [true, true, 1], [true, false, 0], [true, true, 1]]);
+    expect(answers.map((p) => [p.terminated, p.success, predictedOutcome(p)])).toEqual([
+      [true, false, 0],
+      [true, true, 1],
+      [true, false, 0],
+      [true, true, 1],
+    ]);
     answers.forEach((p) => {
       const probability = Number(/p\(success\) (\d\.\d+)/.exec(p.notes.join())![1]);
       expect(p.reward).toBeCloseTo(probability, 3);
       expect(p.reward > 0 && p.reward < 1).toBe(true);
     });
     const bad = answers[0];
-    expect(bad.notes.join()).toMatch(/verdict head: p\(success\) 0\.\d+ from pending [1-3], .*\(the generator wrote reward 1\)/);
+    expect(bad.notes.join()).toMatch(
+      /verdict head: p\(success\) 0\.\d+ from pending [1-3], .*\(the generator wrote reward 1\)/,
+    );
     expect(judged.label).toMatch(/verdict head/);
     // A dream ends the episode with the head's outcome as its success, and the graded reward as its return.
     // (Four dreams step together, so their batch goes to the two decoders.)
     const dreams = [0, 1, 2, 3].map(() => makeDreamEnv(judged, { envId: ENV }));
-    const firsts = await Promise.all(dreams.map((d, i) => d.reset({ seed: 1e9 + i, task: definition.generateTask(1e9 + i, 0) })));
+    const firsts = await Promise.all(
+      dreams.map((d, i) => d.reset({ seed: 1e9 + i, task: definition.generateTask(1e9 + i, 0) })),
+    );
     for (const ended of await Promise.all(dreams.map((d, i) => d.step(firsts[i].admissible[0])))) {
       expect(ended.terminated).toBe(true);
       expect(ended.reward > 0 && ended.reward < 1).toBe(true);
       expect(ended.info.success).toBe(ended.reward >= 0.5);
     }
     // Thresholded, as before: 0 or 1.
-    const thresholded = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], transitionCache: false, verdictReward: 'outcome' });
-    expect((await ask(thresholded)).map((p) => [p.reward, p.success])).toEqual([[0, undefined], [1, undefined], [0, undefined], [1, undefined]]);
+    const thresholded = new LearnedExperienceModel(
+      tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }),
+      tokenizer,
+      card,
+      { ...manifest, verdict: head },
+      { decoders: [fake, fake], transitionCache: false, verdictReward: 'outcome' },
+    );
+    expect((await ask(thresholded)).map((p) => [p.reward, p.success])).toEqual([
+      [0, undefined],
+      [1, undefined],
+      [0, undefined],
+      [1, undefined],
+    ]);
     thresholded.dispose();
-    const generator = new LearnedExperienceModel(tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }), tokenizer, card, { ...manifest, verdict: head }, { decoders: [fake, fake], verdictHead: false, transitionCache: false });
+    const generator = new LearnedExperienceModel(
+      tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 }),
+      tokenizer,
+      card,
+      { ...manifest, verdict: head },
+      { decoders: [fake, fake], verdictHead: false, transitionCache: false },
+    );
     expect((await ask(generator)).map((p) => p.reward)).toEqual([1, 1, 1, 1]);
     expect(generator.label).not.toMatch(/verdict head/);
     judged.dispose();
