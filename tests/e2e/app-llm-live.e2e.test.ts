@@ -82,7 +82,8 @@ describe('wllama with stories260K.gguf: try one step, live progress, the answer 
       expect(await page.getByTestId('try-real').count()).toBeGreaterThan(0);
       await expect.poll(() => page.getByTestId('try-real-next').textContent()).toMatch(/Page 1 \(Total results: \d+\)/);
       await expect
-        .poll(() => page.getByTestId('try-cost').textContent())
+        // What the page shows (innerText collapses the template's line breaks, as the browser renders them).
+        .poll(() => page.getByTestId('try-cost').innerText())
         .toMatch(/^\d[\d,]* prompt \+ \d[\d,]* answer tokens,\s+\d[\d,]* ms/);
       console.log(
         `[try] ${(await page.getByTestId('try-cost').textContent())!.replace(/\s+/g, ' ')}; raw: ${(await result.getByTestId('answer-raw').first().textContent())!.slice(0, 120)}`,
