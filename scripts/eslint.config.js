@@ -3,7 +3,7 @@
  * With --config, the patterns below are relative to the working directory (the repository root).
  * Recommended rules of ESLint, typescript-eslint (syntax only: type-aware rules are too slow here;
  * svelte-check does the type checking) and eslint-plugin-svelte, tuned to catch mistakes, not style:
- * Prettier owns the layout (package.json "prettier", .prettierignore).
+ * Prettier owns the layout (package.json "prettier", and the files it leaves alone in the format scripts).
  */
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
