@@ -36,26 +36,9 @@ import { Rng } from '../../rng';
 import { gatherRows, matMulFast } from '../../policy/backend';
 import type { TokenRows, TrainBatch } from './batch';
 import { attentionGroups, groupedAttention, type AttentionGroup } from './grouped-attention';
+import { checkedWeights, weightShapes, type NamedWeight, type NetworkConfig } from './weights';
 
-export interface NetworkConfig {
-  vocabSize: number;
-  dModel: number;
-  /** Encoder conv blocks and their kernel width (odd). */
-  encoderBlocks: number;
-  kernel: number;
-  decoderLayers: number;
-  /** Self-attention heads of the decoder, and their total width (q, k and v each). */
-  heads: number;
-  selfDim: number;
-  /** Width of the cross-attention (and the pointer) query, key and value. */
-  attentionDim: number;
-  /** MLP width as a multiple of dModel. */
-  ffMult: number;
-  maxContext: number;
-  maxAnswer: number;
-  /** Rows of the segment table (format.ts SEGMENT_COUNT). */
-  segments: number;
-}
+export type { NamedWeight, NetworkConfig } from './weights';
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
@@ -72,12 +55,6 @@ export interface LossParts {
   total: tf.Scalar;
   token: tf.Scalar;
   copyShare: tf.Scalar;
-}
-
-export interface NamedWeight {
-  name: string;
-  shape: number[];
-  data: Float32Array;
 }
 
 let instances = 0;
@@ -111,110 +88,14 @@ export class ExperienceNetwork {
   /** A network with the given weights (a checkpoint); every weight must be there with its shape. */
   static fromWeights(config: NetworkConfig, weights: readonly NamedWeight[]): ExperienceNetwork {
     const net = new ExperienceNetwork(config);
-    const byName = new Map(weights.map((w) => [w.name, w]));
-    const known = new Set(net.shapes().map(([name]) => name));
-    const extra = weights.find((w) => !known.has(w.name));
-    if (extra)
-      throw new Error(
-        `The model file has a weight '${extra.name}' this network does not have: it was made for another network.`,
-      );
-    for (const [name, shape] of net.shapes()) {
-      const w = byName.get(name);
-      if (!w) throw new Error(`The model file has no weight '${name}': it was made for another network.`);
-      const size = shape.reduce((a, b) => a * b, 1);
-      if (w.data.length !== size)
-        throw new Error(
-          `Weight '${name}' has ${w.data.length} values in the model file; this network needs [${shape}] (${size}).`,
-        );
-      net.variables.set(name, tf.variable(tf.tensor(w.data, shape), true, `learned${net.uid}/${name}`));
-    }
+    for (const { name, shape, data } of checkedWeights(config, weights))
+      net.variables.set(name, tf.variable(tf.tensor(data, shape), true, `learned${net.uid}/${name}`));
     return net;
   }
 
   /** Every weight's name and shape, in checkpoint order. */
   shapes(): [string, number[]][] {
-    const {
-      vocabSize: V,
-      dModel: d,
-      encoderBlocks,
-      kernel,
-      decoderLayers,
-      ffMult,
-      maxContext,
-      maxAnswer,
-      segments,
-      attentionDim: a,
-      selfDim: s,
-    } = this.config;
-    const f = d * ffMult;
-    const out: [string, number[]][] = [
-      ['tok', [V, d]],
-      ['space', [2, d]],
-      ['case', [3, d]],
-      ['seg', [segments, d]],
-      ['enc_pos', [maxContext, d]],
-      ['dec_pos', [maxAnswer, d]],
-    ];
-    for (let i = 0; i < encoderBlocks; i++) {
-      const p = `enc${i}`;
-      out.push(
-        [`${p}/ln1_g`, [d]],
-        [`${p}/ln1_b`, [d]],
-        [`${p}/conv_w`, [kernel * d, d]],
-        [`${p}/conv_b`, [d]],
-        [`${p}/proj_w`, [d, d]],
-        [`${p}/proj_b`, [d]],
-        [`${p}/ln2_g`, [d]],
-        [`${p}/ln2_b`, [d]],
-        [`${p}/w1_w`, [d, f]],
-        [`${p}/w1_b`, [f]],
-        [`${p}/w2_w`, [f, d]],
-        [`${p}/w2_b`, [d]],
-      );
-    }
-    out.push(['enc_ln_g', [d]], ['enc_ln_b', [d]]);
-    for (let l = 0; l < decoderLayers; l++) {
-      const p = `dec${l}`;
-      out.push(
-        [`${p}/ln1_g`, [d]],
-        [`${p}/ln1_b`, [d]],
-        [`${p}/qkv_w`, [d, 3 * s]],
-        [`${p}/qkv_b`, [3 * s]],
-        [`${p}/out_w`, [s, d]],
-        [`${p}/out_b`, [d]],
-        [`${p}/ln2_g`, [d]],
-        [`${p}/ln2_b`, [d]],
-        [`${p}/xq_w`, [d, a]],
-        [`${p}/xk_w`, [d, a]],
-        [`${p}/xv_w`, [d, a]],
-        [`${p}/proj_w`, [a, d]],
-        [`${p}/proj_b`, [d]],
-        [`${p}/ln3_g`, [d]],
-        [`${p}/ln3_b`, [d]],
-        [`${p}/w1_w`, [d, f]],
-        [`${p}/w1_b`, [f]],
-        [`${p}/w2_w`, [f, d]],
-        [`${p}/w2_b`, [d]],
-      );
-    }
-    out.push(
-      ['dec_ln_g', [d]],
-      ['dec_ln_b', [d]],
-      ['vocab_w', [d, V]],
-      ['vocab_b', [V]],
-      ['space_w', [d, 2]],
-      ['space_b', [2]],
-      ['case_w', [d, 3]],
-      ['case_b', [3]],
-      ['gate_w', [d, 1]],
-      ['gate_b', [1]],
-      ['ptr_q_w', [d, a]],
-      ['ptr_k_w', [d, a]],
-      ['space_ptr_w', [2, 2]],
-      ['case_ptr_w', [3, 3]],
-    );
-    out.push(['ptr_cont_w', [d, 2]], ['ptr_cont_b', [2]], ['gate_cont_w', [2, 1]]);
-    return out;
+    return weightShapes(this.config);
   }
 
   private v(name: string): tf.Variable {
@@ -552,13 +433,8 @@ export class ExperienceNetwork {
   }
 
   setWeights(weights: readonly NamedWeight[]): void {
-    const byName = new Map(weights.map((w) => [w.name, w]));
-    for (const [name, shape] of this.shapes()) {
-      const w = byName.get(name);
-      if (!w || w.data.length !== shape.reduce((a, b) => a * b, 1))
-        throw new Error(`Weight '${name}' is missing or has the wrong size for this network.`);
-      tf.tidy(() => this.v(name).assign(tf.tensor(w.data, shape)));
-    }
+    for (const { name, shape, data } of checkedWeights(this.config, weights))
+      tf.tidy(() => this.v(name).assign(tf.tensor(data, shape)));
     this.weightsChanged();
   }
 

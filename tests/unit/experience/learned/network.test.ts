@@ -269,6 +269,12 @@ describe('experience network', () => {
         wa.filter((w) => w.name !== 'ptr_cont_w'),
       ),
     ).toThrow(/no weight 'ptr_cont_w'/);
+    const extra = { name: 'match_w', shape: [1], data: new Float32Array(1) };
+    expect(() => ExperienceNetwork.fromWeights(tinyConfig(tokenizer.size), [...wa, extra])).toThrow(/'match_w'/);
+    // setWeights runs the same check, and leaves the weights as they were when it refuses.
+    const short = wa.map((w) => (w.name === 'tok' ? { ...w, data: w.data.slice(1) } : w));
+    expect(() => c.setWeights(short)).toThrow(/Weight 'tok' has/);
+    expect(Array.from((await c.getWeights())[0].data)).toEqual(Array.from(wc[0].data));
     [a, b, c].forEach((n) => n.dispose());
   });
 });
