@@ -8,11 +8,18 @@ import { Worker } from 'node:worker_threads';
 import type { AnswerKind, Decoded, Sampling } from '../core/experience/learned/decode';
 import type { Sequence } from '../core/experience/learned/format';
 import type { BatchDecoder } from '../core/experience/learned/learned-model';
+import type { DecoderKind } from '../core/experience/learned/decoder';
 import type { Tokens } from '../core/experience/learned/tokenizer';
 
 export type DecodePoolMessage =
-  | { id: number; kind: 'load'; manifest: string; weights: Uint8Array; where: string }
+  | ({ id: number; kind: 'load'; manifest: string; weights: Uint8Array; where: string } & DecodeEngine)
   | { id: number; kind: 'decode'; contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling };
+
+/** The decoding engine of every thread, and the rows each keeps in flight. */
+export interface DecodeEngine {
+  decoder: DecoderKind;
+  capacity: number;
+}
 
 export type DecodePoolReply =
   | { id: number; kind: 'loaded' }
@@ -34,6 +41,7 @@ export async function startDecodePool(
   files: { manifest: string; weights: Uint8Array },
   threads: number,
   where: string,
+  engine: DecodeEngine = { decoder: 'fused', capacity: 64 },
 ): Promise<DecodePool> {
   // The CLI runs TypeScript through tsx; the threads register it themselves (decode-worker-boot.mjs).
   const workers = Array.from(
@@ -42,7 +50,7 @@ export async function startDecodePool(
   );
   let nextId = 0;
   type Request =
-    | { kind: 'load'; manifest: string; weights: Uint8Array; where: string }
+    | ({ kind: 'load'; manifest: string; weights: Uint8Array; where: string } & DecodeEngine)
     | { kind: 'decode'; contexts: Sequence[]; prompts: Tokens[]; kinds: AnswerKind[]; sampling: Sampling };
   const call = (worker: Worker, message: Request): Promise<DecodePoolReply> =>
     new Promise((resolve, reject) => {
@@ -60,7 +68,7 @@ export async function startDecodePool(
     });
   try {
     await Promise.all(
-      workers.map((w) => call(w, { kind: 'load', manifest: files.manifest, weights: files.weights, where })),
+      workers.map((w) => call(w, { kind: 'load', manifest: files.manifest, weights: files.weights, where, ...engine })),
     );
   } catch (error) {
     await Promise.all(workers.map((w) => w.terminate()));

@@ -3,7 +3,8 @@
  * (decode-pool.ts starts it). It holds its own copy of the network on its own tfjs wasm backend.
  */
 import { parentPort } from 'node:worker_threads';
-import { buildMasks, decodeBatch, decodeLimits } from '../core/experience/learned/decode';
+import { decodeLimits } from '../core/experience/learned/decode';
+import { Decoder } from '../core/experience/learned/decoder';
 import { DEFAULT_FORMAT_OPTIONS } from '../core/experience/learned/format';
 import { decodeModelFiles } from '../core/experience/learned/model-file';
 import { ExperienceNetwork } from '../core/experience/learned/network';
@@ -11,12 +12,7 @@ import { Tokenizer } from '../core/experience/learned/tokenizer';
 import { initBackend } from '../core/policy/backend';
 import type { DecodePoolMessage, DecodePoolReply } from './decode-pool';
 
-let model: {
-  net: ExperienceNetwork;
-  tokenizer: Tokenizer;
-  masks: ReturnType<typeof buildMasks>;
-  limits: Parameters<typeof decodeBatch>[6];
-} | null = null;
+let decoder: Decoder | null = null;
 
 async function handle(message: DecodePoolMessage): Promise<DecodePoolReply> {
   if (message.kind === 'load') {
@@ -25,25 +21,12 @@ async function handle(message: DecodePoolMessage): Promise<DecodePoolReply> {
     const net = ExperienceNetwork.fromWeights(manifest.network, weights);
     const tokenizer = Tokenizer.fromJSON(manifest.tokenizer);
     const f = { ...DEFAULT_FORMAT_OPTIONS, ...manifest.formatOptions };
-    model = { net, tokenizer, masks: buildMasks(tokenizer), limits: decodeLimits(f) };
+    decoder = new Decoder(net, tokenizer, decodeLimits(f), message.decoder, message.capacity);
     return { id: message.id, kind: 'loaded' };
   }
-  if (!model) throw new Error('decode worker: load a model first');
+  if (!decoder) throw new Error('decode worker: load a model first');
   const { contexts, prompts, kinds, sampling } = message;
-  return {
-    id: message.id,
-    kind: 'decoded',
-    decoded: await decodeBatch(
-      model.net,
-      model.tokenizer,
-      model.masks,
-      contexts,
-      prompts,
-      kinds,
-      model.limits,
-      sampling,
-    ),
-  };
+  return { id: message.id, kind: 'decoded', decoded: await decoder.decode(contexts, prompts, kinds, sampling) };
 }
 
 parentPort!.on('message', (message: DecodePoolMessage) => {

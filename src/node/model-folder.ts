@@ -71,7 +71,8 @@ export async function loadModelFolder(
     manifest: readFileSync(join(folder, MANIFEST_FILE), 'utf8'),
     weights: new Uint8Array(readFileSync(join(folder, WEIGHTS_FILE))),
   };
-  const pool = await startDecodePool(files, threads, resolve(folder)).catch(() => null);
+  const engine = { decoder: rest.decoder ?? 'fused', capacity: Math.max(2, rest.maxBatch ?? 64) } as const;
+  const pool = await startDecodePool(files, threads, resolve(folder), engine).catch(() => null);
   if (!pool) return LearnedExperienceModel.fromFiles(manifest, weights, rest);
   return LearnedExperienceModel.fromFiles(manifest, weights, {
     ...rest,

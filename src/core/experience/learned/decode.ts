@@ -39,7 +39,7 @@ export function decodeLimits(f: FormatOptions): DecodeLimits {
 export type AnswerKind = 'next' | 'initial';
 
 /** What the grammar allows at a position. */
-const enum Allowed {
+export enum Allowed {
   YesNo,
   Reward,
   Text,
@@ -52,7 +52,7 @@ const MASK_KINDS = 6;
 type Phase = 'valid' | 'terminated' | 'reward' | 'obsMarker' | 'obs' | 'adm' | 'eos' | 'done';
 
 /** One row's place in the grammar. */
-class RowGrammar {
+export class RowGrammar {
   phase: Phase;
   terminated = false;
   stateTokens = 0;
@@ -174,7 +174,7 @@ export function buildMasks(tokenizer: Tokenizer): { table: tf.Tensor2D; allowedI
 const NO_REPEAT = 6;
 
 /** Tokens that would repeat a 6-gram already written: those that followed the last five before. */
-function bannedByRepeat(answer: readonly number[], isText: (id: number) => boolean): Set<number> {
+export function bannedByRepeat(answer: readonly number[], isText: (id: number) => boolean): Set<number> {
   const banned = new Set<number>();
   const n = answer.length;
   if (n < NO_REPEAT - 1) return banned;
@@ -239,7 +239,7 @@ let weightScratch = new Float64Array(0);
  * g·p_gen(w) + (1 − g)·(pointer mass on w). Ties go to the lower id; nothing that would
  * repeat a 6-gram of the answer is chosen.
  */
-function chooseToken(
+export function chooseToken(
   out: StepOutput,
   row: number,
   V: number,
@@ -290,7 +290,7 @@ let candidateIds = new Int32Array(0);
  * its own context and the seed). Words the grammar forbids or a repeat bans are never drawn, nor
  * words whose weight is negligible (under NEGLIGIBLE_WEIGHT of the best: p below p_max · 1e-6^T).
  */
-function sampleToken(
+export function sampleToken(
   out: StepOutput,
   row: number,
   V: number,
@@ -363,7 +363,7 @@ export interface Sampling {
 }
 
 /** A row's sampling stream: the seed and the row's own context and prompt (never its batch). */
-function rowStream(sampling: Sampling, context: Sequence, prompt: Tokens): Rng {
+export function rowStream(sampling: Sampling, context: Sequence, prompt: Tokens): Rng {
   return Rng.fromSeed(
     sampling.seed,
     'learned-decode',

@@ -20,15 +20,8 @@ import type { Observation, Task, Transition } from '../../types';
 import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type DomainCard } from '../domain-card';
 import { checkConsistency } from '../reasoning-model';
 import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
-import {
-  buildMasks,
-  decodeBatch,
-  decodeLimits,
-  type AnswerKind,
-  type DecodeLimits,
-  type Decoded,
-  type Sampling,
-} from './decode';
+import { Decoder, type DecoderKind } from './decoder';
+import { decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
 import {
   decodeAnswer,
   decodeState,
@@ -64,6 +57,8 @@ export interface LearnedModelOptions {
   /** Examples and history shown; at most what the model was trained with (default: that). */
   k?: number;
   historyLength?: number;
+  /** The decoding engine (default 'fused'; 'tfjs' is the reference it is tested against). */
+  decoder?: DecoderKind;
   /** Most rows decoded together (default 64). */
   maxBatch?: number;
   /** Repeated requests answered from a cache (default on). */
@@ -125,7 +120,7 @@ export class LearnedExperienceModel implements ExperienceModel {
   readonly preferredBatch: number;
   readonly temperature: number;
   readonly stats: LearnedModelStats = { batches: 0, rows: 0, decodedRows: 0, cacheHits: 0 };
-  private readonly masks: ReturnType<typeof buildMasks>;
+  private readonly decoder: Decoder;
   private readonly limits: DecodeLimits;
   private readonly cache = new Map<string, Prediction>();
   private readonly verdict: VerdictHead | null;
@@ -151,8 +146,14 @@ export class LearnedExperienceModel implements ExperienceModel {
       k: Math.min(options.k ?? trained.k, trained.k),
       historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength),
     };
-    this.masks = buildMasks(tokenizer);
     this.limits = decodeLimits(trained);
+    this.decoder = new Decoder(
+      net,
+      tokenizer,
+      this.limits,
+      options.decoder ?? 'fused',
+      Math.max(2, options.maxBatch ?? 64),
+    );
     this.temperature = Math.max(0, options.temperature ?? 0.7);
     this.verdict = options.verdictHead === false ? null : (manifest.verdict ?? null);
     this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''}${this.verdict ? ', verdict head' : ''})`;
@@ -437,7 +438,7 @@ export class LearnedExperienceModel implements ExperienceModel {
     const sampling = { temperature: this.temperature, seed: this.options.seed ?? 0 };
     const decoders = this.options.decoders ?? [];
     if (decoders.length < 2 || contexts.length < 2 * decoders.length)
-      return decodeBatch(this.net, this.tokenizer, this.masks, contexts, prompts, kinds, this.limits, sampling);
+      return this.decoder.decode(contexts, prompts, kinds, sampling);
     const size = Math.ceil(contexts.length / decoders.length);
     const parts = decoders
       .filter((_, i) => i * size < contexts.length)
@@ -454,7 +455,7 @@ export class LearnedExperienceModel implements ExperienceModel {
 
   dispose(): void {
     this.net.dispose();
-    this.masks.table.dispose();
+    this.decoder.dispose();
     this.options.release?.();
   }
 }

@@ -1,0 +1,86 @@
+/**
+ * The fused decoder's memory and its matmul kernel (matmul.wat, embedded as matmul-wasm.ts): one
+ * WebAssembly memory holds the weights, every row's caches and the scratch, all as f32 at 16-byte
+ * aligned offsets, and `matmul` runs on it in place. JS reads and writes the same memory through
+ * `f32` (the elementwise work: layer norms, softmax, gelu).
+ */
+import { matmulWasmBytes } from './matmul-wasm';
+
+interface MatmulExports {
+  matmul(
+    a: number,
+    lda: number,
+    b: number,
+    ldb: number,
+    bias: number,
+    out: number,
+    ldo: number,
+    m: number,
+    k: number,
+    n: number,
+  ): void;
+}
+
+const PAGE = 65536;
+let compiled: WebAssembly.Module | undefined;
+
+/** Columns rounded up to the kernel's block of eight. */
+export const pad8 = (n: number): number => Math.ceil(n / 8) * 8;
+
+/** Why the kernel cannot run here, or undefined when it can. */
+export function matmulUnavailable(): string | undefined {
+  if (typeof WebAssembly !== 'object') return 'WebAssembly is not available';
+  return WebAssembly.validate(matmulWasmBytes()) ? undefined : 'this engine has no WebAssembly SIMD';
+}
+
+/** A fixed-size f32 memory with a bump allocator, and the matmul kernel over it. */
+export class KernelArena {
+  readonly f32: Float32Array;
+  private readonly kernel: MatmulExports;
+  private top = 4; // offset 0 stays unused: a bias of 0 means "none"
+
+  constructor(floats: number) {
+    const reason = matmulUnavailable();
+    if (reason) throw new Error(`The fused decoder cannot run: ${reason}. Use the tfjs decoder (decoder: 'tfjs').`);
+    compiled ??= new WebAssembly.Module(matmulWasmBytes());
+    const memory = new WebAssembly.Memory({ initial: Math.ceil(((floats + 8) * 4) / PAGE) });
+    this.kernel = new WebAssembly.Instance(compiled, { env: { memory } }).exports as unknown as MatmulExports;
+    this.f32 = new Float32Array(memory.buffer);
+  }
+
+  /** `floats` zeroed floats at a 16-byte boundary; returns their offset in `f32`. */
+  alloc(floats: number): number {
+    const at = this.top;
+    this.top += Math.ceil(floats / 4) * 4;
+    if (this.top > this.f32.length) throw new Error(`KernelArena: out of memory (${this.f32.length} floats).`);
+    return at;
+  }
+
+  /** A matrix [rows, cols] copied in with its columns padded to eight (zeros); returns its offset. */
+  matrix(values: Float32Array, rows: number, cols: number): number {
+    const stride = pad8(cols);
+    const at = this.alloc(rows * stride);
+    for (let r = 0; r < rows; r++) this.f32.set(values.subarray(r * cols, (r + 1) * cols), at + r * stride);
+    return at;
+  }
+
+  /**
+   * out[m, n] = a[m, k] · b[k, n] (+ bias[n]), every pointer an offset in `f32` and every stride in
+   * floats; b, bias and out 4-aligned with strides a multiple of 4, n a multiple of 8.
+   */
+  matmul(
+    a: number,
+    lda: number,
+    b: number,
+    ldb: number,
+    bias: number,
+    out: number,
+    ldo: number,
+    m: number,
+    k: number,
+    n: number,
+  ): void {
+    if (m > 0 && k > 0) this.kernel.matmul(a * 4, lda, b * 4, ldb, bias * 4, out * 4, ldo, m, k, n);
+    else if (m > 0) for (let i = 0; i < m; i++) this.f32.fill(0, out + i * ldo, out + i * ldo + n);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The fused decoder (fused-network.ts, fused-decode.ts) against the tfjs reference: the same heads
+ * step by step within 1e-4, the same answers greedy and sampled; continuous batching equal to one
+ * row at a time at any capacity; and on the shipped models, 128 held-out predictions per
+ * environment identical to the tfjs decoder's.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { existsSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../../src/core/policy/backend';
+import { buildMasks, decodeBatch, type Sampling } from '../../../../src/core/experience/learned/decode';
+import { decodeFused } from '../../../../src/core/experience/learned/fused-decode';
+import { FusedNetwork } from '../../../../src/core/experience/learned/fused-network';
+import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
+import { heldOutContexts } from '../../../../src/core/experience/learned/bench';
+import { loadModelFolder } from '../../../../src/node/model-folder';
+import { TOY_FORMAT, tinyNetwork, toyPairs, toyTokenizer } from './fixtures';
+
+beforeAll(async () => {
+  expect((await initBackend('wasm')).backend).toBe('wasm');
+});
+
+const limits = {
+  stateTokens: TOY_FORMAT.answerStateTokens,
+  maxAdmissible: TOY_FORMAT.maxAdmissible,
+  actionTokens: TOY_FORMAT.admissibleActionTokens,
+  admissibleTokens: TOY_FORMAT.answerAdmissibleTokens,
+};
+
+async function trainedToy() {
+  const tokenizer = toyTokenizer();
+  const pairs = toyPairs(tokenizer);
+  const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
+  await fitNetwork(net, tokenizer, pairs, [], {
+    ...DEFAULT_FIT_OPTIONS,
+    epochs: 40,
+    batchSize: 4,
+    learningRate: 1e-2,
+    warmupSteps: 5,
+    patience: 1000,
+    seed: 2,
+  });
+  return { tokenizer, pairs, net };
+}
+
+describe('the fused decoder', () => {
+  it('computes the heads the tfjs network computes, step by step (within 1e-4)', () => {
+    const tokenizer = toyTokenizer();
+    const pairs = toyPairs(tokenizer);
+    const net = tinyNetwork(tokenizer, 7);
+    const batch = makeBatch(pairs, tokenizer);
+    const full = net.teacherForced(batch);
+    const [vocab, pointer, gate] = [full.vocab.dataSync(), full.pointer.dataSync(), full.gate.dataSync()];
+    const V = tokenizer.size,
+      Lc = batch.contextLength,
+      P = pairs[0].prompt.ids.length;
+    const fused = FusedNetwork.fromNetwork(net, pairs.length);
+    const slots = pairs.map((_, b) => b);
+    pairs.forEach((p, b) => fused.encode(b, p.context));
+    const everything = { allowed: new Uint8Array(V).fill(1) };
+    const feed = (t: number, pick: (p: (typeof pairs)[number], t: number) => number) => pairs.map((p) => pick(p, t));
+    for (let t = 0; t < P; t++)
+      fused.step(
+        slots,
+        feed(t, (p) => p.prompt.ids[t]),
+        feed(t, (p) => p.prompt.spaces[t]),
+        feed(t, (p) => p.prompt.cases[t]),
+        pairs.map(() => ({ allowed: null })),
+      );
+    let fed = pairs.map(() => ({ id: tokenizer.special('<ans>'), space: 0, letterCase: 0 }));
+    const steps = Math.max(...pairs.map((p) => p.answer.ids.length));
+    let compared = 0;
+    for (let t = 0; t < steps; t++) {
+      const heads = fused.step(
+        slots,
+        fed.map((f) => f.id),
+        fed.map((f) => f.space),
+        fed.map((f) => f.letterCase),
+        pairs.map(() => everything),
+      );
+      pairs.forEach((p, b) => {
+        if (t >= p.answer.ids.length) return; // this row's answer is over (it is fed padding)
+        const row = b * batch.answerLength + P + t;
+        const h = heads[b]!;
+        for (let w = 0; w < V; w++) expect(Math.abs(h.vocab[w] - vocab[row * V + w])).toBeLessThan(1e-4);
+        for (let j = 0; j < p.context.ids.length; j++)
+          expect(Math.abs(h.pointer[j] - pointer[row * Lc + j])).toBeLessThan(1e-4);
+        expect(Math.abs(h.gate - gate[row])).toBeLessThan(1e-4);
+        compared++;
+      });
+      fed = pairs.map((p) =>
+        t < p.answer.ids.length
+          ? { id: p.answer.ids[t], space: p.answer.spaces[t], letterCase: p.answer.cases[t] }
+          : { id: tokenizer.special('<pad>'), space: 0, letterCase: 0 },
+      );
+    }
+    expect(compared).toBe(pairs.reduce((n, p) => n + p.answer.ids.length, 0));
+    tf.dispose([full.vocab, full.pointer, full.gate]);
+    net.dispose();
+  });
+
+  it('writes the answers the tfjs decoder writes, greedy and sampled, at any capacity (continuous batching)', async () => {
+    const { tokenizer, pairs, net } = await trainedToy();
+    const masks = buildMasks(tokenizer);
+    const many = Array.from({ length: 13 }, (_, i) => pairs[i % pairs.length]);
+    const contexts = many.map((p) => p.context),
+      prompts = many.map((p) => p.prompt),
+      kinds = many.map(() => 'next' as const);
+    for (const sampling of [undefined, { temperature: 0.8, seed: 5 } satisfies Sampling]) {
+      const reference = await decodeBatch(net, tokenizer, masks, contexts, prompts, kinds, limits, sampling);
+      expect(new Set(reference.map((d) => d.steps)).size).toBeGreaterThan(1);
+      for (const capacity of [1, 3, 8, 64]) {
+        const fused = FusedNetwork.fromNetwork(net, capacity);
+        const answers = await decodeFused(
+          fused,
+          tokenizer,
+          masks.allowedIds,
+          contexts,
+          prompts,
+          kinds,
+          limits,
+          sampling,
+        );
+        answers.forEach((d, i) => expect(d.tokens, `row ${i}, capacity ${capacity}`).toEqual(reference[i].tokens));
+      }
+    }
+    masks.table.dispose();
+    net.dispose();
+  });
+
+  it('refuses a context longer than the network takes, naming both lengths', () => {
+    const tokenizer = toyTokenizer();
+    const net = tinyNetwork(tokenizer, 3);
+    const fused = FusedNetwork.fromNetwork(net, 2);
+    const n = net.config.maxContext + 1;
+    const long = {
+      ids: new Array(n).fill(0),
+      spaces: new Array(n).fill(0),
+      cases: new Array(n).fill(0),
+      segments: new Array(n).fill(0),
+    };
+    expect(() => fused.encode(0, long)).toThrow(new RegExp(`${n} tokens .*\\(${net.config.maxContext}\\)`));
+    net.dispose();
+  });
+});
+
+const SHIPPED = 'public/models';
+
+describe.each(['webshop-lite-v0', 'household-v0'])('the shipped model of %s', (env) => {
+  it.skipIf(!existsSync(`${SHIPPED}/${env}/model.json`))(
+    'predicts 128 held-out transitions with the fused decoder exactly as with tfjs (greedy and sampled)',
+    async () => {
+      const samples = await heldOutContexts(env, 128);
+      for (const temperature of [0, 0.7]) {
+        const raw: Record<string, string[]> = {};
+        for (const decoder of ['fused', 'tfjs'] as const) {
+          const model = await loadModelFolder(SHIPPED, { env, decoder, transitionCache: false, temperature, seed: 3 });
+          const predictions = await Promise.all(samples.map((s) => model.next(s.ctx)));
+          raw[decoder] = predictions.map((p) => p.raw ?? '');
+          model.dispose();
+        }
+        expect(raw.fused.filter((r) => r.length > 0)).toHaveLength(128);
+        raw.fused.forEach((r, i) => expect(r, `prediction ${i} at T=${temperature}`).toBe(raw.tfjs[i]));
+      }
+    },
+    600_000,
+  );
+});
