@@ -23,7 +23,9 @@ import { benchDreamTokens } from '../../core/experience/bench';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { PUBLIC_DIR, readPublicFile } from '../../node/edge';
 import { loadModelFolder } from '../../node/model-folder';
-import { benchLearnedSpeed, type LearnedSpeedBench } from '../../core/experience/learned/bench';
+import { benchLearnedSpeed, tfjsMatmulGflops, type LearnedSpeedBench } from '../../core/experience/learned/bench';
+import { DECODER_KINDS } from '../../core/experience/learned/decoder';
+import { kernelGflops } from '../../core/experience/learned/kernels/matmul';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -246,19 +248,24 @@ async function benchDream(json: boolean): Promise<void> {
       goal_tokens_per_transition: 700,
       results,
       learned,
-      goal_learned_transitions_per_second_at_64: 100,
+      goal_learned_transitions_per_second_at_64: { 'webshop-lite-v0': 300, 'household-v0': 600 },
     });
 }
 
 /**
  * The learned experience models (public/models/<env>, the shipped ones): dreamed transitions per
- * second at batch 1, 8 and 64 on wasm, next to the real env's steps/s and the oracle's
- * predictions/s over the same held-out transitions. Goal: ≥ 100 transitions/s at batch 64.
+ * second with each decoder (fused, tfjs) at batch 1, 8 and 64 on 1 and 2 threads, next to the real
+ * env's steps/s and the oracle's predictions/s over the same held-out transitions; and the distance
+ * to the machine's limit: FLOPs per transition (counted by the fused decoder) against the matmul
+ * GFLOP/s measured in this run (the fused kernel's, and tfjs's for the tfjs decoder).
  */
-async function benchLearnedModels(): Promise<LearnedSpeedBench[]> {
+async function benchLearnedModels(): Promise<LearnedBenchReport> {
   const out: LearnedSpeedBench[] = [];
   const backend = await initBackend('wasm');
   process.stderr.write(`bench dream: ${backend.reason}\n`);
+  const now = () => performance.now();
+  const gflops = { fused: kernelGflops(now), tfjs: await tfjsMatmulGflops(now) };
+  const flops: Record<string, number> = {};
   for (const envId of ['webshop-lite-v0', 'household-v0']) {
     const dir = join(PUBLIC_DIR, 'models', envId);
     if (!existsSync(join(dir, 'model.json'))) {
@@ -266,36 +273,46 @@ async function benchLearnedModels(): Promise<LearnedSpeedBench[]> {
       continue;
     }
     const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
-    for (const threads of [1, 2]) {
-      const model = await loadModelFolder(dir, { buffer, transitionCache: false, maxBatch: 64, threads });
-      process.stderr.write(
-        `bench dream: learned model of ${envId}, ${threads} decoder thread${threads > 1 ? 's' : ''} …\n`,
-      );
-      const result = await benchLearnedSpeed(model, envId, {
-        batches: threads === 1 ? [1, 8, 64] : [64],
-        transitions: 128,
-        now: () => performance.now(),
-      });
-      out.push({ ...result, model: `${result.model}, ${threads} thread${threads > 1 ? 's' : ''}` });
-      model.dispose();
-    }
+    for (const decoder of DECODER_KINDS)
+      for (const threads of [1, 2]) {
+        const model = await loadModelFolder(dir, { buffer, transitionCache: false, maxBatch: 64, threads, decoder });
+        process.stderr.write(
+          `bench dream: ${envId}, ${decoder} decoder, ${threads} thread${threads > 1 ? 's' : ''} …\n`,
+        );
+        const result = await benchLearnedSpeed(model, envId, { batches: [1, 8, 64], transitions: 128, now });
+        if (decoder === 'fused' && threads === 1) flops[envId] = result.rows[result.rows.length - 1].flopsPerTransition;
+        out.push({ ...result, model: `${decoder}, ${threads} thread${threads > 1 ? 's' : ''}` });
+        model.dispose();
+      }
   }
   if (out.length) {
     console.log(
-      '| env | learned model | batch | transitions/s | tokens written/transition | real env steps/s | oracle predictions/s |',
+      `matmul GFLOP/s on one thread, measured now: fused kernel ${round(gflops.fused, 1)}, tfjs ${round(gflops.tfjs, 1)}.`,
     );
-    console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
-    for (const b of out)
+    console.log(
+      '| env | decoder | batch | transitions/s | MFLOP/transition | bound (transitions/s) | % of bound | tokens written/transition | real env steps/s | oracle predictions/s |',
+    );
+    console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const b of out) {
+      const threads = b.model.endsWith('2 threads') ? 2 : 1;
+      const bound = (threads * gflops[b.model.startsWith('fused') ? 'fused' : 'tfjs'] * 1e9) / flops[b.env];
       for (const r of b.rows) {
         console.log(
-          `| ${b.env} | ${b.model} | ${r.batch} | ${round(r.transitionsPerSecond, 1)} | ${round(r.tokensPerTransition, 1)} | ${round(b.realStepsPerSecond, 0)} | ${round(b.oraclePredictionsPerSecond, 0)} |`,
+          `| ${b.env} | ${b.model} | ${r.batch} | ${round(r.transitionsPerSecond, 1)} | ${round(flops[b.env] / 1e6, 1)} | ${round(bound, 0)} | ${round((100 * r.transitionsPerSecond) / bound, 1)} | ${round(r.tokensPerTransition, 1)} | ${round(b.realStepsPerSecond, 0)} | ${round(b.oraclePredictionsPerSecond, 0)} |`,
         );
       }
+    }
     console.log(
-      'Goal: ≥ 100 learned transitions/s at batch 64 on 2 cores (wasm, one thread), so a 30,000-transition dream takes ≤ 5 min of model time.',
+      'Goal (issue 28): ≥ 300 webshop and ≥ 600 household learned transitions/s at batch 64 on 2 cores. The bound: threads × matmul GFLOP/s ÷ FLOPs per transition.',
     );
   }
-  return out;
+  return { gflops, flopsPerTransition: flops, results: out };
+}
+
+interface LearnedBenchReport {
+  gflops: { fused: number; tfjs: number };
+  flopsPerTransition: Record<string, number>;
+  results: LearnedSpeedBench[];
 }
 
 /**

@@ -5,6 +5,7 @@
  * real environment's steps per second and the noisy oracle's predictions per second over the same
  * transitions are the references.
  */
+import * as tf from '@tensorflow/tfjs';
 import { HELD_OUT_SEED_BASE } from '../../envs/env';
 import { makeBaselinePolicy, rolloutEpisode } from '../../data/rollout';
 import { getEnvDefinition, makeEnv } from '../../envs/registry';
@@ -14,6 +15,8 @@ import type { DreamContext, ExperienceModel } from '../types';
 
 export interface SpeedRow {
   batch: number;
+  /** Floating-point operations per transition the fused decoder counted (0: the tfjs decoder does not count). */
+  flopsPerTransition: number;
   transitions: number;
   seconds: number;
   transitionsPerSecond: number;
@@ -56,7 +59,7 @@ export async function heldOutContexts(
 }
 
 export async function benchLearnedSpeed(
-  model: ExperienceModel,
+  model: ExperienceModel & { readonly decoderFlops?: number },
   envId: string,
   options: { batches: number[]; transitions: number; now: () => number },
 ): Promise<LearnedSpeedBench> {
@@ -68,6 +71,7 @@ export async function benchLearnedSpeed(
   await Promise.all(samples.slice(0, Math.max(...options.batches)).map((s) => model.next(s.ctx)));
   for (const batch of options.batches) {
     let tokens = 0;
+    const flopsBefore = model.decoderFlops ?? 0;
     const started = options.now();
     for (let start = 0; start < samples.length; start += batch) {
       const predictions = await Promise.all(samples.slice(start, start + batch).map((s) => model.next(s.ctx)));
@@ -83,6 +87,7 @@ export async function benchLearnedSpeed(
       transitions: samples.length,
       seconds,
       transitionsPerSecond: samples.length / seconds,
+      flopsPerTransition: ((model.decoderFlops ?? 0) - flopsBefore) / samples.length,
       tokensPerTransition: tokens / samples.length,
     });
   }
@@ -107,4 +112,24 @@ export async function benchLearnedSpeed(
     oraclePredictionsPerSecond,
     invalidRate: asked ? invalid / asked : 0,
   };
+}
+
+/** tfjs's matmul speed on its current backend, in GFLOP/s, at the shape kernelGflops measures. */
+export async function tfjsMatmulGflops(now: () => number, seconds = 0.5, m = 512, k = 320, n = 64): Promise<number> {
+  const [a, b] = [tf.randomNormal([m, k], 0, 1, 'float32', 1), tf.randomNormal([k, n], 0, 1, 'float32', 2)];
+  const once = async () => {
+    const c = tf.matMul(a, b);
+    await c.data();
+    c.dispose();
+  };
+  await once();
+  let runs = 0;
+  const started = now();
+  while (now() - started < seconds * 1000 || runs < 3) {
+    await once();
+    runs++;
+  }
+  const gflops = (2 * m * k * n * runs) / ((now() - started) / 1000) / 1e9;
+  tf.dispose([a, b]);
+  return gflops;
 }

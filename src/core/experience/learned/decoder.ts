@@ -44,6 +44,11 @@ export class Decoder {
     return decodeFused(this.fused, tokenizer, masks.allowedIds, contexts, prompts, kinds, limits, sampling);
   }
 
+  /** Floating-point operations the fused decoder ran so far (0 with tfjs). */
+  get flops(): number {
+    return this.fused?.flops ?? 0;
+  }
+
   /** Forgets the fused copy of the weights (after training changed them). */
   weightsChanged(): void {
     this.fused = null;

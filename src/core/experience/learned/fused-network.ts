@@ -80,6 +80,7 @@ export class FusedNetwork {
   private readonly scratch: Record<string, number> = {};
   private readonly maxContext8: number;
   private readonly selfWeights: Float64Array;
+  private jsFlops = 0;
 
   constructor(
     readonly config: NetworkConfig,
@@ -174,6 +175,11 @@ export class FusedNetwork {
         letterCase: 0,
       },
     };
+  }
+
+  /** Floating-point operations so far: the kernel's, plus self-attention's in JS. */
+  get flops(): number {
+    return this.arena.flops + this.jsFlops;
   }
 
   // ---- building blocks on the arena ---------------------------------------------------------------
@@ -380,6 +386,7 @@ export class FusedNetwork {
       f.set(f.subarray(q + s, q + 2 * s), keys + t * s8);
       f.set(f.subarray(q + 2 * s, q + 3 * s), values + t * s8);
       const out = S.attended + r * s8;
+      this.jsFlops += 4 * (t + 1) * s;
       for (let head = 0; head < h; head++) {
         const o = head * dh;
         let max = -Infinity;

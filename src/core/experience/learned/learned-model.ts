@@ -453,6 +453,11 @@ export class LearnedExperienceModel implements ExperienceModel {
     return (await Promise.all(parts)).flat();
   }
 
+  /** Floating-point operations this thread's fused decoder ran (0 for the tfjs decoder). */
+  get decoderFlops(): number {
+    return this.decoder.flops;
+  }
+
   dispose(): void {
     this.net.dispose();
     this.decoder.dispose();

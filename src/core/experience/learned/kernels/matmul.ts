@@ -38,6 +38,8 @@ export class KernelArena {
   readonly f32: Float32Array;
   private readonly kernel: MatmulExports;
   private top = 4; // offset 0 stays unused: a bias of 0 means "none"
+  /** Floating-point operations the kernel ran (2·m·k·n a call, the padded columns included). */
+  flops = 0;
 
   constructor(floats: number) {
     const reason = matmulUnavailable();
@@ -80,7 +82,29 @@ export class KernelArena {
     k: number,
     n: number,
   ): void {
-    if (m > 0 && k > 0) this.kernel.matmul(a * 4, lda, b * 4, ldb, bias * 4, out * 4, ldo, m, k, n);
-    else if (m > 0) for (let i = 0; i < m; i++) this.f32.fill(0, out + i * ldo, out + i * ldo + n);
+    if (m <= 0) return;
+    this.kernel.matmul(a * 4, lda, b * 4, ldb, bias * 4, out * 4, ldo, m, k, n);
+    this.flops += 2 * m * k * n;
   }
+}
+
+/**
+ * The kernel's speed on this machine, in GFLOP/s: repeated out = a · b at the encoder's shape
+ * (a context's rows × a convolution window, to the model width) for about `seconds`.
+ */
+export function kernelGflops(now: () => number, seconds = 0.5, m = 512, k = 320, n = 64): number {
+  const arena = new KernelArena(m * k + k * n + m * n + 64);
+  const a = arena.alloc(m * k),
+    b = arena.alloc(k * n),
+    out = arena.alloc(m * n);
+  for (let i = 0; i < m * k; i++) arena.f32[a + i] = ((i * 7919) % 1000) / 1000 - 0.5;
+  for (let i = 0; i < k * n; i++) arena.f32[b + i] = ((i * 104729) % 1000) / 1000 - 0.5;
+  arena.matmul(a, k, b, n, 0, out, n, m, k, n); // warm-up (compilation)
+  let runs = 0;
+  const started = now();
+  while (now() - started < seconds * 1000 || runs < 3) {
+    arena.matmul(a, k, b, n, 0, out, n, m, k, n);
+    runs++;
+  }
+  return (2 * m * k * n * runs) / ((now() - started) / 1000) / 1e9;
 }
