@@ -79,8 +79,11 @@ export class FusedNetwork {
   /** Scratch: rows × widths for the step, and the encoder's per-token buffers. */
   private readonly scratch: Record<string, number> = {};
   private readonly maxContext8: number;
-  private readonly selfWeights: Float64Array;
+  private readonly maxAnswer8: number;
+  /** Floats per row of the scores scratch: the longest context or answer. */
+  private readonly scoresWidth: number;
   private jsFlops = 0;
+  private readonly masks = new Map<Uint8Array, number>();
 
   constructor(
     readonly config: NetworkConfig,
@@ -91,14 +94,16 @@ export class FusedNetwork {
     const { dModel: d, selfDim: s, attentionDim: a, maxContext, maxAnswer, decoderLayers, vocabSize: V } = config;
     const f = d * config.ffMult;
     this.maxContext8 = pad8(maxContext);
-    this.selfWeights = new Float64Array(maxAnswer);
+    this.maxAnswer8 = pad8(maxAnswer);
+    this.scoresWidth = Math.max(this.maxContext8, this.maxAnswer8);
     const checked = checkedWeights(config, weights);
     const weightFloats = checked.reduce((n, w) => n + (w.shape.length === 2 ? w.shape[0] * pad8(w.shape[1]) : 0), 0);
     const slotFloats =
-      decoderLayers * (a * this.maxContext8 + maxContext * pad8(a) + 2 * maxAnswer * pad8(s)) + a * this.maxContext8;
-    const rowWidths = pad8(d) * 4 + pad8(3 * s) + pad8(f) + pad8(V) + 4 * pad8(a);
+      decoderLayers * (a * this.maxContext8 + maxContext * pad8(a) + 2 * pad8(maxAnswer) * pad8(s)) +
+      a * this.maxContext8;
+    const rowWidths = pad8(d) * 4 + pad8(3 * s) + pad8(f) + pad8(V) + 4 * pad8(a) + pad8(maxAnswer);
     const encoderFloats = (maxContext + 8) * (pad8(d) * 3 + pad8(f) + pad8(a));
-    const total = weightFloats + 4096 + capacity * (slotFloats + rowWidths + 64) + encoderFloats;
+    const total = weightFloats + 4096 + 8 * pad8(V) + capacity * (slotFloats + rowWidths + 64) + encoderFloats;
     this.arena = new KernelArena(total);
     for (const w of checked) this.js.set(w.name, w.data);
     for (const w of checked)
@@ -114,7 +119,7 @@ export class FusedNetwork {
       ['query', pad8(a)],
       ['hidden', pad8(f)],
       ['vocab', pad8(V)],
-      ['scores', this.maxContext8],
+      ['scores', this.scoresWidth],
     ] as const)
       this.scratch[name] = arena.alloc(rows * width);
     const ctx = maxContext + 8;
@@ -163,7 +168,7 @@ export class FusedNetwork {
       keysT: layers.map(() => this.arena.alloc(a * this.maxContext8)),
       values: layers.map(() => this.arena.alloc(maxContext * pad8(a))),
       pointerKeysT: this.arena.alloc(a * this.maxContext8),
-      selfKeys: layers.map(() => this.arena.alloc(maxAnswer * pad8(s))),
+      selfKeys: layers.map(() => this.arena.alloc(s * this.maxAnswer8)),
       selfValues: layers.map(() => this.arena.alloc(maxAnswer * pad8(s))),
       form: new Float32Array(maxContext * 5),
       heads: {
@@ -376,37 +381,57 @@ export class FusedNetwork {
       dh = s / h;
     this.layerNorm(S.x, d8, S.normed, d8, B, `dec${layer}/ln1`);
     this.linear(`dec${layer}/qkv`, S.normed, d8, S.qkv, qkv8, B);
-    const weights = this.selfWeights;
+    const A = this.maxAnswer8,
+      scale = 1 / Math.sqrt(dh);
     for (let r = 0; r < B; r++) {
       const row = this.slots[slots[r]];
       const q = S.qkv + r * qkv8,
         t = row.fed;
-      const keys = row.selfKeys[layer],
+      const keysT = row.selfKeys[layer],
         values = row.selfValues[layer];
-      f.set(f.subarray(q + s, q + 2 * s), keys + t * s8);
+      for (let c = 0; c < s; c++) f[keysT + c * A + t] = f[q + s + c];
       f.set(f.subarray(q + 2 * s, q + 3 * s), values + t * s8);
-      const out = S.attended + r * s8;
+      for (let c = 0; c < s; c++) f[q + c] *= scale;
       this.jsFlops += 4 * (t + 1) * s;
-      for (let head = 0; head < h; head++) {
-        const o = head * dh;
-        let max = -Infinity;
-        for (let u = 0; u <= t; u++) {
-          let dot = 0;
-          for (let k = 0; k < dh; k++) dot += f[q + o + k] * f[keys + u * s8 + o + k];
-          weights[u] = dot / Math.sqrt(dh);
-          if (weights[u] > max) max = weights[u];
-        }
-        let sum = 0;
-        for (let u = 0; u <= t; u++) sum += weights[u] = Math.exp(weights[u] - max);
-        for (let k = 0; k < dh; k++) {
-          let acc = 0;
-          for (let u = 0; u <= t; u++) acc += weights[u] * f[values + u * s8 + o + k];
-          f[out + o + k] = acc / sum;
-        }
-      }
+      for (let head = 0; head < h; head++)
+        this.selfHead(q, keysT, values, S.attended + r * s8, S.scores + r * this.scoresWidth, head * dh, dh, t + 1);
     }
     this.linear(`dec${layer}/out`, S.attended, s8, S.tmp, d8, B);
     this.addInto(S.x, d8, S.tmp, d8, B, d);
+  }
+
+  /** One head (columns o … o + dh) of a row's self-attention over its first n tokens, into out. */
+  private selfHead(
+    q: number,
+    keysT: number,
+    values: number,
+    out: number,
+    scores: number,
+    o: number,
+    dh: number,
+    n: number,
+  ): void {
+    const f = this.arena.f32,
+      A = this.maxAnswer8,
+      s8 = pad8(this.config.selfDim);
+    if (dh % 8 === 0) {
+      // The kernel: scores = q · Kᵀ (keys are stored transposed), then weights · V.
+      this.arena.matmul(q + o, dh, keysT + o * A, A, 0, scores, A, 1, dh, pad8(n));
+      this.arena.softmax(scores, n);
+      this.arena.matmul(scores, A, values + o, s8, 0, out + o, s8, 1, n, dh);
+      return;
+    }
+    for (let u = 0; u < n; u++) {
+      let dot = 0;
+      for (let k = 0; k < dh; k++) dot += f[q + o + k] * f[keysT + (o + k) * A + u];
+      f[scores + u] = dot;
+    }
+    this.arena.softmax(scores, n);
+    for (let k = 0; k < dh; k++) {
+      let acc = 0;
+      for (let u = 0; u < n; u++) acc += f[scores + u] * f[values + u * s8 + o + k];
+      f[out + o + k] = acc;
+    }
   }
 
   /** Cross-attention of every row on its own encoded context (one head of width a). */
@@ -425,11 +450,11 @@ export class FusedNetwork {
       const row = this.slots[slots[r]];
       const n = row.contextLength,
         q = S.query + r * a8,
-        scores = S.scores + r * L;
+        scores = S.scores + r * this.scoresWidth;
       for (let k = 0; k < a; k++) f[q + k] *= scale;
-      this.arena.matmul(q, a8, row.keysT[layer], L, 0, scores, L, 1, a, pad8(n));
-      softmaxInPlace(f, scores, n);
-      this.arena.matmul(scores, L, row.values[layer], a8, 0, S.attended + r * a8, a8, 1, n, a8);
+      this.arena.matmul(q, a8, row.keysT[layer], L, 0, scores, this.scoresWidth, 1, a, pad8(n));
+      this.arena.softmax(scores, n);
+      this.arena.matmul(scores, this.scoresWidth, row.values[layer], a8, 0, S.attended + r * a8, a8, 1, n, a8);
     }
     this.linear(`dec${layer}/proj`, S.attended, a8, S.tmp, d8, B);
     this.addInto(S.x, d8, S.tmp, d8, B, d);
@@ -467,31 +492,54 @@ export class FusedNetwork {
       const heads = row.heads;
       const k = fullIndex.get(r);
       if (k === undefined) this.fewWords(hidden, requests[r].few!, heads.vocab, heads);
-      else this.allWords(f.subarray(S.vocab + k * V8, S.vocab + k * V8 + V), requests[r].allowed!, heads);
+      else this.allWords(S.vocab + k * V8, requests[r].allowed!, heads);
       const q = S.query + i * a8;
       for (let c = 0; c < a; c++) f[q + c] /= Math.sqrt(a);
-      this.arena.matmul(q, a8, row.pointerKeysT, L, 0, S.scores + r * L, L, 1, a, pad8(row.contextLength));
-      this.pointerAndGate(row, hidden, f.subarray(S.scores + r * L, S.scores + r * L + row.contextLength));
+      this.arena.matmul(
+        q,
+        a8,
+        row.pointerKeysT,
+        L,
+        0,
+        S.scores + r * this.scoresWidth,
+        this.scoresWidth,
+        1,
+        a,
+        pad8(row.contextLength),
+      );
+      this.pointerAndGate(row, hidden, S.scores + r * this.scoresWidth);
       this.formHeads(row, hidden);
       out[r] = heads;
     });
     return out;
   }
 
-  /** p_gen over the allowed words from the full logits; the others 0; the best allowed word. */
-  private allWords(logits: Float32Array, allowed: Uint8Array, heads: RowHeads): void {
-    const V = logits.length,
+  /** p_gen over the allowed words from the full logits at `at`; the others 0; the best allowed word (the first of ties). */
+  private allWords(at: number, allowed: Uint8Array, heads: RowHeads): void {
+    const f = this.arena.f32,
+      V = this.config.vocabSize,
       vocab = heads.vocab;
-    let max = -Infinity;
-    for (let w = 0; w < V; w++) if (allowed[w] === 1 && logits[w] > max) max = logits[w];
-    let sum = 0;
-    for (let w = 0; w < V; w++) sum += vocab[w] = allowed[w] === 1 ? Math.exp(logits[w] - max) : 0;
-    let best = 0;
-    for (let w = 0; w < V; w++) {
-      vocab[w] /= sum;
-      if (vocab[w] > vocab[best]) best = w;
-    }
+    let max = -Infinity,
+      best = 0;
+    for (let w = 0; w < V; w++)
+      if (allowed[w] === 1 && f[at + w] > max) {
+        max = f[at + w];
+        best = w;
+      }
+    const inverse = 1 / this.arena.expShift(at, this.maskOf(allowed), pad8(V), max, at);
+    for (let w = 0; w < V; w++) vocab[w] = f[at + w] * inverse;
     heads.bestWord = best;
+  }
+
+  /** An allowed set as a float mask in the arena (1 allowed, 0 not, 0 past the vocabulary), made once per set. */
+  private maskOf(allowed: Uint8Array): number {
+    let at = this.masks.get(allowed);
+    if (at === undefined) {
+      at = this.arena.alloc(pad8(allowed.length));
+      for (let w = 0; w < allowed.length; w++) this.arena.f32[at + w] = allowed[w];
+      this.masks.set(allowed, at);
+    }
+    return at;
   }
 
   /** p_gen when only a few words are allowed (a verdict): just their logits. */
@@ -514,8 +562,9 @@ export class FusedNetwork {
     );
   }
 
-  /** Copy continuation on the pointer's logits, its softmax over the row's context, and the gate. */
-  private pointerAndGate(row: Slot, hidden: Float32Array, logits: Float32Array): void {
+  /** Copy continuation on the pointer's logits (at `at`), its softmax over the row's context, and the gate. */
+  private pointerAndGate(row: Slot, hidden: Float32Array, at: number): void {
+    const f = this.arena.f32;
     const d = this.config.dModel;
     const Wc = this.js.get('ptr_cont_w')!,
       bc = this.js.get('ptr_cont_b')!,
@@ -531,15 +580,11 @@ export class FusedNetwork {
       z += hidden[k] * Wg[k];
     }
     const { one, two } = row.successors.of(row.prevFed, row.lastFed);
-    for (const j of one) logits[j] += s1;
-    for (const j of two) logits[j] += s2;
-    const n = row.contextLength,
-      pointer = row.heads.pointer;
-    let max = -Infinity;
-    for (let j = 0; j < n; j++) if (logits[j] > max) max = logits[j];
-    let sum = 0;
-    for (let j = 0; j < n; j++) sum += pointer[j] = Math.exp(logits[j] - max);
-    for (let j = 0; j < n; j++) pointer[j] /= sum;
+    for (const j of one) f[at + j] += s1;
+    for (const j of two) f[at + j] += s2;
+    const n = row.contextLength;
+    this.arena.softmax(at, n);
+    row.heads.pointer.set(f.subarray(at, at + n));
     z += (one.length ? gc[0] : 0) + (two.length ? gc[1] : 0);
     row.heads.gate = 1 / (1 + Math.exp(-z));
   }
@@ -572,17 +617,4 @@ export class FusedNetwork {
     row.heads.space = head('space', 2, 0);
     row.heads.letterCase = head('case', 3, 2);
   }
-}
-
-/** Softmax of n floats in place (max subtracted; the sum in double precision). */
-function softmaxInPlace(f: Float32Array, at: number, n: number): void {
-  let max = -Infinity;
-  for (let j = 0; j < n; j++) if (f[at + j] > max) max = f[at + j];
-  let sum = 0;
-  for (let j = 0; j < n; j++) {
-    const e = Math.exp(f[at + j] - max);
-    f[at + j] = e;
-    sum += e;
-  }
-  for (let j = 0; j < n; j++) f[at + j] /= sum;
 }

@@ -19,6 +19,7 @@ interface MatmulExports {
     k: number,
     n: number,
   ): void;
+  expShift(x: number, mask: number, n: number, shift: number, out: number): number;
 }
 
 const PAGE = 65536;
@@ -85,6 +86,28 @@ export class KernelArena {
     if (m <= 0) return;
     this.kernel.matmul(a * 4, lda, b * 4, ldb, bias * 4, out * 4, ldo, m, k, n);
     this.flops += 2 * m * k * n;
+  }
+
+  /**
+   * out[i] = mask[i] · exp(x[i] − shift) for i < n, n a multiple of 4 (mask 0: none), returning the
+   * sum; x, mask and out 4-aligned offsets. Relative error about 1e-7 (Cephes' expf).
+   */
+  expShift(x: number, mask: number, n: number, shift: number, out: number): number {
+    return this.kernel.expShift(x * 4, mask * 4, n, shift, out * 4);
+  }
+
+  /**
+   * Softmax of n floats at `at` in place (a 4-aligned offset with room for n rounded up to 4; the
+   * floats past n are overwritten and hold nothing useful after).
+   */
+  softmax(at: number, n: number): void {
+    const f = this.f32,
+      n4 = Math.ceil(n / 4) * 4;
+    let max = -Infinity;
+    for (let j = 0; j < n; j++) if (f[at + j] > max) max = f[at + j];
+    f.fill(-Infinity, at + n, at + n4);
+    const inverse = 1 / this.expShift(at, 0, n4, max, at);
+    for (let j = 0; j < n; j++) f[at + j] *= inverse;
   }
 }
 

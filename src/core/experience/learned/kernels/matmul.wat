@@ -12,6 +12,10 @@
 ;;
 ;; Blocks: four rows × eight columns (eight f32x4 accumulators, two loads of b and four splats of
 ;; a per step of r), then the rows left over one at a time × eight columns.
+;; expShift: out[i] = mask[i] · exp(x[i] − shift) for i < n (four lanes at a time), returning the
+;; sum; exp is Cephes' expf (range reduction by ln 2, a degree-5 polynomial: relative error about
+;; 1e-7, as float32's own rounding), so a softmax over a 3,853-word vocabulary costs no Math.exp.
+;;
 ;; Compiled by scripts/build-wasm.ts (wabt) into matmul-wasm.ts; keep the binary under 4 KB.
 (module
   (import "env" "memory" (memory 1))
@@ -113,4 +117,39 @@
           (local.set $j (i32.add (local.get $j) (i32.const 8)))
           (br_if $cols1 (i32.lt_u (local.get $j) (local.get $n))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $rows1)))))
+        (br $rows1))));; exp of four lanes (x ≤ 88): Cephes expf.
+  (func $exp4 (param $x v128) (result v128)
+    (local $n v128) (local $r v128) (local $y v128) (local $r2 v128)
+    (local.set $x (f32x4.max (local.get $x) (v128.const f32x4 -87.3 -87.3 -87.3 -87.3)))
+    (local.set $n (f32x4.floor (f32x4.add (f32x4.mul (local.get $x) (v128.const f32x4 1.44269504088896341 1.44269504088896341 1.44269504088896341 1.44269504088896341)) (v128.const f32x4 0.5 0.5 0.5 0.5))))
+    (local.set $r (f32x4.sub (local.get $x) (f32x4.mul (local.get $n) (v128.const f32x4 0.693359375 0.693359375 0.693359375 0.693359375))))
+    (local.set $r (f32x4.sub (local.get $r) (f32x4.mul (local.get $n) (v128.const f32x4 -2.12194440e-4 -2.12194440e-4 -2.12194440e-4 -2.12194440e-4))))
+    (local.set $r2 (f32x4.mul (local.get $r) (local.get $r)))
+    (local.set $y (v128.const f32x4 1.9875691500E-4 1.9875691500E-4 1.9875691500E-4 1.9875691500E-4))
+    (local.set $y (f32x4.add (f32x4.mul (local.get $y) (local.get $r)) (v128.const f32x4 1.3981999507E-3 1.3981999507E-3 1.3981999507E-3 1.3981999507E-3)))
+    (local.set $y (f32x4.add (f32x4.mul (local.get $y) (local.get $r)) (v128.const f32x4 8.3334519073E-3 8.3334519073E-3 8.3334519073E-3 8.3334519073E-3)))
+    (local.set $y (f32x4.add (f32x4.mul (local.get $y) (local.get $r)) (v128.const f32x4 4.1665795894E-2 4.1665795894E-2 4.1665795894E-2 4.1665795894E-2)))
+    (local.set $y (f32x4.add (f32x4.mul (local.get $y) (local.get $r)) (v128.const f32x4 1.6666665459E-1 1.6666665459E-1 1.6666665459E-1 1.6666665459E-1)))
+    (local.set $y (f32x4.add (f32x4.mul (local.get $y) (local.get $r)) (v128.const f32x4 5.0000001201E-1 5.0000001201E-1 5.0000001201E-1 5.0000001201E-1)))
+    (local.set $y (f32x4.add (f32x4.add (f32x4.mul (local.get $y) (local.get $r2)) (local.get $r)) (v128.const f32x4 1 1 1 1)))
+    ;; × 2^n through the exponent bits
+    (f32x4.mul (local.get $y)
+      (i32x4.shl (i32x4.add (i32x4.trunc_sat_f32x4_s (local.get $n)) (v128.const i32x4 127 127 127 127)) (i32.const 23))))
+
+  (func (export "expShift") (param $x i32) (param $mask i32) (param $n i32) (param $shift f32) (param $out i32) (result f32)
+    (local $i i32) (local $e v128) (local $sum v128) (local $s v128)
+    (local.set $s (f32x4.splat (local.get $shift)))
+    (local.set $sum (v128.const i64x2 0 0))
+    (block $done
+      (loop $each
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $e (call $exp4 (f32x4.sub (v128.load (i32.add (local.get $x) (i32.shl (local.get $i) (i32.const 2)))) (local.get $s))))
+        (if (local.get $mask)
+          (then (local.set $e (f32x4.mul (local.get $e) (v128.load (i32.add (local.get $mask) (i32.shl (local.get $i) (i32.const 2))))))))
+        (v128.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 2))) (local.get $e))
+        (local.set $sum (f32x4.add (local.get $sum) (local.get $e)))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $each)))
+    (f32.add
+      (f32.add (f32x4.extract_lane 0 (local.get $sum)) (f32x4.extract_lane 2 (local.get $sum)))
+      (f32.add (f32x4.extract_lane 1 (local.get $sum)) (f32x4.extract_lane 3 (local.get $sum))))))
