@@ -166,3 +166,36 @@ describe.each(['webshop-lite-v0', 'household-v0'])('the shipped model of %s', (e
     600_000,
   );
 });
+
+describe('the same seed, the same dream', () => {
+  const env = 'household-v0';
+  it.skipIf(!existsSync(`${SHIPPED}/${env}/model.json`))(
+    'at batch 1, 8 and 64, on 1 and 2 decoder threads (shipped household model, sampled)',
+    async () => {
+      const samples = (await heldOutContexts(env, 64)).map((s) => s.ctx);
+      const runs: string[][] = [];
+      for (const threads of [1, 2])
+        for (const batch of [1, 8, 64]) {
+          const model = await loadModelFolder(SHIPPED, {
+            env,
+            threads,
+            maxBatch: batch,
+            transitionCache: false,
+            temperature: 0.7,
+            seed: 9,
+          });
+          const raw: string[] = [];
+          for (let i = 0; i < samples.length; i += batch)
+            raw.push(
+              ...(await Promise.all(samples.slice(i, i + batch).map((c) => model.next(c)))).map((p) => p.raw ?? ''),
+            );
+          model.dispose();
+          runs.push(raw);
+        }
+      expect(runs[0].every((r) => r.length > 0)).toBe(true);
+      expect(new Set(runs[0]).size).toBeGreaterThan(8);
+      for (const run of runs.slice(1)) expect(run).toEqual(runs[0]);
+    },
+    600_000,
+  );
+});
