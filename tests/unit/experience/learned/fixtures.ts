@@ -9,6 +9,7 @@ import {
   type FormatOptions,
 } from '../../../../src/core/experience/learned/format';
 import { ExperienceNetwork, type NetworkConfig } from '../../../../src/core/experience/learned/network';
+import { DEFAULT_FIT_OPTIONS, fitNetwork } from '../../../../src/core/experience/learned/fit';
 import type { SftPair } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import { SEGMENT_COUNT } from '../../../../src/core/experience/learned/format';
@@ -139,4 +140,21 @@ export function tinyConfig(vocabSize: number, overrides: Partial<NetworkConfig> 
 
 export function tinyNetwork(tokenizer: Tokenizer, seed = 1, overrides: Partial<NetworkConfig> = {}): ExperienceNetwork {
   return ExperienceNetwork.create(tinyConfig(tokenizer.size, overrides), seed);
+}
+
+/** The toy network trained a little (40 epochs), so the rows' answers differ in length. */
+export async function trainedToyNetwork(): Promise<{ tokenizer: Tokenizer; pairs: SftPair[]; net: ExperienceNetwork }> {
+  const tokenizer = toyTokenizer();
+  const pairs = toyPairs(tokenizer);
+  const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
+  await fitNetwork(net, tokenizer, pairs, [], {
+    ...DEFAULT_FIT_OPTIONS,
+    epochs: 40,
+    batchSize: 4,
+    learningRate: 1e-2,
+    warmupSteps: 5,
+    patience: 1000,
+    seed: 2,
+  });
+  return { tokenizer, pairs, net };
 }

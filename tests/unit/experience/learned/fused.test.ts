@@ -11,10 +11,10 @@ import { initBackend } from '../../../../src/core/policy/backend';
 import { buildMasks, decodeBatch, type Sampling } from '../../../../src/core/experience/learned/decode';
 import { decodeFused } from '../../../../src/core/experience/learned/fused-decode';
 import { FusedNetwork } from '../../../../src/core/experience/learned/fused-network';
-import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
+import { makeBatch } from '../../../../src/core/experience/learned/fit';
 import { heldOutContexts } from '../../../../src/core/experience/learned/bench';
 import { loadModelFolder } from '../../../../src/node/model-folder';
-import { TOY_FORMAT, tinyNetwork, toyPairs, toyTokenizer } from './fixtures';
+import { TOY_FORMAT, tinyNetwork, toyPairs, toyTokenizer, trainedToyNetwork } from './fixtures';
 
 beforeAll(async () => {
   expect((await initBackend('wasm')).backend).toBe('wasm');
@@ -26,22 +26,6 @@ const limits = {
   actionTokens: TOY_FORMAT.admissibleActionTokens,
   admissibleTokens: TOY_FORMAT.answerAdmissibleTokens,
 };
-
-async function trainedToy() {
-  const tokenizer = toyTokenizer();
-  const pairs = toyPairs(tokenizer);
-  const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
-  await fitNetwork(net, tokenizer, pairs, [], {
-    ...DEFAULT_FIT_OPTIONS,
-    epochs: 40,
-    batchSize: 4,
-    learningRate: 1e-2,
-    warmupSteps: 5,
-    patience: 1000,
-    seed: 2,
-  });
-  return { tokenizer, pairs, net };
-}
 
 describe('the fused decoder', () => {
   it('computes the heads the tfjs network computes, step by step (within 1e-4)', () => {
@@ -100,7 +84,7 @@ describe('the fused decoder', () => {
   });
 
   it('writes the answers the tfjs decoder writes, greedy and sampled, at any capacity (continuous batching)', async () => {
-    const { tokenizer, pairs, net } = await trainedToy();
+    const { tokenizer, pairs, net } = await trainedToyNetwork();
     const masks = buildMasks(tokenizer);
     const many = Array.from({ length: 13 }, (_, i) => pairs[i % pairs.length]);
     const contexts = many.map((p) => p.context),

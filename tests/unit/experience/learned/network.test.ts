@@ -14,6 +14,7 @@ import {
   tinyNetwork as tinyNetworkOf,
   toyPairs,
   toyTokenizer,
+  trainedToyNetwork,
 } from './fixtures';
 import { encodeAnswer, encodeContext, encodePrompt } from '../../../../src/core/experience/learned/format';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
@@ -161,19 +162,8 @@ describe('experience network', () => {
   });
 
   it('decodes a batch exactly as each row alone, whatever the padding', async () => {
-    const tokenizer = toyTokenizer();
-    const pairs = toyPairs(tokenizer);
-    const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
     // Trained a little, so the rows' answers differ in length (and a big batch shrinks as they end).
-    await fitNetwork(net, tokenizer, pairs, [], {
-      ...DEFAULT_FIT_OPTIONS,
-      epochs: 40,
-      batchSize: 4,
-      learningRate: 1e-2,
-      warmupSteps: 5,
-      patience: 1000,
-      seed: 2,
-    });
+    const { tokenizer, pairs, net } = await trainedToyNetwork();
     const masks = buildMasks(tokenizer);
     const together = await decodeBatch(
       net,

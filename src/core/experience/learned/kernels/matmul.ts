@@ -6,19 +6,22 @@
  */
 import { matmulWasmBytes } from './matmul-wasm';
 
+/** The kernel's operands: pointers (bytes for the export, floats for KernelArena.matmul), strides in floats, sizes. */
+type MatmulArgs = [
+  a: number,
+  lda: number,
+  b: number,
+  ldb: number,
+  bias: number,
+  out: number,
+  ldo: number,
+  m: number,
+  k: number,
+  n: number,
+];
+
 interface MatmulExports {
-  matmul(
-    a: number,
-    lda: number,
-    b: number,
-    ldb: number,
-    bias: number,
-    out: number,
-    ldo: number,
-    m: number,
-    k: number,
-    n: number,
-  ): void;
+  matmul(...args: MatmulArgs): void;
   expShift(x: number, mask: number, n: number, shift: number, out: number): number;
 }
 
@@ -71,18 +74,7 @@ export class KernelArena {
    * out[m, n] = a[m, k] · b[k, n] (+ bias[n]), every pointer an offset in `f32` and every stride in
    * floats; b, bias and out 4-aligned with strides a multiple of 4, n a multiple of 8.
    */
-  matmul(
-    a: number,
-    lda: number,
-    b: number,
-    ldb: number,
-    bias: number,
-    out: number,
-    ldo: number,
-    m: number,
-    k: number,
-    n: number,
-  ): void {
+  matmul(...[a, lda, b, ldb, bias, out, ldo, m, k, n]: MatmulArgs): void {
     if (m <= 0) return;
     this.kernel.matmul(a * 4, lda, b * 4, ldb, bias * 4, out * 4, ldo, m, k, n);
     this.flops += 2 * m * k * n;
