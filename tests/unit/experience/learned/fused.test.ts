@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
-import { buildMasks, decodeBatch, type Sampling } from '../../../../src/core/experience/learned/decode';
+import { buildMasks, decodeBatch, decodeLimits, type Sampling } from '../../../../src/core/experience/learned/decode';
 import { decodeFused } from '../../../../src/core/experience/learned/fused-decode';
 import { FusedNetwork } from '../../../../src/core/experience/learned/fused-network';
 import { makeBatch } from '../../../../src/core/experience/learned/fit';
@@ -20,12 +20,7 @@ beforeAll(async () => {
   expect((await initBackend('wasm')).backend).toBe('wasm');
 });
 
-const limits = {
-  stateTokens: TOY_FORMAT.answerStateTokens,
-  maxAdmissible: TOY_FORMAT.maxAdmissible,
-  actionTokens: TOY_FORMAT.admissibleActionTokens,
-  admissibleTokens: TOY_FORMAT.answerAdmissibleTokens,
-};
+const limits = decodeLimits(TOY_FORMAT);
 
 describe('the fused decoder', () => {
   it('computes the heads the tfjs network computes, step by step (within 1e-4)', () => {
