@@ -22,8 +22,6 @@ import { checkedWeights, type NamedWeight, type NetworkConfig } from './weights'
 import type { Sequence } from './format';
 import type { ExperienceNetwork } from './network';
 
-const gelu = (x: number): number => x / (1 + Math.exp(-1.702 * x));
-
 /** What a row asks of the heads after its token: nothing (the next token is forced), or the distributions. */
 export interface HeadRequest {
   /** Words the grammar allows next (1 = allowed), or null: no heads (forced next token). */
@@ -60,6 +58,8 @@ interface Slot {
   selfValues: number[];
   /** Each context token's form (space one-hot, case one-hot), [maxContext, 5]. */
   form: Float32Array;
+  /** p_gen's room when only a few words are allowed (all words: a view of the arena's scratch). */
+  ownVocab: Float32Array;
   heads: RowHeads;
 }
 
@@ -171,8 +171,9 @@ export class FusedNetwork {
       selfKeys: layers.map(() => this.arena.alloc(s * this.maxAnswer8)),
       selfValues: layers.map(() => this.arena.alloc(maxAnswer * pad8(s))),
       form: new Float32Array(maxContext * 5),
+      ownVocab: new Float32Array(vocabSize),
       heads: {
-        vocab: new Float32Array(vocabSize),
+        vocab: new Float32Array(0),
         bestWord: 0,
         pointer: new Float32Array(maxContext),
         gate: 0,
@@ -221,9 +222,9 @@ export class FusedNetwork {
     for (let i = 0; i < m; i++) for (let k = 0; k < width; k++) f[x + i * ldx + k] += f[y + i * ldy + k];
   }
 
-  private geluRows(x: number, ld: number, m: number, width: number): void {
-    const f = this.arena.f32;
-    for (let i = 0; i < m; i++) for (let k = 0; k < width; k++) f[x + i * ld + k] = gelu(f[x + i * ld + k]);
+  /** gelu over m rows of ld floats (padding columns hold 0, and gelu(0) = 0). */
+  private geluRows(x: number, ld: number, m: number): void {
+    this.arena.gelu(x, m * ld);
   }
 
   /** The embedding sum of one token into row `out`. */
@@ -284,12 +285,12 @@ export class FusedNetwork {
       f.fill(0, padded + (n + half) * d, padded + (n + 2 * half) * d);
       this.layerNorm(S.enc_e, d8, padded + half * d, d, n, `${p}/ln1`);
       this.linear(`${p}/conv`, padded, d, S.enc_conv, d8, n);
-      this.geluRows(S.enc_conv, d8, n, d);
+      this.geluRows(S.enc_conv, d8, n);
       this.linear(`${p}/proj`, S.enc_conv, d8, S.enc_ff, d8, n);
       this.addInto(S.enc_e, d8, S.enc_ff, d8, n, d);
       this.layerNorm(S.enc_e, d8, S.enc_conv, d8, n, `${p}/ln2`);
       this.linear(`${p}/w1`, S.enc_conv, d8, S.enc_ff, ff8, n);
-      this.geluRows(S.enc_ff, ff8, n, this.config.ffMult * d);
+      this.geluRows(S.enc_ff, ff8, n);
       this.linear(`${p}/w2`, S.enc_ff, ff8, S.enc_conv, d8, n);
       this.addInto(S.enc_e, d8, S.enc_conv, d8, n, d);
     }
@@ -356,7 +357,7 @@ export class FusedNetwork {
       const ff8 = pad8(this.config.ffMult * d);
       this.layerNorm(S.x, d8, S.normed, d8, B, `dec${l}/ln3`);
       this.linear(`dec${l}/w1`, S.normed, d8, S.hidden, ff8, B);
-      this.geluRows(S.hidden, ff8, B, this.config.ffMult * d);
+      this.geluRows(S.hidden, ff8, B);
       this.linear(`dec${l}/w2`, S.hidden, ff8, S.tmp, d8, B);
       this.addInto(S.x, d8, S.tmp, d8, B, d);
     }
@@ -491,7 +492,7 @@ export class FusedNetwork {
       const hidden = f.subarray(S.normed + i * d8, S.normed + i * d8 + d);
       const heads = row.heads;
       const k = fullIndex.get(r);
-      if (k === undefined) this.fewWords(hidden, requests[r].few!, heads.vocab, heads);
+      if (k === undefined) this.fewWords(hidden, requests[r].few!, row.ownVocab, heads);
       else this.allWords(S.vocab + k * V8, requests[r].allowed!, heads);
       const q = S.query + i * a8;
       for (let c = 0; c < a; c++) f[q + c] /= Math.sqrt(a);
@@ -514,11 +515,13 @@ export class FusedNetwork {
     return out;
   }
 
-  /** p_gen over the allowed words from the full logits at `at`; the others 0; the best allowed word (the first of ties). */
+  /**
+   * p_gen over the allowed words from the full logits at `at`, in place (heads.vocab is a view of it,
+   * valid until the next step); the others 0; the best allowed word (the first of ties).
+   */
   private allWords(at: number, allowed: Uint8Array, heads: RowHeads): void {
     const f = this.arena.f32,
-      V = this.config.vocabSize,
-      vocab = heads.vocab;
+      V = this.config.vocabSize;
     let max = -Infinity,
       best = 0;
     for (let w = 0; w < V; w++)
@@ -527,7 +530,8 @@ export class FusedNetwork {
         best = w;
       }
     const inverse = 1 / this.arena.expShift(at, this.maskOf(allowed), pad8(V), max, at);
-    for (let w = 0; w < V; w++) vocab[w] = f[at + w] * inverse;
+    this.arena.scale(at, pad8(V), inverse, at);
+    heads.vocab = f.subarray(at, at + V);
     heads.bestWord = best;
   }
 
@@ -557,6 +561,7 @@ export class FusedNetwork {
     const exps = logits.map((z) => Math.exp(z - max));
     const sum = exps.reduce((x, y) => x + y, 0);
     words.forEach((w, i) => (vocab[w] = exps[i] / sum));
+    heads.vocab = vocab;
     heads.bestWord = words.reduce((best, w) =>
       vocab[w] > vocab[best] || (vocab[w] === vocab[best] && w < best) ? w : best,
     );

@@ -439,18 +439,27 @@ export class LearnedExperienceModel implements ExperienceModel {
     const decoders = this.options.decoders ?? [];
     if (decoders.length < 2 || contexts.length < 2 * decoders.length)
       return this.decoder.decode(contexts, prompts, kinds, sampling);
-    const size = Math.ceil(contexts.length / decoders.length);
-    const parts = decoders
-      .filter((_, i) => i * size < contexts.length)
-      .map((decoder, i) =>
-        decoder({
-          contexts: contexts.slice(i * size, (i + 1) * size),
-          prompts: prompts.slice(i * size, (i + 1) * size),
-          kinds: kinds.slice(i * size, (i + 1) * size),
+    // Chunks handed to whichever thread is free (three a thread), so a thread with long answers
+    // does not hold the batch while the other idles. Rows are independent: the answers are the same.
+    const size = Math.ceil(contexts.length / (3 * decoders.length));
+    const out: Decoded[] = new Array(contexts.length);
+    let next = 0;
+    const work = async (decoder: BatchDecoder) => {
+      while (next < contexts.length) {
+        const first = next;
+        next += size;
+        const part = <T>(items: readonly T[]): T[] => items.slice(first, first + size);
+        const decoded = await decoder({
+          contexts: part(contexts),
+          prompts: part(prompts),
+          kinds: part(kinds),
           sampling,
-        }),
-      );
-    return (await Promise.all(parts)).flat();
+        });
+        decoded.forEach((d, i) => (out[first + i] = d));
+      }
+    };
+    await Promise.all(decoders.map(work));
+    return out;
   }
 
   /** Floating-point operations this thread's fused decoder ran (0 for the tfjs decoder). */

@@ -23,6 +23,8 @@ type MatmulArgs = [
 interface MatmulExports {
   matmul(...args: MatmulArgs): void;
   expShift(x: number, mask: number, n: number, shift: number, out: number): number;
+  gelu(x: number, n: number): void;
+  scale(x: number, n: number, s: number, out: number): void;
 }
 
 const PAGE = 65536;
@@ -88,6 +90,16 @@ export class KernelArena {
     return this.kernel.expShift(x * 4, mask * 4, n, shift, out * 4);
   }
 
+  /** gelu in place over n floats at a 4-aligned offset, n a multiple of 4: x · σ(1.702 x), as network.ts. */
+  gelu(x: number, n: number): void {
+    this.kernel.gelu(x * 4, n);
+  }
+
+  /** out[i] = x[i] · s for i < n (4-aligned offsets, n a multiple of 4). */
+  scale(x: number, n: number, s: number, out: number): void {
+    this.kernel.scale(x * 4, n, s, out * 4);
+  }
+
   /**
    * Softmax of n floats at `at` in place (a 4-aligned offset with room for n rounded up to 4; the
    * floats past n are overwritten and hold nothing useful after).
@@ -98,8 +110,7 @@ export class KernelArena {
     let max = -Infinity;
     for (let j = 0; j < n; j++) if (f[at + j] > max) max = f[at + j];
     f.fill(-Infinity, at + n, at + n4);
-    const inverse = 1 / this.expShift(at, 0, n4, max, at);
-    for (let j = 0; j < n; j++) f[at + j] *= inverse;
+    this.scale(at, n4, 1 / this.expShift(at, 0, n4, max, at), at);
   }
 }
 

@@ -152,4 +152,30 @@
         (br $each)))
     (f32.add
       (f32.add (f32x4.extract_lane 0 (local.get $sum)) (f32x4.extract_lane 2 (local.get $sum)))
-      (f32.add (f32x4.extract_lane 1 (local.get $sum)) (f32x4.extract_lane 3 (local.get $sum))))))
+      (f32.add (f32x4.extract_lane 1 (local.get $sum)) (f32x4.extract_lane 3 (local.get $sum)))))
+  ;; gelu in place over n floats (n a multiple of 4): x · σ(1.702 x) = x / (1 + exp(−1.702 x)).
+  (func (export "gelu") (param $x i32) (param $n i32)
+    (local $p i32) (local $end i32) (local $v v128)
+    (local.set $p (local.get $x))
+    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done
+      (loop $each
+        (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
+        (local.set $v (v128.load (local.get $p)))
+        (v128.store (local.get $p) (f32x4.div (local.get $v)
+          (f32x4.add (v128.const f32x4 1 1 1 1)
+            (call $exp4 (f32x4.mul (local.get $v) (v128.const f32x4 -1.702 -1.702 -1.702 -1.702))))))
+        (local.set $p (i32.add (local.get $p) (i32.const 16)))
+        (br $each))))
+
+  ;; out[i] = x[i] · s for i < n (n a multiple of 4).
+  (func (export "scale") (param $x i32) (param $n i32) (param $s f32) (param $out i32)
+    (local $i i32) (local $sv v128)
+    (local.set $sv (f32x4.splat (local.get $s)))
+    (block $done
+      (loop $each
+        (br_if $done (i32.ge_u (local.get $i) (i32.shl (local.get $n) (i32.const 2))))
+        (v128.store (i32.add (local.get $out) (local.get $i))
+          (f32x4.mul (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $sv)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $each)))))
