@@ -3,9 +3,9 @@
  *   'fused'  the default: fused-network.ts on the WebAssembly kernel, with continuous batching
  *   'tfjs'   the reference: the tfjs network with its KV cache (decode-cache.ts), static batches
  * Both run the same grammar and choice (decode.ts); they differ only in float order, and tests hold
- * them to the same answers.
+ * them to the same answers. A model's weights are frozen once it decodes (it is made from its files),
+ * so the fused copy is made once.
  */
-import type * as tf from '@tensorflow/tfjs';
 import { buildMasks, decodeBatch, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
 import { decodeFused } from './fused-decode';
 import { FusedNetwork } from './fused-network';
@@ -47,15 +47,6 @@ export class Decoder {
   /** Floating-point operations the fused decoder ran so far (0 with tfjs). */
   get flops(): number {
     return this.fused?.flops ?? 0;
-  }
-
-  /** Forgets the fused copy of the weights (after training changed them). */
-  weightsChanged(): void {
-    this.fused = null;
-  }
-
-  get maskTable(): tf.Tensor2D {
-    return this.masks.table;
   }
 
   dispose(): void {
