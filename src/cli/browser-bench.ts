@@ -238,3 +238,68 @@ export async function benchAppTrainInBrowser(options: {
     return { url, server: options.dist ? 'preview' : 'dev', calibration_ms: calibration, backend, windows };
   });
 }
+
+// =============================================================================================
+// The learned model's dream rate in the page: the Experience model page's audit, built app
+// =============================================================================================
+
+export interface PageDreamRate {
+  env: string;
+  /** Predictions the audit asked, and the wall time they were in flight (the page's stopwatch). */
+  transitions: number;
+  seconds: number;
+  transitionsPerSecond: number;
+  /** The page's own sentence: where the model decoded, and why. */
+  speed: string;
+  cores: number;
+}
+
+/** Builds the app into a fresh folder (what `npm run build` makes), for `vite preview`. */
+export async function buildAppForBench(): Promise<string> {
+  const vite = await import('vite');
+  const outDir = mkdtempSync(join(tmpdir(), 'dreamgym-bench-dist-'));
+  process.stderr.write(`bench: building the app into ${outDir} …\n`);
+  await vite.build({ configFile: 'vite.config.ts', build: { outDir, emptyOutDir: true }, logLevel: 'warn' });
+  return outDir;
+}
+
+/**
+ * The shipped learned model of each env audited on the Experience model page (#/model) of the
+ * built app, `audit` held-out transitions asked 64 at a time: the rate the page shows, its
+ * decode workers included. Each env in a fresh load of the page.
+ */
+export async function benchDreamInBrowser(options: {
+  dist: string;
+  envs: readonly string[];
+  audit: number;
+}): Promise<PageDreamRate[]> {
+  return withBrowserPage({ dist: options.dist }, async ({ page, baseUrl }) => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const rows: PageDreamRate[] = [];
+    for (const env of options.envs) {
+      process.stderr.write(`bench dream: ${env} on the Experience model page (headless Chromium) …\n`);
+      await page.goto(`${baseUrl}/#/model?audit=${options.audit}&samples=0&r=${env}`);
+      await page.reload();
+      const audit = page.getByRole('button', { name: `Audit the shipped ${env} model` });
+      await until(`the shipped ${env} model`, 120_000, async () => (await audit.count()) === 1 && audit.isEnabled());
+      await audit.click();
+      const speed = page.getByTestId('audit-speed');
+      await until(`the audit of ${env}`, 900_000, async () => (await speed.count()) === 1);
+      const text = (await speed.textContent())!.replace(/\s+/g, ' ').trim();
+      const match = /^Speed: (\d+) predictions in ([\d.]+) s/.exec(text);
+      if (!match) throw new Error(`bench dream: the page's speed line is not as expected: ${text}`);
+      const [transitions, seconds] = [Number(match[1]), Number(match[2])];
+      rows.push({
+        env,
+        transitions,
+        seconds,
+        transitionsPerSecond: Number(await speed.getAttribute('data-rate')),
+        speed: text,
+        cores: await page.evaluate(() => navigator.hardwareConcurrency),
+      });
+    }
+    if (errors.length) throw new Error(`bench dream: the page threw: ${errors.join('; ')}`);
+    return rows;
+  });
+}

@@ -65,14 +65,10 @@ export async function loadModelFolder(
     );
   }
   if (threads < 2) return LearnedExperienceModel.fromFiles(manifest, weights, rest);
-  // Decoder threads, one per core: each loads the checked files itself. Where threads cannot
-  // start, this thread decodes (the answers are the same; only the speed differs).
-  const files = {
-    manifest: readFileSync(join(folder, MANIFEST_FILE), 'utf8'),
-    weights: new Uint8Array(readFileSync(join(folder, WEIGHTS_FILE))),
-  };
+  // Decoder threads, one per core, each with its own copy of the checked files. Where threads
+  // cannot start, this thread decodes (the answers are the same; only the speed differs).
   const engine = { decoder: rest.decoder ?? 'fused', capacity: Math.max(2, rest.maxBatch ?? 64) } as const;
-  const pool = await startDecodePool(files, threads, resolve(folder), engine).catch(() => null);
+  const pool = await startDecodePool({ manifest, weights }, threads, engine).catch(() => null);
   if (!pool) return LearnedExperienceModel.fromFiles(manifest, weights, rest);
   return LearnedExperienceModel.fromFiles(manifest, weights, {
     ...rest,

@@ -266,6 +266,10 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
       .poll(() => page.getByTestId('train-status').getAttribute('data-state'), { timeout: 120_000 })
       .toBe('finished');
     expect(Number((await page.getByTestId('dream-steps').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
+    // The page says where the learned model decoded: web workers on a device with two cores or more.
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    const decoding = cores >= 2 ? /^Decoding on [2-4] web workers \(this device reports \d+ cores/ : /^Decoding in/;
+    expect(await page.getByTestId('decoding').textContent()).toMatch(decoding);
     // The trainer worker fetched both files from the app.
     expect(served.slice(before)).toEqual(expect.arrayContaining(['model.json', 'weights.bin']));
     await page.evaluate(() => window.scrollTo(0, 0));
@@ -280,6 +284,11 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
       )
       .toBe(1);
     await expect.poll(() => page.getByTestId('audit-table').locator('tbody tr').count()).toBe(8);
+    const speed = page.getByTestId('audit-speed');
+    expect(await speed.textContent()).toMatch(
+      /^Speed: 12 predictions in [\d.]+ s, asked \d+ at a time: [\d.]+ transitions\/s\. Decoding/,
+    );
+    expect(Number(await speed.getAttribute('data-rate'))).toBeGreaterThan(0);
     await expect.poll(() => page.getByTestId('dream-sample').count()).toBe(3); // size=tiny: 3 examples
     await expect
       .poll(() => page.getByTestId('shipped-models').textContent())

@@ -46,6 +46,7 @@ const statusOf = (entry: RunEntry, message: string): TrainerStatus => ({
   dreamSteps: 0,
   backend: null,
   backendReason: null,
+  decoding: null,
   message,
 });
 

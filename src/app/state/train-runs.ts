@@ -40,6 +40,7 @@ export function reopenedStatus(entry: RunEntry, records: readonly IterationRecor
     dreamSteps: lastNumber(records, 'budget/dream_steps'),
     backend: null,
     backendReason: null,
+    decoding: null,
     message: `Reopened: its settings and charts, from this browser's saved history (${records.length} iterations).${reason}`,
   };
 }

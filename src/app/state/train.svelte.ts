@@ -71,6 +71,7 @@ const IDLE: TrainerStatus = {
   dreamSteps: 0,
   backend: null,
   backendReason: null,
+  decoding: null,
   message: 'No run yet. Pick the settings and press Start.',
 };
 

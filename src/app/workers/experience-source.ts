@@ -34,6 +34,7 @@ import { ReasoningExperienceModel } from '../../core/experience/reasoning-model'
 import type { ExperienceModel } from '../../core/experience/types';
 import { openModelFile } from './llm-files';
 import { LearnedModelCache } from './learned-source';
+import type { DecodeThreads } from './decode-workers';
 
 /** What a start request carries besides the config (never saved with the run). */
 export interface EngineRuntime {
@@ -64,6 +65,11 @@ let loaded: { key: string; model: Unloadable } | null = null;
 let reasoning: { key: string; chat: ChatModel; model: ExperienceModel } | null = null;
 /** The last learned experience model loaded in this worker (kept for a resume or a second run). */
 const learned = new LearnedModelCache();
+
+/** Where the learned model of the last run decodes, for the page (null: no learned model loaded). */
+export function learnedDecodeThreads(): DecodeThreads | null {
+  return learned.threads;
+}
 
 /** Loads (or reuses) the chat model of a browser engine; loading another unloads the previous one. */
 export async function browserChatModel(

@@ -13,7 +13,7 @@ import { heldOutContexts } from '../../core/experience/learned/bench';
 import { NoisyOracleModel } from '../../core/experience/noisy-oracle';
 import { predictedOutcome, type ExperienceModel } from '../../core/experience/types';
 import { makeEnv } from '../../core/envs/registry';
-import type { DreamSample, Evaluation } from './expmodel-protocol';
+import type { DreamSample, Evaluation, PredictionSpeed } from './expmodel-protocol';
 
 /** Contexts looked at per sample shown: the samples are spread over this many held-out transitions. */
 const SPREAD = 7;
@@ -67,6 +67,35 @@ export async function dreamedVsReal(
   return out;
 }
 
+/**
+ * `model` with a stopwatch: the wall time while at least one prediction is in flight (the audit
+ * asks a batch at a time and builds the next one in between, so that time is not counted).
+ */
+export function timedModel<M extends ExperienceModel>(
+  model: M,
+  now: () => number = () => performance.now(),
+): { model: ExperienceModel; read(): { transitions: number; seconds: number } } {
+  let inFlight = 0,
+    since = 0,
+    busyMs = 0,
+    transitions = 0;
+  const timed: ExperienceModel = {
+    label: model.label,
+    ...(model.preferredBatch !== undefined ? { preferredBatch: model.preferredBatch } : {}),
+    initial: (task, signal) => model.initial(task, signal),
+    next: async (ctx) => {
+      if (inFlight++ === 0) since = now();
+      try {
+        return await model.next(ctx);
+      } finally {
+        transitions++;
+        if (--inFlight === 0) busyMs += now() - since;
+      }
+    },
+  };
+  return { model: timed, read: () => ({ transitions, seconds: busyMs / 1000 }) };
+}
+
 export interface EvaluateOptions {
   envId: string;
   /** Transitions audited (0: no audit). */
@@ -75,6 +104,9 @@ export interface EvaluateOptions {
   seed: number;
   onAudit?: (done: number, total: number) => void;
   signal?: AbortSignal;
+  /** Where the model decodes, in a sentence (shown with its speed). */
+  decoding?: string;
+  now?: () => number;
 }
 
 /** The audit (learned and oracle) and the dreamed-vs-real samples of a model. */
@@ -85,11 +117,13 @@ export async function evaluateModel(
   const { envId, seed } = options;
   let audit: Evaluation['audit'] = null;
   let oracle: Evaluation['oracle'] = null;
+  let speed: PredictionSpeed | null = null;
   if (options.audit > 0) {
+    const stopwatch = timedModel(model, options.now);
     const oracleModel = new NoisyOracleModel(envId, { epsilonReward: 0.1, epsilonTransition: 0.1, seed });
     // The oracle is the real env replayed: quick; its progress is the last share of the bar.
     const total = options.audit * 2;
-    const details = await auditDetailed(model, {
+    const details = await auditDetailed(stopwatch.model, {
       envId,
       n: options.audit,
       seed,
@@ -97,6 +131,8 @@ export async function evaluateModel(
       onProgress: (done) => options.onAudit?.(done, total),
     });
     audit = { report: details.report, outcomeSteps: details.outcomeSteps, probes: details.probes };
+    const decoding = options.decoding ?? 'in the evaluating worker';
+    speed = { ...stopwatch.read(), batch: Math.max(1, model.preferredBatch ?? 1), decoding };
     oracle = (
       await auditDetailed(oracleModel, {
         envId,
@@ -109,5 +145,5 @@ export async function evaluateModel(
   }
   if (options.signal?.aborted) throw new DOMException('The evaluation was stopped.', 'AbortError');
   const samples = await dreamedVsReal(model, envId, options.samples, seed);
-  return { env: envId, label: model.label, audit, oracle, samples };
+  return { env: envId, label: model.label, audit, oracle, samples, speed };
 }

@@ -42,7 +42,8 @@ import {
   type KeptModel,
   type TrainOutcome,
 } from './expmodel-protocol';
-import { learnedModelFromFiles, readPageLearnedModel } from './learned-source';
+import { decodeThreadsOf, learnedModelWithThreads, readPageLearnedModel } from './learned-source';
+import { decodeThreadsLine } from './decode-workers';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
 
 /** Batch progress is sent at most this often (and always for an epoch's last batch). */
@@ -381,7 +382,8 @@ export class ExpModelHost {
     const files = await (
       this.deps.readModel ?? ((p: LearnedPath) => readPageLearnedModel(p, { store: this.deps.store }))
     )(parsed);
-    const model = learnedModelFromFiles(parsed, files, { ...(buffer ? { buffer } : {}), env: request.env });
+    const model = await learnedModelWithThreads(parsed, files, { ...(buffer ? { buffer } : {}), env: request.env });
+    const threads = decodeThreadsOf(model);
     try {
       const ours = envIds().includes(request.env);
       this.setState(
@@ -397,6 +399,7 @@ export class ExpModelHost {
         seed: request.seed,
         signal,
         onAudit: (done, total) => this.send({ kind: 'audit', done, total }),
+        ...(threads ? { decoding: decodeThreadsLine(threads) } : {}),
       });
       this.setState(
         'finished',

@@ -74,10 +74,21 @@ export interface Evaluation {
   /** The same audit of the noisy oracle at (0.1, 0.1), for scale. */
   oracle: AuditReport | null;
   samples: DreamSample[];
+  /** How fast the audit's predictions came (null: no audit). */
+  speed: PredictionSpeed | null;
   /** The model's own training record (from its manifest). */
   training: TrainingRecord;
   /** What its verdict head was fitted on (verdict.ts), or null: the generator judges endings. */
   verdict: VerdictHead['fittedOn'] | null;
+}
+
+/** The wall time the audit waited for the model's predictions, asked `batch` at a time. */
+export interface PredictionSpeed {
+  transitions: number;
+  seconds: number;
+  batch: number;
+  /** Where the model decoded, in a sentence (decode-workers.ts). */
+  decoding: string;
 }
 
 export type TrainOutcome =

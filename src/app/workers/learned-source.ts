@@ -9,7 +9,7 @@
  * last loaded model (same path, files, k and H) so a resume does not load it again.
  */
 import type { ReplayBuffer } from '../../core/buffer/buffer';
-import { LearnedExperienceModel } from '../../core/experience/learned/learned-model';
+import { LearnedExperienceModel, type LearnedModelOptions } from '../../core/experience/learned/learned-model';
 import {
   MANIFEST_FILE,
   ModelFileError,
@@ -20,12 +20,17 @@ import type { NamedWeight } from '../../core/experience/learned/network';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
 import { appBase, shippedModelUrl } from './learned-url';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
+import { decodeThreadsFor, startPageDecoders, type DecodeThreads } from './decode-workers';
 
 export interface LearnedSourceDeps {
   fetch?: typeof fetch;
   /** The app's root URL (ends with '/'); default: BASE_URL on this origin. */
   base?: string;
   store?: LearnedModelStore;
+  /** Logical cores (default navigator.hardwareConcurrency): how many decode workers to start. */
+  cores?: number;
+  /** Starts the decode workers (default: web workers; null when they cannot start). */
+  startDecoders?: typeof startPageDecoders;
 }
 
 export class NoShippedModelError extends ModelFileError {
@@ -85,6 +90,9 @@ export interface PageLearnedLoadOptions {
   maxBatch?: number;
   /** The run's seed (the learned model's sampling stream). */
   seed?: number;
+  /** Decoders in other threads, and how to stop them (learnedModelWithThreads starts them). */
+  decoders?: LearnedModelOptions['decoders'];
+  release?: () => void;
 }
 
 export class LearnedModelEnvError extends Error {
@@ -97,6 +105,13 @@ export class LearnedModelEnvError extends Error {
   }
 }
 
+/** Where each loaded model decodes (decode workers or its own thread), for the page to say. */
+const threadsOf = new WeakMap<LearnedExperienceModel, DecodeThreads>();
+
+export function decodeThreadsOf(model: LearnedExperienceModel): DecodeThreads | null {
+  return threadsOf.get(model) ?? null;
+}
+
 /** Loads `learned:PATH` for a run (PATH as in learned-path.ts), retrieving from `options.buffer`. */
 export async function loadPageLearnedModel(
   pathText: string,
@@ -104,7 +119,31 @@ export async function loadPageLearnedModel(
   deps: LearnedSourceDeps = {},
 ): Promise<LearnedExperienceModel> {
   const path = parseLearnedPath(pathText);
-  return learnedModelFromFiles(path, await readPageLearnedModel(path, deps), options);
+  return learnedModelWithThreads(path, await readPageLearnedModel(path, deps), options, deps);
+}
+
+/**
+ * learnedModelFromFiles with decode workers (decode-workers.ts): one per core but the caller's,
+ * or this thread where workers cannot start. The answers are the same either way.
+ */
+export async function learnedModelWithThreads(
+  path: LearnedPath,
+  files: { manifest: ModelManifest; weights: NamedWeight[] },
+  options: PageLearnedLoadOptions = {},
+  deps: LearnedSourceDeps = {},
+): Promise<LearnedExperienceModel> {
+  if (options.env && files.manifest.env !== options.env)
+    throw new LearnedModelEnvError(formatLearnedPath(path), files.manifest.env, options.env);
+  const cores = deps.cores ?? (globalThis.navigator as Navigator | undefined)?.hardwareConcurrency;
+  const wanted = decodeThreadsFor(cores, typeof Worker !== 'undefined' || !!deps.startDecoders);
+  const engine = { decoder: 'fused', capacity: Math.max(2, options.maxBatch ?? 64) } as const;
+  const pool = wanted.workers ? await (deps.startDecoders ?? startPageDecoders)(files, wanted.workers, engine) : null;
+  const model = learnedModelFromFiles(path, files, {
+    ...options,
+    ...(pool ? { decoders: pool.decoders, release: () => void pool.close() } : {}),
+  });
+  threadsOf.set(model, pool || !wanted.workers ? wanted : { workers: 0, why: 'the decode workers did not start' });
+  return model;
 }
 
 /** The model of checked files (readPageLearnedModel), refused when it is of another env than the run's. */
@@ -122,6 +161,8 @@ export function learnedModelFromFiles(
     ...(options.historyLength !== undefined ? { historyLength: options.historyLength } : {}),
     ...(options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.decoders ? { decoders: options.decoders } : {}),
+    ...(options.release ? { release: options.release } : {}),
   });
 }
 
@@ -164,6 +205,11 @@ export class LearnedModelCache {
     } catch {
       return null;
     }
+  }
+
+  /** Where the kept model decodes (null: none kept). */
+  get threads(): DecodeThreads | null {
+    return this.kept ? decodeThreadsOf(this.kept.model) : null;
   }
 
   dispose(): void {

@@ -27,6 +27,8 @@ export interface TrainerStatus {
   /** The tfjs backend the worker trains on, and why it was chosen. */
   backend: BackendName | null;
   backendReason: string | null;
+  /** Where the learned experience model decodes, in a sentence (null: the run does not dream with one). */
+  decoding: string | null;
   /** A short human sentence about the last thing that happened. */
   message: string;
 }

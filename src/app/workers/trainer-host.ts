@@ -16,7 +16,8 @@ import { initBackend, type BackendInfo, type BackendName } from '../../core/poli
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { IndexedDbCheckpointStore } from '../../core/train/checkpoint';
-import { trainerDeps } from './experience-source';
+import { learnedDecodeThreads, trainerDeps } from './experience-source';
+import { decodeThreadsLine } from './decode-workers';
 import { Trainer, type IterationRecord, type TrainerDeps } from '../../core/train/loop';
 import type { TrainConfig } from '../../core/train/config';
 import { EpisodeStore } from './episode-store';
@@ -56,6 +57,8 @@ export class TrainerHost {
   private runRequestId = -1;
   private state: RunState = 'idle';
   private message = 'No run yet.';
+  /** Where the learned experience model of the run decodes (null: another engine, or no dream). */
+  private decoding: string | null = null;
   private loop: Promise<void> | null = null;
   private pending: IterationRecord[] = [];
   private lastFlush = 0;
@@ -153,6 +156,8 @@ export class TrainerHost {
       const grounding = await this.groundBuffer(config);
       if (config.mode !== 'real') this.setState('starting', `Loading the experience model (${config.llm})…`);
       const deps = await trainerDeps(config, request.engine, () => this.replayBuffer().catch(() => undefined));
+      const threads = config.mode !== 'real' && /^learned:/.test(config.llm.trim()) ? learnedDecodeThreads() : null;
+      this.decoding = threads ? decodeThreadsLine(threads) : null;
       // Transitions go to the persistent buffer (the Buffer page's data; it survives a reload) and
       // each iteration's episodes to the Inspect page's store, both before the checkpoint is written.
       const runId = request.runId;
@@ -351,6 +356,7 @@ export class TrainerHost {
       dreamSteps: t?.dreamSteps ?? 0,
       backend: (this.backendInfo?.backend ?? null) as BackendName | null,
       backendReason: this.backendInfo?.reason ?? null,
+      decoding: this.decoding,
       message: this.message,
     };
   }

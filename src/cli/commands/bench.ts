@@ -18,7 +18,14 @@ import { HashedNgramEmbedder } from '../../core/buffer/embedders';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { benchStoreInsertAndLoad } from '../../core/buffer/stores/bench';
-import { APP_TRAIN_QUERY, benchAppTrainInBrowser, benchBufferInBrowser } from '../browser-bench';
+import {
+  APP_TRAIN_QUERY,
+  benchAppTrainInBrowser,
+  benchBufferInBrowser,
+  benchDreamInBrowser,
+  buildAppForBench,
+  type PageDreamRate,
+} from '../browser-bench';
 import { benchDreamTokens } from '../../core/experience/bench';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { PUBLIC_DIR, readPublicFile } from '../../node/edge';
@@ -44,7 +51,9 @@ export const benchCommand: CommandSpec = {
     episodes: { type: 'integer', description: 'envs: episodes per policy and configuration', default: 300, min: 1 },
     browser: {
       type: 'boolean',
-      description: 'buffer: also run the IndexedDB and retrieval figures in headless Chromium',
+      description:
+        'buffer: also run the IndexedDB and retrieval figures in headless Chromium; ' +
+        "dream: also the learned models' rate in the built app's page",
     },
     iterations: {
       type: 'integer',
@@ -55,7 +64,9 @@ export const benchCommand: CommandSpec = {
     query: { type: 'string', description: 'app-train: the #/train link of the run', default: APP_TRAIN_QUERY },
     dist: {
       type: 'string',
-      description: 'app-train: serve this `vite build` folder (vite preview) instead of the dev server',
+      description:
+        'app-train: serve this `vite build` folder (vite preview) instead of the dev server; ' +
+        'dream --browser: this build instead of a fresh one',
     },
     json: { type: 'boolean', description: 'print the results as JSON on the last line' },
   },
@@ -175,7 +186,7 @@ export async function runBench(args: ParsedArgs): Promise<void> {
   else if (suite === 'policy') await benchPolicies(!!args.options.json);
   else if (suite === 'buffer') await benchBuffer(!!args.options.json, !!args.options.browser);
   else if (suite === 'app-train') await benchAppTrain(args.options as unknown as AppTrainOptions);
-  else await benchDream(!!args.options.json);
+  else await benchDream(!!args.options.json, !!args.options.browser, args.options.dist as string | undefined);
 }
 
 interface AppTrainOptions {
@@ -222,7 +233,7 @@ async function benchAppTrain(o: AppTrainOptions): Promise<void> {
  * runs here, so tokens are estimated (the rule is printed); a user with Ollama gets real counts
  * from `dreamgym audit --llm openai:http://127.0.0.1:11434/v1#MODEL` (tokens_per_transition).
  */
-async function benchDream(json: boolean): Promise<void> {
+async function benchDream(json: boolean, browser: boolean, dist?: string): Promise<void> {
   const results = [];
   for (const envId of ['webshop-lite-v0', 'household-v0']) {
     const buffer = await bufferFromTrajectories(await loadSeedDataset(envId, readPublicFile));
@@ -242,12 +253,14 @@ async function benchDream(json: boolean): Promise<void> {
     'static prefix: the system prompt, domain card and output instruction, first in every prompt and the same for every call: a server with prefix caching (vLLM, llama-server) computes it once.',
   );
   const learned = await benchLearnedModels();
+  const page = browser ? await benchLearnedInPage(learned, dist) : null;
   if (json)
     printJsonLast({
       suite: 'dream',
       goal_tokens_per_transition: 700,
       results,
       learned,
+      page,
       goal_learned_transitions_per_second_at_64: { 'webshop-lite-v0': 300, 'household-v0': 600 },
     });
 }
@@ -307,6 +320,40 @@ async function benchLearnedModels(): Promise<LearnedBenchReport> {
     );
   }
   return { gflops, flopsPerTransition: flops, results: out };
+}
+
+/**
+ * The same models in the page: the built app (a fresh `vite build` unless `dist` is given) in
+ * headless Chromium, each shipped model audited on the Experience model page, 256 held-out
+ * transitions asked 64 at a time, with the page's decode workers. The bound is the Node kernel's
+ * GFLOP/s × the page's workers (its wasm is the same module).
+ */
+async function benchLearnedInPage(learned: LearnedBenchReport, dist?: string): Promise<PageDreamRate[]> {
+  const envs = Object.keys(learned.flopsPerTransition);
+  const folder = dist ?? (await buildAppForBench());
+  try {
+    const rows = await benchDreamInBrowser({ dist: folder, envs, audit: 256 });
+    console.log("In the page (headless Chromium, the built app, the Experience model page's audit at batch 64):");
+    console.log(
+      '| env | transitions/s | transitions | seconds | MFLOP/transition | bound | % of bound | cores | decoding |',
+    );
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    for (const r of rows) {
+      const workers = Number(/Decoding on (\d+) web workers/.exec(r.speed)?.[1] ?? 1);
+      const flops = learned.flopsPerTransition[r.env];
+      const bound = (workers * learned.gflops.fused * 1e9) / flops;
+      const decoding = r.speed.slice(r.speed.indexOf('Decoding'));
+      console.log(
+        `| ${r.env} | ${round(r.transitionsPerSecond, 1)} | ${r.transitions} | ${round(r.seconds, 1)} | ` +
+          `${round(flops / 1e6, 1)} | ${round(bound, 0)} | ${round((100 * r.transitionsPerSecond) / bound, 1)} | ` +
+          `${r.cores} | ${decoding} |`,
+      );
+    }
+    console.log('Goal (issue 28): ≥ 150 webshop transitions/s in one tab.');
+    return rows;
+  } finally {
+    if (!dist) rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 interface LearnedBenchReport {
