@@ -36,18 +36,49 @@ import { Rng } from '../../rng';
 import { gatherRows, matMulFast } from '../../policy/backend';
 import type { TokenRows, TrainBatch } from './batch';
 import { attentionGroups, groupedAttention, type AttentionGroup } from './grouped-attention';
+import { useInPlaceSplit } from './wasm-split';
 import { checkedWeights, weightShapes, type NamedWeight, type NetworkConfig } from './weights';
 
 export type { NamedWeight, NetworkConfig } from './weights';
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
-/** log Σ exp over each row, [N, V] → [N]; its gradient is the softmax (tf's own goes through a slow Equal on wasm). */
-const logSumExpRows = tf.customGrad(((x: tf.Tensor2D, save: tf.GradSaveFunc) => {
-  const value = tf.logSumExp(x, 1);
-  save([x]);
-  return { value, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.mul(tf.expandDims(dy, 1), tf.softmax(saved[0])) };
-}) as unknown as CustomGradFn) as unknown as (x: tf.Tensor2D) => tf.Tensor1D;
+/**
+ * p(target) under softmax(h W + b), row by row → [N]. One Softmax kernel: wasm's Exp is ~10× slower
+ * than its Softmax, so logSumExp cost ~200 ms a batch. The gradient c·(onehot − P) (c = dy·p) goes
+ * through the matmuls as −c·P; the one-hot part is row gathers and scatters, never a dense [N, V].
+ */
+function targetProbability(hidden: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, targets: Int32Array): tf.Tensor1D {
+  const [[n, width], vocab] = [hidden.shape, w.shape[1]];
+  const flatTargets = Int32Array.from(targets, (t, i) => i * vocab + t); // into P as [N·V]
+  const op = tf.customGrad(((h: tf.Tensor2D, wIn: tf.Tensor2D, bIn: tf.Tensor1D, save: tf.GradSaveFunc) => {
+    const probabilities = tf.softmax(tf.add(tf.matMul(h, wIn), bIn)); // [N, V]
+    const flat = tf.tensor1d(flatTargets, 'int32');
+    const value = tf.reshape(gatherRows(tf.reshape(probabilities, [n * vocab, 1]), flat), [n]);
+    save([h, wIn, probabilities, value]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor1D, saved: tf.Tensor[]) => {
+        const [hs, ws, p, pTarget] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+        const c = tf.expandDims(tf.mul(dy, pTarget), 1); // [N, 1]
+        const spread = tf.mul(p, tf.neg(c)); // −c·P [N, V]
+        const rows = tf.tensor2d(targets, [n, 1], 'int32');
+        const wRows = tf.transpose(ws); // [V, d]
+        const dh = tf.add(tf.matMul(spread, wRows), tf.mul(c, gatherRows(wRows, tf.reshape(rows, [n]))));
+        const dw = tf.add(
+          tf.matMul(tf.transpose(hs), spread),
+          tf.transpose(tf.scatterND(rows, tf.mul(hs, c), [vocab, width])),
+        );
+        const db = tf.add(
+          tf.reshape(tf.matMul(tf.ones([1, n]), spread), [vocab]),
+          tf.scatterND(rows, tf.reshape(c, [n]), [vocab]),
+        );
+        return [dh, dw, db];
+      },
+    };
+  }) as unknown as CustomGradFn) as unknown as (h: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor1D;
+  return op(hidden, w, b);
+}
 
 const gelu = (x: tf.Tensor): tf.Tensor => tf.mul(x, tf.sigmoid(tf.mul(x, 1.702)));
 
@@ -237,6 +268,7 @@ export class ExperienceNetwork {
   } {
     const { rows: B, contextLength: Lc, answerLength: La } = batch;
     const { attentionDim: a, selfDim, heads } = this.config;
+    useInPlaceSplit();
     const ctxMask = tf.tensor2d(batch.contextMask, [B * Lc, 1]);
     const memory = this.encode(this.embedInGraph(batch.context, 'enc_pos'), ctxMask, B, Lc);
     const { groups, flags } = attentionGroups(batch);
@@ -381,12 +413,8 @@ export class ExperienceNetwork {
     const realIndex = tf.tensor1d(real, 'int32');
     const hidden = gatherRows(decoded, realIndex); // [N, d]
     const targets = Int32Array.from(real, (i) => batch.targetIds[i]);
-    const logits = this.linear(hidden, 'vocab'); // [N, V]
-    const targetLogit = tf.add(
-      tf.sum(tf.mul(hidden, gatherRows(this.vocabColumns(), tf.tensor1d(targets, 'int32'))), 1),
-      gatherRows(this.v('vocab_b'), tf.tensor1d(targets, 'int32')),
-    );
-    const pGen = tf.exp(tf.sub(targetLogit, logSumExpRows(logits)));
+    const [vocabW, vocabB] = [this.v('vocab_w') as tf.Tensor2D, this.v('vocab_b') as tf.Tensor1D];
+    const pGen = targetProbability(hidden, vocabW, vocabB, targets); // [N]
     const pCopy = gatherRows(pCopyAll, realIndex);
     const form = this.formHeads(hidden, gatherRows(this.pointedFormTrain(batch, pointer, groups), realIndex));
     const gate = tf.reshape(tf.sigmoid(this.gateLogits(hidden, gatherRows(flags, realIndex))), [real.length]);
@@ -416,11 +444,6 @@ export class ExperienceNetwork {
       token: mean(tokenNll),
       copyShare: mean(tf.div(tf.mul(tf.sub(1, gate), pCopy), tf.add(pToken, 1e-9))),
     };
-  }
-
-  /** The output layer's columns as rows [V, d] (for the target logits; transposed explicitly for wasm). */
-  private vocabColumns(): tf.Tensor2D {
-    return tf.transpose(this.v('vocab_w')) as tf.Tensor2D;
   }
 
   // ---- weights ---------------------------------------------------------------------------------

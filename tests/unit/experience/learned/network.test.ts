@@ -46,6 +46,8 @@ describe('experience network', () => {
       'dec0/qkv_w',
       'gate_w',
       'vocab_w',
+      'vocab_b',
+      'dec_ln_g',
       'tok',
       'ptr_cont_w',
       'ptr_cont_b',
