@@ -22,11 +22,19 @@ export function defaultDecodeThreads(): number {
   return Math.min(2, cpus().length);
 }
 
+/** One thread as a port. It keeps the process alive only while a request waits (an idle pool never holds the CLI open). */
 function workerPort(worker: Worker): DecodePort {
+  let waiting = 0;
   return {
-    post: (request) => worker.postMessage(request),
+    post: (request) => {
+      if (waiting++ === 0) worker.ref();
+      worker.postMessage(request);
+    },
     listen: (onReply, onError) => {
-      worker.on('message', (reply: DecodeReply) => onReply(reply));
+      worker.on('message', (reply: DecodeReply) => {
+        if (--waiting === 0) worker.unref();
+        onReply(reply);
+      });
       worker.on('error', onError);
     },
     terminate: () => worker.terminate(),
@@ -44,7 +52,5 @@ export async function startDecodePool(
     { length: threads },
     () => new Worker(new URL('./decode-worker-boot.mjs', import.meta.url)),
   );
-  const pool = await threadDecoders(workers.map(workerPort), model, engine);
-  for (const w of workers) w.unref();
-  return pool;
+  return threadDecoders(workers.map(workerPort), model, engine);
 }
