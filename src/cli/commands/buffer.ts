@@ -3,7 +3,7 @@
  * a binary embedding file), the same buffer the page keeps in IndexedDB.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { ReplayBuffer, transitionsToTrajectories } from '../../core/buffer/buffer';
+import { ReplayBuffer, transitionsToTrajectories, type ImportResult } from '../../core/buffer/buffer';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { TRANSITION_SOURCES, type TransitionSource } from '../../core/buffer/types';
 import { FORMATS, assertFormat, readTrajectories, writeTrajectories } from '../../core/data/formats';
@@ -125,6 +125,17 @@ export async function runBufferImport(args: ParsedArgs): Promise<void> {
   const repaired = result.repaired > 0 ? `; ${result.repaired} held only in part were written again whole` : '';
   console.log(
     `imported ${result.episodes} episodes (${result.transitions} transitions) into ${o.dir}; ${result.skipped} already there were skipped${repaired}`,
+  );
+  if (result.renamed.length > 0) console.log(renamedLines(result.renamed));
+}
+
+/** Which episodes went under a new id because a different episode held theirs (the first few). */
+function renamedLines(renamed: ImportResult['renamed']): string {
+  const shown = renamed.slice(0, 5).map((r) => `  ${terminalSafe(r.id)} → ${terminalSafe(r.storedAs)}`);
+  if (renamed.length > 5) shown.push(`  … (${renamed.length} in all; --json lists them all)`);
+  return (
+    `${renamed.length} episode${renamed.length === 1 ? '' : 's'} had an id the buffer already holds for a ` +
+    `different episode, and ${renamed.length === 1 ? 'was' : 'were'} stored under a new id:\n${shown.join('\n')}`
   );
 }
 

@@ -5,6 +5,7 @@
  * queried for the k most similar past transitions at every dreamed step.
  */
 import type { Task, Trajectory } from '../types';
+import { hashString } from '../rng';
 import { HashedNgramEmbedder, transitionText, type Embedder } from './embedders';
 import { RetrievalIndex, type SearchOptions } from './retrieval';
 import { trajectoryToTransitions, transitionId } from './transitions';
@@ -35,6 +36,11 @@ export interface ImportResult {
    * interrupted import of an older version left) — written again whole.
    */
   repaired: number;
+  /**
+   * Episodes whose id (or task id) the buffer already holds for a different episode, stored under
+   * a new id made from their content instead (so importing them again finds them there).
+   */
+  renamed: { id: string; storedAs: string }[];
 }
 
 /** Raised for an import that names one episode id more than once (nothing is imported). */
@@ -53,8 +59,11 @@ export class DuplicateEpisodeError extends Error {
   }
 }
 
-/** What the buffer holds of an episode about to be imported. */
-type Stored = 'whole' | 'partial' | 'absent';
+/**
+ * What the buffer holds of an episode about to be imported; 'different' when its id, or its task's
+ * id, is already taken by a different episode or task (two files with the same seeds).
+ */
+type Stored = 'whole' | 'partial' | 'absent' | 'different';
 
 export class ReplayBuffer {
   readonly index: RetrievalIndex;
@@ -161,10 +170,20 @@ export class ReplayBuffer {
     const repeated = repeatedIds(trajectories);
     if (repeated.length > 0) throw new DuplicateEpisodeError(repeated);
     const tasks = new Map((await this.store.listTasks()).map((e) => [e.id, e]));
+    const episodeSteps = new Map((await this.store.listEpisodes()).map((e) => [e.id, e.steps]));
     const write: Trajectory[] = [];
     const fresh = new Set<string>();
-    for (const t of trajectories) {
-      const stored = await this.stored(t, tasks);
+    const renamed: ImportResult['renamed'] = [];
+    for (const given of trajectories) {
+      let t = given;
+      let stored = await this.stored(t, tasks, episodeSteps);
+      if (stored === 'different') {
+        // Never overwrite nor drop it: store it beside the other one, under an id from its content.
+        t = underContentId(t, tasks);
+        stored = await this.stored(t, tasks, episodeSteps);
+        if (stored === 'different') throw new EpisodeIdTakenError(given.id, t.id);
+        if (stored !== 'whole') renamed.push({ id: given.id, storedAs: t.id });
+      }
       if (stored === 'whole') continue;
       if (stored === 'absent') fresh.add(t.id);
       write.push(t);
@@ -182,16 +201,33 @@ export class ReplayBuffer {
       transitions: result.added,
       skipped: trajectories.length - write.length,
       repaired: write.length - fresh.size,
+      renamed,
     };
   }
 
-  /** Whether the buffer holds an episode whole (its record, every transition, its task), in part, or not at all. */
-  private async stored(t: Trajectory, tasks: ReadonlyMap<string, TaskBankEntry>): Promise<Stored> {
-    const episode = await this.store.hasEpisode(t.id);
+  /**
+   * Whether the buffer holds an episode whole (its record, every transition, its task), in part,
+   * not at all, or holds a different episode or task under its ids.
+   */
+  private async stored(
+    t: Trajectory,
+    tasks: ReadonlyMap<string, TaskBankEntry>,
+    episodeSteps: ReadonlyMap<string, number>,
+  ): Promise<Stored> {
+    const steps = episodeSteps.get(t.id);
+    const task = tasks.get(t.task.id);
+    if ((steps !== undefined && steps !== t.steps.length) || (task && !sameTask(task.task, t.task))) return 'different';
+    if (await this.store.getTransition(transitionId(t.id, t.steps.length))) return 'different'; // a longer episode
+    const { transitions } = trajectoryToTransitions(t, { source: 'offline', createdAt: 0 });
     let present = 0;
-    for (let i = 0; i < t.steps.length; i++) if (await this.store.getTransition(transitionId(t.id, i))) present++;
-    if (episode && present === t.steps.length && tasks.has(t.task.id)) return 'whole';
-    return episode || present > 0 ? 'partial' : 'absent';
+    for (const incoming of transitions) {
+      const held = await this.store.getTransition(incoming.id);
+      if (!held) continue;
+      if (!sameTransition(held, incoming)) return 'different';
+      present++;
+    }
+    if (steps !== undefined && present === t.steps.length && task) return 'whole';
+    return steps !== undefined || present > 0 ? 'partial' : 'absent';
   }
 
   /**
@@ -245,6 +281,53 @@ function repeatedIds(trajectories: readonly Trajectory[]): string[] {
   const repeated = new Set<string>();
   for (const t of trajectories) (seen.has(t.id) ? repeated : seen).add(t.id);
   return [...repeated];
+}
+
+/** Raised when an episode's content-made id is taken too (a digest collision): nothing is imported. */
+export class EpisodeIdTakenError extends Error {
+  constructor(
+    readonly id: string,
+    readonly storedAs: string,
+  ) {
+    super(
+      `The buffer already holds a different episode under '${id}' and under '${storedAs}'; nothing was imported. ` +
+        'Rename the episode in the file (every episode needs an id of its own), then import it again.',
+    );
+    this.name = 'EpisodeIdTakenError';
+  }
+}
+
+/** Fields that make two transitions the same step of the same episode (not when or how they were imported). */
+function sameTransition(a: BufferTransition, b: BufferTransition): boolean {
+  return (
+    a.env === b.env &&
+    a.taskId === b.taskId &&
+    a.instruction === b.instruction &&
+    a.observation === b.observation &&
+    a.action === b.action &&
+    a.nextObservation === b.nextObservation &&
+    a.reward === b.reward &&
+    a.terminated === b.terminated &&
+    a.truncated === b.truncated &&
+    a.valid === b.valid &&
+    (a.reasoning ?? '') === (b.reasoning ?? '')
+  );
+}
+
+function sameTask(a: Task, b: Task): boolean {
+  return a.env === b.env && a.instruction === b.instruction;
+}
+
+/**
+ * The episode under `ID~DIGEST` (DIGEST from its task and steps), and its task too when the bank
+ * holds a different task under its task's id: the same file imported again lands on the same ids.
+ */
+function underContentId(t: Trajectory, tasks: ReadonlyMap<string, TaskBankEntry>): Trajectory {
+  const content = JSON.stringify([t.env, t.task.instruction, t.steps, t.final_observation]);
+  const digest = hashString(content).toString(16).padStart(8, '0');
+  const task = tasks.get(t.task.id);
+  const taskId = task && !sameTask(task.task, t.task) ? `${t.task.id}~${digest}` : t.task.id;
+  return { ...t, id: `${t.id}~${digest}`, task: { ...t.task, id: taskId } };
 }
 
 /**
@@ -307,7 +390,8 @@ export function transitionsToTrajectories(
     };
     const reward = steps.reduce((s, x) => s + x.reward, 0);
     const success = last.terminated && last.reward >= 1;
-    const seedMatch = /(\d+)$/.exec(id);
+    // The seed ends the id, before a chat-format digest and a `~` suffix (see importTrajectories).
+    const seedMatch = /(\d+)(?:_[0-9a-f]{8})?(?:~[0-9a-f]+)?$/.exec(id);
     return {
       format: 'dreamgym-trajectory/1',
       id,

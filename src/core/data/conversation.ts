@@ -6,6 +6,7 @@
 import type { Step, Task, Trajectory } from '../types';
 import { TRAJECTORY_FORMAT } from './trajectory';
 import type { RecordChecker } from './errors';
+import { hashString } from '../rng';
 
 /** Short names used by AgentGym-style item ids ("webshop_6", "alfworld_3"). */
 const ENV_SHORT_NAMES: Record<string, string> = { 'webshop-lite-v0': 'webshop', 'household-v0': 'alfworld' };
@@ -20,29 +21,43 @@ export function envFromShortName(short: string): string | undefined {
 }
 
 /**
- * Episode ids in the chat formats, unique within one file: AgentGym's `SHORT_SEED` (webshop_6);
- * where two episodes share an env and a seed (an expert and a random run of one task), the
- * policy that played them goes between (webshop_expert_6, webshop_random_6); any repeat left gets a
- * counter (webshop_expert_6~2). So converting never merges two episodes into one.
+ * A digest (8 hex digits) of what an episode is: its env and every step's observation and action.
+ * It reads only what every chat format writes and reads back, so an episode keeps its digest
+ * through any round trip.
+ */
+export function episodeDigest(t: Trajectory): string {
+  const content = JSON.stringify([t.env, t.steps.map((s) => [s.observation, s.action])]);
+  return hashString(content).toString(16).padStart(8, '0');
+}
+
+/**
+ * Episode ids in the chat formats: `SHORT_SOURCE_SEED_DIGEST` (webshop_expert_6_3fa9c2d1), so two
+ * files with the same seeds never name different episodes alike (issue 31). An episode read back
+ * from a chat file keeps its id; a repeat left in one file gets a counter (…~2). So converting
+ * never merges two episodes into one.
  */
 export function chatFormatIds(ts: readonly Trajectory[]): string[] {
-  const plain = (t: Trajectory) => `${envShortName(t.env)}_${t.seed}`;
-  const perSeed = new Map<string, number>();
-  for (const t of ts) perSeed.set(plain(t), (perSeed.get(plain(t)) ?? 0) + 1);
   const taken = new Map<string, number>();
   return ts.map((t) => {
-    const base = perSeed.get(plain(t))! > 1 ? `${envShortName(t.env)}_${t.source}_${t.seed}` : plain(t);
+    const digest = episodeDigest(t);
+    const kept = t.id.replace(/~\d+$/, '');
+    const base =
+      parseChatFormatId(kept).digest === digest ? kept : `${envShortName(t.env)}_${t.source}_${t.seed}_${digest}`;
     const n = (taken.get(base) ?? 0) + 1;
     taken.set(base, n);
     return n === 1 ? base : `${base}~${n}`;
   });
 }
 
-/** The env (short name or id) and seed of a chat-format id (see chatFormatIds); seed 0 when it ends in none. */
-export function parseChatFormatId(id: string): { env: string; seed: number } {
-  const match = /^(.*?)_(?:(?:expert|random|noisy-expert|agent|imported|dream)_)?(\d+)(?:~\d+)?$/.exec(id);
+/**
+ * The env (short name or id), seed and digest of a chat-format id (see chatFormatIds); AgentGym's
+ * own `SHORT_SEED` reads too. Seed 0 when the id ends in none.
+ */
+export function parseChatFormatId(id: string): { env: string; seed: number; digest?: string } {
+  const match =
+    /^(.*?)_(?:(?:expert|random|noisy-expert|agent|imported|dream)_)?(\d+)(?:_([0-9a-f]{8}))?(?:~\d+)?$/.exec(id);
   if (!match) return { env: envFromShortName(id.replace(/~\d+$/, ''))!, seed: 0 };
-  return { env: envFromShortName(match[1])!, seed: Number(match[2]) };
+  return { env: envFromShortName(match[1])!, seed: Number(match[2]), ...(match[3] ? { digest: match[3] } : {}) };
 }
 
 export function instructionPrompt(task: Task): string {

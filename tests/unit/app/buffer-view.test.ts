@@ -25,13 +25,19 @@ describe("the Buffer page's counts", () => {
   });
 
   it('sums up an import and a search with formatted counts', () => {
-    const line = importSummary('household-v0', { episodes: 1240, transitions: 11886, skipped: 0, repaired: 0 });
+    const line = importSummary('household-v0', {
+      episodes: 1240,
+      transitions: 11886,
+      skipped: 0,
+      repaired: 0,
+      renamed: [],
+    });
     expect(line).toBe(`household-v0: ${count(1240)} episodes added (${count(11886)} transitions), 0 skipped`);
     expect(line).toMatch(/^household-v0: 1\D240 episodes added \(11\D886 transitions\), 0 skipped$/);
     // The shape the Buffer e2e test reads.
-    expect(importSummary('webshop-lite-v0', { episodes: 0, transitions: 0, skipped: 240, repaired: 0 })).toBe(
-      'webshop-lite-v0: 0 episodes added (0 transitions), 240 skipped',
-    );
+    expect(
+      importSummary('webshop-lite-v0', { episodes: 0, transitions: 0, skipped: 240, repaired: 0, renamed: [] }),
+    ).toBe('webshop-lite-v0: 0 episodes added (0 transitions), 240 skipped');
     expect(resultsLine(4)).toBe('4 most similar transitions, one per episode.');
     expect(resultsLine(1)).toBe('1 most similar transition, one per episode.');
   });

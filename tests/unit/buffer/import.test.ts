@@ -10,6 +10,7 @@ import { DuplicateEpisodeError, ReplayBuffer } from '../../../src/core/buffer/bu
 import { IndexedDbBufferStore, MemoryBufferStore, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
 import { trajectoryToTransitions } from '../../../src/core/buffer/transitions';
 import type { BufferStore } from '../../../src/core/buffer/types';
+import type { Trajectory } from '../../../src/core/types';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { envIds } from '../../../src/core/envs/registry';
 import { FolderBufferStore } from '../../../src/node/buffer-folder';
@@ -67,6 +68,7 @@ describe.each(stores)('importTrajectories ($kind store)', ({ kind, open }) => {
       transitions: steps,
       skipped: 0,
       repaired: 0,
+      renamed: [],
     });
     await store.close();
     const again = kind === 'memory' ? store : await reopen();
@@ -89,6 +91,7 @@ describe.each(stores)('importTrajectories ($kind store)', ({ kind, open }) => {
       transitions: steps - partial.reduce((s, p) => s + p.transitions.length, 0),
       skipped: 0,
       repaired: 25,
+      renamed: [],
     });
     expect(await store.stats()).toMatchObject({ transitions: steps, episodes: 40, tasks: taskCount });
     // Each task counts each of its episodes once, repaired or new.
@@ -99,6 +102,7 @@ describe.each(stores)('importTrajectories ($kind store)', ({ kind, open }) => {
       transitions: 0,
       skipped: 40,
       repaired: 0,
+      renamed: [],
     });
     await store.close();
   });
@@ -113,5 +117,39 @@ describe('importTrajectories: repeated ids', () => {
     expect((error as Error).message).toContain(`'${episodes[0].id}'`);
     expect((error as Error).message).toMatch(/nothing was imported.*dreamgym convert/s);
     expect((await store.stats()).transitions).toBe(0);
+  });
+});
+
+// Issue 31: two files whose episodes share ids (AgentGym's webshop_SEED) overwrote or dropped each other.
+describe.each(stores)('importTrajectories: an id held by a different episode ($kind store)', ({ open }) => {
+  const [first, second] = [episodes[0], episodes[1]];
+  /** Two episodes of one id and one task id (what two imported AgentGym files with the same seeds give). */
+  const clash = (t: Trajectory): Trajectory => ({
+    ...t,
+    id: 'alfworld_7',
+    task: { ...t.task, id: 'household-v0/imported/alfworld_7' },
+  });
+
+  it('stores the newcomer under a new id, says which, keeps the first, and a re-import adds nothing', async () => {
+    const store = await open()();
+    const buffer = new ReplayBuffer(store);
+    await buffer.importTrajectories([clash(first)], options);
+    const result = await buffer.importTrajectories([clash(second)], options);
+    expect(result.episodes).toBe(1);
+    expect(result.renamed).toEqual([{ id: 'alfworld_7', storedAs: expect.stringMatching(/^alfworld_7~[0-9a-f]{8}$/) }]);
+    const storedAs = result.renamed[0].storedAs;
+    expect((await store.getTransition('alfworld_7#0'))?.action).toBe(first.steps[0].action);
+    expect((await store.getTransition(`${storedAs}#0`))?.action).toBe(second.steps[0].action);
+    expect(await store.stats()).toMatchObject({
+      episodes: 2,
+      transitions: first.steps.length + second.steps.length,
+      tasks: 2,
+    });
+    const instructions = (await store.listTasks()).map((e) => e.task.instruction).sort();
+    expect(instructions).toEqual([first.task.instruction, second.task.instruction].sort());
+    // Importing the second file again finds it under its new id: nothing is added or renamed again.
+    expect(await buffer.importTrajectories([clash(second)], options)).toMatchObject({ episodes: 0, skipped: 1 });
+    expect((await store.stats()).episodes).toBe(2);
+    await store.close();
   });
 });

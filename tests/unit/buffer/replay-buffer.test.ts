@@ -18,9 +18,15 @@ describe('ReplayBuffer', () => {
   it('seeds from the shipped datasets as offline transitions, and re-importing adds nothing', async () => {
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     const first = await buffer.importTrajectories([...webshop, ...household], { source: 'offline', createdAt: 1 });
-    expect(first).toEqual({ episodes: 120, transitions: steps(webshop) + steps(household), skipped: 0, repaired: 0 });
+    expect(first).toEqual({
+      episodes: 120,
+      transitions: steps(webshop) + steps(household),
+      skipped: 0,
+      repaired: 0,
+      renamed: [],
+    });
     const again = await buffer.importTrajectories([...webshop, ...household], { source: 'offline', createdAt: 2 });
-    expect(again).toEqual({ episodes: 0, transitions: 0, skipped: 120, repaired: 0 });
+    expect(again).toEqual({ episodes: 0, transitions: 0, skipped: 120, repaired: 0, renamed: [] });
     const stats = await buffer.stats();
     expect(stats.transitions).toBe(first.transitions);
     expect(stats.byEnvAndSource['webshop-lite-v0']).toEqual({ offline: steps(webshop) });

@@ -134,6 +134,46 @@ describe('conversions keep every episode', () => {
     }
   });
 
+  // Issue 31: each file converted alone wrote `alfworld_SEED` ids, and the second import overwrote the first.
+  it('two files with the same seeds, converted apart, import side by side in every chat format', async () => {
+    const files = {
+      e: await rollout('expert', 3, 40, join(dir, 'e.jsonl')),
+      r: await rollout('random', 3, 40, join(dir, 'r.jsonl')),
+    };
+    for (const format of ['agentgym', 'eto', 'trl']) {
+      const bufferDir = join(dir, `apart-${format}`);
+      for (const [name, file] of Object.entries(files)) {
+        const converted = join(dir, `${name}-apart.${format}`);
+        expect(await main(['convert', '--from', 'ours', '--to', format, file, converted])).toBe(0);
+        expect(await main(['buffer', 'import', converted, '--format', format, '--dir', bufferDir, '--json'])).toBe(0);
+        expect(lastJson()).toMatchObject({ episodes: 3, skipped: 0, repaired: 0, renamed: [] });
+      }
+      expect(await stats(bufferDir)).toMatchObject({ episodes: 6 });
+    }
+  });
+
+  it('an id the buffer holds for a different episode is stored under a new id, and the command says so', async () => {
+    // AgentGym's own ids name only the seed: two such files of different episodes share them.
+    const bufferDir = join(dir, 'old-ids');
+    for (const name of ['e', 'r']) {
+      const converted = join(dir, `${name}-old.agentgym`);
+      expect(await main(['convert', '--from', 'ours', '--to', 'agentgym', join(dir, `${name}.jsonl`), converted])).toBe(
+        0,
+      );
+      writeFileSync(
+        converted,
+        readFileSync(converted, 'utf8').replace(/"alfworld_\w+_(\d+)_[0-9a-f]{8}"/g, '"alfworld_$1"'),
+      );
+      out.length = 0;
+      expect(await main(['buffer', 'import', converted, '--format', 'agentgym', '--dir', bufferDir])).toBe(0);
+    }
+    expect(out.join('\n')).toMatch(
+      /imported 3 episodes .*\n3 episodes had an id the buffer already holds for a different/,
+    );
+    expect(out.join('\n')).toMatch(/alfworld_40 → alfworld_40~[0-9a-f]{8}/);
+    expect(await stats(bufferDir)).toMatchObject({ episodes: 6 });
+  });
+
   it('a file naming one episode id twice is refused, naming both lines', async () => {
     const twice = join(dir, 'twice.jsonl');
     const line = readFileSync(join(dir, 'e.jsonl'), 'utf8').split('\n')[0];

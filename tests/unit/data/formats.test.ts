@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { readTrajectories, writeTrajectories, FORMATS, assertFormat } from '../../../src/core/data/formats';
 import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../../../src/core/data/trajectory';
 import { DatasetImportError } from '../../../src/core/data/errors';
-import { parseActionText } from '../../../src/core/data/conversation';
+import { episodeDigest, parseActionText } from '../../../src/core/data/conversation';
+import type { Trajectory } from '../../../src/core/types';
 import { householdEpisode, webshopEpisode } from './fixtures';
 
 const knownEnvs = ['webshop-lite-v0', 'household-v0'];
@@ -107,7 +108,7 @@ describe('AgentGym, ETO and TRL', () => {
 
   it('AgentGym output follows the AgentTraj shape', () => {
     const [record] = JSON.parse(writeTrajectories([householdEpisode()], 'agentgym'));
-    expect(record.item_id).toBe('alfworld_3');
+    expect(record.item_id).toBe(`alfworld_expert_3_${episodeDigest(householdEpisode())}`);
     expect(record.conversations[0]).toMatchObject({ from: 'human', loss: null });
     expect(record.conversations[1]).toEqual({ from: 'gpt', loss: false, value: 'Ok.' });
     expect(record.conversations[2].value).toMatch(
@@ -276,14 +277,45 @@ describe('hostile and awkward files (issue 13)', () => {
     const random = { ...householdEpisode(), id: 'household-v0/random/3', source: 'random' as const };
     for (const format of ['agentgym', 'eto', 'trl'] as const) {
       const back = readTrajectories(writeTrajectories([expert, random, expert], format), format, { knownEnvs });
-      expect(back.map((t) => t.id)).toEqual(['alfworld_expert_3', 'alfworld_random_3', 'alfworld_expert_3~2']);
+      const digest = episodeDigest(expert);
+      expect(back.map((t) => t.id)).toEqual([
+        `alfworld_expert_3_${digest}`,
+        `alfworld_random_3_${digest}`,
+        `alfworld_expert_3_${digest}~2`,
+      ]);
       expect(back.map((t) => [t.env, t.seed])).toEqual([
         ['household-v0', 3],
         ['household-v0', 3],
         ['household-v0', 3],
       ]);
     }
-    // Alone, an episode keeps AgentGym's plain SHORT_SEED id.
-    expect(JSON.parse(writeTrajectories([expert], 'agentgym'))[0].item_id).toBe('alfworld_3');
   });
+
+  // Issue 31: ids were SHORT_SEED whatever the source, so two converted files collided in the buffer.
+  it.each(['agentgym', 'eto', 'trl'] as const)(
+    '%s: two files with the same seeds get ids that differ by source and content, stable through a round trip',
+    (format) => {
+      const expert = [householdEpisode(3), householdEpisode(4)];
+      const other = expert.map((t) => ({
+        ...t,
+        id: t.id.replace('expert', 'random'),
+        source: 'random' as const,
+        steps: t.steps.map((s, i) => (i === 0 ? { ...s, action: 'look' } : s)),
+      }));
+      const idsOf = (ts: Trajectory[]) => readTrajectories(writeTrajectories(ts, format), format, { knownEnvs });
+      const [first, second] = [idsOf(expert), idsOf(other)];
+      expect(first.map((t) => t.seed)).toEqual(second.map((t) => t.seed));
+      for (const t of [...first, ...second]) expect(t.id).toMatch(/^alfworld_(expert|random)_[34]_[0-9a-f]{8}$/);
+      expect(new Set([...first, ...second].map((t) => t.id)).size).toBe(4);
+      // Same source, same seed, different content: the digest still tells them apart.
+      const sameSource = idsOf(other.map((t) => ({ ...t, source: 'expert' as const })));
+      expect(sameSource.map((t) => t.id)).not.toEqual(first.map((t) => t.id));
+      // Read back and written again (in any chat format), an episode keeps its id.
+      for (const again of ['agentgym', 'eto', 'trl'] as const) {
+        expect(readTrajectories(writeTrajectories(first, again), again, { knownEnvs }).map((t) => t.id)).toEqual(
+          first.map((t) => t.id),
+        );
+      }
+    },
+  );
 });

@@ -119,7 +119,10 @@ describe('domain validation: each problem is named with its fix', () => {
   });
 
   it('mixed environments in one file (AgentGym item-id prefixes)', async () => {
-    const text = (await foreignAgentGym(12)).replace(/"item_id": "myapp_(\d*[02468])"/g, '"item_id": "otherapp_$1"');
+    const text = (await foreignAgentGym(12)).replace(
+      /"item_id": "myapp_((?:expert|random)_\d*[02468]_)/g,
+      '"item_id": "otherapp_$1',
+    );
     const mixed = readTrajectories(text, 'agentgym');
     const error = errorOf(() => buildDomain('myapp', mixed));
     expect(error.problems.map((p) => p.code)).toEqual(['mixed-envs']);
