@@ -3,21 +3,26 @@
  *
  *   model.json   what it is (env, domain card, network and format settings, tokenizer), how it
  *                was trained (data, epochs, losses, seed), the weights' names, shapes and places
- *                in weights.bin, and the CRC-32 and byte length of weights.bin
+ *                in weights.bin, the CRC-32 and byte length of weights.bin, and last its own
+ *                CRC-32 (manifestCrc32: of the compact JSON of every other field)
  *   weights.bin  every weight as little-endian float32, in the manifest's order
  *
- * Loading checks the format, the checksum, the length and every shape, and names the file and
- * the fix when something is wrong. A reader hands in the bytes: a folder (Node), IndexedDB or
- * fetch (the page), so core touches no storage itself.
+ * Loading checks both files whole: the format, both checksums, every network and format field
+ * against its range, the fields against each other and the tokenizer, every weight's name, shape
+ * and place against the network's, and every value; it names the file, the field and the fix
+ * when something is wrong. A reader hands in the bytes: a folder (Node), IndexedDB or fetch (the
+ * page), so core touches no storage itself.
  */
 import type { DomainCard } from '../domain-card';
-import type { FormatOptions } from './format';
+import { answerTokensAtMost, formatOptionsProblem, SEGMENT_COUNT, type FormatOptions } from './format';
 import type { EpochRecord } from './fit';
 import type { NamedWeight, NetworkConfig } from './network';
+import { networkConfigProblem, weightShapes } from './weights';
+import { shown } from './field-check';
 import type { TokenizerJSON } from './tokenizer';
 import { verdictHeadProblem, type VerdictHead } from './verdict';
 
-export const MODEL_FORMAT = 'dreamgym-learned-model/2';
+export const MODEL_FORMAT = 'dreamgym-learned-model/3';
 export const MANIFEST_FILE = 'model.json';
 export const WEIGHTS_FILE = 'weights.bin';
 
@@ -56,6 +61,8 @@ export interface ModelManifest {
   verdict?: VerdictHead;
   weights: { name: string; shape: number[]; offset: number; length: number }[];
   weightsFile: { bytes: number; crc32: string };
+  /** CRC-32 of this manifest without this field, as compact JSON (sealManifest). */
+  manifestCrc32: string;
 }
 
 export class ModelFileError extends Error {
@@ -84,7 +91,7 @@ export function crc32(bytes: Uint8Array): string {
 
 /** The two files of a model: the manifest text and the weight bytes. */
 export function encodeModelFiles(
-  base: Omit<ModelManifest, 'format' | 'weights' | 'weightsFile'>,
+  base: Omit<ModelManifest, 'format' | 'weights' | 'weightsFile' | 'manifestCrc32'>,
   weights: readonly NamedWeight[],
 ): { manifest: string; weights: Uint8Array } {
   const total = weights.reduce((s, w) => s + w.data.length, 0);
@@ -97,13 +104,24 @@ export function encodeModelFiles(
     offset += w.data.length;
   }
   const bytes = littleEndianBytes(all);
-  const manifest: ModelManifest = {
+  const manifest: Omit<ModelManifest, 'manifestCrc32'> = {
     format: MODEL_FORMAT,
     ...base,
     weights: entries,
     weightsFile: { bytes: bytes.length, crc32: crc32(bytes) },
   };
-  return { manifest: `${JSON.stringify(manifest, null, 1)}\n`, weights: bytes };
+  return { manifest: sealManifest(manifest), weights: bytes };
+}
+
+/** model.json's text: the manifest with its own checksum last (any manifestCrc32 it had is replaced). */
+export function sealManifest(manifest: Omit<ModelManifest, 'manifestCrc32'> & { manifestCrc32?: string }): string {
+  const { manifestCrc32: _old, ...fields } = manifest;
+  return `${JSON.stringify({ ...fields, manifestCrc32: manifestChecksum(fields) }, null, 1)}\n`;
+}
+
+/** The CRC-32 of a manifest's fields as compact JSON: the same whatever the file's indentation or line ends. */
+function manifestChecksum(fields: object): string {
+  return crc32(new TextEncoder().encode(JSON.stringify(fields)));
 }
 
 /** What reading a model may let pass: a stale verdict head, dropped (expmodel verdict fits a new one). */
@@ -111,22 +129,16 @@ export interface DecodeOptions {
   dropStaleVerdict?: boolean;
 }
 
-/** Parses and checks the two files; throws ModelFileError naming the file and the fix. */
+/** Parses and checks the two files; throws ModelFileError naming the file, the field and the fix. */
 export function decodeModelFiles(
   manifestText: string,
   weightBytes: Uint8Array,
   where = 'the model folder',
   options: DecodeOptions = {},
 ): { manifest: ModelManifest; weights: NamedWeight[] } {
-  let manifest: ModelManifest;
-  try {
-    manifest = JSON.parse(manifestText.replace(/^\uFEFF/, '')) as ModelManifest;
-  } catch (error) {
-    throw new ModelFileError(
-      `${MANIFEST_FILE} in ${where} is not JSON (${(error as Error).message}); the file is damaged: train the model again or copy it anew.`,
-    );
-  }
-  if (manifest?.format !== MODEL_FORMAT) throw new ModelFileError(formatProblem(manifest?.format, where));
+  const manifest = sealedManifest(manifestText, where);
+  const problem = manifestProblem(manifest);
+  if (problem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${problem}. ${REWRITE_FIX}`);
   const headProblem = manifest.verdict ? verdictHeadProblem(manifest.verdict) : null;
   if (headProblem && options.dropStaleVerdict) delete manifest.verdict;
   else if (headProblem)
@@ -134,22 +146,19 @@ export function decodeModelFiles(
       `${MANIFEST_FILE} in ${where}: ${headProblem}. Fit it again ('dreamgym expmodel verdict --model DIR --env ENV') or train the model again.`,
     );
   const expected = manifest.weightsFile;
-  if (weightBytes.length !== expected?.bytes || crc32(weightBytes) !== expected.crc32) {
+  if (weightBytes.length !== expected.bytes || crc32(weightBytes) !== expected.crc32) {
     throw new ModelFileError(
       `${WEIGHTS_FILE} in ${where} does not match ${MANIFEST_FILE} (${weightBytes.length} bytes, CRC ${crc32(weightBytes)}; ` +
-        `the manifest says ${expected?.bytes} bytes, CRC ${expected?.crc32}): the two files come from different trainings or one is damaged. Train the model again or copy both files anew.`,
+        `the manifest says ${expected.bytes} bytes, CRC ${expected.crc32}): the two files come from different trainings or one is damaged. Train the model again or copy both files anew.`,
     );
   }
   const values = floatsFromLittleEndian(weightBytes);
-  const weights = manifest.weights.map((w) => {
-    const size = w.shape.reduce((a, b) => a * b, 1);
-    if (size !== w.length || w.offset < 0 || w.offset + w.length > values.length) {
-      throw new ModelFileError(
-        `${MANIFEST_FILE} in ${where}: weight '${w.name}' (shape [${w.shape}], ${w.length} values at ${w.offset}) does not fit ${WEIGHTS_FILE}.`,
-      );
-    }
-    return { name: w.name, shape: w.shape.slice(), data: values.slice(w.offset, w.offset + w.length) };
-  });
+  // manifestProblem has checked every entry against the network's shapes and the file's length.
+  const weights = manifest.weights.map((w) => ({
+    name: w.name,
+    shape: w.shape.slice(),
+    data: values.slice(w.offset, w.offset + w.length),
+  }));
   for (const w of weights) {
     for (let i = 0; i < w.data.length; i++) {
       if (!Number.isFinite(w.data[i]))
@@ -161,6 +170,106 @@ export function decodeModelFiles(
   return { manifest, weights };
 }
 
+/** What to do about a manifest whose fields are wrong though its checksum holds. */
+const REWRITE_FIX =
+  "The file was edited, or written by another program: train the model again ('dreamgym expmodel train'), " +
+  "or copy it anew ('npm run models' re-makes the shipped ones)";
+
+/** The manifest of `text`, of this format and unchanged since it was sealed (its own checksum). */
+function sealedManifest(text: string, where: string): ModelManifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    throw new ModelFileError(
+      `${MANIFEST_FILE} in ${where} is not JSON (${(error as Error).message}); the file is damaged: train the model again or copy it anew.`,
+    );
+  }
+  const manifest = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as ModelManifest;
+  if (manifest.format !== MODEL_FORMAT) throw new ModelFileError(formatProblem(manifest.format, where));
+  const { manifestCrc32: stated, ...fields } = manifest;
+  if (typeof stated !== 'string')
+    throw new ModelFileError(
+      `${MANIFEST_FILE} in ${where} has no manifestCrc32 (its own checksum), so it cannot be checked whole. ${REWRITE_FIX}.`,
+    );
+  const actual = manifestChecksum(fields);
+  if (actual !== stated)
+    throw new ModelFileError(
+      `${MANIFEST_FILE} in ${where} was changed after it was written (CRC ${actual}; it says ${stated}): a trained ` +
+        "model's settings cannot be edited. Copy the file anew, or train the model again with the settings you want.",
+    );
+  return manifest;
+}
+
+/** The first field of a (sealed) manifest that is missing, out of range or at odds with another; null: none. */
+function manifestProblem(m: ModelManifest): string | null {
+  if (typeof m.name !== 'string' || typeof m.env !== 'string') return 'its name or env is missing';
+  if (typeof m.card !== 'object' || m.card === null) return 'its domain card is missing';
+  if (typeof m.training !== 'object' || m.training === null) return 'its training record is missing';
+  const pieces = m.tokenizer?.pieces;
+  if (
+    m.tokenizer?.format !== 'dreamgym-tokenizer/1' ||
+    !Array.isArray(pieces) ||
+    pieces.some((p) => typeof p !== 'string')
+  )
+    return "tokenizer is not a DreamGym tokenizer (format 'dreamgym-tokenizer/1' and its pieces)";
+  return (
+    networkConfigProblem(m.network) ??
+    formatOptionsProblem(m.formatOptions) ??
+    settingsAgreementProblem(m) ??
+    weightsListProblem(m)
+  );
+}
+
+/** The network, the format options and the tokenizer against each other. */
+function settingsAgreementProblem({ network: n, formatOptions: f, tokenizer }: ModelManifest): string | null {
+  if (n.segments !== SEGMENT_COUNT)
+    return `network.segments is ${n.segments}; this build's format has ${SEGMENT_COUNT} segments`;
+  if (n.vocabSize !== tokenizer.pieces.length)
+    return `network.vocabSize (${n.vocabSize}) does not match the tokenizer (${tokenizer.pieces.length} pieces)`;
+  if (f.contextTokens > n.maxContext)
+    return `formatOptions.contextTokens (${f.contextTokens}) exceeds network.maxContext (${n.maxContext})`;
+  const answer = answerTokensAtMost(f);
+  if (answer > n.maxAnswer)
+    return (
+      `an answer of up to ${answer} tokens (prompt, marks, formatOptions.answerStateTokens and ` +
+      `answerAdmissibleTokens) exceeds network.maxAnswer (${n.maxAnswer})`
+    );
+  const pieces = new Set(tokenizer.pieces);
+  let placeholders = 0;
+  while (pieces.has(`<id${placeholders + 1}>`)) placeholders++;
+  if (f.freshIds && f.freshIds.count > placeholders)
+    return `formatOptions.freshIds.count (${f.freshIds.count}) exceeds the tokenizer's ${placeholders} fresh-id placeholders`;
+  return null;
+}
+
+/** The weights list against the network's shapes, in order, each starting where the one before ends. */
+function weightsListProblem(m: ModelManifest): string | null {
+  if (!Array.isArray(m.weights)) return "its 'weights' list is missing";
+  const file = m.weightsFile;
+  if (typeof file !== 'object' || file === null || !Number.isInteger(file.bytes) || typeof file.crc32 !== 'string')
+    return 'weightsFile (the byte length and CRC-32 of weights.bin) is missing';
+  const shapes = weightShapes(m.network);
+  let offset = 0;
+  for (let i = 0; i < shapes.length; i++) {
+    const [name, shape] = shapes[i];
+    const entry = m.weights[i];
+    if (entry?.name !== name)
+      return `the 'weights' list has no weight '${name}' at place ${i}${entry ? ` (it has ${shown(entry.name)})` : ''}`;
+    if (shown(entry.shape) !== shown(shape))
+      return `weight '${name}' has shape ${shown(entry.shape)}; network needs [${shape}]`;
+    const size = shape.reduce((a, b) => a * b, 1);
+    if (entry.length !== size) return `weight '${name}' says ${shown(entry.length)} values; its shape holds ${size}`;
+    if (entry.offset !== offset)
+      return `weight '${name}' starts at ${shown(entry.offset)}; it must start where the one before it ends (${offset})`;
+    offset += size;
+  }
+  if (m.weights.length > shapes.length)
+    return `the 'weights' list has a weight ${shown(m.weights[shapes.length]?.name)} the network does not have`;
+  if (offset * 4 !== file.bytes) return `the weights take ${offset * 4} bytes; weightsFile.bytes says ${file.bytes}`;
+  return null;
+}
+
 /** Why a manifest's format is not this build's, and the fix. */
 function formatProblem(format: unknown, where: string): string {
   const older = typeof format === 'string' && /^dreamgym-learned-model\/\d+$/.test(format) && format !== MODEL_FORMAT;
@@ -168,7 +277,7 @@ function formatProblem(format: unknown, where: string): string {
     return `${MANIFEST_FILE} in ${where} is not a learned experience model (format '${String(format)}', expected '${MODEL_FORMAT}').`;
   return (
     `${MANIFEST_FILE} in ${where} is a learned model of format '${format}'; this build reads '${MODEL_FORMAT}' ` +
-    `(the recipe's switches are fixed and the segment table has one row per segment). Re-make the shipped models with ` +
+    `(model.json carries its own checksum, and every setting is checked against the weights). Re-make the shipped models with ` +
     `'npm run models', and train your own again ('dreamgym expmodel train', or the Experience model page).`
   );
 }

@@ -1,7 +1,9 @@
 /**
- * The learned network's weights: its size (NetworkConfig), every weight's name and shape in checkpoint order,
- * and the check a checkpoint passes before the network takes its weights.
+ * The learned network's weights: its size (NetworkConfig) and the ranges a model file's may take, every
+ * weight's name and shape in checkpoint order, and the check a checkpoint passes before the network takes its weights.
  */
+import { wholeFieldsProblem, type WholeRange } from './field-check';
+
 export interface NetworkConfig {
   vocabSize: number;
   dModel: number;
@@ -20,6 +22,32 @@ export interface NetworkConfig {
   maxAnswer: number;
   /** Rows of the segment table (format.ts SEGMENT_COUNT). */
   segments: number;
+}
+
+/** What each network field of a model file may be (wide enough for any laptop-sized model, no wider). */
+const NETWORK_RANGES: Readonly<Record<keyof NetworkConfig, WholeRange>> = {
+  vocabSize: { min: 1, max: 1_000_000 },
+  dModel: { min: 1, max: 4096 },
+  encoderBlocks: { min: 1, max: 64 },
+  kernel: { min: 1, max: 63, odd: true },
+  decoderLayers: { min: 1, max: 64 },
+  heads: { min: 1, max: 64 },
+  selfDim: { min: 1, max: 4096 },
+  attentionDim: { min: 1, max: 4096 },
+  ffMult: { min: 1, max: 16 },
+  maxContext: { min: 1, max: 65_536 },
+  maxAnswer: { min: 1, max: 65_536 },
+  segments: { min: 1, max: 64 },
+};
+
+/** Why `network` (a model file's `network`) is not a network this code can build, or null. */
+export function networkConfigProblem(network: unknown): string | null {
+  const problem = wholeFieldsProblem(network, 'network', NETWORK_RANGES);
+  if (problem) return problem;
+  const { heads, selfDim } = network as NetworkConfig;
+  // Self-attention splits its width evenly across the heads (network.ts, fused-network.ts).
+  if (selfDim % heads !== 0) return `network.heads (${heads}) does not divide network.selfDim (${selfDim})`;
+  return null;
 }
 
 export interface NamedWeight {

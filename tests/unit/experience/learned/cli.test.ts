@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../../src/cli/main';
+import { sealManifest } from '../../../../src/core/experience/learned/model-file';
 
 let out: string[];
 let err: string[];
@@ -244,9 +245,10 @@ describe('dreamgym expmodel', () => {
     expect(
       readFileSync(join(model, 'weights.bin')).equals(readFileSync('public/models/webshop-lite-v0/weights.bin')),
     ).toBe(true);
-    // A head an older version fitted (other features) is refused on load, and refitted by the command the error names.
+    // A head an older version fitted (other features; sealed as its writer did) is refused on load, and refitted
+    // by the command the error names.
     const fitted = readFileSync(join(model, 'model.json'), 'utf8');
-    writeFileSync(join(model, 'model.json'), fitted.replace('"pending"', '"choices"'));
+    writeFileSync(join(model, 'model.json'), sealManifest(JSON.parse(fitted.replace('"pending"', '"choices"'))));
     expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', `learned:${model}`, '--n', '2'])).not.toBe(0);
     expect(err.join('\n')).toMatch(
       /verdict head reads features \[choices,unmatched,over_chosen\].*expmodel verdict --model DIR/,

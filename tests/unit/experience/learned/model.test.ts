@@ -76,11 +76,11 @@ describe('learned experience model', () => {
     expect(() => decodeModelFiles(result.manifest, flipped)).toThrow(ModelFileError);
     expect(() => decodeModelFiles(result.manifest, flipped)).toThrow(/weights\.bin .* does not match model\.json/);
     expect(() => decodeModelFiles('{not json', result.weights)).toThrow(/model\.json .* is not JSON/);
-    // A model of format 1 (its recipe's switches, 24 segment rows) is refused, naming the command that re-makes it.
-    const formatOne = JSON.stringify({ ...manifest, format: 'dreamgym-learned-model/1' });
-    expect(() => decodeModelFiles(formatOne, result.weights)).toThrow(ModelFileError);
-    expect(() => decodeModelFiles(formatOne, result.weights)).toThrow(
-      /format 'dreamgym-learned-model\/1'.*'npm run models'/,
+    // A model of the previous format (no checksum of its own) is refused, naming the command that re-makes it.
+    const previousFormat = JSON.stringify({ ...manifest, format: 'dreamgym-learned-model/2' });
+    expect(() => decodeModelFiles(previousFormat, result.weights)).toThrow(ModelFileError);
+    expect(() => decodeModelFiles(previousFormat, result.weights)).toThrow(
+      /format 'dreamgym-learned-model\/2'.*'npm run models'/,
     );
     expect(manifest.network.segments).toBe(SEGMENT_COUNT);
     const nan = encodeModelFiles(

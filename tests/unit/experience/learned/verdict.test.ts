@@ -169,10 +169,11 @@ describe('verdict head', () => {
     await buffer.store.close();
   }, 120_000);
 
-  it('round-trips in model.json and is refused by name when damaged', () => {
+  it('round-trips in model.json and is refused by name when damaged', async () => {
     const head = fitVerdictHead(card, training)!;
     const tokenizer = Tokenizer.learn(['buy now thank you'], { minCount: 1 });
-    const net = tinyNetwork(tokenizer);
+    const net = tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 });
+    const weights = await net.getWeights();
     const files = encodeModelFiles(
       {
         name: 'v',
@@ -200,23 +201,24 @@ describe('verdict head', () => {
           backend: 'wasm',
         },
       },
-      [],
+      weights,
     );
     const { manifest } = decodeModelFiles(files.manifest, files.weights);
     expect(manifest.verdict).toBeUndefined();
     const withVerdict = (m: ModelManifest, verdict: VerdictHead | null) => {
-      const { format: _f, weights: _w, weightsFile: _wf, verdict: _v, ...base } = m;
-      return encodeModelFiles({ ...base, ...(verdict ? { verdict } : {}) }, []).manifest;
+      const { format: _f, weights: _w, weightsFile: _wf, verdict: _v, manifestCrc32: _c, ...base } = m;
+      return encodeModelFiles({ ...base, ...(verdict ? { verdict } : {}) }, weights).manifest;
     };
     const withHead = withVerdict(manifest, head);
     expect(decodeModelFiles(withHead, files.weights).manifest.verdict).toEqual(head);
     expect(withVerdict(decodeModelFiles(withHead, files.weights).manifest, null)).toBe(files.manifest);
-    const renamed = withHead.replace('"pending"', '"price"');
+    // A head of features this build no longer has (sealed as its writer did), and a damaged head.
+    const renamed = withVerdict(manifest, { ...head, features: ['price', ...head.features.slice(1)] });
     expect(() => decodeModelFiles(renamed, files.weights)).toThrow(ModelFileError);
     expect(() => decodeModelFiles(renamed, files.weights)).toThrow(
       /verdict head reads features \[price,unmatched,over_chosen\]/,
     );
-    const broken = JSON.stringify({ ...JSON.parse(withHead), verdict: { ...head, weights: [1] } });
+    const broken = withVerdict(manifest, { ...head, weights: [1] });
     expect(() => decodeModelFiles(broken, files.weights)).toThrow(/verdict head's weights are missing/);
     net.dispose();
   });
