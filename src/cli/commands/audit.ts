@@ -65,8 +65,13 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
   bar.end();
   const r = details.report;
   if (o.mistakes > 0) console.log(formatMistakes(details.records, o.mistakes));
+  // The report is printed either way; a model with no usable answer then fails the command.
+  const unusable = details.records.every((x) => !x.predicted.valid)
+    ? new UnusableModelError(model.label, details.records.length, r.failed_calls ?? 0)
+    : null;
   if (o.json) {
     printJsonLast(r);
+    if (unusable) throw unusable;
     return;
   }
   const pct = (x: number | null) => (x === null ? 'n/a' : x.toFixed(4));
@@ -82,6 +87,19 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
       `  per transition        ${r.tokens_per_transition} tokens, ${r.ms_per_transition} ms`,
     ].join('\n'),
   );
+  if (unusable) throw unusable;
+}
+
+/** An experience model that answered, but never usably: no figure of it means anything (audit, dream). */
+export class UnusableModelError extends Error {
+  constructor(label: string, answers: number, failedCalls: number) {
+    super(
+      `${label}: none of its ${answers} answers was usable (${failedCalls} failed engine calls), so it has nothing to ` +
+        "dream with. For a learned model, re-make it ('npm run models') or train it again ('dreamgym expmodel train'); " +
+        'for a server, check that it serves a chat model that follows the prompt. Then audit it again.',
+    );
+    this.name = 'UnusableModelError';
+  }
 }
 
 /** The wrong outcome calls, counted by direction, and the first `limit` of them spelled out. */

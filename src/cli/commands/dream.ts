@@ -25,6 +25,7 @@ import { Rng } from '../../core/rng';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { ENV_MODEL_USAGE, envModelFromOptions, envModelOptions, type EnvModelValues } from '../experience-options';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
+import { UnusableModelError } from './audit';
 
 // =============================================================================================
 // dream
@@ -176,12 +177,19 @@ export async function runDream(args: ParsedArgs): Promise<void> {
     cache_hit_rate: round(usage.cacheHits / predictions),
     trajectories: episodes,
   };
+  // The episodes are printed either way; a model with no usable answer then fails the command.
+  const unusable =
+    usage.predictions > 0 && usage.invalid === usage.predictions
+      ? new UnusableModelError(model.label, usage.predictions, failedCalls)
+      : null;
   if (o.json) {
     printJsonLast(summary);
+    if (unusable) throw unusable;
     return;
   }
   console.log(
     `\n${terminalSafe(model.label)}: ${o.episodes} dreamed episodes, success ${summary.success_rate}, mean length ${summary.mean_length}, ` +
       `invalid answers ${summary.invalid_rate}, ${summary.tokens_per_transition} tokens and ${summary.ms_per_transition} ms per transition`,
   );
+  if (unusable) throw unusable;
 }
