@@ -4,16 +4,19 @@
  *   DIR/model.json + DIR/weights.bin           a trained model (model-file.ts)
  *   DIR/checkpoint/state.json + state-N.bin    the training in progress (resume with --resume)
  *
- * A model folder is written beside the old one and swapped in by renames, so a crash leaves the
- * old model or the new one. A checkpoint's data file has a new name each epoch and the manifest
+ * A model folder is written beside the old one (DIR.new-PID) and swapped in by two renames (DIR →
+ * DIR.old-PID, DIR.new-PID → DIR). A crash between them leaves no DIR: opening the folder (any
+ * read or write here) first recovers, putting the newest complete model of DIR, DIR.new-* and
+ * DIR.old-* at DIR, with the checkpoint that moved with it. A checkpoint's data file has a new name each epoch and the manifest
  * that names it is replaced by one rename, so a crash leaves the old checkpoint or the new one.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ReplayBuffer } from '../core/buffer/buffer';
 import { LearnedExperienceModel, type LearnedModelOptions } from '../core/experience/learned/learned-model';
 import {
   CHECKPOINT_FORMAT,
+  decodeModelFiles,
   decodeTensorGroups,
   encodeTensorGroups,
   MANIFEST_FILE,
@@ -33,6 +36,7 @@ export async function readModelFolder(
   options: DecodeOptions = {},
 ): Promise<{ manifest: ModelManifest; weights: NamedWeight[] }> {
   const where = resolve(dir);
+  recoverModelFolder(dir);
   if (!existsSync(join(dir, MANIFEST_FILE))) {
     throw new ModelFileError(
       `No learned experience model in ${where} (no ${MANIFEST_FILE}): train one with 'dreamgym expmodel train --env ENV --out ${dir}', or give the folder of one (public/models/<env> holds the shipped ones).`,
@@ -55,6 +59,8 @@ export async function loadModelFolder(
   options: LearnedModelOptions & { env?: string; threads?: number } = {},
 ): Promise<LearnedExperienceModel> {
   const { env, threads = 1, ...rest } = options;
+  recoverModelFolder(dir);
+  if (env) recoverModelFolder(join(dir, env));
   const folder =
     env && !existsSync(join(dir, MANIFEST_FILE)) && existsSync(join(dir, env, MANIFEST_FILE)) ? join(dir, env) : dir;
   const { manifest, weights } = await readModelFolder(folder);
@@ -79,10 +85,20 @@ export async function loadModelFolder(
   });
 }
 
+/** Test hooks: `betweenRenames` runs after DIR is set aside and before the new folder takes its place. */
+export interface ModelFolderHooks {
+  betweenRenames?: () => void;
+}
+
 /** Writes a model's two files into `dir` as one unit (a sibling folder renamed into place). */
-export function writeModelFolder(dir: string, files: { manifest: string; weights: Uint8Array }): void {
+export function writeModelFolder(
+  dir: string,
+  files: { manifest: string; weights: Uint8Array },
+  hooks: ModelFolderHooks = {},
+): void {
   const target = resolve(dir);
   mkdirSync(dirname(target), { recursive: true });
+  recoverModelFolder(target);
   const fresh = `${target}.new-${process.pid}`;
   const old = `${target}.old-${process.pid}`;
   rmSync(fresh, { recursive: true, force: true });
@@ -91,18 +107,101 @@ export function writeModelFolder(dir: string, files: { manifest: string; weights
   writeFileSync(join(fresh, MANIFEST_FILE), files.manifest);
   // Anything else in the old folder (a checkpoint) moves over too.
   if (existsSync(target)) {
-    for (const entry of readdirSync(target))
-      if (entry !== MANIFEST_FILE && entry !== WEIGHTS_FILE) renameSync(join(target, entry), join(fresh, entry));
+    moveExtraEntries(target, fresh);
     renameSync(target, old);
   }
+  hooks.betweenRenames?.();
   renameSync(fresh, target);
   rmSync(old, { recursive: true, force: true });
+}
+
+/** Moves every entry but the model's two files from `from` into `to` (where `to` has none of that name). */
+function moveExtraEntries(from: string, to: string): void {
+  for (const entry of readdirSync(from)) {
+    if (entry !== MANIFEST_FILE && entry !== WEIGHTS_FILE && !existsSync(join(to, entry)))
+      renameSync(join(from, entry), join(to, entry));
+  }
+}
+
+/**
+ * Finishes or undoes a replacement a crash interrupted: of DIR, DIR.new-PID and DIR.old-PID (of
+ * writers no longer running), the newest complete model goes to DIR, with any other entries DIR
+ * held; the rest are removed. Without a complete model anywhere, DIR (or else the newest
+ * DIR.old-*, the folder as it was) stays.
+ */
+export function recoverModelFolder(dir: string): void {
+  const target = resolve(dir);
+  const left = leftoverSiblings(target);
+  if (left.length === 0) return;
+  const candidates = [target, ...left].filter((folder) => existsSync(folder));
+  const newest = newestCompleteModel(candidates);
+  const keep = newest ?? (existsSync(target) ? target : (left.find((f) => f.includes('.old-')) ?? target));
+  if (keep !== target) {
+    const aside = `${target}.old-${process.pid}`;
+    if (existsSync(target)) {
+      moveExtraEntries(target, keep);
+      rmSync(aside, { recursive: true, force: true });
+      renameSync(target, aside);
+    }
+    renameSync(keep, target);
+  }
+  for (const folder of leftoverSiblings(target)) rmSync(folder, { recursive: true, force: true });
+}
+
+/** DIR.new-PID and DIR.old-PID folders of writers that are not running, newest first. */
+function leftoverSiblings(target: string): string[] {
+  const parent = dirname(target);
+  if (!existsSync(parent)) return [];
+  const pattern = new RegExp(`^${escapeRegExp(basename(target))}\\.(new|old)-(\\d+)$`);
+  const found: { path: string; mtime: number }[] = [];
+  for (const name of readdirSync(parent)) {
+    const match = pattern.exec(name);
+    if (!match || isRunningWriter(Number(match[2]))) continue;
+    const path = join(parent, name);
+    found.push({ path, mtime: statSync(path).mtimeMs });
+  }
+  return found.sort((a, b) => b.mtime - a.mtime).map((f) => f.path);
+}
+
+/** Whether process `pid` is alive and not this one (this process writes synchronously: none of its writes is under way). */
+function isRunningWriter(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The folder whose model files check out and whose model.json is newest (the first such on a tie); null: none. */
+function newestCompleteModel(folders: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestTime = -Infinity;
+  for (const folder of folders) {
+    const manifestPath = join(folder, MANIFEST_FILE);
+    const weightsPath = join(folder, WEIGHTS_FILE);
+    if (!existsSync(manifestPath) || !existsSync(weightsPath)) continue;
+    try {
+      decodeModelFiles(readFileSync(manifestPath, 'utf8'), new Uint8Array(readFileSync(weightsPath)), folder);
+    } catch {
+      continue; // torn, damaged or of another format: not a model to restore
+    }
+    const time = statSync(manifestPath).mtimeMs;
+    if (time > bestTime) [best, bestTime] = [folder, time];
+  }
+  return best;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 const STATE_FILE = 'state.json';
 
 /** Saves a training checkpoint in DIR/checkpoint (see the file comment). */
 export function writeCheckpoint(dir: string, checkpoint: LearnedCheckpoint): void {
+  recoverModelFolder(dir);
   const folder = join(dir, 'checkpoint');
   mkdirSync(folder, { recursive: true });
   const { weights, optimizer, bestWeights, ...rest } = checkpoint;
@@ -120,6 +219,7 @@ export function writeCheckpoint(dir: string, checkpoint: LearnedCheckpoint): voi
 
 /** The checkpoint in DIR/checkpoint, or null when there is none. */
 export function readCheckpoint(dir: string): LearnedCheckpoint | null {
+  recoverModelFolder(dir);
   const folder = join(dir, 'checkpoint');
   const statePath = join(folder, STATE_FILE);
   if (!existsSync(statePath)) return null;
