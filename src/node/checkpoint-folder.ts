@@ -9,7 +9,10 @@
  * A save writes the new weights under a new name, copies the current manifest to previous.json,
  * then renames the new manifest into place: that rename is the commit, so a crash at any point
  * leaves the old checkpoint or the new one, whole, never weights of one save beside the manifest
- * of another. Weights no manifest names are deleted afterwards. Loading checks everything
+ * of another. Weights no manifest names are deleted afterwards. A save the disk has no room for
+ * removes what it wrote and fails with DiskFullError (the folder, the bytes needed, the checkpoint
+ * kept). Each save records the run's identity (run-identity.ts), and a store given its run's
+ * identity refuses a checkpoint of another run, naming both. Loading checks everything
  * (src/core/train/checkpoint.ts); a refused checkpoint's message names the file and says how to
  * resume from previous.json or start over. (Checkpoints written before this layout — manifest.json
  * beside weights.bin — still load, and are checked as far as they carry checks.)
@@ -24,6 +27,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
+  statfsSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -34,25 +38,65 @@ import {
   serializeCheckpoint,
   type CheckpointManifest,
   type CheckpointStore,
+  type RunIdentity,
 } from '../core/train/checkpoint';
 import type { TrainerState } from '../core/train/loop';
+import { describeRun, otherRun } from './run-identity';
 
 const MANIFEST = 'manifest.json';
 const PREVIOUS = 'previous.json';
 const LEGACY_WEIGHTS = 'weights.bin';
 const WEIGHTS_NAME = /^weights(\.\d+)?\.bin$/;
 
+/** writeSync's signature: tests inject a write that fails as a full disk does. */
+export type WriteChunk = (fd: number, bytes: Uint8Array, offset: number, length: number) => number;
+
+export interface FolderCheckpointOptions {
+  /** The run this folder belongs to: saved in each checkpoint, and a checkpoint of another run is refused. */
+  run?: RunIdentity;
+  write?: WriteChunk;
+}
+
+/** A save the disk had no room for; what it wrote is removed and the checkpoint before it is kept. */
+export class DiskFullError extends Error {
+  constructor(dir: string, bytesNeeded: number, keptIteration: number | null) {
+    const free = freeBytes(dir);
+    super(
+      `The disk is full: saving the checkpoint in ${dir} needs ${bytesNeeded} bytes (${megabytes(bytesNeeded)} MB)` +
+        `${free === null ? '' : `, and ${megabytes(free)} MB are free`}. What the save wrote was removed. ` +
+        (keptIteration === null
+          ? 'There is no earlier checkpoint: free some space and start the run again.'
+          : `The checkpoint of iteration ${keptIteration} is kept: free some space, then continue with --resume.`),
+    );
+    this.name = 'DiskFullError';
+  }
+}
+
 export class FolderCheckpointStore implements CheckpointStore {
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly options: FolderCheckpointOptions = {},
+  ) {}
 
   async save(state: TrainerState): Promise<void> {
     mkdirSync(this.dir, { recursive: true });
     const { manifest, blob } = serializeCheckpoint(state);
     const current = this.text(MANIFEST);
     const file = `weights.${nextGeneration([current, this.text(PREVIOUS)])}.bin`;
-    this.writeDurable(file, blobBytes(blob));
-    if (current !== null) this.writeAtomic(PREVIOUS, current);
-    this.writeAtomic(MANIFEST, JSON.stringify({ ...manifest, weights: { ...manifest.weights!, file } }, null, 1));
+    const run = this.options.run ? { run: this.options.run } : {};
+    const text = JSON.stringify({ ...manifest, ...run, weights: { ...manifest.weights!, file } }, null, 1);
+    const bytes = blobBytes(blob);
+    try {
+      this.writeDurable(file, bytes);
+      if (current !== null) this.writeAtomic(PREVIOUS, current);
+      this.writeAtomic(MANIFEST, text);
+    } catch (error) {
+      rmSync(join(this.dir, file), { force: true }); // not committed: no manifest names it
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error;
+      const needed = bytes.length + text.length + (current?.length ?? 0);
+      throw new DiskFullError(this.dir, needed, iterationOf(current));
+    }
     this.removeUnnamedWeights();
   }
 
@@ -89,7 +133,21 @@ export class FolderCheckpointStore implements CheckpointStore {
         `${weightsPath}: ${bytes.length} bytes is not a whole number of float32 values; the file is damaged. ${fix}`,
       );
     const blob = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-    return deserializeCheckpoint(manifest, blob, { manifest: path, weights: weightsPath, fix });
+    const state = deserializeCheckpoint(manifest, blob, { manifest: path, weights: weightsPath, fix });
+    this.checkRun(manifest, path);
+    return state;
+  }
+
+  /** Refuses a checkpoint another run saved (copied in), naming both runs. */
+  private checkRun(manifest: CheckpointManifest, path: string): void {
+    const expected = this.options.run;
+    const saved = manifest.run ?? { seed: manifest.config.seed, preset: manifest.config.preset };
+    if (!expected || !otherRun(saved, expected)) return;
+    throw new CheckpointFormatError(
+      `${path} belongs to run ${describeRun(saved)}, not to this folder's run ${describeRun(expected)}: ` +
+        `it was copied from another run. Put this run's own checkpoint back in ${this.dir}, or start over: ` +
+        `train without --resume (the run folder ${join(this.dir, '..')} is rewritten).`,
+    );
   }
 
   /** What to do about a refused latest checkpoint: resume from previous.json when it checks out, else start over. */
@@ -123,14 +181,20 @@ export class FolderCheckpointStore implements CheckpointStore {
     }
   }
 
+  /** Writes and syncs `name`; on any failure the partial file is removed (it would hold the disk full). */
   private writeDurable(name: string, bytes: Uint8Array): void {
-    const fd = openSync(join(this.dir, name), 'w');
+    const path = join(this.dir, name);
+    const write = this.options.write ?? writeSync;
+    const fd = openSync(path, 'w');
     try {
-      for (let offset = 0; offset < bytes.length;) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      for (let offset = 0; offset < bytes.length;) offset += write(fd, bytes, offset, bytes.length - offset);
       fsyncSync(fd);
-    } finally {
+    } catch (error) {
       closeSync(fd);
+      rmSync(path, { force: true });
+      throw error;
     }
+    closeSync(fd);
   }
 
   /** Writes `name.tmp`, then renames it over `name` (the rename is atomic). */
@@ -149,6 +213,29 @@ function weightsFileOf(text: string | null): string | null {
     return null;
   }
 }
+
+/** The iteration of a manifest's text; null for none or an unreadable one. */
+function iterationOf(text: string | null): number | null {
+  if (text === null) return null;
+  try {
+    const iteration = (JSON.parse(text) as CheckpointManifest).iteration;
+    return typeof iteration === 'number' ? iteration : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Bytes free to this user on the disk of `dir`; null where the system cannot say. */
+function freeBytes(dir: string): number | null {
+  try {
+    const stats = statfsSync(dir);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return null;
+  }
+}
+
+const megabytes = (bytes: number) => (bytes / 1e6).toFixed(1);
 
 /** One more than the highest save number the manifests name. */
 function nextGeneration(texts: (string | null)[]): number {

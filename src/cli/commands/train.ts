@@ -1,6 +1,7 @@
 /**
  * `dreamgym train` and `dreamgym eval`: real-environment policy-gradient training with
- * metrics.jsonl, summary.json and a checkpoint after every iteration (resumable with --resume).
+ * metrics.jsonl, summary.json, run.json (the run's identity) and a checkpoint after every iteration (resumable
+ * with --resume).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import { buildRunParts } from '../../core/train/run-parts';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { FolderCheckpointStore } from '../../node/checkpoint-folder';
+import { newRunIdentity, readRunIdentity, writeRunIdentity } from '../../node/run-identity';
 import { nodeEngineDeps } from '../../node/edge';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
@@ -208,7 +210,9 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   const settings = parseSettings(o.set, SETTING_NAMES, trainCommand);
   const fresh = o.resume ? null : freshConfig(o, settings);
   const out = fresh ? (o.out ?? join('runs', `${fresh.preset}-${fresh.algo}-${fresh.seed}`)) : runFolder(o);
-  const store = new FolderCheckpointStore(join(out, 'checkpoint'));
+  // A new run gets a new identity (written with its first checkpoint); a resumed one checks its checkpoint's.
+  const run = fresh ? newRunIdentity(fresh) : readRunIdentity(out);
+  const store = new FolderCheckpointStore(join(out, 'checkpoint'), run ? { run } : {});
   const state = o.resume ? await store.load() : null;
   if (o.resume && !state)
     throw new UsageError(
@@ -240,6 +244,7 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
     );
   }
   mkdirSync(out, { recursive: true });
+  if (fresh && run) writeRunIdentity(out, run);
   const deps = await trainerDeps(config, out, o.dataset);
   try {
     await trainAndSummarize(o, { config, state, store, out, deps, backend: backend.backend });
@@ -543,7 +548,8 @@ export async function runEval(args: ParsedArgs): Promise<void> {
 
 /** The greedy agent of a run folder's checkpoint, for playing real episodes (eval, the on-policy audit). */
 export async function loadRunAgent(run: string): Promise<{ trainer: Trainer; close(): Promise<void> }> {
-  const state = await new FolderCheckpointStore(join(run, 'checkpoint')).load();
+  const identity = readRunIdentity(run);
+  const state = await new FolderCheckpointStore(join(run, 'checkpoint'), identity ? { run: identity } : {}).load();
   if (!state) throw new Error(`No checkpoint in ${join(run, 'checkpoint')}: train first, or check the folder.`);
   // The agent plays the real env (with its LLM prior, if it trained with one): no dream, no task generation.
   const asReal = { mode: 'real', curriculumVariations: 'procedural' } as const;

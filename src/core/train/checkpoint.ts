@@ -19,8 +19,18 @@ export interface TensorEntry {
   length: number;
 }
 
+/** Which run a checkpoint belongs to: a run folder's run.json (src/node/run-identity.ts), saved in each checkpoint. */
+export interface RunIdentity {
+  /** Made when the run starts; absent for runs started before runs had one (their seed and preset still count). */
+  id?: string;
+  seed: number;
+  preset: string;
+}
+
 export interface CheckpointManifest {
   format: 'dreamgym-checkpoint/1';
+  /** The run that saved it (a folder store's; absent in older checkpoints: then config's seed and preset). */
+  run?: RunIdentity;
   config: TrainerState['config'];
   iteration: number;
   realSteps: number;
