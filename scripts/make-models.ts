@@ -4,10 +4,13 @@
  *
  *   npm run models                 # both environments
  *   npm run models -- --env household-v0
+ *   npm run models -- --threads 1  # one core (default: two where there are)
  *
  * Training is deterministic for a given backend (wasm here), so the same command makes the same
- * weights. The page dreams with these out of the box; retraining on the page is the next lesson.
+ * weights, at any thread count: each batch is two shards whose gradients add up in order. The page
+ * dreams with these out of the box; retraining on the page is the next lesson.
  */
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { builtInDomainCard } from '../src/core/experience/domain-card';
@@ -17,17 +20,23 @@ import { loadSeedDataset, SEED_DATASET_ENVS } from '../src/core/data/seed-datase
 import { initBackend } from '../src/core/policy/backend';
 import { PUBLIC_DIR, readPublicFile } from '../src/node/edge';
 import { writeModelFolder } from '../src/node/model-folder';
+import { startTrainHelpers } from '../src/node/train-pool';
 
 /** The settings of the shipped models (kept here so `npm run models` is the whole recipe). */
 export const SHIPPED_MODEL_SETTINGS = {
-  'webshop-lite-v0': { epochs: 10, seed: 0 },
-  'household-v0': { epochs: 6, seed: 0 },
+  'webshop-lite-v0': { epochs: 10, seed: 0, shards: 2 },
+  'household-v0': { epochs: 6, seed: 0, shards: 2 },
 } as const;
 
-const { values } = parseArgs({ options: { env: { type: 'string' } } });
+const { values } = parseArgs({ options: { env: { type: 'string' }, threads: { type: 'string' } } });
 const envs = values.env ? [values.env] : [...SEED_DATASET_ENVS];
+const threads = Number(values.threads ?? Math.min(2, cpus().length));
+if (!Number.isInteger(threads) || threads < 1)
+  throw new Error(`--threads takes a whole number ≥ 1, not '${values.threads}'.`);
 const backend = await initBackend('wasm');
-console.log(`backend: ${backend.reason}`);
+console.log(`backend: ${backend.reason}; ${threads} training thread(s)`);
+// Helper threads take shards of each batch; the weights are the same at any count.
+const pool = startTrainHelpers(threads - 1);
 for (const env of envs) {
   const settings = SHIPPED_MODEL_SETTINGS[env as keyof typeof SHIPPED_MODEL_SETTINGS];
   const card = builtInDomainCard(env);
@@ -36,11 +45,12 @@ for (const env of envs) {
       `No shipped model recipe for '${env}'; environments: ${Object.keys(SHIPPED_MODEL_SETTINGS).join(', ')}.`,
     );
   const buffer = await bufferFromTrajectories(await loadSeedDataset(env, readPublicFile));
-  const options = learnedTrainOptions({ name: env, fit: { epochs: settings.epochs, seed: settings.seed } });
+  const options = learnedTrainOptions({ name: env, fit: settings });
   const started = performance.now();
   const result = await trainLearnedModel(buffer, env, card, options, {
     now: () => performance.now(),
     backend: backend.backend,
+    helpers: pool.helpers,
     onProgress: (e) => {
       if (e.kind === 'epoch')
         console.log(
@@ -56,3 +66,4 @@ for (const env of envs) {
   result.network.dispose();
   await buffer.store.close();
 }
+await pool.close();

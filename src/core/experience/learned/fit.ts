@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../rng';
 import { applyClippedGradients, ResumableAdam } from '../../rl/batch';
 import type { TrainBatch } from './batch';
-import type { ExperienceNetwork, NamedWeight } from './network';
+import type { ExperienceNetwork, NamedWeight, NetworkConfig } from './network';
 import type { SftPair } from './sft-data';
 import { TrainingSpeed } from './time-left';
 import type { Tokenizer } from './tokenizer';
@@ -30,6 +30,12 @@ export interface FitOptions {
   seed: number;
   /** Loss weight of the verdicts (default VERDICT_WEIGHT). */
   verdictWeight?: number;
+  /**
+   * Each batch's gradient as the sum of this many shards (every shards-th pair from the i-th), in
+   * shard order (default 1: the whole batch at once). Helper threads (FitDeps.helpers) take shards;
+   * the weights depend on the shard count only, never on the thread count.
+   */
+  shards?: number;
 }
 
 export const DEFAULT_FIT_OPTIONS: Readonly<FitOptions> = Object.freeze({
@@ -93,6 +99,26 @@ export interface FitDeps {
   /** Called after every epoch with the state to checkpoint (awaited). */
   onEpoch?: (state: FitState) => void | Promise<void>;
   signal?: AbortSignal;
+  /** Threads that compute shards' gradients beside this one (src/node/train-pool.ts); none: all here. */
+  helpers?: readonly GradientHelper[];
+}
+
+/** One shard's loss and gradients (by weight name), computed by another thread on the network given. */
+export interface GradientHelper {
+  gradients(shard: ShardRequest): Promise<ShardGradients>;
+}
+
+export interface ShardRequest {
+  config: NetworkConfig;
+  weights: NamedWeight[];
+  batch: TrainBatch;
+  /** The whole batch's target weight (ExperienceNetwork.loss). */
+  normalizer: number;
+}
+
+export interface ShardGradients {
+  loss: number;
+  grads: Record<string, Float32Array>;
 }
 
 class ScheduledAdam extends ResumableAdam {
@@ -236,6 +262,74 @@ function answerTokens(batch: readonly SftPair[]): number {
   return batch.reduce((s, p) => s + p.answer.ids.length, 0);
 }
 
+// ---- gradients, of the whole batch or in shards -------------------------------------------------
+
+/** Shard `index` of `count`: every count-th pair from the index-th (pairs come sorted by length, so shards match). */
+export function shardOf<T>(pairs: readonly T[], index: number, count: number): T[] {
+  return pairs.filter((_, i) => i % count === index);
+}
+
+/** A shard's weighted loss sum over `normalizer` and its gradients by weight name; every thread runs this. */
+export function shardGradients(
+  net: ExperienceNetwork,
+  batch: TrainBatch,
+  normalizer: number,
+): { loss: tf.Scalar; grads: Map<string, tf.Tensor> } {
+  const { value, grads } = tf.variableGrads(() => net.loss(batch, normalizer).total, net.trainableVariables());
+  return { loss: value, grads: new Map([...net.variables].map(([name, v]) => [name, grads[v.name]])) };
+}
+
+/** The batch's mean loss and its gradients by variable: at once, or as the sum of its shards in shard order. */
+async function batchGradients(
+  net: ExperienceNetwork,
+  pairs: readonly SftPair[],
+  tokenizer: Tokenizer,
+  batchOptions: BatchOptions,
+  shards: { count: number; helpers: readonly GradientHelper[] },
+): Promise<{ loss: number; grads: tf.NamedTensorMap }> {
+  if (shards.count <= 1) {
+    const batch = makeBatch(pairs, tokenizer, batchOptions);
+    const { value, grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
+    const loss = (await value.data())[0];
+    value.dispose();
+    return { loss, grads };
+  }
+  const parts = Array.from({ length: shards.count }, (_, i) => shardOf(pairs, i, shards.count))
+    .filter((part) => part.length > 0)
+    .map((part) => makeBatch(part, tokenizer, batchOptions));
+  const normalizer = Math.max(
+    1e-9,
+    parts.reduce((sum, part) => sum + part.targetMask.reduce((s, w) => s + w, 0), 0),
+  );
+  // Shard i runs on thread i mod threads (0: this one). The helpers get theirs first, then this thread works.
+  const threads = shards.helpers.length + 1;
+  const weights = threads > 1 ? await net.getWeights() : [];
+  const remote = parts.map((part, i) =>
+    i % threads
+      ? shards.helpers[(i % threads) - 1].gradients({ config: net.config, weights, batch: part, normalizer })
+      : null,
+  );
+  const local = parts.map((part, i) => (i % threads ? null : shardGradients(net, part, normalizer)));
+  try {
+    const results = await Promise.all(remote);
+    let loss = 0;
+    for (let i = 0; i < parts.length; i++) loss += results[i]?.loss ?? (await local[i]!.loss.data())[0];
+    const grads = tf.tidy(() => {
+      const sums: tf.NamedTensorMap = {};
+      for (const [name, variable] of net.variables) {
+        const terms = parts.map(
+          (_, i) => local[i]?.grads.get(name) ?? tf.tensor(results[i]!.grads[name], variable.shape),
+        );
+        sums[variable.name] = terms.reduce((sum, term) => tf.add(sum, term));
+      }
+      return sums;
+    });
+    return { loss, grads };
+  } finally {
+    for (const shard of local) if (shard) tf.dispose([shard.loss, ...shard.grads.values()]);
+  }
+}
+
 // ---- loss and training ----------------------------------------------------------------------------
 
 /** Token-weighted mean loss over pairs (no gradients). */
@@ -320,11 +414,9 @@ export async function fitNetwork(
       for (let b = 0; b < order.length; b++) {
         if (deps.signal?.aborted) throw new DOMException('Training was stopped.', 'AbortError');
         optimizer.setLearningRate(learningRateAt(current.step, totalSteps, options));
-        const batch = makeBatch(order[b], tokenizer, batchOptions);
-        const { value, grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
+        const shards = { count: options.shards ?? 1, helpers: deps.helpers ?? [] };
+        const { loss, grads } = await batchGradients(net, order[b], tokenizer, batchOptions, shards);
         applyClippedGradients(optimizer, grads, options.maxGradNorm);
-        const loss = (await value.data())[0];
-        value.dispose();
         if (!Number.isFinite(loss))
           throw new Error(
             `The training loss became ${loss} at epoch ${epoch}, batch ${b + 1}; lower the learning rate.`,

@@ -401,7 +401,11 @@ export class ExperienceNetwork {
     });
   }
 
-  loss(batch: TrainBatch): LossParts {
+  /**
+   * The weighted mean losses of a batch. `normalizer` (default: the batch's total target weight)
+   * divides the weighted sums: a shard of a batch passes the whole batch's, so shards' losses add up.
+   */
+  loss(batch: TrainBatch, normalizer?: number): LossParts {
     const { hidden: decoded, pointer, groups, flags } = this.forwardTrain(batch);
     // Pointer mass on the target: each group's weights against its block of copy matches.
     const pCopyAll = tf.concat(
@@ -433,10 +437,12 @@ export class ExperienceNetwork {
       ),
     );
     const weights = Float32Array.from(real, (i) => batch.targetMask[i]);
-    const total = Math.max(
-      1e-9,
-      weights.reduce((s, w) => s + w, 0),
-    );
+    const total =
+      normalizer ??
+      Math.max(
+        1e-9,
+        weights.reduce((s, w) => s + w, 0),
+      );
     const weight = tf.tensor1d(weights);
     const mean = (t: tf.Tensor) => tf.div(tf.sum(tf.mul(t, weight)), total) as tf.Scalar;
     return {
