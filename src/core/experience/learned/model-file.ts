@@ -138,7 +138,7 @@ export function decodeModelFiles(
 ): { manifest: ModelManifest; weights: NamedWeight[] } {
   const manifest = sealedManifest(manifestText, where);
   const problem = manifestProblem(manifest);
-  if (problem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${problem}. ${REWRITE_FIX}`);
+  if (problem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${problem}. ${REWRITE_FIX}.`);
   const headProblem = manifest.verdict ? verdictHeadProblem(manifest.verdict) : null;
   if (headProblem && options.dropStaleVerdict) delete manifest.verdict;
   else if (headProblem)
