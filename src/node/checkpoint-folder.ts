@@ -27,7 +27,6 @@ import {
   readdirSync,
   renameSync,
   rmSync,
-  statfsSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -41,7 +40,10 @@ import {
   type RunIdentity,
 } from '../core/train/checkpoint';
 import type { TrainerState } from '../core/train/loop';
+import { DiskFullError, isDiskFull } from './disk-full';
 import { describeRun, otherRun } from './run-identity';
+
+export { DiskFullError };
 
 const MANIFEST = 'manifest.json';
 const PREVIOUS = 'previous.json';
@@ -55,21 +57,6 @@ export interface FolderCheckpointOptions {
   /** The run this folder belongs to: saved in each checkpoint, and a checkpoint of another run is refused. */
   run?: RunIdentity;
   write?: WriteChunk;
-}
-
-/** A save the disk had no room for; what it wrote is removed and the checkpoint before it is kept. */
-export class DiskFullError extends Error {
-  constructor(dir: string, bytesNeeded: number, keptIteration: number | null) {
-    const free = freeBytes(dir);
-    super(
-      `The disk is full: saving the checkpoint in ${dir} needs ${bytesNeeded} bytes (${megabytes(bytesNeeded)} MB)` +
-        `${free === null ? '' : `, and ${megabytes(free)} MB are free`}. What the save wrote was removed. ` +
-        (keptIteration === null
-          ? 'There is no earlier checkpoint: free some space and start the run again.'
-          : `The checkpoint of iteration ${keptIteration} is kept: free some space, then continue with --resume.`),
-    );
-    this.name = 'DiskFullError';
-  }
 }
 
 export class FolderCheckpointStore implements CheckpointStore {
@@ -92,10 +79,17 @@ export class FolderCheckpointStore implements CheckpointStore {
       this.writeAtomic(MANIFEST, text);
     } catch (error) {
       rmSync(join(this.dir, file), { force: true }); // not committed: no manifest names it
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error;
+      if (!isDiskFull(error)) throw error;
       const needed = bytes.length + text.length + (current?.length ?? 0);
-      throw new DiskFullError(this.dir, needed, iterationOf(current));
+      const kept = iterationOf(current);
+      throw new DiskFullError(
+        `saving the checkpoint in ${this.dir}`,
+        this.dir,
+        needed,
+        kept === null
+          ? 'There is no earlier checkpoint: free some space and start the run again.'
+          : `The checkpoint of iteration ${kept} is kept: free some space, then continue with --resume.`,
+      );
     }
     this.removeUnnamedWeights();
   }
@@ -224,18 +218,6 @@ function iterationOf(text: string | null): number | null {
     return null;
   }
 }
-
-/** Bytes free to this user on the disk of `dir`; null where the system cannot say. */
-function freeBytes(dir: string): number | null {
-  try {
-    const stats = statfsSync(dir);
-    return stats.bavail * stats.bsize;
-  } catch {
-    return null;
-  }
-}
-
-const megabytes = (bytes: number) => (bytes / 1e6).toFixed(1);
 
 /** One more than the highest save number the manifests name. */
 function nextGeneration(texts: (string | null)[]): number {

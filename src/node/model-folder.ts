@@ -7,8 +7,10 @@
  * A model folder is written beside the old one (DIR.new-PID) and swapped in by two renames (DIR →
  * DIR.old-PID, DIR.new-PID → DIR). A crash between them leaves no DIR: opening the folder (any
  * read or write here) first recovers, putting the newest complete model of DIR, DIR.new-* and
- * DIR.old-* at DIR, with the checkpoint that moved with it. A checkpoint's data file has a new name each epoch and the manifest
- * that names it is replaced by one rename, so a crash leaves the old checkpoint or the new one.
+ * DIR.old-* at DIR, with the checkpoint that moved with it. A checkpoint's data file has a new
+ * name each epoch and the manifest that names it is replaced by one rename, so a crash leaves the
+ * old checkpoint or the new one. On a full disk either write removes what it wrote and throws
+ * DiskFullError (disk-full.ts).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -29,6 +31,7 @@ import {
 import type { NamedWeight } from '../core/experience/learned/network';
 import type { LearnedCheckpoint } from '../core/experience/learned/train-model';
 import { startDecodePool } from './decode-pool';
+import { DiskFullError, isDiskFull } from './disk-full';
 
 /** Reads and checks the model in `dir`. */
 export async function readModelFolder(
@@ -85,9 +88,13 @@ export async function loadModelFolder(
   });
 }
 
-/** Test hooks: `betweenRenames` runs after DIR is set aside and before the new folder takes its place. */
+/**
+ * Test hooks: `betweenRenames` runs after DIR is set aside and before the new folder takes its
+ * place; `writeFile` writes each file (writeFileSync; a test makes it fail as a full disk does).
+ */
 export interface ModelFolderHooks {
   betweenRenames?: () => void;
+  writeFile?: (path: string, data: string | Uint8Array) => void;
 }
 
 /** Writes a model's two files into `dir` as one unit (a sibling folder renamed into place). */
@@ -103,8 +110,22 @@ export function writeModelFolder(
   const old = `${target}.old-${process.pid}`;
   rmSync(fresh, { recursive: true, force: true });
   mkdirSync(fresh);
-  writeFileSync(join(fresh, WEIGHTS_FILE), files.weights);
-  writeFileSync(join(fresh, MANIFEST_FILE), files.manifest);
+  const write = hooks.writeFile ?? writeFileSync;
+  try {
+    write(join(fresh, WEIGHTS_FILE), files.weights);
+    write(join(fresh, MANIFEST_FILE), files.manifest);
+  } catch (error) {
+    rmSync(fresh, { recursive: true, force: true }); // DIR is untouched so far
+    if (!isDiskFull(error)) throw error;
+    const bytes = files.weights.length + Buffer.byteLength(files.manifest);
+    const kept = existsSync(join(target, MANIFEST_FILE)) ? 'The model there before is kept. ' : '';
+    throw new DiskFullError(
+      `writing the model in ${target}`,
+      dirname(target),
+      bytes,
+      `${kept}Free some space and run again.`,
+    );
+  }
   // Anything else in the old folder (a checkpoint) moves over too.
   if (existsSync(target)) {
     moveExtraEntries(target, fresh);
@@ -163,7 +184,7 @@ function leftoverSiblings(target: string): string[] {
   return found.sort((a, b) => b.mtime - a.mtime).map((f) => f.path);
 }
 
-/** Whether process `pid` is alive and not this one (this process writes synchronously: none of its writes is under way). */
+/** Whether process `pid` is alive and not this one (this process writes synchronously: none of its is under way). */
 function isRunningWriter(pid: number): boolean {
   if (pid === process.pid) return false;
   try {
@@ -200,21 +221,50 @@ function escapeRegExp(text: string): string {
 const STATE_FILE = 'state.json';
 
 /** Saves a training checkpoint in DIR/checkpoint (see the file comment). */
-export function writeCheckpoint(dir: string, checkpoint: LearnedCheckpoint): void {
+export function writeCheckpoint(
+  dir: string,
+  checkpoint: LearnedCheckpoint,
+  hooks: Pick<ModelFolderHooks, 'writeFile'> = {},
+): void {
   recoverModelFolder(dir);
   const folder = join(dir, 'checkpoint');
   mkdirSync(folder, { recursive: true });
   const { weights, optimizer, bestWeights, ...rest } = checkpoint;
   const blob = encodeTensorGroups({ weights, optimizer, bestWeights });
   const dataFile = `state-${checkpoint.fit.epochsDone}.bin`;
-  writeFileSync(join(folder, dataFile), blob.bytes);
-  writeFileSync(
-    join(folder, `${STATE_FILE}.tmp`),
-    JSON.stringify({ ...rest, dataFile, index: blob.index, crc32: blob.crc32 }),
-  );
+  const state = JSON.stringify({ ...rest, dataFile, index: blob.index, crc32: blob.crc32 });
+  const write = hooks.writeFile ?? writeFileSync;
+  const kept = savedEpochs(folder);
+  try {
+    write(join(folder, dataFile), blob.bytes);
+    write(join(folder, `${STATE_FILE}.tmp`), state);
+  } catch (error) {
+    // Not committed (state.json still names the checkpoint before): what this save wrote goes.
+    rmSync(join(folder, `${STATE_FILE}.tmp`), { force: true });
+    if (kept?.dataFile !== dataFile) rmSync(join(folder, dataFile), { force: true });
+    if (!isDiskFull(error)) throw error;
+    throw new DiskFullError(
+      `saving the training checkpoint in ${folder}`,
+      folder,
+      blob.bytes.length + state.length,
+      kept
+        ? `The checkpoint of epoch ${kept.epochsDone} is kept: free some space, then train again with --resume.`
+        : 'There is no earlier checkpoint: free some space and train again.',
+    );
+  }
   renameSync(join(folder, `${STATE_FILE}.tmp`), join(folder, STATE_FILE));
   for (const entry of readdirSync(folder))
     if (/^state-\d+\.bin$/.test(entry) && entry !== dataFile) rmSync(join(folder, entry), { force: true });
+}
+
+/** The epochs and data file of the checkpoint state.json names now; null for none or an unreadable one. */
+function savedEpochs(folder: string): { epochsDone: number; dataFile: string } | null {
+  try {
+    const state = JSON.parse(readFileSync(join(folder, STATE_FILE), 'utf8'));
+    return { epochsDone: state.fit.epochsDone, dataFile: state.dataFile };
+  } catch {
+    return null;
+  }
 }
 
 /** The checkpoint in DIR/checkpoint, or null when there is none. */

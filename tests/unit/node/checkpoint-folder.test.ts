@@ -64,7 +64,10 @@ describe('a checkpoint of another run', () => {
     const error = await new FolderCheckpointStore(dir, { run: runA }).load().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CheckpointFormatError);
     expect((error as Error).message).toMatch(
-      /belongs to run run-b \(seed 2, preset webshop-easy\), not to this folder's run run-a \(seed 1, preset webshop-easy\)/,
+      new RegExp(
+        'belongs to run run-b \\(seed 2, preset webshop-easy\\), ' +
+          "not to this folder's run run-a \\(seed 1, preset webshop-easy\\)",
+      ),
     );
   });
 
