@@ -94,9 +94,10 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
 export class UnusableModelError extends Error {
   constructor(label: string, answers: number, failedCalls: number) {
     super(
-      `${label}: none of its ${answers} answers was usable (${failedCalls} failed engine calls), so it has nothing to ` +
-        "dream with. For a learned model, re-make it ('npm run models') or train it again ('dreamgym expmodel train'); " +
-        'for a server, check that it serves a chat model that follows the prompt. Then audit it again.',
+      `${label}: none of its ${answers} answers was usable (${failedCalls} failed engine calls), ` +
+        "so it has nothing to dream with. For a learned model, re-make it ('npm run models') " +
+        "or train it again ('dreamgym expmodel train'); for a server, check that it serves a chat model " +
+        'that follows the prompt. Then audit it again.',
     );
     this.name = 'UnusableModelError';
   }

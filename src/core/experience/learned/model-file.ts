@@ -190,7 +190,8 @@ function sealedManifest(text: string, where: string): ModelManifest {
   const { manifestCrc32: stated, ...fields } = manifest;
   if (typeof stated !== 'string')
     throw new ModelFileError(
-      `${MANIFEST_FILE} in ${where} has no manifestCrc32 (its own checksum), so it cannot be checked whole. ${REWRITE_FIX}.`,
+      `${MANIFEST_FILE} in ${where} has no manifestCrc32 (its own checksum), so it cannot be checked whole. ` +
+        `${REWRITE_FIX}.`,
     );
   const actual = manifestChecksum(fields);
   if (actual !== stated)
@@ -239,7 +240,10 @@ function settingsAgreementProblem({ network: n, formatOptions: f, tokenizer }: M
   let placeholders = 0;
   while (pieces.has(`<id${placeholders + 1}>`)) placeholders++;
   if (f.freshIds && f.freshIds.count > placeholders)
-    return `formatOptions.freshIds.count (${f.freshIds.count}) exceeds the tokenizer's ${placeholders} fresh-id placeholders`;
+    return (
+      `formatOptions.freshIds.count (${f.freshIds.count}) exceeds the tokenizer's ` +
+      `${placeholders} fresh-id placeholders`
+    );
   return null;
 }
 
@@ -261,7 +265,9 @@ function weightsListProblem(m: ModelManifest): string | null {
     const size = shape.reduce((a, b) => a * b, 1);
     if (entry.length !== size) return `weight '${name}' says ${shown(entry.length)} values; its shape holds ${size}`;
     if (entry.offset !== offset)
-      return `weight '${name}' starts at ${shown(entry.offset)}; it must start where the one before it ends (${offset})`;
+      return (
+        `weight '${name}' starts at ${shown(entry.offset)}; ` + `it must start where the one before it ends (${offset})`
+      );
     offset += size;
   }
   if (m.weights.length > shapes.length)
@@ -277,8 +283,9 @@ function formatProblem(format: unknown, where: string): string {
     return `${MANIFEST_FILE} in ${where} is not a learned experience model (format '${String(format)}', expected '${MODEL_FORMAT}').`;
   return (
     `${MANIFEST_FILE} in ${where} is a learned model of format '${format}'; this build reads '${MODEL_FORMAT}' ` +
-    `(model.json carries its own checksum, and every setting is checked against the weights). Re-make the shipped models with ` +
-    `'npm run models', and train your own again ('dreamgym expmodel train', or the Experience model page).`
+    '(model.json carries its own checksum, and every setting is checked against the weights). ' +
+    "Re-make the shipped models with 'npm run models', and train your own again " +
+    "('dreamgym expmodel train', or the Experience model page)."
   );
 }
 
