@@ -111,7 +111,7 @@ export class ExperienceNetwork {
         const stream = rng.split(name);
         for (let i = 0; i < values.length; i++) values[i] = stream.normal(0, std);
       }
-      net.variables.set(name, tf.variable(tf.tensor(values, shape), true, `learned${net.uid}/${name}`));
+      net.addVariable(name, values, shape);
     }
     return net;
   }
@@ -119,9 +119,15 @@ export class ExperienceNetwork {
   /** A network with the given weights (a checkpoint); every weight must be there with its shape. */
   static fromWeights(config: NetworkConfig, weights: readonly NamedWeight[]): ExperienceNetwork {
     const net = new ExperienceNetwork(config);
-    for (const { name, shape, data } of checkedWeights(config, weights))
-      net.variables.set(name, tf.variable(tf.tensor(data, shape), true, `learned${net.uid}/${name}`));
+    for (const { name, shape, data } of checkedWeights(config, weights)) net.addVariable(name, data, shape);
     return net;
+  }
+
+  /** A trainable variable of `data` (the variable keeps the data; its initial tensor is released). */
+  private addVariable(name: string, data: Float32Array, shape: number[]): void {
+    const initial = tf.tensor(data, shape);
+    this.variables.set(name, tf.variable(initial, true, `learned${this.uid}/${name}`));
+    initial.dispose();
   }
 
   /** Every weight's name and shape, in checkpoint order. */

@@ -245,6 +245,18 @@ describe('experience network', () => {
     net.dispose();
   });
 
+  it('leaves no tensor behind: created, rebuilt from its weights, trained and disposed', async () => {
+    const tokenizer = toyTokenizer();
+    const pairs = toyPairs(tokenizer);
+    const before = tf.memory().numTensors;
+    const net = tinyNetwork(tokenizer, 5);
+    await fitNetwork(net, tokenizer, pairs, pairs, { ...DEFAULT_FIT_OPTIONS, epochs: 1, batchSize: 2 });
+    const copy = ExperienceNetwork.fromWeights(net.config, await net.getWeights());
+    net.dispose();
+    copy.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
   it('builds the same network from the same seed, and refuses weights of another shape', async () => {
     const tokenizer = toyTokenizer();
     const a = tinyNetwork(tokenizer, 17),
