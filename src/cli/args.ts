@@ -83,9 +83,11 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
           spec,
         );
       }
-      if ((option.min !== undefined && n < option.min) || (option.max !== undefined && n > option.max)) {
+      // An integer past 2^53 is not exact (1e20 + 1 === 1e20): refused like any out-of-range value.
+      const max = option.type === 'integer' ? Math.min(option.max ?? Infinity, Number.MAX_SAFE_INTEGER) : option.max;
+      if ((option.min !== undefined && n < option.min) || (max !== undefined && n > max)) {
         throw new UsageError(
-          `Option --${rawName} must be ${rangeText(option)}, got ${n} (${option.description}).`,
+          `Option --${rawName} must be ${rangeText({ ...option, max })}, got ${n} (${option.description}).`,
           spec,
         );
       }

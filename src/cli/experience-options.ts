@@ -79,12 +79,14 @@ export const experienceModelOptions = {
     description: 'retrieved examples per dreamed step (0 = no retrieval)',
     default: 4,
     min: 0,
+    max: 64,
   },
   history: {
     type: 'integer' as const,
     description: 'past steps shown to the model (0 = no history)',
     default: 4,
     min: 0,
+    max: 100,
   },
   'no-reasoning': { type: 'boolean' as const, description: 'ask for no reasoning trace (the ablation)' },
   set: {

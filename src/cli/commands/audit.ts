@@ -22,7 +22,7 @@ export const auditCommand: CommandSpec = {
     `[--n N] [--seed S] [--agent RUN_DIR] [--mistakes M] ${ENV_MODEL_USAGE}`,
   options: envModelOptions(
     {
-      n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1 },
+      n: { type: 'integer', description: 'held-out transitions audited', default: 400, min: 1, max: 100_000 },
       seed: { type: 'integer', description: 'seed of the held-out episodes and of the draws', default: 0, min: 0 },
       agent: {
         type: 'string',
@@ -35,6 +35,7 @@ export const auditCommand: CommandSpec = {
           'also print the first M outcome steps whose predicted outcome is wrong (instruction, actions, real score, predicted reward)',
         default: 0,
         min: 0,
+        max: 10_000,
       },
     },
     'print the audit as JSON on the last line',

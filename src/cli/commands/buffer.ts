@@ -58,7 +58,7 @@ export const bufferQueryCommand: CommandSpec = {
     json: jsonOption,
     env: { type: 'string', description: 'only transitions of this environment' },
     text: { type: 'string', description: 'what to look for (instruction, page text or action)' },
-    k: { type: 'integer', description: 'results', default: 4, min: 1 },
+    k: { type: 'integer', description: 'results', default: 4, min: 1, max: 1000 },
     source: { type: 'string', description: 'only this source', choices: TRANSITION_SOURCES },
     diverse: { type: 'boolean', description: 'at most one result per episode' },
   },

@@ -14,6 +14,7 @@ export const checkEnvCommand: CommandSpec = {
       description: 'episodes per policy, spread over difficulty levels 0, .25, .5, .75, 1',
       default: 100,
       min: 1,
+      max: 10_000,
     },
     seed: { type: 'integer', description: 'first seed', default: 0, min: 0 },
     json: { type: 'boolean', description: 'print the report as JSON on the last line' },

@@ -45,7 +45,7 @@ export const dreamCommand: CommandSpec = {
         choices: ['expert', 'random'],
         default: 'expert',
       },
-      episodes: { type: 'integer', description: 'number of episodes', default: 3, min: 1 },
+      episodes: { type: 'integer', description: 'number of episodes', default: 3, min: 1, max: 10_000 },
       seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
       difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
     },

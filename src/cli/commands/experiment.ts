@@ -55,7 +55,7 @@ export const experimentCommand: CommandSpec = {
         'experience model of the dream rows: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH',
       default: 'oracle:0.1,0.1',
     },
-    seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3, min: 1 },
+    seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3, min: 1, max: 100 },
     out: { type: 'string', description: 'output folder (default runs/experiment-<table>)' },
     grid: {
       type: 'boolean',
@@ -70,6 +70,7 @@ export const experimentCommand: CommandSpec = {
       type: 'integer',
       description: 'worker processes running jobs side by side (default: one per CPU core)',
       min: 1,
+      max: 256,
     },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     json: { type: 'boolean', description: 'print every number as one JSON object on the last line' },

@@ -27,7 +27,7 @@ export const rolloutCommand: CommandSpec = {
       min: 0,
       max: 1,
     },
-    episodes: { type: 'integer', description: 'number of episodes', default: 10, min: 1 },
+    episodes: { type: 'integer', description: 'number of episodes', default: 10, min: 1, max: 100_000 },
     seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
     difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
     out: { type: 'string', description: 'output JSONL file (our trajectory format)' },

@@ -64,7 +64,7 @@ export const trainCommand: CommandSpec = {
       description: `dream and s2r: ${datasetOption.description} (a new run only; a resumed run keeps its buffer)`,
     },
     seed: { type: 'integer', description: 'seed of everything random in the run', min: 0 },
-    iterations: { type: 'integer', description: "iterations (default: the preset's)", min: 1 },
+    iterations: { type: 'integer', description: "iterations (default: the preset's)", min: 1, max: 1_000_000 },
     set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
     out: { type: 'string', description: 'run folder (default runs/<preset>-<algo>-<seed>)' },
     resume: {
@@ -116,7 +116,7 @@ function freshConfig(o: TrainOptions, settings: Record<string, unknown>): TrainC
     );
   }
   return checkedConfig({
-    ...getPreset(o.preset),
+    ...presetFor(o.preset),
     mode,
     curriculum: o.curriculum ?? mode !== 'real',
     ...(o.algo ? { algo: o.algo } : {}),
@@ -197,11 +197,21 @@ function checkedConfig(config: Record<string, unknown>): TrainConfig {
   }
 }
 
+/** The named preset; an unknown name (own keys only, never '__proto__') is a usage error with the list. */
+function presetFor(name: string): TrainConfig {
+  try {
+    return getPreset(name);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message, trainCommand);
+    throw error;
+  }
+}
+
 /** Where a run lives: --out, else runs/<preset>-<algo>-<seed> (of the options, or the preset's defaults). */
 function runFolder(o: TrainOptions): string {
   if (o.out) return o.out;
   if (!o.preset) throw new UsageError('train needs --preset (or --out DIR of the run to resume).', trainCommand);
-  const preset = getPreset(o.preset);
+  const preset = presetFor(o.preset);
   return join('runs', `${preset.preset}-${o.algo ?? preset.algo}-${o.seed ?? preset.seed}`);
 }
 
@@ -519,7 +529,7 @@ export const evalCommand: CommandSpec = {
   usage: 'dreamgym eval --run DIR [--episodes N] [--json]',
   options: {
     run: { type: 'string', description: 'run folder written by train' },
-    episodes: { type: 'integer', description: 'held-out tasks', default: 200, min: 1 },
+    episodes: { type: 'integer', description: 'held-out tasks', default: 200, min: 1, max: 100_000 },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     json: { type: 'boolean', description: 'print the result as JSON on the last line' },
   },

@@ -12,11 +12,11 @@ import { hashString } from '../rng';
 const ENV_SHORT_NAMES: Record<string, string> = { 'webshop-lite-v0': 'webshop', 'household-v0': 'alfworld' };
 
 export function envShortName(env: string): string {
-  return ENV_SHORT_NAMES[env] ?? env;
+  return Object.hasOwn(ENV_SHORT_NAMES, env) ? ENV_SHORT_NAMES[env] : env;
 }
 
 export function envFromShortName(short: string): string | undefined {
-  if (ENV_SHORT_NAMES[short]) return short; // already a full id
+  if (Object.hasOwn(ENV_SHORT_NAMES, short)) return short; // already a full id
   return Object.keys(ENV_SHORT_NAMES).find((id) => ENV_SHORT_NAMES[id] === short) ?? short;
 }
 

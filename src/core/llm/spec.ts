@@ -103,8 +103,10 @@ function parseOracle(value: string, rest: string | undefined): OracleLlmSpec {
   }
   const [epsilonReward, epsilonTransition] = parts.map((p, i) => {
     const name = i === 0 ? 'EPS_R (reward error ε_R)' : 'EPS_P (transition error ε_P)';
-    const n = Number(p);
-    if (!Number.isFinite(n)) throw new LlmSpecError(`In '${value}', ${name} must be a number in 0..1, got '${p}'.`);
+    // Decimal only: Number('0x1') would read a hex 1.
+    const n = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(p) ? Number(p) : NaN;
+    if (!Number.isFinite(n))
+      throw new LlmSpecError(`In '${value}', ${name} must be a number in 0..1, written in decimals, got '${p}'.`);
     if (n < 0 || n > 1) throw new LlmSpecError(`In '${value}', ${name} must be in 0..1 (a probability), got ${n}.`);
     return n;
   });

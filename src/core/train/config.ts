@@ -201,7 +201,8 @@ export function presetNames(): string[] {
 }
 
 export function getPreset(name: string): TrainConfig {
-  const preset = PRESETS[name];
+  // An own key only: '__proto__' or 'constructor' must not read a prototype's member.
+  const preset = Object.hasOwn(PRESETS, name) ? PRESETS[name] : undefined;
   if (!preset) throw new ConfigError(`Unknown preset '${name}'. Valid presets: ${presetNames().join(', ')}.`);
   return { ...preset };
 }

@@ -272,10 +272,44 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
   }, 60_000);
 });
 
+// Issue 31: `audit --n 1000000000000` grew without bound; `--preset __proto__` read a prototype.
+describe('counts have maximums, numbers are exact and decimal, names are own keys', () => {
+  it.each([
+    ['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--n', '1000000000000'],
+    ['rollout', 'household-v0', '--episodes', '1000000000', '--out', 'never.jsonl'],
+    ['dream', '--env', 'household-v0', '--llm', 'oracle:0,0', '--episodes', '1000000000'],
+    ['check-env', 'household-v0', '--episodes', '1000000000'],
+    ['train', '--preset', 'webshop-easy', '--iterations', '1000000000000', '--out', 'never'],
+    ['train', '--preset', 'webshop-easy', '--set', 'iterations=1000000000000', '--out', 'never'],
+    ['experiment', '--seeds', '1000000'],
+    ['buffer', 'query', '--text', 'x', '--k', '1000000000'],
+    ['expmodel', 'train', '--env', 'household-v0', '--out', 'never', '--epochs', '1000000000'],
+  ])('refuses a count past its maximum: %s …', async (...args) => {
+    expect(await main(args)).toBe(2);
+    expect(err.join('\n')).toMatch(/must be (within \d+\.\.\d+|at most \d+)[,;] got 1\d+/);
+  });
+
+  it('refuses an integer too large to be exact, and a non-decimal engine number', async () => {
+    expect(await main(['rollout', 'household-v0', '--seed', '1e20', '--out', join(dir, 'never.jsonl')])).toBe(2);
+    expect(err.join('\n')).toMatch(/Option --seed must be within 0\.\.\d+, got 100000000000000000000/);
+    expect(await main(['dream', '--env', 'household-v0', '--llm', 'oracle:0x1,0'])).toBe(2);
+    expect(err.join('\n')).toMatch(
+      /EPS_R \(reward error ε_R\) must be a number in 0\.\.1, written in decimals, got '0x1'/,
+    );
+  });
+
+  it.each(['__proto__', 'constructor', 'toString'])('--preset %s is an unknown preset, with the list', async (name) => {
+    expect(await main(['train', '--preset', name, '--out', join(dir, 'never')])).toBe(2);
+    expect(err.join('\n')).toContain(`Unknown preset '${name}'. Valid presets: webshop-easy`);
+    expect(err.join('\n')).not.toMatch(/is missing/);
+    expect(existsSync(join(dir, 'never'))).toBe(false);
+  });
+});
+
 describe('smaller ones: each a clear error that names the fix', () => {
   it('refuses out-of-range numbers, a dream without --llm, and missing options, all as usage errors (exit 2)', async () => {
     expect(await main(['rollout', 'household-v0', '--episodes', '-3', '--out', join(dir, 'x.jsonl')])).toBe(2);
-    expect(err.join('\n')).toMatch(/Option --episodes must be at least 1, got -3/);
+    expect(err.join('\n')).toMatch(/Option --episodes must be within 1\.\.100000, got -3/);
     expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream'])).toBe(2);
     expect(err.join('\n')).toMatch(/--mode dream dreams, so it needs --llm/);
     expect(
