@@ -24,6 +24,7 @@ import {
   runBufferQuery,
   runBufferStats,
 } from './commands/buffer';
+import { withoutCredentials } from '../core/llm/spec';
 import { domainImportCommand, domainTrainCommand, runDomainImport, runDomainTrain } from './commands/domain';
 import {
   expmodelExportCommand,
@@ -102,8 +103,10 @@ export async function main(argv: string[]): Promise<number> {
     return typeof code === 'number' ? code : 0;
   } catch (error) {
     const e = error as Error;
-    // Messages may quote a server's answer or an imported file: printed with control characters escaped.
-    console.error(terminalSafe(`dreamgym ${name}: ${fileErrorMessage(e) ?? e.message}`, { keepLines: true }));
+    // Messages may quote a server's answer or an imported file: printed with control characters escaped,
+    // and an option's URL without its user:password (an --llm refused for carrying one).
+    const message = withoutCredentials(`dreamgym ${name}: ${fileErrorMessage(e) ?? e.message}`);
+    console.error(terminalSafe(message, { keepLines: true }));
     if (!(e instanceof UsageError) && process.env.DREAMGYM_DEBUG) console.error(e.stack);
     return e instanceof UsageError ? 2 : 1;
   }

@@ -68,10 +68,28 @@ export const LLM_SPEC_FORMS = [
 
 export class LlmSpecError extends Error {
   /** What is wrong, without the list of forms (for a one-line message in the page). */
-  constructor(readonly problem: string) {
-    super(`${problem}\nValid engine specs:\n${LLM_SPEC_FORMS}`);
+  readonly problem: string;
+  constructor(problem: string) {
+    // Messages quote the spec: never with the user:password of a URL in it.
+    const safe = withoutCredentials(problem);
+    super(`${safe}\nValid engine specs:\n${LLM_SPEC_FORMS}`);
+    this.problem = safe;
     this.name = 'LlmSpecError';
   }
+}
+
+/** `//user:password@host` → `//***@host` wherever a text holds one (errors quote specs). */
+export function withoutCredentials(text: string): string {
+  return text.replace(/\/\/[^/?#\s'"]*@/g, '//***@');
+}
+
+/** A URL with a user or password is refused: the key goes in DREAMGYM_API_KEY, never in a spec (specs are saved). */
+function refuseCredentials(url: URL, value: string): void {
+  if (!url.username && !url.password) return;
+  throw new LlmSpecError(
+    `The URL in '${value}' must not carry credentials (user:password@): specs are saved with runs and printed. ` +
+      'Give the key in the DREAMGYM_API_KEY environment variable instead, and the URL without it.',
+  );
 }
 
 /** Parses any engine spec; throws LlmSpecError naming the valid forms. */
@@ -130,6 +148,7 @@ function parseOpenAi(value: string, rest: string | undefined): OpenAiLlmSpec {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new LlmSpecError(`'${rawUrl}' in '${value}' must be an http:// or https:// URL.`);
+  refuseCredentials(url, value);
   if (url.search || url.hash) {
     throw new LlmSpecError(
       `'${rawUrl}' in '${value}' must not carry a query string; give the API's base URL, e.g. http://127.0.0.1:11434/v1.`,
@@ -160,6 +179,7 @@ function parseWllama(value: string, rest: string | undefined): WllamaLlmSpec {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new LlmSpecError(`'${source}' in '${value}' must be an http:// or https:// URL.`);
+  refuseCredentials(url, value);
   if (!/\.gguf$/i.test(url.pathname))
     throw new LlmSpecError(`'${source}' does not end in .gguf; wllama loads GGUF files only.`);
   return { kind: 'wllama', source: 'url', url: url.href };

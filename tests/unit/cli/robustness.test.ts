@@ -306,6 +306,35 @@ describe('counts have maximums, numbers are exact and decimal, names are own key
   });
 });
 
+// Issue 31: a secret in an engine URL went into config.json, the checkpoint, --json output and errors.
+describe('a secret in an engine URL is refused, and never written or printed', () => {
+  const secretUrl = 'openai:http://user:s3cr3t@127.0.0.1:1/v1#m';
+  const printed = () => [...out, ...err].join('\n');
+
+  it.each([
+    ['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', secretUrl, '--json'],
+    ['audit', '--env', 'webshop-lite-v0', '--llm', secretUrl, '--json'],
+    ['dream', '--env', 'webshop-lite-v0', '--llm', secretUrl, '--json'],
+    ['train', '--preset', 'webshop-easy', '--mode', 'dream', '--llm', 'oracle:0,0', '--set', `llm=${secretUrl}`],
+  ])('%s … says where the key goes instead', async (...args) => {
+    const runDir = join(dir, 'secret-run');
+    const code = await main(args[0] === 'train' ? [...args, '--out', runDir] : args);
+    expect(code).toBe(2);
+    expect(err.join('\n')).toMatch(/must not carry credentials.*DREAMGYM_API_KEY/s);
+    expect(printed()).not.toContain('s3cr3t');
+    expect(existsSync(runDir)).toBe(false);
+  });
+
+  it('a resumed run refuses it too, and its files never hold it', async () => {
+    const run = join(dir, 'secret-resume');
+    const tiny = 'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2';
+    expect(await main(['train', '--preset', 'webshop-easy', '--seed', '5', '--out', run, '--set', tiny])).toBe(0);
+    expect(await main(['train', '--resume', '--out', run, '--llm', secretUrl, '--json'])).toBe(2);
+    expect(printed()).not.toContain('s3cr3t');
+    expect(readFileSync(join(run, 'config.json'), 'utf8')).not.toContain('s3cr3t');
+  });
+});
+
 describe('smaller ones: each a clear error that names the fix', () => {
   it('refuses out-of-range numbers, a dream without --llm, and missing options, all as usage errors (exit 2)', async () => {
     expect(await main(['rollout', 'household-v0', '--episodes', '-3', '--out', join(dir, 'x.jsonl')])).toBe(2);

@@ -65,6 +65,30 @@ describe('parseLlmSpec', () => {
     );
   });
 
+  // Issue 31: a secret in the URL passed the check and was saved with runs and printed.
+  it.each([
+    'openai:http://user:secret@127.0.0.1:1/v1#m',
+    'openai:http://:secret@127.0.0.1:1/v1#m',
+    'openai:https://secret@api.example.com/v1#m',
+    'openai:http://user:secret@127.0.0.1:1/v1',
+    'http://user:secret@127.0.0.1:1/v1',
+    'wllama:https://user:secret@example.org/model.gguf',
+  ])('refuses credentials in the URL of %s, names the fix and never repeats the secret', (text) => {
+    let error: unknown;
+    try {
+      parseLlmSpec(text);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LlmSpecError);
+    const message = (error as Error).message;
+    expect(message).not.toMatch(/secret/);
+    if (text.includes('#m') || text.startsWith('wllama')) {
+      expect(message).toMatch(/must not carry credentials/);
+      expect(message).toMatch(/DREAMGYM_API_KEY/);
+    }
+  });
+
   it('refuses bad specs with what is wrong and the valid forms', () => {
     const cases: [string, RegExp][] = [
       ['oracle', /two error rates/],
