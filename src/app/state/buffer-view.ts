@@ -29,9 +29,16 @@ export function sourceRows(byEnvAndSource: BufferStats['byEnvAndSource']): Sourc
 
 /** What one import wrote: 'household-v0: 240 episodes added (1,234 transitions), 0 skipped'. */
 export function importSummary(label: string, result: ImportResult): string {
+  const renamed = result.renamed.length
+    ? `; ${count(result.renamed.length)} had an id this buffer holds for a different episode and were stored ` +
+      `under a new id (${result.renamed
+        .slice(0, 3)
+        .map((r) => `${r.id} → ${r.storedAs}`)
+        .join(', ')}${result.renamed.length > 3 ? ', …' : ''})`
+    : '';
   return (
     `${label}: ${count(result.episodes)} episodes added (${count(result.transitions)} transitions), ` +
-    `${count(result.skipped)} skipped`
+    `${count(result.skipped)} skipped${renamed}`
   );
 }
 

@@ -38,6 +38,12 @@ describe("the Buffer page's counts", () => {
     expect(
       importSummary('webshop-lite-v0', { episodes: 0, transitions: 0, skipped: 240, repaired: 0, renamed: [] }),
     ).toBe('webshop-lite-v0: 0 episodes added (0 transitions), 240 skipped');
+    const renamed = [1, 2, 3, 4].map((i) => ({ id: `webshop_${i}`, storedAs: `webshop_${i}~ab${i}` }));
+    expect(importSummary('mine', { episodes: 4, transitions: 20, skipped: 0, repaired: 0, renamed })).toBe(
+      'mine: 4 episodes added (20 transitions), 0 skipped; 4 had an id this buffer holds for a different episode ' +
+        'and were stored under a new id (webshop_1 → webshop_1~ab1, webshop_2 → webshop_2~ab2, ' +
+        'webshop_3 → webshop_3~ab3, …)',
+    );
     expect(resultsLine(4)).toBe('4 most similar transitions, one per episode.');
     expect(resultsLine(1)).toBe('1 most similar transition, one per episode.');
   });
