@@ -1,7 +1,7 @@
 /** A tiny model's two files, made without training (weights filled by index): for tests of the files themselves. */
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { DEFAULT_FORMAT_OPTIONS, type FormatOptions } from '../../../../src/core/experience/learned/format';
-import { encodeModelFiles } from '../../../../src/core/experience/learned/model-file';
+import { encodeModelFiles, type TrainingRecord } from '../../../../src/core/experience/learned/model-file';
 import type { NetworkConfig } from '../../../../src/core/experience/learned/network';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import { weightShapes, type NamedWeight } from '../../../../src/core/experience/learned/weights';
@@ -29,6 +29,21 @@ function tinyWeights(variant: number): NamedWeight[] {
   });
 }
 
+/** The training record of a model made by hand (no data, no epochs). */
+export function emptyTrainingRecord(): TrainingRecord {
+  const data = { source: '', episodes: 0, trainEpisodes: 0, validationEpisodes: 0, trainPairs: 0, validationPairs: 0 };
+  return {
+    data: { ...data, heldOutDropped: 0 },
+    seed: 0,
+    epochs: [],
+    bestEpoch: 0,
+    bestValidationLoss: 0,
+    seconds: 0,
+    tokensPerSecond: 0,
+    backend: 'wasm',
+  };
+}
+
 export function tinyModelFiles(name = 'tiny', variant = 0): { manifest: string; weights: Uint8Array } {
   return encodeModelFiles(
     {
@@ -38,24 +53,7 @@ export function tinyModelFiles(name = 'tiny', variant = 0): { manifest: string; 
       network: tinyModelConfig(),
       formatOptions: format,
       tokenizer: tokenizer.toJSON(),
-      training: {
-        data: {
-          source: '',
-          episodes: 0,
-          trainEpisodes: 0,
-          validationEpisodes: 0,
-          trainPairs: 0,
-          validationPairs: 0,
-          heldOutDropped: 0,
-        },
-        seed: 0,
-        epochs: [],
-        bestEpoch: 0,
-        bestValidationLoss: 0,
-        seconds: 0,
-        tokensPerSecond: 0,
-        backend: 'wasm',
-      },
+      training: emptyTrainingRecord(),
     },
     tinyWeights(variant),
   );

@@ -29,6 +29,7 @@ import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buf
 import { trajectoryToTransitions } from '../../../../src/core/buffer/transitions';
 import type { Trajectory } from '../../../../src/core/types';
 import { tinyNetwork } from './fixtures';
+import { emptyTrainingRecord } from './tiny-model-files';
 
 const ENV = 'webshop-lite-v0';
 const card = builtInDomainCard(ENV)!;
@@ -182,24 +183,7 @@ describe('verdict head', () => {
         network: net.config,
         formatOptions: DEFAULT_FORMAT_OPTIONS,
         tokenizer: tokenizer.toJSON(),
-        training: {
-          data: {
-            source: '',
-            episodes: 0,
-            trainEpisodes: 0,
-            validationEpisodes: 0,
-            trainPairs: 0,
-            validationPairs: 0,
-            heldOutDropped: 0,
-          },
-          seed: 0,
-          epochs: [],
-          bestEpoch: 0,
-          bestValidationLoss: 0,
-          seconds: 0,
-          tokensPerSecond: 0,
-          backend: 'wasm',
-        },
+        training: emptyTrainingRecord(),
       },
       weights,
     );
