@@ -132,7 +132,9 @@ export async function evaluateModel(
     });
     audit = { report: details.report, outcomeSteps: details.outcomeSteps, probes: details.probes };
     const decoding = options.decoding ?? 'in the evaluating worker';
-    speed = { ...stopwatch.read(), batch: Math.max(1, model.preferredBatch ?? 1), decoding };
+    const { transitions, seconds } = stopwatch.read();
+    const batch = Math.max(1, model.preferredBatch ?? 1);
+    speed = { transitions, seconds, transitionsPerSecond: transitions / Math.max(seconds, 1e-9), batch, decoding };
     oracle = (
       await auditDetailed(oracleModel, {
         envId,

@@ -86,6 +86,7 @@ export interface Evaluation {
 export interface PredictionSpeed {
   transitions: number;
   seconds: number;
+  transitionsPerSecond: number;
   batch: number;
   /** Where the model decoded, in a sentence (decode-workers.ts). */
   decoding: string;
