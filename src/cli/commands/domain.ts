@@ -14,7 +14,14 @@ import { join } from 'node:path';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { FORMATS, assertFormat, readTrajectories } from '../../core/data/formats';
-import { buildDomain, domainSummary, parseTaskDescriptions, trainingTasks } from '../../core/domain/domain';
+import {
+  buildDomain,
+  domainSummary,
+  parseTaskDescriptions,
+  trainingTasks,
+  UNRECORDED_OUTCOMES,
+  type UnrecordedOutcome,
+} from '../../core/domain/domain';
 import {
   DEFAULT_DOMAIN_DIR,
   domainPath,
@@ -23,7 +30,10 @@ import {
   saveDomainFolder,
 } from '../../node/domain-folder';
 import { DEFAULT_DOMAIN_TRAIN_CONFIG } from '../../core/domain/config';
+import type { DomainEvaluation } from '../../core/domain/evaluate';
+import type { DomainHealth } from '../../core/domain/health';
 import { trainDomain } from '../../core/domain/trainer';
+import { envIds } from '../../core/envs/registry';
 import { formatLlmSpec } from '../../core/llm/spec';
 import { ConfigError } from '../../core/train/config';
 import { buildRunParts, checkDomainEngine } from '../../core/train/run-parts';
@@ -50,7 +60,8 @@ export const domainImportCommand: CommandSpec = {
   summary:
     "import an application's trajectories as a domain (no real env): validate, derive the card, split, seed the buffer",
   usage:
-    'dreamgym domain import FILE --name N [--format ours|agentgym|eto|trl] [--tasks TASKS.txt] [--held-out SHARE] [--seed S] [--dir D] [--replace] [--json]',
+    'dreamgym domain import FILE --name N [--format ours|agentgym|eto|trl] [--tasks TASKS.txt] [--held-out SHARE] ' +
+    '[--unrecorded-outcome unknown|success] [--seed S] [--dir D] [--replace] [--json]',
   positionals: ['file'],
   options: {
     name: nameOption,
@@ -62,6 +73,14 @@ export const domainImportCommand: CommandSpec = {
       default: 0.2,
       min: 0,
       max: 1,
+    },
+    'unrecorded-outcome': {
+      type: 'string',
+      description:
+        'how episodes without a recorded outcome ended (AgentGym has no reward): unknown, ' +
+        'or success when every one reached its goal',
+      choices: UNRECORDED_OUTCOMES,
+      default: 'unknown',
     },
     seed: { type: 'integer', description: 'seed of the train/held-out split', default: 0 },
     dir: dirOption,
@@ -75,7 +94,9 @@ export const domainTrainCommand: CommandSpec = {
   summary: 'train a policy in the dream of an imported domain, then evaluate: dream success, action agreement, audit',
   usage:
     'dreamgym domain train --name N --llm openai:BASE_URL#MODEL|learned:PATH [--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
-    '[--eval-episodes E] [--audit-n A] [--seed S] [--k K] [--history H] [--no-reasoning] [--dir D] [--json]',
+    '[--eval-episodes E] [--audit-n A] [--real-env ENV [--real-episodes N] [--difficulty D]] ' +
+    '[--seed S] [--k K] [--history H] ' +
+    '[--no-reasoning] [--dir D] [--json]; exits 3 when the model failed its health checks',
   options: {
     name: nameOption,
     llm: {
@@ -124,6 +145,19 @@ export const domainTrainCommand: CommandSpec = {
       min: 1,
       max: 100_000,
     },
+    'real-env': {
+      type: 'string',
+      description:
+        'a registered env the episodes were recorded in (an export of ours): also play its held-out real tasks',
+    },
+    'real-episodes': { type: 'integer', description: 'held-out real tasks (with --real-env)', default: 100, min: 1 },
+    difficulty: {
+      type: 'number',
+      description: 'task difficulty of the real tasks (with --real-env)',
+      default: 0.5,
+      min: 0,
+      max: 1,
+    },
     seed: { type: 'integer', description: 'seed of everything random in the run', default: 0 },
     ...experienceModelOptions,
     dir: dirOption,
@@ -144,6 +178,7 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     format: string;
     tasks?: string;
     'held-out': number;
+    'unrecorded-outcome': UnrecordedOutcome;
     seed: number;
     dir: string;
     replace?: boolean;
@@ -154,7 +189,12 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
   const format = assertFormat(o.format);
   const trajectories = readTrajectories(readFileSync(file, 'utf8'), format, { sourceName: file, defaultEnv: name });
   const extra = o.tasks ? parseTaskDescriptions(readFileSync(o.tasks, 'utf8')) : [];
-  const domain = buildDomain(name, trajectories, { tasks: extra, heldOutShare: o['held-out'], seed: o.seed });
+  const domain = buildDomain(name, trajectories, {
+    tasks: extra,
+    heldOutShare: o['held-out'],
+    seed: o.seed,
+    unrecordedOutcome: o['unrecorded-outcome'],
+  });
   const saved = await saveDomainFolder(domain, o.dir, {
     createdAt: Date.now(),
     replace: o.replace,
@@ -177,12 +217,15 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     extra_tasks: s.extraTasks,
     distinct_actions: s.distinctActions,
     steps_with_admissible: s.stepsWithAdmissible,
+    inferred_admissible_steps: s.inferredAdmissibleSteps,
+    assumed_successes: s.assumedSuccesses,
     success_rate: round(s.successRate),
     mean_length: round(s.meanLength, 2),
     action_kinds: s.actionKinds.slice(0, 8).map((k) => ({ kind: k.kind, count: k.count })),
     buffer: { episodes: saved.buffer.episodes, transitions: saved.buffer.transitions },
     card: domain.card.text,
     warnings: domain.warnings,
+    next: nextCommands(domain.name, o.dir),
   };
   if (o.json) {
     printJsonLast(summary);
@@ -192,9 +235,18 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
   console.log(
     `saved to ${saved.path} (card.json, train.jsonl, held-out.jsonl, buffer/ with ${saved.buffer.transitions} transitions)`,
   );
-  console.log(
-    `next: dreamgym domain train --name ${domain.name} --llm openai:BASE_URL#MODEL${o.dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${o.dir}`}`,
-  );
+  console.log(`next: ${summary.next[0]}`);
+  console.log(`then: ${summary.next[1]}`);
+}
+
+/** What to run after an import: train the domain's learned experience model, then dream with it. */
+export function nextCommands(name: string, dir: string): [string, string] {
+  const dirOption = dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${dir}`;
+  const model = `runs/models/${name}`;
+  return [
+    `npm run dreamgym -- expmodel train --domain ${name}${dirOption} --out ${model}`,
+    `npm run dreamgym -- domain train --name ${name}${dirOption} --llm learned:${model}`,
+  ];
 }
 
 /** The domain's saved buffer, copied into memory (dreamed transitions of this run stay out of the saved one). */
@@ -209,7 +261,7 @@ async function runBuffer(dir: string, name: string): Promise<ReplayBuffer> {
   }
 }
 
-export async function runDomainTrain(args: ParsedArgs): Promise<void> {
+export async function runDomainTrain(args: ParsedArgs): Promise<number> {
   const o = args.options as {
     name?: string;
     llm?: string;
@@ -219,6 +271,9 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     'step-limit'?: number;
     'eval-episodes': number;
     'audit-n': number;
+    'real-env'?: string;
+    'real-episodes': number;
+    difficulty: number;
     seed: number;
     k: number;
     history: number;
@@ -248,8 +303,18 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     evalEpisodes: o['eval-episodes'],
     auditTransitions: o['audit-n'],
     ...(o['step-limit'] !== undefined ? { stepLimit: o['step-limit'] } : {}),
+    ...(o['real-env'] !== undefined
+      ? { realEval: { env: o['real-env'], episodes: o['real-episodes'], difficulty: o.difficulty } }
+      : {}),
     llmMaxFailures,
   };
+  if (o['real-env'] !== undefined && !envIds().includes(o['real-env'])) {
+    throw new UsageError(
+      `--real-env '${o['real-env']}' is not a registered env (${envIds().join(', ')}): give it only when the ` +
+        'domain was recorded in one of these (an export through dreamgym convert).',
+      domainTrainCommand,
+    );
+  }
   for (const [option, value, min] of [
     ['iterations', config.iterations, 1],
     ['tasks-per-iteration', config.tasksPerIteration, 1],
@@ -308,8 +373,12 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
   });
   bar.end();
   const last = result.iterations[result.iterations.length - 1]?.metrics ?? {};
-  const { dream, agreement, audit } = result.evaluation;
+  const { dream, agreement, audit, real } = result.evaluation;
+  const { health } = result;
   const summary = {
+    // 'failed': the experience model failed a health check (problems say which, and the fix); never a success.
+    status: health.status,
+    problems: health.problems.map((p) => ({ kind: p.kind, severity: p.severity, message: p.message })),
     name: domain.name,
     env: domain.envId,
     llm: config.llm,
@@ -324,31 +393,83 @@ export async function runDomainTrain(args: ParsedArgs): Promise<void> {
     held_out_tasks: domain.heldOutTaskIds.length,
     final_dream_success: round(last[DREAM_SUCCESS] ?? 0),
     invalid_rate: round(last['dream/invalid_rate'] ?? 0),
-    eval: { dream_success: dream, action_agreement: agreement, audit },
+    candidates: domain.stats.inferredAdmissibleSteps > 0 ? 'inferred' : 'recorded',
+    inferred_admissible_steps: domain.stats.inferredAdmissibleSteps,
+    eval: { dream_success: dream, action_agreement: agreement, audit, ...(real ? { real } : {}) },
     wall_seconds: round((performance.now() - started) / 1000, 1),
     backend: backend.backend,
     out,
   };
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  reportHealth(health, model.label);
+  const code = health.status === 'failed' ? FAILED_MODEL_EXIT : 0;
   if (o.json) {
     printJsonLast(summary);
-    return;
+    return code;
   }
+  printTrainSummary(summary, result.evaluation, o['step-limit'] === undefined);
+  return code;
+}
+
+/** The exit status of a run whose experience model failed its health checks (1: error, 2: usage). */
+export const FAILED_MODEL_EXIT = 3;
+
+/** Each problem on stderr; a failed model first, in one line that says so. */
+function reportHealth(health: DomainHealth, label: string): void {
+  if (health.status === 'failed') {
+    process.stderr.write(
+      `error: FAILED: the experience model ${terminalSafe(label)} cannot be trusted on this domain; ` +
+        'its dream success is no success. Why, and the fix:\n',
+    );
+  }
+  for (const p of health.problems)
+    process.stderr.write(`${p.severity === 'failed' ? 'error' : 'warning'}: ${p.message}\n`);
+}
+
+type TrainSummary = {
+  status: string;
+  name: string;
+  experience_model: string;
+  env: string;
+  iterations: number;
+  dream_steps: number;
+  step_limit: number;
+  candidates: string;
+  out: string;
+};
+
+function printTrainSummary(summary: TrainSummary, evaluation: DomainEvaluation, stepLimitFromData: boolean): void {
+  const { dream, agreement, audit, real } = evaluation;
   const show = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
+  const failed = summary.status === 'failed' ? 'FAILED (see the errors above): ' : '';
   console.log(
-    `${domain.name} (${domain.envId}) trained in the dream of ${terminalSafe(model.label)}: ${result.iterations.length} iterations, ${result.dreamSteps} dreamed steps, 0 real`,
+    `${failed}${summary.name} (${summary.env}) trained in the dream of ${terminalSafe(summary.experience_model)}: ` +
+      `${summary.iterations} iterations, ${summary.dream_steps} dreamed steps, 0 real`,
   );
   console.log(
-    `  (a) dream success on ${dream.episodes} held-out tasks   ${show(dream.success_rate)} (mean length ${show(dream.mean_length)}, invalid answers ${dream.invalid_rate})`,
+    `  (a) dream success on ${dream.episodes} held-out tasks   ${show(dream.success_rate)} (mean length ` +
+      `${show(dream.mean_length)}, first-step ends ${show(dream.first_step_share)}, ` +
+      `invalid answers ${dream.invalid_rate})`,
   );
   console.log(
-    `  (b) action agreement                       ${show(agreement.agreement)} on ${agreement.usable_steps} of ${agreement.held_out_steps} held-out steps that list their actions (chance ${show(agreement.chance)})`,
+    `  (b) action agreement                       ${show(agreement.agreement)} on ${agreement.usable_steps} of ` +
+      `${agreement.held_out_steps} held-out steps, candidates ${summary.candidates} (chance ${show(agreement.chance)})`,
   );
   console.log(
-    `  (c) audit on ${audit.n} held-out transitions   valid ${show(audit.valid_agreement)}, reward ${show(audit.reward_accuracy)} (${audit.outcome_steps} outcome steps), ` +
-      `terminated ${show(audit.terminated_accuracy)}, observation F1 ${show(audit.observation_f1)}, admissible Jaccard ${show(audit.admissible_jaccard)}, invalid ${audit.invalid_rate}`,
+    `  (c) audit on ${audit.n} held-out transitions   valid ${show(audit.valid_agreement)}, reward ` +
+      `${show(audit.reward_accuracy)} (${audit.outcome_steps} outcome steps), ` +
+      `terminated ${show(audit.terminated_accuracy)}, observation F1 ${show(audit.observation_f1)}, ` +
+      `admissible Jaccard ${show(audit.admissible_jaccard)}, invalid ${audit.invalid_rate}`,
   );
+  if (real) {
+    console.log(
+      `  (d) real held-out success in ${real.env}  ${show(real.success_rate)} on ${real.episodes} tasks ` +
+        `(difficulty ${real.difficulty}, mean steps ${show(real.mean_steps)})`,
+    );
+  }
   console.log(
-    `  step limit ${result.stepLimit}${o['step-limit'] === undefined ? ' (from the longest demonstrated episode, within 5..50)' : ''}; run in ${out}`,
+    `  step limit ${summary.step_limit}` +
+      `${stepLimitFromData ? ' (from the longest demonstrated episode, within 5..50)' : ''}; ` +
+      `run in ${summary.out}`,
   );
 }

@@ -21,7 +21,7 @@ export interface AgentGymRecord {
 
 const TEXTS: TurnTexts = {
   acknowledgement: 'Ok.',
-  observation: (t, step) => observationText(t.env, step.observation, step.admissible, 'agentgym'),
+  observation: (t, state) => observationText(t.env, state.observation, state.admissible, 'agentgym'),
   action: (step) => actionText(step, 'agentgym'),
 };
 

@@ -17,11 +17,16 @@ export interface ConversationTurn {
 /** How one format writes the turns of a step, and the acknowledgement after the instruction prompt. */
 export interface TurnTexts {
   acknowledgement: string;
-  observation(t: Trajectory, step: Step): string;
+  observation(t: Trajectory, state: Pick<Step, 'observation' | 'admissible'>): string;
   action(step: Step): string;
 }
 
-/** The conversation of an episode: instruction, acknowledgement, then an observation and an action a step. */
+/**
+ * The conversation of an episode: instruction, acknowledgement, then an observation and an action
+ * a step, and the final observation (what the last action led to) as a last human turn when the
+ * episode has one. Readers take a trailing human turn as the final observation; without it an
+ * imported episode's last transition has no next state to learn (issue 29).
+ */
 export function conversationOf(t: Trajectory, texts: TurnTexts): ConversationTurn[] {
   const turns: ConversationTurn[] = [
     { from: 'human', value: instructionPrompt(t.task) },
@@ -30,6 +35,9 @@ export function conversationOf(t: Trajectory, texts: TurnTexts): ConversationTur
   for (const step of t.steps) {
     turns.push({ from: 'human', value: texts.observation(t, step) });
     turns.push({ from: 'gpt', value: texts.action(step) });
+  }
+  if (t.final_observation.trim() !== '') {
+    turns.push({ from: 'human', value: texts.observation(t, { observation: t.final_observation, admissible: [] }) });
   }
   return turns;
 }

@@ -24,7 +24,7 @@ export interface EtoRecord {
 
 const TEXTS: TurnTexts = {
   acknowledgement: 'OK',
-  observation: (_t, step) => `Observation: ${step.observation}`,
+  observation: (_t, state) => `Observation: ${state.observation}`,
   action: (step) => actionText(step, 'eto'),
 };
 

@@ -5,6 +5,7 @@
  * curriculum, no held-out real evaluation). The experience model may be any engine but the oracle,
  * which needs a real env (run-parts.ts `checkDomainEngine`, the one decision).
  */
+import { envIds } from '../envs/registry';
 import { parseLlmSpec, type LlmSpecText } from '../llm/spec';
 import { withDefaults, type TrainConfig } from '../train/config';
 import { checkDomainEngine } from '../train/run-parts';
@@ -32,6 +33,18 @@ export interface DomainTrainConfig {
   auditTransitions: number;
   /** Failed engine calls in a row that stop the run (default: TRAIN_DEFAULTS.llmMaxFailures). */
   llmMaxFailures?: number;
+  /**
+   * A registered env the domain's episodes were recorded in (a measurement: household or webshop
+   * exported through `convert`): the trained policy also plays its held-out real tasks.
+   */
+  realEval?: RealEvalConfig;
+}
+
+export interface RealEvalConfig {
+  env: string;
+  episodes: number;
+  /** Task difficulty 0..1 (that of the recorded episodes). */
+  difficulty: number;
 }
 
 export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<Omit<DomainTrainConfig, 'llm'>> = Object.freeze({
@@ -71,7 +84,23 @@ export function validateDomainTrainConfig(config: DomainTrainConfig, domain: { n
     throw new RangeError(`stepLimit must be a positive integer, got ${config.stepLimit}.`);
   }
   if (!(config.learningRate > 0)) throw new RangeError(`learningRate must be positive, got ${config.learningRate}.`);
+  if (config.realEval) validateRealEval(config.realEval);
   return config;
+}
+
+function validateRealEval(real: RealEvalConfig): void {
+  if (!envIds().includes(real.env)) {
+    throw new RangeError(
+      `The real env '${real.env}' is not registered (${envIds().join(', ')}): a domain has a real env only when ` +
+        'its episodes were recorded in one of these.',
+    );
+  }
+  if (!Number.isInteger(real.episodes) || real.episodes < 1) {
+    throw new RangeError(`realEval.episodes must be a positive integer, got ${real.episodes}.`);
+  }
+  if (!(real.difficulty >= 0 && real.difficulty <= 1)) {
+    throw new RangeError(`realEval.difficulty must be within 0..1, got ${real.difficulty}.`);
+  }
 }
 
 /** The trainer's config for a domain: dream mode, GRPO, no curriculum, no held-out real evaluation. */

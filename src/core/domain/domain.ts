@@ -18,6 +18,7 @@
 import { deriveDomainCard, domainStats, collapse, type DerivedStats, type DomainCard } from '../experience/domain-card';
 import { hashString, Rng } from '../rng';
 import type { Task, Trajectory } from '../types';
+import { INFERRED_CANDIDATES, withInferredCandidates } from './candidates';
 
 /** Fewest episodes a domain is built from (some to train on, some held out). */
 export const MIN_DOMAIN_EPISODES = 10;
@@ -73,6 +74,10 @@ export interface DomainStats extends DerivedStats {
   distinctActions: number;
   /** Steps whose observation lists the admissible actions (the policy's candidates, action agreement). */
   stepsWithAdmissible: number;
+  /** Steps that listed none and were given candidates inferred from the data (candidates.ts). */
+  inferredAdmissibleSteps: number;
+  /** Episodes without a recorded outcome that the import was told ended in success (`unrecordedOutcome`). */
+  assumedSuccesses: number;
   /** Distinct task instructions of the episodes. */
   instructions: number;
   /** Extra task descriptions given besides the episodes' (no demonstrations). */
@@ -116,7 +121,16 @@ export interface BuildDomainOptions {
   seed?: number;
   /** Fewest episodes accepted (default MIN_DOMAIN_EPISODES; lower it only in tests of tiny domains). */
   minEpisodes?: number;
+  /**
+   * What an episode without a recorded outcome (AgentGym has no reward field) ended in: 'unknown'
+   * (default: its last step teaches no verdict) or 'success' (the user says every such episode
+   * reached its goal, as AgentGym's AgentTraj sets, filtered to successes, do).
+   */
+  unrecordedOutcome?: UnrecordedOutcome;
 }
+
+export const UNRECORDED_OUTCOMES = ['unknown', 'success'] as const;
+export type UnrecordedOutcome = (typeof UNRECORDED_OUTCOMES)[number];
 
 export function domainEnvId(name: string): string {
   return `${DOMAIN_ENV_PREFIX}${name}`;
@@ -274,6 +288,28 @@ function taskIdFor(envId: string, instruction: string, taken: Set<string>): stri
 }
 
 /**
+ * The episode's last step as its outcome says it ended. The chat formats record the outcome for
+ * the episode only, so an episode that ran out of steps ('truncated') gets its last step marked
+ * truncated: the learned model's data then knows that the last action did not end it (sft-data.ts).
+ * An episode with no recorded outcome ('unfinished') ends in success when the user says so.
+ */
+function withRecordedEnding(t: Trajectory, unrecordedOutcome: UnrecordedOutcome): Trajectory {
+  const last = t.steps[t.steps.length - 1];
+  if (!last || last.terminated) return t;
+  if (t.result.terminate_reason === 'truncated') {
+    return { ...t, steps: [...t.steps.slice(0, -1), { ...last, truncated: true }] };
+  }
+  if (t.result.terminate_reason === 'unfinished' && unrecordedOutcome === 'success') {
+    return {
+      ...t,
+      steps: [...t.steps.slice(0, -1), { ...last, reward: 1, terminated: true, truncated: false }],
+      result: { ...t.result, reward: 1, success: true, score: 1, terminate_reason: 'success' },
+    };
+  }
+  return t;
+}
+
+/**
  * Validates `trajectories` (all of one application) and builds the domain; throws `DomainError`
  * listing every problem. Deterministic in (trajectories, options).
  */
@@ -305,15 +341,18 @@ export function buildDomain(
     const n = (ids.get(t.id) ?? 0) + 1;
     ids.set(t.id, n);
     const task = makeTask(collapse(t.task.instruction));
-    return {
-      ...t,
-      id: `${envId}/${t.id}${n > 1 ? `~${n}` : ''}`,
-      env: envId,
-      task: { ...task },
-      source: 'imported',
-      steps: t.steps.map((s) => ({ ...s, admissible: s.admissible.slice() })),
-      result: { ...t.result },
-    };
+    return withRecordedEnding(
+      {
+        ...t,
+        id: `${envId}/${t.id}${n > 1 ? `~${n}` : ''}`,
+        env: envId,
+        task: { ...task },
+        source: 'imported',
+        steps: t.steps.map((s) => ({ ...s, admissible: s.admissible.slice() })),
+        result: { ...t.result },
+      },
+      options.unrecordedOutcome ?? 'unknown',
+    );
   });
   const demonstrated = [...byInstruction.values()];
   const extra = [...new Set((options.tasks ?? []).map(collapse).filter((d) => d !== '' && !byInstruction.has(d)))].map(
@@ -355,15 +394,25 @@ export function buildDomain(
     held = new Set(heldOut.map((e) => e.task.id));
   }
   const heldOutTaskIds = demonstrated.filter((t) => held.has(t.id)).map((t) => t.id);
+  const recordedAdmissible = episodes.flatMap((e) => e.steps).filter((s) => s.admissible.length > 0).length;
+  // Steps that list no candidates get them from the training data (candidates.ts): the policy,
+  // the dream and action agreement all need a list.
+  const filled = withInferredCandidates(train, heldOut);
+  train = filled.train;
+  heldOut = filled.heldOut;
 
   // ---- card and stats ------------------------------------------------------------------------
   const card = deriveDomainCard(train, { name });
   const derived = domainStats(episodes);
-  const allSteps = episodes.flatMap((e) => e.steps);
   const stats: DomainStats = {
     ...derived,
-    distinctActions: new Set(allSteps.map((s) => s.action)).size,
-    stepsWithAdmissible: allSteps.filter((s) => s.admissible.length > 0).length,
+    distinctActions: new Set(episodes.flatMap((e) => e.steps.map((s) => s.action))).size,
+    stepsWithAdmissible: recordedAdmissible,
+    inferredAdmissibleSteps: filled.inferredSteps,
+    assumedSuccesses:
+      options.unrecordedOutcome === 'success'
+        ? trajectories.filter((t) => t.result.terminate_reason === 'unfinished').length
+        : 0,
     instructions: demonstrated.length,
     extraTasks: extra.length,
     trainEpisodes: train.length,
@@ -379,16 +428,22 @@ export function buildDomain(
         'give every episode an id of its own (dreamgym convert writes unique ids).',
     );
   }
-  if (stats.stepsWithAdmissible === 0) {
+  if (stats.inferredAdmissibleSteps > 0) {
     warnings.push(
-      'No step lists its admissible actions: the policy chooses among the actions the experience model writes, ' +
-        'and action agreement cannot be measured. Export the actions available at each step (AgentGym: an "AVAILABLE ACTIONS: a,b" line) if the application has them.',
+      `${plural(stats.inferredAdmissibleSteps, 'step')} of ${stats.steps} listed no admissible actions and got ` +
+        'candidates inferred from the training data (the demonstrated action and those taken in similar states, ' +
+        `at most ${INFERRED_CANDIDATES}): the policy chooses among them, and action agreement is measured against ` +
+        'them. Export the actions available at ' +
+        'each step (AgentGym: an "AVAILABLE ACTIONS: a,b" line) if the application has them.',
     );
   }
-  if (!episodes.some((e) => e.result.terminate_reason !== 'unfinished')) {
+  const unrecorded = episodes.filter((e) => e.result.terminate_reason === 'unfinished').length;
+  if (unrecorded > 0) {
     warnings.push(
-      'No episode records its outcome (AgentGym records have no reward): the experience model learns success only from the card and ' +
-        'its own judgement, and the audit cannot check rewards. ETO or our format carry rewards.',
+      `${plural(unrecorded, 'episode')} of ${episodes.length} record no outcome (AgentGym records have no reward): ` +
+        'their last steps teach no verdict, and the dream cannot learn how they end. Import with ' +
+        '--unrecorded-outcome success if every ' +
+        'such episode reached its goal, or export ETO or our format, which carry the reward.',
     );
   }
   if (splitBy === 'episode') {
@@ -424,7 +479,7 @@ export function domainSummary(domain: Domain): string {
       .slice(0, 6)
       .map((k) => `${k.kind} (${k.count})`)
       .join(', ')}`,
-    `  admissible listed on ${s.stepsWithAdmissible} of ${s.steps} steps`,
+    `  admissible listed on ${s.stepsWithAdmissible} of ${s.steps} steps; inferred on ${s.inferredAdmissibleSteps}`,
     `  card       ${domain.card.text}`,
     ...domain.warnings.map((w) => `  warning    ${w}`),
   ].join('\n');

@@ -30,6 +30,8 @@ export interface DreamSuccessReport {
   mean_length: number | null;
   /** Share of dreamed steps whose answer was unusable. */
   invalid_rate: number;
+  /** Share of the episodes that ended at their first step (health.ts; null: none played, or a step limit of 1). */
+  first_step_share: number | null;
 }
 
 export interface ActionAgreementReport {
@@ -66,10 +68,21 @@ export interface DomainAuditReport {
   ms_per_transition: number;
 }
 
+/** Held-out real success, where the domain's episodes came from a registered env (config.ts `realEval`). */
+export interface RealSuccessReport {
+  env: string;
+  difficulty: number;
+  episodes: number;
+  success_rate: number;
+  score: number;
+  mean_steps: number;
+}
+
 export interface DomainEvaluation {
   dream: DreamSuccessReport;
   agreement: ActionAgreementReport;
   audit: DomainAuditReport;
+  real?: RealSuccessReport;
 }
 
 type DreamPoolEnv = TimeLimit<DreamEnv>;
@@ -128,6 +141,7 @@ export async function dreamSuccess(
     mean_return: n ? round(outcomes.reduce((s, e) => s + e.return, 0) / n) : null,
     mean_length: n ? round(outcomes.reduce((s, e) => s + e.length, 0) / n) : null,
     invalid_rate: usage.predictions ? round(usage.invalid / usage.predictions) : 0,
+    first_step_share: n && stepLimit > 1 ? round(outcomes.filter((e) => e.length <= 1).length / n) : null,
   };
 }
 

@@ -24,6 +24,7 @@ import { makeDreamEnv, type DreamEnv } from '../experience/dream-env';
 import type { ExperienceModel } from '../experience/types';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyStep } from '../rl/batch';
+import { evaluatePolicy } from '../train/evaluate';
 import { Trainer } from '../train/loop';
 import type { Task } from '../types';
 import {
@@ -35,6 +36,7 @@ import {
 } from './config';
 import { trainingTasks, type Domain } from './domain';
 import { actionAgreement, auditDomain, dreamSuccess, type DomainEvaluation } from './evaluate';
+import { domainHealth, type DomainHealth } from './health';
 import { DomainTaskSource } from './task-source';
 
 /** A replay buffer (memory unless one is given) seeded with the domain's training episodes. */
@@ -147,7 +149,24 @@ export class DomainTrainer {
       signal,
     });
     options.onProgress?.('audit', 3, 3);
-    return { dream, agreement, audit };
+    const real = this.config.realEval;
+    if (!real) return { dream, agreement, audit };
+    // The real env's held-out (dev) seeds, played greedily: a measurement possible only for exports of our envs.
+    const result = await evaluatePolicy(this.policy, real.env, real.difficulty, real.episodes);
+    const rounded = (x: number) => Math.round(x * 10000) / 10000;
+    return {
+      dream,
+      agreement,
+      audit,
+      real: {
+        env: real.env,
+        difficulty: real.difficulty,
+        episodes: result.episodes,
+        success_rate: rounded(result.success),
+        score: rounded(result.score),
+        mean_steps: rounded(result.meanSteps),
+      },
+    };
   }
 
   dispose(): void {
@@ -158,6 +177,8 @@ export class DomainTrainer {
 export interface DomainTrainResult {
   iterations: DomainIterationRecord[];
   evaluation: DomainEvaluation;
+  /** Whether the model can be trusted (health.ts): a failed one is never reported as a success. */
+  health: DomainHealth;
   dreamSteps: number;
   stepLimit: number;
 }
@@ -178,7 +199,8 @@ export async function trainDomain(
       deps.onIteration?.(record);
     }
     const evaluation = await trainer.evaluate();
-    return { iterations, evaluation, dreamSteps: trainer.dreamSteps, stepLimit: trainer.stepLimit };
+    const health = domainHealth(iterations, evaluation, [...domain.train, ...domain.heldOut]);
+    return { iterations, evaluation, health, dreamSteps: trainer.dreamSteps, stepLimit: trainer.stepLimit };
   } finally {
     trainer.dispose();
   }

@@ -14,7 +14,8 @@ import { main } from '../../../src/cli/main';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { loadDomainFolder } from '../../../src/node/domain-folder';
 import type { ChatRequest } from '../../../src/core/llm/types';
-import { foreignAgentGym, scriptedDomainChat } from './fixtures';
+import { writeTrajectories } from '../../../src/core/data/formats';
+import { foreignAgentGym, foreignOurs, scriptedDomainChat } from './fixtures';
 
 let out: string[];
 let err: string[];
@@ -41,11 +42,28 @@ afterEach(() => {
 });
 const lastJson = () => JSON.parse(out[out.length - 1]);
 
-/** The stand-in server answers chat completions with the scripted household dream. */
+/**
+ * The stand-in server answers chat completions with the scripted household dream (or, with
+ * `endAtOnce`, as a model that ends every episode with success at once).
+ */
 let server: Server;
 let baseUrl = '';
+let endAtOnce = false;
+const endedAnswer = JSON.stringify({
+  reasoning: 'done',
+  valid: true,
+  next_state: { observation: 'Task complete.', admissible: [] },
+  reward: 1,
+  terminated: true,
+});
 beforeAll(async () => {
-  const chat = scriptedDomainChat();
+  const scripted = scriptedDomainChat();
+  const chat = {
+    complete: async (request: ChatRequest) =>
+      endAtOnce && !request.messages[0].content.includes('write the first state')
+        ? { text: endedAnswer }
+        : scripted.complete(request),
+  };
   server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -148,6 +166,15 @@ describe('dreamgym domain import', () => {
       ]),
     ).toBe(0);
     expect(out.join('\n')).toMatch(/domain 'myapp' \(byo:myapp\)/);
+    // What to run next: the domain's learned experience model, then the dream with it (no server needed).
+    expect(out.join('\n')).toContain(
+      `next: npm run dreamgym -- expmodel train --domain myapp --dir ${dir} --out runs/models/myapp`,
+    );
+    expect(out.join('\n')).toContain(
+      `then: npm run dreamgym -- domain train --name myapp --dir ${dir} --llm learned:runs/models/myapp`,
+    );
+    expect(out.join('\n')).not.toMatch(/openai:/);
+    expect(summary.next[0]).toMatch(/^npm run dreamgym -- expmodel train --domain myapp/);
   });
 
   it('rejects a too-small file with the clear message, and writes nothing', async () => {
@@ -196,6 +223,8 @@ describe('dreamgym domain train', () => {
       '--json',
     ]);
     expect(err.join('\n')).toBe('');
+    // A healthy model (warnings at most: AgentGym records no outcome, so no ending is audited).
+    expect(lastJson().status).toBe('ok');
     expect(code).toBe(0);
     const summary = lastJson();
     expect(summary).toMatchObject({
@@ -253,6 +282,41 @@ describe('dreamgym domain train', () => {
     expect(text).toMatch(/\(a\) dream success on 2 held-out tasks/);
     expect(text).toMatch(/\(b\) action agreement/);
     expect(text).toMatch(/\(c\) audit on 4 held-out transitions/);
+  });
+
+  it('a model that ends every episode at once is reported as failed: status, stderr and exit code 3', async () => {
+    // ETO records outcomes, so the audit can check the endings.
+    const file = join(dir, 'myapp.eto.json');
+    writeFileSync(file, writeTrajectories(await foreignOurs(30), 'eto'));
+    expect(await main(['domain', 'import', file, '--name', 'myapp', '--format', 'eto', '--dir', dir, '--json'])).toBe(
+      0,
+    );
+    const stderr: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stderr.push(String(chunk));
+      return true;
+    });
+    endAtOnce = true;
+    try {
+      const args = ['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', `openai:${baseUrl}#fake`];
+      const small = ['--iterations', '1', '--tasks-per-iteration', '2', '--group-size', '2', '--audit-n', '12'];
+      expect(await main([...args, ...small, '--json'])).toBe(3);
+      const summary = lastJson();
+      expect(summary.status).toBe('failed');
+      expect(summary.eval.dream_success).toMatchObject({ success_rate: 1, mean_length: 1, first_step_share: 1 });
+      expect(summary.problems.map((p: { kind: string }) => p.kind)).toEqual(
+        expect.arrayContaining(['first-step', 'terminated-accuracy']),
+      );
+      const text = stderr.join('');
+      expect(text).toMatch(/error: FAILED: the experience model .* cannot be trusted on this domain/);
+      expect(text).toMatch(/ended at its first step/);
+      expect(text).toMatch(/terminated accuracy is 0\.\d+ .*Fix: train the experience model on more episodes/s);
+      // Without --json the report says FAILED too.
+      expect(await main([...args, ...small])).toBe(3);
+      expect(out.join('\n')).toMatch(/FAILED \(see the errors above\): myapp/);
+    } finally {
+      endAtOnce = false;
+    }
   });
 
   it('refuses the oracle for an imported domain, and names a missing domain', async () => {

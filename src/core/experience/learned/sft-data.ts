@@ -13,8 +13,11 @@
  * - The same pairs export as TRL `messages` JSONL with the reasoning model's prompt (and its JSON
  *   answer), for fine-tuning a real LLM with TRL or Unsloth.
  *
- * A step that ran into the step limit has no recorded next admissible list; it is left out
- * (a running state must list its actions).
+ * Every recorded transition becomes a pair, except where the data cannot say what followed (see
+ * `answerOf`). Imported domains once lost most of theirs: an ETO or AgentGym export lists no
+ * admissible actions, and every running step without a next list was dropped (28 episodes of
+ * about 110 transitions gave 18 pairs, their last steps). `domain import` now infers the lists
+ * (domain/candidates.ts), and the ends of imported episodes are kept as described at `answerOf`.
  */
 import type { ReplayBuffer } from '../../buffer/buffer';
 import { hashString } from '../../rng';
@@ -108,12 +111,34 @@ export function splitByTask(
   return { train, validation, heldOutDropped };
 }
 
-/** What the model must learn to write after a recorded step (undefined: not learnable, see the file comment). */
+/** What an ended episode's last state reads as where the data records none (the chat formats may end on an action). */
+export const ENDED_OBSERVATION = 'The episode is over.';
+
+/**
+ * The recorded list of the state after a running step: the next step's, or, at the last step of
+ * an imported domain's episode that ran out of steps (`truncated`: it did not end there), the
+ * state's own list, the last one the data shows. Undefined where nothing can stand in: a
+ * registered env's step-limit step (its shipped data holds plenty of running steps), and the
+ * last step of an episode with no recorded outcome (it may or may not have ended there).
+ */
+function runningNextAdmissible(card: DomainCard, t: Transition): readonly string[] | undefined {
+  if (t.nextAdmissible.length > 0) return t.nextAdmissible;
+  return card.abstraction === 'generic' && t.truncated && t.admissible.length > 0 ? t.admissible : undefined;
+}
+
+/**
+ * What the model must learn to write after a recorded step (undefined: not learnable, see
+ * `runningNextAdmissible`). An ended step whose next observation was not recorded gets
+ * `ENDED_OBSERVATION` (a dreamed state may not be empty); a running one gets the state it was in.
+ */
 export function answerOf(card: DomainCard, t: Transition): Answer | undefined {
   if (!t.valid) return { valid: false, terminated: false, reward: 0, observation: '', admissible: [] };
-  if (!t.terminated && t.nextAdmissible.length === 0) return undefined;
-  const observation = abstractObservation(card, t.nextObservation);
-  const admissible = t.terminated ? [] : abstractAdmissible(card, t.nextAdmissible);
+  const nextAdmissible = t.terminated ? [] : runningNextAdmissible(card, t);
+  if (!nextAdmissible) return undefined;
+  const recorded = t.nextObservation.trim() !== '';
+  const nextText = recorded ? t.nextObservation : t.terminated ? ENDED_OBSERVATION : t.observation;
+  const observation = abstractObservation(card, nextText);
+  const admissible = abstractAdmissible(card, nextAdmissible);
   const unchanged =
     !t.terminated &&
     observation === abstractObservation(card, t.observation) &&

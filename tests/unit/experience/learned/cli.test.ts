@@ -168,30 +168,30 @@ describe('dreamgym expmodel', () => {
       ]),
     ).toBe(0);
     expect(lastJson().env).toBe('byo:chores');
-    expect(
-      await main([
-        'domain',
-        'train',
-        '--name',
-        'chores',
-        '--dir',
-        domains,
-        '--llm',
-        `learned:${model}`,
-        '--iterations',
-        '1',
-        '--tasks-per-iteration',
-        '2',
-        '--group-size',
-        '2',
-        '--eval-episodes',
-        '1',
-        '--audit-n',
-        '2',
-        '--json',
-      ]),
-    ).toBe(0);
+    const code = await main([
+      'domain',
+      'train',
+      '--name',
+      'chores',
+      '--dir',
+      domains,
+      '--llm',
+      `learned:${model}`,
+      '--iterations',
+      '1',
+      '--tasks-per-iteration',
+      '2',
+      '--group-size',
+      '2',
+      '--eval-episodes',
+      '1',
+      '--audit-n',
+      '2',
+      '--json',
+    ]);
     const trained = lastJson();
+    // A one-epoch toy model may fail the domain's health checks: then it says so (exit 3), never a success.
+    expect(code).toBe(trained.status === 'failed' ? 3 : 0);
     expect(trained.experience_model).toMatch(/^learned domain chores/);
     expect(trained.real_steps).toBe(0);
     expect(trained.dream_steps).toBeGreaterThan(0);
@@ -224,7 +224,7 @@ describe('dreamgym expmodel', () => {
     expect(audit.terminated_accuracy).toBe(1);
   }, 120_000);
 
-  it("fits the shipped model's verdict head from the shipped dataset, removes it, and fits none where episodes end one way", async () => {
+  it("fits the shipped model's verdict head from the shipped dataset, removes it, and fits a goal head where only the goal ends", async () => {
     const shipped = JSON.parse(readFileSync('public/models/webshop-lite-v0/model.json', 'utf8'));
     expect(shipped.verdict).toBeDefined();
     const model = join(dir, 'webshop-copy');
@@ -259,7 +259,7 @@ describe('dreamgym expmodel', () => {
     cpSync('public/models/household-v0', household, { recursive: true });
     expect(await main(['expmodel', 'verdict', '--model', household, '--env', 'household-v0'])).toBe(0);
     expect(out.join('\n')).toMatch(
-      /no verdict head .*: of \d+ real terminal steps, fewer than 5 succeed or fewer than 5 fail/,
+      /fitted the verdict head of .*household-copy: a goal head fitted on \d+ goal endings and \d+ goal-like steps that did not end .*per verb .*put: missing/,
     );
     expect(await main(['expmodel', 'verdict', '--model', household, '--env', 'webshop-lite-v0'])).toBe(2);
     expect(err.join('\n')).toMatch(/is of 'household-v0', not 'webshop-lite-v0'/);

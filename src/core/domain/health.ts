@@ -1,0 +1,119 @@
+/**
+ * Whether a domain's trained experience model can be trusted, in words (the standards: a
+ * degenerate dream is never reported as a success). An imported domain has no real env to check
+ * the agent in, so a dream that ends every episode at once, or judges endings unlike the held-out
+ * records, would otherwise be reported as a trained agent with dream success 1 (issue 29: 28
+ * episodes gave `final_dream_success: 1` with `mean_length: 1` and terminated accuracy 0.156).
+ *
+ * The checks, each a `DomainProblem` with what is wrong, the figure and the fix:
+ *   - the training dream's history, by the one dream-health check (train/dream-health.ts): every
+ *     episode ended at its first step: failed; every episode ran to the step limit, or no success
+ *     in the first iterations: a warning (a short run or a hard domain may start so);
+ *   - the held-out dream: at least `FIRST_STEP_FAILURE_SHARE` of its episodes ended at their first
+ *     step while fewer than half the demonstrated episodes are that short: failed;
+ *   - the audit: terminated accuracy below `MIN_TERMINATED_ACCURACY`: failed; none measurable
+ *     (every held-out episode lacks an outcome): a warning.
+ * `status` is 'failed' when any check failed.
+ */
+import { dreamWarnings } from '../train/dream-health';
+import type { IterationRecord } from '../train/loop';
+import type { Trajectory } from '../types';
+import type { DomainEvaluation } from './evaluate';
+
+/** Audited terminated accuracy below this fails the model: its episodes do not end where the data's do. */
+export const MIN_TERMINATED_ACCURACY = 0.9;
+/** Held-out dreamed episodes ending at their first step, from this share on, fail the model ("nearly all"). */
+export const FIRST_STEP_FAILURE_SHARE = 0.9;
+/** The first-step check applies only while fewer than this share of demonstrated episodes last one step. */
+const ONE_STEP_DEMONSTRATED_SHARE = 0.5;
+
+export interface DomainHealthProblem {
+  kind: 'first-step' | 'step-limit' | 'no-success' | 'terminated-accuracy' | 'unaudited-endings';
+  severity: 'failed' | 'warning';
+  message: string;
+}
+
+export interface DomainHealth {
+  status: 'ok' | 'failed';
+  problems: DomainHealthProblem[];
+}
+
+const FIX =
+  'Fix: train the experience model on more episodes, with failed endings as well as successes ' +
+  '(dreamgym expmodel train --domain NAME), check its pairs and validation loss, then audit it again.';
+
+function percent(x: number): string {
+  return `${Math.round(100 * x)}%`;
+}
+
+function historyProblems(history: readonly IterationRecord[]): DomainHealthProblem[] {
+  return dreamWarnings(history).map((w) => ({
+    kind: w.kind,
+    severity: w.kind === 'first-step' ? 'failed' : 'warning',
+    message: w.kind === 'first-step' ? `${w.message} ${FIX}` : w.message,
+  }));
+}
+
+function firstStepProblem(evaluation: DomainEvaluation, demonstrated: readonly Trajectory[]): DomainHealthProblem[] {
+  const share = evaluation.dream.first_step_share;
+  if (share === null || share < FIRST_STEP_FAILURE_SHARE || demonstrated.length === 0) return [];
+  const oneStep = demonstrated.filter((t) => t.steps.length <= 1).length / demonstrated.length;
+  if (oneStep >= ONE_STEP_DEMONSTRATED_SHARE) return [];
+  return [
+    {
+      kind: 'first-step',
+      severity: 'failed',
+      message:
+        `${percent(share)} of the ${evaluation.dream.episodes} held-out dreamed episodes ended at their first step ` +
+        `(at most ${percent(FIRST_STEP_FAILURE_SHARE)} allowed), while ${percent(1 - oneStep)} of the demonstrated ` +
+        `episodes last longer: the model ends episodes at once, so its dream success says nothing. ${FIX}`,
+    },
+  ];
+}
+
+function auditProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
+  const { terminated_accuracy: accuracy, terminated_known: known, n } = evaluation.audit;
+  if (n === 0) return [];
+  if (accuracy === null) {
+    return [
+      {
+        kind: 'unaudited-endings',
+        severity: 'warning',
+        message:
+          'The audit could check no episode ending: the held-out episodes record no outcome. Whether the model ends ' +
+          'episodes where the application does is unknown. Import with --unrecorded-outcome success if every episode ' +
+          'reached its goal, or export a format that records the reward (ETO, ours).',
+      },
+    ];
+  }
+  if (accuracy >= MIN_TERMINATED_ACCURACY) return [];
+  return [
+    {
+      kind: 'terminated-accuracy',
+      severity: 'failed',
+      message:
+        `The audit's terminated accuracy is ${accuracy.toFixed(3)} on ${known} held-out transitions (at least ` +
+        `${MIN_TERMINATED_ACCURACY} needed): the model ends episodes where the application does not, or runs on ` +
+        `where it ends, so the dream rewards the wrong things. ${FIX}`,
+    },
+  ];
+}
+
+/** The verdict on a domain run: its iterations' metrics, its evaluation, and the demonstrated episodes. */
+export function domainHealth(
+  history: readonly IterationRecord[],
+  evaluation: DomainEvaluation,
+  demonstrated: readonly Trajectory[],
+): DomainHealth {
+  const problems = [
+    ...historyProblems(history),
+    ...firstStepProblem(evaluation, demonstrated).filter((p) => !history.length || !hasKind(history, p)),
+    ...auditProblem(evaluation),
+  ];
+  return { status: problems.some((p) => p.severity === 'failed') ? 'failed' : 'ok', problems };
+}
+
+/** The history already says the same thing (one message per kind). */
+function hasKind(history: readonly IterationRecord[], problem: DomainHealthProblem): boolean {
+  return dreamWarnings(history).some((w) => w.kind === problem.kind);
+}
