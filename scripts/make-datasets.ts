@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   SEED_DATASET_ENVS,
-  SEED_DATASET_PARTS,
+  datasetPartsFor,
   scaledDatasetParts,
   seedDatasetFile,
   seedDatasetLines,
@@ -22,13 +22,13 @@ const argument = (name: string) => {
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
 const scaled = argument('--episodes');
-const parts = scaled ? scaledDatasetParts(Number(scaled)) : SEED_DATASET_PARTS;
 if (scaled && !(Number(scaled) >= 3)) throw new Error(`--episodes must be a number of at least 3, got '${scaled}'.`);
 const root = argument('--out') ?? join(dirname(new URL(import.meta.url).pathname), '..', 'public');
 const manifest: Record<string, unknown>[] = [];
 let failed = false;
 
 for (const envId of SEED_DATASET_ENVS) {
+  const parts = scaled ? scaledDatasetParts(Number(scaled), envId) : datasetPartsFor(envId);
   const lines: string[] = [];
   for await (const line of seedDatasetLines(envId, Infinity, parts)) lines.push(line);
   const text = lines.join('');

@@ -107,7 +107,7 @@ export interface Step {
   thought?: string;
 }
 
-export type TrajectorySource = 'expert' | 'random' | 'noisy-expert' | 'agent' | 'imported' | 'dream';
+export type TrajectorySource = 'expert' | 'random' | 'noisy-expert' | 'decoy-expert' | 'agent' | 'imported' | 'dream';
 
 /** One episode: the unit of our JSONL format (one line each). */
 export interface Trajectory {

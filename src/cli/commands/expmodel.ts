@@ -33,9 +33,10 @@ import {
 } from '../../node/model-folder';
 import { encodeModelFiles } from '../../core/experience/learned/model-file';
 import {
-  fitVerdictHead,
+  describeHead,
+  fitHeadFor,
+  headSummary,
   MIN_VERDICT_EXAMPLES,
-  verdictExamples,
   type VerdictHead,
 } from '../../core/experience/learned/verdict';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
@@ -294,7 +295,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
       vocabulary: result.tokenizer.size,
       weights_bytes: result.weights.length,
       backend: backend.backend,
-      verdict_head: result.parsed.verdict ? result.parsed.verdict.fittedOn : null,
+      verdict_head: result.parsed.verdict ? headSummary(result.parsed.verdict) : null,
       next: `--llm learned:${o.out}`,
     };
     result.network.dispose();
@@ -305,7 +306,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
     console.log(
       `trained ${summary.name} on ${t.data.trainPairs} pairs (${t.data.trainEpisodes} episodes; ${t.data.validationPairs} validation pairs) in ${summary.seconds} s: ` +
         `best validation loss ${summary.best_validation_loss} at epoch ${summary.best_epoch}; ${summary.parameters} parameters, ${(summary.weights_bytes / 1e6).toFixed(1)} MB; ` +
-        `${summary.verdict_head ? `verdict head fitted on ${summary.verdict_head.successes} successful and ${summary.verdict_head.failures} failed endings` : 'no verdict head (the generator judges endings)'}. Dream with ${summary.next}`,
+        `${result.parsed.verdict ? describeHead(result.parsed.verdict) : 'no verdict head (the generator judges endings)'}. Dream with ${summary.next}`,
     );
   } finally {
     await source.close();
@@ -339,9 +340,8 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
       // The split the model was trained on (its seed, the default validation share), as training fits it.
       const { episodes, tasks } = await realEpisodes(source.buffer, source.env);
       const split = splitByTask(episodes, tasks, learnedTrainOptions().validationShare, manifest.training.seed);
-      const fitted = verdictExamples(split.train, manifest.formatOptions.historyLength);
-      examples = fitted.length;
-      head = fitVerdictHead(source.card, fitted);
+      examples = split.train.reduce((n, e) => n + e.steps.length, 0);
+      head = fitHeadFor(source.card, split.train, manifest.formatOptions.historyLength);
     } finally {
       await source.close();
     }
@@ -352,8 +352,8 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
   const summary = {
     model: o.model,
     env: manifest.env,
-    terminal_steps: examples,
-    head: head ? { weights: head.weights.map((w) => round(w, 4)), bias: round(head.bias, 4), ...head.fittedOn } : null,
+    steps: examples,
+    head: head ? headSummary(head) : null,
   };
   if (o.json) {
     printJsonLast(summary);
@@ -362,13 +362,9 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
   if (o.remove) console.log(`removed the verdict head of ${o.model}: the generator's reward stands`);
   else if (!head)
     console.log(
-      `no verdict head for ${o.model}: of ${examples} real terminal steps, fewer than ${MIN_VERDICT_EXAMPLES} succeed or fewer than ${MIN_VERDICT_EXAMPLES} fail, so the generator's reward stands`,
+      `no verdict head for ${o.model}: of ${examples} real steps, fewer than ${MIN_VERDICT_EXAMPLES} end with success, or fewer than ${MIN_VERDICT_EXAMPLES} fail (ended or goal-like and not ended), so the generator's reward stands`,
     );
-  else
-    console.log(
-      `fitted the verdict head of ${o.model} on ${head.fittedOn.successes} successful and ${head.fittedOn.failures} failed real terminal steps ` +
-        `(balanced accuracy ${head.fittedOn.balancedAccuracy.toFixed(3)}): weights ${head.features.map((f, i) => `${f} ${head!.weights[i].toFixed(2)}`).join(', ')}, bias ${head.bias.toFixed(2)}`,
-    );
+  else console.log(`fitted the verdict head of ${o.model}: ${describeHead(head)}`);
 }
 
 export async function runExpmodelExport(args: ParsedArgs): Promise<void> {

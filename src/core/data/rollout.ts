@@ -9,7 +9,7 @@ import { expertOf, type Env } from '../envs/env';
 import { getEnvDefinition } from '../envs/registry';
 import { TRAJECTORY_FORMAT } from './trajectory';
 
-export const BASELINE_POLICIES = ['expert', 'random', 'noisy-expert'] as const;
+export const BASELINE_POLICIES = ['expert', 'random', 'noisy-expert', 'decoy-expert'] as const;
 export type BaselinePolicyName = (typeof BASELINE_POLICIES)[number];
 
 export interface BaselinePolicy {
@@ -124,6 +124,41 @@ function noisyExpert(options: NoisyExpertOptions): BaselinePolicy {
   };
 }
 
+/**
+ * decoy-expert: the expert of a decoy task first (the env's `decoyTask`: the same world, a goal
+ * one detail off), played in a shadow copy of the env in step with the real one, until the decoy
+ * is reached; then the real expert. Its episodes hold the goal-like steps that do not end an
+ * episode (a put of the right object in a wrong place, of a wrong object in the right place) and
+ * then a real finish. Where the env has no decoy for a task, it is the expert.
+ */
+function decoyExpert(): BaselinePolicy {
+  let shadow: Env | null = null;
+  return {
+    name: 'decoy-expert',
+    params: {},
+    act: async (_obs, env, rng, step, episode) => {
+      if (step === 0) shadow = await decoyShadow(env.id, episode, rng);
+      const decoy = shadow && expertOf(shadow)?.expertAction();
+      if (!shadow || !decoy) return expertMove(env);
+      if ((await shadow.step(decoy)).terminated) shadow = null;
+      return decoy;
+    },
+  };
+}
+
+async function decoyShadow(envId: string, episode: EpisodeSoFar, rng: Rng): Promise<Env | null> {
+  const definition = getEnvDefinition(envId);
+  if (!definition.decoyTask)
+    throw new PolicyConfigError(
+      `Environment '${envId}' has no decoy tasks: the decoy-expert policy needs an env whose definition has decoyTask.`,
+    );
+  const decoy = definition.decoyTask(episode.task, rng);
+  if (!decoy) return null;
+  const shadow = definition.create();
+  await shadow.reset({ seed: episode.seed, task: decoy });
+  return shadow;
+}
+
 export function makeBaselinePolicy(name: string, options: NoisyExpertOptions = {}): BaselinePolicy {
   switch (name) {
     case 'expert':
@@ -132,6 +167,8 @@ export function makeBaselinePolicy(name: string, options: NoisyExpertOptions = {
       return { name, params: {}, act: (obs, _env, rng) => rng.pick(obs.admissible) };
     case 'noisy-expert':
       return noisyExpert(options);
+    case 'decoy-expert':
+      return decoyExpert();
     default:
       throw new PolicyConfigError(`Unknown policy '${name}'. Valid policies: ${BASELINE_POLICIES.join(', ')}.`);
   }

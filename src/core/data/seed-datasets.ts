@@ -10,24 +10,34 @@ import { makeBaselinePolicy, rolloutEpisode, type BaselinePolicy } from './rollo
 import { parseTrajectoriesJsonl, trajectoryToJsonLine } from './trajectory';
 
 export interface DatasetPart {
-  policy: 'expert' | 'noisy-expert' | 'random';
+  policy: 'expert' | 'noisy-expert' | 'decoy-expert' | 'random';
   epsilon?: number;
   expertSteps?: number;
   episodes: number;
   firstSeed: number;
+  /** Only in these envs' datasets (default: all). */
+  envs?: readonly string[];
 }
 
 /**
  * Expert demonstrations; noisy experts (a random move 30 % of the time); expert starts with a
  * random finish (the wrong buys and wrong puts near the goal that an experience model must learn
- * to call failures); random episodes.
+ * to call failures); random episodes. Household also gets decoy experts: where only the goal ends
+ * an episode, a wrong finish (the right object in a wrong place, a wrong object in the right one)
+ * just goes on with reward 0, and the other parts hold too few of those steps to learn it from.
  */
 export const SEED_DATASET_PARTS: readonly DatasetPart[] = [
   { policy: 'expert', episodes: 120, firstSeed: 100_000 },
   { policy: 'noisy-expert', epsilon: 0.3, episodes: 40, firstSeed: 200_000 },
   { policy: 'noisy-expert', epsilon: 1, expertSteps: 6, episodes: 40, firstSeed: 250_000 },
   { policy: 'random', episodes: 40, firstSeed: 300_000 },
+  { policy: 'decoy-expert', episodes: 60, firstSeed: 350_000, envs: ['household-v0'] },
 ];
+
+/** The parts of `envId`'s dataset. */
+export function datasetPartsFor(envId: string, parts: readonly DatasetPart[] = SEED_DATASET_PARTS): DatasetPart[] {
+  return parts.filter((p) => !p.envs || p.envs.includes(envId));
+}
 
 /** Difficulty levels cycled through by episode index. */
 export const SEED_DATASET_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
@@ -60,12 +70,13 @@ export async function loadSeedDataset(envId: string, read: PublicFileReader): Pr
 }
 
 /**
- * The recipe scaled to `episodes` in all, in the same proportions and seed ranges, so a bigger
- * set holds the shipped one (the first episodes of each part): the data-efficiency studies.
+ * `envId`'s recipe scaled to `episodes` in all, in the same proportions and seed ranges, so a
+ * bigger set holds the shipped one (the first episodes of each part): the data-efficiency studies.
  */
-export function scaledDatasetParts(episodes: number): DatasetPart[] {
-  const total = SEED_DATASET_PARTS.reduce((s, p) => s + p.episodes, 0);
-  const parts = SEED_DATASET_PARTS.map((p) => ({ ...p, episodes: Math.floor((p.episodes * episodes) / total) }));
+export function scaledDatasetParts(episodes: number, envId: string): DatasetPart[] {
+  const recipe = datasetPartsFor(envId);
+  const total = recipe.reduce((s, p) => s + p.episodes, 0);
+  const parts = recipe.map((p) => ({ ...p, episodes: Math.floor((p.episodes * episodes) / total) }));
   parts[0].episodes += episodes - parts.reduce((s, p) => s + p.episodes, 0);
   return parts;
 }
@@ -79,7 +90,7 @@ export async function* seedDatasetLines(
   const definition = getEnvDefinition(envId);
   const env = makeEnv(envId);
   let produced = 0;
-  for (const part of parts) {
+  for (const part of datasetPartsFor(envId, parts)) {
     const policy: BaselinePolicy = makeBaselinePolicy(part.policy, {
       epsilon: part.epsilon,
       expertSteps: part.expertSteps,

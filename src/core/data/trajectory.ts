@@ -7,7 +7,15 @@ import { DatasetImportError, RecordChecker, parseJsonLines, type ImportProblem }
 
 export const TRAJECTORY_FORMAT = 'dreamgym-trajectory/1' as const;
 const TASK_ORIGINS: readonly TaskOrigin[] = ['generated', 'variation', 'llm', 'imported'];
-const SOURCES: readonly TrajectorySource[] = ['expert', 'random', 'noisy-expert', 'agent', 'imported', 'dream'];
+const SOURCES: readonly TrajectorySource[] = [
+  'expert',
+  'random',
+  'noisy-expert',
+  'decoy-expert',
+  'agent',
+  'imported',
+  'dream',
+];
 const TERMINATE_REASONS = ['success', 'terminated', 'truncated', 'unfinished'] as const;
 
 /** A canonical copy with keys in the documented order (so JSON.stringify is stable). */

@@ -63,6 +63,12 @@ export interface EnvDefinition<Knobs = unknown> {
   mutateTask(task: Task, rng: Rng, direction: Direction): Task;
   /** Run the expert on the task from its start. */
   solve(task: Task): ExpertSolution;
+  /**
+   * A task in the same world whose goal is one detail off, which the expert reaches without
+   * reaching `task`'s goal, or null: the `decoy-expert` offline data (envs whose episodes end only
+   * at the goal, where a wrong finish does not end anything).
+   */
+  decoyTask?(task: Task, rng: Rng): Task | null;
 }
 
 export interface EnvCreateOptions {

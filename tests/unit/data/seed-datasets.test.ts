@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   SEED_DATASET_ENVS,
-  SEED_DATASET_PARTS,
+  datasetPartsFor,
   seedDatasetFile,
   seedDatasetLines,
 } from '../../../src/core/data/seed-datasets';
@@ -32,7 +32,7 @@ describe('shipped seed datasets', () => {
       const episodes = parseTrajectoriesJsonl(readFileSync(`public/${seedDatasetFile(envId)}`, 'utf8'), {
         knownEnvs: envIds(),
       });
-      expect(episodes).toHaveLength(SEED_DATASET_PARTS.reduce((s, p) => s + p.episodes, 0));
+      expect(episodes).toHaveLength(datasetPartsFor(envId).reduce((s, p) => s + p.episodes, 0));
       const bySource = (source: string) => episodes.filter((t) => t.source === source);
       expect(bySource('expert').every((t) => t.result.success)).toBe(true);
       expect(bySource('noisy-expert').length).toBe(80);
@@ -41,4 +41,15 @@ describe('shipped seed datasets', () => {
       expect(episodes.every((t) => t.seed < 1_000_000_000)).toBe(true); // held-out range stays unseen
     },
   );
+
+  it('household holds goal-like steps that do not end an episode; webshop, whose failures end, has no decoys', () => {
+    const read = (envId: string) =>
+      parseTrajectoriesJsonl(readFileSync(`public/${seedDatasetFile(envId)}`, 'utf8'), { knownEnvs: envIds() });
+    const decoys = read('household-v0').filter((t) => t.source === 'decoy-expert');
+    expect(decoys).toHaveLength(60);
+    const misses = decoys.flatMap((t) => t.steps.filter((s) => /^(put|use) /.test(s.action) && !s.terminated));
+    expect(misses.length).toBeGreaterThanOrEqual(60);
+    expect(misses.every((s) => s.reward === 0 && !s.truncated)).toBe(true);
+    expect(read('webshop-lite-v0').some((t) => t.source === 'decoy-expert')).toBe(false);
+  });
 });

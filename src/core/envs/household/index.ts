@@ -4,6 +4,7 @@
 import type { EnvDefinition } from '../env';
 import { HouseholdEnv, type HouseholdEnvOptions } from './env';
 import {
+  decoyTask,
   generateTask,
   HOUSEHOLD_ENV_ID,
   HOUSEHOLD_STEP_LIMIT,
@@ -24,10 +25,12 @@ export const householdDefinition: EnvDefinition<HouseholdKnobs> = {
   generateTask: (seed, difficulty) => generateTask(seed, difficulty),
   mutateTask,
   solve: solveTask,
+  decoyTask,
 };
 
 export { HouseholdEnv, type HouseholdEnvOptions } from './env';
 export {
+  decoyTask,
   generateTask,
   HOUSEHOLD_ENV_ID,
   HOUSEHOLD_STEP_LIMIT,

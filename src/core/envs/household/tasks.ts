@@ -25,7 +25,8 @@ import {
   ROOM_OBJECTS,
   type RoomType,
 } from './catalog';
-import { runExpert } from './expert';
+import { execute, isAdmissible, renderCommand } from './commands';
+import { expertCommand, runExpert } from './expert';
 import { goalHolds, instructionFor, TASK_TYPES, VALID_ROOMS, type Goal, type TaskType } from './goals';
 import { generateReceptacles, nameObjects, World, type Placement, type ReceptacleSpec, type WorldSpec } from './world';
 
@@ -537,4 +538,49 @@ export function mutateTask(task: Task, rng: Rng, direction: Direction): Task {
   const child = generateTask(seed, knobs, { room: spec.room, taskType });
   const id = `${HOUSEHOLD_ENV_ID}/${seed}/${formatLevel(child.difficulty)}/var-${hashString(JSON.stringify(child.spec)).toString(16)}`;
   return { ...child, id, origin: 'variation', parent: task.id };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoys
+// ---------------------------------------------------------------------------------------------
+
+/** The decoy goals of a goal: the same task with another place for the object, or another object for the place. */
+function decoyGoals(spec: HouseholdTaskSpec): Goal[] {
+  const { goal, world } = spec;
+  const types = (names: readonly string[]) => [...new Set(names)].sort();
+  const places = goal.receptacle
+    ? types(world.receptacles.map((r) => r.type))
+        .filter((type) => type !== goal.receptacle && CAN_CONTAIN[type]?.has(goal.object))
+        .map((receptacle) => ({ ...goal, receptacle }))
+    : [];
+  const objects = types(world.objects.map((o) => o.type))
+    .filter((type) => type !== goal.object && type !== goal.toggle && objectFits(goal.type, type))
+    .map((object) => ({ ...goal, object }));
+  return [...places, ...objects];
+}
+
+/**
+ * A decoy of a task: the same room with a goal one word off (the object put in another place, or
+ * another object put in the place, or looked at), which the expert reaches without reaching the
+ * task's own goal — so the decoy's last step looks like the goal to anyone reading the
+ * instruction loosely, and the real room answers it with reward 0 and goes on. Null when the room
+ * offers no such goal. The offline data's `decoy-expert` plays it: the steps that do not end an
+ * episode, which an experience model must learn to tell from the goal.
+ */
+export function decoyTask(task: Task, rng: Rng): Task | null {
+  const spec = taskSpecOf(task);
+  for (const goal of rng.shuffle(decoyGoals(spec))) {
+    const world = new World(spec.world);
+    const actions: string[] = [];
+    for (let command = expertCommand(world, goal); command && actions.length < HOUSEHOLD_STEP_LIMIT;) {
+      if (!isAdmissible(world, command)) break;
+      actions.push(renderCommand(command, 'put_in_on'));
+      execute(world, command, 'put_in_on');
+      command = expertCommand(world, goal);
+    }
+    if (actions.length === 0 || !goalHolds(world, goal) || goalHolds(world, spec.goal)) continue;
+    const decoy = { ...spec, goal, optimalLength: actions.length };
+    return taskFromSpec(decoy, { id: `${task.id}/decoy`, difficulty: task.difficulty, origin: 'generated' });
+  }
+  return null;
 }

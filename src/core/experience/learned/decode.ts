@@ -35,8 +35,12 @@ export function decodeLimits(f: FormatOptions): DecodeLimits {
   };
 }
 
-/** What is decoded: a next step's answer, or a first state (no verdicts). */
-export type AnswerKind = 'next' | 'initial';
+/**
+ * What is decoded: a next step's answer, or a first state (no verdicts). 'next-ending' and
+ * 'next-running' are a next step whose ending a goal verdict head has already decided: the grammar
+ * writes that terminated token, and the generator writes the state that follows from it.
+ */
+export type AnswerKind = 'next' | 'next-ending' | 'next-running' | 'initial';
 
 /** What the grammar allows at a position. */
 export enum Allowed {
@@ -65,7 +69,7 @@ export class RowGrammar {
     private readonly limits: DecodeLimits,
     private readonly t: Tokenizer,
   ) {
-    this.phase = kind === 'next' ? 'valid' : 'obsMarker';
+    this.phase = kind === 'initial' ? 'obsMarker' : 'valid';
   }
 
   get done(): boolean {
@@ -80,8 +84,10 @@ export class RowGrammar {
     const s = (name: SpecialToken) => ({ forced: this.t.special(name) });
     switch (this.phase) {
       case 'valid':
-      case 'terminated':
         return { allowed: Allowed.YesNo };
+      case 'terminated':
+        if (this.kind === 'next-ending') return s('<yes>');
+        return this.kind === 'next-running' ? s('<no>') : { allowed: Allowed.YesNo };
       case 'reward':
         return this.terminated ? { allowed: Allowed.Reward } : s('<r0>');
       case 'obsMarker':
@@ -110,7 +116,7 @@ export class RowGrammar {
 
   /** An empty state (`<obs> <eos>`): a running step that left the state as it was. */
   private mayStayUnchanged(): boolean {
-    return this.kind === 'next' && !this.terminated;
+    return this.kind !== 'initial' && !this.terminated;
   }
 
   /** Moves on after `id` was written. */

@@ -36,7 +36,10 @@ import {
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
-import { verdictFeatures, verdictProbability, type VerdictHead } from './verdict';
+import { judgeStep, verdictKind, type VerdictHead, type VerdictInput } from './verdict';
+
+/** A verdict head's p(success) of a step, and the features it read. */
+type Judged = ReturnType<typeof judgeStep>;
 
 /** Decodes one batch somewhere else (a worker thread with its own copy of the network). */
 export type BatchDecoder = (batch: {
@@ -156,7 +159,7 @@ export class LearnedExperienceModel implements ExperienceModel {
     );
     this.temperature = Math.max(0, options.temperature ?? 0.7);
     this.verdict = options.verdictHead === false ? null : (manifest.verdict ?? null);
-    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''}${this.verdict ? ', verdict head' : ''})`;
+    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''}${this.verdict ? (verdictKind(this.verdict) === 'goal' ? ', goal head' : ', verdict head') : ''})`;
     this.preferredBatch = Math.max(1, options.maxBatch ?? 64);
   }
 
@@ -214,7 +217,9 @@ export class LearnedExperienceModel implements ExperienceModel {
         cached: true,
       };
     }
-    const result = await this.enqueue('next', key, encodePrompt(this.tokenizer, ctx.action), async () =>
+    const goal = this.goalVerdict(ctx);
+    const kind = goal === null ? 'next' : goal.p >= 0.5 ? 'next-ending' : 'next-running';
+    const result = await this.enqueue(kind, key, encodePrompt(this.tokenizer, ctx.action), async () =>
       encodeContext(
         this.tokenizer,
         this.card,
@@ -228,7 +233,7 @@ export class LearnedExperienceModel implements ExperienceModel {
         this.format,
       ),
     );
-    const prediction = this.toPrediction(ctx, result);
+    const prediction = this.toPrediction(ctx, result, goal);
     if (prediction.valid && this.options.transitionCache !== false) {
       this.cache.set(key, prediction);
       if (this.cache.size > (this.options.cacheSize ?? 20_000))
@@ -237,7 +242,7 @@ export class LearnedExperienceModel implements ExperienceModel {
     return prediction;
   }
 
-  private toPrediction(ctx: DreamContext, result: Decoding): Prediction {
+  private toPrediction(ctx: DreamContext, result: Decoding, goal: Judged | null): Prediction {
     const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
     const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
     const base = {
@@ -288,7 +293,11 @@ export class LearnedExperienceModel implements ExperienceModel {
         actionValid: false,
         invalidReason: inconsistent,
       };
-    const verdict = answer.terminated ? this.judge(ctx, answer.reward, base.notes) : { reward: answer.reward };
+    const verdict = goal
+      ? this.goalReward(goal, answer.terminated, base.notes)
+      : answer.terminated
+        ? this.judge(ctx, answer.reward, base.notes)
+        : { reward: answer.reward };
     return {
       ...base,
       next: { text, admissible, task: ctx.task },
@@ -300,20 +309,41 @@ export class LearnedExperienceModel implements ExperienceModel {
     };
   }
 
-  /** An episode's end: the verdict head's reward (and outcome) where there is one, else the generator's. */
-  private judge(ctx: DreamContext, written: number, notes: string[]): { reward: number; success?: boolean } {
-    if (!this.verdict) return { reward: written };
+  /** What the model's verdict head reads of a step. */
+  private verdictInput(ctx: DreamContext): VerdictInput {
     const shown = shownSteps(ctx.history, this.format.historyLength);
-    const features = verdictFeatures(this.card, {
+    return {
       instruction: ctx.task.instruction,
       history: shown.map((s) => s.action),
       historyPages: shown.map((s) => s.observation),
       state: ctx.state,
       action: ctx.action,
-    });
-    const p = verdictProbability(this.verdict, features);
+    };
+  }
+
+  /** A goal head's verdict on a step, decided before anything is decoded (null without a goal head). */
+  private goalVerdict(ctx: DreamContext): Judged | null {
+    if (!this.verdict || verdictKind(this.verdict) !== 'goal') return null;
+    return judgeStep(this.card, this.verdict, this.verdictInput(ctx));
+  }
+
+  /** The reward of a step a goal head decided: its p(success) (or 1) where it ends the episode, else 0. */
+  private goalReward(goal: Judged, terminated: boolean, notes: string[]): { reward: number; success?: boolean } {
+    notes.push(`goal head: p(ends with success) ${goal.p.toFixed(3)} from ${this.featureText(goal.features)}`);
+    if (!terminated) return { reward: 0 };
+    return this.options.verdictReward === 'outcome' ? { reward: 1 } : { reward: goal.p, success: true };
+  }
+
+  private featureText(features: readonly number[]): string {
+    return this.verdict!.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ');
+  }
+
+  /** An episode's end: the outcome head's reward (and outcome) where there is one, else the generator's. */
+  private judge(ctx: DreamContext, written: number, notes: string[]): { reward: number; success?: boolean } {
+    if (!this.verdict) return { reward: written };
+    const { p, features } = judgeStep(this.card, this.verdict, this.verdictInput(ctx));
     notes.push(
-      `verdict head: p(success) ${p.toFixed(3)} from ${this.verdict.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ')} (the generator wrote reward ${written})`,
+      `verdict head: p(success) ${p.toFixed(3)} from ${this.featureText(features)} (the generator wrote reward ${written})`,
     );
     const success = p >= 0.5;
     return this.options.verdictReward === 'outcome' ? { reward: success ? 1 : 0 } : { reward: p, success };
@@ -402,7 +432,7 @@ export class LearnedExperienceModel implements ExperienceModel {
               ? freshNames(this.format.freshIds, contexts[i])
               : undefined;
           const text =
-            group[0].kind === 'next'
+            group[0].kind !== 'initial'
               ? decodeAnswer(this.tokenizer, tokens, names)
               : decodeState(this.tokenizer, tokens, 0, names);
           const result = {

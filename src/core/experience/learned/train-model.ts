@@ -21,7 +21,7 @@ import {
   type SftPair,
 } from './sft-data';
 import { Tokenizer, type TokenizerJSON } from './tokenizer';
-import { fitVerdictHead, verdictExamples } from './verdict';
+import { fitHeadFor } from './verdict';
 
 /** The network's size; the vocabulary size comes from the tokenizer. */
 export type NetworkShape = Omit<NetworkConfig, 'vocabSize' | 'segments'>;
@@ -237,9 +237,7 @@ export async function trainLearnedModel(
       backend: deps.backend ?? 'unknown',
     };
     const verdict =
-      chosen.verdictHead === false
-        ? null
-        : fitVerdictHead(card, verdictExamples(data.trainEpisodes, chosen.format.historyLength));
+      chosen.verdictHead === false ? null : fitHeadFor(card, data.trainEpisodes, chosen.format.historyLength);
     const files = encodeModelFiles(
       {
         name: chosen.name,

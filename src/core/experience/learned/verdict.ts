@@ -22,22 +22,50 @@
  *   by, so the reward follows the choice rather than whatever price the next page was written with.
  *
  * Fitted by full-batch gradient descent on the real terminal steps (classes weighted equally,
- * a little L2), so it is deterministic. A domain whose episodes only end in one outcome
- * (household: the goal ends it) gets no head, and the generator's reward stands.
+ * a little L2), so it is deterministic.
+ *
+ * That is an 'outcome' head: it grades endings, in a domain where a failure ends an episode too
+ * (WebShop: a wrong buy). Where only the goal ends an episode (household: a wrong put just goes
+ * on, with reward 0), there is no failed ending to grade; the question is whether a step ends the
+ * episode at all. A 'goal' head answers it, for every step, before the generator writes anything:
+ * its verdict is the answer's terminated token, and the generator writes the rest. It is fitted
+ * on the real steps whose verb ever ended an episode (the goal-like steps: every put, use, ...),
+ * ended or not, over four generic features:
+ * - ending_share: how often the action's verb ended an episode in the data (a verb that never did
+ *   never ends one);
+ * - missing: the instruction's words naming something the domain's actions name (a word, not the
+ *   verb, of the state's admissible actions or of the actions taken) that the action leaves out — the place
+ *   or the object of a wrong put;
+ * - extra: the action's words (no numbers) that the instruction does not hold — a wrong object
+ *   or place;
+ * - untouched: those instruction words found in no action taken — the object never cleaned,
+ *   heated or cooled.
  */
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
 import { openChoiceWords, shownSteps } from './format';
 import type { RecordedEpisode } from './sft-data';
 
+/** The features of an outcome head (it grades endings). */
 export const VERDICT_FEATURES = ['pending', 'unmatched', 'over_chosen'] as const;
+/** The features of a goal head (it decides which steps end an episode). */
+export const GOAL_FEATURES = ['missing', 'extra', 'untouched'] as const;
+
+export type VerdictKind = 'outcome' | 'goal';
 
 /** A fitted head, as stored in model.json. */
 export interface VerdictHead {
   features: readonly string[];
   weights: number[];
   bias: number;
-  /** The terminal steps it was fitted on, and its accuracy there (balanced: the mean of both classes'). */
+  /**
+   * A goal head's regression for each verb that ended an episode in the data (its own weights and
+   * bias over GOAL_FEATURES; the head's `weights` are empty): a verb not listed never ends one.
+   */
+  byVerb?: Record<string, Pick<VerdictHead, 'weights' | 'bias' | 'fittedOn'>>;
+  /** A goal head's words that name things: those of the data's actions, less verbs and numbers. */
+  vocabulary?: string[];
+  /** The steps it was fitted on, and its accuracy there (balanced: the mean of both classes'). */
   fittedOn: { successes: number; failures: number; balancedAccuracy: number };
 }
 
@@ -117,16 +145,16 @@ function sigmoid(z: number): number {
   return 1 / (1 + Math.exp(-z));
 }
 
-/** p(success) of a terminal step. */
-export function verdictProbability(head: VerdictHead, features: readonly number[]): number {
+/** p(success) of a step from its features (an outcome head, or one verb's regression of a goal head). */
+export function verdictProbability(head: Pick<VerdictHead, 'weights' | 'bias'>, features: readonly number[]): number {
   return sigmoid(head.bias + head.weights.reduce((sum, w, i) => sum + w * features[i], 0));
 }
 
-/** Fits a head to real terminal steps, or null when either outcome has too few of them. */
+/** Fits an outcome head to real terminal steps, or null when either outcome has too few of them. */
 export function fitVerdictHead(
   card: DomainCard,
   examples: readonly VerdictExample[],
-  options: { iterations?: number; l2?: number; learningRate?: number } = {},
+  options: FitOptions = {},
 ): VerdictHead | null {
   const successes = examples.filter((e) => e.success).length;
   const failures = examples.length - successes;
@@ -136,8 +164,26 @@ export function fitVerdictHead(
     y: e.success ? 1 : 0,
     w: 0.5 / (e.success ? successes : failures),
   }));
+  return fitLogistic(rows, VERDICT_FEATURES, options);
+}
+
+interface FitOptions {
+  iterations?: number;
+  l2?: number;
+  learningRate?: number;
+}
+
+interface Row {
+  x: number[];
+  y: number;
+  /** Its weight in the loss (each class sums to 0.5). */
+  w: number;
+}
+
+/** A logistic regression by full-batch gradient descent (deterministic), with its balanced accuracy. */
+function fitLogistic(rows: readonly Row[], names: readonly string[], options: FitOptions): VerdictHead {
   const { iterations = 3000, l2 = 1e-3, learningRate = 1 } = options;
-  const weights = VERDICT_FEATURES.map(() => 0);
+  const weights = names.map(() => 0);
   let bias = 0;
   for (let it = 0; it < iterations; it++) {
     const grad = weights.map((w) => l2 * w);
@@ -154,24 +200,36 @@ export function fitVerdictHead(
     });
     bias -= learningRate * gradBias;
   }
+  const successes = rows.filter((r) => r.y === 1).length;
+  const failures = rows.length - successes;
   const head: VerdictHead = {
-    features: [...VERDICT_FEATURES],
+    features: [...names],
     weights,
     bias,
     fittedOn: { successes, failures, balancedAccuracy: 0 },
   };
   const right = (want: boolean) =>
     rows.filter((r) => (r.y === 1) === want && verdictProbability(head, r.x) >= 0.5 === want).length;
-  head.fittedOn.balancedAccuracy = (right(true) / successes + right(false) / failures) / 2;
+  const shares = [successes && right(true) / successes, failures && right(false) / failures];
+  head.fittedOn.balancedAccuracy = successes && failures ? (shares[0] + shares[1]) / 2 : shares[0] || shares[1];
   return head;
 }
 
 /** The real terminal steps of recorded episodes, with what the model's context showed before each. */
 export function verdictExamples(episodes: readonly RecordedEpisode[], historyLength: number): VerdictExample[] {
+  return stepExamples(episodes, historyLength, (t) => t.terminated);
+}
+
+/** The valid steps of recorded episodes that `keep` selects, with what the model's context showed before each. */
+function stepExamples(
+  episodes: readonly RecordedEpisode[],
+  historyLength: number,
+  keep: (step: RecordedEpisode['steps'][number]) => boolean,
+): VerdictExample[] {
   const out: VerdictExample[] = [];
   for (const e of episodes) {
     e.steps.forEach((t, i) => {
-      if (!t.valid || !t.terminated) return;
+      if (!t.valid || !keep(t)) return;
       const shown = shownSteps(e.steps.slice(0, i), historyLength);
       out.push({
         input: {
@@ -181,20 +239,172 @@ export function verdictExamples(episodes: readonly RecordedEpisode[], historyLen
           state: { text: t.observation, admissible: t.admissible },
           action: t.action,
         },
-        success: outcomeOf(t.reward) === 1,
+        success: t.terminated && outcomeOf(t.reward) === 1,
       });
     });
   }
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Goal heads
+// ---------------------------------------------------------------------------------------------
+
+/** An action's verb: its first word (`put apple 1 in/on fridge 1` → put, `click[buy now]` → click). */
+export function verbOf(action: string): string {
+  return /^[A-Za-z_-]+/.exec(action.trim())?.[0].toLowerCase() ?? '';
+}
+
+/** Words, with a plural's s dropped (apples → apple), so an instruction and an action name things alike. */
+function stems(text: string): string[] {
+  return words(text).map((w) => (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w));
+}
+
+/** The words of what an action names: all but its verb. */
+function argumentStems(action: string): string[] {
+  return stems(action.trim().slice(verbOf(action).length));
+}
+
+/** The three features of a goal head's step (see the file comment). */
+export function goalFeatures(vocabulary: ReadonlySet<string>, input: VerdictInput): number[] {
+  const asked = new Set(stems(input.instruction).filter((w) => vocabulary.has(w)));
+  const acted = new Set(argumentStems(input.action));
+  const touched = new Set([...input.history, input.action].flatMap(argumentStems));
+  const missing = [...asked].filter((w) => !acted.has(w)).length;
+  const extra = [...acted].filter((w) => !/\d/.test(w) && !asked.has(w)).length;
+  const untouched = [...asked].filter((w) => !touched.has(w)).length;
+  return [Math.min(missing, 4), Math.min(extra, 4), Math.min(untouched, 4)];
+}
+
+/** A goal head's p(this step reaches the goal): its verb's regression, 0 for a verb that never ended an episode. */
+export function goalProbability(head: VerdictHead, input: VerdictInput): number {
+  const verdict = head.byVerb?.[verbOf(input.action)];
+  if (!verdict) return 0;
+  return verdictProbability(verdict, goalFeatures(new Set(head.vocabulary), input));
+}
+
+/** The words, other than verbs and numbers, that the recorded actions and admissible lists name. */
+function argumentVocabulary(episodes: readonly RecordedEpisode[]): string[] {
+  const named = new Set<string>();
+  for (const t of episodes.flatMap((e) => e.steps))
+    for (const action of [t.action, ...t.admissible]) for (const w of argumentStems(action)) named.add(w);
+  return [...named].filter((w) => !/\d/.test(w)).sort();
+}
+
+/**
+ * A goal head from recorded episodes: for each verb that ever ended one with success, a
+ * regression over its steps (ended or not), weighted as they occur, so its p is the chance that
+ * such a step ends the episode (a `go` almost never, a `put` when it names what was asked). Null
+ * when the data holds too few goal endings or too few goal-like steps that did not end.
+ */
+export function fitGoalHead(
+  episodes: readonly RecordedEpisode[],
+  historyLength: number,
+  options: FitOptions = {},
+): VerdictHead | null {
+  const vocabulary = argumentVocabulary(episodes);
+  const words = new Set(vocabulary);
+  const examples = stepExamples(episodes, historyLength, () => true);
+  const endingVerbs = [...new Set(examples.filter((e) => e.success).map((e) => verbOf(e.input.action)))].sort();
+  const goalLike = examples.filter((e) => endingVerbs.includes(verbOf(e.input.action)));
+  const successes = goalLike.filter((e) => e.success).length;
+  if (successes < MIN_VERDICT_EXAMPLES || goalLike.length - successes < MIN_VERDICT_EXAMPLES) return null;
+  const byVerb: Record<string, VerdictHead> = {};
+  for (const verb of endingVerbs) {
+    const steps = goalLike.filter((e) => verbOf(e.input.action) === verb);
+    const rows = steps.map((e) => ({ x: goalFeatures(words, e.input), y: e.success ? 1 : 0, w: 1 / steps.length }));
+    byVerb[verb] = fitLogistic(rows, GOAL_FEATURES, options);
+  }
+  const head: VerdictHead = {
+    features: [...GOAL_FEATURES],
+    weights: [],
+    bias: 0,
+    byVerb,
+    vocabulary,
+    fittedOn: { successes, failures: goalLike.length - successes, balancedAccuracy: 0 },
+  };
+  const right = (want: boolean) =>
+    goalLike.filter((e) => e.success === want && goalProbability(head, e.input) >= 0.5 === want).length;
+  head.fittedOn.balancedAccuracy = (right(true) / successes + right(false) / head.fittedOn.failures) / 2;
+  return head;
+}
+
+/**
+ * The head a domain's recorded episodes support: an outcome head where failures end episodes
+ * too, else a goal head; null when the data holds too few of either.
+ */
+export function fitHeadFor(
+  card: DomainCard,
+  episodes: readonly RecordedEpisode[],
+  historyLength: number,
+): VerdictHead | null {
+  const endings = verdictExamples(episodes, historyLength);
+  if (endings.filter((e) => !e.success).length >= MIN_VERDICT_EXAMPLES) return fitVerdictHead(card, endings);
+  return fitGoalHead(episodes, historyLength);
+}
+
+/** Which question a head answers: how an ending went (outcome), or whether a step ends at all (goal). */
+export function verdictKind(head: VerdictHead): VerdictKind {
+  return sameNames(head.features, GOAL_FEATURES) ? 'goal' : 'outcome';
+}
+
+/** A head's p(success) of one step, with the features it read. */
+export function judgeStep(card: DomainCard, head: VerdictHead, input: VerdictInput): { p: number; features: number[] } {
+  if (verdictKind(head) === 'outcome') {
+    const features = verdictFeatures(card, input);
+    return { p: verdictProbability(head, features), features };
+  }
+  return { p: goalProbability(head, input), features: goalFeatures(new Set(head.vocabulary), input) };
+}
+
+function sameNames(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  return a?.length === b.length && a.every((f, i) => f === b[i]);
+}
+
 /** Why a stored head cannot be used, or null when it can (model-file.ts checks it on load). */
 export function verdictHeadProblem(head: VerdictHead): string | null {
-  const same =
-    head.features?.length === VERDICT_FEATURES.length && head.features.every((f, i) => f === VERDICT_FEATURES[i]);
-  if (!same)
-    return `its verdict head reads features [${String(head.features)}], and this version computes [${VERDICT_FEATURES.join(', ')}]`;
-  if (head.weights?.length !== VERDICT_FEATURES.length || ![...head.weights, head.bias].every(Number.isFinite))
+  const goal = sameNames(head.features, GOAL_FEATURES);
+  if (!goal && !sameNames(head.features, VERDICT_FEATURES))
+    return `its verdict head reads features [${String(head.features)}], and this version computes [${VERDICT_FEATURES.join(', ')}] or [${GOAL_FEATURES.join(', ')}]`;
+  const regressions = goal ? Object.values(head.byVerb ?? {}) : [head];
+  const usable = (r: Pick<VerdictHead, 'weights' | 'bias'>) =>
+    r.weights?.length === head.features.length && [...r.weights, r.bias].every(Number.isFinite);
+  if (regressions.length === 0 || !regressions.every(usable))
     return "its verdict head's weights are missing or not finite";
+  if (goal && !(Array.isArray(head.vocabulary) && head.vocabulary.every((w) => typeof w === 'string')))
+    return "its goal head's vocabulary is missing";
   return null;
+}
+
+/** What a head is and was fitted on, in one line. */
+export function describeHead(head: VerdictHead): string {
+  const { successes, failures, balancedAccuracy } = head.fittedOn;
+  const weights = (r: Pick<VerdictHead, 'weights' | 'bias'>) =>
+    `${head.features.map((f, i) => `${f} ${r.weights[i].toFixed(2)}`).join(', ')}, bias ${r.bias.toFixed(2)}`;
+  if (verdictKind(head) === 'outcome')
+    return (
+      `an outcome head fitted on ${successes} successful and ${failures} failed endings ` +
+      `(balanced accuracy ${balancedAccuracy.toFixed(3)}): ${weights(head)}`
+    );
+  const verbs = Object.entries(head.byVerb ?? {}).map(([verb, r]) => `${verb}: ${weights(r)}`);
+  return (
+    `a goal head fitted on ${successes} goal endings and ${failures} goal-like steps that did not end ` +
+    `(balanced accuracy ${balancedAccuracy.toFixed(3)}); per verb ${verbs.join('; ')}`
+  );
+}
+
+/** A head for a JSON summary: its kind, what it was fitted on, and its weights. */
+export function headSummary(head: VerdictHead): Record<string, unknown> {
+  const round = (x: number) => Math.round(x * 1e4) / 1e4;
+  const regression = (r: Pick<VerdictHead, 'weights' | 'bias'>) => ({
+    weights: r.weights.map(round),
+    bias: round(r.bias),
+  });
+  const byVerb = Object.entries(head.byVerb ?? {}).map(([verb, r]) => [verb, regression(r)]);
+  return {
+    kind: verdictKind(head),
+    features: head.features,
+    ...head.fittedOn,
+    ...(verdictKind(head) === 'goal' ? { by_verb: Object.fromEntries(byVerb) } : regression(head)),
+  };
 }
