@@ -3,6 +3,7 @@
  * `dreamgym experiment` writes. The numbers come from src/core/train/experiment.ts; the wording,
  * the layout and the wall-clock facts only the edge knows are here.
  */
+import { describeSplit } from '../core/train/evaluate';
 import type { EnvSetup, GridResult, Stat, TableResult, TransferResult } from '../core/train/experiment';
 
 const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
@@ -15,7 +16,7 @@ export function formatStat(s: Stat, percent = true): string {
 }
 
 function setupLine(s: EnvSetup): string {
-  return `### ${s.env} — preset ${s.preset} (difficulty ${s.difficulty}, ${s.heldOutTasks} held-out tasks, ${s.iterations} iterations × ${s.tasksPerIteration} tasks × ${s.groupSize} rollouts, real budget ${s.realStepBudget} steps, S2R real phase ${s.s2rRealBudget} steps)`;
+  return `### ${s.env} — preset ${s.preset} (difficulty ${s.difficulty}, ${s.heldOutTasks} held-out tasks of the ${describeSplit(s.split, s.heldOutTasks)}, ${s.iterations} iterations × ${s.tasksPerIteration} tasks × ${s.groupSize} rollouts, real budget ${s.realStepBudget} steps, S2R real phase ${s.s2rRealBudget} steps)`;
 }
 
 function seedsText(seeds: number[]): string {
@@ -43,7 +44,7 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
   const lines: string[] = [];
   if (result.table === 1) {
     lines.push(
-      `## Table 1 — held-out success per method (${seedsText(result.seeds)})`,
+      `## Table 1 — held-out success per method (${result.split} split; ${seedsText(result.seeds)})`,
       '',
       `Experience model of the dream and S2R rows: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
       '',
@@ -65,7 +66,7 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
     }
   } else {
     lines.push(
-      `## Table 2 — ablations of DreamGym (dream GRPO; ${seedsText(result.seeds)})`,
+      `## Table 2 — ablations of DreamGym (dream GRPO; ${result.split} split; ${seedsText(result.seeds)})`,
       '',
       `Experience model: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
       '',
@@ -105,7 +106,7 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
 
 export function renderGrid(result: GridResult, timing?: RunTiming): string {
   const lines = [
-    `## Transfer-bound grid — final held-out real success % of dream GRPO over the noisy oracle (${seedsText(result.seeds)})`,
+    `## Transfer-bound grid — final held-out real success % of dream GRPO over the noisy oracle (${result.split} split; ${seedsText(result.seeds)})`,
     '',
   ];
   const top = result.epsilons[result.epsilons.length - 1];
@@ -131,7 +132,7 @@ export function renderGrid(result: GridResult, timing?: RunTiming): string {
 
 export function renderTransfer(result: TransferResult, timing?: RunTiming): string {
   const lines = [
-    `## Cross-domain transfer — held-out real success % (score %) (${seedsText(result.seeds)})`,
+    `## Cross-domain transfer — held-out real success % (score %) (${result.split} split; ${seedsText(result.seeds)})`,
     '',
     `Experience model: **${result.experienceModel}**.`,
     '',

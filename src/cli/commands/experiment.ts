@@ -25,6 +25,7 @@ import {
   type ExperimentResult,
   type JobOutcome,
 } from '../../core/train/experiment';
+import type { EvalSplit } from '../../core/train/evaluate';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
 import { renderGrid, renderTable, renderTransfer, type RunTiming } from '../experiment-report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
@@ -34,7 +35,7 @@ export const experimentCommand: CommandSpec = {
   name: 'experiment',
   summary: "reproduce the paper's tables in miniature (Table 1, Table 2, the ε grid, cross-domain transfer)",
   usage:
-    'dreamgym experiment --table 1|2 [--envs webshop-lite-v0,household-v0] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--seeds N] [--size easy|llm-demo] [--out DIR] [--grid] [--transfer] [--quick] [--workers N] [--json]',
+    'dreamgym experiment --table 1|2 [--envs webshop-lite-v0,household-v0] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL] [--seeds N] [--size easy|llm-demo] [--split dev|test] [--out DIR] [--grid] [--transfer] [--quick] [--workers N] [--json]',
   options: {
     table: { type: 'string', description: 'which table: 1 (methods) or 2 (ablations)', choices: ['1', '2'] },
     envs: {
@@ -56,6 +57,14 @@ export const experimentCommand: CommandSpec = {
       default: 'oracle:0.1,0.1',
     },
     seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3, min: 1, max: 100 },
+    split: {
+      type: 'string',
+      description:
+        'held-out tasks of the final evaluations: dev (seeds from 1e9, for tuning) ' +
+        'or test (seeds from 2e9, for reported tables only)',
+      choices: ['dev', 'test'],
+      default: 'dev',
+    },
     out: { type: 'string', description: 'output folder (default runs/experiment-<table>)' },
     grid: {
       type: 'boolean',
@@ -86,6 +95,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     size: ExperimentSize;
     llm: string;
     seeds: number;
+    split: EvalSplit;
     out?: string;
     grid?: boolean;
     transfer?: boolean;
@@ -124,6 +134,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     size: o.size,
     llm,
     seeds: o.seeds,
+    split: o.split,
     quick: !!o.quick,
     table,
     grid: !!o.grid,
@@ -145,7 +156,8 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     workers = 1;
   }
   process.stderr.write(
-    `experiment: ${plan.jobs.length} runs on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores)\n`,
+    `experiment: ${plan.jobs.length} runs on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores); ` +
+      `final evaluations on the ${o.split} split\n`,
   );
   const print = progressPrinter(started, workers > 1);
   let outcomes: JobOutcome[];
@@ -239,7 +251,7 @@ function progressPrinter(started: number, parallel: boolean): (event: Experiment
       bar?.end();
       bar = null;
       process.stderr.write(
-        `[${e.job}/${e.jobs}] ${e.label}: held-out success ${(100 * e.success).toFixed(1)}% score ${(100 * e.score).toFixed(1)}% real ${e.realSteps} dream ${e.dreamSteps} (${e.wallSeconds.toFixed(1)} s; elapsed ${clock})\n`,
+        `[${e.job}/${e.jobs}] ${e.label}: held-out (${e.split}) success ${(100 * e.success).toFixed(1)}% score ${(100 * e.score).toFixed(1)}% real ${e.realSteps} dream ${e.dreamSteps} (${e.wallSeconds.toFixed(1)} s; elapsed ${clock})\n`,
       );
     }
   };

@@ -20,6 +20,7 @@ import {
 } from '../../core/train/config';
 import { Trainer, type IterationRecord, type TrainerDeps, type TrainerState } from '../../core/train/loop';
 import { dreamWarnings } from '../../core/train/dream-health';
+import { EVAL_SPLITS, type EvalResult, type EvalSplit } from '../../core/train/evaluate';
 import { rolloutSuccess } from '../../core/train/metrics';
 import { EngineFailureError } from '../../core/experience/engine-failures';
 import { buildRunParts } from '../../core/train/run-parts';
@@ -37,11 +38,21 @@ import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { datasetOption, LLM_OPTION_HELP, offlineTrajectories } from '../experience-options';
 import { parseSettings } from '../settings';
 
+/** The held-out split of a final evaluation (train's, eval's); training itself only ever evaluates on dev. */
+const SPLIT_OPTION = {
+  type: 'string',
+  description:
+    "held-out tasks of the final evaluation: dev (seeds from 1e9; the run's own) " +
+    'or test (seeds from 2e9; reported tables only, evaluated after training)',
+  choices: EVAL_SPLITS,
+  default: 'dev',
+} as const;
+
 export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
   usage:
-    'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--out DIR] [--resume] [--json]',
+    'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--split dev|test] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: {
@@ -64,6 +75,7 @@ export const trainCommand: CommandSpec = {
       description: `dream and s2r: ${datasetOption.description} (a new run only; a resumed run keeps its buffer)`,
     },
     seed: { type: 'integer', description: 'seed of everything random in the run', min: 0 },
+    split: SPLIT_OPTION,
     iterations: { type: 'integer', description: "iterations (default: the preset's)", min: 1, max: 1_000_000 },
     set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
     out: { type: 'string', description: 'run folder (default runs/<preset>-<algo>-<seed>)' },
@@ -89,6 +101,7 @@ export const trainCommand: CommandSpec = {
 
 type TrainOptions = {
   preset?: string;
+  split: EvalSplit;
   mode?: string;
   algo?: string;
   llm?: string;
@@ -325,8 +338,7 @@ async function trainAndSummarize(
   }
   live.stop();
   bar.end();
-  // The last iteration evaluated the final policy (a run resumed already finished had none).
-  const evaluation = trainer.finalEvaluation?.result ?? (await trainer.evaluate(trainer.config.finalEvalEpisodes));
+  const { evaluation, dev } = await finalEvaluations(trainer, o.split);
   // A degenerate dream is never reported as a plain success (dream-health.ts): said on stderr and in the summary.
   const warnings = dreamWarnings(readHistory(metricsPath)).map((w) => w.message);
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
@@ -347,7 +359,8 @@ async function trainAndSummarize(
       : {}),
     ...(o.dataset !== undefined ? { offline_dataset: o.dataset } : {}),
     ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
-    eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
+    eval: evalSummary(evaluation),
+    ...(evaluation !== dev ? { eval_dev: evalSummary(dev) } : {}),
     wall_seconds: round((performance.now() - started) / 1000, 1),
     backend,
     out,
@@ -360,8 +373,28 @@ async function trainAndSummarize(
   if (o.json) printJsonLast(summary);
   else
     console.log(
-      `held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks) after ${summary.real_steps} real steps; run in ${out}`,
+      `held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks ` +
+        `of the ${summary.eval.split} split) after ${summary.real_steps} real steps; run in ${out}`,
     );
+}
+
+/**
+ * The run's own final evaluation (dev: the last iteration made it; a run resumed already finished
+ * had none) and, with split test, one on the test tasks, made here after training is over.
+ */
+async function finalEvaluations(
+  trainer: Trainer,
+  split: EvalSplit,
+): Promise<{ evaluation: EvalResult; dev: EvalResult }> {
+  const episodes = trainer.config.finalEvalEpisodes;
+  const dev = trainer.finalEvaluation?.result ?? (await trainer.evaluate(episodes));
+  const evaluation = split === 'dev' ? dev : await trainer.source.evaluate(trainer.policy, episodes, split);
+  return { evaluation, dev };
+}
+
+/** An evaluation as summary.json and `eval --json` write it: its split, rounded rates and its task count. */
+function evalSummary(e: EvalResult): { split: EvalSplit; success: number; score: number; episodes: number } {
+  return { split: e.split, success: round(e.success), score: round(e.score), episodes: e.episodes };
 }
 
 /** The run's metric history as records (metrics.jsonl: one iteration a line). */
@@ -526,9 +559,10 @@ function roundAll(metrics: Record<string, number>): Record<string, number | null
 export const evalCommand: CommandSpec = {
   name: 'eval',
   summary: "evaluate a run's checkpoint on held-out real tasks",
-  usage: 'dreamgym eval --run DIR [--episodes N] [--json]',
+  usage: 'dreamgym eval --run DIR [--episodes N] [--split dev|test] [--json]',
   options: {
     run: { type: 'string', description: 'run folder written by train' },
+    split: SPLIT_OPTION,
     episodes: { type: 'integer', description: 'held-out tasks', default: 200, min: 1, max: 100_000 },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     json: { type: 'boolean', description: 'print the result as JSON on the last line' },
@@ -536,23 +570,31 @@ export const evalCommand: CommandSpec = {
 };
 
 export async function runEval(args: ParsedArgs): Promise<void> {
-  const o = args.options as { run?: string; episodes: number; backend: 'wasm' | 'cpu'; json?: boolean };
+  const o = args.options as {
+    run?: string;
+    episodes: number;
+    split: EvalSplit;
+    backend: 'wasm' | 'cpu';
+    json?: boolean;
+  };
   if (!o.run) throw new UsageError('eval needs --run DIR (a folder written by train).', evalCommand);
   await initBackend(o.backend);
   const agent = await loadRunAgent(o.run);
-  const evaluation = await agent.trainer.evaluate(o.episodes).finally(() => agent.close());
+  const { trainer } = agent;
+  const evaluation = await trainer.source.evaluate(trainer.policy, o.episodes, o.split).finally(() => agent.close());
   const { config, iteration } = agent.trainer;
   const result = {
     run: o.run,
     preset: config.preset,
     algo: config.algo,
     iteration,
-    eval: { success: round(evaluation.success), score: round(evaluation.score), episodes: evaluation.episodes },
+    eval: evalSummary(evaluation),
   };
   if (o.json) printJsonLast(result);
   else
     console.log(
-      `${o.run}: held-out success ${result.eval.success}, score ${result.eval.score} over ${result.eval.episodes} tasks`,
+      `${o.run}: held-out success ${result.eval.success}, score ${result.eval.score} ` +
+        `over ${result.eval.episodes} tasks of the ${result.eval.split} split`,
     );
 }
 

@@ -63,7 +63,7 @@ export interface TrainConfig extends PolicyGradientSettings {
   tasksPerIteration: number;
   /** Rollouts per task (GRPO's group size G; also used by PPO and REINFORCE for equal budgets). */
   groupSize: number;
-  /** Size of the training task pool (seeds 0..pool-1; held-out tasks use seeds ≥ 1e9). */
+  /** Size of the training task pool (seeds 0..pool-1; held-out tasks: dev from 1e9, test from 2e9). */
   taskPool: number;
   /** Adam learning rate (at the first iteration; see learningRateSchedule). */
   learningRate: number;
@@ -75,9 +75,9 @@ export interface TrainConfig extends PolicyGradientSettings {
   learningRateSchedule: 'constant' | 'cosine' | 'linear';
   /** Evaluate on held-out real tasks every K iterations (0 = only at the end). */
   evalInterval: number;
-  /** Held-out episodes per intermediate evaluation. */
+  /** Held-out episodes per intermediate evaluation (always the dev split: see evaluate.ts). */
   evalEpisodes: number;
-  /** Held-out episodes of the final evaluation. */
+  /** Held-out episodes of the final evaluation (the run's own is on dev; `--split test` adds one on test). */
   finalEvalEpisodes: number;
   /** Hard cap on real environment steps (training rollouts; evaluation is not counted). */
   realStepBudget: number;

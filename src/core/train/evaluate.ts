@@ -1,6 +1,12 @@
 /**
- * Held-out evaluation in the real environment: greedy actions on tasks whose seeds (≥ 1e9) are
- * never used for training, all episodes stepped together in chunks for batched inference.
+ * Held-out evaluation in the real environment: greedy actions on tasks whose seeds are never used
+ * for training, all episodes stepped together in chunks for batched inference.
+ *
+ * The held-out tasks come in two splits (design.md §7). Dev (seeds from 1e9) is for tuning, the
+ * audit, the page and every evaluation a run makes while it trains. Test (seeds from 2e9) is only
+ * for the reported tables (`experiment --split test`) and final evaluations asked for by name
+ * (`train --split test`, `eval --split test`): no training or recipe decision ever sees it. This
+ * file is the only place under src/ that knows where the test seeds start.
  */
 import { Rng } from '../rng';
 import type { Observation, Step, StepResult, Task, Trajectory } from '../types';
@@ -9,7 +15,38 @@ import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
 
+/** Which held-out tasks an evaluation plays: dev (tuning, audits, the page) or test (reported tables only). */
+export type EvalSplit = 'dev' | 'test';
+export const EVAL_SPLITS: readonly EvalSplit[] = ['dev', 'test'];
+
+/** First seed of the test split; dev starts at HELD_OUT_SEED_BASE (1e9), so each split has 1e9 seeds. */
+export const TEST_SEED_BASE = 2_000_000_000;
+/** Most tasks one evaluation plays (the dev range's tail, from +500,000, holds the benches' episodes). */
+export const MAX_EVAL_EPISODES = 100_000;
+
+/** The seed of held-out task `index` (0-based) of a split. */
+export function heldOutSeed(split: EvalSplit, index: number): number {
+  if (!Number.isInteger(index) || index < 0 || index >= MAX_EVAL_EPISODES)
+    throw new RangeError(`A held-out task index must be an integer within 0..${MAX_EVAL_EPISODES - 1}; got ${index}.`);
+  if (split !== 'dev' && split !== 'test')
+    throw new RangeError(`Unknown held-out split '${String(split)}'; use ${EVAL_SPLITS.join(' or ')}.`);
+  return (split === 'test' ? TEST_SEED_BASE : HELD_OUT_SEED_BASE) + index;
+}
+
+/** The split a task seed belongs to (null: a training seed, below 1e9). */
+export function splitOfSeed(seed: number): EvalSplit | null {
+  return seed >= TEST_SEED_BASE ? 'test' : seed >= HELD_OUT_SEED_BASE ? 'dev' : null;
+}
+
+/** How a split's seeds read in logs and tables, e.g. `test split (seeds 2000000000…2000000199)`. */
+export function describeSplit(split: EvalSplit, episodes: number): string {
+  const first = heldOutSeed(split, 0);
+  return `${split} split (seeds ${first}…${first + Math.max(0, episodes - 1)})`;
+}
+
 export interface EvalResult {
+  /** The held-out split the tasks came from (seeds heldOutSeed(split, 0 … episodes − 1)). */
+  split: EvalSplit;
   success: number;
   score: number;
   episodes: number;
@@ -69,21 +106,27 @@ export async function playGreedy(
   return running.map((e) => e.outcome);
 }
 
-/** Greedy success and score on `episodes` held-out tasks of a registered env (in chunks, for batched inference). */
+/**
+ * Greedy success and score on the first `episodes` held-out tasks of a split (dev unless asked) of
+ * a registered env, in chunks for batched inference.
+ */
 export async function evaluatePolicy(
   policy: CandidatePolicy,
   envId: string,
   difficulty: number,
   episodes: number,
-  chunk = 100,
+  options: { split?: EvalSplit; chunk?: number } = {},
 ): Promise<EvalResult> {
+  const { split = 'dev', chunk = 100 } = options;
+  if (episodes > 0) heldOutSeed(split, episodes - 1); // the split and the count are valid
   const definition = getEnvDefinition(envId);
   let successes = 0,
     score = 0,
     steps = 0;
   for (let start = 0; start < episodes; start += chunk) {
     const starts: { env: Env; task: Task; obs: Observation }[] = [];
-    for (let seed = HELD_OUT_SEED_BASE + start; seed < HELD_OUT_SEED_BASE + Math.min(episodes, start + chunk); seed++) {
+    for (let i = start; i < Math.min(episodes, start + chunk); i++) {
+      const seed = heldOutSeed(split, i);
       const env = makeEnv(envId);
       const task = definition.generateTask(seed, difficulty);
       starts.push({ env, task, obs: await env.reset({ seed, task }) });
@@ -94,7 +137,7 @@ export async function evaluatePolicy(
       steps += o.length;
     }
   }
-  return { success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
+  return { split, success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
 }
 
 /** One greedy episode of `policy` in a real env, recorded as a trajectory (the on-policy audit plays these). */

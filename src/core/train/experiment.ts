@@ -13,16 +13,17 @@
  * preset's finalEvalEpisodes held-out tasks) and, for dream/s2r, a fresh in-memory replay buffer
  * seeded from the env's dataset; every trainer is disposed. Rows that dream over the noisy oracle
  * are labelled `oracle (ε_R=…, ε_P=…)` everywhere, so they are never mistaken for a learned model.
+ * The held-out tasks are the dev split unless the request asks for `split: 'test'` (a reported
+ * table): then each run, once trained, is evaluated on the test tasks (evaluate.ts, design.md §7).
  */
 import type { Trajectory } from '../types';
 import { ReplayBuffer } from '../buffer/buffer';
 import { MemoryBufferStore } from '../buffer/stores/memory';
 import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
-import { HELD_OUT_SEED_BASE } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import { llmSpecLabel, parseLlmSpec, type LlmSpecText } from '../llm/spec';
 import { PRESETS, validateConfig, type Algorithm, type Mode, type TrainConfig } from './config';
-import { evaluatePolicy, type EvalResult } from './evaluate';
+import { EVAL_SPLITS, evaluatePolicy, heldOutSeed, type EvalResult, type EvalSplit } from './evaluate';
 import { Trainer } from './loop';
 import { rolloutSuccess } from './metrics';
 import { buildRunParts, type RunPartsDeps } from './run-parts';
@@ -47,6 +48,12 @@ export interface ExperimentOptions {
   seeds: number;
   /** Smoke run: few iterations, small batches, few held-out tasks, small real budget. */
   quick?: boolean;
+  /**
+   * The held-out split every row's final evaluation plays: 'dev' (default; tuning) or 'test'
+   * (reported tables only). Training itself never sees the test split: with 'test', each run is
+   * evaluated on it once, after its last iteration.
+   */
+  split?: EvalSplit;
   /** Applied to every training config after the preset (and `quick`); tests use it for tiny runs. */
   overrides?: Partial<TrainConfig>;
   /**
@@ -86,6 +93,8 @@ export type ExperimentProgress =
       job: number;
       jobs: number;
       label: string;
+      /** The held-out split of success and score. */
+      split: EvalSplit;
       success: number;
       score: number;
       realSteps: number;
@@ -129,6 +138,8 @@ export interface EnvSetup {
   env: string;
   preset: string;
   difficulty: number;
+  /** The held-out split the rows were evaluated on, and how many of its tasks. */
+  split: EvalSplit;
   heldOutTasks: number;
   iterations: number;
   tasksPerIteration: number;
@@ -144,6 +155,7 @@ export interface EnvTable {
 
 export interface TableResult {
   table: 1 | 2;
+  split: EvalSplit;
   llm: string;
   experienceModel: string;
   oracle: boolean;
@@ -182,6 +194,7 @@ export interface GridEnvResult {
 }
 
 export interface GridResult {
+  split: EvalSplit;
   epsilons: number[];
   seeds: number[];
   quick: boolean;
@@ -191,6 +204,7 @@ export interface GridResult {
 }
 
 export interface TransferResult {
+  split: EvalSplit;
   llm: string;
   experienceModel: string;
   seeds: number[];
@@ -253,11 +267,12 @@ function baseConfig(envId: string, options: ExperimentOptions): TrainConfig {
   };
 }
 
-function setupOf(config: TrainConfig): EnvSetup {
+function setupOf(config: TrainConfig, split: EvalSplit): EnvSetup {
   return {
     env: config.env,
     preset: config.preset,
     difficulty: config.difficulty,
+    split,
     heldOutTasks: config.finalEvalEpisodes,
     iterations: config.iterations,
     tasksPerIteration: config.tasksPerIteration,
@@ -273,11 +288,20 @@ function seedList(options: ExperimentOptions): number[] {
   return Array.from({ length: options.seeds }, (_, i) => i + 1);
 }
 
+/** The held-out split of the final evaluations (dev unless the request names test). */
+export function splitOf(options: Pick<ExperimentOptions, 'split'>): EvalSplit {
+  const split = options.split ?? 'dev';
+  if (!EVAL_SPLITS.includes(split))
+    throw new ExperimentError(`split must be ${EVAL_SPLITS.join(' or ')}; got '${String(split)}'.`);
+  return split;
+}
+
 function checkOptions(options: ExperimentOptions): void {
   if (options.envs.length === 0) throw new ExperimentError('No environments given.');
   for (const env of options.envs) presetForEnv(env, options.size);
   parseLlmSpec(options.llm);
   seedList(options);
+  splitOf(options);
 }
 
 // ---- statistics and jobs ----------------------------------------------------------------------
@@ -291,6 +315,8 @@ export function stat(values: number[]): Stat {
 
 /** What one job (a baseline evaluation or a training run, one seed) hands back; plain JSON. */
 export interface JobOutcome {
+  /** The held-out split of success and score (and of the evaluations elsewhere). */
+  split: EvalSplit;
   success: number;
   score: number;
   realSteps: number;
@@ -343,13 +369,14 @@ function computeSeconds(outcomes: Outcome[]): number {
   return outcomes.reduce((a, o) => a + o.wallSeconds, 0);
 }
 
-/** The random or expert policy on the held-out tasks a trained policy is evaluated on. */
+/** The random or expert policy on the held-out tasks (of a split) a trained policy is evaluated on. */
 export async function evaluateBaseline(
   name: 'random' | 'expert',
   envId: string,
   difficulty: number,
   episodes: number,
   seed: number,
+  split: EvalSplit = 'dev',
 ): Promise<EvalResult> {
   const definition = getEnvDefinition(envId);
   const env = makeEnv(envId);
@@ -358,7 +385,7 @@ export async function evaluateBaseline(
     score = 0,
     steps = 0;
   for (let i = 0; i < episodes; i++) {
-    const taskSeed = HELD_OUT_SEED_BASE + i;
+    const taskSeed = heldOutSeed(split, i);
     const t = await rolloutEpisode(env, policy, {
       seed: taskSeed + seed * 7919,
       task: definition.generateTask(taskSeed, difficulty),
@@ -367,25 +394,33 @@ export async function evaluateBaseline(
     score += t.result.score;
     steps += t.result.steps;
   }
-  return { success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
+  return { split, success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
 }
 
 /** Relative cost of training with `config` (rollout steps at the step limit; dreaming costs about twice a real step). */
-function trainCost(config: TrainConfig): number {
+function trainCost(config: TrainConfig, split: EvalSplit): number {
   const stepLimit = getEnvDefinition(config.env).defaultStepLimit;
   const rollouts = config.iterations * config.tasksPerIteration * config.groupSize * stepLimit;
   const factor = config.mode === 'real' ? 1 : config.mode === 'dream' ? 2 : 2 + config.s2rRealFraction;
-  return rollouts * factor + config.finalEvalEpisodes * stepLimit;
+  const evaluations = split === 'dev' ? 1 : 2; // the run's own (dev), then the test split's
+  return rollouts * factor + evaluations * config.finalEvalEpisodes * stepLimit;
 }
 
-function baselineJob(ctx: Context, name: 'random' | 'expert', config: TrainConfig, seed: number): Job {
+function baselineJob(
+  ctx: Context,
+  name: 'random' | 'expert',
+  config: TrainConfig,
+  seed: number,
+  split: EvalSplit,
+): Job {
   return {
     label: `${config.env} ${name} policy seed ${seed}`,
     cost: config.finalEvalEpisodes * getEnvDefinition(config.env).defaultStepLimit,
     async run() {
       const started = ctx.now();
-      const r = await evaluateBaseline(name, config.env, config.difficulty, config.finalEvalEpisodes, seed);
+      const r = await evaluateBaseline(name, config.env, config.difficulty, config.finalEvalEpisodes, seed, split);
       return {
+        split,
         success: r.success,
         score: r.score,
         realSteps: 0,
@@ -396,12 +431,28 @@ function baselineJob(ctx: Context, name: 'random' | 'expert', config: TrainConfi
   };
 }
 
+/**
+ * The final evaluation of a trained policy on a split. Dev: the one the run made after its last
+ * iteration. Test: a fresh one on the test tasks, made only here, after training is over.
+ */
+async function finalEvaluation(trainer: Trainer, config: TrainConfig, split: EvalSplit): Promise<EvalResult> {
+  // The last iteration evaluated the final policy on finalEvalEpisodes dev tasks.
+  if (split === 'dev') return trainer.finalEvaluation?.result ?? (await trainer.evaluate(config.finalEvalEpisodes));
+  return trainer.source.evaluate(trainer.policy, config.finalEvalEpisodes, split);
+}
+
 /** One training run: a fresh Trainer (and buffer for dream/s2r), trained to the end, evaluated, disposed. */
-function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewhere: TrainConfig[] = []): Job {
+function trainJob(
+  ctx: Context,
+  label: string,
+  config: TrainConfig,
+  split: EvalSplit,
+  evalElsewhere: TrainConfig[] = [],
+): Job {
   return {
     label,
     cost:
-      trainCost(config) +
+      trainCost(config, split) +
       evalElsewhere.reduce((a, t) => a + t.finalEvalEpisodes * getEnvDefinition(t.env).defaultStepLimit, 0),
     async run(report) {
       const started = ctx.now();
@@ -425,8 +476,7 @@ function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewher
             dreamSteps: trainer.dreamSteps,
           });
         }
-        // The last iteration evaluated the final policy on finalEvalEpisodes held-out tasks.
-        const evaluation = trainer.finalEvaluation?.result ?? (await trainer.evaluate(valid.finalEvalEpisodes));
+        const evaluation = await finalEvaluation(trainer, valid, split);
         const elsewhere: Record<string, EvalResult> = {};
         for (const target of evalElsewhere) {
           elsewhere[target.env] = await evaluatePolicy(
@@ -434,9 +484,11 @@ function trainJob(ctx: Context, label: string, config: TrainConfig, evalElsewher
             target.env,
             target.difficulty,
             target.finalEvalEpisodes,
+            { split },
           );
         }
         return {
+          split,
           success: evaluation.success,
           score: evaluation.score,
           realSteps: trainer.realSteps,
@@ -512,6 +564,7 @@ function rowConfig(
 function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
   checkOptions(options);
   const seeds = seedList(options);
+  const split = splitOf(options);
   const label = llmSpecLabel(options.llm);
   const jobs: Job[] = [];
   const layout: {
@@ -523,7 +576,7 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
     const base = baseConfig(env, options);
     const rows: (typeof layout)[number]['rows'] = [];
     for (const name of ['random', 'expert'] as const) {
-      for (const seed of seeds) jobs.push(baselineJob(ctx, name, base, seed));
+      for (const seed of seeds) jobs.push(baselineJob(ctx, name, base, seed, split));
       rows.push({
         id: name,
         label:
@@ -544,13 +597,14 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
               ctx,
               `${env} ${mode} ${algo.toUpperCase()}${mode === 'real' ? '' : ` [${label}]`} seed ${seed}`,
               config,
+              split,
             ),
           );
         }
         rows.push({ id: `${mode}-${algo}`, label: rowLabel, kind: 'train', mode, algo, count: seeds.length });
       }
     }
-    layout.push({ env, setup: setupOf(base), rows });
+    layout.push({ env, setup: setupOf(base, split), rows });
   }
   return {
     jobs,
@@ -576,6 +630,7 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
       }));
       return {
         table: 1,
+        split,
         llm: options.llm,
         experienceModel: label,
         oracle: parseLlmSpec(options.llm).kind === 'oracle',
@@ -589,10 +644,23 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
   };
 }
 
+/** Which held-out tasks the table's numbers come from, and what that split is for (design.md §7). */
+function splitNote(options: Pick<ExperimentOptions, 'split'>): string {
+  const split = splitOf(options);
+  const first = heldOutSeed(split, 0);
+  return split === 'test'
+    ? `Split: test — held-out tasks from seed ${first}, used only for reported tables: no training run, ` +
+        'curriculum or recipe choice ever saw them; each run was evaluated on them once, after its last iteration.'
+    : `Split: dev — held-out tasks from seed ${first}, the ones recipes are tuned on and the page and audit ` +
+        'use; a reported table uses --split test.';
+}
+
 function table1Notes(options: ExperimentOptions): string[] {
   const oracle = parseLlmSpec(options.llm).kind === 'oracle';
   return [
-    'Held-out success and score: greedy policy on the same held-out real tasks (seeds ≥ 1e9, never trained on) for every row; random and expert play those same tasks.',
+    'Held-out success and score: greedy policy on the same held-out real tasks (never trained on) for every row; ' +
+      'random and expert play those same tasks.',
+    splitNote(options),
     'Real train steps: real-environment steps used for training (evaluation not counted). Dream rows use 0; S2R rows count only their real phase (s2rRealFraction × the real-mode budget). Dream steps: transitions produced by the experience model.',
     'Real rows train without the curriculum (the fixed task pool); dream and S2R rows with it, as the CLI does by default.',
     ...(oracle
@@ -643,6 +711,7 @@ const ABLATIONS: {
 function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
   checkOptions(options);
   const seeds = seedList(options);
+  const split = splitOf(options);
   const label = llmSpecLabel(options.llm);
   const oracle = parseLlmSpec(options.llm).kind === 'oracle';
   const jobs: Job[] = [];
@@ -659,12 +728,12 @@ function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult>
             curriculum: true,
             ...ablation.changes,
           });
-          jobs.push(trainJob(ctx, `${env} dream GRPO ${ablation.id} [${label}] seed ${seed}`, config));
+          jobs.push(trainJob(ctx, `${env} dream GRPO ${ablation.id} [${label}] seed ${seed}`, config, split));
         }
       }
       rows.push({ ablation, run });
     }
-    layout.push({ setup: setupOf(baseConfig(env, options)), rows });
+    layout.push({ setup: setupOf(baseConfig(env, options), split), rows });
   }
   return {
     jobs,
@@ -716,6 +785,7 @@ function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult>
       });
       return {
         table: 2,
+        split,
         llm: options.llm,
         experienceModel: label,
         oracle,
@@ -732,6 +802,7 @@ function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult>
 function table2Notes(options: ExperimentOptions, oracle: boolean): string[] {
   return [
     'Every row: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; Δ is the change in held-out success against the full row, in percentage points.',
+    splitNote(options),
     oracle
       ? `With the noisy oracle (${llmSpecLabel(options.llm)}) the retrieval, reasoning and history ablations change nothing: retrieved buffer transitions, the reasoning step and the recent history only feed an LLM experience model's prompt, and the oracle reads none of them. Those rows repeat the full row${options.rerunInertAblations ? ' (re-run here: the numbers are identical)' : ' (not re-run)'}; to measure them, run with --llm openai:BASE_URL#MODEL.`
       : "The retrieval, reasoning and history ablations change the LLM experience model's prompt (retrieved transitions, the reasoning step, the recent history).",
@@ -761,16 +832,17 @@ function planGrid(ctx: Context, options: GridOptions): Plan<GridResult> {
   const epsilons = [...(options.epsilons ?? GRID_EPSILONS)];
   checkOptions({ ...options, llm: 'oracle:0,0' });
   const seeds = seedList({ ...options, llm: 'oracle:0,0' });
+  const split = splitOf(options);
   const jobs: Job[] = [];
   const setups: EnvSetup[] = [];
   for (const env of options.envs) {
-    setups.push(setupOf(baseConfig(env, { ...options, llm: 'oracle:0,0' })));
+    setups.push(setupOf(baseConfig(env, { ...options, llm: 'oracle:0,0' }), split));
     for (const er of epsilons)
       for (const ep of epsilons)
         for (const seed of seeds) {
           const llm: LlmSpecText = `oracle:${er},${ep}`;
           const config = rowConfig(env, { ...options, llm }, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
-          jobs.push(trainJob(ctx, `${env} grid dream GRPO [${llmSpecLabel(llm)}] seed ${seed}`, config));
+          jobs.push(trainJob(ctx, `${env} grid dream GRPO [${llmSpecLabel(llm)}] seed ${seed}`, config, split));
         }
   }
   return {
@@ -795,6 +867,7 @@ function planGrid(ctx: Context, options: GridOptions): Plan<GridResult> {
         return { setup, cells, ...gridVerdict(cells, setup.heldOutTasks * seeds.length) };
       });
       return {
+        split,
         epsilons,
         seeds,
         quick: !!options.quick,
@@ -841,6 +914,7 @@ function gridNotes(epsilons: number[], options: GridOptions): string[] {
   const top = epsilons[epsilons.length - 1];
   return [
     'Each cell: dream GRPO (with the curriculum) over the noisy oracle with that (ε_R, ε_P) — the real environment with dialled errors, a control instrument, not a learned model — then the final held-out success in the REAL environment (zero real training steps).',
+    splitNote(options),
     "ε_R: chance that an episode's outcome-bearing step reports the wrong outcome. ε_P: chance that a valid step's next state is corrupted (an admissible action dropped or swapped, or the observation spliced).",
     `Which error hurts more: the mean of the ε_R = ${top} row against the mean of the ε_P = ${top} column (they share the (${top}, ${top}) cell); a gap within ≈ 2 binomial standard errors of the held-out evaluation (training noise across seeds not included) counts as no clear difference.`,
     'Theory (Lemma 1, §7.7): |J_M(π) − J_M̂(π)| ≤ ε_R/(1−γ) + 2γ R_max ε_P/(1−γ)², so the bound weighs ε_P by 2γ/(1−γ) ≈ 198 times more than ε_R at γ = 0.99. It is a worst-case bound, and the two ε here are per-event probabilities rather than the sup-norm errors of the theorem, so the measured ordering need not follow it.',
@@ -861,10 +935,11 @@ function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferRe
   if (options.envs.length < 2)
     throw new ExperimentError(`Cross-domain transfer needs at least two environments; got ${options.envs.join(', ')}.`);
   const seeds = seedList(options);
+  const split = splitOf(options);
   const label = llmSpecLabel(options.llm);
   const targets = options.envs.map((env) => baseConfig(env, options));
   const jobs: Job[] = [];
-  for (const target of targets) for (const seed of seeds) jobs.push(baselineJob(ctx, 'random', target, seed));
+  for (const target of targets) for (const seed of seeds) jobs.push(baselineJob(ctx, 'random', target, seed, split));
   for (const source of options.envs) {
     for (const seed of seeds) {
       const config = rowConfig(source, options, seed, { mode: 'dream', algo: 'grpo', curriculum: true });
@@ -873,6 +948,7 @@ function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferRe
           ctx,
           `${source} dream GRPO [${label}] seed ${seed}, evaluated in every env`,
           config,
+          split,
           targets.filter((t) => t.env !== source),
         ),
       );
@@ -909,11 +985,12 @@ function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferRe
         };
       });
       return {
+        split,
         llm: options.llm,
         experienceModel: label,
         seeds,
         quick: !!options.quick,
-        targets: targets.map(setupOf),
+        targets: targets.map((t) => setupOf(t, split)),
         rows,
         random,
         notes: transferNotes(options),
@@ -926,6 +1003,7 @@ function planTransfer(ctx: Context, options: ExperimentOptions): Plan<TransferRe
 function transferNotes(options: ExperimentOptions): string[] {
   return [
     'Each policy is trained only in the dream of its source env (dream GRPO, zero real steps), then evaluated greedily on the held-out real tasks of every env; the diagonal is in-domain, the rest is cross-domain transfer. The random policy is shown for reference.',
+    splitNote(options),
     'The candidate-scoring policy sees only generic text features of (instruction, observation, candidate action), so it can run in any env; but the two envs share almost no action vocabulary or task structure, so little is expected to carry over, and a transfer result near zero (or near random) is the honest outcome, not a bug.',
     'The paper (§7.4) reports transfer between its two web domains and a significant drop when the gap is as large as web → ALFWorld; webshop-lite ↔ household is that large-gap case.',
     ...(parseLlmSpec(options.llm).kind === 'oracle'
@@ -1022,6 +1100,7 @@ async function runOne(ctx: Context, job: Job, index: number, jobs: number): Prom
     job: at,
     jobs,
     label: job.label,
+    split: outcome.split,
     success: outcome.success,
     score: outcome.score,
     realSteps: outcome.realSteps,

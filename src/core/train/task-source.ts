@@ -14,7 +14,7 @@ import { makeDreamEnv } from '../experience/dream-env';
 import type { ExperienceModel } from '../experience/types';
 import type { CandidatePolicy } from '../policy/policy';
 import { ConfigError, type Phase, type TrainConfig } from './config';
-import { evaluatePolicy, type EvalResult } from './evaluate';
+import { evaluatePolicy, type EvalResult, type EvalSplit } from './evaluate';
 
 export interface TaskSource {
   /** The env id of its tasks, observations and buffer records; must equal config.env. */
@@ -33,8 +33,11 @@ export interface TaskSource {
   makeEnv(phase: Phase): Env;
   /** The iteration's group outcomes (a curriculum picks its next seeds by their reward variance). */
   recordOutcomes(iteration: number, phase: Phase, groups: GroupOutcome[], generator?: LlmTaskGenerator): Promise<void>;
-  /** Greedy evaluation on held-out real tasks. */
-  evaluate(policy: CandidatePolicy, episodes: number): Promise<EvalResult>;
+  /**
+   * Greedy evaluation on held-out real tasks of a split (dev unless asked: the trainer's own
+   * evaluations never pass one, so training never sees the test split).
+   */
+  evaluate(policy: CandidatePolicy, episodes: number, split?: EvalSplit): Promise<EvalResult>;
 }
 
 /** A registered env (see `dreamgym envs`): its task pool or curriculum, its real env, DreamEnvs over the experience model. */
@@ -124,8 +127,8 @@ export class RegisteredEnvSource implements TaskSource {
       await this.curriculum.generateLlmVariations(iteration, generator);
   }
 
-  evaluate(policy: CandidatePolicy, episodes: number): Promise<EvalResult> {
-    return evaluatePolicy(policy, this.config.env, this.config.difficulty, episodes);
+  evaluate(policy: CandidatePolicy, episodes: number, split: EvalSplit = 'dev'): Promise<EvalResult> {
+    return evaluatePolicy(policy, this.config.env, this.config.difficulty, episodes, { split });
   }
 }
 
