@@ -14,8 +14,8 @@
  * each top-level spec field changed in every leaf, and with every leaf changed: the dreams (first
  * states, next states, rewards, terminations, verdict notes, raw answers) must be identical.
  *
- * To add a head (say household's goal head), add a case to CASES with its VerdictHead and the
- * note its verdicts write.
+ * Each head kind is a case (an outcome head on both envs, household's goal head); a new head is
+ * one more entry in CASES, with the note its verdicts write.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
@@ -23,12 +23,12 @@ import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { LearnedExperienceModel } from '../../../../src/core/experience/learned/learned-model';
 import type { ModelManifest } from '../../../../src/core/experience/learned/model-file';
 import type { NamedWeight } from '../../../../src/core/experience/learned/network';
-import { VERDICT_FEATURES, type VerdictHead } from '../../../../src/core/experience/learned/verdict';
+import { GOAL_FEATURES, VERDICT_FEATURES, type VerdictHead } from '../../../../src/core/experience/learned/verdict';
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
 import { makeBaselinePolicy, rolloutEpisode } from '../../../../src/core/data/rollout';
 import type { ReplayBuffer } from '../../../../src/core/buffer/buffer';
 import { Rng } from '../../../../src/core/rng';
-import type { Observation, Step, Task } from '../../../../src/core/types';
+import type { Observation, Step, Task, Trajectory } from '../../../../src/core/types';
 import { readModelFolder } from '../../../../src/node/model-folder';
 
 /** Episodes dreamed per case, and steps per episode. */
@@ -46,12 +46,30 @@ const OUTCOME_HEAD: VerdictHead = {
   fittedOn: { successes: 10, failures: 10, balancedAccuracy: 1 },
 };
 
+/**
+ * A goal head made by hand: a put or a use may end the episode, less likely the more of the
+ * instruction's things it leaves out; its vocabulary is what the real episodes' actions name.
+ */
+function goalHead(real: readonly Trajectory[]): VerdictHead {
+  const named = real.flatMap((t) => t.steps.flatMap((s) => [s.action, ...s.admissible]));
+  const vocabulary = [...new Set(named.flatMap((a) => a.split(/\s+/).slice(1)))].filter((w) => !/\d/.test(w));
+  const regression = { weights: [-3, -1, -2], bias: 2.5, fittedOn: OUTCOME_HEAD.fittedOn };
+  return {
+    features: [...GOAL_FEATURES],
+    weights: [],
+    bias: 0,
+    byVerb: { put: regression, use: regression },
+    vocabulary: vocabulary.sort(),
+    fittedOn: OUTCOME_HEAD.fittedOn,
+  };
+}
+
 interface LeakCase {
   name: string;
   env: string;
-  /** The shipped network the case dreams with, and the verdict head put on it. */
+  /** The shipped network the case dreams with, and the verdict head put on it (given the real episodes). */
   model: string;
-  head: VerdictHead;
+  head: (real: readonly Trajectory[]) => VerdictHead;
   /** The note every verdict of this head writes (a case whose dreams show none proves nothing). */
   note: RegExp;
 }
@@ -61,15 +79,22 @@ const CASES: LeakCase[] = [
     name: 'webshop, outcome head',
     env: 'webshop-lite-v0',
     model: 'public/models/webshop-lite-v0',
-    head: OUTCOME_HEAD,
+    head: () => OUTCOME_HEAD,
     note: /^verdict head: p\(success\)/,
   },
   {
     name: 'household, outcome head',
     env: 'household-v0',
     model: 'public/models/household-v0',
-    head: OUTCOME_HEAD,
+    head: () => OUTCOME_HEAD,
     note: /^verdict head: p\(success\)/,
+  },
+  {
+    name: 'household, goal head',
+    env: 'household-v0',
+    model: 'public/models/household-v0',
+    head: goalHead,
+    note: /^goal head: p\(ends with success\)/,
   },
 ];
 
@@ -78,7 +103,7 @@ interface Prepared {
   weights: NamedWeight[];
   buffer: ReplayBuffer;
   /** Held-out (dev) tasks, their real first observation and the expert's actions. */
-  episodes: { task: Task; first: Observation; expert: string[] }[];
+  episodes: { task: Task; donor: Task; first: Observation; expert: string[] }[];
 }
 
 const prepared = new Map<string, Prepared>();
@@ -103,9 +128,11 @@ async function prepare(c: LeakCase): Promise<Prepared> {
     const seed = 1_000_000_000 + 300 + i; // dev seeds
     const task = definition.generateTask(seed, 0);
     const first = await makeEnv(c.env).reset({ seed, task });
-    episodes.push({ task, first, expert: definition.solve(task).actions });
+    const donor = definition.generateTask(seed + 100, 0);
+    episodes.push({ task, donor, first, expert: definition.solve(task).actions });
   }
-  return { manifest: { ...manifest, verdict: c.head }, weights, buffer: await bufferFromTrajectories(real), episodes };
+  const buffer = await bufferFromTrajectories(real);
+  return { manifest: { ...manifest, verdict: c.head(real) }, weights, buffer, episodes };
 }
 
 // ---- the variants of a task -------------------------------------------------------------------
@@ -120,11 +147,28 @@ function changed(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, changed(v)]));
 }
 
-type Variant = { name: string; apply(task: Task): Task };
+/** A task turned into another: `donor` is another held-out task of the same env. */
+type Variant = { name: string; apply(task: Task, donor: Task): Task };
 
-/** The spec removed; then each top-level field changed; then every field changed; then the seed and id. */
+type Spec = Record<string, unknown>;
+const specOf = (task: Task) => task.spec as Spec;
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * A field's other value: the donor task's where it differs (a real value: words a vocabulary
+ * filter keeps, ids the catalog knows), else every leaf changed.
+ */
+function otherValue(task: Task, donor: Task, field: string): unknown {
+  const own = specOf(task)[field];
+  const given = specOf(donor)[field];
+  return given !== undefined && !same(given, own) ? given : changed(own);
+}
+
+/**
+ * The spec removed; each top-level field given another value; every field changed; the spec of
+ * another task; then the seed and id.
+ */
 function variantsOf(spec: unknown): Variant[] {
-  const fields = Object.keys(spec as object);
   const withSpec = (task: Task, next: unknown): Task => ({ ...task, spec: next });
   return [
     {
@@ -135,11 +179,12 @@ function variantsOf(spec: unknown): Variant[] {
         return stripped;
       },
     },
-    ...fields.map((field): Variant => ({
-      name: `spec.${field} changed`,
-      apply: (task) => withSpec(task, { ...(task.spec as object), [field]: changed((task.spec as never)[field]) }),
+    ...Object.keys(spec as object).map((field): Variant => ({
+      name: `spec.${field} given another value`,
+      apply: (task, donor) => withSpec(task, { ...specOf(task), [field]: otherValue(task, donor, field) }),
     })),
     { name: 'every spec field changed', apply: (task) => withSpec(task, changed(task.spec)) },
+    { name: "another task's spec", apply: (task, donor) => withSpec(task, donor.spec) },
     // Nor the env's other internals: the generator seed, and the id made from it.
     { name: 'seed and id changed', apply: (task) => ({ ...task, seed: (task.seed ?? 0) + 7, id: `${task.id}-other` }) },
   ];
@@ -194,12 +239,12 @@ interface Dreamed {
  * The episodes dreamed with every task replaced by `variant(task)` (the real first state and the
  * expert's actions stay the same): the first state the model writes, then every answer.
  */
-async function dream(p: Prepared, variant: (task: Task) => Task): Promise<Dreamed[]> {
+async function dream(p: Prepared, variant: Variant['apply']): Promise<Dreamed[]> {
   const model = freshModel(p);
   const out: Dreamed[] = [];
   const running = await Promise.all(
     p.episodes.map(async (e, i) => {
-      const task = variant(e.task);
+      const task = variant(e.task, e.donor);
       const start = await model.initial(task);
       out.push({ at: `${i} initial`, state: [start.text, start.admissible] });
       return { i, task, expert: e.expert, planned: 0, state: { ...e.first, task }, history: [] as Step[], done: false };
