@@ -12,8 +12,8 @@
  * (core's time-left.ts, expmodel-view.ts progressLine).
  *
  * Why it was 2–5× off: the size's label promised "up to ~15 min on 2 cores", the CLI's figure in
- * Node for an older recipe (the current one takes 16.6 min there, README "Training time"), not
- * the page's: the page trains on one wasm thread in a worker that shares the machine with the
+ * Node for an older recipe (the current one takes 16.6 min there: docs/results/learned-model.md,
+ * "Training time"), not the page's: the page trains on one wasm thread in a worker that shares the machine with the
  * browser, and its own time left (itself noisy: core's time-left.ts says why) read 26 min to
  * 1 h 18 min. The labels now promise no time; this estimate says what it assumes.
  */
@@ -55,7 +55,7 @@ export const TYPICAL_PAGE_SPEED: Record<ModelSize, { low: number; high: number }
   tiny: { low: 4_000, high: 16_000 },
 };
 
-/** The CLI's measured speed for the standard size (Node, wasm, one thread; README "Training time"). */
+/** The CLI's measured speed for the standard size (Node, wasm, one thread; docs/results/learned-model.md). */
 export const CLI_STANDARD_SPEED = 6_046;
 
 /** A training speed this browser measured: the last epoch of a training of this size on this backend. */

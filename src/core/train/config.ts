@@ -175,7 +175,7 @@ export const PRESETS: Record<string, TrainConfig> = {
   },
   // Sized for a language model dreaming at a few transitions per second: about 3,000 dreamed
   // transitions in all, PPO with more update epochs per batch and a decaying learning rate. Tuned
-  // with the noisy oracle (oracle:0.1,0.1; README "Dreaming with a real LLM"): webshop learns
+  // with the noisy oracle (oracle:0.1,0.1; docs/results/real-llm-dream.md): webshop learns
   // visibly in that budget; household episodes run ~48 steps, so its demo plays few episodes and
   // shows the dream at work rather than learning (household learns in ~100k steps).
   'webshop-llm-demo': { ...LLM_DEMO, preset: 'webshop-llm-demo', env: 'webshop-lite-v0', difficulty: 0 },

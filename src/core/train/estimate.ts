@@ -58,7 +58,7 @@ export const ENV_TYPICALS: Record<string, EnvTypicals> = {
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
 
 /**
- * Typical speeds by engine kind (README "What to expect per engine"; every one an estimate):
+ * Typical speeds by engine kind (docs/results/real-llm-dream.md; every one an estimate):
  * WebLLM 0.5–1.5B on a laptop GPU ≈ 3 s per transition (680 tokens, 138 generated at 30–60 tokens/s);
  * wllama on a laptop CPU ≈ 20 s (0.5B Q4, ~10 tokens/s decode); a local server (Ollama,
  * llama-server) ≈ 2 s per call, a few at once; vLLM on a GPU server ≈ 1 s per call with many at once.
