@@ -12,8 +12,12 @@
  *   - the held-out dream: at least `FIRST_STEP_FAILURE_SHARE` of its episodes ended at their first
  *     step while fewer than half the demonstrated episodes are that short: failed;
  *   - the audit: terminated accuracy below `MIN_TERMINATED_ACCURACY`: failed; none measurable
- *     (every held-out episode lacks an outcome): a warning.
- * `status` is 'failed' when any check failed.
+ *     (every held-out episode lacks an outcome): a warning;
+ *   - action agreement not clearly above chance (less than `AGREEMENT_Z` standard errors of a
+ *     uniform pick above it): a warning — the policy does not act like the demonstrations;
+ *   - where a real env was played (`--real-env`): real success under half the dream's: a warning
+ *     that the dream does not transfer.
+ * `status` is 'failed' when any check failed; warnings say what the figures cannot claim.
  */
 import { dreamWarnings } from '../train/dream-health';
 import type { IterationRecord } from '../train/loop';
@@ -28,7 +32,14 @@ export const FIRST_STEP_FAILURE_SHARE = 0.9;
 const ONE_STEP_DEMONSTRATED_SHARE = 0.5;
 
 export interface DomainHealthProblem {
-  kind: 'first-step' | 'step-limit' | 'no-success' | 'terminated-accuracy' | 'unaudited-endings';
+  kind:
+    | 'first-step'
+    | 'step-limit'
+    | 'no-success'
+    | 'terminated-accuracy'
+    | 'unaudited-endings'
+    | 'near-chance-agreement'
+    | 'no-transfer';
   severity: 'failed' | 'warning';
   message: string;
 }
@@ -99,6 +110,41 @@ function auditProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
   ];
 }
 
+/** Standard errors above chance from which action agreement counts as learned (a one-sided test at about 2 %). */
+export const AGREEMENT_Z = 2;
+
+function agreementProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
+  const { agreement, chance, usable_steps: n } = evaluation.agreement;
+  if (agreement === null || chance === null || n === 0) return [];
+  const z = (agreement - chance) / Math.sqrt((chance * (1 - chance)) / n);
+  if (z >= AGREEMENT_Z) return [];
+  return [
+    {
+      kind: 'near-chance-agreement',
+      severity: 'warning',
+      message:
+        `Action agreement ${agreement.toFixed(3)} on ${n} held-out steps is not clearly above chance ` +
+        `${chance.toFixed(3)} (${z.toFixed(1)} standard errors, ${AGREEMENT_Z} needed): the dream-trained policy does ` +
+        'not act like the demonstrations. More episodes, or more iterations, may help.',
+    },
+  ];
+}
+
+function transferProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
+  const { real, dream } = evaluation;
+  if (!real || dream.success_rate === null || real.success_rate >= dream.success_rate / 2) return [];
+  return [
+    {
+      kind: 'no-transfer',
+      severity: 'warning',
+      message:
+        `The dream judges ${percent(dream.success_rate)} of the held-out tasks a success, the real ${real.env} ` +
+        `${percent(real.success_rate)} of ${real.episodes}: the dream does not transfer, so its success is no ` +
+        "measure of the agent's.",
+    },
+  ];
+}
+
 /** The verdict on a domain run: its iterations' metrics, its evaluation, and the demonstrated episodes. */
 export function domainHealth(
   history: readonly IterationRecord[],
@@ -109,6 +155,8 @@ export function domainHealth(
     ...historyProblems(history),
     ...firstStepProblem(evaluation, demonstrated).filter((p) => !history.length || !hasKind(history, p)),
     ...auditProblem(evaluation),
+    ...agreementProblem(evaluation),
+    ...transferProblem(evaluation),
   ];
   return { status: problems.some((p) => p.severity === 'failed') ? 'failed' : 'ok', problems };
 }

@@ -91,6 +91,24 @@ describe('domainHealth', () => {
     ).toBe('ok');
   });
 
+  it('says when action agreement is not clearly above chance, and when the dream does not transfer', () => {
+    const near = evaluation({});
+    near.agreement = { agreement: 0.15, usable_steps: 127, held_out_steps: 127, chance: 0.125 };
+    const health = domainHealth(history([5]), near, demonstrated(5));
+    expect(health.status).toBe('ok');
+    expect(health.problems).toMatchObject([{ kind: 'near-chance-agreement', severity: 'warning' }]);
+    expect(health.problems[0].message).toMatch(/0\.150 on 127 held-out steps is not clearly above chance 0\.125/);
+    // 0.317 on 429 steps against 0.125 is about 12 standard errors: learned.
+    near.agreement = { agreement: 0.317, usable_steps: 429, held_out_steps: 429, chance: 0.125 };
+    expect(domainHealth(history([5]), near, demonstrated(5)).problems).toEqual([]);
+    near.real = { env: 'household-v0', difficulty: 0.5, episodes: 100, success_rate: 0, score: 0, mean_steps: 50 };
+    expect(domainHealth(history([5]), near, demonstrated(5)).problems).toMatchObject([
+      { kind: 'no-transfer', severity: 'warning' },
+    ]);
+    near.real.success_rate = 0.6;
+    expect(domainHealth(history([5]), near, demonstrated(5)).problems).toEqual([]);
+  });
+
   it('no measurable ending (no outcomes recorded): a warning, not a success claim of its own', () => {
     const health = domainHealth(history([5]), evaluation({ terminated: null }), demonstrated(5));
     expect(health.status).toBe('ok');
