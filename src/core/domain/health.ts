@@ -124,8 +124,8 @@ function agreementProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
       severity: 'warning',
       message:
         `Action agreement ${agreement.toFixed(3)} on ${n} held-out steps is not clearly above chance ` +
-        `${chance.toFixed(3)} (${z.toFixed(1)} standard errors, ${AGREEMENT_Z} needed): the dream-trained policy does ` +
-        'not act like the demonstrations. More episodes, or more iterations, may help.',
+        `${chance.toFixed(3)} (${z.toFixed(1)} standard errors, ${AGREEMENT_Z} needed): the dream-trained policy ` +
+        'does not act like the demonstrations. More episodes, or more iterations, may help.',
     },
   ];
 }
