@@ -8,9 +8,10 @@
  *
  * Training is deterministic for a given backend (wasm here): the same command makes the same
  * weights, at any --threads (shard i runs on thread i mod threads; gradients add up in shard
- * order). The shipped files were made before the training kernels were rewritten (per-row
+ * order). The shipped webshop files were made before the training kernels were rewritten (per-row
  * attention, one-softmax loss): this command now makes weights within float rounding of them
- * (about 1e-8 relative), not the same bytes. The page dreams with these out of the box.
+ * (about 1e-8 relative), not the same bytes. The household files were made by this command, on
+ * the dataset with decoy episodes (issue 29). The page dreams with these out of the box.
  */
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
