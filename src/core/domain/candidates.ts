@@ -50,6 +50,8 @@ export interface CandidateIndex {
   idf: Map<string, number>;
   /** Actions by how often they were taken (most first, then alphabetical). */
   frequent: string[];
+  /** Dot products of one search (all zero between searches). */
+  scratch?: Float64Array;
 }
 
 function words(text: string): string[] {
@@ -106,7 +108,11 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The most similar indexed states (cosine of IDF-weighted words), the excluded episode left out. */
+/**
+ * The most similar indexed states (cosine of IDF-weighted words), the excluded episode left out.
+ * Dot products accumulate in one array over the query words' postings; the best `NEIGHBOURS` are
+ * kept by insertion (no sort of every touched state: an import of 1,000 episodes asks 13,000 times).
+ */
 function neighbours(
   index: CandidateIndex,
   query: Map<string, number>,
@@ -114,7 +120,8 @@ function neighbours(
 ): { state: IndexedState; score: number }[] {
   const norm = normOf(query, index.idf);
   if (norm === 0) return [];
-  const dot = new Map<number, number>();
+  const dot = (index.scratch ??= new Float64Array(index.states.length));
+  const touched: number[] = [];
   for (const [w, weight] of query) {
     const list = index.postings.get(w);
     if (!list) continue;
@@ -122,13 +129,28 @@ function neighbours(
     for (const i of list) {
       const s = index.states[i];
       if (s.episode === excludeEpisode) continue;
-      dot.set(i, (dot.get(i) ?? 0) + weight * idf * (s.words.get(w)! * idf));
+      if (dot[i] === 0) touched.push(i);
+      dot[i] += weight * idf * (s.words.get(w)! * idf);
     }
   }
-  return [...dot.entries()]
-    .map(([i, d]) => ({ state: index.states[i], score: d / (norm * index.states[i].norm), i }))
-    .sort((a, b) => b.score - a.score || a.i - b.i)
-    .slice(0, NEIGHBOURS);
+  const best: { i: number; score: number }[] = [];
+  for (const i of touched) {
+    const score = dot[i] / (norm * index.states[i].norm);
+    dot[i] = 0;
+    if (best.length === NEIGHBOURS && !better(score, i, best[best.length - 1])) continue;
+    let at = best.length === NEIGHBOURS ? best.length - 1 : best.length;
+    while (at > 0 && better(score, i, best[at - 1])) {
+      best[at] = best[at - 1];
+      at--;
+    }
+    best[at] = { i, score };
+  }
+  return best.map(({ i, score }) => ({ state: index.states[i], score }));
+}
+
+/** Higher score first; the earlier state on a tie (deterministic). */
+function better(score: number, i: number, than: { i: number; score: number }): boolean {
+  return score > than.score || (score === than.score && i < than.i);
 }
 
 /**
