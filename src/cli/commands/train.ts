@@ -1,9 +1,11 @@
 /**
  * `dreamgym train` and `dreamgym eval`: real-environment policy-gradient training with
  * metrics.jsonl, summary.json, run.json (the run's identity) and a checkpoint after every iteration (resumable
- * with --resume).
+ * with --resume). `--mode sft` is the SFT baseline (behaviour cloning of the offline expert
+ * episodes, no RL); `--sft` starts a run from that policy. A final evaluation plays the dev
+ * held-out tasks, or with `--split test` the test ones too (evaluate.ts).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
 import {
@@ -20,6 +22,7 @@ import {
 } from '../../core/train/config';
 import { Trainer, type IterationRecord, type TrainerDeps, type TrainerState } from '../../core/train/loop';
 import { dreamWarnings } from '../../core/train/dream-health';
+import { behaviourCloning, DEFAULT_SFT_CONFIG, sftExamples } from '../../core/train/sft';
 import { EVAL_SPLITS, type EvalResult, type EvalSplit } from '../../core/train/evaluate';
 import { rolloutSuccess } from '../../core/train/metrics';
 import { EngineFailureError } from '../../core/experience/engine-failures';
@@ -52,13 +55,19 @@ export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
   usage:
-    'dreamgym train --preset P --mode real|dream|s2r [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--split dev|test] [--out DIR] [--resume] [--json]',
+    'dreamgym train --preset P --mode real|dream|s2r|sft [--sft] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--split dev|test] [--out DIR] [--resume] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: {
       type: 'string',
-      description: 'where experience comes from (default real; dream and s2r need --llm)',
-      choices: MODES,
+      description:
+        'where experience comes from (default real; dream and s2r need --llm); sft: behaviour cloning of the ' +
+        'offline expert episodes, no RL (the SFT baseline)',
+      choices: [...MODES, 'sft'],
+    },
+    sft: {
+      type: 'boolean',
+      description: 'a new real, dream or s2r run starts from the SFT policy (cloned from the offline expert episodes)',
     },
     algo: { type: 'string', description: "policy-gradient algorithm (default: the preset's)", choices: ALGORITHMS },
     llm: {
@@ -102,6 +111,7 @@ export const trainCommand: CommandSpec = {
 type TrainOptions = {
   preset?: string;
   split: EvalSplit;
+  sft?: boolean;
   mode?: string;
   algo?: string;
   llm?: string;
@@ -231,6 +241,12 @@ function runFolder(o: TrainOptions): string {
 export async function runTrain(args: ParsedArgs): Promise<void> {
   const o = args.options as TrainOptions;
   const settings = parseSettings(o.set, SETTING_NAMES, trainCommand);
+  if (o.mode === 'sft') return runSftOnly(o, settings);
+  if (o.sft && o.resume)
+    throw new UsageError(
+      '--sft starts a new run from the SFT policy; a resumed run keeps its own. Drop --sft.',
+      trainCommand,
+    );
   const fresh = o.resume ? null : freshConfig(o, settings);
   const out = fresh ? (o.out ?? join('runs', `${fresh.preset}-${fresh.algo}-${fresh.seed}`)) : runFolder(o);
   // A new run gets a new identity (written with its first checkpoint); a resumed one checks its checkpoint's.
@@ -247,9 +263,10 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
     process.stderr.write(`--llm ${o.llm} is not used: a real run without llmPrior asks no language model.\n`);
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
-  if (o.dataset !== undefined && config.mode === 'real')
+  if (o.dataset !== undefined && config.mode === 'real' && !o.sft)
     throw new UsageError(
-      '--dataset seeds the replay buffer of a dream: use it with --mode dream or s2r.',
+      '--dataset seeds the replay buffer of a dream (or the cloning of --sft): ' +
+        'use it with --mode dream or s2r, or --sft.',
       trainCommand,
     );
   if (o.dataset !== undefined && state)
@@ -304,6 +321,8 @@ async function trainAndSummarize(
     writeFileSync(metricsPath, kept.map((l) => l + '\n').join(''));
   } else {
     trainer = new Trainer(config, deps);
+    if (o.sft) await cloneOffline(trainer, o.dataset, out);
+    else rmSync(join(out, SFT_FILE), { force: true }); // a new run in an old folder did not start from its SFT
     writeFileSync(metricsPath, '');
     // Iteration 0 is a checkpoint too: a run stopped in its first iteration (the engine down) resumes from it.
     await store.save(await trainer.state());
@@ -358,6 +377,7 @@ async function trainAndSummarize(
         }
       : {}),
     ...(o.dataset !== undefined ? { offline_dataset: o.dataset } : {}),
+    ...(existsSync(join(out, SFT_FILE)) ? { started_from: JSON.parse(readFileSync(join(out, SFT_FILE), 'utf8')) } : {}),
     ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
     eval: evalSummary(evaluation),
     ...(evaluation !== dev ? { eval_dev: evalSummary(dev) } : {}),
@@ -395,6 +415,87 @@ async function finalEvaluations(
 /** An evaluation as summary.json and `eval --json` write it: its split, rounded rates and its task count. */
 function evalSummary(e: EvalResult): { split: EvalSplit; success: number; score: number; episodes: number } {
   return { split: e.split, success: round(e.success), score: round(e.score), episodes: e.episodes };
+}
+
+const SFT_FILE = 'sft.json';
+
+/**
+ * Behaviour cloning of the trainer's policy on the offline expert episodes (sft.ts), written to
+ * OUT/sft.json: what the run started from (a --sft run) or all it did (--mode sft).
+ */
+async function cloneOffline(trainer: Trainer, dataset: string | undefined, out: string) {
+  const { config } = trainer;
+  const sft = { ...DEFAULT_SFT_CONFIG, stepLimit: trainer.stepLimit, seed: config.seed };
+  const examples = sftExamples(
+    await offlineTrajectories(config.env, dataset, trainCommand),
+    sft.sources,
+    sft.stepLimit,
+  );
+  const bar = progressBar(`sft ${config.preset}`);
+  const epochs = await behaviourCloning(trainer.policy, examples, sft, (r) =>
+    bar.update(r.epoch, sft.epochs, `loss ${r.loss.toFixed(3)} accuracy ${r.accuracy.toFixed(3)}`),
+  );
+  bar.end();
+  const last = epochs[epochs.length - 1];
+  const record = {
+    from: 'sft',
+    sources: sft.sources,
+    examples: examples.length,
+    epochs: sft.epochs,
+    learning_rate: sft.learningRate,
+    loss: round(last.loss, 4),
+    accuracy: round(last.accuracy, 4),
+    ...(dataset !== undefined ? { offline_dataset: dataset } : {}),
+  };
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, SFT_FILE), JSON.stringify(record, null, 2) + '\n');
+  return record;
+}
+
+/**
+ * `train --mode sft`: the SFT baseline. The policy is cloned from the offline expert episodes (no
+ * RL, no environment steps), saved as a run's checkpoint (so `eval --run` plays it) and evaluated.
+ */
+async function runSftOnly(o: TrainOptions, settings: Record<string, unknown>): Promise<void> {
+  const refused = ['resume', 'llm', 'estimate', 'sft', 'curriculum', 'algo'].filter(
+    (k) => o[k as keyof TrainOptions] !== undefined,
+  );
+  if (refused.length)
+    throw new UsageError(
+      `--mode sft clones the offline data and trains nothing else: drop --${refused.join(', --')}.`,
+      trainCommand,
+    );
+  const config = freshConfig({ ...o, mode: 'real', curriculum: false }, settings);
+  const out = o.out ?? join('runs', `${config.preset}-sft-${config.seed}`);
+  const backend = await initBackend(o.backend);
+  process.stderr.write(`backend: ${backend.reason}\n`);
+  mkdirSync(out, { recursive: true });
+  const run = newRunIdentity(config);
+  writeRunIdentity(out, run);
+  const started = performance.now();
+  const trainer = new Trainer(config, {});
+  try {
+    const sft = await cloneOffline(trainer, o.dataset, out);
+    await new FolderCheckpointStore(join(out, 'checkpoint'), { run }).save(await trainer.state());
+    writeFileSync(join(out, 'config.json'), JSON.stringify(trainer.config, null, 2) + '\n');
+    const { evaluation, dev } = await finalEvaluations(trainer, o.split);
+    const summary = {
+      ...{ preset: config.preset, mode: 'sft', seed: config.seed, real_steps: 0, dream_steps: 0, sft },
+      eval: evalSummary(evaluation),
+      ...(evaluation !== dev ? { eval_dev: evalSummary(dev) } : {}),
+      ...{ wall_seconds: round((performance.now() - started) / 1000, 1), backend: backend.backend, out },
+      config: trainer.config,
+    };
+    writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+    if (o.json) printJsonLast(summary);
+    else
+      console.log(
+        `SFT: held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks ` +
+          `of the ${summary.eval.split} split), cloned from ${sft.examples} expert steps; run in ${out}`,
+      );
+  } finally {
+    trainer.dispose();
+  }
 }
 
 /** The run's metric history as records (metrics.jsonl: one iteration a line). */

@@ -26,6 +26,8 @@ import { PRESETS, validateConfig, type Algorithm, type Mode, type TrainConfig } 
 import { EVAL_SPLITS, evaluatePolicy, heldOutSeed, type EvalResult, type EvalSplit } from './evaluate';
 import { Trainer } from './loop';
 import { rolloutSuccess } from './metrics';
+import { behaviourCloning, DEFAULT_SFT_CONFIG, sftExamples } from './sft';
+import { CandidatePolicy } from '../policy/policy';
 import { buildRunParts, type RunPartsDeps } from './run-parts';
 
 // ---- options, dependencies, results -----------------------------------------------------------
@@ -349,15 +351,20 @@ class Context {
     return this.deps.now?.() ?? 0;
   }
 
-  /** A fresh in-memory buffer seeded from the env's shipped dataset (parsed once per env). */
-  async freshBuffer(envId: string): Promise<ReplayBuffer> {
+  /** The env's shipped offline dataset (parsed once per env); null: none handed in. */
+  dataset(envId: string): Promise<readonly Trajectory[] | null> {
     let data = this.datasets.get(envId);
     if (!data) {
       data = Promise.resolve(this.deps.loadDataset?.(envId) ?? null);
       this.datasets.set(envId, data);
     }
+    return data;
+  }
+
+  /** A fresh in-memory buffer seeded from the env's shipped dataset. */
+  async freshBuffer(envId: string): Promise<ReplayBuffer> {
     const buffer = new ReplayBuffer(new MemoryBufferStore());
-    const trajectories = await data;
+    const trajectories = await this.dataset(envId);
     if (trajectories?.length)
       await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: this.now() });
     return buffer;
@@ -432,6 +439,48 @@ function baselineJob(
 }
 
 /**
+ * Behaviour cloning of `policy` on the env's offline expert episodes (sft.ts): the SFT row, and the
+ * start of the SFT-then-dream row (its trainer's policy, the same initial weights as the SFT row's).
+ */
+async function cloneExpert(ctx: Context, policy: CandidatePolicy, config: TrainConfig, epochs: number): Promise<void> {
+  const data = await ctx.dataset(config.env);
+  if (!data?.length)
+    throw new ExperimentError(
+      `The SFT rows clone the offline dataset of ${config.env}, and none was handed in: ` +
+        'give ExperimentDeps.loadDataset.',
+    );
+  const stepLimit = getEnvDefinition(config.env).defaultStepLimit;
+  const sft = { ...DEFAULT_SFT_CONFIG, epochs, stepLimit, seed: config.seed };
+  await behaviourCloning(policy, sftExamples(data, sft.sources, stepLimit), sft);
+}
+
+/** The SFT baseline: the policy cloned from the expert episodes, no RL, evaluated as every row is. */
+function sftJob(ctx: Context, config: TrainConfig, split: EvalSplit, epochs: number): Job {
+  return {
+    label: `${config.env} SFT (behaviour cloning) seed ${config.seed}`,
+    cost: 2 * config.finalEvalEpisodes * getEnvDefinition(config.env).defaultStepLimit,
+    async run() {
+      const started = ctx.now();
+      const policy = new CandidatePolicy({ seed: config.seed }); // the initial policy of every row's trainer
+      try {
+        await cloneExpert(ctx, policy, config, epochs);
+        const r = await evaluatePolicy(policy, config.env, config.difficulty, config.finalEvalEpisodes, { split });
+        return {
+          split,
+          success: r.success,
+          score: r.score,
+          realSteps: 0,
+          dreamSteps: 0,
+          wallSeconds: (ctx.now() - started) / 1000,
+        };
+      } finally {
+        policy.dispose();
+      }
+    },
+  };
+}
+
+/**
  * The final evaluation of a trained policy on a split. Dev: the one the run made after its last
  * iteration. Test: a fresh one on the test tasks, made only here, after training is over.
  */
@@ -448,6 +497,8 @@ function trainJob(
   config: TrainConfig,
   split: EvalSplit,
   evalElsewhere: TrainConfig[] = [],
+  /** Epochs of behaviour cloning the policy starts from (SFT, then dream); null: the untrained policy. */
+  sftEpochs: number | null = null,
 ): Job {
   return {
     label,
@@ -462,6 +513,7 @@ function trainJob(
       const parts = await buildRunParts(valid, { ...ctx.deps.engine, ...(buffer ? { buffer } : {}) });
       const trainer = new Trainer(valid, { ...parts, ...(buffer ? { buffer, now: () => ctx.now() } : {}) });
       try {
+        if (sftEpochs !== null) await cloneExpert(ctx, trainer.policy, valid, sftEpochs);
         const invalid: number[] = [];
         while (!trainer.finished) {
           const record = await trainer.runIteration();
@@ -529,10 +581,12 @@ function rowFrom(
 export const TABLE1_ROWS = [
   'random',
   'expert',
+  'sft',
   'real-grpo',
   'real-ppo',
   'dream-grpo',
   'dream-ppo',
+  'sft-dream-grpo',
   's2r-grpo',
   's2r-ppo',
 ] as const;
@@ -542,6 +596,26 @@ const MODE_NAMES: Record<Mode, string> = {
   dream: 'DreamGym (dream only)',
   s2r: 'DreamGym-S2R (dream, then real)',
 };
+
+/** Epochs of the SFT rows' cloning: the tuned default, or 3 in a --quick smoke run. */
+function sftEpochs(options: ExperimentOptions): number {
+  return options.quick ? 3 : DEFAULT_SFT_CONFIG.epochs;
+}
+
+/** The SFT rows: behaviour cloning on the offline expert episodes, alone and as the dream's start. */
+const SFT_ROW = {
+  id: 'sft',
+  label: 'SFT — behaviour cloning of the offline expert episodes (no RL)',
+  kind: 'train',
+  experience: 'offline expert episodes',
+} as const;
+const SFT_DREAM_ROW = {
+  id: 'sft-dream-grpo',
+  label: `GRPO — SFT, then ${MODE_NAMES.dream}`,
+  kind: 'train',
+  mode: 'dream',
+  algo: 'grpo',
+} as const;
 
 /** A training config of a row: preset (+quick, +overrides), then the row's own settings. */
 function rowConfig(
@@ -570,7 +644,15 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
   const layout: {
     env: string;
     setup: EnvSetup;
-    rows: { id: string; label: string; kind: RowResult['kind']; mode?: Mode; algo?: Algorithm; count: number }[];
+    rows: {
+      id: string;
+      label: string;
+      kind: RowResult['kind'];
+      mode?: Mode;
+      algo?: Algorithm;
+      experience?: string;
+      count: number;
+    }[];
   }[] = [];
   for (const env of options.envs) {
     const base = baseConfig(env, options);
@@ -587,6 +669,8 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
         count: seeds.length,
       });
     }
+    for (const seed of seeds) jobs.push(sftJob(ctx, rowConfig(env, options, seed, {}), split, sftEpochs(options)));
+    rows.push({ ...SFT_ROW, count: seeds.length });
     for (const mode of ['real', 'dream', 's2r'] as const) {
       for (const algo of ['grpo', 'ppo'] as const) {
         const rowLabel = `${algo.toUpperCase()} — ${MODE_NAMES[mode]}`;
@@ -602,6 +686,14 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
           );
         }
         rows.push({ id: `${mode}-${algo}`, label: rowLabel, kind: 'train', mode, algo, count: seeds.length });
+      }
+      if (mode === 'dream') {
+        for (const seed of seeds) {
+          const config = rowConfig(env, options, seed, { mode, algo: 'grpo' });
+          const jobLabel = `${env} SFT, then dream GRPO [${label}] seed ${seed}`;
+          jobs.push(trainJob(ctx, jobLabel, config, split, [], sftEpochs(options)));
+        }
+        rows.push({ ...SFT_DREAM_ROW, count: seeds.length });
       }
     }
     layout.push({ env, setup: setupOf(base, split), rows });
@@ -622,6 +714,7 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
               kind: r.kind,
               ...(r.mode ? { mode: r.mode, algo: r.algo } : {}),
               ...(r.mode && r.mode !== 'real' ? { experienceModel: label } : {}),
+              ...(r.experience ? { experienceModel: r.experience } : {}),
             },
             slice,
             seeds,
@@ -663,6 +756,10 @@ function table1Notes(options: ExperimentOptions): string[] {
     splitNote(options),
     'Real train steps: real-environment steps used for training (evaluation not counted). Dream rows use 0; S2R rows count only their real phase (s2rRealFraction × the real-mode budget). Dream steps: transitions produced by the experience model.',
     'Real rows train without the curriculum (the fixed task pool); dream and S2R rows with it, as the CLI does by default.',
+    'SFT: the same policy trained by maximum likelihood on the offline dataset’s expert episodes ' +
+      `(behaviour cloning, ${sftEpochs(options)} epochs; no RL, no environment steps). SFT, then dream: ` +
+      'the dream GRPO row started from that policy instead of the untrained one (the paper’s agents start from ' +
+      'an instruct model).',
     ...(oracle
       ? [
           `The experience model of the dream and S2R rows is the noisy oracle, ${llmSpecLabel(options.llm)}: the real environment with dialled reward and transition errors. It is a control instrument, not a learned model, so these rows measure how training copes with a known model error, not how good an LLM experience model is.`,

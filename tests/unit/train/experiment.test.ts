@@ -91,8 +91,19 @@ describe('experiment tables', () => {
       expect(row(`dream-${algo}`).invalidRate?.mean).toBe(0);
     }
     expect(row('real-grpo').experienceModel).toBeUndefined();
-    // One start and one done per job (2 baselines + 6 training runs), numbered within the plan.
-    expect(events.filter((e) => e.kind === 'done')).toHaveLength(8);
+    // SFT: cloned from the offline expert episodes, no env steps; SFT then dream: dream steps only.
+    expect(row('sft')).toMatchObject({ experienceModel: 'offline expert episodes' });
+    expect([row('sft').realSteps.mean, row('sft').dreamSteps.mean]).toEqual([0, 0]);
+    expect(row('sft').success.mean).toBeGreaterThan(row('random').success.mean);
+    expect(row('sft-dream-grpo')).toMatchObject({
+      mode: 'dream',
+      algo: 'grpo',
+      experienceModel: 'oracle (ε_R=0.1, ε_P=0.1)',
+    });
+    expect(row('sft-dream-grpo').realSteps.mean).toBe(0);
+    expect(row('sft-dream-grpo').dreamSteps.mean).toBeGreaterThan(0);
+    // One start and one done per job (2 baselines + SFT + 7 training runs), numbered within the plan.
+    expect(events.filter((e) => e.kind === 'done')).toHaveLength(10);
     expect(events.filter((e) => e.kind === 'iteration').length).toBeGreaterThanOrEqual(12);
 
     const md = renderTable(result, { elapsedSeconds: 12.3, workers: 1 });
@@ -102,9 +113,9 @@ describe('experiment tables', () => {
     for (const r of rows) expect(md).toContain(`| ${r.label} |`);
     expect(
       md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| method') && !l.startsWith('| ---')),
-    ).toHaveLength(8);
+    ).toHaveLength(10);
     expect(md).toMatch(/Elapsed: 12 s/);
-  });
+  }, 180_000);
 
   it('Table 2 (quick): ablation rows, the oracle-inert ablations are identical (re-run to prove it), no LLM prior is N/A', async () => {
     const result = await runTable2(
@@ -206,7 +217,7 @@ describe('experiment tables', () => {
       grid: true,
       overrides: tiny,
     });
-    expect(plan.jobs).toHaveLength(2 * 8 + 2 * 9);
+    expect(plan.jobs).toHaveLength(2 * 10 + 2 * 9);
     expect(plan.jobs.every((j) => j.cost > 0)).toBe(true);
     const both = await runExperiment(
       { envs: ['webshop-lite-v0'], llm: 'oracle:0,0', seeds: 1, table: 2, overrides: tiny },
@@ -236,7 +247,7 @@ describe('experiment tables', () => {
       demo.groupSize,
     ]);
     expect(demo.algo).toBe('ppo');
-  });
+  }, 240_000);
 
   it('rejects unknown envs and bad requests', () => {
     expect(presetForEnv('household-v0').preset).toBe('household-easy');
