@@ -14,8 +14,9 @@
  * each top-level spec field changed in every leaf, and with every leaf changed: the dreams (first
  * states, next states, rewards, terminations, verdict notes, raw answers) must be identical.
  *
- * Each head kind is a case (an outcome head on both envs, household's goal head); a new head is
- * one more entry in CASES, with the note its verdicts write.
+ * Each head kind is a case (a hand-made outcome head on both envs, a hand-made goal head, the
+ * shipped household model's own goal head); a new head is one more entry in CASES, with the note
+ * its verdicts write.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
@@ -67,9 +68,9 @@ function goalHead(real: readonly Trajectory[]): VerdictHead {
 interface LeakCase {
   name: string;
   env: string;
-  /** The shipped network the case dreams with, and the verdict head put on it (given the real episodes). */
+  /** The shipped network the case dreams with, and the verdict head put on it (given the real episodes and its own). */
   model: string;
-  head: (real: readonly Trajectory[]) => VerdictHead;
+  head: (real: readonly Trajectory[], shipped: VerdictHead | undefined) => VerdictHead;
   /** The note every verdict of this head writes (a case whose dreams show none proves nothing). */
   note: RegExp;
 }
@@ -94,6 +95,17 @@ const CASES: LeakCase[] = [
     env: 'household-v0',
     model: 'public/models/household-v0',
     head: goalHead,
+    note: /^goal head: p\(ends with success\)/,
+  },
+  {
+    name: 'household, its shipped goal head',
+    env: 'household-v0',
+    model: 'public/models/household-v0',
+    head: (_, shipped) => {
+      if (!shipped)
+        throw new Error('public/models/household-v0 has no verdict head: re-make it with `npm run models`.');
+      return shipped;
+    },
     note: /^goal head: p\(ends with success\)/,
   },
 ];
@@ -132,7 +144,7 @@ async function prepare(c: LeakCase): Promise<Prepared> {
     episodes.push({ task, donor, first, expert: definition.solve(task).actions });
   }
   const buffer = await bufferFromTrajectories(real);
-  return { manifest: { ...manifest, verdict: c.head(real) }, weights, buffer, episodes };
+  return { manifest: { ...manifest, verdict: c.head(real, manifest.verdict) }, weights, buffer, episodes };
 }
 
 // ---- the variants of a task -------------------------------------------------------------------
