@@ -34,6 +34,7 @@ import type { DomainEvaluation } from '../../core/domain/evaluate';
 import type { DomainHealth } from '../../core/domain/health';
 import { trainDomain } from '../../core/domain/trainer';
 import { envIds } from '../../core/envs/registry';
+import { EVAL_SPLITS, type EvalSplit } from '../../core/train/evaluate';
 import { formatLlmSpec } from '../../core/llm/spec';
 import { ConfigError } from '../../core/train/config';
 import { buildRunParts, checkDomainEngine } from '../../core/train/run-parts';
@@ -94,7 +95,7 @@ export const domainTrainCommand: CommandSpec = {
   summary: 'train a policy in the dream of an imported domain, then evaluate: dream success, action agreement, audit',
   usage:
     'dreamgym domain train --name N --llm openai:BASE_URL#MODEL|learned:PATH [--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
-    '[--eval-episodes E] [--audit-n A] [--real-env ENV [--real-episodes N] [--difficulty D]] ' +
+    '[--eval-episodes E] [--audit-n A] [--real-env ENV [--real-episodes N] [--difficulty D] [--split dev|test]] ' +
     '[--seed S] [--k K] [--history H] ' +
     '[--no-reasoning] [--dir D] [--json]; exits 3 when the model failed its health checks',
   options: {
@@ -151,6 +152,12 @@ export const domainTrainCommand: CommandSpec = {
         'a registered env the episodes were recorded in (an export of ours): also play its held-out real tasks',
     },
     'real-episodes': { type: 'integer', description: 'held-out real tasks (with --real-env)', default: 100, min: 1 },
+    split: {
+      type: 'string',
+      description: 'held-out split of the real tasks (with --real-env): dev, or test for reported figures',
+      choices: EVAL_SPLITS,
+      default: 'dev',
+    },
     difficulty: {
       type: 'number',
       description: 'task difficulty of the real tasks (with --real-env)',
@@ -273,6 +280,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
     'audit-n': number;
     'real-env'?: string;
     'real-episodes': number;
+    split: EvalSplit;
     difficulty: number;
     seed: number;
     k: number;
@@ -304,7 +312,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
     auditTransitions: o['audit-n'],
     ...(o['step-limit'] !== undefined ? { stepLimit: o['step-limit'] } : {}),
     ...(o['real-env'] !== undefined
-      ? { realEval: { env: o['real-env'], episodes: o['real-episodes'], difficulty: o.difficulty } }
+      ? { realEval: { env: o['real-env'], episodes: o['real-episodes'], difficulty: o.difficulty, split: o.split } }
       : {}),
     llmMaxFailures,
   };
@@ -463,7 +471,8 @@ function printTrainSummary(summary: TrainSummary, evaluation: DomainEvaluation, 
   );
   if (real) {
     console.log(
-      `  (d) real held-out success in ${real.env}  ${show(real.success_rate)} on ${real.episodes} tasks ` +
+      `  (d) real held-out success in ${real.env}  ${show(real.success_rate)} ` +
+        `on ${real.episodes} ${real.split} tasks ` +
         `(difficulty ${real.difficulty}, mean steps ${show(real.mean_steps)})`,
     );
   }

@@ -7,6 +7,7 @@
  */
 import { envIds } from '../envs/registry';
 import { parseLlmSpec, type LlmSpecText } from '../llm/spec';
+import type { EvalSplit } from '../train/evaluate';
 import { withDefaults, type TrainConfig } from '../train/config';
 import { checkDomainEngine } from '../train/run-parts';
 import type { Domain } from './domain';
@@ -45,6 +46,8 @@ export interface RealEvalConfig {
   episodes: number;
   /** Task difficulty 0..1 (that of the recorded episodes). */
   difficulty: number;
+  /** The held-out split played (default dev; test only for reported figures, design §7). */
+  split?: EvalSplit;
 }
 
 export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<Omit<DomainTrainConfig, 'llm'>> = Object.freeze({

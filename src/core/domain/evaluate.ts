@@ -17,7 +17,7 @@ import { outcomeOf, predictedOutcome, type ExperienceModel } from '../experience
 import type { PolicyState } from '../policy/features';
 import type { CandidatePolicy } from '../policy/policy';
 import { Rng } from '../rng';
-import { playGreedy } from '../train/evaluate';
+import { playGreedy, type EvalSplit } from '../train/evaluate';
 import type { Observation, Task, Trajectory } from '../types';
 import { defaultStepLimit } from './config';
 import { heldOutTasks, type Domain } from './domain';
@@ -71,6 +71,7 @@ export interface DomainAuditReport {
 /** Held-out real success, where the domain's episodes came from a registered env (config.ts `realEval`). */
 export interface RealSuccessReport {
   env: string;
+  split: EvalSplit;
   difficulty: number;
   episodes: number;
   success_rate: number;

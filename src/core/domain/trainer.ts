@@ -152,7 +152,8 @@ export class DomainTrainer {
     const real = this.config.realEval;
     if (!real) return { dream, agreement, audit };
     // The real env's held-out (dev) seeds, played greedily: a measurement possible only for exports of our envs.
-    const result = await evaluatePolicy(this.policy, real.env, real.difficulty, real.episodes);
+    const split = real.split ?? 'dev';
+    const result = await evaluatePolicy(this.policy, real.env, real.difficulty, real.episodes, { split });
     const rounded = (x: number) => Math.round(x * 10000) / 10000;
     return {
       dream,
@@ -160,6 +161,7 @@ export class DomainTrainer {
       audit,
       real: {
         env: real.env,
+        split,
         difficulty: real.difficulty,
         episodes: result.episodes,
         success_rate: rounded(result.success),

@@ -300,9 +300,13 @@ describe('dreamgym domain train', () => {
     try {
       const args = ['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', `openai:${baseUrl}#fake`];
       const small = ['--iterations', '1', '--tasks-per-iteration', '2', '--group-size', '2', '--audit-n', '12'];
-      expect(await main([...args, ...small, '--json'])).toBe(3);
+      // The episodes came from household (renamed): its real held-out tasks can be played too.
+      const real = ['--real-env', 'household-v0', '--real-episodes', '3'];
+      expect(await main([...args, ...small, ...real, '--json'])).toBe(3);
       const summary = lastJson();
       expect(summary.status).toBe('failed');
+      expect(summary.eval.real).toMatchObject({ env: 'household-v0', split: 'dev', episodes: 3 });
+      expect(summary.eval.real.success_rate).toBeGreaterThanOrEqual(0);
       expect(summary.eval.dream_success).toMatchObject({ success_rate: 1, mean_length: 1, first_step_share: 1 });
       expect(summary.problems.map((p: { kind: string }) => p.kind)).toEqual(
         expect.arrayContaining(['first-step', 'terminated-accuracy']),
@@ -314,6 +318,8 @@ describe('dreamgym domain train', () => {
       // Without --json the report says FAILED too.
       expect(await main([...args, ...small])).toBe(3);
       expect(out.join('\n')).toMatch(/FAILED \(see the errors above\): myapp/);
+      expect(await main([...args, ...small, '--real-env', 'nowhere-v0'])).toBe(2);
+      expect(err.join('\n')).toMatch(/--real-env 'nowhere-v0' is not a registered env/);
     } finally {
       endAtOnce = false;
     }

@@ -101,7 +101,15 @@ describe('domainHealth', () => {
     // 0.317 on 429 steps against 0.125 is about 12 standard errors: learned.
     near.agreement = { agreement: 0.317, usable_steps: 429, held_out_steps: 429, chance: 0.125 };
     expect(domainHealth(history([5]), near, demonstrated(5)).problems).toEqual([]);
-    near.real = { env: 'household-v0', difficulty: 0.5, episodes: 100, success_rate: 0, score: 0, mean_steps: 50 };
+    near.real = {
+      env: 'household-v0',
+      split: 'dev',
+      difficulty: 0.5,
+      episodes: 100,
+      success_rate: 0,
+      score: 0,
+      mean_steps: 50,
+    };
     expect(domainHealth(history([5]), near, demonstrated(5)).problems).toMatchObject([
       { kind: 'no-transfer', severity: 'warning' },
     ]);
