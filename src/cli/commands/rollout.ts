@@ -9,7 +9,7 @@ export const rolloutCommand: CommandSpec = {
   name: 'rollout',
   summary: 'play episodes with a baseline policy and write them as trajectory JSONL',
   usage:
-    'dreamgym rollout <id> --policy expert|random|noisy-expert [--epsilon E] [--finish-early Q] --episodes N --seed S [--difficulty D] --out FILE.jsonl [--json]',
+    'dreamgym rollout <id> --policy expert|random|noisy-expert|decoy-expert [--epsilon E] [--finish-early Q] --episodes N --seed S [--difficulty D] --out FILE.jsonl [--json]',
   positionals: ['id'],
   options: {
     policy: { type: 'string', description: 'who acts', choices: BASELINE_POLICIES, default: 'expert' },

@@ -24,7 +24,7 @@ describe('dreamgym CLI', () => {
     expect(await main(['rollout', 'household-v0', '--episodes', 'many'])).toBe(2);
     expect(err.join('\n')).toMatch(/--episodes must be an integer, got 'many'/);
     expect(await main(['rollout', 'household-v0', '--policy', 'genius'])).toBe(2);
-    expect(err.join('\n')).toMatch(/--policy must be one of expert, random, noisy-expert; got 'genius'/);
+    expect(err.join('\n')).toMatch(/--policy must be one of expert, random, noisy-expert, decoy-expert; got 'genius'/);
     expect(await main(['check-env', 'atari-v5'])).toBe(1);
     expect(err.join('\n')).toMatch(/Unknown environment 'atari-v5'. Valid ids: webshop-lite-v0, household-v0/);
   });
