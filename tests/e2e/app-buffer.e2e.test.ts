@@ -67,14 +67,14 @@ describe('the Buffer page', () => {
     expect(loaded).toBeGreaterThan(0);
     expect(await cell(page, 'household-v0', 'offline')).toBeGreaterThan(0);
     expect(await cell(page, 'webshop-lite-v0', 'offline')).toBeGreaterThan(0);
-    expect(await page.getByTestId('total-episodes').textContent()).toBe('480');
+    expect(await page.getByTestId('total-episodes').textContent()).toBe('540');
 
     // A second click adds nothing.
     await load.click();
     await idle(page);
     await expect
       .poll(() => page.getByTestId('buffer-status').textContent())
-      .toMatch(/household-v0: 0 episodes added \(0 transitions\), 240 skipped/);
+      .toMatch(/household-v0: 0 episodes added \(0 transitions\), 300 skipped/);
     expect(await page.getByTestId('buffer-status').textContent()).toMatch(
       /webshop-lite-v0: 0 episodes added \(0 transitions\), 240 skipped/,
     );
@@ -140,7 +140,7 @@ describe('the Buffer page', () => {
     const exported = readFileSync(await download.path(), 'utf8')
       .trim()
       .split('\n');
-    expect(exported.length).toBe(481);
+    expect(exported.length).toBe(541);
     expect(exported.some((line) => line.includes('household-v0/hostile/1'))).toBe(true);
 
     // Clear needs a confirmation.
