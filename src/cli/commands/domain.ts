@@ -256,12 +256,20 @@ export function nextCommands(name: string, dir: string): [string, string] {
   ];
 }
 
-/** The domain's saved buffer, copied into memory (dreamed transitions of this run stay out of the saved one). */
+/**
+ * The domain's saved buffer, copied into memory (dreamed transitions of this run stay out of the
+ * saved one). The folder store hands out embeddings as views of one shared array, and the memory
+ * store clones each record whole: a view would clone the shared array once per transition (a
+ * 1,000-episode domain ran out of 24 GB), so each embedding is copied to an array of its own.
+ */
 async function runBuffer(dir: string, name: string): Promise<ReplayBuffer> {
   const saved = await openDomainBuffer(dir, name);
   try {
     const memory = new ReplayBuffer(new MemoryBufferStore(), saved.embedder);
-    await memory.add(await saved.store.listTransitions(), await saved.store.listEpisodes());
+    const transitions = (await saved.store.listTransitions()).map((t) =>
+      t.embedding ? { ...t, embedding: new Float32Array(t.embedding) } : t,
+    );
+    await memory.add(transitions, await saved.store.listEpisodes());
     return memory;
   } finally {
     await saved.store.close();
