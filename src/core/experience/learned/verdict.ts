@@ -331,7 +331,9 @@ export function fitGoalHead(
 
 /**
  * The head a domain's recorded episodes support: an outcome head where failures end episodes
- * too, else a goal head; null when the data holds too few of either.
+ * too, a goal head where no recorded episode ended in failure (only the goal ends one); null
+ * when the data holds too few examples of either (a few failed endings: too few to grade, yet
+ * proof that failures do end episodes there).
  */
 export function fitHeadFor(
   card: DomainCard,
@@ -339,8 +341,9 @@ export function fitHeadFor(
   historyLength: number,
 ): VerdictHead | null {
   const endings = verdictExamples(episodes, historyLength);
-  if (endings.filter((e) => !e.success).length >= MIN_VERDICT_EXAMPLES) return fitVerdictHead(card, endings);
-  return fitGoalHead(episodes, historyLength);
+  const failedEndings = endings.filter((e) => !e.success).length;
+  if (failedEndings === 0) return fitGoalHead(episodes, historyLength);
+  return fitVerdictHead(card, endings);
 }
 
 /** Which question a head answers: how an ending went (outcome), or whether a step ends at all (goal). */

@@ -168,8 +168,14 @@ describe('goal head', () => {
       ...(await play('webshop-lite-v0', 'expert', range(100, 20))),
       ...(await play('webshop-lite-v0', 'random', range(300, 30))),
     ];
-    const shopHead = fitHeadFor(builtInDomainCard('webshop-lite-v0')!, recorded(shop), 4);
+    const shopCard = builtInDomainCard('webshop-lite-v0')!;
+    const shopHead = fitHeadFor(shopCard, recorded(shop), 4);
     expect(shopHead && verdictKind(shopHead)).toBe('outcome');
+    // A few failed endings are too few to grade, yet show that failures end episodes: no goal head.
+    const failed = shop.filter((t) => t.steps.at(-1)!.terminated && !t.result.success);
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    const experts = shop.filter((t) => t.source === 'expert');
+    expect(fitHeadFor(shopCard, recorded([...experts, ...failed.slice(0, 2)]), 4)).toBeNull();
   }, 60_000);
 
   it('round-trips in model.json', async () => {
