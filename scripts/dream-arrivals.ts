@@ -81,7 +81,8 @@ const share = (x: { arrivals: number; hits: number }) =>
 console.log(`${model.label}, T=${temperature}, ${episodes} episodes`);
 console.log(`dream: arrivals showing the asked object ${share(dream)}; dream-judged successes ${dream.successes}`);
 console.log(
-  `dream: arrivals at the asked place showing the asked object ${share({ arrivals: dream.atPlace, hits: dream.stockedPlace })} (real: none, by construction)`,
+  `dream: arrivals at the asked place showing the asked object ` +
+    `${share({ arrivals: dream.atPlace, hits: dream.stockedPlace })} (real: none, by construction)`,
 );
 console.log(`real (shipped dataset, random play at difficulty 0): arrivals showing the asked object ${share(real)}`);
 model.dispose();

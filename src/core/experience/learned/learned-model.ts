@@ -159,7 +159,9 @@ export class LearnedExperienceModel implements ExperienceModel {
     );
     this.temperature = Math.max(0, options.temperature ?? 0.7);
     this.verdict = options.verdictHead === false ? null : (manifest.verdict ?? null);
-    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${this.temperature > 0 ? `, T=${this.temperature}` : ''}${this.verdict ? (verdictKind(this.verdict) === 'goal' ? ', goal head' : ', verdict head') : ''})`;
+    const head = this.verdict ? (verdictKind(this.verdict) === 'goal' ? ', goal head' : ', verdict head') : '';
+    const sampled = this.temperature > 0 ? `, T=${this.temperature}` : '';
+    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${sampled}${head})`;
     this.preferredBatch = Math.max(1, options.maxBatch ?? 64);
   }
 
@@ -343,7 +345,8 @@ export class LearnedExperienceModel implements ExperienceModel {
     if (!this.verdict) return { reward: written };
     const { p, features } = judgeStep(this.card, this.verdict, this.verdictInput(ctx));
     notes.push(
-      `verdict head: p(success) ${p.toFixed(3)} from ${this.featureText(features)} (the generator wrote reward ${written})`,
+      `verdict head: p(success) ${p.toFixed(3)} from ${this.featureText(features)} ` +
+        `(the generator wrote reward ${written})`,
     );
     const success = p >= 0.5;
     return this.options.verdictReward === 'outcome' ? { reward: success ? 1 : 0 } : { reward: p, success };

@@ -28,18 +28,18 @@
  * (WebShop: a wrong buy). Where only the goal ends an episode (household: a wrong put just goes
  * on, with reward 0), there is no failed ending to grade; the question is whether a step ends the
  * episode at all. A 'goal' head answers it, for every step, before the generator writes anything:
- * its verdict is the answer's terminated token, and the generator writes the rest. It is fitted
- * on the real steps whose verb ever ended an episode (the goal-like steps: every put, use, ...),
- * ended or not, over four generic features:
- * - ending_share: how often the action's verb ended an episode in the data (a verb that never did
- *   never ends one);
- * - missing: the instruction's words naming something the domain's actions name (a word, not the
- *   verb, of the state's admissible actions or of the actions taken) that the action leaves out — the place
- *   or the object of a wrong put;
- * - extra: the action's words (no numbers) that the instruction does not hold — a wrong object
- *   or place;
- * - untouched: those instruction words found in no action taken — the object never cleaned,
- *   heated or cooled.
+ * its verdict is the answer's terminated token, and the generator writes the rest. For each verb
+ * that ever ended an episode (put, use, ...) it fits a regression over that verb's real steps,
+ * ended or not, weighted as they occur; a verb that never ended one never ends one. The three
+ * features are generic, over the words the domain's actions name (its vocabulary: the data's
+ * action arguments, less verbs and numbers):
+ * - missing: the instruction's vocabulary words that the action leaves out;
+ * - extra: the words the action names (no verb, no numbers) that the instruction does not hold —
+ *   a wrong object or place;
+ * - untouched: the instruction's vocabulary words that no shown action named — the object never
+ *   fetched.
+ * The outcome head suits a domain whose data holds failed endings; the goal head one whose data
+ * holds none (fitHeadFor).
  */
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
@@ -368,7 +368,10 @@ function sameNames(a: readonly string[] | undefined, b: readonly string[]): bool
 export function verdictHeadProblem(head: VerdictHead): string | null {
   const goal = sameNames(head.features, GOAL_FEATURES);
   if (!goal && !sameNames(head.features, VERDICT_FEATURES))
-    return `its verdict head reads features [${String(head.features)}], and this version computes [${VERDICT_FEATURES.join(', ')}] or [${GOAL_FEATURES.join(', ')}]`;
+    return (
+      `its verdict head reads features [${String(head.features)}], and this version computes ` +
+      `[${VERDICT_FEATURES.join(', ')}] or [${GOAL_FEATURES.join(', ')}]`
+    );
   const regressions = goal ? Object.values(head.byVerb ?? {}) : [head];
   const usable = (r: Pick<VerdictHead, 'weights' | 'bias'>) =>
     r.weights?.length === head.features.length && [...r.weights, r.bias].every(Number.isFinite);
