@@ -404,6 +404,11 @@ export async function evaluateBaseline(
   return { split, success: successes / episodes, score: score / episodes, episodes, meanSteps: steps / episodes };
 }
 
+/** The outcome of a row that takes no env steps (random, expert, SFT): its evaluation only. */
+function untrainedOutcome(r: { success: number; score: number }, split: EvalSplit, wallSeconds: number) {
+  return { split, success: r.success, score: r.score, realSteps: 0, dreamSteps: 0, wallSeconds };
+}
+
 /** Relative cost of training with `config` (rollout steps at the step limit; dreaming costs about twice a real step). */
 function trainCost(config: TrainConfig, split: EvalSplit): number {
   const stepLimit = getEnvDefinition(config.env).defaultStepLimit;
@@ -426,14 +431,7 @@ function baselineJob(
     async run() {
       const started = ctx.now();
       const r = await evaluateBaseline(name, config.env, config.difficulty, config.finalEvalEpisodes, seed, split);
-      return {
-        split,
-        success: r.success,
-        score: r.score,
-        realSteps: 0,
-        dreamSteps: 0,
-        wallSeconds: (ctx.now() - started) / 1000,
-      };
+      return untrainedOutcome(r, split, (ctx.now() - started) / 1000);
     },
   };
 }
@@ -465,14 +463,7 @@ function sftJob(ctx: Context, config: TrainConfig, split: EvalSplit, epochs: num
       try {
         await cloneExpert(ctx, policy, config, epochs);
         const r = await evaluatePolicy(policy, config.env, config.difficulty, config.finalEvalEpisodes, { split });
-        return {
-          split,
-          success: r.success,
-          score: r.score,
-          realSteps: 0,
-          dreamSteps: 0,
-          wallSeconds: (ctx.now() - started) / 1000,
-        };
+        return untrainedOutcome(r, split, (ctx.now() - started) / 1000);
       } finally {
         policy.dispose();
       }
