@@ -276,11 +276,20 @@ export function goalFeatures(vocabulary: ReadonlySet<string>, input: VerdictInpu
   return [Math.min(missing, 4), Math.min(extra, 4), Math.min(untouched, 4)];
 }
 
+const vocabularies = new WeakMap<VerdictHead, ReadonlySet<string>>();
+
+/** A goal head's vocabulary as a set, made once per head (every dreamed step reads it). */
+function vocabularyOf(head: VerdictHead): ReadonlySet<string> {
+  let set = vocabularies.get(head);
+  if (!set) vocabularies.set(head, (set = new Set(head.vocabulary)));
+  return set;
+}
+
 /** A goal head's p(this step reaches the goal): its verb's regression, 0 for a verb that never ended an episode. */
 export function goalProbability(head: VerdictHead, input: VerdictInput): number {
   const verdict = head.byVerb?.[verbOf(input.action)];
   if (!verdict) return 0;
-  return verdictProbability(verdict, goalFeatures(new Set(head.vocabulary), input));
+  return verdictProbability(verdict, goalFeatures(vocabularyOf(head), input));
 }
 
 /** The words, other than verbs and numbers, that the recorded actions and admissible lists name. */
@@ -357,7 +366,7 @@ export function judgeStep(card: DomainCard, head: VerdictHead, input: VerdictInp
     const features = verdictFeatures(card, input);
     return { p: verdictProbability(head, features), features };
   }
-  return { p: goalProbability(head, input), features: goalFeatures(new Set(head.vocabulary), input) };
+  return { p: goalProbability(head, input), features: goalFeatures(vocabularyOf(head), input) };
 }
 
 function sameNames(a: readonly string[] | undefined, b: readonly string[]): boolean {
