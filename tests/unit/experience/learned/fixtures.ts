@@ -12,6 +12,7 @@ import { ExperienceNetwork, type NetworkConfig } from '../../../../src/core/expe
 import { DEFAULT_FIT_OPTIONS, fitNetwork } from '../../../../src/core/experience/learned/fit';
 import type { SftPair } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
+import type { Step } from '../../../../src/core/types';
 import { SEGMENT_COUNT } from '../../../../src/core/experience/learned/format';
 
 export const TOY_CARD: DomainCard = {
@@ -157,4 +158,9 @@ export async function trainedToyNetwork(): Promise<{ tokenizer: Tokenizer; pairs
     seed: 2,
   });
   return { tokenizer, pairs, net };
+}
+
+/** A valid running step taken before the one asked about, as a context's history shows it. */
+export function pastStep(action: string): Step {
+  return { observation: '', admissible: [], action, reward: 0, terminated: false, truncated: false, valid: true };
 }

@@ -29,7 +29,7 @@ import {
 import { trajectoryToTransitions } from '../../../../src/core/buffer/transitions';
 import { Rng } from '../../../../src/core/rng';
 import type { Trajectory } from '../../../../src/core/types';
-import { tinyNetwork } from './fixtures';
+import { pastStep, tinyNetwork } from './fixtures';
 import { emptyTrainingRecord } from './tiny-model-files';
 
 const ENV = 'household-v0';
@@ -270,15 +270,7 @@ describe('a dream with a goal head', () => {
     const ask = (s: typeof goal) =>
       model.next({
         task: { ...task, instruction: s.input.instruction },
-        history: s.input.history.map((action) => ({
-          observation: '',
-          admissible: [],
-          action,
-          reward: 0,
-          terminated: false,
-          truncated: false,
-          valid: true,
-        })),
+        history: s.input.history.map(pastStep),
         state: { ...s.input.state, admissible: s.input.state.admissible.slice(), task },
         action: s.input.action,
       });

@@ -28,7 +28,7 @@ import { learnedTrainOptions, trainLearnedModel } from '../../../../src/core/exp
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
 import { trajectoryToTransitions } from '../../../../src/core/buffer/transitions';
 import type { Trajectory } from '../../../../src/core/types';
-import { tinyNetwork } from './fixtures';
+import { pastStep, tinyNetwork } from './fixtures';
 import { emptyTrainingRecord } from './tiny-model-files';
 
 const ENV = 'webshop-lite-v0';
@@ -237,15 +237,7 @@ describe('verdict head', () => {
         [failures[0], successes[0], failures[1], successes[1]].map((e) =>
           model.next({
             task: { ...definition.generateTask(1e9, 0), instruction: e.input.instruction },
-            history: e.input.history.map((action) => ({
-              observation: '',
-              admissible: [],
-              action,
-              reward: 0,
-              terminated: false,
-              truncated: false,
-              valid: true,
-            })),
+            history: e.input.history.map(pastStep),
             state: {
               ...e.input.state,
               admissible: e.input.state.admissible.slice(),
