@@ -4,11 +4,23 @@
  * the layout and the wall-clock facts only the edge knows are here.
  */
 import { describeSplit } from '../core/train/evaluate';
-import type { EnvSetup, GridResult, Stat, TableResult, TransferResult } from '../core/train/experiment';
+import type { EnvSetup, GridResult, RowRatio, Stat, TableResult, TransferResult } from '../core/train/experiment';
+import type { RunProvenance } from './job-cache';
 
 const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
 
-/** `mean ± std` in percent (just the mean for a single seed). */
+/** The 95 % interval of a mean rate in percent, `[lo, hi]`, cut to 0…100 ('–' below two seeds). */
+export function formatInterval(s: Stat): string {
+  const clip = (x: number) => Math.min(1, Math.max(0, x));
+  return s.ci95 ? `[${pct(clip(s.ci95[0]))}, ${pct(clip(s.ci95[1]))}]` : '–';
+}
+
+/** Every seed's value in percent, in seed order. */
+export function formatSeeds(s: Stat): string {
+  return s.values.length > 1 ? s.values.map(pct).join(' / ') : '–';
+}
+
+/** `mean ± sample std` in percent (just the mean for a single seed). */
 export function formatStat(s: Stat, percent = true): string {
   if (s.values.length === 0) return '–';
   const f = (x: number) => (percent ? pct(x) : Math.round(x).toString());
@@ -20,7 +32,19 @@ function setupLine(s: EnvSetup): string {
 }
 
 function seedsText(seeds: number[]): string {
-  return seeds.length === 1 ? '1 seed: no spread' : `mean ± std over ${seeds.length} seeds`;
+  return seeds.length === 1
+    ? '1 seed: no spread'
+    : `mean ± sample std over ${seeds.length} seeds (${seeds.join(', ')}), 95 % t-interval of the mean`;
+}
+
+function ratioLines(ratios: RowRatio[]): string[] {
+  if (!ratios.length) return [];
+  const lines = ['| ratio of mean held-out success | ratio | 95 % interval (delta method) |', '| --- | ---: | ---: |'];
+  for (const r of ratios) {
+    const interval = r.ci95 ? `[${r.ci95[0].toFixed(2)}, ${r.ci95[1].toFixed(2)}]` : '–';
+    lines.push(`| ${r.row} / ${r.against} | ${Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : '–'} | ${interval} |`);
+  }
+  return [...lines, ''];
 }
 
 /** Wall-clock facts the edge knows (the core keeps no clock of its own). */
@@ -49,20 +73,20 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
       `Experience model of the dream and S2R rows: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
       '',
     );
-    for (const { setup, rows } of result.envs) {
+    for (const { setup, rows, ratios } of result.envs) {
       lines.push(
         setupLine(setup),
         '',
-        '| method | experience | held-out success % | held-out score % | real train steps | dream steps | wall s |',
-        '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+        '| method | experience | held-out success % | 95 % interval | per seed | held-out score % | real train steps | dream steps | wall s |',
+        '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       );
       for (const r of rows) {
         const experience = r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : (r.experienceModel ?? '–');
         lines.push(
-          `| ${r.label} | ${experience} | ${formatStat(r.success)} | ${formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${r.wallSeconds.mean.toFixed(1)} |`,
+          `| ${r.label} | ${experience} | ${formatStat(r.success)} | ${formatInterval(r.success)} | ${formatSeeds(r.success)} | ${formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${r.wallSeconds.mean.toFixed(1)} |`,
         );
       }
-      lines.push('');
+      lines.push('', ...ratioLines(ratios ?? []));
     }
   } else {
     lines.push(
@@ -76,8 +100,8 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
       lines.push(
         setupLine(setup),
         '',
-        '| variant | setting changed | held-out success % | Δ vs full (points) | held-out score % | dream steps | note |',
-        '| --- | --- | ---: | ---: | ---: | ---: | --- |',
+        '| variant | setting changed | held-out success % | 95 % interval | per seed | Δ vs full (points) | held-out score % | real train steps | dream steps | note |',
+        '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
       );
       for (const r of rows) {
         const changes =
@@ -94,7 +118,7 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
             : (100 * (r.success.mean - full.success.mean)).toFixed(1);
         const note = r.kind === 'not-applicable' ? `**N/A** — ${r.note}` : (r.note ?? '');
         lines.push(
-          `| ${r.label} | ${changes} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.success)} | ${delta} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score)} | ${formatStat(r.dreamSteps, false)} | ${note} |`,
+          `| ${r.label} | ${changes} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.success)} | ${formatInterval(r.success)} | ${formatSeeds(r.success)} | ${delta} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${note} |`,
         );
       }
       lines.push('');
@@ -149,4 +173,42 @@ export function renderTransfer(result: TransferResult, timing?: RunTiming): stri
   );
   lines.push('', 'Notes:', ...result.notes.map((n) => `- ${n}`), '', timingText(result.computeSeconds, timing), '');
   return lines.join('\n');
+}
+
+/** What a reported table says about where its numbers came from. */
+export interface ReportFacts {
+  command: string;
+  date: Date;
+  /** Where each job's outcome was computed (earlier runs of the command, and this one). */
+  provenances: RunProvenance[];
+  jobs: number;
+  reused: number;
+  runs: string;
+}
+
+/** A reported table (docs/results/table<N>-<envs>.md): the command, machine, date and code above the table. */
+export function renderReport(table: string, facts: ReportFacts): string {
+  const count = (values: string[]) => {
+    const tally = new Map<string, number>();
+    for (const v of values) tally.set(v, (tally.get(v) ?? 0) + 1);
+    return [...tally].map(([v, n]) => `${v} (${n} run${n === 1 ? '' : 's'})`).join('; ');
+  };
+  const code = count(
+    facts.provenances.map(
+      (p) => `commit ${p.commit}, src tree ${p.sourceTree}${p.dirty ? ' with uncommitted changes' : ''}`,
+    ),
+  );
+  return [
+    '<!-- Written by `experiment --report` (npm run results); edit the code, not this file. -->',
+    '',
+    `Regenerate: \`${facts.command}\``,
+    '',
+    `- Written: ${facts.date.toISOString()}.`,
+    `- Machine: ${count(facts.provenances.map((p) => p.machine))}.`,
+    `- Code: ${code}.`,
+    `- Runs: ${facts.jobs} jobs kept in \`${facts.runs}\`; ${facts.reused} of them were read from earlier runs ` +
+      'of the same request (same datasets and model files), the rest ran in this command.',
+    '',
+    table,
+  ].join('\n');
 }

@@ -90,6 +90,8 @@ export interface PageLearnedLoadOptions {
   maxBatch?: number;
   /** The run's seed (the learned model's sampling stream). */
   seed?: number;
+  /** Judge endings with the verdict head (default true; false: the generator-reward-only ablation). */
+  verdictHead?: boolean;
   /** Decoders in other threads, and how to stop them (learnedModelWithThreads starts them). */
   decoders?: LearnedModelOptions['decoders'];
   release?: () => void;
@@ -161,6 +163,7 @@ export function learnedModelFromFiles(
     ...(options.historyLength !== undefined ? { historyLength: options.historyLength } : {}),
     ...(options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.verdictHead !== undefined ? { verdictHead: options.verdictHead } : {}),
     ...(options.decoders ? { decoders: options.decoders } : {}),
     ...(options.release ? { release: options.release } : {}),
   });
@@ -187,6 +190,7 @@ export class LearnedModelCache {
       options.historyLength ?? null,
       options.env ?? null,
       options.seed ?? null,
+      options.verdictHead ?? true,
     ]);
     if (this.kept && this.kept.key === key && this.kept.buffer === options.buffer) return this.kept.model;
     this.dispose();

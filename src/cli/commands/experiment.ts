@@ -7,7 +7,7 @@
  * not depend on the number of workers.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,8 +27,9 @@ import {
 } from '../../core/train/experiment';
 import type { EvalSplit } from '../../core/train/evaluate';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
-import { renderGrid, renderTable, renderTransfer, type RunTiming } from '../experiment-report';
+import { renderGrid, renderReport, renderTable, renderTransfer, type RunTiming } from '../experiment-report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { currentProvenance, filesFingerprint, JobCache, type JobRecord } from '../job-cache';
 import { printJsonLast, progressBar } from '../output';
 
 export const experimentCommand: CommandSpec = {
@@ -56,16 +57,27 @@ export const experimentCommand: CommandSpec = {
         'experience model of the dream rows: oracle:EPS_R,EPS_P, openai:BASE_URL#MODEL (key from DREAMGYM_API_KEY, else OPENAI_API_KEY) or learned:PATH',
       default: 'oracle:0.1,0.1',
     },
-    seeds: { type: 'integer', description: 'seeds per row (mean ± std over them)', default: 3, min: 1, max: 100 },
+    seeds: {
+      type: 'integer',
+      description: 'seeds per row (mean, sample std, 95 % interval; default 3, with --report 5 for Table 1)',
+      min: 1,
+      max: 100,
+    },
     split: {
       type: 'string',
       description:
-        'held-out tasks of the final evaluations: dev (seeds from 1e9, for tuning) ' +
-        'or test (seeds from 2e9, for reported tables only)',
+        'held-out tasks of the final evaluations: dev (seeds from 1e9, for tuning; the default) ' +
+        'or test (seeds from 2e9, for reported tables only; the default with --report)',
       choices: ['dev', 'test'],
-      default: 'dev',
     },
-    out: { type: 'string', description: 'output folder (default runs/experiment-<table>)' },
+    report: {
+      type: 'boolean',
+      description:
+        'a reported table: the test split, 5 seeds for Table 1 (3 for Table 2), runs kept in runs/results, ' +
+        'and the table with its command, machine, date and commit written to docs/results/',
+    },
+    fresh: { type: 'boolean', description: 're-run every job, even one a previous run of this request finished' },
+    out: { type: 'string', description: 'output folder (default runs/experiment-<table>; with --report runs/results)' },
     grid: {
       type: 'boolean',
       description: 'also run the transfer-bound grid: dream GRPO over (ε_R, ε_P) ∈ {0, 0.1, 0.3}²',
@@ -94,8 +106,10 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     envs: string;
     size: ExperimentSize;
     llm: string;
-    seeds: number;
-    split: EvalSplit;
+    seeds?: number;
+    split?: EvalSplit;
+    report?: boolean;
+    fresh?: boolean;
     out?: string;
     grid?: boolean;
     transfer?: boolean;
@@ -120,21 +134,25 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
       );
     presetForEnv(env, o.size);
   }
-  if (o.seeds < 1 || o.seeds > 100)
-    throw new UsageError(`--seeds must be within 1..100; got ${o.seeds}.`, experimentCommand);
+  if (o.report && !o.table) throw new UsageError('--report writes a table: give --table 1 or 2.', experimentCommand);
+  const seeds = o.seeds ?? (o.report && o.table === '1' ? 5 : 3);
+  const split: EvalSplit = o.split ?? (o.report ? 'test' : 'dev');
+  if (seeds < 1 || seeds > 100) throw new UsageError(`--seeds must be within 1..100; got ${seeds}.`, experimentCommand);
   if (o.workers !== undefined && (o.workers < 1 || o.workers > 256))
     throw new UsageError(`--workers must be within 1..256; got ${o.workers}.`, experimentCommand);
   if (o.transfer && envs.length < 2)
     throw new UsageError(`--transfer needs two environments in --envs; got ${envs.join(', ')}.`, experimentCommand);
   const llm = formatLlmSpec(parseLlmSpec(o.llm));
   const table = o.table ? (Number(o.table) as 1 | 2) : undefined;
-  const out = o.out ?? join('runs', `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}`);
+  const out =
+    o.out ??
+    (o.report ? join('runs', 'results') : join('runs', `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}`));
   const request: ExperimentRequest = {
     envs,
     size: o.size,
     llm,
-    seeds: o.seeds,
-    split: o.split,
+    seeds,
+    split,
     quick: !!o.quick,
     table,
     grid: !!o.grid,
@@ -148,7 +166,10 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     request,
     edgeDeps(() => {}),
   );
-  let workers = Math.max(1, Math.min(o.workers ?? cpus().length, plan.jobs.length));
+  const cache = new JobCache(join(out, 'jobs'), filesFingerprint(inputFiles(envs, llm)));
+  const provenance = currentProvenance();
+  const { outcomes, pending, records } = cachedOutcomes(plan.jobs, cache, !!o.fresh);
+  let workers = Math.max(1, Math.min(o.workers ?? cpus().length, pending.length));
   if (workers > 1 && !canFork()) {
     process.stderr.write(
       'note: worker processes need the tsx loader (run through `npm run dreamgym`); running the jobs in this process\n',
@@ -156,17 +177,21 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     workers = 1;
   }
   process.stderr.write(
-    `experiment: ${plan.jobs.length} runs on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores); ` +
-      `final evaluations on the ${o.split} split\n`,
+    `experiment: ${plan.jobs.length} runs, ${plan.jobs.length - pending.length} of them finished before (${cache.dir}); ` +
+      `${pending.length} to run on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores); ` +
+      `final evaluations on the ${split} split\n`,
   );
   const print = progressPrinter(started, workers > 1);
-  let outcomes: JobOutcome[];
+  const keep = (index: number, outcome: JobOutcome) => {
+    outcomes[index] = outcome;
+    cache.write(plan.jobs[index].key, outcome, provenance);
+    records.push({ provenance });
+  };
   if (workers === 1) {
     const local = planExperiment(request, edgeDeps(print));
-    outcomes = [];
-    for (const job of local.jobs) outcomes.push(await local.runJob(job.index));
-  } else {
-    outcomes = await runInWorkers(request, o.backend, plan.jobs, workers, print);
+    for (const job of pending) keep(job.index, await local.runJob(job.index));
+  } else if (pending.length) {
+    await runInWorkers(request, o.backend, { all: plan.jobs.length, pending }, workers, print, keep);
   }
   const result: ExperimentResult = plan.assemble(outcomes);
   const elapsed = (performance.now() - started) / 1000;
@@ -183,6 +208,13 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     const md = renderTable(result.table, timing);
     write(`table${result.table.table}.md`, md);
     markdown.push(md);
+    if (o.report) {
+      const file = join('docs', 'results', `table${result.table.table}-${envs.join('+')}.md`);
+      const reused = plan.jobs.length - pending.length;
+      const facts = { command: commandLine(), date: new Date(), provenances: records.map((r) => r.provenance) };
+      writeFileSync(file, renderReport(md, { ...facts, jobs: plan.jobs.length, reused, runs: cache.dir }));
+      written.push(file);
+    }
   }
   if (result.grid) {
     const md = renderGrid(result.grid, timing);
@@ -202,10 +234,10 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     host: { cpus: cpus().length, node: process.version },
     elapsed_seconds: Math.round(elapsed * 10) / 10,
     out,
-    files: [...written, join(out, 'experiment.json')],
+    files: [...written, join(out, o.report ? `table${table}.json` : 'experiment.json')],
     ...result,
   };
-  write('experiment.json', JSON.stringify(summary, null, 2) + '\n');
+  write(o.report ? `table${table}.json` : 'experiment.json', JSON.stringify(summary, null, 2) + '\n');
   process.stderr.write(
     `experiment done in ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min); wrote ${written.join(', ')}\n`,
   );
@@ -278,16 +310,16 @@ function canFork(): boolean {
 async function runInWorkers(
   request: ExperimentRequest,
   backend: Backend,
-  jobs: { index: number; cost: number }[],
+  jobs: { all: number; pending: { index: number; cost: number }[] },
   count: number,
   onProgress: (e: ExperimentProgress) => void,
-): Promise<JobOutcome[]> {
-  const queue = [...jobs].sort((a, b) => b.cost - a.cost || a.index - b.index).map((j) => j.index);
-  const outcomes: JobOutcome[] = new Array(jobs.length);
+  onDone: (index: number, outcome: JobOutcome) => void,
+): Promise<void> {
+  const queue = [...jobs.pending].sort((a, b) => b.cost - a.cost || a.index - b.index).map((j) => j.index);
   const children: ChildProcess[] = [];
   try {
     await new Promise<void>((resolvePromise, reject) => {
-      let remaining = jobs.length;
+      let remaining = jobs.pending.length;
       let failed = false;
       const fail = (error: Error) => {
         if (!failed) {
@@ -313,13 +345,12 @@ async function runInWorkers(
         };
         child.on('message', (message: FromWorker) => {
           if (message.type === 'ready') {
-            if (message.jobs !== jobs.length)
-              fail(new Error(`worker planned ${message.jobs} jobs, expected ${jobs.length}`));
+            if (message.jobs !== jobs.all) fail(new Error(`worker planned ${message.jobs} jobs, expected ${jobs.all}`));
             else next();
           } else if (message.type === 'progress') {
             onProgress(message.event);
           } else if (message.type === 'done') {
-            outcomes[message.index] = message.outcome;
+            onDone(message.index, message.outcome);
             if (--remaining === 0) resolvePromise();
             else next();
           } else {
@@ -338,7 +369,38 @@ async function runInWorkers(
     for (const child of children) if (child.exitCode === null && child.connected) child.disconnect();
     for (const child of children) if (child.exitCode === null) child.kill();
   }
-  return outcomes;
+}
+
+/** This command as typed, for a report to print beside its table. */
+function commandLine(): string {
+  return ['npm run dreamgym --', ...process.argv.slice(2)].join(' ');
+}
+
+/** The files the jobs read, whose content fixes their outcomes: the shipped datasets and a learned model's folder. */
+function inputFiles(envs: string[], llm: string): string[] {
+  const files = [join('public', 'datasets')];
+  const spec = parseLlmSpec(llm);
+  if (spec.kind === 'learned') for (const env of envs) files.push(modelFolderOf(spec.path, env));
+  return files;
+}
+
+function modelFolderOf(path: string, env: string): string {
+  return existsSync(join(path, env)) ? join(path, env) : path;
+}
+
+/** The outcomes of jobs a previous run of the same request finished (none with `fresh`), and the jobs left. */
+function cachedOutcomes<J extends { index: number; key: string }>(jobs: J[], cache: JobCache, fresh: boolean) {
+  const outcomes: JobOutcome[] = new Array(jobs.length);
+  const pending: J[] = [];
+  const records: Pick<JobRecord, 'provenance'>[] = [];
+  for (const job of jobs) {
+    const record = fresh ? null : cache.read(job.key);
+    if (record) {
+      outcomes[job.index] = record.outcome;
+      records.push(record);
+    } else pending.push(job);
+  }
+  return { outcomes, pending, records };
 }
 
 /** A worker: plans the same request, then runs the jobs it is sent, one at a time. */

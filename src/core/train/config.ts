@@ -51,6 +51,11 @@ export interface TrainConfig extends PolicyGradientSettings {
   historyLength: number;
   /** Experience model: reason before predicting (false = the no-reasoning ablation). */
   reasoning: boolean;
+  /**
+   * Learned experience model: judge a step's ending with its verdict head, where it has one
+   * (false = the generator-reward-only ablation: the decoder's own reward and ending).
+   */
+  verdictHead: boolean;
   /** The LLM acts as the agent's prior: π ∝ exp(β·prior + f_θ) (false = the no-LLM-prior ablation; needs an LLM, not the oracle). */
   llmPrior: boolean;
   algo: Algorithm;
@@ -112,6 +117,7 @@ export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'diff
   retrievalK: 4,
   historyLength: 4,
   reasoning: true,
+  verdictHead: true,
   llmPrior: false,
   algo: 'grpo',
   seed: DEFAULT_SEED,
@@ -230,6 +236,7 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   retrievalK: { kind: 'int', min: 0, max: 64 },
   historyLength: { kind: 'int', min: 0, max: 100 },
   reasoning: { kind: 'boolean' },
+  verdictHead: { kind: 'boolean' },
   llmPrior: { kind: 'boolean' },
   seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 },
   difficulty: { kind: 'number', min: 0, max: 1 },

@@ -29,6 +29,9 @@ import { rolloutSuccess } from './metrics';
 import { behaviourCloning, DEFAULT_SFT_CONFIG, sftExamples } from './sft';
 import { CandidatePolicy } from '../policy/policy';
 import { buildRunParts, type RunPartsDeps } from './run-parts';
+import { ratioOfMeans, stat, type Ratio, type Stat } from './stats';
+
+export type { Stat } from './stats';
 
 // ---- options, dependencies, results -----------------------------------------------------------
 
@@ -104,13 +107,6 @@ export type ExperimentProgress =
       wallSeconds: number;
     };
 
-/** Mean and (population) standard deviation over seeds, with the per-seed values. */
-export interface Stat {
-  mean: number;
-  std: number;
-  values: number[];
-}
-
 export interface RowResult {
   id: string;
   label: string;
@@ -153,6 +149,14 @@ export interface EnvSetup {
 export interface EnvTable {
   setup: EnvSetup;
   rows: RowResult[];
+  /** Table 1: each dream (or S2R) row's mean success over its real row's, with a 95 % interval. */
+  ratios?: RowRatio[];
+}
+
+/** `row`'s mean held-out success over `against`'s (ratioOfMeans, stats.ts). */
+export interface RowRatio extends Ratio {
+  row: string;
+  against: string;
 }
 
 export interface TableResult {
@@ -308,13 +312,6 @@ function checkOptions(options: ExperimentOptions): void {
 
 // ---- statistics and jobs ----------------------------------------------------------------------
 
-export function stat(values: number[]): Stat {
-  if (values.length === 0) return { mean: NaN, std: NaN, values: [] };
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const std = Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / values.length);
-  return { mean, std, values: [...values] };
-}
-
 /** What one job (a baseline evaluation or a training run, one seed) hands back; plain JSON. */
 export interface JobOutcome {
   /** The held-out split of success and score (and of the evaluations elsewhere). */
@@ -327,6 +324,11 @@ export interface JobOutcome {
   invalidRate?: number;
   /** Evaluations in further envs (transfer), by env id. */
   elsewhere?: Record<string, EvalResult>;
+  /**
+   * An S2R run's policy at the end of its dream phase, evaluated as the dream row's is: the same
+   * policy a dream run of the same config and seed ends with (the phases share every stream).
+   */
+  dreamPhase?: Omit<JobOutcome, 'dreamPhase' | 'elsewhere'>;
 }
 type Outcome = JobOutcome;
 
@@ -334,6 +336,8 @@ type IterationReport = Omit<Extract<ExperimentProgress, { kind: 'iteration' }>, 
 
 interface Job {
   label: string;
+  /** What fixes the job's outcome (its kind, config, split): equal keys, equal outcomes. */
+  key: string;
   /** Relative cost estimate (for scheduling across workers and for ETAs). */
   cost: number;
   run(report: (e: IterationReport) => void): Promise<Outcome>;
@@ -427,6 +431,14 @@ function baselineJob(
 ): Job {
   return {
     label: `${config.env} ${name} policy seed ${seed}`,
+    key: jobKey('baseline', {
+      name,
+      env: config.env,
+      difficulty: config.difficulty,
+      seed,
+      split,
+      episodes: config.finalEvalEpisodes,
+    }),
     cost: config.finalEvalEpisodes * getEnvDefinition(config.env).defaultStepLimit,
     async run() {
       const started = ctx.now();
@@ -456,6 +468,7 @@ async function cloneExpert(ctx: Context, policy: CandidatePolicy, config: TrainC
 function sftJob(ctx: Context, config: TrainConfig, split: EvalSplit, epochs: number): Job {
   return {
     label: `${config.env} SFT (behaviour cloning) seed ${config.seed}`,
+    key: jobKey('sft', { config, split, epochs }),
     cost: 2 * config.finalEvalEpisodes * getEnvDefinition(config.env).defaultStepLimit,
     async run() {
       const started = ctx.now();
@@ -493,6 +506,12 @@ function trainJob(
 ): Job {
   return {
     label,
+    key: jobKey('train', {
+      config,
+      split,
+      sftEpochs,
+      elsewhere: evalElsewhere.map((t) => [t.env, t.difficulty, t.finalEvalEpisodes]),
+    }),
     cost:
       trainCost(config, split) +
       evalElsewhere.reduce((a, t) => a + t.finalEvalEpisodes * getEnvDefinition(t.env).defaultStepLimit, 0),
@@ -506,10 +525,15 @@ function trainJob(
       try {
         if (sftEpochs !== null) await cloneExpert(ctx, trainer.policy, valid, sftEpochs);
         const invalid: number[] = [];
+        let dreamPhase: JobOutcome['dreamPhase'];
         while (!trainer.finished) {
           const record = await trainer.runIteration();
           const rate = record.metrics['dream/invalid_rate'];
           if (typeof rate === 'number') invalid.push(rate);
+          if (valid.mode === 's2r' && record.iteration === valid.iterations) {
+            const atSwitch = await trainer.source.evaluate(trainer.policy, valid.finalEvalEpisodes, split);
+            dreamPhase = phaseOutcome(atSwitch, trainer, split, (ctx.now() - started) / 1000, invalid);
+          }
           report({
             iteration: record.iteration,
             iterations: Math.max(record.iteration, valid.iterations),
@@ -537,8 +561,9 @@ function trainJob(
           realSteps: trainer.realSteps,
           dreamSteps: trainer.dreamSteps,
           wallSeconds: (ctx.now() - started) / 1000,
-          ...(dreams ? { invalidRate: invalid.length ? invalid.reduce((a, b) => a + b, 0) / invalid.length : 0 } : {}),
+          ...(dreams ? { invalidRate: meanOr0(invalid) } : {}),
           ...(evalElsewhere.length ? { elsewhere } : {}),
+          ...(dreamPhase ? { dreamPhase } : {}),
         };
       } finally {
         trainer.dispose();
@@ -547,6 +572,36 @@ function trainJob(
       }
     },
   };
+}
+
+const meanOr0 = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/** The outcome of an S2R run's dream phase: its evaluation at the switch, 0 real steps so far. */
+function phaseOutcome(
+  evaluation: EvalResult,
+  trainer: Trainer,
+  split: EvalSplit,
+  wallSeconds: number,
+  invalid: number[],
+): NonNullable<JobOutcome['dreamPhase']> {
+  const { success, score } = evaluation;
+  const { realSteps, dreamSteps } = trainer;
+  return { split, success, score, realSteps, dreamSteps, wallSeconds, invalidRate: meanOr0(invalid) };
+}
+
+/** A job's identity as stable JSON (a config's keys sorted, so equal settings give equal keys). */
+function jobKey(kind: string, parts: Record<string, unknown>): string {
+  const sorted = (v: unknown): unknown =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+        )
+      : Array.isArray(v)
+        ? v.map(sorted)
+        : v;
+  return JSON.stringify(sorted({ job: kind, ...parts }));
 }
 
 function rowFrom(
@@ -626,92 +681,102 @@ function rowConfig(
   };
 }
 
+/** A Table 1 row as planned: which jobs give its outcomes, and whether it reads their dream phase. */
+interface PlannedRow {
+  id: string;
+  label: string;
+  kind: RowResult['kind'];
+  mode?: Mode;
+  algo?: Algorithm;
+  experience?: string;
+  jobs: number[];
+  /** The dream rows read the S2R runs' dream phase (JobOutcome.dreamPhase). */
+  phase?: 'dream';
+}
+
+/** The rows compared as dream (or S2R) over real, with a ratio and its interval. */
+const TABLE1_RATIOS: [string, string][] = [
+  ['dream-grpo', 'real-grpo'],
+  ['dream-ppo', 'real-ppo'],
+  ['sft-dream-grpo', 'real-grpo'],
+  ['s2r-grpo', 'real-grpo'],
+  ['s2r-ppo', 'real-ppo'],
+];
+
 function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
   checkOptions(options);
   const seeds = seedList(options);
   const split = splitOf(options);
   const label = llmSpecLabel(options.llm);
   const jobs: Job[] = [];
-  const layout: {
-    env: string;
-    setup: EnvSetup;
-    rows: {
-      id: string;
-      label: string;
-      kind: RowResult['kind'];
-      mode?: Mode;
-      algo?: Algorithm;
-      experience?: string;
-      count: number;
-    }[];
-  }[] = [];
+  const add = (made: Job[]) => made.map((job) => jobs.push(job) - 1);
+  const layout: { setup: EnvSetup; rows: PlannedRow[] }[] = [];
   for (const env of options.envs) {
     const base = baseConfig(env, options);
-    const rows: (typeof layout)[number]['rows'] = [];
+    const rows: PlannedRow[] = [];
     for (const name of ['random', 'expert'] as const) {
-      for (const seed of seeds) jobs.push(baselineJob(ctx, name, base, seed, split));
+      const label =
+        name === 'random'
+          ? 'Random policy (uniform over admissible actions)'
+          : 'Expert policy (scripted, reads the true state)';
+      const made = seeds.map((seed) => baselineJob(ctx, name, base, seed, split));
+      rows.push({ id: name, label, kind: 'baseline', jobs: add(made) });
+    }
+    const sft = seeds.map((seed) => sftJob(ctx, rowConfig(env, options, seed, {}), split, sftEpochs(options)));
+    rows.push({ ...SFT_ROW, jobs: add(sft) });
+    const s2r: Record<string, number[]> = {};
+    for (const mode of ['real', 's2r'] as const) {
+      for (const algo of ['grpo', 'ppo'] as const) {
+        const made = seeds.map((seed) => {
+          const what = `${env} ${mode} ${algo.toUpperCase()}${mode === 'real' ? '' : ` [${label}]`} seed ${seed}`;
+          return trainJob(ctx, what, rowConfig(env, options, seed, { mode, algo }), split);
+        });
+        const indices = add(made);
+        if (mode === 's2r') s2r[algo] = indices;
+        rows.push({
+          id: `${mode}-${algo}`,
+          label: `${algo.toUpperCase()} — ${MODE_NAMES[mode]}`,
+          kind: 'train',
+          mode,
+          algo,
+          jobs: indices,
+        });
+      }
+    }
+    for (const algo of ['grpo', 'ppo'] as const) {
+      const rowLabel = `${algo.toUpperCase()} — ${MODE_NAMES.dream}`;
       rows.push({
-        id: name,
-        label:
-          name === 'random'
-            ? 'Random policy (uniform over admissible actions)'
-            : 'Expert policy (scripted, reads the true state)',
-        kind: 'baseline',
-        count: seeds.length,
+        id: `dream-${algo}`,
+        label: rowLabel,
+        kind: 'train',
+        mode: 'dream',
+        algo,
+        jobs: s2r[algo],
+        phase: 'dream',
       });
     }
-    for (const seed of seeds) jobs.push(sftJob(ctx, rowConfig(env, options, seed, {}), split, sftEpochs(options)));
-    rows.push({ ...SFT_ROW, count: seeds.length });
-    for (const mode of ['real', 'dream', 's2r'] as const) {
-      for (const algo of ['grpo', 'ppo'] as const) {
-        const rowLabel = `${algo.toUpperCase()} — ${MODE_NAMES[mode]}`;
-        for (const seed of seeds) {
-          const config = rowConfig(env, options, seed, { mode, algo });
-          jobs.push(
-            trainJob(
-              ctx,
-              `${env} ${mode} ${algo.toUpperCase()}${mode === 'real' ? '' : ` [${label}]`} seed ${seed}`,
-              config,
-              split,
-            ),
-          );
-        }
-        rows.push({ id: `${mode}-${algo}`, label: rowLabel, kind: 'train', mode, algo, count: seeds.length });
-      }
-      if (mode === 'dream') {
-        for (const seed of seeds) {
-          const config = rowConfig(env, options, seed, { mode, algo: 'grpo' });
-          const jobLabel = `${env} SFT, then dream GRPO [${label}] seed ${seed}`;
-          jobs.push(trainJob(ctx, jobLabel, config, split, [], sftEpochs(options)));
-        }
-        rows.push({ ...SFT_DREAM_ROW, count: seeds.length });
-      }
-    }
-    layout.push({ env, setup: setupOf(base, split), rows });
+    const sftDream = seeds.map((seed) => {
+      const config = rowConfig(env, options, seed, { mode: 'dream', algo: 'grpo' });
+      return trainJob(
+        ctx,
+        `${env} SFT, then dream GRPO [${label}] seed ${seed}`,
+        config,
+        split,
+        [],
+        sftEpochs(options),
+      );
+    });
+    rows.push({ ...SFT_DREAM_ROW, jobs: add(sftDream) });
+    const order = (r: PlannedRow) => (TABLE1_ROWS as readonly string[]).indexOf(r.id);
+    layout.push({ setup: setupOf(base, split), rows: rows.sort((a, b) => order(a) - order(b)) });
   }
   return {
     jobs,
     assemble(outcomes) {
-      let at = 0;
-      const envs: EnvTable[] = layout.map(({ setup, rows }) => ({
-        setup,
-        rows: rows.map((r) => {
-          const slice = outcomes.slice(at, at + r.count);
-          at += r.count;
-          return rowFrom(
-            {
-              id: r.id,
-              label: r.label,
-              kind: r.kind,
-              ...(r.mode ? { mode: r.mode, algo: r.algo } : {}),
-              ...(r.mode && r.mode !== 'real' ? { experienceModel: label } : {}),
-              ...(r.experience ? { experienceModel: r.experience } : {}),
-            },
-            slice,
-            seeds,
-          );
-        }),
-      }));
+      const envs: EnvTable[] = layout.map(({ setup, rows }) => {
+        const results = rows.map((r) => plannedRowResult(r, outcomes, seeds, label));
+        return { setup, rows: results, ratios: ratiosOf(results) };
+      });
       return {
         table: 1,
         split,
@@ -726,6 +791,34 @@ function planTable1(ctx: Context, options: ExperimentOptions): Plan<TableResult>
       };
     },
   };
+}
+
+function plannedRowResult(r: PlannedRow, outcomes: Outcome[], seeds: number[], model: string): RowResult {
+  const picked = r.jobs.map((i) => {
+    const outcome = r.phase === 'dream' ? outcomes[i].dreamPhase : outcomes[i];
+    if (!outcome) throw new ExperimentError(`Job ${i} of row ${r.id} has no ${r.phase ?? ''} outcome.`);
+    return outcome;
+  });
+  const base = {
+    id: r.id,
+    label: r.label,
+    kind: r.kind,
+    ...(r.mode ? { mode: r.mode, algo: r.algo } : {}),
+    ...(r.mode && r.mode !== 'real' ? { experienceModel: model } : {}),
+    ...(r.experience ? { experienceModel: r.experience } : {}),
+    ...(r.phase ? { note: 'the S2R runs of the same seeds, evaluated at the end of their dream phase' } : {}),
+  };
+  return rowFrom(base, picked, seeds);
+}
+
+/** Dream (and S2R) over real: the ratio of mean held-out success with its 95 % interval. */
+function ratiosOf(rows: RowResult[]): RowRatio[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return TABLE1_RATIOS.flatMap(([row, against]) => {
+    const a = byId.get(row);
+    const b = byId.get(against);
+    return a && b ? [{ row, against, ...ratioOfMeans(a.success.values, b.success.values) }] : [];
+  });
 }
 
 /** Which held-out tasks the table's numbers come from, and what that split is for (design.md §7). */
@@ -747,6 +840,11 @@ function table1Notes(options: ExperimentOptions): string[] {
     splitNote(options),
     'Real train steps: real-environment steps used for training (evaluation not counted). Dream rows use 0; S2R rows count only their real phase (s2rRealFraction × the real-mode budget). Dream steps: transitions produced by the experience model.',
     'Real rows train without the curriculum (the fixed task pool); dream and S2R rows with it, as the CLI does by default.',
+    'The dream rows are the S2R runs of the same seeds, evaluated when their dream phase ends: S2R dreams ' +
+      'exactly as a dream run of the same config and seed does (same streams), so one run gives both rows.',
+    'Spread: mean ± sample std (n − 1) over seeds, a 95 % Student-t interval of the mean (cut to 0–100 %), ' +
+      'and each seed’s value. Ratios: mean over mean, with a 95 % interval by the delta method (rows taken ' +
+      'as independent, t with the smaller n − 1 degrees of freedom).',
     'SFT: the same policy trained by maximum likelihood on the offline dataset’s expert episodes ' +
       `(behaviour cloning, ${sftEpochs(options)} epochs; no RL, no environment steps). SFT, then dream: ` +
       'the dream GRPO row started from that policy instead of the untrained one (the paper’s agents start from ' +
@@ -770,19 +868,28 @@ export async function runTable1(options: ExperimentOptions, deps: ExperimentDeps
 
 export const TABLE2_ROWS = [
   'full',
+  'no-verdict',
   'no-retrieval',
   'no-reasoning',
   'no-history',
   'no-curriculum',
   'no-llm-prior',
+  'real-s2r-steps',
 ] as const;
 
-/** The ablations: which config field each one changes, and whether the noisy oracle reads it. */
+type EngineKind = ReturnType<typeof parseLlmSpec>['kind'];
+
+/**
+ * The ablations of the dream GRPO row: the config fields each one changes; `llmOnly`: the noisy
+ * oracle ignores them (its rows repeat the full row unless re-run); `notFor`: engines without the
+ * part at all (the row is not applicable there).
+ */
 const ABLATIONS: {
   id: (typeof TABLE2_ROWS)[number];
   label: string;
   changes: Partial<TrainConfig>;
   llmOnly: boolean;
+  notFor?: { kinds: EngineKind[]; why: string };
 }[] = [
   {
     id: 'full',
@@ -790,110 +897,163 @@ const ABLATIONS: {
     changes: {},
     llmOnly: false,
   },
+  {
+    id: 'no-verdict',
+    label: "w/o verdict head (the generator's own reward and ending)",
+    changes: { verdictHead: false },
+    llmOnly: false,
+    notFor: {
+      kinds: ['oracle', 'openai', 'webllm', 'wllama'],
+      why: 'only a learned experience model has a verdict head',
+    },
+  },
   { id: 'no-retrieval', label: 'w/o experience replay (retrieval)', changes: { retrievalK: 0 }, llmOnly: true },
-  { id: 'no-reasoning', label: 'w/o experience reasoning', changes: { reasoning: false }, llmOnly: true },
+  {
+    id: 'no-reasoning',
+    label: 'w/o experience reasoning',
+    changes: { reasoning: false },
+    llmOnly: true,
+    notFor: { kinds: ['learned'], why: 'the learned experience model writes no reasoning step' },
+  },
   { id: 'no-history', label: 'w/o history', changes: { historyLength: 0 }, llmOnly: true },
   { id: 'no-curriculum', label: 'w/o task generation (curriculum)', changes: { curriculum: false }, llmOnly: false },
 ];
+
+/** A Table 2 row as planned: run (its jobs), repeating the full row (inert), or not applicable. */
+type PlannedAblation =
+  | { id: string; label: string; changes: Partial<TrainConfig>; how: 'run'; jobs: number[]; phase?: 'dream' }
+  | { id: string; label: string; changes: Partial<TrainConfig>; how: 'inert' }
+  | { id: string; label: string; changes: Partial<TrainConfig>; how: 'n/a'; why: string };
 
 function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult> {
   checkOptions(options);
   const seeds = seedList(options);
   const split = splitOf(options);
   const label = llmSpecLabel(options.llm);
-  const oracle = parseLlmSpec(options.llm).kind === 'oracle';
+  const engine = parseLlmSpec(options.llm).kind;
   const jobs: Job[] = [];
-  const layout: { setup: EnvSetup; rows: { ablation: (typeof ABLATIONS)[number]; run: boolean }[] }[] = [];
+  const add = (made: Job[]) => made.map((job) => jobs.push(job) - 1);
+  const layout: { setup: EnvSetup; rows: PlannedAblation[] }[] = [];
   for (const env of options.envs) {
-    const rows: (typeof layout)[number]['rows'] = [];
-    for (const ablation of ABLATIONS) {
-      const run = !(oracle && ablation.llmOnly && !options.rerunInertAblations);
-      if (run) {
-        for (const seed of seeds) {
-          const config = rowConfig(env, options, seed, {
-            mode: 'dream',
-            algo: 'grpo',
-            curriculum: true,
-            ...ablation.changes,
-          });
-          jobs.push(trainJob(ctx, `${env} dream GRPO ${ablation.id} [${label}] seed ${seed}`, config, split));
-        }
+    const rows: PlannedAblation[] = [];
+    for (const { id, label: rowLabel, changes, llmOnly, notFor } of ABLATIONS) {
+      const row = { id, label: rowLabel, changes };
+      if (notFor?.kinds.includes(engine)) rows.push({ ...row, how: 'n/a', why: notFor.why });
+      else if (engine === 'oracle' && llmOnly && !options.rerunInertAblations) rows.push({ ...row, how: 'inert' });
+      else {
+        // The full row is Table 1's S2R run read at the end of its dream phase: one run serves both tables.
+        const mode = id === 'full' ? 's2r' : 'dream';
+        const made = seeds.map((seed) => {
+          const config = rowConfig(env, options, seed, { mode, algo: 'grpo', curriculum: true, ...changes });
+          return trainJob(ctx, `${env} dream GRPO ${id} [${label}] seed ${seed}`, config, split);
+        });
+        rows.push({ ...row, how: 'run', jobs: add(made), ...(id === 'full' ? { phase: 'dream' as const } : {}) });
       }
-      rows.push({ ablation, run });
     }
-    layout.push({ setup: setupOf(baseConfig(env, options), split), rows });
+    rows.push(llmPriorRow(engine));
+    const base = baseConfig(env, options);
+    const realBudget = Math.round(base.s2rRealFraction * base.realStepBudget);
+    const changes: Partial<TrainConfig> = { mode: 'real', realStepBudget: realBudget };
+    const real = seeds.map((seed) =>
+      trainJob(
+        ctx,
+        `${env} real GRPO, S2R's ${realBudget} real steps, seed ${seed}`,
+        rowConfig(env, options, seed, { algo: 'grpo', ...changes }),
+        split,
+      ),
+    );
+    rows.push({
+      id: 'real-s2r-steps',
+      label: "Real GRPO with S2R's real steps only (no dream)",
+      changes,
+      how: 'run',
+      jobs: add(real),
+    });
+    layout.push({ setup: setupOf(base, split), rows });
   }
   return {
     jobs,
     assemble(outcomes) {
-      let at = 0;
-      const envs: EnvTable[] = layout.map(({ setup, rows }) => {
-        const results: RowResult[] = [];
-        for (const { ablation, run } of rows) {
-          const base = {
-            id: ablation.id,
-            label: ablation.label,
-            mode: 'dream' as const,
-            algo: 'grpo' as const,
-            experienceModel: label,
-            changes: ablation.changes,
-          };
-          if (run) {
-            results.push(rowFrom({ ...base, kind: 'train' }, outcomes.slice(at, at + seeds.length), seeds));
-            at += seeds.length;
-          } else {
-            const full = results.find((r) => r.id === 'full')!;
-            results.push({
-              ...full,
-              ...base,
-              kind: 'train',
-              sameAs: 'full',
-              wallSeconds: stat(seeds.map(() => 0)),
-              note: `identical to the full row by construction: the noisy oracle ignores ${Object.keys(ablation.changes).join(', ')} (not re-run)`,
-            });
-          }
-        }
-        results.push({
-          id: 'no-llm-prior',
-          label: 'w/o LLM action prior',
-          kind: 'not-applicable',
-          mode: 'dream',
-          algo: 'grpo',
-          success: stat([]),
-          score: stat([]),
-          realSteps: stat([]),
-          dreamSteps: stat([]),
-          wallSeconds: stat([]),
-          seeds,
-          note: oracle
-            ? 'not applicable: there is no LLM here (noisy oracle), so there is no LLM prior to remove'
-            : "not applicable: the trainer's policy has no LLM action prior (β·prior term off), so there is nothing to remove",
-        });
-        return { setup, rows: results };
-      });
+      const envs: EnvTable[] = layout.map(({ setup, rows }) => ({
+        setup,
+        rows: assembleAblations(rows, outcomes, seeds, label),
+      }));
       return {
         table: 2,
         split,
         llm: options.llm,
         experienceModel: label,
-        oracle,
+        oracle: engine === 'oracle',
         seeds,
         quick: !!options.quick,
         envs,
-        notes: table2Notes(options, oracle),
+        notes: table2Notes(options, engine),
         computeSeconds: computeSeconds(outcomes),
       };
     },
   };
 }
 
-function table2Notes(options: ExperimentOptions, oracle: boolean): string[] {
+function llmPriorRow(engine: EngineKind): PlannedAblation {
+  return {
+    id: 'no-llm-prior',
+    label: 'w/o LLM action prior',
+    changes: { llmPrior: false },
+    how: 'n/a',
+    why:
+      engine === 'oracle'
+        ? 'there is no LLM here (noisy oracle), so there is no LLM prior to remove'
+        : "the trainer's policy has no LLM action prior (β·prior term off), so there is nothing to remove",
+  };
+}
+
+function assembleAblations(rows: PlannedAblation[], outcomes: Outcome[], seeds: number[], model: string): RowResult[] {
+  const results: RowResult[] = [];
+  for (const row of rows) {
+    const real = row.changes.mode === 'real';
+    const base = {
+      id: row.id,
+      label: row.label,
+      mode: real ? ('real' as const) : ('dream' as const),
+      algo: 'grpo' as const,
+      ...(real ? {} : { experienceModel: model }),
+      changes: row.changes,
+    };
+    if (row.how === 'run') {
+      const picked = row.jobs.map((i) => (row.phase === 'dream' ? outcomes[i].dreamPhase! : outcomes[i]));
+      const note = row.phase
+        ? 'the S2R GRPO runs of Table 1 (same seeds), read at the end of their dream phase'
+        : undefined;
+      results.push(rowFrom({ ...base, kind: 'train', ...(note ? { note } : {}) }, picked, seeds));
+    } else if (row.how === 'inert') {
+      const full = results.find((r) => r.id === 'full')!;
+      const note = `identical to the full row by construction: the noisy oracle ignores ${Object.keys(row.changes).join(', ')} (not re-run)`;
+      results.push({ ...full, ...base, kind: 'train', sameAs: 'full', wallSeconds: stat(seeds.map(() => 0)), note });
+    } else {
+      const none = stat([]);
+      const empty = { success: none, score: none, realSteps: none, dreamSteps: none, wallSeconds: none };
+      results.push({ ...base, kind: 'not-applicable', ...empty, seeds, note: `not applicable: ${row.why}` });
+    }
+  }
+  return results;
+}
+
+function table2Notes(options: ExperimentOptions, engine: EngineKind): string[] {
+  const oracle = engine === 'oracle';
+  const prompt =
+    engine === 'learned'
+      ? 'For the learned experience model, k and H change what it is shown at dream time only: the model ' +
+        'was trained with its own k and H (its manifest), so these rows measure how far the dream leans on ' +
+        'them, not a model trained without them. It writes no reasoning step, so that row is not applicable.'
+      : "The retrieval, reasoning and history ablations change the LLM experience model's prompt (retrieved transitions, the reasoning step, the recent history).";
   return [
-    'Every row: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; Δ is the change in held-out success against the full row, in percentage points.',
+    'Every row but the last: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; Δ is the change in held-out success against the full row, in percentage points.',
+    "The last row is real GRPO given only the real steps S2R's real phase gets (s2rRealFraction × the real budget), with no dream: what those steps buy alone.",
     splitNote(options),
     oracle
       ? `With the noisy oracle (${llmSpecLabel(options.llm)}) the retrieval, reasoning and history ablations change nothing: retrieved buffer transitions, the reasoning step and the recent history only feed an LLM experience model's prompt, and the oracle reads none of them. Those rows repeat the full row${options.rerunInertAblations ? ' (re-run here: the numbers are identical)' : ' (not re-run)'}; to measure them, run with --llm openai:BASE_URL#MODEL.`
-      : "The retrieval, reasoning and history ablations change the LLM experience model's prompt (retrieved transitions, the reasoning step, the recent history).",
+      : prompt,
+    "w/o verdict head: a learned model's endings and rewards come from its generator alone (verdictHead = false).",
     oracle
       ? '"w/o LLM prior" is not applicable without an LLM: there is no prior to remove.'
       : '"w/o LLM prior" is not applicable: the trainer\'s policy runs without an LLM action prior.',
@@ -1123,7 +1283,7 @@ export interface ExperimentResult {
 
 /** The requested parts as one list of jobs: run them here (runExperiment) or spread them over worker processes. */
 export interface ExperimentPlan {
-  jobs: { index: number; label: string; cost: number }[];
+  jobs: { index: number; label: string; key: string; cost: number }[];
   /** Runs job `index`; progress goes to deps.onProgress, numbered within the whole plan. */
   runJob(index: number): Promise<JobOutcome>;
   /** The results from every job's outcome, in job order. */
@@ -1149,7 +1309,7 @@ export function planExperiment(request: ExperimentRequest, deps: ExperimentDeps 
     throw new ExperimentError('Nothing to run: ask for a table (1 or 2), the grid, or the transfer study.');
   const jobs = parts.flatMap((p) => p.plan.jobs);
   return {
-    jobs: jobs.map((j, index) => ({ index, label: j.label, cost: j.cost })),
+    jobs: jobs.map((j, index) => ({ index, label: j.label, key: j.key, cost: j.cost })),
     runJob: (index) => {
       if (!(index >= 0 && index < jobs.length))
         throw new ExperimentError(`No job ${index}; the plan has ${jobs.length}.`);

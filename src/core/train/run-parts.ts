@@ -35,6 +35,7 @@ type PartsSettings =
   | 'retrievalK'
   | 'historyLength'
   | 'reasoning'
+  | 'verdictHead'
   | 'llmPrior'
   | 'curriculum'
   | 'curriculumVariations'
@@ -81,6 +82,8 @@ export interface LearnedLoadOptions {
   k: number;
   historyLength: number;
   seed: number;
+  /** Judge endings with the model's verdict head, where it has one (false: the generator's own reward). */
+  verdictHead?: boolean;
 }
 
 export interface RunParts {
@@ -189,6 +192,7 @@ async function experienceModelFor(
             buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined,
             k: config.retrievalK,
             historyLength: config.historyLength,
+            verdictHead: config.verdictHead,
           })
         : new ReasoningExperienceModel(chat()!, {
             buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined,

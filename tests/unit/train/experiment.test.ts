@@ -102,8 +102,9 @@ describe('experiment tables', () => {
     });
     expect(row('sft-dream-grpo').realSteps.mean).toBe(0);
     expect(row('sft-dream-grpo').dreamSteps.mean).toBeGreaterThan(0);
-    // One start and one done per job (2 baselines + SFT + 7 training runs), numbered within the plan.
-    expect(events.filter((e) => e.kind === 'done')).toHaveLength(10);
+    // One start and one done per job (2 baselines + SFT + 5 training runs), numbered within the plan:
+    // the dream rows are the S2R runs read at the end of their dream phase.
+    expect(events.filter((e) => e.kind === 'done')).toHaveLength(8);
     expect(events.filter((e) => e.kind === 'iteration').length).toBeGreaterThanOrEqual(12);
 
     const md = renderTable(result, { elapsedSeconds: 12.3, workers: 1 });
@@ -111,9 +112,10 @@ describe('experiment tables', () => {
     expect(md).toContain('oracle (ε_R=0.1, ε_P=0.1)');
     expect(md).toMatch(/control instrument, not a learned model/);
     for (const r of rows) expect(md).toContain(`| ${r.label} |`);
-    expect(
-      md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| method') && !l.startsWith('| ---')),
-    ).toHaveLength(10);
+    expect(md.split('\n').filter((l) => /^\| [A-Z]/.test(l) && !l.startsWith('| ---'))).toHaveLength(10);
+    // Five ratios of dream (or S2R) over real, each with its interval (one seed: none).
+    expect(md.split('\n').filter((l) => / \/ real-(grpo|ppo) \| /.test(l))).toHaveLength(5);
+    expect(result.envs[0].ratios?.map((r) => `${r.row}/${r.against}`)).toContain('dream-grpo/real-grpo');
     expect(md).toMatch(/Elapsed: 12 s/);
   }, 180_000);
 
@@ -125,11 +127,20 @@ describe('experiment tables', () => {
     const rows = result.envs[0].rows;
     expect(rows.map((r) => r.id)).toEqual([...TABLE2_ROWS]);
     const full = rows.find((r) => r.id === 'full')!;
-    for (const r of rows.filter((r) => r.kind !== 'not-applicable')) {
+    const dreamRows = rows.filter((r) => r.kind !== 'not-applicable' && r.id !== 'real-s2r-steps');
+    for (const r of dreamRows) {
       inRange(r);
       expect(r.realSteps.mean).toBe(0);
       expect(r.experienceModel).toBe('oracle (ε_R=0.1, ε_P=0.1)');
     }
+    // Real GRPO with S2R's real steps only: its budget (a tenth of TINY's 400), no dream.
+    const real = rows.find((r) => r.id === 'real-s2r-steps')!;
+    expect(real.realSteps.mean).toBe(40);
+    expect([real.dreamSteps.mean, real.mode, real.experienceModel]).toEqual([0, 'real', undefined]);
+    // Only a learned model has a verdict head.
+    expect(rows.find((r) => r.id === 'no-verdict')).toMatchObject({ kind: 'not-applicable' });
+    // The full row is an S2R run read at the end of its dream phase; these rows are plain dream runs
+    // the oracle cannot tell apart from it, so equal numbers also prove the two are the same run.
     for (const id of ['no-retrieval', 'no-reasoning', 'no-history']) {
       const r = rows.find((x) => x.id === id)!;
       expect(r.sameAs).toBeUndefined(); // really run
@@ -217,7 +228,7 @@ describe('experiment tables', () => {
       grid: true,
       overrides: tiny,
     });
-    expect(plan.jobs).toHaveLength(2 * 10 + 2 * 9);
+    expect(plan.jobs).toHaveLength(2 * 8 + 2 * 9);
     expect(plan.jobs.every((j) => j.cost > 0)).toBe(true);
     const both = await runExperiment(
       { envs: ['webshop-lite-v0'], llm: 'oracle:0,0', seeds: 1, table: 2, overrides: tiny },

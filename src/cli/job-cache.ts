@@ -1,0 +1,107 @@
+/**
+ * Finished experiment jobs kept on disk (OUT/jobs/), so a long table survives an interrupted
+ * command and two tables share the runs they have in common: Table 2's full row is Table 1's
+ * S2R GRPO run. A job is found again by its key (the core's: kind, config, split) and by the
+ * fingerprint of the files it read: the shipped datasets and, for a learned model, its files.
+ * Each record also says which commit and source tree ran it, so a report can name them; a change
+ * of code does not invalidate a record by itself (`--fresh` re-runs everything).
+ */
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import type { JobOutcome } from '../core/train/experiment';
+
+/** Where a job ran: the code (commit, source tree, uncommitted changes) and the machine. */
+export interface RunProvenance {
+  commit: string;
+  sourceTree: string;
+  dirty: boolean;
+  machine: string;
+}
+
+export interface JobRecord {
+  key: string;
+  fingerprint: string;
+  outcome: JobOutcome;
+  finishedAt: string;
+  provenance: RunProvenance;
+}
+
+export class JobCache {
+  constructor(
+    readonly dir: string,
+    readonly fingerprint: string,
+  ) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  private file(key: string): string {
+    const name = createHash('sha256').update(`${this.fingerprint}\n${key}`).digest('hex').slice(0, 24);
+    return join(this.dir, `${name}.json`);
+  }
+
+  /** The record of a finished job with this key and fingerprint; null when there is none (or it is unreadable). */
+  read(key: string): JobRecord | null {
+    const file = this.file(key);
+    if (!existsSync(file)) return null;
+    try {
+      const record = JSON.parse(readFileSync(file, 'utf8')) as JobRecord;
+      return record.key === key && record.fingerprint === this.fingerprint ? record : null;
+    } catch {
+      return null; // a torn or foreign file: the job runs again and rewrites it
+    }
+  }
+
+  /** Keeps a finished job; written whole (temp file, then rename), so a kill never leaves half a record. */
+  write(key: string, outcome: JobOutcome, provenance: RunProvenance, now = new Date()): void {
+    const record: JobRecord = {
+      key,
+      fingerprint: this.fingerprint,
+      outcome,
+      finishedAt: now.toISOString(),
+      provenance,
+    };
+    const file = this.file(key);
+    writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2) + '\n');
+    renameSync(`${file}.tmp`, file);
+  }
+}
+
+/** The fingerprint of the files a request's jobs read: every file under the given paths, by content. */
+export function filesFingerprint(paths: string[]): string {
+  const hash = createHash('sha256');
+  const visit = (path: string) => {
+    if (!existsSync(path)) {
+      hash.update(`missing ${path}\n`);
+      return;
+    }
+    if (statSync(path).isDirectory()) {
+      for (const name of readdirSync(path).sort()) visit(join(path, name));
+      return;
+    }
+    hash.update(`${path}\n`).update(readFileSync(path));
+  };
+  for (const path of [...paths].sort()) visit(path);
+  return hash.digest('hex').slice(0, 16);
+}
+
+function git(args: string[]): string | null {
+  try {
+    return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** This checkout's commit and source tree, and this machine, as a record names them. */
+export function currentProvenance(): RunProvenance {
+  const cpu = cpus();
+  return {
+    commit: git(['rev-parse', '--short=12', 'HEAD']) ?? 'unknown',
+    sourceTree: git(['rev-parse', '--short=12', 'HEAD:src']) ?? 'unknown',
+    dirty: (git(['status', '--porcelain', '--', 'src']) ?? '') !== '',
+    machine: `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`,
+  };
+}

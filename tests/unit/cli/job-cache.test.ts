@@ -1,0 +1,89 @@
+/**
+ * Finished experiment jobs are kept and found again: a second run of the same request reads every
+ * job instead of running it, with the same numbers; --fresh runs them again; a record of other
+ * input files, or a torn one, is never read.
+ */
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { main } from '../../../src/cli/main';
+import { JobCache, currentProvenance, filesFingerprint } from '../../../src/cli/job-cache';
+import { renderReport } from '../../../src/cli/experiment-report';
+import type { JobOutcome } from '../../../src/core/train/experiment';
+import { captureCliOutput } from '../support/cli-output';
+
+const { err, lastJson } = captureCliOutput();
+
+const OUTCOME: JobOutcome = { split: 'test', success: 0.5, score: 0.7, realSteps: 0, dreamSteps: 9, wallSeconds: 1 };
+
+function stderrText(): string {
+  const write = process.stderr.write as unknown as { mock: { calls: unknown[][] } };
+  return write.mock.calls.map((c) => String(c[0])).join('');
+}
+
+describe('experiment job cache', () => {
+  it('reads a record back by key and fingerprint, and nothing else', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dreamgym-jobs-'));
+    const cache = new JobCache(dir, 'fp-a');
+    cache.write('{"job":"x"}', OUTCOME, currentProvenance());
+    expect(cache.read('{"job":"x"}')?.outcome).toEqual(OUTCOME);
+    expect(cache.read('{"job":"y"}')).toBeNull();
+    expect(new JobCache(dir, 'fp-b').read('{"job":"x"}')).toBeNull(); // other datasets or model files
+    const [file] = readdirSync(dir);
+    writeFileSync(join(dir, file), '{"key": "{\\"job\\":\\"x\\"}", "outc'); // torn by a kill
+    expect(cache.read('{"job":"x"}')).toBeNull();
+  });
+
+  it('fingerprints files by content', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dreamgym-fp-'));
+    writeFileSync(join(dir, 'a.jsonl'), 'one');
+    const before = filesFingerprint([dir]);
+    expect(filesFingerprint([dir])).toBe(before);
+    writeFileSync(join(dir, 'a.jsonl'), 'two');
+    expect(filesFingerprint([dir])).not.toBe(before);
+  });
+
+  it('a second run of the same request reads its jobs; --fresh runs them again', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'dreamgym-exp-'));
+    const run = ['experiment', '--table', '2', '--envs', 'webshop-lite-v0', '--quick', '--seeds', '1'];
+    const args = [...run, '--out', out, '--workers', '1', '--json'];
+    expect(await main(args)).toBe(0);
+    const first = lastJson();
+    expect(stderrText()).toMatch(/experiment: 3 runs, 0 of them finished before/);
+    vi.mocked(process.stderr.write).mockClear();
+    expect(await main(args)).toBe(0);
+    expect(stderrText()).toMatch(/experiment: 3 runs, 3 of them finished before .*; 0 to run/);
+    expect(lastJson().table).toEqual(first.table);
+    vi.mocked(process.stderr.write).mockClear();
+    expect(await main([...args, '--fresh'])).toBe(0);
+    expect(stderrText()).toMatch(/experiment: 3 runs, 0 of them finished before/);
+    const success = (json: any) => json.table.envs[0].rows.map((r: { success: unknown }) => r.success);
+    expect(success(lastJson())).toEqual(success(first));
+  }, 120_000);
+
+  it('a report names its command, machine, date, code and how many runs it read', () => {
+    const provenance = { commit: 'abc', sourceTree: 'def', dirty: false, machine: '2 × cpu, Node v20' };
+    const text = renderReport('## Table 1\n', {
+      command: 'npm run dreamgym -- experiment --report --table 1',
+      date: new Date('2026-12-04T00:00:00Z'),
+      provenances: [provenance, provenance, { ...provenance, commit: 'xyz', dirty: true }],
+      jobs: 3,
+      reused: 2,
+      runs: 'runs/results/jobs',
+    });
+    expect(text).toContain('Regenerate: `npm run dreamgym -- experiment --report --table 1`');
+    expect(text).toContain('2026-12-04T00:00:00.000Z');
+    expect(text).toContain('Machine: 2 × cpu, Node v20 (3 runs)');
+    expect(text).toContain(
+      'commit abc, src tree def (2 runs); commit xyz, src tree def with uncommitted changes (1 run)',
+    );
+    expect(text).toMatch(/3 jobs kept in `runs\/results\/jobs`; 2 of them were read from earlier runs/);
+    expect(text).toContain('## Table 1');
+  });
+
+  it('--report needs a table', async () => {
+    expect(await main(['experiment', '--grid', '--report'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--report writes a table: give --table 1 or 2/);
+  });
+});
