@@ -37,6 +37,28 @@ function seedsText(seeds: number[]): string {
     : `mean ± sample std over ${seeds.length} seeds (${seeds.join(', ')}), 95 % t-interval of the mean`;
 }
 
+const SUCCESS_COLUMNS = ['held-out success %', '95 % interval', 'per seed'];
+const TABLE1_COLUMNS = ['method', 'experience', ...SUCCESS_COLUMNS, 'held-out score %', 'real train steps'].concat([
+  'dream steps',
+  'wall s',
+]);
+const TABLE2_COLUMNS = [
+  'variant',
+  'setting changed',
+  ...SUCCESS_COLUMNS,
+  'Δ vs full (points)',
+  'held-out score %',
+].concat(['real train steps', 'dream steps', 'note']);
+
+function markdownRow(cells: string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** A row's success: mean ± sample std, the 95 % interval, and each seed's value. */
+function successCells(s: Stat): string[] {
+  return [formatStat(s), formatInterval(s), formatSeeds(s)];
+}
+
 function ratioLines(ratios: RowRatio[]): string[] {
   if (!ratios.length) return [];
   const lines = ['| ratio of mean held-out success | ratio | 95 % interval (delta method) |', '| --- | ---: | ---: |'];
@@ -77,13 +99,21 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
       lines.push(
         setupLine(setup),
         '',
-        '| method | experience | held-out success % | 95 % interval | per seed | held-out score % | real train steps | dream steps | wall s |',
-        '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+        markdownRow(TABLE1_COLUMNS),
+        markdownRow(TABLE1_COLUMNS.map((_, i) => (i < 2 ? '---' : '---:'))),
       );
       for (const r of rows) {
         const experience = r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : (r.experienceModel ?? '–');
         lines.push(
-          `| ${r.label} | ${experience} | ${formatStat(r.success)} | ${formatInterval(r.success)} | ${formatSeeds(r.success)} | ${formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${r.wallSeconds.mean.toFixed(1)} |`,
+          markdownRow([
+            r.label,
+            experience,
+            ...successCells(r.success),
+            formatStat(r.score),
+            formatStat(r.realSteps, false),
+            formatStat(r.dreamSteps, false),
+            r.wallSeconds.mean.toFixed(1),
+          ]),
         );
       }
       lines.push('', ...ratioLines(ratios ?? []));
@@ -100,8 +130,8 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
       lines.push(
         setupLine(setup),
         '',
-        '| variant | setting changed | held-out success % | 95 % interval | per seed | Δ vs full (points) | held-out score % | real train steps | dream steps | note |',
-        '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+        markdownRow(TABLE2_COLUMNS),
+        markdownRow(TABLE2_COLUMNS.map((_, i) => (i < 2 || i === TABLE2_COLUMNS.length - 1 ? '---' : '---:'))),
       );
       for (const r of rows) {
         const changes =
@@ -118,7 +148,16 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
             : (100 * (r.success.mean - full.success.mean)).toFixed(1);
         const note = r.kind === 'not-applicable' ? `**N/A** — ${r.note}` : (r.note ?? '');
         lines.push(
-          `| ${r.label} | ${changes} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.success)} | ${formatInterval(r.success)} | ${formatSeeds(r.success)} | ${delta} | ${r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score)} | ${formatStat(r.realSteps, false)} | ${formatStat(r.dreamSteps, false)} | ${note} |`,
+          markdownRow([
+            r.label,
+            changes,
+            ...(r.kind === 'not-applicable' ? ['N/A', '–', '–'] : successCells(r.success)),
+            delta,
+            r.kind === 'not-applicable' ? 'N/A' : formatStat(r.score),
+            formatStat(r.realSteps, false),
+            formatStat(r.dreamSteps, false),
+            note,
+          ]),
         );
       }
       lines.push('');

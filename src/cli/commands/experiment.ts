@@ -177,7 +177,8 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     workers = 1;
   }
   process.stderr.write(
-    `experiment: ${plan.jobs.length} runs, ${plan.jobs.length - pending.length} of them finished before (${cache.dir}); ` +
+    `experiment: ${plan.jobs.length} runs, ${plan.jobs.length - pending.length} of them finished before ` +
+      `(${cache.dir}); ` +
       `${pending.length} to run on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores); ` +
       `final evaluations on the ${split} split\n`,
   );

@@ -1027,7 +1027,8 @@ function assembleAblations(rows: PlannedAblation[], outcomes: Outcome[], seeds: 
       results.push(rowFrom({ ...base, kind: 'train', ...(note ? { note } : {}) }, picked, seeds));
     } else if (row.how === 'inert') {
       const full = results.find((r) => r.id === 'full')!;
-      const note = `identical to the full row by construction: the noisy oracle ignores ${Object.keys(row.changes).join(', ')} (not re-run)`;
+      const ignored = Object.keys(row.changes).join(', ');
+      const note = `identical to the full row by construction: the noisy oracle ignores ${ignored} (not re-run)`;
       results.push({ ...full, ...base, kind: 'train', sameAs: 'full', wallSeconds: stat(seeds.map(() => 0)), note });
     } else {
       const none = stat([]);
@@ -1045,10 +1046,13 @@ function table2Notes(options: ExperimentOptions, engine: EngineKind): string[] {
       ? 'For the learned experience model, k and H change what it is shown at dream time only: the model ' +
         'was trained with its own k and H (its manifest), so these rows measure how far the dream leans on ' +
         'them, not a model trained without them. It writes no reasoning step, so that row is not applicable.'
-      : "The retrieval, reasoning and history ablations change the LLM experience model's prompt (retrieved transitions, the reasoning step, the recent history).";
+      : "The retrieval, reasoning and history ablations change the LLM experience model's prompt " +
+        '(retrieved transitions, the reasoning step, the recent history).';
   return [
-    'Every row but the last: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; Δ is the change in held-out success against the full row, in percentage points.',
-    "The last row is real GRPO given only the real steps S2R's real phase gets (s2rRealFraction × the real budget), with no dream: what those steps buy alone.",
+    'Every row but the last: dream GRPO (zero real training steps), evaluated on the same held-out real tasks; ' +
+      'Δ is the change in held-out success against the full row, in percentage points.',
+    "The last row is real GRPO given only the real steps S2R's real phase gets (s2rRealFraction × the real " +
+      'budget), with no dream: what those steps buy alone.',
     splitNote(options),
     oracle
       ? `With the noisy oracle (${llmSpecLabel(options.llm)}) the retrieval, reasoning and history ablations change nothing: retrieved buffer transitions, the reasoning step and the recent history only feed an LLM experience model's prompt, and the oracle reads none of them. Those rows repeat the full row${options.rerunInertAblations ? ' (re-run here: the numbers are identical)' : ' (not re-run)'}; to measure them, run with --llm openai:BASE_URL#MODEL.`
