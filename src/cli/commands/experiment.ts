@@ -377,9 +377,9 @@ function commandLine(): string {
   return ['npm run dreamgym --', ...process.argv.slice(2)].join(' ');
 }
 
-/** The files the jobs read, whose content fixes their outcomes: the shipped datasets and a learned model's folder. */
+/** The files the jobs read, whose content fixes their outcomes: the envs' shipped datasets and a learned model's folders. */
 function inputFiles(envs: string[], llm: string): string[] {
-  const files = [join('public', 'datasets')];
+  const files = envs.map((env) => join('public', 'datasets', `${env}.jsonl`));
   const spec = parseLlmSpec(llm);
   if (spec.kind === 'learned') for (const env of envs) files.push(modelFolderOf(spec.path, env));
   return files;
