@@ -530,10 +530,6 @@ function trainJob(
           const record = await trainer.runIteration();
           const rate = record.metrics['dream/invalid_rate'];
           if (typeof rate === 'number') invalid.push(rate);
-          if (valid.mode === 's2r' && record.iteration === valid.iterations) {
-            const atSwitch = await trainer.source.evaluate(trainer.policy, valid.finalEvalEpisodes, split);
-            dreamPhase = phaseOutcome(atSwitch, trainer, split, (ctx.now() - started) / 1000, invalid);
-          }
           report({
             iteration: record.iteration,
             iterations: Math.max(record.iteration, valid.iterations),
@@ -542,6 +538,10 @@ function trainJob(
             realSteps: trainer.realSteps,
             dreamSteps: trainer.dreamSteps,
           });
+          if (valid.mode === 's2r' && record.iteration === valid.iterations) {
+            const atSwitch = await trainer.source.evaluate(trainer.policy, valid.finalEvalEpisodes, split);
+            dreamPhase = phaseOutcome(atSwitch, trainer, split, (ctx.now() - started) / 1000, invalid);
+          }
         }
         const evaluation = await finalEvaluation(trainer, valid, split);
         const elsewhere: Record<string, EvalResult> = {};
@@ -827,7 +827,8 @@ function splitNote(options: Pick<ExperimentOptions, 'split'>): string {
   const first = heldOutSeed(split, 0);
   return split === 'test'
     ? `Split: test — held-out tasks from seed ${first}, used only for reported tables: no training run, ` +
-        'curriculum or recipe choice ever saw them; each run was evaluated on them once, after its last iteration.'
+        'curriculum or recipe choice ever saw them; each run was evaluated on them after its last iteration ' +
+        '(an S2R run also when its dream phase ends, for the dream row; nothing in training reads it).'
     : `Split: dev — held-out tasks from seed ${first}, the ones recipes are tuned on and the page and audit ` +
         'use; a reported table uses --split test.';
 }

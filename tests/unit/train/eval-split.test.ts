@@ -23,6 +23,8 @@ import {
 } from '../../../src/core/train/evaluate';
 import { evaluateBaseline, planExperiment, type ExperimentProgress } from '../../../src/core/train/experiment';
 import { Trainer } from '../../../src/core/train/loop';
+import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
+import { readPublicFile } from '../../../src/node/edge';
 import { buildRunParts } from '../../../src/core/train/run-parts';
 import type { Task } from '../../../src/core/types';
 import { main } from '../../../src/cli/main';
@@ -161,7 +163,7 @@ describe('training never sees the test split', () => {
     expect(trainer.finalEvaluation?.result.split).toBe('dev');
   });
 
-  it('experiment --split test: a run meets the test tasks once, after its last iteration', async () => {
+  it('experiment --split test: a run meets the test tasks only after its iterations (S2R: after each phase)', async () => {
     // Seeds and progress events interleaved in call order.
     const events: { kind: ExperimentProgress['kind'] | 'seed'; seed?: number }[] = [];
     watchTasks('webshop-lite-v0', (seed) => events.push({ kind: 'seed', seed }));
@@ -174,18 +176,28 @@ describe('training never sees the test split', () => {
         split: 'test',
         overrides: { iterations: 2, tasksPerIteration: 2, groupSize: 2, finalEvalEpisodes: 5 },
       },
-      { onProgress: (e) => events.push({ kind: e.kind }) },
+      { onProgress: (e) => events.push({ kind: e.kind }), loadDataset: (env) => loadSeedDataset(env, readPublicFile) },
     );
-    const job = plan.jobs.find((j) => j.label.includes('dream GRPO'))!;
-    const outcome = await plan.runJob(job.index);
-    expect(outcome.split).toBe('test');
+    const testSeedsOf = (from: number) =>
+      events.flatMap((e, i) => (i >= from && e.seed !== undefined && splitOfSeed(e.seed) === 'test' ? [i] : []));
+    const dream = plan.jobs.find((j) => j.label.includes('SFT, then dream GRPO'))!;
+    expect((await plan.runJob(dream.index)).split).toBe('test');
     const lastIteration = events.map((e) => e.kind).lastIndexOf('iteration');
-    const testSeeds = events.flatMap((e, i) => (e.seed !== undefined && splitOfSeed(e.seed) === 'test' ? [i] : []));
-    expect(testSeeds).toHaveLength(5);
-    expect(Math.min(...testSeeds)).toBeGreaterThan(lastIteration);
-    expect(events.filter((e) => e.seed !== undefined && splitOfSeed(e.seed) === 'test').map((e) => e.seed)).toEqual(
-      range(TEST_SEED_BASE, 5),
-    );
+    expect(testSeedsOf(0)).toHaveLength(5);
+    expect(Math.min(...testSeedsOf(0))).toBeGreaterThan(lastIteration);
+    expect(testSeedsOf(0).map((i) => events[i].seed)).toEqual(range(TEST_SEED_BASE, 5));
+
+    // S2R: once when its dream phase ends (the dream row), once after its last real iteration;
+    // between them only real iterations, which never read the evaluation.
+    const start = events.length;
+    const s2r = plan.jobs.find((j) => j.label.includes('s2r GRPO'))!;
+    const outcome = await plan.runJob(s2r.index);
+    expect([outcome.split, outcome.dreamPhase?.split]).toEqual(['test', 'test']);
+    const seen = testSeedsOf(start);
+    expect(seen.map((i) => events[i].seed)).toEqual([...range(TEST_SEED_BASE, 5), ...range(TEST_SEED_BASE, 5)]);
+    const iterations = events.flatMap((e, i) => (i >= start && e.kind === 'iteration' ? [i] : []));
+    expect(iterations.filter((i) => i < seen[0])).toHaveLength(2); // the two dream iterations
+    expect(Math.min(...seen.slice(5))).toBeGreaterThan(Math.max(...iterations));
   });
 });
 
