@@ -196,7 +196,9 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   }
   const result: ExperimentResult = plan.assemble(outcomes);
   const elapsed = (performance.now() - started) / 1000;
-  const timing: RunTiming = { elapsedSeconds: elapsed, workers, cpus: cpus().length };
+  // This command's elapsed time describes the table only when it ran every job itself.
+  const timing: RunTiming | undefined =
+    pending.length === plan.jobs.length ? { elapsedSeconds: elapsed, workers, cpus: cpus().length } : undefined;
 
   mkdirSync(out, { recursive: true });
   const written: string[] = [];
