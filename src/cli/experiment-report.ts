@@ -226,6 +226,13 @@ export interface ReportFacts {
 }
 
 /** A reported table (docs/results/table<N>-<envs>.md): the command, machine, date and code above the table. */
+function runsProvenance(jobs: number, reused: number): string {
+  const kept = 'read from earlier runs of the same request (same datasets and model files)';
+  if (reused === 0) return 'all ran in this command';
+  if (reused === jobs) return `all were ${kept}`;
+  return `${reused} were ${kept}, ${jobs - reused} ran in this command`;
+}
+
 export function renderReport(table: string, facts: ReportFacts): string {
   const count = (values: string[]) => {
     const tally = new Map<string, number>();
@@ -245,8 +252,7 @@ export function renderReport(table: string, facts: ReportFacts): string {
     `- Written: ${facts.date.toISOString()}.`,
     `- Machine: ${count(facts.provenances.map((p) => p.machine))}.`,
     `- Code: ${code}.`,
-    `- Runs: ${facts.jobs} jobs kept in \`${facts.runs}\`; ${facts.reused} of them were read from earlier runs ` +
-      'of the same request (same datasets and model files), the rest ran in this command.',
+    `- Runs: ${facts.jobs} jobs kept in \`${facts.runs}\`; ${runsProvenance(facts.jobs, facts.reused)}.`,
     '',
     table,
   ].join('\n');

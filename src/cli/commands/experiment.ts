@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initBackend } from '../../core/policy/backend';
+import { initBackend, type BackendName } from '../../core/policy/backend';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import { formatLlmSpec, parseLlmSpec } from '../../core/llm/spec';
@@ -30,6 +30,7 @@ import { nodeEngineDeps, readPublicFile } from '../../node/edge';
 import { renderGrid, renderReport, renderTable, renderTransfer, type RunTiming } from '../experiment-report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { currentProvenance, filesFingerprint, JobCache, type JobRecord } from '../job-cache';
+import { ensureAblationModel, RETRAINED_ABLATIONS, type RetrainedAblation } from '../ablation-models';
 import { printJsonLast, progressBar } from '../output';
 
 export const experimentCommand: CommandSpec = {
@@ -162,13 +163,14 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
   const started = performance.now();
+  if (table === 2) request.retrainedModels = await retrainedModels(envs, llm, out, backend.backend);
   const plan = planExperiment(
     request,
     edgeDeps(() => {}),
   );
-  const cache = new JobCache(join(out, 'jobs'), filesFingerprint(inputFiles(envs, llm)));
+  const cacheOf = jobCaches(join(out, 'jobs'), envs, llm);
   const provenance = currentProvenance();
-  const { outcomes, pending, records } = cachedOutcomes(plan.jobs, cache, !!o.fresh);
+  const { outcomes, pending, records } = cachedOutcomes(plan.jobs, cacheOf, !!o.fresh);
   let workers = Math.max(1, Math.min(o.workers ?? cpus().length, pending.length));
   if (workers > 1 && !canFork()) {
     process.stderr.write(
@@ -178,14 +180,14 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   }
   process.stderr.write(
     `experiment: ${plan.jobs.length} runs, ${plan.jobs.length - pending.length} of them finished before ` +
-      `(${cache.dir}); ` +
+      `(${join(out, 'jobs')}); ` +
       `${pending.length} to run on ${workers} worker${workers === 1 ? '' : 's'} (${cpus().length} CPU cores); ` +
       `final evaluations on the ${split} split\n`,
   );
   const print = progressPrinter(started, workers > 1);
   const keep = (index: number, outcome: JobOutcome) => {
     outcomes[index] = outcome;
-    cache.write(plan.jobs[index].key, outcome, provenance);
+    cacheOf(plan.jobs[index]).write(plan.jobs[index].key, outcome, provenance);
     records.push({ provenance });
   };
   if (workers === 1) {
@@ -215,7 +217,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
       const file = join('docs', 'results', `table${result.table.table}-${envs.join('+')}.md`);
       const reused = plan.jobs.length - pending.length;
       const facts = { command: commandLine(), date: new Date(), provenances: records.map((r) => r.provenance) };
-      writeFileSync(file, renderReport(md, { ...facts, jobs: plan.jobs.length, reused, runs: cache.dir }));
+      writeFileSync(file, renderReport(md, { ...facts, jobs: plan.jobs.length, reused, runs: join(out, 'jobs') }));
       written.push(file);
     }
   }
@@ -387,17 +389,55 @@ function inputFiles(envs: string[], llm: string): string[] {
   return files;
 }
 
+/** The kept jobs by what they read: a job that dreams with another model also depends on that model's files. */
+function jobCaches(dir: string, envs: string[], llm: string): (job: { llm?: string }) => JobCache {
+  const caches = new Map<string, JobCache>();
+  return (job) => {
+    const files = inputFiles(envs, llm);
+    if (job.llm && job.llm !== llm) files.push(...inputFiles(envs, job.llm).slice(envs.length));
+    const id = files.join('\n');
+    if (!caches.has(id)) caches.set(id, new JobCache(dir, filesFingerprint(files)));
+    return caches.get(id)!;
+  };
+}
+
+/**
+ * Table 2 with a learned model: the models trained without retrieval or without history
+ * (ablation-models.ts), trained into OUT/models/<row> unless there; none for other engines.
+ */
+async function retrainedModels(
+  envs: string[],
+  llm: string,
+  out: string,
+  backend: BackendName,
+): Promise<ExperimentRequest['retrainedModels']> {
+  const spec = parseLlmSpec(llm);
+  if (spec.kind !== 'learned') return undefined;
+  const specs: NonNullable<ExperimentRequest['retrainedModels']> = {};
+  for (const row of Object.keys(RETRAINED_ABLATIONS) as RetrainedAblation[]) {
+    const dir = join(out, 'models', row);
+    for (const env of envs)
+      await ensureAblationModel(row, spec.path, env, dir, backend, (line) => process.stderr.write(`${line}\n`));
+    specs[row] = formatLlmSpec({ kind: 'learned', path: dir });
+  }
+  return specs;
+}
+
 function modelFolderOf(path: string, env: string): string {
   return existsSync(join(path, env)) ? join(path, env) : path;
 }
 
 /** The outcomes of jobs a previous run of the same request finished (none with `fresh`), and the jobs left. */
-function cachedOutcomes<J extends { index: number; key: string }>(jobs: J[], cache: JobCache, fresh: boolean) {
+function cachedOutcomes<J extends { index: number; key: string; llm?: string }>(
+  jobs: J[],
+  cacheOf: (job: J) => JobCache,
+  fresh: boolean,
+) {
   const outcomes: JobOutcome[] = new Array(jobs.length);
   const pending: J[] = [];
   const records: Pick<JobRecord, 'provenance'>[] = [];
   for (const job of jobs) {
-    const record = fresh ? null : cache.read(job.key);
+    const record = fresh ? null : cacheOf(job).read(job.key);
     if (record) {
       outcomes[job.index] = record.outcome;
       records.push(record);

@@ -66,6 +66,11 @@ export interface ExperimentOptions {
    * (they are inert for the oracle, so by default their rows repeat the full row without a run).
    */
   rerunInertAblations?: boolean;
+  /**
+   * Table 2 with a learned experience model: `learned:` specs of models trained without a part
+   * of the context (the CLI trains them), by row; a row without one is not applicable.
+   */
+  retrainedModels?: Partial<Record<RetrainedRow, LlmSpecText>>;
 }
 
 export interface ExperimentDeps {
@@ -340,6 +345,8 @@ interface Job {
   key: string;
   /** Relative cost estimate (for scheduling across workers and for ETAs). */
   cost: number;
+  /** The experience model it dreams with (an llm spec), when it dreams. */
+  llm?: LlmSpecText;
   run(report: (e: IterationReport) => void): Promise<Outcome>;
 }
 
@@ -515,6 +522,7 @@ function trainJob(
     cost:
       trainCost(config, split) +
       evalElsewhere.reduce((a, t) => a + t.finalEvalEpisodes * getEnvDefinition(t.env).defaultStepLimit, 0),
+    ...(config.mode !== 'real' ? { llm: config.llm } : {}),
     async run(report) {
       const started = ctx.now();
       const valid = validateConfig({ ...config });
@@ -871,14 +879,27 @@ export const TABLE2_ROWS = [
   'full',
   'no-verdict',
   'no-retrieval',
+  'no-retrieval-trained',
   'no-reasoning',
   'no-history',
+  'no-history-trained',
   'no-curriculum',
   'no-llm-prior',
   'real-s2r-steps',
 ] as const;
 
 type EngineKind = ReturnType<typeof parseLlmSpec>['kind'];
+
+/** The Table 2 rows that dream with a learned model trained without a part of its context. */
+export type RetrainedRow = 'no-retrieval-trained' | 'no-history-trained';
+
+/** Where a retrained row's model comes from, for its not-applicable note. */
+const RETRAINED_HOW = "the CLI's experiment --table 2 --llm learned:DIR trains one into OUT/models/<row>";
+
+const NOT_TRAINED_HERE = {
+  kinds: ['oracle', 'openai', 'webllm', 'wllama'] as EngineKind[],
+  why: 'an LLM experience model is not trained here, so the row above (its prompt without the part) is the whole ablation',
+};
 
 /**
  * The ablations of the dream GRPO row: the config fields each one changes; `llmOnly`: the noisy
@@ -891,6 +912,8 @@ const ABLATIONS: {
   changes: Partial<TrainConfig>;
   llmOnly: boolean;
   notFor?: { kinds: EngineKind[]; why: string };
+  /** Dreams with the model of `retrainedModels[id]`, trained without the part. */
+  retrained?: RetrainedRow;
 }[] = [
   {
     id: 'full',
@@ -910,6 +933,14 @@ const ABLATIONS: {
   },
   { id: 'no-retrieval', label: 'w/o experience replay (retrieval)', changes: { retrievalK: 0 }, llmOnly: true },
   {
+    id: 'no-retrieval-trained',
+    label: 'w/o experience replay, trained and dreamed with k = 0',
+    changes: { retrievalK: 0 },
+    llmOnly: true,
+    notFor: NOT_TRAINED_HERE,
+    retrained: 'no-retrieval-trained',
+  },
+  {
     id: 'no-reasoning',
     label: 'w/o experience reasoning',
     changes: { reasoning: false },
@@ -917,12 +948,29 @@ const ABLATIONS: {
     notFor: { kinds: ['learned'], why: 'the learned experience model writes no reasoning step' },
   },
   { id: 'no-history', label: 'w/o history', changes: { historyLength: 0 }, llmOnly: true },
+  {
+    id: 'no-history-trained',
+    label: 'w/o history, trained and dreamed with H = 0',
+    changes: { historyLength: 0 },
+    llmOnly: true,
+    notFor: NOT_TRAINED_HERE,
+    retrained: 'no-history-trained',
+  },
   { id: 'no-curriculum', label: 'w/o task generation (curriculum)', changes: { curriculum: false }, llmOnly: false },
 ];
 
 /** A Table 2 row as planned: run (its jobs), repeating the full row (inert), or not applicable. */
 type PlannedAblation =
-  | { id: string; label: string; changes: Partial<TrainConfig>; how: 'run'; jobs: number[]; phase?: 'dream' }
+  | {
+      id: string;
+      label: string;
+      changes: Partial<TrainConfig>;
+      how: 'run';
+      jobs: number[];
+      phase?: 'dream';
+      /** The experience model it dreams with, when not the table's. */
+      model?: string;
+    }
   | { id: string; label: string; changes: Partial<TrainConfig>; how: 'inert' }
   | { id: string; label: string; changes: Partial<TrainConfig>; how: 'n/a'; why: string };
 
@@ -937,18 +985,27 @@ function planTable2(ctx: Context, options: ExperimentOptions): Plan<TableResult>
   const layout: { setup: EnvSetup; rows: PlannedAblation[] }[] = [];
   for (const env of options.envs) {
     const rows: PlannedAblation[] = [];
-    for (const { id, label: rowLabel, changes, llmOnly, notFor } of ABLATIONS) {
+    for (const { id, label: rowLabel, changes, llmOnly, notFor, retrained } of ABLATIONS) {
       const row = { id, label: rowLabel, changes };
+      const llm = retrained ? options.retrainedModels?.[retrained] : options.llm;
       if (notFor?.kinds.includes(engine)) rows.push({ ...row, how: 'n/a', why: notFor.why });
+      else if (!llm) rows.push({ ...row, how: 'n/a', why: `it needs a model trained that way (${RETRAINED_HOW})` });
       else if (engine === 'oracle' && llmOnly && !options.rerunInertAblations) rows.push({ ...row, how: 'inert' });
       else {
         // The full row is Table 1's S2R run read at the end of its dream phase: one run serves both tables.
         const mode = id === 'full' ? 's2r' : 'dream';
         const made = seeds.map((seed) => {
-          const config = rowConfig(env, options, seed, { mode, algo: 'grpo', curriculum: true, ...changes });
-          return trainJob(ctx, `${env} dream GRPO ${id} [${label}] seed ${seed}`, config, split);
+          const config = rowConfig(env, options, seed, { mode, algo: 'grpo', curriculum: true, ...changes, llm });
+          return trainJob(ctx, `${env} dream GRPO ${id} [${llmSpecLabel(llm)}] seed ${seed}`, config, split);
         });
-        rows.push({ ...row, how: 'run', jobs: add(made), ...(id === 'full' ? { phase: 'dream' as const } : {}) });
+        const own = retrained ? { model: llmSpecLabel(llm) } : {};
+        rows.push({
+          ...row,
+          how: 'run',
+          jobs: add(made),
+          ...(id === 'full' ? { phase: 'dream' as const } : {}),
+          ...own,
+        });
       }
     }
     rows.push(llmPriorRow(engine));
@@ -1024,8 +1081,9 @@ function assembleAblations(rows: PlannedAblation[], outcomes: Outcome[], seeds: 
       const picked = row.jobs.map((i) => (row.phase === 'dream' ? outcomes[i].dreamPhase! : outcomes[i]));
       const note = row.phase
         ? 'the S2R GRPO runs of Table 1 (same seeds), read at the end of their dream phase'
-        : undefined;
-      results.push(rowFrom({ ...base, kind: 'train', ...(note ? { note } : {}) }, picked, seeds));
+        : row.model && `dreams with the ${row.model}, trained by the same recipe with the part removed`;
+      const own = row.model ? { experienceModel: row.model } : {};
+      results.push(rowFrom({ ...base, ...own, kind: 'train', ...(note ? { note } : {}) }, picked, seeds));
     } else if (row.how === 'inert') {
       const full = results.find((r) => r.id === 'full')!;
       const ignored = Object.keys(row.changes).join(', ');
@@ -1044,9 +1102,12 @@ function table2Notes(options: ExperimentOptions, engine: EngineKind): string[] {
   const oracle = engine === 'oracle';
   const prompt =
     engine === 'learned'
-      ? 'For the learned experience model, k and H change what it is shown at dream time only: the model ' +
-        'was trained with its own k and H (its manifest), so these rows measure how far the dream leans on ' +
-        'them, not a model trained without them. It writes no reasoning step, so that row is not applicable.'
+      ? 'For the learned experience model, the plain retrieval and history rows change what it is shown at dream ' +
+        'time only (the model was trained with its own k and H): how far the dream leans on them. The ' +
+        '"trained and dreamed" rows dream with a model trained with k = 0 (H = 0) by the base model\'s recipe ' +
+        "(its manifest's network, format, seed and epochs; default fit settings): the model without the part. " +
+        'It writes no reasoning step, so that row is not applicable. The full row is the verdict head ' +
+        "judging the generator's pages."
       : "The retrieval, reasoning and history ablations change the LLM experience model's prompt " +
         '(retrieved transitions, the reasoning step, the recent history).';
   return [
@@ -1288,7 +1349,8 @@ export interface ExperimentResult {
 
 /** The requested parts as one list of jobs: run them here (runExperiment) or spread them over worker processes. */
 export interface ExperimentPlan {
-  jobs: { index: number; label: string; key: string; cost: number }[];
+  /** `llm`: the experience model a job dreams with (its files belong in a cache fingerprint). */
+  jobs: { index: number; label: string; key: string; cost: number; llm?: LlmSpecText }[];
   /** Runs job `index`; progress goes to deps.onProgress, numbered within the whole plan. */
   runJob(index: number): Promise<JobOutcome>;
   /** The results from every job's outcome, in job order. */
@@ -1314,7 +1376,7 @@ export function planExperiment(request: ExperimentRequest, deps: ExperimentDeps 
     throw new ExperimentError('Nothing to run: ask for a table (1 or 2), the grid, or the transfer study.');
   const jobs = parts.flatMap((p) => p.plan.jobs);
   return {
-    jobs: jobs.map((j, index) => ({ index, label: j.label, key: j.key, cost: j.cost })),
+    jobs: jobs.map((j, index) => ({ index, label: j.label, key: j.key, cost: j.cost, llm: j.llm })),
     runJob: (index) => {
       if (!(index >= 0 && index < jobs.length))
         throw new ExperimentError(`No job ${index}; the plan has ${jobs.length}.`);

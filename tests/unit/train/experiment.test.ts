@@ -23,6 +23,7 @@ import {
   type ExperimentDeps,
   type ExperimentProgress,
   type RowResult,
+  type JobOutcome,
 } from '../../../src/core/train/experiment';
 import type { TrainConfig } from '../../../src/core/train/config';
 import { main } from '../../../src/cli/main';
@@ -174,6 +175,42 @@ describe('experiment tables', () => {
     expect(noHistory.sameAs).toBe('full');
     expect(noHistory.note).toMatch(/identical to the full row by construction/);
     expect(renderTable(copied)).toMatch(/not re-run/);
+  });
+
+  it('Table 2 with a learned model: the retrained rows dream with their own model, or are N/A without one', () => {
+    const learned = 'learned:public/models' as LlmSpecText;
+    const k0 = 'learned:runs/models/no-retrieval-trained' as LlmSpecText;
+    const h0 = 'learned:runs/models/no-history-trained' as LlmSpecText;
+    const request = { envs: ['webshop-lite-v0'], llm: learned, seeds: 2, table: 2 as const };
+    const withModels = planExperiment({
+      ...request,
+      retrainedModels: { 'no-retrieval-trained': k0, 'no-history-trained': h0 },
+    });
+    const byLlm = (llm: string) => withModels.jobs.filter((j) => j.llm === llm).map((j) => j.label);
+    const k0Label = 'learned model at runs/models/no-retrieval-trained';
+    expect(byLlm(k0)).toEqual(
+      [1, 2].map((s) => `webshop-lite-v0 dream GRPO no-retrieval-trained [${k0Label}] seed ${s}`),
+    );
+    expect(byLlm(h0)).toHaveLength(2);
+    // Real rows read no experience model; the rest dream with the table's.
+    expect(withModels.jobs.filter((j) => j.llm === undefined).map((j) => j.label)).toEqual([
+      "webshop-lite-v0 real GRPO, S2R's 4000 real steps, seed 1",
+      "webshop-lite-v0 real GRPO, S2R's 4000 real steps, seed 2",
+    ]);
+    // A retrained row's config differs from the dream-time row's only in its model.
+    const plain = withModels.jobs.find((j) => j.label.includes('no-retrieval [') && j.label.endsWith('seed 1'))!;
+    const retrained = withModels.jobs.find((j) => j.llm === k0)!;
+    expect(retrained.key).toBe(plain.key.replace(learned, k0));
+
+    const without = planExperiment(request);
+    expect(without.jobs).toHaveLength(withModels.jobs.length - 4);
+    const outcome: JobOutcome = { split: 'dev', success: 0.5, score: 0.6, realSteps: 0, dreamSteps: 9, wallSeconds: 1 };
+    const result = without.assemble(without.jobs.map(() => ({ ...outcome, dreamPhase: outcome })));
+    const row = result.table!.envs[0].rows.find((r) => r.id === 'no-history-trained')!;
+    expect(row.kind).toBe('not-applicable');
+    expect(row.note).toMatch(/needs a model trained that way .*trains one/);
+    const full = planExperiment({ ...request, llm: ORACLE, retrainedModels: { 'no-retrieval-trained': k0 } });
+    expect(full.jobs.some((j) => j.llm === k0)).toBe(false); // an LLM engine is not retrained here
   });
 
   it('the (ε_R, ε_P) grid runs with a tiny config and names which error hurts more', async () => {
