@@ -78,7 +78,9 @@ describe('experiment job cache', () => {
     expect(text).toContain(
       'commit abc, src tree def (2 runs); commit xyz, src tree def with uncommitted changes (1 run)',
     );
-    expect(text).toMatch(/3 jobs kept in `runs\/results\/jobs`; 2 were read from earlier runs.*, 1 ran in this command/);
+    expect(text).toMatch(
+      /3 jobs kept in `runs\/results\/jobs`; 2 were read from earlier runs.*, 1 ran in this command/,
+    );
     expect(text).toContain('## Table 1');
   });
 
