@@ -38,11 +38,17 @@
  *   a wrong object or place;
  * - untouched: the instruction's vocabulary words that no shown action named — the object never
  *   fetched.
+ * Two rules stand beside the regressions, because a dream offers steps the data never shows and
+ * so cannot teach: an action naming a word its verb never names in the data (`use creditcard 1`,
+ * where only lamps are used) never ends an episode, and neither does a step that undoes the last
+ * move of what it names (take a thing from a place, put it back there or in a place of that kind:
+ * the instruction's words cannot tell the world from a state the episode passed without ending).
  * The outcome head suits a domain whose data holds failed endings; the goal head one whose data
  * holds none (fitHeadFor).
  */
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
+import { kindsOf, numberedThings } from '../named-things';
 import { openChoiceWords, shownSteps } from './format';
 import type { RecordedEpisode } from './sft-data';
 
@@ -62,11 +68,16 @@ export interface VerdictHead {
    * A goal head's regression for each verb that ended an episode in the data (its own weights and
    * bias over GOAL_FEATURES; the head's `weights` are empty): a verb not listed never ends one.
    */
-  byVerb?: Record<string, Pick<VerdictHead, 'weights' | 'bias' | 'fittedOn'>>;
+  byVerb?: Record<string, VerbRegression>;
   /** A goal head's words that name things: those of the data's actions, less verbs and numbers. */
   vocabulary?: string[];
   /** The steps it was fitted on, and its accuracy there (balanced: the mean of both classes'). */
   fittedOn: { successes: number; failures: number; balancedAccuracy: number };
+}
+
+/** One ending verb's regression in a goal head, and the words the data's actions of that verb name. */
+export interface VerbRegression extends Pick<VerdictHead, 'weights' | 'bias' | 'fittedOn'> {
+  words: string[];
 }
 
 export interface VerdictInput {
@@ -285,18 +296,54 @@ function vocabularyOf(head: VerdictHead): ReadonlySet<string> {
   return set;
 }
 
-/** A goal head's p(this step reaches the goal): its verb's regression, 0 for a verb that never ended an episode. */
+/**
+ * Whether a step undoes the last move of what it names: the latest shown action of another verb
+ * naming the same first thing named things of the very same kinds (`take pan 1 from cabinet 6`,
+ * then `put pan 1 in/on cabinet 6`, or in/on cabinet 2). Such a step returns the world to a state
+ * that the instruction's words cannot tell from one the episode passed through without ending, so
+ * where the goal is a property of the state it cannot reach it. The data cannot teach this (the
+ * real rooms never stock what a task asks for where it asks for it), and a dream that does is
+ * exploited by exactly this move.
+ */
+export function undoesLastMove(input: VerdictInput): boolean {
+  const named = numberedThings(input.action);
+  if (named.length < 2) return false;
+  const verb = verbOf(input.action);
+  const last = [...input.history].reverse().find((a) => verbOf(a) !== verb && numberedThings(a).includes(named[0]));
+  if (!last) return false;
+  const [before, now] = [kindsOf(last), kindsOf(input.action)];
+  return before.length === now.length && now.every((kind) => before.includes(kind));
+}
+
+const verbWordSets = new WeakMap<VerbRegression, ReadonlySet<string>>();
+
+/**
+ * Whether an action names a word that its verb never names in the data (`use creditcard 1`,
+ * where only lamps are ever used): not an action of the real domain, whatever a dream offers.
+ */
+function namesUnknownWord(verdict: VerbRegression, action: string): boolean {
+  let known = verbWordSets.get(verdict);
+  if (!known) verbWordSets.set(verdict, (known = new Set(verdict.words)));
+  return argumentStems(action).some((w) => !/\d/.test(w) && !known.has(w));
+}
+
+/**
+ * A goal head's p(this step reaches the goal): its verb's regression; 0 for a verb that never
+ * ended an episode, for an action its verb never takes in the data, and for a step that undoes
+ * the last move of what it names.
+ */
 export function goalProbability(head: VerdictHead, input: VerdictInput): number {
   const verdict = head.byVerb?.[verbOf(input.action)];
-  if (!verdict) return 0;
+  if (!verdict || namesUnknownWord(verdict, input.action) || undoesLastMove(input)) return 0;
   return verdictProbability(verdict, goalFeatures(vocabularyOf(head), input));
 }
 
-/** The words, other than verbs and numbers, that the recorded actions and admissible lists name. */
-function argumentVocabulary(episodes: readonly RecordedEpisode[]): string[] {
+/** The words, other than verbs and numbers, that the recorded actions and admissible lists name (of one verb's). */
+function argumentVocabulary(episodes: readonly RecordedEpisode[], verb?: string): string[] {
   const named = new Set<string>();
   for (const t of episodes.flatMap((e) => e.steps))
-    for (const action of [t.action, ...t.admissible]) for (const w of argumentStems(action)) named.add(w);
+    for (const action of [t.action, ...t.admissible])
+      if (verb === undefined || verbOf(action) === verb) for (const w of argumentStems(action)) named.add(w);
   return [...named].filter((w) => !/\d/.test(w)).sort();
 }
 
@@ -318,11 +365,12 @@ export function fitGoalHead(
   const goalLike = examples.filter((e) => endingVerbs.includes(verbOf(e.input.action)));
   const successes = goalLike.filter((e) => e.success).length;
   if (successes < MIN_VERDICT_EXAMPLES || goalLike.length - successes < MIN_VERDICT_EXAMPLES) return null;
-  const byVerb: Record<string, VerdictHead> = {};
+  const byVerb: Record<string, VerbRegression> = {};
   for (const verb of endingVerbs) {
     const steps = goalLike.filter((e) => verbOf(e.input.action) === verb);
     const rows = steps.map((e) => ({ x: goalFeatures(words, e.input), y: e.success ? 1 : 0, w: 1 / steps.length }));
-    byVerb[verb] = fitLogistic(rows, GOAL_FEATURES, options);
+    const { weights, bias, fittedOn } = fitLogistic(rows, GOAL_FEATURES, options);
+    byVerb[verb] = { weights, bias, fittedOn, words: argumentVocabulary(episodes, verb) };
   }
   const head: VerdictHead = {
     features: [...GOAL_FEATURES],
@@ -386,8 +434,9 @@ export function verdictHeadProblem(head: VerdictHead): string | null {
     r.weights?.length === head.features.length && [...r.weights, r.bias].every(Number.isFinite);
   if (regressions.length === 0 || !regressions.every(usable))
     return "its verdict head's weights are missing or not finite";
-  if (goal && !(Array.isArray(head.vocabulary) && head.vocabulary.every((w) => typeof w === 'string')))
-    return "its goal head's vocabulary is missing";
+  const wordList = (list: unknown) => Array.isArray(list) && list.every((w) => typeof w === 'string');
+  if (goal && !(wordList(head.vocabulary) && Object.values(head.byVerb!).every((r) => wordList(r.words))))
+    return "its goal head's vocabulary (or a verb's words) is missing";
   return null;
 }
 

@@ -21,8 +21,12 @@ import {
   fitHeadFor,
   goalFeatures,
   goalProbability,
+  undoesLastMove,
   verbOf,
+  verdictHeadProblem,
   verdictKind,
+  verdictProbability,
+  type VerbRegression,
   type VerdictHead,
   type VerdictInput,
 } from '../../../../src/core/experience/learned/verdict';
@@ -72,6 +76,15 @@ function goalLikeSteps(trajectories: Trajectory[]): { input: VerdictInput; ends:
     }),
   );
 }
+
+/** A head whose verbs also name the given words (the hand-made examples' things, whatever the played rooms held). */
+function naming(base: VerdictHead, words: Record<string, string[]>): VerdictHead {
+  const byVerb = Object.fromEntries(
+    Object.entries(base.byVerb!).map(([verb, r]) => [verb, { ...r, words: [...r.words, ...(words[verb] ?? [])] }]),
+  );
+  return { ...base, byVerb };
+}
+const LAPTOP_ROOM = ['laptop', 'sidetable', 'desk', 'desklamp'];
 
 let household: Trajectory[];
 let decoys: Trajectory[];
@@ -135,16 +148,83 @@ describe('goal features', () => {
     expect(verbOf('click[Buy Now]')).toBe('click');
     expect(verdictKind(head)).toBe('goal');
     expect(Object.keys(head.byVerb!)).toEqual(expect.arrayContaining(['put', 'use']));
+    const known = naming(head, { put: LAPTOP_ROOM });
     const input = (action: string): VerdictInput => ({
       instruction: 'put some laptop on sidetable.',
       history: ['take laptop 1 from desk 1', 'go to sidetable 1'],
       state: { text: '', admissible: [] },
       action,
     });
-    expect(goalProbability(head, input('examine laptop 1'))).toBe(0);
-    expect(goalProbability(head, input('put laptop 1 in/on sidetable 1'))).toBeGreaterThan(0.5);
-    expect(goalProbability(head, input('put laptop 1 in/on desk 1'))).toBeLessThan(0.5);
+    expect(goalProbability(known, input('examine laptop 1'))).toBe(0);
+    expect(goalProbability(known, input('put laptop 1 in/on sidetable 1'))).toBeGreaterThan(0.5);
+    expect(goalProbability(known, input('put laptop 1 in/on desk 1'))).toBeLessThan(0.5);
   });
+
+  it('never end with a word the verb never names in the data, whatever the regression says', () => {
+    const ended = goalLikeSteps(household).find((s) => s.ends && verbOf(s.input.action) === 'use')!;
+    expect(ended.input.action).toMatch(/^use \w*lamp \d+$/); // what use names in the data: lamps
+    const object = /(?:look at|examine) (?:a |some |the )?(\w+)/.exec(ended.input.instruction)![1];
+    expect(head.byVerb!.use.words).not.toContain(object);
+    const misuse = { ...ended.input, action: `use ${object} 1` };
+    expect(goalProbability(head, ended.input)).toBeGreaterThan(0.5);
+    // The rule, not the regression, says no: with the word known, the regression's own chance stands.
+    const regression = verdictProbability(head.byVerb!.use, goalFeatures(new Set(head.vocabulary), misuse));
+    expect(goalProbability(naming(head, { use: [object] }), misuse)).toBeCloseTo(regression, 9);
+    expect(regression).toBeGreaterThan(0.01);
+    expect(goalProbability(head, misuse)).toBe(0);
+  });
+
+  it('are stale without a verb word list: the file asks for a refit', () => {
+    const { words: _gone, ...use } = head.byVerb!.use;
+    const stale = { ...head, byVerb: { ...head.byVerb!, use: use as VerbRegression } };
+    expect(verdictHeadProblem(head)).toBeNull();
+    expect(verdictHeadProblem(stale)).toMatch(/words\) is missing/);
+  });
+});
+
+describe('a step that undoes the last move of what it names', () => {
+  const step = (history: string[], action: string): VerdictInput => ({
+    instruction: 'put some laptop on sidetable.',
+    history,
+    state: { text: '', admissible: [] },
+    action,
+  });
+
+  it('is a put back where the thing was taken, or in a place of that kind, however the agent walked', () => {
+    const back = (history: string[], action: string) => undoesLastMove(step(history, action));
+    expect(back(['go to sidetable 1', 'take laptop 1 from sidetable 1'], 'put laptop 1 in/on sidetable 1')).toBe(true);
+    expect(
+      back(['take laptop 1 from sidetable 1', 'go to desk 1', 'go to sidetable 1'], 'put laptop 1 in/on sidetable 1'),
+    ).toBe(true);
+    // Into another place of the kind it came from: the instruction's words cannot tell the two apart.
+    expect(back(['take laptop 1 from sidetable 1', 'go to sidetable 2'], 'put laptop 1 in/on sidetable 2')).toBe(true);
+    // Moved elsewhere, changed in between, or the take no longer shown: not an undo.
+    expect(back(['take laptop 1 from desk 1', 'go to sidetable 1'], 'put laptop 1 in/on sidetable 1')).toBe(false);
+    expect(
+      back(['take laptop 1 from sidetable 1', 'cool laptop 1 with fridge 1'], 'put laptop 1 in/on sidetable 1'),
+    ).toBe(false);
+    expect(back(['go to sidetable 1'], 'put laptop 1 in/on sidetable 1')).toBe(false);
+    // One thing named (open, then close), or the same verb again: not a move undone.
+    expect(back(['open fridge 1'], 'close fridge 1')).toBe(false);
+    expect(back(['put laptop 1 in/on sidetable 1'], 'put laptop 1 in/on sidetable 1')).toBe(false);
+  });
+
+  it('never reaches the goal, though its object and place match the instruction', () => {
+    const put = 'put laptop 1 in/on sidetable 1';
+    const known = naming(head, { put: LAPTOP_ROOM });
+    expect(goalProbability(known, step(['take laptop 1 from desk 1', 'go to sidetable 1'], put))).toBeGreaterThan(0.5);
+    expect(goalProbability(known, step(['go to sidetable 1', 'take laptop 1 from sidetable 1'], put))).toBe(0);
+  });
+
+  it('is never how a real episode reached its goal, at any difficulty', async () => {
+    const real = goalLikeSteps([
+      ...(await play(ENV, 'expert', range(2e6, 30), 1)),
+      ...(await play(ENV, 'random', range(2e6 + 100, 30), 0)),
+      ...household,
+    ]);
+    expect(real.filter((s) => s.ends).length).toBeGreaterThanOrEqual(60);
+    expect(real.filter((s) => s.ends && undoesLastMove(s.input))).toEqual([]);
+  }, 60_000);
 });
 
 describe('goal head', () => {
