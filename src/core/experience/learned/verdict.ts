@@ -297,8 +297,9 @@ function vocabularyOf(head: VerdictHead): ReadonlySet<string> {
 }
 
 /**
- * Whether a step undoes the last move of what it names: the latest shown action of another verb
- * naming the same first thing named things of the very same kinds (`take pan 1 from cabinet 6`,
+ * Whether a step undoes the last move of what it names: the latest shown move of another verb
+ * (an action relating two or more things; a look at the thing moves nothing) naming the same first
+ * thing named things of the very same kinds (`take pan 1 from cabinet 6`,
  * then `put pan 1 in/on cabinet 6`, or in/on cabinet 2). Such a step returns the world to a state
  * that the instruction's words cannot tell from one the episode passed through without ending, so
  * where the goal is a property of the state it cannot reach it. The data cannot teach this (the
@@ -309,7 +310,9 @@ export function undoesLastMove(input: VerdictInput): boolean {
   const named = numberedThings(input.action);
   if (named.length < 2) return false;
   const verb = verbOf(input.action);
-  const last = [...input.history].reverse().find((a) => verbOf(a) !== verb && numberedThings(a).includes(named[0]));
+  const moved = (a: string) =>
+    verbOf(a) !== verb && numberedThings(a).length >= 2 && numberedThings(a).includes(named[0]);
+  const last = [...input.history].reverse().find(moved);
   if (!last) return false;
   const [before, now] = [kindsOf(last), kindsOf(input.action)];
   return before.length === now.length && now.every((kind) => before.includes(kind));

@@ -196,6 +196,8 @@ describe('a step that undoes the last move of what it names', () => {
     expect(
       back(['take laptop 1 from sidetable 1', 'go to desk 1', 'go to sidetable 1'], 'put laptop 1 in/on sidetable 1'),
     ).toBe(true);
+    // A look at the thing in between moves nothing.
+    expect(back(['take laptop 1 from sidetable 1', 'examine laptop 1'], 'put laptop 1 in/on sidetable 1')).toBe(true);
     // Into another place of the kind it came from: the instruction's words cannot tell the two apart.
     expect(back(['take laptop 1 from sidetable 1', 'go to sidetable 2'], 'put laptop 1 in/on sidetable 2')).toBe(true);
     // Moved elsewhere, changed in between, or the take no longer shown: not an undo.
