@@ -321,8 +321,9 @@ export function undoesLastMove(input: VerdictInput): boolean {
 const verbWordSets = new WeakMap<VerbRegression, ReadonlySet<string>>();
 
 /**
- * Whether an action names a word that its verb never names in the data (`use creditcard 1`,
- * where only lamps are ever used): not an action of the real domain, whatever a dream offers.
+ * Whether an action names a word that its verb (or a verb naming mostly the same words) never
+ * names in the data (`use creditcard 1`, where only lamps are ever used): not an action of the
+ * real domain, whatever a dream offers.
  */
 function namesUnknownWord(verdict: VerbRegression, action: string): boolean {
   let known = verbWordSets.get(verdict);
@@ -341,13 +342,36 @@ export function goalProbability(head: VerdictHead, input: VerdictInput): number 
   return verdictProbability(verdict, goalFeatures(vocabularyOf(head), input));
 }
 
-/** The words, other than verbs and numbers, that the recorded actions and admissible lists name (of one verb's). */
-function argumentVocabulary(episodes: readonly RecordedEpisode[], verb?: string): string[] {
-  const named = new Set<string>();
+/** The words, other than verbs and numbers, that the recorded actions and admissible lists name. */
+function argumentVocabulary(episodes: readonly RecordedEpisode[]): string[] {
+  return [...new Set(Object.values(wordsByVerb(episodes)).flat())].sort();
+}
+
+/** Each verb's words (no numbers) in the recorded actions and admissible lists. */
+function wordsByVerb(episodes: readonly RecordedEpisode[]): Record<string, string[]> {
+  const named = new Map<string, Set<string>>();
   for (const t of episodes.flatMap((e) => e.steps))
-    for (const action of [t.action, ...t.admissible])
-      if (verb === undefined || verbOf(action) === verb) for (const w of argumentStems(action)) named.add(w);
-  return [...named].filter((w) => !/\d/.test(w)).sort();
+    for (const action of [t.action, ...t.admissible]) {
+      const verb = verbOf(action);
+      if (!named.has(verb)) named.set(verb, new Set());
+      for (const w of argumentStems(action)) if (!/\d/.test(w)) named.get(verb)!.add(w);
+    }
+  return Object.fromEntries([...named].map(([verb, words]) => [verb, [...words].sort()]));
+}
+
+/**
+ * The words a verb may name: its own, and those of every verb naming mostly the same words
+ * (Jaccard ≥ ½: put and take name the same objects and places, so an object the data only ever
+ * took may still be put; use names two lamps, nothing like what examine names).
+ */
+function verbWords(byVerb: Record<string, string[]>, verb: string): string[] {
+  const own = new Set(byVerb[verb] ?? []);
+  const jaccard = (other: string[]) => {
+    const shared = other.filter((w) => own.has(w)).length;
+    return shared / (own.size + other.length - shared || 1);
+  };
+  const alike = Object.values(byVerb).filter((other) => jaccard(other) >= 0.5);
+  return [...new Set([...own, ...alike.flat()])].sort();
 }
 
 /**
@@ -362,6 +386,7 @@ export function fitGoalHead(
   options: FitOptions = {},
 ): VerdictHead | null {
   const vocabulary = argumentVocabulary(episodes);
+  const verbs = wordsByVerb(episodes);
   const words = new Set(vocabulary);
   const examples = stepExamples(episodes, historyLength, () => true);
   const endingVerbs = [...new Set(examples.filter((e) => e.success).map((e) => verbOf(e.input.action)))].sort();
@@ -373,7 +398,7 @@ export function fitGoalHead(
     const steps = goalLike.filter((e) => verbOf(e.input.action) === verb);
     const rows = steps.map((e) => ({ x: goalFeatures(words, e.input), y: e.success ? 1 : 0, w: 1 / steps.length }));
     const { weights, bias, fittedOn } = fitLogistic(rows, GOAL_FEATURES, options);
-    byVerb[verb] = { weights, bias, fittedOn, words: argumentVocabulary(episodes, verb) };
+    byVerb[verb] = { weights, bias, fittedOn, words: verbWords(verbs, verb) };
   }
   const head: VerdictHead = {
     features: [...GOAL_FEATURES],

@@ -3,6 +3,7 @@
  * holds goal-like steps that do not end one (decoy experts), and a head fitted on them decides,
  * before anything is decoded, which dreamed steps end an episode.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
@@ -172,6 +173,23 @@ describe('goal features', () => {
     expect(goalProbability(naming(head, { use: [object] }), misuse)).toBeCloseTo(regression, 9);
     expect(regression).toBeGreaterThan(0.01);
     expect(goalProbability(head, misuse)).toBe(0);
+  });
+
+  it("of the shipped model: a put of a thing the data only ever took still ends, a lamp's use of a card never", () => {
+    const shipped = JSON.parse(readFileSync('public/models/household-v0/model.json', 'utf8')).verdict as VerdictHead;
+    const step = (instruction: string, history: string[], action: string): VerdictInput => ({
+      instruction,
+      history,
+      state: { text: '', admissible: [] },
+      action,
+    });
+    const plunger = ['go to shelf 2', 'take plunger 2 from shelf 2', 'go to cabinet 6', 'open cabinet 6'];
+    // The audit's expert step (seed 1000000352) that the verb's own words alone had vetoed.
+    expect(
+      goalProbability(shipped, step('put a plunger in cabinet.', plunger, 'put plunger 2 in/on cabinet 6')),
+    ).toBeGreaterThan(0.5);
+    const card = ['go to dresser 1', 'take creditcard 1 from dresser 1', 'go to dresser 2'];
+    expect(goalProbability(shipped, step('put some creditcard on dresser.', card, 'use creditcard 1'))).toBe(0);
   });
 
   it('are stale without a verb word list: the file asks for a refit', () => {
