@@ -318,6 +318,7 @@ export class LearnedExperienceModel implements ExperienceModel {
       instruction: ctx.task.instruction,
       history: shown.map((s) => s.action),
       historyPages: shown.map((s) => s.observation),
+      episode: ctx.history.flatMap((s) => (s.valid ? [s.action] : [])),
       state: ctx.state,
       action: ctx.action,
     };

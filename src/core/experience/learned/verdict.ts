@@ -38,11 +38,14 @@
  *   a wrong object or place;
  * - untouched: the instruction's vocabulary words that no shown action named — the object never
  *   fetched.
- * Two rules stand beside the regressions, because a dream offers steps the data never shows and
+ * Three rules stand beside the regressions, because a dream offers steps the data never shows and
  * so cannot teach: an action naming a word its verb never names in the data (`use creditcard 1`,
  * where only lamps are used) never ends an episode, and neither does a step that undoes the last
  * move of what it names (take a thing from a place, put it back there or in a place of that kind:
  * the instruction's words cannot tell the world from a state the episode passed without ending).
+ * Nor does a move of a thing no earlier move of the episode touched, for a verb whose every real
+ * goal moved a thing already moved (a put of what was never taken). The rules never veto a real
+ * goal of the data (goal-head.test.ts).
  * The outcome head suits a domain whose data holds failed endings; the goal head one whose data
  * holds none (fitHeadFor).
  */
@@ -78,6 +81,8 @@ export interface VerdictHead {
 /** One ending verb's regression in a goal head, and the words the data's actions of that verb name. */
 export interface VerbRegression extends Pick<VerdictHead, 'weights' | 'bias' | 'fittedOn'> {
   words: string[];
+  /** Every goal ending of this verb that relates things had its first thing moved earlier (a put after a take). */
+  movesAMovedThing: boolean;
 }
 
 export interface VerdictInput {
@@ -86,6 +91,8 @@ export interface VerdictInput {
   history: readonly string[];
   /** The page each of those actions was taken on (same order), where known. */
   historyPages?: readonly string[];
+  /** Every valid action of the episode before this one (the cache keys on it too), where known. */
+  episode?: readonly string[];
   state: { text: string; admissible: readonly string[] };
   action: string;
 }
@@ -247,6 +254,7 @@ function stepExamples(
           instruction: e.instruction,
           history: shown.map((s) => s.action),
           historyPages: shown.map((s) => s.observation),
+          episode: e.steps.slice(0, i).flatMap((s) => (s.valid ? [s.action] : [])),
           state: { text: t.observation, admissible: t.admissible },
           action: t.action,
         },
@@ -310,25 +318,50 @@ export function undoesLastMove(input: VerdictInput): boolean {
   const named = numberedThings(input.action);
   if (named.length < 2) return false;
   const verb = verbOf(input.action);
-  const moved = (a: string) =>
-    verbOf(a) !== verb && numberedThings(a).length >= 2 && numberedThings(a).includes(named[0]);
-  const last = [...input.history].reverse().find(moved);
+  const last = [...input.history].reverse().find((a) => isMoveOf(a, named[0], verb));
   if (!last) return false;
   const [before, now] = [kindsOf(last), kindsOf(input.action)];
   return before.length === now.length && now.every((kind) => before.includes(kind));
 }
 
+/**
+ * Whether a step moves a thing that no earlier move of the episode touched (`put toiletpaper 1
+ * in/on countertop 1`, never taken): where every real goal of its verb moved a thing already moved.
+ */
+function movesUnmovedThing(verdict: VerbRegression, input: VerdictInput): boolean {
+  const named = numberedThings(input.action);
+  if (!verdict.movesAMovedThing || named.length < 2 || input.episode === undefined) return false;
+  return !input.episode.some((a) => isMoveOf(a, named[0], verbOf(input.action)));
+}
+
+/** An action of another verb relating two or more numbered things, the first one named among them. */
+function isMoveOf(action: string, thing: string, verb: string): boolean {
+  const named = numberedThings(action);
+  return verbOf(action) !== verb && named.length >= 2 && named.includes(thing);
+}
+
+/** Which of the goal head's rules says a step cannot reach the goal, or null (its verb's regression decides). */
+export function ruledOut(head: VerdictHead, input: VerdictInput): string | null {
+  const verdict = head.byVerb?.[verbOf(input.action)];
+  if (!verdict) return 'a verb that never ended an episode';
+  if (namesMisusedWord(head, verdict, input.action)) return 'a word its verb never names';
+  if (undoesLastMove(input)) return 'undoes the last move of what it names';
+  if (movesUnmovedThing(verdict, input)) return 'moves a thing no earlier move touched';
+  return null;
+}
+
 const verbWordSets = new WeakMap<VerbRegression, ReadonlySet<string>>();
 
 /**
- * Whether an action names a word that its verb (or a verb naming mostly the same words) never
- * names in the data (`use creditcard 1`, where only lamps are ever used): not an action of the
- * real domain, whatever a dream offers.
+ * Whether an action names a word that the data knows but its verb (or a verb naming mostly the
+ * same words) never names (`use creditcard 1`, where only lamps are ever used): not an action of
+ * the real domain, whatever a dream offers. A word the data never shows says nothing either way.
  */
-function namesUnknownWord(verdict: VerbRegression, action: string): boolean {
+function namesMisusedWord(head: VerdictHead, verdict: VerbRegression, action: string): boolean {
   let known = verbWordSets.get(verdict);
   if (!known) verbWordSets.set(verdict, (known = new Set(verdict.words)));
-  return argumentStems(action).some((w) => !/\d/.test(w) && !known.has(w));
+  const vocabulary = vocabularyOf(head);
+  return argumentStems(action).some((w) => vocabulary.has(w) && !known.has(w));
 }
 
 /**
@@ -338,7 +371,7 @@ function namesUnknownWord(verdict: VerbRegression, action: string): boolean {
  */
 export function goalProbability(head: VerdictHead, input: VerdictInput): number {
   const verdict = head.byVerb?.[verbOf(input.action)];
-  if (!verdict || namesUnknownWord(verdict, input.action) || undoesLastMove(input)) return 0;
+  if (!verdict || ruledOut(head, input) !== null) return 0;
   return verdictProbability(verdict, goalFeatures(vocabularyOf(head), input));
 }
 
@@ -398,7 +431,11 @@ export function fitGoalHead(
     const steps = goalLike.filter((e) => verbOf(e.input.action) === verb);
     const rows = steps.map((e) => ({ x: goalFeatures(words, e.input), y: e.success ? 1 : 0, w: 1 / steps.length }));
     const { weights, bias, fittedOn } = fitLogistic(rows, GOAL_FEATURES, options);
-    byVerb[verb] = { weights, bias, fittedOn, words: verbWords(verbs, verb) };
+    const endings = steps.filter((e) => e.success && numberedThings(e.input.action).length >= 2);
+    const movesAMovedThing =
+      endings.length >= MIN_VERDICT_EXAMPLES &&
+      endings.every((e) => e.input.episode!.some((a) => isMoveOf(a, numberedThings(e.input.action)[0], verb)));
+    byVerb[verb] = { weights, bias, fittedOn, words: verbWords(verbs, verb), movesAMovedThing };
   }
   const head: VerdictHead = {
     features: [...GOAL_FEATURES],
@@ -463,8 +500,9 @@ export function verdictHeadProblem(head: VerdictHead): string | null {
   if (regressions.length === 0 || !regressions.every(usable))
     return "its verdict head's weights are missing or not finite";
   const wordList = (list: unknown) => Array.isArray(list) && list.every((w) => typeof w === 'string');
-  if (goal && !(wordList(head.vocabulary) && Object.values(head.byVerb!).every((r) => wordList(r.words))))
-    return "its goal head's vocabulary (or a verb's words) is missing";
+  const complete = (r: VerbRegression) => wordList(r.words) && typeof r.movesAMovedThing === 'boolean';
+  if (goal && !(wordList(head.vocabulary) && Object.values(head.byVerb!).every(complete)))
+    return "its goal head's vocabulary (or a verb's words or move rule) is missing";
   return null;
 }
 

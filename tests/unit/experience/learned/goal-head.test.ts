@@ -22,6 +22,7 @@ import {
   fitHeadFor,
   goalFeatures,
   goalProbability,
+  ruledOut,
   undoesLastMove,
   verbOf,
   verdictHeadProblem,
@@ -70,6 +71,7 @@ function goalLikeSteps(trajectories: Trajectory[]): { input: VerdictInput; ends:
       const input = {
         instruction: t.task.instruction,
         history: shown.map((p) => p.action),
+        episode: t.steps.slice(0, i).flatMap((p) => (p.valid ? [p.action] : [])),
         state: { text: s.observation, admissible: s.admissible },
         action: s.action,
       };
@@ -196,7 +198,7 @@ describe('goal features', () => {
     const { words: _gone, ...use } = head.byVerb!.use;
     const stale = { ...head, byVerb: { ...head.byVerb!, use: use as VerbRegression } };
     expect(verdictHeadProblem(head)).toBeNull();
-    expect(verdictHeadProblem(stale)).toMatch(/words\) is missing/);
+    expect(verdictHeadProblem(stale)).toMatch(/words or move rule\) is missing/);
   });
 });
 
@@ -229,6 +231,20 @@ describe('a step that undoes the last move of what it names', () => {
     expect(back(['put laptop 1 in/on sidetable 1'], 'put laptop 1 in/on sidetable 1')).toBe(false);
   });
 
+  it('nor does a move of a thing no earlier move touched, where every real goal of the verb moved one', () => {
+    expect(head.byVerb!.put.movesAMovedThing).toBe(true);
+    const known = naming(head, { put: LAPTOP_ROOM });
+    const put = (episode: string[]): VerdictInput => ({
+      ...step(episode.slice(-4), 'put laptop 1 in/on sidetable 1'),
+      episode,
+    });
+    const walk = ['go to desk 2', 'go to shelf 1', 'go to desk 2', 'go to shelf 1', 'go to sidetable 1'];
+    // The take is out of the shown history, but the episode holds it.
+    expect(goalProbability(known, put(['take laptop 1 from desk 1', ...walk]))).toBeGreaterThan(0.5);
+    expect(ruledOut(known, put(['examine laptop 1', ...walk]))).toBe('moves a thing no earlier move touched');
+    expect(goalProbability(known, put(['examine laptop 1', ...walk]))).toBe(0);
+  });
+
   it('never reaches the goal, though its object and place match the instruction', () => {
     const put = 'put laptop 1 in/on sidetable 1';
     const known = naming(head, { put: LAPTOP_ROOM });
@@ -244,6 +260,8 @@ describe('a step that undoes the last move of what it names', () => {
     ]);
     expect(real.filter((s) => s.ends).length).toBeGreaterThanOrEqual(60);
     expect(real.filter((s) => s.ends && undoesLastMove(s.input))).toEqual([]);
+    const vetoed = real.filter((s) => s.ends && ruledOut(head, s.input) !== null);
+    expect(vetoed.map((s) => `${s.input.action}: ${ruledOut(head, s.input)}`)).toEqual([]);
   }, 60_000);
 });
 

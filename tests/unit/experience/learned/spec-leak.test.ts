@@ -54,7 +54,13 @@ const OUTCOME_HEAD: VerdictHead = {
 function goalHead(real: readonly Trajectory[]): VerdictHead {
   const named = real.flatMap((t) => t.steps.flatMap((s) => [s.action, ...s.admissible]));
   const vocabulary = [...new Set(named.flatMap((a) => a.split(/\s+/).slice(1)))].filter((w) => !/\d/.test(w));
-  const regression = { weights: [-3, -1, -2], bias: 2.5, fittedOn: OUTCOME_HEAD.fittedOn, words: vocabulary };
+  const regression = {
+    weights: [-3, -1, -2],
+    bias: 2.5,
+    fittedOn: OUTCOME_HEAD.fittedOn,
+    words: vocabulary,
+    movesAMovedThing: true,
+  };
   return {
     features: [...GOAL_FEATURES],
     weights: [],
