@@ -26,3 +26,8 @@ export function namesOnlyShownThings(action: string, shown: ReadonlySet<string>)
   const named = numberedThings(action);
   return named.length < 2 || named.every((thing) => shown.has(thing));
 }
+
+/** An action's shape: each numbered thing a `#` (`take pan 1 from cabinet 6` → `take # from #`). */
+export function shapeOf(action: string): string {
+  return action.toLowerCase().trim().replace(NUMBERED, '#');
+}

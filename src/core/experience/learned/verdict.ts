@@ -38,20 +38,24 @@
  *   a wrong object or place;
  * - untouched: the instruction's vocabulary words that no shown action named — the object never
  *   fetched.
- * Three rules stand beside the regressions, because a dream offers steps the data never shows and
- * so cannot teach: an action naming a word its verb never names in the data (`use creditcard 1`,
- * where only lamps are used) never ends an episode, and neither does a step that undoes the last
- * move of what it names (take a thing from a place, put it back there or in a place of that kind:
- * the instruction's words cannot tell the world from a state the episode passed without ending).
- * Nor does a move of a thing no earlier move of the episode touched, for a verb whose every real
- * goal moved a thing already moved (a put of what was never taken). The rules never veto a real
- * goal of the data (goal-head.test.ts).
+ * Rules stand beside the regressions, because a dream offers steps the data never shows and so
+ * cannot teach. None of these ends an episode (ruledOut; none vetoes a real goal of the data,
+ * goal-head.test.ts):
+ * - an action of a shape the data never shows (`take pan 1 from cabinet pan 1`, a dream's garble;
+ *   nor does such a garble count as a move below);
+ * - an action naming a word the data knows but its verb never names (`use creditcard 1`, where
+ *   only lamps are used);
+ * - a step that undoes the last move of what it names (take a thing from a place, put it back
+ *   there or in a place of that kind: the instruction's words cannot tell the world from a state
+ *   the episode passed without ending);
+ * - a move of a thing no earlier move of the episode touched, for a verb whose every real goal
+ *   moved a thing already moved (a put of what was never taken).
  * The outcome head suits a domain whose data holds failed endings; the goal head one whose data
  * holds none (fitHeadFor).
  */
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
-import { kindsOf, numberedThings } from '../named-things';
+import { kindsOf, numberedThings, shapeOf } from '../named-things';
 import { openChoiceWords, shownSteps } from './format';
 import type { RecordedEpisode } from './sft-data';
 
@@ -74,6 +78,8 @@ export interface VerdictHead {
   byVerb?: Record<string, VerbRegression>;
   /** A goal head's words that name things: those of the data's actions, less verbs and numbers. */
   vocabulary?: string[];
+  /** A goal head's action shapes in the data (`take # from #`): a move of another shape moves nothing. */
+  shapes?: string[];
   /** The steps it was fitted on, and its accuracy there (balanced: the mean of both classes'). */
   fittedOn: { successes: number; failures: number; balancedAccuracy: number };
 }
@@ -328,25 +334,40 @@ export function undoesLastMove(input: VerdictInput): boolean {
  * Whether a step moves a thing that no earlier move of the episode touched (`put toiletpaper 1
  * in/on countertop 1`, never taken): where every real goal of its verb moved a thing already moved.
  */
-function movesUnmovedThing(verdict: VerbRegression, input: VerdictInput): boolean {
+function movesUnmovedThing(head: VerdictHead, verdict: VerbRegression, input: VerdictInput): boolean {
   const named = numberedThings(input.action);
   if (!verdict.movesAMovedThing || named.length < 2 || input.episode === undefined) return false;
-  return !input.episode.some((a) => isMoveOf(a, named[0], verbOf(input.action)));
+  return !input.episode.some((a) => isMoveOf(a, named[0], verbOf(input.action), shapesOf(head)));
 }
 
-/** An action of another verb relating two or more numbered things, the first one named among them. */
-function isMoveOf(action: string, thing: string, verb: string): boolean {
+/**
+ * An action of another verb relating two or more numbered things, the first one named among them,
+ * in a shape the data shows (`take pan 1 from cabinet pan 1`, a dream's garble, moves nothing).
+ */
+function isMoveOf(action: string, thing: string, verb: string, shapes?: ReadonlySet<string>): boolean {
   const named = numberedThings(action);
-  return verbOf(action) !== verb && named.length >= 2 && named.includes(thing);
+  return (
+    verbOf(action) !== verb && named.length >= 2 && named.includes(thing) && (shapes?.has(shapeOf(action)) ?? true)
+  );
+}
+
+const shapeSets = new WeakMap<VerdictHead, ReadonlySet<string>>();
+
+/** A goal head's shapes as a set, made once per head. */
+function shapesOf(head: VerdictHead): ReadonlySet<string> {
+  let set = shapeSets.get(head);
+  if (!set) shapeSets.set(head, (set = new Set(head.shapes)));
+  return set;
 }
 
 /** Which of the goal head's rules says a step cannot reach the goal, or null (its verb's regression decides). */
 export function ruledOut(head: VerdictHead, input: VerdictInput): string | null {
   const verdict = head.byVerb?.[verbOf(input.action)];
   if (!verdict) return 'a verb that never ended an episode';
+  if (!shapesOf(head).has(shapeOf(input.action))) return 'a shape the data never shows';
   if (namesMisusedWord(head, verdict, input.action)) return 'a word its verb never names';
   if (undoesLastMove(input)) return 'undoes the last move of what it names';
-  if (movesUnmovedThing(verdict, input)) return 'moves a thing no earlier move touched';
+  if (movesUnmovedThing(head, verdict, input)) return 'moves a thing no earlier move touched';
   return null;
 }
 
@@ -443,6 +464,9 @@ export function fitGoalHead(
     bias: 0,
     byVerb,
     vocabulary,
+    shapes: [
+      ...new Set(episodes.flatMap((e) => e.steps.flatMap((t) => [t.action, ...t.admissible].map(shapeOf)))),
+    ].sort(),
     fittedOn: { successes, failures: goalLike.length - successes, balancedAccuracy: 0 },
   };
   const right = (want: boolean) =>
@@ -501,8 +525,8 @@ export function verdictHeadProblem(head: VerdictHead): string | null {
     return "its verdict head's weights are missing or not finite";
   const wordList = (list: unknown) => Array.isArray(list) && list.every((w) => typeof w === 'string');
   const complete = (r: VerbRegression) => wordList(r.words) && typeof r.movesAMovedThing === 'boolean';
-  if (goal && !(wordList(head.vocabulary) && Object.values(head.byVerb!).every(complete)))
-    return "its goal head's vocabulary (or a verb's words or move rule) is missing";
+  if (goal && !(wordList(head.vocabulary) && wordList(head.shapes) && Object.values(head.byVerb!).every(complete)))
+    return "its goal head's vocabulary, shapes, or a verb's words or move rule are missing";
   return null;
 }
 

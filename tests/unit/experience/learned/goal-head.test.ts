@@ -198,7 +198,7 @@ describe('goal features', () => {
     const { words: _gone, ...use } = head.byVerb!.use;
     const stale = { ...head, byVerb: { ...head.byVerb!, use: use as VerbRegression } };
     expect(verdictHeadProblem(head)).toBeNull();
-    expect(verdictHeadProblem(stale)).toMatch(/words or move rule\) is missing/);
+    expect(verdictHeadProblem(stale)).toMatch(/a verb.s words or move rule are missing/);
   });
 });
 
@@ -243,6 +243,16 @@ describe('a step that undoes the last move of what it names', () => {
     expect(goalProbability(known, put(['take laptop 1 from desk 1', ...walk]))).toBeGreaterThan(0.5);
     expect(ruledOut(known, put(['examine laptop 1', ...walk]))).toBe('moves a thing no earlier move touched');
     expect(goalProbability(known, put(['examine laptop 1', ...walk]))).toBe(0);
+  });
+
+  it("nor does a garble of a move's shape count as one, or end an episode itself", () => {
+    const known = naming(head, { put: LAPTOP_ROOM });
+    expect(known.shapes).toEqual(expect.arrayContaining(['take # from #', 'put # in/on #']));
+    const walk = ['go to desk 1', 'take laptop 1 from desk laptop 1', 'go to sidetable 1'];
+    const put = { ...step(walk, 'put laptop 1 in/on sidetable 1'), episode: walk };
+    expect(ruledOut(known, put)).toBe('moves a thing no earlier move touched');
+    const garbled = { ...step(['take laptop 1 from desk 1'], 'put laptop 1 in/on sidetable laptop 1'), episode: [] };
+    expect(ruledOut(known, garbled)).toBe('a shape the data never shows');
   });
 
   it('never reaches the goal, though its object and place match the instruction', () => {

@@ -18,6 +18,7 @@
  * shipped household model's own goal head); a new head is one more entry in CASES, with the note
  * its verdicts write.
  */
+import { shapeOf } from '../../../../src/core/experience/named-things';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
@@ -67,6 +68,7 @@ function goalHead(real: readonly Trajectory[]): VerdictHead {
     bias: 0,
     byVerb: { put: regression, use: regression },
     vocabulary: vocabulary.sort(),
+    shapes: [...new Set(named.map(shapeOf))].sort(),
     fittedOn: OUTCOME_HEAD.fittedOn,
   };
 }
