@@ -41,8 +41,9 @@
  * Rules stand beside the regressions, because a dream offers steps the data never shows and so
  * cannot teach. None of these ends an episode (ruledOut; none vetoes a real goal of the data,
  * goal-head.test.ts):
- * - an action of a shape the data never shows (`take pan 1 from cabinet pan 1`, a dream's garble;
- *   nor does such a garble count as a move below);
+ * - an action of a shape the data never shows (`take pan 1 from cabinet pan 1`, a dream's garble),
+ *   or with a kind the data knows in a slot it never fills (`take toiletpaper 2 from toiletpaper
+ *   1`); nor does such a garble count as a move below;
  * - an action naming a word the data knows but its verb never names (`use creditcard 1`, where
  *   only lamps are used);
  * - a step that undoes the last move of what it names (take a thing from a place, put it back
@@ -78,8 +79,12 @@ export interface VerdictHead {
   byVerb?: Record<string, VerbRegression>;
   /** A goal head's words that name things: those of the data's actions, less verbs and numbers. */
   vocabulary?: string[];
-  /** A goal head's action shapes in the data (`take # from #`): a move of another shape moves nothing. */
-  shapes?: string[];
+  /**
+   * A goal head's action shapes in the data (`take # from #`), with the kinds that fill each slot
+   * (merged with alike slots, as verbs' words are): a move of another shape, or with a kind the
+   * data knows in a slot it never fills (`take toiletpaper 2 from toiletpaper 1`), moves nothing.
+   */
+  slots?: Record<string, string[][]>;
   /** The steps it was fitted on, and its accuracy there (balanced: the mean of both classes'). */
   fittedOn: { successes: number; failures: number; balancedAccuracy: number };
 }
@@ -337,34 +342,31 @@ export function undoesLastMove(input: VerdictInput): boolean {
 function movesUnmovedThing(head: VerdictHead, verdict: VerbRegression, input: VerdictInput): boolean {
   const named = numberedThings(input.action);
   if (!verdict.movesAMovedThing || named.length < 2 || input.episode === undefined) return false;
-  return !input.episode.some((a) => isMoveOf(a, named[0], verbOf(input.action), shapesOf(head)));
+  return !input.episode.some((a) => isMoveOf(a, named[0], verbOf(input.action)) && fitsItsSlots(head, a));
 }
 
 /**
  * An action of another verb relating two or more numbered things, the first one named among them,
  * in a shape the data shows (`take pan 1 from cabinet pan 1`, a dream's garble, moves nothing).
  */
-function isMoveOf(action: string, thing: string, verb: string, shapes?: ReadonlySet<string>): boolean {
+function isMoveOf(action: string, thing: string, verb: string): boolean {
   const named = numberedThings(action);
-  return (
-    verbOf(action) !== verb && named.length >= 2 && named.includes(thing) && (shapes?.has(shapeOf(action)) ?? true)
-  );
+  return verbOf(action) !== verb && named.length >= 2 && named.includes(thing);
 }
 
-const shapeSets = new WeakMap<VerdictHead, ReadonlySet<string>>();
-
-/** A goal head's shapes as a set, made once per head. */
-function shapesOf(head: VerdictHead): ReadonlySet<string> {
-  let set = shapeSets.get(head);
-  if (!set) shapeSets.set(head, (set = new Set(head.shapes)));
-  return set;
+/** Whether an action has a shape of the data, each slot filled by a kind the data puts there or does not know. */
+export function fitsItsSlots(head: VerdictHead, action: string): boolean {
+  const slots = head.slots?.[shapeOf(action)];
+  if (!slots) return false;
+  const vocabulary = vocabularyOf(head);
+  return kindsOf(action).every((kind, i) => !vocabulary.has(kind) || slots[i]?.includes(kind));
 }
 
 /** Which of the goal head's rules says a step cannot reach the goal, or null (its verb's regression decides). */
 export function ruledOut(head: VerdictHead, input: VerdictInput): string | null {
   const verdict = head.byVerb?.[verbOf(input.action)];
   if (!verdict) return 'a verb that never ended an episode';
-  if (!shapesOf(head).has(shapeOf(input.action))) return 'a shape the data never shows';
+  if (!fitsItsSlots(head, input.action)) return 'a shape or slot the data never shows';
   if (namesMisusedWord(head, verdict, input.action)) return 'a word its verb never names';
   if (undoesLastMove(input)) return 'undoes the last move of what it names';
   if (movesUnmovedThing(head, verdict, input)) return 'moves a thing no earlier move touched';
@@ -420,12 +422,34 @@ function wordsByVerb(episodes: readonly RecordedEpisode[]): Record<string, strin
  */
 function verbWords(byVerb: Record<string, string[]>, verb: string): string[] {
   const own = new Set(byVerb[verb] ?? []);
-  const jaccard = (other: string[]) => {
-    const shared = other.filter((w) => own.has(w)).length;
-    return shared / (own.size + other.length - shared || 1);
-  };
-  const alike = Object.values(byVerb).filter((other) => jaccard(other) >= 0.5);
+  const alike = Object.values(byVerb).filter((other) => jaccard(own, other) >= 0.5);
   return [...new Set([...own, ...alike.flat()])].sort();
+}
+
+/** Each action shape's slots, with the kinds the data puts in each, widened by alike slots (Jaccard ≥ ½). */
+function slotKinds(episodes: readonly RecordedEpisode[]): Record<string, string[][]> {
+  const seen = new Map<string, Set<string>[]>();
+  for (const t of episodes.flatMap((e) => e.steps))
+    for (const action of [t.action, ...t.admissible]) {
+      const kinds = kindsOf(action);
+      const slots = seen.get(shapeOf(action)) ?? kinds.map(() => new Set<string>());
+      kinds.forEach((kind, i) => slots[i].add(kind));
+      seen.set(shapeOf(action), slots);
+    }
+  const all = [...seen.values()].flat().map((set) => [...set]);
+  const widened = ([shape, slots]: [string, Set<string>[]]) => [
+    shape,
+    slots.map((set) => {
+      const alike = all.filter((other) => jaccard(set, other) >= 0.5);
+      return [...new Set([...set, ...alike.flat()])].sort();
+    }),
+  ];
+  return Object.fromEntries([...seen].sort(([a], [b]) => (a < b ? -1 : 1)).map(widened));
+}
+
+function jaccard(own: ReadonlySet<string>, other: readonly string[]): number {
+  const shared = other.filter((w) => own.has(w)).length;
+  return shared / (own.size + other.length - shared || 1);
 }
 
 /**
@@ -464,9 +488,7 @@ export function fitGoalHead(
     bias: 0,
     byVerb,
     vocabulary,
-    shapes: [
-      ...new Set(episodes.flatMap((e) => e.steps.flatMap((t) => [t.action, ...t.admissible].map(shapeOf)))),
-    ].sort(),
+    slots: slotKinds(episodes),
     fittedOn: { successes, failures: goalLike.length - successes, balancedAccuracy: 0 },
   };
   const right = (want: boolean) =>
@@ -525,8 +547,12 @@ export function verdictHeadProblem(head: VerdictHead): string | null {
     return "its verdict head's weights are missing or not finite";
   const wordList = (list: unknown) => Array.isArray(list) && list.every((w) => typeof w === 'string');
   const complete = (r: VerbRegression) => wordList(r.words) && typeof r.movesAMovedThing === 'boolean';
-  if (goal && !(wordList(head.vocabulary) && wordList(head.shapes) && Object.values(head.byVerb!).every(complete)))
-    return "its goal head's vocabulary, shapes, or a verb's words or move rule are missing";
+  const slotLists = (slots: unknown) =>
+    typeof slots === 'object' &&
+    slots !== null &&
+    Object.values(slots).every((l) => Array.isArray(l) && l.every(wordList));
+  if (goal && !(wordList(head.vocabulary) && slotLists(head.slots) && Object.values(head.byVerb!).every(complete)))
+    return "its goal head's vocabulary, slots, or a verb's words or move rule are missing";
   return null;
 }
 

@@ -19,6 +19,7 @@ import { groupEpisodes, type RecordedEpisode } from '../../../../src/core/experi
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import {
   fitGoalHead,
+  fitsItsSlots,
   fitHeadFor,
   goalFeatures,
   goalProbability,
@@ -172,7 +173,9 @@ describe('goal features', () => {
     expect(goalProbability(head, ended.input)).toBeGreaterThan(0.5);
     // The rule, not the regression, says no: with the word known, the regression's own chance stands.
     const regression = verdictProbability(head.byVerb!.use, goalFeatures(new Set(head.vocabulary), misuse));
-    expect(goalProbability(naming(head, { use: [object] }), misuse)).toBeCloseTo(regression, 9);
+    const useSlot = [[...head.slots!['use #'][0], object]];
+    const known = { ...naming(head, { use: [object] }), slots: { ...head.slots!, 'use #': useSlot } };
+    expect(goalProbability(known, misuse)).toBeCloseTo(regression, 9);
     expect(regression).toBeGreaterThan(0.01);
     expect(goalProbability(head, misuse)).toBe(0);
   });
@@ -247,12 +250,19 @@ describe('a step that undoes the last move of what it names', () => {
 
   it("nor does a garble of a move's shape count as one, or end an episode itself", () => {
     const known = naming(head, { put: LAPTOP_ROOM });
-    expect(known.shapes).toEqual(expect.arrayContaining(['take # from #', 'put # in/on #']));
+    expect(Object.keys(known.slots!)).toEqual(expect.arrayContaining(['take # from #', 'put # in/on #']));
     const walk = ['go to desk 1', 'take laptop 1 from desk laptop 1', 'go to sidetable 1'];
     const put = { ...step(walk, 'put laptop 1 in/on sidetable 1'), episode: walk };
     expect(ruledOut(known, put)).toBe('moves a thing no earlier move touched');
     const garbled = { ...step(['take laptop 1 from desk 1'], 'put laptop 1 in/on sidetable laptop 1'), episode: [] };
-    expect(ruledOut(known, garbled)).toBe('a shape the data never shows');
+    expect(ruledOut(known, garbled)).toBe('a shape or slot the data never shows');
+    // Well shaped, but a kind the data knows in a slot it never fills: no move either.
+    const object = known.slots!['take # from #'][0].find((kind) => !known.slots!['take # from #'][1].includes(kind))!;
+    const wrongSlot = [`take ${object} 1 from ${object} 2`, 'go to sidetable 1'];
+    expect(fitsItsSlots(known, wrongSlot[0])).toBe(false);
+    expect(fitsItsSlots(known, `take ${object} 1 from sidetable 1`)).toBe(true);
+    const after = { ...step(wrongSlot, `put ${object} 1 in/on sidetable 1`), episode: wrongSlot };
+    expect(ruledOut(known, after)).toBe('moves a thing no earlier move touched');
   });
 
   it('never reaches the goal, though its object and place match the instruction', () => {

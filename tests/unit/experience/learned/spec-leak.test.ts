@@ -18,7 +18,7 @@
  * shipped household model's own goal head); a new head is one more entry in CASES, with the note
  * its verdicts write.
  */
-import { shapeOf } from '../../../../src/core/experience/named-things';
+import { kindsOf, shapeOf } from '../../../../src/core/experience/named-things';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
@@ -48,6 +48,17 @@ const OUTCOME_HEAD: VerdictHead = {
   fittedOn: { successes: 10, failures: 10, balancedAccuracy: 1 },
 };
 
+/** Each action shape's slots with the kinds the actions put in them. */
+function slotsOf(actions: readonly string[]): Record<string, string[][]> {
+  const slots: Record<string, string[][]> = {};
+  for (const action of actions) {
+    const kinds = kindsOf(action);
+    const shape = (slots[shapeOf(action)] ??= kinds.map(() => []));
+    kinds.forEach((kind, i) => shape[i].includes(kind) || shape[i].push(kind));
+  }
+  return slots;
+}
+
 /**
  * A goal head made by hand: a put or a use may end the episode, less likely the more of the
  * instruction's things it leaves out; its vocabulary is what the real episodes' actions name.
@@ -68,7 +79,7 @@ function goalHead(real: readonly Trajectory[]): VerdictHead {
     bias: 0,
     byVerb: { put: regression, use: regression },
     vocabulary: vocabulary.sort(),
-    shapes: [...new Set(named.map(shapeOf))].sort(),
+    slots: slotsOf(named),
     fittedOn: OUTCOME_HEAD.fittedOn,
   };
 }
