@@ -316,20 +316,22 @@ function vocabularyOf(head: VerdictHead): ReadonlySet<string> {
 }
 
 /**
- * Whether a step undoes the last move of what it names: the latest shown move of another verb
- * (an action relating two or more things; a look at the thing moves nothing) naming the same first
- * thing named things of the very same kinds (`take pan 1 from cabinet 6`,
+ * Whether a step undoes the last move of what it names: the latest move of another verb (an
+ * action relating two or more things, in the data's shapes and slots where a head is given; a look
+ * at the thing moves nothing) in the episode (else the shown history) naming the same first thing
+ * named things of the very same kinds (`take pan 1 from cabinet 6`,
  * then `put pan 1 in/on cabinet 6`, or in/on cabinet 2). Such a step returns the world to a state
  * that the instruction's words cannot tell from one the episode passed through without ending, so
  * where the goal is a property of the state it cannot reach it. The data cannot teach this (the
  * real rooms never stock what a task asks for where it asks for it), and a dream that does is
  * exploited by exactly this move.
  */
-export function undoesLastMove(input: VerdictInput): boolean {
+export function undoesLastMove(input: VerdictInput, head?: VerdictHead): boolean {
   const named = numberedThings(input.action);
   if (named.length < 2) return false;
   const verb = verbOf(input.action);
-  const last = [...input.history].reverse().find((a) => isMoveOf(a, named[0], verb));
+  const moves = (a: string) => isMoveOf(a, named[0], verb) && (head === undefined || fitsItsSlots(head, a));
+  const last = [...(input.episode ?? input.history)].reverse().find(moves);
   if (!last) return false;
   const [before, now] = [kindsOf(last), kindsOf(input.action)];
   return before.length === now.length && now.every((kind) => before.includes(kind));
@@ -368,7 +370,7 @@ export function ruledOut(head: VerdictHead, input: VerdictInput): string | null 
   if (!verdict) return 'a verb that never ended an episode';
   if (!fitsItsSlots(head, input.action)) return 'a shape or slot the data never shows';
   if (namesMisusedWord(head, verdict, input.action)) return 'a word its verb never names';
-  if (undoesLastMove(input)) return 'undoes the last move of what it names';
+  if (undoesLastMove(input, head)) return 'undoes the last move of what it names';
   if (movesUnmovedThing(head, verdict, input)) return 'moves a thing no earlier move touched';
   return null;
 }

@@ -219,6 +219,10 @@ describe('a step that undoes the last move of what it names', () => {
     expect(
       back(['take laptop 1 from sidetable 1', 'go to desk 1', 'go to sidetable 1'], 'put laptop 1 in/on sidetable 1'),
     ).toBe(true);
+    // The episode, where known, reaches further back than the shown history.
+    const walk = ['go to desk 1', 'go to desk 2', 'go to shelf 1', 'go to sidetable 1'];
+    const episode = ['take laptop 1 from sidetable 1', ...walk];
+    expect(undoesLastMove({ ...step(walk, 'put laptop 1 in/on sidetable 1'), episode })).toBe(true);
     // A look at the thing in between moves nothing.
     expect(back(['take laptop 1 from sidetable 1', 'examine laptop 1'], 'put laptop 1 in/on sidetable 1')).toBe(true);
     // Into another place of the kind it came from: the instruction's words cannot tell the two apart.
