@@ -347,10 +347,7 @@ function movesUnmovedThing(head: VerdictHead, verdict: VerbRegression, input: Ve
   return !input.episode.some((a) => isMoveOf(a, named[0], verbOf(input.action)) && fitsItsSlots(head, a));
 }
 
-/**
- * An action of another verb relating two or more numbered things, the first one named among them,
- * in a shape the data shows (`take pan 1 from cabinet pan 1`, a dream's garble, moves nothing).
- */
+/** An action of another verb relating two or more numbered things, the given one among them. */
 function isMoveOf(action: string, thing: string, verb: string): boolean {
   const named = numberedThings(action);
   return verbOf(action) !== verb && named.length >= 2 && named.includes(thing);
@@ -389,15 +386,10 @@ function namesMisusedWord(head: VerdictHead, verdict: VerbRegression, action: st
   return argumentStems(action).some((w) => vocabulary.has(w) && !known.has(w));
 }
 
-/**
- * A goal head's p(this step reaches the goal): its verb's regression; 0 for a verb that never
- * ended an episode, for an action its verb never takes in the data, and for a step that undoes
- * the last move of what it names.
- */
+/** A goal head's p(this step reaches the goal): 0 where a rule rules it out, else its verb's regression. */
 export function goalProbability(head: VerdictHead, input: VerdictInput): number {
-  const verdict = head.byVerb?.[verbOf(input.action)];
-  if (!verdict || ruledOut(head, input) !== null) return 0;
-  return verdictProbability(verdict, goalFeatures(vocabularyOf(head), input));
+  if (ruledOut(head, input) !== null) return 0;
+  return verdictProbability(head.byVerb![verbOf(input.action)], goalFeatures(vocabularyOf(head), input));
 }
 
 /** The words, other than verbs and numbers, that the recorded actions and admissible lists name. */
