@@ -8,8 +8,8 @@ describe('retrained ablation models', () => {
     const dir = baseModelDir('public/models', 'webshop-lite-v0');
     expect(dir).toBe('public/models/webshop-lite-v0');
     const { manifest } = await readModelFolder(dir);
-    // scripts/make-models.ts: learnedTrainOptions({ name, fit: { epochs: 10, seed: 0 } }).
-    const shipped = learnedTrainOptions({ name: 'webshop-lite-v0', fit: { epochs: 10, seed: 0 } });
+    // scripts/make-models.ts: learnedTrainOptions({ name, format: { k: 0 }, fit: { epochs: 10, seed: 0 } }).
+    const shipped = learnedTrainOptions({ name: 'webshop-lite-v0', format: { k: 0 }, fit: { epochs: 10, seed: 0 } });
     for (const [row, change] of Object.entries(RETRAINED_ABLATIONS)) {
       const options = retrainOptions(manifest, change, row);
       expect(options.name).toBe(`webshop-lite-v0 ${row}`);
