@@ -55,6 +55,10 @@ export class DomainExperienceModel implements ExperienceModel {
     return this.inner.preferredBatch;
   }
 
+  get retrievalK(): number | undefined {
+    return this.inner.retrievalK;
+  }
+
   dispose(): void {
     this.inner.dispose?.();
   }

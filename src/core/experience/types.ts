@@ -93,6 +93,11 @@ export interface ExperienceModel {
    * batch); callers that can ask several at once (the audit) ask this many. Absent: one at a time.
    */
   readonly preferredBatch?: number;
+  /**
+   * How many retrieved real transitions each step's context holds, where the model fixes it (a
+   * learned model trained with k = 0 retrieves nothing at any setting). Absent: the run's retrievalK.
+   */
+  readonly retrievalK?: number;
   /** The first observation of a task that has no real start page (imported or LLM tasks). */
   initial(task: Task, signal?: AbortSignal): Promise<Observation>;
   /**

@@ -219,6 +219,8 @@ async function learnedModel(path: string, deps: RunPartsDeps, options: LearnedLo
         'hand buildRunParts a loadLearnedModel(path) (Node reads a folder; the page reads its stored model).',
     );
   }
-  await requireRealTransitions(options.buffer, options.env, options.k);
-  return deps.loadLearnedModel(path, options);
+  const model = await deps.loadLearnedModel(path, options);
+  // A model trained without retrieval needs no real transitions, whatever the run's k.
+  await requireRealTransitions(options.buffer, options.env, model.retrievalK ?? options.k);
+  return model;
 }

@@ -61,7 +61,7 @@ describe('grounding a dream in real data', () => {
     ).toBe(5);
   });
 
-  it('refuses a learned model on an empty buffer, or with none, naming the fix; k = 0 retrieves nothing and passes', async () => {
+  it('refuses a learned model on an empty buffer or none, naming the fix; k = 0 of run or model passes', async () => {
     const empty = new ReplayBuffer(new MemoryBufferStore());
     const loadLearnedModel = async () => model;
     await expect(buildRunParts(dream(), { buffer: empty, loadLearnedModel })).rejects.toThrow(UngroundedDreamError);
@@ -72,6 +72,14 @@ describe('grounding a dream in real data', () => {
       /there is no replay buffer to retrieve from/,
     );
     expect((await buildRunParts(dream(0), { buffer: empty, loadLearnedModel })).experienceModel).toBe(model);
+    // A model trained with k = 0 (the shipped webshop one) retrieves nothing at the run's k = 4.
+    const trainedWithoutRetrieval: ExperienceModel = { ...model, retrievalK: 0 };
+    const loadK0 = async () => trainedWithoutRetrieval;
+    expect((await buildRunParts(dream(), { loadLearnedModel: loadK0 })).experienceModel).toBe(trainedWithoutRetrieval);
+    const trainedWithRetrieval = async (): Promise<ExperienceModel> => ({ ...model, retrievalK: 4 });
+    await expect(buildRunParts(dream(), { loadLearnedModel: trainedWithRetrieval })).rejects.toThrow(
+      /there is no replay buffer to retrieve from/,
+    );
     await seedOfflineData(empty, 'webshop-lite-v0', readPublic, 1);
     expect((await buildRunParts(dream(), { buffer: empty, loadLearnedModel })).experienceModel).toBe(model);
   });

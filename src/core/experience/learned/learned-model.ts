@@ -121,6 +121,10 @@ export class LearnedExperienceModel implements ExperienceModel {
   readonly label: string;
   readonly format: FormatOptions;
   readonly preferredBatch: number;
+  /** The retrieved transitions a context holds: the run's k, at most the k the model was trained with. */
+  get retrievalK(): number {
+    return this.format.k;
+  }
   readonly temperature: number;
   readonly stats: LearnedModelStats = { batches: 0, rows: 0, decodedRows: 0, cacheHits: 0 };
   private readonly decoder: Decoder;
