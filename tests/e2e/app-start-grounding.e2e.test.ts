@@ -1,9 +1,10 @@
 /**
- * End to end: a learned experience model on an empty replay buffer is refused with its message,
- * never run with nothing to retrieve. The built app, a fresh profile, and a build whose shipped
- * offline data for webshop-lite-v0 is missing (the route answers 404, the service worker kept out
- * so the route sees the worker's request): the trainer worker cannot seed the buffer, and the
- * start-here dream and S2R fail at once with the fix, while real RL trains.
+ * End to end: a learned experience model that retrieves is refused on an empty replay buffer with
+ * its message, never run with nothing to retrieve; one trained without retrieval needs no buffer.
+ * The built app, a fresh profile, and a build whose shipped offline data is missing (the routes
+ * answer 404, the service worker kept out so the routes see the worker's requests): the trainer
+ * worker cannot seed the buffer. The shipped webshop model (k = 0) still dreams on Start here; the
+ * shipped household model (k = 4) is refused on Train with the fix.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright';
@@ -14,9 +15,8 @@ let page: Page;
 
 beforeAll(async () => {
   app = await startApp('dreamgym-e2e-grounding-', { serviceWorkers: 'block' });
-  await app.context.route('**/datasets/webshop-lite-v0.jsonl', (route) =>
-    route.fulfill({ status: 404, body: 'not here' }),
-  );
+  for (const env of ['webshop-lite-v0', 'household-v0'])
+    await app.context.route(`**/datasets/${env}.jsonl`, (route) => route.fulfill({ status: 404, body: 'not here' }));
   page = await app.context.newPage();
 }, 120_000);
 
@@ -27,19 +27,23 @@ afterAll(async () => {
 const card = (mode: string) => page.locator(`[data-testid="start-run"][data-mode="${mode}"]`);
 
 describe('a dream without real data to retrieve', () => {
-  it('is refused on its card with the fix; the real run still trains', async () => {
+  it('runs on Start here with the shipped webshop model, which retrieves nothing', async () => {
     await page.goto(`${app.baseUrl}/#/start?iterations=1`);
     await page.getByTestId('start-three').click();
-    for (const mode of ['dream', 's2r']) {
-      await expect.poll(() => card(mode).getAttribute('data-state'), { timeout: 120_000 }).toBe('error');
-      const text = await card(mode).locator('.error').textContent();
-      expect(text).toMatch(/holds no real transitions of 'webshop-lite-v0': without them it writes gibberish/);
-      expect(text).toMatch(/Load the shipped datasets/);
-    }
-    await expect.poll(() => card('real').getAttribute('data-state'), { timeout: 120_000 }).toBe('finished');
-    // No verdict from a failed dream: the page says so instead of comparing.
-    expect(await page.getByTestId('start-verdict').textContent()).toBe(
-      'No verdict: the dream and s2r runs failed (see the card).',
-    );
+    for (const mode of ['real', 'dream', 's2r'])
+      await expect.poll(() => card(mode).getAttribute('data-state'), { timeout: 180_000 }).toBe('finished');
+    await expect.poll(() => page.getByTestId('start-verdict').textContent()).toMatch(/^With 0 real steps the dream/);
   }, 300_000);
+
+  it('is refused on Train with the fix when the model retrieves (the shipped household model)', async () => {
+    const query = 'preset=household-easy&mode=dream&size=tiny&iterations=1&seed=4&llm=learned:models/household-v0';
+    await page.goto(`${app.baseUrl}/#/train?${query}`);
+    await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('4');
+    await page.getByRole('button', { name: 'Start' }).click();
+    const status = page.getByTestId('train-status');
+    await expect.poll(() => status.getAttribute('data-state'), { timeout: 120_000 }).toBe('error');
+    const text = await status.textContent();
+    expect(text).toMatch(/holds no real transitions of 'household-v0': without them it writes gibberish/);
+    expect(text).toMatch(/Load the shipped datasets/);
+  }, 180_000);
 });
