@@ -30,7 +30,10 @@ export interface EnvTypicals {
   tokensPerTransition: number;
   /** Share of the dream's model calls a transition cache answers (measured on the LLM demo preset). */
   cacheHitRate: number;
-  /** The shipped learned model's dreamed transitions per second at batch 64 on one wasm thread (`npm run bench -- dream`, the mean of two runs). */
+  /**
+   * The shipped learned model's dreamed transitions per second at batch 64 on one wasm thread, fused
+   * decoder (`npm run bench -- dream`, the mean of two runs; 2026-12-05, the k = 0 webshop model).
+   */
   learnedTransitionsPerSecond?: number;
 }
 
@@ -46,13 +49,13 @@ export const ENV_TYPICALS: Record<string, EnvTypicals> = {
     stepsPerEpisode: 5.3,
     tokensPerTransition: 682,
     cacheHitRate: 0.15,
-    learnedTransitionsPerSecond: 35.4,
+    learnedTransitionsPerSecond: 146.1,
   },
   'household-v0': {
     stepsPerEpisode: 48,
     tokensPerTransition: 638,
     cacheHitRate: 0,
-    learnedTransitionsPerSecond: 134.3,
+    learnedTransitionsPerSecond: 235.4,
   },
 };
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
