@@ -210,7 +210,7 @@ export class TrainerHost {
   private async groundBuffer(config: TrainConfig): Promise<string | null> {
     if (!dreamRetrieves(config)) return null; // real runs and the oracle read no buffer
     const buffer = await this.replayBuffer().catch(() => undefined);
-    if (!buffer) return null; // no IndexedDB: the learned model is then refused with the fix (grounding.ts)
+    if (!buffer) return null; // no IndexedDB: a learned model that retrieves is refused with the fix (grounding.ts)
     this.setState('starting', `Checking the replay buffer for real transitions of ${config.env}…`);
     return groundDream(config, buffer);
   }
