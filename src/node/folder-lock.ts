@@ -44,8 +44,8 @@ export class FolderLockedError extends Error {
     readonly dir: string,
     readonly holder: LockHolder | null,
     waitedMs: number,
+    lock = join(dir, LOCK_FILE),
   ) {
-    const lock = join(dir, LOCK_FILE);
     const who = holder
       ? `process ${holder.pid} on ${holder.host === hostname() ? 'this machine' : `host '${holder.host}'`} (${holder.command}, since ${holder.since})`
       : 'a process that left an unreadable lock';
@@ -85,19 +85,32 @@ export interface AcquireOptions {
 }
 
 /** Takes the folder's writer lock, waiting up to `waitMs` for another writer; FolderLockedError names the holder. */
-export async function acquireFolderLock(dir: string, options: AcquireOptions): Promise<FolderLock> {
-  const path = join(dir, LOCK_FILE);
+export function acquireFolderLock(dir: string, options: AcquireOptions): Promise<FolderLock> {
+  return acquireLockFile(dir, join(dir, LOCK_FILE), options);
+}
+
+/**
+ * The same lock under another file name: `dir` is what it guards (named in the error), `path` the
+ * lock file (a folder that is swapped by renames keeps its lock beside it, not in it).
+ */
+export async function acquireLockFile(dir: string, path: string, options: AcquireOptions): Promise<FolderLock> {
   const started = Date.now();
+  for (;;) {
+    const lock = tryLockFile(path);
+    if (lock) return lock;
+    if (Date.now() - started >= options.waitMs)
+      throw new FolderLockedError(dir, readHolder(path), Date.now() - started, path);
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
+  }
+}
+
+/** The lock at `path` if it is free (or stale: taken over), without waiting; null while another writer holds it. */
+export function tryLockFile(path: string): FolderLock | null {
   for (;;) {
     const lock = tryCreate(path);
     if (lock) return remember(lock);
-    const holder = readHolder(path);
-    if (isStale(path, holder)) {
-      takeOver(path);
-      continue;
-    }
-    if (Date.now() - started >= options.waitMs) throw new FolderLockedError(dir, holder, Date.now() - started);
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
+    if (!isStale(path, readHolder(path))) return null;
+    takeOver(path);
   }
 }
 

@@ -28,6 +28,8 @@ import {
   loadDomainFolder,
   openDomainBuffer,
   saveDomainFolder,
+  SAVE_POINTS,
+  type SavePoint,
 } from '../../node/domain-folder';
 import { DEFAULT_DOMAIN_TRAIN_CONFIG } from '../../core/domain/config';
 import type { DomainEvaluation } from '../../core/domain/evaluate';
@@ -85,7 +87,10 @@ export const domainImportCommand: CommandSpec = {
     },
     seed: { type: 'integer', description: 'seed of the train/held-out split', default: 0 },
     dir: dirOption,
-    replace: { type: 'boolean', description: 'overwrite an existing domain of that name' },
+    replace: {
+      type: 'boolean',
+      description: 'replace an existing domain of that name (built beside it, then swapped in; its runs/ are kept)',
+    },
     json: jsonOption,
   },
 };
@@ -206,6 +211,7 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     createdAt: Date.now(),
     replace: o.replace,
     source: { file, format },
+    ...killHook(),
   });
   const s = domain.stats;
   const summary = {
@@ -230,6 +236,7 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     mean_length: round(s.meanLength, 2),
     action_kinds: s.actionKinds.slice(0, 8).map((k) => ({ kind: k.kind, count: k.count })),
     buffer: { episodes: saved.buffer.episodes, transitions: saved.buffer.transitions },
+    kept: saved.keptEntries,
     card: domain.card.text,
     warnings: domain.warnings,
     next: nextCommands(domain.name, o.dir),
@@ -242,8 +249,24 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
   console.log(
     `saved to ${saved.path} (card.json, train.jsonl, held-out.jsonl, buffer/ with ${saved.buffer.transitions} transitions)`,
   );
+  if (saved.keptEntries.length > 0)
+    console.log(`kept from the domain it replaced: ${saved.keptEntries.map((e) => terminalSafe(e)).join(', ')}`);
   console.log(`next: ${summary.next[0]}`);
   console.log(`then: ${summary.next[1]}`);
+}
+
+/**
+ * The kill trial's hook (scripts/domain-replace-kill-trials.ts): DREAMGYM_TEST_KILL_AT=POINT kills
+ * this process with SIGKILL at that point of the save, as a crash or `kill -9` would.
+ */
+function killHook(): { at?: (point: SavePoint) => void } {
+  const point = process.env.DREAMGYM_TEST_KILL_AT;
+  if (!point || !(SAVE_POINTS as readonly string[]).includes(point)) return {};
+  return {
+    at: (reached) => {
+      if (reached === point) process.kill(process.pid, 'SIGKILL');
+    },
+  };
 }
 
 /** What to run after an import: train the domain's learned experience model, then dream with it. */
