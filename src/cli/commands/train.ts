@@ -5,7 +5,16 @@
  * episodes, no RL); `--sft` starts a run from that policy. A final evaluation plays the dev
  * held-out tasks, or with `--split test` the test ones too (evaluate.ts).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { initBackend } from '../../core/policy/backend';
 import {
@@ -17,6 +26,7 @@ import {
   getPreset,
   presetNames,
   validateConfig,
+  validateSettings,
   withDefaults,
   type TrainConfig,
 } from '../../core/train/config';
@@ -30,7 +40,7 @@ import { buildRunParts } from '../../core/train/run-parts';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { FolderCheckpointStore } from '../../node/checkpoint-folder';
-import { newRunIdentity, readRunIdentity, writeRunIdentity } from '../../node/run-identity';
+import { describeRun, newRunIdentity, readRunIdentity, RUN_FILE, writeRunIdentity } from '../../node/run-identity';
 import { nodeEngineDeps } from '../../node/edge';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
@@ -55,7 +65,7 @@ export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
   usage:
-    'dreamgym train --preset P --mode real|dream|s2r|sft [--sft] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--split dev|test] [--out DIR] [--resume] [--json]',
+    'dreamgym train --preset P --mode real|dream|s2r|sft [--sft] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--split dev|test] [--out DIR] [--resume|--force] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: {
@@ -92,6 +102,10 @@ export const trainCommand: CommandSpec = {
       type: 'boolean',
       description: 'continue from OUT/checkpoint (options that conflict with the saved run are refused)',
     },
+    force: {
+      type: 'boolean',
+      description: 'start a new run in an OUT that holds a run already, replacing its checkpoint, buffer and metrics',
+    },
     backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
     estimate: {
       type: 'boolean',
@@ -122,6 +136,7 @@ type TrainOptions = {
   dataset?: string;
   out?: string;
   resume?: boolean;
+  force?: boolean;
   backend: 'wasm' | 'cpu';
   estimate?: boolean;
   progress?: number;
@@ -238,17 +253,113 @@ function runFolder(o: TrainOptions): string {
   return join('runs', `${preset.preset}-${o.algo ?? preset.algo}-${o.seed ?? preset.seed}`);
 }
 
+/** Settings that are options of their own: --set may not give them (they decide what else the run needs). */
+const OWN_OPTION_SETTINGS: readonly string[] = ['preset', 'env', 'mode'];
+/** Settings --set may give in place of their option: they go through the option's checks as if given there. */
+const OPTION_SETTINGS = ['algo', 'llm', 'seed', 'iterations', 'curriculum'] as const;
+
+/**
+ * The options with --set's own-option settings moved into them; `preset`, `env` and `mode` in
+ * --set are refused, naming the option to use (a --set mode=dream skipped the check for --llm).
+ */
+function settingsAsOptions(o: TrainOptions, given: Record<string, unknown>): [TrainOptions, Record<string, unknown>] {
+  const refused = OWN_OPTION_SETTINGS.filter((key) => Object.hasOwn(given, key));
+  if (refused.length > 0) throw new UsageError(refusedSettingText(refused[0], given[refused[0]]), trainCommand);
+  const options: Record<string, unknown> = { ...o };
+  const settings = { ...given };
+  // A value --set gives for an option is checked first, as the option's would be (an --llm with a secret).
+  const asOptions = Object.fromEntries(
+    OPTION_SETTINGS.filter((k) => Object.hasOwn(settings, k)).map((k) => [k, settings[k]]),
+  );
+  try {
+    validateSettings(asOptions, OPTION_SETTINGS);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message, trainCommand);
+    throw error;
+  }
+  for (const key of OPTION_SETTINGS) {
+    if (!Object.hasOwn(settings, key)) continue;
+    if (options[key] !== undefined && options[key] !== settings[key])
+      throw new UsageError(
+        `--${key} ${String(options[key])} and --set ${key}=${String(settings[key])} disagree: give it once, as --${key}.`,
+        trainCommand,
+      );
+    options[key] = settings[key];
+    delete settings[key];
+  }
+  return [options as TrainOptions, settings];
+}
+
+function refusedSettingText(key: string, value: unknown): string {
+  const given = `--set ${key}=${String(value)}`;
+  if (key === 'mode')
+    return `${given}: the mode has its own option, which checks what it needs (a dream needs --llm): use --mode ${String(value)}.`;
+  if (key === 'preset') return `${given}: the preset has its own option: use --preset ${String(value)}.`;
+  const presets = presetNames().filter((name) => getPreset(name).env === value);
+  return (
+    `${given}: the env comes with the preset (its tasks, step limit and label are the env's), so --set cannot change it: ` +
+    (presets.length
+      ? `use --preset ${presets.join(' or --preset ')}.`
+      : `'${String(value)}' has no preset; see dreamgym envs.`)
+  );
+}
+
+const SFT_FILE = 'sft.json';
+
+/** What a run writes in its folder: a forced new run removes these (and nothing else) first. */
+const RUN_ENTRIES = [
+  RUN_FILE,
+  'config.json',
+  'metrics.jsonl',
+  'perf.jsonl',
+  'summary.json',
+  SFT_FILE,
+  'checkpoint',
+  'buffer',
+];
+
+/**
+ * A new run's folder must be new or empty: one holding a run is refused unless --force (then that
+ * run's own files go), and one holding anything else is refused (train would write over it).
+ */
+function claimRunFolder(out: string, force: boolean): void {
+  if (!existsSync(out) || !statSync(out).isDirectory()) return; // new, or a file (mkdir says what is wrong)
+  const entries = readdirSync(out);
+  if (entries.length === 0) return;
+  const run = readRunIdentity(out);
+  if (run === null && !entries.includes('checkpoint')) {
+    const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? `, … (${entries.length - 5} more)` : '');
+    throw new UsageError(
+      `--out ${out} holds files that train did not write (${shown}); a run writes ${RUN_ENTRIES.slice(1, 4).join(', ')} ` +
+        'and more there and would overwrite them. Pick a new or empty --out.',
+      trainCommand,
+    );
+  }
+  if (!force)
+    throw new UsageError(
+      `--out ${out} holds a run already (${run ? describeRun(run) : 'a checkpoint'}): continue it with --resume, ` +
+        'start it over with --force (its checkpoint, buffer and metrics are replaced), or pick another --out.',
+      trainCommand,
+    );
+  for (const entry of RUN_ENTRIES) rmSync(join(out, entry), { recursive: true, force: true });
+}
+
 export async function runTrain(args: ParsedArgs): Promise<void> {
-  const o = args.options as TrainOptions;
-  const settings = parseSettings(o.set, SETTING_NAMES, trainCommand);
+  const [o, settings] = settingsAsOptions(
+    args.options as TrainOptions,
+    parseSettings((args.options as TrainOptions).set, SETTING_NAMES, trainCommand),
+  );
   if (o.mode === 'sft') return runSftOnly(o, settings);
   if (o.sft && o.resume)
     throw new UsageError(
       '--sft starts a new run from the SFT policy; a resumed run keeps its own. Drop --sft.',
       trainCommand,
     );
+  if (o.force && o.resume)
+    throw new UsageError('--resume continues the run in OUT and --force starts it over: give one.', trainCommand);
   const fresh = o.resume ? null : freshConfig(o, settings);
   const out = fresh ? (o.out ?? join('runs', `${fresh.preset}-${fresh.algo}-${fresh.seed}`)) : runFolder(o);
+  if (fresh) claimRunFolder(out, o.force === true);
   // A new run gets a new identity (written with its first checkpoint); a resumed one checks its checkpoint's.
   const run = fresh ? newRunIdentity(fresh) : readRunIdentity(out);
   const store = new FolderCheckpointStore(join(out, 'checkpoint'), run ? { run } : {});
@@ -417,8 +528,6 @@ function evalSummary(e: EvalResult): { split: EvalSplit; success: number; score:
   return { split: e.split, success: round(e.success), score: round(e.score), episodes: e.episodes };
 }
 
-const SFT_FILE = 'sft.json';
-
 /**
  * Behaviour cloning of the trainer's policy on the offline expert episodes (sft.ts), written to
  * OUT/sft.json: what the run started from (a --sft run) or all it did (--mode sft).
@@ -467,6 +576,7 @@ async function runSftOnly(o: TrainOptions, settings: Record<string, unknown>): P
     );
   const config = freshConfig({ ...o, mode: 'real', curriculum: false }, settings);
   const out = o.out ?? join('runs', `${config.preset}-sft-${config.seed}`);
+  claimRunFolder(out, o.force === true);
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
   mkdirSync(out, { recursive: true });
