@@ -39,6 +39,8 @@ export class UsageError extends Error {
 export interface ParsedArgs {
   options: Record<string, string | number | boolean | undefined>;
   positionals: string[];
+  /** The options given on the command line (the rest of `options` are defaults). */
+  given?: readonly string[];
 }
 
 /** A plain decimal number (no hex, octal, binary, or blank): '0x2' is not 2 here. */
@@ -106,7 +108,7 @@ export function parseArgs(argv: string[], spec: CommandSpec): ParsedArgs {
       spec,
     );
   }
-  return { options, positionals };
+  return { options, positionals, given: [...given] };
 }
 
 function repeatedText(name: string): string {

@@ -220,10 +220,13 @@ function escapeRegExp(text: string): string {
 
 const STATE_FILE = 'state.json';
 
+/** A checkpoint as a folder keeps it: with the fingerprint of the data it trains on (a resume on other data is refused). */
+export type SavedCheckpoint = LearnedCheckpoint & { dataFingerprint?: string };
+
 /** Saves a training checkpoint in DIR/checkpoint (see the file comment). */
 export function writeCheckpoint(
   dir: string,
-  checkpoint: LearnedCheckpoint,
+  checkpoint: SavedCheckpoint,
   hooks: Pick<ModelFolderHooks, 'writeFile'> = {},
 ): void {
   recoverModelFolder(dir);
@@ -268,7 +271,7 @@ function savedEpochs(folder: string): { epochsDone: number; dataFile: string } |
 }
 
 /** The checkpoint in DIR/checkpoint, or null when there is none. */
-export function readCheckpoint(dir: string): LearnedCheckpoint | null {
+export function readCheckpoint(dir: string): SavedCheckpoint | null {
   recoverModelFolder(dir);
   const folder = join(dir, 'checkpoint');
   const statePath = join(folder, STATE_FILE);
@@ -303,7 +306,7 @@ export function readCheckpoint(dir: string): LearnedCheckpoint | null {
     weights: groups.weights ?? [],
     optimizer: groups.optimizer ?? [],
     bestWeights: groups.bestWeights ?? [],
-  } as LearnedCheckpoint;
+  } as SavedCheckpoint;
 }
 
 export function removeCheckpoint(dir: string): void {

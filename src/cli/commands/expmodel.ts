@@ -10,6 +10,7 @@
  *
  * Then `--llm learned:OUT` dreams with it in audit, dream, train, experiment and domain train.
  */
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
@@ -21,6 +22,8 @@ import {
 import { VERDICT_WEIGHT } from '../../core/experience/learned/fit';
 import { bufferRetriever, realEpisodes, splitByTask, trlMessagesJsonl } from '../../core/experience/learned/sft-data';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
+import { trajectoriesToJsonl } from '../../core/data/trajectory';
+import type { Trajectory } from '../../core/types';
 import { envIds } from '../../core/envs/registry';
 import { initBackend } from '../../core/policy/backend';
 import { DEFAULT_DOMAIN_DIR, loadDomainFolder, openDomainBuffer } from '../../node/domain-folder';
@@ -30,6 +33,7 @@ import {
   removeCheckpoint,
   writeCheckpoint,
   writeModelFolder,
+  type SavedCheckpoint,
 } from '../../node/model-folder';
 import { encodeModelFiles } from '../../core/experience/learned/model-file';
 import {
@@ -154,7 +158,13 @@ interface Source {
   card: DomainCard;
   buffer: ReplayBuffer;
   label: string;
+  /** A hash of the episodes learned from: a checkpoint records it, and a resume on other data is refused. */
+  fingerprint: string;
   close(): Promise<void>;
+}
+
+export function dataFingerprint(trajectories: readonly Trajectory[]): string {
+  return createHash('sha256').update(trajectoriesToJsonl(trajectories)).digest('hex').slice(0, 16);
 }
 
 /** The buffer of real episodes a command learns from, and the env's card. */
@@ -171,6 +181,7 @@ async function openSource(
       card: domain.card,
       buffer,
       label: `domain ${domain.name}`,
+      fingerprint: dataFingerprint(domain.train),
       close: () => buffer.store.close(),
     };
   }
@@ -181,12 +192,14 @@ async function openSource(
       `'${o.env}' is not a registered environment (${envIds().join(', ')}); an imported domain goes with --domain NAME.`,
       spec,
     );
-  const buffer = await bufferFromTrajectories(await offlineTrajectories(o.env, o.dataset, spec));
+  const trajectories = await offlineTrajectories(o.env, o.dataset, spec);
+  const buffer = await bufferFromTrajectories(trajectories);
   return {
     env: o.env,
     card,
     buffer,
     label: o.dataset ?? `public/datasets/${o.env}.jsonl`,
+    fingerprint: dataFingerprint(trajectories),
     close: () => buffer.store.close(),
   };
 }
@@ -196,6 +209,59 @@ function checkCounts(o: { k: number; history: number }, spec: CommandSpec): void
     throw new UsageError(`--k must be within 0..16 (retrieved examples), got ${o.k}.`, spec);
   if (!(o.history >= 0 && o.history <= 16))
     throw new UsageError(`--history must be within 0..16 (past actions), got ${o.history}.`, spec);
+}
+
+/** The training options a checkpoint keeps, each as the saved options hold it. */
+const SAVED_OPTIONS: readonly [string, (saved: LearnedTrainOptions) => unknown][] = [
+  ['k', (s) => s.format.k],
+  ['history', (s) => s.format.historyLength],
+  ['seed', (s) => s.fit.seed],
+  ['epochs', (s) => s.fit.epochs],
+  ['episodes', (s) => s.maxEpisodes],
+  ['batch-size', (s) => s.fit.batchSize],
+  ['learning-rate', (s) => s.fit.learningRate],
+  ['d-model', (s) => s.network.dModel],
+  ['verdict-weight', (s) => s.fit.verdictWeight ?? VERDICT_WEIGHT],
+  ['generator-verdict', (s) => s.verdictHead === false],
+  ['name', (s) => s.name],
+];
+
+/** The given options that differ from the checkpoint's: a resume continues that training exactly. */
+export function resumeConflicts(
+  given: readonly string[],
+  options: Record<string, unknown>,
+  saved: LearnedTrainOptions,
+): string[] {
+  return SAVED_OPTIONS.filter(([name, read]) => given.includes(name) && options[name] !== read(saved)).map(
+    ([name, read]) => `--${name} ${String(options[name])} (the checkpoint has ${JSON.stringify(read(saved) ?? null)})`,
+  );
+}
+
+/** Refuses a resume whose options, env or data differ from the checkpoint's; says how to go on. */
+function checkResume(
+  checkpoint: SavedCheckpoint,
+  conflicts: string[],
+  source: Source,
+  out: string,
+  spec: CommandSpec,
+): void {
+  if (checkpoint.env !== source.env)
+    conflicts.push(`${source.label} is of '${source.env}' (the checkpoint trains '${checkpoint.env}')`);
+  if (conflicts.length > 0)
+    throw new UsageError(
+      `--resume continues the training saved in ${out}/checkpoint exactly, so its settings cannot change; ` +
+        `these conflict:\n- ${conflicts.join('\n- ')}\nDrop them to resume, or train anew without --resume in another --out.`,
+      spec,
+    );
+  if (checkpoint.dataFingerprint === undefined)
+    process.stderr.write(`warning: the checkpoint in ${out} predates data fingerprints: its data cannot be checked.\n`);
+  else if (checkpoint.dataFingerprint !== source.fingerprint)
+    throw new UsageError(
+      `--resume: the episodes of ${source.label} changed since the checkpoint in ${out}/checkpoint was saved ` +
+        `(data ${source.fingerprint}, checkpoint ${checkpoint.dataFingerprint}), so the training would go on half on ` +
+        `each. Train anew without --resume (another --out, or delete ${out}/checkpoint), or resume on the data it began with.`,
+      spec,
+    );
 }
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
@@ -238,10 +304,12 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
       `--resume: there is no checkpoint in ${o.out}/checkpoint; train without --resume first.`,
       spec,
     );
-  const backend = await initBackend(o.backend);
-  process.stderr.write(`backend: ${backend.reason}\n`);
+  const conflicts = resume ? resumeConflicts(args.given ?? [], o, resume.options) : [];
   const source = await openSource(o, spec);
   try {
+    if (resume) checkResume(resume, conflicts, source, o.out, spec);
+    const backend = await initBackend(o.backend);
+    process.stderr.write(`backend: ${backend.reason}\n`);
     const options: LearnedTrainOptions = learnedTrainOptions({
       name: o.name ?? (o.domain ? `domain ${o.domain}` : o.env),
       ...(o.episodes !== undefined ? { maxEpisodes: o.episodes } : {}),
@@ -261,7 +329,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
       now: () => performance.now(),
       backend: backend.backend,
       ...(resume ? { resume } : {}),
-      onCheckpoint: (checkpoint) => writeCheckpoint(o.out!, checkpoint),
+      onCheckpoint: (checkpoint) => writeCheckpoint(o.out!, { ...checkpoint, dataFingerprint: source.fingerprint }),
       onProgress: (event) => {
         if (event.kind === 'epoch') {
           const r = event.record;
