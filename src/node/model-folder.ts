@@ -220,7 +220,7 @@ function escapeRegExp(text: string): string {
 
 const STATE_FILE = 'state.json';
 
-/** A checkpoint as a folder keeps it: with the fingerprint of the data it trains on (a resume on other data is refused). */
+/** A checkpoint as a folder keeps it: with the fingerprint of its data (a resume on other data is refused). */
 export type SavedCheckpoint = LearnedCheckpoint & { dataFingerprint?: string };
 
 /** Saves a training checkpoint in DIR/checkpoint (see the file comment). */

@@ -250,7 +250,8 @@ function checkResume(
   if (conflicts.length > 0)
     throw new UsageError(
       `--resume continues the training saved in ${out}/checkpoint exactly, so its settings cannot change; ` +
-        `these conflict:\n- ${conflicts.join('\n- ')}\nDrop them to resume, or train anew without --resume in another --out.`,
+        `these conflict:\n- ${conflicts.join('\n- ')}\n` +
+        'Drop them to resume, or train anew without --resume in another --out.',
       spec,
     );
   if (checkpoint.dataFingerprint === undefined)
@@ -259,7 +260,8 @@ function checkResume(
     throw new UsageError(
       `--resume: the episodes of ${source.label} changed since the checkpoint in ${out}/checkpoint was saved ` +
         `(data ${source.fingerprint}, checkpoint ${checkpoint.dataFingerprint}), so the training would go on half on ` +
-        `each. Train anew without --resume (another --out, or delete ${out}/checkpoint), or resume on the data it began with.`,
+        `each. Train anew without --resume (another --out, or delete ${out}/checkpoint), ` +
+        'or resume on the data it began with.',
       spec,
     );
 }

@@ -65,7 +65,11 @@ export const trainCommand: CommandSpec = {
   name: 'train',
   summary: 'train the candidate-scoring policy with GRPO, PPO or REINFORCE',
   usage:
-    'dreamgym train --preset P --mode real|dream|s2r|sft [--sft] [--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] [--seed S] [--iterations N] [--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--split dev|test] [--out DIR] [--resume|--force] [--json]',
+    'dreamgym train --preset P --mode real|dream|s2r|sft [--sft] ' +
+    '[--llm oracle:EPS_R,EPS_P|openai:URL#MODEL|learned:PATH] [--algo grpo|ppo|reinforce] ' +
+    '[--seed S] [--iterations N] ' +
+    '[--set curriculumVariations=procedural|llm|both] [--dataset FILE] [--split dev|test] [--out DIR] ' +
+    '[--resume|--force] [--json]',
   options: {
     preset: { type: 'string', description: `preset (${presetNames().join(', ')})` },
     mode: {
@@ -281,7 +285,8 @@ function settingsAsOptions(o: TrainOptions, given: Record<string, unknown>): [Tr
     if (!Object.hasOwn(settings, key)) continue;
     if (options[key] !== undefined && options[key] !== settings[key])
       throw new UsageError(
-        `--${key} ${String(options[key])} and --set ${key}=${String(settings[key])} disagree: give it once, as --${key}.`,
+        `--${key} ${String(options[key])} and --set ${key}=${String(settings[key])} disagree: ` +
+          `give it once, as --${key}.`,
         trainCommand,
       );
     options[key] = settings[key];
@@ -293,11 +298,15 @@ function settingsAsOptions(o: TrainOptions, given: Record<string, unknown>): [Tr
 function refusedSettingText(key: string, value: unknown): string {
   const given = `--set ${key}=${String(value)}`;
   if (key === 'mode')
-    return `${given}: the mode has its own option, which checks what it needs (a dream needs --llm): use --mode ${String(value)}.`;
+    return (
+      `${given}: the mode has its own option, which checks what it needs (a dream needs --llm): ` +
+      `use --mode ${String(value)}.`
+    );
   if (key === 'preset') return `${given}: the preset has its own option: use --preset ${String(value)}.`;
   const presets = presetNames().filter((name) => getPreset(name).env === value);
   return (
-    `${given}: the env comes with the preset (its tasks, step limit and label are the env's), so --set cannot change it: ` +
+    `${given}: the env comes with the preset (its tasks, step limit and label are the env's), ` +
+    'so --set cannot change it: ' +
     (presets.length
       ? `use --preset ${presets.join(' or --preset ')}.`
       : `'${String(value)}' has no preset; see dreamgym envs.`)
@@ -330,7 +339,8 @@ function claimRunFolder(out: string, force: boolean): void {
   if (run === null && !entries.includes('checkpoint')) {
     const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? `, … (${entries.length - 5} more)` : '');
     throw new UsageError(
-      `--out ${out} holds files that train did not write (${shown}); a run writes ${RUN_ENTRIES.slice(1, 4).join(', ')} ` +
+      `--out ${out} holds files that train did not write (${shown}); ` +
+        `a run writes ${RUN_ENTRIES.slice(1, 4).join(', ')} ` +
         'and more there and would overwrite them. Pick a new or empty --out.',
       trainCommand,
     );

@@ -45,7 +45,7 @@ describe('domain import', () => {
     const file = await etoFile(12);
     expect(await main(importArgs(file, 'notes', x))).toBe(1);
     expect(err.join('\n')).toMatch(
-      /notes is not a domain folder written by 'dreamgym domain import' \(it has no domain\.json .*\) and holds a\.txt;/,
+      /notes is not a domain folder written by 'dreamgym domain import' \(it has no domain\.json .*\) and holds a\.txt/,
     );
     expect(err.join('\n')).toMatch(/Choose another --name or --dir, or move that folder away yourself/);
     expect(await main(importArgs(file, 'notes', x, '--replace'))).toBe(1);

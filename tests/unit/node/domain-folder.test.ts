@@ -46,7 +46,7 @@ describe('saveDomainFolder writes over nothing it did not write', () => {
     writeFileSync(join(dir, 'notes', 'a.txt'), 'hi');
     for (const replace of [false, true]) {
       await expect(saveDomainFolder(old, dir, { createdAt: 1, replace })).rejects.toThrow(
-        /notes is not a domain folder written by 'dreamgym domain import' .* holds a\.txt; .*Choose another --name or --dir/,
+        /notes is not a domain folder written by 'dreamgym domain import' .* holds a\.txt; .*another --name or --dir/,
       );
     }
     expect(readFileSync(join(dir, 'notes', 'a.txt'), 'utf8')).toBe('hi');
