@@ -62,6 +62,11 @@ export interface DreamStepReport {
   engineError?: string;
   /** What the model was asked and answered (absent when not asked, or for a model with no answer text: the oracle). */
   answer?: DreamAnswer;
+  /** How far apart the verdict ensemble's members were (max − min of their p), where the model has one. */
+  disagreement?: number;
+  /** The step's distance to the nearest real transition, and whether the dream halted on it. */
+  novelty?: number;
+  halted?: boolean;
 }
 
 /** One call of an answer, as the model gave it: its raw text, how it ended, what it cost, and why it was rejected. */

@@ -92,6 +92,9 @@ export interface PageLearnedLoadOptions {
   seed?: number;
   /** Judge endings with the verdict head (default true; false: the generator-reward-only ablation). */
   verdictHead?: boolean;
+  /** The verdict ensemble's members used, and how they combine (learned-model.ts). */
+  verdictMembers?: number;
+  verdictLambda?: number;
   /** Decoders in other threads, and how to stop them (learnedModelWithThreads starts them). */
   decoders?: LearnedModelOptions['decoders'];
   release?: () => void;
@@ -164,6 +167,8 @@ export function learnedModelFromFiles(
     ...(options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.verdictHead !== undefined ? { verdictHead: options.verdictHead } : {}),
+    ...(options.verdictMembers !== undefined ? { verdictMembers: options.verdictMembers } : {}),
+    ...(options.verdictLambda !== undefined ? { verdictLambda: options.verdictLambda } : {}),
     ...(options.decoders ? { decoders: options.decoders } : {}),
     ...(options.release ? { release: options.release } : {}),
   });
@@ -191,6 +196,8 @@ export class LearnedModelCache {
       options.env ?? null,
       options.seed ?? null,
       options.verdictHead ?? true,
+      options.verdictMembers ?? null,
+      options.verdictLambda ?? null,
     ]);
     if (this.kept && this.kept.key === key && this.kept.buffer === options.buffer) return this.kept.model;
     this.dispose();

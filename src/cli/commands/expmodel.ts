@@ -411,7 +411,9 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
       const { episodes, tasks } = await realEpisodes(source.buffer, source.env);
       const split = splitByTask(episodes, tasks, learnedTrainOptions().validationShare, manifest.training.seed);
       examples = split.train.reduce((n, e) => n + e.steps.length, 0);
-      head = fitHeadFor(source.card, split.train, manifest.formatOptions.historyLength);
+      head = fitHeadFor(source.card, split.train, manifest.formatOptions.historyLength, {
+        seed: manifest.training.seed,
+      });
     } finally {
       await source.close();
     }

@@ -17,8 +17,8 @@
  *     previous observation is kept, reward 0, not terminated. The trainer keeps such steps for
  *     inspection but excludes them from learning (design.md §4.3). An engine call that failed in
  *     transport is such a step too, with `info.dream.engineError` (the caller counts those).
- * A dreamed state offers no action relating things the episode never showed (take a keychain it
- * never saw: named-things.ts); the real rooms never do, and a policy would learn to ask for them.
+ * A dreamed state offers what the model wrote: no domain's rule filters it (what the data never
+ * shows is the halt's to catch, halting-model.ts).
  * The step limit is TimeLimit's job, as for real envs (`makeDreamEnv` wraps it).
  *
  * Accounting: every step's `info.dream` (asked or not, reasoning, tokens, cache hit, invalid
@@ -33,7 +33,6 @@ import { TimeLimit, type Env, type EnvCreateOptions, type ResetOptions } from '.
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
 import type { DreamAnswer, DreamStepReport, Observation, Step, StepInfo, StepResult, Task } from '../types';
 import { predictedOutcome, type ExperienceModel, type Prediction } from './types';
-import { namesOnlyShownThings, numberedThings } from './named-things';
 
 export interface DreamEnvOptions {
   /** The env id the dream plays under (tasks and observations carry it). */
@@ -85,8 +84,6 @@ export class DreamEnv implements Env {
   private steps: Step[] = [];
   private ended = false;
   private succeeded = false;
-  /** The numbered things this episode's states have shown. */
-  private shown = new Set<string>();
   private readonly initialCache = new Map<string, Observation>();
 
   constructor(
@@ -138,7 +135,6 @@ export class DreamEnv implements Env {
     if (!first) first = await this.startOf(task, opts.seed);
     this.task = task;
     this.state = { text: first.text, admissible: first.admissible.slice(), task };
-    this.shown = new Set(numberedThings(first.text));
     this.steps = [];
     this.ended = false;
     this.succeeded = false;
@@ -195,6 +191,9 @@ export class DreamEnv implements Env {
       cached: prediction.cached === true,
       invalid: false,
       ...(answer ? { answer } : {}),
+      ...(prediction.disagreement !== undefined ? { disagreement: prediction.disagreement } : {}),
+      ...(prediction.novelty !== undefined ? { novelty: prediction.novelty } : {}),
+      ...(prediction.halted ? { halted: true } : {}),
     };
 
     const running = !prediction.terminated;
@@ -214,11 +213,9 @@ export class DreamEnv implements Env {
     if (!prediction.actionValid) return this.noop(state, action, stepNumber, report);
     const terminated = prediction.terminated;
     const success = terminated && predictedOutcome(prediction) === 1;
-    for (const thing of numberedThings(prediction.next.text)) this.shown.add(thing);
-    const offered = prediction.next.admissible.filter((a) => namesOnlyShownThings(a, this.shown));
     const next: Observation = {
       text: prediction.next.text,
-      admissible: terminated ? [] : offered.length > 0 ? offered : prediction.next.admissible.slice(),
+      admissible: terminated ? [] : prediction.next.admissible.slice(),
       task,
     };
     this.steps.push({

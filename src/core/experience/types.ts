@@ -80,6 +80,12 @@ export interface Prediction {
   cached?: boolean;
   /** Ids of the retrieved transitions shown to the model. */
   retrievedIds?: string[];
+  /** How far apart the verdict ensemble's members were on this step (max − min of their p). */
+  disagreement?: number;
+  /** The step's distance to the nearest real transition (novelty.ts), where the dream measures it. */
+  novelty?: number;
+  /** The dream halted here: the step was beyond the novelty threshold, so the episode ended with no success. */
+  halted?: boolean;
 }
 
 export interface ExperienceModel {

@@ -56,6 +56,27 @@ export interface TrainConfig extends PolicyGradientSettings {
    * (false = the generator-reward-only ablation: the decoder's own reward and ending).
    */
   verdictHead: boolean;
+  /**
+   * Learned experience model: how the verdict ensemble's members combine: 'min' (a success pays
+   * only where every member grants it) or 'mean-std' (their mean − verdictLambda × std).
+   */
+  verdictCombine: 'min' | 'mean-std';
+  /** Learned experience model: λ of 'mean-std'. */
+  verdictLambda: number;
+  /** Learned experience model: the verdict ensemble's members used (the first N of those stored; 1 = no ensemble). */
+  verdictMembers: number;
+  /**
+   * The dream halts (MOReL): a dreamed step whose role pattern is farther from every real
+   * transition of the buffer than the calibrated threshold ends the episode with no success
+   * (novelty.ts). The learned and LLM experience models; never the oracle, which is the real env.
+   */
+  halt: boolean;
+  /** The halt's threshold: this quantile of held-out real steps' novelty (each episode left out of its own search). */
+  haltQuantile: number;
+  /** The same for steps that end in success (lower: a false success costs more than a real one halted). */
+  haltSuccessQuantile: number;
+  /** The halt's reward: −haltPenalty (MOReL's −κ; 0: a plain failure). */
+  haltPenalty: number;
   /** The LLM acts as the agent's prior: π ∝ exp(β·prior + f_θ) (false = the no-LLM-prior ablation; needs an LLM, not the oracle). */
   llmPrior: boolean;
   algo: Algorithm;
@@ -118,6 +139,13 @@ export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'diff
   historyLength: 4,
   reasoning: true,
   verdictHead: true,
+  verdictCombine: 'min',
+  verdictLambda: 1,
+  verdictMembers: 5,
+  halt: true,
+  haltQuantile: 0.99,
+  haltSuccessQuantile: 0.95,
+  haltPenalty: 0,
   llmPrior: false,
   algo: 'grpo',
   seed: DEFAULT_SEED,
@@ -237,6 +265,13 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   historyLength: { kind: 'int', min: 0, max: 100 },
   reasoning: { kind: 'boolean' },
   verdictHead: { kind: 'boolean' },
+  verdictCombine: { kind: 'choice', values: ['min', 'mean-std'] },
+  verdictLambda: { kind: 'number', min: 0, max: 10 },
+  verdictMembers: { kind: 'int', min: 1, max: 64 },
+  halt: { kind: 'boolean' },
+  haltQuantile: { kind: 'number', min: 0.5, max: 1 },
+  haltSuccessQuantile: { kind: 'number', min: 0.5, max: 1 },
+  haltPenalty: { kind: 'number', min: 0, max: 10 },
   llmPrior: { kind: 'boolean' },
   seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 },
   difficulty: { kind: 'number', min: 0, max: 1 },

@@ -95,6 +95,8 @@ function dreamMetrics(r: RolloutTally): Metrics {
     'dream/invalid_rate': per(r.invalid),
     'dream/tokens_per_transition': per(r.tokens),
     'dream/cache_hit_rate': per(r.cacheHits),
+    'dream/halt_rate': per(r.halts),
+    ...(r.judged ? { 'dream/disagreement': r.disagreement / r.judged } : {}),
   };
 }
 

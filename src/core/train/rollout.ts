@@ -57,6 +57,11 @@ export interface RolloutTally {
   invalid: number;
   tokens: number;
   cacheHits: number;
+  /** Steps the dream halted (novelty beyond the threshold). */
+  halts: number;
+  /** The verdict ensemble's disagreement, summed over the steps that report one, and their count. */
+  disagreement: number;
+  judged: number;
 }
 
 /** One env per episode slot and phase, made on first use and reused across iterations. */
@@ -162,7 +167,16 @@ export interface RolloutProgressHook {
 
 /** Steps every running episode until all are done; returns what the steps cost. */
 export async function stepEpisodes(episodes: Episode[], options: StepOptions): Promise<RolloutTally> {
-  const tally: RolloutTally = { steps: 0, predictions: 0, invalid: 0, tokens: 0, cacheHits: 0 };
+  const tally: RolloutTally = {
+    steps: 0,
+    predictions: 0,
+    invalid: 0,
+    tokens: 0,
+    cacheHits: 0,
+    halts: 0,
+    disagreement: 0,
+    judged: 0,
+  };
   for (let t = 0; ; t++) {
     if (options.signal?.aborted) throw new IterationStoppedError();
     const running = payableEpisodes(episodes, options.stepBudget - tally.steps);
@@ -281,5 +295,10 @@ function countStep(tally: RolloutTally, result: StepResult, phase: Phase): void 
   tally.predictions++;
   tally.tokens += dream.tokens;
   if (dream.cached) tally.cacheHits++;
+  if (dream.halted) tally.halts++;
+  if (dream.disagreement !== undefined) {
+    tally.disagreement += dream.disagreement;
+    tally.judged++;
+  }
   if (unusable(result, phase)) tally.invalid++;
 }

@@ -19,7 +19,10 @@ import type { ReplayBuffer } from '../buffer/buffer';
 import { LlmTaskGenerator, type LlmTaskGeneratorOptions } from '../curriculum/llm-variations';
 import type { DomainCard } from '../experience/domain-card';
 import { DomainExperienceModel, type RecordedEpisodes } from '../experience/recorded-starts';
+import { HaltingExperienceModel } from '../experience/halting-model';
+import { realEpisodes } from '../experience/learned/sft-data';
 import { NoisyOracleModel } from '../experience/noisy-oracle';
+import { NoveltyIndex, recordedNoveltySteps, trajectoryNoveltySteps, type NoveltyStep } from '../experience/novelty';
 import { ReasoningExperienceModel } from '../experience/reasoning-model';
 import type { ExperienceModel } from '../experience/types';
 import { OpenAiChatModel } from '../llm/openai';
@@ -36,6 +39,13 @@ type PartsSettings =
   | 'historyLength'
   | 'reasoning'
   | 'verdictHead'
+  | 'verdictCombine'
+  | 'verdictLambda'
+  | 'verdictMembers'
+  | 'halt'
+  | 'haltQuantile'
+  | 'haltSuccessQuantile'
+  | 'haltPenalty'
   | 'llmPrior'
   | 'curriculum'
   | 'curriculumVariations'
@@ -84,6 +94,9 @@ export interface LearnedLoadOptions {
   seed: number;
   /** Judge endings with the model's verdict head, where it has one (false: the generator's own reward). */
   verdictHead?: boolean;
+  /** The verdict ensemble's members used, and λ of mean − λ·std (absent: their minimum). */
+  verdictMembers?: number;
+  verdictLambda?: number;
 }
 
 export interface RunParts {
@@ -112,7 +125,9 @@ export function wantsLlmVariations(config: Pick<TrainConfig, 'curriculum' | 'cur
   return config.curriculum && (config.curriculumVariations === 'llm' || config.curriculumVariations === 'both');
 }
 
-export async function buildRunParts(partial: RunPartsConfig, deps: RunPartsDeps = {}): Promise<RunParts> {
+export async function buildRunParts(partial: RunPartsConfig, given: RunPartsDeps = {}): Promise<RunParts> {
+  // The model and the halt both read the buffer: open it once.
+  const deps = { ...given, buffer: onceBuffer(given.buffer) };
   const config = { ...TRAIN_DEFAULTS, mode: 'dream' as const, ...partial };
   const spec = parseLlmSpec(config.llm);
   if (deps.domain) checkDomainEngine(spec, deps.domain);
@@ -193,6 +208,8 @@ async function experienceModelFor(
             k: config.retrievalK,
             historyLength: config.historyLength,
             verdictHead: config.verdictHead,
+            verdictMembers: config.verdictMembers,
+            ...(config.verdictCombine === 'mean-std' ? { verdictLambda: config.verdictLambda } : {}),
           })
         : new ReasoningExperienceModel(chat()!, {
             buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined,
@@ -204,7 +221,28 @@ async function experienceModelFor(
             ...deps.answers,
           });
   // A domain's demonstrated tasks start from their recorded first states, whatever the model.
-  return deps.domain ? new DomainExperienceModel(model, deps.domain) : model;
+  const grounded = deps.domain ? new DomainExperienceModel(model, deps.domain) : model;
+  // The oracle is the real env with dialled errors: nothing to halt against.
+  if (!config.halt || spec.kind === 'oracle') return grounded;
+  const index = NoveltyIndex.fromEpisodes(await realNoveltyEpisodes(config.env, deps), {
+    quantile: config.haltQuantile,
+    successQuantile: config.haltSuccessQuantile,
+  });
+  return new HaltingExperienceModel(grounded, index, { penalty: config.haltPenalty });
+}
+
+/** The real episodes the halt measures a dream against: an imported domain's training episodes, else the buffer's. */
+async function realNoveltyEpisodes(env: string, deps: RunPartsDeps): Promise<NoveltyStep[][]> {
+  if (deps.domain) return deps.domain.train.map(trajectoryNoveltySteps);
+  const buffer = await openBuffer(deps.buffer);
+  if (!buffer) return [];
+  return (await realEpisodes(buffer, env)).episodes.map(recordedNoveltySteps);
+}
+
+function onceBuffer(buffer: RunPartsDeps['buffer']): RunPartsDeps['buffer'] {
+  if (typeof buffer !== 'function') return buffer;
+  let opened: Promise<ReplayBuffer | undefined> | undefined;
+  return () => (opened ??= buffer());
 }
 
 function openBuffer(buffer: RunPartsDeps['buffer']): Promise<ReplayBuffer | undefined> {

@@ -36,10 +36,10 @@ import {
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
-import { judgeStep, verdictKind, type VerdictHead, type VerdictInput } from './verdict';
+import { judgeStep, verdictKind, type Judgement, type VerdictHead, type VerdictInput } from './verdict';
 
-/** A verdict head's p(success) of a step, and the features it read. */
-type Judged = ReturnType<typeof judgeStep>;
+/** A verdict head's p(success) of a step, the features it read, and its members' disagreement. */
+type Judged = Judgement;
 
 /** Decodes one batch somewhere else (a worker thread with its own copy of the network). */
 export type BatchDecoder = (batch: {
@@ -85,8 +85,23 @@ export interface LearnedModelOptions {
    * the thresholded 0 or 1.
    */
   verdictReward?: 'expected' | 'outcome';
+  /**
+   * How the verdict ensemble's members combine: absent, their minimum (a success pays only where
+   * every member grants it); a number λ, their mean − λ·std.
+   */
+  verdictLambda?: number;
+  /** The verdict ensemble's members used: the first N of those stored (default all; 1 = no ensemble). */
+  verdictMembers?: number;
   /** Called once on dispose (e.g. to stop the decoder threads). */
   release?: () => void;
+}
+
+/** The reward (and outcome) a verdict gives a step, and how far its ensemble's members were apart. */
+type Verdict = { reward: number; success?: boolean; disagreement?: number };
+
+/** Each member's p, and their spread, for a note. */
+function memberText(judged: Judged): string {
+  return `${judged.members.map((p) => p.toFixed(2)).join('/')} (disagreement ${judged.disagreement.toFixed(3)})`;
 }
 
 /** One decoded request: the answer read back, its raw text with markers, and what it cost. */
@@ -162,10 +177,14 @@ export class LearnedExperienceModel implements ExperienceModel {
       Math.max(2, options.maxBatch ?? 64),
     );
     this.temperature = Math.max(0, options.temperature ?? 0.7);
-    this.verdict = options.verdictHead === false ? null : (manifest.verdict ?? null);
-    const head = this.verdict ? (verdictKind(this.verdict) === 'goal' ? ', goal head' : ', verdict head') : '';
+    const head = options.verdictHead === false ? null : (manifest.verdict ?? null);
+    const members = Math.max(1, options.verdictMembers ?? Infinity);
+    this.verdict = head && { ...head, members: head.members.slice(0, members) };
+    const kind = this.verdict && (verdictKind(this.verdict) === 'goal' ? 'goal head' : 'verdict head');
+    const ensemble = this.verdict && this.verdict.members.length > 1 ? ` ×${this.verdict.members.length}` : '';
+    const judged = kind ? `, ${kind}${ensemble}` : '';
     const sampled = this.temperature > 0 ? `, T=${this.temperature}` : '';
-    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${sampled}${head})`;
+    this.label = `learned ${manifest.name} (k=${this.format.k}, H=${this.format.historyLength}${sampled}${judged})`;
     this.preferredBatch = Math.max(1, options.maxBatch ?? 64);
   }
 
@@ -331,14 +350,20 @@ export class LearnedExperienceModel implements ExperienceModel {
   /** A goal head's verdict on a step, decided before anything is decoded (null without a goal head). */
   private goalVerdict(ctx: DreamContext): Judged | null {
     if (!this.verdict || verdictKind(this.verdict) !== 'goal') return null;
-    return judgeStep(this.card, this.verdict, this.verdictInput(ctx));
+    return judgeStep(this.card, this.verdict, this.verdictInput(ctx), this.options.verdictLambda);
   }
 
   /** The reward of a step a goal head decided: its p(success) (or 1) where it ends the episode, else 0. */
-  private goalReward(goal: Judged, terminated: boolean, notes: string[]): { reward: number; success?: boolean } {
-    notes.push(`goal head: p(ends with success) ${goal.p.toFixed(3)} from ${this.featureText(goal.features)}`);
-    if (!terminated) return { reward: 0 };
-    return this.options.verdictReward === 'outcome' ? { reward: 1 } : { reward: goal.p, success: true };
+  private goalReward(goal: Judged, terminated: boolean, notes: string[]): Verdict {
+    notes.push(
+      `goal head: p(ends with success) ${goal.p.toFixed(3)} from ${this.featureText(goal.features)}` +
+        `; members ${memberText(goal)}`,
+    );
+    const disagreement = goal.disagreement;
+    if (!terminated) return { reward: 0, disagreement };
+    return this.options.verdictReward === 'outcome'
+      ? { reward: 1, disagreement }
+      : { reward: goal.p, success: true, disagreement };
   }
 
   private featureText(features: readonly number[]): string {
@@ -346,15 +371,19 @@ export class LearnedExperienceModel implements ExperienceModel {
   }
 
   /** An episode's end: the outcome head's reward (and outcome) where there is one, else the generator's. */
-  private judge(ctx: DreamContext, written: number, notes: string[]): { reward: number; success?: boolean } {
+  private judge(ctx: DreamContext, written: number, notes: string[]): Verdict {
     if (!this.verdict) return { reward: written };
-    const { p, features } = judgeStep(this.card, this.verdict, this.verdictInput(ctx));
+    const judged = judgeStep(this.card, this.verdict, this.verdictInput(ctx), this.options.verdictLambda);
+    const { p, features } = judged;
     notes.push(
-      `verdict head: p(success) ${p.toFixed(3)} from ${this.featureText(features)} ` +
+      `verdict head: p(success) ${p.toFixed(3)} from ${this.featureText(features)}; members ${memberText(judged)} ` +
         `(the generator wrote reward ${written})`,
     );
     const success = p >= 0.5;
-    return this.options.verdictReward === 'outcome' ? { reward: success ? 1 : 0 } : { reward: p, success };
+    const disagreement = judged.disagreement;
+    return this.options.verdictReward === 'outcome'
+      ? { reward: success ? 1 : 0, disagreement }
+      : { reward: p, success, disagreement };
   }
 
   async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {

@@ -237,7 +237,9 @@ export async function trainLearnedModel(
       backend: deps.backend ?? 'unknown',
     };
     const verdict =
-      chosen.verdictHead === false ? null : fitHeadFor(card, data.trainEpisodes, chosen.format.historyLength);
+      chosen.verdictHead === false
+        ? null
+        : fitHeadFor(card, data.trainEpisodes, chosen.format.historyLength, { seed: chosen.fit.seed });
     const files = encodeModelFiles(
       {
         name: chosen.name,

@@ -46,17 +46,22 @@
  *   1`); nor does such a garble count as a move below;
  * - an action naming a word the data knows but its verb never names (`use creditcard 1`, where
  *   only lamps are used);
- * - a step that undoes the last move of what it names (take a thing from a place, put it back
- *   there or in a place of that kind: the instruction's words cannot tell the world from a state
- *   the episode passed without ending);
- * - a move of a thing no earlier move of the episode touched, for a verb whose every real goal
- *   moved a thing already moved (a put of what was never taken).
+ * Two rules that restated one domain's physics (an undone move, a move of a thing never moved)
+ * are gone: what a dream gets wrong beyond the data's own checks is the halt's to catch
+ * (novelty.ts), and a success pays only where the ensemble agrees (below).
  * The outcome head suits a domain whose data holds failed endings; the goal head one whose data
  * holds none (fitHeadFor).
+ *
+ * Pessimism (Coste et al.'s worst case over reward models): a head is an ensemble of K members,
+ * each the same regression fitted on a bootstrap resample of the episodes (its own seed). A step's
+ * p(success) is the members' minimum, so a success pays only where every member grants it; the
+ * spread (max − min) is the disagreement the dream reports. The minimum needs no λ to tune, and
+ * with K ≈ 5 it is about as cautious as mean − 1.2·std; `mean − λ·std` stays an option.
  */
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
-import { kindsOf, numberedThings, shapeOf } from '../named-things';
+import { kindsOf, shapeOf } from '../named-things';
+import { Rng } from '../../rng';
 import { openChoiceWords, shownSteps } from './format';
 import type { RecordedEpisode } from './sft-data';
 
@@ -87,13 +92,27 @@ export interface VerdictHead {
   slots?: Record<string, string[][]>;
   /** The steps it was fitted on, and its accuracy there (balanced: the mean of both classes'). */
   fittedOn: { successes: number; failures: number; balancedAccuracy: number };
+  /**
+   * The ensemble: the same regressions fitted on bootstrap resamples of the episodes (the head's
+   * own weights are those of all the data, reported in summaries). A step's p is the members'
+   * minimum (or mean − λ·std, `judgeStep`).
+   */
+  members: VerdictMember[];
 }
+
+/** One member of a head's ensemble: an outcome regression, or a goal head's per-verb regressions. */
+export interface VerdictMember {
+  weights: number[];
+  bias: number;
+  byVerb?: Record<string, Pick<VerdictHead, 'weights' | 'bias'>>;
+}
+
+/** Members fitted into a head's ensemble (bootstrap resamples of the episodes); a run uses the first N. */
+export const DEFAULT_ENSEMBLE_SIZE = 8;
 
 /** One ending verb's regression in a goal head, and the words the data's actions of that verb name. */
 export interface VerbRegression extends Pick<VerdictHead, 'weights' | 'bias' | 'fittedOn'> {
   words: string[];
-  /** Every goal ending of this verb that relates things had its first thing moved earlier (a put after a take). */
-  movesAMovedThing: boolean;
 }
 
 export interface VerdictInput {
@@ -236,6 +255,7 @@ function fitLogistic(rows: readonly Row[], names: readonly string[], options: Fi
     weights,
     bias,
     fittedOn: { successes, failures, balancedAccuracy: 0 },
+    members: [{ weights: weights.slice(), bias }],
   };
   const right = (want: boolean) =>
     rows.filter((r) => (r.y === 1) === want && verdictProbability(head, r.x) >= 0.5 === want).length;
@@ -315,44 +335,6 @@ function vocabularyOf(head: VerdictHead): ReadonlySet<string> {
   return set;
 }
 
-/**
- * Whether a step undoes the last move of what it names: the latest move of another verb (an
- * action relating two or more things, in the data's shapes and slots where a head is given; a look
- * at the thing moves nothing) in the episode (else the shown history) naming the same first thing
- * named things of the very same kinds (`take pan 1 from cabinet 6`,
- * then `put pan 1 in/on cabinet 6`, or in/on cabinet 2). Such a step returns the world to a state
- * that the instruction's words cannot tell from one the episode passed through without ending, so
- * where the goal is a property of the state it cannot reach it. The data cannot teach this (the
- * real rooms never stock what a task asks for where it asks for it), and a dream that does is
- * exploited by exactly this move.
- */
-export function undoesLastMove(input: VerdictInput, head?: VerdictHead): boolean {
-  const named = numberedThings(input.action);
-  if (named.length < 2) return false;
-  const verb = verbOf(input.action);
-  const moves = (a: string) => isMoveOf(a, named[0], verb) && (head === undefined || fitsItsSlots(head, a));
-  const last = [...(input.episode ?? input.history)].reverse().find(moves);
-  if (!last) return false;
-  const [before, now] = [kindsOf(last), kindsOf(input.action)];
-  return before.length === now.length && now.every((kind) => before.includes(kind));
-}
-
-/**
- * Whether a step moves a thing that no earlier move of the episode touched (`put toiletpaper 1
- * in/on countertop 1`, never taken): where every real goal of its verb moved a thing already moved.
- */
-function movesUnmovedThing(head: VerdictHead, verdict: VerbRegression, input: VerdictInput): boolean {
-  const named = numberedThings(input.action);
-  if (!verdict.movesAMovedThing || named.length < 2 || input.episode === undefined) return false;
-  return !input.episode.some((a) => isMoveOf(a, named[0], verbOf(input.action)) && fitsItsSlots(head, a));
-}
-
-/** An action of another verb relating two or more numbered things, the given one among them. */
-function isMoveOf(action: string, thing: string, verb: string): boolean {
-  const named = numberedThings(action);
-  return verbOf(action) !== verb && named.length >= 2 && named.includes(thing);
-}
-
 /** Whether an action has a shape of the data, each slot filled by a kind the data puts there or does not know. */
 export function fitsItsSlots(head: VerdictHead, action: string): boolean {
   const slots = head.slots?.[shapeOf(action)];
@@ -367,8 +349,6 @@ export function ruledOut(head: VerdictHead, input: VerdictInput): string | null 
   if (!verdict) return 'a verb that never ended an episode';
   if (!fitsItsSlots(head, input.action)) return 'a shape or slot the data never shows';
   if (namesMisusedWord(head, verdict, input.action)) return 'a word its verb never names';
-  if (undoesLastMove(input, head)) return 'undoes the last move of what it names';
-  if (movesUnmovedThing(head, verdict, input)) return 'moves a thing no earlier move touched';
   return null;
 }
 
@@ -386,10 +366,19 @@ function namesMisusedWord(head: VerdictHead, verdict: VerbRegression, action: st
   return argumentStems(action).some((w) => vocabulary.has(w) && !known.has(w));
 }
 
-/** A goal head's p(this step reaches the goal): 0 where a rule rules it out, else its verb's regression. */
+/**
+ * A goal head's p(this step reaches the goal) for each member: 0 where a rule rules it out or the
+ * member never saw its verb end an episode, else that member's regression of the verb.
+ */
+function goalMemberProbabilities(head: VerdictHead, input: VerdictInput, features: readonly number[]): number[] {
+  if (ruledOut(head, input) !== null) return head.members.map(() => 0);
+  const verb = verbOf(input.action);
+  return head.members.map((m) => (m.byVerb?.[verb] ? verdictProbability(m.byVerb[verb], features) : 0));
+}
+
+/** A goal head's pessimistic p(this step reaches the goal): the minimum over its members. */
 export function goalProbability(head: VerdictHead, input: VerdictInput): number {
-  if (ruledOut(head, input) !== null) return 0;
-  return verdictProbability(head.byVerb![verbOf(input.action)], goalFeatures(vocabularyOf(head), input));
+  return pessimistic(goalMemberProbabilities(head, input, goalFeatures(vocabularyOf(head), input)));
 }
 
 /** The words, other than verbs and numbers, that the recorded actions and admissible lists name. */
@@ -470,11 +459,7 @@ export function fitGoalHead(
     const steps = goalLike.filter((e) => verbOf(e.input.action) === verb);
     const rows = steps.map((e) => ({ x: goalFeatures(words, e.input), y: e.success ? 1 : 0, w: 1 / steps.length }));
     const { weights, bias, fittedOn } = fitLogistic(rows, GOAL_FEATURES, options);
-    const endings = steps.filter((e) => e.success && numberedThings(e.input.action).length >= 2);
-    const movesAMovedThing =
-      endings.length >= MIN_VERDICT_EXAMPLES &&
-      endings.every((e) => e.input.episode!.some((a) => isMoveOf(a, numberedThings(e.input.action)[0], verb)));
-    byVerb[verb] = { weights, bias, fittedOn, words: verbWords(verbs, verb), movesAMovedThing };
+    byVerb[verb] = { weights, bias, fittedOn, words: verbWords(verbs, verb) };
   }
   const head: VerdictHead = {
     features: [...GOAL_FEATURES],
@@ -484,7 +469,9 @@ export function fitGoalHead(
     vocabulary,
     slots: slotKinds(episodes),
     fittedOn: { successes, failures: goalLike.length - successes, balancedAccuracy: 0 },
+    members: [],
   };
+  head.members = [memberOf(head)];
   const right = (want: boolean) =>
     goalLike.filter((e) => e.success === want && goalProbability(head, e.input) >= 0.5 === want).length;
   head.fittedOn.balancedAccuracy = (right(true) / successes + right(false) / head.fittedOn.failures) / 2;
@@ -501,11 +488,61 @@ export function fitHeadFor(
   card: DomainCard,
   episodes: readonly RecordedEpisode[],
   historyLength: number,
+  ensemble: EnsembleOptions = {},
 ): VerdictHead | null {
   const endings = verdictExamples(episodes, historyLength);
-  const failedEndings = endings.filter((e) => !e.success).length;
-  if (failedEndings === 0) return fitGoalHead(episodes, historyLength);
-  return fitVerdictHead(card, endings);
+  const kind: VerdictKind = endings.some((e) => !e.success) ? 'outcome' : 'goal';
+  const head = fitKind(kind, card, episodes, historyLength);
+  if (!head) return null;
+  head.members = bootstrapMembers(kind, card, episodes, historyLength, ensemble);
+  return head;
+}
+
+export interface EnsembleOptions {
+  /** Members (default DEFAULT_ENSEMBLE_SIZE; 1: the head alone, no resampling). */
+  size?: number;
+  /** Seed of the resamples. */
+  seed?: number;
+}
+
+function fitKind(
+  kind: VerdictKind,
+  card: DomainCard,
+  episodes: readonly RecordedEpisode[],
+  historyLength: number,
+): VerdictHead | null {
+  if (kind === 'goal') return fitGoalHead(episodes, historyLength);
+  return fitVerdictHead(card, verdictExamples(episodes, historyLength));
+}
+
+/** A head's regressions as an ensemble member. */
+function memberOf(head: VerdictHead): VerdictMember {
+  if (!head.byVerb) return { weights: head.weights.slice(), bias: head.bias };
+  const byVerb = Object.entries(head.byVerb).map(([verb, r]) => [verb, { weights: r.weights.slice(), bias: r.bias }]);
+  return { weights: [], bias: 0, byVerb: Object.fromEntries(byVerb) };
+}
+
+/**
+ * K members, each the head of one kind fitted on a bootstrap resample of the episodes (drawn with
+ * replacement from its own seeded stream). A resample too thin to fit is drawn again, up to 3K draws.
+ */
+function bootstrapMembers(
+  kind: VerdictKind,
+  card: DomainCard,
+  episodes: readonly RecordedEpisode[],
+  historyLength: number,
+  { size = DEFAULT_ENSEMBLE_SIZE, seed = 0 }: EnsembleOptions,
+): VerdictMember[] {
+  const whole = fitKind(kind, card, episodes, historyLength)!;
+  if (size <= 1) return [memberOf(whole)];
+  const members: VerdictMember[] = [];
+  for (let draw = 0; members.length < size && draw < 3 * size; draw++) {
+    const rng = Rng.fromSeed(seed, 'verdict-bootstrap', String(draw));
+    const sample = episodes.map(() => episodes[rng.int(0, episodes.length - 1)]);
+    const fitted = fitKind(kind, card, sample, historyLength);
+    if (fitted) members.push(memberOf(fitted));
+  }
+  return members.length > 0 ? members : [memberOf(whole)];
 }
 
 /** Which question a head answers: how an ending went (outcome), or whether a step ends at all (goal). */
@@ -513,13 +550,39 @@ export function verdictKind(head: VerdictHead): VerdictKind {
   return sameNames(head.features, GOAL_FEATURES) ? 'goal' : 'outcome';
 }
 
-/** A head's p(success) of one step, with the features it read. */
-export function judgeStep(card: DomainCard, head: VerdictHead, input: VerdictInput): { p: number; features: number[] } {
-  if (verdictKind(head) === 'outcome') {
-    const features = verdictFeatures(card, input);
-    return { p: verdictProbability(head, features), features };
-  }
-  return { p: goalProbability(head, input), features: goalFeatures(vocabularyOf(head), input) };
+/** A step's verdict: the pessimistic p(success), the features read, each member's p, and their spread. */
+export interface Judgement {
+  p: number;
+  features: number[];
+  members: number[];
+  /** max − min of the members' p. */
+  disagreement: number;
+}
+
+/**
+ * A head's p(success) of one step: the members' minimum, or with `lambda` their mean − λ·std
+ * (clamped to [0, 1]); with the features it read, each member's p and their disagreement.
+ */
+export function judgeStep(card: DomainCard, head: VerdictHead, input: VerdictInput, lambda?: number): Judgement {
+  const outcome = verdictKind(head) === 'outcome';
+  const features = outcome ? verdictFeatures(card, input) : goalFeatures(vocabularyOf(head), input);
+  const members = outcome
+    ? head.members.map((m) => verdictProbability(m, features))
+    : goalMemberProbabilities(head, input, features);
+  return { p: pessimistic(members, lambda), features, members, disagreement: spread(members) };
+}
+
+/** The members' minimum, or their mean − λ·std (sample std) clamped to [0, 1]. */
+export function pessimistic(members: readonly number[], lambda?: number): number {
+  if (members.length === 0) return 0;
+  if (lambda === undefined) return Math.min(...members);
+  const mean = members.reduce((a, b) => a + b, 0) / members.length;
+  const variance = members.length > 1 ? members.reduce((a, b) => a + (b - mean) ** 2, 0) / (members.length - 1) : 0;
+  return Math.min(1, Math.max(0, mean - lambda * Math.sqrt(variance)));
+}
+
+function spread(members: readonly number[]): number {
+  return members.length ? Math.max(...members) - Math.min(...members) : 0;
 }
 
 function sameNames(a: readonly string[] | undefined, b: readonly string[]): boolean {
@@ -540,13 +603,17 @@ export function verdictHeadProblem(head: VerdictHead): string | null {
   if (regressions.length === 0 || !regressions.every(usable))
     return "its verdict head's weights are missing or not finite";
   const wordList = (list: unknown) => Array.isArray(list) && list.every((w) => typeof w === 'string');
-  const complete = (r: VerbRegression) => wordList(r.words) && typeof r.movesAMovedThing === 'boolean';
+  const complete = (r: VerbRegression) => wordList(r.words);
   const slotLists = (slots: unknown) =>
     typeof slots === 'object' &&
     slots !== null &&
     Object.values(slots).every((l) => Array.isArray(l) && l.every(wordList));
   if (goal && !(wordList(head.vocabulary) && slotLists(head.slots) && Object.values(head.byVerb!).every(complete)))
-    return "its goal head's vocabulary, slots, or a verb's words or move rule are missing";
+    return "its goal head's vocabulary, slots, or a verb's words are missing";
+  const memberUsable = (m: VerdictMember) =>
+    goal ? Object.values(m.byVerb ?? {}).every(usable) && m.byVerb !== undefined : usable(m);
+  if (!Array.isArray(head.members) || head.members.length === 0 || !head.members.every(memberUsable))
+    return "its verdict head has no ensemble members, or a member's weights are missing or not finite";
   return null;
 }
 

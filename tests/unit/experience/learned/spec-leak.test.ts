@@ -46,6 +46,7 @@ const OUTCOME_HEAD: VerdictHead = {
   weights: [-2.5, -4, -3],
   bias: 2,
   fittedOn: { successes: 10, failures: 10, balancedAccuracy: 1 },
+  members: [{ weights: [-2.5, -4, -3], bias: 2 }],
 };
 
 /** Each action shape's slots with the kinds the actions put in them. */
@@ -71,8 +72,8 @@ function goalHead(real: readonly Trajectory[]): VerdictHead {
     bias: 2.5,
     fittedOn: OUTCOME_HEAD.fittedOn,
     words: vocabulary,
-    movesAMovedThing: true,
   };
+  const member = { weights: regression.weights, bias: regression.bias };
   return {
     features: [...GOAL_FEATURES],
     weights: [],
@@ -81,6 +82,7 @@ function goalHead(real: readonly Trajectory[]): VerdictHead {
     vocabulary: vocabulary.sort(),
     slots: slotsOf(named),
     fittedOn: OUTCOME_HEAD.fittedOn,
+    members: [{ weights: [], bias: 0, byVerb: { put: member, use: member } }],
   };
 }
 

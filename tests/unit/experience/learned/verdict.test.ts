@@ -16,7 +16,11 @@ import {
 import { groupEpisodes } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import {
+  DEFAULT_ENSEMBLE_SIZE,
+  fitHeadFor,
   fitVerdictHead,
+  judgeStep,
+  pessimistic,
   verdictExamples,
   verdictFeatures,
   verdictProbability,
@@ -162,7 +166,8 @@ describe('verdict head', () => {
     );
     expect(expected).not.toBeNull();
     expect(result.data.trainEpisodes.length).toBeLessThan(trajectories.length);
-    expect(result.parsed.verdict).toEqual(expected);
+    expect({ ...result.parsed.verdict!, members: expected!.members }).toEqual(expected);
+    expect(result.parsed.verdict!.members).toHaveLength(DEFAULT_ENSEMBLE_SIZE);
     result.network.dispose();
     const without = await trainLearnedModel(buffer, ENV, card, options(false));
     expect(without.parsed.verdict).toBeUndefined();
@@ -312,4 +317,67 @@ describe('verdict head', () => {
     judged.dispose();
     generator.dispose();
   });
+});
+
+describe('the verdict ensemble', () => {
+  const card = builtInDomainCard('webshop-lite-v0')!;
+  const input = {
+    instruction: 'i want a red shirt under 30.00 dollars',
+    history: ['search[red shirt]', 'click[b0abc12345]'],
+    state: { text: 'red shirt price: $12.00 [buy now]', admissible: ['click[buy now]'] },
+    action: 'click[buy now]',
+  };
+
+  it('pays a success only where every member grants it, and reports how far apart they were', () => {
+    // A hand-made disagreement: three members, one of them sure the step fails.
+    const members = [
+      { weights: [0, 0, 0], bias: 3 },
+      { weights: [0, 0, 0], bias: 2 },
+      { weights: [0, 0, 0], bias: -2 },
+    ];
+    const head: VerdictHead = {
+      features: [...VERDICT_FEATURES],
+      weights: [0, 0, 0],
+      bias: 3,
+      fittedOn: { successes: 5, failures: 5, balancedAccuracy: 1 },
+      members,
+    };
+    const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
+    const judged = judgeStep(card, head, input);
+    expect(judged.members.map((p) => +p.toFixed(6))).toEqual([3, 2, -2].map((z) => +sigmoid(z).toFixed(6)));
+    expect(judged.p).toBeCloseTo(sigmoid(-2), 12);
+    expect(judged.p).toBeLessThan(0.5);
+    expect(judged.disagreement).toBeCloseTo(sigmoid(3) - sigmoid(-2), 12);
+    // mean − λ·std, clamped: λ = 0 is the mean (a success), λ = 1 is not.
+    const mean = (sigmoid(3) + sigmoid(2) + sigmoid(-2)) / 3;
+    expect(judgeStep(card, head, input, 0).p).toBeCloseTo(mean, 12);
+    expect(judgeStep(card, head, input, 1).p).toBeLessThan(0.5);
+    expect(pessimistic([0.9, 0.9, 0.9], 5)).toBeCloseTo(0.9, 12);
+    expect(pessimistic([0.1, 0.9], 10)).toBe(0);
+    // Agreeing members: the ensemble changes nothing.
+    const agreed = { ...head, members: [members[0], members[0]] };
+    expect(judgeStep(card, agreed, input)).toMatchObject({ p: sigmoid(3), disagreement: 0 });
+  });
+
+  it('fits its members on seeded bootstrap resamples: the same seed the same members, another seed others', async () => {
+    const play = async (policy: string, seeds: number[]) =>
+      Promise.all(
+        seeds.map((seed) =>
+          rolloutEpisode(makeEnv('webshop-lite-v0'), makeBaselinePolicy(policy), {
+            seed,
+            task: getEnvDefinition('webshop-lite-v0').generateTask(seed, 0),
+          }),
+        ),
+      );
+    const trajectories = [...(await play('expert', range(100, 30))), ...(await play('random', range(300, 40)))];
+    const episodes = groupEpisodes(
+      trajectories.flatMap((t) => trajectoryToTransitions(t, { source: 'offline', createdAt: 0 }).transitions),
+    );
+    const a = fitHeadFor(card, episodes, 4, { seed: 1 })!;
+    expect(a.members).toHaveLength(DEFAULT_ENSEMBLE_SIZE);
+    expect(fitHeadFor(card, episodes, 4, { seed: 1 })).toEqual(a);
+    expect(fitHeadFor(card, episodes, 4, { seed: 2 })!.members).not.toEqual(a.members);
+    expect(new Set(a.members.map((m) => m.bias.toFixed(6))).size).toBeGreaterThan(1);
+    expect(fitHeadFor(card, episodes, 4, { size: 1 })!.members).toEqual([{ weights: a.weights, bias: a.bias }]);
+  }, 60_000);
 });

@@ -1,0 +1,83 @@
+/**
+ * MOReL's absorbing HALT over any experience model: a dreamed step farther from every real
+ * transition of the replay buffer than the calibrated threshold (novelty.ts) ends the episode
+ * there, with reward −penalty and no success. The agent cannot farm what the data never showed;
+ * the step's own answer is kept for inspection.
+ *
+ * It wraps the model the way DomainExperienceModel does, so DreamEnv, the trainer and the audit
+ * see an ordinary ExperienceModel. Every answered step carries its novelty; a halted one says so.
+ */
+import type { Observation, Task } from '../types';
+import { NoveltyIndex, type NoveltyStep } from './novelty';
+import { predictedOutcome, type DreamContext, type ExperienceModel, type Prediction } from './types';
+
+export interface HaltOptions {
+  /** The halt's reward is −penalty (default 0). */
+  penalty?: number;
+}
+
+export class HaltingExperienceModel implements ExperienceModel {
+  constructor(
+    readonly inner: ExperienceModel,
+    readonly index: NoveltyIndex,
+    readonly options: HaltOptions = {},
+  ) {}
+
+  get label(): string {
+    return `${this.inner.label}, halt (novelty q=${this.index.calibration.quantile})`;
+  }
+
+  get preferredBatch(): number | undefined {
+    return this.inner.preferredBatch;
+  }
+
+  get retrievalK(): number | undefined {
+    return this.inner.retrievalK;
+  }
+
+  initial(task: Task, signal?: AbortSignal): Promise<Observation> {
+    return this.inner.initial(task, signal);
+  }
+
+  async next(ctx: DreamContext): Promise<Prediction> {
+    const prediction = await this.inner.next(ctx);
+    if (!prediction.valid || !prediction.actionValid) return prediction;
+    const step = noveltyStepOf(ctx, prediction);
+    const novelty = this.index.distance(step);
+    const threshold = this.index.threshold(step);
+    if (novelty <= threshold) return { ...prediction, novelty };
+    const penalty = this.options.penalty ?? 0;
+    return {
+      ...prediction,
+      novelty,
+      halted: true,
+      next: { ...prediction.next, admissible: [] },
+      reward: penalty ? -penalty : 0,
+      success: false,
+      score: 0,
+      terminated: true,
+      notes: [
+        ...prediction.notes,
+        `halt: novelty ${novelty.toFixed(3)} beyond the threshold ${threshold.toFixed(3)} ` +
+          `(no real transition is like this step), so the episode ends here with reward ${-penalty}`,
+      ],
+    };
+  }
+
+  dispose(): void {
+    this.inner.dispose?.();
+  }
+}
+
+/** What novelty reads of a dreamed step: its context and the model's answer. */
+export function noveltyStepOf(ctx: DreamContext, prediction: Prediction): NoveltyStep {
+  return {
+    instruction: ctx.task.instruction,
+    earlier: ctx.history.filter((s) => s.valid).map((s) => s.action),
+    state: ctx.state.text,
+    action: ctx.action,
+    next: prediction.next.text,
+    terminated: prediction.terminated,
+    success: prediction.terminated && predictedOutcome(prediction) === 1,
+  };
+}

@@ -1,0 +1,373 @@
+/**
+ * How far a dreamed step is from every real transition of the replay buffer: the novelty that
+ * MOReL's absorbing HALT reads (halting-model.ts). It knows no domain: words are named by the
+ * role they play, mined from the step itself, never by what they are.
+ *
+ * Why roles: in one step's literal words a dream's false success looks as familiar as a real one
+ * (the same verbs, objects and places). What is new is how the step relates to the instruction
+ * and the episode: a place the instruction asks for that already shows the asked thing on arrival,
+ * or a put of what that very place just gave. So each word of the action and of what the next
+ * state reveals is tagged by its roles:
+ *   q  the instruction names it;
+ *   s  the current state shows it (actions only);
+ *   a  this action names it (revealed words only);
+ *   l  the last action named it;
+ *   [verbs]  the verbs of the episode's earlier actions that named it (a short history of the thing).
+ * A step becomes a few weighted features (its verb, the action's role signature, the revealed and
+ * vanished roles, how it ended, the previous verb, and their conjunction), and its novelty is one
+ * minus the largest cosine similarity to a real step. Identical role patterns share one vector, so
+ * a dream asks the index about a few hundred distinct patterns, each once (memoised).
+ *
+ * The threshold is calibrated on held-out real pairs: each real episode's steps are measured with
+ * that episode left out of the search, and the threshold is a high quantile (0.99 by default) of
+ * those distances, so real-looking play halts at about the quantile's complement per step.
+ */
+import type { Trajectory } from '../types';
+import type { RecordedEpisode } from './learned/sft-data';
+
+/** What the novelty of one step reads: what an experience model may see, and what it answered. */
+export interface NoveltyStep {
+  instruction: string;
+  /** The episode's earlier valid actions, oldest first. */
+  earlier: readonly string[];
+  state: string;
+  action: string;
+  next: string;
+  terminated: boolean;
+  success: boolean;
+}
+
+export interface NoveltyOptions {
+  /** The share of held-out real steps that stay under the threshold (default 0.99). */
+  quantile?: number;
+  /**
+   * The same for steps that end in success (default 0.95). Real successes are few and regular (most
+   * at distance 0) and a dream's false ones far (household: median 0 against 0.85,
+   * docs/results/honest-dream.md), so their threshold sits lower: a false success costs more than
+   * a real one halted.
+   */
+  successQuantile?: number;
+}
+
+export interface NoveltyCalibration {
+  /** Real steps measured with their own episode left out. */
+  steps: number;
+  episodes: number;
+  /** Distinct role patterns among them. */
+  patterns: number;
+  quantile: number;
+  successQuantile: number;
+  /** The threshold of each kind of step (how it ended: success, failure, or still running). */
+  thresholds: Record<StepEnd, number>;
+  /** The share of those held-out real steps above their threshold (about 1 − quantile, less with ties). */
+  heldOutHaltRate: number;
+}
+
+/** How a step ended. Each kind has its own threshold: real endings are far more regular than real wandering. */
+export type StepEnd = 'success' | 'failure' | 'running';
+
+/** Fewest held-out real steps of a kind to calibrate its own threshold from (else the threshold of all steps). */
+const MIN_CALIBRATION_STEPS = 20;
+
+function endOf(step: Pick<NoveltyStep, 'terminated' | 'success'>): StepEnd {
+  return step.terminated ? (step.success ? 'success' : 'failure') : 'running';
+}
+
+/** Each feature's weight: the conjunction counts most, since it alone tells a put-back from a put. */
+const WEIGHTS: Record<string, number> = { v: 1, a: 1.5, r: 1, g: 0.5, e: 1, p: 0.5, x: 3 };
+
+type Features = Map<string, number>;
+
+interface Pattern {
+  features: Features;
+  end: StepEnd;
+  norm: number;
+  /** The real episodes (their indices) that show this pattern. */
+  episodes: Set<number>;
+  steps: number;
+}
+
+const WORD = /[a-z]+/g;
+
+/** Words, lower-cased, with a plural's s dropped (apples → apple), numbers left out. */
+export function roleWords(text: string): string[] {
+  return (text.toLowerCase().match(WORD) ?? []).map((w) =>
+    w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w,
+  );
+}
+
+/** An action's verb: its first word. */
+function verbOf(action: string): string {
+  return roleWords(action)[0] ?? '';
+}
+
+/** The verbs of earlier actions that named each word (the episode's history of a thing). */
+function historyOfWords(earlier: readonly string[]): Map<string, Set<string>> {
+  const named = new Map<string, Set<string>>();
+  for (const action of earlier) {
+    const verb = verbOf(action);
+    for (const w of roleWords(action).slice(1)) {
+      if (!named.has(w)) named.set(w, new Set());
+      named.get(w)!.add(verb);
+    }
+  }
+  return named;
+}
+
+function rolesOf(w: string, tags: Array<[string, boolean]>, history: Map<string, Set<string>>): string {
+  const verbs = [...(history.get(w) ?? [])].sort().join('+');
+  return tags.flatMap(([tag, on]) => (on ? [tag] : [])).join('') + (verbs ? `[${verbs}]` : '');
+}
+
+/**
+ * The words that appear in at least `share` of the real steps' texts (`on`, `the`, `you`): they
+ * play no role, whatever the instruction says, so they are left out of every role. Mined from the
+ * data, so each domain gets its own.
+ */
+export function commonWords(episodes: readonly (readonly NoveltyStep[])[], share = 0.2): Set<string> {
+  const counts = new Map<string, number>();
+  const actionCounts = new Map<string, number>();
+  let texts = 0;
+  for (const step of episodes.flat()) {
+    texts++;
+    for (const w of new Set(roleWords(step.next))) counts.set(w, (counts.get(w) ?? 0) + 1);
+    for (const w of new Set(roleWords(step.action).slice(1))) actionCounts.set(w, (actionCounts.get(w) ?? 0) + 1);
+  }
+  // An action's template words (`to`, `from`) are as common among the actions as `the` is among texts.
+  const common = (tally: Map<string, number>) => [...tally].filter(([, n]) => n >= share * texts).map(([w]) => w);
+  return new Set([...common(counts), ...common(actionCounts)]);
+}
+
+/** The weighted role features of one step (see the file comment), leaving out the domain's common words. */
+export function noveltyFeatures(step: NoveltyStep, common: ReadonlySet<string> = new Set()): Features {
+  const asked = new Set(roleWords(step.instruction).filter((w) => !common.has(w)));
+  const shown = new Set(roleWords(step.state));
+  const last = new Set(roleWords(step.earlier[step.earlier.length - 1] ?? '').slice(1));
+  const history = historyOfWords(step.earlier);
+  const [verb, ...args] = roleWords(step.action);
+  const acted = new Set(args.filter((w) => !common.has(w)));
+  const actionRoles = args.map((w) =>
+    rolesOf(
+      w,
+      [
+        ['q', asked.has(w)],
+        ['s', shown.has(w)],
+        ['l', last.has(w)],
+      ],
+      history,
+    ),
+  );
+  const nextWords = new Set(roleWords(step.next).filter((w) => !common.has(w)));
+  const tagged = (w: string) =>
+    rolesOf(
+      w,
+      [
+        ['q', asked.has(w)],
+        ['a', acted.has(w)],
+        ['l', last.has(w)],
+      ],
+      history,
+    );
+  const revealed = [...new Set([...nextWords].filter((w) => !shown.has(w)).map(tagged))].filter(Boolean).sort();
+  const vanished = [...new Set([...shown].filter((w) => !nextWords.has(w)).map(tagged))].filter(Boolean).sort();
+  const end = endOf(step);
+  const signature = `${verb ?? ''} ${actionRoles.join(' ')}`;
+  const features: Features = new Map();
+  const add = (kind: string, value: string) => features.set(`${kind}:${value}`, WEIGHTS[kind]);
+  add('v', verb ?? '');
+  add('a', signature);
+  add('r', revealed.join(' '));
+  add('g', vanished.join(' '));
+  add('e', end);
+  add('p', `${verbOf(step.earlier[step.earlier.length - 1] ?? '')}>${verb ?? ''}`);
+  add('x', `${signature}|${revealed.join(' ')}|${end}`);
+  return features;
+}
+
+function cosine(features: Features, pattern: Pattern): number {
+  let dot = 0;
+  for (const [f, w] of features) dot += w * (pattern.features.get(f) ?? 0);
+  return dot / (normOf(features) * pattern.norm);
+}
+
+function quantileOf(values: readonly number[], quantile: number): number {
+  if (values.length === 0) return 0;
+  const sorted = values.slice().sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))];
+}
+
+function keyOf(features: Features): string {
+  return [...features.keys()].join('\u0001');
+}
+
+function normOf(features: Features): number {
+  let sum = 0;
+  for (const w of features.values()) sum += w * w;
+  return Math.sqrt(sum);
+}
+
+/** One real step as it was recorded: the state, the action, what followed. */
+interface RecordedStep {
+  valid: boolean;
+  observation: string;
+  action: string;
+  next: string;
+  reward: number;
+  terminated: boolean;
+}
+
+function noveltySteps(instruction: string, steps: readonly RecordedStep[]): NoveltyStep[] {
+  const out: NoveltyStep[] = [];
+  const earlier: string[] = [];
+  for (const t of steps) {
+    if (!t.valid) continue;
+    const success = t.terminated && t.reward >= 1;
+    const { action, next, terminated } = t;
+    out.push({ instruction, earlier: earlier.slice(), state: t.observation, action, next, terminated, success });
+    earlier.push(t.action);
+  }
+  return out;
+}
+
+/** The steps of a buffer's real episode, as novelty reads them (valid steps only). */
+export function recordedNoveltySteps(episode: RecordedEpisode): NoveltyStep[] {
+  return noveltySteps(
+    episode.instruction,
+    episode.steps.map((t) => ({ ...t, next: t.nextObservation })),
+  );
+}
+
+/** The steps of a trajectory (a domain's recorded episode), as novelty reads them. */
+export function trajectoryNoveltySteps(trajectory: Trajectory): NoveltyStep[] {
+  const steps = trajectory.steps.map((t, i) => ({
+    ...t,
+    next: trajectory.steps[i + 1]?.observation ?? trajectory.final_observation,
+  }));
+  return noveltySteps(trajectory.task.instruction, steps);
+}
+
+/** Real steps' role patterns, searched by feature (an inverted index), and the calibrated threshold. */
+export class NoveltyIndex {
+  readonly calibration: NoveltyCalibration;
+  private readonly patterns: Pattern[] = [];
+  private readonly byKey = new Map<string, number>();
+  private readonly byFeature = new Map<string, number[]>();
+  private readonly memo = new Map<string, number>();
+  /** The domain's common words (commonWords), left out of every role. */
+  private readonly common: ReadonlySet<string>;
+
+  private constructor(episodes: readonly (readonly NoveltyStep[])[], options: NoveltyOptions) {
+    this.common = commonWords(episodes);
+    episodes.forEach((steps, index) => {
+      for (const step of steps) this.addReal(noveltyFeatures(step, this.common), endOf(step), index);
+    });
+    this.calibration = this.calibrate(options.quantile ?? 0.99, options.successQuantile ?? 0.95, episodes.length);
+  }
+
+  /** An index of real episodes' steps (two episodes at least, so each can be left out of its own search). */
+  static fromEpisodes(episodes: readonly (readonly NoveltyStep[])[], options: NoveltyOptions = {}): NoveltyIndex {
+    if (episodes.length < 2)
+      throw new Error(
+        `Novelty needs real episodes to measure a dream against, and the buffer holds ${episodes.length}. ` +
+          'Seed the buffer with real or offline episodes of the domain, or turn the halt off (halt=false).',
+      );
+    return new NoveltyIndex(episodes, options);
+  }
+
+  /** The threshold of steps that end as this one does (by default that of running steps). */
+  threshold(step?: Pick<NoveltyStep, 'terminated' | 'success'>): number {
+    return this.calibration.thresholds[step ? endOf(step) : 'running'];
+  }
+
+  private addReal(features: Features, end: StepEnd, episode: number): void {
+    const key = keyOf(features);
+    let id = this.byKey.get(key);
+    if (id === undefined) {
+      id = this.patterns.length;
+      this.patterns.push({ features, end, norm: normOf(features), episodes: new Set(), steps: 0 });
+      this.byKey.set(key, id);
+      for (const f of features.keys()) {
+        if (!this.byFeature.has(f)) this.byFeature.set(f, []);
+        this.byFeature.get(f)!.push(id);
+      }
+    }
+    this.patterns[id].episodes.add(episode);
+    this.patterns[id].steps++;
+  }
+
+  /** A step's role features and those of its nearest real pattern (for inspection: why a step halted). */
+  explain(step: NoveltyStep): { distance: number; features: string[]; nearest: string[] } {
+    const features = noveltyFeatures(step, this.common);
+    const distance = this.nearest(features);
+    const nearest = this.patterns.find((p) => Math.abs(1 - cosine(features, p) - distance) < 1e-9);
+    return { distance, features: [...features.keys()], nearest: [...(nearest?.features.keys() ?? [])] };
+  }
+
+  /** 1 − the largest cosine to a real pattern, leaving out patterns seen only in episode `leftOut`. */
+  private nearest(features: Features, leftOut = -1): number {
+    const dots = new Map<number, number>();
+    for (const [f, w] of features)
+      for (const id of this.byFeature.get(f) ?? [])
+        dots.set(id, (dots.get(id) ?? 0) + w * this.patterns[id].features.get(f)!);
+    const norm = normOf(features);
+    let best = 0;
+    for (const [id, dot] of dots) {
+      const p = this.patterns[id];
+      if (p.episodes.size === 1 && p.episodes.has(leftOut)) continue;
+      best = Math.max(best, dot / (norm * p.norm));
+    }
+    return Math.max(0, 1 - best);
+  }
+
+  private calibrate(quantile: number, successQuantile: number, episodes: number): NoveltyCalibration {
+    const distances: Record<StepEnd, number[]> = { success: [], failure: [], running: [] };
+    for (const p of this.patterns) {
+      // A pattern seen in two episodes is at distance 0 from each of its steps, whichever is left out.
+      const distance = p.episodes.size > 1 ? 0 : this.nearest(p.features, [...p.episodes][0]);
+      for (let i = 0; i < p.steps; i++) distances[p.end].push(distance);
+    }
+    const all = Object.values(distances).flat();
+    const own = (end: StepEnd) =>
+      quantileOf(
+        distances[end].length >= MIN_CALIBRATION_STEPS ? distances[end] : all,
+        end === 'success' ? successQuantile : quantile,
+      );
+    const thresholds = { success: own('success'), failure: own('failure'), running: own('running') };
+    const ends = Object.keys(distances) as StepEnd[];
+    const above = ends.reduce((n, end) => n + distances[end].filter((d) => d > thresholds[end]).length, 0);
+    return {
+      steps: all.length,
+      episodes,
+      patterns: this.patterns.length,
+      quantile,
+      successQuantile,
+      thresholds,
+      heldOutHaltRate: all.length ? above / all.length : 0,
+    };
+  }
+
+  /** A step's novelty: 0 for a pattern the real data shows, up to 1 for one sharing nothing with it. */
+  distance(step: NoveltyStep): number {
+    const features = noveltyFeatures(step, this.common);
+    const key = keyOf(features);
+    let d = this.memo.get(key);
+    if (d === undefined) {
+      d = this.byKey.has(key) ? 0 : this.nearest(features);
+      this.memo.set(key, d);
+    }
+    return d;
+  }
+
+  /** A real step's novelty with its own episode (its index among those indexed) left out of the search. */
+  heldOutDistance(step: NoveltyStep, episode: number): number {
+    const features = noveltyFeatures(step, this.common);
+    const p = this.patterns[this.byKey.get(keyOf(features)) ?? -1];
+    if (p && (p.episodes.size > 1 || !p.episodes.has(episode))) return 0;
+    return this.nearest(features, episode);
+  }
+
+  /** Whether a step is beyond the calibrated threshold (the dream should halt there). */
+  isNovel(step: NoveltyStep): boolean {
+    return this.distance(step) > this.threshold(step);
+  }
+}
