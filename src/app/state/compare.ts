@@ -25,6 +25,8 @@ export const COMPARE_METRICS = [
   { metric: 'charts/episode_length', label: 'Episode length (real rollouts)', rate: false, dream: false },
   { metric: 'dream/episode_length', label: 'Episode length in the dream', rate: false, dream: true },
   { metric: 'dream/invalid_rate', label: 'Unusable dream answers', rate: true, dream: true },
+  { metric: 'dream/halt_rate', label: 'Dream steps halted', rate: true, dream: true },
+  { metric: 'dream/disagreement', label: 'Verdict ensemble disagreement', rate: false, dream: true },
   { metric: 'losses/policy_loss', label: 'Policy loss', rate: false, dream: false },
   { metric: 'losses/entropy', label: 'Policy entropy', rate: false, dream: false },
   { metric: 'losses/approx_kl', label: 'Approx. KL', rate: false, dream: false },

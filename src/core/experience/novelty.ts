@@ -73,6 +73,9 @@ function endOf(step: Pick<NoveltyStep, 'terminated' | 'success'>): StepEnd {
   return step.terminated ? (step.success ? 'success' : 'failure') : 'running';
 }
 
+/** Fewest real episodes a dream can be measured against (each is left out of its own search). */
+export const MIN_NOVELTY_EPISODES = 2;
+
 /** Each feature's weight: the conjunction counts most, since it alone tells a put-back from a put. */
 const WEIGHTS: Record<string, number> = { v: 1, a: 1.5, r: 1, g: 0.5, e: 1, p: 0.5, x: 3 };
 
@@ -264,9 +267,9 @@ export class NoveltyIndex {
     this.calibration = this.calibrate(options.quantile ?? 0.99, options.successQuantile ?? 0.95, episodes.length);
   }
 
-  /** An index of real episodes' steps (two episodes at least, so each can be left out of its own search). */
+  /** An index of real episodes' steps (MIN_NOVELTY_EPISODES at least, so each can be left out of its own search). */
   static fromEpisodes(episodes: readonly (readonly NoveltyStep[])[], options: NoveltyOptions = {}): NoveltyIndex {
-    if (episodes.length < 2)
+    if (episodes.length < MIN_NOVELTY_EPISODES)
       throw new Error(
         `Novelty needs real episodes to measure a dream against, and the buffer holds ${episodes.length}. ` +
           'Seed the buffer with real or offline episodes of the domain, or turn the halt off (halt=false).',

@@ -22,7 +22,13 @@ import { DomainExperienceModel, type RecordedEpisodes } from '../experience/reco
 import { HaltingExperienceModel } from '../experience/halting-model';
 import { realEpisodes } from '../experience/learned/sft-data';
 import { NoisyOracleModel } from '../experience/noisy-oracle';
-import { NoveltyIndex, recordedNoveltySteps, trajectoryNoveltySteps, type NoveltyStep } from '../experience/novelty';
+import {
+  MIN_NOVELTY_EPISODES,
+  NoveltyIndex,
+  recordedNoveltySteps,
+  trajectoryNoveltySteps,
+  type NoveltyStep,
+} from '../experience/novelty';
 import { ReasoningExperienceModel } from '../experience/reasoning-model';
 import type { ExperienceModel } from '../experience/types';
 import { OpenAiChatModel } from '../llm/openai';
@@ -224,7 +230,10 @@ async function experienceModelFor(
   const grounded = deps.domain ? new DomainExperienceModel(model, deps.domain) : model;
   // The oracle is the real env with dialled errors: nothing to halt against.
   if (!config.halt || spec.kind === 'oracle') return grounded;
-  const index = NoveltyIndex.fromEpisodes(await realNoveltyEpisodes(config.env, deps), {
+  const real = await realNoveltyEpisodes(config.env, deps);
+  // Nothing real to measure against (a test double, a k = 0 model on an empty buffer): no halt.
+  if (real.length < MIN_NOVELTY_EPISODES) return grounded;
+  const index = NoveltyIndex.fromEpisodes(real, {
     quantile: config.haltQuantile,
     successQuantile: config.haltSuccessQuantile,
   });

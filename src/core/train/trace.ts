@@ -42,6 +42,11 @@ export interface TraceStep {
   asked?: boolean;
   /** What the experience model was asked and answered: the prompt (chat models), the raw answer, every try and why it was rejected, tokens and ms. */
   answer?: DreamAnswer;
+  /** How far apart the verdict ensemble's members were (dreamed steps of a learned model with a head). */
+  disagreement?: number;
+  /** The step's distance to the nearest real transition, and whether the dream halted on it. */
+  novelty?: number;
+  halted?: boolean;
 }
 
 export interface EpisodeTrace {

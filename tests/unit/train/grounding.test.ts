@@ -5,6 +5,7 @@
  * builder, so the CLI, the worker and the page all refuse it the same way.
  */
 import { readFileSync } from 'node:fs';
+import { HaltingExperienceModel } from '../../../src/core/experience/halting-model';
 import { describe, expect, it } from 'vitest';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
@@ -81,7 +82,13 @@ describe('grounding a dream in real data', () => {
       /there is no replay buffer to retrieve from/,
     );
     await seedOfflineData(empty, 'webshop-lite-v0', readPublic, 1);
-    expect((await buildRunParts(dream(), { buffer: empty, loadLearnedModel })).experienceModel).toBe(model);
+    // Grounded now, and the halt measures the dream against those real episodes.
+    const grounded = (await buildRunParts(dream(), { buffer: empty, loadLearnedModel })).experienceModel;
+    expect(grounded).toBeInstanceOf(HaltingExperienceModel);
+    expect((grounded as HaltingExperienceModel).inner).toBe(model);
+    expect(
+      (await buildRunParts({ ...dream(), halt: false }, { buffer: empty, loadLearnedModel })).experienceModel,
+    ).toBe(model);
   });
 
   it('a buffer of another env does not ground this one', async () => {

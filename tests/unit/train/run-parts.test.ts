@@ -140,17 +140,19 @@ describe('buildRunParts', () => {
     expect(parts.experienceModel).toBe(learned);
   });
 
-  it('opens a lazily handed buffer only for a model that retrieves', async () => {
+  it('opens a lazily handed buffer once, for a model that retrieves or a halt that measures against it', async () => {
     let opened = 0;
     const open = async () => {
       opened++;
       return new ReplayBuffer(new MemoryBufferStore());
     };
     await buildRunParts(config('oracle', false, 'procedural'), { buffer: open });
-    await buildRunParts({ ...config('openai', false, 'procedural'), retrievalK: 0 }, { buffer: open });
+    await buildRunParts({ ...config('openai', false, 'procedural'), retrievalK: 0, halt: false }, { buffer: open });
     expect(opened).toBe(0);
-    const { experienceModel } = await buildRunParts(config('openai', false, 'procedural'), { buffer: open });
+    await buildRunParts({ ...config('openai', false, 'procedural'), retrievalK: 0 }, { buffer: open });
     expect(opened).toBe(1);
+    const { experienceModel } = await buildRunParts(config('openai', false, 'procedural'), { buffer: open });
+    expect(opened).toBe(2);
     expect((experienceModel as ReasoningExperienceModel).options.buffer).toBeInstanceOf(ReplayBuffer);
   });
 
