@@ -34,11 +34,12 @@ import { benchLearnedSpeed, tfjsMatmulGflops, type LearnedSpeedBench } from '../
 import { DECODER_KINDS } from '../../core/experience/learned/decoder';
 import { kernelGflops } from '../../core/experience/learned/kernels/matmul';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
+import { benchImport, householdRollouts, longEpisode } from '../import-bench';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const BENCH_SUITES = ['envs', 'policy', 'buffer', 'dream', 'app-train'] as const;
+export const BENCH_SUITES = ['envs', 'policy', 'buffer', 'dream', 'app-train', 'import'] as const;
 
 export const benchCommand: CommandSpec = {
   name: 'bench',
@@ -48,7 +49,11 @@ export const benchCommand: CommandSpec = {
     '[--dist DIR] [--json]',
   positionals: ['suite'],
   options: {
-    episodes: { type: 'integer', description: 'envs: episodes per policy and configuration', default: 300, min: 1 },
+    episodes: {
+      type: 'integer',
+      description: 'envs: episodes per policy and configuration (default 300); import: episodes in the file (20,000)',
+      min: 1,
+    },
     browser: {
       type: 'boolean',
       description:
@@ -182,11 +187,43 @@ export async function runBench(args: ParsedArgs): Promise<void> {
   if (!(BENCH_SUITES as readonly string[]).includes(suite)) {
     throw new UsageError(`Unknown benchmark suite '${suite}'. Suites: ${BENCH_SUITES.join(', ')}.`, benchCommand);
   }
-  if (suite === 'envs') await benchEnvs(args.options.episodes as number, !!args.options.json);
+  const episodes = args.options.episodes as number | undefined;
+  if (suite === 'envs') await benchEnvs(episodes ?? 300, !!args.options.json);
+  else if (suite === 'import') await benchImports(episodes ?? 20_000, !!args.options.json);
   else if (suite === 'policy') await benchPolicies(!!args.options.json);
   else if (suite === 'buffer') await benchBuffer(!!args.options.json, !!args.options.browser);
   else if (suite === 'app-train') await benchAppTrain(args.options as unknown as AppTrainOptions);
   else await benchDream(!!args.options.json, !!args.options.browser, args.options.dist as string | undefined);
+}
+
+/**
+ * `domain import` of an ETO file of `episodes` household episodes made by code, and of one episode
+ * of 100,000 steps among 9 others (issue 44: ≤ 60 s and ≤ 30 s; every step gets inferred candidates).
+ */
+async function benchImports(episodes: number, json: boolean): Promise<void> {
+  const longSteps = 100_000;
+  process.stderr.write(`bench import: rolling out ${episodes} household episodes …
+`);
+  const rollouts = await householdRollouts(Math.max(episodes, Math.ceil(longSteps / 10)));
+  process.stderr.write(`bench import: ${episodes} episodes …
+`);
+  const rows = [await benchImport(`${episodes} ETO episodes`, rollouts.slice(0, episodes), 60)];
+  process.stderr.write(`bench import: one ${longSteps}-step episode …
+`);
+  // A domain needs 10 episodes: the long one and 9 of the others (made from different rollouts).
+  const long = [longEpisode(rollouts.slice(9), longSteps), ...rollouts.slice(0, 9)];
+  rows.push(await benchImport(`one ${longSteps}-step ETO episode (and 9 others)`, long, 30));
+  console.log(
+    '| import | episodes | steps | file MB | read s | build s (candidates, card) | save s | total s | goal s |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) {
+    console.log(
+      `| ${r.label} | ${r.episodes} | ${r.steps} | ${r.file_mb} | ${r.read_s} | ${r.build_s} | ${r.save_s} | ` +
+        `${r.total_s} | ≤ ${r.goal_s} |`,
+    );
+  }
+  if (json) printJsonLast({ suite: 'import', rows });
 }
 
 interface AppTrainOptions {

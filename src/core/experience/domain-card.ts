@@ -347,12 +347,12 @@ function deriveGlobalKinds(trajectories: readonly Trajectory[]): string[] {
   for (const t of trajectories) {
     const states = t.steps.map((s) => new Set(s.admissible)).filter((s) => s.size > 0);
     if (states.length < 2) continue;
-    for (const state of states) {
-      for (const a of state) {
-        const kind = actionKind(a);
-        const inAll = states.every((s) => s.has(a));
-        everywhere.set(kind, (everywhere.get(kind) ?? true) && inAll);
-      }
+    // An action is in every state when it is in as many states as there are (one pass, not all pairs).
+    const statesWith = new Map<string, number>();
+    for (const state of states) for (const a of state) statesWith.set(a, (statesWith.get(a) ?? 0) + 1);
+    for (const [a, count] of statesWith) {
+      const kind = actionKind(a);
+      everywhere.set(kind, (everywhere.get(kind) ?? true) && count === states.length);
     }
   }
   return [...everywhere.entries()].filter(([, all]) => all).map(([kind]) => kind);

@@ -6,7 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readTrajectories, writeTrajectories } from '../../../src/core/data/formats';
-import { candidateIndex, inferCandidates, INFERRED_CANDIDATES } from '../../../src/core/domain/candidates';
+import {
+  candidateIndex,
+  inferCandidates,
+  INFERRED_CANDIDATES,
+  POSTINGS_PER_STATE,
+  withInferredCandidates,
+} from '../../../src/core/domain/candidates';
+import { Rng } from '../../../src/core/rng';
 import { buildDomain } from '../../../src/core/domain/domain';
 import type { Step, Trajectory } from '../../../src/core/types';
 import { householdEpisodes } from './fixtures';
@@ -133,5 +140,100 @@ describe('recorded endings', () => {
       expect(t.steps[t.steps.length - 1]).toMatchObject({ terminated: true, reward: 1 });
     }
     expect(told.warnings.join('\n')).not.toMatch(/record no outcome/);
+  });
+});
+
+/**
+ * Episodes of an application with a small vocabulary (as household's 356 words): every word is in
+ * many states, so a search that reads every posting is quadratic. Made by code, seeded.
+ */
+function smallVocabularyEpisodes(count: number, steps = 10): Trajectory[] {
+  const rng = Rng.fromSeed(44, 'candidates', String(count));
+  const vocabulary = Array.from({ length: 60 }, (_, i) => `word${i}`);
+  const actions = Array.from({ length: 40 }, (_, i) => `act[${i}]`);
+  return Array.from({ length: count }, (_, e) =>
+    episode(
+      `e${e}`,
+      `task ${e % 20} ${rng.pick(vocabulary)}`,
+      Array.from({ length: steps }, (): [string, string] => [
+        Array.from({ length: 12 }, () => rng.pick(vocabulary)).join(' '),
+        rng.pick(actions),
+      ]),
+    ),
+  );
+}
+
+/** The candidates of an all-pairs search: every training state scored, the old definition written plainly. */
+function allPairsCandidates(train: Trajectory[], state: Trajectory['steps'][number], t: Trajectory, own: number) {
+  const index = candidateIndex(train);
+  const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  const vector = (instruction: string, observation: string, previous: string | undefined) => {
+    const v = new Map<string, number>();
+    for (const w of words(observation)) v.set(w, 1);
+    for (const w of words(previous ?? '<start>')) v.set(`a:${w}`, 1);
+    for (const w of words(instruction)) v.set(`i:${w}`, 0.5);
+    return v;
+  };
+  const idf = (w: string) => {
+    const id = index.vocabulary.get(w);
+    return id === undefined ? 0 : index.idf[id];
+  };
+  const cosine = (a: Map<string, number>, b: Map<string, number>) => {
+    let dot = 0;
+    let na = 0;
+    let nb = 0;
+    for (const [w, x] of a) {
+      dot += x * idf(w) * (b.get(w) ?? 0) * idf(w);
+      na += (x * idf(w)) ** 2;
+    }
+    for (const [w, x] of b) nb += (x * idf(w)) ** 2;
+    return dot / Math.sqrt(na * nb);
+  };
+  const i = t.steps.indexOf(state);
+  const query = vector(t.task.instruction, state.observation, t.steps[i - 1]?.action);
+  const scored = train.flatMap((other, e) =>
+    e === own
+      ? []
+      : other.steps.map((s, j) => ({
+          action: s.action,
+          score: cosine(query, vector(other.task.instruction, s.observation, other.steps[j - 1]?.action)),
+        })),
+  );
+  return scored.filter((s) => s.score > 0);
+}
+
+describe('inferred candidates at scale (issue 44, repro 7)', () => {
+  it('reads a bounded number of postings per state, however large the import', () => {
+    const perState = [500, 2000].map((count) => {
+      const episodes = smallVocabularyEpisodes(count);
+      const cut = Math.floor(count * 0.8);
+      const filled = withInferredCandidates(episodes.slice(0, cut), episodes.slice(cut));
+      expect(filled.inferredSteps).toBe(count * 10);
+      return filled.postingsRead / (count * 10);
+    });
+    // All pairs would read 8,400 postings per state at 500 episodes, and 33,600 at 2,000.
+    for (const work of perState) expect(work).toBeLessThanOrEqual(POSTINGS_PER_STATE * 1.25);
+    expect(perState[1]).toBeLessThan(perState[0] * 1.5);
+  });
+
+  it('is exact below the budget: the same neighbours as an all-pairs search', async () => {
+    const train = readTrajectories(writeTrajectories(await householdEpisodes(12), 'eto'), 'eto');
+    expect(candidateIndex(train).postingCap).toBe(Infinity);
+    const t = train[3];
+    const state = t.steps[2];
+    const list = inferCandidates(
+      candidateIndex(train),
+      { instruction: t.task.instruction, observation: state.observation, previousAction: t.steps[1].action },
+      state.action,
+      3,
+    );
+    const votes = new Map<string, number>();
+    const best = allPairsCandidates(train, state, t, 3)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 24);
+    for (const { action, score } of best)
+      if (action !== state.action) votes.set(action, (votes.get(action) ?? 0) + score);
+    const expected = [...votes.entries()].sort((a, b) => b[1] - a[1]).slice(0, INFERRED_CANDIDATES - 1);
+    expect(list).toEqual([state.action, ...expected.map(([a]) => a)].sort());
   });
 });
