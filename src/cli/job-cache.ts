@@ -8,7 +8,16 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { JobOutcome } from '../core/train/experiment';
@@ -69,15 +78,25 @@ export class JobCache {
   }
 }
 
-/** The fingerprint of the files a request's jobs read: every file under the given paths, by content. */
+/**
+ * The fingerprint of the files a request's jobs read: every file under the given paths, by content.
+ * Links are followed, but a folder reached again (`ln -s . M/a`) is read once: a loop ends.
+ */
 export function filesFingerprint(paths: string[]): string {
   const hash = createHash('sha256');
+  const seen = new Set<string>(); // folders by real path: a link to a folder already read is read once
   const visit = (path: string) => {
     if (!existsSync(path)) {
       hash.update(`missing ${path}\n`);
       return;
     }
     if (statSync(path).isDirectory()) {
+      const real = realpathSync(path);
+      if (seen.has(real)) {
+        hash.update(`again ${path}\n`);
+        return;
+      }
+      seen.add(real);
       for (const name of readdirSync(path).sort()) visit(join(path, name));
       return;
     }

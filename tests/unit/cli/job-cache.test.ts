@@ -3,9 +3,10 @@
  * job instead of running it, with the same numbers; --fresh runs them again; a record of other
  * input files, or a torn one, is never read.
  */
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
 import { JobCache, currentProvenance, filesFingerprint } from '../../../src/cli/job-cache';
@@ -42,6 +43,29 @@ describe('experiment job cache', () => {
     expect(filesFingerprint([dir])).toBe(before);
     writeFileSync(join(dir, 'a.jsonl'), 'two');
     expect(filesFingerprint([dir])).not.toBe(before);
+  });
+
+  it('follows a link to a folder once: a model folder linked into itself twice is fingerprinted (repro 8)', () => {
+    const model = mkdtempSync(join(tmpdir(), 'dreamgym-fp-links-'));
+    writeFileSync(join(model, 'model.json'), '{}');
+    symlinkSync('.', join(model, 'a'));
+    symlinkSync('.', join(model, 'b'));
+    // In a child process: the old walk never returns (2^40 paths), and a test cannot stop a sync loop.
+    const script =
+      `import { filesFingerprint } from ${JSON.stringify(resolve('src/cli/job-cache.ts'))};` +
+      `console.log(filesFingerprint([${JSON.stringify(model)}]));`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect({ status: child.status, signal: child.signal, stderr: child.stderr }).toEqual({
+      status: 0,
+      signal: null,
+      stderr: '',
+    });
+    expect(child.stdout.trim()).toBe(filesFingerprint([model]));
+    writeFileSync(join(model, 'model.json'), '{"changed": true}');
+    expect(child.stdout.trim()).not.toBe(filesFingerprint([model])); // the real files still count
   });
 
   it('a second run of the same request reads its jobs; --fresh runs them again', async () => {
