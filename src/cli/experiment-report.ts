@@ -9,6 +9,35 @@ import type { RunProvenance } from './job-cache';
 
 const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
 
+/**
+ * Text a report quotes (a model path, an output folder), safe in markdown prose and table cells:
+ * markdown's punctuation is backslash-escaped (a `|` would split a cell), HTML's `<`, `>` and `&`
+ * become entities (a `<img onerror>` would run in a viewer), and line breaks become spaces.
+ */
+export function markdownText(text: string): string {
+  return text
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+/** `text` as one markdown code span, whatever backticks it holds (fenced by a longer run of them). */
+export function inlineCode(text: string): string {
+  const flat = text.replace(/[\r\n\t]+/g, ' ');
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = /^[ `]|[ `]$/.test(flat) ? ' ' : '';
+  return `${fence}${pad}${flat}${pad}${fence}`;
+}
+
+/** One argument as a POSIX shell reads it back: as is when it is plain, else single-quoted. */
+export function shellQuote(arg: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
 /** The 95 % interval of a mean rate in percent, `[lo, hi]`, cut to 0…100 ('–' below two seeds). */
 export function formatInterval(s: Stat): string {
   const clip = (x: number) => Math.min(1, Math.max(0, x));
@@ -92,7 +121,7 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
     lines.push(
       `## Table 1 — held-out success per method (${result.split} split; ${seedsText(result.seeds)})`,
       '',
-      `Experience model of the dream and S2R rows: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
+      `Experience model of the dream and S2R rows: **${markdownText(result.experienceModel)}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
       '',
     );
     for (const { setup, rows, ratios } of result.envs) {
@@ -103,7 +132,8 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
         markdownRow(TABLE1_COLUMNS.map((_, i) => (i < 2 ? '---' : '---:'))),
       );
       for (const r of rows) {
-        const experience = r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : (r.experienceModel ?? '–');
+        const experience =
+          r.kind === 'baseline' ? '–' : r.mode === 'real' ? 'real env' : markdownText(r.experienceModel ?? '–');
         lines.push(
           markdownRow([
             r.label,
@@ -122,7 +152,7 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
     lines.push(
       `## Table 2 — ablations of DreamGym (dream GRPO; ${result.split} split; ${seedsText(result.seeds)})`,
       '',
-      `Experience model: **${result.experienceModel}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
+      `Experience model: **${markdownText(result.experienceModel)}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
       '',
     );
     for (const { setup, rows } of result.envs) {
@@ -197,7 +227,7 @@ export function renderTransfer(result: TransferResult, timing?: RunTiming): stri
   const lines = [
     `## Cross-domain transfer — held-out real success % (score %) (${result.split} split; ${seedsText(result.seeds)})`,
     '',
-    `Experience model: **${result.experienceModel}**.`,
+    `Experience model: **${markdownText(result.experienceModel)}**.`,
     '',
     `| trained in ↓ / evaluated in → | ${result.targets.map((t) => `${t.env} (${t.preset}, ${t.heldOutTasks} tasks)`).join(' | ')} |`,
     `| --- | ${result.targets.map(() => '---:').join(' | ')} |`,
@@ -216,6 +246,7 @@ export function renderTransfer(result: TransferResult, timing?: RunTiming): stri
 
 /** What a reported table says about where its numbers came from. */
 export interface ReportFacts {
+  /** The command line, each argument shell-quoted (`shellQuote`). */
   command: string;
   date: Date;
   /** Where each job's outcome was computed (earlier runs of the command, and this one). */
@@ -247,12 +278,12 @@ export function renderReport(table: string, facts: ReportFacts): string {
   return [
     '<!-- Written by `experiment --report` (npm run results); edit the code, not this file. -->',
     '',
-    `Regenerate: \`${facts.command}\``,
+    `Regenerate: ${inlineCode(facts.command)}`,
     '',
     `- Written: ${facts.date.toISOString()}.`,
     `- Machine: ${count(facts.provenances.map((p) => p.machine))}.`,
     `- Code: ${code}.`,
-    `- Runs: ${facts.jobs} jobs kept in \`${facts.runs}\`; ${runsProvenance(facts.jobs, facts.reused)}.`,
+    `- Runs: ${facts.jobs} jobs kept in ${inlineCode(facts.runs)}; ${runsProvenance(facts.jobs, facts.reused)}.`,
     '',
     table,
   ].join('\n');

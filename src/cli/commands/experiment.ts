@@ -27,7 +27,14 @@ import {
 } from '../../core/train/experiment';
 import type { EvalSplit } from '../../core/train/evaluate';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
-import { renderGrid, renderReport, renderTable, renderTransfer, type RunTiming } from '../experiment-report';
+import {
+  renderGrid,
+  renderReport,
+  renderTable,
+  renderTransfer,
+  shellQuote,
+  type RunTiming,
+} from '../experiment-report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { currentProvenance, filesFingerprint, JobCache, type JobRecord } from '../job-cache';
 import { ensureAblationModel, RETRAINED_ABLATIONS, type RetrainedAblation } from '../ablation-models';
@@ -377,8 +384,9 @@ async function runInWorkers(
 }
 
 /** This command as typed, for a report to print beside its table. */
-function commandLine(): string {
-  return ['npm run dreamgym --', ...process.argv.slice(2)].join(' ');
+/** The command as a shell reads it back (the report's regenerate line): every argument quoted where needed. */
+export function commandLine(args: readonly string[] = process.argv.slice(2)): string {
+  return ['npm run dreamgym --', ...args.map(shellQuote)].join(' ');
 }
 
 /** The files the jobs read, whose content fixes their outcomes: the envs' shipped datasets and a learned model's folders. */
