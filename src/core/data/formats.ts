@@ -51,7 +51,8 @@ const ID_FIELD: Record<TrajectoryFormat, string> = { ours: 'id', agentgym: 'item
  * could be read, whatever else is wrong), and an episode id used twice.
  */
 export function readTrajectories(text: string, format: TrajectoryFormat, options: ReadOptions = {}): Trajectory[] {
-  const problems: ImportProblem[] = [];
+  const problems: ImportProblem[] = replacedBytes(text);
+  if (problems.length > 0) throw new DatasetImportError(options.sourceName ?? 'the file', problems, 'line');
   const { unit, rows } = readRecords(text, problems);
   const out: Trajectory[] = [];
   const firstLine = new Map<string, number>();
@@ -59,7 +60,7 @@ export function readTrajectories(text: string, format: TrajectoryFormat, options
     const check = new RecordChecker(line, problems);
     if (format !== 'ours' && options.knownEnvs) checkEnv(format, value, check, options);
     const t = READERS[format](value, check, options);
-    if (!t) continue;
+    if (!t || !withinSizeLimits(t, check)) continue;
     const first = firstLine.get(t.id);
     if (first !== undefined) {
       check.problem(
@@ -76,6 +77,56 @@ export function readTrajectories(text: string, format: TrajectoryFormat, options
     problems.push({ line: 1, field: '', message: 'the file holds no records' });
   if (problems.length > 0) throw new DatasetImportError(options.sourceName ?? 'the file', problems, unit);
   return out;
+}
+
+/**
+ * Most characters one observation (or instruction) may hold, and one action. Anything longer is no
+ * state a model reads whole (a learned model sees a few hundred tokens), and one 50 MB token
+ * overflows the stack of the tokenizer's regular expressions long after the import said yes.
+ */
+export const MAX_OBSERVATION_CHARS = 200_000;
+export const MAX_ACTION_CHARS = 20_000;
+
+/** Whether every text of `t` is within the limits; each one that is not is a problem of its line. */
+function withinSizeLimits(t: Trajectory, check: RecordChecker): boolean {
+  const before = check.problems.length;
+  const limit = (what: string, text: string, max: number) => {
+    if (text.length <= max) return;
+    check.problem(
+      '',
+      `episode '${t.id}': ${what} holds ${text.length.toLocaleString('en-US')} characters, more than the ` +
+        `${max.toLocaleString('en-US')} one may hold. Cut it to what the agent reads (the visible text of the ` +
+        'page, the last lines of a log) or leave that step out, and import again.',
+    );
+  };
+  limit('the instruction', t.task.instruction, MAX_OBSERVATION_CHARS); // in chat formats, the first turn's text
+  t.steps.forEach((s, i) => {
+    limit(`step ${i + 1}'s observation`, s.observation, MAX_OBSERVATION_CHARS);
+    limit(`step ${i + 1}'s action`, s.action, MAX_ACTION_CHARS);
+  });
+  limit('the final observation', t.final_observation, MAX_OBSERVATION_CHARS);
+  return check.problems.length === before;
+}
+
+/**
+ * The lines holding U+FFFD, the character a reader puts where a file's bytes are not UTF-8 (Node's
+ * readFileSync(…, 'utf8') and the page's File.text() both replace them without a word).
+ */
+function replacedBytes(text: string): ImportProblem[] {
+  if (!text.includes('\uFFFD')) return [];
+  const problems: ImportProblem[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (!line.includes('\uFFFD')) return;
+    problems.push({
+      line: i + 1,
+      field: '',
+      message:
+        'holds U+FFFD (\uFFFD), the mark of bytes that are not UTF-8: the file is in another encoding or damaged. ' +
+        'Convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8) and import that; if the character ' +
+        'is really in your data, remove it.',
+    });
+  });
+  return problems;
 }
 
 /** A chat-format record's env (from its id, or TRL's env key) must be known — checked whatever else is wrong with the record. */
