@@ -35,6 +35,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readSync,
   readdirSync,
   renameSync,
   rmSync,
@@ -43,6 +44,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import {
   BufferSchemaError,
   type BufferEpisode,
@@ -57,7 +59,7 @@ import {
   type TransitionSource,
 } from '../core/buffer/types';
 import { closedError, type BufferStoreTestHooks } from '../core/buffer/stores/common';
-import { MemoryBufferStore, type StagedTransitions } from '../core/buffer/stores/memory';
+import { MemoryBufferStore, sortStats, type StagedTransitions } from '../core/buffer/stores/memory';
 import { acquireFolderLock, LOCK_FILE, type FolderLock } from './folder-lock';
 
 export const FOLDER_FORMAT = 'dreamgym-buffer-folder';
@@ -116,6 +118,32 @@ export class BufferFolderMissingError extends Error {
     this.name = 'BufferFolderMissingError';
   }
 }
+
+/**
+ * Raised before loading a folder that would not fit in this process's heap (a V8 abort with a
+ * native stack otherwise): names the folder's size, what loading it needs, and the fix.
+ */
+export class BufferTooLargeError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly bytes: number,
+    readonly neededBytes: number,
+    readonly freeBytes: number,
+  ) {
+    const mb = (x: number) => `${Math.ceil(x / 2 ** 20).toLocaleString('en-US')} MB`;
+    const heapMb = Math.ceil((getHeapStatistics().heap_size_limit + neededBytes - freeBytes) / 2 ** 20 / 256) * 256;
+    super(
+      `The buffer folder ${dir} holds ${mb(bytes)}; loading it needs about ${mb(neededBytes)} of memory, and this ` +
+        `Node process has ${mb(freeBytes)} of heap left. Give Node more: NODE_OPTIONS=--max-old-space-size=${heapMb} ` +
+        `(in MB) before the command, on a machine with that much memory, or use a smaller buffer (\`buffer stats\` ` +
+        'reads any size).',
+    );
+    this.name = 'BufferTooLargeError';
+  }
+}
+
+/** Heap a load takes per byte of the folder's files (measured about 3×: the text, the records, the vectors). */
+const LOAD_MEMORY_FACTOR = 3;
 
 type WriteOperation = Parameters<NonNullable<BufferStoreTestHooks['beforeCommit']>>[0];
 interface RewriteParts {
@@ -333,6 +361,7 @@ export class FolderBufferStore implements BufferStore {
 
   /** Reads the committed contents meta names, changing nothing on disk. */
   private readSnapshot(meta: FolderMeta): Snapshot {
+    this.checkFitsHeap(meta);
     const logs = {} as Record<LogFile, Buffer>;
     const whole = {} as Record<LogFile, number>;
     const onDisk = {} as Record<LogFile, number>;
@@ -372,6 +401,76 @@ export class FolderBufferStore implements BufferStore {
       rowDims: rowDimsOf(index).slice(0, rows),
       embedders: index.embedders ?? [],
       lines: { transitions: transitions.length, episodes: episodes.length, tasks: tasks.length, runs: runs.length },
+    };
+  }
+
+  /** Refuses (BufferTooLargeError) a load that would exhaust the heap, before it starts. */
+  private checkFitsHeap(meta: FolderMeta): void {
+    const bytes = LOG_FILES.reduce((sum, file) => sum + (meta.committedBytes[file] ?? 0), 0);
+    const heap = getHeapStatistics();
+    const free = heap.heap_size_limit - heap.used_heap_size;
+    if (bytes * LOAD_MEMORY_FACTOR > free)
+      throw new BufferTooLargeError(this.dir, bytes, bytes * LOAD_MEMORY_FACTOR, free);
+  }
+
+  /**
+   * The buffer's statistics (`buffer stats`) read as a stream: one chunk of a log at a time, and of
+   * each record only what the counts need. Memory: two chunks (LOAD_CHUNK_BYTES) and the ids,
+   * whatever the folder's size; nothing is loaded, nothing locked, nothing changed.
+   */
+  static readStats(dir: string, chunkBytes = LOAD_CHUNK_BYTES): BufferStats {
+    const reader = new FolderBufferStore(dir, { readOnly: true });
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      const before = reader.readMeta();
+      let stats: BufferStats;
+      try {
+        stats = reader.statsOf(before, chunkBytes);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // a rewrite deleted a file
+        throw error;
+      }
+      if ((reader.readMeta().generation ?? 0) === (before.generation ?? 0)) return stats;
+    }
+    throw new Error(
+      `The buffer folder ${dir} was rewritten ${READ_ATTEMPTS} times while being read (a writer is evicting or ` +
+        'compacting); run the command again once that writer is done.',
+    );
+  }
+
+  private statsOf(meta: FolderMeta, chunkBytes: number): BufferStats {
+    // A replaced record is a later line with the same id: the last one counts.
+    const kinds = new Map<string, string>(); // each distinct (env, source, valid, task), shared by its transitions
+    const transitions = new Map<string, string>();
+    const lines = (file: LogFile, each: (record: Record<string, unknown>) => void) =>
+      forEachJsonLine(this.path(meta.files![file]), meta.committedBytes[file] ?? 0, file, chunkBytes, each);
+    lines('transitions.jsonl', (t) => {
+      const kind = JSON.stringify([t.env, t.source, t.valid, t.taskId]);
+      if (!kinds.has(kind)) kinds.set(kind, kind);
+      transitions.set(String(t.id), kinds.get(kind)!);
+    });
+    const ids = (file: LogFile) => {
+      const seen = new Set<string>();
+      lines(file, (record) => seen.add(String(record.id)));
+      return seen.size;
+    };
+    const byEnvAndSource: BufferStats['byEnvAndSource'] = {};
+    const taskIds = new Set<string>();
+    let invalid = 0;
+    for (const kind of transitions.values()) {
+      const [env, source, valid, taskId] = JSON.parse(kind) as [string, TransitionSource, boolean, string];
+      const perSource = (byEnvAndSource[env] ??= {});
+      perSource[source] = (perSource[source] ?? 0) + 1;
+      if (!valid) invalid++;
+      taskIds.add(`${env}\n${taskId}`);
+    }
+    return {
+      transitions: transitions.size,
+      episodes: ids('episodes.jsonl'),
+      tasks: ids('tasks.jsonl'),
+      transitionTasks: taskIds.size,
+      runs: ids('runs.jsonl'),
+      byEnvAndSource: sortStats(byEnvAndSource),
+      invalid,
     };
   }
 
@@ -839,6 +938,51 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 }
 
 /** Parses a JSONL buffer in chunks that end at a newline (never one giant string). */
+/**
+ * Calls `each` with every whole JSON line of the first `committed` bytes of `path` (a torn last
+ * line is not read), reading `chunkBytes` at a time: a line longer than a chunk is read whole.
+ */
+function forEachJsonLine(
+  path: string,
+  committed: number,
+  file: string,
+  chunkBytes: number,
+  each: (record: Record<string, unknown>) => void,
+): void {
+  if (committed === 0) return;
+  const fd = openSync(path, 'r');
+  try {
+    let carry = Buffer.alloc(0); // the start of a line the last chunk cut
+    let lineNumber = 0;
+    for (let position = 0; position < committed;) {
+      const chunk = Buffer.alloc(Math.min(chunkBytes, committed - position));
+      const read = readSync(fd, chunk, 0, chunk.length, position);
+      if (read === 0) break; // shorter than meta says: what is there is read
+      position += read;
+      const bytes = carry.length ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
+      const end = bytes.lastIndexOf(0x0a) + 1;
+      carry = Buffer.from(bytes.subarray(end));
+      for (const line of bytes.toString('utf8', 0, end).split('\n').slice(0, -1)) {
+        lineNumber++;
+        if (line !== '') each(parseLine(line, file, lineNumber));
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parseLine(line: string, file: string, lineNumber: number): Record<string, unknown> {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch (error) {
+    throw new BufferSchemaError(
+      `${file} line ${lineNumber} is not valid JSON (${(error as Error).message}): the buffer folder is damaged. ` +
+        'Restore it from a copy, or delete the folder to start over.',
+    );
+  }
+}
+
 function parseJsonl<T>(bytes: Buffer, file: string): T[] {
   const records: T[] = [];
   let start = 0;

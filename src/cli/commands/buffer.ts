@@ -141,7 +141,8 @@ function renamedLines(renamed: ImportResult['renamed']): string {
 
 export async function runBufferStats(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; json?: boolean };
-  const stats = await withBuffer(await openBuffer(o.dir, { write: false }), (b) => b.stats());
+  // Streamed: a folder of any size, in the memory of a chunk or two (nothing is loaded).
+  const stats = FolderBufferStore.readStats(o.dir);
   if (o.json) {
     printJsonLast({ dir: o.dir, ...stats });
     return;
