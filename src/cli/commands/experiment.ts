@@ -7,6 +7,7 @@
  * not depend on the number of workers.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { exitWithParent } from '../../node/parent-watch';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -456,12 +457,13 @@ function cachedOutcomes<J extends { index: number; key: string; llm?: string }>(
 
 /** A worker: plans the same request, then runs the jobs it is sent, one at a time. */
 async function workerMain(): Promise<void> {
+  exitWithParent();
   const send = (message: FromWorker) => process.send?.(message);
   let plan: ReturnType<typeof planExperiment> | null = null;
   let chain = Promise.resolve();
-  process.on('disconnect', () => {
-    void chain.then(() => process.exit(0));
-  });
+  // The channel closes when the parent is done with this worker, or dies (kill -9): nothing more
+  // will be asked, and a job's result would go nowhere, so the worker ends now, not after its job.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', (message: ToWorker) => {
     chain = chain.then(async () => {
       try {
