@@ -52,14 +52,22 @@ async function trulySucceeds(episode: RecordedEpisode, task: Task | undefined): 
 }
 
 const claimed = { true: [] as number[], false: [] as number[] };
+/** Claimed successes whose episode has a step beyond its threshold anywhere (the halt would have ended it). */
+const caught = { true: 0, false: 0 };
 for (const episode of dreamed) {
   const last = episode.steps[episode.steps.length - 1];
   if (!last?.terminated || last.reward < 0.5) continue;
   const steps = recordedNoveltySteps(episode);
-  const step = { ...steps[steps.length - 1], success: true };
+  steps[steps.length - 1] = { ...steps[steps.length - 1], success: true };
   const truth = await trulySucceeds(episode, tasks.get(episode.taskId));
-  claimed[truth ? 'true' : 'false'].push(index.distance(step));
+  claimed[truth ? 'true' : 'false'].push(index.distance(steps[steps.length - 1]));
+  if (steps.some((s) => index.isNovel(s))) caught[truth ? 'true' : 'false']++;
 }
+// Real successful episodes that a halt anywhere would have ended (each episode left out of its own search).
+const realEpisodesHalted = real.filter(
+  (steps, i) => steps.some((s) => s.success) && steps.some((s) => index.heldOutDistance(s, i) > index.threshold(s)),
+).length;
+const realSuccessful = real.filter((steps) => steps.some((s) => s.success)).length;
 
 function summary(name: string, values: number[]): void {
   const sorted = values.slice().sort((a, b) => a - b);
@@ -74,3 +82,7 @@ console.log(`thresholds ${JSON.stringify(index.calibration.thresholds)} (quantil
 summary('held-out real successes', realSuccess);
 summary("dream's claimed successes, true", claimed.true);
 summary("dream's claimed successes, false", claimed.false);
+console.log(
+  `episodes halted anywhere: real successful ${realEpisodesHalted}/${realSuccessful}, ` +
+    `dream's false successes ${caught.false}/${claimed.false.length}, true ${caught.true}/${claimed.true.length}`,
+);

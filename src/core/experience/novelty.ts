@@ -6,21 +6,22 @@
  * Why roles: in one step's literal words a dream's false success looks as familiar as a real one
  * (the same verbs, objects and places). What is new is how the step relates to the instruction
  * and the episode: a place the instruction asks for that already shows the asked thing on arrival,
- * or a put of what that very place just gave. So each word of the action and of what the next
- * state reveals is tagged by its roles:
- *   q  the instruction names it;
+ * or a put of what that very place just gave. So each thing of the action and of what the next
+ * state reveals (a word, with its number where it has one: `book 1` is not `book 2`) is tagged by
+ * its roles:
+ *   q  the instruction names its kind;
  *   s  the current state shows it (actions only);
- *   a  this action names it (revealed words only);
+ *   a  this action names it (revealed things only);
  *   l  the last action named it;
- *   [verbs]  the verbs of the episode's earlier actions that named it (a short history of the thing).
- * A step becomes a few weighted features (its verb, the action's role signature, the revealed and
- * vanished roles, how it ended, the previous verb, and their conjunction), and its novelty is one
- * minus the largest cosine similarity to a real step. Identical role patterns share one vector, so
- * a dream asks the index about a few hundred distinct patterns, each once (memoised).
+ *   h  an earlier action named it, or at the finest level [verbs]: which verbs did.
+ * A step becomes four nested conjunctions (noveltyFeatures), and its novelty is one minus the
+ * largest cosine to a real step's: the share of levels at which the two part, 0 to 1 in quarters.
+ * Identical patterns share one entry, so a dream asks about a few hundred patterns, each once.
  *
- * The threshold is calibrated on held-out real pairs: each real episode's steps are measured with
- * that episode left out of the search, and the threshold is a high quantile (0.99 by default) of
- * those distances, so real-looking play halts at about the quantile's complement per step.
+ * The thresholds are calibrated on held-out real pairs: each real episode's steps are measured
+ * with that episode left out of the search, and the threshold of each kind of step (ending in
+ * success, in failure, or running) is a high quantile of its distances (0.99; 0.95 for successes),
+ * so real-looking play halts at about the quantile's complement per step.
  */
 import type { Trajectory } from '../types';
 import type { RecordedEpisode } from './learned/sft-data';
@@ -76,9 +77,6 @@ function endOf(step: Pick<NoveltyStep, 'terminated' | 'success'>): StepEnd {
 /** Fewest real episodes a dream can be measured against (each is left out of its own search). */
 export const MIN_NOVELTY_EPISODES = 2;
 
-/** Each feature's weight: the conjunction counts most, since it alone tells a put-back from a put. */
-const WEIGHTS: Record<string, number> = { v: 1, a: 1.5, r: 1, g: 0.5, e: 1, p: 0.5, x: 3 };
-
 type Features = Map<string, number>;
 
 interface Pattern {
@@ -90,21 +88,32 @@ interface Pattern {
   steps: number;
 }
 
-const WORD = /[a-z]+/g;
+/** A word, or a word and its number (`book 1`): a thing of a kind and which one of them. */
+const TOKEN = /[a-z]+(?: \d+)?/g;
 
-/** Words, lower-cased, with a plural's s dropped (apples → apple), numbers left out. */
+function stem(w: string): string {
+  return w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w;
+}
+
+/** Words, lower-cased, with a plural's s dropped (apples → apple), a word's number kept with it (`book 1`). */
 export function roleWords(text: string): string[] {
-  return (text.toLowerCase().match(WORD) ?? []).map((w) =>
-    w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w,
-  );
+  return (text.toLowerCase().match(TOKEN) ?? []).map((t) => {
+    const [word, number] = t.split(' ');
+    return number === undefined ? stem(word) : `${stem(word)} ${number}`;
+  });
+}
+
+/** A token's word, without its number (what an instruction can name). */
+function kindOf(token: string): string {
+  return token.split(' ')[0];
 }
 
 /** An action's verb: its first word. */
 function verbOf(action: string): string {
-  return roleWords(action)[0] ?? '';
+  return kindOf(roleWords(action)[0] ?? '');
 }
 
-/** The verbs of earlier actions that named each word (the episode's history of a thing). */
+/** The verbs of earlier actions that named each token (the episode's history of a thing). */
 function historyOfWords(earlier: readonly string[]): Map<string, Set<string>> {
   const named = new Map<string, Set<string>>();
   for (const action of earlier) {
@@ -117,9 +126,12 @@ function historyOfWords(earlier: readonly string[]): Map<string, Set<string>> {
   return named;
 }
 
-function rolesOf(w: string, tags: Array<[string, boolean]>, history: Map<string, Set<string>>): string {
-  const verbs = [...(history.get(w) ?? [])].sort().join('+');
-  return tags.flatMap(([tag, on]) => (on ? [tag] : [])).join('') + (verbs ? `[${verbs}]` : '');
+/** A token's role tags, then, where `fine`, the verbs that named it earlier, else only whether any did (`h`). */
+function rolesOf(w: string, tags: Array<[string, boolean]>, history: Map<string, Set<string>>, fine: boolean): string {
+  const on = tags.flatMap(([tag, set]) => (set ? [tag] : [])).join('');
+  const verbs = history.get(w);
+  if (!verbs) return on;
+  return fine ? `${on}[${[...verbs].sort().join('+')}]` : `${on}h`;
 }
 
 /**
@@ -141,50 +153,45 @@ export function commonWords(episodes: readonly (readonly NoveltyStep[])[], share
   return new Set([...common(counts), ...common(actionCounts)]);
 }
 
-/** The weighted role features of one step (see the file comment), leaving out the domain's common words. */
+/**
+ * The role features of one step (see the file comment), leaving out the domain's common words:
+ * four nested conjunctions, each the one before it and more, so the distance to a real step says
+ * at which level the two first part (0.25 a level):
+ *   1. the verb and how the step ended;
+ *   2. and the roles of what the action names (asked, shown, last named, named before at all);
+ *   3. and the roles of what the next state reveals (nothing, for an ending: it is never acted on);
+ *   4. and which verbs named each thing of the action before.
+ */
 export function noveltyFeatures(step: NoveltyStep, common: ReadonlySet<string> = new Set()): Features {
   const asked = new Set(roleWords(step.instruction).filter((w) => !common.has(w)));
   const shown = new Set(roleWords(step.state));
   const last = new Set(roleWords(step.earlier[step.earlier.length - 1] ?? '').slice(1));
   const history = historyOfWords(step.earlier);
-  const [verb, ...args] = roleWords(step.action);
-  const acted = new Set(args.filter((w) => !common.has(w)));
-  const actionRoles = args.map((w) =>
-    rolesOf(
-      w,
-      [
-        ['q', asked.has(w)],
-        ['s', shown.has(w)],
-        ['l', last.has(w)],
-      ],
-      history,
-    ),
-  );
-  const nextWords = new Set(roleWords(step.next).filter((w) => !common.has(w)));
-  const tagged = (w: string) =>
-    rolesOf(
-      w,
-      [
-        ['q', asked.has(w)],
-        ['a', acted.has(w)],
-        ['l', last.has(w)],
-      ],
-      history,
-    );
-  const revealed = [...new Set([...nextWords].filter((w) => !shown.has(w)).map(tagged))].filter(Boolean).sort();
-  const vanished = [...new Set([...shown].filter((w) => !nextWords.has(w)).map(tagged))].filter(Boolean).sort();
-  const end = endOf(step);
-  const signature = `${verb ?? ''} ${actionRoles.join(' ')}`;
-  const features: Features = new Map();
-  const add = (kind: string, value: string) => features.set(`${kind}:${value}`, WEIGHTS[kind]);
-  add('v', verb ?? '');
-  add('a', signature);
-  add('r', revealed.join(' '));
-  add('g', vanished.join(' '));
-  add('e', end);
-  add('p', `${verbOf(step.earlier[step.earlier.length - 1] ?? '')}>${verb ?? ''}`);
-  add('x', `${signature}|${revealed.join(' ')}|${end}`);
-  return features;
+  const [verbToken = '', ...tokens] = roleWords(step.action);
+  const args = tokens.filter((w) => !common.has(w));
+  const acted = new Set(args);
+  const actionTags = (w: string): Array<[string, boolean]> => [
+    ['q', asked.has(kindOf(w))],
+    ['s', shown.has(w)],
+    ['l', last.has(w)],
+  ];
+  const coarse = args.map((w) => rolesOf(w, actionTags(w), history, false)).join(' ');
+  const fine = args.map((w) => rolesOf(w, actionTags(w), history, true)).join(' ');
+  const revealedTags = (w: string): Array<[string, boolean]> => [
+    ['q', asked.has(kindOf(w))],
+    ['a', acted.has(w)],
+    ['l', last.has(w)],
+  ];
+  // An ending's next state is never acted on: what it reveals plays no role (a dream may word it otherwise).
+  const revealed = [...new Set(step.terminated ? [] : roleWords(step.next))]
+    .filter((w) => !shown.has(w) && !common.has(w))
+    .map((w) => rolesOf(w, revealedTags(w), history, false))
+    .filter(Boolean);
+  const level1 = `${kindOf(verbToken)}|${endOf(step)}`;
+  const level2 = `${level1}|${coarse}`;
+  const level3 = `${level2}|${[...new Set(revealed)].sort().join(' ')}`;
+  const level4 = `${level3}|${fine}`;
+  return new Map([level1, level2, level3, level4].map((value, i) => [`${i + 1}:${value}`, 1]));
 }
 
 function cosine(features: Features, pattern: Pattern): number {
