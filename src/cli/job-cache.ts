@@ -3,8 +3,9 @@
  * command and two tables share the runs they have in common: Table 2's full row is Table 1's
  * S2R GRPO run. A job is found again by its key (the core's: kind, config, split) and by the
  * fingerprint of the files it read: the shipped datasets and, for a learned model, its files.
- * Each record also says which commit and source tree ran it, so a report can name them; a change
- * of code does not invalidate a record by itself (`--fresh` re-runs everything).
+ * Each record also says which commit, source tree and uncommitted changes ran it: `experiment`
+ * reuses a record only for the same code (`sameCode`), names the code of every job in its table
+ * and experiment.json, and `--fresh` re-runs everything.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -27,6 +28,8 @@ export interface RunProvenance {
   commit: string;
   sourceTree: string;
   dirty: boolean;
+  /** A hash of the uncommitted changes under src/ ('' when none; absent in records of older code). */
+  changes?: string;
   machine: string;
 }
 
@@ -106,6 +109,32 @@ export function filesFingerprint(paths: string[]): string {
   return hash.digest('hex').slice(0, 16);
 }
 
+/** A hash of what differs in src/ from HEAD (the diff, and the untracked files' contents); '' when nothing. */
+function uncommittedChanges(): string {
+  const diff = git(['diff', 'HEAD', '--', 'src']) ?? '';
+  const untracked = (git(['ls-files', '--others', '--exclude-standard', '--', 'src']) ?? '')
+    .split('\n')
+    .filter(Boolean);
+  if (diff === '' && untracked.length === 0) return '';
+  const hash = createHash('sha256').update(diff);
+  for (const file of untracked) hash.update(`\n${file}\n`).update(existsSync(file) ? readFileSync(file) : '');
+  return hash.digest('hex').slice(0, 12);
+}
+
+/**
+ * Whether a kept job ran on the code of `now`: the same committed source tree (known), and the
+ * same uncommitted changes in src/ (none, or the very same).
+ */
+export function sameCode(kept: RunProvenance, now: RunProvenance): boolean {
+  const changes = (p: RunProvenance) => (p.dirty ? (p.changes ?? 'unknown') : '');
+  return (
+    kept.sourceTree === now.sourceTree &&
+    kept.sourceTree !== 'unknown' &&
+    changes(kept) === changes(now) &&
+    changes(kept) !== 'unknown'
+  );
+}
+
 function git(args: string[]): string | null {
   try {
     return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -121,6 +150,7 @@ export function currentProvenance(): RunProvenance {
     commit: git(['rev-parse', '--short=12', 'HEAD']) ?? 'unknown',
     sourceTree: git(['rev-parse', '--short=12', 'HEAD:src']) ?? 'unknown',
     dirty: (git(['status', '--porcelain', '--', 'src']) ?? '') !== '',
+    changes: uncommittedChanges(),
     machine: `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`,
   };
 }

@@ -37,7 +37,7 @@ import {
   type RunTiming,
 } from '../experiment-report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
-import { currentProvenance, filesFingerprint, JobCache, type JobRecord } from '../job-cache';
+import { currentProvenance, filesFingerprint, JobCache, sameCode, type RunProvenance } from '../job-cache';
 import { ensureAblationModel, RETRAINED_ABLATIONS, type RetrainedAblation } from '../ablation-models';
 import { printJsonLast, progressBar } from '../output';
 
@@ -178,7 +178,14 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   );
   const cacheOf = jobCaches(join(out, 'jobs'), envs, llm);
   const provenance = currentProvenance();
-  const { outcomes, pending, records } = cachedOutcomes(plan.jobs, cacheOf, !!o.fresh);
+  const { outcomes, provenances, pending, otherCode } = cachedOutcomes(plan.jobs, cacheOf, !!o.fresh, provenance);
+  if (otherCode.length > 0) {
+    process.stderr.write(
+      `experiment: ${otherCode.length} kept run${otherCode.length === 1 ? '' : 's'} of other code ` +
+        `(${codeLines(otherCode).join('; ')}) run again with this code (${codeLines([provenance])[0].replace(/: 1 run$/, '')})` +
+        '\n',
+    );
+  }
   let workers = Math.max(1, Math.min(o.workers ?? cpus().length, pending.length));
   if (workers > 1 && !canFork()) {
     process.stderr.write(
@@ -196,7 +203,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   const keep = (index: number, outcome: JobOutcome) => {
     outcomes[index] = outcome;
     cacheOf(plan.jobs[index]).write(plan.jobs[index].key, outcome, provenance);
-    records.push({ provenance });
+    provenances[index] = provenance;
   };
   if (workers === 1) {
     const local = planExperiment(request, edgeDeps(print));
@@ -224,7 +231,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     if (o.report) {
       const file = join('docs', 'results', `table${result.table.table}-${envs.join('+')}.md`);
       const reused = plan.jobs.length - pending.length;
-      const facts = { command: commandLine(), date: new Date(), provenances: records.map((r) => r.provenance) };
+      const facts = { command: commandLine(), date: new Date(), provenances: provenances as RunProvenance[] };
       writeFileSync(file, renderReport(md, { ...facts, jobs: plan.jobs.length, reused, runs: join(out, 'jobs') }));
       written.push(file);
     }
@@ -249,6 +256,14 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     out,
     files: [...written, join(out, o.report ? `table${table}.json` : 'experiment.json')],
     ...result,
+    // Which code ran each job (kept from an earlier run or run now).
+    jobs: plan.jobs.map((job, i) => ({
+      key: job.key,
+      commit: provenances[i]!.commit,
+      source_tree: provenances[i]!.sourceTree,
+      dirty: provenances[i]!.dirty,
+      reused: !pending.includes(job),
+    })),
   };
   write(o.report ? `table${table}.json` : 'experiment.json', JSON.stringify(summary, null, 2) + '\n');
   process.stderr.write(
@@ -257,7 +272,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   if (o.json) printJsonLast(summary);
   else
     console.log(
-      `${markdown.join('\n')}\nElapsed (total): ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min), ${workers} worker${workers === 1 ? '' : 's'} on ${cpus().length} CPU cores; files in ${out}`,
+      `${markdown.join('\n')}\nCode: ${codeLines(provenances as RunProvenance[]).join('; ')}.\nElapsed (total): ${elapsed.toFixed(0)} s (${(elapsed / 60).toFixed(1)} min), ${workers} worker${workers === 1 ? '' : 's'} on ${cpus().length} CPU cores; files in ${out}`,
     );
 }
 
@@ -436,23 +451,43 @@ function modelFolderOf(path: string, env: string): string {
   return existsSync(join(path, env)) ? join(path, env) : path;
 }
 
-/** The outcomes of jobs a previous run of the same request finished (none with `fresh`), and the jobs left. */
+/**
+ * The outcomes of jobs a previous run of the same request finished with the same code (none with
+ * `fresh`), each job's provenance so far, the jobs left, and the kept ones of other code (another
+ * source tree, or other uncommitted changes): those run again.
+ */
 function cachedOutcomes<J extends { index: number; key: string; llm?: string }>(
   jobs: J[],
   cacheOf: (job: J) => JobCache,
   fresh: boolean,
+  code: RunProvenance,
 ) {
   const outcomes: JobOutcome[] = new Array(jobs.length);
+  const provenances: (RunProvenance | undefined)[] = new Array(jobs.length);
   const pending: J[] = [];
-  const records: Pick<JobRecord, 'provenance'>[] = [];
+  const otherCode: RunProvenance[] = [];
   for (const job of jobs) {
     const record = fresh ? null : cacheOf(job).read(job.key);
-    if (record) {
+    if (record && sameCode(record.provenance, code)) {
       outcomes[job.index] = record.outcome;
-      records.push(record);
-    } else pending.push(job);
+      provenances[job.index] = record.provenance;
+    } else {
+      if (record) otherCode.push(record.provenance);
+      pending.push(job);
+    }
   }
-  return { outcomes, pending, records };
+  return { outcomes, provenances, pending, otherCode };
+}
+
+/** One line per code that ran the table's jobs: `commit C (src tree T[, uncommitted changes]): N runs`. */
+export function codeLines(provenances: readonly RunProvenance[]): string[] {
+  const tally = new Map<string, number>();
+  for (const p of provenances) {
+    const changes = p.dirty ? `, uncommitted changes ${p.changes ?? '(not recorded)'}` : '';
+    const code = `commit ${p.commit} (src tree ${p.sourceTree}${changes})`;
+    tally.set(code, (tally.get(code) ?? 0) + 1);
+  }
+  return [...tally].map(([code, n]) => `${code}: ${n} run${n === 1 ? '' : 's'}`);
 }
 
 /** A worker: plans the same request, then runs the jobs it is sent, one at a time. */

@@ -4,7 +4,7 @@
  * input files, or a torn one, is never read.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -14,7 +14,9 @@ import { renderReport } from '../../../src/cli/experiment-report';
 import type { JobOutcome } from '../../../src/core/train/experiment';
 import { captureCliOutput } from '../support/cli-output';
 
-const { err, lastJson } = captureCliOutput();
+const cli = captureCliOutput();
+const { err, lastJson } = cli;
+const lastOut = () => cli.out.join('\n');
 
 const OUTCOME: JobOutcome = { split: 'test', success: 0.5, score: 0.7, realSteps: 0, dreamSteps: 9, wallSeconds: 1 };
 
@@ -85,6 +87,35 @@ describe('experiment job cache', () => {
     const success = (json: any) => json.table.envs[0].rows.map((r: { success: unknown }) => r.success);
     expect(success(lastJson())).toEqual(success(first));
   }, 120_000);
+
+  it('runs kept jobs of other code again, and names the code of every job (repro 11)', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'dreamgym-exp-code-'));
+    const run = ['experiment', '--table', '2', '--envs', 'webshop-lite-v0', '--quick', '--seeds', '1'];
+    const args = [...run, '--out', out, '--workers', '1'];
+    expect(await main([...args, '--json'])).toBe(0);
+    const now = currentProvenance();
+    expect(lastJson().jobs.map((j: { commit: string }) => j.commit)).toEqual([now.commit, now.commit, now.commit]);
+    // The kept jobs as an older commit left them.
+    for (const name of readdirSync(join(out, 'jobs'))) {
+      const file = join(out, 'jobs', name);
+      const record = JSON.parse(readFileSync(file, 'utf8'));
+      record.provenance = { ...record.provenance, commit: 'old111111111', sourceTree: 'old222222222', dirty: false };
+      writeFileSync(file, JSON.stringify(record));
+    }
+    vi.mocked(process.stderr.write).mockClear();
+    expect(await main([...args, '--json'])).toBe(0);
+    expect(stderrText()).toMatch(
+      /3 kept runs of other code \(commit old111111111 \(src tree old222222222\): 3 runs\) run again with this code/,
+    );
+    expect(stderrText()).toMatch(/experiment: 3 runs, 0 of them finished before/);
+    const json = JSON.parse(readFileSync(join(out, 'experiment.json'), 'utf8'));
+    expect(json.jobs.map((j: { commit: string; reused: boolean }) => [j.commit, j.reused])).toEqual(
+      Array(3).fill([now.commit, false]),
+    );
+    // Run again with the same code: all kept, and the plain table says which code ran them.
+    expect(await main(args)).toBe(0);
+    expect(lastOut()).toMatch(new RegExp(`Code: commit ${now.commit} \\(src tree ${now.sourceTree}.*\\): 3 runs\\.`));
+  }, 180_000);
 
   it('a report names its command, machine, date, code and how many runs it read', () => {
     const provenance = { commit: 'abc', sourceTree: 'def', dirty: false, machine: '2 × cpu, Node v20' };
