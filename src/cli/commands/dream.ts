@@ -25,6 +25,7 @@ import { Rng } from '../../core/rng';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { ENV_MODEL_USAGE, envModelFromOptions, envModelOptions, type EnvModelValues } from '../experience-options';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
+import { dreamWarnings } from '../../core/train/dream-health';
 import { UnusableModelError } from './audit';
 
 // =============================================================================================
@@ -66,6 +67,20 @@ interface DreamedStep {
   invalid_reason?: string;
   cached?: boolean;
   observation: string;
+}
+
+/**
+ * What `train` says of a degenerate dream (core/train/dream-health.ts), said of these episodes: they
+ * are read as one iteration's dream metrics (a model that ends every episode at once, or none).
+ */
+function degenerateDream(episodes: readonly { success: boolean; length: number; steps: DreamedStep[] }[]): string[] {
+  const share = (count: number) => count / Math.max(1, episodes.length);
+  const metrics = {
+    'dream/success_rate': share(episodes.filter((e) => e.success).length),
+    'dream/truncated_rate': share(episodes.filter((e) => e.steps.at(-1)?.truncated).length),
+    'dream/episode_length': share(episodes.reduce((sum, e) => sum + e.length, 0)),
+  };
+  return dreamWarnings([{ iteration: 1, metrics }]).map((w) => w.message);
 }
 
 export async function runDream(args: ParsedArgs): Promise<void> {
@@ -175,8 +190,10 @@ export async function runDream(args: ParsedArgs): Promise<void> {
     tokens_per_transition: round((usage.promptTokens + usage.completionTokens) / predictions, 1),
     ms_per_transition: round(usage.ms / predictions, 3),
     cache_hit_rate: round(usage.cacheHits / predictions),
+    warnings: degenerateDream(episodes),
     trajectories: episodes,
   };
+  for (const warning of summary.warnings) process.stderr.write(`warning: ${warning}\n`);
   // The episodes are printed either way; a model with no usable answer then fails the command.
   const unusable =
     usage.predictions > 0 && usage.invalid === usage.predictions
