@@ -412,7 +412,7 @@ function candidatesOf(
     if (chosen.size >= MIN_CANDIDATES) break;
     chosen.add(action);
   }
-  return [...chosen].sort(compare);
+  return [...chosen].sort(); // by UTF-16 code units: the order of `compare`, natively
 }
 
 /**
