@@ -24,7 +24,10 @@ export class HaltingExperienceModel implements ExperienceModel {
   ) {}
 
   get label(): string {
-    return `${this.inner.label}, halt (novelty q=${this.index.calibration.quantile})`;
+    const { thresholds, steps, quantile, successQuantile } = this.index.calibration;
+    const beyond = `${thresholds.running.toFixed(2)}, successes ${thresholds.success.toFixed(2)}`;
+    const calibrated = `q ${quantile}/${successQuantile} of ${steps} real steps`;
+    return `${this.inner.label}, halt beyond novelty ${beyond} (${calibrated})`;
   }
 
   get preferredBatch(): number | undefined {
