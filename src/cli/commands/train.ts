@@ -101,7 +101,7 @@ export const trainCommand: CommandSpec = {
     split: SPLIT_OPTION,
     iterations: { type: 'integer', description: "iterations (default: the preset's)", min: 1, max: 1_000_000 },
     set: { type: 'string', description: 'override config fields, e.g. --set learningRate=0.001,groupSize=4' },
-    out: { type: 'string', description: 'run folder (default runs/<preset>-<algo>-<seed>)' },
+    out: { type: 'string', description: 'run folder (default runs/<preset>-<mode>-<algo>-<seed>)' },
     resume: {
       type: 'boolean',
       description: 'continue from OUT/checkpoint (options that conflict with the saved run are refused)',
@@ -249,12 +249,24 @@ function presetFor(name: string): TrainConfig {
   }
 }
 
-/** Where a run lives: --out, else runs/<preset>-<algo>-<seed> (of the options, or the preset's defaults). */
+/**
+ * Where a run lives: --out, else runs/<preset>-<mode>-<algo>-<seed> (of the options, or the preset's
+ * defaults): a real run and a dream of the same seed get folders of their own.
+ */
 function runFolder(o: TrainOptions): string {
   if (o.out) return o.out;
   if (!o.preset) throw new UsageError('train needs --preset (or --out DIR of the run to resume).', trainCommand);
   const preset = presetFor(o.preset);
-  return join('runs', `${preset.preset}-${o.algo ?? preset.algo}-${o.seed ?? preset.seed}`);
+  return defaultRunFolder({
+    preset: preset.preset,
+    mode: o.mode ?? preset.mode,
+    algo: o.algo ?? preset.algo,
+    seed: o.seed ?? preset.seed,
+  });
+}
+
+function defaultRunFolder(config: { preset: string; mode: string; algo: string; seed: number }): string {
+  return join('runs', `${config.preset}-${config.mode}-${config.algo}-${config.seed}`);
 }
 
 /** Settings that are options of their own: --set may not give them (they decide what else the run needs). */
@@ -368,7 +380,7 @@ export async function runTrain(args: ParsedArgs): Promise<void> {
   if (o.force && o.resume)
     throw new UsageError('--resume continues the run in OUT and --force starts it over: give one.', trainCommand);
   const fresh = o.resume ? null : freshConfig(o, settings);
-  const out = fresh ? (o.out ?? join('runs', `${fresh.preset}-${fresh.algo}-${fresh.seed}`)) : runFolder(o);
+  const out = fresh ? (o.out ?? defaultRunFolder(fresh)) : runFolder(o);
   if (fresh) claimRunFolder(out, o.force === true);
   // A new run gets a new identity (written with its first checkpoint); a resumed one checks its checkpoint's.
   const run = fresh ? newRunIdentity(fresh) : readRunIdentity(out);
