@@ -4,6 +4,7 @@
  * unusable answers, and reports (a) dream success, (b) action agreement and (c) the audit
  * against held-out recorded transitions, all in range (each figure on its own: evaluate.test.ts).
  */
+import { HaltingExperienceModel } from '../../../src/core/experience/halting-model';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDomain, heldOutTasks, trainingTasks } from '../../../src/core/domain/domain';
 import { DomainTrainer, seedDomainBuffer, trainDomain } from '../../../src/core/domain/trainer';
@@ -84,7 +85,10 @@ describe('dream-only training of an imported domain', () => {
   it('demonstrated tasks start from their recorded first state; extra tasks from the model', async () => {
     const domain = buildDomain('myapp', await foreignTrajectories(), { tasks: ['water the plants.'], seed: 2 });
     const chat = scriptedDomainChat();
-    const model = await domainModel(chat, domain);
+    const halting = await domainModel(chat, domain);
+    // The halt measures the dream against the domain's recorded episodes, around the domain's model.
+    expect(halting).toBeInstanceOf(HaltingExperienceModel);
+    const model = (halting as HaltingExperienceModel).inner;
     expect(model).toBeInstanceOf(DomainExperienceModel);
     const demonstrated = domain.train[0];
     const first = await model.initial(demonstrated.task);
@@ -195,7 +199,9 @@ describe('dream-only training of an imported domain', () => {
       },
     );
     expect(paths).toEqual(['runs/m-exp']);
-    expect(experienceModel).toBeInstanceOf(DomainExperienceModel);
-    expect((experienceModel as DomainExperienceModel).inner).toBe(learned);
+    expect(experienceModel).toBeInstanceOf(HaltingExperienceModel);
+    const grounded = (experienceModel as HaltingExperienceModel).inner;
+    expect(grounded).toBeInstanceOf(DomainExperienceModel);
+    expect((grounded as DomainExperienceModel).inner).toBe(learned);
   });
 });
