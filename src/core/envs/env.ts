@@ -69,6 +69,29 @@ export interface EnvDefinition<Knobs = unknown> {
    * at the goal, where a wrong finish does not end anything).
    */
   decoyTask?(task: Task, rng: Rng): Task | null;
+  /**
+   * Features this env adds to a learned model's outcome verdict head, beyond the generic ones the
+   * dream mines from any domain's data (none: the generic ones alone). Structure an env knows and
+   * its data cannot teach stays here, in the env's own folder, never in the dream's code.
+   */
+  verdictFeatures?: readonly OutcomeFeature[];
+}
+
+/** What an outcome feature reads of a step: only what an experience model may see (pages abstracted). */
+export interface VerdictView {
+  instruction: string;
+  /** The shown history's actions, and the (abstract) page each was taken on. */
+  history: readonly string[];
+  historyPages: readonly string[];
+  /** The (abstract) state the action is taken in. */
+  state: string;
+  action: string;
+}
+
+/** One env-supplied feature of an outcome verdict head, by name (model files store the names). */
+export interface OutcomeFeature {
+  name: string;
+  compute(view: VerdictView): number;
 }
 
 export interface EnvCreateOptions {

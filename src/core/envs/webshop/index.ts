@@ -6,6 +6,7 @@ import type { EnvDefinition } from '../env';
 import { WebShopEnv, type WebShopCreateOptions } from './env';
 import { knobsForLevel, type WebShopKnobs } from './knobs';
 import { generateTask, mutateTask, solveTask, WEBSHOP_ENV_ID } from './tasks';
+import { overChosen } from './verdict-features';
 
 export const webshopDefinition: EnvDefinition<WebShopKnobs> = {
   id: WEBSHOP_ENV_ID,
@@ -19,6 +20,7 @@ export const webshopDefinition: EnvDefinition<WebShopKnobs> = {
   generateTask: (seed: number, difficulty: number | WebShopKnobs) => generateTask(seed, difficulty),
   mutateTask,
   solve: solveTask,
+  verdictFeatures: [overChosen],
 };
 
 export { WebShopEnv, type WebShopCreateOptions } from './env';

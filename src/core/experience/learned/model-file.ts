@@ -139,7 +139,7 @@ export function decodeModelFiles(
   const manifest = sealedManifest(manifestText, where);
   const problem = manifestProblem(manifest);
   if (problem) throw new ModelFileError(`${MANIFEST_FILE} in ${where}: ${problem}. ${REWRITE_FIX}.`);
-  const headProblem = manifest.verdict ? verdictHeadProblem(manifest.verdict) : null;
+  const headProblem = manifest.verdict ? verdictHeadProblem(manifest.verdict, manifest.env) : null;
   if (headProblem && options.dropStaleVerdict) delete manifest.verdict;
   else if (headProblem)
     throw new ModelFileError(

@@ -15,11 +15,8 @@
  *   the card's globals and page buttons) not taken in the shown history — an option never chosen;
  * - unmatched: the share of the instruction's words found neither in the state nor in the
  *   actions taken;
- * - over: the price of what is bought exceeds the instruction's bound: the smallest decimal of the
- *   listing the item was chosen from (the text after the last clicked name on the page it was
- *   clicked on — what the agent saw when it chose), else of the state, above the instruction's
- *   largest decimal. In real data the two agree; in a dream the listing is what the policy chose
- *   by, so the reward follows the choice rather than whatever price the next page was written with.
+ * - and those the env's definition adds (EnvDefinition.verdictFeatures, read by name: mini-WebShop
+ *   adds one, envs/webshop/verdict-features.ts). An imported domain has the two alone.
  *
  * Fitted by full-batch gradient descent on the real terminal steps (classes weighted equally,
  * a little L2), so it is deterministic.
@@ -58,6 +55,8 @@
  * spread (max − min) is the disagreement the dream reports. The minimum needs no λ to tune, and
  * with K ≈ 5 it is about as cautious as mean − 1.2·std; `mean − λ·std` stays an option.
  */
+import { listEnvDefinitions } from '../../envs/registry';
+import type { OutcomeFeature } from '../../envs/env';
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
 import { kindsOf, shapeOf } from '../named-things';
@@ -65,8 +64,8 @@ import { Rng } from '../../rng';
 import { openChoiceWords, shownSteps } from './format';
 import type { RecordedEpisode } from './sft-data';
 
-/** The features of an outcome head (it grades endings). */
-export const VERDICT_FEATURES = ['pending', 'unmatched', 'over_chosen'] as const;
+/** The generic features of an outcome head (it grades endings); an env may add its own (outcomeFeatureNames). */
+export const GENERIC_OUTCOME_FEATURES = ['pending', 'unmatched'] as const;
 /** The features of a goal head (it decides which steps end an episode). */
 export const GOAL_FEATURES = ['missing', 'extra', 'untouched'] as const;
 
@@ -136,7 +135,6 @@ export interface VerdictExample {
 export const MIN_VERDICT_EXAMPLES = 5;
 
 const WORD = /[a-z0-9]+(?:\.[0-9]+)?/g;
-const DECIMAL = /\d+\.\d+/g;
 
 function words(text: string): string[] {
   return text.toLowerCase().match(WORD) ?? [];
@@ -146,11 +144,17 @@ function argumentOf(action: string): string {
   return /^\w+\[(.*)\]$/.exec(action)?.[1] ?? action;
 }
 
-function decimals(text: string): number[] {
-  return (text.match(DECIMAL) ?? []).map(Number);
+/** The features an env adds to its outcome heads (none for an env the registry does not know). */
+function envFeatures(env: string): readonly OutcomeFeature[] {
+  return listEnvDefinitions().find((d) => d.id === env)?.verdictFeatures ?? [];
 }
 
-/** The three features of one terminal step (see the file comment). */
+/** The names of an outcome head's features for a domain: the generic ones, then its env's. */
+export function outcomeFeatureNames(env: string): string[] {
+  return [...GENERIC_OUTCOME_FEATURES, ...envFeatures(env).map((f) => f.name)];
+}
+
+/** The features of one terminal step (see the file comment): the generic two, then the env's. */
 export function verdictFeatures(card: DomainCard, input: VerdictInput): number[] {
   const taken = new Set([...input.history, input.action]);
   const open = openChoiceWords(card, input.state.admissible, taken, (a) => words(argumentOf(a)));
@@ -159,34 +163,14 @@ export function verdictFeatures(card: DomainCard, input: VerdictInput): number[]
   const state = abstractObservation(card, input.state.text);
   const seen = new Set([...words(state), ...[...taken].flatMap((a) => words(argumentOf(a)))]);
   const unmatched = asked.size ? [...asked].filter((w) => !seen.has(w)).length / asked.size : 0;
-  const bound = Math.max(-Infinity, ...decimals(input.instruction));
-  const chosen = chosenListing(card, input);
-  const shown = decimals(chosen !== null && decimals(chosen).length > 0 ? chosen : state);
-  const over = shown.length > 0 && Number.isFinite(bound) && Math.min(...shown) > bound ? 1 : 0;
-  return [Math.min(pending, 3), unmatched, over];
-}
-
-/** An id-like word: a letter, then five or more letters or digits, at least one a digit (`b0eub84qr9`). */
-const ID_LIKE = /\b(?=[a-z0-9]*\d)[a-z][a-z0-9]{5,}\b/;
-
-/**
- * The listing of the last item clicked by name: on the page the click was taken on, the text
- * after that name up to the next id-like word (the next item), or null when no shown click
- * names something its page lists.
- */
-function chosenListing(card: DomainCard, input: VerdictInput): string | null {
-  const pages = input.historyPages ?? [];
-  for (let i = Math.min(input.history.length, pages.length) - 1; i >= 0; i--) {
-    const name = argumentOf(input.history[i]).toLowerCase();
-    if (!/\d/.test(name)) continue;
-    const page = abstractObservation(card, pages[i]).toLowerCase();
-    const at = page.indexOf(name);
-    if (at < 0) continue;
-    const rest = page.slice(at + name.length);
-    const end = rest.search(ID_LIKE);
-    return end < 0 ? rest : rest.slice(0, end);
-  }
-  return null;
+  const view = {
+    instruction: input.instruction,
+    history: input.history,
+    historyPages: (input.historyPages ?? []).map((page) => abstractObservation(card, page)),
+    state,
+    action: input.action,
+  };
+  return [Math.min(pending, 3), unmatched, ...envFeatures(card.env).map((f) => f.compute(view))];
 }
 
 function sigmoid(z: number): number {
@@ -212,7 +196,7 @@ export function fitVerdictHead(
     y: e.success ? 1 : 0,
     w: 0.5 / (e.success ? successes : failures),
   }));
-  return fitLogistic(rows, VERDICT_FEATURES, options);
+  return fitLogistic(rows, outcomeFeatureNames(card.env), options);
 }
 
 interface FitOptions {
@@ -589,13 +573,14 @@ function sameNames(a: readonly string[] | undefined, b: readonly string[]): bool
   return a?.length === b.length && a.every((f, i) => f === b[i]);
 }
 
-/** Why a stored head cannot be used, or null when it can (model-file.ts checks it on load). */
-export function verdictHeadProblem(head: VerdictHead): string | null {
+/** Why a stored head of a model of `env` cannot be used, or null when it can (model-file.ts checks it on load). */
+export function verdictHeadProblem(head: VerdictHead, env: string): string | null {
   const goal = sameNames(head.features, GOAL_FEATURES);
-  if (!goal && !sameNames(head.features, VERDICT_FEATURES))
+  const outcome = outcomeFeatureNames(env);
+  if (!goal && !sameNames(head.features, outcome))
     return (
       `its verdict head reads features [${String(head.features)}], and this version computes ` +
-      `[${VERDICT_FEATURES.join(', ')}] or [${GOAL_FEATURES.join(', ')}]`
+      `[${outcome.join(', ')}] or [${GOAL_FEATURES.join(', ')}] for ${env}`
     );
   const regressions = goal ? Object.values(head.byVerb ?? {}) : [head];
   const usable = (r: Pick<VerdictHead, 'weights' | 'bias'>) =>

@@ -200,8 +200,8 @@ describe('goal features', () => {
   it('are stale without a verb word list: the file asks for a refit', () => {
     const { words: _gone, ...use } = head.byVerb!.use;
     const stale = { ...head, byVerb: { ...head.byVerb!, use: use as VerbRegression } };
-    expect(verdictHeadProblem(head)).toBeNull();
-    expect(verdictHeadProblem(stale)).toMatch(/a verb.s words are missing/);
+    expect(verdictHeadProblem(head, ENV)).toBeNull();
+    expect(verdictHeadProblem(stale, ENV)).toMatch(/a verb.s words are missing/);
   });
 });
 

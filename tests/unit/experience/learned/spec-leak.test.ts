@@ -25,7 +25,7 @@ import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { LearnedExperienceModel } from '../../../../src/core/experience/learned/learned-model';
 import type { ModelManifest } from '../../../../src/core/experience/learned/model-file';
 import type { NamedWeight } from '../../../../src/core/experience/learned/network';
-import { GOAL_FEATURES, VERDICT_FEATURES, type VerdictHead } from '../../../../src/core/experience/learned/verdict';
+import { GOAL_FEATURES, outcomeFeatureNames, type VerdictHead } from '../../../../src/core/experience/learned/verdict';
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
 import { makeBaselinePolicy, rolloutEpisode } from '../../../../src/core/data/rollout';
 import type { ReplayBuffer } from '../../../../src/core/buffer/buffer';
@@ -41,13 +41,18 @@ const STEPS = 12;
  * An outcome head made by hand: every feature pulls p(success) down, from a bias above 0.5, so
  * the verdict (and its note) turns on what the features read.
  */
-const OUTCOME_HEAD: VerdictHead = {
-  features: [...VERDICT_FEATURES],
-  weights: [-2.5, -4, -3],
-  bias: 2,
-  fittedOn: { successes: 10, failures: 10, balancedAccuracy: 1 },
-  members: [{ weights: [-2.5, -4, -3], bias: 2 }],
-};
+function outcomeHead(env: string): VerdictHead {
+  const features = outcomeFeatureNames(env);
+  const weights = [-2.5, -4, -3].slice(0, features.length);
+  return {
+    features,
+    weights,
+    bias: 2,
+    fittedOn: { successes: 10, failures: 10, balancedAccuracy: 1 },
+    members: [{ weights, bias: 2 }],
+  };
+}
+const OUTCOME_HEAD = outcomeHead('webshop-lite-v0');
 
 /** Each action shape's slots with the kinds the actions put in them. */
 function slotsOf(actions: readonly string[]): Record<string, string[][]> {
@@ -108,7 +113,7 @@ const CASES: LeakCase[] = [
     name: 'household, outcome head',
     env: 'household-v0',
     model: 'public/models/household-v0',
-    head: () => OUTCOME_HEAD,
+    head: () => outcomeHead('household-v0'),
     note: /^verdict head: p\(success\)/,
   },
   {

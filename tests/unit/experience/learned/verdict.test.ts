@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/policy/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
@@ -24,7 +25,7 @@ import {
   verdictExamples,
   verdictFeatures,
   verdictProbability,
-  VERDICT_FEATURES,
+  outcomeFeatureNames,
   type VerdictExample,
   type VerdictHead,
 } from '../../../../src/core/experience/learned/verdict';
@@ -92,7 +93,7 @@ describe('verdict head', () => {
   it('fits deterministically and judges the hasty buys that no training episode made', () => {
     const head = fitVerdictHead(card, training)!;
     expect(head).not.toBeNull();
-    expect(head.features).toEqual([...VERDICT_FEATURES]);
+    expect(head.features).toEqual(outcomeFeatureNames('webshop-lite-v0'));
     expect(fitVerdictHead(card, training)).toEqual(head);
     expect(head.weights[0]).toBeLessThan(0); // an open option speaks against success
     const right = hastyEnds.filter(
@@ -114,7 +115,8 @@ describe('verdict head', () => {
       state: { text: item, admissible: ['click[buy now]'] },
       action: 'click[buy now]',
     };
-    const over = (x: typeof input) => verdictFeatures(card, x)[VERDICT_FEATURES.indexOf('over_chosen')];
+    const over = (x: typeof input) =>
+      verdictFeatures(card, x)[outcomeFeatureNames('webshop-lite-v0').indexOf('over_chosen')];
     // Listed at $50 when it was chosen: not over the bound, whatever price the next page shows.
     expect(over(input)).toBe(0);
     // The other listing, at $900, is over it.
@@ -336,7 +338,7 @@ describe('the verdict ensemble', () => {
       { weights: [0, 0, 0], bias: -2 },
     ];
     const head: VerdictHead = {
-      features: [...VERDICT_FEATURES],
+      features: outcomeFeatureNames('webshop-lite-v0'),
       weights: [0, 0, 0],
       bias: 3,
       fittedOn: { successes: 5, failures: 5, balancedAccuracy: 1 },
@@ -380,4 +382,22 @@ describe('the verdict ensemble', () => {
     expect(new Set(a.members.map((m) => m.bias.toFixed(6))).size).toBeGreaterThan(1);
     expect(fitHeadFor(card, episodes, 4, { size: 1 })!.members).toEqual([{ weights: a.weights, bias: a.bias }]);
   }, 60_000);
+});
+
+describe("an env's own verdict features", () => {
+  it('come from its definition: WebShop adds its price rule, household and imported domains have none', () => {
+    expect(outcomeFeatureNames('webshop-lite-v0')).toEqual(['pending', 'unmatched', 'over_chosen']);
+    expect(outcomeFeatureNames('household-v0')).toEqual(['pending', 'unmatched']);
+    expect(outcomeFeatureNames('myapp')).toEqual(['pending', 'unmatched']);
+    const input = {
+      instruction: 'i want a red shirt under 30.00 dollars',
+      history: [],
+      state: { text: 'You are in the middle of a room.', admissible: ['look'] },
+      action: 'look',
+    };
+    expect(verdictFeatures(builtInDomainCard('household-v0')!, input)).toHaveLength(2);
+    // The generic verdict's code holds no WebShop rule: the price rule and the ASIN shape live in envs/webshop.
+    const source = readFileSync('src/core/experience/learned/verdict.ts', 'utf8');
+    expect(source).not.toMatch(/ID_LIKE|over_chosen|asin|\bprice\b/i);
+  });
 });
