@@ -50,19 +50,20 @@ export class HaltingExperienceModel implements ExperienceModel {
     const threshold = this.index.threshold(step);
     if (novelty <= threshold) return { ...prediction, novelty };
     const penalty = this.options.penalty ?? 0;
+    const reward = penalty ? -penalty : 0; // never -0 in a note or a metric
     return {
       ...prediction,
       novelty,
       halted: true,
       next: { ...prediction.next, admissible: [] },
-      reward: penalty ? -penalty : 0,
+      reward,
       success: false,
       score: 0,
       terminated: true,
       notes: [
         ...prediction.notes,
         `halt: novelty ${novelty.toFixed(3)} beyond the threshold ${threshold.toFixed(3)} ` +
-          `(no real transition is like this step), so the episode ends here with reward ${-penalty}`,
+          `(no real transition is like this step), so the episode ends here with reward ${reward}`,
       ],
     };
   }
