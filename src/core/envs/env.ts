@@ -75,6 +75,53 @@ export interface EnvDefinition<Knobs = unknown> {
    * its data cannot teach stays here, in the env's own folder, never in the dream's code.
    */
   verdictFeatures?: readonly OutcomeFeature[];
+  /**
+   * What an experience model is told about this env and how its text maps to the compact abstract
+   * states the model reads and writes (experience/domain-card.ts builds the domain card from it).
+   * None: the card is derived from the env's data, as for an imported domain.
+   */
+  experienceCard?: ExperienceCard;
+}
+
+/** An env's written domain card: its description, action grammar and state abstraction. */
+export interface ExperienceCard {
+  /** The name the model is told, e.g. 'mini-WebShop'. */
+  name: string;
+  /** The description shown to the model (compact: it is part of every prompt). */
+  text: string;
+  /**
+   * Regular expression (source) of actions admissible in every state of an episode: they are
+   * omitted from prompts and answers and re-added from the episode's first admissible list.
+   */
+  globalActions?: string;
+  /** The env lists admissible actions sorted: re-sort after re-adding the globals. */
+  sortedAdmissible?: boolean;
+  /** Show the current state's admissible actions in the prompt (false: the page shows them). */
+  showAdmissible: boolean;
+  /** The separator between a page's elements, where the env's text has one (whole elements are spliced). */
+  elementSeparator?: string;
+  abstraction: StateAbstraction;
+}
+
+/**
+ * How an env's concrete text maps to abstract states and back (paper §8.1: "clean element
+ * listings … discarding irrelevant structural artifacts"). A hook left out does the generic thing:
+ * text collapsed; admissible lists less the card's globals, re-added after.
+ */
+export interface StateAbstraction {
+  /** The key model files store for it (their card's `abstraction`). */
+  kind: string;
+  /** The abstract form of a concrete observation (before any bound on its length). */
+  abstract(text: string): string;
+  /** The env's own text for an abstract state (whitespace already collapsed). */
+  concrete?(abstract: string, instruction: string): string;
+  /**
+   * A state's own admissible actions, less those its text implies (page buttons); with this hook a
+   * first state's list is written so too, and the card's globals are not used.
+   */
+  abstractAdmissible?(admissible: readonly string[]): string[];
+  /** The full list of a next state from the model's own actions and its concrete text (in the env's order). */
+  concreteAdmissible?(local: readonly string[], concreteText: string): string[];
 }
 
 /** What an outcome feature reads of a step: only what an experience model may see (pages abstracted). */

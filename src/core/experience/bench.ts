@@ -5,7 +5,7 @@
  *
  * No tokenizer is available here, so tokens are ESTIMATED: ceil(characters / 4) per text, plus 4
  * tokens of chat template per message (prompts.ts `estimateTokens` / `estimatePromptTokens`). The
- * rule is the usual one for English text with BPE vocabularies; JSON punctuation and ASIN-like ids
+ * rule is the usual one for English text with BPE vocabularies; JSON punctuation and opaque ids
  * tokenize worse, so treat the figures as ±25%.
  *
  * The completion is the answer a perfect model would give in the output format: the real next

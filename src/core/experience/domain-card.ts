@@ -1,78 +1,57 @@
 /**
- * Domain cards: what the experience model is told about an environment, written once per env —
- * what it is, its action grammar, its text format and its reward rule — plus the mapping between
- * the env's concrete text and the compact abstract states the model reads and writes.
+ * Domain cards: what the experience model is told about an environment — what it is, its action
+ * grammar, its text format and its reward rule — plus the mapping between the env's concrete text
+ * and the compact abstract states the model reads and writes.
  *
  * Abstract states (paper §8.1: "clean element listings … discarding irrelevant structural
  * artifacts") keep dreams cheap: output tokens decide the dream's speed (design.md §4).
- * - mini-WebShop: ' [SEP] ' becomes ' | ', the instruction header every page repeats is dropped
- *   (the task is in the prompt once), so are the page buttons (Back to Search, < Prev, Next >,
- *   Rating/Description/Features/Reviews/Buy Now: they follow from the page kind), long elements
- *   (titles, descriptions) are cut to 48 characters, and the done page keeps only what was bought
- *   and the score. Admissible lists leave the button clicks out too. `concreteObservation` and
- *   `concreteAdmissible` put everything back, so a DreamEnv's pages look like WebShop's to the
- *   policy (its page-type features read '[SEP] Buy Now' etc.).
- * - household: the welcome banner and the repeated task line are dropped; feedback is kept as is.
- *   `go to R`, `look` and `inventory` are admissible everywhere: they are left out of prompts and
- *   answers (`globalActions`) and re-added from the episode's first admissible list.
+ * - a registered env writes its card in its own folder and hands it over through its definition
+ *   (EnvDefinition.experienceCard): its text, globals and a StateAbstraction whose hooks drop what
+ *   follows from the page kind and put it back, so a dreamed page looks like the env's own.
  * - imported domains (`deriveDomainCard`): whitespace collapsed, bounded; globals derived from
  *   the data (action kinds present in every state of every episode).
+ * A card names its abstraction by a key (model files store it): 'generic', or the `kind` of a
+ * registered env's abstraction, resolved here through the registry.
  */
 import type { Trajectory } from '../types';
+import type { StateAbstraction } from '../envs/env';
+import { listEnvDefinitions } from '../envs/registry';
 
-export type AbstractionKind = 'webshop' | 'household' | 'generic';
+/** The abstraction key of a card with no env-written abstraction (an imported domain's). */
+export const GENERIC_ABSTRACTION = 'generic';
 
 export interface DomainCard {
   env: string;
   name: string;
   /** The description shown to the model (compact: it is part of every prompt). */
   text: string;
-  /** How concrete text maps to abstract states and back. */
-  abstraction: AbstractionKind;
+  /** How concrete text maps to abstract states and back: 'generic' or a registered env's abstraction kind. */
+  abstraction: string;
   /**
    * Regular expression (source) of actions admissible in every state of an episode: they are
    * omitted from prompts and answers and re-added from the episode's first admissible list.
    */
   globalActions?: string;
-  /** The env lists admissible actions sorted (TextWorld): re-sort after re-adding the globals. */
+  /** The env lists admissible actions sorted: re-sort after re-adding the globals. */
   sortedAdmissible?: boolean;
-  /** Show the current state's admissible actions in the prompt (WebShop's are visible on the page). */
+  /** Show the current state's admissible actions in the prompt (false: the env's page shows them). */
   showAdmissible: boolean;
 }
 
-const WEBSHOP_CARD: DomainCard = {
-  env: 'webshop-lite-v0',
-  name: 'mini-WebShop',
-  abstraction: 'webshop',
-  showAdmissible: false,
-  text: [
-    'mini-WebShop, a simulated shop; page elements joined by " | ". Pages: Search; results "Page N (Total results: M) | asin | title | $price | …"',
-    '(10 a page); item "option group | values… | title | Price: $x"; done "Thank you for shopping with us! | …".',
-    'Actions: search[query] on Search; click[asin | option value | button]; click[buy now] ends the episode, reward 1 if the item fits',
-    'the instruction (type, attributes, options, price) else 0. admissible: only the queries, asins or option values (lower-case); buttons are implied.',
-  ].join(' '),
-};
-
-const HOUSEHOLD_CARD: DomainCard = {
-  env: 'household-v0',
-  name: 'mini-ALFWorld household',
-  abstraction: 'household',
-  globalActions: '^(?:go to .+|look|inventory)$',
-  sortedAdmissible: true,
-  showAdmissible: true,
-  text: [
-    'mini-ALFWorld household (TextWorld). Commands: go to R, open/close R, take O from R, put O in/on R, heat O with microwave,',
-    'cool O with fridge, clean O with sinkbasin, use O (lamp), examine X, look, inventory. One object can be held.',
-    'Feedback like "You arrive at R. On the R, you see a O1, and a O2." / "The R is closed." / "You pick up the O from the R.".',
-    'Reward 1 and the episode ends when the goal holds, else 0. admissible: omit "go to", look, inventory (always allowed).',
-  ].join(' '),
-};
-
-const BUILT_IN: readonly DomainCard[] = [WEBSHOP_CARD, HOUSEHOLD_CARD];
-
-/** The written card of one of our environments, or undefined for an unknown (imported) env. */
+/** The written card of one of our environments (its definition's), or undefined for an unknown (imported) env. */
 export function builtInDomainCard(envId: string): DomainCard | undefined {
-  return BUILT_IN.find((c) => c.env === envId);
+  const written = listEnvDefinitions().find((d) => d.id === envId)?.experienceCard;
+  if (!written) return undefined;
+  // Fields in this order, optional ones only when set: a model file stores the card as JSON.
+  return {
+    env: envId,
+    name: written.name,
+    abstraction: written.abstraction.kind,
+    ...(written.globalActions !== undefined ? { globalActions: written.globalActions } : {}),
+    ...(written.sortedAdmissible !== undefined ? { sortedAdmissible: written.sortedAdmissible } : {}),
+    showAdmissible: written.showAdmissible,
+    text: written.text,
+  };
 }
 
 /** The card of `envId`; for an imported domain, derived from its trajectories (required then). */
@@ -89,11 +68,6 @@ export function domainCardFor(envId: string, trajectories?: readonly Trajectory[
 // Abstract ↔ concrete states
 // =============================================================================================
 
-const SEP = ' [SEP] ';
-const ABSTRACT_SEP = ' | ';
-/** Longest element kept whole in an abstract WebShop page (titles, descriptions). */
-export const WEBSHOP_ELEMENT_CHARS = 48;
-
 export function collapse(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
@@ -104,103 +78,17 @@ export function bound(text: string, maxChars: number): string {
   return maxChars <= 1 ? text.slice(0, Math.max(0, maxChars)) : `${text.slice(0, maxChars - 1).trimEnd()}…`;
 }
 
-function shorten(part: string): string {
-  return bound(part, WEBSHOP_ELEMENT_CHARS);
-}
+/** Whitespace collapsed, nothing dropped: the abstraction of an imported domain (and of an unknown key). */
+const GENERIC: StateAbstraction = { kind: GENERIC_ABSTRACTION, abstract: collapse };
 
-/** WebShop's page buttons: the same on every page of a kind, so abstract states leave them out. */
-const RESULT_BUTTONS = ['Back to Search', '< Prev', 'Next >'];
-const ITEM_TAIL = ['Rating: N.A.', 'Description', 'Features', 'Reviews', 'Buy Now'];
-const EMPTY_SUBPAGE = '(empty page)';
-const SHOP_BUTTON_ACTIONS = new Set([
-  'click[back to search]',
-  'click[< prev]',
-  'click[next >]',
-  'click[description]',
-  'click[features]',
-  'click[reviews]',
-  'click[buy now]',
-]);
-
-/**
- * A WebShop page as a clean element listing: the instruction header and the page buttons go
- * (they follow from the page kind), long elements are cut, the done page keeps what was bought.
- *   results  'Page 2 (Total results: 50) | B0… | title | $12.50 | …'
- *   item     'color | grey | navy | title | Price: $25.50'
- *   subpage  'the description text…' (an empty one: '(empty page)')
- */
-function webshopAbstract(text: string): string {
-  let parts = text.split(SEP).map((p) => p.trim());
-  if (parts[0] === 'WebShop') parts = parts.slice(1);
-  if (parts[0] === 'Instruction:') parts = parts.slice(2);
-  if (parts[0]?.startsWith('Thank you for shopping')) {
-    const asin = parts.indexOf('asin');
-    const options = parts.indexOf('options');
-    const score = parts.indexOf('Your score (min 0.0, max 1.0)');
-    const out = ['Thank you for shopping with us!', 'Purchased'];
-    if (asin >= 0) out.push('asin', parts[asin + 1] ?? '');
-    if (options >= 0) out.push('options', parts[options + 1] ?? '{}');
-    if (score >= 0) out.push('Your score (min 0.0, max 1.0)', parts[score + 1] ?? '');
-    return out.join(ABSTRACT_SEP);
+/** The abstraction a card names: a registered env's, by its kind, else the generic one. */
+export function abstractionOf(card: DomainCard): StateAbstraction {
+  if (card.abstraction === GENERIC_ABSTRACTION) return GENERIC;
+  for (const d of listEnvDefinitions()) {
+    const abstraction = d.experienceCard?.abstraction;
+    if (abstraction?.kind === card.abstraction) return abstraction;
   }
-  if (parts.length === 1 && parts[0] === 'Search') return 'Search';
-  const isResults = parts.some((p) => /^Page \d+ \(Total results/.test(p));
-  const isItem = parts[parts.length - 1] === 'Buy Now';
-  if (isResults) parts = parts.filter((p) => !RESULT_BUTTONS.includes(p));
-  else {
-    if (parts[0] === 'Back to Search') parts = parts.slice(1);
-    if (parts[0] === '< Prev') parts = parts.slice(1);
-    if (isItem) parts = parts.slice(0, parts.length - ITEM_TAIL.length);
-  }
-  if (parts.length === 0) return EMPTY_SUBPAGE;
-  return parts.map(shorten).join(ABSTRACT_SEP);
-}
-
-function webshopConcrete(abstract: string, instruction: string): string {
-  let parts = abstract
-    .split(/\s*(?:\||\[SEP\])\s*/)
-    .map((p) => p.trim())
-    .filter((p) => p.length > 0);
-  if (parts[0] === 'WebShop') parts = parts.slice(1);
-  if (parts[0] === 'Instruction:') parts = parts.slice(parts[1] === undefined ? 1 : 2);
-  const search = ['WebShop', 'Instruction:', instruction, 'Search'].join(SEP);
-  if (parts.length === 0) return search;
-  if (parts.length === 1 && parts[0].toLowerCase() === 'search') return search;
-  if (parts[0].startsWith('Thank you for shopping')) return parts.join(SEP);
-  // The model may have written the buttons itself: take them out, then put them where WebShop has them.
-  parts = parts.filter((p) => !RESULT_BUTTONS.includes(p) && !ITEM_TAIL.includes(p) && p !== EMPTY_SUBPAGE);
-  const header = ['Instruction:', instruction, 'Back to Search'];
-  const pageAt = parts.findIndex((p) => /^Page \d+ \(Total results/.test(p));
-  if (pageAt >= 0) {
-    const page = Number(/^Page (\d+)/.exec(parts[pageAt])![1]);
-    const rest = parts.filter((_, i) => i !== pageAt);
-    return [...header, parts[pageAt], ...(page > 1 ? ['< Prev'] : []), 'Next >', ...rest].join(SEP);
-  }
-  if (parts.some((p) => p.startsWith('Price:'))) return [...header, '< Prev', ...parts, ...ITEM_TAIL].join(SEP);
-  return [...header, '< Prev', ...parts].join(SEP);
-}
-
-/** The page buttons of a concrete WebShop page, as WebShop lists them (before the page's links). */
-function webshopButtons(text: string): string[] {
-  if (text.startsWith('WebShop [SEP]') || text.startsWith('Thank you for shopping')) return [];
-  const page = /\[SEP\] Page (\d+) \(Total results/.exec(text);
-  if (page) return ['click[back to search]', ...(Number(page[1]) > 1 ? ['click[< prev]'] : []), 'click[next >]'];
-  if (text.endsWith('[SEP] Buy Now'))
-    return [
-      'click[back to search]',
-      'click[< prev]',
-      'click[description]',
-      'click[features]',
-      'click[reviews]',
-      'click[buy now]',
-    ];
-  return ['click[back to search]', 'click[< prev]'];
-}
-
-const WELCOME = /^-= Welcome to TextWorld, ALFRED! =-\s*/;
-
-function householdAbstract(text: string): string {
-  return collapse(text.replace(WELCOME, '').replace(/\s*Your task is to: .*$/s, ''));
+  return GENERIC;
 }
 
 /**
@@ -208,20 +96,14 @@ function householdAbstract(text: string): string {
  * experience model reads these, and its examples show it what to write).
  */
 export function abstractObservation(card: DomainCard, text: string, maxChars = Infinity): string {
-  const abstract =
-    card.abstraction === 'webshop'
-      ? webshopAbstract(text)
-      : card.abstraction === 'household'
-        ? householdAbstract(text)
-        : collapse(text);
-  return bound(abstract, maxChars);
+  return bound(abstractionOf(card).abstract(text), maxChars);
 }
 
 /** The env's own text for an abstract state (what a DreamEnv shows the policy). */
 export function concreteObservation(card: DomainCard, abstract: string, instruction: string): string {
   const text = collapse(abstract);
-  if (card.abstraction === 'webshop') return webshopConcrete(text, instruction);
-  return text;
+  const abstraction = abstractionOf(card);
+  return abstraction.concrete ? abstraction.concrete(text, instruction) : text;
 }
 
 function globalPattern(card: DomainCard): RegExp | null {
@@ -234,19 +116,20 @@ export function globalActionsOf(card: DomainCard, firstAdmissible: readonly stri
   return pattern ? firstAdmissible.filter((a) => pattern.test(a)) : [];
 }
 
-/** The state-specific admissible actions (globals and WebShop's page buttons left out). */
+/** The state-specific admissible actions (the card's globals, or what the page implies, left out). */
 export function abstractAdmissible(card: DomainCard, admissible: readonly string[]): string[] {
-  if (card.abstraction === 'webshop') return admissible.filter((a) => !SHOP_BUTTON_ACTIONS.has(a));
+  const abstraction = abstractionOf(card);
+  if (abstraction.abstractAdmissible) return abstraction.abstractAdmissible(admissible);
   const pattern = globalPattern(card);
   return pattern ? admissible.filter((a) => !pattern.test(a)) : admissible.slice();
 }
 
 /**
  * The full admissible list of a next state: the model's state-specific actions plus the
- * episode's globals (household) or the page's buttons (WebShop, read from the concrete page
- * text), de-duplicated, in the env's order. Global-looking actions in `local` are dropped (the
- * episode's own globals are authoritative) unless `dropGlobalsFromLocal` is false (a first
- * state, whose list defines the globals).
+ * episode's globals, de-duplicated, in the env's order (or the abstraction's own list, built from
+ * the concrete page text). Global-looking actions in `local` are dropped (the episode's own
+ * globals are authoritative) unless `dropGlobalsFromLocal` is false (a first state, whose list
+ * defines the globals).
  */
 export function concreteAdmissible(
   card: DomainCard,
@@ -255,22 +138,17 @@ export function concreteAdmissible(
   concreteText = '',
   dropGlobalsFromLocal = true,
 ): string[] {
+  const abstraction = abstractionOf(card);
+  if (abstraction.concreteAdmissible) return abstraction.concreteAdmissible(local, concreteText);
   const pattern = globalPattern(card);
-  const webshop = card.abstraction === 'webshop';
   const seen = new Set<string>();
   const out: string[] = [];
   const add = (raw: string) => {
-    // WebShop lists actions lower-cased (its clickables are); a model may write 'click[B0ABC…]'.
-    const a = webshop ? collapse(raw).toLowerCase() : collapse(raw);
+    const a = collapse(raw);
     if (a.length === 0 || seen.has(a)) return;
     seen.add(a);
     out.push(a);
   };
-  if (webshop) {
-    for (const b of webshopButtons(concreteText)) add(b);
-    for (const a of local) if (!SHOP_BUTTON_ACTIONS.has(collapse(a).toLowerCase())) add(a);
-    return out;
-  }
   for (const a of pattern && dropGlobalsFromLocal ? local.filter((x) => !pattern.test(collapse(x))) : local) add(a);
   for (const g of globals) add(g);
   return card.sortedAdmissible ? out.sort() : out;
@@ -339,8 +217,8 @@ export function domainStats(trajectories: readonly Trajectory[]): DerivedStats {
 }
 
 /**
- * Action kinds admissible in every state of every episode that lists them (household's `go to`,
- * `look`, `inventory`): each such kind becomes part of the card's `globalActions`.
+ * Action kinds admissible in every state of every episode that lists them (moving somewhere,
+ * looking around): each such kind becomes part of the card's `globalActions`.
  */
 function deriveGlobalKinds(trajectories: readonly Trajectory[]): string[] {
   const everywhere = new Map<string, boolean>();
@@ -399,7 +277,7 @@ export function deriveDomainCard(
   return {
     env,
     name: options.name ?? env,
-    abstraction: 'generic',
+    abstraction: GENERIC_ABSTRACTION,
     showAdmissible: true,
     text: bound(text, options.maxChars ?? 900),
     ...(globalKinds.length

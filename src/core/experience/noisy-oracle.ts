@@ -13,7 +13,7 @@
  * episode will be truncated as a failure). Every episode has exactly one such step, and there,
  * with probability ε_R, the outcome is flipped:
  *   - a real success (terminated, reward 1)          → terminated with reward 0 (a failure);
- *   - a real terminal failure (WebShop's wrong buy)  → terminated with reward 1 (a success);
+ *   - a real terminal failure (a wrong final choice) → terminated with reward 1 (a success);
  *   - a real non-terminal last step (step limit)     → reported as a terminal success, reward 1.
  * So a dialled ε_R is the chance that a dreamed episode's outcome is wrong, and the audit's
  * reward accuracy (measured on outcome-bearing steps) estimates 1 − ε_R. Flipping rewards on
@@ -27,7 +27,7 @@
  *
  * Deterministic: each step's draws come from a stream keyed by (seed, task, history, action), so
  * the same step gets the same answer whatever was asked before (cache-friendly, replayable).
- * Rewards otherwise pass through from the real env (WebShop's graded score at buy), so at (0, 0)
+ * Rewards otherwise pass through from the real env (a graded score at the end), so at (0, 0)
  * a DreamEnv over the oracle plays exactly like the real env.
  */
 import { Rng, hashString } from '../rng';
@@ -76,6 +76,8 @@ export class NoisyOracleModel implements ExperienceModel {
   readonly epsilonTransition: number;
   readonly seed: number;
   readonly stepLimit: number;
+  /** Where the env's pages split into elements (its experience card's), if they do. */
+  private readonly elementSeparator: string | undefined;
   /**
    * Real envs parked in the state their history led to, keyed by task and history: rollouts
    * stepped in lockstep (a GRPO group, a batch of tasks) each find theirs instead of replaying the
@@ -93,6 +95,7 @@ export class NoisyOracleModel implements ExperienceModel {
     this.epsilonTransition = checkProbability('epsilonTransition', options.epsilonTransition);
     this.seed = options.seed ?? 0;
     this.stepLimit = options.stepLimit ?? definition.defaultStepLimit;
+    this.elementSeparator = definition.experienceCard?.elementSeparator;
     this.label = oracleLabel(this.epsilonReward, this.epsilonTransition);
   }
 
@@ -166,7 +169,7 @@ export class NoisyOracleModel implements ExperienceModel {
       next = { ...next, admissible: [] };
     }
     if (real.info.valid && transitionDraw < this.epsilonTransition) {
-      const corrupted = corruptState(next, terminated, ctx, rng.split('corrupt'));
+      const corrupted = corruptState(next, terminated, ctx, rng.split('corrupt'), this.elementSeparator);
       if (corrupted) {
         next = corrupted.observation;
         notes.push(`next state corrupted: ${corrupted.what} (ε_P)`);
@@ -190,18 +193,22 @@ export class NoisyOracleModel implements ExperienceModel {
   }
 }
 
-/** Words of a text (splice points) or WebShop's elements when it has them. */
-function pieces(text: string): { parts: string[]; join: string } {
-  if (text.includes(' [SEP] ')) return { parts: text.split(' [SEP] '), join: ' [SEP] ' };
+/** Words of a text (splice points), or the page's elements where the env has a separator and the text holds it. */
+function pieces(text: string, separator?: string): { parts: string[]; join: string } {
+  if (separator && text.includes(separator)) return { parts: text.split(separator), join: separator };
   return { parts: text.split(' '), join: ' ' };
 }
 
-/** One corruption of a next state (null when none changes anything). */
+/**
+ * One corruption of a next state (null when none changes anything). A splice cuts at the page's
+ * elements where the env names their separator (its experience card's `elementSeparator`), else at words.
+ */
 export function corruptState(
   next: Observation,
   terminated: boolean,
   ctx: Pick<DreamContext, 'state' | 'history'>,
   rng: Rng,
+  elementSeparator?: string,
 ): { observation: Observation; what: string } | null {
   const others = [
     ctx.state,
@@ -234,8 +241,8 @@ export function corruptState(
     admissible[i] = foreign;
     return { observation: { ...next, admissible }, what: `swapped '${swapped}' for '${foreign}'` };
   }
-  const mine = pieces(next.text);
-  const theirs = pieces(otherText!);
+  const mine = pieces(next.text, elementSeparator);
+  const theirs = pieces(otherText!, elementSeparator);
   const cut = Math.max(1, Math.ceil(mine.parts.length / 2));
   const from = Math.floor(theirs.parts.length / 2);
   let text = [...mine.parts.slice(0, cut), ...theirs.parts.slice(from)].join(mine.join);

@@ -7,7 +7,7 @@
  * (the same verbs, objects and places). What is new is how the step relates to the instruction
  * and the episode: a place the instruction asks for that already shows the asked thing on arrival,
  * or a put of what that very place just gave. So each thing of the action and of what the next
- * state reveals (a word, with its number where it has one: `book 1` is not `book 2`) is tagged by
+ * state reveals (a word, with its number where it has one: `crate 1` is not `crate 2`) is tagged by
  * its roles:
  *   q  the instruction names its kind;
  *   s  the current state shows it (actions only);
@@ -43,7 +43,7 @@ export interface NoveltyOptions {
   quantile?: number;
   /**
    * The same for steps that end in success (default 0.95). Real successes are few and regular (most
-   * at distance 0) and a dream's false ones far (household: median 0 against 0.85,
+   * at distance 0) and a dream's false ones far (one shipped env: median 0 against 0.85,
    * docs/results/honest-dream.md), so their threshold sits lower: a false success costs more than
    * a real one halted.
    */
@@ -88,14 +88,14 @@ interface Pattern {
   steps: number;
 }
 
-/** A word, or a word and its number (`book 1`): a thing of a kind and which one of them. */
+/** A word, or a word and its number (`crate 1`): a thing of a kind and which one of them. */
 const TOKEN = /[a-z]+(?: \d+)?/g;
 
 function stem(w: string): string {
   return w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w;
 }
 
-/** Words, lower-cased, with a plural's s dropped (apples → apple), a word's number kept with it (`book 1`). */
+/** Words, lower-cased, with a plural's s dropped (crates → crate), a word's number kept with it (`crate 1`). */
 export function roleWords(text: string): string[] {
   return (text.toLowerCase().match(TOKEN) ?? []).map((t) => {
     const [word, number] = t.split(' ');

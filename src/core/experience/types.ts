@@ -43,7 +43,7 @@ export interface Prediction {
   next: Observation;
   /**
    * The outcome reward: 1 only on the final step of a completed task, else 0 (paper §2.2). The
-   * noisy oracle passes the real env's reward through (WebShop's graded score at buy); a learned
+   * noisy oracle passes the real env's reward through (a graded score at the end); a learned
    * model's verdict head gives its p(success), the outcome it expects (then `success` says which).
    */
   reward: number;
@@ -54,7 +54,7 @@ export interface Prediction {
   valid: boolean;
   /** The model judged the action acceptable in this state (see the file comment). */
   actionValid: boolean;
-  /** Graded outcome in [0, 1] where the model knows one (the oracle: WebShop's score). */
+  /** Graded outcome in [0, 1] where the model knows one (the oracle: the real env's graded score). */
   score?: number;
   /** Tokens and latency of all attempts together (zero for a transition-cache hit). */
   usage: ChatUsage;

@@ -8,8 +8,8 @@ import {
   deriveDomainCard,
   domainCardFor,
   globalActionsOf,
-  WEBSHOP_ELEMENT_CHARS,
 } from '../../../src/core/experience/domain-card';
+import { WEBSHOP_ELEMENT_CHARS } from '../../../src/core/envs/webshop';
 import { checkEnv } from '../../../src/core/envs/check-env';
 import { TimeLimit } from '../../../src/core/envs/env';
 import { DreamEnv } from '../../../src/core/experience/dream-env';

@@ -13,6 +13,7 @@ import {
   solveTask,
   type HouseholdKnobs,
 } from './tasks';
+import { householdExperienceCard } from './experience-card';
 
 export const householdDefinition: EnvDefinition<HouseholdKnobs> = {
   id: HOUSEHOLD_ENV_ID,
@@ -26,9 +27,11 @@ export const householdDefinition: EnvDefinition<HouseholdKnobs> = {
   mutateTask,
   solve: solveTask,
   decoyTask,
+  experienceCard: householdExperienceCard,
 };
 
 export { HouseholdEnv, type HouseholdEnvOptions } from './env';
+export { householdAbstraction, householdExperienceCard } from './experience-card';
 export {
   decoyTask,
   generateTask,

@@ -7,6 +7,7 @@ import { WebShopEnv, type WebShopCreateOptions } from './env';
 import { knobsForLevel, type WebShopKnobs } from './knobs';
 import { generateTask, mutateTask, solveTask, WEBSHOP_ENV_ID } from './tasks';
 import { overChosen } from './verdict-features';
+import { webshopExperienceCard } from './experience-card';
 
 export const webshopDefinition: EnvDefinition<WebShopKnobs> = {
   id: WEBSHOP_ENV_ID,
@@ -21,9 +22,11 @@ export const webshopDefinition: EnvDefinition<WebShopKnobs> = {
   mutateTask,
   solve: solveTask,
   verdictFeatures: [overChosen],
+  experienceCard: webshopExperienceCard,
 };
 
 export { WebShopEnv, type WebShopCreateOptions } from './env';
+export { WEBSHOP_ELEMENT_CHARS, webshopAbstraction, webshopExperienceCard } from './experience-card';
 export {
   knobsForLevel,
   difficultyOfKnobs,

@@ -7,7 +7,7 @@
  * Each step: the heads' output is read back once for the whole batch; per row, the next token
  * is the grammar's forced token, or the best of (a) the best vocabulary word g·p_gen(w) + copy
  * mass and (b) every context token the pointer can copy, each under the row's allowed set.
- * Ties go to the lower id, so a row's answer depends on nothing but its own context.
+ * A tie is won by the lower id, so a row's answer depends on nothing but its own context.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { FormatOptions, Sequence } from './format';
@@ -242,7 +242,7 @@ let weightScratch = new Float64Array(0);
 /**
  * Greedy choice for one row: the best of the best allowed word p_gen picks (its vocabulary mask
  * already zeroes what the grammar forbids) and every allowed context token, each scored
- * g·p_gen(w) + (1 − g)·(pointer mass on w). Ties go to the lower id; nothing that would
+ * g·p_gen(w) + (1 − g)·(pointer mass on w). A tie is won by the lower id; nothing that would
  * repeat a 6-gram of the answer is chosen.
  */
 export function chooseToken(
@@ -284,8 +284,8 @@ function bestUnbanned(vocab: Float32Array, offset: number, V: number, banned: Re
 
 /**
  * Weights under a millionth of a row's largest are never drawn (min-p sampling): on held-out
- * webshop steps they hold at most 0.12 % of the mass, and skipping them skips ≈ 3,200 of the
- * ≈ 3,800 powers a draw took (the decoder's costliest JS).
+ * steps of the shipped shop model they hold at most 0.12 % of the mass, and skipping them skips
+ * ≈ 3,200 of the ≈ 3,800 powers a draw took (the decoder's costliest JS).
  */
 const NEGLIGIBLE_WEIGHT = 1e-6;
 let candidateIds = new Int32Array(0);

@@ -19,9 +19,9 @@
  *   <eos>
  *
  * A running step that leaves the state as it was (the same abstract state and admissible list:
- * WebShop's option clicks, a third of its steps) is answered `<obs> <eos>`, an empty state, read
- * back as the current one: a small model copies a 150-token page unreliably, and one token is ≈ 100
- * fewer to decode.
+ * picking an option on a page, a third of the shipped shop data's steps) is answered `<obs> <eos>`,
+ * an empty state, read back as the current one: a small model copies a 150-token page unreliably,
+ * and one token is ≈ 100 fewer to decode.
  *
  * Segments: each context token carries its part (task, example, history, state, action, answer),
  * and a state token where the action's argument is written (the product a click names, the option
@@ -39,7 +39,7 @@
  *
  * States are the domain card's abstract states (domain-card.ts); admissible lists leave out the
  * card's global actions and page buttons. When every listed action is `verb[arg]` with one
- * verb (WebShop), the list is written `verb[ <sep> arg <sep> arg …` to save tokens.
+ * verb, the list is written `verb[ <sep> arg <sep> arg …` to save tokens.
  */
 import type { Step, Task, Transition } from '../../types';
 import { abstractAdmissible, abstractObservation, collapse, type DomainCard } from '../domain-card';
@@ -76,7 +76,7 @@ export interface FormatOptions {
   freshIds: FreshIdShape | null;
 }
 
-/** How many placeholders there are, and what a new id looks like (from the training data: WebShop's `b0` + 8). */
+/** How many placeholders there are, and what a new id looks like (from the training data: a prefix, a length). */
 export interface FreshIdShape {
   count: number;
   /** Shared by every id-like piece of the training texts (lower case). */
@@ -233,7 +233,7 @@ class Builder {
   }
 }
 
-/** The verb when every action is `verb[arg]` with the same verb (WebShop's clicks and searches). */
+/** The verb when every action is `verb[arg]` with the same verb (`pick[a]`, `pick[b]`, …). */
 export function commonBracketVerb(actions: readonly string[]): string | null {
   if (actions.length === 0) return null;
   const verb = /^(\w+)\[.*\]$/.exec(actions[0])?.[1];
@@ -276,7 +276,7 @@ export function markAction(seq: Sequence, argument: readonly number[]): Sequence
   return { ...seq, segments };
 }
 
-/** The words of an action's argument (`click[8oz]` → 8oz; an action with no brackets is all argument). */
+/** The words of an action's argument (`pick[8oz]` → 8oz; an action with no brackets is all argument). */
 function argumentIds(tokenizer: Tokenizer, action: string, limit: number): number[] {
   const out: Tokens = { ids: [], spaces: [], cases: [] };
   tokenizer.encodeInto(collapse(/^\w+\[(.*)\]$/.exec(action)?.[1] ?? action), out, limit);
@@ -303,7 +303,7 @@ export function openChoiceWords<W>(
   taken: ReadonlySet<string>,
   wordsOf: (action: string) => W[],
 ): Set<W> {
-  // The card's globals and page buttons (go to, back to search) are on every page: no choice.
+  // The card's globals and page buttons (moving, going back) are on every page: no choice.
   const choices = abstractAdmissible(card, admissible);
   const chosen = new Set(choices.filter((a) => taken.has(a)).flatMap(wordsOf));
   return new Set(

@@ -64,7 +64,7 @@ export interface AttentionGroup {
  * Rows per group. One: a group of g rows multiplies g² blocks of which g are wanted, and a 2-D
  * matmul of one row's size still runs at full speed. The rows are split apart in one op (its
  * gradient is one concat; a slice's pads to the whole tensor), so the extra ops cost less than
- * the blocks they save (~0.35 s of a 1.5 s webshop training batch).
+ * the blocks they save (~0.35 s of a 1.5 s training batch of the shipped shop data).
  */
 const GROUP_ROWS = 1;
 

@@ -81,7 +81,7 @@ export interface LearnedModelOptions {
   verdictHead?: boolean;
   /**
    * The reward of an ending the verdict head judges: 'expected' (default) its p(success), the
-   * outcome it expects, graded as WebShop's own reward is (with `success` = p ≥ 0.5); 'outcome'
+   * outcome it expects, graded as an env's own graded reward is (with `success` = p ≥ 0.5); 'outcome'
    * the thresholded 0 or 1.
    */
   verdictReward?: 'expected' | 'outcome';

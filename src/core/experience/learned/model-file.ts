@@ -49,7 +49,7 @@ export interface TrainingRecord {
 
 export interface ModelManifest {
   format: typeof MODEL_FORMAT;
-  /** Short name shown in labels, e.g. 'webshop-lite-v0 shipped'. */
+  /** Short name shown in labels, e.g. '<env id> shipped'. */
   name: string;
   env: string;
   card: DomainCard;

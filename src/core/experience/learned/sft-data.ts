@@ -23,7 +23,13 @@ import type { ReplayBuffer } from '../../buffer/buffer';
 import { hashString } from '../../rng';
 import type { Step, Task, Transition } from '../../types';
 import { HELD_OUT_SEED_BASE } from '../../envs/env';
-import { abstractAdmissible, abstractObservation, type DomainCard } from '../domain-card';
+import {
+  abstractAdmissible,
+  abstractionOf,
+  abstractObservation,
+  GENERIC_ABSTRACTION,
+  type DomainCard,
+} from '../domain-card';
 import { buildNextPrompt, DEFAULT_PROMPT_OPTIONS } from '../prompts';
 import { outcomeOf } from '../types';
 import {
@@ -123,7 +129,7 @@ export const ENDED_OBSERVATION = 'The episode is over.';
  */
 function runningNextAdmissible(card: DomainCard, t: Transition): readonly string[] | undefined {
   if (t.nextAdmissible.length > 0) return t.nextAdmissible;
-  return card.abstraction === 'generic' && t.truncated && t.admissible.length > 0 ? t.admissible : undefined;
+  return card.abstraction === GENERIC_ABSTRACTION && t.truncated && t.admissible.length > 0 ? t.admissible : undefined;
 }
 
 /**
@@ -157,9 +163,12 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-/** The first state's admissible list as a model writes it: WebShop's buttons are implied; other envs list all. */
+/**
+ * The first state's admissible list as a model writes it: less what the page implies where the
+ * card's abstraction leaves that out (abstractAdmissible); else whole (it defines the globals).
+ */
 export function initialAdmissible(card: DomainCard, admissible: readonly string[]): string[] {
-  return card.abstraction === 'webshop' ? abstractAdmissible(card, admissible) : admissible.slice();
+  return abstractionOf(card).abstractAdmissible ? abstractAdmissible(card, admissible) : admissible.slice();
 }
 
 /** Every text the tokenizer should learn from: instructions, abstract states, actions. */

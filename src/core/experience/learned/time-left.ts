@@ -12,7 +12,7 @@
  *
  * Why not seconds per batch (the earlier estimate, which read between 26 min and 1 h 18 min in
  * the page): batches group pairs of similar length, so one holds 17× the tokens of another
- * (webshop's shipped data: 660 to 11,200), and a mean over the first batches of a shuffled epoch
+ * (the shipped shop data: 660 to 11,200), and a mean over the first batches of a shuffled epoch
  * swings with the few it happened to draw; the first batches of a run also carry tfjs's and
  * wasm's one-off start-up (kernels, memory growth), which a mean over a few batches multiplies
  * by every batch left; and the mean restarted at every epoch and left the validation out.

@@ -3,13 +3,13 @@
  * character fallback so any id, name or number can still be read and written.
  *
  * A token is three things: a piece id, whether a space comes before it, and its letter case.
- * Keeping space and case out of the id matters for copying: `B0EUB84QR9` on a results page and
- * `b0eub84qr9` inside `click[b0eub84qr9]` are the same piece, so the model's pointer can copy
+ * Keeping space and case out of the id matters for copying: `K7TQX2M4PA` on a listing page and
+ * `k7tqx2m4pa` inside `pick[k7tqx2m4pa]` are the same piece, so the model's pointer can copy
  * it from one to the other, and `Sofa`/`sofa` share what the model learns about them.
  *
- *   text       "Page 1 (Total results: 50) | B0EUB84QR9 | Linen Sofa"
- *   pieces      page ▁1 ▁( total ▁results : ▁50 ) ▁| ▁b0eub84qr9 ▁| ▁linen ▁sofa   (▁ = space before)
- *   case        Cap, -, -, lower… , UPPER for the asin, Cap for Linen and Sofa
+ *   text       "Row 1 (Rows in all: 50) | K7TQX2M4PA | Linen Sofa"
+ *   pieces      row ▁1 ▁( rows ▁in ▁all : ▁50 ) ▁| ▁k7tqx2m4pa ▁| ▁linen ▁sofa   (▁ = space before)
+ *   case        Cap, -, -, Cap, lower… , UPPER for the id, Cap for Linen and Sofa
  *
  * Pieces: a letter followed by letters, digits or apostrophes; a run of up to four digits
  * (longer runs are split in threes); any other single character. A piece missing from the
@@ -22,8 +22,8 @@
  * digits, a letter first, six or more, a digit among them) that the context does not show is
  * written as one placeholder, `<id1>` … `<idN>` in order of first use, so the same id
  * gets the same placeholder on a page and in its admissible list. No context can predict an id
- * nobody has seen (a results page's products are mostly new: 1,390 of the shipped WebShop set's
- * 2,320 asins occur on one page only); as a word or spelled, such an id is noise to learn and to write.
+ * nobody has seen (a listing page's items are mostly new: 1,390 of the shipped shop data's
+ * 2,320 item ids occur on one page only); as a word or spelled, such an id is noise to learn and to write.
  * The reader gives each placeholder a new id (FreshIdShape).
  */
 

@@ -74,7 +74,7 @@ export function learnedTrainOptions(
   };
 }
 
-/** Placeholders for unseen ids (tokenizer.ts, "Fresh ids"): more than the ten new asins of a results page and its list. */
+/** Placeholders for unseen ids (tokenizer.ts, "Fresh ids"): more than the ten new ids of a listing and its list. */
 export const FRESH_ID_PLACEHOLDERS = 16;
 
 /** A training in progress: enough to resume it exactly. */

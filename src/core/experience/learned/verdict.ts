@@ -4,7 +4,7 @@
  *
  * Why: the generator's reward token is one of ≈ 100 answer tokens, learned from the ≈ 200
  * terminal steps of a 240-episode set. It copies what the retrieved examples earned, so a
- * dream-trained policy finds states where that copy is wrong (WebShop: buying a product without
+ * dream-trained policy finds states where that copy is wrong (a shop: buying an item without
  * choosing its options) and the dream calls them successes. A logistic regression over three
  * features has too few parameters to memorise examples; it can only learn how the comparison
  * between instruction and state bears on the outcome, and that holds on states no example shows.
@@ -15,18 +15,18 @@
  *   the card's globals and page buttons) not taken in the shown history — an option never chosen;
  * - unmatched: the share of the instruction's words found neither in the state nor in the
  *   actions taken;
- * - and those the env's definition adds (EnvDefinition.verdictFeatures, read by name: mini-WebShop
- *   adds one, envs/webshop/verdict-features.ts). An imported domain has the two alone.
+ * - and those the env's definition adds (EnvDefinition.verdictFeatures, read by name, written in
+ *   the env's own folder). An imported domain has the two alone.
  *
  * Fitted by full-batch gradient descent on the real terminal steps (classes weighted equally,
  * a little L2), so it is deterministic.
  *
  * That is an 'outcome' head: it grades endings, in a domain where a failure ends an episode too
- * (WebShop: a wrong buy). Where only the goal ends an episode (household: a wrong put just goes
+ * (a shop: a wrong buy). Where only the goal ends an episode (a room: a wrong placement just goes
  * on, with reward 0), there is no failed ending to grade; the question is whether a step ends the
  * episode at all. A 'goal' head answers it, for every step, before the generator writes anything:
  * its verdict is the answer's terminated token, and the generator writes the rest. For each verb
- * that ever ended an episode (put, use, ...) it fits a regression over that verb's real steps,
+ * that ever ended an episode (placing, switching on, ...) it fits a regression over that verb's real steps,
  * ended or not, weighted as they occur; a verb that never ended one never ends one. The three
  * features are generic, over the words the domain's actions name (its vocabulary: the data's
  * action arguments, less verbs and numbers):
@@ -38,11 +38,11 @@
  * Rules stand beside the regressions, because a dream offers steps the data never shows and so
  * cannot teach. None of these ends an episode (ruledOut; none vetoes a real goal of the data,
  * goal-head.test.ts):
- * - an action of a shape the data never shows (`take pan 1 from cabinet pan 1`, a dream's garble),
- *   or with a kind the data knows in a slot it never fills (`take toiletpaper 2 from toiletpaper
- *   1`); nor does such a garble count as a move below;
- * - an action naming a word the data knows but its verb never names (`use creditcard 1`, where
- *   only lamps are used);
+ * - an action of a shape the data never shows (`lift crate 1 off rack crate 1`, a dream's garble),
+ *   or with a kind the data knows in a slot it never fills (`lift crate 2 off crate 1`); nor does
+ *   such a garble count as a move below;
+ * - an action naming a word the data knows but its verb never names (`switch crate 1`, where
+ *   only lamps are switched);
  * Two rules that restated one domain's physics (an undone move, a move of a thing never moved)
  * are gone: what a dream gets wrong beyond the data's own checks is the halt's to catch
  * (novelty.ts), and a success pays only where the ensemble agrees (below).
@@ -84,9 +84,9 @@ export interface VerdictHead {
   /** A goal head's words that name things: those of the data's actions, less verbs and numbers. */
   vocabulary?: string[];
   /**
-   * A goal head's action shapes in the data (`take # from #`), with the kinds that fill each slot
+   * A goal head's action shapes in the data (`lift # off #`), with the kinds that fill each slot
    * (merged with alike slots, as verbs' words are): a move of another shape, or with a kind the
-   * data knows in a slot it never fills (`take toiletpaper 2 from toiletpaper 1`), moves nothing.
+   * data knows in a slot it never fills (`lift crate 2 off crate 1`), moves nothing.
    */
   slots?: Record<string, string[][]>;
   /** The steps it was fitted on, and its accuracy there (balanced: the mean of both classes'). */
@@ -284,7 +284,7 @@ function stepExamples(
 // Goal heads
 // ---------------------------------------------------------------------------------------------
 
-/** An action's verb: its first word (`put apple 1 in/on fridge 1` → put, `click[buy now]` → click). */
+/** An action's verb: its first word (`stack crate 1 on rack 2` → stack, `pick[red]` → pick). */
 export function verbOf(action: string): string {
   return /^[A-Za-z_-]+/.exec(action.trim())?.[0].toLowerCase() ?? '';
 }
@@ -340,7 +340,7 @@ const verbWordSets = new WeakMap<VerbRegression, ReadonlySet<string>>();
 
 /**
  * Whether an action names a word that the data knows but its verb (or a verb naming mostly the
- * same words) never names (`use creditcard 1`, where only lamps are ever used): not an action of
+ * same words) never names (`switch crate 1`, where only lamps are ever switched): not an action of
  * the real domain, whatever a dream offers. A word the data never shows says nothing either way.
  */
 function namesMisusedWord(head: VerdictHead, verdict: VerbRegression, action: string): boolean {
@@ -384,8 +384,8 @@ function wordsByVerb(episodes: readonly RecordedEpisode[]): Record<string, strin
 
 /**
  * The words a verb may name: its own, and those of every verb naming mostly the same words
- * (Jaccard ≥ ½: put and take name the same objects and places, so an object the data only ever
- * took may still be put; use names two lamps, nothing like what examine names).
+ * (Jaccard ≥ ½: lifting and stacking name the same objects and places, so an object the data only
+ * ever lifted may still be stacked; a verb naming two lamps is nothing like one naming everything).
  */
 function verbWords(byVerb: Record<string, string[]>, verb: string): string[] {
   const own = new Set(byVerb[verb] ?? []);
@@ -422,7 +422,7 @@ function jaccard(own: ReadonlySet<string>, other: readonly string[]): number {
 /**
  * A goal head from recorded episodes: for each verb that ever ended one with success, a
  * regression over its steps (ended or not), weighted as they occur, so its p is the chance that
- * such a step ends the episode (a `go` almost never, a `put` when it names what was asked). Null
+ * such a step ends the episode (a move almost never, a placing when it names what was asked). Null
  * when the data holds too few goal endings or too few goal-like steps that did not end.
  */
 export function fitGoalHead(
