@@ -8,8 +8,14 @@
  * see an ordinary ExperienceModel. Every answered step carries its novelty; a halted one says so.
  */
 import type { Observation, Task } from '../types';
-import { NoveltyIndex, type NoveltyStep } from './novelty';
-import { predictedOutcome, type DreamContext, type ExperienceModel, type Prediction } from './types';
+import { NoveltyIndex, recordedNoveltySteps, type NoveltyStep } from './novelty';
+import {
+  predictedOutcome,
+  type DreamContext,
+  type DreamCorrection,
+  type ExperienceModel,
+  type Prediction,
+} from './types';
 
 export interface HaltOptions {
   /** The halt's reward is −penalty (default 0). */
@@ -65,6 +71,16 @@ export class HaltingExperienceModel implements ExperienceModel {
         `halt: novelty ${novelty.toFixed(3)} beyond the threshold ${threshold.toFixed(3)} ` +
           `(no real transition is like this step), so the episode ends here with reward ${reward}`,
       ],
+    };
+  }
+
+  /** Present where the inner model can be corrected: the replays are real data, so the index gets them too. */
+  get correct(): ((correction: DreamCorrection) => Promise<void>) | undefined {
+    const inner = this.inner;
+    if (!inner.correct) return undefined;
+    return (correction) => {
+      this.index.addEpisodes(correction.episodes.map(recordedNoveltySteps));
+      return inner.correct!(correction);
     };
   }
 

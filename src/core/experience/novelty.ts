@@ -265,13 +265,29 @@ export class NoveltyIndex {
   private readonly memo = new Map<string, number>();
   /** The domain's common words (commonWords), left out of every role. */
   private readonly common: ReadonlySet<string>;
+  /** Real episodes indexed (each step's pattern knows which episodes show it). */
+  private episodeCount: number;
 
   private constructor(episodes: readonly (readonly NoveltyStep[])[], options: NoveltyOptions) {
     this.common = commonWords(episodes);
+    this.episodeCount = episodes.length;
     episodes.forEach((steps, index) => {
       for (const step of steps) this.addReal(noveltyFeatures(step, this.common), endOf(step), index);
     });
     this.calibration = this.calibrate(options.quantile ?? 0.99, options.successQuantile ?? 0.95, episodes.length);
+  }
+
+  /**
+   * More real episodes (a corrected dream's real replays, train/dream-correction.ts): their steps
+   * join the search, and the thresholds stay as calibrated, so a step can only grow more familiar.
+   * Added in one call or several, the index answers the same.
+   */
+  addEpisodes(episodes: readonly (readonly NoveltyStep[])[]): void {
+    for (const steps of episodes) {
+      const index = this.episodeCount++;
+      for (const step of steps) this.addReal(noveltyFeatures(step, this.common), endOf(step), index);
+    }
+    this.memo.clear();
   }
 
   /** An index of real episodes' steps (MIN_NOVELTY_EPISODES at least, so each can be left out of its own search). */

@@ -4,7 +4,7 @@
  * extra description) has the model write it. `DomainExperienceModel` wraps any experience model so.
  */
 import type { Observation, Task, Trajectory } from '../types';
-import type { DreamContext, ExperienceModel, Prediction } from './types';
+import type { DreamContext, DreamCorrection, ExperienceModel, Prediction } from './types';
 
 /** Recorded episodes of a domain: its training and held-out episodes. */
 export interface RecordedEpisodes {
@@ -57,6 +57,12 @@ export class DomainExperienceModel implements ExperienceModel {
 
   get retrievalK(): number | undefined {
     return this.inner.retrievalK;
+  }
+
+  /** The inner model's correction, where it has one. */
+  get correct(): ((correction: DreamCorrection) => Promise<void>) | undefined {
+    const inner = this.inner;
+    return inner.correct && ((correction) => inner.correct!(correction));
   }
 
   dispose(): void {

@@ -17,6 +17,7 @@
  */
 import type { ChatMessage, ChatUsage } from '../llm/types';
 import type { AnswerAttempt, Observation, Step, Task, Transition } from '../types';
+import type { ReplayBuffer } from '../buffer/buffer';
 
 export type { AnswerAttempt, ChatUsage };
 
@@ -113,8 +114,31 @@ export interface ExperienceModel {
    * calls arrive or complete in (key any randomness by the call, not by a shared stream).
    */
   next(ctx: DreamContext): Promise<Prediction>;
+  /**
+   * Learns from real episodes that replayed the dream's claimed successes (S2R that corrects the
+   * dream, train/dream-correction.ts): a learned model refits its verdict with them, the halt adds
+   * them to its real data. Each call adds to the earlier ones, so one call with all of them (a
+   * resumed run) leaves the model as the calls one by one did. Absent: the model cannot be corrected.
+   */
+  correct?(correction: DreamCorrection): Promise<void>;
   /** Frees what the model holds (the learned model's tfjs weights); it cannot be used after. */
   dispose?(): void;
+}
+
+/** Real episodes a dream was wrong or right about, and where the model's own real data lives. */
+export interface DreamCorrection {
+  /** Each replays one dreamed success's actions in the real env from the same task (misses and confirmations). */
+  episodes: readonly RealEpisode[];
+  /** The run's replay buffer: its real episodes are those a learned model's verdict was fitted on. */
+  buffer?: ReplayBuffer;
+}
+
+/** A real episode as the buffer groups one (learned/sft-data.ts RecordedEpisode): its steps in order. */
+export interface RealEpisode {
+  id: string;
+  taskId: string;
+  instruction: string;
+  steps: Transition[];
 }
 
 /** Raised when a model cannot produce even a first observation (initial() has nothing to fall back on). */

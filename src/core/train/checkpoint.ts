@@ -35,6 +35,8 @@ export interface CheckpointManifest {
   iteration: number;
   realSteps: number;
   dreamSteps?: number;
+  /** S2R correction rounds (dream-correction.ts): what each replayed, so a resumed run rebuilds its model. */
+  corrections?: TrainerState['corrections'];
   curriculum?: TrainerState['curriculum'];
   policySignature: string;
   policy: TensorEntry[];
@@ -97,6 +99,7 @@ export function serializeCheckpoint(state: TrainerState): { manifest: Checkpoint
       iteration: state.iteration,
       realSteps: state.realSteps,
       ...(state.dreamSteps !== undefined ? { dreamSteps: state.dreamSteps } : {}),
+      ...(state.corrections ? { corrections: state.corrections } : {}),
       ...(state.curriculum ? { curriculum: state.curriculum } : {}),
       policySignature: state.policy.signature,
       policy,
@@ -110,6 +113,20 @@ export function serializeCheckpoint(state: TrainerState): { manifest: Checkpoint
 
 const isCount = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
 
+/** A correction round as the trainer saves it: its iteration, its plans (task, start, actions) and real steps. */
+function isCorrectionRecord(r: unknown): boolean {
+  const record = r as { iteration?: unknown; steps?: unknown; plans?: unknown } | null;
+  const plan = (p: { task?: unknown; start?: unknown; actions?: unknown } | null) =>
+    typeof p?.task === 'object' &&
+    p.task !== null &&
+    typeof p.start === 'string' &&
+    Array.isArray(p.actions) &&
+    p.actions.every((a) => typeof a === 'string');
+  return (
+    isCount(record?.iteration) && isCount(record?.steps) && Array.isArray(record?.plans) && record.plans.every(plan)
+  );
+}
+
 /** What is wrong with the manifest's own fields (null: nothing). */
 function manifestProblem(m: CheckpointManifest): string | null {
   if (m?.format !== 'dreamgym-checkpoint/1')
@@ -119,6 +136,8 @@ function manifestProblem(m: CheckpointManifest): string | null {
   }
   if (m.dreamSteps !== undefined && !isCount(m.dreamSteps))
     return `'dreamSteps' must be a whole number ≥ 0, got ${JSON.stringify(m.dreamSteps)}`;
+  if (m.corrections !== undefined && !(Array.isArray(m.corrections) && m.corrections.every(isCorrectionRecord)))
+    return "'corrections' must be a list of correction rounds ({ iteration, plans, steps })";
   if (typeof m.config !== 'object' || m.config === null || Array.isArray(m.config)) return "'config' must be an object";
   if (typeof m.policySignature !== 'string') return "'policySignature' must be a string";
   if (!Array.isArray(m.policy) || !Array.isArray(m.optimizer))
@@ -180,6 +199,7 @@ export function deserializeCheckpoint(
     iteration: manifest.iteration,
     realSteps: manifest.realSteps,
     ...(manifest.dreamSteps !== undefined ? { dreamSteps: manifest.dreamSteps } : {}),
+    ...(manifest.corrections ? { corrections: manifest.corrections } : {}),
     ...(manifest.curriculum ? { curriculum: manifest.curriculum } : {}),
     policy: { signature: manifest.policySignature, tensors: manifest.policy.map(read) },
     optimizer: manifest.optimizer.map(read),

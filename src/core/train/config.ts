@@ -30,6 +30,15 @@ export interface TrainConfig extends PolicyGradientSettings {
   llm: LlmSpecText;
   /** S2R: share of the real-mode budget given to the real phase (paper: ~6%; default 10%). */
   s2rRealFraction: number;
+  /**
+   * S2R that corrects the dream (dream-correction.ts): the share of the real phase's budget spent
+   * during the dream on replaying the dream's claimed successes in the real env; the misses and
+   * confirmations refit the learned model's verdict (and join the halt's real data). 0 = off; the
+   * rest of the budget stays plain S2R real RL. Mode s2r with a learned experience model only.
+   */
+  s2rCorrectFraction: number;
+  /** S2R correction: rounds, evenly spaced over the dream iterations (never after the last: nothing dreams then). */
+  s2rCorrectRounds: number;
   /** Curriculum task generator on (variations of high-variance tasks); off = the fixed task pool. */
   curriculum: boolean;
   /** Curriculum: cap on the share of synthetic tasks in a batch (λ). */
@@ -129,6 +138,8 @@ export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'diff
   mode: 'real',
   llm: 'oracle:0,0',
   s2rRealFraction: 0.1,
+  s2rCorrectFraction: 0,
+  s2rCorrectRounds: 4,
   curriculum: false,
   lambda: 0.25,
   curriculumSeeds: 4,
@@ -255,6 +266,8 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   algo: { kind: 'choice', values: ALGORITHMS },
   llm: { kind: 'llm' },
   s2rRealFraction: { kind: 'number', min: 0.001, max: 1 },
+  s2rCorrectFraction: { kind: 'number', min: 0, max: 1 },
+  s2rCorrectRounds: { kind: 'int', min: 1, max: 1000 },
   curriculum: { kind: 'boolean' },
   lambda: { kind: 'number', min: 0, max: 1 },
   curriculumSeeds: { kind: 'int', min: 0, max: 4096 },
@@ -399,6 +412,29 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
       `'klCoef' ${config.klCoef} is GRPO's KL penalty to the initial policy, but algo is ${JSON.stringify(config.algo)}; use algo grpo or klCoef 0`,
     );
   }
+  problems.push(...correctionProblems(config));
   if (problems.length) throw new ConfigError(`Invalid training config:\n- ${problems.join('\n- ')}`);
   return config as unknown as TrainConfig;
+}
+
+/** Why a config cannot correct its dream (s2rCorrectFraction > 0): the mode, or an engine with nothing to refit. */
+function correctionProblems(config: Record<string, unknown>): string[] {
+  const fraction = config.s2rCorrectFraction;
+  if (typeof fraction !== 'number' || !(fraction > 0)) return [];
+  const problems: string[] = [];
+  if (config.mode !== 's2r')
+    problems.push(
+      `'s2rCorrectFraction' ${fraction} spends part of the S2R real budget on replaying the dream's claimed ` +
+        `successes, but mode is ${JSON.stringify(config.mode)}; use mode s2r, or s2rCorrectFraction 0`,
+    );
+  const llm = typeof config.llm === 'string' ? config.llm : '';
+  if (llmProblem(llm) === null && parseLlmSpec(llm).kind !== 'learned')
+    problems.push(
+      `'s2rCorrectFraction' ${fraction} refits a learned experience model's verdict, but llm is '${llm}'` +
+        (llm.startsWith('oracle:')
+          ? ' (the oracle is the real env with dialled errors: there is nothing to correct)'
+          : ' (a language model has no verdict head to refit)') +
+        '; use --llm learned:PATH, or s2rCorrectFraction 0',
+    );
+  return problems;
 }

@@ -31,10 +31,17 @@ import { grpoConfigFrom, grpoUpdate } from '../rl/grpo';
 import { ppoConfigFrom, ppoUpdate } from '../rl/ppo';
 import { reinforceConfigFrom, reinforceUpdate } from '../rl/reinforce';
 import type { CurriculumState } from '../curriculum/curriculum';
-import { validateConfig, withDefaults, type Phase, type TrainConfig } from './config';
+import { ConfigError, validateConfig, withDefaults, type Phase, type TrainConfig } from './config';
 import type { EvalResult } from './evaluate';
 import { iterationMetrics, type Metrics } from './metrics';
 import { EnvPool, startEpisodes, stepEpisodes, type Episode, type RolloutTally } from './rollout';
+import {
+  claimedSuccesses,
+  correctionRound,
+  correctionRoundAt,
+  roundAllowance,
+  type CorrectionRecord,
+} from './dream-correction';
 import { checkSourceConfig, RegisteredEnvSource, type TaskSource } from './task-source';
 import type { IterationProgressHook } from './progress';
 import type { EpisodeTrace } from './trace';
@@ -54,6 +61,8 @@ export interface TrainerState {
   iteration: number;
   realSteps: number;
   dreamSteps?: number;
+  /** S2R correction rounds so far (dream-correction.ts): replayed again on resume to rebuild the corrected model. */
+  corrections?: CorrectionRecord[];
   curriculum?: CurriculumState;
   policy: PolicyWeights;
   optimizer: { name: string; shape: number[]; data: Float32Array }[];
@@ -120,6 +129,8 @@ export class Trainer {
   iteration = 0;
   realSteps = 0;
   dreamSteps = 0;
+  /** The S2R correction rounds so far (dream-correction.ts). */
+  private corrections: CorrectionRecord[] = [];
   /** The held-out evaluation of the last iteration (set when the run finishes; see scheduledEvaluation). */
   finalEvaluation: { iteration: number; result: EvalResult } | null = null;
 
@@ -182,6 +193,7 @@ export class Trainer {
     progress?.stage('update');
     await this.keepExperience(episodes, tasks, phase, iteration);
     const losses = await this.learn(episodes, phase, iteration, streams.update);
+    const correction = phase === 'dream' ? await this.correctDream(iteration, episodes) : undefined;
     this.iteration = iteration;
     progress?.stage('evaluation');
     const evaluation = await this.scheduledEvaluation(iteration);
@@ -196,6 +208,7 @@ export class Trainer {
         realSteps: this.realSteps,
         dreamSteps: this.dreamSteps,
         rollout,
+        ...(correction ? { correction } : {}),
         curriculum: this.curriculum,
         startFailed,
         evaluation,
@@ -364,6 +377,55 @@ export class Trainer {
     }
   }
 
+  // ---- S2R CORRECTION: replay the dream's claimed successes in the real env (dream-correction.ts) ----
+
+  /** A correction round where one is due: replays charged to the real budget, then the model corrected. */
+  private async correctDream(
+    iteration: number,
+    episodes: Episode[],
+  ): Promise<{ replayed: number; misses: number; steps: number } | undefined> {
+    const round = correctionRoundAt(this.config, iteration);
+    if (round === 0) return undefined;
+    const spent = this.corrections.reduce((sum, r) => sum + r.steps, 0);
+    const budget = Math.min(this.budgetLeft, roundAllowance(this.config, this.realBudget, round) - spent);
+    const plans = claimedSuccesses(episodes);
+    const env = this.source.makeEnv('real');
+    const result = await correctionRound(plans, { env, budget, iteration, runId: this.bufferRunId });
+    this.realSteps += result.record.steps;
+    this.corrections.push(result.record);
+    await this.deps.experienceModel!.correct!({
+      episodes: result.replays.map((r) => r.episode),
+      ...(this.deps.buffer ? { buffer: this.deps.buffer } : {}),
+    });
+    return { replayed: result.replays.length, misses: result.misses, steps: result.record.steps };
+  }
+
+  /** A resumed run's model, corrected again with every round's replays (the real env replays them alike). */
+  private async replayCorrections(): Promise<void> {
+    const env = this.source.makeEnv('real');
+    const replays = [];
+    for (const record of this.corrections) {
+      const { iteration, plans } = record;
+      const again = await correctionRound(plans, {
+        env,
+        budget: 0,
+        iteration,
+        runId: this.bufferRunId,
+        replayAll: true,
+      });
+      if (again.record.steps !== record.steps)
+        throw new CheckpointMismatchError(
+          `The S2R correction of iteration ${iteration} spent ${record.steps} real steps and replays with ` +
+            `${again.record.steps} now: the real env is not the one the run was saved with.`,
+        );
+      replays.push(...again.replays.map((r) => r.episode));
+    }
+    await this.deps.experienceModel!.correct!({
+      episodes: replays,
+      ...(this.deps.buffer ? { buffer: this.deps.buffer } : {}),
+    });
+  }
+
   // ---- EVALUATION --------------------------------------------------------------------------------
 
   /**
@@ -419,6 +481,7 @@ export class Trainer {
       iteration: this.iteration,
       realSteps: this.realSteps,
       dreamSteps: this.dreamSteps,
+      ...(this.corrections.length > 0 ? { corrections: structuredClone(this.corrections) } : {}),
       ...(this.curriculum ? { curriculum: this.curriculum.state() } : {}),
       policy: await this.policy.getWeights(),
       optimizer,
@@ -453,6 +516,10 @@ export class Trainer {
     trainer.iteration = state.iteration;
     trainer.realSteps = state.realSteps;
     trainer.dreamSteps = state.dreamSteps ?? 0;
+    trainer.corrections = structuredClone(state.corrections ?? []);
+    // Corrected models matter only while the run still dreams.
+    if (trainer.corrections.length > 0 && trainer.iteration < trainer.config.iterations)
+      await trainer.replayCorrections();
     if (state.curriculum && trainer.curriculum) trainer.curriculum.restore(state.curriculum);
     return trainer;
   }
@@ -466,6 +533,18 @@ export class Trainer {
 
 /** Parts the config asks for that were not handed in (buildRunParts builds them from the config). */
 function checkDeps(config: TrainConfig, source: TaskSource, deps: TrainerDeps): void {
+  if (config.mode === 's2r' && config.s2rCorrectFraction > 0) {
+    if (!source.hasRealEnv)
+      throw new ConfigError(
+        `'s2rCorrectFraction' replays dreamed successes in a real env, and '${config.env}' has none.`,
+      );
+    if (!deps.experienceModel?.correct)
+      throw new ConfigError(
+        `'s2rCorrectFraction' ${config.s2rCorrectFraction} corrects the dream, and the experience model ` +
+          `'${deps.experienceModel?.label ?? 'none'}' cannot be corrected (it has no correct()): ` +
+          'use a learned model (--llm learned:PATH), or s2rCorrectFraction 0.',
+      );
+  }
   if (source.curriculum?.usesLlm && !deps.taskGenerator) {
     throw new Error(
       `config.curriculumVariations is '${config.curriculumVariations}' but no task generator was given: build one with buildRunParts(config) (it needs an LLM, not the oracle).`,

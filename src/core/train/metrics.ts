@@ -27,6 +27,8 @@ export interface IterationFacts {
   realSteps: number;
   dreamSteps: number;
   rollout: RolloutTally;
+  /** An S2R correction round of this iteration (dream-correction.ts): replays, misses among them, real steps spent. */
+  correction?: { replayed: number; misses: number; steps: number };
   curriculum: Curriculum | null;
   /** LLM-written tasks whose dreamed first state failed (a pool task played instead). */
   startFailed: number;
@@ -42,6 +44,7 @@ export function iterationMetrics(f: IterationFacts): Metrics {
     'budget/real_steps': f.realSteps,
     'budget/dream_steps': f.dreamSteps,
     ...(f.phase === 'dream' ? dreamMetrics(f.rollout) : {}),
+    ...(f.correction ? correctionMetrics(f.correction) : {}),
     ...(f.curriculum ? curriculumMetrics(f.curriculum, f.startFailed) : {}),
     ...(f.evaluation ? { 'eval/success_rate': f.evaluation.success, 'eval/score': f.evaluation.score } : {}),
     ...(f.seconds !== undefined && f.seconds > 0
@@ -97,6 +100,15 @@ function dreamMetrics(r: RolloutTally): Metrics {
     'dream/cache_hit_rate': per(r.cacheHits),
     'dream/halt_rate': per(r.halts),
     ...(r.judged ? { 'dream/disagreement': r.disagreement / r.judged } : {}),
+  };
+}
+
+/** A correction round: replays of claimed successes, the share the real env did not confirm, the real steps spent. */
+function correctionMetrics(c: NonNullable<IterationFacts['correction']>): Metrics {
+  return {
+    's2r/corrected_episodes': c.replayed,
+    ...(c.replayed > 0 ? { 's2r/false_success_rate': c.misses / c.replayed } : {}),
+    's2r/correction_steps': c.steps,
   };
 }
 

@@ -19,7 +19,13 @@ import type { ReplayBuffer } from '../../buffer/buffer';
 import type { Observation, Task, Transition } from '../../types';
 import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type DomainCard } from '../domain-card';
 import { checkConsistency } from '../reasoning-model';
-import { ExperienceModelError, type DreamContext, type ExperienceModel, type Prediction } from '../types';
+import {
+  ExperienceModelError,
+  type DreamContext,
+  type DreamCorrection,
+  type ExperienceModel,
+  type Prediction,
+} from '../types';
 import { Decoder, type DecoderKind } from './decoder';
 import { decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
 import {
@@ -36,7 +42,9 @@ import {
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';
 import { Tokenizer, type Tokens } from './tokenizer';
-import { judgeStep, verdictKind, type Judgement, type VerdictHead, type VerdictInput } from './verdict';
+import { realEpisodes, splitByTask, type RecordedEpisode } from './sft-data';
+import { learnedTrainOptions } from './train-model';
+import { fitHeadFor, judgeStep, verdictKind, type Judgement, type VerdictHead, type VerdictInput } from './verdict';
 
 /** A verdict head's p(success) of a step, the features it read, and its members' disagreement. */
 type Judged = Judgement;
@@ -145,7 +153,11 @@ export class LearnedExperienceModel implements ExperienceModel {
   private readonly decoder: Decoder;
   private readonly limits: DecodeLimits;
   private readonly cache = new Map<string, Prediction>();
-  private readonly verdict: VerdictHead | null;
+  private verdict: VerdictHead | null;
+  /** The real episodes the verdict was fitted on (read from the run's buffer at the first correction). */
+  private verdictData: RecordedEpisode[] | null = null;
+  /** Real replays of the dream's claimed successes, oldest first (correct). */
+  private readonly corrections: RecordedEpisode[] = [];
   private queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
   private scheduled = false;
@@ -154,7 +166,8 @@ export class LearnedExperienceModel implements ExperienceModel {
     readonly net: ExperienceNetwork,
     readonly tokenizer: Tokenizer,
     readonly card: DomainCard,
-    readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions' | 'verdict'>,
+    readonly manifest: Pick<ModelManifest, 'name' | 'env' | 'formatOptions' | 'verdict'> &
+      Partial<Pick<ModelManifest, 'training'>>,
     readonly options: LearnedModelOptions = {},
   ) {
     const trained = manifest.formatOptions;
@@ -384,6 +397,46 @@ export class LearnedExperienceModel implements ExperienceModel {
     return this.options.verdictReward === 'outcome'
       ? { reward: success ? 1 : 0, disagreement }
       : { reward: p, success, disagreement };
+  }
+
+  /** The verdict head that judges the dream now (the stored one, or its refit after `correct`); null: none. */
+  get verdictInUse(): VerdictHead | null {
+    return this.verdict;
+  }
+
+  /**
+   * Refits the verdict head on its own real data and every replay so far (misses are its
+   * negatives), with its kind, ensemble size and training seed, so the same replays give the same
+   * head. Cached answers were judged by the old head: they go. Without a head nothing is refitted.
+   */
+  async correct(correction: DreamCorrection): Promise<void> {
+    if (!this.verdict) return;
+    this.corrections.push(...correction.episodes);
+    this.verdictData ??= await this.verdictTrainingEpisodes(correction);
+    const seed = this.manifest.training?.seed ?? 0;
+    const episodes = [...this.verdictData, ...this.corrections];
+    const size = this.verdict.members.length;
+    const head = fitHeadFor(
+      this.card,
+      episodes,
+      this.manifest.formatOptions.historyLength,
+      { size, seed },
+      verdictKind(this.verdict),
+    );
+    if (head) this.verdict = head;
+    this.cache.clear();
+  }
+
+  /** The training split of the buffer's real episodes, as training and `expmodel verdict` split them. */
+  private async verdictTrainingEpisodes({ buffer }: DreamCorrection): Promise<RecordedEpisode[]> {
+    if (!buffer)
+      throw new Error(
+        `The learned model '${this.manifest.name}' refits its verdict on the real episodes it was fitted on, ` +
+          "and no replay buffer was given: hand the trainer the run's buffer (the CLI and the page do).",
+      );
+    const { episodes, tasks } = await realEpisodes(buffer, this.manifest.env);
+    const seed = this.manifest.training?.seed ?? 0;
+    return splitByTask(episodes, tasks, learnedTrainOptions().validationShare, seed).train;
   }
 
   async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {

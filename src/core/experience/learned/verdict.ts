@@ -473,9 +473,9 @@ export function fitHeadFor(
   episodes: readonly RecordedEpisode[],
   historyLength: number,
   ensemble: EnsembleOptions = {},
+  // A refit keeps its head's kind (a corrected dream's replays may add endings of another kind).
+  kind: VerdictKind = verdictExamples(episodes, historyLength).some((e) => !e.success) ? 'outcome' : 'goal',
 ): VerdictHead | null {
-  const endings = verdictExamples(episodes, historyLength);
-  const kind: VerdictKind = endings.some((e) => !e.success) ? 'outcome' : 'goal';
   const head = fitKind(kind, card, episodes, historyLength);
   if (!head) return null;
   head.members = bootstrapMembers(kind, card, episodes, historyLength, ensemble);
