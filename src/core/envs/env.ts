@@ -3,7 +3,7 @@
  * the standard wrappers. Real environments are synchronous inside; `DreamEnv` implements the
  * same interface over an experience model, so a trainer never knows whether it is dreaming.
  */
-import type { Observation, StepResult, Task } from '../types';
+import type { Observation, Step, StepResult, Task } from '../types';
 import type { Rng } from '../rng';
 
 export type { Observation, StepResult, Task };
@@ -16,6 +16,27 @@ export interface ResetOptions {
   seed: number;
   /** Play this task instead of generating one from the seed. */
   task?: Task;
+  /**
+   * Begin mid-episode at a recorded state of `task`, with the recorded steps before it as the
+   * history (dreams that start from real states). Only a dream honours it: a real env cannot be
+   * put into a recorded state, so it refuses (`refuseRecordedStart`).
+   */
+  start?: RecordedStart;
+}
+
+/** A recorded state and the real steps that led to it. */
+export interface RecordedStart {
+  history: readonly Step[];
+  state: { text: string; admissible: readonly string[] };
+}
+
+/** What a real env says to a reset that asks it to begin at a recorded state. */
+export function refuseRecordedStart(envId: string, opts: ResetOptions): void {
+  if (opts.start)
+    throw new Error(
+      `${envId}: a real env starts its episodes at the task's first state; ` +
+        'only a dream (DreamEnv) can begin at a recorded state.',
+    );
 }
 
 export interface Env {

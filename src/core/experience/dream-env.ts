@@ -2,6 +2,8 @@
  * DreamEnv: the Env contract (design.md §3) over an ExperienceModel, so a trainer never knows
  * whether it is dreaming. Retrieval of examples happens inside the model (it owns the buffer).
  *
+ * reset({seed, task, start}): with `start`, the episode begins at that recorded state of the task,
+ *   its recorded steps as the history (dreams that start from real states, real-starts.ts).
  * reset({seed, task}): a task of a real env starts from the real env's first observation (a
  *   ground-truth start page, as in the paper: dreams start from real initial states); a task the
  *   real env cannot play (imported domains, LLM-written tasks) starts from `model.initial(task)`.
@@ -29,7 +31,7 @@
  * and step together (the rollout awaits all episodes' steps at once), so the model may receive
  * concurrent `next` calls. Models keep results independent of the order calls complete in.
  */
-import { TimeLimit, type Env, type EnvCreateOptions, type ResetOptions } from '../envs/env';
+import { TimeLimit, type Env, type EnvCreateOptions, type RecordedStart, type ResetOptions } from '../envs/env';
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
 import type { DreamAnswer, DreamStepReport, Observation, Step, StepInfo, StepResult, Task } from '../types';
 import { predictedOutcome, type ExperienceModel, type Prediction } from './types';
@@ -112,6 +114,7 @@ export class DreamEnv implements Env {
 
   async reset(opts: ResetOptions): Promise<Observation> {
     if (!opts || !Number.isFinite(opts.seed)) throw new RangeError('DreamEnv: reset needs { seed: number, task? }');
+    if (opts.start) return this.resetAt(opts.start, opts.task);
     const definition = this.realDefinition(this.id);
     let task = opts.task;
     let first: Observation | null = null;
@@ -136,6 +139,18 @@ export class DreamEnv implements Env {
     this.task = task;
     this.state = { text: first.text, admissible: first.admissible.slice(), task };
     this.steps = [];
+    this.ended = false;
+    this.succeeded = false;
+    this.lastPrediction = null;
+    return { ...this.state, admissible: this.state.admissible.slice() };
+  }
+
+  /** Begins at a recorded state of `task`, its recorded steps as the history the model sees. */
+  private resetAt(start: RecordedStart, task: Task | undefined): Observation {
+    if (!task) throw new RangeError('DreamEnv: a reset at a recorded state needs the task it was recorded in');
+    this.task = task;
+    this.state = { text: start.state.text, admissible: start.state.admissible.slice(), task };
+    this.steps = start.history.map((s) => ({ ...s, admissible: s.admissible.slice() }));
     this.ended = false;
     this.succeeded = false;
     this.lastPrediction = null;

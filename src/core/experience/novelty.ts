@@ -36,7 +36,12 @@ export interface NoveltyStep {
   next: string;
   terminated: boolean;
   success: boolean;
+  /** The actions the real state offered (its admissible list), where the data records them. */
+  offered?: readonly string[];
 }
+
+/** Where actions are offered: the instruction, the episode's valid actions so far, and the state. */
+export type OfferContext = Pick<NoveltyStep, 'instruction' | 'earlier' | 'state'>;
 
 export interface NoveltyOptions {
   /** The share of held-out real steps that stay under the threshold (default 0.99). */
@@ -194,6 +199,41 @@ export function noveltyFeatures(step: NoveltyStep, common: ReadonlySet<string> =
   return new Map([level1, level2, level3, level4].map((value, i) => [`${i + 1}:${value}`, 1]));
 }
 
+/**
+ * The offer patterns of actions in one context: each action's verb and the roles of what it names
+ * (level 2 of noveltyFeatures, without the ending, which an offer does not have yet). A real state
+ * offers `take` only of what it shows; a dreamed state that offers a take of an unshown thing offers
+ * a pattern no real state did (MOReL: keep the agent where the data reaches).
+ */
+export function offerPatterns(
+  context: OfferContext,
+  actions: readonly string[],
+  common: ReadonlySet<string> = new Set(),
+): string[] {
+  const asked = new Set(roleWords(context.instruction).filter((w) => !common.has(w)));
+  const shown = new Set(roleWords(context.state));
+  const last = new Set(roleWords(context.earlier[context.earlier.length - 1] ?? '').slice(1));
+  const history = historyOfWords(context.earlier);
+  return actions.map((action) => {
+    const [verbToken = '', ...tokens] = roleWords(action);
+    const roles = tokens
+      .filter((w) => !common.has(w))
+      .map((w) =>
+        rolesOf(
+          w,
+          [
+            ['q', asked.has(kindOf(w))],
+            ['s', shown.has(w)],
+            ['l', last.has(w)],
+          ],
+          history,
+          false,
+        ),
+      );
+    return `${kindOf(verbToken)}|${roles.join(' ')}`;
+  });
+}
+
 function cosine(features: Features, pattern: Pattern): number {
   let dot = 0;
   for (const [f, w] of features) dot += w * (pattern.features.get(f) ?? 0);
@@ -220,6 +260,7 @@ function normOf(features: Features): number {
 interface RecordedStep {
   valid: boolean;
   observation: string;
+  admissible?: readonly string[];
   action: string;
   next: string;
   reward: number;
@@ -233,7 +274,17 @@ function noveltySteps(instruction: string, steps: readonly RecordedStep[]): Nove
     if (!t.valid) continue;
     const success = t.terminated && t.reward >= 1;
     const { action, next, terminated } = t;
-    out.push({ instruction, earlier: earlier.slice(), state: t.observation, action, next, terminated, success });
+    const offered = t.admissible?.length ? { offered: t.admissible } : {};
+    out.push({
+      instruction,
+      earlier: earlier.slice(),
+      state: t.observation,
+      action,
+      next,
+      terminated,
+      success,
+      ...offered,
+    });
     earlier.push(t.action);
   }
   return out;
@@ -267,12 +318,15 @@ export class NoveltyIndex {
   private readonly common: ReadonlySet<string>;
   /** Real episodes indexed (each step's pattern knows which episodes show it). */
   private episodeCount: number;
+  /** The offer patterns real states showed: their admissible lists and the actions taken (offerPatterns). */
+  private readonly offers = new Set<string>();
 
   private constructor(episodes: readonly (readonly NoveltyStep[])[], options: NoveltyOptions) {
     this.common = commonWords(episodes);
     this.episodeCount = episodes.length;
     episodes.forEach((steps, index) => {
       for (const step of steps) this.addReal(noveltyFeatures(step, this.common), endOf(step), index);
+      this.addOffers(steps);
     });
     this.calibration = this.calibrate(options.quantile ?? 0.99, options.successQuantile ?? 0.95, episodes.length);
   }
@@ -286,6 +340,7 @@ export class NoveltyIndex {
     for (const steps of episodes) {
       const index = this.episodeCount++;
       for (const step of steps) this.addReal(noveltyFeatures(step, this.common), endOf(step), index);
+      this.addOffers(steps);
     }
     this.memo.clear();
   }
@@ -319,6 +374,18 @@ export class NoveltyIndex {
     }
     this.patterns[id].episodes.add(episode);
     this.patterns[id].steps++;
+  }
+
+  private addOffers(steps: readonly NoveltyStep[]): void {
+    for (const step of steps)
+      for (const pattern of offerPatterns(step, [step.action, ...(step.offered ?? [])], this.common))
+        this.offers.add(pattern);
+  }
+
+  /** The actions among `actions` whose offer pattern some real state showed, in their order. */
+  offerable(context: OfferContext, actions: readonly string[]): string[] {
+    const patterns = offerPatterns(context, actions, this.common);
+    return actions.filter((_, i) => this.offers.has(patterns[i]));
   }
 
   /** A step's role features and those of its nearest real pattern (for inspection: why a step halted). */

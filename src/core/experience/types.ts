@@ -15,6 +15,7 @@
  * in a compact abstract state space and renders back, see domain-card.ts), so a trainer reading a
  * DreamEnv sees the same kind of pages as in the real env.
  */
+import type { Rng } from '../rng';
 import type { ChatMessage, ChatUsage } from '../llm/types';
 import type { AnswerAttempt, Observation, Step, Task, Transition } from '../types';
 import type { ReplayBuffer } from '../buffer/buffer';
@@ -34,6 +35,12 @@ export interface DreamContext {
    * buffer retrieves its own top-k (filtered to the env, valid only, one per episode).
    */
   retrieved?: readonly Transition[];
+  /**
+   * Which sample of this transition to draw (absent or 0: the first). A model that samples its
+   * answers draws another one for another number, the same for the same number; the halt asks for
+   * more where a sample is unlike every real transition (halting-model.ts). Others may ignore it.
+   */
+  draw?: number;
   signal?: AbortSignal;
 }
 
@@ -105,6 +112,8 @@ export interface ExperienceModel {
    * learned model trained with k = 0 retrieves nothing at any setting). Absent: the run's retrievalK.
    */
   readonly retrievalK?: number;
+  /** Real states a dream may start from (real-starts.ts RealStartsModel); absent: dreams start at the first state. */
+  readonly realStarts?: RealStartSource;
   /** The first observation of a task that has no real start page (imported or LLM tasks). */
   initial(task: Task, signal?: AbortSignal): Promise<Observation>;
   /**
@@ -139,6 +148,25 @@ export interface RealEpisode {
   taskId: string;
   instruction: string;
   steps: Transition[];
+}
+
+/** A recorded state to dream from: the steps before it are the episode's history so far. */
+export interface RealStart {
+  task: Task;
+  /** The real steps before the start (empty: the episode's own first state). */
+  history: Step[];
+  state: { text: string; admissible: string[] };
+  /** The start's step index in its recorded episode (= history.length). */
+  fromStep: number;
+  /** The recorded episode it comes from (its index in the source). */
+  episode: number;
+}
+
+/** Real states a dream may begin at (real-starts.ts RealStartPool). */
+export interface RealStartSource {
+  /** Recorded episodes with a state to begin at. */
+  readonly size: number;
+  pick(rng: Rng): RealStart;
 }
 
 /** Raised when a model cannot produce even a first observation (initial() has nothing to fall back on). */

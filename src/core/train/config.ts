@@ -86,6 +86,18 @@ export interface TrainConfig extends PolicyGradientSettings {
   haltSuccessQuantile: number;
   /** The halt's reward: −haltPenalty (MOReL's −κ; 0: a plain failure). */
   haltPenalty: number;
+  /** With the halt: a dreamed state offers only actions whose role pattern some real state offered (novelty.ts). */
+  haltOffers: boolean;
+  /** With the halt: other draws asked of the model for a running step beyond the threshold before it halts. */
+  haltRedraws: number;
+  /**
+   * Dreams that start from real states (MBPO): this share of a dream iteration's tasks begin at a
+   * random step of a real episode (the buffer's, or an imported domain's training episodes), the
+   * real prefix as their history. Each such task is the recorded episode's own task.
+   */
+  realStartShare: number;
+  /** Steps a dream begun at a real state may take (0: up to the step limit, counting its real prefix). */
+  realStartHorizon: number;
   /** The LLM acts as the agent's prior: π ∝ exp(β·prior + f_θ) (false = the no-LLM-prior ablation; needs an LLM, not the oracle). */
   llmPrior: boolean;
   algo: Algorithm;
@@ -157,6 +169,10 @@ export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'diff
   haltQuantile: 0.99,
   haltSuccessQuantile: 0.95,
   haltPenalty: 0,
+  haltOffers: true,
+  haltRedraws: 3,
+  realStartShare: 0,
+  realStartHorizon: 0,
   llmPrior: false,
   algo: 'grpo',
   seed: DEFAULT_SEED,
@@ -285,6 +301,10 @@ const RULES: Record<keyof TrainConfig, Rule> = {
   haltQuantile: { kind: 'number', min: 0.5, max: 1 },
   haltSuccessQuantile: { kind: 'number', min: 0.5, max: 1 },
   haltPenalty: { kind: 'number', min: 0, max: 10 },
+  haltOffers: { kind: 'boolean' },
+  haltRedraws: { kind: 'int', min: 0, max: 16 },
+  realStartShare: { kind: 'number', min: 0, max: 1 },
+  realStartHorizon: { kind: 'int', min: 0, max: 1000 },
   llmPrior: { kind: 'boolean' },
   seed: { kind: 'int', min: 0, max: 2 ** 31 - 1 },
   difficulty: { kind: 'number', min: 0, max: 1 },
@@ -405,6 +425,12 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
     problems.push(
       `'curriculumVariations' ${config.curriculumVariations} writes dream-only tasks (no real env can play an LLM-written task), ` +
         "but mode 'real' has no dream phase; use mode dream or s2r (s2r plays them in its dream phase only), or curriculumVariations=procedural",
+    );
+  }
+  if (config.mode === 'real' && typeof config.realStartShare === 'number' && config.realStartShare > 0) {
+    problems.push(
+      `'realStartShare' ${config.realStartShare} begins dreams at real states, but mode 'real' never dreams; ` +
+        'use mode dream or s2r, or realStartShare 0',
     );
   }
   if (typeof config.klCoef === 'number' && config.klCoef > 0 && config.algo !== 'grpo') {

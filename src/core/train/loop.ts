@@ -108,11 +108,12 @@ export interface TrainerDeps {
 }
 
 /** The iteration's random streams, derived from (seed, purpose, iteration). */
-function iterationStreams(seed: number, iteration: number): { tasks: Rng; sample: Rng; update: Rng } {
+function iterationStreams(seed: number, iteration: number): { tasks: Rng; sample: Rng; update: Rng; starts: Rng } {
   return {
     tasks: Rng.fromSeed(seed, 'tasks', String(iteration)),
     sample: Rng.fromSeed(seed, 'sample', String(iteration)),
     update: Rng.fromSeed(seed, 'update', String(iteration)),
+    starts: Rng.fromSeed(seed, 'real-starts', String(iteration)),
   };
 }
 
@@ -234,9 +235,10 @@ export class Trainer {
     tasks: Task[],
     iteration: number,
     phase: Phase,
-    streams: { tasks: Rng; sample: Rng },
+    streams: { tasks: Rng; sample: Rng; starts: Rng },
     signal?: AbortSignal,
   ): Promise<{ episodes: Episode[]; startFailed: number; rollout: RolloutTally }> {
+    const pool = this.deps.experienceModel?.realStarts;
     const { episodes, startFailed } = await startEpisodes(tasks, {
       iteration,
       groupSize: this.config.groupSize,
@@ -244,6 +246,17 @@ export class Trainer {
       source: this.source,
       envs: this.envs,
       rng: streams.tasks,
+      ...(pool && this.config.realStartShare > 0
+        ? {
+            realStarts: {
+              pool,
+              share: this.config.realStartShare,
+              horizon: this.config.realStartHorizon,
+              stepLimit: this.stepLimit,
+              rng: streams.starts,
+            },
+          }
+        : {}),
     });
     const rollout = await stepEpisodes(episodes, {
       policy: this.policy,
@@ -267,10 +280,11 @@ export class Trainer {
       await this.deps.buffer.add(this.bufferRecords(episodes, phase, iteration), this.bufferEpisodes(episodes, phase));
     if (this.deps.onEpisodes) await this.deps.onEpisodes(this.traces(episodes, phase, iteration), phase, iteration);
     const size = this.config.groupSize;
-    const groups: GroupOutcome[] = tasks.map((task, t) => {
-      const group = episodes.slice(t * size, (t + 1) * size);
-      return { task, successes: group.filter((e) => e.success).length, rollouts: group.length };
-    });
+    // A group begun at a real state plays a recorded task from its middle: it says nothing of the task's difficulty.
+    const groups: GroupOutcome[] = tasks
+      .map((task, t) => ({ task, group: episodes.slice(t * size, (t + 1) * size) }))
+      .filter(({ group }) => !group[0]?.realStart)
+      .map(({ task, group }) => ({ task, successes: group.filter((e) => e.success).length, rollouts: group.length }));
     await this.source.recordOutcomes(iteration, phase, groups, this.deps.taskGenerator);
   }
 

@@ -22,6 +22,7 @@ export interface IterationFacts {
     steps: readonly unknown[];
     cut?: boolean;
     record?: readonly { truncated: boolean }[];
+    realStart?: unknown;
   }[];
   losses: UpdateMetrics;
   realSteps: number;
@@ -70,6 +71,10 @@ function episodeMetrics(phase: Phase, all: IterationFacts['episodes']): Metrics 
     [`${group}/episode_length`]: episodes.reduce((s, e) => s + e.steps.length, 0) / n,
     // A dream whose episodes all run to the step limit never ends one: see dream-health.ts.
     ...(phase === 'dream' ? { 'dream/truncated_rate': episodes.filter(hitStepLimit).length / n } : {}),
+    // Dreams begun at a real state (real-starts.ts); they end at their horizon, which counts as truncated.
+    ...(phase === 'dream' && episodes.some((e) => e.realStart)
+      ? { 'dream/real_start_share': episodes.filter((e) => e.realStart).length / n }
+      : {}),
   };
 }
 

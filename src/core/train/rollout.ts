@@ -22,6 +22,7 @@ import type { PolicyStep } from '../rl/batch';
 import type { Phase } from './config';
 import type { TaskSource } from './task-source';
 import type { TraceStep } from './trace';
+import type { RealStart, RealStartSource } from '../experience/types';
 
 /** A step as the loop keeps it: the trace step plus the next observation (for buffer records). */
 export interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> {
@@ -47,6 +48,11 @@ export interface Episode {
   cut?: boolean;
   /** Every step, usable or not (traces and buffer records). */
   record: RecordedStep[];
+  /**
+   * A dream begun at a recorded real state (real-starts.ts): the step it began at, and the most
+   * steps it may take from there (then it is truncated, as at the step limit).
+   */
+  realStart?: { fromStep: number; horizon: number };
 }
 
 /** What the steps of a rollout cost: env steps, and for dreams the experience model's answers. */
@@ -84,6 +90,19 @@ export interface StartOptions {
   envs: EnvPool;
   /** The iteration's task stream (replacement tasks are drawn from it). */
   rng: Rng;
+  /** Dreams only: begin this share of the tasks at real states drawn from the pool. */
+  realStarts?: RealStartOptions;
+}
+
+export interface RealStartOptions {
+  pool: RealStartSource;
+  /** The share of tasks (each with its whole group) that begin at a real state. */
+  share: number;
+  /** Steps a real start may take (0: up to the step limit, counting its real prefix). */
+  horizon: number;
+  stepLimit: number;
+  /** The iteration's own stream for the draws (so the other streams stay as they were). */
+  rng: Rng;
 }
 
 /**
@@ -98,11 +117,15 @@ export async function startEpisodes(
   const episodes: Episode[] = [];
   let startFailed = 0;
   for (let t = 0; t < tasks.length; t++) {
+    // One draw per task: the whole group begins at the same real state (GRPO compares like with like).
+    const start = realStartFor(options);
+    if (start) tasks[t] = start.task;
     for (let g = 0; g < options.groupSize; g++) {
       const env = options.envs.get(options.phase, episodes.length);
       let obs: Observation;
       try {
-        obs = await env.reset({ seed: tasks[t].seed ?? 0, task: tasks[t] });
+        const recorded = start ? { start: { history: start.history, state: start.state } } : {};
+        obs = await env.reset({ seed: tasks[t].seed ?? 0, task: tasks[t], ...recorded });
       } catch (error) {
         const replacement =
           g === 0 && error instanceof ExperienceModelError
@@ -121,15 +144,30 @@ export async function startEpisodes(
         episodeId: `${options.iteration}/${t}/${g}`,
         groupId: `${options.iteration}/${t}`,
         steps: [],
-        actions: [],
+        // A real start's prefix is the agent's history too: the policy sees it as it would in the real env.
+        actions: start ? start.history.map((s) => s.action) : [],
         done: obs.admissible.length === 0,
         return: 0,
         success: false,
         record: [],
+        ...(start ? { realStart: { fromStep: start.fromStep, horizon: realStartHorizon(start, options) } } : {}),
       });
     }
   }
   return { episodes, startFailed };
+}
+
+/** A real state to begin a task at, drawn for this share of a dream's tasks; null: the task's own start. */
+function realStartFor(options: StartOptions): RealStart | null {
+  const starts = options.realStarts;
+  if (options.phase !== 'dream' || !starts || starts.pool.size === 0) return null;
+  return starts.rng.next() < starts.share ? starts.pool.pick(starts.rng) : null;
+}
+
+function realStartHorizon(start: RealStart, options: StartOptions): number {
+  const starts = options.realStarts!;
+  const left = Math.max(1, starts.stepLimit - start.fromStep);
+  return starts.horizon > 0 ? Math.min(starts.horizon, left) : left;
 }
 
 export interface StepOptions {
@@ -177,7 +215,7 @@ export async function stepEpisodes(episodes: Episode[], options: StepOptions): P
     disagreement: 0,
     judged: 0,
   };
-  for (let t = 0; ; t++) {
+  for (;;) {
     if (options.signal?.aborted) throw new IterationStoppedError();
     const running = payableEpisodes(episodes, options.stepBudget - tally.steps);
     if (running.length === 0) return tally;
@@ -185,7 +223,7 @@ export async function stepEpisodes(episodes: Episode[], options: StepOptions): P
       instruction: e.obs.task.instruction,
       observation: e.obs.text,
       admissible: e.obs.admissible,
-      step: t,
+      step: e.actions.length,
       maxSteps: options.stepLimit,
       previousActions: e.actions,
     }));
@@ -204,12 +242,22 @@ export async function stepEpisodes(episodes: Episode[], options: StepOptions): P
     results.forEach((result, i) => {
       applyStep(running[i], states[i], acted, i, result, options.phase);
       countStep(tally, result, options.phase);
+      endAtHorizon(running[i]);
     });
     if (options.phase === 'dream')
       options.failures?.recordStep(
         results.filter((r) => r.info.dream?.predicted).map((r) => r.info.dream!.engineError),
       );
   }
+}
+
+/** A real start that used its horizon is truncated there, as an episode at the step limit is. */
+function endAtHorizon(e: Episode): void {
+  if (e.done || !e.realStart || e.record.length < e.realStart.horizon) return;
+  e.done = true;
+  const last = e.steps[e.steps.length - 1];
+  if (last) last.truncated = true;
+  e.record[e.record.length - 1].truncated = true;
 }
 
 /** The running episodes whose next step the budget pays for; the others are cut. */

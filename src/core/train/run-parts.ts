@@ -29,6 +29,7 @@ import {
   trajectoryNoveltySteps,
   type NoveltyStep,
 } from '../experience/novelty';
+import { RealStartPool, RealStartsModel, type RealStartEpisode } from '../experience/real-starts';
 import { ReasoningExperienceModel } from '../experience/reasoning-model';
 import type { ExperienceModel } from '../experience/types';
 import { OpenAiChatModel } from '../llm/openai';
@@ -52,6 +53,9 @@ type PartsSettings =
   | 'haltQuantile'
   | 'haltSuccessQuantile'
   | 'haltPenalty'
+  | 'haltOffers'
+  | 'haltRedraws'
+  | 'realStartShare'
   | 'llmPrior'
   | 'curriculum'
   | 'curriculumVariations'
@@ -228,16 +232,41 @@ async function experienceModelFor(
           });
   // A domain's demonstrated tasks start from their recorded first states, whatever the model.
   const grounded = deps.domain ? new DomainExperienceModel(model, deps.domain) : model;
+  const halting = await withHalt(grounded, spec, config, deps);
+  if (!(config.realStartShare > 0)) return halting;
+  const pool = new RealStartPool(await realStartEpisodes(config.env, deps));
+  if (pool.size === 0) {
+    halting.dispose?.();
+    throw new ConfigError(
+      `'realStartShare' ${config.realStartShare} begins dreams at real states, but '${config.env}' has no real ` +
+        'episode to begin at (the buffer holds none of it, or the domain has no training episode). ' +
+        'Seed the buffer with real data (buffer seed, or import a file), or set realStartShare 0.',
+    );
+  }
+  return new RealStartsModel(halting, pool);
+}
+
+/** The halt (MOReL) around a model, where it applies and the data can calibrate it. */
+async function withHalt(
+  model: ExperienceModel,
+  spec: LlmSpec,
+  config: RunPartsConfig & typeof TRAIN_DEFAULTS,
+  deps: RunPartsDeps,
+): Promise<ExperienceModel> {
   // The oracle is the real env with dialled errors: nothing to halt against.
-  if (!config.halt || spec.kind === 'oracle') return grounded;
+  if (!config.halt || spec.kind === 'oracle') return model;
   const real = await realNoveltyEpisodes(config.env, deps);
   // Nothing real to measure against (a test double, a k = 0 model on an empty buffer): no halt.
-  if (real.length < MIN_NOVELTY_EPISODES) return grounded;
+  if (real.length < MIN_NOVELTY_EPISODES) return model;
   const index = NoveltyIndex.fromEpisodes(real, {
     quantile: config.haltQuantile,
     successQuantile: config.haltSuccessQuantile,
   });
-  return new HaltingExperienceModel(grounded, index, { penalty: config.haltPenalty });
+  return new HaltingExperienceModel(model, index, {
+    penalty: config.haltPenalty,
+    offers: config.haltOffers,
+    redraws: config.haltRedraws,
+  });
 }
 
 /** The real episodes the halt measures a dream against: an imported domain's training episodes, else the buffer's. */
@@ -246,6 +275,18 @@ async function realNoveltyEpisodes(env: string, deps: RunPartsDeps): Promise<Nov
   const buffer = await openBuffer(deps.buffer);
   if (!buffer) return [];
   return (await realEpisodes(buffer, env)).episodes.map(recordedNoveltySteps);
+}
+
+/** The real episodes a dream may begin in: a domain's training episodes, else the buffer's (with their task). */
+async function realStartEpisodes(env: string, deps: RunPartsDeps): Promise<RealStartEpisode[]> {
+  if (deps.domain) return deps.domain.train.map((t) => ({ task: t.task, steps: t.steps }));
+  const buffer = await openBuffer(deps.buffer);
+  if (!buffer) return [];
+  const { episodes, tasks } = await realEpisodes(buffer, env);
+  return episodes.flatMap((e) => {
+    const task = tasks.get(e.taskId);
+    return task ? [{ task, steps: e.steps }] : [];
+  });
 }
 
 function onceBuffer(buffer: RunPartsDeps['buffer']): RunPartsDeps['buffer'] {

@@ -64,6 +64,15 @@ describe('the halt on household', () => {
     // An arrival is a running step, held to the looser threshold of real wandering: at 0.99 it passes,
     // and the put-back that follows it is what halts; at 0.95 the arrival itself halts.
     expect(index.isNovel(stocked)).toBe(false);
+
+    // A real room offers to take only what it shows: a dreamed offer of an unshown thing is left out.
+    const arrived = {
+      instruction: 'put a mug in cabinet.',
+      earlier: ['go to sinkbasin 1'],
+      state: 'You arrive at sinkbasin 1. On the sinkbasin 1, you see a mug 1, and a apple 2.',
+    };
+    const offers = ['take mug 1 from sinkbasin 1', 'take mug 2 from sinkbasin 1', 'take apple 2 from sinkbasin 1'];
+    expect(index.offerable(arrived, [...offers, 'go to cabinet 1'])).toEqual([offers[0], offers[2], 'go to cabinet 1']);
     const stricter = NoveltyIndex.fromEpisodes(train.map(trajectoryNoveltySteps), { quantile: 0.95 });
     expect(stricter.isNovel(stocked)).toBe(true);
   }, 60_000);
@@ -130,9 +139,19 @@ function greenhouseEpisode(seed: number, expert: boolean): NoveltyStep[] {
   let state = START;
   for (let i = 0; i < 8; i++) {
     const action = expert ? plan[i] : rng.pick(offered(g, at));
-    const { next, success } = greenhouseStep(g, at, action);
     const earlier = steps.map((s) => s.action);
-    steps.push({ instruction: g.instruction, earlier, state, action, next, terminated: success, success });
+    const offers = offered(g, at);
+    const { next, success } = greenhouseStep(g, at, action);
+    steps.push({
+      instruction: g.instruction,
+      earlier,
+      state,
+      action,
+      next,
+      terminated: success,
+      success,
+      offered: offers,
+    });
     if (success || (expert && i === plan.length - 1)) break;
     state = next;
   }
@@ -229,5 +248,88 @@ describe('the halt on a domain no code knows (a greenhouse made in this test)', 
 
   it('refuses to measure a dream against fewer than two real episodes, naming the fix', () => {
     expect(() => NoveltyIndex.fromEpisodes([train[0]])).toThrow(/Seed the buffer .* or turn the halt off/);
+  });
+});
+
+/** A greenhouse dream that draws wrong beds on its first `bad` draws of each walk, and offers what it is told. */
+class DrawingDream implements ExperienceModel {
+  readonly label = 'greenhouse dream with bad draws';
+  readonly draws: number[] = [];
+  constructor(
+    private readonly g: Greenhouse,
+    private readonly bad: number,
+    private readonly extraOffers: string[] = [],
+  ) {}
+  async initial(task: Task): Promise<Observation> {
+    return { text: START, admissible: offered(this.g, { bed: null }), task };
+  }
+  async next(ctx: DreamContext): Promise<Prediction> {
+    const draw = ctx.draw ?? 0;
+    this.draws.push(draw);
+    const bed = ctx.action.split(' ')[1];
+    // A bad draw shows the asked plant in a bed the instruction does not name: no real bed ever does.
+    const text =
+      draw < this.bad
+        ? `You are at the ${bed} bed. You see a ${this.g.plant}.`
+        : greenhouseStep(this.g, { bed: null, full: false }, ctx.action).next;
+    const admissible = [...offered(this.g, { bed }), ...this.extraOffers];
+    return {
+      reasoning: '',
+      next: { text, admissible, task: ctx.task },
+      reward: 0,
+      terminated: false,
+      valid: true,
+      actionValid: true,
+      usage: { promptTokens: 10, completionTokens: 5, ms: 1 },
+      attempts: 1,
+      notes: [],
+    };
+  }
+}
+
+describe('what a dreamed state offers, and draws unlike the data (a greenhouse)', () => {
+  const train = [
+    ...range(0, 150).map((s) => greenhouseEpisode(s, true)),
+    ...range(500, 150).map((s) => greenhouseEpisode(s, false)),
+  ];
+  const index = NoveltyIndex.fromEpisodes(train, { quantile: 0.99 });
+  const g = greenhouse(1e9 + 3);
+
+  it('leaves the unbacked offers out of a dreamed state, and says so', async () => {
+    // No real state of the greenhouse ever offered digging.
+    const model = new HaltingExperienceModel(new DrawingDream(g, 0, [`dig ${g.bed} bed`]), index);
+    const [step] = await dreamEpisode(model, 1e9 + 3, (h) => [`walk ${h.bed} bed`]);
+    expect(step.info.dream.halted ?? false).toBe(false);
+    expect(step.admissible).not.toContain(`dig ${g.bed} bed`);
+    expect(step.admissible).toContain(`water ${g.plant}`);
+    const off = new HaltingExperienceModel(new DrawingDream(g, 0, [`dig ${g.bed} bed`]), index, { offers: false });
+    const [kept] = await dreamEpisode(off, 1e9 + 3, (h) => [`walk ${h.bed} bed`]);
+    expect(kept.admissible).toContain(`dig ${g.bed} bed`);
+  });
+
+  it('draws a running step again where a draw is unlike the data, and halts only when every draw is', async () => {
+    const wrongBed = BEDS.find((b) => b !== g.bed)!;
+    const twoBad = new DrawingDream(g, 2);
+    const redrawn = await dreamEpisode(new HaltingExperienceModel(twoBad, index, { redraws: 3 }), 1e9 + 3, () => [
+      `walk ${wrongBed} bed`,
+    ]);
+    expect(twoBad.draws).toEqual([0, 1, 2]);
+    expect(redrawn[0].info.dream.halted ?? false).toBe(false);
+    expect(redrawn[0].text).not.toContain(g.plant);
+    expect(redrawn[0].info.dream.tokens).toBe(3 * 15); // every draw is paid for
+
+    const allBad = new DrawingDream(g, 99);
+    const halted = await dreamEpisode(new HaltingExperienceModel(allBad, index, { redraws: 3 }), 1e9 + 3, () => [
+      `walk ${wrongBed} bed`,
+    ]);
+    expect(allBad.draws).toEqual([0, 1, 2, 3]);
+    expect(halted[0].info.dream.halted).toBe(true);
+    expect(halted[0].info.success).toBe(false);
+    const never = new DrawingDream(g, 2);
+    const noRedraw = await dreamEpisode(new HaltingExperienceModel(never, index), 1e9 + 3, () => [
+      `walk ${wrongBed} bed`,
+    ]);
+    expect(never.draws).toEqual([0]);
+    expect(noRedraw[0].info.dream.halted).toBe(true);
   });
 });

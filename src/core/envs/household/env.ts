@@ -7,7 +7,7 @@
  * no-op with `info.valid: false` that returns the previous observation unchanged (ALFWorld would
  * print `Nothing happens.`; the contract asks the observation to stay as it was).
  */
-import type { EnvCreateOptions, GroundTruthEnv, ResetOptions } from '../env';
+import { refuseRecordedStart, type EnvCreateOptions, type GroundTruthEnv, type ResetOptions } from '../env';
 import type { Observation, StepResult, Task } from '../../types';
 import {
   admissibleCommands,
@@ -70,7 +70,9 @@ export class HouseholdEnv implements GroundTruthEnv {
     return Promise.resolve(this.stepSync(action));
   }
 
-  resetSync({ seed, task }: ResetOptions): Observation {
+  resetSync(opts: ResetOptions): Observation {
+    refuseRecordedStart(this.id, opts);
+    const { seed, task } = opts;
     const played = task ?? generateTask(seed, this.difficulty);
     const spec = taskSpecOf(played);
     this.task = played;

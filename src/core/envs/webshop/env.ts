@@ -4,7 +4,7 @@
  * wraps it in TimeLimit(15).
  */
 import type { Observation, StepResult, Task } from '../../types';
-import type { EnvCreateOptions, GroundTruthEnv, ResetOptions } from '../env';
+import { refuseRecordedStart, type EnvCreateOptions, type GroundTruthEnv, type ResetOptions } from '../env';
 import { DEFAULT_CATALOG_SIZE } from './catalog';
 import type { ShopEpisode } from './episode';
 import { expertAction } from './expert';
@@ -72,6 +72,7 @@ export class WebShopEnv implements GroundTruthEnv {
 
   resetSync(opts: ResetOptions): Observation {
     if (!opts || !Number.isFinite(opts.seed)) throw new RangeError('webshop: reset needs { seed: number, task? }');
+    refuseRecordedStart(this.id, opts);
     const task = opts.task ?? this.taskForSeed(opts.seed);
     this.episode = episodeOf(task);
     this.task = task;

@@ -368,12 +368,17 @@ export interface Sampling {
   seed: number;
 }
 
+/** A later draw of the same transition samples from a stream of its own (the first keeps the stream it had). */
+function drawOf(context: Sequence): string {
+  return context.draw ? `|draw ${context.draw}` : '';
+}
+
 /** A row's sampling stream: the seed and the row's own context and prompt (never its batch). */
 export function rowStream(sampling: Sampling, context: Sequence, prompt: Tokens): Rng {
   return Rng.fromSeed(
     sampling.seed,
     'learned-decode',
-    String(hashString(`${context.ids.join(',')}|${context.cases.join('')}|${prompt.ids.join(',')}`)),
+    String(hashString(`${context.ids.join(',')}|${context.cases.join('')}|${prompt.ids.join(',')}${drawOf(context)}`)),
   );
 }
 

@@ -147,6 +147,8 @@ export function answerTokensAtMost(o: FormatOptions): number {
 /** A token sequence with the segment of each token. */
 export interface Sequence extends Tokens {
   segments: number[];
+  /** Which sample of this transition a sampling decoder draws (absent or 0: the first; DreamContext.draw). */
+  draw?: number;
   /** A context's id-like words, lower case (with FormatOptions.freshIds: its answer may use them as they are). */
   knownIds?: string[];
 }

@@ -238,6 +238,7 @@ export class LearnedExperienceModel implements ExperienceModel {
       ctx.state.text,
       ctx.state.admissible,
       ctx.action,
+      ...(ctx.draw ? [ctx.draw] : []),
     ]);
   }
 
@@ -257,20 +258,16 @@ export class LearnedExperienceModel implements ExperienceModel {
     }
     const goal = this.goalVerdict(ctx);
     const kind = goal === null ? 'next' : goal.p >= 0.5 ? 'next-ending' : 'next-running';
-    const result = await this.enqueue(kind, key, encodePrompt(this.tokenizer, ctx.action), async () =>
-      encodeContext(
+    const result = await this.enqueue(kind, key, encodePrompt(this.tokenizer, ctx.action), async () => {
+      const input = { task: ctx.task, history: ctx.history, state: ctx.state, action: ctx.action };
+      const context = encodeContext(
         this.tokenizer,
         this.card,
-        {
-          task: ctx.task,
-          history: ctx.history,
-          state: ctx.state,
-          action: ctx.action,
-          retrieved: await this.retrieve(ctx),
-        },
+        { ...input, retrieved: await this.retrieve(ctx) },
         this.format,
-      ),
-    );
+      );
+      return ctx.draw ? { ...context, draw: ctx.draw } : context;
+    });
     const prediction = this.toPrediction(ctx, result, goal);
     if (prediction.valid && this.options.transitionCache !== false) {
       this.cache.set(key, prediction);
