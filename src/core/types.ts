@@ -67,6 +67,8 @@ export interface DreamStepReport {
   /** The step's distance to the nearest real transition, and whether the dream halted on it. */
   novelty?: number;
   halted?: boolean;
+  /** Other draws the halt asked for, the first ones being unlike the data (the generated state's uncertainty). */
+  redraws?: number;
 }
 
 /** One call of an answer, as the model gave it: its raw text, how it ended, what it cost, and why it was rejected. */

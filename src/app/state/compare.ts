@@ -26,6 +26,7 @@ export const COMPARE_METRICS = [
   { metric: 'dream/episode_length', label: 'Episode length in the dream', rate: false, dream: true },
   { metric: 'dream/invalid_rate', label: 'Unusable dream answers', rate: true, dream: true },
   { metric: 'dream/halt_rate', label: 'Dream steps halted', rate: true, dream: true },
+  { metric: 'dream/redraw_rate', label: 'Dream redraws per step', rate: false, dream: true },
   { metric: 'dream/disagreement', label: 'Verdict ensemble disagreement', rate: false, dream: true },
   { metric: 'losses/policy_loss', label: 'Policy loss', rate: false, dream: false },
   { metric: 'losses/entropy', label: 'Policy entropy', rate: false, dream: false },

@@ -209,6 +209,7 @@ export class DreamEnv implements Env {
       ...(prediction.disagreement !== undefined ? { disagreement: prediction.disagreement } : {}),
       ...(prediction.novelty !== undefined ? { novelty: prediction.novelty } : {}),
       ...(prediction.halted ? { halted: true } : {}),
+      ...(prediction.redraws ? { redraws: prediction.redraws } : {}),
     };
 
     const running = !prediction.terminated;

@@ -77,6 +77,7 @@ export class HaltingExperienceModel implements ExperienceModel {
     return {
       ...result,
       usage,
+      redraws: draw,
       notes: [...result.notes, `redrawn ${draw} time(s): the first draws were unlike the data`],
     };
   }

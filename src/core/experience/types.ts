@@ -94,6 +94,8 @@ export interface Prediction {
   novelty?: number;
   /** The dream halted here: the step was beyond the novelty threshold, so the episode ended with no success. */
   halted?: boolean;
+  /** Other draws asked for this step because the first ones were unlike the data (halting-model.ts). */
+  redraws?: number;
 }
 
 export interface ExperienceModel {

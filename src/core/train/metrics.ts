@@ -104,6 +104,8 @@ function dreamMetrics(r: RolloutTally): Metrics {
     'dream/tokens_per_transition': per(r.tokens),
     'dream/cache_hit_rate': per(r.cacheHits),
     'dream/halt_rate': per(r.halts),
+    // The generated state's uncertainty: other draws asked for, per answer (halting-model.ts).
+    'dream/redraw_rate': per(r.redraws),
     ...(r.judged ? { 'dream/disagreement': r.disagreement / r.judged } : {}),
   };
 }

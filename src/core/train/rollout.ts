@@ -65,6 +65,8 @@ export interface RolloutTally {
   cacheHits: number;
   /** Steps the dream halted (novelty beyond the threshold). */
   halts: number;
+  /** Other draws the halt asked for (a step's first draws unlike the data). */
+  redraws: number;
   /** The verdict ensemble's disagreement, summed over the steps that report one, and their count. */
   disagreement: number;
   judged: number;
@@ -212,6 +214,7 @@ export async function stepEpisodes(episodes: Episode[], options: StepOptions): P
     tokens: 0,
     cacheHits: 0,
     halts: 0,
+    redraws: 0,
     disagreement: 0,
     judged: 0,
   };
@@ -310,6 +313,7 @@ function applyStep(
     ...(dream?.disagreement !== undefined ? { disagreement: dream.disagreement } : {}),
     ...(dream?.novelty !== undefined ? { novelty: dream.novelty } : {}),
     ...(dream?.halted ? { halted: true } : {}),
+    ...(dream?.redraws ? { redraws: dream.redraws } : {}),
     ...(dream?.reasoning ? { reasoning: dream.reasoning } : {}),
     ...(dream?.predicted ? { asked: true } : {}),
     ...(dream?.answer ? { answer: dream.answer } : {}),
@@ -347,6 +351,7 @@ function countStep(tally: RolloutTally, result: StepResult, phase: Phase): void 
   tally.tokens += dream.tokens;
   if (dream.cached) tally.cacheHits++;
   if (dream.halted) tally.halts++;
+  tally.redraws += dream.redraws ?? 0;
   if (dream.disagreement !== undefined) {
     tally.disagreement += dream.disagreement;
     tally.judged++;

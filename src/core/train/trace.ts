@@ -47,6 +47,8 @@ export interface TraceStep {
   /** The step's distance to the nearest real transition, and whether the dream halted on it. */
   novelty?: number;
   halted?: boolean;
+  /** Other draws of the step the halt asked for (its first draws were unlike the data). */
+  redraws?: number;
 }
 
 export interface EpisodeTrace {

@@ -317,6 +317,7 @@ describe('what a dreamed state offers, and draws unlike the data (a greenhouse)'
     expect(redrawn[0].info.dream.halted ?? false).toBe(false);
     expect(redrawn[0].text).not.toContain(g.plant);
     expect(redrawn[0].info.dream.tokens).toBe(3 * 15); // every draw is paid for
+    expect(redrawn[0].info.dream.redraws).toBe(2);
 
     const allBad = new DrawingDream(g, 99);
     const halted = await dreamEpisode(new HaltingExperienceModel(allBad, index, { redraws: 3 }), 1e9 + 3, () => [
