@@ -93,7 +93,8 @@ export interface TrainConfig extends PolicyGradientSettings {
   /**
    * Dreams that start from real states (MBPO): this share of a dream iteration's tasks begin at a
    * random step of a real episode (the buffer's, or an imported domain's training episodes), the
-   * real prefix as their history. Each such task is the recorded episode's own task.
+   * real prefix as their history. Each such task is the recorded episode's own task. A real phase
+   * ignores it, as it ignores the other dream settings.
    */
   realStartShare: number;
   /** Steps a dream begun at a real state may take (0: up to the step limit, counting its real prefix). */
@@ -425,12 +426,6 @@ export function validateConfig(config: Record<string, unknown>): TrainConfig {
     problems.push(
       `'curriculumVariations' ${config.curriculumVariations} writes dream-only tasks (no real env can play an LLM-written task), ` +
         "but mode 'real' has no dream phase; use mode dream or s2r (s2r plays them in its dream phase only), or curriculumVariations=procedural",
-    );
-  }
-  if (config.mode === 'real' && typeof config.realStartShare === 'number' && config.realStartShare > 0) {
-    problems.push(
-      `'realStartShare' ${config.realStartShare} begins dreams at real states, but mode 'real' never dreams; ` +
-        'use mode dream or s2r, or realStartShare 0',
     );
   }
   if (typeof config.klCoef === 'number' && config.klCoef > 0 && config.algo !== 'grpo') {
