@@ -94,7 +94,8 @@ export interface TrainConfig extends PolicyGradientSettings {
    * Dreams that start from real states (MBPO): this share of a dream iteration's tasks begin at a
    * random step of a real episode (the buffer's, or an imported domain's training episodes), the
    * real prefix as their history. Each such task is the recorded episode's own task. A real phase
-   * ignores it, as it ignores the other dream settings.
+   * ignores it, as it ignores the other dream settings; so does a dream with no real episode of its
+   * env to begin at (an empty buffer), which begins every task at its first state.
    */
   realStartShare: number;
   /** Steps a dream begun at a real state may take (0: up to the step limit, counting its real prefix). */
@@ -168,12 +169,12 @@ export const TRAIN_DEFAULTS: Readonly<Omit<TrainConfig, 'preset' | 'env' | 'diff
   verdictMembers: 5,
   halt: true,
   haltQuantile: 0.99,
-  haltSuccessQuantile: 0.95,
+  haltSuccessQuantile: 0.9,
   haltPenalty: 0,
   haltOffers: true,
   haltRedraws: 3,
-  realStartShare: 0,
-  realStartHorizon: 0,
+  realStartShare: 0.5,
+  realStartHorizon: 10,
   llmPrior: false,
   algo: 'grpo',
   seed: DEFAULT_SEED,

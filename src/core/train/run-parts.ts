@@ -235,15 +235,8 @@ async function experienceModelFor(
   const halting = await withHalt(grounded, spec, config, deps);
   if (!(config.realStartShare > 0)) return halting;
   const pool = new RealStartPool(await realStartEpisodes(config.env, deps));
-  if (pool.size === 0) {
-    halting.dispose?.();
-    throw new ConfigError(
-      `'realStartShare' ${config.realStartShare} begins dreams at real states, but '${config.env}' has no real ` +
-        'episode to begin at (the buffer holds none of it, or the domain has no training episode). ' +
-        'Seed the buffer with real data (buffer seed, or import a file), or set realStartShare 0.',
-    );
-  }
-  return new RealStartsModel(halting, pool);
+  // No real episode to begin at (an empty buffer, a test double): every task begins at its first state.
+  return pool.size > 0 ? new RealStartsModel(halting, pool) : halting;
 }
 
 /** The halt (MOReL) around a model, where it applies and the data can calibrate it. */

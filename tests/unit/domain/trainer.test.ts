@@ -5,6 +5,7 @@
  * against held-out recorded transitions, all in range (each figure on its own: evaluate.test.ts).
  */
 import { HaltingExperienceModel } from '../../../src/core/experience/halting-model';
+import { RealStartsModel } from '../../../src/core/experience/real-starts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDomain, heldOutTasks, trainingTasks } from '../../../src/core/domain/domain';
 import { DomainTrainer, seedDomainBuffer, trainDomain } from '../../../src/core/domain/trainer';
@@ -85,8 +86,11 @@ describe('dream-only training of an imported domain', () => {
   it('demonstrated tasks start from their recorded first state; extra tasks from the model', async () => {
     const domain = buildDomain('myapp', await foreignTrajectories(), { tasks: ['water the plants.'], seed: 2 });
     const chat = scriptedDomainChat();
-    const halting = await domainModel(chat, domain);
-    // The halt measures the dream against the domain's recorded episodes, around the domain's model.
+    const starts = await domainModel(chat, domain);
+    // Dreams may begin at the domain's recorded states; the halt measures them against its recorded episodes.
+    expect(starts).toBeInstanceOf(RealStartsModel);
+    expect(starts.realStarts!.size).toBe(domain.train.length);
+    const halting = (starts as RealStartsModel).inner;
     expect(halting).toBeInstanceOf(HaltingExperienceModel);
     const model = (halting as HaltingExperienceModel).inner;
     expect(model).toBeInstanceOf(DomainExperienceModel);
@@ -199,8 +203,10 @@ describe('dream-only training of an imported domain', () => {
       },
     );
     expect(paths).toEqual(['runs/m-exp']);
-    expect(experienceModel).toBeInstanceOf(HaltingExperienceModel);
-    const grounded = (experienceModel as HaltingExperienceModel).inner;
+    expect(experienceModel).toBeInstanceOf(RealStartsModel);
+    const halting = (experienceModel as RealStartsModel).inner;
+    expect(halting).toBeInstanceOf(HaltingExperienceModel);
+    const grounded = (halting as HaltingExperienceModel).inner;
     expect(grounded).toBeInstanceOf(DomainExperienceModel);
     expect((grounded as DomainExperienceModel).inner).toBe(learned);
   });

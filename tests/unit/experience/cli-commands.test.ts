@@ -183,7 +183,7 @@ describe('dreamgym dream', () => {
     ).toBe(0);
     const summary = lastJson();
     expect(summary).toMatchObject({ k: 2, history: 1, reasoning: true, invalid_rate: 0 });
-    const halt = String.raw`halt beyond novelty [\d.]+, successes [\d.]+ \(q 0.99/0.95 of \d+ real steps\)`;
+    const halt = String.raw`halt beyond novelty [\d.]+, successes [\d.]+ \(q 0.99/0.9 of \d+ real steps\)`;
     expect(summary.label).toMatch(new RegExp(String.raw`^openai fake \(k=2, H=1\), ${halt}$`));
     const steps = summary.trajectories[0].steps;
     expect(steps[0]).toMatchObject({ expert: true, reasoning: 'the action works' }); // the real search page: the expert's query is offered

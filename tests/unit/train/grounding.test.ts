@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { HaltingExperienceModel } from '../../../src/core/experience/halting-model';
+import { RealStartsModel } from '../../../src/core/experience/real-starts';
 import { describe, expect, it } from 'vitest';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
@@ -82,12 +83,15 @@ describe('grounding a dream in real data', () => {
       /there is no replay buffer to retrieve from/,
     );
     await seedOfflineData(empty, 'webshop-lite-v0', readPublic, 1);
-    // Grounded now, and the halt measures the dream against those real episodes.
+    // Grounded now: dreams may begin at those real episodes' states, and the halt measures against them.
     const grounded = (await buildRunParts(dream(), { buffer: empty, loadLearnedModel })).experienceModel;
-    expect(grounded).toBeInstanceOf(HaltingExperienceModel);
-    expect((grounded as HaltingExperienceModel).inner).toBe(model);
+    expect(grounded).toBeInstanceOf(RealStartsModel);
+    const halting = (grounded as RealStartsModel).inner;
+    expect(halting).toBeInstanceOf(HaltingExperienceModel);
+    expect((halting as HaltingExperienceModel).inner).toBe(model);
     expect(
-      (await buildRunParts({ ...dream(), halt: false }, { buffer: empty, loadLearnedModel })).experienceModel,
+      (await buildRunParts({ ...dream(), halt: false, realStartShare: 0 }, { buffer: empty, loadLearnedModel }))
+        .experienceModel,
     ).toBe(model);
   });
 

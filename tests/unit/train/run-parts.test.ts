@@ -50,6 +50,7 @@ function config(kind: EngineKind, llmPrior: boolean, variations: 'procedural' | 
     llmPrior,
     curriculum: true,
     curriculumVariations: variations,
+    realStartShare: 0, // the model itself, not the real-start wrapper (real-starts.test.ts)
   });
 }
 
