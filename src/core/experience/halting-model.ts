@@ -7,7 +7,7 @@
  * It wraps the model the way DomainExperienceModel does, so DreamEnv, the trainer and the audit
  * see an ordinary ExperienceModel. Every answered step carries its novelty; a halted one says so.
  */
-import type { Observation, Task } from '../types';
+import { WrappedExperienceModel } from './wrapped-model';
 import { NoveltyIndex, recordedNoveltySteps, type NoveltyStep } from './novelty';
 import {
   predictedOutcome,
@@ -34,33 +34,23 @@ export interface HaltOptions {
   redraws?: number;
 }
 
-export class HaltingExperienceModel implements ExperienceModel {
+export class HaltingExperienceModel extends WrappedExperienceModel {
   constructor(
-    readonly inner: ExperienceModel,
+    inner: ExperienceModel,
     readonly index: NoveltyIndex,
     readonly options: HaltOptions = {},
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  get label(): string {
+  override get label(): string {
     const { thresholds, steps, quantile, successQuantile } = this.index.calibration;
     const beyond = `${thresholds.running.toFixed(2)}, successes ${thresholds.success.toFixed(2)}`;
     const calibrated = `q ${quantile}/${successQuantile} of ${steps} real steps`;
     return `${this.inner.label}, halt beyond novelty ${beyond} (${calibrated})`;
   }
 
-  get preferredBatch(): number | undefined {
-    return this.inner.preferredBatch;
-  }
-
-  get retrievalK(): number | undefined {
-    return this.inner.retrievalK;
-  }
-
-  initial(task: Task, signal?: AbortSignal): Promise<Observation> {
-    return this.inner.initial(task, signal);
-  }
-
-  async next(ctx: DreamContext): Promise<Prediction> {
+  override async next(ctx: DreamContext): Promise<Prediction> {
     let prediction = await this.inner.next(ctx);
     let judged = this.judge(ctx, prediction);
     // A running sample unlike the data may be the generator's bad draw, not the step's: draw again.
@@ -126,17 +116,13 @@ export class HaltingExperienceModel implements ExperienceModel {
   }
 
   /** Present where the inner model can be corrected: the replays are real data, so the index gets them too. */
-  get correct(): ((correction: DreamCorrection) => Promise<void>) | undefined {
+  override get correct(): ((correction: DreamCorrection) => Promise<void>) | undefined {
     const inner = this.inner;
     if (!inner.correct) return undefined;
     return (correction) => {
       this.index.addEpisodes(correction.episodes.map(recordedNoveltySteps));
       return inner.correct!(correction);
     };
-  }
-
-  dispose(): void {
-    this.inner.dispose?.();
   }
 }
 

@@ -11,8 +11,9 @@
  * the dream (the loop, a domain's trainer) finds it there.
  */
 import type { Rng } from '../rng';
-import type { Observation, Step, Task } from '../types';
-import type { DreamContext, DreamCorrection, ExperienceModel, Prediction, RealStart, RealStartSource } from './types';
+import type { Step, Task } from '../types';
+import type { ExperienceModel, RealStart, RealStartSource } from './types';
+import { WrappedExperienceModel } from './wrapped-model';
 
 /** A real episode as a start pool keeps it: its task and its recorded steps, oldest first. */
 export interface RealStartEpisode {
@@ -66,38 +67,15 @@ function startableSteps(episode: RealStartEpisode): number[] {
 }
 
 /** An experience model that carries a pool of real starts; everything else is the inner model's. */
-export class RealStartsModel implements ExperienceModel {
+export class RealStartsModel extends WrappedExperienceModel {
   constructor(
-    readonly inner: ExperienceModel,
-    readonly realStarts: RealStartPool,
-  ) {}
-
-  get label(): string {
-    return this.inner.label;
+    inner: ExperienceModel,
+    private readonly pool: RealStartPool,
+  ) {
+    super(inner);
   }
 
-  get preferredBatch(): number | undefined {
-    return this.inner.preferredBatch;
-  }
-
-  get retrievalK(): number | undefined {
-    return this.inner.retrievalK;
-  }
-
-  initial(task: Task, signal?: AbortSignal): Promise<Observation> {
-    return this.inner.initial(task, signal);
-  }
-
-  next(ctx: DreamContext): Promise<Prediction> {
-    return this.inner.next(ctx);
-  }
-
-  get correct(): ((correction: DreamCorrection) => Promise<void>) | undefined {
-    const inner = this.inner;
-    return inner.correct && ((correction) => inner.correct!(correction));
-  }
-
-  dispose(): void {
-    this.inner.dispose?.();
+  override get realStarts(): RealStartPool {
+    return this.pool;
   }
 }

@@ -4,7 +4,8 @@
  * extra description) has the model write it. `DomainExperienceModel` wraps any experience model so.
  */
 import type { Observation, Task, Trajectory } from '../types';
-import type { DreamContext, DreamCorrection, ExperienceModel, Prediction } from './types';
+import type { ExperienceModel } from './types';
+import { WrappedExperienceModel } from './wrapped-model';
 
 /** Recorded episodes of a domain: its training and held-out episodes. */
 export interface RecordedEpisodes {
@@ -27,45 +28,17 @@ export function recordedStarts(domain: RecordedEpisodes): Map<string, { text: st
  * An experience model for an imported domain: demonstrated tasks start from their recorded first
  * observation; everything else is the inner model's.
  */
-export class DomainExperienceModel implements ExperienceModel {
+export class DomainExperienceModel extends WrappedExperienceModel {
   private readonly starts: Map<string, { text: string; admissible: string[] }>;
 
-  constructor(
-    readonly inner: ExperienceModel,
-    domain: RecordedEpisodes,
-  ) {
+  constructor(inner: ExperienceModel, domain: RecordedEpisodes) {
+    super(inner);
     this.starts = recordedStarts(domain);
   }
 
-  get label(): string {
-    return this.inner.label;
-  }
-
-  async initial(task: Task, signal?: AbortSignal): Promise<Observation> {
+  override async initial(task: Task, signal?: AbortSignal): Promise<Observation> {
     const start = this.starts.get(task.id);
     if (start) return { text: start.text, admissible: start.admissible.slice(), task };
     return this.inner.initial(task, signal);
-  }
-
-  next(ctx: DreamContext): Promise<Prediction> {
-    return this.inner.next(ctx);
-  }
-
-  get preferredBatch(): number | undefined {
-    return this.inner.preferredBatch;
-  }
-
-  get retrievalK(): number | undefined {
-    return this.inner.retrievalK;
-  }
-
-  /** The inner model's correction, where it has one. */
-  get correct(): ((correction: DreamCorrection) => Promise<void>) | undefined {
-    const inner = this.inner;
-    return inner.correct && ((correction) => inner.correct!(correction));
-  }
-
-  dispose(): void {
-    this.inner.dispose?.();
   }
 }
