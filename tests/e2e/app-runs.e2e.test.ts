@@ -251,7 +251,8 @@ describe('runs on the Train page', () => {
         }),
       dreamRun,
     );
-    expect(total).toBeGreaterThan(1100);
+    // The run's own outcomes join them (none where every group began at a real state: real-starts.ts).
+    expect(total).toBeGreaterThanOrEqual(1100);
 
     await page.goto(`${baseUrl}/#/curriculum?run=${encodeURIComponent(dreamRun)}`);
     await expect
