@@ -232,9 +232,11 @@ async function experienceModelFor(
           });
   // A domain's demonstrated tasks start from their recorded first states, whatever the model.
   const grounded = deps.domain ? new DomainExperienceModel(model, deps.domain) : model;
-  const halting = await withHalt(grounded, spec, config, deps);
+  // The halt and real starts both read the buffer's real episodes: read them once.
+  const bufferReal = onceBufferReal(config.env, deps);
+  const halting = await withHalt(grounded, spec, config, deps, bufferReal);
   if (!(config.realStartShare > 0)) return halting;
-  const pool = new RealStartPool(await realStartEpisodes(config.env, deps));
+  const pool = new RealStartPool(await realStartEpisodes(deps, bufferReal));
   // No real episode to begin at (an empty buffer, a test double): every task begins at its first state.
   return pool.size > 0 ? new RealStartsModel(halting, pool) : halting;
 }
@@ -245,10 +247,11 @@ async function withHalt(
   spec: LlmSpec,
   config: RunPartsConfig & typeof TRAIN_DEFAULTS,
   deps: RunPartsDeps,
+  bufferReal: BufferReal,
 ): Promise<ExperienceModel> {
   // The oracle is the real env with dialled errors: nothing to halt against.
   if (!config.halt || spec.kind === 'oracle') return model;
-  const real = await realNoveltyEpisodes(config.env, deps);
+  const real = await realNoveltyEpisodes(deps, bufferReal);
   // Nothing real to measure against (a test double, a k = 0 model on an empty buffer): no halt.
   if (real.length < MIN_NOVELTY_EPISODES) return model;
   const index = NoveltyIndex.fromEpisodes(real, {
@@ -262,22 +265,26 @@ async function withHalt(
   });
 }
 
+/** The buffer's real episodes of an env and their tasks, read once however many parts use them. */
+type BufferReal = () => Promise<Awaited<ReturnType<typeof realEpisodes>> | null>;
+
+function onceBufferReal(env: string, deps: RunPartsDeps): BufferReal {
+  let read: ReturnType<BufferReal> | undefined;
+  return () => (read ??= openBuffer(deps.buffer).then((buffer) => (buffer ? realEpisodes(buffer, env) : null)));
+}
+
 /** The real episodes the halt measures a dream against: an imported domain's training episodes, else the buffer's. */
-async function realNoveltyEpisodes(env: string, deps: RunPartsDeps): Promise<NoveltyStep[][]> {
+async function realNoveltyEpisodes(deps: RunPartsDeps, bufferReal: BufferReal): Promise<NoveltyStep[][]> {
   if (deps.domain) return deps.domain.train.map(trajectoryNoveltySteps);
-  const buffer = await openBuffer(deps.buffer);
-  if (!buffer) return [];
-  return (await realEpisodes(buffer, env)).episodes.map(recordedNoveltySteps);
+  return ((await bufferReal())?.episodes ?? []).map(recordedNoveltySteps);
 }
 
 /** The real episodes a dream may begin in: a domain's training episodes, else the buffer's (with their task). */
-async function realStartEpisodes(env: string, deps: RunPartsDeps): Promise<RealStartEpisode[]> {
+async function realStartEpisodes(deps: RunPartsDeps, bufferReal: BufferReal): Promise<RealStartEpisode[]> {
   if (deps.domain) return deps.domain.train.map((t) => ({ task: t.task, steps: t.steps }));
-  const buffer = await openBuffer(deps.buffer);
-  if (!buffer) return [];
-  const { episodes, tasks } = await realEpisodes(buffer, env);
-  return episodes.flatMap((e) => {
-    const task = tasks.get(e.taskId);
+  const real = await bufferReal();
+  return (real?.episodes ?? []).flatMap((e) => {
+    const task = real!.tasks.get(e.taskId);
     return task ? [{ task, steps: e.steps }] : [];
   });
 }
