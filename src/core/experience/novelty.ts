@@ -159,6 +159,21 @@ export function commonWords(episodes: readonly (readonly NoveltyStep[])[], share
   return new Set([...common(counts), ...common(actionCounts)]);
 }
 
+/** What the roles of a step's words are read against: the instruction, the state and the episode so far. */
+function roleContext(context: OfferContext, common: ReadonlySet<string>) {
+  const asked = new Set(roleWords(context.instruction).filter((w) => !common.has(w)));
+  const shown = new Set(roleWords(context.state));
+  const last = new Set(roleWords(context.earlier[context.earlier.length - 1] ?? '').slice(1));
+  const history = historyOfWords(context.earlier);
+  /** A word of an action: asked of its kind, shown by the state, named by the last action. */
+  const actionTags = (w: string): Array<[string, boolean]> => [
+    ['q', asked.has(kindOf(w))],
+    ['s', shown.has(w)],
+    ['l', last.has(w)],
+  ];
+  return { asked, shown, last, history, actionTags };
+}
+
 /**
  * The role features of one step (see the file comment), leaving out the domain's common words:
  * four nested conjunctions, each the one before it and more, so the distance to a real step says
@@ -169,18 +184,10 @@ export function commonWords(episodes: readonly (readonly NoveltyStep[])[], share
  *   4. and which verbs named each thing of the action before.
  */
 export function noveltyFeatures(step: NoveltyStep, common: ReadonlySet<string> = new Set()): Features {
-  const asked = new Set(roleWords(step.instruction).filter((w) => !common.has(w)));
-  const shown = new Set(roleWords(step.state));
-  const last = new Set(roleWords(step.earlier[step.earlier.length - 1] ?? '').slice(1));
-  const history = historyOfWords(step.earlier);
+  const { asked, shown, last, history, actionTags } = roleContext(step, common);
   const [verbToken = '', ...tokens] = roleWords(step.action);
   const args = tokens.filter((w) => !common.has(w));
   const acted = new Set(args);
-  const actionTags = (w: string): Array<[string, boolean]> => [
-    ['q', asked.has(kindOf(w))],
-    ['s', shown.has(w)],
-    ['l', last.has(w)],
-  ];
   const coarse = args.map((w) => rolesOf(w, actionTags(w), history, false)).join(' ');
   const fine = args.map((w) => rolesOf(w, actionTags(w), history, true)).join(' ');
   const revealedTags = (w: string): Array<[string, boolean]> => [
@@ -211,26 +218,10 @@ export function offerPatterns(
   actions: readonly string[],
   common: ReadonlySet<string> = new Set(),
 ): string[] {
-  const asked = new Set(roleWords(context.instruction).filter((w) => !common.has(w)));
-  const shown = new Set(roleWords(context.state));
-  const last = new Set(roleWords(context.earlier[context.earlier.length - 1] ?? '').slice(1));
-  const history = historyOfWords(context.earlier);
+  const { history, actionTags } = roleContext(context, common);
   return actions.map((action) => {
     const [verbToken = '', ...tokens] = roleWords(action);
-    const roles = tokens
-      .filter((w) => !common.has(w))
-      .map((w) =>
-        rolesOf(
-          w,
-          [
-            ['q', asked.has(kindOf(w))],
-            ['s', shown.has(w)],
-            ['l', last.has(w)],
-          ],
-          history,
-          false,
-        ),
-      );
+    const roles = tokens.filter((w) => !common.has(w)).map((w) => rolesOf(w, actionTags(w), history, false));
     return `${kindOf(verbToken)}|${roles.join(' ')}`;
   });
 }
