@@ -26,7 +26,9 @@
  * generation), commit meta.json naming them, then delete the old ones: a crash leaves the old set
  * or the new one, never a mix. A reader reads meta.json, the files it names up to their committed
  * bytes, and meta.json again, and reads anew if a rewrite came between: it never sees half a batch.
- * Everything is loaded into memory on open (CLI-sized data: hundreds of thousands of transitions).
+ * Everything is loaded into memory on open (CLI-sized data: hundreds of thousands of transitions);
+ * `buffer stats` and `buffer query` read the folder as a stream instead (readStats,
+ * scanTransitions), a chunk of a log at a time, so they answer for a folder of any size.
  */
 import {
   closeSync,
@@ -108,6 +110,14 @@ export interface FolderBufferStoreOptions {
   testHooks?: BufferStoreTestHooks;
 }
 
+/** What `FolderBufferStore.scanTransitions` hands the live transitions to (StreamedRetrieval is one). */
+export interface TransitionScan {
+  /** Called before each read of the folder: a rewrite during a read starts it over. */
+  begin(): void;
+  /** A block of transitions, each id once in a read. */
+  add(block: BufferTransition[]): Promise<void>;
+}
+
 /** Raised when a reader (or a command that only reads) is pointed at a folder that holds no buffer. */
 export class BufferFolderMissingError extends Error {
   constructor(readonly dir: string) {
@@ -136,7 +146,7 @@ export class BufferTooLargeError extends Error {
       `The buffer folder ${dir} holds ${mb(bytes)}; loading it needs about ${mb(neededBytes)} of memory, and this ` +
         `Node process has ${mb(freeBytes)} of heap left. Give Node more: NODE_OPTIONS=--max-old-space-size=${heapMb} ` +
         `(in MB) before the command, on a machine with that much memory, or use a smaller buffer (\`buffer stats\` ` +
-        'reads any size).',
+        'and `buffer query` read any size).',
     );
     this.name = 'BufferTooLargeError';
   }
@@ -177,6 +187,8 @@ const COMPACT_SLACK = 1000;
 /** Bytes of a log decoded at once when loading (keeps strings far below V8's length limit). */
 const LOAD_CHUNK_BYTES = 32 << 20;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Transitions a scan hands over at once, at most (and lines of an eighth of a chunk: 4 MB). */
+const SCAN_BLOCK_ROWS = 4096;
 /** Reads a reader retries when writers keep rewriting the folder under it. */
 const READ_ATTEMPTS = 20;
 
@@ -312,10 +324,7 @@ export class FolderBufferStore implements BufferStore {
       }
       if ((this.readMeta().generation ?? 0) === (before.generation ?? 0)) return snapshot;
     }
-    throw new Error(
-      `The buffer folder ${this.dir} was rewritten ${READ_ATTEMPTS} times while being read (a writer is evicting or compacting); ` +
-        'run the command again once that writer is done.',
-    );
+    throw rewrittenWhileReading(this.dir);
   }
 
   private readMeta(): FolderMeta {
@@ -431,26 +440,21 @@ export class FolderBufferStore implements BufferStore {
       }
       if ((reader.readMeta().generation ?? 0) === (before.generation ?? 0)) return stats;
     }
-    throw new Error(
-      `The buffer folder ${dir} was rewritten ${READ_ATTEMPTS} times while being read (a writer is evicting or ` +
-        'compacting); run the command again once that writer is done.',
-    );
+    throw rewrittenWhileReading(dir);
   }
 
   private statsOf(meta: FolderMeta, chunkBytes: number): BufferStats {
     // A replaced record is a later line with the same id: the last one counts.
     const kinds = new Map<string, string>(); // each distinct (env, source, valid, task), shared by its transitions
     const transitions = new Map<string, string>();
-    const lines = (file: LogFile, each: (record: Record<string, unknown>) => void) =>
-      forEachJsonLine(this.path(meta.files![file]), meta.committedBytes[file] ?? 0, file, chunkBytes, each);
-    lines('transitions.jsonl', (t) => {
+    for (const { record: t } of this.logLines(meta, 'transitions.jsonl', chunkBytes)) {
       const kind = JSON.stringify([t.env, t.source, t.valid, t.taskId]);
       if (!kinds.has(kind)) kinds.set(kind, kind);
       transitions.set(String(t.id), kinds.get(kind)!);
-    });
+    }
     const ids = (file: LogFile) => {
       const seen = new Set<string>();
-      lines(file, (record) => seen.add(String(record.id)));
+      for (const { record } of this.logLines(meta, file, chunkBytes)) seen.add(String(record.id));
       return seen.size;
     };
     const byEnvAndSource: BufferStats['byEnvAndSource'] = {};
@@ -472,6 +476,95 @@ export class FolderBufferStore implements BufferStore {
       byEnvAndSource: sortStats(byEnvAndSource),
       invalid,
     };
+  }
+
+  /**
+   * The folder's live transitions handed to `scan` a block at a time (`buffer query`): each id's
+   * last record with its last vector, as a full load holds them, in file order. Memory: a chunk of
+   * the log (two while a line crosses chunks), a block, and per transition its id and where its
+   * vector lies, whatever the folder's size. A rewrite during the read starts it over (scan.begin).
+   */
+  static async scanTransitions(dir: string, scan: TransitionScan, chunkBytes = LOAD_CHUNK_BYTES): Promise<void> {
+    const reader = new FolderBufferStore(dir, { readOnly: true });
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      const before = reader.readMeta();
+      scan.begin();
+      try {
+        await reader.scanOf(before, scan, chunkBytes);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // a rewrite deleted a file
+        throw error;
+      }
+      if ((reader.readMeta().generation ?? 0) === (before.generation ?? 0)) return;
+    }
+    throw rewrittenWhileReading(dir);
+  }
+
+  private async scanOf(meta: FolderMeta, scan: TransitionScan, chunkBytes: number): Promise<void> {
+    // A later line for an id replaces the earlier ones: first find each id's last line.
+    const lastLine = new Map<string, number>();
+    let line = 0;
+    for (const { record } of this.logLines(meta, 'transitions.jsonl', chunkBytes))
+      lastLine.set(String(record.id), line++);
+    const vectors = this.vectorRows(meta);
+    const rows = new RowReader(this.path(meta.files!['embeddings.bin']), vectors.floats, chunkBytes / 8);
+    try {
+      let block: BufferTransition[] = [];
+      let chars = 0;
+      line = 0;
+      for (const { record, chars: lineChars } of this.logLines(meta, 'transitions.jsonl', chunkBytes)) {
+        if (lastLine.get(String(record.id)) !== line++) continue;
+        const t = record as unknown as BufferTransition;
+        const row = vectors.rowOf.get(t.id);
+        if (row !== undefined) t.embedding = rows.floats(vectors.offsets[row], vectors.offsets[row + 1]);
+        block.push(t);
+        chars += lineChars;
+        if (block.length < SCAN_BLOCK_ROWS && chars < chunkBytes / 8) continue;
+        await scan.add(block);
+        block = [];
+        chars = 0;
+      }
+      if (block.length > 0) await scan.add(block);
+    } finally {
+      rows.close();
+    }
+  }
+
+  /** The committed lines of a log, a chunk at a time. */
+  private logLines(meta: FolderMeta, file: LogFile, chunkBytes: number) {
+    return jsonLines(this.path(meta.files![file]), meta.committedBytes[file] ?? 0, file, chunkBytes);
+  }
+
+  /**
+   * Where each transition's committed vector lies in embeddings.bin (in floats): its last row, or
+   * none when that row is empty; `floats` is how much of the file is committed.
+   */
+  private vectorRows(meta: FolderMeta): { rowOf: Map<string, number>; offsets: Float64Array; floats: number } {
+    const indexPath = this.path(meta.files!['embeddings.json']);
+    const index = existsSync(indexPath)
+      ? (JSON.parse(readFileSync(indexPath, 'utf8')) as EmbeddingsIndex)
+      : emptyIndex();
+    const name = meta.files!['embeddings.bin'];
+    const onDisk = this.logSize(name);
+    const floats = Math.floor(Math.min(meta.committedBytes['embeddings.bin'] ?? 0, onDisk) / 4);
+    const rowOf = new Map<string, number>();
+    const offsets: number[] = [0];
+    forEachEmbeddingRow(index, floats, meta.embeddingRows, (id, offset, length) => {
+      if (length === 0) rowOf.delete(id);
+      else rowOf.set(id, offsets.length - 1);
+      offsets.push(offset + length);
+    });
+    return { rowOf, offsets: Float64Array.from(offsets), floats };
+  }
+
+  /** Bytes of a log on disk (0 for one never written). */
+  private logSize(name: string): number {
+    try {
+      return statSync(this.path(name)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && name === defaultFiles()[name as FolderFile]) return 0;
+      throw error;
+    }
   }
 
   private readLog(name: string): Buffer {
@@ -937,18 +1030,17 @@ function writeAll(fd: number, bytes: Uint8Array): void {
   while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }
 
-/** Parses a JSONL buffer in chunks that end at a newline (never one giant string). */
 /**
- * Calls `each` with every whole JSON line of the first `committed` bytes of `path` (a torn last
- * line is not read), reading `chunkBytes` at a time: a line longer than a chunk is read whole.
+ * Every whole JSON line of the first `committed` bytes of `path` (a torn last line is not read),
+ * with its length in characters, reading `chunkBytes` at a time: a line longer than a chunk is
+ * read whole. The file stays open until the loop ends (a rewrite may delete it meanwhile).
  */
-function forEachJsonLine(
+function* jsonLines(
   path: string,
   committed: number,
   file: string,
   chunkBytes: number,
-  each: (record: Record<string, unknown>) => void,
-): void {
+): Generator<{ record: Record<string, unknown>; chars: number }> {
   if (committed === 0) return;
   const fd = openSync(path, 'r');
   try {
@@ -960,12 +1052,15 @@ function forEachJsonLine(
       if (read === 0) break; // shorter than meta says: what is there is read
       position += read;
       const bytes = carry.length ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
-      const end = bytes.lastIndexOf(0x0a) + 1;
-      carry = Buffer.from(bytes.subarray(end));
-      for (const line of bytes.toString('utf8', 0, end).split('\n').slice(0, -1)) {
+      // Each line decoded on its own: no string of the whole chunk stays alive while its lines are used.
+      let start = 0;
+      for (let end = bytes.indexOf(0x0a); end >= 0; start = end + 1, end = bytes.indexOf(0x0a, start)) {
         lineNumber++;
-        if (line !== '') each(parseLine(line, file, lineNumber));
+        if (end === start) continue;
+        const line = bytes.toString('utf8', start, end);
+        yield { record: parseLine(line, file, lineNumber), chars: line.length };
       }
+      carry = Buffer.from(bytes.subarray(start));
     }
   } finally {
     closeSync(fd);
@@ -983,6 +1078,7 @@ function parseLine(line: string, file: string, lineNumber: number): Record<strin
   }
 }
 
+/** Parses a JSONL buffer in chunks that end at a newline (never one giant string). */
 function parseJsonl<T>(bytes: Buffer, file: string): T[] {
   const records: T[] = [];
   let start = 0;
@@ -1012,37 +1108,100 @@ function parseJsonl<T>(bytes: Buffer, file: string): T[] {
   return records;
 }
 
+/**
+ * Calls `visit` with each committed row of embeddings.json (its id, offset and length in floats),
+ * stopping at a row that `floats` does not hold whole (a crash cut it); returns the rows and
+ * floats visited.
+ */
+function forEachEmbeddingRow(
+  index: EmbeddingsIndex,
+  floats: number,
+  committedRows: number,
+  visit: (id: string, offset: number, length: number) => void,
+): { rows: number; usedFloats: number } {
+  if (index.format !== EMBEDDINGS_FORMAT) {
+    throw new BufferSchemaError(
+      `embeddings.json has format '${String(index.format)}', expected '${EMBEDDINGS_FORMAT}'.`,
+    );
+  }
+  const dims = rowDimsOf(index);
+  let offset = 0;
+  let rows = 0;
+  for (; rows < Math.min(committedRows, index.rows.length); rows++) {
+    const length = dims[rows];
+    if (offset + length > floats) break;
+    visit(index.rows[rows], offset, length);
+    offset += length;
+  }
+  return { rows, usedFloats: offset };
+}
+
 /** Vectors by transition id from the committed rows; also how many rows and bytes are valid. */
 function readEmbeddings(
   index: EmbeddingsIndex,
   bytes: Buffer,
   committedRows: number,
 ): { vectors: Map<string, Float32Array>; rows: number; usedBytes: number } {
-  if (index.format !== EMBEDDINGS_FORMAT) {
-    throw new BufferSchemaError(
-      `embeddings.json has format '${String(index.format)}', expected '${EMBEDDINGS_FORMAT}'.`,
-    );
-  }
-  let floats: Float32Array;
-  const count = Math.floor(bytes.length / 4);
-  if (LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) {
-    floats = new Float32Array(bytes.buffer, bytes.byteOffset, count);
-  } else {
-    floats = new Float32Array(count);
-    const view = new DataView(bytes.buffer, bytes.byteOffset, count * 4);
-    for (let i = 0; i < count; i++) floats[i] = view.getFloat32(i * 4, true);
-  }
-  const dims = rowDimsOf(index);
+  const floats = floatsOf(bytes);
   const vectors = new Map<string, Float32Array>();
-  let offset = 0;
-  let rows = 0;
-  for (; rows < Math.min(committedRows, index.rows.length); rows++) {
-    const length = dims[rows];
-    if (offset + length > count) break; // a row the crash cut short
-    const id = index.rows[rows];
+  const { rows, usedFloats } = forEachEmbeddingRow(index, floats.length, committedRows, (id, offset, length) => {
     if (length === 0) vectors.delete(id);
     else vectors.set(id, floats.subarray(offset, offset + length));
-    offset += length;
+  });
+  return { vectors, rows, usedBytes: usedFloats * 4 };
+}
+
+/** Little-endian float32 bytes as floats (a view where the platform and alignment allow, else a copy). */
+function floatsOf(bytes: Uint8Array): Float32Array {
+  const count = Math.floor(bytes.length / 4);
+  if (LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, count);
+  const floats = new Float32Array(count);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, count * 4);
+  for (let i = 0; i < count; i++) floats[i] = view.getFloat32(i * 4, true);
+  return floats;
+}
+
+/**
+ * Rows of embeddings.bin read by offset through a window of the file: a scan asks for them mostly
+ * in file order, so most rows come from the window already read.
+ */
+class RowReader {
+  private fd: number | null = null;
+  private window = Buffer.alloc(0);
+  /** Float offset of the window's start. */
+  private start = 0;
+
+  constructor(
+    private readonly path: string,
+    /** Committed floats of the file: nothing beyond is read. */
+    private readonly committedFloats: number,
+    private readonly windowBytes: number,
+  ) {}
+
+  /** A copy of floats [from, to). */
+  floats(from: number, to: number): Float32Array {
+    if (from < this.start || to > this.start + this.window.length / 4) this.read(from, to);
+    const bytes = this.window.subarray((from - this.start) * 4, (to - this.start) * 4);
+    return new Float32Array(floatsOf(bytes));
   }
-  return { vectors, rows, usedBytes: offset * 4 };
+
+  private read(from: number, to: number): void {
+    this.fd ??= openSync(this.path, 'r');
+    const end = Math.min(this.committedFloats, Math.max(to, from + Math.floor(this.windowBytes / 4)));
+    this.window = Buffer.alloc((end - from) * 4);
+    readSync(this.fd, this.window, 0, this.window.length, from * 4);
+    this.start = from;
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+function rewrittenWhileReading(dir: string): Error {
+  return new Error(
+    `The buffer folder ${dir} was rewritten ${READ_ATTEMPTS} times while being read (a writer is evicting or ` +
+      'compacting); run the command again once that writer is done.',
+  );
 }

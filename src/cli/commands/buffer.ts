@@ -4,6 +4,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ReplayBuffer, transitionsToTrajectories, type ImportResult } from '../../core/buffer/buffer';
+import { HashedNgramEmbedder } from '../../core/buffer/embedders';
+import { StreamedRetrieval } from '../../core/buffer/streamed-retrieval';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { TRANSITION_SOURCES, type TransitionSource } from '../../core/buffer/types';
 import { FORMATS, assertFormat, readTrajectories, writeTrajectories } from '../../core/data/formats';
@@ -171,9 +173,14 @@ export async function runBufferQuery(args: ParsedArgs): Promise<void> {
   };
   if (!o.text) throw new UsageError('buffer query needs --text "…" (what to look for).', bufferQueryCommand);
   const t0 = performance.now();
-  const hits = await withBuffer(await openBuffer(o.dir, { write: false }), (b) =>
-    b.retrieve(o.text!, o.k, { env: o.env, source: o.source, diverse: o.diverse }),
-  );
+  // Streamed: a folder of any size, a block of transitions at a time (the hits of a full load).
+  const retrieval = new StreamedRetrieval(new HashedNgramEmbedder(), o.text, o.k, {
+    env: o.env,
+    source: o.source,
+    diverse: o.diverse,
+  });
+  await FolderBufferStore.scanTransitions(o.dir, retrieval);
+  const hits = retrieval.results();
   const ms = performance.now() - t0;
   const results = hits.map(({ transition: t, score }) => ({
     score: round(score, 4),

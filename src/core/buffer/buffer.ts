@@ -234,18 +234,9 @@ export class ReplayBuffer {
    * The k most similar stored transitions to a state–action (or free text, read as both the
    * instruction and the page), by cosine of the embeddings; valid transitions only unless asked.
    */
-  async retrieve(
-    query: { instruction: string; observation: string; action: string } | string,
-    k: number,
-    options: SearchOptions = {},
-  ): Promise<RetrievedTransition[]> {
+  async retrieve(query: RetrievalQuery, k: number, options: SearchOptions = {}): Promise<RetrievedTransition[]> {
     await this.ensureLoaded();
-    // Free text is matched as both the task and the page (the stored vectors are field-marked;
-    // unmarked text would land in a field of its own and match nothing well).
-    const text = transitionText(
-      typeof query === 'string' ? { instruction: query, observation: query, action: '' } : query,
-    );
-    const [vector] = await this.embedder.embed([text]);
+    const [vector] = await this.embedder.embed([queryText(query)]);
     const hits = this.index.search(vector, k, options);
     const out: RetrievedTransition[] = [];
     for (const hit of hits) {
@@ -270,6 +261,17 @@ export class ReplayBuffer {
   stats(): Promise<BufferStats> {
     return this.store.stats();
   }
+}
+
+/** What a retrieval looks for: a state–action, or free text. */
+export type RetrievalQuery = { instruction: string; observation: string; action: string } | string;
+
+/**
+ * The text a query is embedded as. Free text is matched as both the task and the page (the stored
+ * vectors are field-marked; unmarked text would land in a field of its own and match nothing well).
+ */
+export function queryText(query: RetrievalQuery): string {
+  return transitionText(typeof query === 'string' ? { instruction: query, observation: query, action: '' } : query);
 }
 
 /** Texts embedded at once while importing (bounds the embedder's working memory). */
