@@ -34,6 +34,8 @@ export interface EpisodeSummary {
   refusedSteps: number;
   /** Dreamed steps whose answer was unusable (never learned from). */
   dreamInvalidSteps: number;
+  /** A dream begun at a recorded real state: the step of the real episode it began at. */
+  realStartStep?: number;
 }
 
 interface TraceRow {
@@ -59,6 +61,7 @@ export function summarize(runId: string, trace: EpisodeTrace): EpisodeSummary {
     length: trace.steps.length,
     refusedSteps: trace.steps.filter((s) => !s.valid && !s.dreamInvalid).length,
     dreamInvalidSteps: trace.steps.filter((s) => s.dreamInvalid).length,
+    ...(trace.realStart ? { realStartStep: trace.realStart.fromStep } : {}),
   };
 }
 

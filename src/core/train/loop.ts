@@ -308,6 +308,9 @@ export class Trainer {
         probabilities: step.probabilities.slice(),
         ...(step.prior ? { prior: step.prior.slice() } : {}),
       })),
+      ...(e.realStart
+        ? { realStart: { fromStep: e.realStart.fromStep, prefix: e.realStart.prefix.map((s) => ({ ...s })) } }
+        : {}),
       final: { observation: e.obs.text, admissible: e.obs.admissible.slice() },
     }));
   }

@@ -52,7 +52,14 @@ export interface Episode {
    * A dream begun at a recorded real state (real-starts.ts): the step it began at, and the most
    * steps it may take from there (then it is truncated, as at the step limit).
    */
-  realStart?: { fromStep: number; horizon: number };
+  realStart?: EpisodeRealStart;
+}
+
+/** Where a dream begun at a recorded real state began, and the real steps before it (for traces). */
+export interface EpisodeRealStart {
+  fromStep: number;
+  horizon: number;
+  prefix: { observation: string; action: string }[];
 }
 
 /** What the steps of a rollout cost: env steps, and for dreams the experience model's answers. */
@@ -152,7 +159,7 @@ export async function startEpisodes(
         return: 0,
         success: false,
         record: [],
-        ...(start ? { realStart: { fromStep: start.fromStep, horizon: realStartHorizon(start, options) } } : {}),
+        ...(start ? { realStart: episodeRealStart(start, options) } : {}),
       });
     }
   }
@@ -166,10 +173,14 @@ function realStartFor(options: StartOptions): RealStart | null {
   return starts.rng.next() < starts.share ? starts.pool.pick(starts.rng) : null;
 }
 
-function realStartHorizon(start: RealStart, options: StartOptions): number {
+function episodeRealStart(start: RealStart, options: StartOptions): EpisodeRealStart {
   const starts = options.realStarts!;
   const left = Math.max(1, starts.stepLimit - start.fromStep);
-  return starts.horizon > 0 ? Math.min(starts.horizon, left) : left;
+  return {
+    fromStep: start.fromStep,
+    horizon: starts.horizon > 0 ? Math.min(starts.horizon, left) : left,
+    prefix: start.history.map((s) => ({ observation: s.observation, action: s.action })),
+  };
 }
 
 export interface StepOptions {

@@ -66,6 +66,11 @@ export interface EpisodeTrace {
   success: boolean;
   return: number;
   steps: TraceStep[];
+  /**
+   * A dream begun at a recorded real state: the step of the real episode it began at, and the real
+   * steps before it (the history the model and the policy saw). Absent: the task's own first state.
+   */
+  realStart?: { fromStep: number; prefix: { observation: string; action: string }[] };
   /** The observation after the last step (what the agent saw when the episode ended). */
   final: { observation: string; admissible: string[] };
 }
@@ -76,12 +81,17 @@ export function nextOf(trace: EpisodeTrace, i: number): { observation: string; a
   return next ? { observation: next.observation, admissible: next.admissible } : trace.final;
 }
 
-/** The actions to replay in the real env before step `i`: those the trace accepted (valid steps). */
+/**
+ * The actions to replay in the real env before step `i`: a real start's recorded prefix, then those
+ * the trace accepted (valid steps).
+ */
 export function acceptedActionsBefore(trace: EpisodeTrace, i: number): string[] {
-  return trace.steps
+  const prefix = trace.realStart?.prefix.map((s) => s.action) ?? [];
+  const accepted = trace.steps
     .slice(0, i)
     .filter((s) => s.valid)
     .map((s) => s.action);
+  return [...prefix, ...accepted];
 }
 
 export type RealOutcome =

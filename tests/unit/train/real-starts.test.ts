@@ -17,6 +17,7 @@ import { getPreset, validateConfig } from '../../../src/core/train/config';
 import { EnvPool, startEpisodes, stepEpisodes } from '../../../src/core/train/rollout';
 import { buildRunParts } from '../../../src/core/train/run-parts';
 import { RegisteredEnvSource } from '../../../src/core/train/task-source';
+import { acceptedActionsBefore, replayInRealEnv, type EpisodeTrace } from '../../../src/core/train/trace';
 import type { Trajectory } from '../../../src/core/types';
 
 const ENV = 'household-v0';
@@ -161,6 +162,27 @@ describe('a rollout with real starts', () => {
         const last = e.record[e.record.length - 1];
         if (!last.terminated) expect(last.truncated).toBe(true);
       }
+    }
+  });
+
+  it('keeps the real prefix for traces, so Inspect replays it before asking the real env', async () => {
+    const { episodes, recorded } = await rollOut(1, 2);
+    const e = episodes[0];
+    const source = recorded.find((r) => r.task.id === e.task.id)!;
+    const prefix = source.steps.slice(0, e.realStart!.fromStep);
+    expect(e.realStart!.prefix).toEqual(prefix.map((s) => ({ observation: s.observation, action: s.action })));
+    const trace = {
+      task: e.task,
+      realStart: { fromStep: e.realStart!.fromStep, prefix: e.realStart!.prefix },
+      steps: e.record.map((s) => ({ action: s.action, valid: s.valid })),
+    } as unknown as EpisodeTrace;
+    expect(acceptedActionsBefore(trace, 0)).toEqual(prefix.map((s) => s.action));
+    // The real env, replaying that prefix, is where the dream began: the same observation.
+    const outcome = await replayInRealEnv(ENV, e.task, acceptedActionsBefore(trace, 0), e.record[0].action);
+    expect(outcome.kind).toBe('real');
+    if (outcome.kind === 'real') {
+      expect(outcome.refused).toEqual([]);
+      expect(outcome.before.text).toBe(e.record[0].observation);
     }
   });
 
