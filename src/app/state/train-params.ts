@@ -56,6 +56,18 @@ export interface TrainParams {
   /** Token budget of one dreamed answer, and retries after an unusable one (LLM engines). */
   answerTokens: number;
   retries: number;
+  /** The dream's pessimism (config.ts): the verdict ensemble's members (1 = no ensemble; learned models). */
+  members: number;
+  /** The halt (MOReL; not the oracle), its success quantile, its offers filter and its redraws. */
+  halt: boolean;
+  haltSuccessQ: number;
+  offers: boolean;
+  redraws: number;
+  /** Dreams begun at real states: their share of a dream's tasks, and their horizon (0: the step limit). */
+  realShare: number;
+  realHorizon: number;
+  /** S2R that corrects the dream: the share of the real budget spent replaying claimed successes (learned models). */
+  correct: number;
 }
 
 export const BACKENDS: readonly BackendName[] = ['wasm', 'webgl', 'webgpu', 'cpu'];
@@ -98,6 +110,14 @@ export function paramsForPreset(preset: string, keep: Partial<TrainParams> = {})
     prior: p.llmPrior,
     answerTokens: 400,
     retries: 2,
+    members: p.verdictMembers,
+    halt: p.halt,
+    haltSuccessQ: p.haltSuccessQuantile,
+    offers: p.haltOffers,
+    redraws: p.haltRedraws,
+    realShare: p.realStartShare,
+    realHorizon: p.realStartHorizon,
+    correct: p.s2rCorrectFraction,
     ...keep,
   };
 }
@@ -139,6 +159,11 @@ export function tinyParams(p: TrainParams): TrainParams {
   return { ...paramsForPreset(demo, kept), ...LLM_DEMO_ANSWERS };
 }
 
+/** A link's value, or the fallback where it had none (or a bad one). */
+function pick<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
+
 function flag(value: string | null): boolean | undefined {
   if (value === '1' || value === 'true') return true;
   if (value === '0' || value === 'false') return false;
@@ -175,7 +200,6 @@ export function paramsFromQuery(query: string): TrainParams {
   const mode = q.get('mode');
   const algo = q.get('algo');
   const backend = q.get('backend');
-  const pick = <T>(value: T | undefined, fallback: T): T => (value === undefined ? fallback : value);
   const chosenMode = (MODES as readonly string[]).includes(mode ?? '') ? (mode as Mode) : base.mode;
   // A link's llm=oracle:ε_R,ε_P is the oracle; its ε count where the link has no epsR / epsP of its own.
   const oracle = oracleOf(q.get('llm'));
@@ -204,6 +228,21 @@ export function paramsFromQuery(query: string): TrainParams {
     prior: pick(flag(q.get('prior')), base.prior),
     answerTokens: pick(queryInt(q.get('tokens'), 16, 8192), base.answerTokens),
     retries: pick(queryInt(q.get('retries'), 0, 10), base.retries),
+    ...pessimismFromQuery(q, base),
+  };
+}
+
+/** The dream's pessimism settings of a link; bad values fall back to the preset's (as config.ts bounds them). */
+function pessimismFromQuery(q: URLSearchParams, base: TrainParams): Partial<TrainParams> {
+  return {
+    members: pick(queryInt(q.get('members'), 1, 64), base.members),
+    halt: pick(flag(q.get('halt')), base.halt),
+    haltSuccessQ: pick(queryNum(q.get('haltSq'), 0.5, 1), base.haltSuccessQ),
+    offers: pick(flag(q.get('offers')), base.offers),
+    redraws: pick(queryInt(q.get('redraws'), 0, 16), base.redraws),
+    realShare: pick(queryNum(q.get('realShare'), 0, 1), base.realShare),
+    realHorizon: pick(queryInt(q.get('realHorizon'), 0, 1000), base.realHorizon),
+    correct: pick(queryNum(q.get('correct'), 0, 1), base.correct),
   };
 }
 
@@ -234,6 +273,14 @@ export function paramsToQuery(p: TrainParams): string {
   q.set('prior', p.prior ? '1' : '0');
   q.set('tokens', String(p.answerTokens));
   q.set('retries', String(p.retries));
+  q.set('members', String(p.members));
+  q.set('halt', p.halt ? '1' : '0');
+  q.set('haltSq', String(p.haltSuccessQ));
+  q.set('offers', p.offers ? '1' : '0');
+  q.set('redraws', String(p.redraws));
+  q.set('realShare', String(p.realShare));
+  q.set('realHorizon', String(p.realHorizon));
+  q.set('correct', String(p.correct));
   return q.toString();
 }
 
@@ -278,6 +325,14 @@ export function paramsFromConfig(config: TrainConfig): TrainParams {
     history: config.historyLength,
     reasoning: config.reasoning,
     prior: config.llmPrior,
+    members: config.verdictMembers,
+    halt: config.halt,
+    haltSuccessQ: config.haltSuccessQuantile,
+    offers: config.haltOffers,
+    redraws: config.haltRedraws,
+    realShare: config.realStartShare,
+    realHorizon: config.realStartHorizon,
+    correct: config.s2rCorrectFraction,
   };
 }
 
@@ -327,7 +382,21 @@ export function configFromParams(p: TrainParams): TrainConfig {
     historyLength: p.history,
     reasoning: p.reasoning,
     llmPrior: p.prior,
+    verdictMembers: p.members,
+    halt: p.halt,
+    haltSuccessQuantile: p.haltSuccessQ,
+    haltOffers: p.offers,
+    haltRedraws: p.redraws,
+    realStartShare: p.realShare,
+    realStartHorizon: p.realHorizon,
+    // Correcting the dream refits a learned model's verdict in an S2R run (the form greys it out otherwise).
+    s2rCorrectFraction: canCorrect(p) ? p.correct : 0,
   } as unknown as Record<string, unknown>);
+}
+
+/** Whether these settings can correct the dream: S2R with a learned experience model. */
+export function canCorrect(p: Pick<TrainParams, 'mode' | 'llm'>): boolean {
+  return p.mode === 's2r' && engineAbilities(p.llm).kind === 'learned';
 }
 
 /** config.llm for these settings: the engine spec, or the noisy oracle with ε_R, ε_P (throws LlmSpecError for a bad spec). */

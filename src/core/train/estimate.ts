@@ -6,7 +6,9 @@
  * the typical speed of the engine kind, said to be an assumption. Every figure is an estimate.
  *
  * Transitions: episodes (iterations × tasks × G) × the typical episode length of the env
- * (measured with the noisy oracle on the presets; at most the step limit, given as the bound).
+ * (measured with the noisy oracle on the presets, or with the shipped learned model, whose halt
+ * ends episodes sooner; at most the step limit, given as the bound). The share of a dream's tasks
+ * begun at a real state plays at most its horizon.
  */
 import { parseLlmSpec, type EngineKind } from '../llm/spec';
 import { getEnvDefinition, listEnvDefinitions } from '../envs/registry';
@@ -35,6 +37,12 @@ export interface EnvTypicals {
    * decoder (`npm run bench -- dream`, the mean of two runs; 2026-12-05, the k = 0 webshop model).
    */
   learnedTransitionsPerSecond?: number;
+  /**
+   * Dreamed steps per episode begun at the task's first state in the shipped learned model's dream
+   * (with its halt): the intercept of episode length against the real-start share over the
+   * iterations of the dev runs of docs/results/honest-dream.md ("What a dream costs").
+   */
+  learnedStepsPerEpisode?: number;
 }
 
 /**
@@ -50,12 +58,14 @@ export const ENV_TYPICALS: Record<string, EnvTypicals> = {
     tokensPerTransition: 682,
     cacheHitRate: 0.15,
     learnedTransitionsPerSecond: 146.1,
+    learnedStepsPerEpisode: 5.6,
   },
   'household-v0': {
     stepsPerEpisode: 48,
     tokensPerTransition: 638,
     cacheHitRate: 0,
     learnedTransitionsPerSecond: 235.4,
+    learnedStepsPerEpisode: 25.1,
   },
 };
 const FALLBACK_TYPICALS: EnvTypicals = { stepsPerEpisode: 8, tokensPerTransition: 680, cacheHitRate: 0 };
@@ -151,7 +161,8 @@ export interface EstimateInputs {
 type EstimateConfig = Pick<
   TrainConfig,
   'mode' | 'env' | 'llm' | 'iterations' | 'tasksPerIteration' | 'groupSize' | 'llmConcurrency'
->;
+> &
+  Partial<Pick<TrainConfig, 'realStartShare' | 'realStartHorizon'>>;
 
 export function estimateDreamCost(config: EstimateConfig, inputs: EstimateInputs = {}): DreamCostEstimate {
   const typicals = ENV_TYPICALS[config.env] ?? FALLBACK_TYPICALS;
@@ -161,7 +172,8 @@ export function estimateDreamCost(config: EstimateConfig, inputs: EstimateInputs
   const kind = parseLlmSpec(config.llm).kind;
   const iterations = config.mode === 'real' ? 0 : config.iterations;
   const episodes = iterations * config.tasksPerIteration * config.groupSize;
-  const transitions = Math.round(episodes * Math.min(stepLimit, typicals.stepsPerEpisode));
+  // The bound stays every episode at its step limit: a dream with no real episode to begin at has no real starts.
+  const transitions = Math.round(episodes * typicalEpisodeLength(config, typicals, stepLimit, kind));
   // The chat and learned models keep a transition cache (repeated task, history and action); the oracle answers everything itself.
   const cached = kind !== 'oracle';
   const cacheHitRate = cached ? (inputs.cacheHitRate ?? typicals.cacheHitRate) : 0;
@@ -183,6 +195,22 @@ export function estimateDreamCost(config: EstimateConfig, inputs: EstimateInputs
     seconds: (calls * speed.secondsPerTransition) / Math.max(1, speed.parallel),
     speed,
   };
+}
+
+/** Dreamed steps an episode typically takes, with the share of real starts at their horizon. */
+function typicalEpisodeLength(
+  config: EstimateConfig,
+  typicals: EnvTypicals,
+  stepLimit: number,
+  kind: EngineKind,
+): number {
+  const fromFirst = Math.min(
+    stepLimit,
+    (kind === 'learned' ? typicals.learnedStepsPerEpisode : undefined) ?? typicals.stepsPerEpisode,
+  );
+  const share = config.realStartShare ?? 0;
+  const horizon = config.realStartHorizon && config.realStartHorizon > 0 ? config.realStartHorizon : stepLimit;
+  return (1 - share) * fromFirst + share * Math.min(horizon, fromFirst);
 }
 
 function count(n: number): string {

@@ -1,15 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_PARAMS,
+  canCorrect,
   configFromParams,
   dreamTokenEstimate,
   engineRuntimeFromParams,
   llmSpec,
+  paramsFromConfig,
   paramsFromQuery,
   paramsToQuery,
   type TrainParams,
 } from '../../../src/app/state/train-params';
 import { experienceLabel } from '../../../src/core/llm/spec';
+import { getPreset } from '../../../src/core/train/config';
 
 describe('Train settings in the URL', () => {
   it('round-trips every setting, the engine and the ablation switches included', () => {
@@ -39,12 +42,21 @@ describe('Train settings in the URL', () => {
       prior: true,
       answerTokens: 96,
       retries: 0,
+      members: 3,
+      halt: false,
+      haltSuccessQ: 0.95,
+      offers: false,
+      redraws: 1,
+      realShare: 0.25,
+      realHorizon: 5,
+      correct: 0.3,
     };
     const query = paramsToQuery(p);
     expect(query).toMatch(/^preset=household-easy&mode=dream&algo=ppo&seed=7&/);
     expect(query).toMatch(
-      /llm=wllama%3Afile%3Astories260K.gguf&curriculum=1&lambda=0.4&grouping=cluster&variations=both&k=0&history=2&reasoning=0&prior=1&tokens=96&retries=0$/,
+      /llm=wllama%3Afile%3Astories260K.gguf&curriculum=1&lambda=0.4&grouping=cluster&variations=both&k=0&history=2&reasoning=0&prior=1&tokens=96&retries=0&/,
     );
+    expect(query).toMatch(/&members=3&halt=0&haltSq=0.95&offers=0&redraws=1&realShare=0.25&realHorizon=5&correct=0.3$/);
     expect(paramsFromQuery(query)).toEqual(p);
   });
 
@@ -100,6 +112,41 @@ describe('Train settings in the URL', () => {
       /neither file:NAME nor a full http\(s\) URL/,
     );
     expect(engineRuntimeFromParams({ answerTokens: 96, retries: 1 })).toEqual({ maxTokens: 96, retries: 1 });
+  });
+
+  it("gives the dream's pessimism the preset's defaults, bounds a link's values, and corrects only where it can", () => {
+    const preset = getPreset('household-easy');
+    expect(paramsFromQuery('preset=household-easy')).toMatchObject({
+      members: preset.verdictMembers,
+      halt: preset.halt,
+      haltSuccessQ: preset.haltSuccessQuantile,
+      offers: preset.haltOffers,
+      redraws: preset.haltRedraws,
+      realShare: preset.realStartShare,
+      realHorizon: preset.realStartHorizon,
+      correct: 0,
+    });
+    const bad = paramsFromQuery('preset=household-easy&members=0&haltSq=0.2&redraws=99&realShare=2&halt=maybe');
+    expect(bad).toMatchObject({ members: preset.verdictMembers, haltSuccessQ: preset.haltSuccessQuantile });
+    expect(bad).toMatchObject({ redraws: preset.haltRedraws, realShare: preset.realStartShare, halt: preset.halt });
+    const learned = 'learned:models/household-v0';
+    const base = { ...DEFAULT_PARAMS, llm: learned, members: 3, halt: false, realShare: 0.25, correct: 0.4 };
+    expect(configFromParams({ ...base, mode: 's2r' })).toMatchObject({
+      verdictMembers: 3,
+      halt: false,
+      realStartShare: 0.25,
+      s2rCorrectFraction: 0.4,
+    });
+    // A dream has no real budget to correct with, nor has the oracle a verdict to refit: the share is dropped.
+    expect(configFromParams({ ...base, mode: 'dream' }).s2rCorrectFraction).toBe(0);
+    expect(configFromParams({ ...base, mode: 's2r', llm: '' }).s2rCorrectFraction).toBe(0);
+    expect(canCorrect({ mode: 's2r', llm: learned })).toBe(true);
+    expect(paramsFromConfig(configFromParams({ ...base, mode: 's2r' }))).toMatchObject({
+      members: 3,
+      halt: false,
+      realShare: 0.25,
+      correct: 0.4,
+    });
   });
 
   it("names where experience comes from with core's one label", () => {

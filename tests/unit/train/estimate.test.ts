@@ -58,6 +58,17 @@ describe('estimateDreamCost', () => {
     expect(describeEstimate(measured, formatDuration)).toMatch(
       /50% of them from the transition cache \(measured\).*800 a transition, measured.* with 8 calls at once \(measured: Try one step\)/,
     );
+    // A learned model's halt ends household episodes sooner than the oracle's 48 steps; real starts at horizon 10.
+    const easy = {
+      ...getPreset('household-easy'),
+      mode: 'dream' as const,
+      llm: 'learned:models/household-v0' as const,
+    };
+    const typical = ENV_TYPICALS['household-v0'].learnedStepsPerEpisode!;
+    expect(estimateDreamCost(easy).transitions).toBe(Math.round(60 * 64 * (0.5 * typical + 0.5 * 10)));
+    expect(estimateDreamCost({ ...easy, realStartShare: 0 }).transitions).toBe(Math.round(60 * 64 * typical));
+    expect(estimateDreamCost({ ...easy, realStartHorizon: 0 }).transitions).toBe(Math.round(60 * 64 * typical));
+    expect(estimateDreamCost(easy).transitionsAtMost).toBe(60 * 64 * 50);
     const oracle = estimateDreamCost({ ...demo, llm: 'oracle:0.1,0.1' });
     expect(oracle).toMatchObject({ cacheHitRate: 0, tokens: 0 });
     expect(oracle.calls).toBe(oracle.transitions);
