@@ -150,7 +150,8 @@ export function renderTable(result: TableResult, timing?: RunTiming): string {
     }
   } else {
     lines.push(
-      `## Table 2 — ablations of DreamGym (dream GRPO; ${result.split} split; ${seedsText(result.seeds)})`,
+      `## Table 2 — ${result.ablations === 'pessimism' ? "what keeps the dream honest: the pessimism's parts" : 'ablations of DreamGym'} ` +
+        `(dream GRPO; ${result.split} split; ${seedsText(result.seeds)})`,
       '',
       `Experience model: **${markdownText(result.experienceModel)}**${result.oracle ? ' — the noisy oracle, a control instrument, not a learned model' : ''}.`,
       '',

@@ -17,7 +17,9 @@ import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import { formatLlmSpec, parseLlmSpec } from '../../core/llm/spec';
 import {
+  ABLATION_SETS,
   planExperiment,
+  type AblationSet,
   presetForEnv,
   type ExperimentSize,
   type ExperimentDeps,
@@ -85,6 +87,14 @@ export const experimentCommand: CommandSpec = {
         'a reported table: the test split, 5 seeds for Table 1 (3 for Table 2), runs kept in runs/results, ' +
         'and the table with its command, machine, date and commit written to docs/results/',
     },
+    ablations: {
+      type: 'string',
+      description:
+        "Table 2's rows: paper (the paper's ablations of the dream's context, curriculum and verdict) or " +
+        'pessimism (the verdict ensemble, the halt and real starts, each removed or at two other values)',
+      choices: [...ABLATION_SETS],
+      default: 'paper',
+    },
     fresh: { type: 'boolean', description: 're-run every job, even one a previous run of this request finished' },
     out: { type: 'string', description: 'output folder (default runs/experiment-<table>; with --report runs/results)' },
     grid: {
@@ -118,6 +128,7 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     seeds?: number;
     split?: EvalSplit;
     report?: boolean;
+    ablations: AblationSet;
     fresh?: boolean;
     out?: string;
     grid?: boolean;
@@ -153,9 +164,11 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     throw new UsageError(`--transfer needs two environments in --envs; got ${envs.join(', ')}.`, experimentCommand);
   const llm = formatLlmSpec(parseLlmSpec(o.llm));
   const table = o.table ? (Number(o.table) as 1 | 2) : undefined;
-  const out =
-    o.out ??
-    (o.report ? join('runs', 'results') : join('runs', `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}`));
+  const ablations = o.ablations;
+  if (ablations === 'pessimism' && table !== 2)
+    throw new UsageError('--ablations pessimism chooses the rows of Table 2: add --table 2.', experimentCommand);
+  const named = `experiment-${table ?? (o.grid ? 'grid' : 'transfer')}${ablations === 'pessimism' ? '-pessimism' : ''}`;
+  const out = o.out ?? (o.report ? join('runs', 'results') : join('runs', named));
   const request: ExperimentRequest = {
     envs,
     size: o.size,
@@ -171,7 +184,8 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
   const backend = await initBackend(o.backend);
   process.stderr.write(`backend: ${backend.reason}\n`);
   const started = performance.now();
-  if (table === 2) request.retrainedModels = await retrainedModels(envs, llm, out, backend.backend);
+  if (table === 2 && ablations === 'pessimism') request.ablations = ablations;
+  else if (table === 2) request.retrainedModels = await retrainedModels(envs, llm, out, backend.backend);
   const plan = planExperiment(
     request,
     edgeDeps(() => {}),
@@ -229,7 +243,8 @@ export async function runExperimentCommand(args: ParsedArgs): Promise<void> {
     write(`table${result.table.table}.md`, md);
     markdown.push(md);
     if (o.report) {
-      const file = join('docs', 'results', `table${result.table.table}-${envs.join('+')}.md`);
+      const set = result.table.ablations === 'pessimism' ? '-pessimism' : '';
+      const file = join('docs', 'results', `table${result.table.table}${set}-${envs.join('+')}.md`);
       const reused = plan.jobs.length - pending.length;
       const facts = { command: commandLine(), date: new Date(), provenances: provenances as RunProvenance[] };
       writeFileSync(file, renderReport(md, { ...facts, jobs: plan.jobs.length, reused, runs: join(out, 'jobs') }));

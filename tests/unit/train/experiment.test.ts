@@ -213,6 +213,50 @@ describe('experiment tables', () => {
     expect(full.jobs.some((j) => j.llm === k0)).toBe(false); // an LLM engine is not retrained here
   });
 
+  it("Table 2's pessimism rows: each part removed or varied, where the engine has it", () => {
+    const learned = 'learned:public/models' as LlmSpecText;
+    const request = {
+      envs: ['household-v0'],
+      llm: learned,
+      seeds: 3,
+      table: 2 as const,
+      ablations: 'pessimism' as const,
+    };
+    const plan = planExperiment(request);
+    const ids = (labels: string[]) => [...new Set(labels.map((l) => / dream GRPO (\S+) \[/.exec(l)?.[1]))];
+    expect(ids(plan.jobs.map((j) => j.label))).toEqual([
+      'full',
+      'no-ensemble',
+      'ensemble-3',
+      'ensemble-8',
+      'no-halt',
+      'halt-success-0.8',
+      'halt-success-0.95',
+      'no-real-starts',
+    ]);
+    expect(plan.jobs).toHaveLength(8 * 3); // no real-steps row, no retrained model
+    const outcome: JobOutcome = { split: 'dev', success: 0.5, score: 0.6, realSteps: 0, dreamSteps: 9, wallSeconds: 1 };
+    const result = plan.assemble(plan.jobs.map(() => ({ ...outcome, dreamPhase: outcome }))).table!;
+    expect(result.ablations).toBe('pessimism');
+    const changes = Object.fromEntries(result.envs[0].rows.map((r) => [r.id, r.changes]));
+    expect(changes).toMatchObject({
+      'no-ensemble': { verdictMembers: 1 },
+      'no-halt': { halt: false },
+      'halt-success-0.95': { haltSuccessQuantile: 0.95 },
+      'no-real-starts': { realStartShare: 0 },
+    });
+    expect(result.notes.join(' ')).toMatch(/hand-written rules .* measured at their own commit/);
+    // The oracle has no ensemble and nothing to halt against: those rows are not applicable, real starts still run.
+    const oracle = planExperiment({ ...request, llm: ORACLE, seeds: 1 });
+    const byRow = oracle.assemble(oracle.jobs.map(() => ({ ...outcome, dreamPhase: outcome }))).table!.envs[0].rows;
+    const kinds = Object.fromEntries(byRow.map((r) => [r.id, r.kind]));
+    expect(kinds).toMatchObject({
+      'no-ensemble': 'not-applicable',
+      'no-halt': 'not-applicable',
+      'no-real-starts': 'train',
+    });
+  });
+
   it('the (ε_R, ε_P) grid runs with a tiny config and names which error hurts more', async () => {
     const result = await runGrid(
       { envs: ['webshop-lite-v0'], seeds: 1, quick: true, overrides: { ...TINY, iterations: 1, finalEvalEpisodes: 6 } },
@@ -328,5 +372,9 @@ describe('dreamgym experiment (CLI arguments)', () => {
     expect(err.join('\n')).toMatch(/--transfer needs two environments/);
     expect(await main(['experiment', '--table', '1', '--llm', 'oracle:2,0'])).toBe(1);
     expect(err.join('\n')).toMatch(/EPS_R \(reward error ε_R\) must be in 0..1/);
+    expect(await main(['experiment', '--table', '1', '--ablations', 'pessimism'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--ablations pessimism chooses the rows of Table 2: add --table 2/);
+    expect(await main(['experiment', '--table', '2', '--ablations', 'mine'])).toBe(2);
+    expect(err.join('\n')).toMatch(/--ablations must be one of paper, pessimism; got 'mine'/);
   });
 });
