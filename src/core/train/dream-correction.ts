@@ -18,8 +18,9 @@
  * round replayed, so a resumed run replays the same again and rebuilds the same model: the real
  * env is deterministic given the task and the actions). A replay:
  * - starts only where the budget left pays for all its actions, so none is cut;
- * - is skipped, at no cost, where the dream did not begin at the task's first real state (a dream
- *   begun at a recorded state mid-episode), or the task is dream-only (no real env can play it);
+ * - begins with the recorded real prefix where the dream began at a real state mid-episode (those
+ *   real steps are spent again), and is skipped, at no cost, where the real env's first state is
+ *   not the one the dream (or its prefix) began in, or the task is dream-only (no real env plays it);
  * - stops at its first step the real env refuses: the dream's path left reality there (a miss).
  * Identical replays (task, start and actions) are played once.
  */
@@ -88,10 +89,12 @@ export function claimedSuccesses(episodes: readonly Episode[]): ReplayPlan[] {
   const plans = new Map<string, ReplayPlan>();
   for (const e of episodes) {
     if (!e.success || e.cut || isDreamOnly(e.task) || e.record.length === 0) continue;
+    // A dream begun at a real state replays the real steps before it first (their no-ops changed nothing).
+    const prefix = e.realStart?.prefix ?? [];
     const plan = {
       task: e.task,
-      start: e.record[0].observation,
-      actions: e.record.filter((r) => r.valid).map((r) => r.action),
+      start: prefix[0]?.observation ?? e.record[0].observation,
+      actions: [...prefix, ...e.record].filter((r) => r.valid).map((r) => r.action),
     };
     const key = JSON.stringify([plan.task.id, plan.start, plan.actions]);
     if (plan.actions.length > 0 && !plans.has(key)) plans.set(key, plan);

@@ -410,10 +410,12 @@ export class Trainer {
     const result = await correctionRound(plans, { env, budget, iteration, runId: this.bufferRunId });
     this.realSteps += result.record.steps;
     this.corrections.push(result.record);
-    await this.deps.experienceModel!.correct!({
-      episodes: result.replays.map((r) => r.episode),
-      ...(this.deps.buffer ? { buffer: this.deps.buffer } : {}),
-    });
+    // Nothing replayed: nothing new to learn, so the model (and its transition cache) stays as it is.
+    if (result.replays.length > 0)
+      await this.deps.experienceModel!.correct!({
+        episodes: result.replays.map((r) => r.episode),
+        ...(this.deps.buffer ? { buffer: this.deps.buffer } : {}),
+      });
     return { replayed: result.replays.length, misses: result.misses, steps: result.record.steps };
   }
 
@@ -437,6 +439,7 @@ export class Trainer {
         );
       replays.push(...again.replays.map((r) => r.episode));
     }
+    if (replays.length === 0) return;
     await this.deps.experienceModel!.correct!({
       episodes: replays,
       ...(this.deps.buffer ? { buffer: this.deps.buffer } : {}),

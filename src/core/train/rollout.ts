@@ -59,7 +59,8 @@ export interface Episode {
 export interface EpisodeRealStart {
   fromStep: number;
   horizon: number;
-  prefix: { observation: string; action: string }[];
+  /** The recorded real steps before the start (valid: the real env took the action; a no-op otherwise). */
+  prefix: { observation: string; action: string; valid: boolean }[];
 }
 
 /** What the steps of a rollout cost: env steps, and for dreams the experience model's answers. */
@@ -179,7 +180,7 @@ function episodeRealStart(start: RealStart, options: StartOptions): EpisodeRealS
   return {
     fromStep: start.fromStep,
     horizon: starts.horizon > 0 ? Math.min(starts.horizon, left) : left,
-    prefix: start.history.map((s) => ({ observation: s.observation, action: s.action })),
+    prefix: start.history.map((s) => ({ observation: s.observation, action: s.action, valid: s.valid })),
   };
 }
 

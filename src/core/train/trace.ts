@@ -70,7 +70,7 @@ export interface EpisodeTrace {
    * A dream begun at a recorded real state: the step of the real episode it began at, and the real
    * steps before it (the history the model and the policy saw). Absent: the task's own first state.
    */
-  realStart?: { fromStep: number; prefix: { observation: string; action: string }[] };
+  realStart?: { fromStep: number; prefix: { observation: string; action: string; valid: boolean }[] };
   /** The observation after the last step (what the agent saw when the episode ended). */
   final: { observation: string; admissible: string[] };
 }
@@ -86,7 +86,7 @@ export function nextOf(trace: EpisodeTrace, i: number): { observation: string; a
  * the trace accepted (valid steps).
  */
 export function acceptedActionsBefore(trace: EpisodeTrace, i: number): string[] {
-  const prefix = trace.realStart?.prefix.map((s) => s.action) ?? [];
+  const prefix = (trace.realStart?.prefix ?? []).filter((s) => s.valid).map((s) => s.action);
   const accepted = trace.steps
     .slice(0, i)
     .filter((s) => s.valid)

@@ -8,7 +8,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/policy/backend';
 import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
-import { correctionRoundAt, roundAllowance } from '../../../src/core/train/dream-correction';
+import {
+  claimedSuccesses,
+  correctionRoundAt,
+  replayInReal,
+  roundAllowance,
+} from '../../../src/core/train/dream-correction';
+import { getEnvDefinition, makeEnv } from '../../../src/core/envs/registry';
+import { makeBaselinePolicy, rolloutEpisode } from '../../../src/core/data/rollout';
+import type { Episode } from '../../../src/core/train/rollout';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, DreamCorrection, ExperienceModel, Prediction } from '../../../src/core/experience/types';
 import type { Task } from '../../../src/core/types';
@@ -100,6 +108,25 @@ describe('S2R that corrects the dream', () => {
     expect(metrics.some((m) => m['s2r/false_success_rate'] > 0)).toBe(true);
     trainer.dispose();
   }, 120_000);
+
+  it('replays a dream begun at a real state from the real first state, its recorded prefix first', async () => {
+    const definition = getEnvDefinition('household-v0');
+    const task = definition.generateTask(5, 0);
+    const real = await rolloutEpisode(makeEnv('household-v0'), makeBaselinePolicy('expert'), { seed: 5, task });
+    const from = Math.floor(real.steps.length / 2);
+    const prefix = real.steps
+      .slice(0, from)
+      .map((s) => ({ observation: s.observation, action: s.action, valid: true }));
+    prefix.splice(1, 0, { observation: prefix[1].observation, action: 'dance', valid: false }); // a recorded no-op
+    // The dream "plays" the rest of the expert's actions from the real state it began at, and claims a success.
+    const record = real.steps.slice(from).map((s) => ({ observation: s.observation, action: s.action, valid: true }));
+    const episode = { task, success: true, record, realStart: { fromStep: from, horizon: 10, prefix } };
+    const [plan] = claimedSuccesses([episode as unknown as Episode]);
+    expect(plan.start).toBe(real.steps[0].observation);
+    expect(plan.actions).toEqual(real.steps.map((s) => s.action));
+    const replayed = await replayInReal(makeEnv('household-v0'), plan, 'replay');
+    expect(replayed).toMatchObject({ success: true, steps: real.steps.length });
+  });
 
   it('the same seed gives the same corrections; a resumed run rebuilds them and goes on exactly', async () => {
     const c = config();

@@ -170,7 +170,9 @@ describe('a rollout with real starts', () => {
     const e = episodes[0];
     const source = recorded.find((r) => r.task.id === e.task.id)!;
     const prefix = source.steps.slice(0, e.realStart!.fromStep);
-    expect(e.realStart!.prefix).toEqual(prefix.map((s) => ({ observation: s.observation, action: s.action })));
+    expect(e.realStart!.prefix).toEqual(
+      prefix.map((s) => ({ observation: s.observation, action: s.action, valid: s.valid })),
+    );
     const trace = {
       task: e.task,
       realStart: { fromStep: e.realStart!.fromStep, prefix: e.realStart!.prefix },
