@@ -1,10 +1,11 @@
 /**
  * Measurement (issue 44, repro 3): `kill -9` of `domain import --replace` at each of the five
- * points of the save (SAVE_POINTS in src/node/domain-folder.ts: while building, built, the old
- * domain's other entries moved, the old domain set aside, the new one swapped in). The process
- * kills itself with SIGKILL there (DREAMGYM_TEST_KILL_AT=POINT), then a reader opens the domain:
- * every trial must find the old domain or the new one whole (manifest, episodes and buffer agree),
- * its runs/ kept, and no leftover folder beside it.
+ * points of the save (SAVE_POINTS in src/node/domain-folder.ts: while building the new data
+ * folder, built, its link made, the link renamed over `current`, the old data folder half
+ * removed). The process kills itself with SIGKILL there (DREAMGYM_TEST_KILL_AT=POINT), then a
+ * reader opens the domain: every trial must find the old domain or the new one whole (manifest,
+ * episodes and buffer agree), its runs/ kept, nothing beside it; and the next import must leave
+ * one data folder, no leftover.
  *
  *   node --import tsx scripts/domain-replace-kill-trials.ts
  *
@@ -85,6 +86,8 @@ async function main(): Promise<void> {
     const again = await cli([...base(newFile), '--replace']);
     if (again.code !== 0) problems.push(`the import after it failed (${again.code})`);
     else if ((await inspect(dir, sizes)).found !== 'new') problems.push('the import after it did not take');
+    const inside = readdirSync(join(dir, NAME)).filter((e) => e !== 'current' && e !== 'runs');
+    if (inside.length !== 1 || !/^data\.\d+$/.test(inside[0])) problems.push(`left inside it: ${inside.join(', ')}`);
     results.push({ point, signal: killed.signal, found, ok: problems.length === 0, problems });
     console.log(
       `kill -9 at ${point}: ${found} domain whole${problems.length ? `; FAILED: ${problems.join('; ')}` : ''}`,

@@ -3,32 +3,40 @@
  *
  * An imported domain as a folder (what `dreamgym domain import` writes and `domain train` reads):
  *
- *   <dir>/<name>/domain.json     the manifest: name, env id, card, tasks, held-out task ids, stats, warnings, split seed
- *   <dir>/<name>/card.json       the derived domain card on its own (to read or hand-edit)
- *   <dir>/<name>/train.jsonl     training episodes (our trajectory format)
- *   <dir>/<name>/held-out.jsonl  held-out episodes (our trajectory format)
- *   <dir>/<name>/buffer/         the replay buffer seeded with the training episodes (FolderBufferStore)
- *   <dir>/<name>/runs/           runs of `domain train` (kept when the domain is replaced)
- *   <dir>/<name>.writer.lock     held while an import writes the domain: one writer per name (folder-lock.ts)
+ *   <dir>/<name>/current               a link to the data folder of the domain (data.N): the commit point
+ *   <dir>/<name>/data.N/domain.json    the manifest: name, env id, card, tasks, held-out task ids, stats, warnings,
+ *                                      split seed, format (its marker: a data folder this code wrote)
+ *   <dir>/<name>/data.N/card.json      the derived domain card on its own (to read or hand-edit)
+ *   <dir>/<name>/data.N/train.jsonl    training episodes (our trajectory format)
+ *   <dir>/<name>/data.N/held-out.jsonl held-out episodes (our trajectory format)
+ *   <dir>/<name>/data.N/buffer/        the replay buffer seeded with the training episodes (FolderBufferStore)
+ *   <dir>/<name>/runs/                 runs of `domain train`, and any file of the user: never moved or removed
+ *   <dir>/<name>/writer.lock           held while an import writes the domain: one writer per name (folder-lock.ts)
  *
- * A domain.json of our format is the marker of a folder this code wrote: a folder without one is
- * never written over or removed. An import builds the domain beside its place, in
- * <name>.new-PID (the manifest last), then moves it in. Replacing a domain moves the old folder's
- * other entries (runs/, files of the user) into the new one, sets the old aside as <name>.old-PID
- * and renames the new one into place: a directory cannot be renamed over a full one, so that is
- * two renames, and a crash between them leaves both folders whole. Whoever opens the domain next
- * finishes or undoes the swap (recoverDomainFolder): the new domain goes in once the old one has
- * been set aside, else the old one stays; a leftover's own entries go back to the domain first.
+ * An import builds the next data folder beside the current one (a staging marker first, the
+ * manifest last), makes a new link to it and renames that link over `current`: one rename swaps
+ * the whole domain, and a crash before it leaves the old domain, after it the new one. Then the
+ * old data folder goes (the files of the user in it move to the new one first); what a crash left
+ * (a data folder no link names, a new link) is removed by the next import. runs/ sits outside the
+ * data, so a replace never moves it. A reader resolves `current` once and reads that data folder
+ * whole, and reads again from the new one if a replace removed it meanwhile.
+ *
+ * Format 1 (up to issue 44) kept the data files in <dir>/<name>/ itself and swapped by two
+ * renames; a reader refuses such a folder, naming the fix: import it again with --replace, which
+ * turns it into this layout in place (runs/ and the user's files stay).
  */
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmdirSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -36,18 +44,25 @@ import { ReplayBuffer, type ImportResult } from '../core/buffer/buffer';
 import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../core/data/trajectory';
 import { validateDomainData, type Domain } from '../core/domain/domain';
 import type { DomainCard } from '../core/experience/domain-card';
-import { FolderBufferStore } from './buffer-folder';
-import { acquireLockFile, tryLockFile } from './folder-lock';
+import { BufferFolderMissingError, FolderBufferStore } from './buffer-folder';
+import { acquireLockFile, LOCK_FILE } from './folder-lock';
 
-export const DOMAIN_FORMAT = 'dreamgym-domain/1';
+/** 2: the data in a data folder behind the `current` link (1: in the domain folder itself). */
+export const DOMAIN_FORMAT = 'dreamgym-domain/2';
+const OLD_DOMAIN_FORMAT = 'dreamgym-domain/1';
 export const DEFAULT_DOMAIN_DIR = 'runs/domains';
 const MANIFEST = 'domain.json';
-/** What an import writes in a domain folder; anything else there (runs/, the user's files) is moved, never removed. */
-const DOMAIN_ENTRIES = new Set([MANIFEST, 'card.json', 'train.jsonl', 'held-out.jsonl', 'buffer']);
-/** The first file of a folder being built: it marks a leftover <name>.new-PID as ours to remove. */
+const CURRENT = 'current';
+/** What an import writes in a data folder (the manifest last); anything else there is the user's. */
+const DATA_ENTRIES = ['buffer', 'train.jsonl', 'held-out.jsonl', 'card.json', MANIFEST];
+/** The first file of a data folder being built: it marks an unfinished one as ours to remove. */
 const STAGING_MARKER = '.dreamgym-domain-staging';
+const DATA_FOLDER = /^data\.(\d+)$/;
+const NEW_LINK = /^current\.new-\d+$/;
 /** How long an import waits for another import of the same name (ms). */
 export const DOMAIN_LOCK_WAIT_MS = 30_000;
+/** Reads a reader starts over when replaces keep removing the data folder under it. */
+const READ_ATTEMPTS = 5;
 
 /** The domain without its episodes (they are in train.jsonl and held-out.jsonl), and where it came from. */
 export interface DomainManifest extends Omit<Domain, 'train' | 'heldOut'> {
@@ -77,17 +92,13 @@ export function domainPath(dir: string, name: string): string {
   return join(dir, name);
 }
 
-function domainLockPath(dir: string, name: string): string {
-  return join(dir, `${name}.writer.lock`);
-}
-
 function writeAtomic(path: string, text: string): void {
   writeFileSync(`${path}.tmp`, text);
   renameSync(`${path}.tmp`, path);
 }
 
 /** The points of a save, in order; a test hook may stop the process at any of them (the kill trial). */
-export const SAVE_POINTS = ['building', 'built', 'entries-moved', 'old-aside', 'swapped'] as const;
+export const SAVE_POINTS = ['building', 'built', 'linked', 'swapped', 'removing'] as const;
 export type SavePoint = (typeof SAVE_POINTS)[number];
 
 export interface SaveDomainOptions {
@@ -100,90 +111,163 @@ export interface SaveDomainOptions {
   at?: (point: SavePoint) => void;
 }
 
+/** The domain a save replaces: its data folder, a folder of the old layout, or none. */
+type OldDomain = { data: string } | 'format-1' | null;
+
 /**
- * Writes the domain to `<dir>/<name>/` and seeds its buffer with the training episodes. An
- * existing domain of that name is an error unless `replace`; a folder this code did not write is
- * an error either way. One import of a name at a time: a second waits up to `lockWaitMs`.
+ * Writes the domain to `<dir>/<name>/` (see the file comment) and seeds its buffer with the
+ * training episodes. An existing domain of that name is an error unless `replace`; a folder this
+ * code did not write is an error either way, and nothing is written in it. One import of a name at
+ * a time: a second waits up to `lockWaitMs`. `keptEntries`: what the replaced domain held besides
+ * its data (runs/, the user's files), all kept; `data` is the link to the new data folder.
  */
 export async function saveDomainFolder(
   domain: Domain,
   dir: string,
   options: SaveDomainOptions,
-): Promise<{ path: string; buffer: ImportResult; keptEntries: string[] }> {
+): Promise<{ path: string; data: string; buffer: ImportResult; keptEntries: string[] }> {
   const path = domainPath(dir, domain.name);
-  mkdirSync(dir, { recursive: true });
-  const lock = await acquireLockFile(path, domainLockPath(dir, domain.name), {
+  const replace = options.replace === true;
+  checkTarget(path, domain.name, replace); // before anything is written there
+  mkdirSync(path, { recursive: true });
+  const lock = await acquireLockFile(path, join(path, LOCK_FILE), {
     waitMs: options.lockWaitMs ?? DOMAIN_LOCK_WAIT_MS,
   });
+  const link = join(path, `${CURRENT}.new-${process.pid}`);
+  let building: string | null = null;
   try {
-    recoverDomainFolder(dir, domain.name);
-    const replacing = checkTarget(path, domain.name, options.replace === true);
+    const old = checkTarget(path, domain.name, replace); // again: another import may have saved it meanwhile
+    removeLeftovers(path);
     const at = options.at ?? (() => {});
-    const staging = `${path}.new-${process.pid}`;
-    const buffer = await buildDomainFolder(domain, staging, options, at);
+    building = nextDataFolder(path);
+    const data = building;
+    const buffer = await buildDataFolder(domain, join(path, data), options, at);
     at('built');
-    if (!replacing) {
-      renameSync(staging, path);
-      return { path, buffer, keptEntries: [] };
-    }
-    const keptEntries = moveOtherEntries(path, staging);
-    at('entries-moved');
-    const old = `${path}.old-${process.pid}`;
-    renameSync(path, old);
-    at('old-aside');
-    renameSync(staging, path);
+    symlinkSync(data, link, 'dir');
+    at('linked');
+    renameSync(link, join(path, CURRENT)); // the commit: one rename swaps the whole domain
+    building = null;
     at('swapped');
-    removeLeftover(old, path);
-    return { path, buffer, keptEntries };
+    const moved = retireOld(path, old, data, at);
+    const keptEntries = old === null ? [] : [...userEntries(path), ...moved];
+    return { path, data: join(path, CURRENT), buffer, keptEntries };
+  } catch (error) {
+    // Not committed: what this save began goes, and the folder is as it was.
+    if (building !== null) {
+      rmSync(link, { force: true });
+      rmSync(join(path, building), { recursive: true, force: true });
+    }
+    throw error;
   } finally {
-    lock.release();
+    lock.release(); // the folder itself stays, even empty: another import may be waiting for its lock
   }
 }
 
 /**
- * Whether `path` holds a domain to replace (false: nothing there, or an empty folder, removed).
- * A domain without `replace`, a file, or a folder this code did not write is refused with the fix.
+ * What `path` holds that a save would replace (null: nothing there, an empty folder, or what a
+ * crashed import left). A domain without `replace`, a file, or a folder this code did not write is
+ * refused with the fix.
  */
-function checkTarget(path: string, name: string, replace: boolean): boolean {
-  if (!existsSync(path)) return false;
+function checkTarget(path: string, name: string, replace: boolean): OldDomain {
+  if (!existsSync(path)) return null;
   if (!statSync(path).isDirectory())
     throw new DomainFolderError(`${path} is a file, not a domain folder: choose another --name or --dir.`);
-  if (isDomainFolder(path)) {
-    if (replace) return true;
-    throw new DomainFolderError(
-      `A domain named '${name}' already exists in ${path}. Choose another --name, or pass --replace to overwrite it.`,
-    );
+  const current = currentData(path);
+  const old: OldDomain = current ? { data: current } : manifestFormat(path) === OLD_DOMAIN_FORMAT ? 'format-1' : null;
+  if (old !== null) {
+    if (!replace)
+      throw new DomainFolderError(
+        `A domain named '${name}' already exists in ${path}. Choose another --name, or pass --replace to overwrite it.`,
+      );
+    if (old === 'format-1' && lexists(join(path, CURRENT)))
+      throw new DomainFolderError(
+        `${path} holds a domain of the old layout and a '${CURRENT}' of its own, where the new layout puts its ` +
+          'link; nothing was written. Move that away, then import again.',
+      );
+    return old; // runs/ and the user's files stay where they are
   }
-  const entries = readdirSync(path);
-  if (entries.length === 0) {
-    rmdirSync(path); // empty: nothing of anyone's is lost
-    return false;
-  }
-  const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? `, … (${entries.length - 5} more)` : '');
+  const others = readdirSync(path).filter((entry) => !isOurs(path, entry));
+  if (others.length === 0) return null;
+  const shown = others.slice(0, 5).join(', ') + (others.length > 5 ? `, … (${others.length - 5} more)` : '');
   throw new DomainFolderError(
-    `${path} is not a domain folder written by 'dreamgym domain import' (it has no ${MANIFEST} of format ` +
-      `${DOMAIN_FORMAT}) and holds ${shown}; the import writes over nothing it did not write, even with --replace. ` +
-      'Choose another --name or --dir, or move that folder away yourself.',
+    `${path} is not a domain folder written by 'dreamgym domain import' (it has no ${CURRENT} link to a data folder ` +
+      `holding a ${MANIFEST} of format ${DOMAIN_FORMAT}) and holds ${shown}; the import writes over nothing it did ` +
+      'not write, even with --replace. Choose another --name or --dir, or move that folder away yourself.',
   );
 }
 
-/** Whether `path` holds a manifest of our format: the marker of a domain folder this code wrote. */
-function isDomainFolder(path: string): boolean {
+/** Whether an entry of a domain folder is one an import writes: the lock, a link, a data folder of ours. */
+function isOurs(path: string, entry: string): boolean {
+  const at = join(path, entry);
+  if (entry === LOCK_FILE) return true;
+  if (entry === CURRENT || NEW_LINK.test(entry)) return isOurLink(at);
+  return DATA_FOLDER.test(entry) && oursData(at);
+}
+
+/** A link to a data folder's name (what `current` and a new link are). */
+function isOurLink(path: string): boolean {
+  return lstatSync(path).isSymbolicLink() && DATA_FOLDER.test(readlinkSync(path));
+}
+
+/** A data folder of ours: being built (the marker), whole (the manifest), or emptied. */
+function oursData(folder: string): boolean {
+  if (!statSync(folder).isDirectory()) return false;
+  return existsSync(join(folder, STAGING_MARKER)) || manifestFormat(folder) === DOMAIN_FORMAT || isEmpty(folder);
+}
+
+function isEmpty(folder: string): boolean {
+  return readdirSync(folder).length === 0;
+}
+
+function lexists(path: string): boolean {
   try {
-    return (JSON.parse(readFileSync(join(path, MANIFEST), 'utf8')) as DomainManifest).format === DOMAIN_FORMAT;
+    lstatSync(path);
+    return true;
   } catch {
     return false;
   }
 }
 
+/** The format of the manifest in `folder`, if there is one to read. */
+function manifestFormat(folder: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(folder, MANIFEST), 'utf8')) as { format?: string }).format;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The data folder `current` links to, when it is one (data.N, there); its manifest is not read. */
+function linkedData(path: string): string | null {
+  let target: string;
+  try {
+    target = readlinkSync(join(path, CURRENT));
+  } catch {
+    return null; // no link there (or not a link)
+  }
+  return DATA_FOLDER.test(target) && existsSync(join(path, target)) ? target : null;
+}
+
+/** The data folder of the domain in `path`: the one `current` links to, holding a manifest of our format. */
+function currentData(path: string): string | null {
+  const data = linkedData(path);
+  return data !== null && manifestFormat(join(path, data)) === DOMAIN_FORMAT ? data : null;
+}
+
+/** The next data folder's name: one past the highest there. */
+function nextDataFolder(path: string): string {
+  let highest = 0;
+  for (const entry of readdirSync(path)) highest = Math.max(highest, Number(DATA_FOLDER.exec(entry)?.[1] ?? 0));
+  return `data.${highest + 1}`;
+}
+
 /** Writes every file of the domain into `folder` (created afresh), the manifest last. */
-async function buildDomainFolder(
+async function buildDataFolder(
   domain: Domain,
   folder: string,
   options: SaveDomainOptions,
   at: (point: SavePoint) => void,
 ): Promise<ImportResult> {
-  rmSync(folder, { recursive: true, force: true }); // this process's own leftover: the lock is ours
   mkdirSync(folder);
   writeFileSync(join(folder, STAGING_MARKER), '');
   writeAtomic(join(folder, 'train.jsonl'), trajectoriesToJsonl(domain.train));
@@ -212,94 +296,165 @@ async function buildDomainFolder(
   return imported;
 }
 
-/** Moves the entries of `from` that an import does not write (runs/, the user's files) into `to`; their names. */
+/**
+ * After the swap: removes the data of the domain replaced (its data folder, or the files of a
+ * format-1 domain, which leaves the folder in this layout), moving files of the user in an old
+ * data folder to the new one; their names.
+ */
+function retireOld(path: string, old: OldDomain, data: string, at: (point: SavePoint) => void): string[] {
+  if (old === null) return [];
+  if (old === 'format-1') {
+    removeDataFiles(path, at);
+    return [];
+  }
+  return retireData(path, old.data, data, at);
+}
+
+/** Removes a data folder of ours that no link names; the user's files in it move to `current`'s (or stay). */
+function retireData(path: string, entry: string, current: string | null, at: (point: SavePoint) => void): string[] {
+  const folder = join(path, entry);
+  const moved = current ? moveOtherEntries(folder, join(path, current)) : [];
+  removeDataFiles(folder, at);
+  if (isEmpty(folder)) rmdirSync(folder);
+  return moved;
+}
+
+/** Removes the files an import writes in `folder`, what marks it as ours (marker, then manifest) last. */
+function removeDataFiles(folder: string, at: (point: SavePoint) => void): void {
+  const entries = [...DATA_ENTRIES.filter((e) => e !== MANIFEST), STAGING_MARKER, MANIFEST];
+  for (const [i, entry] of entries.entries()) {
+    rmSync(join(folder, `${entry}.tmp`), { force: true });
+    rmSync(join(folder, entry), { recursive: true, force: true });
+    if (i === 0) at('removing');
+  }
+}
+
+/** Moves the entries of `from` that an import does not write into `to` (one there already stays); their names. */
 function moveOtherEntries(from: string, to: string): string[] {
   const moved: string[] = [];
   for (const entry of readdirSync(from)) {
-    if (DOMAIN_ENTRIES.has(entry) || entry.endsWith('.tmp') || entry === STAGING_MARKER) continue;
-    if (existsSync(join(to, entry))) continue; // the domain has one already: this one stays in `from`
+    if ([...DATA_ENTRIES, STAGING_MARKER].some((e) => entry === e || entry === `${e}.tmp`)) continue;
+    if (lexists(join(to, entry))) continue;
     renameSync(join(from, entry), join(to, entry));
     moved.push(entry);
   }
   return moved;
 }
 
-/** Removes a leftover folder of ours after moving what else it holds into `domain`; a folder with more stays. */
-function removeLeftover(leftover: string, domain: string): void {
-  if (existsSync(domain)) moveOtherEntries(leftover, domain);
-  const others = readdirSync(leftover).filter(
-    (e) => !DOMAIN_ENTRIES.has(e) && !e.endsWith('.tmp') && e !== STAGING_MARKER,
-  );
-  if (others.length === 0) rmSync(leftover, { recursive: true, force: true });
-}
-
 /**
- * Finishes or undoes a save a crash interrupted (see the file comment). Call it holding the
- * domain's lock: leftovers of a running import are never touched, since that import holds it.
+ * Removes what a crashed import left (call it holding the lock): new links, data folders of ours
+ * that no link names, and the files of a format-1 domain already turned into this layout.
  */
-export function recoverDomainFolder(dir: string, name: string): void {
-  const path = join(dir, name);
-  const left = leftovers(dir, name);
-  if (left.length === 0) return;
-  if (!existsSync(path)) {
-    const built = left.find((f) => f.kind === 'new' && isDomainFolder(f.path));
-    const old = left.find((f) => f.kind === 'old');
-    const back = built ?? old;
-    if (back) renameSync(back.path, path);
+function removeLeftovers(path: string): void {
+  const current = currentData(path);
+  for (const entry of readdirSync(path)) {
+    const at = join(path, entry);
+    if (NEW_LINK.test(entry) && isOurLink(at)) rmSync(at);
+    else if (DATA_FOLDER.test(entry) && entry !== current && oursData(at)) retireData(path, entry, current, () => {});
   }
-  for (const f of leftovers(dir, name)) removeLeftover(f.path, path);
+  if (current !== null && manifestFormat(path) === OLD_DOMAIN_FORMAT) removeDataFiles(path, () => {});
 }
 
-/** <name>.new-PID and <name>.old-PID folders this code wrote (a manifest, or the staging marker), newest first. */
-function leftovers(dir: string, name: string): { path: string; kind: 'new' | 'old' }[] {
-  if (!existsSync(dir)) return [];
-  const pattern = new RegExp(`^${name}\\.(new|old)-\\d+$`);
-  return readdirSync(dir)
-    .map((entry) => ({ entry, match: pattern.exec(entry) }))
-    .filter(({ entry, match }) => match && ours(join(dir, entry)))
-    .map(({ entry, match }) => ({ path: join(dir, entry), kind: match![1] as 'new' | 'old' }))
-    .sort((a, b) => statSync(b.path).mtimeMs - statSync(a.path).mtimeMs);
+/** The entries of a domain folder besides its data: runs/ and the user's files. */
+function userEntries(path: string): string[] {
+  return readdirSync(path).filter((entry) => !isOurs(path, entry));
 }
 
-function ours(folder: string): boolean {
-  return isDomainFolder(folder) || existsSync(join(folder, STAGING_MARKER));
-}
+// -------------------------------------------------------------------------------------------------
+// Readers: `current` resolved once, its data folder read whole
+// -------------------------------------------------------------------------------------------------
 
-/**
- * Recovers `<dir>/<name>` before a reader opens it, when no import is running (one that is holds
- * the lock and recovers itself); without leftovers this only reads the folder's listing.
- */
-function recoverForReading(dir: string, name: string): void {
-  if (leftovers(dir, name).length === 0) return;
-  const lock = tryLockFile(domainLockPath(dir, name));
-  if (!lock) return;
-  try {
-    recoverDomainFolder(dir, name);
-  } finally {
-    lock.release();
-  }
-}
-
-/** Reads `<dir>/<name>/` back into a Domain (the card from card.json, so a hand-edited card is used). */
+/** Reads the domain `<dir>/<name>` (the card from card.json, so a hand-edited card is used). */
 export function loadDomainFolder(dir: string, name: string): Domain {
+  for (let attempt = 1; ; attempt++) {
+    const folder = dataFolder(dir, name);
+    try {
+      return readDomain(folder);
+    } catch (error) {
+      if (!replacedUnder(error, folder, dir, name, attempt)) throw damaged(error, folder);
+    }
+  }
+}
+
+/** The domain's buffer, opened to read (close its store when done). */
+export function openDomainBuffer(dir: string, name: string): Promise<ReplayBuffer> {
+  return readingData(dir, name, (folder) => openBuffer(folder));
+}
+
+/** The domain and its buffer, read from one data folder: a replace between the two reads cannot mix them. */
+export function openDomainFolder(dir: string, name: string): Promise<{ domain: Domain; buffer: ReplayBuffer }> {
+  return readingData(dir, name, async (folder) => ({ domain: readDomain(folder), buffer: await openBuffer(folder) }));
+}
+
+async function openBuffer(folder: string): Promise<ReplayBuffer> {
+  return new ReplayBuffer(await FolderBufferStore.open(join(folder, 'buffer'), { readOnly: true }));
+}
+
+/** `read` of the domain's data folder, again from the new one if a replace removed it meanwhile. */
+async function readingData<T>(dir: string, name: string, read: (folder: string) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const folder = dataFolder(dir, name);
+    try {
+      return await read(folder);
+    } catch (error) {
+      if (!replacedUnder(error, folder, dir, name, attempt)) throw damaged(error, folder);
+    }
+  }
+}
+
+/** The data folder of the domain `<dir>/<name>`; none, or a domain of the old layout, is an error naming the fix. */
+function dataFolder(dir: string, name: string): string {
   const path = domainPath(dir, name);
-  recoverForReading(dir, name);
-  const manifestPath = join(path, 'domain.json');
-  if (!existsSync(manifestPath)) {
+  const data = linkedData(path);
+  if (data !== null) return join(path, data);
+  const dirOption = dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${dir}`;
+  if (manifestFormat(path) === OLD_DOMAIN_FORMAT) {
+    const source = (JSON.parse(readFileSync(join(path, MANIFEST), 'utf8')) as Partial<DomainManifest>).source;
+    const from = source ? `${shellWord(source.file)} --format ${source.format}` : 'FILE';
     throw new DomainFolderError(
-      `No domain named '${name}' in ${dir} (${manifestPath} is missing). Import it first: dreamgym domain import FILE --name ${name}${dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${dir}`}`,
+      `${path} holds a domain in the layout of an older version (format ${OLD_DOMAIN_FORMAT}), which this version ` +
+        `does not read. Import it again over itself (its runs/ and your files stay): ` +
+        `dreamgym domain import ${from} --name ${name}${dirOption} --replace`,
     );
   }
+  throw new DomainFolderError(
+    `No domain named '${name}' in ${dir} (${join(path, CURRENT)} is not a link to its data). ` +
+      `Import it first: dreamgym domain import FILE --name ${name}${dirOption}`,
+  );
+}
+
+/** Whether a read failed because a replace removed its data folder meanwhile (then read the new one). */
+function replacedUnder(error: unknown, folder: string, dir: string, name: string, attempt: number): boolean {
+  const gone = (error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof BufferFolderMissingError;
+  if (!gone || attempt >= READ_ATTEMPTS) return false;
+  try {
+    return dataFolder(dir, name) !== folder;
+  } catch {
+    return false;
+  }
+}
+
+/** A file missing from a data folder no replace removed: the domain is damaged. */
+function damaged(error: unknown, folder: string): unknown {
+  if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && !(error instanceof BufferFolderMissingError)) return error;
+  return new DomainFolderError(
+    `The domain's data in ${folder} is incomplete (${(error as Error).message}). Import it again with --replace.`,
+  );
+}
+
+function readDomain(folder: string): Domain {
+  const manifestPath = join(folder, MANIFEST);
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as DomainManifest;
   if (manifest.format !== DOMAIN_FORMAT) {
     throw new DomainFolderError(
-      `${manifestPath} has format '${String(manifest.format)}', not '${DOMAIN_FORMAT}': not a domain folder this code wrote. Import the domain again.`,
+      `${manifestPath} has format '${String(manifest.format)}', not '${DOMAIN_FORMAT}': not a domain folder this ` +
+        'code wrote. Import the domain again.',
     );
   }
   const knownEnvs = [manifest.envId];
   const read = (file: string) =>
-    parseTrajectoriesJsonl(readFileSync(join(path, file), 'utf8'), { knownEnvs, sourceName: join(path, file) });
-  const cardPath = join(path, 'card.json');
+    parseTrajectoriesJsonl(readFileSync(join(folder, file), 'utf8'), { knownEnvs, sourceName: join(folder, file) });
+  const cardPath = join(folder, 'card.json');
   const card = existsSync(cardPath) ? (JSON.parse(readFileSync(cardPath, 'utf8')) as DomainCard) : manifest.card;
   return {
     name: manifest.name,
@@ -316,9 +471,7 @@ export function loadDomainFolder(dir: string, name: string): Domain {
   };
 }
 
-/** The domain's buffer folder, opened to read (close its store when done). */
-export async function openDomainBuffer(dir: string, name: string): Promise<ReplayBuffer> {
-  const path = domainPath(dir, name);
-  recoverForReading(dir, name);
-  return new ReplayBuffer(await FolderBufferStore.open(join(path, 'buffer'), { readOnly: true }));
+/** A path as one shell word (quoted when it holds more than letters, digits and ./_-). */
+function shellWord(text: string): string {
+  return /^[\w./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

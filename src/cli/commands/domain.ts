@@ -25,8 +25,7 @@ import {
 import {
   DEFAULT_DOMAIN_DIR,
   domainPath,
-  loadDomainFolder,
-  openDomainBuffer,
+  openDomainFolder,
   saveDomainFolder,
   SAVE_POINTS,
   type SavePoint,
@@ -89,7 +88,7 @@ export const domainImportCommand: CommandSpec = {
     dir: dirOption,
     replace: {
       type: 'boolean',
-      description: 'replace an existing domain of that name (built beside it, then swapped in; its runs/ are kept)',
+      description: 'replace an existing domain of that name (built beside it, swapped in by one rename; runs/ stay)',
     },
     json: jsonOption,
   },
@@ -247,7 +246,8 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
   }
   console.log(terminalSafe(domainSummary(domain), { keepLines: true }));
   console.log(
-    `saved to ${saved.path} (card.json, train.jsonl, held-out.jsonl, buffer/ with ${saved.buffer.transitions} transitions)`,
+    `saved to ${saved.data} (card.json, train.jsonl, held-out.jsonl, ` +
+      `buffer/ with ${saved.buffer.transitions} transitions)`,
   );
   if (saved.keptEntries.length > 0)
     console.log(`kept from the domain it replaced: ${saved.keptEntries.map((e) => terminalSafe(e)).join(', ')}`);
@@ -280,13 +280,13 @@ export function nextCommands(name: string, dir: string): [string, string] {
 }
 
 /**
- * The domain's saved buffer, copied into memory (dreamed transitions of this run stay out of the
- * saved one). The folder store hands out embeddings as views of one shared array, and the memory
- * store clones each record whole: a view would clone the shared array once per transition (a
- * 1,000-episode domain ran out of 24 GB), so each embedding is copied to an array of its own.
+ * The domain's saved buffer, copied into memory and closed (dreamed transitions of this run stay
+ * out of the saved one). The folder store hands out embeddings as views of one shared array, and
+ * the memory store clones each record whole: a view would clone the shared array once per
+ * transition (a 1,000-episode domain ran out of 24 GB), so each embedding is copied to an array of
+ * its own.
  */
-async function runBuffer(dir: string, name: string): Promise<ReplayBuffer> {
-  const saved = await openDomainBuffer(dir, name);
+async function runBuffer(saved: ReplayBuffer): Promise<ReplayBuffer> {
   try {
     const memory = new ReplayBuffer(new MemoryBufferStore(), saved.embedder);
     const transitions = (await saved.store.listTransitions()).map((t) =>
@@ -364,8 +364,9 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
   ] as const) {
     if (!(value >= min)) throw new UsageError(`--${option} must be at least ${min}, got ${value}.`, domainTrainCommand);
   }
-  const domain = loadDomainFolder(o.dir, name);
-  const buffer = await runBuffer(o.dir, name);
+  const saved = await openDomainFolder(o.dir, name); // both from one data folder
+  const domain = saved.domain;
+  const buffer = await runBuffer(saved.buffer);
   const parts = await buildRunParts(
     {
       env: domain.envId,

@@ -26,7 +26,7 @@ import { trajectoriesToJsonl } from '../../core/data/trajectory';
 import type { Trajectory } from '../../core/types';
 import { envIds } from '../../core/envs/registry';
 import { initBackend } from '../../core/policy/backend';
-import { DEFAULT_DOMAIN_DIR, loadDomainFolder, openDomainBuffer } from '../../node/domain-folder';
+import { DEFAULT_DOMAIN_DIR, openDomainFolder } from '../../node/domain-folder';
 import {
   readCheckpoint,
   readModelFolder,
@@ -174,8 +174,7 @@ async function openSource(
 ): Promise<Source> {
   if (o.env && o.domain) throw new UsageError(`'${spec.name}' takes --env or --domain, not both.`, spec);
   if (o.domain) {
-    const domain = loadDomainFolder(o.dir, o.domain);
-    const buffer = await openDomainBuffer(o.dir, o.domain);
+    const { domain, buffer } = await openDomainFolder(o.dir, o.domain); // both from one data folder
     return {
       env: domain.envId,
       card: domain.card,

@@ -45,7 +45,7 @@ describe('domain import', () => {
     const file = await etoFile(12);
     expect(await main(importArgs(file, 'notes', x))).toBe(1);
     expect(err.join('\n')).toMatch(
-      /notes is not a domain folder written by 'dreamgym domain import' \(it has no domain\.json .*\) and holds a\.txt/,
+      /notes is not a domain folder written by 'dreamgym domain import' \(it has no current link .*\) and holds a\.txt/,
     );
     expect(err.join('\n')).toMatch(/Choose another --name or --dir, or move that folder away yourself/);
     expect(await main(importArgs(file, 'notes', x, '--replace'))).toBe(1);
@@ -60,9 +60,9 @@ describe('domain import', () => {
     expect(codes.sort()).toEqual([0, 1]);
     expect(err.join('\n')).toMatch(/A domain named 'app' already exists .* pass --replace/);
     const domain = loadDomainFolder(dir, 'app');
-    const manifest = JSON.parse(readFileSync(join(dir, 'app', 'domain.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(join(dir, 'app', 'current', 'domain.json'), 'utf8'));
     expect(domain.stats.episodes).toBe(manifest.source.file === a ? 12 : 15);
-    expect(await main(['buffer', 'stats', '--dir', join(dir, 'app', 'buffer'), '--json'])).toBe(0);
+    expect(await main(['buffer', 'stats', '--dir', join(dir, 'app', 'current', 'buffer'), '--json'])).toBe(0);
     expect(lastJson().episodes).toBe(domain.stats.trainEpisodes);
   });
 

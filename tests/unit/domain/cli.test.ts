@@ -128,7 +128,7 @@ describe('dreamgym domain import', () => {
     });
     expect(summary.buffer.episodes).toBe(24);
     expect(summary.card).toMatch(/Imported domain 'byo:myapp' \(myapp\), learned from 24 episodes/);
-    const path = join(dir, 'myapp');
+    const path = join(dir, 'myapp', 'current'); // the link to its data folder
     for (const f of [
       'domain.json',
       'card.json',

@@ -1,9 +1,21 @@
 /**
  * The domain folder (issue 44, repros 1–3 and 13b): a folder this code did not write is never
  * removed, one import of a name at a time, and `--replace` builds beside the old domain and swaps
- * it in, so a crash at any point of the save leaves the old domain or the new one, with its runs/.
+ * it in by one rename of the `current` link, so a crash at any point of the save leaves the old
+ * domain or the new one, with its runs/; a domain of the old layout is refused with the fix.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +24,7 @@ import {
   DomainFolderError,
   loadDomainFolder,
   openDomainBuffer,
+  openDomainFolder,
   SAVE_POINTS,
   saveDomainFolder,
   type SavePoint,
@@ -51,6 +64,7 @@ describe('saveDomainFolder writes over nothing it did not write', () => {
     }
     expect(readFileSync(join(dir, 'notes', 'a.txt'), 'utf8')).toBe('hi');
     expect(readdirSync(dir).sort()).toEqual(['notes']);
+    expect(readdirSync(join(dir, 'notes'))).toEqual(['a.txt']); // not even a lock was written there
   });
 
   it('takes an empty folder, and refuses a domain name that is a path', async () => {
@@ -84,11 +98,12 @@ describe('one import of a name at a time', () => {
   it('a save waits at most lockWaitMs for the lock of another writer', async () => {
     const { old } = await domains();
     const holder = { pid: process.pid, host: (await import('node:os')).hostname(), command: 'x', since: 'now' };
-    writeFileSync(join(dir, 'app.writer.lock'), JSON.stringify({ ...holder, token: 't' }));
+    mkdirSync(join(dir, 'app'));
+    writeFileSync(join(dir, 'app', 'writer.lock'), JSON.stringify({ ...holder, token: 't' }));
     await expect(saveDomainFolder(old, dir, { createdAt: 1, lockWaitMs: 50 })).rejects.toThrow(
-      /app is being written by process \d+ on this machine .*delete .*app\.writer\.lock/,
+      /app is being written by process \d+ on this machine .*delete .*app\/writer\.lock/,
     );
-    expect(existsSync(join(dir, 'app'))).toBe(false);
+    expect(readdirSync(join(dir, 'app'))).toEqual(['writer.lock']);
   });
 });
 
@@ -107,6 +122,8 @@ describe('replace swaps the new domain in, keeping runs/', () => {
     expect(loadDomainFolder(dir, 'app').train).toHaveLength(fresh.train.length);
     expect(readFileSync(join(dir, 'app', 'runs', 'seed-0', 'summary.json'), 'utf8')).toBe('{"run":"old"}');
     expect(readdirSync(dir).sort()).toEqual(['app']);
+    expect(readdirSync(join(dir, 'app')).sort()).toEqual(['current', 'data.2', 'runs']);
+    expect(readlinkSync(join(dir, 'app', 'current'))).toBe('data.2');
   });
 
   it.each(SAVE_POINTS)('a crash at %s leaves the old domain or the new one, whole, with its runs/', async (point) => {
@@ -115,8 +132,8 @@ describe('replace swaps the new domain in, keeping runs/', () => {
     await expect(saveDomainFolder(fresh, dir, { createdAt: 2, replace: true, at: crashAt(point) })).rejects.toThrow(
       Crash,
     );
-    const domain = loadDomainFolder(dir, 'app'); // the reader finishes or undoes the swap
-    const expected = ['old-aside', 'swapped'].includes(point) ? fresh : old;
+    const domain = loadDomainFolder(dir, 'app'); // a reader needs no recovery: `current` names one whole domain
+    const expected = ['swapped', 'removing'].includes(point) ? fresh : old;
     expect(domain.train.map((t) => t.id)).toEqual(expected.train.map((t) => t.id));
     const buffer = await openDomainBuffer(dir, 'app');
     expect((await buffer.stats()).episodes).toBe(expected.train.length);
@@ -126,5 +143,90 @@ describe('replace swaps the new domain in, keeping runs/', () => {
     // And the next import goes on from there.
     await saveDomainFolder(fresh, dir, { createdAt: 3, replace: true });
     expect(loadDomainFolder(dir, 'app').train).toHaveLength(fresh.train.length);
+  });
+
+  it('a failed first import leaves an empty folder; a crash of one after the swap, the new domain', async () => {
+    const { old } = await domains();
+    await expect(saveDomainFolder(old, dir, { createdAt: 1, at: crashAt('linked') })).rejects.toThrow(Crash);
+    expect(readdirSync(join(dir, 'app'))).toEqual([]);
+    expect(() => loadDomainFolder(dir, 'app')).toThrow(/No domain named 'app' .* Import it first/);
+    await expect(saveDomainFolder(old, dir, { createdAt: 1, at: crashAt('swapped') })).rejects.toThrow(Crash);
+    expect(loadDomainFolder(dir, 'app').train).toHaveLength(old.train.length);
+  });
+
+  it('readers pass over what a killed import left, and the next import removes it', async () => {
+    const { old, fresh } = await domains();
+    await oldDomainWithRun(old);
+    const app = join(dir, 'app');
+    mkdirSync(join(app, 'data.7')); // a data folder a kill cut short, and its link
+    writeFileSync(join(app, 'data.7', '.dreamgym-domain-staging'), '');
+    writeFileSync(join(app, 'data.7', 'train.jsonl'), '{"half":');
+    symlinkSync('data.7', join(app, 'current.new-999'));
+    writeFileSync(join(app, 'data.1', 'notes.txt'), 'mine'); // the user's, in the data folder
+    expect(loadDomainFolder(dir, 'app').train).toHaveLength(old.train.length);
+    const saved = await saveDomainFolder(fresh, dir, { createdAt: 2, replace: true });
+    expect(saved.keptEntries.sort()).toEqual(['notes.txt', 'runs']);
+    expect(readdirSync(app).sort()).toEqual(['current', 'data.2', 'runs']); // data.7 removed first
+    expect(readFileSync(join(app, 'current', 'notes.txt'), 'utf8')).toBe('mine');
+    expect(loadDomainFolder(dir, 'app').train).toHaveLength(fresh.train.length);
+  });
+});
+
+describe('readers', () => {
+  it('read the data folder `current` links to; a file missing there is named, with the fix', async () => {
+    const { old } = await domains();
+    await saveDomainFolder(old, dir, { createdAt: 1 });
+    const { domain, buffer } = await openDomainFolder(dir, 'app');
+    expect((await buffer.stats()).episodes).toBe(domain.stats.trainEpisodes);
+    await buffer.store.close();
+    rmSync(join(dir, 'app', 'data.1', 'held-out.jsonl'));
+    expect(() => loadDomainFolder(dir, 'app')).toThrow(
+      /The domain's data in .*data\.1 is incomplete \(ENOENT.*held-out\.jsonl.*\)\. Import it again with --replace/,
+    );
+    rmSync(join(dir, 'app', 'data.1', 'buffer'), { recursive: true });
+    await expect(openDomainBuffer(dir, 'app')).rejects.toThrow(/data\.1 is incomplete .*no buffer folder/);
+  });
+});
+
+describe('a domain of the old layout (format 1: the data in the domain folder itself)', () => {
+  /** The layout up to issue 44, made from a saved domain: its data files moved up, the link gone. */
+  async function formatOneDomain(old: Domain): Promise<string> {
+    await saveDomainFolder(old, dir, { createdAt: 1, source: { file: 'my old.json', format: 'eto' } });
+    const app = join(dir, 'app');
+    for (const entry of readdirSync(join(app, 'data.1'))) renameSync(join(app, 'data.1', entry), join(app, entry));
+    rmSync(join(app, 'data.1'), { recursive: true });
+    rmSync(join(app, 'current'));
+    const manifest = JSON.parse(readFileSync(join(app, 'domain.json'), 'utf8'));
+    writeFileSync(join(app, 'domain.json'), JSON.stringify({ ...manifest, format: 'dreamgym-domain/1' }));
+    mkdirSync(join(app, 'runs', 'seed-0'), { recursive: true });
+    writeFileSync(join(app, 'runs', 'seed-0', 'summary.json'), '{"run":"old"}');
+    return app;
+  }
+
+  it('is refused by readers naming the fix, and --replace turns it into this layout, keeping runs/', async () => {
+    const { old, fresh } = await domains();
+    const app = await formatOneDomain(old);
+    const fix = `dreamgym domain import 'my old.json' --format eto --name app --dir ${dir} --replace`;
+    expect(() => loadDomainFolder(dir, 'app')).toThrow(/layout of an older version \(format dreamgym-domain\/1\)/);
+    expect(() => loadDomainFolder(dir, 'app')).toThrow(fix);
+    await expect(openDomainBuffer(dir, 'app')).rejects.toThrow(fix);
+    await expect(saveDomainFolder(fresh, dir, { createdAt: 2 })).rejects.toThrow(/already exists .* --replace/);
+    const saved = await saveDomainFolder(fresh, dir, { createdAt: 2, replace: true });
+    expect(saved.keptEntries).toEqual(['runs']);
+    expect(readdirSync(app).sort()).toEqual(['current', 'data.1', 'runs']);
+    expect(loadDomainFolder(dir, 'app').train).toHaveLength(fresh.train.length);
+    expect(readFileSync(join(app, 'runs', 'seed-0', 'summary.json'), 'utf8')).toBe('{"run":"old"}');
+  });
+
+  it('a crash while its old files go leaves the new domain; the next import removes the rest', async () => {
+    const { old, fresh } = await domains();
+    const app = await formatOneDomain(old);
+    await expect(
+      saveDomainFolder(fresh, dir, { createdAt: 2, replace: true, at: crashAt('removing') }),
+    ).rejects.toThrow(Crash);
+    expect(loadDomainFolder(dir, 'app').train).toHaveLength(fresh.train.length);
+    expect(existsSync(join(app, 'domain.json'))).toBe(true);
+    await saveDomainFolder(fresh, dir, { createdAt: 3, replace: true });
+    expect(readdirSync(app).sort()).toEqual(['current', 'data.2', 'runs']);
   });
 });
