@@ -4,10 +4,10 @@
  * folder's size, and past the heap limit died in a V8 abort with a native stack).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ReplayBuffer, type RetrievedTransition } from '../../../src/core/buffer/buffer';
 import { HashedNgramEmbedder, transitionText } from '../../../src/core/buffer/embedders';
 import type { SearchOptions } from '../../../src/core/buffer/retrieval';
@@ -15,6 +15,17 @@ import { StreamedRetrieval } from '../../../src/core/buffer/streamed-retrieval';
 import type { BufferTransition } from '../../../src/core/buffer/types';
 import { FolderBufferStore } from '../../../src/node/buffer-folder';
 import { embeddingOf, makeEpisode, makeTask, makeTransition } from '../../e2e/pages/buffer-fixtures';
+
+/** Folders made here, removed at the end (the large one is 160 MB). */
+const made: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 /** `dreamgym …` in a child process whose heap is `heapMb` (what a small machine, or a large buffer, gives). */
 function cli(args: string[], heapMb: number) {
@@ -30,7 +41,7 @@ function cli(args: string[], heapMb: number) {
  * steps, two envs, and a rewrite (eviction) behind it.
  */
 async function subtleFolder(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'dreamgym-query-'));
+  const dir = tempDir('dreamgym-query-');
   const embedder = new HashedNgramEmbedder();
   const store = await FolderBufferStore.open(dir);
   const make = (n: number, overrides: Partial<BufferTransition> = {}) =>
@@ -87,7 +98,7 @@ describe('buffer folder, read as a stream', () => {
   });
 
   it('counts what a full load counts, replaced records once, whatever the chunk size', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dreamgym-stream-'));
+    const dir = tempDir('dreamgym-stream-');
     const store = await FolderBufferStore.open(dir);
     await store.putTransitions(
       Array.from({ length: 30 }, (_, n) => makeTransition(n, { embedding: embeddingOf(n) })),
@@ -102,7 +113,7 @@ describe('buffer folder, read as a stream', () => {
   });
 
   it('buffer stats and query of a folder larger than the heap stream; a full load is refused with the fix', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dreamgym-big-'));
+    const dir = tempDir('dreamgym-big-');
     const store = await FolderBufferStore.open(dir, { durable: false });
     const page = 'x'.repeat(1 << 20); // one 1 MB observation per transition: 160 MB of folder
     for (let batch = 0; batch < 8; batch++)
