@@ -6,7 +6,7 @@
 import { ReplayBuffer, transitionsToTrajectories, type RetrievedTransition } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import type { BufferStats } from '../../core/buffer/types';
-import { readTrajectories, writeTrajectories, type TrajectoryFormat } from '../../core/data/formats';
+import { readTrajectoriesAs, writeTrajectories, type ReadFormat, type TrajectoryFormat } from '../../core/data/formats';
 import { SEED_DATASET_ENVS, loadSeedDataset, type PublicFileReader } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import type { Task } from '../../core/types';
@@ -107,15 +107,20 @@ export class BufferState {
     });
   }
 
-  /** Imports a file as offline data; a malformed file imports nothing and shows every problem. */
-  async importFile(file: File, format: TrajectoryFormat): Promise<void> {
+  /**
+   * Imports a file as offline data, in `format` or the one its records show ('auto'); a malformed
+   * file imports nothing and shows every problem.
+   */
+  async importFile(file: File, requested: ReadFormat): Promise<void> {
     await this.run(async () => {
       this.message = null;
       const text = await file.text();
-      const trajectories = readTrajectories(text, format, { knownEnvs: this.envs, sourceName: file.name });
+      const options = { knownEnvs: this.envs, sourceName: file.name };
+      const { format, trajectories } = readTrajectoriesAs(text, requested, options);
       const buffer = await this.open();
       const result = await buffer.importTrajectories(trajectories, { source: 'offline', createdAt: Date.now() });
-      this.message = `Imported ${importSummary(file.name, result)}.`;
+      const how = requested === 'auto' ? `read as ${format}, detected` : `read as ${format}`;
+      this.message = `Imported ${importSummary(file.name, result)} (${how}).`;
       await this.update();
     });
   }

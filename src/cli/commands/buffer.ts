@@ -8,7 +8,14 @@ import { HashedNgramEmbedder } from '../../core/buffer/embedders';
 import { StreamedRetrieval } from '../../core/buffer/streamed-retrieval';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { TRANSITION_SOURCES, type TransitionSource } from '../../core/buffer/types';
-import { FORMATS, assertFormat, readTrajectories, writeTrajectories } from '../../core/data/formats';
+import {
+  FORMATS,
+  READ_FORMATS,
+  assertFormat,
+  assertReadFormat,
+  readTrajectoriesAs,
+  writeTrajectories,
+} from '../../core/data/formats';
 import { envIds } from '../../core/envs/registry';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, round, terminalSafe } from '../output';
@@ -22,12 +29,18 @@ export const bufferImportCommand: CommandSpec = {
   summary:
     'import trajectories into the buffer, all or nothing (episodes already there whole are skipped, partial ones repaired)',
   usage:
-    'dreamgym buffer import FILE [--dir D] [--format ours|agentgym|eto|trl] [--source offline|real|dream] [--wait SECONDS] [--json]',
+    'dreamgym buffer import FILE [--dir D] [--format auto|ours|agentgym|eto|trl] [--source offline|real|dream] ' +
+    '[--wait SECONDS] [--json]',
   positionals: ['file'],
   options: {
     dir: dirOption,
     json: jsonOption,
-    format: { type: 'string', description: 'file format', choices: FORMATS, default: 'ours' },
+    format: {
+      type: 'string',
+      description: "file format (auto: the one the first record's fields say)",
+      choices: READ_FORMATS,
+      default: 'auto',
+    },
     source: {
       type: 'string',
       description: 'what the transitions are',
@@ -109,7 +122,8 @@ export async function runBufferImport(args: ParsedArgs): Promise<void> {
     json?: boolean;
   };
   const file = args.positionals[0];
-  const trajectories = readTrajectories(readFileSync(file, 'utf8'), assertFormat(o.format), {
+  const requested = assertReadFormat(o.format);
+  const { format, trajectories } = readTrajectoriesAs(readFileSync(file, 'utf8'), requested, {
     sourceName: file,
     knownEnvs: envIds(),
     defaultEnv: o.env,
@@ -119,14 +133,16 @@ export async function runBufferImport(args: ParsedArgs): Promise<void> {
   const result = await withBuffer(buffer, (b) =>
     b.importTrajectories(trajectories, { source: o.source, createdAt: Date.now() }),
   );
-  const summary = { file, dir: o.dir, ...result, seconds: round((performance.now() - t0) / 1000, 3) };
+  const summary = { file, format, dir: o.dir, ...result, seconds: round((performance.now() - t0) / 1000, 3) };
   if (o.json) {
     printJsonLast(summary);
     return;
   }
   const repaired = result.repaired > 0 ? `; ${result.repaired} held only in part were written again whole` : '';
   console.log(
-    `imported ${result.episodes} episodes (${result.transitions} transitions) into ${o.dir}; ${result.skipped} already there were skipped${repaired}`,
+    `imported ${result.episodes} episodes (${result.transitions} transitions, ${format}` +
+      `${requested === 'auto' ? ', detected' : ''}) into ${o.dir}; ` +
+      `${result.skipped} already there were skipped${repaired}`,
   );
   if (result.renamed.length > 0) console.log(renamedLines(result.renamed));
 }

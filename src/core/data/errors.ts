@@ -18,6 +18,8 @@ export class DatasetImportError extends Error {
     readonly source: string,
     problems: ImportProblem[],
     readonly unit: 'line' | 'record' = 'line',
+    /** What is most likely wrong with the whole file (another format), said before the fix. */
+    readonly hint?: string,
   ) {
     // In file order (unparsable lines are found before the others are checked); stable within a line.
     problems = [...problems].sort((a, b) => a.line - b.line);
@@ -28,6 +30,7 @@ export class DatasetImportError extends Error {
     super(
       `Cannot import ${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'} found, nothing was imported.\n` +
         [...shown, ...more].join('\n') +
+        (hint ? `\n${hint}` : '') +
         '\nFix the listed lines (or convert the file with `dreamgym convert`) and import again.',
     );
     this.name = 'DatasetImportError';

@@ -23,6 +23,32 @@ export function assertFormat(name: string): TrajectoryFormat {
   return name as TrajectoryFormat;
 }
 
+/** A format to read with, or 'auto': the one the file's first record says (formatOfRecord). */
+export type ReadFormat = TrajectoryFormat | 'auto';
+export const READ_FORMATS: readonly ReadFormat[] = ['auto', ...FORMATS];
+
+export function assertReadFormat(name: string): ReadFormat {
+  return name === 'auto' ? 'auto' : assertFormat(name);
+}
+
+/** What each format's records look like, to name it in a message. */
+export const FORMAT_SIGNS: Record<TrajectoryFormat, string> = {
+  ours: "records with 'format', 'task' and 'steps'",
+  agentgym: "records with 'item_id' and 'conversations'",
+  eto: "records with 'id' and 'conversations', and no 'item_id'",
+  trl: "records with 'messages', or 'prompt' and 'completion'",
+};
+
+/** The format a record's fields say it is in; null: none of ours. */
+export function formatOfRecord(value: unknown): TrajectoryFormat | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const record = value as Record<string, unknown>;
+  if (typeof record.format === 'string' && Array.isArray(record.steps)) return 'ours';
+  if (Array.isArray(record.conversations)) return 'item_id' in record ? 'agentgym' : 'eto';
+  if (Array.isArray(record.messages) || ('prompt' in record && 'completion' in record)) return 'trl';
+  return null;
+}
+
 export interface ReadOptions {
   /** Environment ids records may name; records naming others are rejected. */
   knownEnvs?: readonly string[];
@@ -51,9 +77,44 @@ const ID_FIELD: Record<TrajectoryFormat, string> = { ours: 'id', agentgym: 'item
  * could be read, whatever else is wrong), and an episode id used twice.
  */
 export function readTrajectories(text: string, format: TrajectoryFormat, options: ReadOptions = {}): Trajectory[] {
+  return readTrajectoriesAs(text, format, options).trajectories;
+}
+
+/**
+ * readTrajectories with the format given or detected ('auto': the first record's, else an error that
+ * names each format's signs). A file rejected in one format that looks like another says so.
+ */
+export function readTrajectoriesAs(
+  text: string,
+  requested: ReadFormat,
+  options: ReadOptions = {},
+): { format: TrajectoryFormat; trajectories: Trajectory[] } {
+  const source = options.sourceName ?? 'the file';
   const problems: ImportProblem[] = replacedBytes(text);
-  if (problems.length > 0) throw new DatasetImportError(options.sourceName ?? 'the file', problems, 'line');
+  if (problems.length > 0) throw new DatasetImportError(source, problems, 'line');
   const { unit, rows } = readRecords(text, problems);
+  const detected = rows.length > 0 ? formatOfRecord(rows[0].value) : null;
+  if (requested === 'auto' && !detected && problems.length === 0 && rows.length > 0) {
+    const signs = FORMATS.map((f) => `${f}: ${FORMAT_SIGNS[f]}`).join('; ');
+    problems.push({ line: rows[0].line, field: '', message: `no format of ours has records like this one (${signs})` });
+  }
+  const format = requested === 'auto' ? (detected ?? 'ours') : requested;
+  const hint =
+    detected && detected !== format
+      ? `The file looks like ${detected} (${FORMAT_SIGNS[detected]}), not ${format}: import it as ${detected}.`
+      : undefined;
+  const trajectories = readRows(rows, unit, format, options, problems);
+  if (problems.length > 0) throw new DatasetImportError(source, problems, unit, hint);
+  return { format, trajectories };
+}
+
+function readRows(
+  rows: ReturnType<typeof readRecords>['rows'],
+  unit: 'line' | 'record',
+  format: TrajectoryFormat,
+  options: ReadOptions,
+  problems: ImportProblem[],
+): Trajectory[] {
   const out: Trajectory[] = [];
   const firstLine = new Map<string, number>();
   for (const { line, value } of rows) {
@@ -75,7 +136,6 @@ export function readTrajectories(text: string, format: TrajectoryFormat, options
   }
   if (rows.length === 0 && problems.length === 0)
     problems.push({ line: 1, field: '', message: 'the file holds no records' });
-  if (problems.length > 0) throw new DatasetImportError(options.sourceName ?? 'the file', problems, unit);
   return out;
 }
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { readTrajectories, writeTrajectories, FORMATS, assertFormat } from '../../../src/core/data/formats';
+import {
+  readTrajectories,
+  readTrajectoriesAs,
+  writeTrajectories,
+  FORMATS,
+  assertFormat,
+  assertReadFormat,
+} from '../../../src/core/data/formats';
 import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../../../src/core/data/trajectory';
 import { DatasetImportError } from '../../../src/core/data/errors';
 import { episodeDigest, parseActionText } from '../../../src/core/data/conversation';
@@ -190,6 +197,36 @@ describe('AgentGym, ETO and TRL', () => {
     expect(() => assertFormat('csv')).toThrow(
       "Unknown trajectory format 'csv'. Valid formats: ours, agentgym, eto, trl.",
     );
+  });
+});
+
+describe('the format of a file', () => {
+  it.each(FORMATS)('detects %s from its records, and reads what the format given reads', (format) => {
+    const text = writeTrajectories(episodes, format);
+    const detected = readTrajectoriesAs(text, 'auto', { knownEnvs });
+    expect(detected.format).toBe(format);
+    expect(detected.trajectories).toEqual(readTrajectories(text, format, { knownEnvs }));
+  });
+
+  it('names the format a file looks like when it is read as another, and records of no format', () => {
+    const eto = writeTrajectories(episodes, 'eto');
+    const error = (() => {
+      try {
+        readTrajectories(eto, 'ours', { knownEnvs, sourceName: 'play.json' });
+      } catch (e) {
+        return e as DatasetImportError;
+      }
+    })();
+    expect(error).toBeInstanceOf(DatasetImportError);
+    expect(error!.message).toMatch(
+      /looks like eto \(records with 'id' and 'conversations', and no 'item_id'\), not ours: import it as eto\./,
+    );
+    expect(error!.message).toMatch(/nothing was imported/);
+    expect(() => readTrajectoriesAs('{"name":"x","rows":[]}\n', 'auto', { knownEnvs })).toThrow(
+      /line 1: no format of ours has records like this one \(ours: records with 'format', 'task' and 'steps'; agentgym/,
+    );
+    expect(assertReadFormat('auto')).toBe('auto');
+    expect(() => assertReadFormat('csv')).toThrow(/Unknown trajectory format 'csv'/);
   });
 });
 
