@@ -28,7 +28,9 @@
  * lie together (by a MinHash sketch of their words, so near-duplicates share a place). Below that
  * budget (every test domain, a few hundred episodes) every entry is read and the search is exact;
  * above it a state is compared with the nearby states of each of its words, the scores still
- * exact cosines.
+ * exact cosines. Searches of the same words (a state repeated in many episodes: 20,000 household
+ * episodes hold 57,000 distinct states in 443,000 steps) share one pass over the postings and one
+ * ranking, from which each leaves out its own episode's states (searchGroup).
  */
 import { hashString } from '../rng';
 import type { Step, Trajectory } from '../types';
@@ -93,8 +95,8 @@ export interface CandidateIndex {
   postingCap: number;
   /** Actions by how often they were taken (most first, then alphabetical). */
   frequent: string[];
-  /** Dot products of one search (all zero between searches), and the states it touched. */
-  scratch?: { dot: Float64Array; touched: Int32Array };
+  /** Dot products of one search (all zero between searches), the states it touched, and a count by episode. */
+  scratch?: { dot: Float64Array; touched: Int32Array; perEpisode: Int32Array };
   /** Posting entries read by the searches so far: the work the budget bounds. */
   postingsRead: number;
 }
@@ -284,63 +286,175 @@ function compare(a: string, b: string): number {
 }
 
 /**
- * The most similar indexed states (cosine of IDF-weighted words), the excluded episode left out.
- * Dot products accumulate in one array over the query words' postings (each read whole, or its
- * window: see the file comment); the best `NEIGHBOURS` are kept by insertion (no sort of every
- * touched state: an import of 1,000 episodes asks 13,000 times). `place`: the query's own place
- * when it is an indexed state (its norm and sketch are known).
+ * One search: a state's words, its place when it is indexed (else -1), its episode's index in the
+ * training episodes (that episode's states are left out; -1 for none) and its demonstrated action.
  */
-function neighbours(
-  index: CandidateIndex,
-  query: StateWords,
-  excludeEpisode: number,
-  place?: number,
-): { action: string; score: number }[] {
-  const norm = place !== undefined ? index.norms[place] : normOf(query, index.idf);
-  if (norm === 0) return [];
+interface Search {
+  query: StateWords;
+  place: number;
+  excludeEpisode: number;
+  taken: string | undefined;
+}
+
+/** A touched state of a search, by place, with its training step (ties go to the earlier) and cosine. */
+interface Ranked {
+  i: number;
+  step: number;
+  score: number;
+}
+
+/**
+ * Adds the query's dot product with every state its postings reach (each list read whole, or its
+ * window: see the file comment) into the scratch array, and notes the states it touched; the
+ * query's norm is 0 when none of its words is indexed (nothing touched). `place`: the query's own
+ * place when it is an indexed state (its norm and sketch are known), else -1.
+ */
+function accumulate(index: CandidateIndex, query: StateWords, place: number): { touchedCount: number; norm: number } {
+  const { dot, touched } = scratchOf(index);
+  const norm = place >= 0 ? index.norms[place] : normOf(query, index.idf);
+  if (norm === 0) return { touchedCount: 0, norm };
   const size = index.steps.length;
-  const { dot, touched } = (index.scratch ??= { dot: new Float64Array(size), touched: new Int32Array(size) });
-  const { episodes, idf } = index;
   let touchedCount = 0;
   const cut = Number.isFinite(index.postingCap);
-  const querySketch = place !== undefined ? index.sketches[place] : sketch(query, hashesOf(index));
+  const querySketch = place >= 0 ? index.sketches[place] : sketch(query, hashesOf(index));
   const at = cut ? lowerBound(index.sketches, querySketch, 0, size) : 0;
   const { table, row } = query;
   for (let k = table.offsets[row]; k < table.offsets[row + 1]; k++) {
     const posting = index.postings[table.ids[k]];
-    const queryWeight = table.weights[k] * idf[table.ids[k]];
+    const queryWeight = table.weights[k] * index.idf[table.ids[k]];
     const { states, weights } = posting;
     const [from, to] = window(index.postingCap, posting, at);
     index.postingsRead += to - from;
     for (let j = from; j < to; j++) {
       const i = states[j];
-      if (episodes[i] === excludeEpisode) continue;
       if (dot[i] === 0) touched[touchedCount++] = i;
       dot[i] += queryWeight * weights[j];
     }
   }
-  return best(index, touchedCount, norm);
+  return { touchedCount, norm };
 }
 
-/** The best `NEIGHBOURS` of the touched states (clearing their dot products for the next search). */
-function best(index: CandidateIndex, touchedCount: number, norm: number): { action: string; score: number }[] {
+function scratchOf(index: CandidateIndex): NonNullable<CandidateIndex['scratch']> {
+  if (index.scratch) return index.scratch;
+  const size = index.steps.length;
+  const episodes = index.episodes.reduce((most, e) => Math.max(most, e + 1), 0);
+  return (index.scratch = {
+    dot: new Float64Array(size),
+    touched: new Int32Array(size),
+    perEpisode: new Int32Array(episodes),
+  });
+}
+
+/** Zeroes the dot products of the touched states for the next search. */
+function clearTouched(index: CandidateIndex, touchedCount: number): void {
   const { dot, touched } = index.scratch!;
-  const kept: { i: number; step: number; score: number }[] = [];
+  for (let t = 0; t < touchedCount; t++) dot[touched[t]] = 0;
+}
+
+/**
+ * The best `limit` touched states outside episode `exclude` (-1: none left out), best first. Kept by
+ * insertion, with no sort of every touched state: an import of 20,000 episodes asks 550,000 times.
+ */
+function best(index: CandidateIndex, touchedCount: number, norm: number, limit: number, exclude: number): Ranked[] {
+  const { dot, touched } = index.scratch!;
+  const kept: Ranked[] = [];
   for (let t = 0; t < touchedCount; t++) {
     const i = touched[t];
+    if (index.episodes[i] === exclude) continue;
     const score = dot[i] / (norm * index.norms[i]);
-    dot[i] = 0;
-    if (kept.length === NEIGHBOURS && score < kept[NEIGHBOURS - 1].score) continue; // the common case, cheaply
+    if (kept.length === limit && score < kept[limit - 1].score) continue; // the common case, cheaply
     const step = index.steps[i];
-    if (kept.length === NEIGHBOURS && !better(score, step, kept[NEIGHBOURS - 1])) continue;
-    let at = kept.length === NEIGHBOURS ? NEIGHBOURS - 1 : kept.length;
+    if (kept.length === limit && !better(score, step, kept[limit - 1])) continue;
+    let at = kept.length === limit ? limit - 1 : kept.length;
     while (at > 0 && better(score, step, kept[at - 1])) {
       kept[at] = kept[at - 1];
       at--;
     }
     kept[at] = { i, step, score };
   }
-  return kept.map(({ i, score }) => ({ action: index.actions[i], score }));
+  return kept;
+}
+
+/**
+ * How many of the touched states lie in each search's own episode. A search's `NEIGHBOURS` best,
+ * its own episode left out, are among the `NEIGHBOURS` + that many best of all touched states.
+ */
+function ownTouched(index: CandidateIndex, touchedCount: number, group: readonly Search[]): number[] {
+  const { touched, perEpisode } = index.scratch!;
+  for (let t = 0; t < touchedCount; t++) perEpisode[index.episodes[touched[t]]]++;
+  const own = group.map((s) => (s.excludeEpisode >= 0 ? perEpisode[s.excludeEpisode] : 0));
+  for (let t = 0; t < touchedCount; t++) perEpisode[index.episodes[touched[t]]] = 0;
+  return own;
+}
+
+/**
+ * The candidate lists of searches of the same words (one state in many episodes: many users doing
+ * the same task). They score every state alike, so one pass over the postings serves them all.
+ */
+function searchGroup(index: CandidateIndex, group: readonly Search[]): string[][] {
+  const { query, place, excludeEpisode, taken } = group[0];
+  const { touchedCount, norm } = accumulate(index, query, place);
+  const lists =
+    group.length === 1
+      ? [candidatesFrom(index, best(index, touchedCount, norm, NEIGHBOURS, excludeEpisode), taken)]
+      : sharedRanking(index, group, touchedCount, norm);
+  clearTouched(index, touchedCount);
+  return lists;
+}
+
+/**
+ * The lists of a group of searches from one ranking of the touched states: each cuts its
+ * `NEIGHBOURS` from it, leaving out its own episode's states. A search whose episode holds many of
+ * the touched states ranks on its own (so the shared ranking stays short).
+ */
+function sharedRanking(
+  index: CandidateIndex,
+  group: readonly Search[],
+  touchedCount: number,
+  norm: number,
+): string[][] {
+  const own = ownTouched(index, touchedCount, group);
+  const sharedOwn = own.reduce((most, n) => (n <= NEIGHBOURS ? Math.max(most, n) : most), -1);
+  const shared = sharedOwn >= 0 ? best(index, touchedCount, norm, NEIGHBOURS + sharedOwn, -1) : [];
+  const sharedTop = shared.slice(0, NEIGHBOURS);
+  // Searches whose episode has no state among the shared best have the same neighbours: lists by action taken.
+  const clean = new Map<string | undefined, string[]>();
+  return group.map(({ taken, excludeEpisode }, member) => {
+    if (own[member] > NEIGHBOURS) {
+      return candidatesFrom(index, best(index, touchedCount, norm, NEIGHBOURS, excludeEpisode), taken);
+    }
+    if (sharedTop.some(({ i }) => index.episodes[i] === excludeEpisode)) {
+      const ranked = shared.filter(({ i }) => index.episodes[i] !== excludeEpisode).slice(0, NEIGHBOURS);
+      return candidatesFrom(index, ranked, taken);
+    }
+    let list = clean.get(taken);
+    if (!list) clean.set(taken, (list = candidatesFrom(index, sharedTop, taken)));
+    return list.slice();
+  });
+}
+
+/**
+ * The candidate lists of `searches`, in their order. Searches of the same words in the same order
+ * (a word's weight follows from its kind, so the ids say it all) are made once (searchGroup).
+ */
+function searchAll(index: CandidateIndex, searches: readonly Search[]): string[][] {
+  const groups = new Map<string, number[]>();
+  searches.forEach(({ query: { table, row } }, k) => {
+    let key = '';
+    for (let w = table.offsets[row]; w < table.offsets[row + 1]; w++) key += `${table.ids[w]},`;
+    const group = groups.get(key);
+    if (group) group.push(k);
+    else groups.set(key, [k]);
+  });
+  const lists: string[][] = new Array(searches.length);
+  for (const members of groups.values()) {
+    const found = searchGroup(
+      index,
+      members.map((k) => searches[k]),
+    );
+    members.forEach((k, j) => (lists[k] = found[j]));
+  }
+  return lists;
 }
 
 const hashCache = new WeakMap<CandidateIndex, Uint32Array>();
@@ -387,61 +501,76 @@ export function inferCandidates(
 ): string[] {
   const words = stateWords(state.instruction, state.observation, state.previousAction);
   const query = { table: wordTable([words], index.vocabulary), row: 0 };
-  return candidatesOf(index, query, taken, excludeEpisode);
-}
-
-/** `inferCandidates` of a state's words; `place`: the state's own place when it is indexed. */
-function candidatesOf(
-  index: CandidateIndex,
-  query: StateWords,
-  taken: string | undefined,
-  excludeEpisode: number,
-  place?: number,
-): string[] {
-  const votes = new Map<string, number>();
-  for (const { action, score } of neighbours(index, query, excludeEpisode, place)) {
-    if (action !== taken) votes.set(action, (votes.get(action) ?? 0) + score);
-  }
-  const chosen = new Set(taken !== undefined ? [taken] : []);
-  const ranked = [...votes.entries()].sort((a, b) => b[1] - a[1] || compare(a[0], b[0]));
-  for (const [action] of ranked) {
-    if (chosen.size >= INFERRED_CANDIDATES) break;
-    chosen.add(action);
-  }
-  for (const action of index.frequent) {
-    if (chosen.size >= MIN_CANDIDATES) break;
-    chosen.add(action);
-  }
-  return [...chosen].sort(); // by UTF-16 code units: the order of `compare`, natively
+  return searchGroup(index, [{ query, place: -1, excludeEpisode, taken }])[0];
 }
 
 /**
- * `t` with candidates on every step that lists none. `firstStep`: the place of its first step among
- * the training steps (its states are in the index: their words are not made again), or -1.
+ * The list of a state's ranked neighbours: `taken`, then the actions their scores vote for most (in
+ * small arrays, not maps: this runs once a step). Votes sum in rank order.
  */
-function fillEpisode(
-  index: CandidateIndex,
-  t: Trajectory,
-  excludeEpisode: number,
-  firstStep: number,
-): { t: Trajectory; filled: number } {
-  let filled = 0;
-  const steps: Step[] = t.steps.map((s, i) => {
-    if (s.admissible.length > 0) return s;
-    filled++;
-    if (firstStep >= 0) {
+function candidatesFrom(index: CandidateIndex, ranked: readonly Ranked[], taken: string | undefined): string[] {
+  const actions: string[] = [];
+  const votes: number[] = [];
+  for (const { i, score } of ranked) {
+    const action = index.actions[i];
+    if (action === taken) continue;
+    const k = actions.indexOf(action);
+    if (k < 0) {
+      actions.push(action);
+      votes.push(score);
+    } else votes[k] += score;
+  }
+  const byVotes = actions.map((_, k) => k).sort((a, b) => votes[b] - votes[a] || compare(actions[a], actions[b]));
+  const chosen = taken !== undefined ? [taken] : [];
+  for (const k of byVotes) {
+    if (chosen.length >= INFERRED_CANDIDATES) break;
+    chosen.push(actions[k]);
+  }
+  for (const action of index.frequent) {
+    if (chosen.length >= MIN_CANDIDATES) break;
+    if (!chosen.includes(action)) chosen.push(action);
+  }
+  return chosen.sort(); // by UTF-16 code units: the order of `compare`, natively
+}
+
+/** The searches of the steps that list no candidates: training ones (indexed: their words are not made again). */
+function trainingSearches(index: CandidateIndex, train: readonly Trajectory[]): Search[] {
+  const searches: Search[] = [];
+  let firstStep = 0;
+  train.forEach((t, episode) => {
+    t.steps.forEach((s, i) => {
+      if (s.admissible.length > 0) return;
       const place = index.places[firstStep + i];
-      const admissible = candidatesOf(index, { table: index.words, row: place }, s.action, excludeEpisode, place);
-      return { ...s, admissible };
-    }
-    const state = {
-      instruction: t.task.instruction,
-      observation: s.observation,
-      previousAction: t.steps[i - 1]?.action,
-    };
-    return { ...s, admissible: inferCandidates(index, state, s.action, excludeEpisode) };
+      searches.push({ query: { table: index.words, row: place }, place, excludeEpisode: episode, taken: s.action });
+    });
+    firstStep += t.steps.length;
   });
-  return { t: filled > 0 ? { ...t, steps } : t, filled };
+  return searches;
+}
+
+/** The searches of the held-out steps that list no candidates (their words in one table). */
+function heldOutSearches(index: CandidateIndex, heldOut: readonly Trajectory[]): Search[] {
+  const states: Map<string, number>[] = [];
+  const taken: string[] = [];
+  for (const t of heldOut) {
+    t.steps.forEach((s, i) => {
+      if (s.admissible.length > 0) return;
+      states.push(stateWords(t.task.instruction, s.observation, t.steps[i - 1]?.action));
+      taken.push(s.action);
+    });
+  }
+  const table = wordTable(states, index.vocabulary);
+  return taken.map((action, row) => ({ query: { table, row }, place: -1, excludeEpisode: -1, taken: action }));
+}
+
+/** The episodes with `lists` (from `from` on, in step order) given to the steps that list none. */
+function filledWith(episodes: readonly Trajectory[], lists: readonly string[][], from: number): Trajectory[] {
+  let next = from;
+  return episodes.map((t) => {
+    if (t.steps.every((s) => s.admissible.length > 0)) return t;
+    const steps: Step[] = t.steps.map((s) => (s.admissible.length > 0 ? s : { ...s, admissible: lists[next++] }));
+    return { ...t, steps };
+  });
 }
 
 /**
@@ -456,14 +585,13 @@ export function withInferredCandidates(
   const missing = [...train, ...heldOut].some((t) => t.steps.some((s) => s.admissible.length === 0));
   if (!missing) return { train: train.slice(), heldOut: heldOut.slice(), inferredSteps: 0, postingsRead: 0 };
   const index = candidateIndex(train);
-  let inferredSteps = 0;
-  let firstStep = 0;
-  const fill = (t: Trajectory, episode: number) => {
-    const out = fillEpisode(index, t, episode, episode >= 0 ? firstStep : -1);
-    if (episode >= 0) firstStep += t.steps.length;
-    inferredSteps += out.filled;
-    return out.t;
+  const trainSearches = trainingSearches(index, train);
+  const searches = trainSearches.concat(heldOutSearches(index, heldOut));
+  const lists = searchAll(index, searches);
+  return {
+    train: filledWith(train, lists, 0),
+    heldOut: filledWith(heldOut, lists, trainSearches.length),
+    inferredSteps: searches.length,
+    postingsRead: index.postingsRead,
   };
-  const filled = { train: train.map((t, i) => fill(t, i)), heldOut: heldOut.map((t) => fill(t, -1)) };
-  return { ...filled, inferredSteps, postingsRead: index.postingsRead };
 }

@@ -365,10 +365,12 @@ export function buildDomain(
   let held = new Set<string>();
   let splitBy: DomainStats['splitBy'] = 'instruction';
   if (demonstrated.length >= 2) {
+    const episodesOf = new Map<string, number>();
+    for (const e of episodes) episodesOf.set(e.task.id, (episodesOf.get(e.task.id) ?? 0) + 1);
     let count = 0;
     for (const task of rng.shuffle(demonstrated)) {
       if (count >= target) break;
-      const size = episodes.filter((e) => e.task.id === task.id).length;
+      const size = episodesOf.get(task.id) ?? 0;
       if (count + size <= target) {
         held.add(task.id);
         count += size;

@@ -165,6 +165,16 @@ function actionKind(action: string): string {
   return action.trim().split(/\s+/)[0] ?? action;
 }
 
+/** `actionKind`, remembered by action: a large import repeats a few thousand actions half a million times. */
+function actionKinds(): (action: string) => string {
+  const known = new Map<string, string>();
+  return (action) => {
+    let kind = known.get(action);
+    if (kind === undefined) known.set(action, (kind = actionKind(action)));
+    return kind;
+  };
+}
+
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -184,6 +194,7 @@ export interface DerivedStats {
 /** Statistics of an imported domain's trajectories (what `deriveDomainCard` writes from). */
 export function domainStats(trajectories: readonly Trajectory[]): DerivedStats {
   const kinds = new Map<string, { count: number; example: string }>();
+  const kindOf = actionKinds();
   let steps = 0,
     successes = 0,
     terminated = 0,
@@ -194,7 +205,7 @@ export function domainStats(trajectories: readonly Trajectory[]): DerivedStats {
     if (t.result.success) successes++;
     if (t.steps.some((s) => s.terminated)) terminated++;
     t.steps.forEach((s, i) => {
-      const kind = actionKind(s.action);
+      const kind = kindOf(s.action);
       const entry = kinds.get(kind);
       if (entry) entry.count++;
       else kinds.set(kind, { count: 1, example: s.action });
@@ -222,6 +233,7 @@ export function domainStats(trajectories: readonly Trajectory[]): DerivedStats {
  */
 function deriveGlobalKinds(trajectories: readonly Trajectory[]): string[] {
   const everywhere = new Map<string, boolean>();
+  const kindOf = actionKinds();
   for (const t of trajectories) {
     const states = t.steps.map((s) => new Set(s.admissible)).filter((s) => s.size > 0);
     if (states.length < 2) continue;
@@ -229,7 +241,7 @@ function deriveGlobalKinds(trajectories: readonly Trajectory[]): string[] {
     const statesWith = new Map<string, number>();
     for (const state of states) for (const a of state) statesWith.set(a, (statesWith.get(a) ?? 0) + 1);
     for (const [a, count] of statesWith) {
-      const kind = actionKind(a);
+      const kind = kindOf(a);
       everywhere.set(kind, (everywhere.get(kind) ?? true) && count === states.length);
     }
   }

@@ -237,3 +237,32 @@ describe('inferred candidates at scale (issue 44, repro 7)', () => {
     expect(list).toEqual([state.action, ...expected.map(([a]) => a)].sort());
   });
 });
+
+describe('inferred candidates of repeated states', () => {
+  it('gives each step of a state repeated in many episodes the list of its own search', () => {
+    // 40 episodes over 8 tasks, each task's episodes alike: most states recur in several episodes.
+    const base = smallVocabularyEpisodes(8, 6);
+    const episodes = Array.from({ length: 40 }, (_, e) => {
+      const t = base[e % 8];
+      const steps = t.steps.map((s, i) => (i === e % 6 ? { ...s, action: `act[${e}]` } : s));
+      return { ...t, id: `r${e}`, steps };
+    });
+    const train = episodes.slice(0, 32);
+    const heldOut = episodes.slice(32);
+    const filled = withInferredCandidates(train, heldOut);
+    const index = candidateIndex(train);
+    const alone = (t: Trajectory, own: number) =>
+      t.steps.map((s, i) =>
+        inferCandidates(
+          index,
+          { instruction: t.task.instruction, observation: s.observation, previousAction: t.steps[i - 1]?.action },
+          s.action,
+          own,
+        ),
+      );
+    expect(filled.train.map((t) => t.steps.map((s) => s.admissible))).toEqual(train.map((t, e) => alone(t, e)));
+    expect(filled.heldOut.map((t) => t.steps.map((s) => s.admissible))).toEqual(heldOut.map((t) => alone(t, -1)));
+    // Shared searches read fewer postings than one search a step.
+    expect(filled.postingsRead).toBeLessThan(index.postingsRead);
+  });
+});
