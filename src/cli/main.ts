@@ -9,6 +9,7 @@ import { envsCommand, runEnvs } from './commands/envs';
 import { checkEnvCommand, runCheckEnv } from './commands/check-env';
 import { rolloutCommand, runRollout } from './commands/rollout';
 import { convertCommand, runConvert } from './commands/convert';
+import { actCommand, runAct } from './commands/act';
 import { benchCommand, runBench } from './commands/bench';
 import { dreamCommand, runDream } from './commands/dream';
 import { auditCommand, runAudit } from './commands/audit';
@@ -60,6 +61,7 @@ const commands: Command[] = [
   { spec: expmodelTrainCommand, run: runExpmodelTrain },
   { spec: expmodelExportCommand, run: runExpmodelExport },
   { spec: expmodelVerdictCommand, run: runExpmodelVerdict },
+  { spec: actCommand, run: (args) => runAct(args) },
 ];
 
 function usage(): string {

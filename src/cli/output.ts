@@ -24,11 +24,12 @@ const RAW_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** `--json` contract: exactly one JSON object, alone on the last line of stdout (every control character escaped). */
 export function printJsonLast(value: unknown): void {
-  const json = JSON.stringify(value).replace(
-    RAW_IN_JSON,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  process.stdout.write(json + '\n');
+  process.stdout.write(safeJson(value) + '\n');
+}
+
+/** JSON with every control character escaped, the ones JSON.stringify leaves raw too. */
+export function safeJson(value: unknown): string {
+  return JSON.stringify(value).replace(RAW_IN_JSON, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function round(x: number, digits = 4): number {
