@@ -13,7 +13,7 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
-import { FORMATS, assertFormat, readTrajectories } from '../../core/data/formats';
+import { READ_FORMATS, assertReadFormat, readTrajectoriesAs } from '../../core/data/formats';
 import {
   buildDomain,
   domainSummary,
@@ -62,12 +62,17 @@ export const domainImportCommand: CommandSpec = {
   summary:
     "import an application's trajectories as a domain (no real env): validate, derive the card, split, seed the buffer",
   usage:
-    'dreamgym domain import FILE --name N [--format ours|agentgym|eto|trl] [--tasks TASKS.txt] [--held-out SHARE] ' +
+    'dreamgym domain import FILE --name N [--format auto|ours|agentgym|eto|trl] [--tasks TASKS.txt] [--held-out SHARE] ' +
     '[--unrecorded-outcome unknown|success] [--seed S] [--dir D] [--replace] [--json]',
   positionals: ['file'],
   options: {
     name: nameOption,
-    format: { type: 'string', description: 'file format', choices: FORMATS, default: 'ours' },
+    format: {
+      type: 'string',
+      description: "file format (auto: the one the first record's fields say)",
+      choices: READ_FORMATS,
+      default: 'auto',
+    },
     tasks: { type: 'string', description: 'extra task descriptions, one a line (# comments and blank lines skipped)' },
     'held-out': {
       type: 'number',
@@ -197,8 +202,11 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
   };
   const name = requireName(o.name, domainImportCommand);
   const file = args.positionals[0];
-  const format = assertFormat(o.format);
-  const trajectories = readTrajectories(readFileSync(file, 'utf8'), format, { sourceName: file, defaultEnv: name });
+  const requested = assertReadFormat(o.format);
+  const { format, trajectories } = readTrajectoriesAs(readFileSync(file, 'utf8'), requested, {
+    sourceName: file,
+    defaultEnv: name,
+  });
   const extra = o.tasks ? parseTaskDescriptions(readFileSync(o.tasks, 'utf8')) : [];
   const domain = buildDomain(name, trajectories, {
     tasks: extra,
@@ -244,6 +252,7 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     printJsonLast(summary);
     return;
   }
+  console.log(`read ${terminalSafe(file)} as ${format}${requested === 'auto' ? ' (detected from its records)' : ''}`);
   console.log(terminalSafe(domainSummary(domain), { keepLines: true }));
   console.log(
     `saved to ${saved.data} (card.json, train.jsonl, held-out.jsonl, ` +

@@ -288,9 +288,9 @@ describe('dreamgym domain train', () => {
     // ETO records outcomes, so the audit can check the endings.
     const file = join(dir, 'myapp.eto.json');
     writeFileSync(file, writeTrajectories(await foreignOurs(30), 'eto'));
-    expect(await main(['domain', 'import', file, '--name', 'myapp', '--format', 'eto', '--dir', dir, '--json'])).toBe(
-      0,
-    );
+    // No --format: the records say ETO.
+    expect(await main(['domain', 'import', file, '--name', 'myapp', '--dir', dir, '--json'])).toBe(0);
+    expect(lastJson().format).toBe('eto');
     const stderr: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
       stderr.push(String(chunk));
