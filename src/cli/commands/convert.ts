@@ -1,5 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { assertFormat, FORMATS, readTrajectories, writeTrajectories } from '../../core/data/formats';
+import {
+  assertFormat,
+  assertReadFormat,
+  FORMATS,
+  READ_FORMATS,
+  readTrajectoriesAs,
+  writeTrajectories,
+} from '../../core/data/formats';
 import { envIds } from '../../core/envs/registry';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast } from '../output';
@@ -7,10 +14,15 @@ import { printJsonLast } from '../output';
 export const convertCommand: CommandSpec = {
   name: 'convert',
   summary: 'convert trajectories between formats (ours, AgentGym, ETO, TRL)',
-  usage: 'dreamgym convert --from FMT --to FMT IN OUT [--env ID] [--json]',
+  usage: 'dreamgym convert [--from FMT] --to FMT IN OUT [--env ID] [--json]',
   positionals: ['in', 'out'],
   options: {
-    from: { type: 'string', description: 'input format', choices: FORMATS },
+    from: {
+      type: 'string',
+      description: "input format (auto: the one the first record's fields say)",
+      choices: READ_FORMATS,
+      default: 'auto',
+    },
     to: { type: 'string', description: 'output format', choices: FORMATS },
     env: { type: 'string', description: 'env id for TRL records without an env key' },
     json: { type: 'boolean', description: 'print a summary as JSON on the last line' },
@@ -19,12 +31,10 @@ export const convertCommand: CommandSpec = {
 
 export async function runConvert(args: ParsedArgs): Promise<void> {
   const [input, output] = args.positionals;
-  if (!args.options.from || !args.options.to)
-    throw new UsageError(`convert needs --from and --to (formats: ${FORMATS.join(', ')}).`, convertCommand);
-  const from = assertFormat(args.options.from as string);
+  if (!args.options.to) throw new UsageError(`convert needs --to (formats: ${FORMATS.join(', ')}).`, convertCommand);
   const to = assertFormat(args.options.to as string);
   const text = readFileSync(input, 'utf8');
-  const trajectories = readTrajectories(text, from, {
+  const { format: from, trajectories } = readTrajectoriesAs(text, assertReadFormat(args.options.from as string), {
     sourceName: input,
     knownEnvs: envIds(),
     defaultEnv: args.options.env as string | undefined,

@@ -63,7 +63,9 @@ describe('dreamgym CLI', () => {
     expect(await main(['rollout', 'household-v0', '--episodes', '3', '--seed', '2', '--out', ours])).toBe(0);
     expect(await main(['convert', '--from', 'ours', '--to', 'agentgym', ours, agentgym, '--json'])).toBe(0);
     expect(lastJson()).toMatchObject({ episodes: 3 });
-    expect(await main(['convert', '--from', 'agentgym', '--to', 'ours', agentgym, back])).toBe(0);
+    // No --from: the records say AgentGym.
+    expect(await main(['convert', '--to', 'ours', agentgym, back, '--json'])).toBe(0);
+    expect(lastJson()).toMatchObject({ from: 'agentgym', to: 'ours' });
     const original = readFileSync(ours, 'utf8')
       .trim()
       .split('\n')
