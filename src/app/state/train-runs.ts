@@ -3,6 +3,7 @@
  * list can be reopened, how they are named in the list, and the status line of a reopened run
  * (built from its saved metric history, so the counters agree with its charts).
  */
+import type { Mode } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
 import type { TrainerStatus } from '../workers/protocol';
 import { isUnfinished, type RunEntry } from '../workers/run-list';
@@ -16,7 +17,17 @@ export function pastRuns(runs: readonly RunEntry[]): RunEntry[] {
 export function pastRunLabel(entry: RunEntry): string {
   const c = entry.config;
   const what = entry.name ? `${entry.name} · ${c.preset}` : `${c.preset} · ${c.mode} · ${c.algo} · seed ${c.seed}`;
-  return `${what} — ${entry.state}, iteration ${entry.iteration} of ${entry.iterations} (${entry.runId})`;
+  return `${what} — ${entry.state}, ${iterationProgress(entry.iteration, entry.iterations, c.mode)} (${entry.runId})`;
+}
+
+/**
+ * How far a run got: "iteration 3 of 4"; an S2R run past its dream iterations goes on with real
+ * ones until its real budget is spent, so "iteration 6: 4 dreamed, then 2 real".
+ */
+export function iterationProgress(iteration: number, iterations: number, mode: Mode | undefined): string {
+  if (mode === 's2r' && iterations > 0 && iteration > iterations)
+    return `iteration ${iteration}: ${iterations} dreamed, then ${iteration - iterations} real`;
+  return `iteration ${iteration} of ${iterations}`;
 }
 
 const lastNumber = (records: readonly IterationRecord[], metric: string): number => {

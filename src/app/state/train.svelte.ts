@@ -24,7 +24,7 @@ import {
   withEngine,
   type TrainParams,
 } from './train-params';
-import { pastRuns, reopenedStatus } from './train-runs';
+import { iterationProgress, pastRuns, reopenedStatus } from './train-runs';
 import { seriesRecords } from './train-charts';
 import { dreamWarnings } from '../../core/train/dream-health';
 import { engineSetup } from './engine.svelte';
@@ -200,7 +200,7 @@ export class TrainSession {
     const s = this.status;
     if (this.crashed) return this.crashed;
     if (s.state === 'idle') return s.message;
-    return `${capitalise(s.state)}: iteration ${s.iteration} of ${s.iterations}. ${s.message}`;
+    return `${capitalise(s.state)}: ${iterationProgress(s.iteration, s.iterations, this.runConfig?.mode)}. ${s.message}`;
   }
 
   async start(): Promise<void> {

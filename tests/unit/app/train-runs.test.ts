@@ -7,7 +7,7 @@ import {
   paramsToQuery,
   configFromParams,
 } from '../../../src/app/state/train-params';
-import { pastRunLabel, pastRuns, reopenedStatus } from '../../../src/app/state/train-runs';
+import { iterationProgress, pastRunLabel, pastRuns, reopenedStatus } from '../../../src/app/state/train-runs';
 import type { RunEntry } from '../../../src/app/workers/run-list';
 
 const config = (over: Record<string, unknown> = {}) =>
@@ -39,6 +39,10 @@ describe("the Train page's past runs", () => {
     expect(pastRunLabel(entry('y', 1, 'finished', { name: 'Dream (0 real steps)' }))).toMatch(
       /^Dream \(0 real steps\) · webshop-easy — finished/,
     );
+    // S2R goes on with real iterations after its dreamed ones: never "iteration 6 of 4".
+    expect(iterationProgress(6, 4, 's2r')).toBe('iteration 6: 4 dreamed, then 2 real');
+    expect(iterationProgress(3, 4, 's2r')).toBe('iteration 3 of 4');
+    expect(iterationProgress(6, 4, 'dream')).toBe('iteration 6 of 4');
   });
 
   it('reopens a run with the counters of its saved history, and a failed one with its reason', () => {
