@@ -40,6 +40,11 @@ export function datasetPartsFor(envId: string, parts: readonly DatasetPart[] = S
 }
 
 /** Difficulty levels cycled through by episode index. */
+/** Episodes in an env's shipped dataset (the sum of its parts). */
+export function seedDatasetEpisodes(envId: string): number {
+  return datasetPartsFor(envId).reduce((sum, part) => sum + part.episodes, 0);
+}
+
 export const SEED_DATASET_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
 
 export const SEED_DATASET_ENVS = ['webshop-lite-v0', 'household-v0'] as const;

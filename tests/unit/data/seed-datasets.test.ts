@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   SEED_DATASET_ENVS,
   datasetPartsFor,
+  seedDatasetEpisodes,
   seedDatasetFile,
   seedDatasetLines,
 } from '../../../src/core/data/seed-datasets';
@@ -41,6 +42,13 @@ describe('shipped seed datasets', () => {
       expect(episodes.every((t) => t.seed < 1_000_000_000)).toBe(true); // held-out range stays unseen
     },
   );
+
+  it.each(SEED_DATASET_ENVS)("%s: the episode count the pages quote is the file's", (envId) => {
+    const lines = readFileSync(`public/${seedDatasetFile(envId)}`, 'utf8')
+      .split('\n')
+      .filter(Boolean);
+    expect(seedDatasetEpisodes(envId)).toBe(lines.length);
+  });
 
   it('household holds goal-like steps that do not end an episode; webshop, whose failures end, has no decoys', () => {
     const read = (envId: string) =>
