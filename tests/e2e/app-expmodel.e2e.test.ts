@@ -83,6 +83,8 @@ describe('the learned experience model in the page', () => {
       .poll(() => page.getByTestId('expmodel-status').textContent(), { timeout: 60_000 })
       .toMatch(new RegExp(`stored as learned:local/${NAME}, usable now`));
     expect(await state(page)).toBe('stopped');
+    // No progress line is left behind, as if the stopped training went on.
+    expect(await page.getByTestId('train-progress').count()).toBe(0);
     const stoppedAt = Number(await page.getByTestId('checkpoint-epochs').textContent());
     expect(stoppedAt).toBeGreaterThanOrEqual(1);
     expect(stoppedAt).toBeLessThan(3);

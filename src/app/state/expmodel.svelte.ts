@@ -221,6 +221,8 @@ export class ExpModelSession {
       // What the finished epochs trained is kept as the model (in a fresh worker where the stop ended the old one).
       if (outcome.epochsDone > 0) await this.keep(settings.name, settings.backend);
     }
+    // A stopped or failed training's last batch line would read as work still going on.
+    if (outcome?.outcome !== 'finished') this.progress = null;
     this.running = false;
     this.runSettings = null;
     await Promise.all([this.refreshUnfinished(), this.models.refresh()]);
