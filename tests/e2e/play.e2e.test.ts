@@ -92,6 +92,12 @@ describe('the play page', () => {
     await page.getByRole('button', { name: 'Do it' }).click();
     await expect.poll(() => page.getByTestId('status').textContent()).toMatch(/not admissible here/);
     await expect.poll(() => page.locator('table tbody tr').first().textContent()).toMatch(/fly to the moon.*no-op/);
+    // Another environment starts its own episode at once: nothing of household's stays under WebShop's labels.
+    const household = await page.getByTestId('instruction').textContent();
+    await page.getByLabel('Environment', { exact: true }).selectOption('webshop-lite-v0');
+    await expect.poll(() => page.getByTestId('instruction').textContent()).not.toBe(household);
+    await expect.poll(() => page.locator('table tbody tr').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('status').textContent()).toMatch(/^Episode started/);
     await page.close();
   }, 120_000);
 });

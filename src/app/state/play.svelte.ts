@@ -89,6 +89,13 @@ export class PlaySession {
     return this.reset();
   }
 
+  /** Another environment: its episode starts at once (the old env's episode under the new env's labels misleads). */
+  chooseEnv(envId: string): Promise<void> {
+    if (envId === this.envId) return Promise.resolve();
+    this.envId = envId;
+    return this.reset();
+  }
+
   async reset(): Promise<void> {
     this.busy = true;
     this.error = null;
