@@ -80,6 +80,9 @@ interface Posting {
 export interface CandidateIndex {
   /** Word → id, for the words that tell states apart; their IDF and posting list by id. */
   vocabulary: Map<string, number>;
+  /** Every state's words as numbers, and each number's vocabulary id (-1: not in it; past the end: new). */
+  stateRows: StateRows;
+  vocabularyIds: Int32Array;
   idf: Float64Array;
   postings: Posting[];
   /** By place in sketch order: each state's words, episode, action, norm, sketch and training step. */
@@ -114,19 +117,57 @@ function stateWords(instruction: string, observation: string, previousAction: st
   return out;
 }
 
-/** A table of the words of `states` that the vocabulary holds, in order (the others weigh nothing in a cosine). */
-function wordTable(states: readonly Map<string, number>[], vocabulary: Map<string, number>): WordTable {
-  const offsets = new Int32Array(states.length + 1);
+/**
+ * The words of states as numbers, given in order of first appearance, with each word's weight. A
+ * state (instruction, page, previous action) met again is not split into words again: an import
+ * repeats most of its states (20,000 household episodes: 57,000 distinct states in 443,000 steps).
+ */
+class StateRows {
+  readonly numbers = new Map<string, number>();
+  /** By word number: 1 for page and previous-action words, 0.5 for instruction ones (stateWords). */
+  readonly weights: number[] = [];
+  /** instruction → page → previous action → row. */
+  private readonly rows = new Map<string, Map<string, Map<string, number[]>>>();
+
+  /** The numbers of a state's words in stateWords' order (the array is shared by repeats: read only). */
+  row(instruction: string, observation: string, previousAction: string | undefined): number[] {
+    let byObservation = this.rows.get(instruction);
+    if (!byObservation) this.rows.set(instruction, (byObservation = new Map()));
+    let byPrevious = byObservation.get(observation);
+    if (!byPrevious) byObservation.set(observation, (byPrevious = new Map()));
+    const previous = previousAction ?? '<start>'; // what stateWords reads for none
+    let row = byPrevious.get(previous);
+    if (!row) byPrevious.set(previous, (row = this.numbered(stateWords(instruction, observation, previous))));
+    return row;
+  }
+
+  private numbered(words: Map<string, number>): number[] {
+    const row: number[] = [];
+    for (const [w, weight] of words) {
+      let n = this.numbers.get(w);
+      if (n === undefined) {
+        this.numbers.set(w, (n = this.weights.length));
+        this.weights.push(weight);
+      }
+      row.push(n);
+    }
+    return row;
+  }
+}
+
+/** A table of the words of `rows` that the vocabulary holds, in order (the others weigh nothing in a cosine). */
+function wordTable(rows: readonly number[][], stateRows: StateRows, vocabularyIds: Int32Array): WordTable {
+  const offsets = new Int32Array(rows.length + 1);
   const ids: number[] = [];
   const weights: number[] = [];
-  states.forEach((words, row) => {
-    for (const [w, weight] of words) {
-      const id = vocabulary.get(w);
-      if (id === undefined) continue;
+  rows.forEach((row, k) => {
+    for (const n of row) {
+      const id = n < vocabularyIds.length ? vocabularyIds[n] : -1; // past the end: a word new to the index
+      if (id < 0) continue;
       ids.push(id);
-      weights.push(weight);
+      weights.push(stateRows.weights[n]);
     }
-    offsets[row + 1] = ids.length;
+    offsets[k + 1] = ids.length;
   });
   return { offsets, ids: Int32Array.from(ids), weights: Float64Array.from(weights) };
 }
@@ -183,35 +224,35 @@ function wordHashes(vocabulary: Map<string, number>): Uint32Array {
 
 /** An index over every step of `train` (the states the candidates are drawn from). */
 export function candidateIndex(train: readonly Trajectory[]): CandidateIndex {
-  const all: { episode: number; action: string; words: Map<string, number> }[] = [];
+  const stateRows = new StateRows();
+  const rows: number[][] = [];
+  const episodeOf: number[] = [];
+  const actionOf: string[] = [];
   const counts = new Map<string, number>();
   train.forEach((t, episode) =>
     t.steps.forEach((s, i) => {
-      all.push({
-        episode,
-        action: s.action,
-        words: stateWords(t.task.instruction, s.observation, t.steps[i - 1]?.action),
-      });
+      rows.push(stateRows.row(t.task.instruction, s.observation, t.steps[i - 1]?.action));
+      episodeOf.push(episode);
+      actionOf.push(s.action);
       counts.set(s.action, (counts.get(s.action) ?? 0) + 1);
     }),
   );
-  const { vocabulary, idf } = vocabularyOf(all.map((s) => s.words));
+  const { vocabulary, vocabularyIds, idf } = vocabularyOf(stateRows, rows);
   const hashes = wordHashes(vocabulary);
-  const byStep = wordTable(
-    all.map((s) => s.words),
-    vocabulary,
-  );
-  const sketchOf = Float64Array.from(all, (_, row) => sketch({ table: byStep, row }, hashes));
+  const byStep = wordTable(rows, stateRows, vocabularyIds);
+  const sketchOf = Float64Array.from(rows, (_, row) => sketch({ table: byStep, row }, hashes));
   // Sketch order: a search's window of each list holds the states most like it, close in memory too.
-  const steps = Int32Array.from(all, (_, step) => step).sort((a, b) => sketchOf[a] - sketchOf[b] || a - b);
+  const steps = Int32Array.from(rows, (_, step) => step).sort((a, b) => sketchOf[a] - sketchOf[b] || a - b);
   const table = reordered(byStep, steps);
   const index: CandidateIndex = {
     vocabulary,
+    stateRows,
+    vocabularyIds,
     idf,
     postings: postingsOf(table, idf),
     words: table,
-    episodes: Int32Array.from(steps, (step) => all[step].episode),
-    actions: Array.from(steps, (step) => all[step].action),
+    episodes: Int32Array.from(steps, (step) => episodeOf[step]),
+    actions: Array.from(steps, (step) => actionOf[step]),
     norms: Float64Array.from(steps, (_, row) => normOf({ table, row }, idf)),
     sketches: Float64Array.from(steps, (step) => sketchOf[step]),
     steps,
@@ -228,18 +269,23 @@ export function candidateIndex(train: readonly Trajectory[]): CandidateIndex {
   return index;
 }
 
-/** The words that tell states apart (those in most states are left out: see MAX_WORD_SHARE), with their IDF. */
-function vocabularyOf(states: readonly Map<string, number>[]): { vocabulary: Map<string, number>; idf: Float64Array } {
-  const df = new Map<string, number>();
-  for (const s of states) for (const w of s.keys()) df.set(w, (df.get(w) ?? 0) + 1);
+/**
+ * The words that tell states apart (those in most states are left out: see MAX_WORD_SHARE), ids in
+ * order of first appearance, with their IDF; `vocabularyIds`: each word number's id, or -1.
+ */
+function vocabularyOf(stateRows: StateRows, rows: readonly number[][]) {
+  const df = new Int32Array(stateRows.weights.length);
+  for (const row of rows) for (const n of row) df[n]++;
   const vocabulary = new Map<string, number>();
+  const vocabularyIds = new Int32Array(df.length).fill(-1);
   const idf: number[] = [];
-  for (const [w, n] of df) {
-    if (states.length >= COMMON_WORDS_FROM && n > MAX_WORD_SHARE * states.length) continue;
+  for (const [w, n] of stateRows.numbers) {
+    if (rows.length >= COMMON_WORDS_FROM && df[n] > MAX_WORD_SHARE * rows.length) continue;
+    vocabularyIds[n] = idf.length;
     vocabulary.set(w, idf.length);
-    idf.push(Math.log(1 + states.length / n));
+    idf.push(Math.log(1 + rows.length / df[n]));
   }
-  return { vocabulary, idf: Float64Array.from(idf) };
+  return { vocabulary, vocabularyIds, idf: Float64Array.from(idf) };
 }
 
 /** Each word's posting list over the states of `table` (in its order). */
@@ -417,8 +463,7 @@ function sharedRanking(
   const sharedOwn = own.reduce((most, n) => (n <= NEIGHBOURS ? Math.max(most, n) : most), -1);
   const shared = sharedOwn >= 0 ? best(index, touchedCount, norm, NEIGHBOURS + sharedOwn, -1) : [];
   const sharedTop = shared.slice(0, NEIGHBOURS);
-  // Searches whose episode has no state among the shared best have the same neighbours: lists by action taken.
-  const clean = new Map<string | undefined, string[]>();
+  let sharedVotes: string[] | undefined; // of the searches whose episode has no state among the shared best
   return group.map(({ taken, excludeEpisode }, member) => {
     if (own[member] > NEIGHBOURS) {
       return candidatesFrom(index, best(index, touchedCount, norm, NEIGHBOURS, excludeEpisode), taken);
@@ -427,9 +472,8 @@ function sharedRanking(
       const ranked = shared.filter(({ i }) => index.episodes[i] !== excludeEpisode).slice(0, NEIGHBOURS);
       return candidatesFrom(index, ranked, taken);
     }
-    let list = clean.get(taken);
-    if (!list) clean.set(taken, (list = candidatesFrom(index, sharedTop, taken)));
-    return list.slice();
+    sharedVotes ??= actionsByVotes(index, sharedTop, undefined);
+    return listOf(index, sharedVotes, taken);
   });
 }
 
@@ -499,38 +543,50 @@ export function inferCandidates(
   taken: string | undefined,
   excludeEpisode = -1,
 ): string[] {
-  const words = stateWords(state.instruction, state.observation, state.previousAction);
-  const query = { table: wordTable([words], index.vocabulary), row: 0 };
+  const row = index.stateRows.row(state.instruction, state.observation, state.previousAction);
+  const query = { table: wordTable([row], index.stateRows, index.vocabularyIds), row: 0 };
   return searchGroup(index, [{ query, place: -1, excludeEpisode, taken }])[0];
 }
 
 /**
- * The list of a state's ranked neighbours: `taken`, then the actions their scores vote for most (in
- * small arrays, not maps: this runs once a step). Votes sum in rank order.
+ * The actions of ranked neighbours by the votes of their scores, most first (then by name), `skip`
+ * left out. Votes sum in rank order, in small arrays, not maps: this runs for most steps.
  */
-function candidatesFrom(index: CandidateIndex, ranked: readonly Ranked[], taken: string | undefined): string[] {
+function actionsByVotes(index: CandidateIndex, ranked: readonly Ranked[], skip: string | undefined): string[] {
   const actions: string[] = [];
   const votes: number[] = [];
   for (const { i, score } of ranked) {
     const action = index.actions[i];
-    if (action === taken) continue;
+    if (action === skip) continue;
     const k = actions.indexOf(action);
     if (k < 0) {
       actions.push(action);
       votes.push(score);
     } else votes[k] += score;
   }
-  const byVotes = actions.map((_, k) => k).sort((a, b) => votes[b] - votes[a] || compare(actions[a], actions[b]));
+  const order = actions.map((_, k) => k).sort((a, b) => votes[b] - votes[a] || compare(actions[a], actions[b]));
+  return order.map((k) => actions[k]);
+}
+
+/**
+ * A state's list: `taken`, then the actions its neighbours vote for most (`taken` left out: an
+ * action's votes never depend on another's), topped up with the most frequent; alphabetical.
+ */
+function listOf(index: CandidateIndex, byVotes: readonly string[], taken: string | undefined): string[] {
   const chosen = taken !== undefined ? [taken] : [];
-  for (const k of byVotes) {
+  for (const action of byVotes) {
     if (chosen.length >= INFERRED_CANDIDATES) break;
-    chosen.push(actions[k]);
+    if (action !== taken) chosen.push(action);
   }
   for (const action of index.frequent) {
     if (chosen.length >= MIN_CANDIDATES) break;
     if (!chosen.includes(action)) chosen.push(action);
   }
   return chosen.sort(); // by UTF-16 code units: the order of `compare`, natively
+}
+
+function candidatesFrom(index: CandidateIndex, ranked: readonly Ranked[], taken: string | undefined): string[] {
+  return listOf(index, actionsByVotes(index, ranked, taken), taken);
 }
 
 /** The searches of the steps that list no candidates: training ones (indexed: their words are not made again). */
@@ -550,16 +606,16 @@ function trainingSearches(index: CandidateIndex, train: readonly Trajectory[]): 
 
 /** The searches of the held-out steps that list no candidates (their words in one table). */
 function heldOutSearches(index: CandidateIndex, heldOut: readonly Trajectory[]): Search[] {
-  const states: Map<string, number>[] = [];
+  const rows: number[][] = [];
   const taken: string[] = [];
   for (const t of heldOut) {
     t.steps.forEach((s, i) => {
       if (s.admissible.length > 0) return;
-      states.push(stateWords(t.task.instruction, s.observation, t.steps[i - 1]?.action));
+      rows.push(index.stateRows.row(t.task.instruction, s.observation, t.steps[i - 1]?.action));
       taken.push(s.action);
     });
   }
-  const table = wordTable(states, index.vocabulary);
+  const table = wordTable(rows, index.stateRows, index.vocabularyIds);
   return taken.map((action, row) => ({ query: { table, row }, place: -1, excludeEpisode: -1, taken: action }));
 }
 

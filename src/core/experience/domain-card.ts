@@ -235,12 +235,21 @@ function deriveGlobalKinds(trajectories: readonly Trajectory[]): string[] {
   const everywhere = new Map<string, boolean>();
   const kindOf = actionKinds();
   for (const t of trajectories) {
-    const states = t.steps.map((s) => new Set(s.admissible)).filter((s) => s.size > 0);
+    const states = t.steps.filter((s) => s.admissible.length > 0);
     if (states.length < 2) continue;
     // An action is in every state when it is in as many states as there are (one pass, not all pairs).
-    const statesWith = new Map<string, number>();
-    for (const state of states) for (const a of state) statesWith.set(a, (statesWith.get(a) ?? 0) + 1);
-    for (const [a, count] of statesWith) {
+    const statesWith = new Map<string, { count: number; last: number }>(); // last: the state that counted it
+    states.forEach(({ admissible }, state) => {
+      for (const a of admissible) {
+        const seen = statesWith.get(a);
+        if (!seen) statesWith.set(a, { count: 1, last: state });
+        else if (seen.last !== state) {
+          seen.count++;
+          seen.last = state;
+        }
+      }
+    });
+    for (const [a, { count }] of statesWith) {
       const kind = kindOf(a);
       everywhere.set(kind, (everywhere.get(kind) ?? true) && count === states.length);
     }
