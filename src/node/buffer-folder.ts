@@ -598,7 +598,7 @@ export class FolderBufferStore implements BufferStore {
   /** One import whole: transitions, episodes and tasks appended together, one commit. */
   async putImport(batch: BufferImport): Promise<{ added: number; replaced: number }> {
     const state = this.writable();
-    const staged = state.stageTransitions(batch.transitions, batch.episodes);
+    const staged = state.stageTransitions(batch.transitions, batch.episodes, batch.embeddingsHandedOver);
     const tasks = state.stageTasks(batch.tasks);
     if (staged.transitions.length === 0 && staged.episodes.length === 0 && tasks.length === 0)
       return { added: 0, replaced: 0 };

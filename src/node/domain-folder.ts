@@ -275,7 +275,11 @@ async function buildDataFolder(
   writeAtomic(join(folder, 'held-out.jsonl'), trajectoriesToJsonl(domain.heldOut));
   writeAtomic(join(folder, 'card.json'), JSON.stringify(domain.card, null, 2) + '\n');
   const buffer = new ReplayBuffer(await FolderBufferStore.open(join(folder, 'buffer')));
-  const imported = await buffer.importTrajectories(domain.train, { source: 'offline', createdAt: options.createdAt });
+  const imported = await buffer.importTrajectories(domain.train, {
+    source: 'offline',
+    createdAt: options.createdAt,
+    loadIndex: false, // nothing here searches it: the index would be built only to be dropped
+  });
   await buffer.store.close();
   const manifest: DomainManifest = {
     format: DOMAIN_FORMAT,

@@ -156,17 +156,49 @@ export class ReplayBuffer {
   }
 
   /**
+   * Gives transitions made here (no caller holds them) this buffer's embedding, in batches. A text
+   * met again (a state that many episodes share) is embedded once, and its transitions share the
+   * vector: records are read-only.
+   */
+  private async embedFresh(transitions: BufferTransition[]): Promise<void> {
+    // transitionText is made of these three: instruction → observation → action → the vector's slot.
+    const slots = new Map<string, Map<string, Map<string, number>>>();
+    const slotOf = new Int32Array(transitions.length);
+    const firsts: BufferTransition[] = [];
+    transitions.forEach((t, k) => {
+      let byObservation = slots.get(t.instruction);
+      if (!byObservation) slots.set(t.instruction, (byObservation = new Map()));
+      let byAction = byObservation.get(t.observation);
+      if (!byAction) byObservation.set(t.observation, (byAction = new Map()));
+      let slot = byAction.get(t.action);
+      if (slot === undefined) byAction.set(t.action, (slot = firsts.push(t) - 1));
+      slotOf[k] = slot;
+    });
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < firsts.length; start += EMBED_BATCH) {
+      const part = firsts.slice(start, start + EMBED_BATCH);
+      vectors.push(...(await this.embedder.embed(part.map((t) => transitionText(t)))));
+    }
+    transitions.forEach((t, k) => {
+      t.embedding = vectors[slotOf[k]];
+      t.embedder = this.embedder.id;
+    });
+  }
+
+  /**
    * Adds whole episodes (as offline/real/dream transitions) and their tasks to the task bank, in
    * ONE store commit (putImport): an import interrupted by a crash, a kill or a reload leaves
    * nothing, and importing again writes it. Episodes the buffer already holds whole are skipped
    * (importing a file twice adds nothing); episodes it holds only in part are written again whole.
    * An id named twice in the import is an error (DuplicateEpisodeError), never a silent skip.
+   * `loadIndex: false` (a buffer seeded, then closed): an index not loaded yet is left so, and the
+   * next search loads it from the store, this import included.
    */
   async importTrajectories(
     trajectories: readonly Trajectory[],
-    options: { source: TransitionSource; createdAt: number; runId?: string },
+    options: { source: TransitionSource; createdAt: number; runId?: string; loadIndex?: boolean },
   ): Promise<ImportResult> {
-    await this.ensureLoaded();
+    if (options.loadIndex !== false) await this.ensureLoaded();
     const repeated = repeatedIds(trajectories);
     if (repeated.length > 0) throw new DuplicateEpisodeError(repeated);
     const tasks = new Map((await this.store.listTasks()).map((e) => [e.id, e]));
@@ -189,13 +221,15 @@ export class ReplayBuffer {
       write.push(t);
     }
     const parts = write.map((t) => trajectoryToTransitions(t, options));
-    const transitions = await this.embedded(parts.flatMap((p) => p.transitions));
+    const transitions = parts.flatMap((p) => p.transitions);
+    await this.embedFresh(transitions);
     const result = await this.store.putImport({
       transitions,
       episodes: parts.map((p) => p.episode),
       tasks: taskEntries(write, fresh, tasks, options.createdAt),
+      embeddingsHandedOver: true, // embedFresh made them, and the index copies what it keeps
     });
-    this.index.add(transitions);
+    if (this.loaded) this.index.add(transitions);
     return {
       episodes: fresh.size,
       transitions: result.added,

@@ -80,6 +80,11 @@ export interface BufferImport {
   transitions: BufferTransition[];
   episodes: BufferEpisode[];
   tasks: TaskBankEntry[];
+  /**
+   * The caller made the transitions' embeddings for this import and keeps none of them: a store may
+   * keep them as they are, not copy them (a copy of 1 KB a transition, half a million in an import).
+   */
+  embeddingsHandedOver?: boolean;
 }
 
 /**

@@ -7,6 +7,7 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { DuplicateEpisodeError, ReplayBuffer } from '../../../src/core/buffer/buffer';
+import { HashedNgramEmbedder, transitionText, type Embedder } from '../../../src/core/buffer/embedders';
 import { IndexedDbBufferStore, MemoryBufferStore, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
 import { trajectoryToTransitions } from '../../../src/core/buffer/transitions';
 import type { BufferStore } from '../../../src/core/buffer/types';
@@ -151,5 +152,36 @@ describe.each(stores)('importTrajectories: an id held by a different episode ($k
     expect(await buffer.importTrajectories([clash(second)], options)).toMatchObject({ episodes: 0, skipped: 1 });
     expect((await store.stats()).episodes).toBe(2);
     await store.close();
+  });
+});
+
+describe('importTrajectories: embeddings', () => {
+  it('embeds a text once however many transitions share it, and may leave the index for the first search', async () => {
+    const hashed = new HashedNgramEmbedder();
+    const texts: string[] = [];
+    const counting: Embedder = {
+      id: hashed.id,
+      dims: hashed.dims,
+      embed: (batch) => {
+        texts.push(...batch);
+        return hashed.embed(batch);
+      },
+    };
+    const store = new MemoryBufferStore();
+    const buffer = new ReplayBuffer(store, counting);
+    const again = episodes.map((t) => ({ ...t, id: `${t.id}-again` })); // the same states, other episodes
+    await buffer.importTrajectories([...episodes, ...again], { ...options, loadIndex: false });
+    const stored = await store.listTransitions();
+    expect(stored).toHaveLength(2 * steps);
+    expect(new Set(texts).size).toBe(texts.length);
+    expect(texts.length).toBeLessThanOrEqual(steps);
+    for (const t of stored) {
+      expect(t.embedder).toBe(hashed.id);
+      expect(Array.from(t.embedding!)).toEqual(Array.from(hashed.embedOne(transitionText(t))));
+    }
+    expect(buffer.index.size).toBe(0); // not loaded for the import
+    const [hit] = await buffer.retrieve(stored[0], 1);
+    expect(buffer.index.size).toBe(2 * steps); // loaded from the store, the import included
+    expect(hit.score).toBeCloseTo(1, 5);
   });
 });

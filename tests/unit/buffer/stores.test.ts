@@ -970,3 +970,27 @@ describe('FolderBufferStore', () => {
     300_000,
   );
 });
+
+describe.each(harnesses.filter((h) => h.kind !== 'indexeddb'))('$kind store: its own copies', (harness) => {
+  it('keeps its own copy of a batch, as structuredClone makes it, or the embeddings handed over', async () => {
+    const store = await harness.location().open();
+    const usage = { promptTokens: 10, completionTokens: 5, ms: 12 };
+    const given = makeTransition(0, { embedding: embeddingOf(0), embedder: 'hash-4', usage });
+    const handed = makeTransition(1, { embedding: embeddingOf(1), embedder: 'hash-4' });
+    await store.putTransitions([given]);
+    await store.putImport({ transitions: [handed], episodes: [], tasks: [], embeddingsHandedOver: true });
+    const before = plain((await store.getTransition(given.id))!);
+    given.admissible.push('click[changed]');
+    given.embedding![0] = 42;
+    usage.ms = 99;
+    expect(plain((await store.getTransition(given.id))!)).toEqual(before);
+    const kept = (await store.getTransition(handed.id))!;
+    expect(kept.embedding).toBe(handed.embedding);
+    expect(kept.admissible).not.toBe(handed.admissible);
+    // A value structuredClone refuses is refused here too, and nothing of the batch is written.
+    const bad = { ...makeTransition(2), note: () => 'not data' } as unknown as BufferTransition;
+    await expect(store.putTransitions([makeTransition(3), bad])).rejects.toThrow(/could not be cloned/);
+    expect(await store.getTransition(makeTransition(3).id)).toBeUndefined();
+    await store.close();
+  });
+});
