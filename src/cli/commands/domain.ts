@@ -30,9 +30,11 @@ import {
   SAVE_POINTS,
   type SavePoint,
 } from '../../node/domain-folder';
+import { nextCommandLines } from '../../core/domain/commands';
 import { DEFAULT_DOMAIN_TRAIN_CONFIG } from '../../core/domain/config';
 import type { DomainEvaluation } from '../../core/domain/evaluate';
 import type { DomainHealth } from '../../core/domain/health';
+import { outcomeCoverage, outcomeLine, outcomeWarnings } from '../../core/domain/outcomes';
 import { trainDomain } from '../../core/domain/trainer';
 import { envIds } from '../../core/envs/registry';
 import { EVAL_SPLITS, type EvalSplit } from '../../core/train/evaluate';
@@ -221,6 +223,7 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     ...killHook(),
   });
   const s = domain.stats;
+  const outcomes = outcomeCoverage([...domain.train, ...domain.heldOut], s.assumedSuccesses);
   const summary = {
     name: domain.name,
     env: domain.envId,
@@ -241,11 +244,12 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
     assumed_successes: s.assumedSuccesses,
     success_rate: round(s.successRate),
     mean_length: round(s.meanLength, 2),
+    outcomes,
     action_kinds: s.actionKinds.slice(0, 8).map((k) => ({ kind: k.kind, count: k.count })),
     buffer: { episodes: saved.buffer.episodes, transitions: saved.buffer.transitions },
     kept: saved.keptEntries,
     card: domain.card.text,
-    warnings: domain.warnings,
+    warnings: [...domain.warnings, ...outcomeWarnings(outcomes)],
     next: nextCommands(domain.name, o.dir),
   };
   if (o.json) {
@@ -254,6 +258,8 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
   }
   console.log(`read ${terminalSafe(file)} as ${format}${requested === 'auto' ? ' (detected from its records)' : ''}`);
   console.log(terminalSafe(domainSummary(domain), { keepLines: true }));
+  console.log(`  endings    ${outcomeLine(outcomes)}`);
+  for (const warning of outcomeWarnings(outcomes)) console.log(`  warning    ${warning}`);
   console.log(
     `saved to ${saved.data} (card.json, train.jsonl, held-out.jsonl, ` +
       `buffer/ with ${saved.buffer.transitions} transitions)`,
@@ -280,12 +286,7 @@ function killHook(): { at?: (point: SavePoint) => void } {
 
 /** What to run after an import: train the domain's learned experience model, then dream with it. */
 export function nextCommands(name: string, dir: string): [string, string] {
-  const dirOption = dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${dir}`;
-  const model = `runs/models/${name}`;
-  return [
-    `npm run dreamgym -- expmodel train --domain ${name}${dirOption} --out ${model}`,
-    `npm run dreamgym -- domain train --name ${name}${dirOption} --llm learned:${model}`,
-  ];
+  return nextCommandLines(name, dir === DEFAULT_DOMAIN_DIR ? '' : ` --dir ${dir}`);
 }
 
 /**

@@ -127,6 +127,8 @@ describe('dreamgym domain import', () => {
       split_by: 'instruction',
     });
     expect(summary.buffer.episodes).toBe(24);
+    // AgentGym records no outcome: the endings say so, in the words the page's card uses (outcomes.ts).
+    expect(summary.outcomes).toMatchObject({ episodes: 30, successes: 0, failures: 0, unrecorded: 30 });
     expect(summary.card).toMatch(/Imported domain 'byo:myapp' \(myapp\), learned from 24 episodes/);
     const path = join(dir, 'myapp', 'current'); // the link to its data folder
     for (const f of [
@@ -166,6 +168,9 @@ describe('dreamgym domain import', () => {
       ]),
     ).toBe(0);
     expect(out.join('\n')).toMatch(/domain 'myapp' \(byo:myapp\)/);
+    expect(out.join('\n')).toContain(
+      '  endings    0 succeed, 0 fail, 0 hit the step limit, 30 unrecorded, of 30 episodes',
+    );
     // What to run next: the domain's learned experience model, then the dream with it (no server needed).
     expect(out.join('\n')).toContain(
       `next: npm run dreamgym -- expmodel train --domain myapp --dir ${dir} --out runs/models/myapp`,
