@@ -1,6 +1,6 @@
 /**
  * Hash routes: `#/start` (default: the start-here path), `#/play` (the Play page keeps its settings in `?env=…`), `#/setup`,
- * `#/train?…` (the Train page keeps its settings in the hash query), `#/inspect?…`, `#/buffer`,
+ * `#/train?…` (the Train page keeps its settings in the hash query), `#/inspect?…`, `#/buffer`, `#/domains`,
  * `#/curriculum`, `#/compare`, `#/teach`, `#/model?…` (the Experience model page keeps its settings in the hash query).
  */
 export const ROUTES = [
@@ -11,6 +11,7 @@ export const ROUTES = [
   'model',
   'inspect',
   'buffer',
+  'domains',
   'curriculum',
   'compare',
   'teach',
