@@ -18,6 +18,7 @@ const ROUTES = [
   'model',
   'inspect',
   'buffer',
+  'domains',
   'curriculum',
   'compare',
   'teach',

@@ -1,0 +1,152 @@
+/**
+ * End to end: the Domains page in Debian's Chromium against the built app (harness.ts). A small
+ * ETO file made here (household rollouts renamed to an app the importer does not know, one
+ * instruction full of hostile markup) is picked and imported: the format is detected and named,
+ * the card shows the split, endings, action kinds and warnings, the replay buffer holds the
+ * training episodes. After a reload the domain is still there; a malformed file dropped on the
+ * page is rejected whole with its line numbers; a delete needs a confirmation.
+ * Screenshots (1280×720) to test-output/screenshots/domains.png, domains-card.png and domains-rejected.png.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright';
+import { writeTrajectories } from '../../src/core/data/formats';
+import { foreignOurs } from '../unit/domain/fixtures';
+import { SHOTS, startApp, type AppHarness } from './harness';
+
+let app: AppHarness;
+let context: BrowserContext;
+let baseUrl: string;
+
+beforeAll(async () => {
+  app = await startApp('dreamgym-e2e-domains-');
+  ({ context, baseUrl } = app);
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+});
+
+const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+
+/**
+ * 12 household episodes as an ETO file (a JSON array) of the app 'shop', each instruction led by
+ * hostile markup (ETO's reader takes the instruction from the first observation's task line).
+ */
+async function etoFile(): Promise<string> {
+  const episodes = (await foreignOurs(12, 'shop')).map((t) => ({
+    ...t,
+    steps: t.steps.map((step, i) =>
+      i === 0 ? { ...step, observation: step.observation.replace('Your task is to: ', `$&${HOSTILE} `) } : step,
+    ),
+  }));
+  return writeTrajectories(episodes, 'eto');
+}
+
+/** The same records one a line, the second broken and a third line not JSON. */
+async function malformedFile(): Promise<string> {
+  const records = (JSON.parse(await etoFile()) as unknown[]).map((r) => JSON.stringify(r));
+  return [records[0], '{"id": 7, "conversations": "none"}', 'not json', ...records.slice(1)].join('\n');
+}
+
+const idle = (page: Page) =>
+  expect.poll(() => page.getByTestId('domains-status').getAttribute('data-busy'), { timeout: 60_000 }).toBe('false');
+const fact = (page: Page, key: string) =>
+  page.locator(`[data-testid="domain-card"] [data-fact="${key}"]`).textContent();
+const pwned = (page: Page) => page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned);
+
+/** Drops a file on the page as a user dragging it from their files would. */
+async function dropFile(page: Page, name: string, text: string): Promise<void> {
+  const dataTransfer = await page.evaluateHandle(
+    ([fileName, body]) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([body], fileName, { type: 'application/json' }));
+      return transfer;
+    },
+    [name, text] as const,
+  );
+  await page.dispatchEvent('[data-testid="drop-zone"]', 'drop', { dataTransfer });
+}
+
+describe('the Domains page', () => {
+  it('imports an ETO file, shows its card, keeps it over a reload, rejects a malformed file, deletes', async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${baseUrl}/#/domains`);
+    await expect.poll(() => page.getByTestId('no-domains').count(), { timeout: 60_000 }).toBe(1);
+    expect(await page.getByRole('link', { name: 'Domains', exact: true }).getAttribute('aria-current')).toBe('page');
+
+    // Pick the file: its name suggests the domain's; the format is detected from the records.
+    await page.getByTestId('domain-file').setInputFiles({
+      name: 'shop-logs.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(await etoFile()),
+    });
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('shop-logs');
+    await page.getByRole('button', { name: 'Import as a domain' }).click();
+    await expect
+      .poll(() => page.getByTestId('domains-status').textContent(), { timeout: 60_000 })
+      .toMatch(/^shop-logs\.json: read as eto \(detected from its records\)\. Stored the domain 'shop-logs'/);
+    await idle(page);
+    expect(await page.getByTestId('domains-status').textContent()).toMatch(
+      /Replay buffer: byo:shop-logs: \d+ episodes added/,
+    );
+    expect(await fact(page, 'source')).toBe('shop-logs.json, read as eto (detected from its records)');
+    expect(await fact(page, 'episodes')).toMatch(/^12: \d+ to train on, \d+ held out \(split by task, share 20%/);
+    expect(await fact(page, 'admissible')).toMatch(/^recorded on 0 of (\d+) steps; inferred from the data on \1$/);
+    expect(await fact(page, 'outcomes')).toMatch(/^\d+ succeed, 0 fail, \d+ hit the step limit, 0 unrecorded, of 12/);
+    expect(await page.locator('[data-testid="action-kinds"] tbody tr').count()).toBeGreaterThan(2);
+    const warnings = await page.getByTestId('domain-warnings').textContent();
+    expect(warnings).toMatch(/No failed endings: .* the verdict cannot learn failure/);
+    expect(warnings).toMatch(/listed no admissible actions/);
+    expect(await page.getByTestId('cli-commands').textContent()).toContain(
+      'npm run dreamgym -- domain import shop-logs.json --name shop-logs --format eto\n' +
+        'npm run dreamgym -- expmodel train --domain shop-logs --out runs/models/shop-logs',
+    );
+    expect(await page.getByTestId('not-yet').textContent()).toMatch(/not built in this page yet/);
+    // The hostile instructions are in the derived card as text, never as markup.
+    expect(await page.getByTestId('card-text').textContent()).toContain(`"${HOSTILE} `);
+    expect(await page.locator('[data-testid="domain-card"] img, [data-testid="domain-card"] script').count()).toBe(0);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/domains.png` });
+    await page.getByTestId('domain-card').evaluate((card) => card.scrollIntoView());
+    await page.screenshot({ path: `${SHOTS}/domains-card.png` });
+
+    // A reload: the domain is still stored, its card shown again (checked against its checksums).
+    await page.reload();
+    await expect.poll(() => page.locator('[data-testid="domain-list"] li[data-domain="shop-logs"]').count()).toBe(1);
+    await expect.poll(() => fact(page, 'episodes')).toMatch(/^12: /);
+
+    // A malformed file dropped on the page: rejected whole, every bad line named, nothing stored.
+    await dropFile(page, 'broken.jsonl', await malformedFile());
+    await expect.poll(() => page.getByTestId('chosen-file').textContent()).toMatch(/^Chosen: broken\.jsonl/);
+    await page.getByLabel('Name', { exact: true }).fill('broken');
+    await page.getByRole('button', { name: 'Import as a domain' }).click();
+    await expect.poll(() => page.getByTestId('domains-error').count(), { timeout: 60_000 }).toBe(1);
+    const message = await page.getByTestId('domains-error').textContent();
+    expect(message).toMatch(/^Cannot import broken\.jsonl: \d+ problems found, nothing was imported\./);
+    expect(message).toMatch(/\n {2}line 2, field '/);
+    expect(message).toMatch(/\n {2}line 3: not valid JSON/);
+    expect(await page.locator('[data-testid="domain-list"] li').count()).toBe(1);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/domains-rejected.png` });
+
+    // The replay buffer holds the training episodes, as offline data of the domain's env.
+    await page.getByRole('link', { name: 'Buffer', exact: true }).click();
+    await expect
+      .poll(() => page.locator('tr[data-env="byo:shop-logs"] td[data-source="offline"]').textContent())
+      .toMatch(/^[1-9]/);
+
+    // Delete needs a confirmation.
+    await page.getByRole('link', { name: 'Domains', exact: true }).click();
+    const entry = page.locator('[data-testid="domain-list"] li[data-domain="shop-logs"]');
+    await entry.getByRole('button', { name: 'Delete' }).click();
+    expect(await entry.count()).toBe(1);
+    await entry.getByRole('button', { name: 'Yes, delete it' }).click();
+    await expect.poll(() => page.getByTestId('no-domains').count()).toBe(1);
+    expect(await page.getByTestId('domain-card').count()).toBe(0);
+    expect(await pwned(page)).toBeUndefined();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
