@@ -36,6 +36,7 @@ export interface DomainHealthProblem {
     | 'first-step'
     | 'step-limit'
     | 'no-success'
+    | 'no-real-success'
     | 'terminated-accuracy'
     | 'unaudited-endings'
     | 'near-chance-agreement'

@@ -3,20 +3,26 @@
  * degenerate dream is never reported as a success). Read from the metric history alone, so the
  * CLI, the Train page and the start-here cards say the same thing:
  *
- *   no success     the dream judged no episode a success in its first iterations — the agent
- *                  gets no reward signal to learn from
+ *   no success     the dream judged (next to) no episode a success in its first iterations —
+ *                  the agent gets (next to) no reward signal to learn from
+ *   no real success  the agent solved no held-out real task in any evaluation of its dream so
+ *                  far — what the dream teaches has not transferred
  *   step limit     every dreamed episode ran to the step limit — the model never ends one
  *   first step     every dreamed episode ended at its first step — the model ends them at once
  */
 import type { IterationRecord } from './loop';
 
 export interface DreamWarning {
-  kind: 'no-success' | 'step-limit' | 'first-step';
+  kind: 'no-success' | 'no-real-success' | 'step-limit' | 'first-step';
   message: string;
 }
 
 /** Dream iterations with no success before "no success" is said (one or two can be bad luck). */
 export const QUIET_DREAM_ITERATIONS = 5;
+/** A dream-judged success rate at or below this is "next to no success" (2 of 100 episodes). */
+export const NEAR_ZERO_DREAM_SUCCESS = 0.02;
+/** Held-out evaluations of a dream, all at 0 %, before "no real success" is said. */
+export const QUIET_EVALUATIONS = 2;
 
 const GROUNDING =
   'Likely cause: the experience model is not grounded — an empty or wrong replay buffer (load the ' +
@@ -28,14 +34,19 @@ export function dreamWarnings(history: readonly IterationRecord[], quiet = QUIET
   if (dream.length === 0) return [];
   const warnings: DreamWarning[] = [];
   const first = dream.slice(0, quiet);
-  if (first.length >= quiet && first.every((r) => r.metrics['dream/success_rate'] === 0)) {
+  if (first.length >= quiet && first.every((r) => r.metrics['dream/success_rate'] <= NEAR_ZERO_DREAM_SUCCESS)) {
+    const none = first.every((r) => r.metrics['dream/success_rate'] === 0);
     warnings.push({
       kind: 'no-success',
-      message:
-        `The dream judged no episode a success in its first ${quiet} iterations, so ` +
-        `the agent has no reward to learn from. ${GROUNDING}`,
+      message: none
+        ? `The dream judged no episode a success in its first ${quiet} iterations, so ` +
+          `the agent has no reward to learn from. ${GROUNDING}`
+        : `The dream judged at most ${NEAR_ZERO_DREAM_SUCCESS * 100}% of episodes a success in each of its first ` +
+          `${quiet} iterations, so the agent has next to no reward to learn from. ${GROUNDING}`,
     });
   }
+  const noReal = noRealSuccess(dream);
+  if (noReal) warnings.push(noReal);
   if (dream.every((r) => r.metrics['dream/truncated_rate'] === 1)) {
     warnings.push({
       kind: 'step-limit',
@@ -54,4 +65,18 @@ export function dreamWarnings(history: readonly IterationRecord[], quiet = QUIET
     });
   }
   return warnings;
+}
+
+/** Every held-out evaluation of the dream (after iteration 0, the untrained policy's) at 0 %, from the second on. */
+function noRealSuccess(dream: readonly IterationRecord[]): DreamWarning | null {
+  const evaluated = dream.filter((r) => r.iteration > 0 && typeof r.metrics['eval/success_rate'] === 'number');
+  if (evaluated.length < QUIET_EVALUATIONS || evaluated.some((r) => r.metrics['eval/success_rate'] > 0)) return null;
+  const last = evaluated[evaluated.length - 1].iteration;
+  return {
+    kind: 'no-real-success',
+    message:
+      `The agent solved no held-out real task in ${evaluated.length} evaluations (the last at iteration ${last}): ` +
+      'what the dream teaches has not transferred. The dream may grant successes the real environment does not ' +
+      '(audit the agent: npm run dreamgym -- audit --agent RUN), or need more iterations.',
+  };
 }
