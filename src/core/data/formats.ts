@@ -205,7 +205,7 @@ function checkEnv(
   if (!options.knownEnvs!.includes(env)) {
     check.problem(
       field,
-      `unknown environment '${env}'; known: ${options.knownEnvs!.join(', ')} (import a domain first for other envs)`,
+      `unknown environment '${env}'; known: ${options.knownEnvs!.join(', ')} (another application's file is imported as a domain: the Domains page, or dreamgym domain import)`,
     );
   }
 }

@@ -95,7 +95,7 @@ export function checkTrajectoryRecord(
   if (env !== undefined && knownEnvs && !knownEnvs.includes(env)) {
     check.problem(
       'env',
-      `unknown environment '${env}'; known: ${knownEnvs.join(', ')} (import a domain first for other envs)`,
+      `unknown environment '${env}'; known: ${knownEnvs.join(', ')} (another application's file is imported as a domain: the Domains page, or dreamgym domain import)`,
     );
   }
   const seed = check.number(record.seed, 'seed', { integer: true });
