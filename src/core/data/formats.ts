@@ -205,7 +205,8 @@ function checkEnv(
   if (!options.knownEnvs!.includes(env)) {
     check.problem(
       field,
-      `unknown environment '${env}'; known: ${options.knownEnvs!.join(', ')} (another application's file is imported as a domain: the Domains page, or dreamgym domain import)`,
+      `unknown environment '${env}'; known: ${options.knownEnvs!.join(', ')} ` +
+        "(another application's file is imported as a domain: the Domains page, or dreamgym domain import)",
     );
   }
 }

@@ -95,7 +95,8 @@ export function checkTrajectoryRecord(
   if (env !== undefined && knownEnvs && !knownEnvs.includes(env)) {
     check.problem(
       'env',
-      `unknown environment '${env}'; known: ${knownEnvs.join(', ')} (another application's file is imported as a domain: the Domains page, or dreamgym domain import)`,
+      `unknown environment '${env}'; known: ${knownEnvs.join(', ')} ` +
+        "(another application's file is imported as a domain: the Domains page, or dreamgym domain import)",
     );
   }
   const seed = check.number(record.seed, 'seed', { integer: true });
