@@ -189,7 +189,7 @@ function replacedBytes(text: string): ImportProblem[] {
   return problems;
 }
 
-/** A chat-format record's env (from its id, or TRL's env key) must be known — checked whatever else is wrong with the record. */
+/** A chat-format record's env (from its id, or TRL's env key) must be known, checked whatever else is wrong with it. */
 function checkEnv(
   format: Exclude<TrajectoryFormat, 'ours'>,
   value: unknown,
