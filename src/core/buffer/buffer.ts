@@ -206,9 +206,11 @@ export class ReplayBuffer {
     const write: Trajectory[] = [];
     const fresh = new Set<string>();
     const renamed: ImportResult['renamed'] = [];
+    // An empty buffer holds none of them: no need to look each transition up.
+    const empty = tasks.size === 0 && episodeSteps.size === 0 && (await this.store.countTransitions()) === 0;
     for (const given of trajectories) {
       let t = given;
-      let stored = await this.stored(t, tasks, episodeSteps);
+      let stored = empty ? 'absent' : await this.stored(t, tasks, episodeSteps);
       if (stored === 'different') {
         // Never overwrite nor drop it: store it beside the other one, under an id from its content.
         t = underContentId(t, tasks);
