@@ -34,7 +34,7 @@ import { benchLearnedSpeed, tfjsMatmulGflops, type LearnedSpeedBench } from '../
 import { DECODER_KINDS } from '../../core/experience/learned/decoder';
 import { kernelGflops } from '../../core/experience/learned/kernels/matmul';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
-import { benchImport, householdRollouts, longEpisode } from '../import-bench';
+import { benchImport, writeImportBenchFiles, type ImportBenchRow } from '../import-bench';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,17 +202,21 @@ export async function runBench(args: ParsedArgs): Promise<void> {
  */
 async function benchImports(episodes: number, json: boolean): Promise<void> {
   const longSteps = 100_000;
-  process.stderr.write(`bench import: rolling out ${episodes} household episodes …
+  const dir = mkdtempSync(join(tmpdir(), 'dreamgym-bench-import-'));
+  const rows: ImportBenchRow[] = [];
+  try {
+    process.stderr.write(`bench import: rolling out ${episodes} household episodes …
 `);
-  const rollouts = await householdRollouts(Math.max(episodes, Math.ceil(longSteps / 10)));
-  process.stderr.write(`bench import: ${episodes} episodes …
+    const files = await writeImportBenchFiles(dir, episodes, longSteps);
+    process.stderr.write(`bench import: ${episodes} episodes …
 `);
-  const rows = [await benchImport(`${episodes} ETO episodes`, rollouts.slice(0, episodes), 60)];
-  process.stderr.write(`bench import: one ${longSteps}-step episode …
+    rows.push(await benchImport(`${episodes} ETO episodes`, files.episodes, 60));
+    process.stderr.write(`bench import: one ${longSteps}-step episode …
 `);
-  // A domain needs 10 episodes: the long one and 9 of the others (made from different rollouts).
-  const long = [longEpisode(rollouts.slice(9), longSteps), ...rollouts.slice(0, 9)];
-  rows.push(await benchImport(`one ${longSteps}-step ETO episode (and 9 others)`, long, 30));
+    rows.push(await benchImport(`one ${longSteps}-step ETO episode (and 9 others)`, files.long, 30));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   console.log(
     '| import | episodes | steps | file MB | read s | build s (candidates, card) | save s | total s | goal s |',
   );
