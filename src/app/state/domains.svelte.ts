@@ -134,6 +134,8 @@ export class DomainsState {
       this.file = null;
       this.settings.replace = false;
       await this.readList();
+      // A replaced domain's episodes go first: its old split may hold episodes the new one holds out.
+      if (saved.replaced) await this.dropFromBuffer(domain.envId);
       await this.seedBuffer(domain);
     });
   }
@@ -157,6 +159,17 @@ export class DomainsState {
           `${messageOf(e)} Try "Add to the replay buffer" on its card.`,
         { cause: e },
       );
+    }
+  }
+
+  /** Removes every transition of a domain's env from the page's replay buffer; how many. */
+  private async dropFromBuffer(envId: string): Promise<number> {
+    const buffer = await this.deps.openBuffer();
+    try {
+      const sources = ['offline', 'real', 'dream'] as const;
+      return await buffer.evict({ env: envId, sources: [...sources], maxTransitions: 0 });
+    } finally {
+      await buffer.store.close();
     }
   }
 
@@ -187,9 +200,10 @@ export class DomainsState {
       this.confirmingDelete = null;
       await this.deps.store.remove(name);
       if (this.selected?.manifest.name === name) this.selected = null;
+      const dropped = await this.dropFromBuffer(domainEnvId(name));
       this.message =
-        `Deleted the domain '${name}'. Its training episodes stay in the replay buffer as offline data of ` +
-        `${domainEnvId(name)}: clearing the buffer on the Buffer page removes them.`;
+        `Deleted the domain '${name}', and its ${dropped.toLocaleString('en-US')} transitions from the replay ` +
+        `buffer (${domainEnvId(name)}).`;
       await this.readList();
     });
   }

@@ -63,8 +63,10 @@ export interface BufferStats {
 export interface EvictionPolicy {
   /** Sources that may be evicted, in order (default ['dream', 'real']; offline only when listed). */
   sources: TransitionSource[];
-  /** Evict until at most this many transitions remain. */
+  /** Evict until at most this many transitions remain (of `env`, when it names one). */
   maxTransitions: number;
+  /** Only this env's transitions (an imported domain's, removed with the domain); absent: every env's. */
+  env?: string;
 }
 
 /** Filter for listing and retrieval. */

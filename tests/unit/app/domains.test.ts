@@ -168,8 +168,7 @@ describe('the Domains page state', () => {
   class KeptOpen extends MemoryBufferStore {
     override async close(): Promise<void> {}
   }
-  function pageState(dbName: string) {
-    const store = new KeptOpen();
+  function pageState(dbName: string, store = new KeptOpen()) {
     const state = new DomainsState({
       store: new DomainStore(dbName),
       openBuffer: async () => new ReplayBuffer(store),
@@ -220,17 +219,24 @@ describe('the Domains page state', () => {
     expect(state.entries?.map((e) => e.name)).toEqual(['app']);
   });
 
-  it('deletes a domain and shows the newest on refresh', async () => {
-    const { state } = pageState('domains-page-3');
+  it('deletes a domain, and its episodes from the replay buffer; shows the newest on refresh', async () => {
+    const kept = new KeptOpen();
+    const { state, buffer } = pageState('domains-page-3', kept);
     await state.refresh();
     state.chooseFile(new File([await etoText()], 'one.jsonl'));
     await state.importChosen();
-    const reopened = pageState('domains-page-3').state;
+    state.chooseFile(new File([await etoText()], 'two.jsonl'));
+    await state.importChosen();
+    const reopened = pageState('domains-page-3', kept).state;
     await reopened.refresh(); // a reload: the list and the newest card come back
-    expect(reopened.selected?.view.name).toBe('one');
+    expect(['one', 'two']).toContain(reopened.selected?.view.name); // both were made at the same (fake) time
+    const held = (await buffer.store.listTransitions({ env: 'byo:one' })).length;
+    expect(held).toBeGreaterThan(0);
     await reopened.remove('one');
-    expect(reopened.entries).toEqual([]);
-    expect(reopened.selected).toBeNull();
-    expect(reopened.message).toMatch(/stay in the replay buffer as offline data of byo:one/);
+    expect(reopened.entries?.map((e) => e.name)).toEqual(['two']);
+    expect(reopened.message).toMatch(new RegExp(`and its ${held.toLocaleString('en-US')} transitions from the replay`));
+    expect(await buffer.store.listTransitions({ env: 'byo:one' })).toEqual([]);
+    expect((await buffer.store.listEpisodes({ env: 'byo:one' })).length).toBe(0);
+    expect((await buffer.store.listTransitions({ env: 'byo:two' })).length).toBeGreaterThan(0); // the other stays
   });
 });

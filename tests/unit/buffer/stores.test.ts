@@ -375,6 +375,26 @@ describe.each(harnesses)('$kind store', (harness) => {
     await store.close();
   });
 
+  it("evicts one env's transitions only (a domain removed), whole episodes with them", async () => {
+    const store = await harness.location().open();
+    const mine = { env: 'byo:mine', source: 'offline' as const };
+    await store.putTransitions(
+      [
+        makeTransition(0, { episodeId: 'a', stepIndex: 0, ...mine, createdAt: 1 }),
+        makeTransition(1, { episodeId: 'a', stepIndex: 1, ...mine, createdAt: 2 }),
+        makeTransition(2, { episodeId: 'b', stepIndex: 0, source: 'offline', createdAt: 3 }),
+        makeTransition(3, { episodeId: 'c', stepIndex: 0, ...mine, source: 'dream', createdAt: 4 }),
+      ],
+      ['a', 'b', 'c'].map((id) => makeEpisode(id)),
+    );
+    const sources = ['offline', 'real', 'dream'] as const;
+    expect(await store.evict({ env: 'byo:mine', sources: [...sources], maxTransitions: 1 })).toEqual(['a#0', 'a#1']);
+    expect(await store.evict({ env: 'byo:mine', sources: [...sources], maxTransitions: 0 })).toEqual(['c#0']);
+    expect((await store.listTransitions()).map((t) => t.id)).toEqual(['b#0']);
+    expect((await store.listEpisodes()).map((e) => e.id)).toEqual(['b']);
+    await store.close();
+  });
+
   it('keeps tasks and runs, replacing by id', async () => {
     const store = await harness.location().open();
     await store.putTasks([makeTask('b', 'webshop-lite-v0', 2), makeTask('a', 'household-v0', 1)]);

@@ -185,14 +185,17 @@ export class MemoryBufferStore implements BufferStore {
   planEviction(policy: EvictionPolicy): EvictionPlan {
     this.assertOpen();
     const sources = evictionSources(policy);
-    let excess = this.transitions.size - policy.maxTransitions;
+    const env = policy.env;
+    const held =
+      env === undefined ? this.transitions.size : this.orderedTransitions().filter((t) => t.env === env).length;
+    let excess = held - policy.maxTransitions;
     const transitionIds: string[] = [];
     const touchedEpisodes = new Set<string>();
     for (const source of sources) {
       if (excess <= 0) break;
       for (const t of this.orderedTransitions()) {
         if (excess <= 0) break;
-        if (t.source !== source) continue;
+        if (t.source !== source || (env !== undefined && t.env !== env)) continue;
         transitionIds.push(t.id);
         touchedEpisodes.add(t.episodeId);
         excess--;
