@@ -1,5 +1,5 @@
 /**
- * The import boundaries of design.md § Layout, checked by `npm run lint` (dependency-cruiser).
+ * The import boundaries of docs/architecture.md §2, checked by `npm run lint` (dependency-cruiser).
  * src/core's layers, from the ground up — a file imports from its own layer or below, never up:
  *   rng/types, llm → policy, envs, buffer → rl, data → experience → curriculum → train → domain
  * and src/core imports nothing of the page, the CLI, the Node stores or the workers.
@@ -18,7 +18,7 @@ const core = (parts) => `^src/core/(${parts.join('|')})`;
 /** One rule a layer: nothing in it imports from any layer above it. */
 const layerRules = LAYERS.slice(0, -1).map((layer, i) => ({
   name: `core-layer-${i}-up`,
-  comment: `src/core/{${layer.join(', ')}} imports only its own layer or below (design.md § Layout)`,
+  comment: `src/core/{${layer.join(', ')}} imports only its own layer or below (docs/architecture.md §2.1)`,
   severity: 'error',
   from: { path: core(layer) },
   to: { path: core(LAYERS.slice(i + 1).flat()) },

@@ -1,5 +1,5 @@
 /**
- * A decode worker (design.md §2: thin): decodes a learned experience model's batches for the
+ * A decode worker (docs/architecture.md §9.2: thin): decodes a learned experience model's batches for the
  * trainer or Experience-model worker that started it (src/app/workers/decode-workers.ts). The
  * fused decoder runs on its own WebAssembly kernel; tfjs only holds the weights (cpu backend).
  */

@@ -1,5 +1,5 @@
 /**
- * The Experience model worker (design.md §2: thin). Training and auditing the learned experience
+ * The Experience model worker (docs/architecture.md §9.2: thin). Training and auditing the learned experience
  * model run here so the page's main thread stays free; the protocol is in
  * src/app/workers/expmodel-protocol.ts, the body in expmodel-host.ts, and the page talks to it
  * through ExpModelClient (expmodel-client.ts).

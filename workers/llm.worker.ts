@@ -1,5 +1,5 @@
 /**
- * The WebLLM worker (design.md §2: thin): web-llm's own WebWorkerMLCEngineHandler owns the
+ * The WebLLM worker (docs/architecture.md §9.2: thin): web-llm's own WebWorkerMLCEngineHandler owns the
  * MLCEngine and speaks web-llm's worker protocol with the page's WebWorkerMLCEngine
  * (src/core/llm/webllm.ts). Created by createLlmWorker(). web-llm comes through importWebLlm(),
  * so the built app holds one copy of it (src/build/web-llm-once.ts); messages that arrive while

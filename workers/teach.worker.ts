@@ -1,5 +1,5 @@
 /**
- * The teach worker (design.md §2: thin). The step-through updates of the Teach page run here so
+ * The teach worker (docs/architecture.md §9.2: thin). The step-through updates of the Teach page run here so
  * the page's main thread stays free; the protocol is in src/app/workers/teach-protocol.ts, the
  * body in teach-host.ts, and the page talks to it through TeachClient (teach-client.ts).
  */

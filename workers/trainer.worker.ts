@@ -1,5 +1,5 @@
 /**
- * The trainer worker (design.md §2: thin). Training runs here so the page's main thread stays
+ * The trainer worker (docs/architecture.md §9.2: thin). Training runs here so the page's main thread stays
  * free; the protocol is in src/app/workers/protocol.ts, the body in trainer-host.ts, and the
  * page talks to it through TrainerClient (src/app/workers/trainer-client.ts).
  */

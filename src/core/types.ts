@@ -1,5 +1,5 @@
 /**
- * The shared vocabulary of the project (design.md §3): tasks, observations, steps and
+ * The shared vocabulary of the project (docs/architecture.md §3.1): tasks, observations, steps and
  * trajectories. Plain JSON-serialisable data only, so the same records travel between Node,
  * workers, IndexedDB and JSONL files.
  */

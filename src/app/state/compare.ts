@@ -11,7 +11,7 @@ import { smooth, smoothable } from './smoothing';
 export { smoothable };
 
 /**
- * Metrics offered for overlaying (design.md §5 names). `dream`: judged by the experience model,
+ * Metrics offered for overlaying (docs/architecture.md §3.11 names). `dream`: judged by the experience model,
  * never by the real env (titled and coloured as dream). Held-out evaluation comes first: it is the
  * headline.
  */

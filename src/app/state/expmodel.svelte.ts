@@ -1,5 +1,5 @@
 /**
- * State of the Experience model page (design.md §6: components render, state lives here): training
+ * State of the Experience model page (docs/architecture.md §9.1: components render, state lives here): training
  * a learned experience model on the buffer's real data in the Experience model worker, the live
  * progress and loss curves, the estimate before a training (expmodel-estimate.ts, with the speed
  * this browser measured last), Stop (it asks first when it would lose training, and keeps the best

@@ -1,5 +1,5 @@
 /**
- * State of the Teach page (design.md §6: components render, state lives here). It owns the teach
+ * State of the Teach page (docs/architecture.md §9.1: components render, state lives here). It owns the teach
  * worker's client, the settings (kept in the URL hash), the last update taken apart, a short
  * history of earlier updates, and which step the probability view shows.
  */

@@ -1,5 +1,5 @@
 /**
- * State of the Train page (design.md §6: components render, state lives here). One TrainSession
+ * State of the Train page (docs/architecture.md §9.1: components render, state lives here). One TrainSession
  * lives for the whole app (provided by context from App.svelte), so switching pages does not stop
  * a run. It owns the TrainerClient, the run list entry and the metric series for the charts.
  */
@@ -30,7 +30,7 @@ import { dreamWarnings } from '../../core/train/dream-health';
 import { engineSetup } from './engine.svelte';
 import type { XAxis } from './compare';
 
-/** Every chart the Train page can draw (design.md §5 names). */
+/** Every chart the Train page can draw (docs/architecture.md §3.11 names). */
 export const CHART_METRICS = [
   'charts/success_rate',
   'dream/success_rate',

@@ -1,5 +1,5 @@
 /**
- * Setup's "Try one step" (design.md §6: state here, the page renders): the chosen engine predicts
+ * Setup's "Try one step" (docs/architecture.md §9.1: state here, the page renders): the chosen engine predicts
  * one transition from a real state of the chosen environment, in the trainer worker (the engine is
  * loaded there as for a run and stays loaded), beside what the real environment returns. The
  * measured time and tokens are kept (engine-speed.ts) for the Train page's cost estimate.

@@ -1,5 +1,5 @@
 /**
- * The Experience model worker's protocol (design.md §6): a discriminated union of requests, each
+ * The Experience model worker's protocol (docs/architecture.md §9.2): a discriminated union of requests, each
  * with a request id, answered by `return | throw | progress` replies carrying the same id.
  *
  * - `train` trains (or, with `resume`, continues from its IndexedDB checkpoint) a learned

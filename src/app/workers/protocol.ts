@@ -1,5 +1,5 @@
 /**
- * The trainer worker's protocol (design.md §6): a discriminated union of requests, each with a
+ * The trainer worker's protocol (docs/architecture.md §9.2): a discriminated union of requests, each with a
  * request id, answered by `return | throw | progress` replies carrying the same id.
  *
  * A `start` request is the run itself: it streams `progress` replies (status changes and batches
@@ -41,6 +41,11 @@ export type TrainerRequest =
       config: TrainConfig;
       /** Continue from the run's IndexedDB checkpoint (a fresh start when there is none). */
       resume: boolean;
+      /**
+       * S2R only: the finished dream run (same config but the mode) whose final checkpoint this run
+       * continues from when it has none of its own, instead of dreaming the same dream again.
+       */
+      fromDream?: string;
       /** Which tfjs backend to try first (default wasm; see trainer-host.ts for why). */
       backend?: BackendName;
       /** The experience model's engine extras (API key, picked file, answer budget); config.llm names the engine. */

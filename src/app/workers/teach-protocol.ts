@@ -1,5 +1,5 @@
 /**
- * The teach worker's protocol (design.md §6): a discriminated union of requests, each with a
+ * The teach worker's protocol (docs/architecture.md §9.2): a discriminated union of requests, each with a
  * request id, answered by `return | throw` replies carrying the same id (no request streams
  * progress: an update takes about a second).
  *

@@ -5,7 +5,7 @@
  *
  * Backend: wasm is tried first. The policy is small (hashed features, a few dense layers), so
  * per-op dispatch cost dominates and wasm SIMD in a module worker is the fastest measured path
- * (toolchain.md §3: 5.18 steps/s against 0.09 on WebGPU/SwiftShader); core's custom ops are tuned
+ * (docs/architecture.md §11.2: about 5 steps/s against 0.1 on WebGPU/SwiftShader); core's custom ops are tuned
  * for it; and webgl in a worker would contend with the page for the GPU. The page may ask for
  * another backend (`?backend=webgpu`) to exercise that code path; initBackend reports the
  * fallbacks it took.

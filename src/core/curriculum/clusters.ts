@@ -1,9 +1,9 @@
 /**
- * Task clusters as curriculum groups (dreamgym-paper.md §4.2): for PPO "tasks can be first
- * clustered using a semantic embedder, and each cluster essentially forms a group G from which
- * task variations can be generated". A cluster's reward variance V = p(1 − p) pools the rollouts
- * of its similar tasks, so it is defined even with one rollout per task, where a single task's V
- * is always 0.
+ * Task clusters as curriculum groups (the DreamGym paper's reward-entropy criterion, Eq. 7): for
+ * PPO "tasks can be first clustered using a semantic embedder, and each cluster essentially forms
+ * a group G from which task variations can be generated". A cluster's reward variance
+ * V = p(1 − p) pools the rollouts of its similar tasks, so it is defined even with one rollout per
+ * task, where a single task's V is always 0.
  *
  * Embedding: the instruction through the hashed n-gram embedder (unit vectors, so squared
  * Euclidean distance is 2 − 2·cosine). Clustering: k-means with k-means++ seeding from a seeded

@@ -39,7 +39,7 @@ import { isOutcomeStep } from './noisy-oracle';
 import { EngineFailureGuard } from './engine-failures';
 import { predictedOutcome, type ExperienceModel, type Prediction } from './types';
 
-/** First held-out seed (design.md §3: seeds ≥ 1,000,000,000 are the evaluation range). */
+/** First held-out seed (docs/architecture.md §7.1: seeds ≥ 1,000,000,000 are the evaluation range). */
 const LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
 
 export interface AuditOptions {

@@ -4,7 +4,7 @@
  * and the compact abstract states the model reads and writes.
  *
  * Abstract states (paper §8.1: "clean element listings … discarding irrelevant structural
- * artifacts") keep dreams cheap: output tokens decide the dream's speed (design.md §4).
+ * artifacts") keep dreams cheap: output tokens decide the dream's speed (docs/architecture.md §4.2).
  * - a registered env writes its card in its own folder and hands it over through its definition
  *   (EnvDefinition.experienceCard): its text, globals and a StateAbstraction whose hooks drop what
  *   follows from the page kind and put it back, so a dreamed page looks like the env's own.

@@ -1,5 +1,5 @@
 /**
- * DreamEnv: the Env contract (design.md §3) over an ExperienceModel, so a trainer never knows
+ * DreamEnv: the Env contract (docs/architecture.md §3.2) over an ExperienceModel, so a trainer never knows
  * whether it is dreaming. Retrieval of examples happens inside the model (it owns the buffer).
  *
  * reset({seed, task, start}): with `start`, the episode begins at that recorded state of the task,
@@ -17,7 +17,7 @@
  *   - if its ANSWER is unusable after its retries (`Prediction.valid: false`), the step is marked
  *     `info.dream.invalid: true` (with `info.valid: false`, `info.dream.invalidReason`): the
  *     previous observation is kept, reward 0, not terminated. The trainer keeps such steps for
- *     inspection but excludes them from learning (design.md §4.3). An engine call that failed in
+ *     inspection but excludes them from learning (docs/architecture.md §4.3). An engine call that failed in
  *     transport is such a step too, with `info.dream.engineError` (the caller counts those).
  * A dreamed state offers what the model wrote: no domain's rule filters it (what the data never
  * shows is the halt's to catch, halting-model.ts).

@@ -7,7 +7,7 @@
  *      "reward": 0, "terminated": false}
  *
  * with the matching JSON schema, every string bounded by `maxLength` and the reward an enum
- * [0, 1] (webllm.md §2: a weak model must not be able to ramble inside a string until
+ * [0, 1] (a weak model must not be able to ramble inside a string until
  * max_tokens). Reasoning comes first, so the state and reward are written after it (Eq. 4).
  *
  * Prefix reuse: every prompt starts with its STATIC part — the system message holds what the
@@ -21,7 +21,7 @@
  * reports how much of a prompt the static part is. Each ablation changes only its own part: k the
  * examples, H the history line, reasoning the output instruction and the schema.
  *
- * Dream cost is output tokens (design.md §4), so everything is compact: abstract states
+ * Dream cost is output tokens (docs/architecture.md §4.2), so everything is compact: abstract states
  * (domain-card.ts), bounded reasoning, bounded examples. The paper's ablations are switches:
  * `reasoning: false` drops the field from the schema and the instruction, `historyLength: 0`
  * drops the history, `k: 0` drops the examples.

@@ -1,5 +1,5 @@
 /**
- * The experience model contract (design.md §3; paper §2, M_exp): given the task, the interaction
+ * The experience model contract (docs/architecture.md §3.6; the paper's M_exp): given the task, the interaction
  * history, the current state, the agent's action and top-k retrieved transitions, predict the
  * next state, the reward and whether the episode ended — with a reasoning trace first.
  *
@@ -120,7 +120,7 @@ export interface ExperienceModel {
   initial(task: Task, signal?: AbortSignal): Promise<Observation>;
   /**
    * One dreamed step; never throws for a bad answer (it returns `valid: false`). May be called
-   * concurrently: a rollout step asks for every running episode's step at once (design.md §3,
+   * concurrently: a rollout step asks for every running episode's step at once (docs/architecture.md §3.6,
    * Concurrency). A model may batch such calls, but its answers must not depend on the order the
    * calls arrive or complete in (key any randomness by the call, not by a shared stream).
    */

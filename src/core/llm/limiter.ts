@@ -1,5 +1,5 @@
 /**
- * How many calls an engine serves at once (design.md §3, Concurrency). A rollout step asks for
+ * How many calls an engine serves at once (docs/architecture.md §3.6, Concurrency). A rollout step asks for
  * every running episode's next state together; an OpenAI-compatible server (vLLM, llama-server
  * with parallel slots, Ollama with OLLAMA_NUM_PARALLEL) batches concurrent requests, so it runs many
  * times faster with several in flight — up to `llmConcurrency` (OpenAiChatModel's `concurrency`),

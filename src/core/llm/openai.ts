@@ -1,9 +1,9 @@
 /**
  * ChatModel over any OpenAI-compatible chat-completions server: Ollama (http://127.0.0.1:11434/v1),
  * vLLM (`vllm serve MODEL`, :8000/v1), llama-server (`llama-server -m model.gguf`, :8080/v1) or
- * OpenAI itself (anchors.md §B4: moving off the laptop is a change of base URL).
+ * OpenAI itself: moving off the laptop is a change of base URL.
  *
- * Quirks it hides (design.md §3):
+ * Quirks it hides (docs/architecture.md §3.4):
  * - Structured output is sent in the OpenAI shape, `response_format: { type: 'json_schema', … }`.
  *   Servers that only know `{ type: 'json_object' }` (older Ollama, some llama-server builds,
  *   llama.cpp#11847) answer 400 naming response_format; the model then falls back once to

@@ -1,5 +1,5 @@
 /**
- * One interface for every LLM engine (design.md §3), in-process or behind a worker, like
+ * One interface for every LLM engine (docs/architecture.md §3.4), in-process or behind a worker, like
  * web-llm's MLCEngineInterface: WebLLM on WebGPU, wllama on CPU, any OpenAI-compatible server.
  * Each engine hides its quirks (how it wants a JSON schema, how it reports logprobs, …).
  */

@@ -2,9 +2,9 @@
  * ChatModel over WebLLM (@mlc-ai/web-llm 0.2.86) on WebGPU, running in a dedicated worker:
  * the page holds web-llm's own WebWorkerMLCEngine (a proxy speaking web-llm's worker protocol),
  * the worker hosts web-llm's WebWorkerMLCEngineHandler (workers/llm.worker.ts). web-llm is
- * imported dynamically (6 MB; design.md §2) — only `import type` at the top.
+ * imported dynamically (6 MB; docs/architecture.md §2.3) — only `import type` at the top.
  *
- * Quirks it hides (webllm.md §2, §5, design.md §3):
+ * Quirks it hides (docs/architecture.md §3.4):
  * - Structured output goes as `response_format: { type: 'json_object', schema: JSON.stringify(schema) }`
  *   — a string; web-llm silently ignores the OpenAI `json_schema` shape, so it is never sent.
  *   A GBNF/EBNF grammar goes as `{ type: 'grammar', grammar }`.
@@ -25,7 +25,7 @@
  *   message that says what to do (no WebGPU → wllama or a server; no shader-f16 → the q4f32 twin;
  *   out of memory → a smaller model; offline → only cached models load).
  * - A failed load clears the model's cache entries (a cached HTML 404 page poisons every later
- *   load, webllm.md §5) — except for failures that are not about the files (no WebGPU, no
+ *   load) — except for failures that are not about the files (no WebGPU, no
  *   shader-f16, out of memory, aborted), where a good 1 GB download is kept.
  */
 import type {

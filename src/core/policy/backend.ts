@@ -7,7 +7,7 @@
  *   reported with the reason the earlier ones were skipped. The wasm and webgpu backends are
  *   loaded with dynamic `import()` so Node and the main chunk stay clean.
  *
- * Why the custom ops (toolchain.md §2): on tfjs-backend-wasm a matMul with `transposeA/B` is
+ * Why the custom ops (docs/architecture.md §11.1): on tfjs-backend-wasm a matMul with `transposeA/B` is
  * ~35× slower than an explicit `tf.transpose` followed by a plain matMul, and autodiff of matMul
  * uses the transposed forms; and the wasm backend has no `UnsortedSegmentSum`, which the
  * gradient of `tf.gather` needs. `matMulFast`, `gatherRows` and `embeddingBag` are customGrads
@@ -200,7 +200,7 @@ export async function initBackend(preferred?: BackendName, options: InitBackendO
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
-/** x [n, k] @ w [k, m] → [n, m]; the gradient uses explicit transposes (toolchain.md §2). */
+/** x [n, k] @ w [k, m] → [n, m]; the gradient uses explicit transposes (docs/architecture.md §11.1). */
 export const matMulFast = tf.customGrad(((x: tf.Tensor2D, w: tf.Tensor2D, save: tf.GradSaveFunc) => {
   save([x, w]);
   return {

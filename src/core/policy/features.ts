@@ -1,5 +1,5 @@
 /**
- * Features x(s, a) for the candidate-scoring policy (design.md §3), built from strings only, so
+ * Features x(s, a) for the candidate-scoring policy (docs/architecture.md §3.8), built from strings only, so
  * they work for any text environment and generalise across tasks:
  *
  * 1. Hashed token bags (ids into one embedding table of `buckets` rows, each field prefixed so

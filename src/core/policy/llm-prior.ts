@@ -1,6 +1,6 @@
 /**
  * LlmActionPrior: the LLM acting as the agent, as the `prior(a | s)` term of the candidate-scoring
- * policy (design.md §3: π(a|s) = softmax(β·prior(a|s) + f_θ(x(s,a)))).
+ * policy (docs/architecture.md §3.8: π(a|s) = softmax(β·prior(a|s) + f_θ(x(s,a)))).
  *
  * The prompt lists the admissible actions under one-character labels (1–9, a–z, A–Z: a label is
  * a single token in every BPE vocabulary, so the first generated token alone says which action the

@@ -1,5 +1,5 @@
 /**
- * The candidate-scoring policy (design.md §3):
+ * The candidate-scoring policy (docs/architecture.md §3.8):
  *
  *     π(a | s) = softmax_a( β · prior(a | s) + f_θ(x(s, a)) )      over the admissible actions of s
  *

@@ -1,5 +1,5 @@
 /**
- * Advantage estimators, pure functions over plain arrays (design.md §4 step 4).
+ * Advantage estimators, pure functions over plain arrays (docs/architecture.md §4.1 step 4).
  *
  * - discountedReturns: G_t = r_t + γ G_{t+1} over one episode (REINFORCE).
  * - gae: generalised advantage estimation (Schulman et al. 2016) over one stream of steps,

@@ -41,7 +41,7 @@ export interface RolloutBatch {
   steps: PolicyStep[];
 }
 
-/** Metrics keyed as design.md §5 (`losses/policy_loss`, …). */
+/** Metrics keyed as docs/architecture.md §3.11 (`losses/policy_loss`, …). */
 export type UpdateMetrics = Record<string, number>;
 
 export interface EpisodeSlice {

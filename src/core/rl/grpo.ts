@@ -1,5 +1,5 @@
 /**
- * GRPO (Shao et al. 2024), value-free, for the candidate-scoring policy (dreamgym-paper.md §5).
+ * GRPO (Shao et al. 2024), value-free, for the candidate-scoring policy (the paper trains its agents with GRPO or PPO).
  *
  *     groups:  G rollouts of the same task share a `groupId`
  *     R_i   = Σ_t r_t of episode i                       (episode reward)

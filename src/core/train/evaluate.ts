@@ -2,7 +2,7 @@
  * Held-out evaluation in the real environment: greedy actions on tasks whose seeds are never used
  * for training, all episodes stepped together in chunks for batched inference.
  *
- * The held-out tasks come in two splits (design.md §7). Dev (seeds from 1e9) is for tuning, the
+ * The held-out tasks come in two splits (docs/architecture.md §7.1). Dev (seeds from 1e9) is for tuning, the
  * audit, the page and every evaluation a run makes while it trains. Test (seeds from 2e9) is only
  * for the reported tables (`experiment --split test`) and final evaluations asked for by name
  * (`train --split test`, `eval --split test`): no training or recipe decision ever sees it. This

@@ -1,12 +1,13 @@
 /**
- * The paper's result tables in miniature (dreamgym-paper.md §7), run end to end on our envs:
+ * The paper's result tables in miniature (DreamGym, arXiv 2511.03773), run end to end on our envs:
  *
- * - Table 1 (§7.1): per env, the random and expert policies and real / dream / S2R training with
+ * - Table 1: per env, the random and expert policies and real / dream / S2R training with
  *   GRPO and PPO, each evaluated on the same held-out real tasks, with the real training steps
  *   each row used (dream: 0; S2R: its real phase) and its dreamed steps.
- * - Table 2 (§7.5): full DreamGym (dream GRPO) against its ablations.
- * - The transfer-bound grid (§7.7): dream GRPO over a grid of the noisy oracle's (ε_R, ε_P).
- * - Cross-domain transfer (§7.4): a policy dreamed in one env, evaluated in the other's real env.
+ * - Table 2: full DreamGym (dream GRPO) against its ablations.
+ * - The transfer-bound grid (the paper's Lemma 1, Appendix B): dream GRPO over a grid of the
+ *   noisy oracle's (ε_R, ε_P).
+ * - Cross-domain transfer (the paper's Fig. 3): a policy dreamed in one env, evaluated in the other's real env.
  *
  * Pure core (no node:fs, no clock of its own): the edge hands in the shipped offline datasets, a
  * clock and a progress callback; the CLI renders the results as markdown (src/cli/experiment-report.ts). Every training row gets its own Trainer (evalInterval 0, the
@@ -14,7 +15,7 @@
  * seeded from the env's dataset; every trainer is disposed. Rows that dream over the noisy oracle
  * are labelled `oracle (ε_R=…, ε_P=…)` everywhere, so they are never mistaken for a learned model.
  * The held-out tasks are the dev split unless the request asks for `split: 'test'` (a reported
- * table): then each run, once trained, is evaluated on the test tasks (evaluate.ts, design.md §7).
+ * table): then each run, once trained, is evaluated on the test tasks (evaluate.ts, docs/architecture.md §7.1).
  */
 import type { Trajectory } from '../types';
 import { ReplayBuffer } from '../buffer/buffer';
@@ -839,7 +840,7 @@ function ratiosOf(rows: RowResult[]): RowRatio[] {
   });
 }
 
-/** Which held-out tasks the table's numbers come from, and what that split is for (design.md §7). */
+/** Which held-out tasks the table's numbers come from, and what that split is for (docs/architecture.md §7.1). */
 function splitNote(options: Pick<ExperimentOptions, 'split'>): string {
   const split = splitOf(options);
   const first = heldOutSeed(split, 0);

@@ -1,5 +1,5 @@
 /**
- * A dream is grounded by retrieval (design.md §8): an experience model that retrieves from the
+ * A dream is grounded by retrieval (docs/architecture.md §8.4): an experience model that retrieves from the
  * replay buffer needs real transitions of its environment there, or it dreams from nothing (the
  * learned model then writes gibberish and every dreamed episode runs to its step limit). This file
  * counts what a buffer holds of an env, seeds an empty one with the env's shipped offline data

@@ -4,10 +4,11 @@
  * experience model: zero real training steps) and 's2r' (dream first, then real with a small
  * budget). An iteration reads top to bottom in `runIteration`: choose tasks → roll out (all
  * episodes stepped together, rollout.ts) → keep the experience (buffer, traces, curriculum) →
- * update (GRPO, PPO or REINFORCE) → evaluate when due (and always after the last iteration), and the metrics of design.md §5
- * (metrics.ts). Held-out evaluation is always in the real env; the real-step budget is never
- * exceeded; dreamed steps whose answer was unusable are never learned from (a failed engine call
- * is such a step; EngineFailureError stops the run when the engine is down, engine-failures.ts).
+ * update (GRPO, PPO or REINFORCE) → evaluate when due (and always after the last iteration), and
+ * the metrics of docs/architecture.md §3.11 (metrics.ts). Held-out evaluation is always in the real
+ * env; the real-step budget is never exceeded; dreamed steps whose answer was unusable are never
+ * learned from (a failed engine call is such a step; EngineFailureError stops the run when the
+ * engine is down, engine-failures.ts).
  *
  * Tasks and envs come from a TaskSource (task-source.ts): a registered env by default, or an
  * imported domain's dreams (src/core/domain/trainer.ts). The loop is the same for both.

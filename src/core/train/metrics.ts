@@ -1,5 +1,5 @@
 /**
- * Every metric of a training iteration, built here and only here (design.md §5): the rollouts'
+ * Every metric of a training iteration, built here and only here (docs/architecture.md §3.11): the rollouts'
  * outcomes, the update's losses, the budgets, the dream's cost and validity (dream phases), the
  * curriculum, the held-out evaluation when one ran, and wall-clock speed when the trainer was
  * given a clock. Key order is part of the output (metrics.jsonl is compared byte for byte), so
@@ -56,7 +56,7 @@ export function iterationMetrics(f: IterationFacts): Metrics {
 
 /**
  * The rollouts' outcomes. In a real phase they are `charts/…`; in a dream phase the experience
- * model judged them, so they are `dream/…` (design.md §5: dream-judged success never shares a name
+ * model judged them, so they are `dream/…` (docs/architecture.md §3.11: dream-judged success never shares a name
  * or a title with real success; held-out real success is `eval/…`). Episodes the real-step budget
  * cut short have no outcome and are left out; when every episode was cut there is no figure.
  */

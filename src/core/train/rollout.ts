@@ -1,5 +1,5 @@
 /**
- * The rollout phase of an iteration (design.md §4, steps 2–3): G episodes of each task, stepped
+ * The rollout phase of an iteration (docs/architecture.md §4.1, steps 2–3): G episodes of each task, stepped
  * together. At each step the policy scores every running state in one batched forward; then every
  * running episode calls `env.step` at once and the steps are awaited together. An experience
  * model therefore receives concurrent `next` calls (it may batch them, an HTTP engine may keep

@@ -1,5 +1,5 @@
 /**
- * The one builder of a run's parts (design.md §3): the experience model, the agent's LLM prior and
+ * The one builder of a run's parts (docs/architecture.md §3.5): the experience model, the agent's LLM prior and
  * the curriculum's LLM task generator, for a config. It parses `config.llm` once and builds what
  * the config asks for. Callers hand it only what they own:
  *

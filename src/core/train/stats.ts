@@ -1,5 +1,5 @@
 /**
- * The statistics of a reported table (design.md § Evaluation): over a row's seeds, the mean, the
+ * The statistics of a reported table (docs/architecture.md §7.2): over a row's seeds, the mean, the
  * sample standard deviation (n − 1) and a two-sided 95 % Student-t interval of the mean; and the
  * ratio of two rows' means (dream over real) with a 95 % interval by the delta method.
  */

@@ -1,5 +1,5 @@
 /**
- * Where a trainer's tasks and envs come from (design.md §4, steps 1, 2 and 5). A registered env
+ * Where a trainer's tasks and envs come from (docs/architecture.md §4.1, steps 1, 2 and 5). A registered env
  * has a seeded task pool, a curriculum, a real env and DreamEnvs over the experience model; an
  * imported domain (src/core/domain/task-source.ts) has only its recorded tasks and dreams. The loop
  * asks its source for tasks, envs, outcomes and evaluation, and never asks which kind it is.

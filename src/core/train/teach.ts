@@ -11,7 +11,7 @@
  *     (grpoAdvantages: group-normalised returns; ppoAdvantages: GAE over the value head);
  *   - for every step, π(a|s) of each admissible action before the update and after it (the
  *     policy evaluated on the same states, with the same cached priors), and V(s) for PPO;
- *   - the update's losses and the iteration's metrics (design.md §5 names).
+ *   - the update's losses and the iteration's metrics (docs/architecture.md §3.11 names).
  *
  * "Before" is read in the trainer's onBatch hook, which runs right before the update: the
  * forward pass is issued there, so its tensors hold the old weights' values whatever the backend.

@@ -45,7 +45,7 @@ describe('dream-only training of an imported domain', () => {
 
     expect(result.iterations.map((r) => r.iteration)).toEqual([1, 2]);
     for (const { metrics } of result.iterations) {
-      // Dream-judged: dream/…, never charts/… (design.md §5).
+      // Dream-judged: dream/…, never charts/… (docs/architecture.md §3.11).
       expect(inUnit(metrics['dream/success_rate'])).toBe(true);
       expect(metrics).not.toHaveProperty(['charts/success_rate']);
       expect(metrics['budget/real_steps']).toBe(0);

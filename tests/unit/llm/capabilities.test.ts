@@ -9,7 +9,7 @@ import {
 
 const GiB = 2 ** 30;
 
-/** The adapter headless Chromium gets from SwiftShader (toolchain.md §3), optionally with shader-f16. */
+/** The adapter headless Chromium gets from SwiftShader (docs/architecture.md §11.2), optionally with shader-f16. */
 function fakeAdapter(
   options: {
     f16?: boolean;

@@ -127,7 +127,7 @@ describe('advantages from batches', () => {
 });
 
 describe('updates', () => {
-  it.each(ALGOS)('%s returns the design.md §5 metrics', async (algo) => {
+  it.each(ALGOS)('%s returns the metrics of docs/architecture.md §3.11', async (algo) => {
     const policy = new CandidatePolicy(TINY_POLICY);
     const optimizer = makeOptimizer(1e-3);
     const metrics = await runUpdate(algo, policy, optimizer, await mixedBatch(policy, 1));

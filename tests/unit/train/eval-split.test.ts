@@ -1,5 +1,5 @@
 /**
- * The dev/test split of the held-out tasks (design.md §7, issue 30 item 1): dev seeds from 1e9
+ * The dev/test split of the held-out tasks (docs/architecture.md §7.1): dev seeds from 1e9
  * for tuning and for every evaluation a run makes while it trains; test seeds from 2e9 only for
  * reported tables, evaluated once a run is over. These tests watch every task a run generates,
  * mutates or plays, so a curriculum, an intermediate evaluation or a final one that drew from the

@@ -1,6 +1,6 @@
 /**
- * `household-v0`: the mini-ALFWorld environment (environments.md §2, §6.2) over the Env contract
- * (design.md §3). Synchronous inside (`resetSync` / `stepSync`); the async methods wrap them.
+ * `household-v0`: the mini-ALFWorld environment (docs/architecture.md §3.3) over the Env contract
+ * (docs/architecture.md §3.2). Synchronous inside (`resetSync` / `stepSync`); the async methods wrap them.
  *
  * Reward 1.0 on the step the goal holds (terminated, info.success, info.score 1), else 0. The env
  * never truncates: `makeEnv` wraps it in TimeLimit(50). An unparsable or inadmissible command is a

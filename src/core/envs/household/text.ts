@@ -4,7 +4,7 @@
  * ", and " before the last item even for two items, and an empty list reads "nothing".
  *
  * ALFWorld answers an inadmissible command with `Nothing happens.`; this environment instead keeps
- * the previous observation for such no-ops (the Env contract, design.md §3), and reports
+ * the previous observation for such no-ops (the Env contract, docs/architecture.md §3.2), and reports
  * `info.valid: false`. `NOTHING_HAPPENS` is exported for wrappers that want the ALFWorld text.
  */
 import type { Receptacle, Thing, World } from './world';

@@ -29,7 +29,7 @@
  * cross-attention runs per group of rows (DecodeGroup, decode-cache.ts) where other rows' weights
  * are exactly 0. So batched decoding gives exactly the unbatched result. wasm: attention runs as
  * 2-D matmuls on groups of rows (grouped-attention.ts), matmul gradients use explicit transposes,
- * embeddings go through `gatherRows` (toolchain.md §2).
+ * embeddings go through `gatherRows` (docs/architecture.md §11.1).
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../rng';

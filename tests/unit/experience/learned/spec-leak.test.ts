@@ -1,5 +1,5 @@
 /**
- * The learned experience model never reads `task.spec` (design.md §3: an experience model sees the
+ * The learned experience model never reads `task.spec` (docs/architecture.md §3.6: an experience model sees the
  * instruction, the history, the state, the action and retrieved real transitions; never the env's
  * machine-readable task). Issue 30 item 5: a test of that which can fail.
  *
