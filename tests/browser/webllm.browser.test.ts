@@ -1,5 +1,5 @@
 /**
- * WebLLM in real Chromium, without weights (none are obtainable here, webllm.md §9):
+ * WebLLM in real Chromium, without weights (none are obtainable here, docs/architecture.md §11.3):
  * - the page-side WebLlmChatModel over web-llm's real WebWorkerMLCEngine, talking to web-llm's
  *   real WebWorkerMLCEngineHandler in a module worker whose engine is a scripted fake
  *   (fixtures/fake-webllm.worker.ts): load progress, the request exactly as the engine sees it,

@@ -125,7 +125,7 @@ export interface ExperienceCard {
 }
 
 /**
- * How an env's concrete text maps to abstract states and back (paper §8.1: "clean element
+ * How an env's concrete text maps to abstract states and back (the paper's abstract states, §4.1: "clean element
  * listings … discarding irrelevant structural artifacts"). A hook left out does the generic thing:
  * text collapsed; admissible lists less the card's globals, re-added after.
  */

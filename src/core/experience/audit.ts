@@ -1,6 +1,6 @@
 /**
  * The fidelity audit: how close an experience model's dreamed transitions are to the real env's,
- * over N held-out real transitions (paper §7.7 asks for two numbers, the reward error ε_R and the
+ * over N held-out real transitions (the paper's bound, Appendix B, asks for two numbers, the reward error ε_R and the
  * transition error ε_P; this audit estimates both and the costs).
  *
  * Sampling. Transition i comes from held-out episode i (seed 1,000,000,000 + seed + i; seeds

@@ -3,7 +3,7 @@
  * grammar, its text format and its reward rule — plus the mapping between the env's concrete text
  * and the compact abstract states the model reads and writes.
  *
- * Abstract states (paper §8.1: "clean element listings … discarding irrelevant structural
+ * Abstract states (the paper, §4.1: "clean element listings … discarding irrelevant structural
  * artifacts") keep dreams cheap: output tokens decide the dream's speed (docs/architecture.md §4.2).
  * - a registered env writes its card in its own folder and hands it over through its definition
  *   (EnvDefinition.experienceCard): its text, globals and a StateAbstraction whose hooks drop what

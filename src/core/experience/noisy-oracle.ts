@@ -1,6 +1,6 @@
 /**
  * NoisyOracleModel: the real environment as an experience model, with a dialled reward error ε_R
- * and transition error ε_P (paper §7.7: the real-vs-dream gap is bounded by these two errors,
+ * and transition error ε_P (the paper's Appendix B: the real-vs-dream gap is bounded by these two errors,
  * Lemma 1: |J_M(π) − J_M̂(π)| ≤ ε_R/(1−γ) + 2γ R_max ε_P/(1−γ)²). A teaching and control
  * instrument, never a learned model: its label is always `oracle (ε_R=…, ε_P=…)`.
  *

@@ -1,5 +1,5 @@
 /**
- * The experience model's prompts (paper §2.1, §9): the domain card, the task, the last H steps of
+ * The experience model's prompts (the paper's §4.1 and Appendix C): the domain card, the task, the last H steps of
  * history, the current state, the action and the top-k retrieved transitions shown as worked
  * examples (state → action → next state, reward), and the output instruction:
  *

@@ -8,7 +8,7 @@
  *   after the bounded retries, `invalidReason` and `raw` say why; DreamEnv turns such a step into
  *   a marked no-op (`info.dreamInvalid`) that the trainer excludes from learning.
  * - `actionValid`: the model's VERDICT on the agent's action (the JSON field `valid`): false means
- *   "the environment would not accept this action here" — a no-op with reward 0 (paper §2.2:
+ *   "the environment would not accept this action here" — a no-op with reward 0 (the paper, §4:
  *   an invalid action leads to a failure state with zero reward).
  *
  * Observations in a Prediction are always in the environment's own text format (the model works
@@ -50,7 +50,7 @@ export interface Prediction {
   /** The next state, in the env's text format; the same state for an invalid action or answer. */
   next: Observation;
   /**
-   * The outcome reward: 1 only on the final step of a completed task, else 0 (paper §2.2). The
+   * The outcome reward: 1 only on the final step of a completed task, else 0 (the paper, §4). The
    * noisy oracle passes the real env's reward through (a graded score at the end); a learned
    * model's verdict head gives its p(success), the outcome it expects (then `success` says which).
    */

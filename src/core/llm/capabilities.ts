@@ -1,5 +1,5 @@
 /**
- * What this browser's WebGPU can do for WebLLM (webllm.md §6), checked before choosing an engine:
+ * What this browser's WebGPU can do for WebLLM, checked before choosing an engine:
  * `navigator.gpu` → `requestAdapter()` (null = no usable GPU) → adapter info, features and
  * limits → optionally a real `requestDevice()` to catch adapters that exist but cannot create a
  * device (or lose it at once).
@@ -79,7 +79,7 @@ export interface CheckWebGpuOptions {
   powerPreference?: 'low-power' | 'high-performance';
   /** Also create (and destroy) a device to catch adapters that cannot give one. Default true. */
   probeDevice?: boolean;
-  /** requestAdapter/requestDevice can hang in some in-app browsers (webllm.md §6). Default 5000 ms. */
+  /** requestAdapter/requestDevice can hang in some in-app browsers. Default 5000 ms. */
   timeoutMs?: number;
 }
 

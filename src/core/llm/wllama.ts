@@ -1,5 +1,5 @@
 /**
- * ChatModel over @wllama/wllama (llama.cpp compiled to WebAssembly, webllm.md §8): the engine for
+ * ChatModel over @wllama/wllama (llama.cpp compiled to WebAssembly): the engine for
  * browsers without WebGPU. It runs GGUF models on the CPU inside wllama's own worker, so the page
  * stays responsive, and it is the one engine that really runs in headless Chromium in CI (with the
  * tiny `stories260K.gguf`, shared/models/README.md).

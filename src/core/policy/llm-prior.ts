@@ -17,7 +17,7 @@
  * `floor` (a hard but overridable preference); when even the answer is unusable, all zeros (no
  * preference). Actions beyond the 61st label get `floor`.
  *
- * Logprobs are computed after the temperature (webllm.md §2: at temperature 0 they collapse to
+ * Logprobs are computed after the temperature (at temperature 0 they collapse to
  * 0 / −inf), so the prior samples at temperature 1 with a fixed seed. Results are cached per
  * state (instruction, observation, actions); `stats` reports calls and cache hits.
  */

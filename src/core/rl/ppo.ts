@@ -1,6 +1,6 @@
 /**
  * PPO with a clipped objective and a value head (Schulman et al. 2017), following CleanRL's
- * `ppo.py` (anchors.md §A1) for the candidate-scoring policy.
+ * `ppo.py` (vwxyzjn/cleanrl) for the candidate-scoring policy.
  *
  *     δ_t   = r_t + γ V_old(s_{t+1}) (1 − done_t) − V_old(s_t)
  *     Â_t   = GAE(γ, λ) per episode;  R_t = Â_t + V_old(s_t)

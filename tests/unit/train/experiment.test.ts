@@ -1,5 +1,5 @@
 /**
- * The experiment tables (paper §7 in miniature) as smoke runs: every row present, numbers in
+ * The experiment tables (the paper's Tables 1 and 2 in miniature) as smoke runs: every row present, numbers in
  * range, the step accounting of each mode, the oracle labelled as such, the markdown rendered;
  * the inert oracle ablations really are identical; the (ε_R, ε_P) grid and the transfer study run.
  */

@@ -1,5 +1,5 @@
 /**
- * The mini-household catalog (environments.md §2.3, §6.2): receptacle and object types, the
+ * The mini-household catalog (docs/architecture.md §3.3): receptacle and object types, the
  * ALFWorld property sets, which receptacle can hold which object (`CAN_CONTAIN`), where objects
  * usually are (`PRIORS`), and each room type's receptacle inventory with count ranges.
  *

@@ -1,5 +1,5 @@
 /**
- * Household commands (environments.md §2.3): parsing, one precondition and one effect per
+ * Household commands (docs/architecture.md §3.3): parsing, one precondition and one effect per
  * command, and the admissible list.
  *
  * Put dialect: with `putVerb: 'put_in_on'` (default, as in AgentGym/ETO/ReAct data) the command is

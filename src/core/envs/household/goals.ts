@@ -1,5 +1,5 @@
 /**
- * The six ALFWorld task types (environments.md §2.1): their rooms, instruction templates and
+ * The six ALFWorld task types (docs/architecture.md §3.3): their rooms, instruction templates and
  * goal checks. Goals are typed existentials: "put a hot apple in countertop" holds as soon as ANY
  * hot apple is in ANY countertop.
  */

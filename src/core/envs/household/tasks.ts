@@ -1,5 +1,5 @@
 /**
- * Household task generation (environments.md §6.2): difficulty knobs, the scalar level → knobs
+ * Household task generation (docs/architecture.md §3.3): difficulty knobs, the scalar level → knobs
  * map, the seeded generator (room → receptacles → goal → objects), solvability proof by the
  * expert, and curriculum variations (`mutateTask`).
  *

@@ -1,6 +1,6 @@
 /**
- * Every string the household shows, exactly as ALFWorld prints it (environments.md §2.2,
- * current-master forms): the article is always "a" ("a egg 1"), lists join with ", " and put
+ * Every string the household shows, exactly as ALFWorld prints it (its current-master
+ * forms; docs/architecture.md §3.3): the article is always "a" ("a egg 1"), lists join with ", " and put
  * ", and " before the last item even for two items, and an empty list reads "nothing".
  *
  * ALFWorld answers an inadmissible command with `Nothing happens.`; this environment instead keeps

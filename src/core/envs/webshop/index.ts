@@ -1,6 +1,6 @@
 /**
  * mini-WebShop (`webshop-lite-v0`): a seeded, in-memory miniature of princeton-nlp/WebShop with
- * its pages, text format, actions and reward (environments.md §1, §6.1).
+ * its pages, text format, actions and reward (docs/architecture.md §3.3).
  */
 import type { EnvDefinition } from '../env';
 import { WebShopEnv, type WebShopCreateOptions } from './env';

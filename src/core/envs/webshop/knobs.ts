@@ -1,5 +1,5 @@
 /**
- * Difficulty knobs of mini-WebShop (environments.md §6.1) and the scalar level 0..1 they map
+ * Difficulty knobs of mini-WebShop (docs/architecture.md §3.3) and the scalar level 0..1 they map
  * from. Count knobs may be fractional: 2.4 options means 2 options, or 3 with probability 0.4,
  * so a level moves smoothly; `mutateTask` moves one knob by one notch.
  */

@@ -1,5 +1,5 @@
 /**
- * The five WebShop pages in "simple" text mode (environments.md §1.1–1.2): every visible text
+ * The five WebShop pages in "simple" text mode (docs/architecture.md §3.3): every visible text
  * node, stripped, joined with ' [SEP] '. Clickables are listed as WebShop's
  * get_available_actions lists them: buttons in page order, then product links, then option
  * values (radio inputs), lower-cased and de-duplicated.

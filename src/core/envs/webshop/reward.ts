@@ -4,7 +4,7 @@
  *   R = r_type · (N_att + N_opt + r_price) / (|goal.attributes| + |goal.goal_options| + 1)
  *
  * The only deliberate change: title nouns come from the generator's noun vocabulary (type
- * nouns, synonyms and brands) instead of spaCy's POS tagger (environments.md §6.1).
+ * nouns, synonyms and brands) instead of spaCy's POS tagger (docs/architecture.md §3.3).
  */
 import { fullProcess, tokenSetRatio } from './fuzz';
 import { COLOR_SET, NOUN_VOCABULARY } from './taxonomy';

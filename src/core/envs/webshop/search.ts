@@ -1,5 +1,5 @@
 /**
- * In-memory BM25 standing in for WebShop's pyserini/Lucene index (environments.md §1.7):
+ * In-memory BM25 standing in for WebShop's pyserini/Lucene index (docs/architecture.md §3.3):
  * Lucene's English analysis (lower-case, split on non-alphanumerics, possessive "'s" dropped,
  * English stop words, Porter stem), BM25 with k1 = 0.9, b = 0.4 and Lucene's idf, top 50,
  * ties broken by ASIN. Per-episode overlay products are scored with the base index's
