@@ -1,5 +1,5 @@
 /**
- * ReasoningExperienceModel: the paper's M_exp (§2) over any ChatModel. Per dreamed step it
+ * ReasoningExperienceModel: the paper's M_exp (its §4.1) over any ChatModel. Per dreamed step it
  *
  *   1. retrieves the top-k most similar past transitions from the replay buffer (same env,
  *      valid only, at most one per episode) unless the caller passed `retrieved`;
