@@ -5,7 +5,10 @@
  * (#/start?iterations=2), with their live curves in view at 1280×720. Before its first step the
  * dream's replay buffer gets the shipped offline data (the worker says so; a dream on an empty
  * buffer writes gibberish and runs every episode to the step limit); a reload mid-run resumes the
- * three from their checkpoints with their charts; at the end the held-out success is plotted
+ * three from their checkpoints with their charts. S2R does not dream again: its card waits for the
+ * dream, showing the dream's curve, then its worker continues from the dream run's final checkpoint
+ * straight into its real phase (a second reload there resumes it from its own); its dream phase is
+ * the dream's own history and dream steps, and its log names no dreaming. At the end the held-out success is plotted
  * against real steps spent from the untrained policy's point (iteration 0), the dream's is above
  * it, the DreamGym table is filled, the verdict sentence states the numbers the table shows, and
  * Compare shows the same group with the final evaluation at the last iteration.
@@ -94,6 +97,7 @@ type Slot = {
   entry: { config: { mode: string } };
   status: { message: string };
   history: { iteration: number; metrics: Record<string, number> }[];
+  log: string[];
 };
 const slots = () =>
   page.evaluate(
@@ -104,6 +108,13 @@ const slotMessage = async (mode: string) => (await slotOf(mode)).status.message;
 const firstDreamTruncated = async () =>
   (await slotOf('dream')).history.find((r) => r.iteration === 1)?.metrics['dream/truncated_rate'];
 const pctText = (v: number) => `${Math.round(v * 100)}%`;
+/** The S2R card's log (its worker's status messages), gathered across the reloads. */
+const s2rLog: string[] = [];
+const keepS2rLog = async () => s2rLog.push(...(await slotOf('s2r')).log);
+/** Whether the second reload came while S2R trained in its real phase (else it had finished). */
+let realPhaseReload = false;
+/** What a worker says when it dreams, or gets ready to: none of it in S2R's log. */
+const DREAMING = /Loading the experience model|Evaluating the untrained|offline data|Checking the replay buffer/;
 
 describe('the start-here path', () => {
   it('is the first screen: what it is and the one button, above the fold at 1280×720', async () => {
@@ -141,16 +152,15 @@ describe('the start-here path', () => {
       `[start] first point of all three after ${((Date.now() - clicked) / 1000).toFixed(1)} s; states ${together.join(', ')}; ` +
         `${tasks.length} long main-thread tasks, longest ${Math.max(0, ...tasks).toFixed(0)} ms`,
     );
-    // The baseline is quick (real steps are cheap): it may be done before the dreams' first point, never failed.
-    expect(together.filter((s) => s === 'running').length).toBeGreaterThanOrEqual(2);
+    // The baseline is quick (real steps are cheap): it may be done before the dream's first point, never failed.
+    // S2R waits for the dream, with the dream's curve: it continues from the dream's checkpoint, never dreams again.
+    expect(together.slice(1)).toEqual(['running', 'waiting']);
     expect(together).not.toContain('error');
+    expect(await card('s2r').locator('.live').textContent()).toMatch(/^\s*Waits for the dream: S2R continues/);
+    expect(await cardPoints('s2r')).toBe(await cardPoints('dream'));
     expect(await page.getByTestId('start-engine').textContent()).toMatch(/learned experience model/);
     // The fresh profile's buffer was empty: the dream's worker loaded the shipped offline data before its first step,
     // and its first dreamed iteration ended episodes (an ungrounded one runs every episode to the step limit).
-    for (const mode of ['dream', 's2r'])
-      expect(await slotMessage(mode)).toMatch(
-        /loaded its shipped offline data \(240 episodes|holds [\d,]+ real transitions/,
-      );
     expect(await slotMessage('dream')).toMatch(/loaded its shipped offline data \(240 episodes, [\d,]+ transitions\)/);
     expect(await firstDreamTruncated()).toBeLessThan(1);
     console.log(`[start] ${await page.getByTestId('start-engine').textContent()}`);
@@ -169,12 +179,28 @@ describe('the start-here path', () => {
     const seen = await Promise.all(MODES.map(cardPoints));
     const before = await states();
     console.log(`[start] before the reload: states ${before.join(', ')}, points ${seen.join(', ')}`);
+    await keepS2rLog();
     await page.reload();
     await expect.poll(() => cards().count(), { timeout: 30_000 }).toBe(3);
     // The saved history comes back at once (no click), and the unfinished runs carry on from their checkpoints.
     for (const [i, mode] of MODES.entries())
       await expect.poll(() => cardPoints(mode), { timeout: 30_000 }).toBeGreaterThanOrEqual(seen[i]);
+    // Once S2R is in its real phase, a second reload: it resumes from its own checkpoint.
+    await expect
+      .poll(async () => (await cardIteration('s2r')) > ITERATIONS || (await states())[2] === 'finished', {
+        timeout: 300_000,
+      })
+      .toBe(true);
+    const s2rBefore = (await states())[2];
+    console.log(`[start] S2R in its real phase: ${s2rBefore} at iteration ${await cardIteration('s2r')}`);
+    realPhaseReload = s2rBefore === 'running';
+    if (realPhaseReload) {
+      await keepS2rLog();
+      await page.reload();
+      await expect.poll(() => cards().count(), { timeout: 30_000 }).toBe(3);
+    }
     await expect.poll(states, { timeout: 300_000 }).toEqual(['finished', 'finished', 'finished']);
+    await keepS2rLog();
     for (const [i, mode] of MODES.entries())
       expect(await cardPoints(mode)).toBeGreaterThan(before[i] === 'running' ? seen[i] : seen[i] - 1);
     // Real and dream stop at the last iteration; S2R dreams all of them, then trains for real until its budget is spent.
@@ -185,6 +211,27 @@ describe('the start-here path', () => {
     );
     expect(errors).toEqual([]);
   }, 330_000);
+
+  it("S2R reused the dream's checkpoint: the same dream steps and dream-phase history, no second dream", async () => {
+    console.log(`[start] S2R log: ${s2rLog.join(' | ')}`);
+    const dream = await slotOf('dream');
+    const dreamSteps = dream.history[dream.history.length - 1].metrics['budget/dream_steps'];
+    expect(dreamSteps).toBeGreaterThan(0);
+    expect(s2rLog.filter((m) => DREAMING.test(m))).toEqual([]);
+    expect(s2rLog).toContain(
+      `Continued from the dream run's final checkpoint (iteration ${ITERATIONS}, ` +
+        `${dreamSteps.toLocaleString('en-US')} dream steps): no second dream, straight to the real phase.`,
+    );
+    if (realPhaseReload) expect(s2rLog.join('\n')).toMatch(/^Resumed from the checkpoint at iteration [3-9]/m);
+    // The dream phase is the dream run's records, wall times included: copied, not dreamed again.
+    const s2r = await slotOf('s2r');
+    expect(s2r.history.filter((r) => r.iteration <= ITERATIONS)).toEqual(dream.history);
+    expect(s2r.history[s2r.history.length - 1].metrics['budget/dream_steps']).toBe(dreamSteps);
+    expect(await card('s2r').getByTestId('start-dream-steps').textContent()).toBe(
+      await card('dream').getByTestId('start-dream-steps').textContent(),
+    );
+    expect(errors).toEqual([]);
+  });
 
   it('plots held-out success against real steps and fills the DreamGym table', async () => {
     const heldOut = page.locator('figure[data-metric="eval/success_rate"]');

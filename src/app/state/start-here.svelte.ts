@@ -3,7 +3,9 @@
  * each in its own trainer worker, with their metric histories for the live charts and the DreamGym
  * table. One session lives for the whole app (provided by context from App.svelte): leaving the
  * page does not stop the runs, and a reload resumes unfinished ones from their checkpoints (the
- * Train page leaves runs tagged 'start-here' to this page). Plain logic is in start-here.ts.
+ * Train page leaves runs tagged 'start-here' to this page). S2R's worker starts when the dream has
+ * finished, from the dream's final checkpoint (one dream for two cards); meanwhile its card shows
+ * the dream's curve. Plain logic is in start-here.ts.
  */
 import { getContext, setContext } from 'svelte';
 import type { TrainConfig } from '../../core/train/config';
@@ -18,6 +20,9 @@ import { dreamEngineOfSpec } from './engine';
 import {
   groupEntries,
   latestGroup,
+  S2R_WAITS,
+  s2rNext,
+  s2rStopped,
   START_HERE_ENV,
   START_HERE_RUNS,
   startHereConfigs,
@@ -33,6 +38,10 @@ export interface StartHereSlot {
   history: IterationRecord[];
   /** Progress inside the iteration in flight (steps, speed, time left), null between iterations. */
   live: LiveProgress | null;
+  /** S2R waiting for the dream it continues (its history and counters are then the dream's). */
+  waiting: boolean;
+  /** The run's status messages in order since the page loaded (its worker's, and the wait). */
+  log: string[];
 }
 
 const TRAINING: readonly string[] = ['starting', 'running', 'paused'];
@@ -70,6 +79,8 @@ export class StartHereSession {
   stopping = $state(false);
 
   private readonly clients = new Map<string, TrainerClient>();
+  /** The S2R run while its dream trains, and whether it resumes (after a reload) or starts. */
+  private waitingS2r: { entry: RunEntry; resume: boolean } | null = null;
   private readonly history = new MetricsHistoryStore();
 
   constructor(restore = true) {
@@ -102,12 +113,14 @@ export class StartHereSession {
         status: statusOf(entry, 'Starting…'),
         history: [],
         live: null,
+        waiting: false,
+        log: [],
       }));
       // One task each for drawing the three cards and starting each worker: together they made
       // one main-thread task of over 50 ms on a busy 2-core machine.
       for (const entry of entries) {
         await nextTask();
-        this.launch(entry, false);
+        this.begin(entry, false);
       }
     } catch (error) {
       this.error = (error as Error).message;
@@ -118,6 +131,9 @@ export class StartHereSession {
 
   /** Stops every run still training (their checkpoints and histories stay). */
   async stop(): Promise<void> {
+    const waiting = this.waitingS2r;
+    this.waitingS2r = null;
+    if (waiting) this.tell(waiting.entry.runId, 'stopped', 'Stopped while waiting for the dream.');
     const training = this.slots.filter((s) => ['running', 'paused', 'starting'].includes(s.status.state));
     // Said at once: each worker stops before its next rollout step (trainer-host.ts 'stop').
     for (const s of training) this.replace(s.entry.runId, { status: { ...s.status, message: 'Stopping…' } });
@@ -150,22 +166,66 @@ export class StartHereSession {
       entry,
       history,
       live: null,
+      waiting: false,
+      log: [],
       status: {
         ...statusOf(entry, entry.message ?? ''),
         iteration: history[history.length - 1]?.iteration ?? entry.iteration,
       },
     }));
-    for (const { entry } of withHistory) if (isUnfinished(entry)) this.launch(entry, true);
+    for (const { entry } of withHistory) if (isUnfinished(entry)) this.begin(entry, true);
   }
 
-  private launch(entry: RunEntry, resume: boolean): void {
+  /** Launches a run's worker; S2R's follows the dream instead. */
+  private begin(entry: RunEntry, resume: boolean): void {
+    if (entry.config.mode === 's2r') this.followDream(entry, resume);
+    else this.launch(entry, resume);
+  }
+
+  /** S2R continues the dream run (s2rNext): it waits for it, then starts from its final checkpoint. */
+  private followDream(entry: RunEntry, resume: boolean): void {
+    const dream = this.dreamSlot();
+    const next = s2rNext(dream?.status.state);
+    this.waitingS2r = next === 'wait' ? { entry, resume } : null;
+    this.replace(entry.runId, { waiting: next === 'wait' });
+    if (next === 'continue') this.launch(entry, resume, dream!.entry.runId);
+    else if (next === 'stop') this.tell(entry.runId, 'stopped', s2rStopped(dream?.status.state));
+    else {
+      this.tell(entry.runId, 'starting', S2R_WAITS);
+      this.mirrorDream();
+    }
+  }
+
+  /** A waiting S2R card shows the dream's curve and counters: its dream phase will be that very dream. */
+  private mirrorDream(): void {
+    const dream = this.dreamSlot();
+    const s2r = this.waitingS2r && this.slot(this.waitingS2r.entry.runId);
+    if (!dream || !s2r) return;
+    const { iteration, dreamSteps } = dream.status;
+    this.replace(s2r.entry.runId, { history: dream.history, status: { ...s2r.status, iteration, dreamSteps } });
+  }
+
+  private dreamSlot(): StartHereSlot | undefined {
+    return this.slots.find((s) => s.entry.config.mode === 'dream');
+  }
+
+  /** Sets a run's state and message from the page (no worker says it). */
+  private tell(runId: string, state: TrainerStatus['state'], message: string): void {
+    const slot = this.slot(runId);
+    if (slot) this.apply(runId, { ...slot.status, state, message });
+  }
+
+  private launch(entry: RunEntry, resume: boolean, fromDream?: string): void {
+    this.replace(entry.runId, { waiting: false });
     const client = new TrainerClient();
     this.clients.set(entry.runId, client);
     client.oncrash = (error) =>
       this.apply(entry.runId, { ...this.slot(entry.runId)!.status, state: 'error', message: error.message });
     const engine = entry.config.mode === 'real' ? {} : { engine: engineSetup().runtime(entry.config.llm) };
     client
-      .start({ runId: entry.runId, config: entry.config, resume, ...engine }, (p) => this.onProgress(entry.runId, p))
+      .start({ runId: entry.runId, config: entry.config, resume, fromDream, ...engine }, (p) =>
+        this.onProgress(entry.runId, p),
+      )
       .then((final) => this.apply(entry.runId, final))
       .catch((error: Error) => {
         const slot = this.slot(entry.runId);
@@ -196,14 +256,24 @@ export class StartHereSession {
     else if (progress.kind === 'metrics')
       this.replace(runId, { history: appended(slot.history, progress.records), live: null });
     this.apply(runId, progress.status);
+    if (slot.entry.config.mode === 'dream') this.mirrorDream();
   }
 
   private apply(runId: string, status: TrainerStatus): void {
     if (status.runId !== runId) return;
-    this.replace(runId, { status, ...(status.state === 'running' ? {} : { live: null }) });
+    const log = this.slot(runId)?.log ?? [];
+    this.replace(runId, {
+      status,
+      ...(status.state === 'running' ? {} : { live: null }),
+      ...(log.at(-1) === status.message ? {} : { log: [...log, status.message] }),
+    });
     if (status.state !== 'idle')
       upsertRun({ runId, state: status.state, iteration: status.iteration, message: status.message });
     this.progress++;
+    // The dream is over: a waiting S2R continues from its checkpoint (or stops, if it ended early).
+    const waiting = this.waitingS2r;
+    if (waiting && runId === this.dreamSlot()?.entry.runId && !TRAINING.includes(status.state))
+      this.followDream(waiting.entry, waiting.resume);
   }
 
   private replace(runId: string, change: Partial<StartHereSlot>): void {

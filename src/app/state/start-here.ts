@@ -4,11 +4,13 @@
  * real budget) — their configs, names and one-sentence explanations, and which experience model
  * the dream uses: the Train page's, by one rule (engine.ts dreamEngine) — Setup's pick, else the
  * learned model shipped for the environment when the build has one, else the noisy oracle,
- * labelled as such.
+ * labelled as such. S2R does not dream the dream again: it continues from the dream run's final
+ * checkpoint (s2rNext; the trainer host's fromDream).
  */
 import { getPreset, validateConfig, type Mode, type TrainConfig } from '../../core/train/config';
 import { DEFAULT_ORACLE_EPS, dreamEngine, type DreamEngine, type EngineChoice, type EngineFacts } from './engine';
 import { START_HERE_TAG, type RunEntry } from '../workers/run-list';
+import type { RunState } from '../workers/protocol';
 
 export const START_HERE_ENV = 'webshop-lite-v0';
 export const START_HERE_PRESET = 'webshop-easy';
@@ -165,4 +167,30 @@ export function groupSummary(states: readonly string[]): string {
   if (states.length > 0 && counts.get('finished') === states.length)
     return 'All three finished: compare their held-out success and the real steps each spent, below.';
   return `${[...counts].map(([state, n]) => `${n} ${state}`).join(', ')}.`;
+}
+
+/**
+ * What the S2R card does, given its dream run's state: S2R's dream phase is that dream (same
+ * config and seed, core s2r-from-dream.ts), so it waits for it, then continues from its final
+ * checkpoint; a dream that ended before its last iteration leaves S2R nothing to continue.
+ */
+export function s2rNext(dream: RunState | undefined): 'wait' | 'continue' | 'stop' {
+  if (dream === 'finished') return 'continue';
+  return dream === 'starting' || dream === 'running' || dream === 'paused' ? 'wait' : 'stop';
+}
+
+/** The S2R card's line while it waits. */
+export const S2R_WAITS =
+  "Waits for the dream: S2R continues from the dream run's final checkpoint (one dream for two cards), " +
+  'then trains in the real environment.';
+
+/** Why S2R stopped without training (s2rNext 'stop'). */
+export function s2rStopped(dream: RunState | undefined): string {
+  const why =
+    dream === 'error'
+      ? 'The dream failed before its last iteration'
+      : dream === 'stopped'
+        ? 'The dream was stopped before its last iteration'
+        : 'The group has no dream run';
+  return `${why}: S2R has no dream to continue from. Train the three again.`;
 }

@@ -16,9 +16,10 @@ import { initBackend, type BackendInfo, type BackendName } from '../../core/poli
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { IndexedDbCheckpointStore } from '../../core/train/checkpoint';
-import { learnedDecodeThreads, trainerDeps } from './experience-source';
+import { learnedDecodeThreads, trainerDeps, type EngineRuntime } from './experience-source';
 import { decodeThreadsLine } from './decode-workers';
-import { Trainer, type IterationRecord, type TrainerDeps } from '../../core/train/loop';
+import { Trainer, type IterationRecord, type TrainerDeps, type TrainerState } from '../../core/train/loop';
+import { engineIdle, NO_DREAM_LEFT, s2rStateFromDream } from '../../core/train/s2r-from-dream';
 import type { TrainConfig } from '../../core/train/config';
 import { EpisodeStore } from './episode-store';
 import { MetricsHistoryStore } from './metrics-store';
@@ -36,6 +37,15 @@ import {
   type TrainerRequest,
   type TrainerStatus,
 } from './protocol';
+
+type StartRequest = Extract<TrainerRequest, { type: 'start' }>;
+
+/** A checkpoint to continue from, the metric history up to it, and what the status line says. */
+interface SavedRun {
+  state: TrainerState;
+  history: IterationRecord[];
+  message: string;
+}
 
 export class TrainerBusyError extends Error {
   constructor(message: string) {
@@ -140,7 +150,7 @@ export class TrainerHost {
     }
   }
 
-  private async start(request: Extract<TrainerRequest, { type: 'start' }>): Promise<undefined> {
+  private async start(request: StartRequest): Promise<undefined> {
     if (this.state === 'running' || this.state === 'paused' || this.state === 'starting') {
       throw new TrainerBusyError(`A run (${this.runId}) is already ${this.state}; stop it before starting another.`);
     }
@@ -149,15 +159,17 @@ export class TrainerHost {
     this.runId = request.runId;
     this.runRequestId = request.id;
     this.pending = [];
+    this.decoding = null;
     this.setState('starting', 'Choosing a tfjs backend…');
     try {
       this.backendInfo ??= await initBackend(request.backend ?? 'wasm', { wasmPaths: WASM_PATHS });
       const config: TrainConfig = request.config;
-      const grounding = await this.groundBuffer(config);
-      if (config.mode !== 'real') this.setState('starting', `Loading the experience model (${config.llm})…`);
-      const deps = await trainerDeps(config, request.engine, () => this.replayBuffer().catch(() => undefined));
-      const threads = config.mode !== 'real' && /^learned:/.test(config.llm.trim()) ? learnedDecodeThreads() : null;
-      this.decoding = threads ? decodeThreadsLine(threads) : null;
+      this.checkpoints = new IndexedDbCheckpointStore(request.runId);
+      const saved = await this.savedRun(request);
+      // Past S2R's dream phase its engine has nothing left to do: none is loaded, no buffer grounded.
+      const idle = saved !== null && engineIdle(config, saved.state.iteration);
+      const grounding = idle ? null : await this.groundBuffer(config);
+      const deps = idle ? { experienceModel: NO_DREAM_LEFT } : await this.engineDeps(config, request.engine);
       // Transitions go to the persistent buffer (the Buffer page's data; it survives a reload) and
       // each iteration's episodes to the Inspect page's store, both before the checkpoint is written.
       const runId = request.runId;
@@ -171,16 +183,13 @@ export class TrainerHost {
         onEpisodes: (traces, _phase, iteration) => this.episodes.put(runId, iteration, traces),
         progress: meter,
       };
-      this.checkpoints = new IndexedDbCheckpointStore(request.runId);
-      const saved = request.resume ? await this.checkpoints.load() : null;
       if (saved) {
-        const history = await this.history.list(request.runId, saved.iteration);
-        this.trainer = await Trainer.restore(saved, {}, withStores);
+        this.trainer = await Trainer.restore(saved.state, {}, withStores);
         // The checkpoint manifest does not carry the dream-step counter; the metric history does.
-        const last = history[history.length - 1];
+        const last = saved.history[saved.history.length - 1];
         this.trainer.dreamSteps = last?.metrics['budget/dream_steps'] ?? 0;
-        this.send({ kind: 'history', records: history, status: this.status() });
-        this.message = `Resumed from the checkpoint at iteration ${saved.iteration}.`;
+        this.send({ kind: 'history', records: saved.history, status: this.status() });
+        this.message = saved.message;
       } else {
         if (!request.resume)
           await Promise.all([this.history.remove(request.runId), this.episodes.remove(request.runId)]);
@@ -204,6 +213,51 @@ export class TrainerHost {
     const final = await done;
     this.post({ id: request.id, kind: 'return', value: final });
     return undefined;
+  }
+
+  /** The experience model (and prior, task generator) the config's engine gives; `decoding` says where it decodes. */
+  private async engineDeps(config: TrainConfig, engine: EngineRuntime | undefined): Promise<TrainerDeps> {
+    if (config.mode !== 'real') this.setState('starting', `Loading the experience model (${config.llm})…`);
+    const deps = await trainerDeps(config, engine, () => this.replayBuffer().catch(() => undefined));
+    const threads = config.mode !== 'real' && /^learned:/.test(config.llm.trim()) ? learnedDecodeThreads() : null;
+    this.decoding = threads ? decodeThreadsLine(threads) : null;
+    return deps;
+  }
+
+  /** The checkpoint a run continues from, with its metric history: its own, else (S2R) the finished dream's. */
+  private async savedRun(request: StartRequest): Promise<SavedRun | null> {
+    const own = request.resume ? await this.checkpoints!.load() : null;
+    if (own) {
+      const history = await this.history.list(request.runId, own.iteration);
+      return { state: own, history, message: `Resumed from the checkpoint at iteration ${own.iteration}.` };
+    }
+    return request.fromDream ? this.continueDream(request.runId, request.config, request.fromDream) : null;
+  }
+
+  /**
+   * S2R from the finished dream run's final checkpoint (core s2r-from-dream.ts), not a second dream.
+   * The dream's metric history is copied under this run, so its charts, a reload and Compare need
+   * nothing of the dream run (which may be deleted); the state is saved at once as this run's own
+   * checkpoint, after the history (metrics-store.ts).
+   */
+  private async continueDream(runId: string, config: TrainConfig, dreamId: string): Promise<SavedRun> {
+    this.setState('starting', "Loading the dream run's final checkpoint…");
+    const store = new IndexedDbCheckpointStore(dreamId);
+    const dream = await store.load().finally(() => store.close());
+    if (!dream) throw new Error(`the dream run '${dreamId}' has no checkpoint, so S2R has no dream to continue from`);
+    const state = s2rStateFromDream(dream, config);
+    const history = await this.history.list(dreamId, dream.iteration);
+    await Promise.all([this.history.remove(runId), this.episodes.remove(runId)]);
+    for (const record of history) await this.history.put(runId, record);
+    await this.checkpoints!.save(state);
+    const steps = (state.dreamSteps ?? 0).toLocaleString('en-US');
+    return {
+      state,
+      history,
+      message:
+        `Continued from the dream run's final checkpoint (iteration ${dream.iteration}, ${steps} dream steps): ` +
+        'no second dream, straight to the real phase.',
+    };
   }
 
   /** A dream that retrieves gets the env's shipped offline data when the buffer holds no real data of it (offline-data.ts). */

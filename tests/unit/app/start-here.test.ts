@@ -10,6 +10,8 @@ import {
   cardIterations,
   cardSentence,
   groupSummary,
+  s2rNext,
+  s2rStopped,
 } from '../../../src/app/state/start-here';
 import { DEFAULT_CHOICE, dreamEngine, type EngineChoice } from '../../../src/app/state/engine';
 import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/workers/run-list';
@@ -120,5 +122,20 @@ describe('the start-here path', () => {
     expect(cardIterations({ mode: 's2r', iterations: 3 }, 7)).toBe('7 (3 dream + 4 real)');
     expect(groupSummary(['finished', 'running', 'running'])).toBe('1 finished, 2 running.');
     expect(groupSummary(['finished', 'finished', 'finished'])).toMatch(/^All three finished/);
+  });
+
+  it('has S2R wait for the dream, continue from its final checkpoint, or stop when the dream ended early', () => {
+    for (const state of ['starting', 'running', 'paused'] as const) expect(s2rNext(state)).toBe('wait');
+    expect(s2rNext('finished')).toBe('continue');
+    for (const state of ['stopped', 'error', 'idle', undefined] as const) expect(s2rNext(state)).toBe('stop');
+    expect(s2rStopped('error')).toBe(
+      'The dream failed before its last iteration: S2R has no dream to continue from. Train the three again.',
+    );
+    expect(s2rStopped('stopped')).toMatch(/^The dream was stopped before its last iteration/);
+    expect(s2rStopped(undefined)).toMatch(/^The group has no dream run/);
+    // The same configs but the mode: S2R's dream phase is the dream run (core s2r-from-dream.ts checks it).
+    const [, dream, s2r] = startHereConfigs(startHereEngine(null, { shipped: [] }));
+    expect({ ...s2r, mode: 'dream' }).toEqual(dream);
+    expect(groupSummary(['running', 'finished', 'waiting'])).toBe('1 running, 1 finished, 1 waiting.');
   });
 });
