@@ -79,15 +79,15 @@ describe('buffer folders with more than one process', () => {
       cli(['buffer', 'import', b, '--dir', shared]),
     ]);
     expect([first.code, second.code], first.stderr + second.stderr).toEqual([0, 0]);
-    const apart = await Promise.all(
-      [
-        ['a', a],
-        ['b', b],
-      ].map(async ([name, file]) => {
-        expect(await main(['buffer', 'import', file, '--dir', join(dir, `alone-${name}`), '--json'])).toBe(0);
-        return lastJson();
-      }),
-    );
+    // One after the other: lastJson() reads this process's latest output, so two at once could read one twice.
+    const apart: { transitions: number }[] = [];
+    for (const [name, file] of [
+      ['a', a],
+      ['b', b],
+    ]) {
+      expect(await main(['buffer', 'import', file, '--dir', join(dir, `alone-${name}`), '--json'])).toBe(0);
+      apart.push(lastJson());
+    }
     expect(await stats(shared)).toMatchObject({
       episodes: 120,
       tasks: 120,
