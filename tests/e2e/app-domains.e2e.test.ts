@@ -74,7 +74,12 @@ describe('the Domains page', () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${baseUrl}/#/domains`);
     await expect.poll(() => page.getByTestId('no-domains').count(), { timeout: 60_000 }).toBe(1);
-    expect(await page.getByRole('link', { name: 'Domains', exact: true }).getAttribute('aria-current')).toBe('page');
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Pages' })
+        .getByRole('link', { name: 'Domains', exact: true })
+        .getAttribute('aria-current'),
+    ).toBe('page');
 
     // Pick the file: its name suggests the domain's; the format is detected from the records.
     await page.getByTestId('domain-file').setInputFiles({
@@ -138,7 +143,7 @@ describe('the Domains page', () => {
       .toMatch(/^[1-9]/);
 
     // Delete needs a confirmation.
-    await page.getByRole('link', { name: 'Domains', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Domains', exact: true }).click();
     const entry = page.locator('[data-testid="domain-list"] li[data-domain="shop-logs"]');
     await entry.getByRole('button', { name: 'Delete' }).click();
     expect(await entry.count()).toBe(1);
