@@ -1,7 +1,7 @@
 /**
  * `dreamgym experiment`: the paper's tables in miniature (Table 1, Table 2, the (ε_R, ε_P) grid,
  * cross-domain transfer), written as markdown and JSON to OUT. The core lives in
- * src/core/train/experiment.ts; this edge reads the shipped datasets, keeps the clock, draws the
+ * src/core/experiments/; this edge reads the shipped datasets, keeps the clock, draws the
  * progress lines and spreads the jobs over worker processes (one per CPU core by default: each
  * run is single-threaded wasm). Every job is deterministic given the request, so the numbers do
  * not depend on the number of workers.
@@ -27,7 +27,7 @@ import {
   type ExperimentRequest,
   type ExperimentResult,
   type JobOutcome,
-} from '../../core/train/experiment';
+} from '../../core/experiments/experiment';
 import type { EvalSplit } from '../../core/train/evaluate';
 import { nodeEngineDeps, readPublicFile } from '../../node/edge';
 import {
@@ -37,10 +37,10 @@ import {
   renderTransfer,
   shellQuote,
   type RunTiming,
-} from '../experiment-report';
+} from '../experiments/report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
-import { currentProvenance, filesFingerprint, JobCache, sameCode, type RunProvenance } from '../job-cache';
-import { ensureAblationModel, RETRAINED_ABLATIONS, type RetrainedAblation } from '../ablation-models';
+import { currentProvenance, filesFingerprint, JobCache, sameCode, type RunProvenance } from '../experiments/job-cache';
+import { ensureAblationModel, RETRAINED_ABLATIONS, type RetrainedAblation } from '../experiments/ablation-models';
 import { printJsonLast, progressBar } from '../output';
 
 export const experimentCommand: CommandSpec = {
@@ -442,7 +442,7 @@ function jobCaches(dir: string, envs: string[], llm: string): (job: { llm?: stri
 
 /**
  * Table 2 with a learned model: the models trained without retrieval or without history
- * (ablation-models.ts), trained into OUT/models/<row> unless there; none for other engines.
+ * (experiments/ablation-models.ts), trained into OUT/models/<row> unless there; none for other engines.
  */
 async function retrainedModels(
   envs: string[],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseModelDir, RETRAINED_ABLATIONS, retrainOptions } from '../../../src/cli/ablation-models';
+import { baseModelDir, RETRAINED_ABLATIONS, retrainOptions } from '../../../src/cli/experiments/ablation-models';
 import { learnedTrainOptions } from '../../../src/core/experience/learned/train-model';
 import { readModelFolder } from '../../../src/node/model-folder';
 

@@ -6,8 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { commandLine } from '../../../src/cli/commands/experiment';
-import { inlineCode, markdownText, renderReport, renderTable } from '../../../src/cli/experiment-report';
-import type { Stat, TableResult } from '../../../src/core/train/experiment';
+import { inlineCode, markdownText, renderReport, renderTable } from '../../../src/cli/experiments/report';
+import type { Stat, TableResult } from '../../../src/core/experiments/experiment';
 
 const HOSTILE = "models/a|b`c <img src=x onerror=alert(1)> it's";
 

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
-import { JobCache, currentProvenance, filesFingerprint } from '../../../src/cli/job-cache';
-import { renderReport } from '../../../src/cli/experiment-report';
-import type { JobOutcome } from '../../../src/core/train/experiment';
+import { JobCache, currentProvenance, filesFingerprint } from '../../../src/cli/experiments/job-cache';
+import { renderReport } from '../../../src/cli/experiments/report';
+import type { JobOutcome } from '../../../src/core/experiments/experiment';
 import { captureCliOutput } from '../support/cli-output';
 
 const cli = captureCliOutput();
@@ -54,7 +54,7 @@ describe('experiment job cache', () => {
     symlinkSync('.', join(model, 'b'));
     // In a child process: the old walk never returns (2^40 paths), and a test cannot stop a sync loop.
     const script =
-      `import { filesFingerprint } from ${JSON.stringify(resolve('src/cli/job-cache.ts'))};` +
+      `import { filesFingerprint } from ${JSON.stringify(resolve('src/cli/experiments/job-cache.ts'))};` +
       `console.log(filesFingerprint([${JSON.stringify(model)}]));`;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       encoding: 'utf8',

@@ -21,7 +21,7 @@ import {
   TEST_SEED_BASE,
   type EvalSplit,
 } from '../../../src/core/train/evaluate';
-import { evaluateBaseline, planExperiment, type ExperimentProgress } from '../../../src/core/train/experiment';
+import { evaluateBaseline, planExperiment, type ExperimentProgress } from '../../../src/core/experiments/experiment';
 import { Trainer } from '../../../src/core/train/loop';
 import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
 import { readPublicFile } from '../../../src/node/edge';

@@ -1,10 +1,17 @@
 /**
  * The experiment's results as markdown (table1.md, table2.md, grid.md, transfer.md): the tables
- * `dreamgym experiment` writes. The numbers come from src/core/train/experiment.ts; the wording,
+ * `dreamgym experiment` writes. The numbers come from src/core/experiments/; the wording,
  * the layout and the wall-clock facts only the edge knows are here.
  */
-import { describeSplit } from '../core/train/evaluate';
-import type { EnvSetup, GridResult, RowRatio, Stat, TableResult, TransferResult } from '../core/train/experiment';
+import { describeSplit } from '../../core/train/evaluate';
+import type {
+  EnvSetup,
+  GridResult,
+  RowRatio,
+  Stat,
+  TableResult,
+  TransferResult,
+} from '../../core/experiments/experiment';
 import type { RunProvenance } from './job-cache';
 
 const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '–');

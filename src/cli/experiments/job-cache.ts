@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import type { JobOutcome } from '../core/train/experiment';
+import type { JobOutcome } from '../../core/experiments/experiment';
 
 /** Where a job ran: the code (commit, source tree, uncommitted changes) and the machine. */
 export interface RunProvenance {

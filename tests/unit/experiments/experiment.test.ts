@@ -8,7 +8,7 @@ import { initBackend } from '../../../src/core/policy/backend';
 import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
 import type { LlmSpecText } from '../../../src/core/llm/spec';
 import { readPublicFile } from '../../../src/node/edge';
-import { renderGrid, renderTable, renderTransfer } from '../../../src/cli/experiment-report';
+import { renderGrid, renderTable, renderTransfer } from '../../../src/cli/experiments/report';
 import {
   GRID_EPSILONS,
   TABLE1_ROWS,
@@ -24,7 +24,7 @@ import {
   type ExperimentProgress,
   type RowResult,
   type JobOutcome,
-} from '../../../src/core/train/experiment';
+} from '../../../src/core/experiments/experiment';
 import type { TrainConfig } from '../../../src/core/train/config';
 import { main } from '../../../src/cli/main';
 

@@ -7,15 +7,15 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { builtInDomainCard } from '../core/experience/domain-card';
-import type { FormatOptions } from '../core/experience/learned/format';
-import { MANIFEST_FILE, type ModelManifest } from '../core/experience/learned/model-file';
-import { learnedTrainOptions, trainLearnedModel } from '../core/experience/learned/train-model';
-import { bufferFromTrajectories } from '../core/experience/seed-buffer';
-import { loadSeedDataset } from '../core/data/seed-datasets';
-import type { BackendName } from '../core/policy/backend';
-import { readPublicFile } from '../node/edge';
-import { readModelFolder, writeModelFolder } from '../node/model-folder';
+import { builtInDomainCard } from '../../core/experience/domain-card';
+import type { FormatOptions } from '../../core/experience/learned/format';
+import { MANIFEST_FILE, type ModelManifest } from '../../core/experience/learned/model-file';
+import { learnedTrainOptions, trainLearnedModel } from '../../core/experience/learned/train-model';
+import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
+import { loadSeedDataset } from '../../core/data/seed-datasets';
+import type { BackendName } from '../../core/policy/backend';
+import { readPublicFile } from '../../node/edge';
+import { readModelFolder, writeModelFolder } from '../../node/model-folder';
 
 /** The context settings a retrained ablation changes, by Table 2 row. */
 export const RETRAINED_ABLATIONS = {
