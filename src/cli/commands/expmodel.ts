@@ -20,7 +20,13 @@ import {
   type LearnedTrainOptions,
 } from '../../core/experience/learned/train-model';
 import { VERDICT_WEIGHT } from '../../core/experience/learned/fit';
-import { bufferRetriever, realEpisodes, splitByTask, trlMessagesJsonl } from '../../core/experience/learned/sft-data';
+import {
+  bufferRetriever,
+  describePairAccount,
+  realEpisodes,
+  splitByTask,
+  trlMessagesJsonl,
+} from '../../core/experience/learned/sft-data';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { trajectoriesToJsonl } from '../../core/data/trajectory';
 import type { Trajectory } from '../../core/types';
@@ -355,6 +361,8 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
       env: source.env,
       name: result.parsed.name,
       data: t.data,
+      // "N pairs from M recorded transitions; K left out: …": no step is dropped silently.
+      pairs: t.data.account ? describePairAccount(t.data.account) : null,
       epochs: t.epochs.length,
       best_epoch: t.bestEpoch,
       best_validation_loss: round(t.bestValidationLoss),
@@ -369,9 +377,11 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
     };
     result.network.dispose();
     if (o.json) {
+      if (summary.pairs) process.stderr.write(`data: ${summary.pairs}\n`);
       printJsonLast(summary);
       return;
     }
+    if (summary.pairs) console.log(`data: ${summary.pairs}`);
     console.log(
       `trained ${summary.name} on ${t.data.trainPairs} pairs (${t.data.trainEpisodes} episodes; ${t.data.validationPairs} validation pairs) in ${summary.seconds} s: ` +
         `best validation loss ${summary.best_validation_loss} at epoch ${summary.best_epoch}; ${summary.parameters} parameters, ${(summary.weights_bytes / 1e6).toFixed(1)} MB; ` +

@@ -20,6 +20,7 @@ import type { NamedWeight, NetworkConfig } from './network';
 import { networkConfigProblem, weightShapes } from './weights';
 import { shown } from './field-check';
 import type { TokenizerJSON } from './tokenizer';
+import type { PairAccount } from './sft-data';
 import { verdictHeadProblem, type VerdictHead } from './verdict';
 
 export const MODEL_FORMAT = 'dreamgym-learned-model/3';
@@ -36,6 +37,8 @@ export interface TrainingRecord {
     trainPairs: number;
     validationPairs: number;
     heldOutDropped: number;
+    /** Every recorded transition: the pairs made, and those left out by reason (absent in older files). */
+    account?: PairAccount;
   };
   seed: number;
   epochs: EpochRecord[];

@@ -14,7 +14,8 @@
  *   answer), for fine-tuning a real LLM with TRL or Unsloth.
  *
  * Every recorded transition becomes a pair, except where the data cannot say what followed (see
- * `answerOf`). Imported domains once lost most of theirs: an ETO or AgentGym export lists no
+ * `answerOf`); those are counted by reason (`PairAccount`, `describePairAccount`), never dropped
+ * silently. Imported domains once lost most of theirs: an ETO or AgentGym export lists no
  * admissible actions, and every running step without a next list was dropped (28 episodes of
  * about 110 transitions gave 18 pairs, their last steps). `domain import` now infers the lists
  * (domain/candidates.ts), and the ends of imported episodes are kept as described at `answerOf`.
@@ -67,6 +68,8 @@ export interface SftSplit {
   validation: RecordedEpisode[];
   /** Episodes dropped because their task is in the held-out evaluation range. */
   heldOutDropped: number;
+  /** Their transitions (counted as left out, `held-out-task`). */
+  heldOutSteps: number;
 }
 
 /** A task is in the held-out evaluation range when its seed is ≥ 1e9. */
@@ -105,16 +108,18 @@ export function splitByTask(
 ): SftSplit {
   const train: RecordedEpisode[] = [],
     validation: RecordedEpisode[] = [];
-  let heldOutDropped = 0;
+  let heldOutDropped = 0,
+    heldOutSteps = 0;
   for (const e of episodes) {
     if (isHeldOutTask(tasks.get(e.taskId))) {
       heldOutDropped++;
+      heldOutSteps += e.steps.length;
       continue;
     }
     const u = hashString(e.taskId, (seed * 2654435761) >>> 0) / 4294967296;
     (u < validationShare ? validation : train).push(e);
   }
-  return { train, validation, heldOutDropped };
+  return { train, validation, heldOutDropped, heldOutSteps };
 }
 
 /** What an ended episode's last state reads as where the data records none (the chat formats may end on an action). */
@@ -157,6 +162,113 @@ export function answerOf(card: DomainCard, t: Transition): Answer | undefined {
     admissible,
     ...(unchanged ? { unchanged } : {}),
   };
+}
+
+/**
+ * Why a recorded transition gave no pair (`answerOf` undefined), so that none is dropped silently:
+ *   unrecorded-outcome  the last step of an episode with no recorded outcome (it may or may not have ended there)
+ *   step-limit          a registered env's step-limit step (it did not end there; its next list is not recorded)
+ *   no-next-list        a running step whose next state lists no actions (data imported without inferred lists)
+ *   held-out-task       its task is in the held-out evaluation range (seed ≥ 1e9): never trained on
+ *   episode-limit       its episode is beyond the training's episode limit (`maxEpisodes`)
+ */
+export type LeftOutReason = 'unrecorded-outcome' | 'step-limit' | 'no-next-list' | 'held-out-task' | 'episode-limit';
+
+/** Each reason in words, with its fix: the CLI and the page print the same. */
+export const LEFT_OUT_REASONS: Readonly<Record<LeftOutReason, { what: string; fix: string }>> = Object.freeze({
+  'unrecorded-outcome': {
+    what: 'last steps of episodes with no recorded outcome',
+    fix:
+      'import with --unrecorded-outcome success if those episodes reached their goal, ' +
+      'or export a format that records the reward (ETO, ours)',
+  },
+  'step-limit': {
+    what: "steps at a registered env's step limit (no ending, and no next list recorded)",
+    fix: 'none needed: a step-limit cut is no ending for the model to learn',
+  },
+  'no-next-list': {
+    what: 'running steps whose next state lists no actions',
+    fix: 'import the episodes with dreamgym domain import, which infers candidates for such steps',
+  },
+  'held-out-task': {
+    what: 'steps of held-out evaluation tasks (seed ≥ 1e9)',
+    fix: 'none needed: held-out tasks are never trained on',
+  },
+  'episode-limit': {
+    what: 'steps of episodes beyond --episodes',
+    fix: 'raise --episodes, or leave it out to train on every episode',
+  },
+});
+
+/** Why `answerOf(card, t)` is undefined for the step of an episode (`last`: its final step). */
+export function leftOutReason(card: DomainCard, t: Transition, last: boolean): LeftOutReason {
+  if (t.truncated && card.abstraction !== GENERIC_ABSTRACTION) return 'step-limit';
+  return last && !t.truncated ? 'unrecorded-outcome' : 'no-next-list';
+}
+
+/**
+ * Every recorded transition counted once: made a pair (`nextPairs`) or left out by a reason, so
+ * `transitions === nextPairs + Σ leftOut`. Initial pairs (one per task) come from first states.
+ */
+export interface PairAccount {
+  transitions: number;
+  nextPairs: number;
+  initialPairs: number;
+  leftOut: Partial<Record<LeftOutReason, number>>;
+}
+
+export function emptyPairAccount(): PairAccount {
+  return { transitions: 0, nextPairs: 0, initialPairs: 0, leftOut: {} };
+}
+
+/** Counts `steps` transitions left out for `reason`. */
+export function countLeftOut(account: PairAccount, reason: LeftOutReason, steps: number): void {
+  if (steps <= 0) return;
+  account.transitions += steps;
+  account.leftOut[reason] = (account.leftOut[reason] ?? 0) + steps;
+}
+
+/** The steps of `episodes` left out whole for `reason`. */
+export function countEpisodesLeftOut(
+  account: PairAccount,
+  reason: LeftOutReason,
+  episodes: readonly RecordedEpisode[],
+): void {
+  countLeftOut(
+    account,
+    reason,
+    episodes.reduce((n, e) => n + e.steps.length, 0),
+  );
+}
+
+/** Two accounts added (train and validation pairs of one data set). */
+export function addPairAccounts(a: PairAccount, b: PairAccount): PairAccount {
+  const leftOut: PairAccount['leftOut'] = { ...a.leftOut };
+  for (const [reason, n] of Object.entries(b.leftOut) as [LeftOutReason, number][])
+    leftOut[reason] = (leftOut[reason] ?? 0) + n;
+  return {
+    transitions: a.transitions + b.transitions,
+    nextPairs: a.nextPairs + b.nextPairs,
+    initialPairs: a.initialPairs + b.initialPairs,
+    leftOut,
+  };
+}
+
+/**
+ * "N pairs from M recorded transitions; K left out: <reason> (fix: …)", the one wording of the CLI
+ * and the page. N counts the next-state pairs and the first-state pairs (one per task).
+ */
+export function describePairAccount(account: PairAccount): string {
+  const { transitions, nextPairs, initialPairs } = account;
+  const reasons = Object.keys(LEFT_OUT_REASONS) as LeftOutReason[]; // one order, whatever came first
+  const entries = reasons.map((r) => [r, account.leftOut[r] ?? 0] as const).filter(([, n]) => n > 0);
+  const leftOut = entries.reduce((n, [, k]) => n + k, 0);
+  const head =
+    `${nextPairs + initialPairs} pairs from ${transitions} recorded transitions ` +
+    `(${nextPairs} next-state pairs, ${initialPairs} first-state pairs)`;
+  if (leftOut === 0) return `${head}; none left out`;
+  const why = entries.map(([r, n]) => `${LEFT_OUT_REASONS[r].what}: ${n} (fix: ${LEFT_OUT_REASONS[r].fix})`);
+  return `${head}; ${leftOut} left out: ${why.join('; ')}`;
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
@@ -216,13 +328,17 @@ function historyBefore(e: RecordedEpisode, i: number): Step[] {
   }));
 }
 
-/** The (context → answer) and (task → first state) pairs of some episodes. */
+/**
+ * The (context → answer) and (task → first state) pairs of some episodes. Each transition is
+ * counted in `account`: a pair made, or left out with its reason (`leftOutReason`).
+ */
 export async function buildPairs(
   episodes: readonly RecordedEpisode[],
   tokenizer: Tokenizer,
   card: DomainCard,
   format: FormatOptions,
   retrieve: ExampleRetriever,
+  account: PairAccount = emptyPairAccount(),
 ): Promise<SftPair[]> {
   const pairs: SftPair[] = [];
   const startedTasks = new Set<string>();
@@ -230,6 +346,7 @@ export async function buildPairs(
     const first = e.steps[0];
     if (first && first.stepIndex === 0 && first.admissible.length > 0 && !startedTasks.has(e.taskId)) {
       startedTasks.add(e.taskId);
+      account.initialPairs++;
       const context = encodeInitialContext(tokenizer, card, { instruction: e.instruction }, [], format);
       pairs.push({
         kind: 'initial',
@@ -251,7 +368,12 @@ export async function buildPairs(
     for (let i = 0; i < e.steps.length; i++) {
       const t = e.steps[i];
       const answer = answerOf(card, t);
-      if (!answer) continue;
+      if (!answer) {
+        countLeftOut(account, leftOutReason(card, t, i === e.steps.length - 1), 1);
+        continue;
+      }
+      account.transitions++;
+      account.nextPairs++;
       const history = historyBefore(e, i);
       const context = encodeContext(
         tokenizer,

@@ -14,6 +14,9 @@ import { ExperienceNetwork, type NamedWeight, type NetworkConfig } from './netwo
 import {
   bufferRetriever,
   buildPairs,
+  countEpisodesLeftOut,
+  countLeftOut,
+  emptyPairAccount,
   corpusTexts,
   realEpisodes,
   splitByTask,
@@ -126,8 +129,12 @@ export async function prepareData(
     });
   const format = withFreshIds(options.format, vocabulary, corpusTexts(card, trainEpisodes));
   const retrieve = bufferRetriever(buffer);
-  const train = await buildPairs(trainEpisodes, vocabulary, card, format, retrieve);
-  const validation = await buildPairs(split.validation, vocabulary, card, format, retrieve);
+  // Every recorded transition is counted: a pair, or left out by a reason (sft-data.ts PairAccount).
+  const account = emptyPairAccount();
+  countLeftOut(account, 'held-out-task', split.heldOutSteps);
+  countEpisodesLeftOut(account, 'episode-limit', unlimitedEpisodes(split.train, trainEpisodes));
+  const train = await buildPairs(trainEpisodes, vocabulary, card, format, retrieve, account);
+  const validation = await buildPairs(split.validation, vocabulary, card, format, retrieve, account);
   return {
     tokenizer: vocabulary,
     train,
@@ -142,6 +149,7 @@ export async function prepareData(
       trainPairs: train.length,
       validationPairs: validation.length,
       heldOutDropped: split.heldOutDropped,
+      account,
     },
   };
 }
@@ -155,6 +163,12 @@ function withFreshIds(format: FormatOptions, tokenizer: Tokenizer, texts: Iterab
     );
   }
   return { ...format, freshIds: freshIdShape(texts, FRESH_ID_PLACEHOLDERS) };
+}
+
+/** The episodes `limitEpisodes` left out. */
+function unlimitedEpisodes(all: readonly RecordedEpisode[], kept: readonly RecordedEpisode[]): RecordedEpisode[] {
+  const chosen = new Set(kept);
+  return all.filter((e) => !chosen.has(e));
 }
 
 /** The first `n` episodes in a seeded order that keeps every kind of episode represented. */
