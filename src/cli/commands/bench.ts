@@ -89,6 +89,8 @@ export const ENV_BENCH_CASES: EnvBenchCase[] = [
   { label: 'mini-WebShop, 5,000 products', env: 'webshop-lite-v0', create: { catalogSize: 5000 }, level: 0.5 },
   { label: 'mini-household, small rooms (level 0)', env: 'household-v0', create: {}, level: 0 },
   { label: 'mini-household, large rooms (level 1)', env: 'household-v0', create: {}, level: 1 },
+  { label: 'mini-WebArena, one-page lists (level 0)', env: 'webarena-lite-v0', create: {}, level: 0 },
+  { label: 'mini-WebArena, 5-page lists (level 1)', env: 'webarena-lite-v0', create: {}, level: 1 },
 ];
 
 export interface EnvBenchRow {

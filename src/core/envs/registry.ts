@@ -5,8 +5,9 @@
 import { TimeLimit, type EnvCreateOptions, type EnvDefinition, type GroundTruthEnv } from './env';
 import { webshopDefinition } from './webshop';
 import { householdDefinition } from './household';
+import { webarenaDefinition } from './webarena';
 
-const definitions: EnvDefinition[] = [webshopDefinition, householdDefinition];
+const definitions: EnvDefinition[] = [webshopDefinition, householdDefinition, webarenaDefinition];
 
 export class UnknownEnvError extends Error {
   constructor(readonly requested: string) {

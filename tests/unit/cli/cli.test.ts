@@ -11,7 +11,11 @@ const dir = mkdtempSync(join(tmpdir(), 'dreamgym-cli-'));
 describe('dreamgym CLI', () => {
   it('lists the environments', async () => {
     expect(await main(['envs', '--json'])).toBe(0);
-    expect(lastJson().map((e: { id: string }) => e.id)).toEqual(['webshop-lite-v0', 'household-v0']);
+    expect(lastJson().map((e: { id: string }) => e.id)).toEqual([
+      'webshop-lite-v0',
+      'household-v0',
+      'webarena-lite-v0',
+    ]);
   });
 
   it('explains unknown commands, options, values and env ids', async () => {
