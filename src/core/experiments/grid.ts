@@ -62,7 +62,8 @@ export function planGrid(ctx: Context, options: GridOptions): Plan<GridResult> {
   };
 }
 
-function gridVerdict(
+/** Which error hurt more: the ε_R = max row against the ε_P = max column, within ≈ 2 standard errors. */
+export function gridVerdict(
   cells: GridCell[][],
   evalsPerCell: number,
 ): Pick<

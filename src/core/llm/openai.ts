@@ -63,6 +63,8 @@ export interface OpenAiChatModelOptions {
   maxResponseBytes?: number;
   /** Injectable fetch (tests, proxies). Default: the global fetch. */
   fetch?: typeof fetch;
+  /** Clock in milliseconds for `usage.ms` and a connection test's `ms` (tests). Default: performance.now. */
+  now?: () => number;
   /** Extra request headers (e.g. an OpenRouter referer); applied after the defaults. */
   headers?: Record<string, string>;
   /**
@@ -147,6 +149,7 @@ export class OpenAiChatModel implements ChatModel {
   readonly maxResponseBytes: number;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
+  readonly #now: () => number;
   readonly #headers: Record<string, string>;
   readonly #pageOrigin: string | undefined;
   readonly #onRetry: ((info: RetryInfo) => void) | undefined;
@@ -184,6 +187,7 @@ export class OpenAiChatModel implements ChatModel {
     this.maxResponseBytes = positive(options.maxResponseBytes, DEFAULTS.maxResponseBytes);
     this.#apiKey = options.apiKey || undefined;
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#now = options.now ?? (() => performance.now());
     this.#headers = { ...options.headers };
     this.#pageOrigin = options.pageOrigin ?? browserOrigin();
     this.#onRetry = options.onRetry;
@@ -231,7 +235,7 @@ export class OpenAiChatModel implements ChatModel {
         'unsupported',
       );
     }
-    const started = performance.now();
+    const started = this.#now();
     let mode = this.#structuredOutput;
     let reply = await this.#exchange('POST', '/chat/completions', this.#chatBody(request, mode), signal);
     if (reply.status === 400 && request.jsonSchema && mode === 'json_schema' && mentionsResponseFormat(reply.text)) {
@@ -249,7 +253,7 @@ export class OpenAiChatModel implements ChatModel {
     }
     if (reply.status < 200 || reply.status >= 300) throw this.#httpError(reply);
     const json = parseJsonBody(reply);
-    return parseChatResult(json, reply, performance.now() - started);
+    return parseChatResult(json, reply, this.#now() - started);
   }
 
   /**
@@ -265,10 +269,10 @@ export class OpenAiChatModel implements ChatModel {
    * error text says what to do.
    */
   async testConnection(signal?: AbortSignal): Promise<ConnectionTestResult> {
-    const started = performance.now();
+    const started = this.#now();
     try {
       const models = await this.#listModels(signal, 0);
-      const ms = performance.now() - started;
+      const ms = this.#now() - started;
       const modelFound = models.includes(this.id);
       if (modelFound || models.length === 0) return { ok: true, models, modelFound, ms };
       return {
@@ -279,7 +283,7 @@ export class OpenAiChatModel implements ChatModel {
         error: `Connected, but the server does not list model '${this.id}'. ${pullHint(this.id)} Served models: ${models.join(', ')}.`,
       };
     } catch (error) {
-      const ms = performance.now() - started;
+      const ms = this.#now() - started;
       if (error instanceof LlmError) return { ok: false, ms, error: error.message, code: error.code };
       return { ok: false, ms, error: String(error) };
     }

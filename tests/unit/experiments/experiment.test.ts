@@ -20,12 +20,16 @@ import {
   runTable1,
   runTable2,
   runTransfer,
+  evaluateBaseline,
   type ExperimentDeps,
+  type GridCell,
   type ExperimentProgress,
   type RowResult,
   type JobOutcome,
 } from '../../../src/core/experiments/experiment';
+import { gridVerdict } from '../../../src/core/experiments/grid';
 import type { TrainConfig } from '../../../src/core/train/config';
+import { stat } from '../../../src/core/train/stats';
 import { main } from '../../../src/cli/main';
 
 beforeAll(async () => {
@@ -49,13 +53,32 @@ function deps(events: ExperimentProgress[] = []): ExperimentDeps {
   };
 }
 
-function inRange(row: RowResult): void {
-  expect(row.success.values).toHaveLength(row.seeds.length);
-  for (const x of [...row.success.values, ...row.score.values]) {
-    expect(x).toBeGreaterThanOrEqual(0);
-    expect(x).toBeLessThanOrEqual(1);
-  }
-  expect(row.success.std).toBeGreaterThanOrEqual(0);
+/** A success rate over `tasks` held-out tasks: a whole number of them, out of `tasks`. */
+function expectShareOf(tasks: number, rate: number): void {
+  const solved = Math.round(rate * tasks);
+  expect(rate * tasks).toBeCloseTo(solved, 9);
+  expect(solved).toBeGreaterThanOrEqual(0);
+  expect(solved).toBeLessThanOrEqual(tasks);
+}
+
+/** A row of one seed: each success is a share of the `tasks` held-out tasks, and one value has no spread. */
+function expectOneSeedRow(row: RowResult, tasks: number): void {
+  expect(row.seeds).toEqual([1]);
+  expect(row.success.values).toHaveLength(1);
+  expectShareOf(tasks, row.success.values[0]);
+  expect([row.success.mean, row.success.std, row.score.mean]).toEqual([row.success.values[0], 0, row.score.values[0]]);
+}
+
+/** A grid cell of success rate `success` (one seed). */
+function cell(success: number): GridCell {
+  return {
+    epsilonReward: 0,
+    epsilonTransition: 0,
+    label: '',
+    success: stat([success]),
+    score: stat([success]),
+    dreamSteps: stat([0]),
+  };
 }
 
 describe('experiment tables', () => {
@@ -77,8 +100,11 @@ describe('experiment tables', () => {
     });
     expect(rows.map((r) => r.id)).toEqual([...TABLE1_ROWS]);
     const row = (id: string) => rows.find((r) => r.id === id)!;
-    for (const r of rows) inRange(r);
+    for (const r of rows) expectOneSeedRow(r, 10);
     expect(row('expert').success.mean).toBe(1);
+    // The random row is the random policy on the same ten dev tasks, seed 1: the same numbers played again.
+    const random = await evaluateBaseline('random', 'webshop-lite-v0', setup.difficulty, 10, 1, 'dev');
+    expect([row('random').success.values, row('random').score.values]).toEqual([[random.success], [random.score]]);
     expect(row('expert').success.mean).toBeGreaterThanOrEqual(row('random').success.mean);
     for (const algo of ['grpo', 'ppo']) {
       expect(row(`real-${algo}`).realSteps.mean).toBeGreaterThan(0);
@@ -130,7 +156,7 @@ describe('experiment tables', () => {
     const full = rows.find((r) => r.id === 'full')!;
     const dreamRows = rows.filter((r) => r.kind !== 'not-applicable' && r.id !== 'real-s2r-steps');
     for (const r of dreamRows) {
-      inRange(r);
+      expectOneSeedRow(r, 10);
       expect(r.realSteps.mean).toBe(0);
       expect(r.experienceModel).toBe('oracle (ε_R=0.1, ε_P=0.1)');
     }
@@ -270,17 +296,53 @@ describe('experiment tables', () => {
       for (const [j, cell] of row.entries()) {
         expect(cell).toMatchObject({ epsilonReward: GRID_EPSILONS[i], epsilonTransition: GRID_EPSILONS[j] });
         expect(cell.label).toBe(`oracle (ε_R=${GRID_EPSILONS[i]}, ε_P=${GRID_EPSILONS[j]})`);
-        expect(cell.success.mean).toBeGreaterThanOrEqual(0);
-        expect(cell.success.mean).toBeLessThanOrEqual(1);
+        expectShareOf(6, cell.success.mean);
       }
     }
     expect(grid.rewardRowMean).toBeCloseTo(grid.cells[2].reduce((a, c) => a + c.success.mean, 0) / 3, 10);
     expect(grid.transitionColumnMean).toBeCloseTo(grid.cells.reduce((a, r) => a + r[2].success.mean, 0) / 3, 10);
-    expect(['reward error hurts more', 'transition error hurts more', 'no clear difference']).toContain(grid.verdict);
+    // The verdict and its tolerance are those of the cells, over 6 held-out tasks a cell.
+    expect(gridVerdict(grid.cells, 6)).toMatchObject({ verdict: grid.verdict, tolerance: grid.tolerance });
     const md = renderGrid(result);
     expect(md).toContain('| ε_R \\ ε_P | 0 | 0.1 | 0.3 |');
     expect(md).toContain(`**${grid.verdict}**`);
     expect(md).toMatch(/Lemma 1/);
+  });
+
+  it('names the error whose row (ε_R) or column (ε_P) loses more success, beyond two standard errors', () => {
+    // 100 evaluations a cell, 300 a row: the tolerance is 2·sqrt((0.2·0.8 + 0.6·0.4) / 300) ≈ 0.0730.
+    const rewardHurts = [
+      [cell(0.9), cell(0.8), cell(0.8)],
+      [cell(0.8), cell(0.7), cell(0.8)],
+      [cell(0.2), cell(0.2), cell(0.2)],
+    ];
+    expect(gridVerdict(rewardHurts, 100)).toEqual({
+      rewardRowMean: expect.closeTo(0.2, 10),
+      transitionColumnMean: expect.closeTo(0.6, 10),
+      rewardOnly: 0.2,
+      transitionOnly: 0.8,
+      clean: 0.9,
+      tolerance: expect.closeTo(0.07303, 5),
+      verdict: 'reward error hurts more',
+    });
+    const transpose = (cells: GridCell[][]) => cells.map((row, i) => row.map((_, j) => cells[j][i]));
+    expect(gridVerdict(transpose(rewardHurts), 100)).toMatchObject({
+      rewardRowMean: expect.closeTo(0.6, 10),
+      transitionColumnMean: expect.closeTo(0.2, 10),
+      verdict: 'transition error hurts more',
+    });
+    // A gap of ≈ 0.033 against a tolerance of ≈ 0.0814 (both means near one half): no clear difference.
+    const close = [
+      [cell(0.9), cell(0.9), cell(0.5)],
+      [cell(0.9), cell(0.9), cell(0.5)],
+      [cell(0.45), cell(0.45), cell(0.45)],
+    ];
+    expect(gridVerdict(close, 100)).toMatchObject({
+      rewardRowMean: expect.closeTo(0.45, 10),
+      transitionColumnMean: expect.closeTo(0.4833, 4),
+      tolerance: expect.closeTo(0.0814, 4),
+      verdict: 'no clear difference',
+    });
   });
 
   it('cross-domain transfer: a matrix of train env × eval env, and one plan for several parts', async () => {
@@ -290,11 +352,12 @@ describe('experiment tables', () => {
       deps(),
     );
     expect(result.rows.map((r) => r.trainedIn)).toEqual(['webshop-lite-v0', 'household-v0']);
-    for (const r of result.rows) {
-      for (const env of ['webshop-lite-v0', 'household-v0']) {
-        expect(r.success[env].mean).toBeGreaterThanOrEqual(0);
-        expect(r.success[env].mean).toBeLessThanOrEqual(1);
-      }
+    for (const env of ['webshop-lite-v0', 'household-v0']) {
+      for (const r of result.rows) expectShareOf(4, r.success[env].mean);
+      // The reference row is the random policy on the same four dev tasks of each env, seed 1.
+      const setup = result.targets.find((t) => t.env === env)!;
+      const random = await evaluateBaseline('random', env, setup.difficulty, 4, 1, 'dev');
+      expect([result.random.success[env].mean, result.random.score[env].mean]).toEqual([random.success, random.score]);
     }
     expect(renderTransfer(result)).toMatch(/near zero/);
     await expect(runTransfer({ envs: ['webshop-lite-v0'], llm: ORACLE, seeds: 1 }, deps())).rejects.toThrow(

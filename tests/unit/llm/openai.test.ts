@@ -38,6 +38,15 @@ function model(options: Partial<OpenAiChatModelOptions> = {}): OpenAiChatModel {
   });
 }
 
+/** A clock that reads `times` in turn, one per call (and refuses a read beyond them). */
+function clock(...times: number[]): () => number {
+  return () => {
+    const t = times.shift();
+    if (t === undefined) throw new Error('the clock was read more often than the test expects');
+    return t;
+  };
+}
+
 /** Runs `promise`, expecting an LlmError; returns it. */
 async function llmError(promise: Promise<unknown>): Promise<LlmError> {
   try {
@@ -54,13 +63,13 @@ describe('OpenAiChatModel.complete', () => {
     server.replyChat({
       body: chatCompletion('{"ok":true}', { finishReason: 'length', promptTokens: 21, completionTokens: 7 }),
     });
-    const m = model({ apiKey: 'sk-secret', headers: { 'x-extra': 'yes' } });
+    const m = model({ apiKey: 'sk-secret', headers: { 'x-extra': 'yes' }, now: clock(1000, 1250) });
     const result = await m.complete({ ...request, temperature: 0, seed: 42, stop: ['\n\n'] });
     expect(result.text).toBe('{"ok":true}');
     expect(result.finishReason).toBe('length');
     expect(result.usage.promptTokens).toBe(21);
     expect(result.usage.completionTokens).toBe(7);
-    expect(result.usage.ms).toBeGreaterThanOrEqual(0);
+    expect(result.usage.ms).toBe(250); // the call's clock: from its start to its answer
     expect(result.logprobs).toBeUndefined();
     expect(m.engine).toBe('openai');
     expect(m.id).toBe('test-model');
@@ -204,8 +213,10 @@ describe('retries and errors', () => {
       { body: chatCompletion('fine') },
     );
     const retries: RetryInfo[] = [];
-    const result = await model({ backoffMs: 5, maxBackoffMs: 100, onRetry: (r) => retries.push(r) }).complete(request);
+    const m = model({ backoffMs: 5, maxBackoffMs: 100, onRetry: (r) => retries.push(r), now: clock(3000, 3600) });
+    const result = await m.complete(request);
     expect(result.text).toBe('fine');
+    expect(result.usage.ms).toBe(600); // the whole call, its retries included
     expect(server.chatRequests).toHaveLength(3);
     expect(retries).toEqual([
       { retry: 1, delayMs: 5, reason: 'HTTP 500' },
@@ -416,9 +427,9 @@ describe('listModels and testConnection', () => {
   });
 
   it('tests a good connection', async () => {
-    const result = await model().testConnection();
+    const result = await model({ now: clock(40, 115) }).testConnection();
     expect(result).toMatchObject({ ok: true, models: ['test-model'], modelFound: true });
-    expect(result.ms).toBeGreaterThanOrEqual(0);
+    expect(result.ms).toBe(75);
     expect(result.error).toBeUndefined();
   });
 
