@@ -42,6 +42,14 @@ afterEach(() => {
 });
 const lastJson = () => JSON.parse(out[out.length - 1]);
 
+/** A rate over `count` episodes or steps (printed to 4 decimals): a whole number of them, out of `count`. */
+function expectShareOf(count: number, rate: number): void {
+  const hits = Math.round(rate * count);
+  expect(rate).toBeCloseTo(hits / count, 4);
+  expect(hits).toBeGreaterThanOrEqual(0);
+  expect(hits).toBeLessThanOrEqual(count);
+}
+
 /**
  * The stand-in server answers chat completions with the scripted household dream (or, with
  * `endAtOnce`, as a model that ends every episode with success at once).
@@ -244,11 +252,9 @@ describe('dreamgym domain train', () => {
     expect(summary.dream_steps).toBeGreaterThan(0);
     const { dream_success: a, action_agreement: b, audit: c } = summary.eval;
     expect(a.episodes).toBe(3);
-    expect(a.success_rate).toBeGreaterThanOrEqual(0);
-    expect(a.success_rate).toBeLessThanOrEqual(1);
+    expectShareOf(a.episodes, a.success_rate);
     expect(b.usable_steps).toBeGreaterThan(0);
-    expect(b.agreement).toBeGreaterThanOrEqual(0);
-    expect(b.agreement).toBeLessThanOrEqual(1);
+    expectShareOf(b.usable_steps, b.agreement); // steps where the policy chose the demonstrated action
     expect(c).toMatchObject({ env: 'byo:myapp', n: 8, invalid_rate: 0, tokens_per_transition: 360 });
     expect(c.observation_f1).toBeGreaterThan(0);
     expect(existsSync(join(dir, 'myapp', 'runs', 'seed-0', 'summary.json'))).toBe(true);
@@ -311,7 +317,7 @@ describe('dreamgym domain train', () => {
       const summary = lastJson();
       expect(summary.status).toBe('failed');
       expect(summary.eval.real).toMatchObject({ env: 'household-v0', split: 'dev', episodes: 3 });
-      expect(summary.eval.real.success_rate).toBeGreaterThanOrEqual(0);
+      expectShareOf(3, summary.eval.real.success_rate);
       // Every dreamed episode ends at its first step; the halt refuses those endings a success.
       expect(summary.eval.dream_success).toMatchObject({ success_rate: 0, mean_length: 1, first_step_share: 1 });
       expect(summary.problems.map((p: { kind: string }) => p.kind)).toEqual(
