@@ -5,6 +5,7 @@
  */
 import type { Observation, Step, StepResult, Task } from '../types';
 import type { Rng } from '../rng';
+import type { PolicyFeatureSet } from '../policy/features';
 
 export type { Observation, StepResult, Task };
 
@@ -96,6 +97,11 @@ export interface EnvDefinition<Knobs = unknown> {
    * its data cannot teach stays here, in the env's own folder, never in the dream's code.
    */
   verdictFeatures?: readonly OutcomeFeature[];
+  /**
+   * Features this env adds to the policy's, beyond those mined from any domain's data (policy/feature-schema.ts;
+   * none: the mined ones alone). A policy's checkpoint saves their names, and it loads only with the same ones.
+   */
+  policyFeatures?: PolicyFeatureSet;
   /**
    * What an experience model is told about this env and how its text maps to the compact abstract
    * states the model reads and writes (experience/domain-card.ts builds the domain card from it).

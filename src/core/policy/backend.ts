@@ -5,7 +5,7 @@
  *   not exist in Node; asking for them falls back with the reason reported.
  * - Browser / worker: webgpu → webgl → wasm → cpu (a preferred backend is tried first), each
  *   reported with the reason the earlier ones were skipped. The wasm and webgpu backends are
- *   loaded with dynamic `import()` so Node and the main chunk stay clean.
+ *   loaded with dynamic `import()` so Node and the main chunk stay small.
  *
  * Why the custom ops (docs/architecture.md §11.1): on tfjs-backend-wasm a matMul with `transposeA/B` is
  * ~35× slower than an explicit `tf.transpose` followed by a plain matMul, and autodiff of matMul

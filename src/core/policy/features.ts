@@ -1,29 +1,39 @@
 /**
- * Features x(s, a) for the candidate-scoring policy (docs/architecture.md §3.8), built from strings only, so
- * they work for any text environment and generalise across tasks:
+ * Features x(s, a) for the candidate-scoring policy (docs/architecture.md §3.8), built from strings and the domain's
+ * feature schema (feature-schema.ts, mined from its recorded episodes), so one featuriser serves every domain:
  *
  * 1. Hashed token bags (ids into one embedding table of `buckets` rows, each field prefixed so
  *    the same word in different fields lands in different buckets):
  *    - instruction bag (per state):  `i|tok`, `i2|tok tok` (uni- and bigrams), bias `<i>`
  *    - observation bag (per state):  the observation with the instruction removed, bounded to
  *      its first `obsHeadTokens` and last `obsTailTokens` tokens: `o|tok`, `o2|tok tok`, bias `<o>`
- *    - action bag (per row):         `a|tok`, `a2|tok tok`, action type `at|type`, type × page
- *      `ap|type@page`, the clicked product's title tokens `t|tok` (WebShop), bias `<a>`
- * 2. Dense per-row features (`ROW_DENSE_NAMES`): action-type one-hot; overlap between the
- *    instruction and the action text (count, ratios, phrase match); overlap between the
- *    instruction and the target product's title (the title that follows the clicked ASIN in the
- *    results page, 'B0XXXXXXXX [SEP] Title [SEP] $price', or the current item's title for
- *    option/buy clicks); price cues against the instruction's price bound; number cues; repeats
- *    of earlier actions; the action's rank among actions of its type.
- * 3. Dense per-state features (`STATE_DENSE_NAMES`): page type, step index fraction, number of
- *    candidates, price bound present.
+ *    - action bag (per row):         the argument `a|tok`, `a2|tok tok`, the verb `v|verb`, the template `at|t`,
+ *      template × observation kind `ap|t@k`, the env's own tokens `x|tok`, bias `<a>`
+ * 2. Dense per-row features (`Featuriser.rowNames`): template one-hot; overlap between the instruction and the
+ *    action's argument (count, ratios, phrase match); number cues; presence in the observation; repeats of earlier
+ *    actions; the action's rank among actions of its template; whether its slots' types (index dropped) are named in
+ *    the instruction; then the env's own row features (its definition's `policyFeatures`).
+ * 3. Dense per-state features (`Featuriser.stateNames`): observation kind one-hot, the templates on offer
+ *    (multi-hot), step index fraction, number of candidates, lengths; then the env's own state features.
  *
  * `encodeStates` turns a batch of states into flat typed arrays (`EncodedBatch`) ready for
  * tensors: variable-length bags as (ids, segment ids) pairs for `embeddingBag`, and the
  * [nStates, maxActions] padding layout. Everything is deterministic.
  */
-import { stemmer } from 'stemmer';
 import { hashString } from '../rng';
+import {
+  actionTokens,
+  emptyFeatureSchema,
+  featureSchemaProblem,
+  kindEnd,
+  observationShapes,
+  structureOf,
+  type FeatureSchema,
+  type ParsedAction,
+} from './feature-schema';
+import { contentStems, tokenize } from './text';
+
+export { contentStems, tokenize } from './text';
 
 // =============================================================================================
 // State record and configuration
@@ -54,8 +64,6 @@ export interface FeatureConfig {
   obsTailTokens: number;
   /** Action tokens kept. */
   maxActionTokens: number;
-  /** Title tokens of a clicked product kept. */
-  maxTitleTokens: number;
 }
 
 export const DEFAULT_FEATURE_CONFIG: Readonly<FeatureConfig> = Object.freeze({
@@ -64,125 +72,314 @@ export const DEFAULT_FEATURE_CONFIG: Readonly<FeatureConfig> = Object.freeze({
   obsHeadTokens: 16,
   obsTailTokens: 48,
   maxActionTokens: 16,
-  maxTitleTokens: 24,
 });
 
 // =============================================================================================
-// Vocabulary of the dense features
+// Features an env adds (its definition's policyFeatures)
 // =============================================================================================
 
-export const ACTION_TYPES = [
-  'search',
-  'click-product',
-  'click-option',
-  'click-buy',
-  'click-nav',
-  'go to',
-  'take',
-  'put',
-  'open',
-  'close',
-  'heat',
-  'cool',
-  'clean',
-  'use',
-  'examine',
-  'other',
-] as const;
-export type ActionType = (typeof ACTION_TYPES)[number];
+/** One candidate's env features: values in the set's row order, and tokens for the action bag. */
+export interface ExtraRow {
+  values: readonly number[];
+  bag?: readonly string[];
+}
 
-export const PAGE_TYPES = [
-  'webshop-search',
-  'webshop-results',
-  'webshop-item',
-  'webshop-subpage',
-  'webshop-done',
-  'household',
-  'other',
-] as const;
-export type PageType = (typeof PAGE_TYPES)[number];
+/**
+ * Features an env adds to the policy's, by name (envs/<name>/ definitions supply them; the schema saves the names).
+ * Structure an env knows and its data cannot teach stays in the env's folder, never in the policy's code.
+ */
+export interface PolicyFeatureSet {
+  readonly row: readonly string[];
+  readonly state: readonly string[];
+  /** Per state: its state values (in `state` order) and each candidate's row values. */
+  prepare(state: PolicyState): { state: readonly number[]; row(action: string, index: number): ExtraRow };
+}
 
-/** Names of the dense per-row features, in column order. */
-export const ROW_DENSE_NAMES: readonly string[] = [
-  ...ACTION_TYPES.map((t) => `type=${t}`),
-  'overlap_count', // |content(action) ∩ content(instruction)| / 3, capped at 2
-  'overlap_ratio_action', // … / |content(action)|
+const NO_EXTRAS: PolicyFeatureSet = {
+  row: [],
+  state: [],
+  prepare: () => ({ state: [], row: () => ({ values: [] }) }),
+};
+
+// =============================================================================================
+// The featuriser: a schema bound to the env's features
+// =============================================================================================
+
+const GENERIC_ROW_NAMES = [
+  'overlap_count', // |content(argument) ∩ content(instruction)| / 3, capped at 2
+  'overlap_ratio_action', // … / |content(argument)|
   'overlap_ratio_instruction', // … / |content(instruction)|
   'overlap_any',
-  'phrase_in_instruction', // the action's argument appears verbatim in the instruction
-  'title_overlap_ratio', // target title ∩ instruction / |content(instruction)|
-  'title_overlap_count', // … / 5, capped at 2
-  'has_title',
-  'price_known',
-  'price_within_bound',
-  'price_over_bound',
-  'price_to_bound', // price / bound / 2, capped at 1
-  'action_has_number',
+  'phrase_in_instruction', // the argument appears verbatim in the instruction
+  'action_has_number', // a slot (not id-shaped) holds a number
   'action_number_in_instruction',
-  'action_in_observation', // share of the action's content tokens present in the observation
+  'action_in_observation', // share of the argument's content tokens present in the observation
   'repeat_count', // times taken before / 3, capped at 1
   'repeat_last', // equals the previous action
-  'rank_in_type', // index among candidates of the same type / 10, capped at 1
-  'action_length', // tokens / 10, capped at 2
-  'arg1_type_in_instruction', // household-style 'verb X … Y': X's type (number dropped) is named in the instruction
-  'arg2_type_in_instruction', // … Y's type is named in the instruction
-  'arg1_both_in_instruction', // both arguments' types are named (e.g. put <object> in/on <target>)
-  'holding_instruction_object', // the last take (not yet put down) was of an object the instruction names
+  'rank_in_template', // index among candidates of the same template / 10, capped at 1
+  'action_length', // argument tokens / 10, capped at 2
+  'slot1_in_instruction', // the first slot's type (its index dropped) is a word of the instruction
+  'slot2_in_instruction', // … the second slot's
+  'slots_both_in_instruction',
   'bias',
-];
-export const ROW_DENSE_DIM = ROW_DENSE_NAMES.length;
+] as const;
 
-/** Names of the dense per-state features, in column order. */
-export const STATE_DENSE_NAMES: readonly string[] = [
-  ...PAGE_TYPES.map((p) => `page=${p}`),
+const GENERIC_STATE_NAMES = [
   'step_fraction', // step / maxSteps (0 when unknown)
   'step_scaled', // min(step, 50) / 50
   'num_actions_log', // log(1 + n) / log(64)
-  'has_price_bound',
   'observation_length_log',
   'history_length', // min(previous actions, 30) / 30
   'bias',
-];
-export const STATE_DENSE_DIM = STATE_DENSE_NAMES.length;
+] as const;
+
+/** A schema made ready for encoding: lookups, the env's features, and the dense columns' names. */
+export class Featuriser {
+  readonly schema: FeatureSchema;
+  readonly rowNames: readonly string[];
+  readonly stateNames: readonly string[];
+  readonly extras: PolicyFeatureSet;
+  private readonly connectors: Map<string, Set<string>>;
+  private readonly controls: Set<string>;
+  private readonly templateIndex: Map<string, number>;
+  private readonly followed: Set<string>;
+  private readonly kindIndex: Map<string, number>;
+  readonly stopwords: Set<string>;
+  private readonly kindDepth: number;
+
+  constructor(schema: FeatureSchema = emptyFeatureSchema(), extras: PolicyFeatureSet = NO_EXTRAS) {
+    const problem = featureSchemaProblem(schema);
+    if (problem) throw new Error(`Featuriser: ${problem}.`);
+    checkExtras(schema, extras);
+    this.schema = schema;
+    this.extras = extras;
+    this.connectors = new Map(schema.verbs.map(([v, c]) => [v, new Set(c)]));
+    this.controls = new Set(schema.controls);
+    this.templateIndex = new Map(schema.templates.map((t, i) => [t, i]));
+    this.followed = new Set(schema.followed);
+    this.kindIndex = new Map(schema.kinds.map((k, i) => [k, i]));
+    this.stopwords = new Set(schema.stopwords);
+    this.kindDepth = Math.max(1, ...schema.kinds.map((k) => k.split(' ').length));
+    const templates = [...schema.templates, 'other'];
+    this.rowNames = [
+      ...templates.map((t) => `template=${t}`),
+      ...GENERIC_ROW_NAMES,
+      ...extras.row.map((n) => `env:${n}`),
+    ];
+    this.stateNames = [
+      ...[...schema.kinds, 'other'].map((k) => `kind=${k}`),
+      ...templates.map((t) => `offered=${t}`),
+      ...GENERIC_STATE_NAMES,
+      ...extras.state.map((n) => `env:${n}`),
+    ];
+  }
+
+  get rowDim(): number {
+    return this.rowNames.length;
+  }
+  get stateDim(): number {
+    return this.stateNames.length;
+  }
+  /** Templates kept plus 'other' (the one-hot block). */
+  get templateCount(): number {
+    return this.schema.templates.length + 1;
+  }
+  get kindCount(): number {
+    return this.schema.kinds.length + 1;
+  }
+
+  /** An action's template index (templateCount − 1: other), verb, slots and argument. */
+  parseAction(actionLower: string): ParsedAction & { index: number } {
+    const tokens = actionTokens(actionLower);
+    const parsed = structureOf(tokens, this.connectors.get(tokens[0] ?? '') ?? EMPTY_SET);
+    const key = this.controls.has(tokens.join(' ')) ? tokens.join(' ') : parsed.template;
+    return { ...parsed, template: key, index: this.templateIndex.get(key) ?? this.schema.templates.length };
+  }
+
+  /** The observation's kind index (kindCount − 1: other) and key. */
+  kindOf(state: PolicyState): { index: number; key: string } {
+    const end = kindEnd(observationShapes(state.observation, state.instruction, this.kindDepth), this.followed);
+    const index = this.kindIndex.get(end);
+    return index === undefined ? { index: this.schema.kinds.length, key: 'other' } : { index, key: end };
+  }
+}
+
+const EMPTY_SET: ReadonlySet<string> = new Set();
+
+function checkExtras(schema: FeatureSchema, extras: PolicyFeatureSet): void {
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  if (same(schema.extras.row, extras.row) && same(schema.extras.state, extras.state)) return;
+  const list = (x: { row: readonly string[]; state: readonly string[] }) =>
+    `row [${x.row.join(', ')}], state [${x.state.join(', ')}]`;
+  throw new Error(
+    `The feature schema names the env features ${list(schema.extras)}, and the features given are ${list(extras)}: ` +
+      "build the policy with the features of the env the schema was mined for (its definition's policyFeatures).",
+  );
+}
+
+/** The featuriser of a domain with no schema: generic features only (every template and kind 'other'). */
+export const GENERIC_FEATURISER = new Featuriser();
+
+// =============================================================================================
+// Per-state facts
+// =============================================================================================
+
+const NUMBER_START_RE = /^[0-9]/;
+
+/** Per-state facts the row features need, computed once per state. */
+interface ParsedState {
+  kind: { index: number; key: string };
+  instructionLower: string;
+  instructionTokens: string[];
+  instructionContent: Set<string>;
+  instructionNumbers: Set<string>;
+  obsTokens: string[];
+  obsContent: Set<string>;
+  previousCounts: Map<string, number>;
+  lastAction: string | null;
+  /** Whole lower-case words of the instruction (for slot-type matches). */
+  instructionWords: Set<string>;
+  actions: (ParsedAction & { index: number })[];
+}
+
+function parseState(state: PolicyState, config: FeatureConfig, f: Featuriser): ParsedState {
+  const instructionLower = state.instruction.toLowerCase();
+  const instructionTokens = tokenize(instructionLower).slice(0, config.maxInstructionTokens);
+  const instructionContent = new Set(contentStems(instructionTokens, f.stopwords));
+  const instructionNumbers = new Set(instructionTokens.filter((t) => NUMBER_START_RE.test(t)));
+
+  // The observation without the instruction (many envs repeat it in every observation, or in the first), bounded to
+  // head + tail tokens.
+  let obs = state.observation;
+  if (state.instruction.length > 0) obs = obs.split(state.instruction).join(' ');
+  const allObsTokens = tokenize(obs);
+  const obsTokens =
+    allObsTokens.length <= config.obsHeadTokens + config.obsTailTokens
+      ? allObsTokens
+      : allObsTokens
+          .slice(0, config.obsHeadTokens)
+          .concat(allObsTokens.slice(allObsTokens.length - config.obsTailTokens));
+  const obsContent = new Set(
+    contentStems(allObsTokens.length > 400 ? allObsTokens.slice(-400) : allObsTokens, f.stopwords),
+  );
+
+  const previousCounts = new Map<string, number>();
+  const previous = state.previousActions ?? [];
+  for (const a of previous) {
+    const key = a.toLowerCase();
+    previousCounts.set(key, (previousCounts.get(key) ?? 0) + 1);
+  }
+  const lastAction = previous.length ? previous[previous.length - 1].toLowerCase() : null;
+  return {
+    kind: f.kindOf(state),
+    instructionLower,
+    instructionTokens,
+    instructionContent,
+    instructionNumbers,
+    obsTokens,
+    obsContent,
+    previousCounts,
+    lastAction,
+    instructionWords: new Set(instructionLower.split(/[^a-z0-9]+/).filter(Boolean)),
+    actions: state.admissible.map((a) => f.parseAction(a.toLowerCase().trim())),
+  };
+}
+
+/** A slot's type: its words without a trailing index ('mug 2' → 'mug'); null for no slot. */
+function slotType(slot: readonly string[] | undefined): string | null {
+  if (!slot) return null;
+  let end = slot.length;
+  while (end > 1 && /^[0-9]+$/.test(slot[end - 1])) end--;
+  return slot.slice(0, end).join(' ') || null;
+}
+
+// =============================================================================================
+// Dense features
+// =============================================================================================
+
+const clamp = (v: number, lo: number, hi: number): number => (v < lo ? lo : v > hi ? hi : v);
+
+/** Env values into their columns, checked (an env's feature set must give one value a name). */
+function writeExtras(dense: Float32Array, at: number, values: readonly number[], n: number, what: string): void {
+  if (values.length !== n)
+    throw new Error(`The env's policy features gave ${values.length} ${what} values for ${n} ${what} features.`);
+  for (let i = 0; i < n; i++) dense[at + i] = values[i];
+}
+
+function writeStateDense(
+  dense: Float32Array,
+  at: number,
+  state: PolicyState,
+  p: ParsedState,
+  f: Featuriser,
+  extras: readonly number[],
+): void {
+  dense[at + p.kind.index] = 1;
+  let k = at + f.kindCount;
+  for (const a of p.actions) dense[k + a.index] = 1;
+  k += f.templateCount;
+  const step = state.step ?? 0;
+  dense[k++] = state.maxSteps ? clamp(step / state.maxSteps, 0, 1) : 0;
+  dense[k++] = Math.min(step, 50) / 50;
+  dense[k++] = Math.log(1 + state.admissible.length) / Math.log(64);
+  dense[k++] = Math.log(1 + state.observation.length) / Math.log(10_000);
+  dense[k++] = Math.min(state.previousActions?.length ?? 0, 30) / 30;
+  dense[k++] = 1;
+  writeExtras(dense, k, extras, f.extras.state.length, 'state');
+}
+
+/** The generic row features from `at` on; returns the column after them. */
+function writeRowDense(
+  dense: Float32Array,
+  at: number,
+  action: string,
+  parsed: ParsedAction,
+  rank: number,
+  argTokens: readonly string[],
+  p: ParsedState,
+  f: Featuriser,
+): number {
+  const argContent = contentStems(argTokens, f.stopwords);
+  const actionLower = action.toLowerCase().trim();
+  let overlap = 0,
+    inObs = 0;
+  for (const c of argContent) {
+    if (p.instructionContent.has(c)) overlap++;
+    if (p.obsContent.has(c)) inObs++;
+  }
+  const instrContentSize = Math.max(1, p.instructionContent.size);
+  let k = at;
+  dense[k++] = Math.min(overlap / 3, 2);
+  dense[k++] = argContent.length ? overlap / argContent.length : 0;
+  dense[k++] = overlap / instrContentSize;
+  dense[k++] = overlap > 0 ? 1 : 0;
+  const argument = parsed.argument.replace(/[[\](){}]/g, ' ').trim();
+  dense[k++] = argument.length > 1 && p.instructionLower.includes(argument) ? 1 : 0;
+  // Numbers in slots that are not ids (an id's digits are no quantity).
+  const numbers = parsed.slots
+    .flatMap((slot, i) => (parsed.shapes[i] === '<id>' ? [] : slot))
+    .filter((t) => NUMBER_START_RE.test(t));
+  dense[k++] = numbers.length > 0 ? 1 : 0;
+  dense[k++] = numbers.some((t) => p.instructionNumbers.has(t)) ? 1 : 0;
+  dense[k++] = argContent.length ? inObs / argContent.length : 0;
+  dense[k++] = Math.min((p.previousCounts.get(actionLower) ?? 0) / 3, 1);
+  dense[k++] = p.lastAction === actionLower ? 1 : 0;
+  dense[k++] = Math.min(rank / 10, 1);
+  dense[k++] = Math.min(argTokens.length / 10, 2);
+  const first = slotType(parsed.slots[0]),
+    second = slotType(parsed.slots[1]);
+  const firstIn = first !== null && p.instructionWords.has(first) ? 1 : 0;
+  const secondIn = second !== null && p.instructionWords.has(second) ? 1 : 0;
+  dense[k++] = firstIn;
+  dense[k++] = secondIn;
+  dense[k++] = firstIn * secondIn;
+  dense[k++] = 1;
+  return k;
+}
 
 // =============================================================================================
 // Tokens and hashing
 // =============================================================================================
-
-const TOKEN_RE = /[a-z0-9]+(?:\.[0-9]+)?/g;
-
-/** Lower-cased word/number tokens ('$64.98' → '64.98', "l'eau" → 'l', 'eau'). */
-export function tokenize(text: string): string[] {
-  return text.toLowerCase().match(TOKEN_RE) ?? [];
-}
-
-/** Words that carry no task content: function words, instruction boilerplate, action verbs. */
-const STOPWORDS = new Set(
-  (
-    'a an the and or of for to in on at by with from into onto is are be it its this that these those ' +
-    'i me my you your we our need want looking look find get buy some please would like can could ' +
-    'price lower less than under below dollars dollar cheaper up then using use your task put take go ' +
-    'click search next prev back item items product products s x'
-  ).split(' '),
-);
-
-const stemCache = new Map<string, string>();
-function stem(token: string): string {
-  let s = stemCache.get(token);
-  if (s === undefined) {
-    s = /^[0-9.]+$/.test(token) ? token : stemmer(token);
-    if (stemCache.size > 200_000) stemCache.clear();
-    stemCache.set(token, s);
-  }
-  return s;
-}
-
-/** Stemmed content tokens (stopwords dropped). */
-export function contentStems(tokens: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const t of tokens) if (!STOPWORDS.has(t)) out.push(stem(t));
-  return out;
-}
 
 /** Bucket of a prefixed feature string, e.g. featureId('a|blue', buckets). */
 export function featureId(feature: string, buckets: number): number {
@@ -202,213 +399,6 @@ function prefixHash(prefix: string): number {
 }
 const SPACE_SEED = (h: number): number => hashString(' ', h);
 
-// =============================================================================================
-// Parsing observations and actions (strings only)
-// =============================================================================================
-
-const SEP = ' [SEP] ';
-const ASIN_RE = /^b0[a-z0-9]{8}$/;
-const NAV_CLICKS = new Set([
-  'back to search',
-  'next >',
-  '< prev',
-  'description',
-  'features',
-  'reviews',
-  'attributes',
-  'search',
-]);
-const PRICE_BOUND_RE =
-  /(?:lower|less|cheaper|under|below|within|max(?:imum)?)\s+(?:than\s+)?\$?\s*([0-9]+(?:\.[0-9]+)?)/;
-const NUMBER_RE = /[0-9]+(?:\.[0-9]+)?/;
-
-export interface ParsedProduct {
-  titleStems: string[];
-  titleTokens: string[];
-  price: number | null;
-}
-
-/** Per-state facts the row features need, computed once per state. */
-interface ParsedState {
-  page: PageType;
-  instructionLower: string;
-  instructionTokens: string[];
-  instructionContent: Set<string>;
-  instructionNumbers: Set<string>;
-  priceBound: number | null;
-  obsTokens: string[];
-  obsContent: Set<string>;
-  /** WebShop results page: asin (lower-case) → product. */
-  products: Map<string, ParsedProduct>;
-  /** WebShop item page: the product on show. */
-  item: ParsedProduct | null;
-  previousCounts: Map<string, number>;
-  lastAction: string | null;
-  /** Whole lower-case words of the instruction (for argument-type matches). */
-  instructionWords: Set<string>;
-  /** Household: the last 'take X' not followed by a put/move was of an object the instruction names. */
-  holdingInstructionObject: boolean;
-}
-
-/**
- * Types of the two arguments of a household-style command ('take apple 1 from fridge 1' →
- * apple, fridge; 'go to desk 2' → desk, null); null for other actions. Numbers are dropped so
- * the type can be matched against the instruction ('put a clean apple in fridge').
- */
-export function argumentTypes(actionLower: string): { first: string | null; second: string | null } {
-  const m =
-    /^(?:go to|take|put|move|open|close|heat|cool|clean|use|examine|slice|toggle)\s+(.+?)(?:\s+(?:from|in\/on|in|on|with|to)\s+(.+))?$/.exec(
-      actionLower,
-    );
-  if (!m) return { first: null, second: null };
-  const type = (text: string | undefined) => (text ? text.replace(/\s+\d+$/, '').trim() || null : null);
-  return { first: type(m[1]), second: type(m[2]) };
-}
-
-/** "$12.50" or "$10.00 to $20.00" → the lower price. */
-function parsePrice(text: string): number | null {
-  const m = /\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)/.exec(text);
-  return m ? Number(m[1].replace(/,/g, '')) : null;
-}
-
-export function pageType(observation: string, admissible: readonly string[]): PageType {
-  const o = observation;
-  if (o.startsWith('WebShop [SEP]') || o === 'WebShop') return 'webshop-search';
-  if (o.includes('Thank you for shopping')) return 'webshop-done';
-  if (o.includes(SEP)) {
-    if (/\[SEP\] Page [0-9]+ \(Total results/.test(o)) return 'webshop-results';
-    if (o.includes('[SEP] Buy Now')) return 'webshop-item';
-    if (o.includes('Back to Search')) return 'webshop-subpage';
-    return 'other';
-  }
-  for (const a of admissible) if (a.startsWith('go to ') || a === 'look' || a === 'inventory') return 'household';
-  if (/You (are in the middle of a room|arrive at|pick up|put|open|close)/.test(o)) return 'household';
-  return 'other';
-}
-
-function parseProduct(title: string, priceText: string | undefined, maxTitleTokens: number): ParsedProduct {
-  const titleTokens = tokenize(title).slice(0, maxTitleTokens);
-  return {
-    titleTokens,
-    titleStems: contentStems(titleTokens),
-    price: priceText === undefined ? null : parsePrice(priceText),
-  };
-}
-
-function parseState(state: PolicyState, config: FeatureConfig): ParsedState {
-  const instructionLower = state.instruction.toLowerCase();
-  const instructionTokens = tokenize(instructionLower).slice(0, config.maxInstructionTokens);
-  const instructionContent = new Set(contentStems(instructionTokens));
-  const instructionNumbers = new Set(instructionTokens.filter((t) => /^[0-9]/.test(t)));
-  const boundMatch = PRICE_BOUND_RE.exec(instructionLower);
-  const priceBound = boundMatch ? Number(boundMatch[1]) : null;
-  const page = pageType(state.observation, state.admissible);
-
-  // The observation without the instruction (WebShop repeats it on every page; household puts it
-  // in the first observation), bounded to head + tail tokens.
-  let obs = state.observation;
-  if (state.instruction.length > 0) obs = obs.split(state.instruction).join(' ');
-  const allObsTokens = tokenize(obs);
-  const obsTokens =
-    allObsTokens.length <= config.obsHeadTokens + config.obsTailTokens
-      ? allObsTokens
-      : allObsTokens
-          .slice(0, config.obsHeadTokens)
-          .concat(allObsTokens.slice(allObsTokens.length - config.obsTailTokens));
-  const obsContent = new Set(contentStems(allObsTokens.length > 400 ? allObsTokens.slice(-400) : allObsTokens));
-
-  const products = new Map<string, ParsedProduct>();
-  let item: ParsedProduct | null = null;
-  if (page === 'webshop-results' || page === 'webshop-item' || page === 'webshop-subpage') {
-    const segments = state.observation.split(SEP);
-    if (page === 'webshop-results') {
-      for (let i = 0; i < segments.length; i++) {
-        const seg = segments[i].trim();
-        if (seg.length === 10 && ASIN_RE.test(seg.toLowerCase()) && i + 1 < segments.length) {
-          products.set(seg.toLowerCase(), parseProduct(segments[i + 1], segments[i + 2], config.maxTitleTokens));
-        }
-      }
-    } else {
-      for (let i = 1; i < segments.length; i++) {
-        if (segments[i].startsWith('Price:')) {
-          item = parseProduct(segments[i - 1], segments[i], config.maxTitleTokens);
-          break;
-        }
-      }
-    }
-  }
-
-  const previousCounts = new Map<string, number>();
-  const previous = state.previousActions ?? [];
-  for (const a of previous) {
-    const key = a.toLowerCase();
-    previousCounts.set(key, (previousCounts.get(key) ?? 0) + 1);
-  }
-  const lastAction = previous.length ? previous[previous.length - 1].toLowerCase() : null;
-  const instructionWords = new Set(instructionLower.split(/[^a-z0-9]+/).filter(Boolean));
-  let holdingInstructionObject = false;
-  for (const a of previous) {
-    const lower = a.toLowerCase();
-    if (lower.startsWith('take ')) holdingInstructionObject = instructionWords.has(argumentTypes(lower).first ?? '');
-    else if (lower.startsWith('put ') || lower.startsWith('move ')) holdingInstructionObject = false;
-  }
-  return {
-    page,
-    instructionLower,
-    instructionTokens,
-    instructionContent,
-    instructionNumbers,
-    priceBound,
-    obsTokens,
-    obsContent,
-    products,
-    item,
-    previousCounts,
-    lastAction,
-    instructionWords,
-    holdingInstructionObject,
-  };
-}
-
-const HOUSEHOLD_VERBS: [string, ActionType][] = [
-  ['go to ', 'go to'],
-  ['take ', 'take'],
-  ['put ', 'put'],
-  ['move ', 'put'],
-  ['open ', 'open'],
-  ['close ', 'close'],
-  ['heat ', 'heat'],
-  ['cool ', 'cool'],
-  ['clean ', 'clean'],
-  ['use ', 'use'],
-  ['examine ', 'examine'],
-];
-
-/** Action type and its argument text ('click[blue]' → click-option, 'blue'). */
-export function classifyAction(actionLower: string): { type: ActionType; argument: string } {
-  const bracket = /^([a-z_ ]+)\[(.*)\]$/.exec(actionLower);
-  if (bracket) {
-    const verb = bracket[1].trim();
-    const argument = bracket[2].trim();
-    if (verb === 'search') return { type: 'search', argument };
-    if (verb === 'click') {
-      if (argument === 'buy now') return { type: 'click-buy', argument };
-      if (NAV_CLICKS.has(argument)) return { type: 'click-nav', argument };
-      if (ASIN_RE.test(argument)) return { type: 'click-product', argument };
-      return { type: 'click-option', argument };
-    }
-    return { type: 'other', argument };
-  }
-  for (const [prefix, type] of HOUSEHOLD_VERBS) {
-    if (actionLower.startsWith(prefix)) return { type, argument: actionLower.slice(prefix.length) };
-  }
-  return { type: 'other', argument: actionLower };
-}
-
-// =============================================================================================
-// Encoded batch
-// =============================================================================================
-
 /**
  * A batch of states and their candidate actions as flat typed arrays. Rows are (state, action)
  * pairs, states' rows contiguous and in admissible order. Bags are (ids, segment ids) with
@@ -421,6 +411,9 @@ export interface EncodedBatch {
   /** max actions of any state (the padded width). */
   maxActions: number;
   buckets: number;
+  /** Dense columns per state and per row (the featuriser's stateDim and rowDim). */
+  stateDim: number;
+  rowDim: number;
   /** Instruction bag: ids and their state index (sorted). */
   instrIds: Int32Array;
   instrSeg: Int32Array;
@@ -434,9 +427,9 @@ export interface EncodedBatch {
   actSeg: Int32Array;
   /** 1/sqrt(bag size) per row [nRows]. */
   actScale: Float32Array;
-  /** [nStates × STATE_DENSE_DIM] row-major. */
+  /** [nStates × stateDim] row-major. */
   stateDense: Float32Array;
-  /** [nRows × ROW_DENSE_DIM] row-major. */
+  /** [nRows × rowDim] row-major. */
   rowDense: Float32Array;
   /** State index of each row [nRows]. */
   rowState: Int32Array;
@@ -496,16 +489,15 @@ function pushBag(
   return n;
 }
 
-const clamp = (v: number, lo: number, hi: number): number => (v < lo ? lo : v > hi ? hi : v);
-
 /**
  * Encode states (and optional per-state prior scores, one per admissible action) into an
- * `EncodedBatch`. States with no admissible actions are not allowed (nothing to choose).
+ * `EncodedBatch` with a domain's featuriser. States with no admissible actions are not allowed (nothing to choose).
  */
 export function encodeStates(
   states: readonly PolicyState[],
   priors?: readonly (readonly number[] | null | undefined)[],
   config: FeatureConfig = DEFAULT_FEATURE_CONFIG,
+  featuriser: Featuriser = GENERIC_FEATURISER,
 ): EncodedBatch {
   const B = config.buckets;
   if ((B & (B - 1)) !== 0) throw new Error(`FeatureConfig.buckets must be a power of two, got ${B}`);
@@ -518,188 +510,172 @@ export function encodeStates(
       throw new Error(`encodeStates: state ${s} has no admissible actions; drop finished states before acting`);
     nRows += n;
     if (n > maxActions) maxActions = n;
+    const prior = priors?.[s];
+    if (prior && prior.length !== n)
+      throw new Error(`encodeStates: prior for state ${s} has ${prior.length} scores for ${n} admissible actions`);
   }
-
-  const instrIds = new IntList(nStates * 64),
-    instrSeg = new IntList(nStates * 64);
-  const obsIds = new IntList(nStates * 128),
-    obsSeg = new IntList(nStates * 128);
-  const actIds = new IntList(nRows * 16),
-    actSeg = new IntList(nRows * 16);
-  const instrScale = new Float32Array(nStates),
-    obsScale = new Float32Array(nStates);
-  const actScale = new Float32Array(nRows);
-  const stateDense = new Float32Array(nStates * STATE_DENSE_DIM);
-  const rowDense = new Float32Array(nRows * ROW_DENSE_DIM);
-  const rowState = new Int32Array(nRows),
-    rowOffset = new Int32Array(nStates),
-    actionCounts = new Int32Array(nStates);
-  const prior = new Float32Array(nRows);
-  const slotRow = new Int32Array(nStates * maxActions).fill(nRows);
-  const slotMask = new Float32Array(nStates * maxActions);
-
-  const typeIndex = new Map<ActionType, number>(ACTION_TYPES.map((t, i) => [t, i]));
-  // Ids that do not depend on text: biases, action type, action type × page type.
-  const biasInstr = featureId('<i>', B),
-    biasObs = featureId('<o>', B),
-    biasAct = featureId('<a>', B);
-  const typeIds = ACTION_TYPES.map((t) => featureId('at|' + t, B));
-  const typePageIds = ACTION_TYPES.map((t) => PAGE_TYPES.map((pg) => featureId('ap|' + t + '@' + pg, B)));
-  const fOverlap = ACTION_TYPES.length;
-  const rankCounter = new Int32Array(ACTION_TYPES.length);
-
+  const out = new BatchBuilder(nStates, nRows, maxActions, featuriser, B);
   let row = 0;
   for (let s = 0; s < nStates; s++) {
-    const state = states[s];
-    const p = parseState(state, config);
-    const nA = state.admissible.length;
-    rowOffset[s] = row;
-    actionCounts[s] = nA;
+    encodeState(out, s, row, states[s], priors?.[s], config, featuriser);
+    row += states[s].admissible.length;
+  }
+  return out.finish();
+}
 
-    // ---- state bags ------------------------------------------------------------------------
-    const pageIndex = PAGE_TYPES.indexOf(p.page);
-    instrIds.push(biasInstr);
-    instrSeg.push(s);
-    const ni = 1 + pushBag(instrIds, instrSeg, s, 'i', p.instructionTokens, true, B);
-    instrScale[s] = 1 / Math.sqrt(ni);
-    obsIds.push(biasObs);
-    obsSeg.push(s);
-    const no = 1 + pushBag(obsIds, obsSeg, s, 'o', p.obsTokens, true, B);
-    obsScale[s] = 1 / Math.sqrt(no);
+/** The growing arrays of a batch being encoded. */
+class BatchBuilder {
+  readonly instrIds: IntList;
+  readonly instrSeg: IntList;
+  readonly obsIds: IntList;
+  readonly obsSeg: IntList;
+  readonly actIds: IntList;
+  readonly actSeg: IntList;
+  readonly instrScale: Float32Array;
+  readonly obsScale: Float32Array;
+  readonly actScale: Float32Array;
+  readonly stateDense: Float32Array;
+  readonly rowDense: Float32Array;
+  readonly rowState: Int32Array;
+  readonly rowOffset: Int32Array;
+  readonly actionCounts: Int32Array;
+  readonly prior: Float32Array;
+  readonly slotRow: Int32Array;
+  readonly slotMask: Float32Array;
+  /** Ids that do not depend on text: biases, templates. */
+  readonly biasInstr: number;
+  readonly biasObs: number;
+  readonly biasAct: number;
+  readonly templateIds: number[];
 
-    // ---- state dense -----------------------------------------------------------------------
-    const sd = s * STATE_DENSE_DIM;
-    stateDense[sd + pageIndex] = 1;
-    let k = PAGE_TYPES.length;
-    const step = state.step ?? 0;
-    stateDense[sd + k++] = state.maxSteps ? clamp(step / state.maxSteps, 0, 1) : 0;
-    stateDense[sd + k++] = Math.min(step, 50) / 50;
-    stateDense[sd + k++] = Math.log(1 + nA) / Math.log(64);
-    stateDense[sd + k++] = p.priceBound !== null ? 1 : 0;
-    stateDense[sd + k++] = Math.log(1 + state.observation.length) / Math.log(10_000);
-    stateDense[sd + k++] = Math.min(state.previousActions?.length ?? 0, 30) / 30;
-    // eslint-disable-next-line no-useless-assignment -- every feature advances k, the last one too
-    stateDense[sd + k++] = 1;
-
-    // ---- rows ------------------------------------------------------------------------------
-    const statePrior = priors?.[s];
-    if (statePrior && statePrior.length !== nA) {
-      throw new Error(
-        `encodeStates: prior for state ${s} has ${statePrior.length} scores for ${nA} admissible actions`,
-      );
-    }
-    rankCounter.fill(0);
-    const instrContentSize = Math.max(1, p.instructionContent.size);
-    for (let j = 0; j < nA; j++, row++) {
-      rowState[row] = s;
-      slotRow[s * maxActions + j] = row;
-      slotMask[s * maxActions + j] = 1;
-      if (statePrior) prior[row] = statePrior[j];
-
-      const actionLower = state.admissible[j].toLowerCase().trim();
-      const { type, argument } = classifyAction(actionLower);
-      const ti = typeIndex.get(type)!;
-      const argTokens = tokenize(argument).slice(0, config.maxActionTokens);
-      const argContent = contentStems(argTokens);
-
-      // action bag
-      actIds.push(biasAct);
-      actSeg.push(row);
-      actIds.push(typeIds[ti]);
-      actSeg.push(row);
-      actIds.push(typePageIds[ti][pageIndex]);
-      actSeg.push(row);
-      let na = 3 + pushBag(actIds, actSeg, row, 'a', argTokens, true, B);
-
-      // target title: the clicked product's, or the current item's for option / buy clicks
-      let target: ParsedProduct | null = null;
-      if (type === 'click-product') target = p.products.get(argument) ?? null;
-      else if (type === 'click-option' || type === 'click-buy') target = p.item;
-      if (target && type === 'click-product') na += pushBag(actIds, actSeg, row, 't', target.titleTokens, false, B);
-      actScale[row] = 1 / Math.sqrt(na);
-
-      // dense
-      const rd = row * ROW_DENSE_DIM;
-      rowDense[rd + ti] = 1;
-      let overlap = 0,
-        inObs = 0;
-      for (const c of argContent) {
-        if (p.instructionContent.has(c)) overlap++;
-        if (p.obsContent.has(c)) inObs++;
-      }
-      let f = fOverlap;
-      rowDense[rd + f++] = Math.min(overlap / 3, 2);
-      rowDense[rd + f++] = argContent.length ? overlap / argContent.length : 0;
-      rowDense[rd + f++] = overlap / instrContentSize;
-      rowDense[rd + f++] = overlap > 0 ? 1 : 0;
-      rowDense[rd + f++] = argument.length > 1 && type !== 'search' && p.instructionLower.includes(argument) ? 1 : 0;
-      if (target) {
-        let titleOverlap = 0;
-        const seen = new Set<string>();
-        for (const c of target.titleStems)
-          if (!seen.has(c)) {
-            seen.add(c);
-            if (p.instructionContent.has(c)) titleOverlap++;
-          }
-        rowDense[rd + f++] = titleOverlap / instrContentSize;
-        rowDense[rd + f++] = Math.min(titleOverlap / 5, 2);
-        rowDense[rd + f++] = 1;
-      } else f += 3;
-      const price = target?.price ?? null;
-      rowDense[rd + f++] = price !== null ? 1 : 0;
-      rowDense[rd + f++] = price !== null && p.priceBound !== null && price <= p.priceBound ? 1 : 0;
-      rowDense[rd + f++] = price !== null && p.priceBound !== null && price > p.priceBound ? 1 : 0;
-      rowDense[rd + f++] = price !== null && p.priceBound ? Math.min(price / p.priceBound / 2, 1) : 0;
-      const hasNumber = NUMBER_RE.test(argument) && type !== 'click-product';
-      rowDense[rd + f++] = hasNumber ? 1 : 0;
-      let numberMatch = 0;
-      if (hasNumber)
-        for (const t of argTokens)
-          if (/^[0-9]/.test(t) && p.instructionNumbers.has(t)) {
-            numberMatch = 1;
-            break;
-          }
-      rowDense[rd + f++] = numberMatch;
-      rowDense[rd + f++] = argContent.length ? inObs / argContent.length : 0;
-      rowDense[rd + f++] = Math.min((p.previousCounts.get(actionLower) ?? 0) / 3, 1);
-      rowDense[rd + f++] = p.lastAction === actionLower ? 1 : 0;
-      rowDense[rd + f++] = Math.min(rankCounter[ti]++ / 10, 1);
-      rowDense[rd + f++] = Math.min(argTokens.length / 10, 2);
-      const roles = argumentTypes(actionLower);
-      const arg1In = roles.first !== null && p.instructionWords.has(roles.first) ? 1 : 0;
-      const arg2In = roles.second !== null && p.instructionWords.has(roles.second) ? 1 : 0;
-      rowDense[rd + f++] = arg1In;
-      rowDense[rd + f++] = arg2In;
-      rowDense[rd + f++] = arg1In * arg2In;
-      rowDense[rd + f++] = p.holdingInstructionObject ? 1 : 0;
-      // eslint-disable-next-line no-useless-assignment -- every feature advances f, the last one too
-      rowDense[rd + f++] = 1;
-    }
+  constructor(
+    readonly nStates: number,
+    readonly nRows: number,
+    readonly maxActions: number,
+    readonly featuriser: Featuriser,
+    readonly buckets: number,
+  ) {
+    this.instrIds = new IntList(nStates * 64);
+    this.instrSeg = new IntList(nStates * 64);
+    this.obsIds = new IntList(nStates * 128);
+    this.obsSeg = new IntList(nStates * 128);
+    this.actIds = new IntList(nRows * 16);
+    this.actSeg = new IntList(nRows * 16);
+    this.instrScale = new Float32Array(nStates);
+    this.obsScale = new Float32Array(nStates);
+    this.actScale = new Float32Array(nRows);
+    this.stateDense = new Float32Array(nStates * featuriser.stateDim);
+    this.rowDense = new Float32Array(nRows * featuriser.rowDim);
+    this.rowState = new Int32Array(nRows);
+    this.rowOffset = new Int32Array(nStates);
+    this.actionCounts = new Int32Array(nStates);
+    this.prior = new Float32Array(nRows);
+    this.slotRow = new Int32Array(nStates * maxActions).fill(nRows);
+    this.slotMask = new Float32Array(nStates * maxActions);
+    this.biasInstr = featureId('<i>', buckets);
+    this.biasObs = featureId('<o>', buckets);
+    this.biasAct = featureId('<a>', buckets);
+    this.templateIds = [...featuriser.schema.templates, 'other'].map((t) => featureId('at|' + t, buckets));
   }
 
-  return {
-    nStates,
-    nRows,
-    maxActions,
-    buckets: B,
-    instrIds: instrIds.toArray(),
-    instrSeg: instrSeg.toArray(),
-    instrScale,
-    obsIds: obsIds.toArray(),
-    obsSeg: obsSeg.toArray(),
-    obsScale,
-    actIds: actIds.toArray(),
-    actSeg: actSeg.toArray(),
-    actScale,
-    stateDense,
-    rowDense,
-    rowState,
-    rowOffset,
-    actionCounts,
-    prior,
-    slotRow,
-    slotMask,
-  };
+  finish(): EncodedBatch {
+    const { nStates, nRows, maxActions, buckets } = this;
+    return {
+      nStates,
+      nRows,
+      maxActions,
+      buckets,
+      stateDim: this.featuriser.stateDim,
+      rowDim: this.featuriser.rowDim,
+      instrIds: this.instrIds.toArray(),
+      instrSeg: this.instrSeg.toArray(),
+      instrScale: this.instrScale,
+      obsIds: this.obsIds.toArray(),
+      obsSeg: this.obsSeg.toArray(),
+      obsScale: this.obsScale,
+      actIds: this.actIds.toArray(),
+      actSeg: this.actSeg.toArray(),
+      actScale: this.actScale,
+      stateDense: this.stateDense,
+      rowDense: this.rowDense,
+      rowState: this.rowState,
+      rowOffset: this.rowOffset,
+      actionCounts: this.actionCounts,
+      prior: this.prior,
+      slotRow: this.slotRow,
+      slotMask: this.slotMask,
+    };
+  }
+}
+
+/** One state's bags and dense features, and its rows from `row` on. */
+function encodeState(
+  out: BatchBuilder,
+  s: number,
+  firstRow: number,
+  state: PolicyState,
+  statePrior: readonly number[] | null | undefined,
+  config: FeatureConfig,
+  f: Featuriser,
+): void {
+  const B = out.buckets;
+  const p = parseState(state, config, f);
+  const nA = state.admissible.length;
+  out.rowOffset[s] = firstRow;
+  out.actionCounts[s] = nA;
+  out.instrIds.push(out.biasInstr);
+  out.instrSeg.push(s);
+  out.instrScale[s] = 1 / Math.sqrt(1 + pushBag(out.instrIds, out.instrSeg, s, 'i', p.instructionTokens, true, B));
+  out.obsIds.push(out.biasObs);
+  out.obsSeg.push(s);
+  out.obsScale[s] = 1 / Math.sqrt(1 + pushBag(out.obsIds, out.obsSeg, s, 'o', p.obsTokens, true, B));
+  const extras = f.extras.prepare(state);
+  writeStateDense(out.stateDense, s * f.stateDim, state, p, f, extras.state);
+
+  const rankCounter = new Int32Array(f.templateCount);
+  for (let j = 0; j < nA; j++) {
+    const row = firstRow + j;
+    out.rowState[row] = s;
+    out.slotRow[s * out.maxActions + j] = row;
+    out.slotMask[s * out.maxActions + j] = 1;
+    if (statePrior) out.prior[row] = statePrior[j];
+    const action = p.actions[j];
+    const extra = extras.row(state.admissible[j], j);
+    const argTokens = tokenize(action.argument).slice(0, config.maxActionTokens);
+    out.actScale[row] = 1 / Math.sqrt(pushActionBag(out, row, action, p.kind.key, argTokens, extra.bag ?? []));
+    const rd = row * f.rowDim;
+    out.rowDense[rd + action.index] = 1;
+    const rank = rankCounter[action.index]++;
+    const next = writeRowDense(out.rowDense, rd + f.templateCount, state.admissible[j], action, rank, argTokens, p, f);
+    writeExtras(out.rowDense, next, extra.values, f.extras.row.length, 'row');
+  }
+}
+
+/** The action bag of a row; returns its size. */
+function pushActionBag(
+  out: BatchBuilder,
+  row: number,
+  action: ParsedAction & { index: number },
+  kindKey: string,
+  argTokens: readonly string[],
+  extraBag: readonly string[],
+): number {
+  const B = out.buckets;
+  const template = out.featuriser.schema.templates[action.index] ?? 'other';
+  for (const id of [
+    out.biasAct,
+    out.templateIds[action.index],
+    featureId('ap|' + template + '@' + kindKey, B),
+    featureId('v|' + action.verb, B),
+  ]) {
+    out.actIds.push(id);
+    out.actSeg.push(row);
+  }
+  return (
+    4 +
+    pushBag(out.actIds, out.actSeg, row, 'a', argTokens, true, B) +
+    pushBag(out.actIds, out.actSeg, row, 'x', extraBag, false, B)
+  );
 }
 
 /**
@@ -707,6 +683,7 @@ export function encodeStates(
  * re-encoding strings.
  */
 export function sliceEncoded(batch: EncodedBatch, stateIndices: ArrayLike<number>): EncodedBatch {
+  const { stateDim, rowDim } = batch;
   const nStates = stateIndices.length;
   let nRows = 0,
     maxActions = 0;
@@ -735,8 +712,8 @@ export function sliceEncoded(batch: EncodedBatch, stateIndices: ArrayLike<number
   const instrScale = new Float32Array(nStates),
     obsScale = new Float32Array(nStates),
     actScale = new Float32Array(nRows);
-  const stateDense = new Float32Array(nStates * STATE_DENSE_DIM),
-    rowDense = new Float32Array(nRows * ROW_DENSE_DIM);
+  const stateDense = new Float32Array(nStates * stateDim),
+    rowDense = new Float32Array(nRows * rowDim);
   const rowState = new Int32Array(nRows),
     rowOffset = new Int32Array(nStates),
     actionCounts = new Int32Array(nStates);
@@ -757,12 +734,12 @@ export function sliceEncoded(batch: EncodedBatch, stateIndices: ArrayLike<number
     }
     instrScale[i] = batch.instrScale[s];
     obsScale[i] = batch.obsScale[s];
-    stateDense.set(batch.stateDense.subarray(s * STATE_DENSE_DIM, (s + 1) * STATE_DENSE_DIM), i * STATE_DENSE_DIM);
+    stateDense.set(batch.stateDense.subarray(s * stateDim, (s + 1) * stateDim), i * stateDim);
     const n = batch.actionCounts[s],
       r0 = batch.rowOffset[s];
     rowOffset[i] = row;
     actionCounts[i] = n;
-    rowDense.set(batch.rowDense.subarray(r0 * ROW_DENSE_DIM, (r0 + n) * ROW_DENSE_DIM), row * ROW_DENSE_DIM);
+    rowDense.set(batch.rowDense.subarray(r0 * rowDim, (r0 + n) * rowDim), row * rowDim);
     for (let j = 0; j < n; j++, row++) {
       const src = r0 + j;
       for (let q = actStart[src]; q < actStart[src + 1]; q++) {
@@ -781,6 +758,8 @@ export function sliceEncoded(batch: EncodedBatch, stateIndices: ArrayLike<number
     nRows,
     maxActions,
     buckets: batch.buckets,
+    stateDim,
+    rowDim,
     instrIds: instrIds.toArray(),
     instrSeg: instrSeg.toArray(),
     instrScale,

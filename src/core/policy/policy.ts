@@ -21,15 +21,16 @@
  * tf.tidy or is disposed. Matmuls and gathers use the wasm-friendly ops of `backend.ts`.
  */
 import * as tf from '@tensorflow/tfjs';
-import { Rng } from '../rng';
+import { hashString, Rng } from '../rng';
 import { embeddingBag, gatherRows, matMulFast } from './backend';
+import { emptyFeatureSchema, type FeatureSchema } from './feature-schema';
 import {
   DEFAULT_FEATURE_CONFIG,
-  ROW_DENSE_DIM,
-  STATE_DENSE_DIM,
+  Featuriser,
   encodeStates,
   type EncodedBatch,
   type FeatureConfig,
+  type PolicyFeatureSet,
   type PolicyState,
 } from './features';
 
@@ -61,6 +62,8 @@ export class ZeroPrior implements ActionPrior {
 export interface PolicyConfig {
   /** Feature hashing and bounds (buckets = embedding table rows). */
   features: FeatureConfig;
+  /** The domain's feature schema (feature-schema.ts; none: generic features only). Saved with the weights. */
+  schema: FeatureSchema;
   /** Embedding dimension D. */
   embeddingDim: number;
   /** Hidden width H of f_θ. */
@@ -75,6 +78,7 @@ export interface PolicyConfig {
 
 export const DEFAULT_POLICY_CONFIG: Readonly<PolicyConfig> = Object.freeze({
   features: DEFAULT_FEATURE_CONFIG,
+  schema: emptyFeatureSchema(),
   embeddingDim: 32,
   hidden: 64,
   valueHidden: 64,
@@ -83,7 +87,7 @@ export const DEFAULT_POLICY_CONFIG: Readonly<PolicyConfig> = Object.freeze({
 });
 
 export interface PolicyWeights {
-  /** Architecture signature: weights load only into a policy with the same one. */
+  /** Architecture signature (the schema's hash included): weights load only into a policy with the same one. */
   signature: string;
   tensors: { name: string; shape: number[]; data: Float32Array }[];
 }
@@ -121,17 +125,25 @@ const PAD_LOGIT = -1e9;
 export class CandidatePolicy {
   readonly config: PolicyConfig;
   prior: ActionPrior;
+  /** The domain's schema bound to its env's features: what x(s, a) is. */
+  readonly featuriser: Featuriser;
   private readonly vars: Map<string, tf.Variable>;
   private disposed = false;
 
-  constructor(config: Partial<PolicyConfig> = {}, prior: ActionPrior = new ZeroPrior()) {
+  /** `envFeatures`: the features the schema's env adds (its definition's policyFeatures), named in the schema. */
+  constructor(
+    config: Partial<PolicyConfig> = {},
+    prior: ActionPrior = new ZeroPrior(),
+    readonly envFeatures?: PolicyFeatureSet,
+  ) {
     this.config = { ...DEFAULT_POLICY_CONFIG, ...config, features: { ...DEFAULT_FEATURE_CONFIG, ...config.features } };
     this.prior = prior;
+    this.featuriser = new Featuriser(this.config.schema, envFeatures);
     const { embeddingDim: D, hidden: H, valueHidden: HV } = this.config;
     const B = this.config.features.buckets;
     const rng = Rng.fromSeed(this.config.seed, 'policy-init');
-    const S = 2 * D + STATE_DENSE_DIM,
-      R = 2 * D + ROW_DENSE_DIM;
+    const S = 2 * D + this.featuriser.stateDim,
+      R = 2 * D + this.featuriser.rowDim;
     // Small output layer so the initial policy is near uniform (CleanRL: actor std 0.01).
     const shapes: [string, number[], (r: Rng, n: number) => Float32Array][] = [
       ['embedding', [B, D], (r, n) => uniform(r, n, 0.1 * Math.sqrt(3))],
@@ -155,10 +167,12 @@ export class CandidatePolicy {
     }
   }
 
-  /** Architecture signature, e.g. 'candidate-policy/1 B=16384 D=32 H=64 HV=64 R=36 S=14'. */
+  /** Architecture signature, e.g. 'candidate-policy/2 B=16384 D=32 H=64 HV=64 R=36 S=14 schema=1a2b3c4d'. */
   get signature(): string {
     const { embeddingDim, hidden, valueHidden } = this.config;
-    return `candidate-policy/1 B=${this.config.features.buckets} D=${embeddingDim} H=${hidden} HV=${valueHidden} R=${ROW_DENSE_DIM} S=${STATE_DENSE_DIM}`;
+    const f = this.featuriser;
+    const schema = hashString(JSON.stringify(this.config.schema)).toString(16).padStart(8, '0');
+    return `candidate-policy/2 B=${this.config.features.buckets} D=${embeddingDim} H=${hidden} HV=${valueHidden} R=${f.rowDim} S=${f.stateDim} schema=${schema}`;
   }
 
   /** All trainable variables (policy and value head). */
@@ -189,7 +203,7 @@ export class CandidatePolicy {
 
   /** Encode states with priors given (e.g. cached in collected steps), without calling the prior. */
   encode(states: readonly PolicyState[], priors?: readonly (readonly number[] | null | undefined)[]): EncodedBatch {
-    return encodeStates(states, priors, this.config.features);
+    return encodeStates(states, priors, this.config.features, this.featuriser);
   }
 
   /** Ask the prior for every state (null for the ZeroPrior: nothing to compute or store). */
@@ -204,6 +218,11 @@ export class CandidatePolicy {
 
   forward(batch: EncodedBatch, options: { value?: boolean } = {}): ForwardResult {
     const { nStates, nRows, maxActions } = batch;
+    if (batch.rowDim !== this.featuriser.rowDim || batch.stateDim !== this.featuriser.stateDim)
+      throw new Error(
+        `The batch was encoded with ${batch.rowDim} row and ${batch.stateDim} state features, and this policy reads ` +
+          `${this.featuriser.rowDim} and ${this.featuriser.stateDim}: encode it with this policy (policy.encode).`,
+      );
     const E = this.v('embedding') as tf.Tensor2D;
     // ---- embedding bags ----------------------------------------------------------------------
     const bag = (ids: Int32Array, seg: Int32Array, scale: Float32Array): tf.Tensor2D =>
@@ -212,14 +231,14 @@ export class CandidatePolicy {
     const obs = bag(batch.obsIds, batch.obsSeg, batch.obsScale); // [nS, D]
     const act = bag(batch.actIds, batch.actSeg, batch.actScale); // [nR, D]
     // ---- f_θ -----------------------------------------------------------------------------
-    const stateX = tf.concat([instr, obs, tf.tensor2d(batch.stateDense, [nStates, STATE_DENSE_DIM])], 1); // [nS, 2D+S]
+    const stateX = tf.concat([instr, obs, tf.tensor2d(batch.stateDense, [nStates, batch.stateDim])], 1); // [nS, 2D+S]
     const hState = matMulFast(stateX, this.v('stateW1') as tf.Tensor2D); // [nS, H]
     const H = this.config.hidden,
       D = this.config.embeddingDim;
     const rowState = tf.tensor1d(batch.rowState, 'int32');
     const perRow = gatherRows(tf.concat([hState, instr], 1), rowState); // [nR, H+D]
     const [hRow, instrRow] = tf.split(perRow, [H, D], 1);
-    const actX = tf.concat([act, tf.mul(act, instrRow), tf.tensor2d(batch.rowDense, [nRows, ROW_DENSE_DIM])], 1); // [nR, 2D+R]
+    const actX = tf.concat([act, tf.mul(act, instrRow), tf.tensor2d(batch.rowDense, [nRows, batch.rowDim])], 1); // [nR, 2D+R]
     const h = tf.relu(tf.add(tf.add(hRow, matMulFast(actX, this.v('actionW1') as tf.Tensor2D)), this.v('b1'))); // [nR, H]
     const score = tf.reshape(tf.add(matMulFast(h, this.v('w2') as tf.Tensor2D), this.v('b2')), [nRows]); // [nR]
     const rowLogit = tf.add(score, tf.mul(this.v('beta'), tf.tensor1d(batch.prior))); // [nR]
@@ -378,7 +397,7 @@ export class CandidatePolicy {
 
   /** An independent copy with the same weights (e.g. the frozen reference policy of GRPO's KL). */
   async clone(): Promise<CandidatePolicy> {
-    const copy = new CandidatePolicy(this.config, this.prior);
+    const copy = new CandidatePolicy(this.config, this.prior, this.envFeatures);
     copy.setWeights(await this.getWeights());
     return copy;
   }

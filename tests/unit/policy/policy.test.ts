@@ -11,6 +11,7 @@ import {
 } from '../../../src/core/policy/backend';
 import { CandidatePolicy, type ActionPrior } from '../../../src/core/policy/policy';
 import type { PolicyState } from '../../../src/core/policy/features';
+import { emptyFeatureSchema } from '../../../src/core/policy/feature-schema';
 import { benchPolicy } from '../../../src/core/rl/bench';
 import { SMALL_POLICY, TINY_POLICY, householdState, itemState, resultsState } from './fixtures';
 
@@ -204,8 +205,15 @@ describe('CandidatePolicy', () => {
     const other = new CandidatePolicy({ ...TINY_POLICY, hidden: 5 });
     const aWeights = await a.getWeights();
     expect(() => other.setWeights(aWeights)).toThrow(/H=6.*this policy is .*H=5/s);
-    expect(() => other.setWeights(aWeights)).toThrow(/stateW1\[22×6\]/);
-    [a, b, clone, other].forEach((p) => p.dispose());
+    const S = 2 * 4 + a.featuriser.stateDim;
+    expect(() => other.setWeights(aWeights)).toThrow(new RegExp(`stateW1\\[${S}×6\\]`));
+    // Another schema is another x(s, a): its weights do not load, even where the shapes agree.
+    const schema = { ...emptyFeatureSchema(), stopwords: ['blue'] };
+    const mined = new CandidatePolicy({ ...TINY_POLICY, seed: 1, schema });
+    expect(mined.featuriser.rowDim).toBe(a.featuriser.rowDim);
+    expect(mined.signature).not.toBe(a.signature);
+    expect(() => mined.setWeights(aWeights)).toThrow(/do not fit this policy/);
+    [a, b, clone, other, mined].forEach((p) => p.dispose());
   });
 
   it('benchPolicy reports throughput figures', async () => {

@@ -14,6 +14,7 @@ import {
   type HouseholdKnobs,
 } from './tasks';
 import { householdExperienceCard } from './experience-card';
+import { householdPolicyFeatures } from './policy-features';
 
 export const householdDefinition: EnvDefinition<HouseholdKnobs> = {
   id: HOUSEHOLD_ENV_ID,
@@ -28,6 +29,7 @@ export const householdDefinition: EnvDefinition<HouseholdKnobs> = {
   solve: solveTask,
   decoyTask,
   experienceCard: householdExperienceCard,
+  policyFeatures: householdPolicyFeatures,
 };
 
 export { HouseholdEnv, type HouseholdEnvOptions } from './env';

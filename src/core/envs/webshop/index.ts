@@ -8,6 +8,7 @@ import { knobsForLevel, type WebShopKnobs } from './knobs';
 import { generateTask, mutateTask, solveTask, WEBSHOP_ENV_ID } from './tasks';
 import { overChosen } from './verdict-features';
 import { webshopExperienceCard } from './experience-card';
+import { webshopPolicyFeatures } from './policy-features';
 
 export const webshopDefinition: EnvDefinition<WebShopKnobs> = {
   id: WEBSHOP_ENV_ID,
@@ -22,6 +23,7 @@ export const webshopDefinition: EnvDefinition<WebShopKnobs> = {
   mutateTask,
   solve: solveTask,
   verdictFeatures: [overChosen],
+  policyFeatures: webshopPolicyFeatures,
   experienceCard: webshopExperienceCard,
 };
 
