@@ -30,6 +30,7 @@ import { WllamaChatModel } from '../../core/llm/wllama';
 import type { TrainConfig } from '../../core/train/config';
 import type { TrainerDeps } from '../../core/train/loop';
 import { buildRunParts } from '../../core/train/run-parts';
+import { registeredEnvSchema } from '../../core/train/policy-schema';
 import { ReasoningExperienceModel } from '../../core/experience/reasoning-model';
 import type { ExperienceModel } from '../../core/experience/types';
 import { openModelFile } from './llm-files';
@@ -102,14 +103,14 @@ async function loadBrowserEngine(spec: BrowserSpec, runtime: EngineRuntime): Pro
   return WllamaChatModel.load({ file, name: spec.name }, { nCtx });
 }
 
-/** The trainer's parts for this config ({} for a real run without prior), with the dreams' buffer. */
+/** The trainer's parts for this config (a real run without prior: its feature schema alone), with the dreams' buffer. */
 export async function trainerDeps(
   config: TrainConfig,
   runtime: EngineRuntime = {},
   openBuffer: () => Promise<ReplayBuffer | undefined> = async () => undefined,
 ): Promise<TrainerDeps> {
   const dreams = config.mode !== 'real';
-  if (!dreams && !config.llmPrior) return {};
+  if (!dreams && !config.llmPrior) return { featureSchema: await registeredEnvSchema(config.env) };
   const spec = parseLlmSpec(config.llm);
   // The same buffer the trainer writes to (deps.buffer), so fresh transitions are retrievable at
   // once; undefined where IndexedDB is unavailable (private mode): dreams without retrieval.

@@ -37,6 +37,7 @@ import { EVAL_SPLITS, type EvalResult, type EvalSplit } from '../../core/train/e
 import { rolloutSuccess } from '../../core/train/metrics';
 import { EngineFailureError } from '../../core/experience/engine-failures';
 import { buildRunParts } from '../../core/train/run-parts';
+import { registeredEnvSchema } from '../../core/train/policy-schema';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { FolderBufferStore } from '../../node/buffer-folder';
 import { FolderCheckpointStore } from '../../node/checkpoint-folder';
@@ -605,7 +606,7 @@ async function runSftOnly(o: TrainOptions, settings: Record<string, unknown>): P
   const run = newRunIdentity(config);
   writeRunIdentity(out, run);
   const started = performance.now();
-  const trainer = new Trainer(config, {});
+  const trainer = new Trainer(config, { featureSchema: await registeredEnvSchema(config.env) });
   try {
     const sft = await cloneOffline(trainer, o.dataset, out);
     await new FolderCheckpointStore(join(out, 'checkpoint'), { run }).save(await trainer.state());

@@ -10,6 +10,7 @@
  */
 import { openDB, type IDBPDatabase } from 'idb';
 import { crc32 } from '../experience/learned/model-file';
+import { featureSchemaProblem, type FeatureSchema } from '../policy/feature-schema';
 import type { TrainerState } from './loop';
 
 export interface TensorEntry {
@@ -28,7 +29,7 @@ export interface RunIdentity {
 }
 
 export interface CheckpointManifest {
-  format: 'dreamgym-checkpoint/1';
+  format: 'dreamgym-checkpoint/2';
   /** The run that saved it (a folder store's; absent in older checkpoints: then config's seed and preset). */
   run?: RunIdentity;
   config: TrainerState['config'];
@@ -38,6 +39,8 @@ export interface CheckpointManifest {
   /** S2R correction rounds (dream-correction.ts): what each replayed, so a resumed run rebuilds its model. */
   corrections?: TrainerState['corrections'];
   curriculum?: TrainerState['curriculum'];
+  /** The policy's feature schema (its features depend on it, and so its weights). */
+  featureSchema: FeatureSchema;
   policySignature: string;
   policy: TensorEntry[];
   optimizer: TensorEntry[];
@@ -94,13 +97,14 @@ export function serializeCheckpoint(state: TrainerState): { manifest: Checkpoint
   const bytes = blobBytes(blob);
   return {
     manifest: {
-      format: 'dreamgym-checkpoint/1',
+      format: 'dreamgym-checkpoint/2',
       config: state.config,
       iteration: state.iteration,
       realSteps: state.realSteps,
       ...(state.dreamSteps !== undefined ? { dreamSteps: state.dreamSteps } : {}),
       ...(state.corrections ? { corrections: state.corrections } : {}),
       ...(state.curriculum ? { curriculum: state.curriculum } : {}),
+      featureSchema: state.featureSchema,
       policySignature: state.policy.signature,
       policy,
       optimizer,
@@ -129,8 +133,11 @@ function isCorrectionRecord(r: unknown): boolean {
 
 /** What is wrong with the manifest's own fields (null: nothing). */
 function manifestProblem(m: CheckpointManifest): string | null {
-  if (m?.format !== 'dreamgym-checkpoint/1')
-    return `it is not a DreamGym checkpoint: format is '${String(m?.format)}', expected 'dreamgym-checkpoint/1'`;
+  if (m?.format !== 'dreamgym-checkpoint/2')
+    return (
+      `it is not a DreamGym checkpoint of this version: format is '${String(m?.format)}', expected ` +
+      "'dreamgym-checkpoint/2' (a policy saved with its feature schema)"
+    );
   for (const key of ['iteration', 'realSteps', 'totalValues'] as const) {
     if (!isCount(m[key])) return `'${key}' must be a whole number ≥ 0, got ${JSON.stringify(m[key])}`;
   }
@@ -139,6 +146,8 @@ function manifestProblem(m: CheckpointManifest): string | null {
   if (m.corrections !== undefined && !(Array.isArray(m.corrections) && m.corrections.every(isCorrectionRecord)))
     return "'corrections' must be a list of correction rounds ({ iteration, plans, steps })";
   if (typeof m.config !== 'object' || m.config === null || Array.isArray(m.config)) return "'config' must be an object";
+  const schema = featureSchemaProblem(m.featureSchema);
+  if (schema) return schema;
   if (typeof m.policySignature !== 'string') return "'policySignature' must be a string";
   if (!Array.isArray(m.policy) || !Array.isArray(m.optimizer))
     return "'policy' and 'optimizer' must be lists of tensors";
@@ -194,8 +203,9 @@ export function deserializeCheckpoint(
   if (inBlob) throw new CheckpointFormatError(`${place.weights}: ${inBlob}. ${place.fix}`);
   const read = (e: TensorEntry) => ({ name: e.name, shape: e.shape, data: blob.slice(e.offset, e.offset + e.length) });
   return {
-    format: 'dreamgym-checkpoint/1',
+    format: 'dreamgym-checkpoint/2',
     config: manifest.config,
+    featureSchema: manifest.featureSchema,
     iteration: manifest.iteration,
     realSteps: manifest.realSteps,
     ...(manifest.dreamSteps !== undefined ? { dreamSteps: manifest.dreamSteps } : {}),

@@ -27,6 +27,7 @@ import { EngineFailureGuard } from '../experience/engine-failures';
 import type { ReplayBuffer } from '../buffer/buffer';
 import type { BufferEpisode, BufferTransition } from '../buffer/types';
 import { CandidatePolicy, type ActionPrior, type PolicyWeights } from '../policy/policy';
+import type { FeatureSchema } from '../policy/feature-schema';
 import { makeOptimizer, ResumableAdam, scheduledLearningRate, type PolicyStep, type UpdateMetrics } from '../rl/batch';
 import { grpoConfigFrom, grpoUpdate } from '../rl/grpo';
 import { ppoConfigFrom, ppoUpdate } from '../rl/ppo';
@@ -44,6 +45,7 @@ import {
   type CorrectionRecord,
 } from './dream-correction';
 import { checkSourceConfig, RegisteredEnvSource, type TaskSource } from './task-source';
+import { envPolicyFeatures, unminedSchema } from './policy-schema';
 import type { IterationProgressHook } from './progress';
 import type { EpisodeTrace } from './trace';
 
@@ -56,8 +58,10 @@ export interface IterationRecord {
 
 /** Everything needed to continue a run exactly (tfjs tensors as plain typed arrays). */
 export interface TrainerState {
-  format: 'dreamgym-checkpoint/1';
+  format: 'dreamgym-checkpoint/2';
   config: TrainConfig;
+  /** The policy's feature schema (policy/feature-schema.ts): its features, so its weights, depend on it. */
+  featureSchema: FeatureSchema;
   /** Iterations completed. */
   iteration: number;
   realSteps: number;
@@ -90,6 +94,11 @@ export interface TrainerDeps {
   clock?: () => number;
   /** The agent's prior (the LLM's preference among the admissible actions); none = f_θ alone. */
   prior?: ActionPrior;
+  /**
+   * The policy's feature schema, mined from the run's offline data (buildRunParts does it; policy-schema.ts). None:
+   * generic features and the env's own only. A restored trainer uses its checkpoint's.
+   */
+  featureSchema?: FeatureSchema;
   /** Sees each batch right before the update (inspection, teaching views, tests). */
   onBatch?: (batch: { steps: PolicyStep[] }, phase: Phase, iteration: number) => void;
   /**
@@ -144,8 +153,11 @@ export class Trainer {
     this.source = deps.source ?? new RegisteredEnvSource(this.config, deps.experienceModel);
     checkSourceConfig(this.config, this.source);
     checkDeps(this.config, this.source, deps);
-    this.policy = new CandidatePolicy({ seed: config.seed }, ...(deps.prior ? [deps.prior] : []));
-    this.reference = this.config.klCoef > 0 ? new CandidatePolicy({ seed: config.seed }) : null;
+    const schema = deps.featureSchema ?? unminedSchema(this.config.env);
+    const envFeatures = envPolicyFeatures(this.config.env);
+    this.policy = new CandidatePolicy({ seed: config.seed, schema }, deps.prior, envFeatures);
+    this.reference =
+      this.config.klCoef > 0 ? new CandidatePolicy({ seed: config.seed, schema }, undefined, envFeatures) : null;
     this.optimizer = makeOptimizer(config.learningRate);
     this.envs = new EnvPool((phase) => this.source.makeEnv(phase));
     this.failures = new EngineFailureGuard(this.config.llmMaxFailures);
@@ -497,8 +509,9 @@ export class Trainer {
       named.map(async (w) => ({ name: w.name, shape: w.tensor.shape, data: Float32Array.from(await w.tensor.data()) })),
     );
     return {
-      format: 'dreamgym-checkpoint/1',
+      format: 'dreamgym-checkpoint/2',
       config: this.config,
+      featureSchema: this.policy.config.schema,
       iteration: this.iteration,
       realSteps: this.realSteps,
       dreamSteps: this.dreamSteps,
@@ -515,12 +528,14 @@ export class Trainer {
     overrides: Partial<TrainConfig> = {},
     deps: TrainerDeps = {},
   ): Promise<Trainer> {
-    if (state.format !== 'dreamgym-checkpoint/1') {
+    if (state.format !== 'dreamgym-checkpoint/2') {
       throw new CheckpointMismatchError(
-        `Not a DreamGym checkpoint (format '${String(state.format)}'); expected 'dreamgym-checkpoint/1'.`,
+        `Not a DreamGym checkpoint of this version (format '${String(state.format)}'); expected ` +
+          "'dreamgym-checkpoint/2' (its policy's features are the mined schema saved with it): start the run again.",
       );
     }
-    const trainer = new Trainer(withDefaults({ ...state.config, ...overrides }), deps);
+    const config = withDefaults({ ...state.config, ...overrides });
+    const trainer = new Trainer(config, { ...deps, featureSchema: state.featureSchema });
     try {
       trainer.policy.setWeights(state.policy);
     } catch (error) {

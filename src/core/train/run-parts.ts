@@ -11,6 +11,9 @@
  *   loadLearnedModel  reads a learned:PATH model (Node: a folder; the page: its own store)
  *   answers           the token budget and retries of one dreamed answer
  *
+ * Every run also gets the policy's feature schema, mined from the offline data of its env or domain
+ * (policy-schema.ts).
+ *
  * A kind that runs only in the browser (webllm, wllama) needs the caller's chat model; without one
  * (e.g. in Node) the error says where it runs. The noisy oracle and the learned model are not
  * language models: a prior or LLM variations with them are config errors naming the fix.
@@ -37,7 +40,9 @@ import { parseLlmSpec, type LlmSpec } from '../llm/spec';
 import type { ChatModel } from '../llm/types';
 import { LlmActionPrior } from '../policy/llm-prior';
 import type { ActionPrior } from '../policy/policy';
+import type { FeatureSchema } from '../policy/feature-schema';
 import { ConfigError, TRAIN_DEFAULTS, type TrainConfig } from './config';
+import { registeredEnvSchema, schemaOfEpisodes } from './policy-schema';
 import { requireRealTransitions } from './grounding';
 
 type PartsSettings =
@@ -110,6 +115,8 @@ export interface LearnedLoadOptions {
 }
 
 export interface RunParts {
+  /** The policy's feature schema: mined from the domain's training episodes, or the registered env's offline data. */
+  featureSchema: FeatureSchema;
   /** Present when the config dreams (mode dream or s2r). */
   experienceModel?: ExperienceModel;
   /** Present when config.llmPrior is on. */
@@ -143,7 +150,11 @@ export async function buildRunParts(partial: RunPartsConfig, given: RunPartsDeps
   if (deps.domain) checkDomainEngine(spec, deps.domain);
   let made: ChatModel | null | undefined;
   const chat = () => (made === undefined ? (made = chatFor(spec, config, deps)) : made); // built once, only if a part needs it
-  const parts: RunParts = {};
+  const parts: RunParts = {
+    featureSchema: deps.domain
+      ? schemaOfEpisodes(config.env, deps.domain.train)
+      : await registeredEnvSchema(config.env),
+  };
   if (config.mode !== 'real') parts.experienceModel = await experienceModelFor(spec, config, deps, chat);
   if (config.llmPrior) parts.prior = new LlmActionPrior(needChat(chat(), config.llm, 'llmPrior'));
   if (wantsLlmVariations(config)) {

@@ -26,6 +26,7 @@ import { Trainer } from '../../../src/core/train/loop';
 import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
 import { readPublicFile } from '../../../src/node/edge';
 import { buildRunParts } from '../../../src/core/train/run-parts';
+import { registeredEnvSchema } from '../../../src/core/train/policy-schema';
 import type { Task } from '../../../src/core/types';
 import { main } from '../../../src/cli/main';
 import { captureCliOutput } from '../support/cli-output';
@@ -141,6 +142,9 @@ describe('training never sees the test split', () => {
     ['household-easy', 's2r'],
   ] as const)('%s %s: the curriculum trains on pool seeds, every evaluation plays dev seeds', async (preset, mode) => {
     const config = tinyConfig(preset, { mode, llm: 'oracle:0.1,0.1' });
+    // The policy's feature schema is mined from the env's offline episodes (the dataset's seeds, played by its
+    // baseline policies), before the run: those are no tasks the run trains or is evaluated on.
+    await registeredEnvSchema(config.env);
     const watch = watchTasks(config.env);
     const played: Task[] = [];
     const parts = await buildRunParts(config, {});
