@@ -232,14 +232,20 @@ describe('the format of a file', () => {
 
 describe('firstJsonErrorOffset', async () => {
   const { firstJsonErrorOffset } = await import('../../../src/core/data/json-position');
-  it('accepts valid JSON and finds the first bad character of broken JSON', () => {
+  it('accepts valid JSON and finds the first bad token of broken JSON', () => {
     for (const ok of ['{}', '[1, -2.5e3, "a\\"b", true, false, null, {"x": [ ]}]', ' "\\u00e9" '])
       expect(firstJsonErrorOffset(ok)).toBe(-1);
     expect(firstJsonErrorOffset('[1, 2,, 3]')).toBe(6);
-    expect(firstJsonErrorOffset('{"a": tru}')).toBe(9);
+    expect(firstJsonErrorOffset('{"a": tru}')).toBe(6); // the token 'tru'
     expect(firstJsonErrorOffset('{"a" 1}')).toBe(5);
     expect(firstJsonErrorOffset('[1] x')).toBe(4);
-    expect(firstJsonErrorOffset('["abc')).toBe(5);
+    expect(firstJsonErrorOffset('["abc')).toBe(1); // the string that never ends
+    // What JSON.parse refuses and a lenient reader might take: comments, trailing commas, nothing at all.
+    expect(firstJsonErrorOffset('{"a": 1} // note')).toBe(9);
+    expect(firstJsonErrorOffset('{"a": 1,}')).toBe(8);
+    expect(firstJsonErrorOffset('[01]')).toBe(2);
+    expect(firstJsonErrorOffset('  ')).toBe(2);
+    expect(firstJsonErrorOffset('{"a": "b\tc"}')).toBe(6); // a raw tab inside a string
   });
 });
 
