@@ -236,6 +236,25 @@ export const PRESETS: Record<string, TrainConfig> = {
     iterations: 100,
     realStepBudget: 200_000,
   },
+  // mini-WebArena (envs/webarena/README.md): level 0 starts on the task's one-page list, 1–3 expert
+  // steps (random play succeeds 2.8 %); level 1 has forms and aggregation over 5-page lists, 9 expert
+  // steps on average (random 0.1 %), and real RL gets the same small budget there.
+  'webarena-easy': {
+    ...TRAIN_DEFAULTS,
+    preset: 'webarena-easy',
+    env: 'webarena-lite-v0',
+    difficulty: 0,
+    iterations: 60,
+    realStepBudget: 40_000,
+  },
+  'webarena-hard': {
+    ...TRAIN_DEFAULTS,
+    preset: 'webarena-hard',
+    env: 'webarena-lite-v0',
+    difficulty: 1,
+    iterations: 100,
+    realStepBudget: 40_000,
+  },
   // Sized for a language model dreaming at a few transitions per second: about 3,000 dreamed
   // transitions in all, PPO with more update epochs per batch and a decaying learning rate. Tuned
   // with the noisy oracle (oracle:0.1,0.1; docs/results/real-llm-dream.md): webshop learns

@@ -166,7 +166,7 @@ describe('Trainer (real mode)', () => {
 
   it('explains a bad preset, a malformed value and a checkpoint of another policy shape', async () => {
     expect(() => getPreset('webshop-hard')).toThrow(
-      "Unknown preset 'webshop-hard'. Valid presets: webshop-easy, webshop-medium, household-easy, household-medium, webshop-llm-demo, household-llm-demo.",
+      "Unknown preset 'webshop-hard'. Valid presets: webshop-easy, webshop-medium, household-easy, household-medium, webarena-easy, webarena-hard, webshop-llm-demo, household-llm-demo.",
     );
     expect(() =>
       validateConfig({ ...getPreset('webshop-easy'), learningRate: -1, algo: 'dqn', groupSize: 2.5 }),

@@ -50,6 +50,8 @@ export interface WebArenaKnobs {
   deepTarget: number;
   /** Chance the episode starts on the other site's home (a `goto` away), 0–1. */
   startAway: number;
+  /** Chance it starts on the first page of the task's own list instead of a home page (one hop less), 0–1. */
+  startAtList: number;
 }
 
 export type KnobName = keyof WebArenaKnobs;
@@ -61,6 +63,7 @@ export const KNOB_RANGES: Readonly<Record<KnobName, readonly [number, number]>> 
   viewport: [6, 24],
   deepTarget: [0, 1],
   startAway: [0, 1],
+  startAtList: [0, 1],
 };
 /** One notch of each knob, in the harder direction. */
 export const KNOB_NOTCHES: Readonly<Record<KnobName, number>> = {
@@ -70,6 +73,7 @@ export const KNOB_NOTCHES: Readonly<Record<KnobName, number>> = {
   viewport: -2,
   deepTarget: 0.25,
   startAway: 0.25,
+  startAtList: -0.5,
 };
 const INTEGER_KNOBS: ReadonlySet<KnobName> = new Set(['tier', 'listSize', 'forums', 'viewport']);
 
@@ -79,7 +83,7 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
  * Level 0: one-page lists of 8 rows, 20 lines in view, three forums, tier-0 templates, the
- * episode starting on the task's site. Level 1: 40-row lists (5 pages), 8 lines in view, six
+ * episode starting on the first page of the task's list (level 0.5 and above: on a home page). Level 1: 40-row lists (5 pages), 8 lines in view, six
  * forums, every template, rows mostly beyond page 1, mostly starting on the other site.
  */
 export function knobsForLevel(level: number): WebArenaKnobs {
@@ -93,6 +97,7 @@ export function knobsForLevel(level: number): WebArenaKnobs {
     viewport: Math.round(lerp(20, 8, t)),
     deepTarget: round3(lerp(0, 0.8, t)),
     startAway: round3(lerp(0, 0.8, t)),
+    startAtList: round3(clamp(1 - 2 * t, 0, 1)),
   };
 }
 
@@ -113,7 +118,7 @@ export function normalizeKnobs(knobs: WebArenaKnobs): WebArenaKnobs {
 export function levelOfKnobs(knobs: WebArenaKnobs): number {
   const easy = knobsForLevel(0);
   const hard = knobsForLevel(1);
-  const names: KnobName[] = ['listSize', 'forums', 'viewport', 'deepTarget', 'startAway'];
+  const names: KnobName[] = ['listSize', 'forums', 'viewport', 'deepTarget', 'startAway', 'startAtList'];
   const parts = names.map((n) => clamp((knobs[n] - easy[n]) / (hard[n] - easy[n]), 0, 1));
   parts.push(knobs.tier / 2);
   return Math.round((parts.reduce((a, b) => a + b, 0) / parts.length) * 100) / 100;
@@ -203,6 +208,25 @@ function pick(rng: Rng, world: World, knobs: WebArenaKnobs): Picks {
     product: world.products[rowIndex(rng, world.products.length, knobs.deepTarget)],
     order: world.orders[rowIndex(rng, world.orders.length, knobs.deepTarget)],
   };
+}
+
+/** The first page of the list the task's row is on: the forum, the product grid or the order grid. */
+function listRouteOf(target: Target): Route {
+  const route = target.goal === 'answer' ? target.detail : target.route;
+  switch (route.page) {
+    case 'post':
+    case 'submit':
+    case 'forum':
+      return { page: 'forum', forum: route.forum, n: 1 };
+    case 'product':
+    case 'products':
+      return { page: 'products', n: 1, q: '' };
+    case 'order':
+    case 'orders':
+      return { page: 'orders', n: 1 };
+    default:
+      return route;
+  }
 }
 
 const postRoute = (p: Post) => ({ page: 'post' as const, forum: p.forum, postId: p.id });
@@ -443,7 +467,11 @@ export function generateTask(seed: number, difficulty: number | WebArenaKnobs, o
     const draft = instantiate(template, rng, world, pick(rng, world, knobs));
     if (!draft) continue;
     const away: Site = draft.site === 'forum' ? 'admin' : 'forum';
-    const start = HOME_ROUTES[rng.bool(knobs.startAway) ? away : draft.site];
+    const start = rng.bool(knobs.startAway)
+      ? HOME_ROUTES[away]
+      : rng.bool(knobs.startAtList)
+        ? listRouteOf(draft.target)
+        : HOME_ROUTES[draft.site];
     const spec: WebArenaTaskSpec = {
       format: 'webarena-task/1',
       world: recipe,

@@ -69,7 +69,7 @@ function scrollTo(verb: string, name: string, text?: string) {
   };
 }
 
-const easy: WebArenaKnobs = { ...knobsForLevel(0), viewport: 24 };
+const easy: WebArenaKnobs = { ...knobsForLevel(0), viewport: 24, startAtList: 0 };
 const taskOf = (template: TemplateName, seed = 3, knobs: WebArenaKnobs = { ...easy, tier: 2 }) =>
   generateTask(seed, knobs, { template });
 
@@ -384,7 +384,8 @@ describe('webarena-lite-v0 expert and tasks', () => {
         expect(knobs[name as KnobName]).toBeLessThanOrEqual(hi);
       }
     }
-    expect(knobsForLevel(0)).toMatchObject({ tier: 0, listSize: 8, deepTarget: 0, startAway: 0 });
+    expect(knobsForLevel(0)).toMatchObject({ tier: 0, listSize: 8, deepTarget: 0, startAway: 0, startAtList: 1 });
+    expect(knobsForLevel(0.5)).toMatchObject({ tier: 1, startAtList: 0 });
     expect(knobsForLevel(1)).toMatchObject({ tier: 2, listSize: 40, viewport: 8 });
     expect(() => knobsForLevel(Number.NaN)).toThrow(/difficulty must be a number/);
   });
