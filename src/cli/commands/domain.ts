@@ -9,8 +9,8 @@
  * The experience model comes from the one run builder with the domain handed in (an LLM behind an
  * OpenAI-compatible server, key from DREAMGYM_API_KEY else OPENAI_API_KEY, or a learned model).
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { MemoryBufferStore } from '../../core/buffer/stores/memory';
 import { READ_FORMATS, assertReadFormat, readTrajectoriesAs } from '../../core/data/formats';
@@ -20,6 +20,7 @@ import {
   parseTaskDescriptions,
   trainingTasks,
   UNRECORDED_OUTCOMES,
+  type Domain,
   type UnrecordedOutcome,
 } from '../../core/domain/domain';
 import {
@@ -31,11 +32,18 @@ import {
   type SavePoint,
 } from '../../node/domain-folder';
 import { nextCommandLines } from '../../core/domain/commands';
-import { DEFAULT_DOMAIN_TRAIN_CONFIG } from '../../core/domain/config';
+import {
+  DEFAULT_DOMAIN_TRAIN_CONFIG,
+  DOMAIN_AGENT_STARTS,
+  type DomainAgentStart,
+  type DomainTrainConfig,
+} from '../../core/domain/config';
 import type { DomainEvaluation } from '../../core/domain/evaluate';
-import type { DomainHealth } from '../../core/domain/health';
+import type { DomainHealth, VerdictFit } from '../../core/domain/health';
+import { MANIFEST_FILE, type ModelManifest } from '../../core/experience/learned/model-file';
+import { FolderCheckpointStore } from '../../node/checkpoint-folder';
 import { outcomeCoverage, outcomeLine, outcomeWarnings } from '../../core/domain/outcomes';
-import { trainDomain } from '../../core/domain/trainer';
+import { trainDomain, type DomainTrainResult } from '../../core/domain/trainer';
 import { envIds } from '../../core/envs/registry';
 import { EVAL_SPLITS, type EvalSplit } from '../../core/train/evaluate';
 import { formatLlmSpec } from '../../core/llm/spec';
@@ -103,9 +111,13 @@ export const domainImportCommand: CommandSpec = {
 
 export const domainTrainCommand: CommandSpec = {
   name: 'domain train',
-  summary: 'train a policy in the dream of an imported domain, then evaluate: dream success, action agreement, audit',
+  summary:
+    'train an agent of an imported domain (behaviour cloning, then the dream), ' +
+    'then evaluate: dream success, action agreement, audit',
   usage:
-    'dreamgym domain train --name N --llm openai:BASE_URL#MODEL|learned:PATH [--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
+    'dreamgym domain train --name N --llm openai:BASE_URL#MODEL|learned:PATH ' +
+    '[--agent bc-then-dream|bc|dream] [--bc-epochs E] ' +
+    '[--iterations K] [--tasks-per-iteration T] [--group-size G] [--step-limit L] ' +
     '[--eval-episodes E] [--audit-n A] [--real-env ENV [--real-episodes N] [--difficulty D] [--split dev|test]] ' +
     '[--seed S] [--k K] [--history H] ' +
     '[--no-reasoning] [--dir D] [--json]; exits 3 when the model failed its health checks',
@@ -136,6 +148,20 @@ export const domainTrainCommand: CommandSpec = {
       default: DEFAULT_DOMAIN_TRAIN_CONFIG.groupSize,
       min: 1,
       max: 256,
+    },
+    agent: {
+      type: 'string',
+      description:
+        'what is trained: behaviour cloning on the training episodes then the dream (default), bc only, or the dream only',
+      choices: DOMAIN_AGENT_STARTS,
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.agent,
+    },
+    'bc-epochs': {
+      type: 'integer',
+      description: 'passes of behaviour cloning over the demonstrated steps',
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.bcEpochs,
+      min: 1,
+      max: 10_000,
     },
     'step-limit': {
       type: 'integer',
@@ -313,6 +339,8 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
   const o = args.options as {
     name?: string;
     llm?: string;
+    agent: DomainAgentStart;
+    'bc-epochs': number;
     iterations: number;
     'tasks-per-iteration': number;
     'group-size': number;
@@ -345,6 +373,8 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
   const { llmTimeoutMs, llmRetries, llmConcurrency, llmMaxFailures } = llmSettingsOption(o.set, domainTrainCommand);
   const config = {
     llm: formatLlmSpec(llm),
+    agent: o.agent,
+    bcEpochs: o['bc-epochs'],
     iterations: o.iterations,
     tasksPerIteration: o['tasks-per-iteration'],
     groupSize: o['group-size'],
@@ -401,9 +431,16 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
   writeFileSync(metricsPath, '');
   const started = performance.now();
   const bar = progressBar(`domain train ${name}`);
+  const verdict = llm.kind === 'learned' ? learnedVerdictFit(llm.path) : null;
   const result = await trainDomain(domain, model, config, {
     buffer,
     now: () => Date.now(),
+    verdict,
+    onBcEpoch: (r) =>
+      process.stderr.write(
+        `behaviour cloning epoch ${r.epoch}/${config.bcEpochs}: loss ${r.loss.toFixed(4)}, ` +
+          `training-state agreement ${r.accuracy.toFixed(3)}\n`,
+      ),
     onIteration: (record) => {
       appendFileSync(
         metricsPath,
@@ -422,6 +459,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
     },
   });
   bar.end();
+  await saveDomainAgent(out, domain, o.dir, result, config);
   const last = result.iterations[result.iterations.length - 1]?.metrics ?? {};
   const { dream, agreement, audit, real } = result.evaluation;
   const { health } = result;
@@ -434,6 +472,29 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
     llm: config.llm,
     experience_model: model.label,
     mode: 'dream',
+    // What was trained, which checkpoint the run returns (its checkpoint/, for dreamgym act --run), and why.
+    agent: {
+      trained: result.agent.trained,
+      returned: result.agent.returned,
+      reason: result.agent.reason,
+      dream_iterations: result.agent.dreamIterations,
+      stopped_at: result.agent.stoppedAt,
+      checkpoint: join(out, 'checkpoint'),
+    },
+    bc: result.bc && {
+      demonstrations: result.bc.demonstrations,
+      episodes: result.bc.episodes,
+      examples: result.bc.examples,
+      epochs: result.bc.epochs.length,
+      final_loss: round(result.bc.epochs[result.bc.epochs.length - 1]?.loss ?? NaN),
+      training_agreement_before: round(result.bc.accuracyBefore),
+      training_agreement: round(result.bc.accuracy),
+    },
+    verdict_head: verdict && {
+      successes: verdict.successes,
+      failures: verdict.failures,
+      balanced_accuracy: round(verdict.balancedAccuracy),
+    },
     oracle: false,
     iterations: result.iterations.length,
     dream_steps: result.dreamSteps,
@@ -476,8 +537,79 @@ function reportHealth(health: DomainHealth, label: string): void {
     process.stderr.write(`${p.severity === 'failed' ? 'error' : 'warning'}: ${p.message}\n`);
 }
 
+/** The learned model's verdict head fit (its model.json), or null where it has none or the folder is unreadable. */
+function learnedVerdictFit(path: string): VerdictFit | null {
+  try {
+    const manifest = JSON.parse(readFileSync(join(path, MANIFEST_FILE), 'utf8')) as Partial<ModelManifest>;
+    return manifest.verdict?.fittedOn ?? null;
+  } catch {
+    return null; // the engine's own load reports a bad folder; no head is judged here
+  }
+}
+
+/** The file of a domain run that names its domain (`dreamgym act --run` infers candidates from its episodes). */
+export const DOMAIN_AGENT_FILE = 'domain-agent.json';
+
+export interface DomainAgentRecord {
+  format: 'dreamgym-domain-agent/1';
+  /** The domain and the folder of domains it was read from (absolute). */
+  domain: string;
+  dir: string;
+  stepLimit: number;
+  seed: number;
+  trained: string;
+  returned: 'bc' | 'dream';
+  reason: string;
+}
+
+/** The returned policy as the run's checkpoint, and the domain it belongs to. */
+async function saveDomainAgent(
+  out: string,
+  domain: Domain,
+  dir: string,
+  result: DomainTrainResult,
+  trained: Pick<DomainTrainConfig, 'seed'>,
+): Promise<void> {
+  const { seed } = trained;
+  await new FolderCheckpointStore(join(out, 'checkpoint')).save(result.checkpoint);
+  const record: DomainAgentRecord = {
+    format: 'dreamgym-domain-agent/1',
+    domain: domain.name,
+    dir: resolve(dir),
+    stepLimit: result.stepLimit,
+    seed,
+    trained: result.agent.trained,
+    returned: result.agent.returned,
+    reason: result.agent.reason,
+  };
+  writeFileSync(join(out, DOMAIN_AGENT_FILE), JSON.stringify(record, null, 2) + '\n');
+}
+
+/** The domain a run folder's agent belongs to (null: not a domain run). */
+export function readDomainAgent(run: string): DomainAgentRecord | null {
+  const path = join(run, DOMAIN_AGENT_FILE);
+  if (!existsSync(path)) return null;
+  const record = JSON.parse(readFileSync(path, 'utf8')) as Partial<DomainAgentRecord>;
+  if (
+    record.format !== 'dreamgym-domain-agent/1' ||
+    typeof record.domain !== 'string' ||
+    typeof record.dir !== 'string'
+  )
+    throw new Error(`${path} is not a domain agent record (format dreamgym-domain-agent/1): train the run again.`);
+  return record as DomainAgentRecord;
+}
+
 type TrainSummary = {
   status: string;
+  agent: { trained: string; returned: string; reason: string; checkpoint: string };
+  bc: {
+    demonstrations: string;
+    episodes: number;
+    examples: number;
+    epochs: number;
+    training_agreement_before: number;
+    training_agreement: number;
+  } | null;
   name: string;
   experience_model: string;
   env: string;
@@ -492,10 +624,23 @@ function printTrainSummary(summary: TrainSummary, evaluation: DomainEvaluation, 
   const { dream, agreement, audit, real } = evaluation;
   const show = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
   const failed = summary.status === 'failed' ? 'FAILED (see the errors above): ' : '';
+  const { agent, bc } = summary;
   console.log(
-    `${failed}${summary.name} (${summary.env}) trained in the dream of ${terminalSafe(summary.experience_model)}: ` +
-      `${summary.iterations} iterations, ${summary.dream_steps} dreamed steps, 0 real`,
+    `${failed}${summary.name} (${summary.env}): ${agent.trained} with ${terminalSafe(summary.experience_model)}: ` +
+      `${summary.iterations} dream iterations, ${summary.dream_steps} dreamed steps, 0 real`,
   );
+  if (bc) {
+    const which = bc.demonstrations === 'successes' ? 'successful training episodes' : 'training episodes';
+    console.log(
+      `  behaviour cloning: ${bc.examples} demonstrated steps of ${bc.episodes} ${which}, ${bc.epochs} epochs; ` +
+        `agreement on them ${bc.training_agreement_before} → ${bc.training_agreement}`,
+    );
+  }
+  console.log(
+    `  returned: the ${agent.returned === 'bc' ? 'behaviour-cloning' : 'dream-trained'} policy, ` +
+      `because ${agent.reason}`,
+  );
+  console.log(`  checkpoint: ${agent.checkpoint} (use it: npm run dreamgym -- act --run ${summary.out})`);
   console.log(
     `  (a) dream success on ${dream.episodes} held-out tasks   ${show(dream.success_rate)} (mean length ` +
       `${show(dream.mean_length)}, first-step ends ${show(dream.first_step_share)}, ` +

@@ -1,5 +1,5 @@
 /**
- * The configuration of a dream-only run on an imported domain (no real environment exists): what
+ * The configuration of a run on an imported domain (no real environment exists): what
  * the user sets (`DomainTrainConfig`, its defaults and validation), the step limit the data
  * suggests, and the trainer's config it becomes (`domainTrainConfig`: dream mode, GRPO, no
  * curriculum, no held-out real evaluation). The experience model may be any engine but the oracle,
@@ -8,13 +8,27 @@
 import { envIds } from '../envs/registry';
 import { parseLlmSpec, type LlmSpecText } from '../llm/spec';
 import type { EvalSplit } from '../train/evaluate';
+import { DEFAULT_SFT_CONFIG } from '../train/sft';
 import { withDefaults, type TrainConfig } from '../train/config';
 import { checkDomainEngine } from '../train/run-parts';
 import type { Domain } from './domain';
 
+/**
+ * How `domain train` makes its agent: behaviour cloning on the training episodes, then the dream
+ * (the default); behaviour cloning only (to compare with); the dream only, from a fresh policy.
+ */
+export const DOMAIN_AGENT_STARTS = ['bc-then-dream', 'bc', 'dream'] as const;
+export type DomainAgentStart = (typeof DOMAIN_AGENT_STARTS)[number];
+
 export interface DomainTrainConfig {
   /** The experience model's engine spec (recorded in the run's config; never the oracle). */
   llm: LlmSpecText;
+  /** What is trained: BC then the dream, BC only, or the dream only (clone.ts, trainer.ts). */
+  agent: DomainAgentStart;
+  /** Passes of behaviour cloning over the demonstrated steps. */
+  bcEpochs: number;
+  /** Adam's learning rate of behaviour cloning. */
+  bcLearningRate: number;
   iterations: number;
   /** Training tasks rolled out per iteration. */
   tasksPerIteration: number;
@@ -51,6 +65,10 @@ export interface RealEvalConfig {
 }
 
 export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<Omit<DomainTrainConfig, 'llm'>> = Object.freeze({
+  agent: 'bc-then-dream',
+  // The SFT baseline's choice (train/sft.ts DEFAULT_SFT_CONFIG, tuned on the dev split).
+  bcEpochs: DEFAULT_SFT_CONFIG.epochs,
+  bcLearningRate: DEFAULT_SFT_CONFIG.learningRate,
   iterations: 5,
   tasksPerIteration: 4,
   groupSize: 4,
@@ -72,7 +90,11 @@ export function defaultStepLimit(domain: Pick<Domain, 'train' | 'heldOut'>): num
 
 export function validateDomainTrainConfig(config: DomainTrainConfig, domain: { name: string }): DomainTrainConfig {
   checkDomainEngine(parseLlmSpec(config.llm), domain);
-  const positive = ['iterations', 'tasksPerIteration', 'groupSize', 'updateEpochs'] as const;
+  if (!DOMAIN_AGENT_STARTS.includes(config.agent))
+    throw new RangeError(`agent must be one of ${DOMAIN_AGENT_STARTS.join(', ')}, got '${String(config.agent)}'.`);
+  if (!(config.bcLearningRate > 0))
+    throw new RangeError(`bcLearningRate must be positive, got ${config.bcLearningRate}.`);
+  const positive = ['iterations', 'tasksPerIteration', 'groupSize', 'updateEpochs', 'bcEpochs'] as const;
   for (const key of positive) {
     if (!Number.isInteger(config[key]) || config[key] < 1) {
       throw new RangeError(`${key} must be a positive integer, got ${config[key]}.`);

@@ -9,8 +9,9 @@
  *   - the training dream's history, by the one dream-health check (train/dream-health.ts): every
  *     episode ended at its first step: failed; every episode ran to the step limit, or no success
  *     in the first iterations: a warning (a short run or a hard domain may start so);
- *   - the held-out dream: at least `FIRST_STEP_FAILURE_SHARE` of its episodes ended at their first
- *     step while fewer than half the demonstrated episodes are that short: failed;
+ *   - the held-out dream: at least `FIRST_STEP_FAILURE_SHARE` (half) of its episodes ended at their
+ *     first step while fewer than half the demonstrated episodes are that short: failed;
+ *   - a learned model's verdict head at chance (`verdictProblem`): failed;
  *   - the audit: terminated accuracy below `MIN_TERMINATED_ACCURACY`: failed; none measurable
  *     (every held-out episode lacks an outcome): a warning;
  *   - action agreement not clearly above chance (less than `AGREEMENT_Z` standard errors of a
@@ -26,8 +27,12 @@ import type { DomainEvaluation } from './evaluate';
 
 /** Audited terminated accuracy below this fails the model: its episodes do not end where the data's do. */
 export const MIN_TERMINATED_ACCURACY = 0.9;
-/** Held-out dreamed episodes ending at their first step, from this share on, fail the model ("nearly all"). */
-export const FIRST_STEP_FAILURE_SHARE = 0.9;
+/**
+ * Held-out dreamed episodes ending at their first step, from this share on, fail the model: a dream
+ * that mostly ends at once teaches nothing of the task (issue 45: 75 % of such ends, mean length
+ * 1.25 against about 5 demonstrated, was once reported ok at a bar of 90 %).
+ */
+export const FIRST_STEP_FAILURE_SHARE = 0.5;
 /** The first-step check applies only while fewer than this share of demonstrated episodes last one step. */
 const ONE_STEP_DEMONSTRATED_SHARE = 0.5;
 
@@ -40,7 +45,9 @@ export interface DomainHealthProblem {
     | 'terminated-accuracy'
     | 'unaudited-endings'
     | 'near-chance-agreement'
-    | 'no-transfer';
+    | 'no-transfer'
+    | 'verdict-at-chance'
+    | 'ensemble-disagreement';
   severity: 'failed' | 'warning';
   message: string;
 }
@@ -77,7 +84,7 @@ function firstStepProblem(evaluation: DomainEvaluation, demonstrated: readonly T
       severity: 'failed',
       message:
         `${percent(share)} of the ${evaluation.dream.episodes} held-out dreamed episodes ended at their first step ` +
-        `(at most ${percent(FIRST_STEP_FAILURE_SHARE)} allowed), while ${percent(1 - oneStep)} of the demonstrated ` +
+        `(under ${percent(FIRST_STEP_FAILURE_SHARE)} allowed), while ${percent(1 - oneStep)} of the demonstrated ` +
         `episodes last longer: the model ends episodes at once, so its dream success says nothing. ${FIX}`,
     },
   ];
@@ -146,13 +153,87 @@ function transferProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
   ];
 }
 
-/** The verdict on a domain run: its iterations' metrics, its evaluation, and the demonstrated episodes. */
+/** What a learned model's verdict head was fitted on (its model.json `verdict.fittedOn`). */
+export interface VerdictFit {
+  successes: number;
+  failures: number;
+  /** The mean of both classes' accuracies on the fitted steps (0.5: chance). */
+  balancedAccuracy: number;
+}
+
+/** Standard errors above chance (0.5) from which a verdict head's balanced accuracy counts as learned. */
+export const VERDICT_Z = 2;
+
+/**
+ * A verdict head at chance fails the model: its rewards are coin flips, so the dream rewards
+ * nothing the task asks (issue 45: a head at 0.48 was used anyway). The bar is `VERDICT_Z`
+ * standard errors of a chance head's balanced accuracy, 0.5·√(¼/successes + ¼/failures), above
+ * 0.5: few failed endings make a wide bar, as they should.
+ */
+export function verdictProblem(fit: VerdictFit | null | undefined): DomainHealthProblem[] {
+  if (!fit || fit.successes === 0 || fit.failures === 0) return [];
+  const se = 0.5 * Math.sqrt(0.25 / fit.successes + 0.25 / fit.failures);
+  const bar = 0.5 + VERDICT_Z * se;
+  if (fit.balancedAccuracy >= bar) return [];
+  return [
+    {
+      kind: 'verdict-at-chance',
+      severity: 'failed',
+      message:
+        `The verdict head's balanced accuracy is ${fit.balancedAccuracy.toFixed(3)} ` +
+        `on the ${fit.successes} successful ` +
+        `and ${fit.failures} failed endings it was fitted on (at least ${bar.toFixed(3)} needed, chance 0.5): it ` +
+        `judges endings at chance, so the dream's rewards are coin flips. ${FIX}`,
+    },
+  ];
+}
+
+/**
+ * The verdict ensemble's mean disagreement (members' max − min p at a judged step), from which a
+ * dream iteration is unhealthy: the members disagree by more than half the probability range on
+ * whether the episode succeeded, so its reward says little.
+ */
+export const MAX_DREAM_DISAGREEMENT = 0.5;
+/** Dream iterations looked at to say the dream turned unhealthy (one alone can be bad luck). */
+export const UNHEALTHY_WINDOW = 2;
+
+/**
+ * Why the dream should stop now, read from its latest iterations alone (no real evaluation: the
+ * user has none): every episode of the last `UNHEALTHY_WINDOW` iterations ended at its first step
+ * or ran to the step limit (train/dream-health.ts), or the verdict ensemble disagreed by more than
+ * `MAX_DREAM_DISAGREEMENT` in each of them. Null while it is healthy.
+ */
+export function dreamStopReason(history: readonly IterationRecord[]): DomainHealthProblem | null {
+  const recent = history.slice(-UNHEALTHY_WINDOW);
+  if (recent.length < UNHEALTHY_WINDOW) return null;
+  const warning = dreamWarnings(recent, Infinity).find((w) => w.kind === 'first-step' || w.kind === 'step-limit');
+  if (warning) return { kind: warning.kind, severity: 'failed', message: warning.message };
+  const disagreements = recent.map((r) => r.metrics['dream/disagreement']);
+  if (disagreements.every((d) => typeof d === 'number' && d > MAX_DREAM_DISAGREEMENT)) {
+    return {
+      kind: 'ensemble-disagreement',
+      severity: 'failed',
+      message:
+        `The verdict ensemble's members disagreed by ${disagreements.map((d) => d.toFixed(2)).join(', ')} on ` +
+        `average in the last ${UNHEALTHY_WINDOW} iterations (at most ${MAX_DREAM_DISAGREEMENT} allowed): the dream's ` +
+        'rewards are no longer judged alike by its members, so the agent would learn from noise.',
+    };
+  }
+  return null;
+}
+
+/**
+ * The verdict on a domain run: its iterations' metrics, its evaluation, the demonstrated episodes,
+ * and the learned model's verdict head (where it has one).
+ */
 export function domainHealth(
   history: readonly IterationRecord[],
   evaluation: DomainEvaluation,
   demonstrated: readonly Trajectory[],
+  verdict?: VerdictFit | null,
 ): DomainHealth {
   const problems = [
+    ...verdictProblem(verdict),
     ...historyProblems(history),
     ...firstStepProblem(evaluation, demonstrated).filter((p) => !history.length || !hasKind(history, p)),
     ...auditProblem(evaluation),

@@ -1,5 +1,6 @@
 /**
- * Dream-only training of an imported domain (no real environment exists).
+ * Training the agent of an imported domain (no real environment exists): behaviour cloning on the
+ * demonstrations (clone.ts), then the dream (`trainDomain`; config.agent picks either or both).
  *
  * The experience model is built by buildRunParts (src/core/train/run-parts.ts) from the run's
  * engine spec with the domain handed in: the reasoning model over a ChatModel with the domain's
@@ -25,18 +26,29 @@ import type { ExperienceModel } from '../experience/types';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyStep } from '../rl/batch';
 import { evaluatePolicy } from '../train/evaluate';
-import { Trainer } from '../train/loop';
+import { Trainer, type TrainerState } from '../train/loop';
+import { DEFAULT_SFT_CONFIG, type SftEpoch } from '../train/sft';
 import type { Task } from '../types';
 import {
   defaultStepLimit,
   domainTrainConfig,
   validateDomainTrainConfig,
   DEFAULT_DOMAIN_TRAIN_CONFIG,
+  type DomainAgentStart,
   type DomainTrainConfig,
 } from './config';
 import { trainingTasks, type Domain } from './domain';
-import { actionAgreement, auditDomain, dreamSuccess, type DomainEvaluation } from './evaluate';
-import { domainHealth, type DomainHealth } from './health';
+import { cloneDemonstrations, type BcConfig, type BcResult } from './clone';
+import { actionAgreement, auditDomain, dreamSuccess, type DomainAuditReport, type DomainEvaluation } from './evaluate';
+import {
+  domainHealth,
+  dreamStopReason,
+  MIN_TERMINATED_ACCURACY,
+  verdictProblem,
+  type DomainHealth,
+  type DomainHealthProblem,
+  type VerdictFit,
+} from './health';
 import { DomainTaskSource } from './task-source';
 
 /** A replay buffer (memory unless one is given) seeded with the domain's training episodes. */
@@ -130,9 +142,21 @@ export class DomainTrainer {
     return this.trainer.runIteration();
   }
 
-  /** (a), (b) and (c) of evaluate.ts for the current policy. */
+  /** (c): the model against held-out recorded transitions (the policy plays no part in it). */
+  audit(): Promise<DomainAuditReport> {
+    return auditDomain(this.model, this.domain, {
+      n: this.config.auditTransitions,
+      seed: this.config.seed,
+      signal: this.deps.signal,
+    });
+  }
+
+  /** (a), (b) and (c) of evaluate.ts for the current policy (`audit`: (c) already made, not made again). */
   async evaluate(
-    options: { onProgress?: (stage: string, done: number, total: number) => void } = {},
+    options: {
+      onProgress?: (stage: string, done: number, total: number) => void;
+      audit?: DomainAuditReport;
+    } = {},
   ): Promise<DomainEvaluation> {
     const { signal } = this.deps;
     const dream = await dreamSuccess(this.policy, this.model, this.domain, {
@@ -143,11 +167,7 @@ export class DomainTrainer {
     options.onProgress?.('dream success', 1, 3);
     const agreement = await actionAgreement(this.policy, this.domain.heldOut, { stepLimit: this.stepLimit });
     options.onProgress?.('action agreement', 2, 3);
-    const audit = await auditDomain(this.model, this.domain, {
-      n: this.config.auditTransitions,
-      seed: this.config.seed,
-      signal,
-    });
+    const audit = options.audit ?? (await this.audit());
     options.onProgress?.('audit', 3, 3);
     const real = this.config.realEval;
     if (!real) return { dream, agreement, audit };
@@ -176,6 +196,19 @@ export class DomainTrainer {
   }
 }
 
+/** Which policy `trainDomain` returns, and why (the `--json` summary's `agent`). */
+export interface DomainAgentChoice {
+  /** What was asked for (config.agent). */
+  trained: DomainAgentStart;
+  /** Whose weights the returned policy holds: the cloned ('bc') or the dream-trained ('dream') one. */
+  returned: 'bc' | 'dream';
+  /** Why, in words. */
+  reason: string;
+  /** Dream iterations run; where the dream turned unhealthy, the iteration it stopped at. */
+  dreamIterations: number;
+  stoppedAt: number | null;
+}
+
 export interface DomainTrainResult {
   iterations: DomainIterationRecord[];
   evaluation: DomainEvaluation;
@@ -183,27 +216,163 @@ export interface DomainTrainResult {
   health: DomainHealth;
   dreamSteps: number;
   stepLimit: number;
+  /** Behaviour cloning's record (null: `--agent dream`). */
+  bc: Omit<BcResult, 'weights'> | null;
+  agent: DomainAgentChoice;
+  /** The trainer's state holding the returned policy: the run's checkpoint (`dreamgym act --run`). */
+  checkpoint: TrainerState;
 }
 
-/** Dream-only training for `config.iterations`, then (a), (b) and (c). */
+export interface DomainTrainRunDeps extends DomainTrainerDeps {
+  onIteration?: (record: DomainIterationRecord) => void;
+  onBcEpoch?: (record: SftEpoch) => void;
+  /** The learned model's verdict head fit (model.json), judged by health.ts `verdictProblem`. */
+  verdict?: VerdictFit | null;
+}
+
+/**
+ * The agent of an imported domain (config.agent): behaviour cloning on the training episodes
+ * (clone.ts), then GRPO in the dream for `config.iterations`, then (a), (b) and (c). What stops
+ * the dream is the dream's own health, never a real evaluation (the user has none):
+ *   - before it, a model that fails what needs no policy (its verdict head at chance, or its audit's
+ *     terminated accuracy) is not dreamed in at all;
+ *   - during it, `dreamStopReason` (episodes that all end at once or never, the verdict ensemble's
+ *     disagreement) stops it;
+ *   - after it, a failed health check of the dream-trained policy's evaluation.
+ * In each case the BC checkpoint is returned, and the result says so; with `agent: 'dream'` there
+ * is none, and the dream's policy is returned with the reason it is not to be trusted.
+ */
 export async function trainDomain(
   domain: Domain,
   model: ExperienceModel,
   config: Partial<DomainTrainConfig> & Pick<DomainTrainConfig, 'llm'>,
-  deps: DomainTrainerDeps & { onIteration?: (record: DomainIterationRecord) => void } = {},
+  deps: DomainTrainRunDeps = {},
 ): Promise<DomainTrainResult> {
   const trainer = new DomainTrainer(domain, model, config, deps);
   try {
+    const c = trainer.config;
+    const bc =
+      c.agent === 'dream' ? null : await cloneDemonstrations(trainer.policy, domain, bcConfig(trainer), deps.onBcEpoch);
+    const audit = await trainer.audit();
+    const gate = [...verdictProblem(deps.verdict), ...preDreamAudit(audit)];
+    const dreamAllowed = c.agent !== 'bc' && !(bc && gate.length > 0);
     const iterations: DomainIterationRecord[] = [];
-    while (!trainer.finished) {
+    let stop: ReturnType<typeof dreamStopReason> = null;
+    while (dreamAllowed && !trainer.finished) {
       const record = await trainer.runIteration();
       iterations.push(record);
       deps.onIteration?.(record);
+      if ((stop = dreamStopReason(iterations))) break;
     }
-    const evaluation = await trainer.evaluate();
-    const health = domainHealth(iterations, evaluation, [...domain.train, ...domain.heldOut]);
-    return { iterations, evaluation, health, dreamSteps: trainer.dreamSteps, stepLimit: trainer.stepLimit };
+    let agent = chooseAgent(c.agent, bc !== null, gate, stop, iterations.length);
+    if (agent.returned === 'bc' && iterations.length > 0) trainer.policy.setWeights(bc!.weights);
+    const demonstrated = [...domain.train, ...domain.heldOut];
+    let evaluation = await trainer.evaluate({ audit });
+    let health = domainHealth(iterations, evaluation, demonstrated, deps.verdict);
+    if (bc && agent.returned === 'dream' && health.status === 'failed') {
+      // The dream-trained policy's own evaluation failed the dream: the cloned policy is returned instead.
+      const why = health.problems.filter((p) => p.severity === 'failed').map((p) => p.kind);
+      agent = { ...agent, returned: 'bc', reason: `${AFTER_DREAM} (${why.join(', ')}): ${KEPT_BC}` };
+      trainer.policy.setWeights(bc.weights);
+      evaluation = await trainer.evaluate({ audit });
+      health = domainHealth(iterations, evaluation, demonstrated, deps.verdict);
+    }
+    const checkpoint = await trainer.trainer.state();
+    return {
+      iterations,
+      evaluation,
+      health,
+      dreamSteps: trainer.dreamSteps,
+      stepLimit: trainer.stepLimit,
+      bc: bc && withoutWeights(bc),
+      agent,
+      checkpoint,
+    };
   } finally {
     trainer.dispose();
   }
+}
+
+/**
+ * The trainer of a saved domain agent (`checkpoint`), to act with: its policy as saved, the domain's
+ * training tasks; no experience model, so it makes no env (act.ts scores candidates only).
+ */
+export function restoreDomainAgent(domain: Domain, checkpoint: TrainerState, stepLimit: number): Promise<Trainer> {
+  const source = new DomainTaskSource(domain, trainingTasks(domain), stepLimit, () => {
+    throw new Error(`A restored agent of '${domain.name}' acts on given states; it plays no dreamed episode.`);
+  });
+  return Trainer.restore(checkpoint, {}, { source });
+}
+
+const KEPT_BC = 'the behaviour-cloning checkpoint is returned, not the dream-trained policy.';
+const AFTER_DREAM = "the dream-trained policy's evaluation failed the health checks";
+
+function bcConfig(trainer: DomainTrainer): BcConfig {
+  const c = trainer.config;
+  return {
+    epochs: c.bcEpochs,
+    learningRate: c.bcLearningRate,
+    batchSize: DEFAULT_SFT_CONFIG.batchSize,
+    maxGradNorm: DEFAULT_SFT_CONFIG.maxGradNorm,
+    seed: c.seed,
+    stepLimit: trainer.stepLimit,
+  };
+}
+
+/** The audit's verdict before any dream: endings judged unlike the held-out records fail the model (health.ts). */
+function preDreamAudit(audit: DomainAuditReport): DomainHealthProblem[] {
+  const accuracy = audit.terminated_accuracy;
+  if (accuracy === null || accuracy >= MIN_TERMINATED_ACCURACY) return [];
+  return [
+    {
+      kind: 'terminated-accuracy',
+      severity: 'failed',
+      message: `the audit's terminated accuracy is ${accuracy.toFixed(3)} (at least ${MIN_TERMINATED_ACCURACY} needed)`,
+    },
+  ];
+}
+
+function chooseAgent(
+  trained: DomainAgentStart,
+  cloned: boolean,
+  gate: readonly DomainHealthProblem[],
+  stop: DomainHealthProblem | null,
+  dreamIterations: number,
+): DomainAgentChoice {
+  const base = { trained, dreamIterations, stoppedAt: stop ? dreamIterations : null };
+  if (trained === 'bc')
+    return { ...base, returned: 'bc', reason: 'behaviour cloning only was asked for (--agent bc).' };
+  if (cloned && gate.length > 0) {
+    const why = gate.map((p) => p.kind).join(', ');
+    return { ...base, returned: 'bc', reason: `the experience model failed before any dream (${why}): ${KEPT_BC}` };
+  }
+  if (stop && cloned) {
+    return {
+      ...base,
+      returned: 'bc',
+      reason: `the dream turned unhealthy at iteration ${dreamIterations} (${stop.kind}) and was stopped: ${KEPT_BC}`,
+    };
+  }
+  if (stop) {
+    return {
+      ...base,
+      returned: 'dream',
+      reason:
+        `the dream turned unhealthy at iteration ${dreamIterations} (${stop.kind}) and was stopped; there is no ` +
+        'behaviour-cloning checkpoint to return (--agent dream), so the policy of that iteration is returned.',
+    };
+  }
+  const from = cloned ? 'after behaviour cloning, ' : '';
+  return {
+    ...base,
+    returned: 'dream',
+    reason:
+      `${from}the dream stayed healthy for its ${dreamIterations} iterations: ` +
+      'the dream-trained policy is returned.',
+  };
+}
+
+function withoutWeights(bc: BcResult): Omit<BcResult, 'weights'> {
+  const { weights: _weights, ...rest } = bc;
+  return rest;
 }

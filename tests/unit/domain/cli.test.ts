@@ -10,12 +10,27 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { PassThrough } from 'node:stream';
 import { main } from '../../../src/cli/main';
+import { actCommand, runAct } from '../../../src/cli/commands/act';
+import { parseArgs } from '../../../src/cli/args';
+import { candidateIndex, inferCandidates } from '../../../src/core/domain/candidates';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { loadDomainFolder } from '../../../src/node/domain-folder';
 import type { ChatRequest } from '../../../src/core/llm/types';
 import { writeTrajectories } from '../../../src/core/data/formats';
 import { foreignAgentGym, foreignOurs, scriptedDomainChat } from './fixtures';
+
+async function act(argv: string[], input: string): Promise<{ code: number; lines: Record<string, unknown>[] }> {
+  const inStream = new PassThrough();
+  const outStream = new PassThrough();
+  const chunks: string[] = [];
+  outStream.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
+  inStream.end(input);
+  const code = await runAct(parseArgs(argv, actCommand), { input: inStream, output: outStream });
+  const lines = chunks.join('').split('\n').filter(Boolean);
+  return { code, lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
 
 let out: string[];
 let err: string[];
@@ -325,17 +340,46 @@ describe('dreamgym domain train', () => {
       );
       const text = stderr.join('');
       expect(text).toMatch(/error: FAILED: the experience model .* cannot be trusted on this domain/);
-      expect(text).toMatch(/ended at its first step/);
+      expect(text).toMatch(/ended at their first step/);
       expect(text).toMatch(/terminated accuracy is 0\.\d+ .*Fix: train the experience model on more episodes/s);
-      // Without --json the report says FAILED too.
+      // Behaviour cloning first (the default); a model that fails its audit is never dreamed in: BC is returned.
+      expect(summary.agent).toMatchObject({ trained: 'bc-then-dream', returned: 'bc', dream_iterations: 0 });
+      expect(summary.agent.reason).toMatch(/failed before any dream/);
+      expect(summary.bc.training_agreement).toBeGreaterThan(summary.bc.training_agreement_before);
+      expect(existsSync(join(summary.agent.checkpoint, 'manifest.json'))).toBe(true);
+      // Without --json the report says FAILED too, what was trained and which checkpoint is returned.
       expect(await main([...args, ...small])).toBe(3);
       expect(out.join('\n')).toMatch(/FAILED \(see the errors above\): myapp/);
+      expect(out.join('\n')).toMatch(/returned: the behaviour-cloning policy, because the experience model failed/);
+      await actWithoutAdmissible(summary.out as string);
       expect(await main([...args, ...small, '--real-env', 'nowhere-v0'])).toBe(2);
       expect(err.join('\n')).toMatch(/--real-env 'nowhere-v0' is not a registered env/);
     } finally {
       endAtOnce = false;
     }
   });
+
+  /** `dreamgym act --run` on the domain run: a line without `admissible` gets the import's inferred candidates. */
+  async function actWithoutAdmissible(run: string): Promise<void> {
+    const domain = loadDomainFolder(dir, 'myapp');
+    const t = domain.heldOut[0];
+    const state = { instruction: t.task.instruction, observation: t.steps[1].observation };
+    const previousAction = t.steps[0].action;
+    const input = [
+      JSON.stringify({ ...state, previous_actions: [previousAction] }),
+      JSON.stringify({ ...state, admissible: ['look', 'inventory'], previous_actions: [previousAction] }),
+    ].join('\n');
+    const { code, lines } = await act(['--run', run], input);
+    expect(code).toBe(0);
+    const [inferred, given] = lines;
+    // The same inference as the import's, against the domain's training episodes.
+    const expected = inferCandidates(candidateIndex(domain.train), { ...state, previousAction }, undefined);
+    expect(inferred).toMatchObject({ line: 1, candidates: 'inferred', inferred_candidates: expected });
+    expect(expected.length).toBeGreaterThanOrEqual(2);
+    expect(expected).toContain(inferred.action);
+    expect(given).toMatchObject({ line: 2, candidates: 'given' });
+    expect(['look', 'inventory']).toContain(given.action);
+  }
 
   it('refuses the oracle for an imported domain, and names a missing domain', async () => {
     expect(await main(['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', 'oracle:0,0'])).toBe(2);
