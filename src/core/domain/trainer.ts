@@ -17,6 +17,16 @@
  * GRPO update; unusable dreamed steps are never learned from. Random streams are the trainer's,
  * derived from (seed, purpose, iteration). Its configuration is config.ts; its evaluation (dream
  * success, action agreement, the audit against held-out recorded transitions) is evaluate.ts.
+ *
+ * Where the agent's candidate actions come from, when the application records none (ETO):
+ *   - behaviour cloning: the import's lists, inferred for each step that listed none from the
+ *     training episodes (candidates.ts; clone.ts);
+ *   - the dream: a demonstrated task starts from its recorded first state and list; every later
+ *     list is the one the experience model writes, and the learned model learned to write them
+ *     from the import's lists (sft-data.ts). A running state written without actions is unusable
+ *     and never learned from (dream-env.ts);
+ *   - deployed: `dreamgym act --run` infers them for a state that lists none, as the import does,
+ *     from the run's domain's training episodes (src/cli/commands/act.ts).
  */
 import { ReplayBuffer } from '../buffer/buffer';
 import { MemoryBufferStore } from '../buffer/stores/memory';
