@@ -14,12 +14,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { server, userEvent } from 'vitest/browser';
 import { LlmError, type ChatRequest, type LoadProgress } from '../../src/core/llm/types';
-import {
-  DEFAULT_CHAT_TEMPLATE,
-  WllamaChatModel,
-  readGgufHeader,
-  renderDefaultTemplate,
-} from '../../src/core/llm/wllama';
+import { DEFAULT_CHAT_TEMPLATE, WllamaChatModel, renderDefaultTemplate } from '../../src/core/llm/wllama';
+import { readGgufHeader } from '../../src/core/llm/gguf-header';
 import { ReasoningExperienceModel } from '../../src/core/experience/reasoning-model';
 import { makeDreamEnv, type DreamEnv } from '../../src/core/experience/dream-env';
 import type { TimeLimit } from '../../src/core/envs/env';
