@@ -168,9 +168,17 @@ describe('dreamgym expmodel', () => {
       ]),
     ).toBe(0);
     expect(lastJson().env).toBe('byo:chores');
+    // Every recorded transition of the domain is accounted for, and the count is the pairs trained on.
+    const { data: record, pairs } = lastJson();
+    expect(record.account.nextPairs + record.account.initialPairs).toBe(record.trainPairs + record.validationPairs);
+    expect(pairs).toMatch(
+      new RegExp(`^${record.trainPairs + record.validationPairs} pairs from \\d+ recorded transitions`),
+    );
     const code = await main([
       'domain',
       'train',
+      '--agent', // the dream itself, with no BC checkpoint to fall back on: this test is about dreaming in it
+      'dream',
       '--name',
       'chores',
       '--dir',
