@@ -146,6 +146,8 @@ export class Featuriser {
   private readonly kindIndex: Map<string, number>;
   readonly stopwords: Set<string>;
   private readonly kindDepth: number;
+  /** Parsed actions by their text (candidates repeat across states and iterations). */
+  private readonly parsed = new Map<string, ParsedAction & { index: number }>();
 
   constructor(schema: FeatureSchema = emptyFeatureSchema(), extras: PolicyFeatureSet = NO_EXTRAS) {
     const problem = featureSchemaProblem(schema);
@@ -188,8 +190,18 @@ export class Featuriser {
     return this.schema.kinds.length + 1;
   }
 
-  /** An action's template index (templateCount − 1: other), verb, slots and argument. */
+  /** An action's template index (templateCount − 1: other), verb, slots and argument (read once, then cached). */
   parseAction(actionLower: string): ParsedAction & { index: number } {
+    let parsed = this.parsed.get(actionLower);
+    if (!parsed) {
+      if (this.parsed.size > 100_000) this.parsed.clear();
+      parsed = this.readAction(actionLower);
+      this.parsed.set(actionLower, parsed);
+    }
+    return parsed;
+  }
+
+  private readAction(actionLower: string): ParsedAction & { index: number } {
     const tokens = actionTokens(actionLower);
     const parsed = structureOf(tokens, this.connectors.get(tokens[0] ?? '') ?? EMPTY_SET);
     const key = this.controls.has(tokens.join(' ')) ? tokens.join(' ') : parsed.template;

@@ -19,7 +19,9 @@ async function tinyPolicy(): Promise<CandidatePolicy> {
     prior: (_s, actions) => Promise.resolve(actions.map((_, j) => Math.sin(j + 1))),
   };
   const policy = new CandidatePolicy(TINY_POLICY, prior);
-  const rng = Rng.fromSeed(11, 'gradcheck');
+  // Seed 11 put a hidden unit's pre-activation within h of 0 once the features changed (the left difference equalled
+  // tf's gradient, the central one straddled the relu's kink): finite differences check smooth points only.
+  const rng = Rng.fromSeed(12, 'gradcheck');
   const w = await policy.getWeights();
   for (const t of w.tensors) for (let i = 0; i < t.data.length; i++) t.data[i] = rng.uniform(-0.6, 0.6);
   policy.setWeights(w);

@@ -188,9 +188,12 @@ describe('updates', () => {
     const policy = new CandidatePolicy(TINY_POLICY);
     const optimizer = makeOptimizer(1e-2);
     const batch = await mixedBatch(policy, 3);
+    // Returns that differ inside each group whatever actions were sampled: the updates must move the policy.
+    batch.steps.forEach((step, i) => (step.reward = (i % 3) * 0.5));
     await expect(grpoUpdate(policy, optimizer, batch, { klCoef: 0.1 })).rejects.toThrow(/reference/);
     const reference = await policy.clone();
-    const first = await grpoUpdate(policy, optimizer, batch, { klCoef: 0.1 }, { reference });
+    // One pass: its KL is measured before its step, where the policy is still the reference.
+    const first = await grpoUpdate(policy, optimizer, batch, { klCoef: 0.1, updateEpochs: 1 }, { reference });
     expect(first['losses/ref_kl']).toBeCloseTo(0, 6); // identical before the first step
     let last = first;
     for (let i = 0; i < 5; i++) last = await grpoUpdate(policy, optimizer, batch, { klCoef: 0.1 }, { reference });
