@@ -136,87 +136,81 @@ function listRows<T>(rows: readonly T[], n: number, out: Element[], row: (item: 
 /** The draft value of a field, or its saved value when untouched. */
 export type Draft = ReadonlyMap<string, string>;
 
-function forumPage(sites: Sites, route: Route, draft: Draft): Page {
-  const bar = [link('Forum', HOME_ROUTES.forum)];
-  switch (route.page) {
-    case 'forum-home':
-      return {
-        title: 'Forums',
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          { role: 'heading', name: 'Forums' },
-          ...sites.world.forums.map((f) => link(f, { page: 'forum', forum: f, n: 1 })),
-        ],
-      };
-    case 'forum': {
-      const posts = sites.forumPosts(route.forum);
-      const rows = listRows(posts, route.n, [], (p, out) => {
-        const to: Route = { page: 'post', forum: route.forum, postId: p.id };
-        const count = sites.comments(p).length;
-        out.push(
-          link(p.title, to),
-          text(`Submitted by ${p.author}`),
-          text(`${sites.score(p)} points`),
-          link(`${count} comment${count === 1 ? '' : 's'}`, to),
-        );
-      });
-      return {
-        title: `${route.forum} - Forum`,
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          { role: 'heading', name: route.forum },
-          link('Submit a new post', { page: 'submit', forum: route.forum }),
-          ...rows,
-          ...pager(route.n, posts.length, (n) => ({ page: 'forum', forum: route.forum, n })),
-        ],
-      };
-    }
-    case 'post': {
-      const post = sites.post(route.postId)!;
-      const vote = sites.vote(post.id);
-      const comments = sites.comments(post);
-      return {
-        title: `${post.title} - ${route.forum}`,
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          link(route.forum, { page: 'forum', forum: route.forum, n: 1 }),
-          { role: 'heading', name: post.title },
-          text(`Submitted by ${post.author}`),
-          text(`${sites.score(post)} points`),
-          { role: 'button', name: 'Upvote', pressed: vote === 1, effect: { kind: 'vote', postId: post.id, dir: 1 } },
-          {
-            role: 'button',
-            name: 'Downvote',
-            pressed: vote === -1,
-            effect: { kind: 'vote', postId: post.id, dir: -1 },
-          },
-          text(post.body),
-          { role: 'heading', name: `${comments.length} comment${comments.length === 1 ? '' : 's'}` },
-          ...comments.map((c) => text(`${c.author}: ${c.text}`)),
-          { role: 'textbox', name: 'Reply', value: draft.get('reply') ?? '', field: 'reply' },
-          { role: 'button', name: 'Post reply', effect: { kind: 'reply', postId: post.id } },
-        ],
-      };
-    }
-    case 'submit':
-      return {
-        title: `Submit to ${route.forum} - Forum`,
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          link(route.forum, { page: 'forum', forum: route.forum, n: 1 }),
-          { role: 'heading', name: `Submit a post to ${route.forum}` },
-          { role: 'textbox', name: 'Title', value: draft.get('title') ?? '', field: 'title' },
-          { role: 'textbox', name: 'Body', value: draft.get('body') ?? '', field: 'body' },
-          { role: 'button', name: 'Create post', effect: { kind: 'create', forum: route.forum } },
-        ],
-      };
-    default:
-      throw new Error(`webarena-lite: ${route.page} is not a forum page`);
-  }
+type At<P extends Route['page']> = Route & { page: P };
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const forumBar = (): Element[] => [link('Forum', HOME_ROUTES.forum)];
+
+function forumHome(sites: Sites, route: Route): Page {
+  const forums = sites.world.forums.map((f) => link(f, { page: 'forum', forum: f, n: 1 }));
+  return {
+    title: 'Forums',
+    url: urlOf(route),
+    elements: [...forumBar(), { role: 'heading', name: 'Forums' }, ...forums],
+  };
+}
+
+function forumList(sites: Sites, route: At<'forum'>): Page {
+  const posts = sites.forumPosts(route.forum);
+  const rows = listRows(posts, route.n, [], (p, out) => {
+    const to: Route = { page: 'post', forum: route.forum, postId: p.id };
+    out.push(
+      link(p.title, to),
+      text(`Submitted by ${p.author}`),
+      text(`${sites.score(p)} points`),
+      link(plural(sites.comments(p).length, 'comment'), to),
+    );
+  });
+  return {
+    title: `${route.forum} - Forum`,
+    url: urlOf(route),
+    elements: [
+      ...forumBar(),
+      { role: 'heading', name: route.forum },
+      link('Submit a new post', { page: 'submit', forum: route.forum }),
+      ...rows,
+      ...pager(route.n, posts.length, (n) => ({ page: 'forum', forum: route.forum, n })),
+    ],
+  };
+}
+
+function postPage(sites: Sites, route: At<'post'>, draft: Draft): Page {
+  const post = sites.post(route.postId)!;
+  const vote = sites.vote(post.id);
+  const comments = sites.comments(post);
+  return {
+    title: `${post.title} - ${route.forum}`,
+    url: urlOf(route),
+    elements: [
+      ...forumBar(),
+      link(route.forum, { page: 'forum', forum: route.forum, n: 1 }),
+      { role: 'heading', name: post.title },
+      text(`Submitted by ${post.author}`),
+      text(`${sites.score(post)} points`),
+      { role: 'button', name: 'Upvote', pressed: vote === 1, effect: { kind: 'vote', postId: post.id, dir: 1 } },
+      { role: 'button', name: 'Downvote', pressed: vote === -1, effect: { kind: 'vote', postId: post.id, dir: -1 } },
+      text(post.body),
+      { role: 'heading', name: plural(comments.length, 'comment') },
+      ...comments.map((c) => text(`${c.author}: ${c.text}`)),
+      { role: 'textbox', name: 'Reply', value: draft.get('reply') ?? '', field: 'reply' },
+      { role: 'button', name: 'Post reply', effect: { kind: 'reply', postId: post.id } },
+    ],
+  };
+}
+
+function submitPage(route: At<'submit'>, draft: Draft): Page {
+  return {
+    title: `Submit to ${route.forum} - Forum`,
+    url: urlOf(route),
+    elements: [
+      ...forumBar(),
+      link(route.forum, { page: 'forum', forum: route.forum, n: 1 }),
+      { role: 'heading', name: `Submit a post to ${route.forum}` },
+      { role: 'textbox', name: 'Title', value: draft.get('title') ?? '', field: 'title' },
+      { role: 'textbox', name: 'Body', value: draft.get('body') ?? '', field: 'body' },
+      { role: 'button', name: 'Create post', effect: { kind: 'create', forum: route.forum } },
+    ],
+  };
 }
 
 /** Products matching a grid search (case-insensitive substring of the name). */
@@ -228,109 +222,129 @@ export function searchProducts(products: readonly Product[], q: string): readonl
 /** A product's price as its edit form shows it (`31.50`). */
 export const priceField = (cents: number) => (cents / 100).toFixed(2);
 
-function adminPage(sites: Sites, route: Route, draft: Draft): Page {
-  const bar = [
-    link('Dashboard', HOME_ROUTES.admin),
-    link('Products', { page: 'products', n: 1, q: '' }),
-    link('Orders', { page: 'orders', n: 1 }),
-  ];
+const adminBar = (): Element[] => [
+  link('Dashboard', HOME_ROUTES.admin),
+  link('Products', { page: 'products', n: 1, q: '' }),
+  link('Orders', { page: 'orders', n: 1 }),
+];
+
+function dashboard(sites: Sites, route: Route): Page {
+  const pending = sites.world.orders.filter((o) => sites.orderStatus(o) === 'Pending').length;
+  return {
+    title: 'Dashboard - Admin',
+    url: urlOf(route),
+    elements: [...adminBar(), { role: 'heading', name: 'Dashboard' }, text(`${pending} pending orders`)],
+  };
+}
+
+function productGrid(sites: Sites, route: At<'products'>): Page {
+  const found = searchProducts(sites.products(), route.q);
+  const rows = listRows(found, route.n, [], (p, out) => {
+    out.push(
+      link(p.name, { page: 'product', productId: p.id }),
+      cell(p.sku),
+      cell(money(p.price)),
+      cell(String(p.qty)),
+      cell(p.enabled ? 'Enabled' : 'Disabled'),
+    );
+  });
+  return {
+    title: 'Products - Admin',
+    url: urlOf(route),
+    elements: [
+      ...adminBar(),
+      { role: 'heading', name: 'Products' },
+      { role: 'searchbox', name: 'Search by name', value: route.q },
+      ...pager(route.n, found.length, (n) => ({ page: 'products', n, q: route.q })),
+      ...(found.length === 0 ? [text('We could not find any records.')] : rows),
+    ],
+  };
+}
+
+function productForm(sites: Sites, route: At<'product'>, draft: Draft): Page {
+  const p = sites.product(route.productId)!;
+  const enabled = draft.has('enabled') ? draft.get('enabled') === 'true' : p.enabled;
+  return {
+    title: `${p.name} - Products - Admin`,
+    url: urlOf(route),
+    elements: [
+      ...adminBar(),
+      { role: 'heading', name: p.name },
+      text(`SKU ${p.sku}`),
+      { role: 'textbox', name: 'Price', value: draft.get('price') ?? priceField(p.price), field: 'price' },
+      { role: 'textbox', name: 'Quantity', value: draft.get('qty') ?? String(p.qty), field: 'qty' },
+      { role: 'checkbox', name: 'Enabled', checked: enabled, effect: { kind: 'toggle', field: 'enabled' } },
+      { role: 'button', name: 'Save', effect: { kind: 'save', productId: p.id } },
+    ],
+  };
+}
+
+function orderGrid(sites: Sites, route: At<'orders'>): Page {
+  const rows = listRows(sites.world.orders, route.n, [], (o, out) => {
+    out.push(
+      link(`Order #${orderNumber(o.id)}`, { page: 'order', orderId: o.id }),
+      cell(o.customer),
+      cell(money(o.total)),
+      cell(sites.orderStatus(o)),
+    );
+  });
+  return {
+    title: 'Orders - Admin',
+    url: urlOf(route),
+    elements: [
+      ...adminBar(),
+      { role: 'heading', name: 'Orders' },
+      ...pager(route.n, sites.world.orders.length, (n) => ({ page: 'orders', n })),
+      ...rows,
+    ],
+  };
+}
+
+function orderPage(sites: Sites, route: At<'order'>): Page {
+  const o = sites.order(route.orderId)!;
+  const status = sites.orderStatus(o);
+  const cancel: Element = { role: 'button', name: 'Cancel order', effect: { kind: 'cancel', orderId: o.id } };
+  return {
+    title: `Order #${orderNumber(o.id)} - Admin`,
+    url: urlOf(route),
+    elements: [
+      ...adminBar(),
+      { role: 'heading', name: `Order #${orderNumber(o.id)}` },
+      text(`Customer: ${o.customer}`),
+      text(`Status: ${status}`),
+      text(`Grand total: ${money(o.total)}`),
+      ...o.items.map((item) => text(`Item: ${item}`)),
+      ...(status === 'Pending' || status === 'Processing' ? [cancel] : []),
+    ],
+  };
+}
+
+function pageAt(sites: Sites, route: Route, draft: Draft): Page {
   switch (route.page) {
-    case 'dashboard': {
-      const pending = sites.world.orders.filter((o) => sites.orderStatus(o) === 'Pending').length;
-      return {
-        title: 'Dashboard - Admin',
-        url: urlOf(route),
-        elements: [...bar, { role: 'heading', name: 'Dashboard' }, text(`${pending} pending orders`)],
-      };
-    }
-    case 'products': {
-      const found = searchProducts(sites.products(), route.q);
-      const rows = listRows(found, route.n, [], (p, out) => {
-        out.push(
-          link(p.name, { page: 'product', productId: p.id }),
-          cell(p.sku),
-          cell(money(p.price)),
-          cell(String(p.qty)),
-          cell(p.enabled ? 'Enabled' : 'Disabled'),
-        );
-      });
-      return {
-        title: 'Products - Admin',
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          { role: 'heading', name: 'Products' },
-          { role: 'searchbox', name: 'Search by name', value: route.q },
-          ...pager(route.n, found.length, (n) => ({ page: 'products', n, q: route.q })),
-          ...(found.length === 0 ? [text('We could not find any records.')] : rows),
-        ],
-      };
-    }
-    case 'product': {
-      const p = sites.product(route.productId)!;
-      const enabled = draft.has('enabled') ? draft.get('enabled') === 'true' : p.enabled;
-      return {
-        title: `${p.name} - Products - Admin`,
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          { role: 'heading', name: p.name },
-          text(`SKU ${p.sku}`),
-          { role: 'textbox', name: 'Price', value: draft.get('price') ?? priceField(p.price), field: 'price' },
-          { role: 'textbox', name: 'Quantity', value: draft.get('qty') ?? String(p.qty), field: 'qty' },
-          { role: 'checkbox', name: 'Enabled', checked: enabled, effect: { kind: 'toggle', field: 'enabled' } },
-          { role: 'button', name: 'Save', effect: { kind: 'save', productId: p.id } },
-        ],
-      };
-    }
-    case 'orders': {
-      const rows = listRows(sites.world.orders, route.n, [], (o, out) => {
-        out.push(
-          link(`Order #${orderNumber(o.id)}`, { page: 'order', orderId: o.id }),
-          cell(o.customer),
-          cell(money(o.total)),
-          cell(sites.orderStatus(o)),
-        );
-      });
-      return {
-        title: 'Orders - Admin',
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          { role: 'heading', name: 'Orders' },
-          ...pager(route.n, sites.world.orders.length, (n) => ({ page: 'orders', n })),
-          ...rows,
-        ],
-      };
-    }
-    case 'order': {
-      const o = sites.order(route.orderId)!;
-      const status = sites.orderStatus(o);
-      const cancellable = status === 'Pending' || status === 'Processing';
-      return {
-        title: `Order #${orderNumber(o.id)} - Admin`,
-        url: urlOf(route),
-        elements: [
-          ...bar,
-          { role: 'heading', name: `Order #${orderNumber(o.id)}` },
-          text(`Customer: ${o.customer}`),
-          text(`Status: ${status}`),
-          text(`Grand total: ${money(o.total)}`),
-          ...o.items.map((item) => text(`Item: ${item}`)),
-          ...(cancellable
-            ? [{ role: 'button', name: 'Cancel order', effect: { kind: 'cancel', orderId: o.id } } as Element]
-            : []),
-        ],
-      };
-    }
-    default:
-      throw new Error(`webarena-lite: ${route.page} is not an admin page`);
+    case 'forum-home':
+      return forumHome(sites, route);
+    case 'forum':
+      return forumList(sites, route);
+    case 'post':
+      return postPage(sites, route, draft);
+    case 'submit':
+      return submitPage(route, draft);
+    case 'dashboard':
+      return dashboard(sites, route);
+    case 'products':
+      return productGrid(sites, route);
+    case 'product':
+      return productForm(sites, route, draft);
+    case 'orders':
+      return orderGrid(sites, route);
+    case 'order':
+      return orderPage(sites, route);
   }
 }
 
 /** The page at a route, with a flash message (after a form) on top of its content. */
 export function renderPage(sites: Sites, route: Route, draft: Draft, flash: string | null): Page {
-  const page = siteOf(route) === 'forum' ? forumPage(sites, route, draft) : adminPage(sites, route, draft);
+  const page = pageAt(sites, route, draft);
   if (flash) page.elements.splice(siteOf(route) === 'forum' ? 1 : 3, 0, text(flash));
   return page;
 }

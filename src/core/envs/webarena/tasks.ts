@@ -229,6 +229,16 @@ function listRouteOf(target: Target): Route {
   }
 }
 
+/** What a template's text and check are filled from. */
+interface Slots extends Picks {
+  rng: Rng;
+  world: World;
+  /** `in the books forum`. */
+  inForum: string;
+  /** The order's number as the admin shows it. */
+  num: string;
+}
+
 const postRoute = (p: Post) => ({ page: 'post' as const, forum: p.forum, postId: p.id });
 const productRoute = (p: Product) => ({ page: 'product' as const, productId: p.id });
 const orderRoute = (o: Order) => ({ page: 'order' as const, orderId: o.id });
@@ -249,11 +259,9 @@ function newQty(rng: Rng, product: Product): number {
   }
 }
 
-/** The template's task on the drawn rows (null when the rows cannot host it: no cancellable order, a tie). */
-function instantiate(template: TemplateName, rng: Rng, world: World, p: Picks): Draft | null {
-  const { forum, post, product, order } = p;
-  const inForum = `in the ${forum} forum`;
-  const num = orderNumber(order.id);
+/** A navigation task (judged by URL), or null for another kind's template. */
+function navigationDraft(template: TemplateName, slots: Slots): Draft | null {
+  const { post, product, order, inForum, num } = slots;
   switch (template) {
     case 'open_post':
       return nav('forum', `Open the post '${post.title}' ${inForum}.`, postRoute(post));
@@ -265,14 +273,15 @@ function instantiate(template: TemplateName, rng: Rng, world: World, p: Picks): 
       );
     case 'open_order':
       return nav('admin', `Open the page of order #${num} in the store admin.`, orderRoute(order));
-    case 'vote_post': {
-      const dir = rng.bool() ? 1 : -1;
-      const verb = dir === 1 ? 'Upvote' : 'Downvote';
-      return change('forum', `${verb} the post '${post.title}' ${inForum}.`, template, {
-        check: { program: 'post_vote', postId: post.id, vote: dir },
-        target: { goal: 'vote', route: postRoute(post), dir },
-      });
-    }
+    default:
+      return null;
+  }
+}
+
+/** An information-seeking task (judged on the answer); null when the rows cannot host it (a tie) or another kind. */
+function informationDraft(template: TemplateName, slots: Slots): Draft | null {
+  const { world, forum, post, product, order, inForum, num } = slots;
+  switch (template) {
     case 'product_price':
       return info('admin', `What is the price of '${product.name}' in the store admin?`, template, {
         evaluator: { type: 'exact_match', reference: money(product.price) },
@@ -311,6 +320,23 @@ function instantiate(template: TemplateName, rng: Rng, world: World, p: Picks): 
       return info('forum', `What is the title of the highest-scored post ${inForum}?`, template, {
         evaluator: { type: 'exact_match', reference: top[0].title },
         target: { goal: 'read', route: postRoute(top[0]), nth: 0 },
+      });
+    }
+    default:
+      return null;
+  }
+}
+
+/** A content or configuration change (judged by a state program); null when the rows cannot host it. */
+function changeDraft(template: TemplateName, slots: Slots): Draft | null {
+  const { rng, forum, post, product, order, inForum, num } = slots;
+  switch (template) {
+    case 'vote_post': {
+      const dir = rng.bool() ? 1 : -1;
+      const verb = dir === 1 ? 'Upvote' : 'Downvote';
+      return change('forum', `${verb} the post '${post.title}' ${inForum}.`, template, {
+        check: { program: 'post_vote', postId: post.id, vote: dir },
+        target: { goal: 'vote', route: postRoute(post), dir },
       });
     }
     case 'set_price': {
@@ -364,7 +390,15 @@ function instantiate(template: TemplateName, rng: Rng, world: World, p: Picks): 
         target: { goal: 'create', route: { page: 'submit', forum }, title },
       });
     }
+    default:
+      return null;
   }
+}
+
+/** The template's task on the drawn rows (null when the rows cannot host it: no cancellable order, a tie). */
+function instantiate(template: TemplateName, rng: Rng, world: World, p: Picks): Draft | null {
+  const slots: Slots = { ...p, rng, world, inForum: `in the ${p.forum} forum`, num: orderNumber(p.order.id) };
+  return navigationDraft(template, slots) ?? informationDraft(template, slots) ?? changeDraft(template, slots);
 }
 
 function nav(site: Site, instruction: string, route: Route): Draft {
