@@ -17,6 +17,8 @@ import { MetricsHistoryStore } from '../workers/metrics-store';
 import { isUnfinished, loadRuns, upsertRun, type RunEntry } from '../workers/run-list';
 import { engineSetup } from './engine.svelte';
 import { dreamEngineOfSpec } from './engine';
+import { learnedPathOfSpec } from './learned-path';
+import { StartHereClock } from './start-here-clock.svelte';
 import {
   groupEntries,
   latestGroup,
@@ -77,6 +79,8 @@ export class StartHereSession {
   starting = $state(false);
   /** Stop was pressed and the workers have not all answered yet. */
   stopping = $state(false);
+  /** The group's time estimates: the speed check before the click, the time left while they train. */
+  readonly clock = new StartHereClock();
 
   private readonly clients = new Map<string, TrainerClient>();
   /** The S2R run while its dream trains, and whether it resumes (after a reload) or starts. */
@@ -105,7 +109,11 @@ export class StartHereSession {
       await setup.ready();
       const engine = setup.dream(START_HERE_ENV);
       this.engine = engine;
+      await this.clock.check();
       const entries = groupEntries(startHereConfigs(engine, 1, size), Date.now());
+      // The group's work was measured with the shipped model's dream (start-here-estimate.ts): others get no estimate.
+      const path = learnedPathOfSpec(engine.llm);
+      this.clock.begin(entries[0].config.iterations, path?.where === 'shipped' && path.env === START_HERE_ENV);
       for (const entry of [...entries].reverse()) upsertRun(entry);
       this.slots = entries.map((entry, i) => ({
         run: START_HERE_RUNS[i],
@@ -129,8 +137,16 @@ export class StartHereSession {
     }
   }
 
+  /** The speed check for the first estimate, once the app has loaded (the shipped models checked, the offline shell installed). */
+  checkSpeed(): Promise<void> {
+    const installed =
+      typeof navigator !== 'undefined' && navigator.serviceWorker ? navigator.serviceWorker.ready : null;
+    return this.clock.checkWhenSettled(Promise.all([engineSetup().ready(), installed]));
+  }
+
   /** Stops every run still training (their checkpoints and histories stay). */
   async stop(): Promise<void> {
+    this.clock.cancel();
     const waiting = this.waitingS2r;
     this.waitingS2r = null;
     if (waiting) this.tell(waiting.entry.runId, 'stopped', 'Stopped while waiting for the dream.');
@@ -250,11 +266,15 @@ export class StartHereSession {
     if (!slot) return;
     if (progress.kind === 'live') {
       this.replace(runId, { live: progress.live });
+      this.clock.live(slot.entry.config.mode, progress.live.iteration, progress.live.stage);
       return;
     }
     if (progress.kind === 'history') this.replace(runId, { history: progress.records });
-    else if (progress.kind === 'metrics')
+    else if (progress.kind === 'metrics') {
       this.replace(runId, { history: appended(slot.history, progress.records), live: null });
+      const last = progress.records.at(-1);
+      if (last) this.clock.record(slot.entry.config.mode, last.iteration);
+    }
     this.apply(runId, progress.status);
     if (slot.entry.config.mode === 'dream') this.mirrorDream();
   }
@@ -270,6 +290,8 @@ export class StartHereSession {
     if (status.state !== 'idle')
       upsertRun({ runId, state: status.state, iteration: status.iteration, message: status.message });
     this.progress++;
+    if (this.finished) this.clock.finish();
+    else if (['error', 'stopped'].includes(status.state)) this.clock.cancel();
     // The dream is over: a waiting S2R continues from its checkpoint (or stops, if it ended early).
     const waiting = this.waitingS2r;
     if (waiting && runId === this.dreamSlot()?.entry.runId && !TRAINING.includes(status.state))
