@@ -13,6 +13,7 @@
  * records in web-llm's list do not declare `required_features`, so on a no-f16 adapter they fail
  * with a shader compile error instead of a clear one — hence pickQuantization().
  */
+import { errorText } from './helpers';
 
 /** WebGPU limits that decide which models load (web-llm's detectGPUDevice checks these). */
 export interface WebGpuLimits {
@@ -295,8 +296,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
       },
     );
   });
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -41,6 +41,7 @@ import {
 } from './types';
 import { normaliseBaseUrl } from './spec';
 import { ConcurrencyLimiter } from './limiter';
+import { errorText, finiteOr } from './helpers';
 
 export interface OpenAiChatModelOptions {
   /** Base URL of the API, e.g. http://127.0.0.1:11434/v1 (Ollama); a trailing slash is dropped. */
@@ -706,10 +707,6 @@ function positive(value: number | undefined, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
-function finiteOr(value: unknown, fallback: number): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
-}
-
 function pickString(value: unknown, key: string): string | undefined {
   const v = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
   return typeof v === 'string' ? v : undefined;
@@ -746,10 +743,6 @@ function networkCodes(error: unknown): string[] {
   };
   visit(error, 0);
   return [...codes];
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 function abortedError(url: string, signal: AbortSignal): LlmError {

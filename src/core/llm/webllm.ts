@@ -50,6 +50,7 @@ import {
 import { mapFinishReason, parseLogprobs } from './openai';
 import { checkWebGpu, type WebGpuCapabilities } from './capabilities';
 import { twinModelId } from './webllm-models';
+import { absoluteUrl, errorText, finiteOr } from './helpers';
 
 type WebLlmModule = typeof import('@mlc-ai/web-llm');
 
@@ -562,15 +563,6 @@ function modelBaseUrl(model: string): string | undefined {
   return absoluteUrl(url);
 }
 
-function absoluteUrl(url: string): string | undefined {
-  try {
-    const base = (globalThis as { location?: { href?: string } }).location?.href;
-    return new URL(url, base).href;
-  } catch {
-    return undefined;
-  }
-}
-
 // -------------------------------------------------------------------------------------------------
 // Errors
 // -------------------------------------------------------------------------------------------------
@@ -775,17 +767,8 @@ function isCompleteJson(text: string): boolean {
   }
 }
 
-function finiteOr(value: unknown, fallback: number): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
-}
-
 function clamp01(value: number): number {
   return Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
 }
 
 /** The error text without a trailing period, cut to a readable length. */

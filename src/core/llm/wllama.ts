@@ -50,6 +50,7 @@ import {
   type TokenLogprob,
 } from './types';
 import { readGgufHeader, type GgufHeaderInfo } from './gguf-header';
+import { absoluteUrl } from './helpers';
 
 // Types only: erased at build time, so the main bundle does not pull wllama in.
 import type { ChatCompletionParams, ChatCompletionResponse, Wllama } from '@wllama/wllama';
@@ -172,7 +173,7 @@ export class WllamaChatModel implements ChatModel {
     let id: string;
     let cache: WllamaLoadInfo['cache'];
     if ('url' in source) {
-      const url = absoluteUrl(source.url);
+      const url = modelUrl(source.url);
       id = fileNameOf(url);
       if (!/\.gguf(\?.*)?$/i.test(url)) {
         throw new LlmError(
@@ -201,7 +202,7 @@ export class WllamaChatModel implements ChatModel {
       header = await readGgufHeader(blobs[0]);
     } catch (error) {
       if ('url' in source && cache !== 'off')
-        await wllama.cacheManager.delete(absoluteUrl(source.url)).catch(() => undefined);
+        await wllama.cacheManager.delete(modelUrl(source.url)).catch(() => undefined);
       throw error instanceof LlmError
         ? error
         : new LlmError(`Could not read ${id}: ${messageOf(error)}`, 'load-failed', { cause: error });
@@ -261,7 +262,7 @@ export class WllamaChatModel implements ChatModel {
   /** Whether a model URL is in wllama's OPFS cache (complete). */
   static async isCached(url: string): Promise<boolean> {
     const lib = await importWllama();
-    const abs = absoluteUrl(url);
+    const abs = modelUrl(url);
     const models = await new lib.ModelManager({ logger: quietLogger() }).getModels();
     return models.some((m) => m.url === abs);
   }
@@ -269,7 +270,7 @@ export class WllamaChatModel implements ChatModel {
   /** Removes a model URL from wllama's OPFS cache (no-op when absent). */
   static async removeFromCache(url: string): Promise<void> {
     const lib = await importWllama();
-    await new lib.CacheManager().delete(absoluteUrl(url));
+    await new lib.CacheManager().delete(modelUrl(url));
   }
 
   get loaded(): boolean {
@@ -620,12 +621,12 @@ function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
   return controller.signal;
 }
 
-function absoluteUrl(url: string): string {
-  try {
-    return new URL(url, globalThis.location?.href).href;
-  } catch {
+/** The model URL resolved against the page (wllama's cache key); a clear error when it is not a URL. */
+function modelUrl(url: string): string {
+  const absolute = absoluteUrl(url);
+  if (absolute === undefined)
     throw new LlmError(`'${url}' is not a valid model URL; give an http(s) URL of a .gguf file.`, 'load-failed');
-  }
+  return absolute;
 }
 
 function fileNameOf(url: string): string {
