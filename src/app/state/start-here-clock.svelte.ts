@@ -167,6 +167,7 @@ export class StartHereClock {
     } catch {
       /* storage full or blocked: the next estimate starts from the speed check alone */
     }
+    this.checkedAt = -Infinity; // the next estimate checks the speed again: the load may have changed meanwhile
     this.cancel();
   }
 
