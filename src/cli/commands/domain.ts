@@ -434,6 +434,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
   const verdict = llm.kind === 'learned' ? learnedVerdictFit(llm.path) : null;
   const result = await trainDomain(domain, model, config, {
     buffer,
+    featureSchema: parts.featureSchema,
     now: () => Date.now(),
     verdict,
     onBcEpoch: (r) =>

@@ -37,6 +37,8 @@ import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyStep } from '../rl/batch';
 import { evaluatePolicy } from '../train/evaluate';
 import { Trainer, type TrainerState } from '../train/loop';
+import { schemaOfEpisodes } from '../train/policy-schema';
+import type { FeatureSchema } from '../policy/feature-schema';
 import { DEFAULT_SFT_CONFIG, type SftEpoch } from '../train/sft';
 import type { Task } from '../types';
 import {
@@ -85,6 +87,8 @@ export interface DomainTrainerDeps {
   signal?: AbortSignal;
   /** Sees each batch right before the update (inspection, tests). */
   onBatch?: (batch: { steps: PolicyStep[] }, iteration: number) => void;
+  /** The policy's feature schema (default: mined from the domain's training episodes, as buildRunParts mines it). */
+  featureSchema?: FeatureSchema;
 }
 
 /** The trainer's loop (src/core/train/loop.ts) with the domain as its task source, plus the domain's own evaluation. */
@@ -118,6 +122,7 @@ export class DomainTrainer {
       runId: `domain/${domain.name}/${this.config.seed}`,
       ...(deps.buffer ? { buffer: deps.buffer } : {}),
       ...(deps.now ? { now: deps.now } : {}),
+      featureSchema: deps.featureSchema ?? schemaOfEpisodes(domain.envId, domain.train),
       ...(onBatch ? { onBatch: (batch, _phase, iteration) => onBatch(batch, iteration) } : {}),
     });
   }
