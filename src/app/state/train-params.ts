@@ -505,3 +505,20 @@ export function dreamTokenEstimate(
   }
   return Math.round(total);
 }
+
+/**
+ * The Dream tokens counter: tokens are a language model's cost, so the figure is shown for a chat
+ * model only; a learned model's decoder tokens are its own small ones (issue 46 saw "Dream tokens
+ * ≈ 3,531,596" for one) and are said as such, and the oracle or a real run has none.
+ */
+export function dreamTokensCell(engine: EngineAbilities['kind'], tokens: number): { value: string; note: string } {
+  if (engine === 'llm')
+    return { value: `≈ ${tokens.toLocaleString('en-US')}`, note: 'tokens per dreamed transition × dream steps' };
+  return {
+    value: '—',
+    note:
+      engine === 'learned'
+        ? `no language model: the learned model decodes its own small tokens (≈ ${tokens.toLocaleString('en-US')})`
+        : 'no language model in this run',
+  };
+}
