@@ -4,7 +4,8 @@
  * nothing loaded by hand. Seed 1 is the plain button; other seeds come from the page's link
  * (`#/start?seed=S`). For each seed it prints the three runs' held-out success, real and dream
  * steps, when each finished after the click, and the page's verdict sentence; with --shots it
- * saves before / during / after screenshots in test-output/screenshots/.
+ * saves before / during / after screenshots in test-output/screenshots/ (during: a third of the way
+ * through by the page's own estimate, at most a minute after the click).
  *
  *   npm run build && node --import tsx scripts/start-here-page.ts --seeds 1,2,3 [--shots]
  */
@@ -42,7 +43,15 @@ async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitM
     const page = await context.newPage();
     await page.goto(seed === 1 ? `${baseUrl}/#/start` : `${baseUrl}/#/start?seed=${seed}`);
     await page.getByTestId('start-three').waitFor({ timeout: 60_000 });
+    // The page's first estimate (its speed check, about a second) is part of the before shot.
+    const expected = await page
+      .getByTestId('start-expected')
+      .getAttribute('data-seconds', { timeout: 30_000 })
+      .then(Number)
+      .catch(() => NaN);
     if (shots) await page.screenshot({ path: `${SHOTS}/start-page-before.png` });
+    // The during shot: a third of the way through by the page's estimate, at most a minute after the click.
+    const duringAfterMs = Number.isFinite(expected) ? Math.min(60_000, (expected * 1000) / 3) : 60_000;
     const clicked = Date.now();
     await page.getByTestId('start-three').click();
     const finished: Record<string, number | null> = { real: null, dream: null, s2r: null };
@@ -52,7 +61,7 @@ async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitM
       for (const mode of MODES)
         if (finished[mode] === null && states[mode] === 'finished') finished[mode] = (Date.now() - clicked) / 1000;
       if (MODES.some((m) => states[m] === 'error')) break;
-      if (!duringShot && Date.now() - clicked > 60_000) {
+      if (!duringShot && Date.now() - clicked > duringAfterMs) {
         await page.screenshot({ path: `${SHOTS}/start-page-during.png` });
         duringShot = true;
       }

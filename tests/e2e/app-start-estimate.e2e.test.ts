@@ -1,0 +1,183 @@
+/**
+ * End to end: the start-here page's time estimates hold on this machine, whatever its load. In a
+ * fresh profile the page checks the machine's speed for about a second and says how long the three
+ * runs will take before the click; while they train it says the time left. Each figure shown is
+ * compared with the time that then actually remained, measured in the same test (so a busy machine
+ * slows both): within a factor of 1.5, when the machine's speed held through the group (the page's
+ * speed check before the click and after the group within 1.3× of each other; the figures are logged
+ * either way). A second group then starts from the first group's measured
+ * time, kept in localStorage, and its estimates are held to the same factor. The group is the
+ * start-here preset shortened by the page's link (#/start?iterations=2). Then Compare shows the two
+ * groups without two slips of issue 46 ('finish ed', '45%at iteration 4'), and the Train page says
+ * what the shipped household model's dream reaches (docs/results) before a household dream.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright';
+import { startApp, type AppHarness } from './harness';
+
+let app: AppHarness;
+let context: BrowserContext;
+let baseUrl: string;
+let page: Page;
+const errors: string[] = [];
+const ITERATIONS = 2;
+/** The goal: every estimate within a factor of 1.5 of the actual time. */
+const FACTOR = 1.5;
+/**
+ * Estimates with less than this left are not held to the factor: there the page's whole-second figure and
+ * this test's polling are a large share of the time.
+ */
+const MIN_LEFT_S = 8;
+
+beforeAll(async () => {
+  app = await startApp('dreamgym-e2e-start-estimate-');
+  ({ context, baseUrl } = app);
+  page = await context.newPage();
+  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+});
+
+interface Shown {
+  /** Seconds after the click. */
+  at: number;
+  seconds: number;
+  text: string;
+}
+
+const cardStates = () =>
+  page.getByTestId('start-run').evaluateAll((els) => els.map((el) => el.getAttribute('data-state')));
+
+/**
+ * The most the speed check may change between before the click and after the group for the factor to be
+ * asserted: beyond it the machine's load changed under the group (other programs started or stopped), which
+ * no estimate made before can foresee; the figures are then logged, not asserted.
+ */
+const STEADY = 1.3;
+
+/** The page's speed check (rounds/s), read from the estimate before the click. */
+const shownScore = () => page.getByTestId('start-expected').getAttribute('data-score').then(Number);
+
+/** Seconds shown by the element with `testId` (its data-seconds), or null when it is not on the page. */
+async function shownSeconds(testId: string): Promise<{ seconds: number; text: string } | null> {
+  const el = page.getByTestId(testId);
+  if ((await el.count()) === 0) return null;
+  const [seconds, text] = await Promise.all([el.getAttribute('data-seconds'), el.textContent()]);
+  return seconds === null ? null : { seconds: Number(seconds), text: text ?? '' };
+}
+
+/** Loads the page, reads the estimate before the click, clicks, and polls the time left until all three finish. */
+interface TimedGroup {
+  before: { seconds: number; text: string };
+  shown: Shown[];
+  total: number;
+  /** The speed check before the click and after the group. */
+  scores: [number, number];
+}
+
+async function timeGroup(): Promise<TimedGroup> {
+  await page.goto(`${baseUrl}/#/start?iterations=${ITERATIONS}`);
+  await page.reload(); // a fresh page state for each group (the session lives for the app)
+  await expect.poll(() => shownSeconds('start-expected'), { timeout: 60_000 }).not.toBeNull();
+  const before = (await shownSeconds('start-expected'))!;
+  const scoreBefore = await shownScore();
+  await page.getByTestId('start-three').click();
+  const clicked = Date.now();
+  const shown: Shown[] = [];
+  for (;;) {
+    const at = (Date.now() - clicked) / 1000;
+    const left = await shownSeconds('start-time-left');
+    if (left && shown.at(-1)?.seconds !== left.seconds) shown.push({ at, ...left });
+    const states = await cardStates();
+    if (states.length === 3 && states.every((s) => s === 'finished')) break;
+    expect(states).not.toContain('error');
+    expect(at).toBeLessThan(600);
+    await page.waitForTimeout(250);
+  }
+  const total = (Date.now() - clicked) / 1000;
+  // The page checks the speed again once the group is over (its check before the click is then stale).
+  await expect.poll(shownScore, { timeout: 60_000 }).not.toBe(scoreBefore);
+  return { before, shown, total, scores: [scoreBefore, await shownScore()] };
+}
+
+/** Whether the machine's speed held through the group (the speed check before and after within STEADY). */
+function steady(group: TimedGroup): boolean {
+  const [a, b] = group.scores;
+  const held = Math.max(a, b) / Math.min(a, b) <= STEADY;
+  console.log(`[estimate] speed check ${a} before, ${b} after: ${held ? 'steady' : 'the load changed, not asserted'}`);
+  return held;
+}
+
+/** Each estimate against the time that then remained; the ratios that must hold the factor. */
+function ratios(group: TimedGroup): number[] {
+  const held = group.shown.filter((s) => group.total - s.at >= MIN_LEFT_S);
+  const out = [group.before.seconds / group.total, ...held.map((s) => s.seconds / (group.total - s.at))];
+  console.log(
+    `[estimate] took ${group.total.toFixed(1)} s; before the click ${group.before.seconds} s; shown ` +
+      group.shown.map((s) => `${s.seconds} s at ${s.at.toFixed(1)} s`).join(', ') +
+      `; ratios ${out.map((r) => r.toFixed(2)).join(', ')}`,
+  );
+  return out;
+}
+
+describe("the start-here page's time estimates", () => {
+  it('says the time before the click from a speed check, and the time left while they train, within 1.5×', async () => {
+    const group = await timeGroup();
+    expect(group.before.text).toMatch(/^≈ .+ for all three on this machine \(from this machine's speed, checked/);
+    // The first time left is shown at once, and it counts down as the runs train.
+    expect(group.shown.length).toBeGreaterThanOrEqual(3);
+    expect(group.shown[0].at).toBeLessThan(group.total / 4);
+    const all = ratios(group);
+    for (const r of steady(group) ? all : []) {
+      expect(r).toBeGreaterThan(1 / FACTOR);
+      expect(r).toBeLessThan(FACTOR);
+    }
+    expect(errors).toEqual([]);
+  }, 660_000);
+
+  it("starts the next group's estimate from the last group's measured time, within 1.5×", async () => {
+    const group = await timeGroup();
+    expect(group.before.text).toMatch(/and its last start-here run \(\d+ s\)\)\.$/);
+    const all = ratios(group);
+    for (const r of steady(group) ? all : []) {
+      expect(r).toBeGreaterThan(1 / FACTOR);
+      expect(r).toBeLessThan(FACTOR);
+    }
+    expect(errors).toEqual([]);
+  }, 660_000);
+});
+
+describe('Compare with the two groups (slips of issue 46)', () => {
+  it("keeps 'finished' on one line and the held-out note spaced: '45% at iteration 2'", async () => {
+    await page.goto(`${baseUrl}/#/compare?tag=start-here`);
+    const states = page.getByTestId('run-state');
+    await expect.poll(() => states.count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(6);
+    // One line box per state cell's text: 'finish ed' (overflow-wrap: anywhere) made two.
+    const lines = await states.evaluateAll((cells) =>
+      cells.map((cell) => {
+        const range = document.createRange();
+        range.selectNodeContents(cell);
+        return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+      }),
+    );
+    expect(lines.every((n) => n === 1)).toBe(true);
+    const success = await page.getByTestId('dreamgym-success').allTextContents();
+    expect(success.length).toBeGreaterThanOrEqual(3);
+    for (const text of success) expect(text).toMatch(/^\d+%\sat iteration \d+$/);
+    expect(errors).toEqual([]);
+  }, 90_000);
+});
+
+describe('the Train page before a dream with a shipped model', () => {
+  it("says what the shipped household model's dream reaches, from docs/results, and nothing for real RL", async () => {
+    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream`);
+    const expectation = page.getByTestId('dream-expectation');
+    await expect.poll(() => expectation.textContent(), { timeout: 60_000 }).toMatch(/19\.5 ± 9\.3 % held-out real/);
+    expect(await expectation.textContent()).toMatch(/against 86\.3 % .*5 seeds; docs\/results\/table1-/);
+    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=real`);
+    await expect.poll(() => page.getByTestId('dream-expectation').count(), { timeout: 30_000 }).toBe(0);
+    expect(errors).toEqual([]);
+  }, 120_000);
+});
