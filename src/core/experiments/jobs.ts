@@ -11,6 +11,7 @@ import { validateConfig, type TrainConfig } from '../train/config';
 import { evaluatePolicy, heldOutSeed, type EvalResult, type EvalSplit } from '../train/evaluate';
 import { Trainer } from '../train/loop';
 import { rolloutSuccess } from '../train/metrics';
+import { envPolicyFeatures, registeredEnvSchema } from '../train/policy-schema';
 import { buildRunParts } from '../train/run-parts';
 import { behaviourCloning, DEFAULT_SFT_CONFIG, sftExamples } from '../train/sft';
 import type { Context } from './runner';
@@ -108,7 +109,9 @@ export function sftJob(ctx: Context, config: TrainConfig, split: EvalSplit, epoc
     cost: 2 * config.finalEvalEpisodes * getEnvDefinition(config.env).defaultStepLimit,
     async run() {
       const started = ctx.now();
-      const policy = new CandidatePolicy({ seed: config.seed }); // the initial policy of every row's trainer
+      // The initial policy of every row's trainer: the same mined schema and env features (loop.ts).
+      const schema = await registeredEnvSchema(config.env);
+      const policy = new CandidatePolicy({ seed: config.seed, schema }, undefined, envPolicyFeatures(config.env));
       try {
         await cloneExpert(ctx, policy, config, epochs);
         const r = await evaluatePolicy(policy, config.env, config.difficulty, config.finalEvalEpisodes, { split });
