@@ -118,7 +118,7 @@ export class StartHereClock {
       return;
     this.dreamBegun = true;
     const work = dreamBeginsWork(START_HERE_WORK, this.iterations);
-    if (work !== null) this.reached(work);
+    if (work !== null) this.reached(work, true);
   }
 
   /** A run's iteration record arrived. */
@@ -133,9 +133,9 @@ export class StartHereClock {
     this.next = next;
   }
 
-  private reached(work: number): void {
+  private reached(work: number, start = false): void {
     this.now = performance.now();
-    this.milestones = [...this.milestones, { work, seconds: this.elapsed() }];
+    this.milestones = [...this.milestones, { work, seconds: this.elapsed(), ...(start ? { start } : {}) }];
   }
 
   /** The group's seconds left, or null when none is timed. */

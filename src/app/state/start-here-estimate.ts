@@ -105,6 +105,11 @@ export function groupWork(work: GroupWork, iterations: number): number {
 export interface Milestone {
   work: number;
   seconds: number;
+  /**
+   * A start (the dream's first rollout): its lateness is waiting (loading the model, the worker's start),
+   * not a slower pace, so it moves where the remaining work begins, never the pace.
+   */
+  start?: boolean;
 }
 
 export interface GroupTimeInput {
@@ -124,23 +129,33 @@ export interface GroupTimeInput {
 /**
  * The group's seconds left: the prior pace (the speed check) weighed with the furthest milestone. A record
  * not yet in by the time this pace gives it counts as half a slower machine and half a slow stretch: the
- * pace moves halfway to the one it shows, and the rest of the work after that record is still to come.
+ * pace moves halfway to the one it shows, and the rest of the work after that record is still to come. A
+ * late start (the dream's first rollout after its model loads) shifts the rest of the work, not its pace:
+ * read as pace, it made the estimate 1.5–1.6× the time left until the dream's first record came.
  */
 export function groupSecondsLeft(input: GroupTimeInput): number {
   const total = groupWork(input.work, input.iterations);
   const prior = input.factor / input.score;
-  const furthest = input.milestones.reduce<Milestone | null>((a, m) => (a && a.work >= m.work ? a : m), null);
+  const furthestOf = (milestones: readonly Milestone[]) =>
+    milestones.reduce<Milestone | null>((a, m) => (a && a.work >= m.work ? a : m), null);
+  const furthest = furthestOf(input.milestones.filter((m) => !m.start));
   const priorWeight = PRIOR_SHARE * total;
   let pace =
     furthest && furthest.work > 0 ? (priorWeight * prior + furthest.seconds) / (priorWeight + furthest.work) : prior;
+  // A start further than every record: the work after it, at the pace, from when it came.
+  const start = furthestOf(input.milestones.filter((m) => m.start && m.work > (furthest?.work ?? 0)));
+  // Records are due from the start where one came (its wait is behind them), else from the click.
+  const from = start && start.work < Math.min(...input.next) ? start : { work: 0, seconds: 0 };
   let floor = 0;
   for (const work of input.next) {
     // Records early in the run are too noisy to bound anything.
-    if (work < BOUND_SHARE * total || input.elapsed <= pace * work) continue;
-    pace = (pace + input.elapsed / work) / 2;
+    const since = input.elapsed - from.seconds;
+    if (work < BOUND_SHARE * total || since <= pace * (work - from.work)) continue;
+    pace = (pace + since / (work - from.work)) / 2;
     floor = Math.max(floor, pace * (total - work));
   }
-  return Math.max(pace * total - input.elapsed, floor, 0);
+  const left = start ? pace * (total - start.work) - (input.elapsed - start.seconds) : pace * total - input.elapsed;
+  return Math.max(left, floor, 0);
 }
 
 /** The seconds the group takes from the start, before it starts. */

@@ -45,7 +45,7 @@ function leftAt(group: (typeof TIMED)[number], t: number, score = group.score, f
   const arrived = group.dream.filter((at) => at <= t);
   const begins =
     group.begins !== undefined && group.begins <= t
-      ? [{ work: dreamBeginsWork(START_HERE_WORK, n)!, seconds: group.begins }]
+      ? [{ work: dreamBeginsWork(START_HERE_WORK, n)!, seconds: group.begins, start: true }]
       : [];
   const input: GroupTimeInput = {
     work: START_HERE_WORK,
