@@ -5,10 +5,18 @@
  * would judge that state when the agent stops), and a `stop` before then ends it with 0.
  */
 import { Browser, candidateTexts, type Command } from './browser';
-import { evaluate, judgedByState } from './evaluators';
-import { expertCommand } from './expert';
-import type { WebArenaTaskSpec } from './tasks';
+import { evaluate, judgedByState, type Evaluator } from './evaluators';
+import { expertCommand, type Target } from './expert';
+import type { Route } from './pages';
 import type { Sites } from './world';
+
+/** What an episode reads of its task (tasks.ts WebArenaTaskSpec; named here so tasks.ts may import this file). */
+export interface PlaythroughSpec {
+  start: Route;
+  viewport: number;
+  evaluator: Evaluator;
+  target: Target;
+}
 
 export class Playthrough {
   readonly browser: Browser;
@@ -17,7 +25,7 @@ export class Playthrough {
   answer: string | null = null;
 
   constructor(
-    readonly spec: WebArenaTaskSpec,
+    readonly spec: PlaythroughSpec,
     instruction: string,
     readonly sites: Sites,
   ) {
