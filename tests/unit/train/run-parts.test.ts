@@ -108,7 +108,10 @@ describe('buildRunParts', () => {
 
   it('builds only what the config asks for: no experience model in real mode, no engine loaded for nothing', async () => {
     const real = validateConfig({ ...getPreset('webshop-easy'), mode: 'real', llm: SPECS.webllm });
-    expect(await buildRunParts(real)).toEqual({});
+    // Only the policy's mined schema (train/policy-schema.ts): no experience model, no prior.
+    const realParts = await buildRunParts(real);
+    expect(Object.keys(realParts)).toEqual(['featureSchema']);
+    expect(realParts.featureSchema.templates.length).toBeGreaterThan(0);
     const realWithPrior = { ...real, llm: SPECS.openai, llmPrior: true };
     const parts = await buildRunParts(realWithPrior);
     expect(parts.experienceModel).toBeUndefined();
