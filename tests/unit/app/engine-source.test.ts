@@ -15,8 +15,10 @@ import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 const config = (over: Partial<TrainConfig>): TrainConfig => ({ ...getPreset('household-easy'), ...over });
 
 describe('trainerDeps', () => {
-  it('builds nothing for a real run without a prior', async () => {
-    expect(await trainerDeps(config({ mode: 'real' }))).toEqual({});
+  it("builds nothing for a real run without a prior but the policy's mined schema", async () => {
+    const deps = await trainerDeps(config({ mode: 'real' }));
+    expect(Object.keys(deps)).toEqual(['featureSchema']);
+    expect(deps.featureSchema?.templates.length).toBeGreaterThan(0);
   });
 
   it('builds the noisy oracle for oracle specs, and refuses an LLM prior with it', async () => {
