@@ -47,7 +47,7 @@ export function seedDatasetEpisodes(envId: string): number {
 
 export const SEED_DATASET_LEVELS = [0, 0.25, 0.5, 0.75, 1] as const;
 
-export const SEED_DATASET_ENVS = ['webshop-lite-v0', 'household-v0'] as const;
+export const SEED_DATASET_ENVS = ['webshop-lite-v0', 'household-v0', 'webarena-lite-v0'] as const;
 
 /** The dataset's path in public/ (what the page fetches, what `npm run datasets` writes). */
 export function seedDatasetFile(envId: string): string {

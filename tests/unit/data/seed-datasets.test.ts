@@ -60,4 +60,14 @@ describe('shipped seed datasets', () => {
     expect(misses.every((s) => s.reward === 0 && !s.truncated)).toBe(true);
     expect(read('webshop-lite-v0').some((t) => t.source === 'decoy-expert')).toBe(false);
   });
+
+  it('webarena holds all three task kinds, each solved by the expert', () => {
+    const episodes = parseTrajectoriesJsonl(readFileSync(`public/${seedDatasetFile('webarena-lite-v0')}`, 'utf8'), {
+      knownEnvs: envIds(),
+    });
+    const expert = episodes.filter((t) => t.source === 'expert');
+    const kinds = new Set(expert.map((t) => (t.task.spec as { kind: string }).kind));
+    expect([...kinds].sort()).toEqual(['change', 'information', 'navigation']);
+    expect(expert.every((t) => t.result.success && t.steps[t.steps.length - 1].reward === 1)).toBe(true);
+  });
 });
