@@ -3,6 +3,7 @@
  * kept in the URL hash (`#/model?env=…&size=tiny…`, shareable). Plain logic, no Svelte, and no
  * tfjs (the worker turns them into core's LearnedTrainOptions: expmodel-host.ts trainOptions).
  */
+import { DOMAIN_ENV_PREFIX } from '../../core/domain/domain';
 import { envIds } from '../../core/envs/registry';
 import { builtInDomainCard } from '../../core/experience/domain-card';
 import type { NetworkShape } from '../../core/experience/learned/train-model';
@@ -60,6 +61,8 @@ export interface ExpModelSettings {
   /** Held-out real transitions audited after training, and dreamed-vs-real examples shown. */
   audit: number;
   samples: number;
+  /** A domain's model only: the checksum of the training episodes it learns from (a resume on others is refused). */
+  data?: string;
 }
 
 /** Environments the page can train for: registered ones with a domain card (ours). */
@@ -146,9 +149,11 @@ export function settingsToQuery(s: ExpModelSettings): string {
 /** Every problem with the settings, in words (empty when they can train). */
 export function settingsProblems(s: ExpModelSettings): string[] {
   const out: string[] = [];
-  if (!trainableEnvs().includes(s.env))
+  const domain = s.env.startsWith(DOMAIN_ENV_PREFIX) ? s.env.slice(DOMAIN_ENV_PREFIX.length) : null;
+  if (domain !== null ? domain === '' : !trainableEnvs().includes(s.env))
     out.push(
-      `'${s.env}' is not one of our environments (${trainableEnvs().join(', ')}); the page trains models for those.`,
+      `'${s.env}' is not one of our environments (${trainableEnvs().join(', ')}) nor an imported domain ` +
+        `(${DOMAIN_ENV_PREFIX}NAME); the page trains models for those.`,
     );
   const name = modelNameProblem(s.name);
   if (name) out.push(name);

@@ -9,13 +9,20 @@
  * software adapter (SwiftShader, WARP) counts as none: it runs WebGPU on the CPU, far slower than
  * wasm's SIMD kernels. The page can ask for either one; the reason is always reported.
  *
+ * A model of an imported domain (env `byo:<name>`, the Domains page) learns from the domain's
+ * training episodes as stored in this browser (domain-store.ts), told the domain's derived card,
+ * as `dreamgym expmodel train --domain` does; its settings record the episodes' checksum, so a
+ * resume on a domain imported again with other episodes is refused.
+ *
  * Everything the host touches outside itself comes in through ExpModelHostDeps, so the unit tests
  * run it in Node with a memory buffer and fake-indexeddb.
  */
 import { WASM_PATHS } from './wasm-paths';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
-import { builtInDomainCard } from '../../core/experience/domain-card';
+import { DOMAIN_ENV_PREFIX, type Domain } from '../../core/domain/domain';
+import { seedDomainBuffer } from '../../core/domain/trainer';
+import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
 import {
   learnedTrainOptions,
   modelFromCheckpoint,
@@ -45,6 +52,7 @@ import {
 import { decodeThreadsOf, learnedModelWithThreads, readPageLearnedModel } from './learned-source';
 import { decodeThreadsLine } from './decode-workers';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
+import { DomainStore } from './domain-store';
 
 /** Batch progress is sent at most this often (and always for an epoch's last batch). */
 export const BATCH_PROGRESS_MS = 200;
@@ -153,6 +161,27 @@ export interface ExpModelHostDeps {
   now?: () => number;
   /** Wall-clock time for the stored records (Date.now). */
   date?: () => number;
+  /** An imported domain stored in this browser and its training episodes' checksum, or null (default: DomainStore). */
+  readDomain?: (name: string) => Promise<{ domain: Domain; checksum: string } | null>;
+}
+
+/** A domain of the Domains page's store, with its training episodes' checksum. */
+export async function readStoredDomain(name: string): Promise<{ domain: Domain; checksum: string } | null> {
+  const store = new DomainStore();
+  try {
+    const stored = await store.read(name);
+    return stored && { domain: stored.domain, checksum: stored.manifest.checksums.train };
+  } finally {
+    await store.close();
+  }
+}
+
+/** What a model of an env learns from: the card it is told and the buffer of its real episodes. */
+interface ModelSource {
+  card: DomainCard;
+  buffer: ReplayBuffer;
+  /** A domain's training episodes' checksum (null: a built-in env, learned from the page's buffer). */
+  data: string | null;
 }
 
 /** The worker's dependencies: the page's IndexedDB replay buffer and model store. */
@@ -258,6 +287,24 @@ export class ExpModelHost {
     this.backendAsked = preference;
   }
 
+  /** A built-in env's card and the page's buffer, or an imported domain's card and training episodes. */
+  private async sourceOf(env: string, doing: string): Promise<ModelSource> {
+    if (env.startsWith(DOMAIN_ENV_PREFIX)) {
+      const name = env.slice(DOMAIN_ENV_PREFIX.length);
+      const stored = await (this.deps.readDomain ?? readStoredDomain)(name);
+      if (!stored)
+        throw new Error(`No domain named '${name}' is stored in this browser: import it on the Domains page first.`);
+      return { card: stored.domain.card, buffer: await seedDomainBuffer(stored.domain), data: stored.checksum };
+    }
+    const card = builtInDomainCard(env);
+    if (!card)
+      throw new Error(
+        `No domain card for '${env}': the page ${doing} models of ${envIds().join(', ')}, and of the domains ` +
+          'imported on the Domains page.',
+      );
+    return { card, buffer: await this.deps.openBuffer(), data: null };
+  }
+
   private async train(
     request: Extract<ExpModelRequest, { type: 'train' }>,
     signal: AbortSignal,
@@ -275,17 +322,20 @@ export class ExpModelHost {
     }
     const problems = settingsProblems(settings);
     if (problems.length) throw new Error(problems.join(' '));
-    const card = builtInDomainCard(settings.env);
-    if (!card)
-      throw new Error(`No domain card for '${settings.env}': the page trains models of ${envIds().join(', ')}.`);
+    const { card, buffer, data } = await this.sourceOf(settings.env, 'trains');
+    if (resume && data !== null && settings.data !== data)
+      throw new Error(
+        `The episodes of ${settings.env} changed since the training '${settings.name}' was saved (it was imported ` +
+          'again), so it would go on half on each: press Train to train anew, or discard the unfinished training.',
+      );
+    if (data !== null) settings = { ...settings, data };
     await this.backendFor(settings.backend);
     this.setState(
       'training',
       resume
         ? `Resuming after epoch ${resume.fit.epochsDone} of ${resume.options.fit.epochs}: rebuilding the SFT pairs from the buffer…`
-        : `Preparing the data: the buffer's real episodes of ${settings.env} → a tokenizer and SFT pairs…`,
+        : `Preparing the data: the real episodes of ${settings.env} → a tokenizer and SFT pairs…`,
     );
-    const buffer = await this.deps.openBuffer();
     const now = this.deps.now ?? (() => performance.now());
     const date = this.deps.date ?? (() => Date.now());
     let lastBatch = -Infinity;
@@ -345,9 +395,7 @@ export class ExpModelHost {
     const saved = await store.readCheckpoint(request.name);
     if (!saved || saved.checkpoint.fit.epochsDone === 0) throw new NoCheckpointError(request.name, 'keep');
     const checkpoint = saved.checkpoint;
-    const card = builtInDomainCard(checkpoint.env);
-    const ours = envIds().join(', ');
-    if (!card) throw new Error(`No domain card for '${checkpoint.env}': the page keeps models of ${ours}.`);
+    const { card, buffer } = await this.sourceOf(checkpoint.env, 'keeps');
     const fit = checkpoint.fit;
     const kept = { epochsDone: fit.epochsDone, epochs: checkpoint.options.fit.epochs, bestEpoch: fit.bestEpoch };
     await this.backendFor(request.backend);
@@ -356,7 +404,6 @@ export class ExpModelHost {
       `Keeping what was trained: the model of epoch ${fit.bestEpoch} (the best of the ` +
         `${fit.epochsDone} finished) — rebuilding its data from the buffer…`,
     );
-    const buffer = await this.deps.openBuffer();
     const result = await modelFromCheckpoint(buffer, card, checkpoint, { backend: this.backend!.backend });
     try {
       const date = this.deps.date ?? (() => Date.now());

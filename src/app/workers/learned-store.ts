@@ -3,7 +3,8 @@
  * checkpoints, in IndexedDB. The page lists them; the workers write (the Experience model worker)
  * and read them (it and the trainer worker).
  *
- *   models        name → { manifest text (model.json), a summary for lists }
+ *   models        name → { manifest text (model.json), a summary for lists, and the model's last
+ *                 audit where one was made (saveAudit: kept with the model, dropped when it is retrained) }
  *   weights       name → weights.bin's bytes
  *   checkpoints   name → the training in progress: its settings, the LearnedCheckpoint's plain
  *                 part, and its tensors in one blob (model-file.ts encodeTensorGroups)
@@ -71,6 +72,8 @@ interface ModelRow {
   name: string;
   manifest: string;
   summary: StoredModelSummary;
+  /** The last audit of this model (the Domains page's), as saveAudit stored it. */
+  audit?: unknown;
 }
 interface WeightsRow {
   name: string;
@@ -194,6 +197,29 @@ export class LearnedModelStore {
     const files = await this.readFiles(name);
     if (!files) throw new NoStoredModelError(name);
     return decodeModelFiles(files.manifest, files.weights, where(name));
+  }
+
+  /**
+   * Keeps an audit with the stored model `name`, saved at `savedAt` (its summary's): a model
+   * retrained since (another savedAt) is not the one audited, and the audit is refused.
+   */
+  async saveAudit(name: string, savedAt: number, audit: unknown): Promise<void> {
+    const tx = (await this.open()).transaction('models', 'readwrite');
+    const row = (await tx.store.get(name)) as ModelRow | undefined;
+    if (!row || row.summary.savedAt !== savedAt) {
+      tx.abort();
+      await tx.done.catch(() => {}); // the abort is ours
+      throw new ModelFileError(
+        `The learned model '${name}' was ${row ? 'trained again' : 'deleted'} while it was audited: audit it again.`,
+      );
+    }
+    await Promise.all([tx.store.put({ ...row, audit } satisfies ModelRow), tx.done]);
+  }
+
+  /** The audit kept with the stored model `name` (saveAudit), or null: none, or no such model. */
+  async readAudit<A = unknown>(name: string): Promise<A | null> {
+    const row = (await (await this.open()).get('models', name)) as ModelRow | undefined;
+    return (row?.audit as A | undefined) ?? null;
   }
 
   async listModels(): Promise<StoredModelSummary[]> {
