@@ -4,6 +4,7 @@
  */
 import type { EnvDefinition } from '../env';
 import { WebArenaEnv, type WebArenaEnvOptions } from './env';
+import { webarenaExperienceCard } from './experience-card';
 import {
   generateTask,
   knobsForLevel,
@@ -27,10 +28,12 @@ export const webarenaDefinition: EnvDefinition<WebArenaKnobs> = {
   generateTask: (seed, difficulty) => generateTask(seed, difficulty),
   mutateTask,
   solve: solveTask,
+  experienceCard: webarenaExperienceCard,
 };
 
 export { WebArenaEnv, type WebArenaEnvOptions } from './env';
 export { Browser, candidateTexts, type Command } from './browser';
+export { webarenaAbstraction, webarenaExperienceCard } from './experience-card';
 export {
   checkState,
   evaluate,
