@@ -26,7 +26,7 @@ import { roughDuration, runsOn } from './expmodel-view';
  * episode. Counted with prepareData on the shipped datasets (240 episodes each, the shipped
  * recipe's format): webshop 1,501 training transitions of 211 episodes (603,191 tokens at k = 4,
  * 309,879 at k = 0, 838,803 at k = 8, 574,647 at H = 0); household 4,104 of 221 (1,004,774;
- * 484,747; 1,522,693; 935,335).
+ * 484,747; 1,522,693; 935,335); webarena 1,045 of 217 (446,014; 212,336; 629,598; 428,401).
  */
 export interface TokenCount {
   byK: [number, number, number];
@@ -36,6 +36,7 @@ export interface TokenCount {
 export const TOKENS_PER_TRANSITION: Record<string, TokenCount> = {
   'webshop-lite-v0': { byK: [206.4, 401.9, 558.8], perHistoryStep: 4.75, perEpisode: 7.11 },
   'household-v0': { byK: [118.1, 244.8, 371.0], perHistoryStep: 4.23, perEpisode: 18.57 },
+  'webarena-lite-v0': { byK: [203.2, 426.8, 602.5], perHistoryStep: 4.21, perEpisode: 4.82 },
 };
 
 /** The share of real episodes trained on (learnedTrainOptions' validationShare is 0.1, split by task). */

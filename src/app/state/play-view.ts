@@ -76,6 +76,8 @@ export function actionHint(envId: string): string {
   if (envId.startsWith('webshop')) return 'Type any action, e.g. search[lavender shampoo] or click[buy now]';
   if (envId.startsWith('household'))
     return 'Type any action, e.g. go to cabinet 1, open drawer 1, take candle 2 from shelf 1';
+  if (envId.startsWith('webarena'))
+    return 'Type any action, e.g. click [3], type [7] [31.50], scroll [down], go_back or stop [answer]';
   return 'Type any action';
 }
 

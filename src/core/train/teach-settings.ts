@@ -19,10 +19,11 @@ export type TeachMode = (typeof TEACH_MODES)[number];
 export const TEACH_PRESETS: Readonly<Record<string, string>> = Object.freeze({
   'webshop-lite-v0': 'webshop-easy',
   'household-v0': 'household-easy',
+  'webarena-lite-v0': 'webarena-easy',
 });
 
 export interface TeachSettings {
-  /** 'webshop-lite-v0' or 'household-v0' (see TEACH_PRESETS). */
+  /** An environment of TEACH_PRESETS. */
   env: string;
   algo: TeachAlgorithm;
   /** 'real' = the ground-truth env; 'dream' = the noisy oracle as the experience model. */

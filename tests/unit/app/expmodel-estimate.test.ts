@@ -45,6 +45,14 @@ describe('the tokens an epoch trains', () => {
     expect(epochTokens(s, 0)).toBeNull();
     expect(epochTokens({ ...s, env: 'elsewhere-v0' }, WEBSHOP)).toBeNull();
   });
+
+  it("counts webarena's shipped data as prepareData did (446,014 tokens of 1,045 training transitions at k = 4)", () => {
+    const s = defaultSettings('webarena-lite-v0');
+    const all = epochTokens(s, 1181)!; // the shipped webarena dataset's real transitions
+    expect(all.transitions).toBe(1063);
+    expect(all.tokens / 446_014).toBeGreaterThan(0.95);
+    expect(all.tokens / 446_014).toBeLessThan(1.1);
+  });
 });
 
 describe('the estimate before training', () => {

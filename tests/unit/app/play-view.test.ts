@@ -54,6 +54,13 @@ describe('the Play page view of an observation', () => {
     expect(actionHint('household-v0')).toMatch(/go to/);
     expect(actionHint('webshop-lite-v0')).toMatch(/search\[/);
   });
+
+  it('leaves a webarena page as its accessibility tree, and hints its WebArena grammar', async () => {
+    const env = makeEnv('webarena-lite-v0', { difficulty: 0 });
+    const obs = await env.reset({ seed: 1 });
+    expect(pageView(obs.text, obs.admissible)).toEqual({ kind: 'text' });
+    expect(actionHint('webarena-lite-v0')).toMatch(/click \[\d+\].*type \[\d+\] \[.*stop \[/);
+  });
 });
 
 describe('the options picked on a product page', () => {

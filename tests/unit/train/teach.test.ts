@@ -196,6 +196,18 @@ describe('TeachSession', () => {
     session.dispose();
   });
 
+  it('GRPO on webarena (real): the easy preset, group-normalised advantages over its listed actions', async () => {
+    const s = settings({ env: 'webarena-lite-v0', seed: 3 });
+    expect(teachConfig(s).preset).toBe('webarena-easy');
+    const session = await TeachSession.create(s);
+    const update = await session.step();
+    checkUpdate(update, s);
+    const actions = update.groups.flatMap((g) => g.rollouts.flatMap((r) => r.actions));
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.every((a) => /^(click|type|scroll|goto|go_back|stop)\b/.test(a))).toBe(true);
+    session.dispose();
+  });
+
   it('the same seed gives the same TeachUpdate; another seed a different one', async () => {
     const a = await TeachSession.create(settings({ seed: 5 }));
     const b = await TeachSession.create(settings({ seed: 5 }));
@@ -276,7 +288,7 @@ describe('teach settings', () => {
       validateTeachSettings(bad);
     } catch (error) {
       const message = (error as Error).message;
-      expect(message).toMatch(/'env' must be one of webshop-lite-v0, household-v0; got "chess-v0"/);
+      expect(message).toMatch(/'env' must be one of webshop-lite-v0, household-v0, webarena-lite-v0; got "chess-v0"/);
       expect(message).toMatch(/'algo' must be one of grpo, ppo/);
       expect(message).toMatch(/'group' must be an integer in 2\.\.8; got 1/);
       expect(message).toMatch(/'epsR' must be a probability in 0\.\.1; got 2/);
