@@ -120,13 +120,17 @@ export function groupedAttention(
 ): { output: tf.Tensor2D | null; weights: tf.Tensor2D[] } {
   const width = q.shape[1];
   const dh = width / heads;
-  // Each group's rows in one op: its gradient is one concat (a slice's pads to the whole tensor).
+  // Each group's rows in one op: its gradient is one concat (a slice's pads to the whole tensor). One
+  // group is the whole tensor: a one-part split's gradient reaches tfjs's concat with no tensor (a
+  // batch of one pair failed with "Pass at least one tensor to concat").
   const split = (x: tf.Tensor2D, n: number) =>
-    tf.split(
-      x,
-      groups.map((g) => g.rows * n),
-      0,
-    ) as tf.Tensor2D[];
+    groups.length === 1
+      ? [x]
+      : (tf.split(
+          x,
+          groups.map((g) => g.rows * n),
+          0,
+        ) as tf.Tensor2D[]);
   const [qs, ks, vs] = [split(q, T), split(k, S), v ? split(v, S) : null];
   const outputs: tf.Tensor2D[] = [],
     weights: tf.Tensor2D[] = [];

@@ -73,6 +73,16 @@ describe('experience network', () => {
     net.dispose();
   });
 
+  it('trains on a batch of one pair (one attention group: its split has one part)', () => {
+    const tokenizer = toyTokenizer();
+    const net = tinyNetwork(tokenizer, 3, { dModel: 8, selfDim: 4, attentionDim: 4 });
+    const batch = makeBatch(toyPairs(tokenizer).slice(0, 1), tokenizer);
+    const { value, grads } = tf.variableGrads(() => net.loss(batch).total, net.trainableVariables());
+    expect(Number.isFinite(value.dataSync()[0])).toBe(true);
+    expect(Object.values(grads).every((g) => g.dataSync().every(Number.isFinite))).toBe(true);
+    tf.dispose([value, ...Object.values(grads)]);
+  });
+
   it('overfits a handful of transitions exactly, and decodes them back', async () => {
     const tokenizer = toyTokenizer();
     const pairs = toyPairs(tokenizer);
