@@ -6,6 +6,7 @@
  */
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
+import { DatasetImportError } from '../../core/data/errors';
 import { domainEnvId, type Domain } from '../../core/domain/domain';
 import { DomainStore, type StoredDomainEntry, type StoredDomainManifest } from '../workers/domain-store';
 import { importSummary } from './buffer-view';
@@ -35,7 +36,9 @@ function pageDeps(): DomainsDeps {
   };
 }
 
-const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+/** An error as text; a file that looks like another format says so first (before its list of problems). */
+const messageOf = (e: unknown) =>
+  e instanceof DatasetImportError && e.hint ? `${e.hint}\n${e.message}` : e instanceof Error ? e.message : String(e);
 
 export class DomainsState {
   /** The stored domains, newest first (null: not read yet). */
