@@ -12,8 +12,9 @@
  *   content and ends the kind. The kinds are those ends.
  * - Stopwords. Instruction words found in most instructions are boilerplate: no task content.
  *
- * The K most frequent templates and kinds are kept (the rest are 'other'). Mining is deterministic: counts, then ties
- * broken by the key. The schema is plain JSON, saved with a policy's checkpoint.
+ * The K most frequent templates and kinds are kept (the rest are 'other'), a kind only if it holds a tenth of the
+ * states (rarer ends are content, not a page). Mining is deterministic: counts, then ties broken by the key. The
+ * schema is plain JSON, saved with a policy's checkpoint.
  */
 import { tokenize } from './text';
 
@@ -46,6 +47,12 @@ export interface SchemaEpisode {
 export interface MineOptions {
   maxTemplates: number;
   maxKinds: number;
+  /**
+   * A kind holds at least this share of the recorded states. A page the domain keeps showing (a results page) is a
+   * kind; a rare message after one action (an opened cupboard) is content: its many kinds split the policy's
+   * template × kind tokens into too little data each (a built-in env's real GRPO lost 9 points over 3 seeds with 12).
+   */
+  minKindShare: number;
   /** A connector is in at least this share of its verb's distinct actions. */
   connectorShare: number;
   /** A verb needs this many distinct actions to have connectors (fewer: the rest is one slot). */
@@ -68,6 +75,7 @@ export interface MineOptions {
 export const DEFAULT_MINE_OPTIONS: Readonly<MineOptions> = Object.freeze({
   maxTemplates: 24,
   maxKinds: 12,
+  minKindShare: 0.1,
   connectorShare: 0.8,
   minVerbActions: 3,
   controlShare: 0.9,
@@ -264,7 +272,7 @@ function mineControls(
   return controls.sort();
 }
 
-/** The observation kinds: the followed trie nodes and the K most frequent ends. */
+/** The observation kinds: the followed trie nodes and the K most frequent ends that hold minKindShare of the states. */
 function mineKinds(episodes: readonly SchemaEpisode[], o: MineOptions): { followed: string[]; kinds: string[] } {
   const paths: string[][] = [];
   const count = new Map<string, number>();
@@ -290,7 +298,7 @@ function mineKinds(episodes: readonly SchemaEpisode[], o: MineOptions): { follow
   }
   const ends = new Map<string, number>();
   for (const shapes of paths) bump(ends, kindEnd(shapes, followedAll));
-  const kinds = topKeys(ends, o.maxKinds);
+  const kinds = topKeys(ends, o.maxKinds).filter((kind) => ends.get(kind)! >= o.minKindShare * paths.length);
   // Only the followed nodes on the way to a kept kind are needed to find it again.
   const followed = new Set<string>();
   for (const kind of kinds) {

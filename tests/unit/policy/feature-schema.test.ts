@@ -75,6 +75,11 @@ describe('mineFeatureSchema', () => {
     expect(f.parseAction('move cap 2 onto hook 1').template).toBe('move <name#> onto <name#>');
   });
 
+  it('keeps a kind only when it holds minKindShare of the states (each laundry kind holds a third)', () => {
+    expect(mineFeatureSchema(laundry(40), { minKindShare: 0.3 }).kinds).toHaveLength(3);
+    expect(mineFeatureSchema(laundry(40), { minKindShare: 0.4 }).kinds).toEqual([]);
+  });
+
   it('is deterministic and does not depend on the order of the episodes', () => {
     const a = mineFeatureSchema(laundry(30));
     expect(mineFeatureSchema(laundry(30))).toEqual(a);
