@@ -92,6 +92,8 @@ export interface AgentView {
   label: string;
   /** 'FAILED' when the model failed a check on this run (never a success). */
   status: 'OK' | 'FAILED';
+  /** The checks in words: 'FAILED', 'OK', or 'OK, 2 warnings'. */
+  checks: string;
   returned: string;
   reason: string;
   rows: { key: string; label: string; value: string }[];
@@ -107,9 +109,12 @@ function agreementText(e: DomainEvaluation): string {
 export function agentView(t: TrainedAgent): AgentView {
   const e = t.evaluation;
   const bc = t.bc;
+  const status = t.health.status === 'failed' ? 'FAILED' : 'OK';
+  const warnings = t.health.problems.filter((p) => p.severity === 'warning').length;
   return {
     label: AGENT_LABELS[t.settings.agent],
-    status: t.health.status === 'failed' ? 'FAILED' : 'OK',
+    status,
+    checks: status === 'OK' && warnings > 0 ? `OK, ${warnings} warning${warnings === 1 ? '' : 's'}` : status,
     returned: t.agent.returned === 'bc' ? 'the behaviour-cloning checkpoint' : 'the dream-trained policy',
     reason: t.agent.reason,
     rows: [

@@ -123,7 +123,12 @@ describe("the path's words", () => {
 
   it("says which checkpoint an agent returned and why, and never calls a failed model's dream a success", () => {
     const view = agentView(trainedAgent('bc-then-dream', 'bc', failed));
-    expect(view).toMatchObject({ label: 'Behaviour cloning, then the dream', status: 'FAILED' });
+    expect(view).toMatchObject({ label: 'Behaviour cloning, then the dream', status: 'FAILED', checks: 'FAILED' });
+    const warned = {
+      status: 'ok' as const,
+      problems: [{ kind: 'near-chance-agreement' as const, severity: 'warning' as const, message: 'w' }],
+    };
+    expect(agentView(trainedAgent('bc', 'bc', warned)).checks).toBe('OK, 1 warning');
     expect(view.returned).toBe('the behaviour-cloning checkpoint');
     expect(view.reason).toMatch(/failed before any dream/);
     expect(view.rows.find((r) => r.key === 'dream')!.value).toBe('not dreamed in');

@@ -74,6 +74,27 @@ const trainModel = (name: string) =>
     },
   );
 
+/** A model training of the domain stopped after its first epoch's checkpoint, then resumed (as after a reload). */
+async function stopAfterFirstEpoch(name: string): Promise<TrainOutcome> {
+  const settings = { ...defaultSettings('byo:shop'), ...TINY_SETTINGS, name, epochs: 3, episodes: 0, backend: 'wasm' };
+  let host: ExpModelHost | null = null;
+  host = new ExpModelHost(
+    (reply) => {
+      if (reply.kind === 'progress' && reply.progress.kind === 'checkpoint') void host!.handle({ id: 9, type: 'stop' });
+      if (reply.kind === 'return' && reply.id === 1) outcome = reply.value as TrainOutcome;
+    },
+    {
+      openBuffer: () => Promise.reject(new Error('a domain model reads no page buffer')),
+      store,
+      chooseBackend: async () => ({ backend: 'wasm', reason: 'wasm (test)' }),
+      date: () => (clock += 1000),
+    },
+  );
+  let outcome: TrainOutcome | null = null;
+  await host.handle({ id: 1, type: 'train', resume: false, settings });
+  return outcome!;
+}
+
 const domainHost = (post: (reply: { id: number; kind: string }) => void) => {
   const host = new DomainHost(post as (r: DomainWorkerReply) => void, {
     readDomain: async (name) => {
@@ -125,6 +146,41 @@ describe("a stored domain's model, audit and agent", () => {
     await trainModel('shop-model'); // retrained: the old audit is not this model's
     const after = await ask<StoredDomainAudit | null, never>(domainHost, { type: 'readAudit', model: 'shop-model' });
     expect(after.value).toBeNull();
+  }, 240_000);
+
+  it("resumes a stopped training of the domain's model, and refuses to once the domain's episodes changed", async () => {
+    const stopped = await stopAfterFirstEpoch('shop-resume');
+    expect(stopped).toMatchObject({ outcome: 'stopped', epochsDone: 1 });
+    const saved = await store.readCheckpoint<{ data?: string }>('shop-resume');
+    const stored = (await new DomainStore().read('shop'))!;
+    expect(saved!.settings.data).toBe(stored.manifest.checksums.train);
+    const resume = (settings: object) =>
+      ask<TrainOutcome, unknown>(
+        (post) => {
+          const host = new ExpModelHost(post as (r: ExpModelReply) => void, {
+            openBuffer: () => Promise.reject(new Error('no page buffer')),
+            store,
+            chooseBackend: async () => ({ backend: 'wasm', reason: 'wasm (test)' }),
+            date: () => (clock += 1000),
+          });
+          return (request) => host.handle(request as never);
+        },
+        { type: 'train', resume: true, settings },
+      );
+    // The domain imported again with other episodes: the resume is refused, and says why.
+    const other = { ...stored.manifest.checksums, train: 'ffffffff' };
+    await store.saveCheckpoint(
+      'shop-other',
+      { ...saved!.settings, name: 'shop-other', data: other.train },
+      saved!.checkpoint,
+      1,
+    );
+    await expect(resume({ ...saved!.settings, name: 'shop-other' })).rejects.toThrow(
+      /changed since the training 'shop-other' was saved/,
+    );
+    const { value } = await resume(saved!.settings);
+    expect(value).toMatchObject({ outcome: 'finished' });
+    expect((value as Extract<TrainOutcome, { outcome: 'finished' }>).training.epochs).toHaveLength(3);
   }, 240_000);
 
   it('trains the agent by BC alone and by BC then the dream, and says which checkpoint it returns', async () => {
