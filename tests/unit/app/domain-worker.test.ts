@@ -76,7 +76,14 @@ const trainModel = (name: string) =>
 
 /** A model training of the domain stopped after its first epoch's checkpoint, then resumed (as after a reload). */
 async function stopAfterFirstEpoch(name: string): Promise<TrainOutcome> {
-  const settings = { ...defaultSettings('byo:shop'), ...TINY_SETTINGS, name, epochs: 3, episodes: 0, backend: 'wasm' };
+  const settings = {
+    ...defaultSettings('byo:shop'),
+    ...TINY_SETTINGS,
+    name,
+    epochs: 3,
+    episodes: 0,
+    backend: 'wasm' as const,
+  };
   let host: ExpModelHost | null = null;
   host = new ExpModelHost(
     (reply) => {
