@@ -7,9 +7,11 @@
  * page is rejected whole with its line numbers; a delete needs a confirmation.
  * Screenshots (1280×720) to test-output/screenshots/domains.png, domains-card.png and domains-rejected.png.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright';
 import { writeTrajectories } from '../../src/core/data/formats';
+import { DEFAULT_IMPORT_SETTINGS, readDomain } from '../../src/app/state/domains';
 import { foreignOurs } from '../unit/domain/fixtures';
 import { SHOTS, startApp, type AppHarness } from './harness';
 
@@ -108,7 +110,7 @@ describe('the Domains page', () => {
       'npm run dreamgym -- domain import shop-logs.json --name shop-logs --format eto\n' +
         'npm run dreamgym -- expmodel train --domain shop-logs --out runs/models/shop-logs',
     );
-    expect(await page.getByTestId('not-yet').textContent()).toMatch(/not built in this page yet/);
+    expect(await page.getByTestId('domain-path').count()).toBe(1);
     // The hostile instructions are in the derived card as text, never as markup.
     expect(await page.getByTestId('card-text').textContent()).toContain(`"${HOSTILE} `);
     expect(await page.locator('[data-testid="domain-card"] img, [data-testid="domain-card"] script').count()).toBe(0);
@@ -154,4 +156,135 @@ describe('the Domains page', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
+});
+
+/** Every file the page saves from now on, by name, with its bytes. */
+function collectDownloads(page: Page): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  page.on('download', (download) => {
+    void download.path().then((path) => files.set(download.suggestedFilename(), readFileSync(path!)));
+  });
+  return files;
+}
+
+const TINY_AGENT: Record<string, string> = {
+  'BC epochs': '3',
+  'Dream iterations': '2',
+  'Tasks an iteration': '2',
+  'Group size': '2',
+  'Held-out dreams': '2',
+  'Audited transitions': '4',
+};
+
+async function tinyAgentSettings(page: Page): Promise<void> {
+  for (const [label, value] of Object.entries(TINY_AGENT)) await page.getByLabel(label, { exact: true }).fill(value);
+}
+
+const running = (page: Page) => page.getByTestId('domain-path').getAttribute('data-running');
+/** A 1280×720 screenshot with `testId` at the top (null: the page's top). */
+const shot = async (page: Page, name: string, testId: string | null) => {
+  if (testId) await page.getByTestId(testId).evaluate((el) => el.scrollIntoView());
+  else await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${SHOTS}/${name}.png` });
+};
+
+describe("the Domains page's whole path", () => {
+  it('names a wrong format, then trains the model, audits it, trains and compares the agents, downloads', async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const downloads = collectDownloads(page);
+    await page.goto(`${baseUrl}/#/domains`);
+    const text = writeTrajectories(await foreignOurs(20, 'tiny'), 'eto');
+    const file = { name: 'tiny-app.json', mimeType: 'application/json', buffer: Buffer.from(text) };
+
+    // An ETO file under the format 'ours' says first what it looks like.
+    await page.getByTestId('domain-file').setInputFiles(file);
+    await page.getByTestId('domain-format').selectOption('ours');
+    await page.getByRole('button', { name: 'Import as a domain' }).click();
+    await expect
+      .poll(() => page.getByTestId('domains-error').textContent(), { timeout: 60_000 })
+      .toMatch(/^The file looks like eto \(records with 'id' and 'conversations', and no 'item_id'\), not ours/);
+    await page.getByTestId('domain-format').selectOption('auto');
+    await page.getByRole('button', { name: 'Import as a domain' }).click();
+    await expect
+      .poll(() => page.getByTestId('domains-status').textContent(), { timeout: 60_000 })
+      .toMatch(/^tiny-app\.json: read as eto \(detected from its records\)\. Stored the domain 'tiny-app'/);
+    await idle(page);
+    expect(await fact(page, 'episodes')).toMatch(/^20: \d+ to train on, \d+ held out/);
+    expect(await page.getByTestId('domain-warnings').textContent()).toMatch(/the verdict cannot learn failure/);
+    await shot(page, 'domains-before', null);
+
+    // The model: a tiny one, two epochs, with progress and the time left measured here.
+    await page.getByTestId('model-size').selectOption('tiny');
+    await page.getByLabel('Epochs', { exact: true }).fill('2');
+    await page.getByRole('button', { name: 'Train the model' }).click();
+    // The time left comes once this browser's speed is measured, from that speed.
+    await expect
+      .poll(
+        () =>
+          page
+            .getByTestId('model-progress')
+            .textContent()
+            .catch(() => ''),
+        { timeout: 120_000 },
+      )
+      .toMatch(/epoch \d of 2, batch \d+ of \d+ .* left at most \(measured here at [\d,]+ tokens\/s over \d+ batches/);
+    await shot(page, 'domains-during', 'domain-path');
+    await expect.poll(() => running(page), { timeout: 180_000 }).toBe('none');
+    expect(await page.getByTestId('path-error').allTextContents()).toEqual([]);
+    expect(await page.getByTestId('path-stage').textContent()).toMatch(/^Trained learned:local\/tiny-app-model: /);
+    // The pairs line is the CLI's, and counts the domain's training transitions.
+    const { domain } = readDomain(text, file.name, { ...DEFAULT_IMPORT_SETTINGS, name: 'tiny-app' });
+    const transitions = domain.train.reduce((n, t) => n + t.steps.length, 0);
+    expect(await page.getByTestId('pairs-line').textContent()).toMatch(
+      new RegExp(`^data: \\d+ pairs from ${transitions} recorded transitions \\(\\d+ next-state pairs`),
+    );
+
+    // The audit: OK or FAILED with the reasons, kept with the model over a reload.
+    await tinyAgentSettings(page);
+    await page.getByRole('button', { name: 'Audit', exact: true }).click();
+    await expect.poll(() => page.getByTestId('audit').count(), { timeout: 180_000 }).toBe(1);
+    await expect.poll(() => running(page), { timeout: 60_000 }).toBe('none');
+    const status = await page.getByTestId('audit').getAttribute('data-status');
+    expect(['OK', 'FAILED']).toContain(status);
+    if (status === 'FAILED') expect(await page.getByTestId('audit-problems').textContent()).toMatch(/Fix: /);
+    expect(await page.getByTestId('audit').textContent()).toMatch(/terminated accuracy .* \(at least 0\.9 needed\)/);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('audit').getAttribute('data-status')).toBe(status);
+    expect(await page.getByTestId('model-summary').textContent()).toMatch(/^Stored: 2 epochs/);
+
+    // The agents: behaviour cloning alone, then BC then the dream, side by side with what each returned.
+    await tinyAgentSettings(page);
+    await page.getByRole('button', { name: 'Train both and compare' }).click();
+    await expect.poll(() => page.getByTestId('agent').count(), { timeout: 240_000 }).toBe(2);
+    await expect.poll(() => running(page), { timeout: 240_000 }).toBe('none');
+    expect(await page.getByTestId('path-error').allTextContents()).toEqual([]);
+    const bc = page.locator('[data-testid="agent"][data-agent="bc"] [data-testid="agent-returned"]');
+    expect(await bc.textContent()).toBe(
+      'Returned the behaviour-cloning checkpoint, because behaviour cloning only was asked for (--agent bc).',
+    );
+    const both = page.locator('[data-testid="agent"][data-agent="bc-then-dream"]');
+    expect(await both.getByTestId('agent-returned').textContent()).toMatch(
+      /^Returned the (behaviour-cloning checkpoint|dream-trained policy), because /,
+    );
+    if (status === 'FAILED') expect(await both.getAttribute('data-status')).toBe('FAILED');
+    expect(await page.getByTestId('plain-summary').textContent()).toMatch(
+      new RegExp(`^From ${domain.train.length} training episodes .*the experience model (FAILED|passed) its audit`),
+    );
+    await shot(page, 'domains-after', 'plain-summary');
+
+    // Downloads: the model's two files and an agent's checkpoint, as the CLI's files.
+    await page.getByRole('button', { name: 'Download the model' }).click();
+    await both.getByRole('button', { name: 'Download this agent' }).click();
+    const names = ['tiny-app-model.json', 'tiny-app-model.weights.bin', 'tiny-app-bc-then-dream.checkpoint.json'];
+    await expect.poll(() => names.filter((n) => downloads.has(n)).length).toBe(3);
+    await expect.poll(() => downloads.has('tiny-app-bc-then-dream.weights.bin')).toBe(true);
+    expect(JSON.parse(downloads.get(names[0])!.toString())).toMatchObject({ env: 'byo:tiny-app' });
+    const checkpoint = JSON.parse(downloads.get(names[2])!.toString());
+    expect(checkpoint).toMatchObject({ format: 'dreamgym-checkpoint/2' });
+    expect(downloads.get('tiny-app-bc-then-dream.weights.bin')!.length).toBe(checkpoint.weights.bytes);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 600_000);
 });
