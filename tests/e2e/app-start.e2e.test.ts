@@ -286,6 +286,8 @@ describe('the start-here path', () => {
     expect(verdict).toContain(
       `S2R reached ${await shown('s2r')} with ${(await realSteps('s2r')).toLocaleString('en-US')} real steps`,
     );
+    // …and what one seed can show.
+    expect(verdict).toMatch(/One seed on \d+ held-out tasks: each rate is within about ±\d+ points \(95 %\)/);
     await page.screenshot({ path: `${SHOTS}/start-finished.png` });
     const s2rLast = await cardIteration('s2r');
 

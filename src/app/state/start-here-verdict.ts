@@ -19,6 +19,10 @@ export interface VerdictInput {
   s2r: VerdictRun;
   /** The untrained policy's held-out success (iteration 0); null when it was not measured. */
   untrained: number | null;
+  /** Held-out tasks of each final evaluation (its sampling noise is said); absent: not said. */
+  episodes?: number;
+  /** The seed of the three runs. */
+  seed?: number;
 }
 
 /** The share of DreamGym's claim the dream must reach (the paper's dream-to-real ratio, rounded down). */
@@ -34,7 +38,24 @@ export function startHereVerdict(v: VerdictInput): string | null {
     return `No verdict: the ${failed.join(' and ')} run${failed.length > 1 ? 's' : ''} failed (see the card).`;
   const { real, dream, s2r } = v;
   if (real.heldOut === null || dream.heldOut === null || s2r.heldOut === null) return null;
-  return [dreamSentence(real, dream, v.untrained), s2rSentence(real, s2r)].join(' ');
+  const sentences = [dreamSentence(real, dream, v.untrained), s2rSentence(real, s2r)];
+  if (v.episodes) sentences.push(oneSeedSentence(v, v.episodes));
+  return sentences.join(' ');
+}
+
+/**
+ * What one seed can show: the 95 % interval of a success rate measured on `episodes` tasks (normal approximation, at
+ * the noisiest of the three rates), and how to see the spread over seeds.
+ */
+function oneSeedSentence(v: VerdictInput, episodes: number): string {
+  const rates = [v.real.heldOut!, v.dream.heldOut!, v.s2r.heldOut!];
+  const worst = Math.max(...rates.map((p) => p * (1 - p)), 0.01);
+  const halfWidth = Math.round(196 * Math.sqrt(worst / episodes));
+  const others = [1, 2, 3].filter((s) => s !== (v.seed ?? 1));
+  return (
+    `One seed on ${episodes} held-out tasks: each rate is within about ±${halfWidth} points (95 %), so a smaller gap ` +
+    `is not shown by this run; run seeds ${others.join(' and ')} (#/start?seed=S) to see the spread.`
+  );
 }
 
 function dreamSentence(real: VerdictRun, dream: VerdictRun, untrained: number | null): string {

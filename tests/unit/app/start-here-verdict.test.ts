@@ -5,6 +5,20 @@ import { startHereVerdict } from '../../../src/app/state/start-here-verdict';
 const run = (heldOut: number | null, realSteps: number) => ({ heldOut, realSteps });
 
 describe('startHereVerdict', () => {
+  it('says what one seed can show: the 95 % interval at the held-out tasks, and the other seeds', () => {
+    const v = { real: run(0.9, 4000), dream: run(0.5, 0), s2r: run(0.92, 600), untrained: 0.1 };
+    expect(startHereVerdict(v)).not.toMatch(/One seed/);
+    // p = 0.5 is the noisiest: 1.96 * sqrt(0.25 / 100) = 9.8 points.
+    const text = startHereVerdict({ ...v, episodes: 100, seed: 2 })!;
+    expect(text).toContain(' One seed on 100 held-out tasks: each rate is within about ±10 points (95 %), ');
+    expect(text).toMatch(
+      /so a smaller gap is not shown by this run; run seeds 1 and 3 \(#\/start\?seed=S\) to see the spread\.$/,
+    );
+    // All near 0.9: 1.96 * sqrt(0.09 / 400) = 2.9 points.
+    const high = { real: run(0.9, 4000), dream: run(0.9, 0), s2r: run(0.9, 600), untrained: 0.1 };
+    expect(startHereVerdict({ ...high, episodes: 400 })).toMatch(/±3 points .* run seeds 2 and 3/);
+  });
+
   it('a dream that wins, and S2R above real with a share of its steps', () => {
     const text = startHereVerdict({ real: run(0.5, 4000), dream: run(0.46, 0), s2r: run(0.56, 600), untrained: 0.14 });
     expect(text).toBe(
