@@ -274,6 +274,16 @@ describe("the Domains page's whole path", () => {
     );
     await shot(page, 'domains-after', 'plain-summary');
 
+    // Use an agent: its action on the first step of a recorded held-out episode, beside the recorded one.
+    await page.getByTestId('suggest-agent').selectOption('bc-then-dream');
+    await page.getByRole('button', { name: 'Suggest its action' }).click();
+    await expect.poll(() => page.getByTestId('suggestion').count(), { timeout: 60_000 }).toBe(1);
+    const first = domain.heldOut[0].steps[0];
+    const suggested = await page.getByTestId('suggested').textContent();
+    expect(suggested).toContain(`recorded: ${first.action}`);
+    const chosen = /^Suggested: (.+) \(probability (\d\.\d{3})\)/.exec(suggested!.trim());
+    expect(first.admissible).toContain(chosen?.[1]);
+
     // Downloads: the model's two files and an agent's checkpoint, as the CLI's files.
     await page.getByRole('button', { name: 'Download the model' }).click();
     await both.getByRole('button', { name: 'Download this agent' }).click();

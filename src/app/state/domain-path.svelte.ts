@@ -8,7 +8,13 @@
 import { ExpModelClient, ExpModelStoppedError } from '../workers/expmodel-client';
 import type { ExpModelProgress, TrainOutcome } from '../workers/expmodel-protocol';
 import { DomainWorkerClient, DomainWorkerStoppedError } from '../workers/domain-client';
-import type { AgentSettings, DomainWorkerProgress, StoredDomainAudit, TrainedAgent } from '../workers/domain-protocol';
+import type {
+  AgentSettings,
+  DomainWorkerProgress,
+  StoredDomainAudit,
+  Suggestion,
+  TrainedAgent,
+} from '../workers/domain-protocol';
 import { defaultLearnedStore, type CheckpointSummary, type StoredModelSummary } from '../workers/learned-store';
 import type { ExpModelSettings, ModelSize } from './expmodel-settings';
 import { progressLine, progressOf, type TrainProgress } from './expmodel-view';
@@ -47,7 +53,7 @@ function pageDeps(): DomainPathDeps {
 const stopped = (e: unknown) => e instanceof ExpModelStoppedError || e instanceof DomainWorkerStoppedError;
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-export type PathTask = 'model' | 'audit' | 'agent' | null;
+export type PathTask = 'model' | 'audit' | 'agent' | 'suggest' | null;
 
 export class DomainPathState {
   /** The domain whose path is shown (null: none selected). */
@@ -68,6 +74,11 @@ export class DomainPathState {
   audit = $state.raw<StoredDomainAudit | null>(null);
   agents = $state.raw<TrainedAgent[]>([]);
   error = $state<string | null>(null);
+  /** Which agent suggests, on which held-out episode and step (1-based), and what it suggested. */
+  suggestWith = $state<AgentSettings['agent']>('bc');
+  suggestEpisode = $state(1);
+  suggestStep = $state(1);
+  suggestion = $state.raw<Suggestion | null>(null);
   private expmodel: ExpModelClient | null = null;
   private worker: DomainWorkerClient | null = null;
 
@@ -82,6 +93,7 @@ export class DomainPathState {
     if (domain === this.domain) return;
     this.domain = domain;
     this.agents = [];
+    this.suggestion = null;
     this.error = null;
     this.progress = null;
     this.stage = null;
@@ -220,6 +232,20 @@ export class DomainPathState {
   async trainBoth(): Promise<void> {
     await this.trainAgent('bc');
     if (!this.error && this.stage !== 'Stopped.') await this.trainAgent('bc-then-dream');
+  }
+
+  /** The chosen agent's action on a recorded held-out step, beside the recorded one. */
+  async suggest(): Promise<void> {
+    const domain = this.domain;
+    const agent = this.agents.find((a) => a.settings.agent === this.suggestWith);
+    if (!domain || !agent) {
+      this.error = 'Train that agent first.';
+      return;
+    }
+    await this.run('suggest', async () => {
+      const request = { domain, agent, episode: this.suggestEpisode, step: this.suggestStep };
+      this.suggestion = await this.client().suggest(request);
+    });
   }
 
   /** Saves the model's two files (the CLI's model.json and weights.bin). */

@@ -8,6 +8,7 @@ import type {
   DomainWorkerProgress,
   DomainWorkerRequest,
   StoredDomainAudit,
+  Suggestion,
   TrainedAgent,
 } from './domain-protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';
@@ -55,6 +56,15 @@ export class DomainWorkerClient extends WorkerClient<DomainWorkerRequest, Domain
     onprogress: (p: DomainWorkerProgress) => void,
   ): Promise<TrainedAgent> {
     return this.request({ type: 'trainAgent', ...options }, onprogress) as Promise<TrainedAgent>;
+  }
+
+  suggest(options: {
+    domain: string;
+    agent: Pick<TrainedAgent, 'checkpoint' | 'stepLimit' | 'settings'>;
+    episode: number;
+    step: number;
+  }): Promise<Suggestion> {
+    return this.request({ type: 'suggest', ...options }) as Promise<Suggestion>;
   }
 
   stop(): void {

@@ -3,11 +3,13 @@
  * domain's path after its experience model is trained (the Experience model worker trains it,
  * expmodel-host.ts): the model's audit, kept with the model, and the agent's training, all core
  * code (domain/model-audit.ts, domain/trainer.ts) on the domain and the model stored in this
- * browser. One request at a time; the page stops one by terminating the worker.
+ * browser, and a trained agent's suggested action on a recorded held-out step. One request at a time; the page stops one by terminating the worker.
  *
  * Everything outside comes in through DomainHostDeps, so the unit tests run it in Node.
  */
-import { seedDomainBuffer, trainDomain, type DomainTrainResult } from '../../core/domain/trainer';
+import { restoreDomainAgent, seedDomainBuffer, trainDomain, type DomainTrainResult } from '../../core/domain/trainer';
+import { recordedStepState } from '../../core/domain/evaluate';
+import { Rng } from '../../core/rng';
 import type { Domain } from '../../core/domain/domain';
 import { auditDomainModel } from '../../core/domain/model-audit';
 import type { LearnedExperienceModel } from '../../core/experience/learned/learned-model';
@@ -15,7 +17,12 @@ import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { initBackend } from '../../core/policy/backend';
 import { DREAM_SUCCESS } from '../../core/train/metrics';
-import { blobBytes, serializeCheckpoint } from '../../core/train/checkpoint';
+import {
+  blobBytes,
+  deserializeCheckpoint,
+  serializeCheckpoint,
+  type CheckpointManifest,
+} from '../../core/train/checkpoint';
 import type { ReplayBuffer } from '../../core/buffer/buffer';
 import {
   serializeDomainError,
@@ -23,6 +30,7 @@ import {
   type DomainWorkerReply,
   type DomainWorkerRequest,
   type StoredDomainAudit,
+  type Suggestion,
   type TrainedAgent,
 } from './domain-protocol';
 import { readStoredDomain } from './expmodel-host';
@@ -85,7 +93,9 @@ export class DomainHost {
             ? await this.audit(request)
             : request.type === 'readAudit'
               ? await this.deps.store.readAudit<StoredDomainAudit>(request.model)
-              : await this.trainAgent(request);
+              : request.type === 'suggest'
+                ? await this.suggest(request)
+                : await this.trainAgent(request);
         this.post({ id: request.id, kind: 'return', value });
       } catch (error) {
         this.post({ id: request.id, kind: 'throw', error: serializeDomainError(error) });
@@ -175,6 +185,51 @@ export class DomainHost {
       return agentOf(request, result);
     } finally {
       model.dispose();
+    }
+  }
+
+  private async suggest(request: Extract<DomainWorkerRequest, { type: 'suggest' }>): Promise<Suggestion> {
+    const stored = await this.deps.readDomain(request.domain);
+    if (!stored) throw new Error(`No domain named '${request.domain}' is stored in this browser: import it first.`);
+    const { domain } = stored;
+    const { episode, step } = request;
+    const t = domain.heldOut[episode - 1];
+    if (!t)
+      throw new Error(
+        `The domain has ${domain.heldOut.length} held-out episodes: pick one of 1..${domain.heldOut.length}.`,
+      );
+    if (!(step >= 1 && step <= t.steps.length))
+      throw new Error(`Held-out episode ${episode} has ${t.steps.length} steps: pick one of 1..${t.steps.length}.`);
+    await this.deps.initBackend();
+    const { checkpoint, stepLimit } = request.agent;
+    const manifest = JSON.parse(checkpoint.manifest) as CheckpointManifest;
+    const bytes = checkpoint.weights;
+    const blob = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+    const trainer = await restoreDomainAgent(domain, deserializeCheckpoint(manifest, blob), stepLimit);
+    try {
+      const state = recordedStepState(t, step - 1, stepLimit);
+      const acted = await trainer.policy.act([state], Rng.fromSeed(0, 'suggest'), { greedy: true });
+      const probs = acted.probs[0];
+      const top = state.admissible
+        .map((action, i) => ({ action, probability: probs[i] }))
+        .sort((a, b) => b.probability - a.probability)
+        .slice(0, 3);
+      return {
+        agent: request.agent.settings.agent,
+        episode,
+        episodes: domain.heldOut.length,
+        step,
+        steps: t.steps.length,
+        instruction: state.instruction,
+        observation: state.observation,
+        recorded: t.steps[step - 1].action,
+        suggested: acted.actions[0],
+        probability: probs[acted.actionIndices[0]],
+        top,
+        candidates: state.admissible.length,
+      };
+    } finally {
+      trainer.dispose();
     }
   }
 }

@@ -8,6 +8,9 @@
  * - `trainAgent` trains the domain's agent on that model (core domain/trainer.ts trainDomain: BC,
  *   BC then the dream, or the dream alone) and returns what it got: the returned checkpoint, why,
  *   the health and the evaluation, and the checkpoint's files to download.
+ * - `suggest` restores a trained agent's checkpoint and suggests its action on a step of a held-out
+ *   recorded episode (core restoreDomainAgent, the agent `dreamgym act --run` loads), beside the
+ *   recorded action.
  * The page stops a request by terminating the worker (nothing of a running request is kept).
  */
 import type { DomainAgentChoice } from '../../core/domain/trainer';
@@ -64,10 +67,36 @@ export interface TrainedAgent {
   checkpoint: { manifest: string; weights: Uint8Array };
 }
 
+/** The agent's action on a recorded held-out step, beside the one recorded. */
+export interface Suggestion {
+  agent: AgentSettings['agent'];
+  /** 1-based, as the page asked. */
+  episode: number;
+  episodes: number;
+  step: number;
+  steps: number;
+  instruction: string;
+  observation: string;
+  recorded: string;
+  suggested: string;
+  probability: number;
+  /** The most probable candidates, best first. */
+  top: { action: string; probability: number }[];
+  candidates: number;
+}
+
 export type DomainWorkerRequest =
   | { id: number; type: 'audit'; domain: string; model: string; transitions: number; episodes: number; seed: number }
   | { id: number; type: 'readAudit'; model: string }
-  | { id: number; type: 'trainAgent'; domain: string; model: string; settings: AgentSettings };
+  | { id: number; type: 'trainAgent'; domain: string; model: string; settings: AgentSettings }
+  | {
+      id: number;
+      type: 'suggest';
+      domain: string;
+      agent: Pick<TrainedAgent, 'checkpoint' | 'stepLimit' | 'settings'>;
+      episode: number;
+      step: number;
+    };
 
 export type DomainWorkerProgress =
   | { kind: 'stage'; text: string }

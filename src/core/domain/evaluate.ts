@@ -146,6 +146,19 @@ export async function dreamSuccess(
   };
 }
 
+/** The policy's view of step `i` of a recorded episode: its recorded candidates and the actions before it. */
+export function recordedStepState(t: Trajectory, i: number, stepLimit: number): PolicyState {
+  const s = t.steps[i];
+  return {
+    instruction: t.task.instruction,
+    observation: s.observation,
+    admissible: s.admissible,
+    step: i,
+    maxSteps: Math.max(stepLimit, i + 1),
+    previousActions: t.steps.slice(0, i).map((x) => x.action),
+  };
+}
+
 /** (b) Does the greedy policy pick the demonstrated action on held-out steps that list their candidates? */
 export async function actionAgreement(
   policy: CandidatePolicy,
@@ -158,17 +171,7 @@ export async function actionAgreement(
     t.steps.forEach((s, i) => {
       total++;
       if (s.admissible.length === 0 || !s.admissible.includes(s.action)) return;
-      usable.push({
-        state: {
-          instruction: t.task.instruction,
-          observation: s.observation,
-          admissible: s.admissible,
-          step: i,
-          maxSteps: Math.max(options.stepLimit, i + 1),
-          previousActions: t.steps.slice(0, i).map((x) => x.action),
-        },
-        action: s.action,
-      });
+      usable.push({ state: recordedStepState(t, i, options.stepLimit), action: s.action });
     });
   }
   if (usable.length === 0) return { agreement: null, usable_steps: 0, held_out_steps: total, chance: null };

@@ -182,6 +182,13 @@ describe('DomainPathState', () => {
       },
       trainAgent: async (options: { settings: { agent: 'bc' | 'bc-then-dream' } }) =>
         trainedAgent(options.settings.agent, 'bc', failed),
+      suggest: async (options: { episode: number; step: number; agent: TrainedAgent }) => ({
+        agent: options.agent.settings.agent,
+        episode: options.episode,
+        step: options.step,
+        suggested: 'go to cart 1',
+        recorded: 'go to cart 1',
+      }),
     } as unknown as DomainWorkerClient;
     const account = { transitions: 4, nextPairs: 3, initialPairs: 1, leftOut: {} };
     const state = new DomainPathState({
@@ -217,6 +224,12 @@ describe('DomainPathState', () => {
     await state.trainBoth();
     expect(state.agents.map((a) => a.settings.agent)).toEqual(['bc', 'bc-then-dream']);
 
+    state.suggestWith = 'bc-then-dream';
+    state.suggestEpisode = 2;
+    state.suggestStep = 3;
+    await state.suggest();
+    expect(state.suggestion).toMatchObject({ agent: 'bc-then-dream', episode: 2, step: 3, suggested: 'go to cart 1' });
+
     await state.downloadModel();
     state.downloadAgent(state.agents[1]);
     expect(saved).toEqual([
@@ -233,5 +246,8 @@ describe('DomainPathState', () => {
     expect(state.agents).toEqual([]);
     expect(state.model).toBeNull();
     expect(state.audit).toBeNull();
+    expect(state.suggestion).toBeNull();
+    await state.suggest();
+    expect(state.error).toBe('Train that agent first.');
   });
 });

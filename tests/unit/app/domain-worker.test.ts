@@ -18,6 +18,7 @@ import type {
   DomainWorkerReply,
   DomainWorkerRequest,
   StoredDomainAudit,
+  Suggestion,
   TrainedAgent,
 } from '../../../src/app/workers/domain-protocol';
 import { DomainStore } from '../../../src/app/workers/domain-store';
@@ -208,6 +209,18 @@ describe("a stored domain's model, audit and agent", () => {
     const bytes = bc.value.checkpoint.weights;
     const blob = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
     expect(deserializeCheckpoint(manifest, blob).policy.tensors.length).toBeGreaterThan(0);
+
+    // The agent suggests its action on a recorded held-out step, beside the recorded one.
+    const { domain } = (await new DomainStore().read('shop'))!;
+    const suggest = (episode: number, step: number) =>
+      ask<Suggestion, never>(domainHost, { type: 'suggest', domain: 'shop', agent: bc.value, episode, step });
+    const { value: suggestion } = await suggest(1, 2);
+    const recorded = domain.heldOut[0].steps[1];
+    expect(suggestion).toMatchObject({ episode: 1, step: 2, recorded: recorded.action, agent: 'bc' });
+    expect(recorded.admissible).toContain(suggestion.suggested);
+    expect(suggestion.top[0]).toEqual({ action: suggestion.suggested, probability: suggestion.probability });
+    expect(suggestion.candidates).toBe(recorded.admissible.length);
+    await expect(suggest(domain.heldOut.length + 1, 1)).rejects.toThrow(/held-out episodes: pick one of 1\.\./);
 
     const both = await train('bc-then-dream');
     expect(both.value.agent.trained).toBe('bc-then-dream');
