@@ -52,10 +52,11 @@ describe('the start-here path', () => {
         'webshop-easy',
         'webshop-lite-v0',
         1,
-        12,
+        30,
         4,
         8,
       ]);
+      expect(c.learningRate).toBe(0.01);
       expect(c.evalInterval).toBeGreaterThan(0);
     }
     expect([real.curriculum, dream.curriculum, s2r.curriculum]).toEqual([false, true, true]);
@@ -90,12 +91,12 @@ describe('the start-here path', () => {
     expect(unfinishedRun(newer)).toBeNull();
   });
 
-  it('shortens the path from its link (#/start?iterations=N, 1 to 11), and ignores anything else', () => {
+  it('shortens the path from its link (#/start?iterations=N, 1 to 29), and ignores anything else', () => {
     expect(startHereSizeFromQuery('iterations=3')).toEqual({ iterations: 3 });
     for (const q of [
       '',
       'iterations=0',
-      'iterations=12',
+      'iterations=30',
       'iterations=400',
       'iterations=2.5',
       'iterations=x',
