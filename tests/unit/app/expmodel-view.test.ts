@@ -51,7 +51,7 @@ const epoch = (n: number, trainLoss: number, validationLoss: number) => ({
 
 describe('Experience model settings', () => {
   it('round-trip through the URL; bad values fall back to the defaults; size=tiny is the demo size', () => {
-    expect(trainableEnvs()).toEqual(['webshop-lite-v0', 'household-v0']);
+    expect(trainableEnvs()).toEqual(['webshop-lite-v0', 'household-v0', 'webarena-lite-v0']);
     const s = {
       ...defaultSettings('household-v0'),
       name: 'kitchen.v2',
