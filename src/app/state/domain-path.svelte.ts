@@ -224,7 +224,8 @@ export class DomainPathState {
       const settings = { ...$state.snapshot(this.agentSettings), agent };
       const trained = await this.client().trainAgent({ domain, model, settings }, this.onWorkerProgress);
       this.agents = [...this.agents.filter((a) => a.settings.agent !== agent), trained];
-      this.stage = `Trained the agent (${agent}): returned the ${trained.agent.returned === 'bc' ? 'BC' : 'dream'} checkpoint.`;
+      const returned = trained.agent.returned === 'bc' ? 'BC' : 'dream';
+      this.stage = `Trained the agent (${agent}): returned the ${returned} checkpoint.`;
     });
   }
 

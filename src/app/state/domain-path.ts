@@ -42,7 +42,7 @@ export const DEFAULT_AGENT_SETTINGS: Omit<AgentSettings, 'agent'> = {
   seed: 0,
 };
 
-/** The pairs line exactly as `dreamgym expmodel train` prints it ("data: …"); null for a model trained before accounts. */
+/** The pairs line exactly as `dreamgym expmodel train` prints it ("data: …"); null: a model from before accounts. */
 export function pairsLine(training: Pick<TrainingRecord, 'data'>): string | null {
   return training.data.account ? `data: ${describePairAccount(training.data.account)}` : null;
 }
@@ -122,8 +122,9 @@ export function agentView(t: TrainedAgent): AgentView {
         key: 'bc',
         label: 'Behaviour cloning',
         value: bc
-          ? `${bc.examples} demonstrated steps of ${bc.episodes} ${bc.demonstrations === 'successes' ? 'successful ' : ''}` +
-            `training episodes, ${bc.epochs} epochs; agreement on them ${show(bc.accuracyBefore)} → ${show(bc.accuracy)}`
+          ? `${bc.examples} demonstrated steps of ${bc.episodes} ` +
+            `${bc.demonstrations === 'successes' ? 'successful ' : ''}training episodes, ${bc.epochs} epochs; ` +
+            `agreement on them ${show(bc.accuracyBefore)} → ${show(bc.accuracy)}`
           : 'none (the dream alone)',
       },
       {
@@ -158,9 +159,8 @@ export function plainSummary(
   agents: readonly TrainedAgent[],
 ): string {
   const cloned = agents.find((t) => t.bc)?.bc;
-  const demos = cloned
-    ? ` (${cloned.episodes} ${cloned.demonstrations === 'successes' ? 'successful ones' : 'of them, none recording a success,'} cloned)`
-    : '';
+  const which = cloned?.demonstrations === 'successes' ? 'successful ones' : 'of them, none recording a success,';
+  const demos = cloned ? ` (${cloned.episodes} ${which} cloned)` : '';
   const parts = [
     `From ${trainEpisodes} training episodes${demos}`,
     audit

@@ -3,7 +3,8 @@
  * domain's path after its experience model is trained (the Experience model worker trains it,
  * expmodel-host.ts): the model's audit, kept with the model, and the agent's training, all core
  * code (domain/model-audit.ts, domain/trainer.ts) on the domain and the model stored in this
- * browser, and a trained agent's suggested action on a recorded held-out step. One request at a time; the page stops one by terminating the worker.
+ * browser, and a trained agent's suggested action on a recorded held-out step. One request at a
+ * time; the page stops one by terminating the worker.
  *
  * Everything outside comes in through DomainHostDeps, so the unit tests run it in Node.
  */
@@ -111,7 +112,8 @@ export class DomainHost {
   }
 
   private async load(domainName: string, modelName: string, seed: number): Promise<Loaded> {
-    this.send({ kind: 'stage', text: `Reading the domain '${domainName}' and the model learned:local/${modelName}…` });
+    const text = `Reading the domain '${domainName}' and the model learned:local/${modelName}…`;
+    this.send({ kind: 'stage', text });
     const stored = await this.deps.readDomain(domainName);
     if (!stored) throw new Error(`No domain named '${domainName}' is stored in this browser: import it first.`);
     const { domain } = stored;
