@@ -23,6 +23,7 @@
  * success, in failure, or running) is a high quantile of its distances (0.99; 0.9 for successes),
  * so real-looking play halts at about the quantile's complement per step.
  */
+import { singular } from '../text';
 import type { Trajectory } from '../types';
 import type { RecordedEpisode } from './learned/sft-data';
 
@@ -97,15 +98,11 @@ interface Pattern {
 /** A word, or a word and its number (`crate 1`): a thing of a kind and which one of them. */
 const TOKEN = /[a-z]+(?: \d+)?/g;
 
-function stem(w: string): string {
-  return w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w;
-}
-
 /** Words, lower-cased, with a plural's s dropped (crates → crate), a word's number kept with it (`crate 1`). */
 export function roleWords(text: string): string[] {
   return (text.toLowerCase().match(TOKEN) ?? []).map((t) => {
     const [word, number] = t.split(' ');
-    return number === undefined ? stem(word) : `${stem(word)} ${number}`;
+    return number === undefined ? singular(word) : `${singular(word)} ${number}`;
   });
 }
 

@@ -2,7 +2,9 @@
  * Words of the policy's features (docs/architecture.md §3.8): tokens, stems and the generic stopwords. A domain's own
  * boilerplate words are mined from its data (feature-schema.ts), never listed here.
  */
-import { stemmer } from 'stemmer';
+import { stem } from '../text';
+
+export { stem } from '../text';
 
 const TOKEN_RE = /[a-z0-9]+(?:\.[0-9]+)?/g;
 
@@ -19,17 +21,6 @@ export const GENERIC_STOPWORDS: ReadonlySet<string> = new Set(
     'than less s x'
   ).split(' '),
 );
-
-const stemCache = new Map<string, string>();
-export function stem(token: string): string {
-  let s = stemCache.get(token);
-  if (s === undefined) {
-    s = /^[0-9.]+$/.test(token) ? token : stemmer(token);
-    if (stemCache.size > 200_000) stemCache.clear();
-    stemCache.set(token, s);
-  }
-  return s;
-}
 
 /** Stemmed content tokens: the generic stopwords and `extra` (a domain's mined ones) dropped. */
 export function contentStems(tokens: readonly string[], extra?: ReadonlySet<string>): string[] {

@@ -5,7 +5,7 @@
  * ties broken by ASIN. Per-episode overlay products are scored with the base index's
  * statistics (N, df, avgdl), so adding distractors never changes how base products score.
  */
-import { stemmer } from 'stemmer';
+import { stem } from '../../text';
 
 export const BM25_K1 = 0.9;
 export const BM25_B = 0.4;
@@ -48,18 +48,6 @@ export const STOPWORDS: ReadonlySet<string> = new Set([
   'will',
   'with',
 ]);
-
-const stemCache = new Map<string, string>();
-
-function stem(token: string): string {
-  let s = stemCache.get(token);
-  if (s === undefined) {
-    s = stemmer(token);
-    if (stemCache.size > 50_000) stemCache.clear();
-    stemCache.set(token, s);
-  }
-  return s;
-}
 
 /** Text → index terms (the same analysis for documents and queries). */
 export function analyze(text: string): string[] {

@@ -55,6 +55,7 @@
  * spread (max − min) is the disagreement the dream reports. The minimum needs no λ to tune, and
  * with K ≈ 5 it is about as cautious as mean − 1.2·std; `mean − λ·std` stays an option.
  */
+import { singular } from '../../text';
 import { listEnvDefinitions } from '../../envs/registry';
 import type { OutcomeFeature } from '../../envs/env';
 import { abstractObservation, type DomainCard } from '../domain-card';
@@ -291,7 +292,7 @@ export function verbOf(action: string): string {
 
 /** Words, with a plural's s dropped (apples → apple), so an instruction and an action name things alike. */
 function stems(text: string): string[] {
-  return words(text).map((w) => (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w));
+  return words(text).map(singular);
 }
 
 /** The words of what an action names: all but its verb. */
