@@ -23,6 +23,8 @@ interface SeedResult {
   seed: number;
   runs: Record<string, { heldOut: string; realSteps: string; dreamSteps: string; finishedAfterSeconds: number | null }>;
   allFinishedSeconds: number | null;
+  /** The page's estimate of the group's time before the click (its speed check), in seconds. */
+  expectedSeconds: number | null;
   verdict: string | null;
 }
 
@@ -86,7 +88,13 @@ async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitM
       .textContent({ timeout: 5000 })
       .catch(() => null);
     const all = MODES.every((m) => finished[m] !== null) ? Math.max(...MODES.map((m) => finished[m]!)) : null;
-    return { seed, runs, allFinishedSeconds: all, verdict };
+    return {
+      seed,
+      runs,
+      allFinishedSeconds: all,
+      expectedSeconds: Number.isFinite(expected) ? expected : null,
+      verdict,
+    };
   } finally {
     await context.close();
     rmSync(profile, { recursive: true, force: true });
@@ -123,7 +131,8 @@ async function main(): Promise<void> {
           `${result.runs[m].heldOut} (${result.runs[m].realSteps} real, finished ${result.runs[m].finishedAfterSeconds ?? '—'} s)`,
       );
       console.log(
-        `seed ${seed}: real ${cells[0]}; dream ${cells[1]}; s2r ${cells[2]}; all finished after ${result.allFinishedSeconds ?? 'not finished'} s`,
+        `seed ${seed}: real ${cells[0]}; dream ${cells[1]}; s2r ${cells[2]}; all finished after ` +
+          `${result.allFinishedSeconds ?? 'not finished'} s (estimated before the click: ${result.expectedSeconds ?? '—'} s)`,
       );
       console.log(`  verdict: ${result.verdict ?? '—'}`);
       console.log(JSON.stringify(result));

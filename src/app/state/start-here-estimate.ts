@@ -13,8 +13,10 @@
  * reached its next record by the time the model gave it bounds the pace from below.
  *
  * The work model: the real run's records at realStart + i × realPerIteration, the dream's at
- * dreamStart + N × dreamStartPerIteration + i × dreamPerIteration (N iterations), S2R's real phase
- * after the dream by s2rTail. The three share the machine, so each chain's work is what it takes
+ * dreamStart + min(N, fullIterations) × dreamStartPerIteration + i × dreamPerIteration (N iterations), S2R's real phase
+ * after the dream by s2rTail. An iteration's work is that of the untrained policy's long episodes for the first
+ * `fullIterations`; after them the policy has learned to finish sooner, and each costs `learnedShare` of one (the
+ * counts i and N above are such effective iterations). The three share the machine, so each chain's work is what it takes
  * while the others run too (measured in the page:
  * docs/results/start-here.md, "Estimates from measured speed"). Only the shipped learned model's dream
  * was measured: with another engine (the oracle, a chat model) the page gives no group estimate.
@@ -34,6 +36,9 @@ export interface GroupWork {
   /** S2R's real phase after the dream: more real iterations after a longer dream (the 600 steps go in shorter episodes). */
   s2rTail: number;
   s2rTailPerIteration: number;
+  /** Iterations at the untrained policy's cost; each later one costs learnedShare of one. */
+  fullIterations: number;
+  learnedShare: number;
 }
 
 /**
@@ -53,7 +58,18 @@ export const START_HERE_WORK: GroupWork = {
   dreamBeginsPerIteration: 0.114e6,
   s2rTail: 0.46e6,
   s2rTailPerIteration: 0.287e6,
+  // The size of 30 iterations at learning rate 0.01, timed in the page (scripts/start-here-timing.ts): 27.5 M of work
+  // where the costs above, at full cost every iteration, give 66 M (the page said 108–128 s for 44 s). The dream's
+  // records after its fourth came 0.6 M apart, about 0.4 of the first ones. Two iterations are at full cost.
+  fullIterations: 4,
+  learnedShare: 0.4,
 };
+
+/** Iterations at full cost that `iterations` amount to (the policy's episodes shorten once it has learned). */
+export function effectiveIterations(work: GroupWork, iterations: number): number {
+  const full = Math.min(iterations, work.fullIterations);
+  return full + (iterations - full) * work.learnedShare;
+}
 
 /** The prior's weight, as a share of the group's work (a first record outweighs it once it covers this much). */
 const PRIOR_SHARE = 0.2;
@@ -66,14 +82,15 @@ const BOUND_SHARE = 0.1;
  */
 export function milestoneWork(work: GroupWork, mode: Mode, iteration: number, iterations: number): number | null {
   if (iteration < 1 || mode !== longerChain(work, iterations)) return null;
-  if (mode === 'real') return work.realStart + iteration * work.realPerIteration;
-  return dreamStart(work, iterations) + iteration * work.dreamPerIteration;
+  const done = effectiveIterations(work, iteration);
+  if (mode === 'real') return work.realStart + done * work.realPerIteration;
+  return dreamStart(work, iterations) + done * work.dreamPerIteration;
 }
 
 /** The reference work before the dream's first rollout begins (null when the dream is not the chain that times the group). */
 export function dreamBeginsWork(work: GroupWork, iterations: number): number | null {
   if (longerChain(work, iterations) !== 'dream') return null;
-  return work.dreamBegins + iterations * work.dreamBeginsPerIteration;
+  return work.dreamBegins + effectiveIterations(work, iterations) * work.dreamBeginsPerIteration;
 }
 
 /**
@@ -82,22 +99,23 @@ export function dreamBeginsWork(work: GroupWork, iterations: number): number | n
  * same speed check, the dream's did not).
  */
 export function longerChain(work: GroupWork, iterations: number): 'real' | 'dream' {
-  const real = work.realStart + iterations * work.realPerIteration;
+  const real = work.realStart + effectiveIterations(work, iterations) * work.realPerIteration;
   return real > dreamChain(work, iterations) ? 'real' : 'dream';
 }
 
 function dreamChain(work: GroupWork, iterations: number): number {
-  const tail = work.s2rTail + iterations * work.s2rTailPerIteration;
-  return dreamStart(work, iterations) + iterations * work.dreamPerIteration + tail;
+  const n = effectiveIterations(work, iterations);
+  return dreamStart(work, iterations) + n * work.dreamPerIteration + work.s2rTail + n * work.s2rTailPerIteration;
 }
 
 function dreamStart(work: GroupWork, iterations: number): number {
-  return work.dreamStart + iterations * work.dreamStartPerIteration;
+  // Real RL slows the dream's start only while its own untrained episodes are long: its first iterations.
+  return work.dreamStart + Math.min(iterations, work.fullIterations) * work.dreamStartPerIteration;
 }
 
 /** The whole group's work at `iterations` (S2R's real phase follows the dream). */
 export function groupWork(work: GroupWork, iterations: number): number {
-  const real = work.realStart + iterations * work.realPerIteration;
+  const real = work.realStart + effectiveIterations(work, iterations) * work.realPerIteration;
   return Math.max(real, dreamChain(work, iterations));
 }
 
