@@ -122,6 +122,9 @@ function ratios(group: TimedGroup): number[] {
   return out;
 }
 
+/** Whether the first group's speed held: the second group's estimate is built on its measured time. */
+let firstSteady: boolean | null = null;
+
 describe("the start-here page's time estimates", () => {
   it('says the time before the click from a speed check, and the time left while they train, within 1.5×', async () => {
     const group = await timeGroup();
@@ -130,7 +133,8 @@ describe("the start-here page's time estimates", () => {
     expect(group.shown.length).toBeGreaterThanOrEqual(3);
     expect(group.shown[0].at).toBeLessThan(group.total / 4);
     const all = ratios(group);
-    for (const r of steady(group) ? all : []) {
+    firstSteady = steady(group);
+    for (const r of firstSteady ? all : []) {
       expect(r).toBeGreaterThan(1 / FACTOR);
       expect(r).toBeLessThan(FACTOR);
     }
@@ -141,7 +145,10 @@ describe("the start-here page's time estimates", () => {
     const group = await timeGroup();
     expect(group.before.text).toMatch(/and its last start-here run \(\d+ s\)\)\.$/);
     const all = ratios(group);
-    for (const r of steady(group) ? all : []) {
+    // The last group's time is this one's correction: a time measured while the load changed corrects nothing.
+    const held = steady(group) && firstSteady !== false;
+    if (firstSteady === false) console.log("[estimate] the last group's time came from a changing load: not asserted");
+    for (const r of held ? all : []) {
       expect(r).toBeGreaterThan(1 / FACTOR);
       expect(r).toBeLessThan(FACTOR);
     }
