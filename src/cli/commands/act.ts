@@ -14,7 +14,7 @@
  * domain-agent.json) gets candidates inferred as `domain import` infers them for steps that list
  * none (src/core/domain/candidates.ts): the actions taken in the most similar states of the
  * domain's TRAINING episodes, by the words of the observation, the previous action and the
- * instruction, at most 8. The answer says so (`candidates: "inferred"`, with the list), since an
+ * instruction, at most 32. The answer says so (`candidates: "inferred"`, with the list), since an
  * inferred candidate may not exist in the application's state. A run of a registered env has no
  * such data: its lines must list `admissible`.
  */

@@ -10,6 +10,7 @@ import {
   candidateIndex,
   inferCandidates,
   INFERRED_CANDIDATES,
+  NEIGHBOURS,
   POSTINGS_PER_STATE,
   withInferredCandidates,
 } from '../../../src/core/domain/candidates';
@@ -230,7 +231,7 @@ describe('inferred candidates at scale (issue 44, repro 7)', () => {
     const votes = new Map<string, number>();
     const best = allPairsCandidates(train, state, t, 3)
       .sort((a, b) => b.score - a.score)
-      .slice(0, 24);
+      .slice(0, NEIGHBOURS);
     for (const { action, score } of best)
       if (action !== state.action) votes.set(action, (votes.get(action) ?? 0) + score);
     const expected = [...votes.entries()].sort((a, b) => b[1] - a[1]).slice(0, INFERRED_CANDIDATES - 1);
