@@ -57,7 +57,7 @@ describe('the Buffer page', () => {
     await expect.poll(() => page.getByTestId('total-transitions').count(), { timeout: 60_000 }).toBe(1);
     expect(await total(page)).toBe(0);
 
-    // Load the shipped offline datasets: both envs, offline.
+    // Load the shipped offline datasets: every env, offline.
     const load = page.getByRole('button', { name: 'Load the shipped offline datasets' });
     await load.click();
     await expect
@@ -67,7 +67,9 @@ describe('the Buffer page', () => {
     expect(loaded).toBeGreaterThan(0);
     expect(await cell(page, 'household-v0', 'offline')).toBeGreaterThan(0);
     expect(await cell(page, 'webshop-lite-v0', 'offline')).toBeGreaterThan(0);
-    expect(await page.getByTestId('total-episodes').textContent()).toBe('540');
+    expect(await cell(page, 'webarena-lite-v0', 'offline')).toBeGreaterThan(0);
+    // 240 webshop, 300 household and 240 webarena episodes (public/datasets/manifest.json).
+    expect(await page.getByTestId('total-episodes').textContent()).toBe('780');
 
     // A second click adds nothing.
     await load.click();
@@ -140,7 +142,7 @@ describe('the Buffer page', () => {
     const exported = readFileSync(await download.path(), 'utf8')
       .trim()
       .split('\n');
-    expect(exported.length).toBe(541);
+    expect(exported.length).toBe(781); // the 780 shipped episodes and the imported one
     expect(exported.some((line) => line.includes('household-v0/hostile/1'))).toBe(true);
 
     // Clear needs a confirmation.
