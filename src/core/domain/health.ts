@@ -16,6 +16,8 @@
  *     (every held-out episode lacks an outcome): a warning;
  *   - action agreement not clearly above chance (less than `AGREEMENT_Z` standard errors of a
  *     uniform pick above it): a warning — the policy does not act like the demonstrations;
+ *   - the held-out dream judged no task a success, or its episodes ran near the step limit: a warning that nothing
+ *     in the run shows the agent finishes a task (issue 45: 40 episodes gave 0 % real success reported as ok);
  *   - where a real env was played (`--real-env`): real success under half the dream's: a warning
  *     that the dream does not transfer.
  * `status` is 'failed' when any check failed; warnings say what the figures cannot claim.
@@ -138,6 +140,33 @@ function agreementProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
   ];
 }
 
+/** Held-out dreamed episodes from this share of the step limit on, on average, wander rather than finish. */
+export const NEAR_STEP_LIMIT_SHARE = 0.9;
+
+function heldOutDreamProblems(evaluation: DomainEvaluation, stepLimit?: number): DomainHealthProblem[] {
+  const { episodes, success_rate: success, mean_length: length } = evaluation.dream;
+  if (episodes === 0) return [];
+  const problems: DomainHealthProblem[] = [];
+  if (success === 0)
+    problems.push({
+      kind: 'no-success',
+      severity: 'warning',
+      message:
+        `The dream judged none of the ${episodes} held-out tasks a success: nothing in this run shows that the agent ` +
+        'finishes a task. Try it in the application (dreamgym act) before relying on it; more episodes, with failed ' +
+        'endings as well as successes, give the model a verdict to judge by.',
+    });
+  if (stepLimit && length !== null && length >= NEAR_STEP_LIMIT_SHARE * stepLimit)
+    problems.push({
+      kind: 'step-limit',
+      severity: 'warning',
+      message:
+        `The held-out dreamed episodes lasted ${length.toFixed(1)} steps on average, near the step limit of ` +
+        `${stepLimit}: the agent wanders in the dream rather than finishing its tasks.`,
+    });
+  return problems;
+}
+
 function transferProblem(evaluation: DomainEvaluation): DomainHealthProblem[] {
   const { real, dream } = evaluation;
   if (!real || dream.success_rate === null || real.success_rate >= dream.success_rate / 2) return [];
@@ -224,13 +253,14 @@ export function dreamStopReason(history: readonly IterationRecord[]): DomainHeal
 
 /**
  * The verdict on a domain run: its iterations' metrics, its evaluation, the demonstrated episodes,
- * and the learned model's verdict head (where it has one).
+ * the learned model's verdict head (where it has one) and the run's step limit (where known).
  */
 export function domainHealth(
   history: readonly IterationRecord[],
   evaluation: DomainEvaluation,
   demonstrated: readonly Trajectory[],
   verdict?: VerdictFit | null,
+  stepLimit?: number,
 ): DomainHealth {
   const problems = [
     ...verdictProblem(verdict),
@@ -238,6 +268,7 @@ export function domainHealth(
     ...firstStepProblem(evaluation, demonstrated).filter((p) => !history.length || !hasKind(history, p)),
     ...auditProblem(evaluation),
     ...agreementProblem(evaluation),
+    ...heldOutDreamProblems(evaluation, stepLimit).filter((p) => !history.length || !hasKind(history, p)),
     ...transferProblem(evaluation),
   ];
   return { status: problems.some((p) => p.severity === 'failed') ? 'failed' : 'ok', problems };

@@ -283,14 +283,14 @@ export async function trainDomain(
     if (agent.returned === 'bc' && iterations.length > 0) trainer.policy.setWeights(bc!.weights);
     const demonstrated = [...domain.train, ...domain.heldOut];
     let evaluation = await trainer.evaluate({ audit });
-    let health = domainHealth(iterations, evaluation, demonstrated, deps.verdict);
+    let health = domainHealth(iterations, evaluation, demonstrated, deps.verdict, trainer.stepLimit);
     if (bc && agent.returned === 'dream' && health.status === 'failed') {
       // The dream-trained policy's own evaluation failed the dream: the cloned policy is returned instead.
       const why = health.problems.filter((p) => p.severity === 'failed').map((p) => p.kind);
       agent = { ...agent, returned: 'bc', reason: `${AFTER_DREAM} (${why.join(', ')}): ${KEPT_BC}` };
       trainer.policy.setWeights(bc.weights);
       evaluation = await trainer.evaluate({ audit });
-      health = domainHealth(iterations, evaluation, demonstrated, deps.verdict);
+      health = domainHealth(iterations, evaluation, demonstrated, deps.verdict, trainer.stepLimit);
     }
     const checkpoint = await trainer.trainer.state();
     return {

@@ -124,6 +124,25 @@ describe('domainHealth', () => {
     expect(domainHealth(history([5]), near, demonstrated(5)).problems).toEqual([]);
   });
 
+  it('warns when the held-out dream judges no task a success, or runs near the step limit (issue 45: 40 episodes)', () => {
+    // The 40-episode ETO run: dream success 0 on 8 held-out tasks, mean length 42.6 of 50; reported ok with no warning.
+    const wandering = evaluation({});
+    wandering.dream = { ...wandering.dream, episodes: 8, success_rate: 0, mean_length: 45.5 };
+    const health = domainHealth([], wandering, demonstrated(5), null, 50);
+    expect(health.status).toBe('ok'); // warnings: no real env says the agent failed, but nothing says it works
+    expect(health.problems.map((p) => [p.kind, p.severity])).toEqual([
+      ['no-success', 'warning'],
+      ['step-limit', 'warning'],
+    ]);
+    expect(health.problems[0].message).toMatch(/^The dream judged none of the 8 held-out tasks a success/);
+    expect(health.problems[1].message).toMatch(/lasted 45\.5 steps on average, near the step limit of 50/);
+    // 44 of 50 is under 90 %; without a step limit nothing is said of the length.
+    wandering.dream = { ...wandering.dream, success_rate: 0.25, mean_length: 44 };
+    expect(domainHealth([], wandering, demonstrated(5), null, 50).problems).toEqual([]);
+    wandering.dream = { ...wandering.dream, mean_length: 50 };
+    expect(domainHealth([], wandering, demonstrated(5)).problems).toEqual([]);
+  });
+
   it('no measurable ending (no outcomes recorded): a warning, not a success claim of its own', () => {
     const health = domainHealth(history([5]), evaluation({ terminated: null }), demonstrated(5));
     expect(health.status).toBe('ok');
