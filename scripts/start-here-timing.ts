@@ -7,7 +7,7 @@
  * began (the live progress). Prints, per size, the seconds after the click and the work (seconds ×
  * the score) of each, and when each run finished.
  *
- *   npm run build && node --import tsx scripts/start-here-timing.ts --iterations 2,12
+ *   npm run build && node --import tsx scripts/start-here-timing.ts --iterations 2,30
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright';
 import { preview } from 'vite';
 import { chromiumArgs } from '../vite.config';
+import { START_HERE_SIZE } from '../src/app/state/start-here';
 
 interface Slot {
   entry: { config: { mode: string } };
@@ -44,7 +45,9 @@ async function timeGroup(baseUrl: string, iterations: number): Promise<void> {
   });
   try {
     const page = await context.newPage();
-    await page.goto(`${baseUrl}/#/start${iterations === 12 ? '' : `?iterations=${iterations}`}`);
+    // The button's size needs no link (the link only shortens: #/start?iterations=N below the button's).
+    const link = iterations === START_HERE_SIZE.iterations ? '' : `?iterations=${iterations}`;
+    await page.goto(`${baseUrl}/#/start${link}`);
     await page.getByTestId('start-expected').waitFor({ timeout: 60_000 });
     const score = await page.evaluate(
       () =>
@@ -88,7 +91,7 @@ async function timeGroup(baseUrl: string, iterations: number): Promise<void> {
   }
 }
 
-const sizes = (argValue('--iterations') ?? '2,12').split(',').map(Number);
+const sizes = (argValue('--iterations') ?? `2,${START_HERE_SIZE.iterations}`).split(',').map(Number);
 const server = await preview({
   configFile: 'vite.config.ts',
   ...(argValue('--out') ? { build: { outDir: argValue('--out') } } : {}),
