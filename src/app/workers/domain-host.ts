@@ -12,8 +12,9 @@ import { restoreDomainAgent, seedDomainBuffer, trainDomain, type DomainTrainResu
 import { recordedStepState } from '../../core/domain/evaluate';
 import { Rng } from '../../core/rng';
 import type { Domain } from '../../core/domain/domain';
+import { candidateInference } from '../../core/data/candidates';
 import { auditDomainModel } from '../../core/domain/model-audit';
-import type { LearnedExperienceModel } from '../../core/experience/learned/learned-model';
+import type { LearnedExperienceModel, LearnedModelOptions } from '../../core/experience/learned/learned-model';
 import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { initBackend } from '../../core/policy/backend';
@@ -48,13 +49,16 @@ export interface DomainHostDeps {
   /** Starts tfjs for the policy (the page: wasm). */
   initBackend: () => Promise<void>;
   /** The learned model of checked files, retrieving from `buffer` (default: with decode workers). */
-  loadModel?: (
-    files: ModelFiles,
-    options: { buffer: ReplayBuffer; env: string; seed: number; name: string },
-  ) => Promise<LearnedExperienceModel>;
+  loadModel?: (files: ModelFiles, options: DomainModelLoad) => Promise<LearnedExperienceModel>;
   /** Wall-clock time (Date.now). */
   date?: () => number;
 }
+
+/** How the domain worker loads a model: retrieving from `buffer`, and inferring lists where the domain records none. */
+type DomainModelLoad = { buffer: ReplayBuffer; env: string; seed: number; name: string } & Pick<
+  LearnedModelOptions,
+  'inferAdmissible'
+>;
 
 export function browserDomainHostDeps(): DomainHostDeps {
   return {
@@ -128,7 +132,14 @@ export class DomainHost {
       );
     await this.deps.initBackend();
     const buffer = await seedDomainBuffer(domain);
-    const options = { buffer, env: domain.envId, seed, name: modelName };
+    const options = {
+      buffer,
+      env: domain.envId,
+      seed,
+      name: modelName,
+      // A domain that lists no actions: a dreamed state's candidates are inferred as its import's.
+      ...(domain.card.inferredAdmissible ? { inferAdmissible: candidateInference(domain.train) } : {}),
+    };
     const model = await (this.deps.loadModel ?? loadWithThreads)(files, options);
     return { domain, model, files, savedAt: summary.savedAt, buffer };
   }
@@ -236,10 +247,7 @@ export class DomainHost {
   }
 }
 
-function loadWithThreads(
-  files: ModelFiles,
-  options: { buffer: ReplayBuffer; env: string; seed: number; name: string },
-): Promise<LearnedExperienceModel> {
+function loadWithThreads(files: ModelFiles, options: DomainModelLoad): Promise<LearnedExperienceModel> {
   const { name, ...rest } = options;
   return learnedModelWithThreads(parseLearnedPath(`local/${name}`), files, rest);
 }

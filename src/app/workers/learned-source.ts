@@ -95,6 +95,8 @@ export interface PageLearnedLoadOptions {
   /** The verdict ensemble's members used, and how they combine (learned-model.ts). */
   verdictMembers?: number;
   verdictLambda?: number;
+  /** A domain's candidates for a dreamed state, where its lists are inferred (learned-model.ts). */
+  inferAdmissible?: LearnedModelOptions['inferAdmissible'];
   /** Decoders in other threads, and how to stop them (learnedModelWithThreads starts them). */
   decoders?: LearnedModelOptions['decoders'];
   release?: () => void;
@@ -171,6 +173,7 @@ export function learnedModelFromFiles(
     ...(options.verdictLambda !== undefined ? { verdictLambda: options.verdictLambda } : {}),
     ...(options.decoders ? { decoders: options.decoders } : {}),
     ...(options.release ? { release: options.release } : {}),
+    ...(options.inferAdmissible ? { inferAdmissible: options.inferAdmissible } : {}),
   });
 }
 
@@ -179,7 +182,12 @@ export function learnedModelFromFiles(
  * under the same name is reloaded), buffer, k, H and seed reuse it; another one disposes it.
  */
 export class LearnedModelCache {
-  private kept: { key: string; model: LearnedExperienceModel; buffer: ReplayBuffer | undefined } | null = null;
+  private kept: {
+    key: string;
+    model: LearnedExperienceModel;
+    buffer: ReplayBuffer | undefined;
+    infer: PageLearnedLoadOptions['inferAdmissible'];
+  } | null = null;
 
   constructor(
     private readonly load: typeof loadPageLearnedModel = loadPageLearnedModel,
@@ -199,10 +207,12 @@ export class LearnedModelCache {
       options.verdictMembers ?? null,
       options.verdictLambda ?? null,
     ]);
-    if (this.kept && this.kept.key === key && this.kept.buffer === options.buffer) return this.kept.model;
+    const infer = options.inferAdmissible;
+    if (this.kept?.key === key && this.kept.buffer === options.buffer && this.kept.infer === infer)
+      return this.kept.model;
     this.dispose();
     const model = await this.load(path, options, this.deps);
-    this.kept = { key, model, buffer: options.buffer };
+    this.kept = { key, model, buffer: options.buffer, infer };
     return model;
   }
 

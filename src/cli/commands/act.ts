@@ -12,7 +12,7 @@
  * Candidates where the application offers none: a line without `admissible` (or with an empty
  * one) from the agent of an imported domain (`domain train`, whose run names its domain in
  * domain-agent.json) gets candidates inferred as `domain import` infers them for steps that list
- * none (src/core/domain/candidates.ts): the actions taken in the most similar states of the
+ * none (src/core/data/candidates.ts): the actions taken in the most similar states of the
  * domain's TRAINING episodes, by the words of the observation, the previous action and the
  * instruction, at most 32. The answer says so (`candidates: "inferred"`, with the list), since an
  * inferred candidate may not exist in the application's state. A run of a registered env has no
@@ -21,7 +21,7 @@
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { candidateIndex, inferCandidates } from '../../core/domain/candidates';
+import { candidateInference } from '../../core/data/candidates';
 import type { CandidatePolicy } from '../../core/policy/policy';
 import { restoreDomainAgent } from '../../core/domain/trainer';
 import { FolderCheckpointStore } from '../../node/checkpoint-folder';
@@ -125,11 +125,11 @@ async function loadDomainRunAgent(run: string, record: DomainAgentRecord): Promi
     );
   }
   const trainer = await restoreDomainAgent(domain, state, record.stepLimit);
-  const index = candidateIndex(domain.train);
+  const candidates = candidateInference(domain.train);
   return {
     policy: trainer.policy,
     stepLimit: record.stepLimit,
-    infer: (s) => inferCandidates(index, { ...s, previousAction: s.previousActions.at(-1) }, undefined),
+    infer: (s) => candidates({ ...s, previousAction: s.previousActions.at(-1) }),
     close: () => Promise.resolve(trainer.dispose()),
   };
 }

@@ -18,7 +18,7 @@
 import { deriveDomainCard, domainStats, collapse, type DerivedStats, type DomainCard } from '../experience/domain-card';
 import { hashString, Rng } from '../rng';
 import type { Task, Trajectory } from '../types';
-import { INFERRED_CANDIDATES, withInferredCandidates } from './candidates';
+import { INFERRED_CANDIDATES, withInferredCandidates } from '../data/candidates';
 
 /** Fewest episodes a domain is built from (some to train on, some held out). */
 export const MIN_DOMAIN_EPISODES = 10;
@@ -404,7 +404,9 @@ export function buildDomain(
   heldOut = filled.heldOut;
 
   // ---- card and stats ------------------------------------------------------------------------
-  const card = deriveDomainCard(train, { name });
+  // Lists the application never recorded are not a state's content: the learned model leaves them out.
+  const inferredAdmissible = recordedAdmissible === 0 && filled.inferredSteps > 0;
+  const card = deriveDomainCard(train, { name, ...(inferredAdmissible ? { inferredAdmissible } : {}) });
   const derived = domainStats(episodes);
   const stats: DomainStats = {
     ...derived,

@@ -36,6 +36,13 @@ export interface DomainCard {
   sortedAdmissible?: boolean;
   /** Show the current state's admissible actions in the prompt (false: the env's page shows them). */
   showAdmissible: boolean;
+  /**
+   * The application recorded no admissible lists, so its import inferred every one from similar
+   * recorded states (src/core/data/candidates.ts). A learned model then neither reads nor writes
+   * lists, which are an estimate rather than a state's content: a dreamed state gets its list the
+   * way a deployed agent does, inferred from the domain's episodes (LearnedModelOptions.inferAdmissible).
+   */
+  inferredAdmissible?: boolean;
 }
 
 /** The written card of one of our environments (its definition's), or undefined for an unknown (imported) env. */
@@ -117,6 +124,11 @@ export function globalActionsOf(card: DomainCard, firstAdmissible: readonly stri
 }
 
 /** The state-specific admissible actions (the card's globals, or what the page implies, left out). */
+/** The admissible actions a learned model reads and writes of a state: none where the card's lists are inferred. */
+export function modelledAdmissible(card: DomainCard, admissible: readonly string[]): string[] {
+  return card.inferredAdmissible ? [] : abstractAdmissible(card, admissible);
+}
+
 export function abstractAdmissible(card: DomainCard, admissible: readonly string[]): string[] {
   const abstraction = abstractionOf(card);
   if (abstraction.abstractAdmissible) return abstraction.abstractAdmissible(admissible);
@@ -263,12 +275,13 @@ function deriveGlobalKinds(trajectories: readonly Trajectory[]): string[] {
  */
 export function deriveDomainCard(
   trajectories: readonly Trajectory[],
-  options: { name?: string; maxChars?: number } = {},
+  options: { name?: string; maxChars?: number; inferredAdmissible?: boolean } = {},
 ): DomainCard {
   if (trajectories.length === 0) throw new Error('deriveDomainCard needs at least one trajectory of the domain.');
   const env = trajectories[0].env;
   const stats = domainStats(trajectories);
-  const globalKinds = deriveGlobalKinds(trajectories);
+  // Inferred lists hold the same common actions everywhere; they are not the application's globals.
+  const globalKinds = options.inferredAdmissible ? [] : deriveGlobalKinds(trajectories);
   const kinds = stats.actionKinds
     .slice(0, 8)
     .map((k) => `${k.kind.replace(/\[$/, '[…]')} e.g. "${bound(collapse(k.example), 40)}"`);
@@ -289,6 +302,7 @@ export function deriveDomainCard(
     globalKinds.length
       ? `Actions of kind ${globalKinds.map((k) => `"${k}"`).join(', ')} are always admissible and never listed.`
       : '',
+    options.inferredAdmissible ? 'The application lists no admissible actions.' : '',
   ]
     .filter(Boolean)
     .join(' ');
@@ -307,5 +321,6 @@ export function deriveDomainCard(
         }
       : {}),
     ...(sorted ? { sortedAdmissible: true } : {}),
+    ...(options.inferredAdmissible ? { inferredAdmissible: true } : {}),
   };
 }

@@ -22,7 +22,9 @@ import type { ReplayBuffer } from '../buffer/buffer';
 import { LlmTaskGenerator, type LlmTaskGeneratorOptions } from '../curriculum/llm-variations';
 import type { DomainCard } from '../experience/domain-card';
 import { DomainExperienceModel, type RecordedEpisodes } from '../experience/recorded-starts';
+import { candidateInference } from '../data/candidates';
 import { HaltingExperienceModel } from '../experience/halting-model';
+import type { InferAdmissible } from '../experience/learned/learned-model';
 import { realEpisodes } from '../experience/learned/sft-data';
 import { NoisyOracleModel } from '../experience/noisy-oracle';
 import {
@@ -112,6 +114,8 @@ export interface LearnedLoadOptions {
   /** The verdict ensemble's members used, and λ of mean − λ·std (absent: their minimum). */
   verdictMembers?: number;
   verdictLambda?: number;
+  /** A domain's candidates for a dreamed state, where its lists are inferred (LearnedModelOptions.inferAdmissible). */
+  inferAdmissible?: InferAdmissible;
 }
 
 export interface RunParts {
@@ -231,6 +235,7 @@ async function experienceModelFor(
             verdictHead: config.verdictHead,
             verdictMembers: config.verdictMembers,
             ...(config.verdictCombine === 'mean-std' ? { verdictLambda: config.verdictLambda } : {}),
+            ...(deps.domain?.card.inferredAdmissible ? { inferAdmissible: candidateInference(deps.domain.train) } : {}),
           })
         : new ReasoningExperienceModel(chat()!, {
             buffer: config.retrievalK > 0 ? await openBuffer(deps.buffer) : undefined,

@@ -13,7 +13,7 @@ import {
   NEIGHBOURS,
   POSTINGS_PER_STATE,
   withInferredCandidates,
-} from '../../../src/core/domain/candidates';
+} from '../../../src/core/data/candidates';
 import { Rng } from '../../../src/core/rng';
 import { buildDomain } from '../../../src/core/domain/domain';
 import type { Step, Trajectory } from '../../../src/core/types';

@@ -14,7 +14,7 @@ import { PassThrough } from 'node:stream';
 import { main } from '../../../src/cli/main';
 import { actCommand, runAct } from '../../../src/cli/commands/act';
 import { parseArgs } from '../../../src/cli/args';
-import { candidateIndex, inferCandidates } from '../../../src/core/domain/candidates';
+import { candidateIndex, inferCandidates } from '../../../src/core/data/candidates';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { loadDomainFolder } from '../../../src/node/domain-folder';
 import type { ChatRequest } from '../../../src/core/llm/types';

@@ -344,7 +344,7 @@ function buildContext(
     });
   }
   b.mark('<state>', SEGMENTS.state).text(abstractObservation(card, input.state.text), o.stateTokens);
-  if (card.showAdmissible)
+  if (card.showAdmissible && !card.inferredAdmissible)
     b.mark('<adm>').actions(abstractAdmissible(card, input.state.admissible), o, o.admissibleListTokens);
   b.mark('<act>', SEGMENTS.action).text(input.action, o.actionTokens);
   b.mark('<ans>', SEGMENTS.answer);

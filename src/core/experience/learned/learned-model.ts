@@ -102,7 +102,20 @@ export interface LearnedModelOptions {
   verdictMembers?: number;
   /** Called once on dispose (e.g. to stop the decoder threads). */
   release?: () => void;
+  /**
+   * A state's candidate actions, inferred from the domain's recorded episodes as its import and a
+   * deployed agent infer them: required for a model of a domain whose lists are inferred
+   * (DomainCard.inferredAdmissible), which writes none.
+   */
+  inferAdmissible?: InferAdmissible;
 }
+
+/** Candidates of a state of an application that lists none (src/core/data/candidates.ts `inferCandidates`). */
+export type InferAdmissible = (state: {
+  instruction: string;
+  observation: string;
+  previousAction?: string;
+}) => string[];
 
 /** The reward (and outcome) a verdict gives a step, and how far its ensemble's members were apart. */
 type Verdict = { reward: number; success?: boolean; disagreement?: number };
@@ -181,6 +194,13 @@ export class LearnedExperienceModel implements ExperienceModel {
       k: Math.min(options.k ?? trained.k, trained.k),
       historyLength: Math.min(options.historyLength ?? trained.historyLength, trained.historyLength),
     };
+    if (card.inferredAdmissible && !options.inferAdmissible) {
+      throw new Error(
+        `The learned model '${manifest.name}' writes no admissible lists: its domain recorded none, and a dreamed ` +
+          "state's candidates are inferred from the domain's episodes. Dream with the domain (domain train, or the " +
+          'Domains page), which hands them over.',
+      );
+    }
     this.limits = decodeLimits(trained);
     this.decoder = new Decoder(
       net,
@@ -306,7 +326,11 @@ export class LearnedExperienceModel implements ExperienceModel {
       return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
     const text = concreteObservation(this.card, answer.observation, ctx.task.instruction);
     const globals = globalActionsOf(this.card, ctx.history[0]?.admissible ?? ctx.state.admissible);
-    const admissible = answer.terminated ? [] : concreteAdmissible(this.card, answer.admissible, globals, text);
+    const admissible = answer.terminated
+      ? []
+      : this.card.inferredAdmissible
+        ? this.inferred(ctx.task.instruction, text, ctx.action)
+        : concreteAdmissible(this.card, answer.admissible, globals, text);
     const inconsistent = checkConsistency(
       {
         reasoning: '',
@@ -445,7 +469,11 @@ export class LearnedExperienceModel implements ExperienceModel {
     );
     const state = result.text as ReturnType<typeof decodeState>;
     const text = state.observation ? concreteObservation(this.card, state.observation, task.instruction) : '';
-    const admissible = concreteAdmissible(this.card, state.admissible, [], text, false);
+    const admissible = this.card.inferredAdmissible
+      ? text
+        ? this.inferred(task.instruction, text)
+        : []
+      : concreteAdmissible(this.card, state.admissible, [], text, false);
     if (result.error || !text || admissible.length === 0) {
       throw new ExperienceModelError(
         `The learned experience model (${this.label}) wrote no usable first state for task '${task.id}': ` +
@@ -454,6 +482,12 @@ export class LearnedExperienceModel implements ExperienceModel {
       );
     }
     return { text, admissible, task };
+  }
+
+  /** The candidates of a dreamed state of a domain whose lists are inferred (as a deployed agent gets them). */
+  private inferred(instruction: string, observation: string, previousAction?: string): string[] {
+    const infer = this.options.inferAdmissible!; // the constructor requires it for such a card
+    return infer({ instruction, observation, ...(previousAction !== undefined ? { previousAction } : {}) });
   }
 
   // ---- batching ----------------------------------------------------------------------------------

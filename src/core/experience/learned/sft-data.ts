@@ -18,7 +18,7 @@
  * silently. Imported domains once lost most of theirs: an ETO or AgentGym export lists no
  * admissible actions, and every running step without a next list was dropped (28 episodes of
  * about 110 transitions gave 18 pairs, their last steps). `domain import` now infers the lists
- * (domain/candidates.ts), and the ends of imported episodes are kept as described at `answerOf`.
+ * (data/candidates.ts), and the ends of imported episodes are kept as described at `answerOf`.
  */
 import type { ReplayBuffer } from '../../buffer/buffer';
 import { hashString } from '../../rng';
@@ -26,6 +26,7 @@ import type { Step, Task, Transition } from '../../types';
 import { HELD_OUT_SEED_BASE } from '../../envs/env';
 import {
   abstractAdmissible,
+  modelledAdmissible,
   abstractionOf,
   abstractObservation,
   GENERIC_ABSTRACTION,
@@ -280,7 +281,19 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
  * card's abstraction leaves that out (abstractAdmissible); else whole (it defines the globals).
  */
 export function initialAdmissible(card: DomainCard, admissible: readonly string[]): string[] {
+  if (card.inferredAdmissible) return [];
   return abstractionOf(card).abstractAdmissible ? abstractAdmissible(card, admissible) : admissible.slice();
+}
+
+/**
+ * The answer a learned model writes: where the card's lists are inferred (DomainCard.inferredAdmissible),
+ * without the list, and unchanged when the page is (its list follows from the page and the action).
+ */
+export function learnedAnswer(card: DomainCard, answer: Answer, t: Pick<Transition, 'observation'>): Answer {
+  if (!card.inferredAdmissible || !answer.valid) return answer;
+  const { unchanged: _listed, ...rest } = answer;
+  const unchanged = !answer.terminated && answer.observation === abstractObservation(card, t.observation);
+  return { ...rest, admissible: [], ...(unchanged ? { unchanged } : {}) };
 }
 
 /** Every text the tokenizer should learn from: instructions, abstract states, actions. */
@@ -291,9 +304,9 @@ export function* corpusTexts(card: DomainCard, episodes: readonly RecordedEpisod
       yield abstractObservation(card, t.observation);
       yield t.action;
       yield abstractObservation(card, t.nextObservation);
-      for (const a of abstractAdmissible(card, t.nextAdmissible)) yield a;
+      for (const a of modelledAdmissible(card, t.nextAdmissible)) yield a;
     }
-    for (const a of e.steps[0]?.admissible ?? []) yield a;
+    for (const a of initialAdmissible(card, e.steps[0]?.admissible ?? [])) yield a;
   }
 }
 
@@ -393,7 +406,7 @@ export async function buildPairs(
         episodeId: e.id,
         context,
         prompt: encodePrompt(tokenizer, t.action),
-        answer: encodeAnswer(tokenizer, answer, format, context),
+        answer: encodeAnswer(tokenizer, learnedAnswer(card, answer, t), format, context),
       });
     }
   }

@@ -552,6 +552,17 @@ export function inferCandidates(
 }
 
 /**
+ * Candidates of any state of the domain, as a deployed agent and a dream get them: no demonstrated
+ * action, no episode left out. The index is built at the first call.
+ */
+export function candidateInference(
+  train: readonly Trajectory[],
+): (state: { instruction: string; observation: string; previousAction?: string }) => string[] {
+  let index: CandidateIndex | undefined;
+  return (state) => inferCandidates((index ??= candidateIndex(train)), state, undefined);
+}
+
+/**
  * The actions of ranked neighbours by the votes of their scores, most first (then by name), `skip`
  * left out. Votes sum in rank order, in small arrays, not maps: this runs for most steps.
  */
