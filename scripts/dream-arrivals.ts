@@ -7,7 +7,7 @@
  * The real figure for comparison: the shipped dataset's random episodes at difficulty 0.
  */
 import { readFileSync } from 'node:fs';
-import { initBackend } from '../src/core/policy/backend';
+import { initBackend } from '../src/core/tfjs/backend';
 import { loadModelFolder } from '../src/node/model-folder';
 import { bufferFromTrajectories } from '../src/core/experience/seed-buffer';
 import { makeDreamEnv } from '../src/core/experience/dream-env';

@@ -18,7 +18,7 @@ import { builtInDomainCard } from '../src/core/experience/domain-card';
 import { learnedTrainOptions, trainLearnedModel } from '../src/core/experience/learned/train-model';
 import { bufferFromTrajectories } from '../src/core/experience/seed-buffer';
 import { loadSeedDataset, SEED_DATASET_ENVS } from '../src/core/data/seed-datasets';
-import { initBackend } from '../src/core/policy/backend';
+import { initBackend } from '../src/core/tfjs/backend';
 import { PUBLIC_DIR, readPublicFile } from '../src/node/edge';
 import { writeModelFolder } from '../src/node/model-folder';
 import { startTrainHelpers } from '../src/node/train-pool';

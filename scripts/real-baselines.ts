@@ -4,7 +4,7 @@
  *   node --import tsx scripts/real-baselines.ts webshop-easy household-easy [--seeds 3] [--out FILE.md]
  */
 import { writeFileSync } from 'node:fs';
-import { initBackend } from '../src/core/policy/backend';
+import { initBackend } from '../src/core/tfjs/backend';
 import { getPreset } from '../src/core/train/config';
 import { Trainer } from '../src/core/train/loop';
 import { HELD_OUT_SEED_BASE } from '../src/core/envs/env';

@@ -6,7 +6,7 @@
  *   node --import tsx scripts/scripted-dream.ts [EPISODES=48] [nohalt]   (REDRAWS=3 by default)
  */
 import { readFileSync } from 'node:fs';
-import { initBackend } from '../src/core/policy/backend';
+import { initBackend } from '../src/core/tfjs/backend';
 import { loadModelFolder } from '../src/node/model-folder';
 import { bufferFromTrajectories } from '../src/core/experience/seed-buffer';
 import { makeDreamEnv } from '../src/core/experience/dream-env';

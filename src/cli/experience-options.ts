@@ -7,7 +7,7 @@
  * and get their model from it with `envModelFromOptions`.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { initBackend } from '../core/policy/backend';
+import { initBackend } from '../core/tfjs/backend';
 import { parseTrajectoriesJsonl } from '../core/data/trajectory';
 import type { Trajectory } from '../core/types';
 import { bufferFromTrajectories } from '../core/experience/seed-buffer';

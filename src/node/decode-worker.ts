@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { serveDecoding, type DecodeRequest } from '../core/experience/learned/decode-service';
-import { initBackend } from '../core/policy/backend';
+import { initBackend } from '../core/tfjs/backend';
 
 const serve = serveDecoding(async () => {
   await initBackend('wasm');

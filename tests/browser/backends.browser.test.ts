@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
 import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
 import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
-import { initBackend, type BackendName } from '../../src/core/policy/backend';
+import { initBackend, type BackendName } from '../../src/core/tfjs/backend';
 import { CandidatePolicy } from '../../src/core/policy/policy';
 import { syntheticStates } from '../../src/core/rl/bench';
 import { reinforceLoss } from '../../src/core/rl/reinforce';

@@ -17,7 +17,7 @@ import type { BrowserContext, Page } from 'playwright';
 import { SHOTS, startApp, type AppHarness } from './harness';
 import { builtInDomainCard } from '../../src/core/experience/domain-card';
 import { trainLearnedModel } from '../../src/core/experience/learned/train-model';
-import { initBackend } from '../../src/core/policy/backend';
+import { initBackend } from '../../src/core/tfjs/backend';
 import { trainOptions } from '../../src/app/workers/expmodel-host';
 import { ENV, fixtureBuffer, tinySettings } from '../unit/app/learned-fixtures';
 

@@ -7,9 +7,13 @@
  * the validation tasks' share, or the episodes asked for) × the tokens a pair has at the chosen
  * k and H, counted on the shipped datasets with the shipped recipe (below). The speed is the one
  * this browser measured on its last training of the same size and backend (kept in
- * localStorage); before there is one, the typical range of a page worker's wasm thread, said to
- * be an assumption. Once a training runs, the page shows its own measured time left instead
- * (core's time-left.ts, expmodel-view.ts progressLine).
+ * localStorage, scaled by how this machine's speed check moved since); before there is one, the
+ * speed check's score (machine-speed.ts, a second before the estimate) times the tokens a round
+ * of its work is worth for the size, measured once in the page (PAGE_WORK). Without a score
+ * either, the typical range of a page worker's wasm thread, said to be an assumption. Once a
+ * training runs, the page shows its own measured time left instead (core's time-left.ts,
+ * expmodel-view.ts progressLine). Both are held to 1.5× of the actual time by
+ * tests/e2e/app-expmodel-estimate.e2e.test.ts.
  *
  * Why it was 2–5× off: the size's label promised "up to ~15 min on 2 cores", the CLI's figure in
  * Node for an older recipe (the current one takes 16.6 min there: docs/results/learned-model.md,
@@ -56,6 +60,18 @@ export const TYPICAL_PAGE_SPEED: Record<ModelSize, { low: number; high: number }
   tiny: { low: 4_000, high: 16_000 },
 };
 
+/**
+ * A training's work in the page, in the speed check's rounds (machine-speed.ts): a start (the
+ * worker, tfjs, the data's preparation, up to the first batch) and the rounds a training token is
+ * worth at each size (validation and checkpoints included), so that seconds ≈ work / score.
+ * Measured in the page by tests/e2e/app-expmodel-estimate.e2e.test.ts (it logs seconds × score):
+ * docs/results/start-here.md, "Estimates on the Train page and the Experience model tab".
+ */
+export const PAGE_WORK: { start: number; perToken: Record<ModelSize, number> } = {
+  start: 1.5e6,
+  perToken: { standard: 220, small: 110, tiny: 62 },
+};
+
 /** The CLI's measured speed for the standard size (Node, wasm, one thread; docs/results/learned-model.md). */
 export const CLI_STANDARD_SPEED = 6_046;
 
@@ -64,6 +80,8 @@ export interface MeasuredSpeed {
   tokensPerSecond: number;
   env: string;
   measuredAt: number;
+  /** The speed check's score when the training began (absent in speeds kept before it was taken). */
+  score?: number;
 }
 export type MeasuredSpeeds = Record<string, MeasuredSpeed>;
 
@@ -85,7 +103,9 @@ export function readMeasuredSpeeds(storage: Pick<Storage, 'getItem'> | undefined
         v.tokensPerSecond > 0 &&
         typeof v.env === 'string' &&
         typeof v.measuredAt === 'number';
-      if (ok) out[key] = { tokensPerSecond: v.tokensPerSecond!, env: v.env!, measuredAt: v.measuredAt! };
+      if (!ok) continue;
+      out[key] = { tokensPerSecond: v.tokensPerSecond!, env: v.env!, measuredAt: v.measuredAt! };
+      if (typeof v.score === 'number' && v.score > 0) out[key].score = v.score;
     }
     return out;
   } catch {
@@ -143,9 +163,11 @@ export interface EpochWork {
 }
 
 export interface PreRunEstimate {
-  /** Seconds for all epochs: a range (equal ends when measured here). */
+  /** Seconds for all epochs: a range (equal ends when measured here or from the speed check). */
   low: number;
   high: number;
+  /** What it rests on: this browser's last training, the speed check alone, or an assumed typical speed. */
+  basis: 'last-training' | 'speed-check' | 'typical';
   epochTokens: number;
   measured: MeasuredOn | null;
   text: string;
@@ -160,6 +182,7 @@ export function preRunEstimate(
   s: ExpModelSettings,
   realTransitions: number,
   speeds: MeasuredSpeeds,
+  score: number | null = null,
 ): PreRunEstimate | null {
   const work = epochTokens(s, realTransitions);
   if (!work) return null;
@@ -168,14 +191,28 @@ export function preRunEstimate(
     `${s.epochs} epoch${s.epochs === 1 ? '' : 's'} at most (early stopping may end sooner) of ` +
     `≈ ${count(work.tokens)} tokens each (≈ ${count(work.transitions)} real transitions trained on)`;
   const measured = measuredFor(speeds, s.size, s.backend);
+  const base = { epochTokens: work.tokens, measured };
   if (measured) {
-    const seconds = tokens / measured.tokensPerSecond;
+    // A speed measured at another load goes as the speed check moved since (when both were checked).
+    const scale = score !== null && measured.score ? score / measured.score : 1;
+    const speed = measured.tokensPerSecond * scale;
+    const seconds = (score !== null ? PAGE_WORK.start / score : 0) + tokens / speed;
     const when = new Date(measured.measuredAt).toISOString().slice(0, 10);
+    const moved = scale !== 1 ? `, scaled by this machine's speed, checked just now (×${scale.toFixed(2)})` : '';
     const text =
-      `Estimate: about ${roughDuration(seconds)} for ${data}, at ${count(measured.tokensPerSecond)} ` +
-      `tokens/s — the speed this browser measured training the ${s.size} size on ${runsOn(measured.backend)} ` +
-      `(${measured.env}, ${when}).`;
-    return { low: seconds, high: seconds, epochTokens: work.tokens, measured, text };
+      `Estimate: about ${roughDuration(seconds)} for ${data}, at ${count(speed)} ` +
+      `tokens/s — from the speed this browser measured training the ${s.size} size on ${runsOn(measured.backend)} ` +
+      `(${measured.env}, ${when})${moved}.`;
+    return { ...base, low: seconds, high: seconds, basis: 'last-training', text };
+  }
+  if (score !== null) {
+    const seconds = (PAGE_WORK.start + tokens * PAGE_WORK.perToken[s.size]) / score;
+    const gpu = s.backend === 'wasm' ? '' : ' WebGPU, where it is used, goes at its own speed.';
+    const text =
+      `Estimate: about ${roughDuration(seconds)} for ${data}, at ≈ ${count(score / PAGE_WORK.perToken[s.size])} ` +
+      `tokens/s — from this machine's speed, checked just now for a second, and the ${s.size} size's training ` +
+      `work on one wasm thread in a page worker, measured once.${gpu} Once training runs, the time left is measured here.`;
+    return { ...base, low: seconds, high: seconds, basis: 'speed-check', text };
   }
   const typical = TYPICAL_PAGE_SPEED[s.size];
   const low = tokens / typical.high,
@@ -186,5 +223,5 @@ export function preRunEstimate(
     `${count(typical.low)}–${count(typical.high)} tokens/s — an assumed typical speed of the ${s.size} size on ` +
     'one wasm thread in a page worker, not yet measured in this browser (the CLI in Node trains the standard size at ' +
     `≈ ${count(CLI_STANDARD_SPEED)} tokens/s).${gpu} Once training runs, the time left is measured here.`;
-  return { low, high, epochTokens: work.tokens, measured: null, text };
+  return { ...base, low, high, basis: 'typical', text };
 }

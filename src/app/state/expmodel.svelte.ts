@@ -28,6 +28,7 @@ import {
   type MeasuredSpeeds,
   type PreRunEstimate,
 } from './expmodel-estimate';
+import { checkMachineSpeed } from './machine-check';
 import { keptMessage, stopQuestion, stoppedMessage, type StopQuestion } from './expmodel-stop';
 import {
   addBatch,
@@ -82,6 +83,10 @@ export class ExpModelSession {
   saving = $state(false);
   /** Training speeds this browser measured (by size and backend), for the estimate before a training. */
   speeds = $state.raw<MeasuredSpeeds>(readMeasuredSpeeds(pageStorage()));
+  /** This machine's speed-check score (machine-speed.ts), for the estimate; null until checked. */
+  score = $state<number | null>(null);
+  private scoreAtStart: number | null = null;
+  private checking: Promise<void> | null = null;
   /** When the training's unsaved work began (its start, then each checkpoint), Date.now(). */
   private unsavedSince = 0;
   /** The settings of the training running now. */
@@ -120,7 +125,16 @@ export class ExpModelSession {
 
   /** The time the chosen settings would take, before training (null for data it cannot count). */
   get estimate(): PreRunEstimate | null {
-    return preRunEstimate(this.settings, this.realTransitions(this.settings.env), this.speeds);
+    return preRunEstimate(this.settings, this.realTransitions(this.settings.env), this.speeds, this.score);
+  }
+
+  /** Checks this machine's speed for about a second (not while this page trains: it would slow the training). */
+  checkSpeed(): Promise<void> {
+    if (this.running) return Promise.resolve();
+    this.checking ??= checkMachineSpeed()
+      .then((score) => void (this.score = score))
+      .finally(() => (this.checking = null));
+    return this.checking;
   }
 
   /** What Stop would ask now, or null when it stops at once (recomputed with each batch's progress). */
@@ -152,6 +166,8 @@ export class ExpModelSession {
   /** Imports the shipped offline datasets into the buffer (the Buffer page's action). */
   async loadShippedData(): Promise<void> {
     await this.buffer.loadShipped();
+    // Loading kept the machine busy: the estimate's speed check is taken again now it is done.
+    await this.checkSpeed();
   }
 
   private ensureClient(): ExpModelClient {
@@ -200,6 +216,7 @@ export class ExpModelSession {
     this.bestEpoch = bestOf(history);
     this.confirmingStop = false;
     this.runSettings = settings;
+    this.scoreAtStart = this.score;
     this.unsavedSince = Date.now();
     this.status = {
       ...IDLE,
@@ -354,6 +371,7 @@ export class ExpModelSession {
       tokensPerSecond: record.tokensPerSecond,
       env: s.env,
       measuredAt: Date.now(),
+      ...(this.scoreAtStart !== null ? { score: this.scoreAtStart } : {}),
     });
   }
 

@@ -12,7 +12,7 @@ import {
   type Mode,
   type TrainConfig,
 } from '../../core/train/config';
-import type { BackendName } from '../../core/policy/backend';
+import type { BackendName } from '../../core/tfjs/backend';
 import { parseLlmSpec, type LlmSpecText } from '../../core/llm/spec';
 import { learnedPathOfSpec, learnedSpec } from './learned-path';
 import type { EngineRuntime } from '../workers/experience-source';

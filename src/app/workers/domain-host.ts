@@ -17,7 +17,7 @@ import { auditDomainModel } from '../../core/domain/model-audit';
 import type { LearnedExperienceModel, LearnedModelOptions } from '../../core/experience/learned/learned-model';
 import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
-import { initBackend } from '../../core/policy/backend';
+import { initBackend } from '../../core/tfjs/backend';
 import { DREAM_SUCCESS } from '../../core/train/metrics';
 import {
   blobBytes,

@@ -33,7 +33,7 @@ import {
 import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { envIds } from '../../core/envs/registry';
-import { initBackend, type BackendInfo, type BackendName } from '../../core/policy/backend';
+import { initBackend, type BackendInfo, type BackendName } from '../../core/tfjs/backend';
 import { SIZE_INFO, settingsProblems, type BackendPreference, type ExpModelSettings } from '../state/expmodel-settings';
 import { keptMessage, stoppedMessage } from '../state/expmodel-stop';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';

@@ -7,7 +7,7 @@
  * finishes or is stopped. The control requests (`pause`, `resume`, `step`, `stop`, `status`)
  * answer at once with a `return` (or a `throw` naming what to do instead).
  */
-import type { BackendName } from '../../core/policy/backend';
+import type { BackendName } from '../../core/tfjs/backend';
 import type { TrainConfig } from '../../core/train/config';
 import type { IterationRecord } from '../../core/train/loop';
 import type { LiveProgress } from '../../core/train/progress';

@@ -4,7 +4,7 @@
  * IndexedDbCheckpointStore under the run id).
  */
 import type { TrainConfig } from '../../core/train/config';
-import type { BackendName } from '../../core/policy/backend';
+import type { BackendName } from '../../core/tfjs/backend';
 import type { RunState } from './protocol';
 
 export interface RunEntry {

@@ -2,7 +2,7 @@
  * Page-side client of the teach worker (worker-client.ts: ids, errors, crashes). A worker that
  * dies rejects every open request with a TeachWorkerCrashedError.
  */
-import type { BackendName } from '../../core/policy/backend';
+import type { BackendName } from '../../core/tfjs/backend';
 import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
 import type { TeachInfo, TeachRequest } from './teach-protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';

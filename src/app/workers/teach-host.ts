@@ -6,7 +6,7 @@
  * Backend: wasm first, as the trainer worker (see trainer-host.ts for why).
  */
 import { WASM_PATHS } from './wasm-paths';
-import { initBackend, type BackendInfo } from '../../core/policy/backend';
+import { initBackend, type BackendInfo } from '../../core/tfjs/backend';
 import { TeachSession } from '../../core/train/teach';
 import { serializeTeachError, type TeachInfo, type TeachReply, type TeachRequest } from './teach-protocol';
 

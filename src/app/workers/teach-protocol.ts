@@ -6,7 +6,7 @@
  * - `reset` builds a fresh TeachSession from settings (disposing the old one) and returns its info;
  * - `step` runs one update of the current session and returns the TeachUpdate taken apart.
  */
-import type { BackendName } from '../../core/policy/backend';
+import type { BackendName } from '../../core/tfjs/backend';
 import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
 
 export type TeachRequest =

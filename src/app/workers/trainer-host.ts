@@ -12,7 +12,7 @@
  */
 import { WASM_PATHS } from './wasm-paths';
 import { BUFFER_CAP, EVICTION_ORDER } from './buffer-cap';
-import { initBackend, type BackendInfo, type BackendName } from '../../core/policy/backend';
+import { initBackend, type BackendInfo, type BackendName } from '../../core/tfjs/backend';
 import { ReplayBuffer } from '../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
 import { IndexedDbCheckpointStore } from '../../core/train/checkpoint';

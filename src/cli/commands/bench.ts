@@ -11,7 +11,7 @@ import type { Task } from '../../core/types';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { UsageError } from '../args';
 import { printJsonLast, round } from '../output';
-import { initBackend } from '../../core/policy/backend';
+import { initBackend } from '../../core/tfjs/backend';
 import { benchPolicy } from '../../core/rl/bench';
 import { benchRetrieval, benchEmbedder } from '../../core/buffer/bench';
 import { HashedNgramEmbedder } from '../../core/buffer/embedders';

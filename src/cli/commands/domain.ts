@@ -50,7 +50,7 @@ import { formatLlmSpec } from '../../core/llm/spec';
 import { ConfigError } from '../../core/train/config';
 import { buildRunParts, checkDomainEngine } from '../../core/train/run-parts';
 import { nodeEngineDeps } from '../../node/edge';
-import { initBackend } from '../../core/policy/backend';
+import { initBackend } from '../../core/tfjs/backend';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 import { checkModelSettings, experienceModelOptions, llmSettingsOption, parseLlmOption } from '../experience-options';

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initBackend, type BackendName } from '../../core/policy/backend';
+import { initBackend, type BackendName } from '../../core/tfjs/backend';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { envIds } from '../../core/envs/registry';
 import { formatLlmSpec, parseLlmSpec } from '../../core/llm/spec';

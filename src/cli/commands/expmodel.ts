@@ -31,7 +31,7 @@ import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { trajectoriesToJsonl } from '../../core/data/trajectory';
 import type { Trajectory } from '../../core/types';
 import { envIds } from '../../core/envs/registry';
-import { initBackend } from '../../core/policy/backend';
+import { initBackend } from '../../core/tfjs/backend';
 import { DEFAULT_DOMAIN_DIR, openDomainFolder } from '../../node/domain-folder';
 import {
   readCheckpoint,

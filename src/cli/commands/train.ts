@@ -16,7 +16,7 @@ import {
   appendFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { initBackend } from '../../core/policy/backend';
+import { initBackend } from '../../core/tfjs/backend';
 import {
   ALGORITHMS,
   ConfigError,

@@ -13,7 +13,7 @@ import { MANIFEST_FILE, type ModelManifest } from '../../core/experience/learned
 import { learnedTrainOptions, trainLearnedModel } from '../../core/experience/learned/train-model';
 import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
-import type { BackendName } from '../../core/policy/backend';
+import type { BackendName } from '../../core/tfjs/backend';
 import { readPublicFile } from '../../node/edge';
 import { readModelFolder, writeModelFolder } from '../../node/model-folder';
 

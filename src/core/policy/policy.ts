@@ -22,7 +22,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { hashString, Rng } from '../rng';
-import { embeddingBag, gatherRows, matMulFast } from './backend';
+import { embeddingBag, gatherRows, matMulFast } from '../tfjs/backend';
 import { emptyFeatureSchema, type FeatureSchema } from './feature-schema';
 import {
   DEFAULT_FEATURE_CONFIG,

@@ -9,7 +9,7 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { writeTrajectories } from '../../../src/core/data/formats';
 import { describePairAccount } from '../../../src/core/experience/learned/sft-data';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { deserializeCheckpoint, type CheckpointManifest } from '../../../src/core/train/checkpoint';
 import { DomainHost } from '../../../src/app/workers/domain-host';
 import type {

@@ -9,7 +9,7 @@
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { ExpModelClient, ExpModelStoppedError } from '../../../src/app/workers/expmodel-client';
 import type { WorkerLike } from '../../../src/app/workers/worker-client';
 import { autoBackend, chooseBackend, ExpModelHost, trainOptions } from '../../../src/app/workers/expmodel-host';

@@ -8,7 +8,7 @@ import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { builtInDomainCard } from '../../../src/core/experience/domain-card';
 import { trainLearnedModel, type LearnedTrainResult } from '../../../src/core/experience/learned/train-model';
 import { bufferFromTrajectories } from '../../../src/core/experience/seed-buffer';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import type { Trajectory } from '../../../src/core/types';
 import { defaultSettings, TINY_SETTINGS, type ExpModelSettings } from '../../../src/app/state/expmodel-settings';
 import { trainOptions } from '../../../src/app/workers/expmodel-host';

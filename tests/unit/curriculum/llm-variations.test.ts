@@ -25,7 +25,7 @@ import {
   type ExperienceModel,
   type Prediction,
 } from '../../../src/core/experience/types';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
 import { buildRunParts } from '../../../src/core/train/run-parts';

@@ -11,7 +11,7 @@ import { demonstrations } from '../../../src/core/domain/clone';
 import type { DomainTrainConfig } from '../../../src/core/domain/config';
 import { buildDomain, type Domain } from '../../../src/core/domain/domain';
 import { restoreDomainAgent, seedDomainBuffer, trainDomain } from '../../../src/core/domain/trainer';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { sftAccuracy, sftExamples } from '../../../src/core/train/sft';
 import { domainModel, SCRIPTED_LLM as LLM } from './fixtures';
 import { crateYard, crateYardChat } from './synthetic';

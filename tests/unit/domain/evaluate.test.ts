@@ -8,7 +8,7 @@ import { defaultStepLimit } from '../../../src/core/domain/config';
 import { buildDomain } from '../../../src/core/domain/domain';
 import { actionAgreement, auditDomain } from '../../../src/core/domain/evaluate';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { domainModel, foreignOurs, scriptedDomainChat } from './fixtures';
 
 beforeAll(async () => {

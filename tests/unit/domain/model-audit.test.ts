@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDomain } from '../../../src/core/domain/domain';
 import { auditDomainModel } from '../../../src/core/domain/model-audit';
 import { seedDomainBuffer } from '../../../src/core/domain/trainer';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { domainModel, SCRIPTED_LLM as LLM } from './fixtures';
 import { crateYard, crateYardChat } from './synthetic';
 

@@ -12,7 +12,7 @@ import { DomainTrainer, seedDomainBuffer, trainDomain } from '../../../src/core/
 import { DomainExperienceModel } from '../../../src/core/experience/recorded-starts';
 import { buildRunParts, oracleUnavailableMessage } from '../../../src/core/train/run-parts';
 import { Trainer } from '../../../src/core/train/loop';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { domainModel, foreignTrajectories, SCRIPTED_LLM as LLM, scriptedDomainChat } from './fixtures';
 
 beforeAll(async () => {

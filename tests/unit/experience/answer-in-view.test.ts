@@ -12,7 +12,7 @@ import { TRY_STEP_SEED_BASE, tryOneStep } from '../../../src/core/experience/try
 import { HELD_OUT_SEED_BASE } from '../../../src/core/envs/env';
 import { Trainer } from '../../../src/core/train/loop';
 import { getPreset, validateConfig } from '../../../src/core/train/config';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import type { EpisodeTrace } from '../../../src/core/train/trace';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 import { answer, scriptedShop, WEBSHOP } from './fixtures';

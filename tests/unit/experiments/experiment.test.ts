@@ -4,7 +4,7 @@
  * the inert oracle ablations really are identical; the (ε_R, ε_P) grid and the transfer study run.
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
 import type { LlmSpecText } from '../../../src/core/llm/spec';
 import { readPublicFile } from '../../../src/node/edge';

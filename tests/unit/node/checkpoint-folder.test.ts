@@ -6,7 +6,7 @@ import { cpSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { CheckpointFormatError } from '../../../src/core/train/checkpoint';
 import { getPreset, validateConfig } from '../../../src/core/train/config';
 import { Trainer, type TrainerState } from '../../../src/core/train/loop';

@@ -8,7 +8,7 @@ import {
   embeddingBag,
   setGatherPath,
   sortedBagIndex,
-} from '../../../src/core/policy/backend';
+} from '../../../src/core/tfjs/backend';
 import { CandidatePolicy, type ActionPrior } from '../../../src/core/policy/policy';
 import type { PolicyState } from '../../../src/core/policy/features';
 import { emptyFeatureSchema } from '../../../src/core/policy/feature-schema';

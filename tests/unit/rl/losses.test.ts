@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { CandidatePolicy, type ActionPrior } from '../../../src/core/policy/policy';
 import { reinforceLoss } from '../../../src/core/rl/reinforce';
 import { grpoLoss } from '../../../src/core/rl/grpo';

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDB } from 'idb';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { getPreset, validateConfig } from '../../../src/core/train/config';
 import { CheckpointFormatError, IndexedDbCheckpointStore } from '../../../src/core/train/checkpoint';
 import { Trainer, type TrainerState } from '../../../src/core/train/loop';

@@ -5,7 +5,7 @@
  * same run, a resumed run rebuilds the same corrections; a config that cannot correct is refused.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
 import {

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import { HELD_OUT_SEED_BASE } from '../../../src/core/envs/env';
 import { getEnvDefinition } from '../../../src/core/envs/registry';

@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { CheckpointMismatchError, Trainer } from '../../../src/core/train/loop';
 import type { TaskSource } from '../../../src/core/train/task-source';

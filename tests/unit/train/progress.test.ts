@@ -9,7 +9,7 @@ import { formatDuration, formatProgressLine, ProgressMeter } from '../../../src/
 import { Trainer } from '../../../src/core/train/loop';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import { getPreset, validateConfig } from '../../../src/core/train/config';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import type { StepResult } from '../../../src/core/types';
 
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import { DreamEnv, makeDreamEnv } from '../../../src/core/experience/dream-env';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import { RealStartPool, RealStartsModel } from '../../../src/core/experience/real-starts';
 import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import { Rng } from '../../../src/core/rng';
 import { getPreset, validateConfig } from '../../../src/core/train/config';

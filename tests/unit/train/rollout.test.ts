@@ -8,7 +8,7 @@ import { getEnvDefinition } from '../../../src/core/envs/registry';
 import { makeDreamEnv } from '../../../src/core/experience/dream-env';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import { hashString, Rng } from '../../../src/core/rng';
 import { RegisteredEnvSource } from '../../../src/core/train/task-source';

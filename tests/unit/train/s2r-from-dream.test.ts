@@ -4,7 +4,7 @@
  * every metric of the real phase equal. The page's Start here relies on it (one dream for two cards).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { CheckpointMismatchError, Trainer, type IterationRecord } from '../../../src/core/train/loop';
 import { buildRunParts } from '../../../src/core/train/run-parts';

@@ -4,7 +4,7 @@
  * policy on held-out tasks.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
 import { getEnvDefinition } from '../../../src/core/envs/registry';

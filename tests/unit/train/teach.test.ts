@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/policy/backend';
+import { initBackend } from '../../../src/core/tfjs/backend';
 import { CandidatePolicy } from '../../../src/core/policy/policy';
 import type { PolicyState } from '../../../src/core/policy/features';
 import { makeOptimizer, type PolicyStep } from '../../../src/core/rl/batch';

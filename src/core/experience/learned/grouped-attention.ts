@@ -4,7 +4,7 @@
  * a copy goes on. Training's grouping is here; decoding's (DecodeGroup) is in decode-cache.ts.
  */
 import * as tf from '@tensorflow/tfjs';
-import { matMulFast } from '../../policy/backend';
+import { matMulFast } from '../../tfjs/backend';
 import type { TrainBatch } from './batch';
 import { SPECIAL_TOKENS } from './tokenizer';
 

@@ -33,7 +33,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../rng';
-import { gatherRows, matMulFast } from '../../policy/backend';
+import { gatherRows, matMulFast } from '../../tfjs/backend';
 import type { TokenRows, TrainBatch } from './batch';
 import { attentionGroups, groupedAttention, type AttentionGroup } from './grouped-attention';
 import { useInPlaceSplit } from './wasm-split';

@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../../src/core/policy/backend';
+import { initBackend } from '../../../../src/core/tfjs/backend';
 import { buildMasks, decodeBatch, decodeLimits, type Sampling } from '../../../../src/core/experience/learned/decode';
 import { decodeFused } from '../../../../src/core/experience/learned/fused-decode';
 import { FusedNetwork } from '../../../../src/core/experience/learned/fused-network';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../../src/core/policy/backend';
+import { initBackend } from '../../../../src/core/tfjs/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { goalHolds, taskSpecOf } from '../../../../src/core/envs/household';
 import { World } from '../../../../src/core/envs/household/world';

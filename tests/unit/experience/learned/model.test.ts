@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../../src/core/policy/backend';
+import { initBackend } from '../../../../src/core/tfjs/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { makeDreamEnv } from '../../../../src/core/experience/dream-env';

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBackend } from '../../../../src/core/policy/backend';
+import { initBackend } from '../../../../src/core/tfjs/backend';
 import { buildMasks, decodeBatch } from '../../../../src/core/experience/learned/decode';
 import { decodeAnswer, type Answer } from '../../../../src/core/experience/learned/format';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';

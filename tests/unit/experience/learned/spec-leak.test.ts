@@ -20,7 +20,7 @@
  */
 import { kindsOf, shapeOf } from '../../../../src/core/experience/named-things';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../../src/core/policy/backend';
+import { initBackend } from '../../../../src/core/tfjs/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { LearnedExperienceModel } from '../../../../src/core/experience/learned/learned-model';
 import type { ModelManifest } from '../../../../src/core/experience/learned/model-file';

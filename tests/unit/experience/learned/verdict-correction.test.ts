@@ -5,7 +5,7 @@
  * around it forwards the correction and indexes the replays as real data.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../../src/core/policy/backend';
+import { initBackend } from '../../../../src/core/tfjs/backend';
 import { ReplayBuffer } from '../../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../../src/core/buffer/stores/memory';
 import { LearnedExperienceModel } from '../../../../src/core/experience/learned/learned-model';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../../src/core/policy/backend';
+import { initBackend } from '../../../../src/core/tfjs/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { makeBaselinePolicy, rolloutEpisode, type NoisyExpertOptions } from '../../../../src/core/data/rollout';

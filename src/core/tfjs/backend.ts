@@ -1,5 +1,6 @@
 /**
- * TensorFlow.js backend selection and the few ops the policy needs to train fast on wasm.
+ * TensorFlow.js backend selection for the whole project, and the few ops the policy and the learned
+ * experience model need to train fast on wasm.
  *
  * - Node: wasm (SIMD, one thread) by default, cpu as the fallback or when asked. webgl/webgpu do
  *   not exist in Node; asking for them falls back with the reason reported.
