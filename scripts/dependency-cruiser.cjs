@@ -1,12 +1,12 @@
 /**
  * The import boundaries of docs/architecture.md §2, checked by `npm run lint` (dependency-cruiser).
  * src/core's layers, from the ground up — a file imports from its own layer or below, never up:
- *   rng/text/types, llm, tfjs → policy, envs, buffer → rl, data → experience → curriculum → train → domain
+ *   rng/text/types/errors, llm, tfjs → policy, envs, buffer → rl, data → experience → curriculum → train → domain
  *   → experiments
  * and src/core imports nothing of the page, the CLI, the Node stores or the workers.
  */
 const LAYERS = [
-  ['rng\\.ts', 'text\\.ts', 'types\\.ts', 'llm/', 'tfjs/'],
+  ['rng\\.ts', 'text\\.ts', 'types\\.ts', 'errors\\.ts', 'llm/', 'tfjs/'],
   ['policy/', 'envs/', 'buffer/'],
   ['rl/', 'data/'],
   ['experience/'],

@@ -9,6 +9,8 @@
  * refuse `--quick=false`, and take `--seed -1` for a missing value; in loose mode it reads `-x` as
  * a short option where a file name is meant. The loop below is the part it would replace.
  */
+import { DreamGymError } from '../core/errors';
+
 export type OptionType = 'string' | 'number' | 'integer' | 'boolean';
 
 export interface OptionSpec {
@@ -31,13 +33,17 @@ export interface CommandSpec {
   positionals?: string[];
 }
 
-export class UsageError extends Error {
+export class UsageError extends DreamGymError {
   constructor(
     message: string,
     readonly command?: CommandSpec,
   ) {
     super(
       command ? `${message}\nUsage: ${command.usage}\nRun 'dreamgym help ${command.name}' for the options.` : message,
+      {
+        code: 'usage',
+        fix: command ? `Run 'dreamgym help ${command.name}' for the options.` : "Run 'dreamgym help' for the commands.",
+      },
     );
     this.name = 'UsageError';
   }

@@ -63,6 +63,7 @@ import {
 import { closedError, type BufferStoreTestHooks } from '../core/buffer/stores/common';
 import { MemoryBufferStore, sortStats, type StagedTransitions } from '../core/buffer/stores/memory';
 import { acquireFolderLock, LOCK_FILE, type FolderLock } from './folder-lock';
+import { DreamGymError } from '../core/errors';
 
 export const FOLDER_FORMAT = 'dreamgym-buffer-folder';
 /** 2: meta.json names the files (rewrites use new names) and counts rewrites; version-1 folders load as they are. */
@@ -119,11 +120,15 @@ export interface TransitionScan {
 }
 
 /** Raised when a reader (or a command that only reads) is pointed at a folder that holds no buffer. */
-export class BufferFolderMissingError extends Error {
+export class BufferFolderMissingError extends DreamGymError {
   constructor(readonly dir: string) {
     super(
       `There is no buffer folder at ${dir} (no ${join(dir, 'meta.json')}): check the path (--dir), ` +
         'or create the buffer by importing into it first (dreamgym buffer import FILE --dir DIR).',
+      {
+        code: 'buffer-folder-missing',
+        fix: 'Check the path (--dir), or create the buffer by importing into it first (dreamgym buffer import FILE --dir DIR).',
+      },
     );
     this.name = 'BufferFolderMissingError';
   }
@@ -133,7 +138,7 @@ export class BufferFolderMissingError extends Error {
  * Raised before loading a folder that would not fit in this process's heap (a V8 abort with a
  * native stack otherwise): names the folder's size, what loading it needs, and the fix.
  */
-export class BufferTooLargeError extends Error {
+export class BufferTooLargeError extends DreamGymError {
   constructor(
     readonly dir: string,
     readonly bytes: number,
@@ -147,6 +152,10 @@ export class BufferTooLargeError extends Error {
         `Node process has ${mb(freeBytes)} of heap left. Give Node more: NODE_OPTIONS=--max-old-space-size=${heapMb} ` +
         `(in MB) before the command, on a machine with that much memory, or use a smaller buffer (\`buffer stats\` ` +
         'and `buffer query` read any size).',
+      {
+        code: 'buffer-too-large',
+        fix: `Give Node more heap (NODE_OPTIONS=--max-old-space-size=${heapMb}) on a machine with that much memory, or use a smaller buffer.`,
+      },
     );
     this.name = 'BufferTooLargeError';
   }

@@ -3,6 +3,7 @@
  * it wrote before it throws, so a full disk never keeps a partial file that holds the space.
  */
 import { statfsSync } from 'node:fs';
+import { DreamGymError } from '../core/errors';
 
 /** Whether `error` is the file system's "no space" (a full disk, or the user's quota). */
 export function isDiskFull(error: unknown): boolean {
@@ -10,13 +11,14 @@ export function isDiskFull(error: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
-export class DiskFullError extends Error {
+export class DiskFullError extends DreamGymError {
   /** `saving` says what was written where ('saving the checkpoint in DIR'); `kept` what is left and what to do. */
   constructor(saving: string, dir: string, bytesNeeded: number, kept: string) {
     const free = freeBytes(dir);
     super(
       `The disk is full: ${saving} needs ${bytesNeeded} bytes (${megabytes(bytesNeeded)} MB)` +
         `${free === null ? '' : `, and ${megabytes(free)} MB are free`}. What it wrote was removed. ${kept}`,
+      { code: 'disk-full', fix: 'Free space on that disk, then run the command again.' },
     );
     this.name = 'DiskFullError';
   }

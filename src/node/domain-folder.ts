@@ -46,6 +46,7 @@ import { validateDomainData, type Domain } from '../core/domain/domain';
 import type { DomainCard } from '../core/experience/domain-card';
 import { BufferFolderMissingError, FolderBufferStore } from './buffer-folder';
 import { acquireLockFile, LOCK_FILE } from './folder-lock';
+import { DreamGymError } from '../core/errors';
 
 /** 2: the data in a data folder behind the `current` link (1: in the domain folder itself). */
 export const DOMAIN_FORMAT = 'dreamgym-domain/2';
@@ -73,9 +74,12 @@ export interface DomainManifest extends Omit<Domain, 'train' | 'heldOut'> {
   createdAt: number;
 }
 
-export class DomainFolderError extends Error {
+export class DomainFolderError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'domain-folder-invalid',
+      fix: 'Choose another --name or --dir, or import the domain again.',
+    });
     this.name = 'DomainFolderError';
   }
 }

@@ -26,6 +26,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { DreamGymError } from '../core/errors';
 
 export const LOCK_FILE = 'writer.lock';
 /** An empty or unreadable lock older than this is taken to be a writer that died while creating it. */
@@ -39,7 +40,7 @@ export interface LockHolder {
   token: string;
 }
 
-export class FolderLockedError extends Error {
+export class FolderLockedError extends DreamGymError {
   constructor(
     readonly dir: string,
     readonly holder: LockHolder | null,
@@ -52,6 +53,10 @@ export class FolderLockedError extends Error {
     super(
       `${dir} is being written by ${who}; waited ${Math.round(waitedMs / 1000)} s for it. Only one writer may use a folder at a time: ` +
         `wait until that one finishes and run again (or wait longer), or — if that process is gone — delete ${lock}.`,
+      {
+        code: 'folder-locked',
+        fix: `Wait until the other writer finishes and run again, or — if that process is gone — delete ${lock}.`,
+      },
     );
     this.name = 'FolderLockedError';
   }

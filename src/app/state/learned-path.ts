@@ -9,6 +9,7 @@
  *
  * Plain logic with no heavy imports (the Setup and Train pages label engines with it).
  */
+import { DreamGymError } from '../../core/errors';
 
 export type LearnedPath = { where: 'shipped'; env: string } | { where: 'local'; name: string };
 
@@ -19,9 +20,12 @@ export const LOCAL_PREFIX = 'local/';
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-export class LearnedPathError extends Error {
+export class LearnedPathError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'learned-path-invalid',
+      fix: 'Open learned:models/ENV (a shipped model) or learned:local/NAME (one trained in this browser).',
+    });
     this.name = 'LearnedPathError';
   }
 }

@@ -12,18 +12,25 @@ import type {
   TrainedAgent,
 } from './domain-protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';
+import { DreamGymError } from '../../core/errors';
 
-export class DomainWorkerCrashedError extends Error {
+export class DomainWorkerCrashedError extends DreamGymError {
   constructor(detail: string) {
-    super(`The Domains worker stopped unexpectedly (${detail}). Press the button again to start it afresh.`);
+    super(`The Domains worker stopped unexpectedly (${detail}). Press the button again to start it afresh.`, {
+      code: 'domain-worker-crashed',
+      fix: 'Press the button again to start the worker afresh.',
+    });
     this.name = 'DomainWorkerCrashedError';
   }
 }
 
 /** The worker was terminated to stop it (the running request rejects with this). */
-export class DomainWorkerStoppedError extends Error {
+export class DomainWorkerStoppedError extends DreamGymError {
   constructor() {
-    super('Stopped.');
+    super('Stopped.', {
+      code: 'domain-worker-stopped',
+      fix: 'Nothing is wrong: the work was stopped on request; start it again to redo it.',
+    });
     this.name = 'DomainWorkerStoppedError';
   }
 }

@@ -21,6 +21,7 @@ import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../../core/data/tra
 import type { Domain, UnrecordedOutcome } from '../../core/domain/domain';
 import type { DomainCard } from '../../core/experience/domain-card';
 import { crc32 } from '../../core/experience/learned/model-file';
+import { DreamGymError, type ErrorFacts } from '../../core/errors';
 
 export const DOMAIN_DB_NAME = 'dreamgym-domains';
 export const STORED_DOMAIN_FORMAT = 'dreamgym-domain-idb/1';
@@ -62,9 +63,16 @@ interface TextRow {
   crc32?: string;
 }
 
-export class DomainStoreError extends Error {
-  constructor(message: string) {
-    super(message);
+export class DomainStoreError extends DreamGymError {
+  /** A subclass passes the facts of its own cause. */
+  constructor(
+    message: string,
+    facts: ErrorFacts = {
+      code: 'domain-store-damaged',
+      fix: 'Delete the stored domain on the Domains page and import the file again.',
+    },
+  ) {
+    super(message, facts);
     this.name = 'DomainStoreError';
   }
 }
@@ -75,6 +83,10 @@ export class DomainExistsError extends DomainStoreError {
     super(
       `A domain named '${domain}' is already stored in this browser: nothing was written. Choose another name, ` +
         'or tick "Replace the stored domain of that name" to overwrite it.',
+      {
+        code: 'domain-exists',
+        fix: 'Choose another name, or tick "Replace the stored domain of that name" to overwrite it.',
+      },
     );
     this.name = 'DomainExistsError';
   }

@@ -18,22 +18,27 @@ import type {
 } from './expmodel-protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';
 import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
+import { DreamGymError } from '../../core/errors';
 
 export const STOP_GRACE_MS = 1500;
 
-export class ExpModelWorkerCrashedError extends Error {
+export class ExpModelWorkerCrashedError extends DreamGymError {
   constructor(detail: string) {
     super(
       `The experience model worker stopped unexpectedly (${detail}). Train again: an unfinished training resumes from its last epoch.`,
+      { code: 'expmodel-worker-crashed', fix: 'Train again: an unfinished training resumes from its last epoch.' },
     );
     this.name = 'ExpModelWorkerCrashedError';
   }
 }
 
 /** The worker was terminated to stop it (the running request resolves with this). */
-export class ExpModelStoppedError extends Error {
+export class ExpModelStoppedError extends DreamGymError {
   constructor() {
-    super('Stopped.');
+    super('Stopped.', {
+      code: 'expmodel-stopped',
+      fix: 'Nothing is wrong: the training was stopped on request; train again to resume it.',
+    });
     this.name = 'ExpModelStoppedError';
   }
 }

@@ -53,24 +53,29 @@ import { decodeThreadsOf, learnedModelWithThreads, readPageLearnedModel } from '
 import { decodeThreadsLine } from './decode-workers';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
 import { DomainStore } from './domain-store';
+import { DreamGymError } from '../../core/errors';
 
 /** Batch progress is sent at most this often (and always for an epoch's last batch). */
 export const BATCH_PROGRESS_MS = 200;
 
-export class ExpModelBusyError extends Error {
+export class ExpModelBusyError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, { code: 'expmodel-busy', fix: 'Stop the experience model worker, or wait for it to finish.' });
     this.name = 'ExpModelBusyError';
   }
 }
 
-export class NoCheckpointError extends Error {
+export class NoCheckpointError extends DreamGymError {
   constructor(name: string, doing: 'resume' | 'keep' = 'resume') {
     super(
       doing === 'resume'
         ? `There is no unfinished training named '${name}' in this browser to resume: press Train to start it afresh.`
         : `There is no unfinished training named '${name}' in this browser with a finished epoch to keep: press Train ` +
             'to train it.',
+      {
+        code: 'no-checkpoint',
+        fix: doing === 'resume' ? 'Press Train to start it afresh.' : 'Press Train to train it.',
+      },
     );
     this.name = 'NoCheckpointError';
   }

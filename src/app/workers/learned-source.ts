@@ -21,6 +21,7 @@ import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/
 import { appBase, shippedModelUrl } from './learned-url';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
 import { decodeThreadsFor, startPageDecoders, type DecodeThreads } from './decode-workers';
+import { DreamGymError } from '../../core/errors';
 
 export interface LearnedSourceDeps {
   fetch?: typeof fetch;
@@ -38,6 +39,10 @@ export class NoShippedModelError extends ModelFileError {
     super(
       `This build ships no learned model for '${env}' (models/${env}/model.json is missing): build the app after 'npm run models', ` +
         'or train one on the Experience model page (#/model) and dream with learned:local/NAME.',
+      {
+        code: 'no-shipped-model',
+        fix: "Build the app after 'npm run models', or train a model on the Experience model page and dream with learned:local/NAME.",
+      },
     );
     this.name = 'NoShippedModelError';
   }
@@ -102,11 +107,15 @@ export interface PageLearnedLoadOptions {
   release?: () => void;
 }
 
-export class LearnedModelEnvError extends Error {
+export class LearnedModelEnvError extends DreamGymError {
   constructor(path: string, modelEnv: string, runEnv: string) {
     super(
       `The learned model learned:${path} was trained on ${modelEnv}, but this run's environment is ${runEnv}: ` +
         `dream with a model of ${runEnv} (learned:models/${runEnv}, or train one on the Experience model page).`,
+      {
+        code: 'learned-model-env-mismatch',
+        fix: `Dream with a model of ${runEnv} (learned:models/${runEnv}, or train one on the Experience model page).`,
+      },
     );
     this.name = 'LearnedModelEnvError';
   }

@@ -94,6 +94,10 @@ export class NoStoredModelError extends ModelFileError {
     super(
       `No learned model named '${name}' is stored in this browser: train one on the Experience model page (#/model), ` +
         'or dream with the shipped one (learned:models/ENV).',
+      {
+        code: 'no-stored-model',
+        fix: 'Train one on the Experience model page (#/model), or dream with the shipped one (learned:models/ENV).',
+      },
     );
     this.name = 'NoStoredModelError';
   }

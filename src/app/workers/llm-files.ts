@@ -5,22 +5,28 @@
  * Works on the page and in workers. Browsers without OPFS writes on the page (older Safari) get
  * OpfsUnavailableError: the page then hands the File to the worker directly, for this tab only.
  */
+import { DreamGymError } from '../../core/errors';
 
 const DIR = 'dreamgym-models';
 
-export class OpfsUnavailableError extends Error {
+export class OpfsUnavailableError extends DreamGymError {
   constructor(detail: string) {
     super(
       `This browser cannot keep model files in its private file system (OPFS: ${detail}); the picked file is used for this tab only — pick it again after a reload.`,
+      {
+        code: 'opfs-unavailable',
+        fix: 'Pick the model file again after each reload: this browser keeps it for the tab only.',
+      },
     );
     this.name = 'OpfsUnavailableError';
   }
 }
 
-export class ModelFileMissingError extends Error {
+export class ModelFileMissingError extends DreamGymError {
   constructor(name: string) {
     super(
       `The model file '${name}' is not stored in this browser (it was deleted, or the run came from another browser). Pick the .gguf file again on the Setup page (wllama → GGUF model file).`,
+      { code: 'model-file-missing', fix: 'Pick the .gguf file again on the Setup page (wllama → GGUF model file).' },
     );
     this.name = 'ModelFileMissingError';
   }

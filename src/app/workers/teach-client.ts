@@ -6,10 +6,14 @@ import type { BackendName } from '../../core/tfjs/backend';
 import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
 import type { TeachInfo, TeachRequest } from './teach-protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';
+import { DreamGymError } from '../../core/errors';
 
-export class TeachWorkerCrashedError extends Error {
+export class TeachWorkerCrashedError extends DreamGymError {
   constructor(detail: string) {
-    super(`The teach worker stopped unexpectedly (${detail}). Press Reset to start a fresh session.`);
+    super(`The teach worker stopped unexpectedly (${detail}). Press Reset to start a fresh session.`, {
+      code: 'teach-worker-crashed',
+      fix: 'Press Reset to start a fresh session.',
+    });
     this.name = 'TeachWorkerCrashedError';
   }
 }

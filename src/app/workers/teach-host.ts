@@ -9,10 +9,14 @@ import { WASM_PATHS } from './wasm-paths';
 import { initBackend, type BackendInfo } from '../../core/tfjs/backend';
 import { TeachSession } from '../../core/train/teach';
 import { serializeTeachError, type TeachInfo, type TeachReply, type TeachRequest } from './teach-protocol';
+import { DreamGymError } from '../../core/errors';
 
-export class TeachNotStartedError extends Error {
+export class TeachNotStartedError extends DreamGymError {
   constructor() {
-    super('No teach session yet: choose the settings and press Reset first.');
+    super('No teach session yet: choose the settings and press Reset first.', {
+      code: 'teach-not-started',
+      fix: 'Choose the settings and press Reset first.',
+    });
     this.name = 'TeachNotStartedError';
   }
 }

@@ -7,11 +7,13 @@ import type { IterationRecord } from '../../core/train/loop';
 import type { TryStepResult } from '../../core/experience/try-step';
 import type { TrainerProgress, TrainerRequest, TrainerStatus } from './protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';
+import { DreamGymError } from '../../core/errors';
 
-export class TrainerWorkerCrashedError extends Error {
+export class TrainerWorkerCrashedError extends DreamGymError {
   constructor(detail: string) {
     super(
       `The trainer worker stopped unexpectedly (${detail}). Restart it: the run continues from its last checkpoint.`,
+      { code: 'trainer-worker-crashed', fix: 'Restart the worker: the run continues from its last checkpoint.' },
     );
     this.name = 'TrainerWorkerCrashedError';
   }

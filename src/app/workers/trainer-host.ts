@@ -37,6 +37,7 @@ import {
   type TrainerRequest,
   type TrainerStatus,
 } from './protocol';
+import { DreamGymError } from '../../core/errors';
 
 type StartRequest = Extract<TrainerRequest, { type: 'start' }>;
 
@@ -47,9 +48,12 @@ interface SavedRun {
   message: string;
 }
 
-export class TrainerBusyError extends Error {
+export class TrainerBusyError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'trainer-busy',
+      fix: 'Wait for the run to reach the state the action needs (start, pause or stop it first).',
+    });
     this.name = 'TrainerBusyError';
   }
 }

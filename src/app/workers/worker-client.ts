@@ -5,6 +5,7 @@
  * `messageerror`, or terminated by the page) rejecting every open request with the client's own
  * crash error. After that the client is dead: the page makes a new one (a restart).
  */
+import { DreamGymError } from '../../core/errors';
 
 /** An error as a worker sends it (structured clone keeps no Error class). */
 export interface SerializedWorkerError {
@@ -26,9 +27,12 @@ export interface WorkerLike {
 }
 
 /** An error thrown inside the worker, re-thrown on the page with the worker's name and message. */
-export class WorkerError extends Error {
+export class WorkerError extends DreamGymError {
   constructor(error: SerializedWorkerError) {
-    super(error.message);
+    super(error.message, {
+      code: 'worker-error',
+      fix: "Do what the worker's message says: it is the worker's own error, passed on.",
+    });
     this.name = error.name;
   }
 }

@@ -12,6 +12,7 @@ import { formatLlmSpec } from '../../core/llm/spec';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, terminalSafe } from '../output';
 import { ENV_MODEL_USAGE, envModelFromOptions, envModelOptions, type EnvModelValues } from '../experience-options';
+import { DreamGymError } from '../../core/errors';
 
 export const auditCommand: CommandSpec = {
   name: 'audit',
@@ -92,13 +93,17 @@ export async function runAudit(args: ParsedArgs): Promise<void> {
 }
 
 /** An experience model that answered, but never usably: no figure of it means anything (audit, dream). */
-export class UnusableModelError extends Error {
+export class UnusableModelError extends DreamGymError {
   constructor(label: string, answers: number, failedCalls: number) {
     super(
       `${label}: none of its ${answers} answers was usable (${failedCalls} failed engine calls), ` +
         "so it has nothing to dream with. For a learned model, re-make it ('npm run models') " +
         "or train it again ('dreamgym expmodel train'); for a server, check that it serves a chat model " +
         'that follows the prompt. Then audit it again.',
+      {
+        code: 'unusable-model',
+        fix: 'Re-make or retrain a learned model, or check that the server serves a chat model that follows the prompt; then audit it again.',
+      },
     );
     this.name = 'UnusableModelError';
   }

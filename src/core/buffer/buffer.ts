@@ -18,6 +18,7 @@ import type {
   TaskBankEntry,
   TransitionSource,
 } from './types';
+import { DreamGymError } from '../errors';
 
 export interface RetrievedTransition {
   transition: BufferTransition;
@@ -44,7 +45,7 @@ export interface ImportResult {
 }
 
 /** Raised for an import that names one episode id more than once (nothing is imported). */
-export class DuplicateEpisodeError extends Error {
+export class DuplicateEpisodeError extends DreamGymError {
   constructor(readonly ids: string[]) {
     const shown =
       ids
@@ -54,6 +55,10 @@ export class DuplicateEpisodeError extends Error {
     super(
       `The import names ${ids.length === 1 ? 'an episode id' : `${ids.length} episode ids`} more than once (${shown}); nothing was imported. ` +
         'Every episode needs an id of its own: convert the file again with `dreamgym convert` (it writes unique ids), or rename the repeats.',
+      {
+        code: 'duplicate-episode',
+        fix: 'Give every episode an id of its own: convert the file again with `dreamgym convert`, or rename the repeats.',
+      },
     );
     this.name = 'DuplicateEpisodeError';
   }
@@ -322,7 +327,7 @@ function repeatedIds(trajectories: readonly Trajectory[]): string[] {
 }
 
 /** Raised when an episode's content-made id is taken too (a digest collision): nothing is imported. */
-export class EpisodeIdTakenError extends Error {
+export class EpisodeIdTakenError extends DreamGymError {
   constructor(
     readonly id: string,
     readonly storedAs: string,
@@ -330,6 +335,10 @@ export class EpisodeIdTakenError extends Error {
     super(
       `The buffer already holds a different episode under '${id}' and under '${storedAs}'; nothing was imported. ` +
         'Rename the episode in the file (every episode needs an id of its own), then import it again.',
+      {
+        code: 'episode-id-taken',
+        fix: 'Rename the episode in the file (every episode needs an id of its own), then import it again.',
+      },
     );
     this.name = 'EpisodeIdTakenError';
   }

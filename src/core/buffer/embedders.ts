@@ -14,6 +14,7 @@
  * Vectors of different embedders never mix: a buffer transition records its embedder's `id`.
  */
 import { hashString } from '../rng';
+import { DreamGymError } from '../errors';
 
 export interface Embedder {
   /** Identifies the vector space (model and settings); stored next to every embedding. */
@@ -25,9 +26,12 @@ export interface Embedder {
 }
 
 /** Raised for a misconfigured embedder or a malformed engine answer; the message names the fix. */
-export class EmbedderError extends Error {
+export class EmbedderError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'embedder-invalid',
+      fix: "Correct the embedder's setting the message names, or use the default hashed embedder.",
+    });
     this.name = 'EmbedderError';
   }
 }

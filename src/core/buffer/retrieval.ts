@@ -33,6 +33,7 @@
  */
 import { MAX_WASM_MEMORY_BYTES, ScanMemory, scanKernelUnavailable, type ScanExports } from './simd/kernel';
 import type { TransitionSource } from './types';
+import { DreamGymError } from '../errors';
 
 /** What the index needs of a transition; a `BufferTransition` with an embedding fits as is. */
 export interface IndexEntry {
@@ -83,9 +84,12 @@ export interface RetrievalIndexOptions {
 export type RetrievalKernel = 'wasm' | 'js';
 
 /** Raised for a vector of the wrong length, a different embedder, or an unusable vector. */
-export class RetrievalIndexError extends Error {
+export class RetrievalIndexError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'retrieval-index-invalid',
+      fix: 'Build the index with the embedder and dimensions of the vectors it holds.',
+    });
     this.name = 'RetrievalIndexError';
   }
 }

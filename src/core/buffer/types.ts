@@ -4,6 +4,7 @@
  * bank the curriculum reads; and runs. Plain JSON-serialisable data plus one Float32Array.
  */
 import type { Task, TaskOrigin, Transition as BufferTransition, TransitionSource } from '../types';
+import { DreamGymError } from '../errors';
 
 export type { TokenUsage, TransitionSource } from '../types';
 /** A transition as the buffer stores it: the shared vocabulary's Transition (src/core/types.ts). */
@@ -126,7 +127,7 @@ export interface BufferStore {
 }
 
 /** Raised when the browser refuses to store more (QuotaExceededError), with what is used. */
-export class BufferQuotaError extends Error {
+export class BufferQuotaError extends DreamGymError {
   constructor(
     readonly usedBytes: number | null,
     readonly quotaBytes: number | null,
@@ -137,15 +138,22 @@ export class BufferQuotaError extends Error {
     super(
       `The browser's storage is full: ${used} used of ${quota}; ${attempted} transitions were not saved (nothing of that batch was written). ` +
         'Free space by evicting old dream transitions (Buffer → Evict), exporting and clearing the buffer, or allowing more storage for this site.',
+      {
+        code: 'buffer-quota',
+        fix: 'Evict old dream transitions (Buffer → Evict), export and clear the buffer, or allow more storage for this site.',
+      },
     );
     this.name = 'BufferQuotaError';
   }
 }
 
 /** Raised for a store opened with a schema newer than this code understands. */
-export class BufferSchemaError extends Error {
+export class BufferSchemaError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'buffer-schema',
+      fix: 'Point the buffer at an empty or new folder, or update DreamGym to read this one.',
+    });
     this.name = 'BufferSchemaError';
   }
 }

@@ -3,6 +3,7 @@
  * (or record) number and field, and nothing is imported, so a user can fix the file in one pass.
  */
 import { firstTooDeepOffset, MAX_JSON_DEPTH } from './json-position';
+import { DreamGymError } from '../errors';
 
 export interface ImportProblem {
   /** 1-based line of a JSONL file, or 1-based record index of a JSON array file. */
@@ -12,7 +13,7 @@ export interface ImportProblem {
   message: string;
 }
 
-export class DatasetImportError extends Error {
+export class DatasetImportError extends DreamGymError {
   readonly problems: ImportProblem[];
   constructor(
     readonly source: string,
@@ -32,6 +33,10 @@ export class DatasetImportError extends Error {
         [...shown, ...more].join('\n') +
         (hint ? `\n${hint}` : '') +
         '\nFix the listed lines (or convert the file with `dreamgym convert`) and import again.',
+      {
+        code: 'dataset-invalid',
+        fix: 'Fix the listed lines (or convert the file with `dreamgym convert`) and import again.',
+      },
     );
     this.name = 'DatasetImportError';
     this.problems = problems;

@@ -7,13 +7,17 @@ import { checkTrajectoryRecord, trajectoriesToJsonl } from './trajectory';
 import { fromAgentGymRecord, writeAgentGym } from './agentgym';
 import { fromEtoRecord, writeEto } from './eto';
 import { fromTrlRecord, writeTrl } from './trl';
+import { DreamGymError } from '../errors';
 
 export const FORMATS = ['ours', 'agentgym', 'eto', 'trl'] as const;
 export type TrajectoryFormat = (typeof FORMATS)[number];
 
-export class UnknownFormatError extends Error {
+export class UnknownFormatError extends DreamGymError {
   constructor(readonly requested: string) {
-    super(`Unknown trajectory format '${requested}'. Valid formats: ${FORMATS.join(', ')}.`);
+    super(`Unknown trajectory format '${requested}'. Valid formats: ${FORMATS.join(', ')}.`, {
+      code: 'unknown-format',
+      fix: `Use one of the valid formats: ${FORMATS.join(', ')}.`,
+    });
     this.name = 'UnknownFormatError';
   }
 }

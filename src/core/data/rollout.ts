@@ -8,6 +8,7 @@ import type { Observation, Step, Task, Trajectory, TrajectorySource } from '../t
 import { expertOf, type Env } from '../envs/env';
 import { getEnvDefinition } from '../envs/registry';
 import { TRAJECTORY_FORMAT } from './trajectory';
+import { DreamGymError } from '../errors';
 
 export const BASELINE_POLICIES = ['expert', 'random', 'noisy-expert', 'decoy-expert'] as const;
 export type BaselinePolicyName = (typeof BASELINE_POLICIES)[number];
@@ -27,9 +28,9 @@ export interface EpisodeSoFar {
   actions: readonly string[];
 }
 
-export class PolicyConfigError extends Error {
+export class PolicyConfigError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, { code: 'policy-config-invalid', fix: 'Correct the rollout policy option the message names.' });
     this.name = 'PolicyConfigError';
   }
 }

@@ -8,6 +8,7 @@ import { envIds, getEnvDefinition, makeEnv } from '../envs/registry';
 import type { Trajectory } from '../types';
 import { makeBaselinePolicy, rolloutEpisode, type BaselinePolicy } from './rollout';
 import { parseTrajectoriesJsonl, trajectoryToJsonLine } from './trajectory';
+import { DreamGymError } from '../errors';
 
 export interface DatasetPart {
   policy: 'expert' | 'noisy-expert' | 'decoy-expert' | 'random';
@@ -57,10 +58,11 @@ export function seedDatasetFile(envId: string): string {
 /** Reads a file of public/ by its path there: Node from the checkout, the page with fetch; null when there is none. */
 export type PublicFileReader = (path: string) => Promise<string | null>;
 
-export class SeedDatasetMissingError extends Error {
+export class SeedDatasetMissingError extends DreamGymError {
   constructor(envId: string) {
     super(
       `No seed dataset for '${envId}': public/${seedDatasetFile(envId)} is missing. Run 'npm run datasets' to generate it.`,
+      { code: 'seed-dataset-missing', fix: "Run 'npm run datasets' to generate it." },
     );
     this.name = 'SeedDatasetMissingError';
   }

@@ -19,6 +19,7 @@ import { deriveDomainCard, domainStats, collapse, type DerivedStats, type Domain
 import { hashString, Rng } from '../rng';
 import type { Task, Trajectory } from '../types';
 import { INFERRED_CANDIDATES, withInferredCandidates } from '../data/candidates';
+import { DreamGymError } from '../errors';
 
 /** Fewest episodes a domain is built from (some to train on, some held out). */
 export const MIN_DOMAIN_EPISODES = 10;
@@ -52,7 +53,7 @@ export interface DomainProblem {
 }
 
 /** The data cannot carry a domain; `problems` lists every reason (the message shows them all). */
-export class DomainError extends Error {
+export class DomainError extends DreamGymError {
   constructor(
     readonly domain: string,
     readonly problems: DomainProblem[],
@@ -60,6 +61,7 @@ export class DomainError extends Error {
     super(
       `Cannot build the domain '${domain}': ${problems.length} problem${problems.length === 1 ? '' : 's'} found.\n` +
         problems.map((p) => `  - ${p.message}`).join('\n'),
+      { code: 'domain-invalid', fix: 'Correct each problem listed in the data, then import the domain again.' },
     );
     this.name = 'DomainError';
   }

@@ -6,12 +6,16 @@ import { TimeLimit, type EnvCreateOptions, type EnvDefinition, type GroundTruthE
 import { webshopDefinition } from './webshop';
 import { householdDefinition } from './household';
 import { webarenaDefinition } from './webarena';
+import { DreamGymError } from '../errors';
 
 const definitions: EnvDefinition[] = [webshopDefinition, householdDefinition, webarenaDefinition];
 
-export class UnknownEnvError extends Error {
+export class UnknownEnvError extends DreamGymError {
   constructor(readonly requested: string) {
-    super(`Unknown environment '${requested}'. Valid ids: ${definitions.map((d) => d.id).join(', ')}.`);
+    super(`Unknown environment '${requested}'. Valid ids: ${definitions.map((d) => d.id).join(', ')}.`, {
+      code: 'unknown-env',
+      fix: `Use one of the valid ids: ${definitions.map((d) => d.id).join(', ')}.`,
+    });
     this.name = 'UnknownEnvError';
   }
 }

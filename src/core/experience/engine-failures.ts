@@ -10,12 +10,13 @@
  *   - `maxConsecutive` predictions in a row failed (counted in episode order, never in completion
  *     order, across steps and iterations).
  */
+import { DreamGymError } from '../errors';
 
 /** Raised when the engine keeps failing; the message says what to check and which setting tolerates more. */
 /** Failed engine calls in a row before a run stops (TrainConfig.llmMaxFailures' default). */
 export const DEFAULT_LLM_MAX_FAILURES = 8;
 
-export class EngineFailureError extends Error {
+export class EngineFailureError extends DreamGymError {
   constructor(
     readonly failures: number,
     readonly rule: 'step' | 'consecutive',
@@ -29,6 +30,10 @@ export class EngineFailureError extends Error {
       `The experience model's engine is not answering: ${what}; the last error: ${lastError} ` +
         'Check that the server is running and not overloaded (its log), then continue from the last checkpoint; ' +
         'a slow server needs a longer llmTimeoutMs or more llmRetries, and llmMaxFailures tolerates more failed calls in a row.',
+      {
+        code: 'engine-failing',
+        fix: 'Check that the server is running and not overloaded, then continue from the last checkpoint (or raise llmTimeoutMs, llmRetries or llmMaxFailures).',
+      },
     );
     this.name = 'EngineFailureError';
   }

@@ -19,6 +19,7 @@ import type { Rng } from '../rng';
 import type { ChatMessage, ChatUsage } from '../llm/types';
 import type { AnswerAttempt, Observation, Step, Task, Transition } from '../types';
 import type { ReplayBuffer } from '../buffer/buffer';
+import { DreamGymError } from '../errors';
 
 export type { AnswerAttempt, ChatUsage };
 
@@ -172,12 +173,15 @@ export interface RealStartSource {
 }
 
 /** Raised when a model cannot produce even a first observation (initial() has nothing to fall back on). */
-export class ExperienceModelError extends Error {
+export class ExperienceModelError extends DreamGymError {
   constructor(
     message: string,
     readonly raw?: string,
   ) {
-    super(message);
+    super(message, {
+      code: 'experience-model-no-start',
+      fix: 'Try a larger model, more retries, or start the task from a real environment.',
+    });
     this.name = 'ExperienceModelError';
   }
 }

@@ -9,6 +9,7 @@ import type { Algorithm, Mode, TrainConfig } from '../train/config';
 import type { EvalResult, EvalSplit } from '../train/evaluate';
 import type { RunPartsDeps } from '../train/run-parts';
 import type { Ratio, Stat } from '../train/stats';
+import { DreamGymError } from '../errors';
 
 export type { Stat } from '../train/stats';
 
@@ -226,9 +227,12 @@ export interface TransferResult {
   computeSeconds: number;
 }
 
-export class ExperimentError extends Error {
+export class ExperimentError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'experiment-invalid',
+      fix: "Correct the experiment's option the message names, or run the experiment again.",
+    });
     this.name = 'ExperimentError';
   }
 }

@@ -15,6 +15,7 @@
  * An API key is never part of a spec (specs are printed, shared in links and saved with runs):
  * callers hand it to the run's builder (src/core/train/run-parts.ts) on their own.
  */
+import { DreamGymError } from '../errors';
 
 export const ENGINE_KINDS = ['oracle', 'openai', 'webllm', 'wllama', 'learned'] as const;
 /** The kinds of experience source a spec names (its text before the first ':'). */
@@ -66,13 +67,16 @@ export const LLM_SPEC_FORMS = [
   'learned:PATH             the learned experience model saved at PATH',
 ].join('\n');
 
-export class LlmSpecError extends Error {
+export class LlmSpecError extends DreamGymError {
   /** What is wrong, without the list of forms (for a one-line message in the page). */
   readonly problem: string;
   constructor(problem: string) {
     // Messages quote the spec: never with the user:password of a URL in it.
     const safe = withoutCredentials(problem);
-    super(`${safe}\nValid engine specs:\n${LLM_SPEC_FORMS}`);
+    super(`${safe}\nValid engine specs:\n${LLM_SPEC_FORMS}`, {
+      code: 'llm-spec-invalid',
+      fix: 'Give an engine spec of one of the valid forms the message lists.',
+    });
     this.problem = safe;
     this.name = 'LlmSpecError';
   }

@@ -4,6 +4,7 @@
  * Each engine hides its quirks (how it wants a JSON schema, how it reports logprobs, …).
  */
 import type { EngineKind } from './spec';
+import { DreamGymError } from '../errors';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 
@@ -74,7 +75,8 @@ export interface LoadProgress {
 const TRANSIENT_CODES: readonly LlmErrorCode[] = ['timeout', 'connection-refused', 'bad-response'];
 
 /** Errors of the engines; the message says what happened and what to do about it (web-llm style). */
-export class LlmError extends Error {
+export class LlmError extends DreamGymError {
+  declare readonly code: LlmErrorCode;
   /**
    * The call failed in transport after its retries (a timeout, a refused connection, 5xx or 429, a
    * body over the size cap or not JSON), not because of the setup (a bad key, a missing model, CORS,
@@ -83,12 +85,8 @@ export class LlmError extends Error {
    */
   readonly transient: boolean;
 
-  constructor(
-    message: string,
-    readonly code: LlmErrorCode,
-    options?: { cause?: unknown; transient?: boolean },
-  ) {
-    super(message, options);
+  constructor(message: string, code: LlmErrorCode, options?: { cause?: unknown; transient?: boolean }) {
+    super(message, { code, fix: LLM_FIXES[code], cause: options?.cause });
     this.name = 'LlmError';
     this.transient = options?.transient ?? TRANSIENT_CODES.includes(code);
   }
@@ -98,6 +96,22 @@ export class LlmError extends Error {
 export function isFailedEngineCall(error: unknown): error is LlmError {
   return error instanceof LlmError && error.transient;
 }
+
+/** The general fix of each engine failure; the message names the particular one (the URL, the model, the status). */
+const LLM_FIXES: Record<LlmErrorCode, string> = {
+  aborted: 'Nothing is wrong: the call was cancelled on request; run it again to redo it.',
+  timeout: 'Check that the server is running and not overloaded, or allow a longer timeout (llmTimeoutMs).',
+  'connection-refused': 'Start the server, or correct the base URL of the engine spec.',
+  cors: "Let the server answer this page's origin (CORS), or call it through a same-origin proxy.",
+  http: "Do what the server's answer says: check the key, the model name and the server's log.",
+  'bad-response': 'Check that the server speaks the OpenAI chat API and serves a chat model; see its log.',
+  'model-not-found': 'Name a model the server serves (its /v1/models lists them), or load that model there.',
+  'no-webgpu': 'Use a browser with WebGPU (a recent Chrome or Edge), or the wllama engine, or a server.',
+  'no-shader-f16': 'Pick a model build without f16 shaders (a q4f32 one), or use the wllama engine.',
+  'out-of-memory': 'Pick a smaller model, close other tabs, or use a server.',
+  'load-failed': 'Check the network and the model files, then load the model again.',
+  unsupported: 'Use an engine or server that supports what the call asked for, or turn that option off.',
+};
 
 export type LlmErrorCode =
   | 'aborted'

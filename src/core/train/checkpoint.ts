@@ -12,6 +12,7 @@ import { openDB, type IDBPDatabase } from 'idb';
 import { crc32 } from '../experience/learned/model-file';
 import { featureSchemaProblem, type FeatureSchema } from '../policy/feature-schema';
 import type { TrainerState } from './loop';
+import { DreamGymError } from '../errors';
 
 export interface TensorEntry {
   name: string;
@@ -53,9 +54,12 @@ export interface CheckpointManifest {
   weights?: { bytes: number; crc32: string; file?: string };
 }
 
-export class CheckpointFormatError extends Error {
+export class CheckpointFormatError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'checkpoint-damaged',
+      fix: 'Resume from an intact checkpoint, or start the run again in a new folder.',
+    });
     this.name = 'CheckpointFormatError';
   }
 }

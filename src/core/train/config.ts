@@ -6,6 +6,7 @@
 import { parseLlmSpec, type LlmSpecText } from '../llm/spec';
 import { DEFAULT_LLM_MAX_FAILURES } from '../experience/engine-failures';
 import { DEFAULT_SEED, POLICY_GRADIENT_DEFAULTS, type PolicyGradientSettings } from '../rl/settings';
+import { DreamGymError } from '../errors';
 
 export const ALGORITHMS = ['grpo', 'ppo', 'reinforce'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
@@ -271,9 +272,12 @@ export const PRESETS: Record<string, TrainConfig> = {
   },
 };
 
-export class ConfigError extends Error {
+export class ConfigError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'config-invalid',
+      fix: "Correct the setting the message names ('dreamgym help train' lists each setting and its values).",
+    });
     this.name = 'ConfigError';
   }
 }

@@ -8,6 +8,7 @@
 import type { ReplayBuffer } from '../buffer/buffer';
 import type { BufferStats } from '../buffer/types';
 import { loadSeedDataset, type PublicFileReader } from '../data/seed-datasets';
+import { DreamGymError } from '../errors';
 
 /** Sources that are real experience: imported offline data and real-environment rollouts. */
 const REAL_SOURCES = ['offline', 'real'] as const;
@@ -18,7 +19,7 @@ export function realTransitionCount(stats: Pick<BufferStats, 'byEnvAndSource'>, 
   return REAL_SOURCES.reduce((sum, source) => sum + (bySource[source] ?? 0), 0);
 }
 
-export class UngroundedDreamError extends Error {
+export class UngroundedDreamError extends DreamGymError {
   constructor(env: string, where: 'empty' | 'none') {
     const what =
       where === 'none'
@@ -29,6 +30,10 @@ export class UngroundedDreamError extends Error {
         'without them it writes gibberish. Load the offline data first (the Buffer page\'s "Load the shipped datasets", ' +
         "or import your own episodes; the CLI loads the env's shipped dataset itself, or --dataset FILE), " +
         'or set retrievalK=0 for an ablation without retrieval.',
+      {
+        code: 'ungrounded-dream',
+        fix: 'Load real or offline episodes into the replay buffer first, or set retrievalK=0 for an ablation without retrieval.',
+      },
     );
     this.name = 'UngroundedDreamError';
   }

@@ -48,6 +48,7 @@ import { checkSourceConfig, RegisteredEnvSource, type TaskSource } from './task-
 import { envPolicyFeatures, unminedSchema } from './policy-schema';
 import type { IterationProgressHook } from './progress';
 import type { EpisodeTrace } from './trace';
+import { DreamGymError } from '../errors';
 
 export type { Metrics, Phase };
 
@@ -73,9 +74,12 @@ export interface TrainerState {
   optimizer: { name: string; shape: number[]; data: Float32Array }[];
 }
 
-export class CheckpointMismatchError extends Error {
+export class CheckpointMismatchError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'checkpoint-mismatch',
+      fix: 'Resume with the environment and config the checkpoint was saved with, or start the run again.',
+    });
     this.name = 'CheckpointMismatchError';
   }
 }

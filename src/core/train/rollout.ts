@@ -23,6 +23,7 @@ import type { Phase } from './config';
 import type { TaskSource } from './task-source';
 import type { TraceStep } from './trace';
 import type { RealStart, RealStartSource } from '../experience/types';
+import { DreamGymError } from '../errors';
 
 /** A step as the loop keeps it: the trace step plus the next observation (for buffer records). */
 export interface RecordedStep extends Omit<TraceStep, 'observation' | 'admissible'> {
@@ -205,9 +206,12 @@ export interface StepOptions {
 }
 
 /** A stop asked for inside an iteration: the iteration is abandoned before it keeps or learns anything. */
-export class IterationStoppedError extends Error {
+export class IterationStoppedError extends DreamGymError {
   constructor() {
-    super('Stopped inside the iteration: it was dropped, and the run keeps its last checkpoint.');
+    super('Stopped inside the iteration: it was dropped, and the run keeps its last checkpoint.', {
+      code: 'iteration-stopped',
+      fix: 'Nothing is wrong: the run was stopped on request; resume it from its last checkpoint.',
+    });
     this.name = 'IterationStoppedError';
   }
 }

@@ -46,6 +46,7 @@ import type { FeatureSchema } from '../policy/feature-schema';
 import { ConfigError, TRAIN_DEFAULTS, type TrainConfig } from './config';
 import { registeredEnvSchema, schemaOfEpisodes } from './policy-schema';
 import { requireRealTransitions } from './grounding';
+import { DreamGymError } from '../errors';
 
 type PartsSettings =
   | 'mode'
@@ -130,12 +131,16 @@ export interface RunParts {
 }
 
 /** Raised for a browser-only engine where no chat model was handed in (Node, or a caller that did not load it). */
-export class BrowserEngineError extends Error {
+export class BrowserEngineError extends DreamGymError {
   constructor(spec: string) {
     super(
       `'${spec}' runs in the browser only (WebLLM needs WebGPU, wllama keeps its GGUF file in the page's storage): ` +
         'pick it on the page (Setup, then Train). From the command line use an OpenAI-compatible server instead, ' +
         'e.g. --llm openai:http://127.0.0.1:8080/v1#default (llama-server serves the same GGUF file).',
+      {
+        code: 'browser-only-engine',
+        fix: 'Pick the engine on the page; from the command line use an OpenAI-compatible server (--llm openai:BASE_URL#MODEL).',
+      },
     );
     this.name = 'BrowserEngineError';
   }

@@ -16,6 +16,7 @@ import type { PolicyState } from '../policy/features';
 import { applyClippedGradients, makeOptimizer } from '../rl/batch';
 import { Rng } from '../rng';
 import type { Trajectory, TrajectorySource } from '../types';
+import { DreamGymError } from '../errors';
 
 // =============================================================================================
 // Config
@@ -64,9 +65,12 @@ export interface SftEpoch {
   accuracy: number;
 }
 
-export class SftDataError extends Error {
+export class SftDataError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'sft-no-demonstrations',
+      fix: 'Give offline data that holds demonstrated steps (the shipped datasets hold expert episodes).',
+    });
     this.name = 'SftDataError';
   }
 }

@@ -36,6 +36,7 @@ import {
   type TeachMode,
   type TeachSettings,
 } from './teach-settings';
+import { DreamGymError } from '../errors';
 
 export * from './teach-settings';
 
@@ -281,9 +282,9 @@ interface Captured {
   before: ReturnType<typeof forwardSteps> | null;
 }
 
-export class TeachFinishedError extends Error {
+export class TeachFinishedError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, { code: 'teach-finished', fix: 'Press Reset to start a new teach session.' });
     this.name = 'TeachFinishedError';
   }
 }

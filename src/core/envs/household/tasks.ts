@@ -29,6 +29,7 @@ import { execute, isAdmissible, renderCommand } from './commands';
 import { expertCommand, runExpert } from './expert';
 import { goalHolds, instructionFor, TASK_TYPES, VALID_ROOMS, type Goal, type TaskType } from './goals';
 import { generateReceptacles, nameObjects, World, type Placement, type ReceptacleSpec, type WorldSpec } from './world';
+import { DreamGymError } from '../../errors';
 
 export const HOUSEHOLD_ENV_ID = 'household-v0';
 /** The step limit the generator proves solvability under (the env's default TimeLimit). */
@@ -183,9 +184,12 @@ export interface HouseholdTaskSpec {
   optimalLength: number;
 }
 
-export class HouseholdTaskError extends Error {
+export class HouseholdTaskError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'household-task-invalid',
+      fix: 'Make household tasks with generateTask or taskFromSpec, or change the knobs the message names.',
+    });
     this.name = 'HouseholdTaskError';
   }
 }

@@ -18,6 +18,7 @@ import {
   TOGGLEABLE,
   type RoomType,
 } from './catalog';
+import { DreamGymError } from '../../errors';
 
 // ---------------------------------------------------------------------------------------------
 // JSON form
@@ -79,9 +80,12 @@ export interface Thing {
   readonly toggleable: boolean;
 }
 
-export class WorldSpecError extends Error {
+export class WorldSpecError extends DreamGymError {
   constructor(message: string) {
-    super(`Invalid household world spec: ${message}`);
+    super(`Invalid household world spec: ${message}`, {
+      code: 'household-world-invalid',
+      fix: "Correct the world spec's field the message names.",
+    });
     this.name = 'WorldSpecError';
   }
 }

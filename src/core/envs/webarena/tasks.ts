@@ -28,6 +28,7 @@ import {
   type World,
   type WorldRecipe,
 } from './world';
+import { DreamGymError } from '../../errors';
 
 export const WEBARENA_ENV_ID = 'webarena-lite-v0';
 /** WebArena's `max_steps`; the generator proves every task within it. */
@@ -443,9 +444,12 @@ function change(
 // Generation
 // ---------------------------------------------------------------------------------------------
 
-export class WebArenaTaskError extends Error {
+export class WebArenaTaskError extends DreamGymError {
   constructor(message: string) {
-    super(message);
+    super(message, {
+      code: 'webarena-task-invalid',
+      fix: 'Make webarena tasks with generateTask, or change the knobs the message names.',
+    });
     this.name = 'WebArenaTaskError';
   }
 }

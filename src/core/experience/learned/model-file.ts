@@ -22,6 +22,7 @@ import { shown } from './field-check';
 import type { TokenizerJSON } from './tokenizer';
 import type { PairAccount } from './sft-data';
 import { verdictHeadProblem, type VerdictHead } from './verdict';
+import { DreamGymError, type ErrorFacts } from '../../errors';
 
 export const MODEL_FORMAT = 'dreamgym-learned-model/3';
 export const MANIFEST_FILE = 'model.json';
@@ -68,9 +69,16 @@ export interface ModelManifest {
   manifestCrc32: string;
 }
 
-export class ModelFileError extends Error {
-  constructor(message: string) {
-    super(message);
+export class ModelFileError extends DreamGymError {
+  /** A subclass passes the facts of its own cause. */
+  constructor(
+    message: string,
+    facts: ErrorFacts = {
+      code: 'model-file-invalid',
+      fix: "Give the folder of a learned model this build wrote, or train one ('dreamgym expmodel train').",
+    },
+  ) {
+    super(message, facts);
     this.name = 'ModelFileError';
   }
 }
