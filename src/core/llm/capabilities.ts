@@ -13,7 +13,7 @@
  * records in web-llm's list do not declare `required_features`, so on a no-f16 adapter they fail
  * with a shader compile error instead of a clear one — hence pickQuantization().
  */
-import { errorText } from './helpers';
+import { errorText, finiteOr } from './helpers';
 
 /** WebGPU limits that decide which models load (web-llm's detectGPUDevice checks these). */
 export interface WebGpuLimits {
@@ -263,10 +263,7 @@ function hasFeature(adapter: GpuAdapterLike, name: string): boolean {
 
 function readLimits(raw: GpuAdapterLike['limits']): WebGpuLimits {
   // GPUSupportedLimits exposes getters on its prototype: read them one by one, never spread.
-  const get = (key: keyof WebGpuLimits) => {
-    const v = (raw as Record<string, unknown>)[key];
-    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
-  };
+  const get = (key: keyof WebGpuLimits) => finiteOr((raw as Record<string, unknown>)[key], 0);
   return {
     maxBufferSize: get('maxBufferSize'),
     maxStorageBufferBindingSize: get('maxStorageBufferBindingSize'),
