@@ -1,8 +1,8 @@
 /**
  * wllama (llama.cpp → WebAssembly) for real, in headless Chromium, with the tiny stories260K.gguf
- * (shared/models/README.md): loading from a URL through the OPFS cache and from a picked File,
- * JSON-schema and GBNF constrained output, seeds, stop strings, max-token cut-offs, abort — and
- * then real inference driving the experience model and DreamEnv through whole episodes.
+ * (llama2.c's tinyllamas, MIT, in ../shared/models/ outside the repo): loading from a URL through
+ * the OPFS cache and from a picked File, JSON-schema and GBNF constrained output, seeds, stop strings,
+ * max-token cut-offs, abort — and then real inference driving the experience model and DreamEnv through whole episodes.
  *
  * The model is never copied into the repo: it is served by the Vite dev server from
  * ../shared/models/ (the config allows `server.fs.allow: ['..']`, so it is /@fs/<abs path>). When
@@ -49,7 +49,7 @@ const missing = await modelAvailable();
 /** Why the suite is skipped, shown once (on its first test) by vitest's skip note. */
 const SKIP_NOTE =
   `stories260K.gguf is not at ${MODEL_URL.replace('/@fs', '')} (../shared/models/ from the repo root: ` +
-  `${missing}); the wllama tests need it (shared/models/README.md says where it comes from)`;
+  `${missing}); the wllama tests need it: the 260K-parameter TinyStories model of llama2.c's "tinyllamas" (MIT)`;
 
 /** A small object with every string bounded (a weak model otherwise rambles until maxTokens). */
 const SCHEMA = {

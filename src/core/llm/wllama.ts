@@ -2,7 +2,7 @@
  * ChatModel over @wllama/wllama (llama.cpp compiled to WebAssembly): the engine for
  * browsers without WebGPU. It runs GGUF models on the CPU inside wllama's own worker, so the page
  * stays responsive, and it is the one engine that really runs in headless Chromium in CI (with the
- * tiny `stories260K.gguf`, shared/models/README.md).
+ * tiny `stories260K.gguf` of llama2.c's tinyllamas, which tests read from ../shared/models/, outside the repo).
  *
  * Loading (`WllamaChatModel.load`):
  * - `{ url }`: downloaded once into wllama's OPFS cache (`navigator.storage.getDirectory()/cache`,
