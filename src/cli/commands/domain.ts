@@ -156,6 +156,13 @@ export const domainTrainCommand: CommandSpec = {
       choices: DOMAIN_AGENT_STARTS,
       default: DEFAULT_DOMAIN_TRAIN_CONFIG.agent,
     },
+    'kl-coef': {
+      type: 'number',
+      description: "KL to the cloned policy in the dream's GRPO (with --agent bc-then-dream; 0 = none)",
+      default: DEFAULT_DOMAIN_TRAIN_CONFIG.klCoef,
+      min: 0,
+      max: 100,
+    },
     'bc-epochs': {
       type: 'integer',
       description: 'passes of behaviour cloning over the demonstrated steps',
@@ -341,6 +348,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
     llm?: string;
     agent: DomainAgentStart;
     'bc-epochs': number;
+    'kl-coef': number;
     iterations: number;
     'tasks-per-iteration': number;
     'group-size': number;
@@ -375,6 +383,7 @@ export async function runDomainTrain(args: ParsedArgs): Promise<number> {
     llm: formatLlmSpec(llm),
     agent: o.agent,
     bcEpochs: o['bc-epochs'],
+    klCoef: o['kl-coef'],
     iterations: o.iterations,
     tasksPerIteration: o['tasks-per-iteration'],
     groupSize: o['group-size'],

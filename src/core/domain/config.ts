@@ -39,6 +39,8 @@ export interface DomainTrainConfig {
   learningRate: number;
   clipEpsilon: number;
   entropyCoef: number;
+  /** KL(π ‖ π_ref) in the dream's GRPO, with π_ref the cloned policy (0 with the dream only: no reference to keep). */
+  klCoef: number;
   updateEpochs: number;
   maxGradNorm: number;
   seed: number;
@@ -75,6 +77,7 @@ export const DEFAULT_DOMAIN_TRAIN_CONFIG: Readonly<Omit<DomainTrainConfig, 'llm'
   learningRate: 3e-3,
   clipEpsilon: 0.2,
   entropyCoef: 0.01,
+  klCoef: 0,
   updateEpochs: 1,
   maxGradNorm: 0.5,
   seed: 0,
@@ -151,7 +154,8 @@ export function domainTrainConfig(
     learningRate: config.learningRate,
     clipEpsilon: config.clipEpsilon,
     entropyCoef: config.entropyCoef,
-    klCoef: 0,
+    // The reference is the cloned policy; a dream-only agent has none to be held near.
+    klCoef: config.agent === 'bc-then-dream' ? config.klCoef : 0,
     updateEpochs: config.updateEpochs,
     maxGradNorm: config.maxGradNorm,
     ...(config.llmMaxFailures !== undefined ? { llmMaxFailures: config.llmMaxFailures } : {}),

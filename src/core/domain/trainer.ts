@@ -268,6 +268,7 @@ export async function trainDomain(
     const c = trainer.config;
     const bc =
       c.agent === 'dream' ? null : await cloneDemonstrations(trainer.policy, domain, bcConfig(trainer), deps.onBcEpoch);
+    if (bc) await trainer.trainer.anchorReference(); // the dream's KL term holds the policy near the cloned one
     const audit = await trainer.audit();
     const gate = [...verdictProblem(deps.verdict), ...preDreamAudit(audit)];
     const dreamAllowed = c.agent !== 'bc' && !(bc && gate.length > 0);

@@ -564,6 +564,15 @@ export class Trainer {
     return trainer;
   }
 
+  /**
+   * The KL term's reference π_ref becomes the policy as it is now: a policy that starts from
+   * demonstrations (behaviour cloning) is held near them, as the paper's agents are near their
+   * instruct model. Without a KL term (klCoef 0) there is no reference, and nothing to do.
+   */
+  async anchorReference(): Promise<void> {
+    if (this.reference) this.reference.setWeights(await this.policy.getWeights());
+  }
+
   dispose(): void {
     this.policy.dispose();
     this.reference?.dispose();

@@ -92,6 +92,18 @@ describe('behaviour cloning, then the dream, on a synthetic domain', () => {
     expect(stopped.checkpoint.policy.tensors).toEqual(cloned.checkpoint.policy.tensors);
   }, 180_000);
 
+  it("with a KL term the dream's reference is the cloned policy, not the untrained one", async () => {
+    const result = await run(domain, { auditTransitions: 0, klCoef: 0.5 });
+    expect(result.iterations.length).toBeGreaterThan(0);
+    // The first update starts at the reference: KL(π ‖ π_ref) is about 0. An untrained reference is far from
+    // the cloned policy (its agreement went from about a half to 1), so the KL would be large.
+    const kl = result.iterations[0].metrics['losses/ref_kl'];
+    expect(kl).toBeGreaterThanOrEqual(0);
+    expect(kl).toBeLessThan(0.05);
+    const dreamOnly = await run(domain, { agent: 'dream', auditTransitions: 0, klCoef: 0.5 });
+    expect(dreamOnly.iterations[0].metrics['losses/ref_kl']).toBeUndefined(); // no reference to keep near
+  }, 180_000);
+
   it('with the dream only there is no BC checkpoint: the stopped dream says so', async () => {
     const result = await run(domain, { agent: 'dream', auditTransitions: 0 });
     expect(result.bc).toBeNull();
