@@ -13,9 +13,7 @@
  * the full recomputation predicts, and a row's answer never depends on the rows beside it.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { ContextRows, TokenRows } from './batch';
-import { NEG, Successors } from './grouped-attention';
-import type { ExperienceNetwork } from './network';
+import { NEG, Successors, type ContextRows, type ExperienceNetwork, type TokenRows } from './network';
 
 /**
  * DECODE_GROUP rows whose attention runs as 2-D matmuls, as in training: the group's queries meet

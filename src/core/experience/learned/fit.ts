@@ -10,8 +10,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../rng';
 import { applyClippedGradients, ResumableAdam } from '../../rl/batch';
-import type { TrainBatch } from './batch';
-import type { ExperienceNetwork, NamedWeight, NetworkConfig } from './network';
+import type { ExperienceNetwork, NamedWeight, NetworkConfig, TrainBatch } from './network';
 import type { SftPair } from './sft-data';
 import { TrainingSpeed } from './time-left';
 import type { Tokenizer } from './tokenizer';

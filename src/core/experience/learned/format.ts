@@ -44,7 +44,6 @@
 import type { Step, Task, Transition } from '../../types';
 import { abstractAdmissible, abstractObservation, collapse, type DomainCard } from '../domain-card';
 import { hashString, Rng } from '../../rng';
-import { shown, wholeFieldsProblem, type WholeRange } from './field-check';
 import { isIdLike, splitPieces, type FreshIdScope, type Tokenizer, type Tokens, type SpecialToken } from './tokenizer';
 
 /** Segment of each context token (an embedding the model adds); one row each in the network's table. */
@@ -102,42 +101,6 @@ export const DEFAULT_FORMAT_OPTIONS: Readonly<FormatOptions> = Object.freeze({
   answerAdmissibleTokens: 160,
   freshIds: null,
 });
-
-/** What each whole-number format field of a model file may be (k and history may be 0: the ablations). */
-const FORMAT_RANGES: Readonly<Record<Exclude<keyof FormatOptions, 'freshIds'>, WholeRange>> = {
-  k: { min: 0, max: 64 },
-  historyLength: { min: 0, max: 64 },
-  instructionTokens: { min: 1, max: 8192 },
-  stateTokens: { min: 1, max: 8192 },
-  actionTokens: { min: 1, max: 1024 },
-  exampleStateTokens: { min: 1, max: 8192 },
-  exampleNextTokens: { min: 1, max: 8192 },
-  firstExampleNextTokens: { min: 1, max: 8192 },
-  maxAdmissible: { min: 1, max: 4096 },
-  admissibleActionTokens: { min: 1, max: 1024 },
-  admissibleListTokens: { min: 1, max: 8192 },
-  contextTokens: { min: 1, max: 65_536 },
-  answerStateTokens: { min: 1, max: 8192 },
-  answerAdmissibleTokens: { min: 1, max: 8192 },
-};
-
-const FRESH_ID_RANGES: Readonly<Record<Exclude<keyof FreshIdShape, 'prefix'>, WholeRange>> = {
-  count: { min: 1, max: 1024 },
-  length: { min: 1, max: 64 },
-};
-
-/** Why `options` (a model file's `formatOptions`) are not format options this code reads, or null. */
-export function formatOptionsProblem(options: unknown): string | null {
-  const problem = wholeFieldsProblem(options, 'formatOptions', FORMAT_RANGES, ['freshIds']);
-  if (problem) return problem;
-  const fresh = (options as FormatOptions).freshIds;
-  if (fresh === null) return null;
-  const freshProblem = wholeFieldsProblem(fresh, 'formatOptions.freshIds', FRESH_ID_RANGES, ['prefix']);
-  if (freshProblem) return freshProblem;
-  if (typeof fresh.prefix !== 'string' || fresh.prefix.length > fresh.length)
-    return `formatOptions.freshIds.prefix is ${shown(fresh.prefix)}; it must be text no longer than freshIds.length`;
-  return null;
-}
 
 /** Answer tokens the decoder may feed at most: the prompt, the structure marks (8), the state and the list. */
 export function answerTokensAtMost(o: FormatOptions): number {

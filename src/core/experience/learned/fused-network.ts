@@ -17,10 +17,9 @@
  * order (tests compare them within a tolerance, and the decoded answers).
  */
 import { KernelArena, pad8 } from './kernels/matmul';
-import { Successors } from './grouped-attention';
 import { checkedWeights, type NamedWeight, type NetworkConfig } from './weights';
 import type { Sequence } from './format';
-import type { ExperienceNetwork } from './network';
+import { Successors, type ExperienceNetwork } from './network';
 
 /** What a row asks of the heads after its token: nothing (the next token is forced), or the distributions. */
 export interface HeadRequest {

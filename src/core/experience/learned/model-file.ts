@@ -14,11 +14,10 @@
  * page), so core touches no storage itself.
  */
 import type { DomainCard } from '../domain-card';
-import { answerTokensAtMost, formatOptionsProblem, SEGMENT_COUNT, type FormatOptions } from './format';
+import { answerTokensAtMost, SEGMENT_COUNT, type FormatOptions, type FreshIdShape } from './format';
 import type { EpochRecord } from './fit';
 import type { NamedWeight, NetworkConfig } from './network';
-import { networkConfigProblem, weightShapes } from './weights';
-import { shown } from './field-check';
+import { networkConfigProblem, shown, weightShapes, wholeFieldsProblem, type WholeRange } from './weights';
 import type { TokenizerJSON } from './tokenizer';
 import type { PairAccount } from './sft-data';
 import { verdictHeadProblem, type VerdictHead } from './verdict';
@@ -211,6 +210,42 @@ function sealedManifest(text: string, where: string): ModelManifest {
         "model's settings cannot be edited. Copy the file anew, or train the model again with the settings you want.",
     );
   return manifest;
+}
+
+/** What each whole-number format field of a model file may be (k and history may be 0: the ablations). */
+const FORMAT_RANGES: Readonly<Record<Exclude<keyof FormatOptions, 'freshIds'>, WholeRange>> = {
+  k: { min: 0, max: 64 },
+  historyLength: { min: 0, max: 64 },
+  instructionTokens: { min: 1, max: 8192 },
+  stateTokens: { min: 1, max: 8192 },
+  actionTokens: { min: 1, max: 1024 },
+  exampleStateTokens: { min: 1, max: 8192 },
+  exampleNextTokens: { min: 1, max: 8192 },
+  firstExampleNextTokens: { min: 1, max: 8192 },
+  maxAdmissible: { min: 1, max: 4096 },
+  admissibleActionTokens: { min: 1, max: 1024 },
+  admissibleListTokens: { min: 1, max: 8192 },
+  contextTokens: { min: 1, max: 65_536 },
+  answerStateTokens: { min: 1, max: 8192 },
+  answerAdmissibleTokens: { min: 1, max: 8192 },
+};
+
+const FRESH_ID_RANGES: Readonly<Record<Exclude<keyof FreshIdShape, 'prefix'>, WholeRange>> = {
+  count: { min: 1, max: 1024 },
+  length: { min: 1, max: 64 },
+};
+
+/** Why `options` (a model file's `formatOptions`) are not format options this code reads, or null. */
+export function formatOptionsProblem(options: unknown): string | null {
+  const problem = wholeFieldsProblem(options, 'formatOptions', FORMAT_RANGES, ['freshIds']);
+  if (problem) return problem;
+  const fresh = (options as FormatOptions).freshIds;
+  if (fresh === null) return null;
+  const freshProblem = wholeFieldsProblem(fresh, 'formatOptions.freshIds', FRESH_ID_RANGES, ['prefix']);
+  if (freshProblem) return freshProblem;
+  if (typeof fresh.prefix !== 'string' || fresh.prefix.length > fresh.length)
+    return `formatOptions.freshIds.prefix is ${shown(fresh.prefix)}; it must be text no longer than freshIds.length`;
+  return null;
 }
 
 /** The first field of a (sealed) manifest that is missing, out of range or at odds with another; null: none. */

@@ -60,7 +60,6 @@ import { listEnvDefinitions } from '../../envs/registry';
 import type { OutcomeFeature } from '../../envs/env';
 import { abstractObservation, type DomainCard } from '../domain-card';
 import { outcomeOf } from '../types';
-import { kindsOf, shapeOf } from '../named-things';
 import { Rng } from '../../rng';
 import { openChoiceWords, shownSteps } from './format';
 import type { RecordedEpisode } from './sft-data';
@@ -284,6 +283,26 @@ function stepExamples(
 // ---------------------------------------------------------------------------------------------
 // Goal heads
 // ---------------------------------------------------------------------------------------------
+
+// The numbered things a text names (`stack crate 1 on rack 6` → crate 1, rack 6): how a goal head reads
+// the shapes and slots of the data's actions.
+
+const NUMBERED = /\b([a-z]+) (\d+)\b/g;
+
+/** The numbered things a text names, in order (`crate 1`, `rack 6`). */
+export function numberedThings(text: string): string[] {
+  return [...text.toLowerCase().matchAll(NUMBERED)].map((m) => `${m[1]} ${m[2]}`);
+}
+
+/** The kinds of the numbered things a text names (crate, rack): all that an instruction's words can ask for. */
+export function kindsOf(text: string): string[] {
+  return numberedThings(text).map((thing) => thing.split(' ')[0]);
+}
+
+/** An action's shape: each numbered thing a `#` (`lift crate 1 off rack 6` → `lift # off #`). */
+export function shapeOf(action: string): string {
+  return action.toLowerCase().trim().replace(NUMBERED, '#');
+}
 
 /** An action's verb: its first word (`stack crate 1 on rack 2` → stack, `pick[red]` → pick). */
 export function verbOf(action: string): string {

@@ -18,14 +18,19 @@
  * shipped household model's own goal head); a new head is one more entry in CASES, with the note
  * its verdicts write.
  */
-import { kindsOf, shapeOf } from '../../../../src/core/experience/named-things';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/tfjs/backend';
 import { getEnvDefinition, makeEnv } from '../../../../src/core/envs/registry';
 import { LearnedExperienceModel } from '../../../../src/core/experience/learned/learned-model';
 import type { ModelManifest } from '../../../../src/core/experience/learned/model-file';
 import type { NamedWeight } from '../../../../src/core/experience/learned/network';
-import { GOAL_FEATURES, outcomeFeatureNames, type VerdictHead } from '../../../../src/core/experience/learned/verdict';
+import {
+  GOAL_FEATURES,
+  kindsOf,
+  outcomeFeatureNames,
+  shapeOf,
+  type VerdictHead,
+} from '../../../../src/core/experience/learned/verdict';
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
 import { makeBaselinePolicy, rolloutEpisode } from '../../../../src/core/data/rollout';
 import type { ReplayBuffer } from '../../../../src/core/buffer/buffer';
