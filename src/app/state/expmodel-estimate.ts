@@ -7,7 +7,7 @@
  * the validation tasks' share, or the episodes asked for) × the tokens a pair has at the chosen
  * k and H, counted on the shipped datasets with the shipped recipe (below). The speed is the one
  * this browser measured on its last training of the same size and backend (kept in
- * localStorage, scaled by how this machine's speed check moved since); before there is one, the
+ * localStorage); before there is one, the
  * speed check's score (machine-speed.ts, a second before the estimate) times the tokens a round
  * of its work is worth for the size, measured once in the page (PAGE_WORK). Without a score
  * either, the typical range of a page worker's wasm thread, said to be an assumption. Once a
@@ -69,7 +69,7 @@ export const TYPICAL_PAGE_SPEED: Record<ModelSize, { low: number; high: number }
  */
 export const PAGE_WORK: { start: number; perToken: Record<ModelSize, number> } = {
   start: 1.5e6,
-  perToken: { standard: 220, small: 110, tiny: 62 },
+  perToken: { standard: 64, small: 24, tiny: 15 },
 };
 
 /** The CLI's measured speed for the standard size (Node, wasm, one thread; docs/results/learned-model.md). */
@@ -80,8 +80,6 @@ export interface MeasuredSpeed {
   tokensPerSecond: number;
   env: string;
   measuredAt: number;
-  /** The speed check's score when the training began (absent in speeds kept before it was taken). */
-  score?: number;
 }
 export type MeasuredSpeeds = Record<string, MeasuredSpeed>;
 
@@ -103,9 +101,7 @@ export function readMeasuredSpeeds(storage: Pick<Storage, 'getItem'> | undefined
         v.tokensPerSecond > 0 &&
         typeof v.env === 'string' &&
         typeof v.measuredAt === 'number';
-      if (!ok) continue;
-      out[key] = { tokensPerSecond: v.tokensPerSecond!, env: v.env!, measuredAt: v.measuredAt! };
-      if (typeof v.score === 'number' && v.score > 0) out[key].score = v.score;
+      if (ok) out[key] = { tokensPerSecond: v.tokensPerSecond!, env: v.env!, measuredAt: v.measuredAt! };
     }
     return out;
   } catch {
@@ -193,16 +189,14 @@ export function preRunEstimate(
   const measured = measuredFor(speeds, s.size, s.backend);
   const base = { epochTokens: work.tokens, measured };
   if (measured) {
-    // A speed measured at another load goes as the speed check moved since (when both were checked).
-    const scale = score !== null && measured.score ? score / measured.score : 1;
-    const speed = measured.tokensPerSecond * scale;
-    const seconds = (score !== null ? PAGE_WORK.start / score : 0) + tokens / speed;
+    // The last training's speed as it was: scaled by the speed check's change since, it was further off (the check
+    // moved 1.6× between two trainings of the same time; docs/results/start-here.md).
+    const seconds = (score !== null ? PAGE_WORK.start / score : 0) + tokens / measured.tokensPerSecond;
     const when = new Date(measured.measuredAt).toISOString().slice(0, 10);
-    const moved = scale !== 1 ? `, scaled by this machine's speed, checked just now (×${scale.toFixed(2)})` : '';
     const text =
-      `Estimate: about ${roughDuration(seconds)} for ${data}, at ${count(speed)} ` +
+      `Estimate: about ${roughDuration(seconds)} for ${data}, at ${count(measured.tokensPerSecond)} ` +
       `tokens/s — from the speed this browser measured training the ${s.size} size on ${runsOn(measured.backend)} ` +
-      `(${measured.env}, ${when})${moved}.`;
+      `(${measured.env}, ${when}).`;
     return { ...base, low: seconds, high: seconds, basis: 'last-training', text };
   }
   if (score !== null) {
@@ -224,4 +218,23 @@ export function preRunEstimate(
     'one wasm thread in a page worker, not yet measured in this browser (the CLI in Node trains the standard size at ' +
     `≈ ${count(CLI_STANDARD_SPEED)} tokens/s).${gpu} Once training runs, the time left is measured here.`;
   return { ...base, low, high, basis: 'typical', text };
+}
+
+/** The estimate before the click keeps this weight, as a share of the training, against the measured time left. */
+const PRIOR_SHARE = 0.2;
+
+/**
+ * The time left while training: core's measured time left (time-left.ts) weighed with the estimate
+ * before the click by the share of the training done. Core's alone read 2× the time left in the first
+ * seconds (its first measured batches still carry the start-up: docs/results/start-here.md); the
+ * estimate before the click alone would ignore what the training shows of this machine.
+ */
+export function blendedSecondsLeft(
+  measuredLeft: number | null,
+  expected: number | null,
+  fraction: number,
+): number | null {
+  if (measuredLeft === null || expected === null) return measuredLeft;
+  const done = Math.max(0, Math.min(1, fraction));
+  return (PRIOR_SHARE * expected * (1 - done) + done * measuredLeft) / (PRIOR_SHARE + done);
 }

@@ -7,6 +7,8 @@ import { defaultSettings, TINY_SETTINGS } from '../../../src/app/state/expmodel-
 import {
   epochTokens,
   measuredFor,
+  blendedSecondsLeft,
+  PAGE_WORK,
   preRunEstimate,
   readMeasuredSpeeds,
   recordMeasuredSpeed,
@@ -85,7 +87,7 @@ describe('the estimate before training', () => {
     expect(e.measured).toMatchObject({ backend: 'wasm', tokensPerSecond: 2500 });
     expect(e.low).toBe(e.high);
     expect(e.low).toBeCloseTo((epochTokens(s, 4000)!.tokens * 4) / 2500, 6);
-    expect(e.text).toMatch(/^Estimate: about \d+ min for 4 epochs at most .* at 2,500 tokens\/s — the speed this/);
+    expect(e.text).toMatch(/^Estimate: about \d+ min for 4 epochs at most .* at 2,500 tokens\/s — from the speed this/);
     expect(e.text).toMatch(/measured training the standard size on one wasm thread in this page's worker/);
     expect(e.text).toMatch(/\(webshop-lite-v0, 2025-03-04\)\.$/);
     // Another size has no measurement: the typical range again.
@@ -95,6 +97,36 @@ describe('the estimate before training', () => {
     const both = { ...speeds, 'standard|webgpu': { tokensPerSecond: 9000, env: 'household-v0', measuredAt: at + 1 } };
     expect(measuredFor(both, 'standard', 'auto')).toMatchObject({ backend: 'webgpu', tokensPerSecond: 9000 });
     expect(measuredFor(both, 'standard', 'wasm')).toMatchObject({ backend: 'wasm' });
+  });
+
+  it("with a speed check and no measured training: the size's page work over this machine's score", () => {
+    const s = { ...defaultSettings('webshop-lite-v0'), epochs: 2 };
+    const tokens = epochTokens(s, WEBSHOP)!.tokens * 2;
+    const e = preRunEstimate(s, WEBSHOP, {}, 400_000)!;
+    expect(e.basis).toBe('speed-check');
+    expect(e.low).toBe(e.high);
+    expect(e.low).toBeCloseTo((PAGE_WORK.start + tokens * PAGE_WORK.perToken.standard) / 400_000, 6);
+    // Twice the score, half the time; a smaller network, less work a token.
+    expect(preRunEstimate(s, WEBSHOP, {}, 800_000)!.low).toBeCloseTo(e.low / 2, 6);
+    expect(preRunEstimate({ ...s, size: 'tiny' }, WEBSHOP, {}, 400_000)!.low).toBeLessThan(e.low);
+    expect(e.text).toMatch(/tokens\/s — from this machine's speed, checked just now for a second, and the standard/);
+    // A training measured here wins over the check, and the check adds the start it measured.
+    const at = Date.UTC(2025, 2, 4, 12);
+    const speeds = { 'standard|wasm': { tokensPerSecond: 2500, env: 'webshop-lite-v0', measuredAt: at } };
+    const m = preRunEstimate({ ...s, backend: 'wasm' }, WEBSHOP, speeds, 400_000)!;
+    expect(m.basis).toBe('last-training');
+    expect(m.low).toBeCloseTo(PAGE_WORK.start / 400_000 + tokens / 2500, 6);
+    expect(preRunEstimate(s, WEBSHOP, {})!.basis).toBe('typical');
+  });
+
+  it("weighs core's time left with the estimate before the click by the share done", () => {
+    expect(blendedSecondsLeft(null, 60, 0.1)).toBeNull();
+    expect(blendedSecondsLeft(40, null, 0.1)).toBe(40);
+    // At the start the estimate before the click; later mostly the measured time left.
+    expect(blendedSecondsLeft(90, 60, 0)).toBe(60);
+    expect(blendedSecondsLeft(90, 60, 0.02)).toBeCloseTo((0.2 * 60 * 0.98 + 0.02 * 90) / 0.22, 9);
+    expect(blendedSecondsLeft(10, 60, 0.8)).toBeCloseTo((0.2 * 60 * 0.2 + 0.8 * 10) / 1, 9);
+    expect(blendedSecondsLeft(0, 60, 1)).toBe(0);
   });
 
   it('keeps measured speeds in storage, and reads back only well-formed ones', () => {
