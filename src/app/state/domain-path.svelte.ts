@@ -82,6 +82,9 @@ export class DomainPathState {
   private expmodel: ExpModelClient | null = null;
   private worker: DomainWorkerClient | null = null;
 
+  /** The domain's import inferred every admissible list (its model then retrieves no examples). */
+  private inferredLists = false;
+
   constructor(private readonly deps: DomainPathDeps = pageDeps()) {}
 
   get modelName(): string | null {
@@ -89,9 +92,10 @@ export class DomainPathState {
   }
 
   /** Shows `domain`'s path: its stored model, unfinished training and kept audit (agents live in this page only). */
-  async open(domain: string | null): Promise<void> {
+  async open(domain: string | null, inferredLists = false): Promise<void> {
     if (domain === this.domain) return;
     this.domain = domain;
+    this.inferredLists = inferredLists;
     this.agents = [];
     this.suggestion = null;
     this.error = null;
@@ -148,7 +152,7 @@ export class DomainPathState {
     const domain = this.domain;
     if (!domain) return;
     await this.run('model', async () => {
-      const settings = { ...domainModelSettings(domain, this.size), epochs: this.epochs };
+      const settings = { ...domainModelSettings(domain, this.size, this.inferredLists), epochs: this.epochs };
       this.progress = null;
       this.stage = resume ? 'Resuming the unfinished training…' : 'Starting the training…';
       if (!this.expmodel || this.expmodel.gone) this.expmodel = this.deps.expmodel();

@@ -18,10 +18,16 @@ export function domainModelName(domain: string): string {
 }
 
 /** The experience model's settings for a domain (the Experience model page's, smaller by default: few episodes). */
-export function domainModelSettings(domain: string, size: ModelSize = 'small'): ExpModelSettings {
+export function domainModelSettings(
+  domain: string,
+  size: ModelSize = 'small',
+  inferredLists = false,
+): ExpModelSettings {
   const base = defaultSettings(domainEnvId(domain));
   return {
     ...base,
+    // Lists the import inferred are not modelled, and no examples are retrieved (the CLI's default too).
+    ...(inferredLists ? { k: 0 } : {}),
     ...(size === 'tiny' ? TINY_SETTINGS : { size }),
     name: domainModelName(domain),
     episodes: 0, // every training episode of the domain

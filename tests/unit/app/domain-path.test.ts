@@ -94,6 +94,9 @@ describe("the path's words", () => {
     expect(s).toMatchObject({ env: 'byo:shop', name: 'shop-model', size: 'tiny', epochs: 1, episodes: 0 });
     expect(settingsProblems(s)).toEqual([]);
     expect(settingsProblems({ ...s, env: 'byo:' })[0]).toMatch(/nor an imported domain/);
+    // A domain whose lists were inferred retrieves no examples, as the CLI's expmodel train does.
+    expect(domainModelSettings('shop', 'small').k).toBe(4);
+    expect(domainModelSettings('shop', 'small', true).k).toBe(0);
   });
 
   it('prints the pairs account as the CLI does', () => {

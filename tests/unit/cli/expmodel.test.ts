@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dataFingerprint, resumeConflicts } from '../../../src/cli/commands/expmodel';
+import { dataFingerprint, resumeConflicts, retrievalK } from '../../../src/cli/commands/expmodel';
 import { main } from '../../../src/cli/main';
 import { writeTrajectories } from '../../../src/core/data/formats';
 import { CHECKPOINT_FORMAT } from '../../../src/core/experience/learned/model-file';
@@ -52,6 +52,19 @@ async function importDomain(dir: string, episodes: number, replace = false): Pro
   const args = ['domain', 'import', file, '--format', 'eto', '--name', 'app', '--dir', dir];
   expect(await main(replace ? [...args, '--replace'] : args)).toBe(0);
 }
+
+describe('expmodel train --domain: retrieved examples', () => {
+  it('a domain whose lists are inferred retrieves none unless --k is given', async () => {
+    const dir = join(root, 'retrieval');
+    await importDomain(dir, 12); // ETO: no lists recorded
+    const card = loadDomainFolder(dir, 'app').card;
+    expect(card.inferredAdmissible).toBe(true);
+    expect(retrievalK(4, [], card)).toBe(0);
+    expect(retrievalK(2, ['k'], card)).toBe(2);
+    const listed = { ...card, inferredAdmissible: undefined };
+    expect(retrievalK(4, [], listed)).toBe(4);
+  }, 60_000);
+});
 
 describe('expmodel train --resume', () => {
   it('refuses every option that differs from the saved training, naming the saved value', async () => {
