@@ -3,7 +3,8 @@
  * src/core's layers, from the ground up — a file imports from its own layer or below, never up:
  *   rng/text/types/errors, llm, tfjs → policy, envs, buffer → rl, data → experience → curriculum → train → domain
  *   → experiments
- * and src/core imports nothing of the page, the CLI, the Node stores or the workers.
+ * and src/core imports nothing of the page, the CLI, the Node stores, the workers or the benchmarks (src/bench).
+ * src/bench is imported by the CLI's bench command alone; outside src/bench/node/ it runs in a browser page too.
  */
 const LAYERS = [
   ['rng\\.ts', 'text\\.ts', 'types\\.ts', 'errors\\.ts', 'llm/', 'tfjs/'],
@@ -35,7 +36,35 @@ module.exports = {
         'src/core runs in Node, workers and the page: it never imports the page, the CLI, the Node stores or workers',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^(src/(app|cli|node|sw|build)/|workers/)' },
+      to: { path: '^(src/(app|bench|cli|node|sw|build)/|workers/)' },
+    },
+    {
+      name: 'bench-only-from-cli',
+      comment: 'the page, its workers and the Node stores never run a benchmark: only the CLI imports src/bench',
+      severity: 'error',
+      from: { path: '^(src/(app|node|sw|build)/|workers/)' },
+      to: { path: '^src/bench/' },
+    },
+    {
+      name: 'bench-not-cli',
+      comment: 'a benchmark returns figures; the CLI parses the options and prints the tables',
+      severity: 'error',
+      from: { path: '^src/bench/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'bench-browser-safe',
+      comment: "src/bench outside node/ also runs in the buffer suite's browser page: no Node modules there",
+      severity: 'error',
+      from: { path: '^src/bench/', pathNot: '^src/bench/node/' },
+      to: { path: '^src/(node|bench/node)/' },
+    },
+    {
+      name: 'bench-browser-safe-builtins',
+      comment: "src/bench outside node/ also runs in the buffer suite's browser page: no node: built-ins there",
+      severity: 'error',
+      from: { path: '^src/bench/', pathNot: '^src/bench/node/' },
+      to: { dependencyTypes: ['core'] },
     },
     {
       name: 'page-not-node',

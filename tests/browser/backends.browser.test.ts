@@ -9,7 +9,7 @@ import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-si
 import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
 import { initBackend, type BackendName } from '../../src/core/tfjs/backend';
 import { CandidatePolicy } from '../../src/core/policy/policy';
-import { syntheticStates } from '../../src/core/rl/bench';
+import { syntheticStates } from '../../src/bench/policy';
 import { reinforceLoss } from '../../src/core/rl/reinforce';
 
 const wasmPaths = {

@@ -9,7 +9,7 @@
  * steps; the real side replays the episode's actions on a fresh env.
  */
 import { auditDetailed } from '../../core/experience/audit';
-import { heldOutContexts } from '../../core/experience/learned/bench';
+import { heldOutContexts } from '../../core/experience/held-out';
 import { NoisyOracleModel } from '../../core/experience/noisy-oracle';
 import { predictedOutcome, type ExperienceModel } from '../../core/experience/types';
 import { makeEnv } from '../../core/envs/registry';

@@ -4,7 +4,8 @@
  *
  * - `HashedNgramEmbedder` (default, id 'hashed-ngram-256'): signed feature hashing of word
  *   uni/bigrams and character trigrams, per field. No model, deterministic on every JS engine,
- *   40–55k embeddings/s in Node (bench.ts) — cheap enough to embed every dreamed transition as it happens.
+ *   40–55k embeddings/s in Node (src/bench/buffer-retrieval.ts) — cheap enough to embed every dreamed
+ *   transition as it happens.
  * - `LlmEmbedder`: an adapter over WebLLM's `engine.embeddings.create` (OpenAI embeddings shape).
  *   Recommended model: `snowflake-arctic-embed-s-q0f32-MLC-b4` (384 dims, 238.7 MB VRAM,
  *   512-token context; the `-m-` build gives 768 dims for 539.4 MB). No weights can be

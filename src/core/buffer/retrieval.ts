@@ -3,7 +3,7 @@
  * φ(s_i, a_i))). A buffer of 10⁴–10⁵ transitions is small enough that an exact scan beats any
  * approximate index on both simplicity and recall: one contiguous Float32Array holds the
  * L2-normalised rows, so a query is one pass of dot products at close to memory speed
- * (see bench.ts), with a bounded min-heap keeping the best k.
+ * (src/bench/buffer-retrieval.ts), with a bounded min-heap keeping the best k.
  *
  * Layout: `matrix[row * stride + d]`, `stride` = dims rounded up to a multiple of 4 (zero
  * padding); per-row metadata in typed arrays (env code, episode code, flags = alive | valid |

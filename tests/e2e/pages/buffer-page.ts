@@ -6,7 +6,7 @@
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { IndexedDbBufferStore, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
 import type { Trajectory } from '../../../src/core/types';
-import { benchStoreInsertAndLoad } from '../../../src/core/buffer/stores/bench';
+import { benchStoreInsertAndLoad } from '../../../src/bench/buffer-stores';
 import { BufferQuotaError, type BufferStore, type BufferTransition } from '../../../src/core/buffer/types';
 import {
   createV1Database,

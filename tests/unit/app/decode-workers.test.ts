@@ -5,7 +5,7 @@
  * itself, said so; and the Experience model page's stopwatch counts only the time in flight.
  */
 import { describe, expect, it } from 'vitest';
-import { heldOutContexts } from '../../../src/core/experience/learned/bench';
+import { heldOutContexts } from '../../../src/core/experience/held-out';
 import {
   serveDecoding,
   threadDecoders,

@@ -9,7 +9,7 @@ import {
   type EmbeddingEngine,
   type EmbeddingResponse,
 } from '../../../src/core/buffer/embedders';
-import { benchEmbedder, syntheticTransitionTexts } from '../../../src/core/buffer/bench';
+import { benchEmbedder, syntheticTransitionTexts } from '../../../src/bench/buffer-retrieval';
 
 // The adapter's engine shape must accept WebLLM's real engine (checked by the compiler only).
 const acceptsWebLlm = (engine: MLCEngineInterface): EmbeddingEngine => engine;

@@ -22,7 +22,7 @@ import {
   type BufferStoreTestHooks,
 } from '../../../src/core/buffer/stores';
 import { FolderBufferStore, FOLDER_FORMAT_VERSION } from '../../../src/node/buffer-folder';
-import { benchStoreInsertAndLoad } from '../../../src/core/buffer/stores/bench';
+import { benchStoreInsertAndLoad } from '../../../src/bench/buffer-stores';
 import { tempFolders } from '../support/temp-folders';
 import {
   bulkV2Transition,

@@ -12,7 +12,6 @@ import {
 import { CandidatePolicy, type ActionPrior } from '../../../src/core/policy/policy';
 import type { PolicyState } from '../../../src/core/policy/features';
 import { emptyFeatureSchema } from '../../../src/core/policy/feature-schema';
-import { benchPolicy } from '../../../src/core/rl/bench';
 import { SMALL_POLICY, TINY_POLICY, householdState, itemState, resultsState } from './fixtures';
 
 beforeAll(async () => {
@@ -214,27 +213,6 @@ describe('CandidatePolicy', () => {
     expect(mined.signature).not.toBe(a.signature);
     expect(() => mined.setWeights(aWeights)).toThrow(/do not fit this policy/);
     [a, b, clone, other, mined].forEach((p) => p.dispose());
-  });
-
-  it('benchPolicy reports throughput figures', async () => {
-    const r = await benchPolicy({
-      rows: 240,
-      actionsPerState: 12,
-      iterations: 1,
-      policy: SMALL_POLICY,
-      matmul: { m: 64, k: 128, n: 64 },
-    });
-    expect(r.backend).toBe('wasm');
-    expect(r.states).toBe(20);
-    for (const k of [
-      'encodeRowsPerSecond',
-      'forwardRowsPerSecond',
-      'updateRowsPerSecond',
-      'updateWithEncodeRowsPerSecond',
-      'matmulGflops',
-    ] as const) {
-      expect(r[k]).toBeGreaterThan(0);
-    }
   });
 });
 

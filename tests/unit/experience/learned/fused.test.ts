@@ -12,7 +12,7 @@ import { buildMasks, decodeBatch, decodeLimits, type Sampling } from '../../../.
 import { decodeFused } from '../../../../src/core/experience/learned/fused-decode';
 import { FusedNetwork } from '../../../../src/core/experience/learned/fused-network';
 import { makeBatch } from '../../../../src/core/experience/learned/fit';
-import { heldOutContexts } from '../../../../src/core/experience/learned/bench';
+import { heldOutContexts } from '../../../../src/core/experience/held-out';
 import { loadModelFolder } from '../../../../src/node/model-folder';
 import { TOY_FORMAT, tinyNetwork, toyPairs, toyTokenizer, trainedToyNetwork } from './fixtures';
 

@@ -1,6 +1,6 @@
 /**
- * Benchmarks of the buffer's retrieval path, as pure functions (Node or a browser worker; the
- * CLI and the UI format the results):
+ * Benchmarks of the buffer's retrieval path, as pure functions (Node or a browser page; `dreamgym bench
+ * buffer` and its page, src/bench/page/, format the results):
  *
  * - `benchRetrieval`: exact top-k query latency of `RetrievalIndex` at growing sizes, for each
  *   kernel (js: the plain loop; wasm: WebAssembly SIMD scoring, where available), next to the
@@ -15,11 +15,11 @@
  *
  * Vectors and texts come from the seeded Rng; timing uses performance.now() (benchmarks only).
  */
-import { Rng } from '../rng';
-import { transitionText, type Embedder } from './embedders';
-import { RetrievalIndex, type IndexEntry, type RetrievalKernel } from './retrieval';
-import { ScanMemory, scanKernelUnavailable } from './simd/kernel';
-import { TRANSITION_SOURCES, type TransitionSource } from './types';
+import { Rng } from '../core/rng';
+import { transitionText, type Embedder } from '../core/buffer/embedders';
+import { RetrievalIndex, type IndexEntry, type RetrievalKernel } from '../core/buffer/retrieval';
+import { ScanMemory, scanKernelUnavailable } from '../core/buffer/simd/kernel';
+import { TRANSITION_SOURCES, type TransitionSource } from '../core/buffer/types';
 
 // =============================================================================================
 // Retrieval

@@ -1,17 +1,19 @@
 /**
  * Benchmarks in headless Chromium: a server on a free loopback port (the Vite dev server, or
  * `vite preview` of a built folder), a fresh on-disk profile (real IndexedDB), then
- *   - the buffer suite's page of `bench/`, whose function runs the IndexedDB and retrieval figures;
- *   - the app's Train page running a real training run, with the main thread's long tasks counted
- *     (the figure the e2e tests used to assert: a busy machine makes long tasks, so it is measured
- *     here and the tests check behaviour).
+ *   - `bench buffer --browser`: the page src/bench/page/buffer.html, whose function runs the IndexedDB
+ *     and retrieval figures;
+ *   - `bench app-train`: the app's Train page running a real training run, with the main thread's long
+ *     tasks counted (the figure the e2e tests used to assert: a busy machine makes long tasks, so it is
+ *     measured here and the tests check behaviour);
+ *   - `bench dream --browser`: the built app's Experience model page auditing each shipped model.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright';
-import type { StoreBenchResult } from '../core/buffer/stores/bench';
-import type { RetrievalBenchResult } from '../core/buffer/bench';
+import type { StoreBenchResult } from '../buffer-stores';
+import type { RetrievalBenchResult } from '../buffer-retrieval';
 
 const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -81,7 +83,7 @@ export async function benchBufferInBrowser(
 ): Promise<{ store: StoreBenchResult; retrieval: RetrievalBenchResult; storageUsageBytes: number | null }> {
   return withBrowserPage({}, async ({ page, baseUrl }) => {
     process.stderr.write('bench buffer: Chromium (IndexedDB, retrieval) …\n');
-    await page.goto(`${baseUrl}/bench/buffer.html`);
+    await page.goto(`${baseUrl}/src/bench/page/buffer.html`);
     await page.waitForSelector('body[data-ready="true"]', { timeout: 120_000 });
     return page.evaluate(
       (count) => (window as unknown as { runBufferBench(n: number): Promise<never> }).runBufferBench(count),

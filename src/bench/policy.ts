@@ -7,11 +7,11 @@
  * from a seed; nothing here depends on the environments.
  */
 import * as tf from '@tensorflow/tfjs';
-import { Rng } from '../rng';
-import { CandidatePolicy, type PolicyConfig } from '../policy/policy';
-import type { PolicyState } from '../policy/features';
-import { applyClippedGradients, makeOptimizer } from './batch';
-import { reinforceLoss } from './reinforce';
+import { Rng } from '../core/rng';
+import { CandidatePolicy, type PolicyConfig } from '../core/policy/policy';
+import type { PolicyState } from '../core/policy/features';
+import { applyClippedGradients, makeOptimizer } from '../core/rl/batch';
+import { reinforceLoss } from '../core/rl/reinforce';
 
 export interface BenchPolicyOptions {
   /** (state, action) rows per batch. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadSeedDataset } from '../../../src/core/data/seed-datasets';
-import { benchDreamTokens } from '../../../src/core/experience/bench';
+import { benchDreamTokens } from '../../../src/bench/dream-tokens';
 import { bufferFromTrajectories } from '../../../src/core/experience/seed-buffer';
 import { readPublicFile } from '../../../src/node/edge';
-import { HOUSEHOLD, WEBSHOP } from './fixtures';
+import { HOUSEHOLD, WEBSHOP } from '../experience/fixtures';
 
 describe('benchDreamTokens (tokens ≈ chars / 4)', () => {
   it.each([WEBSHOP, HOUSEHOLD])(

@@ -12,15 +12,15 @@
  * state in its abstract form (bounded like the schema bounds it) and a reasoning string at its
  * FULL length bound (the worst case), serialised as compact JSON.
  */
-import type { ReplayBuffer } from '../buffer/buffer';
-import { makeBaselinePolicy, rolloutEpisode } from '../data/rollout';
-import { getEnvDefinition, makeEnv } from '../envs/registry';
-import type { ChatModel } from '../llm/types';
-import type { Step } from '../types';
-import { HELD_OUT_SEED_BASE } from '../envs/env';
-import { abstractAdmissible, abstractObservation, bound } from './domain-card';
-import { estimatePromptTokens, estimateTokens, staticShare, type PromptOptions } from './prompts';
-import { ReasoningExperienceModel } from './reasoning-model';
+import type { ReplayBuffer } from '../core/buffer/buffer';
+import { makeBaselinePolicy, rolloutEpisode } from '../core/data/rollout';
+import { getEnvDefinition, makeEnv } from '../core/envs/registry';
+import type { ChatModel } from '../core/llm/types';
+import type { Step } from '../core/types';
+import { HELD_OUT_SEED_BASE } from '../core/envs/env';
+import { abstractAdmissible, abstractObservation, bound } from '../core/experience/domain-card';
+import { estimatePromptTokens, estimateTokens, staticShare, type PromptOptions } from '../core/experience/prompts';
+import { ReasoningExperienceModel } from '../core/experience/reasoning-model';
 
 export interface TokenStats {
   mean: number;

@@ -4,7 +4,7 @@
  * forEachTransition over everything.
  * Browser-safe; the clock is read for timing only.
  */
-import type { BufferEpisode, BufferStore, BufferTransition, TransitionSource } from '../types';
+import type { BufferEpisode, BufferStore, BufferTransition, TransitionSource } from '../core/buffer/types';
 
 export interface StoreBenchOptions {
   /** Floats per embedding (default 256). */

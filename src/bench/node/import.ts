@@ -11,12 +11,12 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readTrajectories, writeTrajectories } from '../core/data/formats';
-import { makeBaselinePolicy, rolloutEpisode } from '../core/data/rollout';
-import { buildDomain } from '../core/domain/domain';
-import { getEnvDefinition, makeEnv } from '../core/envs/registry';
-import type { Step, Trajectory } from '../core/types';
-import { saveDomainFolder } from '../node/domain-folder';
+import { readTrajectories, writeTrajectories } from '../../core/data/formats';
+import { makeBaselinePolicy, rolloutEpisode } from '../../core/data/rollout';
+import { buildDomain } from '../../core/domain/domain';
+import { getEnvDefinition, makeEnv } from '../../core/envs/registry';
+import type { Step, Trajectory } from '../../core/types';
+import { saveDomainFolder } from '../../node/domain-folder';
 
 export interface ImportBenchRow {
   label: string;

@@ -6,12 +6,10 @@
  * transitions are the references.
  */
 import * as tf from '@tensorflow/tfjs';
-import { HELD_OUT_SEED_BASE } from '../../envs/env';
-import { makeBaselinePolicy, rolloutEpisode } from '../../data/rollout';
-import { getEnvDefinition, makeEnv } from '../../envs/registry';
-import type { Step, Task } from '../../types';
-import { NoisyOracleModel } from '../noisy-oracle';
-import type { DreamContext, ExperienceModel } from '../types';
+import { makeEnv } from '../core/envs/registry';
+import { heldOutContexts } from '../core/experience/held-out';
+import { NoisyOracleModel } from '../core/experience/noisy-oracle';
+import type { ExperienceModel } from '../core/experience/types';
 
 export interface SpeedRow {
   batch: number;
@@ -30,32 +28,6 @@ export interface LearnedSpeedBench {
   realStepsPerSecond: number;
   oraclePredictionsPerSecond: number;
   invalidRate: number;
-}
-
-/** Held-out real transitions as dream contexts (expert and random episodes alternating). */
-export async function heldOutContexts(
-  envId: string,
-  count: number,
-  seed = 0,
-): Promise<{ ctx: DreamContext; replay: { task: Task; actions: string[] } }[]> {
-  const definition = getEnvDefinition(envId);
-  const out: { ctx: DreamContext; replay: { task: Task; actions: string[] } }[] = [];
-  for (let i = 0; out.length < count; i++) {
-    const episodeSeed = HELD_OUT_SEED_BASE + 700_000 + seed + i;
-    const task = definition.generateTask(episodeSeed, 0);
-    const t = await rolloutEpisode(makeEnv(envId), makeBaselinePolicy(i % 2 === 0 ? 'expert' : 'random'), {
-      seed: episodeSeed,
-      task,
-    });
-    t.steps.forEach((s, k) => {
-      const history: Step[] = t.steps.slice(0, k);
-      out.push({
-        ctx: { task, history, state: { text: s.observation, admissible: s.admissible, task }, action: s.action },
-        replay: { task, actions: t.steps.slice(0, k + 1).map((x) => x.action) },
-      });
-    });
-  }
-  return out.slice(0, count);
 }
 
 export async function benchLearnedSpeed(

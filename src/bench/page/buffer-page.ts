@@ -1,7 +1,7 @@
 /** Runs the replay-buffer benchmarks in the browser: IndexedDB insert/load and retrieval latency. */
-import { IndexedDbBufferStore } from '../src/core/buffer/stores/indexeddb';
-import { benchStoreInsertAndLoad } from '../src/core/buffer/stores/bench';
-import { benchRetrieval } from '../src/core/buffer/bench';
+import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
+import { benchStoreInsertAndLoad } from '../buffer-stores';
+import { benchRetrieval } from '../buffer-retrieval';
 
 const DB = 'dreamgym-buffer-bench';
 
