@@ -46,7 +46,7 @@ export interface GroupWork {
  * rollouts), two groups each of 2 and 12 iterations at loads of 12 to 22 on 2 cores; the dream's records fitted by
  * least squares (each within 18 % but one), S2R's tail through the means at each size (0.7 and 1.3 M at 2, 2.0 and
  * 5.8 M at 12):
- * `scripts/start-here-timing.ts`, docs/results/start-here.md ("Estimates from measured speed").
+ * `scripts/measure/start-here-timing.ts`, docs/results/start-here.md ("Estimates from measured speed").
  */
 export const START_HERE_WORK: GroupWork = {
   realStart: 1.21e6,
@@ -58,9 +58,9 @@ export const START_HERE_WORK: GroupWork = {
   dreamBeginsPerIteration: 0.114e6,
   s2rTail: 0.46e6,
   s2rTailPerIteration: 0.287e6,
-  // The size of 30 iterations at learning rate 0.01, timed in the page (scripts/start-here-timing.ts): 27.5 M of work
-  // where the costs above, at full cost every iteration, give 66 M (the page said 108–128 s for 44 s). The dream's
-  // records after its fourth came 0.6 M apart, about 0.4 of the first ones. Two iterations are at full cost.
+  // The size of 30 iterations at learning rate 0.01, timed in the page (scripts/measure/start-here-timing.ts): 27.5 M
+  // of work where the costs above, at full cost every iteration, give 66 M (the page said 108–128 s for 44 s). The
+  // dream's records after its fourth came 0.6 M apart, about 0.4 of the first ones. Two iterations are at full cost.
   fullIterations: 4,
   learnedShare: 0.4,
 };

@@ -304,7 +304,7 @@ export async function runDomainImport(args: ParsedArgs): Promise<void> {
 }
 
 /**
- * The kill trial's hook (scripts/domain-replace-kill-trials.ts): DREAMGYM_TEST_KILL_AT=POINT kills
+ * The kill trial's hook (scripts/measure/domain-replace-kill-trials.ts): DREAMGYM_TEST_KILL_AT=POINT kills
  * this process with SIGKILL at that point of the save, as a crash or `kill -9` would.
  */
 function killHook(): { at?: (point: SavePoint) => void } {

@@ -18,10 +18,10 @@ import {
 import { measureSpeed, speedCheckRounds } from '../../../src/app/state/machine-speed';
 
 /**
- * Groups timed in the page (scripts/start-here-timing.ts, docs/results/start-here.md): the speed check's score, when
- * the dream's first rollout began (where measured), when its records of iterations 1..N arrived, and when all three
- * had finished. The first two are from the old learning rate (0.003), where two iterations cost the same; the last
- * two from the size shipped (30 iterations at 0.01), on a quieter machine.
+ * Groups timed in the page (scripts/measure/start-here-timing.ts, docs/results/start-here.md): the speed check's score,
+ * when the dream's first rollout began (where measured), when its records of iterations 1..N arrived, and when all
+ * three had finished. The first two are from the old learning rate (0.003), where two iterations cost the same; the
+ * last two from the size shipped (30 iterations at 0.01), on a quieter machine.
  */
 const TIMED = [
   { iterations: 2, score: 250_368, total: 23.9, dream: [12.4, 18.5] },

@@ -1,7 +1,7 @@
 /**
  * Nothing lost, whatever happens (issue 13), through the command line: two imports into one folder
  * at once, an import killed with SIGKILL mid-write and imported again (the small version of
- * scripts/import-kill-trials.ts), conversions that keep every episode, `--set` that takes only its
+ * scripts/measure/import-kill-trials.ts), conversions that keep every episode, `--set` that takes only its
  * own keys, `--resume` that refuses conflicting options, and the smaller usage errors.
  */
 import { spawn } from 'node:child_process';

@@ -3,7 +3,7 @@
  * OpenAI-compatible server that answers each request after a fixed delay, concurrently. With
  * llmConcurrency=8 the server sees several requests at once (never more than 8), with 1 never
  * more than one — and the two runs write byte-identical metrics. (How much faster 8 is, is a
- * measurement, not an assertion here: `node --import tsx scripts/llm-concurrency.ts`.)
+ * measurement, not an assertion here: `node --import tsx scripts/measure/llm-concurrency.ts`.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,9 +1,10 @@
+// Tables the goals of the runs imported-domains.sh makes — figures: docs/results/imported-domains.md.
 /**
- * The goals table of docs/results/imported-domains.md from the files scripts/imported-domains.sh
+ * The goals table of docs/results/imported-domains.md from the files scripts/measure/imported-domains.sh
  * writes: per dataset, the import, the experience model, behaviour cloning and the dream agent;
  * then real GRPO on the same test tasks, and the ratios. It reads only what the runs saved.
  *
- *   node --import tsx scripts/imported-domains-table.ts [OUT]      (default runs/imported-domains)
+ *   node --import tsx scripts/measure/imported-domains-table.ts [OUT]      (default runs/imported-domains)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,9 +1,10 @@
+// Measures `buffer import` killed at random points, then rerun — figures: docs/results/build-and-import.md.
 /**
  * Measurement (issue 13): `kill -9` at random points during `buffer import` of 4,000 episodes, then
  * import again; every trial must end with episodes = tasks = 4,000 and the transitions of a clean
  * import. Also checks what a reader sees right after the kill: nothing, or the whole import.
  *
- *   node --import tsx scripts/import-kill-trials.ts [--trials 20] [--episodes 4000] [--seed 13]
+ *   node --import tsx scripts/measure/import-kill-trials.ts [--trials 20] [--episodes 4000] [--seed 13]
  *
  * Prints one line per trial and a JSON summary last; exits 1 if any trial fails. Odd trials kill
  * at a time drawn (seeded) over the clean import's wall time (most land while parsing and
@@ -14,10 +15,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeBaselinePolicy, rolloutEpisode } from '../src/core/data/rollout';
-import { trajectoryToJsonLine } from '../src/core/data/trajectory';
-import { getEnvDefinition, makeEnv } from '../src/core/envs/registry';
-import { Rng } from '../src/core/rng';
+import { makeBaselinePolicy, rolloutEpisode } from '../../src/core/data/rollout';
+import { trajectoryToJsonLine } from '../../src/core/data/trajectory';
+import { getEnvDefinition, makeEnv } from '../../src/core/envs/registry';
+import { Rng } from '../../src/core/rng';
 
 const ENV = 'household-v0';
 

@@ -1,19 +1,20 @@
 #!/bin/bash
+# Measures import, expmodel and dream agent on imported household data — figures: docs/results/imported-domains.md.
 # The imported-domain measurements (issues 29 and 45; docs/results/imported-domains.md): household
 # episodes exported as an application the importer knows nothing of, then
 #   domain import -> expmodel train --domain -> domain train --llm learned:… --real-env household-v0
 # and, to compare with, real GRPO in the registered env on the same tasks.
 #
-#   scripts/imported-domains.sh data  N FORMAT [OUT]              rollouts, convert, domain import (timed)
-#   scripts/imported-domains.sh model N FORMAT EPOCHS [OUT]       expmodel train --domain (timed; EPOCHS
-#                                                                 "default" leaves --epochs out)
-#   scripts/imported-domains.sh agent N FORMAT AGENT ITERATIONS [OUT]
-#                                                                 domain train --agent AGENT, real test split
-#                                                                 (SEED=S: --seed S; HUMAN=1: no --json)
-#   scripts/imported-domains.sh grpo  SEED [OUT]                  real GRPO, household-medium, test split
-#                                                                 (SFT=1: from the SFT policy)
-#   scripts/imported-domains.sh N FORMAT EPOCHS ITERATIONS [OUT]  data, model, then agent bc-then-dream
-#                                                                 (the issue-29 form)
+#   scripts/measure/imported-domains.sh data  N FORMAT [OUT]              rollouts, convert, domain import (timed)
+#   scripts/measure/imported-domains.sh model N FORMAT EPOCHS [OUT]       expmodel train --domain (timed; EPOCHS
+#                                                                         "default" leaves --epochs out)
+#   scripts/measure/imported-domains.sh agent N FORMAT AGENT ITERATIONS [OUT]
+#                                                                         domain train --agent AGENT, real test split
+#                                                                         (SEED=S: --seed S; HUMAN=1: no --json)
+#   scripts/measure/imported-domains.sh grpo  SEED [OUT]                  real GRPO, household-medium, test split
+#                                                                         (SFT=1: from the SFT policy)
+#   scripts/measure/imported-domains.sh N FORMAT EPOCHS ITERATIONS [OUT]  data, model, then agent bc-then-dream
+#                                                                         (the issue-29 form)
 #
 # N episodes at difficulty 0.5: 90 % noisy-expert (epsilon 0.3; they succeed) from seed 300000 and
 # 10 % random (they fail at the step limit) from seed 310000. FORMAT eto keeps every episode (ETO

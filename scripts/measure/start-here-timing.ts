@@ -1,3 +1,4 @@
+// Measures the start-here group's work in speed-check units (START_HERE_WORK) — figures: docs/results/start-here.md.
 /**
  * Measures the start-here group's work in the page, in units of the speed check's work
  * (src/app/state/machine-speed.ts), for START_HERE_WORK in src/app/state/start-here-estimate.ts:
@@ -7,15 +8,15 @@
  * began (the live progress). Prints, per size, the seconds after the click and the work (seconds ×
  * the score) of each, and when each run finished.
  *
- *   npm run build && node --import tsx scripts/start-here-timing.ts --iterations 2,30
+ *   npm run build && node --import tsx scripts/measure/start-here-timing.ts --iterations 2,30
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright';
 import { preview } from 'vite';
-import { chromiumArgs } from '../vite.config';
-import { START_HERE_SIZE } from '../src/app/state/start-here';
+import { chromiumArgs } from '../../vite.config';
+import { START_HERE_SIZE } from '../../src/app/state/start-here';
 
 interface Slot {
   entry: { config: { mode: string } };

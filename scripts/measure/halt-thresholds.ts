@@ -1,12 +1,13 @@
+// Measures the halt's novelty thresholds at several success quantiles — figures: docs/results/table2-pessimism.md.
 /**
  * The halt's calibrated novelty thresholds (src/core/experience/novelty.ts) of each built-in env's shipped
  * offline episodes, at several success quantiles: where two quantiles give the same thresholds, a dream
  * with either is the same dream (docs/results/table2-pessimism.md).
- *   node --import tsx scripts/halt-thresholds.ts [SUCCESS_QUANTILE…=0.8 0.9 0.95] [--quantile 0.99]
+ *   node --import tsx scripts/measure/halt-thresholds.ts [SUCCESS_QUANTILE…=0.8 0.9 0.95] [--quantile 0.99]
  */
 import { readFileSync } from 'node:fs';
-import { parseTrajectoriesJsonl } from '../src/core/data/trajectory';
-import { NoveltyIndex, trajectoryNoveltySteps } from '../src/core/experience/novelty';
+import { parseTrajectoriesJsonl } from '../../src/core/data/trajectory';
+import { NoveltyIndex, trajectoryNoveltySteps } from '../../src/core/experience/novelty';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--quantile');

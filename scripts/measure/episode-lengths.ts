@@ -1,3 +1,4 @@
+// Measures a dream's episode length by how it begins — figures: docs/results/honest-dream.md.
 /**
  * How long a dream's episodes are, by how they begin: fits each iteration's mean episode length
  * against its share of tasks begun at a real state (least squares over the iterations of the
@@ -5,7 +6,7 @@
  * of one begun at a real state. The estimate's `learnedStepsPerEpisode` (src/core/train/estimate.ts)
  * is the first of these for the shipped learned models.
  *
- *   node --import tsx scripts/episode-lengths.ts runs/A runs/B …
+ *   node --import tsx scripts/measure/episode-lengths.ts runs/A runs/B …
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

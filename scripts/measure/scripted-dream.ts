@@ -1,23 +1,24 @@
+// Measures how a scripted household player's dreamed episodes end — figures: docs/results/honest-dream.md.
 /**
  * A scripted household player in the shipped learned model's dream, with the halt as a run builds
  * it: take the asked object where offered, put it at the asked place where offered, else go
  * somewhere at random. Prints how its episodes end (success, halted, truncated) and which role
  * patterns halted most (novelty.ts explain, finest level).
- *   node --import tsx scripts/scripted-dream.ts [EPISODES=48] [nohalt]   (REDRAWS=3 by default)
+ *   node --import tsx scripts/measure/scripted-dream.ts [EPISODES=48] [nohalt]   (REDRAWS=3 by default)
  */
 import { readFileSync } from 'node:fs';
-import { initBackend } from '../src/core/tfjs/backend';
-import { loadModelFolder } from '../src/node/model-folder';
-import { bufferFromTrajectories } from '../src/core/experience/seed-buffer';
-import { makeDreamEnv } from '../src/core/experience/dream-env';
-import { getEnvDefinition } from '../src/core/envs/registry';
-import { parseTrajectoriesJsonl } from '../src/core/data/trajectory';
-import { HaltingExperienceModel, noveltyStepOf } from '../src/core/experience/halting-model';
-import type { DreamContext, ExperienceModel } from '../src/core/experience/types';
-import { NoveltyIndex, recordedNoveltySteps } from '../src/core/experience/novelty';
-import { realEpisodes } from '../src/core/experience/learned/sft-data';
-import { Rng } from '../src/core/rng';
-import type { Observation } from '../src/core/types';
+import { initBackend } from '../../src/core/tfjs/backend';
+import { loadModelFolder } from '../../src/node/model-folder';
+import { bufferFromTrajectories } from '../../src/core/experience/seed-buffer';
+import { makeDreamEnv } from '../../src/core/experience/dream-env';
+import { getEnvDefinition } from '../../src/core/envs/registry';
+import { parseTrajectoriesJsonl } from '../../src/core/data/trajectory';
+import { HaltingExperienceModel, noveltyStepOf } from '../../src/core/experience/halting-model';
+import type { DreamContext, ExperienceModel } from '../../src/core/experience/types';
+import { NoveltyIndex, recordedNoveltySteps } from '../../src/core/experience/novelty';
+import { realEpisodes } from '../../src/core/experience/learned/sft-data';
+import { Rng } from '../../src/core/rng';
+import type { Observation } from '../../src/core/types';
 const ENV = 'household-v0';
 const N = Number(process.argv[2] ?? 48);
 const haltOn = process.argv[3] !== 'nohalt';

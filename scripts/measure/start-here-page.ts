@@ -1,3 +1,4 @@
+// Measures the page's start-here path per seed, as a newcomer runs it — figures: docs/results/start-here.md.
 /**
  * The start-here path measured in the page, as a newcomer runs it: the built app (`npm run build`
  * first) served by vite preview, headless Chromium with a fresh profile at 1280×720 for each seed,
@@ -7,14 +8,14 @@
  * saves before / during / after screenshots in test-output/screenshots/ (during: a third of the way
  * through by the page's own estimate, at most a minute after the click).
  *
- *   npm run build && node --import tsx scripts/start-here-page.ts --seeds 1,2,3 [--shots]
+ *   npm run build && node --import tsx scripts/measure/start-here-page.ts --seeds 1,2,3 [--shots]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright';
 import { preview } from 'vite';
-import { chromiumArgs } from '../vite.config';
+import { chromiumArgs } from '../../vite.config';
 
 const MODES = ['real', 'dream', 's2r'] as const;
 const SHOTS = 'test-output/screenshots';

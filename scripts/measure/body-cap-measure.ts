@@ -1,18 +1,19 @@
+// Measures OpenAiChatModel's peak memory refusing a 400 MB answer body — figures: none in docs/results (prints them).
 /**
  * Measurement (issue 13): a loopback OpenAI-compatible server answers a chat completion with a
  * 400 MB body — once streamed (chunked, no length), once with its Content-Length declared — and
  * OpenAiChatModel must refuse both with peak memory (max RSS of this process, server included)
  * under 300 MB.
  *
- *   node --import tsx scripts/body-cap-measure.ts [--mb 400]
+ *   node --import tsx scripts/measure/body-cap-measure.ts [--mb 400]
  *
  * Prints one line per case and a JSON summary last; exits 1 when a body is accepted or the peak
  * passes 300 MB. Not a CI test (it pushes hundreds of megabytes through a socket).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OpenAiChatModel } from '../src/core/llm/openai';
-import { LlmError } from '../src/core/llm/types';
+import { OpenAiChatModel } from '../../src/core/llm/openai';
+import { LlmError } from '../../src/core/llm/types';
 
 const mbAt = process.argv.indexOf('--mb');
 const megabytes = mbAt >= 0 ? Number(process.argv[mbAt + 1]) : 400;

@@ -1,14 +1,15 @@
+// Measures the real offered actions the halt's offer filter leaves out — figures: docs/results/honest-dream.md.
 /**
  * How many of the actions real states offer would the halt's offer filter leave out (novelty.ts
  * offerable)? Two folds over each env's shipped offline episodes: index one half, check every
  * offered action of the other half's states, and print a few of those left out.
- *   node --import tsx scripts/offer-coverage.ts
+ *   node --import tsx scripts/measure/offer-coverage.ts
  */
 import { readFileSync } from 'node:fs';
-import { bufferFromTrajectories } from '../src/core/experience/seed-buffer';
-import { parseTrajectoriesJsonl } from '../src/core/data/trajectory';
-import { NoveltyIndex, recordedNoveltySteps } from '../src/core/experience/novelty';
-import { realEpisodes } from '../src/core/experience/learned/sft-data';
+import { bufferFromTrajectories } from '../../src/core/experience/seed-buffer';
+import { parseTrajectoriesJsonl } from '../../src/core/data/trajectory';
+import { NoveltyIndex, recordedNoveltySteps } from '../../src/core/experience/novelty';
+import { realEpisodes } from '../../src/core/experience/learned/sft-data';
 for (const ENV of ['household-v0', 'webshop-lite-v0']) {
   const dataset = parseTrajectoriesJsonl(readFileSync(`public/datasets/${ENV}.jsonl`, 'utf8'), { knownEnvs: [ENV] });
   const buffer = await bufferFromTrajectories(dataset);

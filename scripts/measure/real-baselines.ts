@@ -1,15 +1,16 @@
+// Measures real-env GRPO, PPO and REINFORCE beside random and expert — figures: none in docs/results (--out FILE).
 /**
  * The real-environment baseline table (issue 3): GRPO, PPO and REINFORCE on a preset, several
  * seeds each, next to random and expert rows on the same held-out tasks.
- *   node --import tsx scripts/real-baselines.ts webshop-easy household-easy [--seeds 3] [--out FILE.md]
+ *   node --import tsx scripts/measure/real-baselines.ts webshop-easy household-easy [--seeds 3] [--out FILE.md]
  */
 import { writeFileSync } from 'node:fs';
-import { initBackend } from '../src/core/tfjs/backend';
-import { getPreset } from '../src/core/train/config';
-import { Trainer } from '../src/core/train/loop';
-import { HELD_OUT_SEED_BASE } from '../src/core/envs/env';
-import { getEnvDefinition, makeEnv } from '../src/core/envs/registry';
-import { makeBaselinePolicy, rolloutEpisode } from '../src/core/data/rollout';
+import { initBackend } from '../../src/core/tfjs/backend';
+import { getPreset } from '../../src/core/train/config';
+import { Trainer } from '../../src/core/train/loop';
+import { HELD_OUT_SEED_BASE } from '../../src/core/envs/env';
+import { getEnvDefinition, makeEnv } from '../../src/core/envs/registry';
+import { makeBaselinePolicy, rolloutEpisode } from '../../src/core/data/rollout';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {

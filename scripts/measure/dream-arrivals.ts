@@ -1,21 +1,22 @@
+// Measures how often a household dream shows the asked object — figures: docs/results/household-dream.md.
 /**
  * How often a household dream shows the object a task asks for, against the real rooms: a
  * scripted player (take the asked object where offered, put it where offered, else go somewhere
  * at random) plays held-out difficulty-0 tasks in the learned model's dream; the share of its
  * arrivals whose dreamed room holds the asked object, and its dream-judged successes.
- *   node --import tsx scripts/dream-arrivals.ts [MODEL_DIR=public/models] [EPISODES=24] [T=0.7]
+ *   node --import tsx scripts/measure/dream-arrivals.ts [MODEL_DIR=public/models] [EPISODES=24] [T=0.7]
  * The real figure for comparison: the shipped dataset's random episodes at difficulty 0.
  */
 import { readFileSync } from 'node:fs';
-import { initBackend } from '../src/core/tfjs/backend';
-import { loadModelFolder } from '../src/node/model-folder';
-import { bufferFromTrajectories } from '../src/core/experience/seed-buffer';
-import { makeDreamEnv } from '../src/core/experience/dream-env';
-import { getEnvDefinition } from '../src/core/envs/registry';
-import { parseTrajectoriesJsonl } from '../src/core/data/trajectory';
-import { HELD_OUT_SEED_BASE } from '../src/core/envs/env';
-import { Rng } from '../src/core/rng';
-import type { Observation, Trajectory } from '../src/core/types';
+import { initBackend } from '../../src/core/tfjs/backend';
+import { loadModelFolder } from '../../src/node/model-folder';
+import { bufferFromTrajectories } from '../../src/core/experience/seed-buffer';
+import { makeDreamEnv } from '../../src/core/experience/dream-env';
+import { getEnvDefinition } from '../../src/core/envs/registry';
+import { parseTrajectoriesJsonl } from '../../src/core/data/trajectory';
+import { HELD_OUT_SEED_BASE } from '../../src/core/envs/env';
+import { Rng } from '../../src/core/rng';
+import type { Observation, Trajectory } from '../../src/core/types';
 
 const ENV = 'household-v0';
 const [dir = 'public/models', episodes = '24', temperature = '0.7'] = process.argv.slice(2);

@@ -1,3 +1,4 @@
+// Measures a dream training's wall time at LLM concurrency 1 and 8 — figures: docs/results/real-llm-dream.md.
 /**
  * The concurrency measurement of issue 14: a dream training of about 300 transitions against a
  * loopback OpenAI-compatible server that answers each request after a fixed 200 ms and serves
@@ -6,21 +7,21 @@
  * times, the speed-up, the server's peak requests in flight, and whether metrics.jsonl is byte
  * for byte the same.
  *
- *   node --import tsx scripts/llm-concurrency.ts [--delay 200] [--iterations 3]
+ *   node --import tsx scripts/measure/llm-concurrency.ts [--delay 200] [--iterations 3]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { main } from '../src/cli/main';
-import type { ChatRequest } from '../src/core/llm/types';
+import { main } from '../../src/cli/main';
+import type { ChatRequest } from '../../src/core/llm/types';
 import {
   chatCompletion,
   OpenAiTestServer,
   type RecordedRequest,
   type ScriptedReply,
-} from '../tests/unit/llm/openai-test-server';
-import { scriptedShop } from '../tests/unit/experience/fixtures';
+} from '../../tests/unit/llm/openai-test-server';
+import { scriptedShop } from '../../tests/unit/experience/fixtures';
 
 const { values } = parseArgs({
   options: { delay: { type: 'string', default: '200' }, iterations: { type: 'string', default: '3' } },

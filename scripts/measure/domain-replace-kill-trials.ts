@@ -1,3 +1,4 @@
+// Measures `domain import --replace` killed at each point of its save — figures: docs/results/build-and-import.md.
 /**
  * Measurement (issue 44, repro 3): `kill -9` of `domain import --replace` at each of the five
  * points of the save (SAVE_POINTS in src/node/domain-folder.ts: while building the new data
@@ -7,7 +8,7 @@
  * episodes and buffer agree), its runs/ kept, nothing beside it; and the next import must leave
  * one data folder, no leftover.
  *
- *   node --import tsx scripts/domain-replace-kill-trials.ts
+ *   node --import tsx scripts/measure/domain-replace-kill-trials.ts
  *
  * Prints one line per trial and a JSON summary last; exits 1 if any trial fails. Not a CI test:
  * each trial starts the CLI twice (about 10 s each on a busy laptop).
@@ -16,11 +17,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeTrajectories } from '../src/core/data/formats';
-import { makeBaselinePolicy, rolloutEpisode } from '../src/core/data/rollout';
-import { getEnvDefinition, makeEnv } from '../src/core/envs/registry';
-import type { Trajectory } from '../src/core/types';
-import { loadDomainFolder, openDomainBuffer, SAVE_POINTS } from '../src/node/domain-folder';
+import { writeTrajectories } from '../../src/core/data/formats';
+import { makeBaselinePolicy, rolloutEpisode } from '../../src/core/data/rollout';
+import { getEnvDefinition, makeEnv } from '../../src/core/envs/registry';
+import type { Trajectory } from '../../src/core/types';
+import { loadDomainFolder, openDomainBuffer, SAVE_POINTS } from '../../src/node/domain-folder';
 
 const NAME = 'app';
 

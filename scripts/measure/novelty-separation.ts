@@ -1,3 +1,4 @@
+// Measures whether the halt's novelty tells false dreamed successes from true — figures: docs/results/honest-dream.md.
 /**
  * Does the halt's novelty (src/core/experience/novelty.ts) tell a dream's false successes from
  * true ones? It indexes the env's shipped offline episodes, calibrates the threshold (each episode
@@ -5,21 +6,21 @@
  *   - held-out real successes: the offline successes, each with its own episode left out;
  *   - a dream run's claimed successes (its buffer's dreamed episodes that ended with reward ≥ 0.5),
  *     each replayed in the real env to label it true (the real env succeeds at the same step) or false.
- *   node --import tsx scripts/novelty-separation.ts RUN_DIR [QUANTILE=0.99] [SUCCESS_QUANTILE=0.95]
+ *   node --import tsx scripts/measure/novelty-separation.ts RUN_DIR [QUANTILE=0.99] [SUCCESS_QUANTILE=0.95]
  * RUN_DIR is a `train --mode dream --out RUN_DIR` folder (best made with `--set halt=false`, so that
  * the dream's successes were not already halted).
  */
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { FolderBufferStore } from '../src/node/buffer-folder';
-import { groupEpisodes, type RecordedEpisode } from '../src/core/experience/learned/sft-data';
-import { NoveltyIndex, recordedNoveltySteps, trajectoryNoveltySteps } from '../src/core/experience/novelty';
-import { makeEnv } from '../src/core/envs/registry';
-import { parseTrajectoriesJsonl } from '../src/core/data/trajectory';
-import type { Task } from '../src/core/types';
+import { FolderBufferStore } from '../../src/node/buffer-folder';
+import { groupEpisodes, type RecordedEpisode } from '../../src/core/experience/learned/sft-data';
+import { NoveltyIndex, recordedNoveltySteps, trajectoryNoveltySteps } from '../../src/core/experience/novelty';
+import { makeEnv } from '../../src/core/envs/registry';
+import { parseTrajectoriesJsonl } from '../../src/core/data/trajectory';
+import type { Task } from '../../src/core/types';
 
 const [run, quantileText = '0.99', successText = '0.95'] = process.argv.slice(2);
-if (!run) throw new Error('usage: scripts/novelty-separation.ts RUN_DIR [QUANTILE]');
+if (!run) throw new Error('usage: scripts/measure/novelty-separation.ts RUN_DIR [QUANTILE]');
 const config = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8')) as { env: string };
 const env = config.env;
 const dataset = parseTrajectoriesJsonl(readFileSync(`public/datasets/${env}.jsonl`, 'utf8')).filter(
