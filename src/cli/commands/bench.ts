@@ -28,7 +28,7 @@ import { bufferFromTrajectories } from '../../core/experience/seed-buffer';
 import { PUBLIC_DIR, readPublicFile } from '../../node/edge';
 import { loadModelFolder } from '../../node/model-folder';
 import { benchLearnedSpeed, tfjsMatmulGflops, type LearnedSpeedBench } from '../../bench/dream-learned';
-import { DECODER_KINDS } from '../../core/experience/learned/decoder';
+import { DECODER_KINDS } from '../../core/experience/learned/decode';
 import { kernelGflops } from '../../core/experience/learned/kernels/matmul';
 import { loadSeedDataset } from '../../core/data/seed-datasets';
 import { benchImport, writeImportBenchFiles, type ImportBenchRow } from '../../bench/node/import';

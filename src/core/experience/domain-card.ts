@@ -1,7 +1,8 @@
 /**
  * Domain cards: what the experience model is told about an environment — what it is, its action
  * grammar, its text format and its reward rule — plus the mapping between the env's concrete text
- * and the compact abstract states the model reads and writes.
+ * and the compact abstract states the model reads and writes, and the consistency rules every
+ * dreamed next state keeps (checkConsistency).
  *
  * Abstract states (the paper, §4.1: "clean element listings … discarding irrelevant structural
  * artifacts") keep dreams cheap: output tokens decide the dream's speed (docs/architecture.md §4.2).
@@ -164,6 +165,38 @@ export function concreteAdmissible(
   for (const a of pattern && dropGlobalsFromLocal ? local.filter((x) => !pattern.test(collapse(x))) : local) add(a);
   for (const g of globals) add(g);
   return card.sortedAdmissible ? out.sort() : out;
+}
+
+// =============================================================================================
+// The rules a dreamed next state keeps
+// =============================================================================================
+
+/** A next step as an experience model answers it, before it becomes a Prediction (experience/types.ts). */
+export interface DreamedAnswer {
+  valid: boolean;
+  observation: string;
+  admissible: string[];
+  reward: number;
+  terminated: boolean;
+}
+
+/**
+ * The consistency rules of a next-state answer; `null` when it is consistent. `fullAdmissible`
+ * is the next state's complete list (the answer's plus the implied globals / page buttons, see
+ * concreteAdmissible); without it the answer's own list is checked. Every model that writes a next
+ * state keeps these (the reasoning model and the learned model).
+ */
+export function checkConsistency(a: DreamedAnswer, fullAdmissible: readonly string[] = a.admissible): string | null {
+  if (a.reward !== 0 && a.reward !== 1) return `reward must be 0 or 1, got ${a.reward}`;
+  if (!a.valid) {
+    if (a.reward !== 0) return 'an invalid action earns reward 0';
+    if (a.terminated) return 'an invalid action does not end the episode';
+    return null;
+  }
+  if (a.observation.length === 0) return 'the next observation is empty';
+  if (a.reward === 1 && !a.terminated) return 'reward 1 is only given on the final step (terminated true)';
+  if (!a.terminated && fullAdmissible.length === 0) return 'a running episode needs admissible actions';
+  return null;
 }
 
 // =============================================================================================

@@ -36,8 +36,10 @@ import {
   collapse,
   concreteAdmissible,
   concreteObservation,
+  checkConsistency,
   globalActionsOf,
   type DomainCard,
+  type DreamedAnswer,
 } from './domain-card';
 import {
   buildInitialPrompt,
@@ -74,13 +76,8 @@ export interface CacheStats {
 }
 
 /** A checked answer of the model (before it becomes a Prediction). */
-export interface NextAnswer {
+export interface NextAnswer extends DreamedAnswer {
   reasoning: string;
-  valid: boolean;
-  observation: string;
-  admissible: string[];
-  reward: number;
-  terminated: boolean;
 }
 
 export type { ParseOutcome };
@@ -109,7 +106,7 @@ function isStringArray(x: unknown): x is string[] {
   return Array.isArray(x) && x.every((a) => typeof a === 'string');
 }
 
-/** JSON parse + schema check of a next-state answer (consistency is `checkConsistency`). */
+/** JSON parse + schema check of a next-state answer (consistency is `checkConsistency`, domain-card.ts). */
 export function parseNextAnswer(text: string, options: { reasoning: boolean }): ParseOutcome<NextAnswer> {
   const json = extractJson(text);
   if (!json.ok) return json;
@@ -137,24 +134,6 @@ export function parseNextAnswer(text: string, options: { reasoning: boolean }): 
       terminated: o.terminated as boolean,
     },
   };
-}
-
-/**
- * The consistency rules of a next-state answer; `null` when it is consistent. `fullAdmissible`
- * is the next state's complete list (the answer's plus the implied globals / page buttons, see
- * domain-card.ts); without it the answer's own list is checked.
- */
-export function checkConsistency(a: NextAnswer, fullAdmissible: readonly string[] = a.admissible): string | null {
-  if (a.reward !== 0 && a.reward !== 1) return `reward must be 0 or 1, got ${a.reward}`;
-  if (!a.valid) {
-    if (a.reward !== 0) return 'an invalid action earns reward 0';
-    if (a.terminated) return 'an invalid action does not end the episode';
-    return null;
-  }
-  if (a.observation.length === 0) return 'the next observation is empty';
-  if (a.reward === 1 && !a.terminated) return 'reward 1 is only given on the final step (terminated true)';
-  if (!a.terminated && fullAdmissible.length === 0) return 'a running episode needs admissible actions';
-  return null;
 }
 
 /** JSON parse + schema + non-empty check of a first-state answer. */

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkConsistency,
-  extractJson,
-  parseNextAnswer,
-  ReasoningExperienceModel,
-} from '../../../src/core/experience/reasoning-model';
+import { extractJson, parseNextAnswer, ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
+import { checkConsistency } from '../../../src/core/experience/domain-card';
 import { ExperienceModelError } from '../../../src/core/experience/types';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
 import type { Observation, Task } from '../../../src/core/types';

@@ -10,9 +10,8 @@
  *
  * Messages are structured-cloneable (the weights travel as Float32Arrays), so both hosts can carry them.
  */
-import { decodeLimits, type Decoded } from './decode';
-import { Decoder, type DecoderKind } from './decoder';
-import { DEFAULT_FORMAT_OPTIONS } from './format';
+import { Decoder, type Decoded, type DecoderKind } from './decode';
+import { decodeLimits, DEFAULT_FORMAT_OPTIONS } from './format';
 import type { BatchDecoder } from './learned-model';
 import type { ModelManifest } from './model-file';
 import { ExperienceNetwork, type NamedWeight } from './network';

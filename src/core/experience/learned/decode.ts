@@ -1,160 +1,75 @@
 /**
- * Batched greedy decoding with a KV cache, under the answer grammar of format.ts: the decoder
+ * Decoding: the answer, one token at a time, under the answer grammar of format.ts. The grammar
  * fixes the structure (field order, reward ∈ {0, 1}, booleans, where a list may end), the model
  * writes the contents. So every answer parses; what the model says can still be inconsistent,
  * and the experience model checks that afterwards.
  *
- * Each step: the heads' output is read back once for the whole batch; per row, the next token
- * is the grammar's forced token, or the best of (a) the best vocabulary word g·p_gen(w) + copy
- * mass and (b) every context token the pointer can copy, each under the row's allowed set.
- * A tie is won by the lower id, so a row's answer depends on nothing but its own context.
+ *   Decoder        picks the engine that runs the network a token at a time; both give the same answers
+ *   choice         per row, the next token is the grammar's forced token, or the best of (a) the best
+ *                  vocabulary word g·p_gen(w) + copy mass and (b) every context token the pointer can
+ *                  copy, each under the row's allowed set (chooseToken; sampleToken at a temperature).
+ *                  A tie is won by the lower id, so a row's answer depends on nothing but its own context.
+ *   decodeBatch    the tfjs reference: static batches over the network's KV cache (decode-cache.ts)
+ *   decodeFused    the default: the fused network on a WebAssembly kernel (fused-network.ts), with
+ *                  continuous batching
+ *
+ * The engines compute the sums of network.ts in another float order; tests hold them to the same answers.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { FormatOptions, Sequence } from './format';
+import { Allowed, MASK_KINDS, RowGrammar, type AnswerKind, type DecodeLimits, type Sequence } from './format';
 import type { Tokenizer, Tokens, SpecialToken } from './tokenizer';
 import { hashString, Rng } from '../../rng';
 import { DecodeCache, type StepOutput } from './decode-cache';
+import { FusedNetwork, type HeadRequest, type RowHeads } from './fused-network';
 import type { ExperienceNetwork } from './network';
 
-export interface DecodeLimits {
-  /** Tokens of the written state at most. */
-  stateTokens: number;
-  /** Admissible actions at most, tokens per action, and tokens of the whole list. */
-  maxAdmissible: number;
-  actionTokens: number;
-  admissibleTokens: number;
-}
-
-/** The decoder's limits of a model trained with format options `f`. */
-export function decodeLimits(f: FormatOptions): DecodeLimits {
-  return {
-    stateTokens: f.answerStateTokens,
-    maxAdmissible: f.maxAdmissible,
-    actionTokens: f.admissibleActionTokens,
-    admissibleTokens: f.answerAdmissibleTokens,
-  };
-}
-
 /**
- * What is decoded: a next step's answer, or a first state (no verdicts). 'next-ending' and
- * 'next-running' are a next step whose ending a goal verdict head has already decided: the grammar
- * writes that terminated token, and the generator writes the state that follows from it.
+ * The learned model's decoder, one of two engines over the same network:
+ *   'fused'  the default: fused-network.ts on the WebAssembly kernel, with continuous batching (decodeFused)
+ *   'tfjs'   the reference: the tfjs network with its KV cache (decode-cache.ts), static batches (decodeBatch)
+ * Both run the same grammar and choice; they differ only in float order, and tests hold them to the
+ * same answers. A model's weights are frozen once it decodes (it is made from its files), so the
+ * fused copy is made once.
  */
-export type AnswerKind = 'next' | 'next-ending' | 'next-running' | 'initial';
+export type DecoderKind = 'fused' | 'tfjs';
+export const DECODER_KINDS: readonly DecoderKind[] = ['fused', 'tfjs'];
 
-/** What the grammar allows at a position. */
-export enum Allowed {
-  YesNo,
-  Reward,
-  Text,
-  TextOrEos,
-  TextOrAdm,
-  TextOrSepOrEos,
-}
-const MASK_KINDS = 6;
-
-type Phase = 'valid' | 'terminated' | 'reward' | 'obsMarker' | 'obs' | 'adm' | 'eos' | 'done';
-
-/** One row's place in the grammar. */
-export class RowGrammar {
-  phase: Phase;
-  terminated = false;
-  stateTokens = 0;
-  items = 0;
-  itemTokens = 0;
-  listTokens = 0;
+export class Decoder {
+  private readonly masks: ReturnType<typeof buildMasks>;
+  private fused: FusedNetwork | null = null;
 
   constructor(
-    private readonly kind: AnswerKind,
-    private readonly limits: DecodeLimits,
-    private readonly t: Tokenizer,
+    readonly net: ExperienceNetwork,
+    readonly tokenizer: Tokenizer,
+    readonly limits: DecodeLimits,
+    readonly kind: DecoderKind = 'fused',
+    /** Rows the fused decoder keeps in flight at once (its memory is sized for them). */
+    readonly capacity = 64,
   ) {
-    this.phase = kind === 'initial' ? 'obsMarker' : 'valid';
+    this.masks = buildMasks(tokenizer);
   }
 
-  get done(): boolean {
-    return this.phase === 'done';
+  async decode(
+    contexts: readonly Sequence[],
+    prompts: readonly Tokens[],
+    kinds: readonly AnswerKind[],
+    sampling?: Sampling,
+  ): Promise<Decoded[]> {
+    if (this.kind === 'tfjs')
+      return decodeBatch(this.net, this.tokenizer, this.masks, contexts, prompts, kinds, this.limits, sampling);
+    this.fused ??= FusedNetwork.fromNetwork(this.net, this.capacity);
+    const { tokenizer, masks, limits } = this;
+    return decodeFused(this.fused, tokenizer, masks.allowedIds, contexts, prompts, kinds, limits, sampling);
   }
 
-  /**
-   * A forced token, or the allowed set to choose from. `unchangedChoice`: the state's first token,
-   * where `<eos>` says the step left the state as it was.
-   */
-  next(): { forced: number } | { allowed: Allowed; unchangedChoice?: boolean } {
-    const s = (name: SpecialToken) => ({ forced: this.t.special(name) });
-    switch (this.phase) {
-      case 'valid':
-        return { allowed: Allowed.YesNo };
-      case 'terminated':
-        if (this.kind === 'next-ending') return s('<yes>');
-        return this.kind === 'next-running' ? s('<no>') : { allowed: Allowed.YesNo };
-      case 'reward':
-        return this.terminated ? { allowed: Allowed.Reward } : s('<r0>');
-      case 'obsMarker':
-        return s('<obs>');
-      case 'eos':
-        return s('<eos>');
-      case 'obs':
-        if (this.stateTokens === 0)
-          return this.mayStayUnchanged()
-            ? { allowed: Allowed.TextOrEos, unchangedChoice: true }
-            : { allowed: Allowed.Text };
-        if (this.stateTokens >= this.limits.stateTokens) return s(this.terminated ? '<eos>' : '<adm>');
-        return { allowed: this.terminated ? Allowed.TextOrEos : Allowed.TextOrAdm };
-      case 'adm': {
-        const budgetLeft = this.limits.admissibleTokens - this.listTokens; // the closing <eos> included
-        if (this.itemTokens === 0) return budgetLeft <= 1 ? s('<eos>') : { allowed: Allowed.Text };
-        const lastItem = this.items + 1 >= this.limits.maxAdmissible;
-        if (budgetLeft <= 1 || this.itemTokens >= this.limits.actionTokens)
-          return s(lastItem || budgetLeft <= 2 ? '<eos>' : '<sep>');
-        return { allowed: lastItem ? Allowed.TextOrEos : Allowed.TextOrSepOrEos };
-      }
-      case 'done':
-        return s('<pad>');
-    }
+  /** Floating-point operations the fused decoder ran so far (0 with tfjs). */
+  get flops(): number {
+    return this.fused?.flops ?? 0;
   }
 
-  /** An empty state (`<obs> <eos>`): a running step that left the state as it was. */
-  private mayStayUnchanged(): boolean {
-    return this.kind !== 'initial' && !this.terminated;
-  }
-
-  /** Moves on after `id` was written. */
-  accept(id: number): void {
-    const is = (name: SpecialToken) => id === this.t.special(name);
-    switch (this.phase) {
-      case 'valid':
-        this.phase = is('<yes>') ? 'terminated' : 'eos';
-        break;
-      case 'terminated':
-        this.terminated = is('<yes>');
-        this.phase = 'reward';
-        break;
-      case 'reward':
-        this.phase = 'obsMarker';
-        break;
-      case 'obsMarker':
-        this.phase = 'obs';
-        break;
-      case 'obs':
-        if (is('<eos>')) this.phase = 'done';
-        else if (is('<adm>')) this.phase = 'adm';
-        else this.stateTokens++;
-        break;
-      case 'adm':
-        this.listTokens++;
-        if (is('<eos>')) this.phase = 'done';
-        else if (is('<sep>')) {
-          this.items++;
-          this.itemTokens = 0;
-        } else this.itemTokens++;
-        break;
-      case 'eos':
-        this.phase = 'done';
-        break;
-      case 'done':
-        break;
-    }
+  dispose(): void {
+    this.masks.table.dispose();
+    this.fused = null;
   }
 }
 
@@ -572,4 +487,141 @@ async function decodeInOrder(
     cache.dispose();
   }
   return answers.map((tokens) => ({ tokens, steps: tokens.ids.length }));
+}
+
+// ---- decodeFused: the default engine ---------------------------------------------------------------
+//
+// Decoding on the fused network (fused-network.ts) with continuous batching: up to `capacity` rows
+// decode together, and when a row's answer ends the next waiting context takes its slot (encoded
+// then), so a batch never waits for its longest answer. Each row runs the grammar and the choice of
+// this file exactly as the tfjs decoder does, on its own heads; its answer depends only on its own
+// context, prompt and sampling stream — not on the batch, the order, or the capacity.
+
+/** One row in flight: its request, its place in the grammar, what it wrote, and what it feeds next. */
+interface Flight {
+  index: number;
+  slot: number;
+  grammar: RowGrammar;
+  answer: Tokens;
+  /** Tokens still to feed (the prompt and `<ans>` first, then each chosen token). */
+  feed: { id: number; space: number; letterCase: number }[];
+  stream: Rng | null;
+  plan: ReturnType<RowGrammar['next']> | null;
+}
+
+export async function decodeFused(
+  net: FusedNetwork,
+  tokenizer: Tokenizer,
+  allowedIds: readonly Uint8Array[],
+  contexts: readonly Sequence[],
+  prompts: readonly Tokens[],
+  kinds: readonly AnswerKind[],
+  limits: DecodeLimits,
+  sampling?: Sampling,
+): Promise<Decoded[]> {
+  const answers: Decoded[] = new Array(contexts.length);
+  const free = Array.from({ length: net.capacity }, (_, i) => net.capacity - 1 - i);
+  const flights: Flight[] = [];
+  const yesNo = [tokenizer.special('<yes>'), tokenizer.special('<no>')].sort((x, y) => x - y);
+  const reward = [tokenizer.special('<r0>'), tokenizer.special('<r1>')].sort((x, y) => x - y);
+  const isText = (id: number) => !tokenizer.isSpecial(id);
+  let next = 0;
+  while (next < contexts.length || flights.length > 0) {
+    // Continuous batching: every free slot takes the next waiting context.
+    while (free.length > 0 && next < contexts.length) flights.push(board(next++, free.pop()!));
+    const requests = flights.map((f) => request(f));
+    const heads = net.step(
+      flights.map((f) => f.slot),
+      flights.map((f) => f.feed[0].id),
+      flights.map((f) => f.feed[0].space),
+      flights.map((f) => f.feed[0].letterCase),
+      requests,
+    );
+    flights.forEach((f, r) => {
+      f.feed.shift();
+      if (f.feed.length === 0) choose(f, heads[r]);
+    });
+    for (let r = flights.length - 1; r >= 0; r--) {
+      const f = flights[r];
+      if (!f.grammar.done) continue;
+      answers[f.index] = { tokens: f.answer, steps: f.answer.ids.length };
+      free.push(f.slot);
+      flights.splice(r, 1);
+    }
+  }
+  return answers;
+
+  function board(index: number, slot: number): Flight {
+    net.encode(slot, contexts[index]);
+    const prompt = prompts[index];
+    const feed = prompt.ids.map((id, t) => ({ id, space: prompt.spaces[t], letterCase: prompt.cases[t] }));
+    feed.push({ id: tokenizer.special('<ans>'), space: 0, letterCase: 0 });
+    const stream = sampling && sampling.temperature > 0 ? rowStream(sampling, contexts[index], prompts[index]) : null;
+    return {
+      index,
+      slot,
+      grammar: new RowGrammar(kinds[index], limits, tokenizer),
+      answer: { ids: [], spaces: [], cases: [] },
+      feed,
+      stream,
+      plan: null,
+    };
+  }
+
+  /** What the row's step must compute: nothing before its last prompt token or a forced token. */
+  function request(f: Flight): HeadRequest {
+    f.plan = null;
+    if (f.feed.length > 1) return { allowed: null };
+    const plan = f.grammar.next();
+    f.plan = plan;
+    if ('forced' in plan) return { allowed: null };
+    const few = plan.allowed === Allowed.YesNo ? yesNo : plan.allowed === Allowed.Reward ? reward : undefined;
+    return { allowed: allowedIds[plan.allowed], few };
+  }
+
+  /** The row's next token, as chooseToken or sampleToken chooses it, written and queued to feed. */
+  function choose(f: Flight, heads: RowHeads | null): void {
+    const plan = f.plan!;
+    let id: number;
+    let space = 0,
+      letterCase = 0;
+    if ('forced' in plan) id = plan.forced;
+    else {
+      const out = rowOutput(heads!);
+      const V = tokenizer.size;
+      const p = unchangedOrNew(plan, out, 0, V, tokenizer.special('<eos>'));
+      const context = contexts[f.index];
+      const n = context.ids.length;
+      if ('forced' in p) id = p.forced;
+      else {
+        const banned = bannedByRepeat(f.answer.ids, isText);
+        const verdict = p.allowed === Allowed.YesNo || p.allowed === Allowed.Reward;
+        id =
+          f.stream && !verdict
+            ? sampleToken(out, 0, V, n, context, n, allowedIds[p.allowed], banned, sampling!.temperature, f.stream)
+            : chooseToken(out, 0, V, n, context, n, allowedIds[p.allowed], banned);
+      }
+      if (isText(id)) {
+        space = heads!.space;
+        letterCase = heads!.letterCase;
+      }
+    }
+    f.answer.ids.push(id);
+    f.answer.spaces.push(space);
+    f.answer.cases.push(letterCase);
+    f.grammar.accept(id);
+    if (!f.grammar.done) f.feed.push({ id, space, letterCase });
+  }
+}
+
+/** A row's heads in the layout the choice reads (one row). */
+function rowOutput(heads: RowHeads): StepOutput {
+  return {
+    vocab: heads.vocab,
+    bestWord: Int32Array.of(heads.bestWord),
+    pointer: heads.pointer,
+    gate: Float32Array.of(heads.gate),
+    space: Int32Array.of(heads.space),
+    letterCase: Int32Array.of(heads.letterCase),
+  };
 }

@@ -10,7 +10,7 @@
  *   <state> abstract state [<adm> a <sep> b …]                 admissible shown where the card says so
  *   <act> action <ans>
  *
- * Answer (the decoder fixes this structure; the model writes the contents):
+ * Answer (its grammar, RowGrammar below, fixes this structure; the model writes the contents):
  *
  *   <yes|no>                                   valid: the action works here (<no>: then <eos>)
  *   <yes|no> <r0|r1>                           terminated, reward (reward 1 only when terminated)
@@ -335,6 +335,153 @@ export function encodeInitialContext(
 function freshScope(o: FormatOptions, context: Pick<Sequence, 'knownIds'> | undefined): { fresh?: FreshIdScope } {
   return o.freshIds ? { fresh: { known: new Set(context?.knownIds ?? []), assigned: new Map() } } : {};
 }
+
+// ---- the answer's grammar: what the decoder may write next ------------------------------------------
+
+export interface DecodeLimits {
+  /** Tokens of the written state at most. */
+  stateTokens: number;
+  /** Admissible actions at most, tokens per action, and tokens of the whole list. */
+  maxAdmissible: number;
+  actionTokens: number;
+  admissibleTokens: number;
+}
+
+/** The decoder's limits of a model trained with format options `f`. */
+export function decodeLimits(f: FormatOptions): DecodeLimits {
+  return {
+    stateTokens: f.answerStateTokens,
+    maxAdmissible: f.maxAdmissible,
+    actionTokens: f.admissibleActionTokens,
+    admissibleTokens: f.answerAdmissibleTokens,
+  };
+}
+
+/**
+ * What is decoded: a next step's answer, or a first state (no verdicts). 'next-ending' and
+ * 'next-running' are a next step whose ending a goal verdict head has already decided: the grammar
+ * writes that terminated token, and the generator writes the state that follows from it.
+ */
+export type AnswerKind = 'next' | 'next-ending' | 'next-running' | 'initial';
+
+/** What the grammar allows at a position. */
+export enum Allowed {
+  YesNo,
+  Reward,
+  Text,
+  TextOrEos,
+  TextOrAdm,
+  TextOrSepOrEos,
+}
+/** How many allowed sets there are (decode.ts builds one vocabulary mask each). */
+export const MASK_KINDS = 6;
+
+type Phase = 'valid' | 'terminated' | 'reward' | 'obsMarker' | 'obs' | 'adm' | 'eos' | 'done';
+
+/** One row's place in the grammar. */
+export class RowGrammar {
+  phase: Phase;
+  terminated = false;
+  stateTokens = 0;
+  items = 0;
+  itemTokens = 0;
+  listTokens = 0;
+
+  constructor(
+    private readonly kind: AnswerKind,
+    private readonly limits: DecodeLimits,
+    private readonly t: Tokenizer,
+  ) {
+    this.phase = kind === 'initial' ? 'obsMarker' : 'valid';
+  }
+
+  get done(): boolean {
+    return this.phase === 'done';
+  }
+
+  /**
+   * A forced token, or the allowed set to choose from. `unchangedChoice`: the state's first token,
+   * where `<eos>` says the step left the state as it was.
+   */
+  next(): { forced: number } | { allowed: Allowed; unchangedChoice?: boolean } {
+    const s = (name: SpecialToken) => ({ forced: this.t.special(name) });
+    switch (this.phase) {
+      case 'valid':
+        return { allowed: Allowed.YesNo };
+      case 'terminated':
+        if (this.kind === 'next-ending') return s('<yes>');
+        return this.kind === 'next-running' ? s('<no>') : { allowed: Allowed.YesNo };
+      case 'reward':
+        return this.terminated ? { allowed: Allowed.Reward } : s('<r0>');
+      case 'obsMarker':
+        return s('<obs>');
+      case 'eos':
+        return s('<eos>');
+      case 'obs':
+        if (this.stateTokens === 0)
+          return this.mayStayUnchanged()
+            ? { allowed: Allowed.TextOrEos, unchangedChoice: true }
+            : { allowed: Allowed.Text };
+        if (this.stateTokens >= this.limits.stateTokens) return s(this.terminated ? '<eos>' : '<adm>');
+        return { allowed: this.terminated ? Allowed.TextOrEos : Allowed.TextOrAdm };
+      case 'adm': {
+        const budgetLeft = this.limits.admissibleTokens - this.listTokens; // the closing <eos> included
+        if (this.itemTokens === 0) return budgetLeft <= 1 ? s('<eos>') : { allowed: Allowed.Text };
+        const lastItem = this.items + 1 >= this.limits.maxAdmissible;
+        if (budgetLeft <= 1 || this.itemTokens >= this.limits.actionTokens)
+          return s(lastItem || budgetLeft <= 2 ? '<eos>' : '<sep>');
+        return { allowed: lastItem ? Allowed.TextOrEos : Allowed.TextOrSepOrEos };
+      }
+      case 'done':
+        return s('<pad>');
+    }
+  }
+
+  /** An empty state (`<obs> <eos>`): a running step that left the state as it was. */
+  private mayStayUnchanged(): boolean {
+    return this.kind !== 'initial' && !this.terminated;
+  }
+
+  /** Moves on after `id` was written. */
+  accept(id: number): void {
+    const is = (name: SpecialToken) => id === this.t.special(name);
+    switch (this.phase) {
+      case 'valid':
+        this.phase = is('<yes>') ? 'terminated' : 'eos';
+        break;
+      case 'terminated':
+        this.terminated = is('<yes>');
+        this.phase = 'reward';
+        break;
+      case 'reward':
+        this.phase = 'obsMarker';
+        break;
+      case 'obsMarker':
+        this.phase = 'obs';
+        break;
+      case 'obs':
+        if (is('<eos>')) this.phase = 'done';
+        else if (is('<adm>')) this.phase = 'adm';
+        else this.stateTokens++;
+        break;
+      case 'adm':
+        this.listTokens++;
+        if (is('<eos>')) this.phase = 'done';
+        else if (is('<sep>')) {
+          this.items++;
+          this.itemTokens = 0;
+        } else this.itemTokens++;
+        break;
+      case 'eos':
+        this.phase = 'done';
+        break;
+      case 'done':
+        break;
+    }
+  }
+}
+
+// ---- the answer's tokens, and reading them back -------------------------------------------------------
 
 /** The answer tokens of a step (training targets); `context` is the step's encoded context. */
 export function encodeAnswer(

@@ -10,15 +10,21 @@
  *   Identical requests in a batch are decoded once. A row's answer depends only on its own
  *   context, so the same seed gives the same dream at any batch size.
  * - The decoder fixes the answer's structure; the same consistency checks as the reasoning model
- *   then apply (`checkConsistency`). A rejected answer is an invalid prediction (never learned
+ *   then apply (`checkConsistency`, domain-card.ts). A rejected answer is an invalid prediction (never learned
  *   from), with its reason and the decoded text in `raw`.
  * - A transition cache answers repeated (task, history, state, action) at once (greedy decoding
  *   is deterministic), counted as cache hits.
  */
 import type { ReplayBuffer } from '../../buffer/buffer';
 import type { Observation, Task, Transition } from '../../types';
-import { bound, concreteAdmissible, concreteObservation, globalActionsOf, type DomainCard } from '../domain-card';
-import { checkConsistency } from '../reasoning-model';
+import {
+  bound,
+  checkConsistency,
+  concreteAdmissible,
+  concreteObservation,
+  globalActionsOf,
+  type DomainCard,
+} from '../domain-card';
 import {
   ExperienceModelError,
   type DreamContext,
@@ -26,16 +32,18 @@ import {
   type ExperienceModel,
   type Prediction,
 } from '../types';
-import { Decoder, type DecoderKind } from './decoder';
-import { decodeLimits, type AnswerKind, type DecodeLimits, type Decoded, type Sampling } from './decode';
+import { Decoder, type Decoded, type DecoderKind, type Sampling } from './decode';
 import {
   decodeAnswer,
+  decodeLimits,
   decodeState,
   encodeContext,
   encodeInitialContext,
   encodePrompt,
   freshNames,
   shownSteps,
+  type AnswerKind,
+  type DecodeLimits,
   type FormatOptions,
   type Sequence,
 } from './format';
@@ -333,7 +341,6 @@ export class LearnedExperienceModel implements ExperienceModel {
         : concreteAdmissible(this.card, answer.admissible, globals, text);
     const inconsistent = checkConsistency(
       {
-        reasoning: '',
         valid: true,
         observation: answer.observation,
         admissible: answer.admissible,

@@ -1,5 +1,5 @@
 /**
- * The fused decoder (fused-network.ts, fused-decode.ts) against the tfjs reference: the same heads
+ * The fused decoder (fused-network.ts, decodeFused in decode.ts) against the tfjs reference: the same heads
  * step by step within 1e-4, the same answers greedy and sampled; continuous batching equal to one
  * row at a time at any capacity; and on the shipped models, 128 held-out predictions per
  * environment identical to the tfjs decoder's.
@@ -8,8 +8,8 @@ import * as tf from '@tensorflow/tfjs';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/tfjs/backend';
-import { buildMasks, decodeBatch, decodeLimits, type Sampling } from '../../../../src/core/experience/learned/decode';
-import { decodeFused } from '../../../../src/core/experience/learned/fused-decode';
+import { buildMasks, decodeBatch, decodeFused, type Sampling } from '../../../../src/core/experience/learned/decode';
+import { decodeLimits } from '../../../../src/core/experience/learned/format';
 import { FusedNetwork } from '../../../../src/core/experience/learned/fused-network';
 import { makeBatch } from '../../../../src/core/experience/learned/fit';
 import { heldOutContexts } from '../../../../src/core/experience/held-out';

@@ -12,8 +12,12 @@ import { World } from '../../../../src/core/envs/household/world';
 import { builtInDomainCard } from '../../../../src/core/experience/domain-card';
 import { makeBaselinePolicy, rolloutEpisode } from '../../../../src/core/data/rollout';
 import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/experience/learned/learned-model';
-import { decodeLimits, RowGrammar } from '../../../../src/core/experience/learned/decode';
-import { DEFAULT_FORMAT_OPTIONS, encodeAnswer } from '../../../../src/core/experience/learned/format';
+import {
+  decodeLimits,
+  DEFAULT_FORMAT_OPTIONS,
+  encodeAnswer,
+  RowGrammar,
+} from '../../../../src/core/experience/learned/format';
 import { decodeModelFiles, encodeModelFiles } from '../../../../src/core/experience/learned/model-file';
 import { groupEpisodes, type RecordedEpisode } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
