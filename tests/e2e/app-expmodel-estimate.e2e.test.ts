@@ -95,8 +95,11 @@ async function timeTraining(loadData: boolean): Promise<TimedTraining> {
   const shown: Shown[] = [];
   for (;;) {
     const at = (Date.now() - clicked) / 1000;
-    const line = page.getByTestId('train-progress-line');
-    const seconds = (await line.count()) ? await line.getAttribute('data-seconds') : null;
+    // The line goes when the training ends: a missing one is no reading.
+    const seconds = await page
+      .getByTestId('train-progress-line')
+      .getAttribute('data-seconds', { timeout: 500 })
+      .catch(() => null);
     if (seconds !== null && shown.at(-1)?.seconds !== Number(seconds)) shown.push({ at, seconds: Number(seconds) });
     if ((await checkpoints()) >= EPOCHS) break;
     expect(await page.getByTestId('expmodel-status').getAttribute('data-state')).not.toBe('stopped');

@@ -28,6 +28,7 @@ import { iterationProgress, pastRuns, reopenedStatus } from './train-runs';
 import { seriesRecords } from './train-charts';
 import { dreamWarnings } from '../../core/train/dream-health';
 import { engineSetup } from './engine.svelte';
+import { TrainClock } from './train-clock.svelte';
 import type { XAxis } from './compare';
 
 /** Every chart the Train page can draw (docs/architecture.md §3.11 names). */
@@ -111,6 +112,8 @@ export class TrainSession {
   axis = $state<XAxis>('iteration');
   /** What the model is doing inside the iteration in flight (the worker sends it every second). */
   live = $state.raw<LiveProgress | null>(null);
+  /** The run's time estimates from this machine's measured speed (train-clock.svelte.ts). */
+  readonly clock = new TrainClock();
   /** This browser's past runs, newest first (the "Past runs" list: reopen one with its charts and settings). */
   runs = $state.raw<RunEntry[]>([]);
 
@@ -231,7 +234,11 @@ export class TrainSession {
     };
     upsertRun(this.runEntry);
     this.runs = pastRuns(loadRuns());
-    await this.launch(this.runEntry, false);
+    // The run's time is counted from the click: a stale speed check is taken again first.
+    const entry = this.runEntry;
+    await this.clock.check();
+    this.clock.begin(config);
+    await this.launch(entry, false);
   }
 
   /** Resumes a run from its IndexedDB checkpoint (after a reload or a worker crash). */
@@ -240,6 +247,7 @@ export class TrainSession {
     this.resumable = null;
     this.params = paramsFromQuery(entry.query);
     this.runEntry = entry;
+    this.clock.cancel(); // a resumed run's start is not known: no run estimate
     await this.launch(entry, true);
   }
 
@@ -330,6 +338,9 @@ export class TrainSession {
 
   private applyStatus(status: TrainerStatus): void {
     this.status = status;
+    this.clock.record(status.iteration);
+    if (status.state === 'finished') this.clock.finish();
+    else if (['error', 'stopped', 'paused'].includes(status.state)) this.clock.cancel();
     if (this.runEntry && status.runId === this.runEntry.runId && status.state !== 'idle') {
       const changed = status.state !== this.runEntry.state;
       this.runEntry = { ...this.runEntry, state: status.state, iteration: status.iteration };
