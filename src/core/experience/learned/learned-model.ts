@@ -1,19 +1,46 @@
 /**
- * LearnedExperienceModel: the paper's M_exp as a small network trained here (the `learned:PATH`
- * engine). It implements ExperienceModel, so DreamEnv, the audit, the trainer, the page and the
- * CLI use it unchanged.
+ * The learned experience model: start reading here. It is the paper's M_exp as a small network
+ * trained here (the `learned:PATH` engine), behind the ExperienceModel contract (../types.ts), so
+ * DreamEnv, the audit, the trainer, the page and the CLI use it unchanged.
  *
- * - It sees only what an experience model may see: the task instruction, the last H steps, the
- *   state, the action and top-k retrieved REAL transitions (format.ts). Never `task.spec`.
+ * One dreamed transition, in the order this file reads (`next`, then its sections):
+ *
+ *   DreamEnv.step (../dream-env.ts) asks `next({ task, history, state, action })`.
+ *   1. context   what an experience model may see, as tokens (format.ts `encodeContext`, tokenizer.ts):
+ *                the instruction, k retrieved REAL transitions, the last H actions, the abstract state
+ *                (the domain card's abstraction, ../domain-card.ts) and the action. Never `task.spec`.
+ *   2. network   a small encoder–decoder with a copy pointer (network.ts): the encoder reads the context
+ *                once; the decoder writes the answer a token at a time, each token a vocabulary word or
+ *                a copy of a context token.
+ *   3. decoding  the answer grammar (format.ts `RowGrammar`) fixes the structure (valid, terminated,
+ *                reward, the next state, its actions) and the network writes the contents (decode.ts).
+ *                The answer is read back (format.ts `decodeAnswer`), rendered into the env's own text
+ *                and checked (../domain-card.ts `checkConsistency`): a rejected answer is an invalid
+ *                prediction (never learned from), with its reason and the decoded text in `raw`.
+ *   4. verdict   on an ending, the verdict head (verdict.ts) gives the reward instead of the network's
+ *                own reward token; a goal head decides before decoding whether the step ends at all.
+ *   DreamEnv turns the Prediction into the next observation, `terminated` and the reward.
+ *
+ * The files on that path, in order (docs/architecture.md §5.3):
+ *   ../dream-env.ts      DreamEnv.step: asks the model, turns its Prediction into a StepResult
+ *   learned-model.ts     this file: the transition, top to bottom
+ *   format.ts            the context's tokens, the answer's grammar, the answer read back
+ *   tokenizer.ts         text ↔ tokens: words with their spacing and case, placeholders for new ids
+ *   network.ts           the network: the sums every decoding engine runs
+ *   decode.ts            decoding: the engine, the choice of each token, the decoding loops
+ *   verdict.ts           the verdict heads: the reward of an ending
+ *   ../domain-card.ts    abstract ↔ concrete states, and the rules a next state keeps
+ * Off the path: the contract (../types.ts); the engines' insides, which compute network.ts's sums
+ * faster (fused-network.ts on kernels/, decode-cache.ts in tfjs); decoder threads (decode-service.ts);
+ * retrieval (the buffer; none for the shipped k = 0 model); loading (model-file.ts, weights.ts);
+ * training (train-model.ts, fit.ts, sft-data.ts, time-left.ts).
+ *
  * - Concurrent `next` calls (one rollout step's episodes, awaited together) are coalesced: the
- *   calls of one turn of the event loop become one batch, decoded greedily with a KV cache.
- *   Identical requests in a batch are decoded once. A row's answer depends only on its own
- *   context, so the same seed gives the same dream at any batch size.
- * - The decoder fixes the answer's structure; the same consistency checks as the reasoning model
- *   then apply (`checkConsistency`, domain-card.ts). A rejected answer is an invalid prediction (never learned
- *   from), with its reason and the decoded text in `raw`.
- * - A transition cache answers repeated (task, history, state, action) at once (greedy decoding
- *   is deterministic), counted as cache hits.
+ *   calls of one turn of the event loop become one batch, decoded with a KV cache. Identical
+ *   requests in a batch are decoded once. A row's answer depends only on its own context, so the
+ *   same seed gives the same dream at any batch size.
+ * - A transition cache answers repeated (task, history, state, action) at once, counted as cache
+ *   hits.
  */
 import type { ReplayBuffer } from '../../buffer/buffer';
 import type { Observation, Task, Transition } from '../../types';
@@ -239,8 +266,60 @@ export class LearnedExperienceModel implements ExperienceModel {
     return new LearnedExperienceModel(net, Tokenizer.fromJSON(manifest.tokenizer), manifest.card, manifest, options);
   }
 
-  private now(): number {
-    return this.options.now?.() ?? globalThis.performance?.now() ?? 0;
+  // ---- one transition: context → network → decoding → verdict ---------------------------------------
+
+  /** One dreamed step: answered from the cache, or its context decoded in this turn's batch, read back and judged. */
+  async next(ctx: DreamContext): Promise<Prediction> {
+    const key = this.cacheKey(ctx);
+    const cached = this.options.transitionCache === false ? undefined : this.cache.get(key);
+    if (cached) {
+      this.stats.cacheHits++;
+      return {
+        ...cached,
+        next: { ...cached.next, admissible: cached.next.admissible.slice() },
+        usage: { promptTokens: 0, completionTokens: 0, ms: 0 },
+        attempts: 0,
+        notes: [],
+        cached: true,
+      };
+    }
+    // 4, early: a goal head decides before decoding whether this step ends the episode.
+    const goal = this.goalVerdict(ctx);
+    const kind = goal === null ? 'next' : goal.p >= 0.5 ? 'next-ending' : 'next-running';
+    // 1. The context, built when this turn's batch is decoded (2–3).
+    const result = await this.enqueue(kind, key, encodePrompt(this.tokenizer, ctx.action), async () => {
+      const input = { task: ctx.task, history: ctx.history, state: ctx.state, action: ctx.action };
+      const context = encodeContext(
+        this.tokenizer,
+        this.card,
+        { ...input, retrieved: await this.retrieve(ctx) },
+        this.format,
+      );
+      return ctx.draw ? { ...context, draw: ctx.draw } : context;
+    });
+    // 3–4. The answer read back, checked, and judged where it ends the episode.
+    const prediction = this.toPrediction(ctx, result, goal);
+    if (prediction.valid && this.options.transitionCache !== false) {
+      this.cache.set(key, prediction);
+      if (this.cache.size > (this.options.cacheSize ?? 20_000))
+        this.cache.delete(this.cache.keys().next().value as string);
+    }
+    return prediction;
+  }
+
+  // ---- 1. context: what the model may see, as tokens ------------------------------------------------
+
+  /** The transition cache's key: everything the answer depends on. */
+  private cacheKey(ctx: DreamContext): string {
+    return JSON.stringify([
+      ctx.task.env,
+      ctx.task.instruction,
+      ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)),
+      ctx.state.text,
+      ctx.state.admissible,
+      ctx.action,
+      ...(ctx.draw ? [ctx.draw] : []),
+    ]);
   }
 
   /** The top-k real transitions for a step (same env, valid, one per episode). */
@@ -258,246 +337,7 @@ export class LearnedExperienceModel implements ExperienceModel {
     return hits.map((h) => h.transition);
   }
 
-  private cacheKey(ctx: DreamContext): string {
-    return JSON.stringify([
-      ctx.task.env,
-      ctx.task.instruction,
-      ctx.history.map((s) => (s.valid ? s.action : `!${s.action}`)),
-      ctx.state.text,
-      ctx.state.admissible,
-      ctx.action,
-      ...(ctx.draw ? [ctx.draw] : []),
-    ]);
-  }
-
-  async next(ctx: DreamContext): Promise<Prediction> {
-    const key = this.cacheKey(ctx);
-    const cached = this.options.transitionCache === false ? undefined : this.cache.get(key);
-    if (cached) {
-      this.stats.cacheHits++;
-      return {
-        ...cached,
-        next: { ...cached.next, admissible: cached.next.admissible.slice() },
-        usage: { promptTokens: 0, completionTokens: 0, ms: 0 },
-        attempts: 0,
-        notes: [],
-        cached: true,
-      };
-    }
-    const goal = this.goalVerdict(ctx);
-    const kind = goal === null ? 'next' : goal.p >= 0.5 ? 'next-ending' : 'next-running';
-    const result = await this.enqueue(kind, key, encodePrompt(this.tokenizer, ctx.action), async () => {
-      const input = { task: ctx.task, history: ctx.history, state: ctx.state, action: ctx.action };
-      const context = encodeContext(
-        this.tokenizer,
-        this.card,
-        { ...input, retrieved: await this.retrieve(ctx) },
-        this.format,
-      );
-      return ctx.draw ? { ...context, draw: ctx.draw } : context;
-    });
-    const prediction = this.toPrediction(ctx, result, goal);
-    if (prediction.valid && this.options.transitionCache !== false) {
-      this.cache.set(key, prediction);
-      if (this.cache.size > (this.options.cacheSize ?? 20_000))
-        this.cache.delete(this.cache.keys().next().value as string);
-    }
-    return prediction;
-  }
-
-  private toPrediction(ctx: DreamContext, result: Decoding, goal: Judged | null): Prediction {
-    const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
-    const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
-    const base = {
-      reasoning: '',
-      usage,
-      attempts: result.shared ? 0 : 1,
-      notes: [] as string[],
-      raw: result.raw,
-      ...(result.shared ? { cached: true } : {}),
-    };
-    if (result.error)
-      return {
-        ...base,
-        next: same,
-        reward: 0,
-        terminated: false,
-        valid: false,
-        actionValid: false,
-        invalidReason: result.error,
-      };
-    const answer = result.text as ReturnType<typeof decodeAnswer>;
-    if (!answer.valid)
-      return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
-    // An empty state: the step left the page as it was, read back exactly.
-    if (answer.unchanged)
-      return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
-    const text = concreteObservation(this.card, answer.observation, ctx.task.instruction);
-    const globals = globalActionsOf(this.card, ctx.history[0]?.admissible ?? ctx.state.admissible);
-    const admissible = answer.terminated
-      ? []
-      : this.card.inferredAdmissible
-        ? this.inferred(ctx.task.instruction, text, ctx.action)
-        : concreteAdmissible(this.card, answer.admissible, globals, text);
-    const inconsistent = checkConsistency(
-      {
-        valid: true,
-        observation: answer.observation,
-        admissible: answer.admissible,
-        reward: answer.reward,
-        terminated: answer.terminated,
-      },
-      admissible,
-    );
-    if (inconsistent)
-      return {
-        ...base,
-        next: same,
-        reward: 0,
-        terminated: false,
-        valid: false,
-        actionValid: false,
-        invalidReason: inconsistent,
-      };
-    const verdict = goal
-      ? this.goalReward(goal, answer.terminated, base.notes)
-      : answer.terminated
-        ? this.judge(ctx, answer.reward, base.notes)
-        : { reward: answer.reward };
-    return {
-      ...base,
-      next: { text, admissible, task: ctx.task },
-      ...verdict,
-      terminated: answer.terminated,
-      valid: true,
-      actionValid: true,
-      score: verdict.reward,
-    };
-  }
-
-  /** What the model's verdict head reads of a step. */
-  private verdictInput(ctx: DreamContext): VerdictInput {
-    const shown = shownSteps(ctx.history, this.format.historyLength);
-    return {
-      instruction: ctx.task.instruction,
-      history: shown.map((s) => s.action),
-      historyPages: shown.map((s) => s.observation),
-      episode: ctx.history.flatMap((s) => (s.valid ? [s.action] : [])),
-      state: ctx.state,
-      action: ctx.action,
-    };
-  }
-
-  /** A goal head's verdict on a step, decided before anything is decoded (null without a goal head). */
-  private goalVerdict(ctx: DreamContext): Judged | null {
-    if (!this.verdict || verdictKind(this.verdict) !== 'goal') return null;
-    return judgeStep(this.card, this.verdict, this.verdictInput(ctx), this.options.verdictLambda);
-  }
-
-  /** The reward of a step a goal head decided: its p(success) (or 1) where it ends the episode, else 0. */
-  private goalReward(goal: Judged, terminated: boolean, notes: string[]): Verdict {
-    notes.push(
-      `goal head: p(ends with success) ${goal.p.toFixed(3)} from ${this.featureText(goal.features)}` +
-        `; members ${memberText(goal)}`,
-    );
-    const disagreement = goal.disagreement;
-    if (!terminated) return { reward: 0, disagreement };
-    return this.options.verdictReward === 'outcome'
-      ? { reward: 1, disagreement }
-      : { reward: goal.p, success: true, disagreement };
-  }
-
-  private featureText(features: readonly number[]): string {
-    return this.verdict!.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ');
-  }
-
-  /** An episode's end: the outcome head's reward (and outcome) where there is one, else the generator's. */
-  private judge(ctx: DreamContext, written: number, notes: string[]): Verdict {
-    if (!this.verdict) return { reward: written };
-    const judged = judgeStep(this.card, this.verdict, this.verdictInput(ctx), this.options.verdictLambda);
-    const { p, features } = judged;
-    notes.push(
-      `verdict head: p(success) ${p.toFixed(3)} from ${this.featureText(features)}; members ${memberText(judged)} ` +
-        `(the generator wrote reward ${written})`,
-    );
-    const success = p >= 0.5;
-    const disagreement = judged.disagreement;
-    return this.options.verdictReward === 'outcome'
-      ? { reward: success ? 1 : 0, disagreement }
-      : { reward: p, success, disagreement };
-  }
-
-  /** The verdict head that judges the dream now (the stored one, or its refit after `correct`); null: none. */
-  get verdictInUse(): VerdictHead | null {
-    return this.verdict;
-  }
-
-  /**
-   * Refits the verdict head on its own real data and every replay so far (misses are its
-   * negatives), with its kind, ensemble size and training seed, so the same replays give the same
-   * head. Cached answers were judged by the old head: they go. Without a head nothing is refitted.
-   */
-  async correct(correction: DreamCorrection): Promise<void> {
-    if (!this.verdict) return;
-    this.corrections.push(...correction.episodes);
-    this.verdictData ??= await this.verdictTrainingEpisodes(correction);
-    const seed = this.manifest.training?.seed ?? 0;
-    const episodes = [...this.verdictData, ...this.corrections];
-    const size = this.verdict.members.length;
-    const head = fitHeadFor(
-      this.card,
-      episodes,
-      this.manifest.formatOptions.historyLength,
-      { size, seed },
-      verdictKind(this.verdict),
-    );
-    if (head) this.verdict = head;
-    this.cache.clear();
-  }
-
-  /** The training split of the buffer's real episodes, as training and `expmodel verdict` split them. */
-  private async verdictTrainingEpisodes({ buffer }: DreamCorrection): Promise<RecordedEpisode[]> {
-    if (!buffer)
-      throw new Error(
-        `The learned model '${this.manifest.name}' refits its verdict on the real episodes it was fitted on, ` +
-          "and no replay buffer was given: hand the trainer the run's buffer (the CLI and the page do).",
-      );
-    const { episodes, tasks } = await realEpisodes(buffer, this.manifest.env);
-    const seed = this.manifest.training?.seed ?? 0;
-    return splitByTask(episodes, tasks, learnedTrainOptions().validationShare, seed).train;
-  }
-
-  async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {
-    const result = await this.enqueue(
-      'initial',
-      `initial:${task.env}:${task.instruction}`,
-      encodePrompt(this.tokenizer, null),
-      async () => encodeInitialContext(this.tokenizer, this.card, task, [], this.format),
-    );
-    const state = result.text as ReturnType<typeof decodeState>;
-    const text = state.observation ? concreteObservation(this.card, state.observation, task.instruction) : '';
-    const admissible = this.card.inferredAdmissible
-      ? text
-        ? this.inferred(task.instruction, text)
-        : []
-      : concreteAdmissible(this.card, state.admissible, [], text, false);
-    if (result.error || !text || admissible.length === 0) {
-      throw new ExperienceModelError(
-        `The learned experience model (${this.label}) wrote no usable first state for task '${task.id}': ` +
-          `${result.error ?? (!text ? 'the state is empty' : 'it lists no admissible actions')}. Start the task from a real environment, or train the model on more episodes.`,
-        result.raw,
-      );
-    }
-    return { text, admissible, task };
-  }
-
-  /** The candidates of a dreamed state of a domain whose lists are inferred (as a deployed agent gets them). */
-  private inferred(instruction: string, observation: string, previousAction?: string): string[] {
-    const infer = this.options.inferAdmissible!; // the constructor requires it for such a card
-    return infer({ instruction, observation, ...(previousAction !== undefined ? { previousAction } : {}) });
-  }
-
-  // ---- batching ----------------------------------------------------------------------------------
+  // ---- 2–3. network and decoding: the calls of one turn of the event loop, as one batch -------------
 
   private enqueue(kind: AnswerKind, key: string, prompt: Tokens, build: () => Promise<Sequence>): Promise<Decoding> {
     return new Promise((resolve) => {
@@ -618,6 +458,208 @@ export class LearnedExperienceModel implements ExperienceModel {
     };
     await Promise.all(decoders.map(work));
     return out;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? globalThis.performance?.now() ?? 0;
+  }
+
+  // ---- 3. (decoding) the answer, read back into the env's text and checked --------------------------
+
+  private toPrediction(ctx: DreamContext, result: Decoding, goal: Judged | null): Prediction {
+    const usage = { promptTokens: result.promptTokens, completionTokens: result.completionTokens, ms: result.ms };
+    const same = { ...ctx.state, admissible: ctx.state.admissible.slice() };
+    const base = {
+      reasoning: '',
+      usage,
+      attempts: result.shared ? 0 : 1,
+      notes: [] as string[],
+      raw: result.raw,
+      ...(result.shared ? { cached: true } : {}),
+    };
+    if (result.error)
+      return {
+        ...base,
+        next: same,
+        reward: 0,
+        terminated: false,
+        valid: false,
+        actionValid: false,
+        invalidReason: result.error,
+      };
+    const answer = result.text as ReturnType<typeof decodeAnswer>;
+    if (!answer.valid)
+      return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
+    // An empty state: the step left the page as it was, read back exactly.
+    if (answer.unchanged)
+      return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: true, score: 0 };
+    const text = concreteObservation(this.card, answer.observation, ctx.task.instruction);
+    const globals = globalActionsOf(this.card, ctx.history[0]?.admissible ?? ctx.state.admissible);
+    const admissible = answer.terminated
+      ? []
+      : this.card.inferredAdmissible
+        ? this.inferred(ctx.task.instruction, text, ctx.action)
+        : concreteAdmissible(this.card, answer.admissible, globals, text);
+    const inconsistent = checkConsistency(
+      {
+        valid: true,
+        observation: answer.observation,
+        admissible: answer.admissible,
+        reward: answer.reward,
+        terminated: answer.terminated,
+      },
+      admissible,
+    );
+    if (inconsistent)
+      return {
+        ...base,
+        next: same,
+        reward: 0,
+        terminated: false,
+        valid: false,
+        actionValid: false,
+        invalidReason: inconsistent,
+      };
+    const verdict = goal
+      ? this.goalReward(goal, answer.terminated, base.notes)
+      : answer.terminated
+        ? this.judge(ctx, answer.reward, base.notes)
+        : { reward: answer.reward };
+    return {
+      ...base,
+      next: { text, admissible, task: ctx.task },
+      ...verdict,
+      terminated: answer.terminated,
+      valid: true,
+      actionValid: true,
+      score: verdict.reward,
+    };
+  }
+
+  /** The candidates of a dreamed state of a domain whose lists are inferred (as a deployed agent gets them). */
+  private inferred(instruction: string, observation: string, previousAction?: string): string[] {
+    const infer = this.options.inferAdmissible!; // the constructor requires it for such a card
+    return infer({ instruction, observation, ...(previousAction !== undefined ? { previousAction } : {}) });
+  }
+
+  // ---- 4. verdict: the reward of an ending ----------------------------------------------------------
+
+  /** What the model's verdict head reads of a step. */
+  private verdictInput(ctx: DreamContext): VerdictInput {
+    const shown = shownSteps(ctx.history, this.format.historyLength);
+    return {
+      instruction: ctx.task.instruction,
+      history: shown.map((s) => s.action),
+      historyPages: shown.map((s) => s.observation),
+      episode: ctx.history.flatMap((s) => (s.valid ? [s.action] : [])),
+      state: ctx.state,
+      action: ctx.action,
+    };
+  }
+
+  /** A goal head's verdict on a step, decided before anything is decoded (null without a goal head). */
+  private goalVerdict(ctx: DreamContext): Judged | null {
+    if (!this.verdict || verdictKind(this.verdict) !== 'goal') return null;
+    return judgeStep(this.card, this.verdict, this.verdictInput(ctx), this.options.verdictLambda);
+  }
+
+  /** The reward of a step a goal head decided: its p(success) (or 1) where it ends the episode, else 0. */
+  private goalReward(goal: Judged, terminated: boolean, notes: string[]): Verdict {
+    notes.push(
+      `goal head: p(ends with success) ${goal.p.toFixed(3)} from ${this.featureText(goal.features)}` +
+        `; members ${memberText(goal)}`,
+    );
+    const disagreement = goal.disagreement;
+    if (!terminated) return { reward: 0, disagreement };
+    return this.options.verdictReward === 'outcome'
+      ? { reward: 1, disagreement }
+      : { reward: goal.p, success: true, disagreement };
+  }
+
+  private featureText(features: readonly number[]): string {
+    return this.verdict!.features.map((f, i) => `${f} ${+features[i].toFixed(3)}`).join(', ');
+  }
+
+  /** An episode's end: the outcome head's reward (and outcome) where there is one, else the generator's. */
+  private judge(ctx: DreamContext, written: number, notes: string[]): Verdict {
+    if (!this.verdict) return { reward: written };
+    const judged = judgeStep(this.card, this.verdict, this.verdictInput(ctx), this.options.verdictLambda);
+    const { p, features } = judged;
+    notes.push(
+      `verdict head: p(success) ${p.toFixed(3)} from ${this.featureText(features)}; members ${memberText(judged)} ` +
+        `(the generator wrote reward ${written})`,
+    );
+    const success = p >= 0.5;
+    const disagreement = judged.disagreement;
+    return this.options.verdictReward === 'outcome'
+      ? { reward: success ? 1 : 0, disagreement }
+      : { reward: p, success, disagreement };
+  }
+
+  /** The verdict head that judges the dream now (the stored one, or its refit after `correct`); null: none. */
+  get verdictInUse(): VerdictHead | null {
+    return this.verdict;
+  }
+
+  /**
+   * Refits the verdict head on its own real data and every replay so far (misses are its
+   * negatives), with its kind, ensemble size and training seed, so the same replays give the same
+   * head. Cached answers were judged by the old head: they go. Without a head nothing is refitted.
+   */
+  async correct(correction: DreamCorrection): Promise<void> {
+    if (!this.verdict) return;
+    this.corrections.push(...correction.episodes);
+    this.verdictData ??= await this.verdictTrainingEpisodes(correction);
+    const seed = this.manifest.training?.seed ?? 0;
+    const episodes = [...this.verdictData, ...this.corrections];
+    const size = this.verdict.members.length;
+    const head = fitHeadFor(
+      this.card,
+      episodes,
+      this.manifest.formatOptions.historyLength,
+      { size, seed },
+      verdictKind(this.verdict),
+    );
+    if (head) this.verdict = head;
+    this.cache.clear();
+  }
+
+  /** The training split of the buffer's real episodes, as training and `expmodel verdict` split them. */
+  private async verdictTrainingEpisodes({ buffer }: DreamCorrection): Promise<RecordedEpisode[]> {
+    if (!buffer)
+      throw new Error(
+        `The learned model '${this.manifest.name}' refits its verdict on the real episodes it was fitted on, ` +
+          "and no replay buffer was given: hand the trainer the run's buffer (the CLI and the page do).",
+      );
+    const { episodes, tasks } = await realEpisodes(buffer, this.manifest.env);
+    const seed = this.manifest.training?.seed ?? 0;
+    return splitByTask(episodes, tasks, learnedTrainOptions().validationShare, seed).train;
+  }
+
+  // ---- a first state (a task with no real start page) -----------------------------------------------
+
+  async initial(task: Task, _signal?: AbortSignal): Promise<Observation> {
+    const result = await this.enqueue(
+      'initial',
+      `initial:${task.env}:${task.instruction}`,
+      encodePrompt(this.tokenizer, null),
+      async () => encodeInitialContext(this.tokenizer, this.card, task, [], this.format),
+    );
+    const state = result.text as ReturnType<typeof decodeState>;
+    const text = state.observation ? concreteObservation(this.card, state.observation, task.instruction) : '';
+    const admissible = this.card.inferredAdmissible
+      ? text
+        ? this.inferred(task.instruction, text)
+        : []
+      : concreteAdmissible(this.card, state.admissible, [], text, false);
+    if (result.error || !text || admissible.length === 0) {
+      throw new ExperienceModelError(
+        `The learned experience model (${this.label}) wrote no usable first state for task '${task.id}': ` +
+          `${result.error ?? (!text ? 'the state is empty' : 'it lists no admissible actions')}. Start the task from a real environment, or train the model on more episodes.`,
+        result.raw,
+      );
+    }
+    return { text, admissible, task };
   }
 
   /** Floating-point operations this thread's fused decoder ran (0 for the tfjs decoder). */
