@@ -52,6 +52,8 @@ const runState = () => page.getByTestId('train-status').getAttribute('data-state
 interface Shown {
   at: number;
   seconds: number;
+  /** The run's iteration shown then (the records in). */
+  iteration: number;
 }
 
 interface TimedRun {
@@ -84,7 +86,15 @@ async function timeRun(): Promise<TimedRun> {
       .getByTestId('live-run-left')
       .getAttribute('data-seconds', { timeout: 500 })
       .catch(() => null);
-    if (seconds !== null && shown.at(-1)?.seconds !== Number(seconds)) shown.push({ at, seconds: Number(seconds) });
+    if (seconds !== null && shown.at(-1)?.seconds !== Number(seconds)) {
+      const iteration = Number(
+        await page
+          .getByTestId('iteration')
+          .textContent({ timeout: 500 })
+          .catch(() => NaN),
+      );
+      shown.push({ at, seconds: Number(seconds), iteration });
+    }
     const state = await runState();
     if (state === 'finished') break;
     expect(state).not.toBe('error');
@@ -121,7 +131,7 @@ function ratios(t: TimedRun): number[] {
     `[train-estimate] ${ITERATIONS} iterations, eval ${EVAL_EPISODES} every ${EVAL_EVERY}: took ${t.total.toFixed(1)} s; ` +
       `before the click ${t.before.seconds} s (work at the mean score ${Math.round((t.total * (t.scores[0] + t.scores[1])) / 2)}); ` +
       'shown ' +
-      t.shown.map((s) => `${s.seconds} s at ${s.at.toFixed(1)} s`).join(', ') +
+      t.shown.map((s) => `${s.seconds} s at ${s.at.toFixed(1)} s (it ${s.iteration})`).join(', ') +
       `; ratios ${out.map((r) => r.toFixed(2)).join(', ')}`,
   );
   return out;

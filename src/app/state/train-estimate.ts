@@ -72,9 +72,22 @@ export function evaluatedBy(config: RunConfig, iteration: number): number {
   return scheduled * evalEpisodes + (iteration >= iterations ? finalEvalEpisodes : 0);
 }
 
+/**
+ * Each iteration's share of the dream's work falls by this factor from one to the next: the policy learns to
+ * finish sooner, so its dreamed episodes shorten (the records of a 12-iteration run came 2.9 s apart over the
+ * first three iterations and 1.1–1.5 s over the last four). The run's whole dream stays as fitted.
+ */
+export const ITERATION_DECAY = 0.9;
+
+/** The share of a run's dreamed work done after `iteration` of `iterations` iterations. */
+export function dreamShareBy(iteration: number, iterations: number): number {
+  const k = Math.max(0, Math.min(iteration, iterations));
+  return iterations > 0 ? (1 - ITERATION_DECAY ** k) / (1 - ITERATION_DECAY ** iterations) : 0;
+}
+
 /** The work before iteration `iteration`'s record (0: the start; `iterations`: the whole run). */
 export function workBy(work: RunWork, config: RunConfig, iteration: number): number {
-  const dreamed = estimateDreamCost({ ...config, iterations: iteration }).transitions;
+  const dreamed = estimateDreamCost(config).transitions * dreamShareBy(iteration, config.iterations);
   return work.start + dreamed * work.perDreamed + evaluatedBy(config, iteration) * work.perEvaluated;
 }
 

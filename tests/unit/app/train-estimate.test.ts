@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { estimateDreamCost } from '../../../src/core/train/estimate';
 import {
+  dreamShareBy,
   evaluatedBy,
   LAST_RUN_KEY,
   lastRunTime,
@@ -60,6 +61,11 @@ describe('the run estimate before the click', () => {
     expect(runSeconds(work, config, 500_000, 1)).toBeCloseTo(total / 500_000, 9);
     expect(runSeconds(work, config, 500_000, 1.2)).toBeCloseTo((total * 1.2) / 500_000, 9);
     expect(runSeconds(work, { ...config, iterations: 8 }, 500_000, 1)).toBeGreaterThan(total / 500_000);
+    // The first iterations take a larger share of the dream than the last (the policy learns to finish sooner).
+    expect(dreamShareBy(0, 12)).toBe(0);
+    expect(dreamShareBy(12, 12)).toBeCloseTo(1, 12);
+    expect(dreamShareBy(1, 12)).toBeGreaterThan(1 / 12);
+    expect(dreamShareBy(11, 12) - dreamShareBy(10, 12)).toBeLessThan(dreamShareBy(1, 12) / 2);
   });
 
   it('says what it rests on', () => {
