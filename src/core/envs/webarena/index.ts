@@ -5,6 +5,7 @@
 import type { EnvDefinition } from '../env';
 import { WebArenaEnv, type WebArenaEnvOptions } from './env';
 import { webarenaExperienceCard } from './experience-card';
+import { answerBySubjectFeature, endsByPageFeature, reachesSubjectFeature } from './verdict-features';
 import {
   generateTask,
   knobsForLevel,
@@ -29,6 +30,7 @@ export const webarenaDefinition: EnvDefinition<WebArenaKnobs> = {
   mutateTask,
   solve: solveTask,
   experienceCard: webarenaExperienceCard,
+  verdictFeatures: [answerBySubjectFeature, reachesSubjectFeature, endsByPageFeature],
 };
 
 export { WebArenaEnv, type WebArenaEnvOptions } from './env';
@@ -47,6 +49,7 @@ export {
   type StateCheck,
 } from './evaluators';
 export { expertCommand, renderCommand, type Target } from './expert';
+export { answerBySubjectFeature, endsByPageFeature, reachesSubjectFeature, subjectOf } from './verdict-features';
 export { HOME_ROUTES, renderPage, urlOf, type Element, type Page, type Route } from './pages';
 export { Playthrough } from './playthrough';
 export {
