@@ -1,7 +1,7 @@
 // Measures the start-here group's work in speed-check units (START_HERE_WORK) — figures: docs/results/start-here.md.
 /**
  * Measures the start-here group's work in the page, in units of the speed check's work
- * (src/app/state/machine-speed.ts), for START_HERE_WORK in src/app/state/start-here-estimate.ts:
+ * (src/app/state/shared/machine-speed.ts), for START_HERE_WORK in src/app/state/start/start-here-estimate.ts:
  * the built app (`npm run build` first, or --out DIR of a build) in headless Chromium with a fresh
  * profile at 1280×720, the page's own speed check read just before the click, then each run's
  * iteration records timed as they arrive (polled every 100 ms), and when each iteration's rollout
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright';
 import { preview } from 'vite';
 import { chromiumArgs } from '../../vite.config';
-import { START_HERE_SIZE } from '../../src/app/state/start-here';
+import { START_HERE_SIZE } from '../../src/app/state/start/start-here';
 
 interface Slot {
   entry: { config: { mode: string } };

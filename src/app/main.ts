@@ -1,6 +1,6 @@
 import { mount } from 'svelte';
 import App from './App.svelte';
-import { OfflineStatus } from './state/offline.svelte';
+import { OfflineStatus } from './state/shell/offline.svelte';
 import './app.css';
 
 const offline = new OfflineStatus();

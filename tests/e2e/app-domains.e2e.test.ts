@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright';
 import { writeTrajectories } from '../../src/core/data/formats';
-import { DEFAULT_IMPORT_SETTINGS, readDomain } from '../../src/app/state/domains';
+import { DEFAULT_IMPORT_SETTINGS, readDomain } from '../../src/app/state/domains/domains';
 import { foreignOurs } from '../unit/domain/fixtures';
 import { SHOTS, startApp, type AppHarness } from './harness';
 

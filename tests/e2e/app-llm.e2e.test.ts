@@ -27,7 +27,7 @@ import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright';
 import { SHOTS, startApp, type AppHarness } from './harness';
-import { WEBLLM_WORKER_KEY } from '../../src/app/state/engine';
+import { WEBLLM_WORKER_KEY } from '../../src/app/state/setup/engine';
 
 const MODEL_PATH = resolve(process.cwd(), '../shared/models/stories260K.gguf');
 const MODEL_PRESENT = existsSync(MODEL_PATH);

@@ -1,11 +1,11 @@
 /**
  * Whether this machine's speed held through a timed stretch of an e2e test: the speed check of
- * src/app/state/machine-speed.ts, 100 ms of it every second in this Node process, beside the
+ * src/app/state/shared/machine-speed.ts, 100 ms of it every second in this Node process, beside the
  * browser. The page's own check before and after a run cannot see the load change in the middle
  * (measured: a training slow in its first half and fast in its second, with the page's checks
  * 355,232 and 318,305 rounds/s, made its time left 1.5× the actual halfway through).
  */
-import { measureSpeed } from '../../src/app/state/machine-speed';
+import { measureSpeed } from '../../src/app/state/shared/machine-speed';
 
 const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
 

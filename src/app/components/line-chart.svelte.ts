@@ -1,13 +1,13 @@
 /**
- * A PlotSpec (state/line-chart.ts) drawn by uPlot (Canvas2D) in the shared chart theme, with
+ * A PlotSpec (state/shared/line-chart.ts) drawn by uPlot (Canvas2D) in the shared chart theme, with
  * values under the cursor in the legend. The chart is built once and fed with setData; it is
  * rebuilt only when the layout (lines, axes, range, height) or the colour theme changes, so a run
  * that streams points never re-creates it per batch. It follows its container's width.
  */
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { ChartColour, PlotSpec } from '../state/line-chart';
-import { plotData, plotLayoutKey } from '../state/line-chart';
+import type { ChartColour, PlotSpec } from '../state/shared/line-chart';
+import { plotData, plotLayoutKey } from '../state/shared/line-chart';
 import { baseChartOptions, cssVar, formatValue, watchTheme } from './chart-theme';
 
 const MIN_WIDTH = 240;

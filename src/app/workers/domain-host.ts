@@ -36,7 +36,7 @@ import {
   type TrainedAgent,
 } from './domain-protocol';
 import { readStoredDomain } from './expmodel-host';
-import { parseLearnedPath } from '../state/learned-path';
+import { parseLearnedPath } from '../state/setup/learned-path';
 import { learnedModelWithThreads } from './learned-source';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
 import { WASM_PATHS } from './wasm-paths';

@@ -49,7 +49,7 @@ export interface EngineRuntime {
   apiKey?: string;
   /** wllama file specs: the file itself, when the page could not keep it in OPFS. */
   file?: Blob;
-  /** webllm: the worker script to host web-llm's handler in, instead of workers/llm.worker.ts (state/engine.ts WEBLLM_WORKER_KEY). */
+  /** webllm: the worker script to host web-llm's handler in, instead of workers/llm.worker.ts (state/setup/engine.ts WEBLLM_WORKER_KEY). */
   webllmWorkerUrl?: string;
 }
 

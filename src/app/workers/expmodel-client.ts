@@ -17,7 +17,7 @@ import type {
   TrainOutcome,
 } from './expmodel-protocol';
 import { WorkerClient, type WorkerLike } from './worker-client';
-import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
+import type { BackendPreference, ExpModelSettings } from '../state/model/expmodel-settings';
 import { DreamGymError } from '../../core/errors';
 
 export const STOP_GRACE_MS = 1500;

@@ -34,9 +34,14 @@ import type { ModelManifest } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { envIds } from '../../core/envs/registry';
 import { initBackend, type BackendInfo, type BackendName } from '../../core/tfjs/backend';
-import { SIZE_INFO, settingsProblems, type BackendPreference, type ExpModelSettings } from '../state/expmodel-settings';
-import { keptMessage, stoppedMessage } from '../state/expmodel-stop';
-import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
+import {
+  SIZE_INFO,
+  settingsProblems,
+  type BackendPreference,
+  type ExpModelSettings,
+} from '../state/model/expmodel-settings';
+import { keptMessage, stoppedMessage } from '../state/model/expmodel-stop';
+import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/setup/learned-path';
 import { evaluateModel } from './expmodel-evaluate';
 import {
   serializeExpModelError,

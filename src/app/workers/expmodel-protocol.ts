@@ -18,7 +18,7 @@ import type { EpochRecord, FitProgress } from '../../core/experience/learned/fit
 import type { TrainingRecord } from '../../core/experience/learned/model-file';
 import type { VerdictHead } from '../../core/experience/learned/verdict';
 import type { BackendName } from '../../core/tfjs/backend';
-import type { BackendPreference, ExpModelSettings } from '../state/expmodel-settings';
+import type { BackendPreference, ExpModelSettings } from '../state/model/expmodel-settings';
 import type { StoredModelSummary } from './learned-store';
 
 export type ExpModelState =

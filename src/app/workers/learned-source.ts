@@ -2,7 +2,7 @@
  * The page's `loadLearnedModel` (core/train/run-parts.ts asks its caller for a learned:PATH
  * model): PATH is `models/<env>` (shipped with the app: fetched from the app's own origin, which
  * the service worker answers from its precache, so it works offline) or `local/<name>` (trained in
- * this browser, read from IndexedDB). See src/app/state/learned-path.ts for the grammar.
+ * this browser, read from IndexedDB). See src/app/state/setup/learned-path.ts for the grammar.
  *
  * Both files are checked on load (decodeModelFiles: format, checksum, shapes, NaN), and a model
  * of another environment than the run's is refused with the fix. The trainer worker keeps the
@@ -17,7 +17,7 @@ import {
   type ModelManifest,
 } from '../../core/experience/learned/model-file';
 import type { NamedWeight } from '../../core/experience/learned/network';
-import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/learned-path';
+import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/setup/learned-path';
 import { appBase, shippedModelUrl } from './learned-url';
 import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
 import { decodeThreadsFor, startPageDecoders, type DecodeThreads } from './decode-workers';

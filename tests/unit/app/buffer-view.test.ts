@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, importSummary, resultsLine, sourceRows } from '../../../src/app/state/buffer-view';
+import { count, importSummary, resultsLine, sourceRows } from '../../../src/app/state/buffer/buffer-view';
 
 // The reader's own separator (',' in English, '.' or a space elsewhere), never none.
 const grouped = (text: string, high: string, low: string) => expect(text).toMatch(new RegExp(`^${high}\\D${low}$`));

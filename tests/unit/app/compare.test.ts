@@ -16,8 +16,8 @@ import {
   toCsv,
   xValues,
   EXPORT_FORMAT,
-} from '../../../src/app/state/compare';
-import { smooth } from '../../../src/app/state/smoothing';
+} from '../../../src/app/state/compare/compare';
+import { smooth } from '../../../src/app/state/shared/smoothing';
 
 const entry = (runId: string, over: Partial<TrainConfig> = {}): RunEntry => ({
   runId,

@@ -11,7 +11,7 @@ import {
   pageOf,
   sortBank,
   type TaskBankRow,
-} from '../../../src/app/state/curriculum-bank';
+} from '../../../src/app/state/curriculum/curriculum-bank';
 
 const config: TrainConfig = {
   ...getPreset('webshop-easy'),

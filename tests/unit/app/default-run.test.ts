@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getPreset, validateConfig } from '../../../src/core/train/config';
-import { curriculumRun, inspectDefaultRun, newestRun } from '../../../src/app/state/default-run';
+import { curriculumRun, inspectDefaultRun, newestRun } from '../../../src/app/state/shared/default-run';
 import type { RunEntry } from '../../../src/app/workers/run-list';
 
 const config = (over: Record<string, unknown>) =>

@@ -11,7 +11,7 @@ import type { ExpModelClient } from '../../../src/app/workers/expmodel-client';
 import type { DomainWorkerClient } from '../../../src/app/workers/domain-client';
 import type { StoredDomainAudit, TrainedAgent } from '../../../src/app/workers/domain-protocol';
 import type { StoredModelSummary } from '../../../src/app/workers/learned-store';
-import { settingsProblems } from '../../../src/app/state/expmodel-settings';
+import { settingsProblems } from '../../../src/app/state/model/expmodel-settings';
 import {
   agentView,
   auditView,
@@ -19,8 +19,8 @@ import {
   domainModelSettings,
   pairsLine,
   plainSummary,
-} from '../../../src/app/state/domain-path';
-import { DomainPathState } from '../../../src/app/state/domain-path.svelte';
+} from '../../../src/app/state/domains/domain-path';
+import { DomainPathState } from '../../../src/app/state/domains/domain-path.svelte';
 
 const failed: DomainHealth = {
   status: 'failed',

@@ -25,8 +25,8 @@ import { DomainStore } from '../../../src/app/workers/domain-store';
 import { ExpModelHost } from '../../../src/app/workers/expmodel-host';
 import type { ExpModelReply, TrainOutcome } from '../../../src/app/workers/expmodel-protocol';
 import { LearnedModelStore } from '../../../src/app/workers/learned-store';
-import { DEFAULT_IMPORT_SETTINGS, readDomain } from '../../../src/app/state/domains';
-import { TINY_SETTINGS, defaultSettings } from '../../../src/app/state/expmodel-settings';
+import { DEFAULT_IMPORT_SETTINGS, readDomain } from '../../../src/app/state/domains/domains';
+import { TINY_SETTINGS, defaultSettings } from '../../../src/app/state/model/expmodel-settings';
 import { foreignOurs } from '../domain/fixtures';
 
 const store = new LearnedModelStore('domain-worker-test');

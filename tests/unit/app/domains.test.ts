@@ -20,8 +20,8 @@ import {
   nameFromFile,
   readDomain,
   type ImportSettings,
-} from '../../../src/app/state/domains';
-import { DomainsState } from '../../../src/app/state/domains.svelte';
+} from '../../../src/app/state/domains/domains';
+import { DomainsState } from '../../../src/app/state/domains/domains.svelte';
 import { foreignOurs } from '../domain/fixtures';
 
 const settings = (over: Partial<ImportSettings> = {}): ImportSettings => ({

@@ -12,17 +12,17 @@ import {
   paramsForPreset,
   tinyParams,
   TINY,
-} from '../../../src/app/state/train-params';
-import { liveFields } from '../../../src/app/state/train-live';
-import { answerView, engineClassOf } from '../../../src/app/state/answer-view';
+} from '../../../src/app/state/train/train-params';
+import { liveFields } from '../../../src/app/state/train/train-live';
+import { answerView, engineClassOf } from '../../../src/app/state/shared/answer-view';
 import {
   estimateInputs,
   measuredSpeed,
   recordSpeed,
   speedFromLive,
   SPEED_KEY,
-} from '../../../src/app/state/engine-speed';
-import { tryConfig, verdictRows } from '../../../src/app/state/try-step.svelte';
+} from '../../../src/app/state/setup/engine-speed';
+import { tryConfig, verdictRows } from '../../../src/app/state/setup/try-step.svelte';
 import type { LiveProgress } from '../../../src/core/train/progress';
 import type { TryStepResult } from '../../../src/core/experience/try-step';
 

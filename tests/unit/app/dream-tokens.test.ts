@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dreamTokensCell } from '../../../src/app/state/train-params';
+import { dreamTokensCell } from '../../../src/app/state/train/train-params';
 
 describe("the Train page's Dream tokens counter", () => {
   it("counts a language model's tokens", () => {

@@ -17,9 +17,9 @@ import {
   webGpuNotice,
   type EngineChoice,
   type EngineFacts,
-} from '../../../src/app/state/engine';
+} from '../../../src/app/state/setup/engine';
 import { parseLlmSpec } from '../../../src/core/llm/spec';
-import { testOpenAiConnection } from '../../../src/app/state/engine-connection';
+import { testOpenAiConnection } from '../../../src/app/state/setup/engine-connection';
 import { safeFileName } from '../../../src/app/workers/llm-files';
 
 function memoryStorage(initial: Record<string, string> = {}) {

@@ -3,7 +3,7 @@
  * epochs, over this browser's measured speed, or the typical page range said to be assumed.
  */
 import { describe, expect, it } from 'vitest';
-import { defaultSettings, TINY_SETTINGS } from '../../../src/app/state/expmodel-settings';
+import { defaultSettings, TINY_SETTINGS } from '../../../src/app/state/model/expmodel-settings';
 import {
   epochTokens,
   measuredFor,
@@ -14,7 +14,7 @@ import {
   recordMeasuredSpeed,
   SPEED_STORAGE_KEY,
   TYPICAL_PAGE_SPEED,
-} from '../../../src/app/state/expmodel-estimate';
+} from '../../../src/app/state/model/expmodel-estimate';
 
 /** The shipped webshop dataset's real transitions (240 episodes). */
 const WEBSHOP = 1740;

@@ -9,8 +9,8 @@ import {
   stopQuestion,
   stoppedMessage,
   type StopSituation,
-} from '../../../src/app/state/expmodel-stop';
-import type { TrainProgress } from '../../../src/app/state/expmodel-view';
+} from '../../../src/app/state/model/expmodel-stop';
+import type { TrainProgress } from '../../../src/app/state/model/expmodel-view';
 
 const progress = (epoch: number, batch: number, over: Partial<TrainProgress> = {}): TrainProgress => ({
   fraction: (epoch - 1 + batch / 100) / 10,

@@ -10,7 +10,7 @@ import {
   settingsToQuery,
   TINY_SETTINGS,
   trainableEnvs,
-} from '../../../src/app/state/expmodel-settings';
+} from '../../../src/app/state/model/expmodel-settings';
 import {
   addBatch,
   addEpoch,
@@ -23,7 +23,7 @@ import {
   progressLine,
   progressOf,
   roughDuration,
-} from '../../../src/app/state/expmodel-view';
+} from '../../../src/app/state/model/expmodel-view';
 import type { AuditReport } from '../../../src/core/experience/audit';
 import type { DreamSample } from '../../../src/app/workers/expmodel-protocol';
 

@@ -21,7 +21,7 @@ import type {
   TrainOutcome,
 } from '../../../src/app/workers/expmodel-protocol';
 import { LearnedModelStore } from '../../../src/app/workers/learned-store';
-import { SIZE_INFO } from '../../../src/app/state/expmodel-settings';
+import { SIZE_INFO } from '../../../src/app/state/model/expmodel-settings';
 import { DEFAULT_NETWORK } from '../../../src/core/experience/learned/train-model';
 import { ENV, fixtureBuffer, tinySettings } from './learned-fixtures';
 

@@ -11,7 +11,7 @@ import {
   inspectQuery,
   parseInspectQuery,
   percent,
-} from '../../../src/app/state/inspect-logic';
+} from '../../../src/app/state/inspect/inspect-logic';
 import type { EpisodeSummary } from '../../../src/app/workers/episode-store';
 
 function episode(over: Partial<EpisodeSummary>): EpisodeSummary {

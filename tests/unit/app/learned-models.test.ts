@@ -20,7 +20,7 @@ import {
   readShippedModel,
 } from '../../../src/app/workers/learned-source';
 import { shippedModelUrl } from '../../../src/app/workers/learned-url';
-import { fetchShippedInfo, learnedOptionsFor } from '../../../src/app/state/learned-models.svelte';
+import { fetchShippedInfo, learnedOptionsFor } from '../../../src/app/state/setup/learned-models.svelte';
 import { trainerDeps } from '../../../src/app/workers/experience-source';
 import { ENV, tinyModel } from './learned-fixtures';
 import type { LearnedCheckpoint } from '../../../src/core/experience/learned/train-model';

@@ -8,7 +8,7 @@ import {
   LearnedPathError,
   modelNameProblem,
   parseLearnedPath,
-} from '../../../src/app/state/learned-path';
+} from '../../../src/app/state/setup/learned-path';
 
 describe('learned model paths in the page', () => {
   it('parses the shipped and the local forms, and round-trips them', () => {

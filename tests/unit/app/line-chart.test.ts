@@ -1,12 +1,12 @@
 /**
- * The line charts as plain data (state/line-chart.ts): a live metric's lines, caption and data-*
+ * The line charts as plain data (state/shared/line-chart.ts): a live metric's lines, caption and data-*
  * attributes; the experience model's loss chart; and what rebuilds a plot (its layout) versus
  * what only feeds it new data (the values).
  */
 import { describe, expect, it } from 'vitest';
-import { lossChart, metricChart, plotData, plotLayoutKey } from '../../../src/app/state/line-chart';
-import { addBatch, addEpoch, EMPTY_LOSS } from '../../../src/app/state/expmodel-view';
-import { smooth } from '../../../src/app/state/smoothing';
+import { lossChart, metricChart, plotData, plotLayoutKey } from '../../../src/app/state/shared/line-chart';
+import { addBatch, addEpoch, EMPTY_LOSS } from '../../../src/app/state/model/expmodel-view';
+import { smooth } from '../../../src/app/state/shared/smoothing';
 
 describe('a metric chart', () => {
   it('draws the raw values faint and the smoothed curve bold; the caption has the latest value and the count', () => {

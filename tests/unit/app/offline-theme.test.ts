@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { offlineMessage, offlineState } from '../../../src/app/state/offline';
-import { parseTheme, resolveTheme } from '../../../src/app/state/theme';
+import { offlineMessage, offlineState } from '../../../src/app/state/shell/offline';
+import { parseTheme, resolveTheme } from '../../../src/app/state/shell/theme';
 
 describe('the offline status line', () => {
   it('follows the service worker life cycle', () => {

@@ -8,7 +8,7 @@ import {
   itemOptions,
   optionPressed,
   pageView,
-} from '../../../src/app/state/play-view';
+} from '../../../src/app/state/play/play-view';
 
 describe('the Play page view of an observation', () => {
   it('shows a WebShop results page as product cards (id, title, price, its click) and the end page without WebShop debug text', async () => {

@@ -4,7 +4,7 @@ import {
   dreamExpectation,
   SHIPPED_DREAM_RESULTS,
   SHIPPED_DREAM_SOURCE,
-} from '../../../src/app/state/shipped-dream-results';
+} from '../../../src/app/state/train/shipped-dream-results';
 
 describe('what the shipped model dream reaches', () => {
   it('says the household figures, as a caution, for the shipped household model', () => {

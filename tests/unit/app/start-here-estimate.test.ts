@@ -14,8 +14,8 @@ import {
   START_HERE_WORK,
   timeLeftSentence,
   type GroupTimeInput,
-} from '../../../src/app/state/start-here-estimate';
-import { measureSpeed, speedCheckRounds } from '../../../src/app/state/machine-speed';
+} from '../../../src/app/state/start/start-here-estimate';
+import { measureSpeed, speedCheckRounds } from '../../../src/app/state/shared/machine-speed';
 
 /**
  * Groups timed in the page (scripts/measure/start-here-timing.ts, docs/results/start-here.md): the speed check's score,

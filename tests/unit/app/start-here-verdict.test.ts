@@ -1,6 +1,6 @@
-/** The start-here verdict sentence from the measured numbers (src/app/state/start-here-verdict.ts). */
+/** The start-here verdict sentence from the measured numbers (src/app/state/start/start-here-verdict.ts). */
 import { describe, expect, it } from 'vitest';
-import { startHereVerdict } from '../../../src/app/state/start-here-verdict';
+import { startHereVerdict } from '../../../src/app/state/start/start-here-verdict';
 
 const run = (heldOut: number | null, realSteps: number) => ({ heldOut, realSteps });
 

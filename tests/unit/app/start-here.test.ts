@@ -12,8 +12,8 @@ import {
   groupSummary,
   s2rNext,
   s2rStopped,
-} from '../../../src/app/state/start-here';
-import { DEFAULT_CHOICE, dreamEngine, type EngineChoice } from '../../../src/app/state/engine';
+} from '../../../src/app/state/start/start-here';
+import { DEFAULT_CHOICE, dreamEngine, type EngineChoice } from '../../../src/app/state/setup/engine';
 import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/workers/run-list';
 
 describe('the start-here path', () => {

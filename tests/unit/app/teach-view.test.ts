@@ -13,7 +13,7 @@ import {
   teachSettingsFromQuery,
   teachSettingsToQuery,
   updateSummary,
-} from '../../../src/app/state/teach-view';
+} from '../../../src/app/state/teach/teach-view';
 
 function tstep(t: number, taken: number, before: number[], after: number[], advantage: number): TeachStep {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chartAxes, chartX } from '../../../src/app/state/train-charts';
+import { chartAxes, chartX } from '../../../src/app/state/train/train-charts';
 
 const series = {
   iterations: [1, 2, 3],

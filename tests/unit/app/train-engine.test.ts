@@ -12,7 +12,7 @@ import {
   loadChoice,
   saveChoice,
   type EngineChoice,
-} from '../../../src/app/state/engine';
+} from '../../../src/app/state/setup/engine';
 import {
   configFromParams,
   engineAbilities,
@@ -22,7 +22,7 @@ import {
   paramsFromQuery,
   paramsToQuery,
   withEngine,
-} from '../../../src/app/state/train-params';
+} from '../../../src/app/state/train/train-params';
 import { parseLlmSpec } from '../../../src/core/llm/spec';
 
 function memoryStorage(initial: Record<string, string> = {}) {

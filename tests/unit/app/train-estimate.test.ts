@@ -17,7 +17,7 @@ import {
   runSecondsLeft,
   runWorkFor,
   workBy,
-} from '../../../src/app/state/train-estimate';
+} from '../../../src/app/state/train/train-estimate';
 
 const SHIPPED = 'learned:models/webshop-lite-v0' as const;
 const config = {

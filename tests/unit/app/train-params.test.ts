@@ -10,7 +10,7 @@ import {
   paramsFromQuery,
   paramsToQuery,
   type TrainParams,
-} from '../../../src/app/state/train-params';
+} from '../../../src/app/state/train/train-params';
 import { experienceLabel } from '../../../src/core/llm/spec';
 import { getPreset } from '../../../src/core/train/config';
 

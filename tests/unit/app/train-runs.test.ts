@@ -6,8 +6,8 @@ import {
   paramsFromQuery,
   paramsToQuery,
   configFromParams,
-} from '../../../src/app/state/train-params';
-import { iterationProgress, pastRunLabel, pastRuns, reopenedStatus } from '../../../src/app/state/train-runs';
+} from '../../../src/app/state/train/train-params';
+import { iterationProgress, pastRunLabel, pastRuns, reopenedStatus } from '../../../src/app/state/train/train-runs';
 import type { RunEntry } from '../../../src/app/workers/run-list';
 
 const config = (over: Record<string, unknown> = {}) =>
@@ -112,7 +112,7 @@ describe("the Train page's past runs", () => {
 
 describe('the curriculum default of the Train page', () => {
   it('is on in dream and S2R, off in real, unless the link says; a mode change in the form follows it', async () => {
-    const { withMode } = await import('../../../src/app/state/train-params');
+    const { withMode } = await import('../../../src/app/state/train/train-params');
     expect(paramsFromQuery('preset=webshop-easy&mode=dream').curriculum).toBe(true);
     expect(paramsFromQuery('preset=webshop-easy&mode=s2r').curriculum).toBe(true);
     expect(paramsFromQuery('preset=webshop-easy&mode=real').curriculum).toBe(false);
@@ -125,7 +125,7 @@ describe('the curriculum default of the Train page', () => {
   });
 
   it('stays on in dream and S2R when the preset or the environment changes', async () => {
-    const { withPreset } = await import('../../../src/app/state/train-params');
+    const { withPreset } = await import('../../../src/app/state/train/train-params');
     expect(withPreset('household-easy', { mode: 'dream' }).curriculum).toBe(true);
     expect(withPreset('webshop-easy', { mode: 's2r', seed: 4 })).toMatchObject({
       curriculum: true,
