@@ -179,9 +179,12 @@ describe('runs on the Train page', () => {
   it('resumes a run by itself after a reload mid-run', async () => {
     await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=real&size=tiny&iterations=300&evalEvery=0&seed=13`);
     await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('13');
+    const before = await currentRunId();
     await page.getByRole('button', { name: 'Start' }).click();
-    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
+    // The reopened run's counters stay until the new run has started: wait for its id, then its iterations.
+    await expect.poll(currentRunId, { timeout: 60_000 }).not.toBe(before);
     const runId = await currentRunId();
+    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     // While it trains, the locked settings fold away: Start's panel and the first live chart are in view.
     await expect.poll(() => page.getByTestId('settings-folded').count()).toBe(1);
     // Polled: on a busy machine the page may still be settling (seen once in CI: 699 px, 578 px when settled).
