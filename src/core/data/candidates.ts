@@ -3,9 +3,11 @@
  *
  * ETO records, and AgentGym records outside ALFWorld, keep only the action the agent took, not
  * the actions it could have taken. Everything downstream needs such a list: the policy scores
- * candidates (design §3 Policy), a dreamed running state must list its actions (DreamEnv), the
- * learned model writes the next state's list, and action agreement is measured against chance
- * 1/|A|. So `domain import` gives each such step a list, built from the domain's own data:
+ * candidates, a dreamed running state must list its actions (DreamEnv), and action agreement is
+ * measured against chance 1/|A|. So `domain import` gives each such step a list, built from the
+ * domain's own data. The same inference gives a dreamed state its list and a deployed agent its
+ * candidates (`candidateInference`): the learned model neither reads nor writes such lists
+ * (DomainCard.inferredAdmissible).
  *
  *   - the action the step took (a demonstration is always admissible where it was taken);
  *   - the actions taken in the most similar recorded states of the TRAINING episodes (never the
@@ -15,11 +17,13 @@
  *   - when that gives fewer than two, the domain's most frequent actions.
  *
  * At most `INFERRED_CANDIDATES` actions, sorted alphabetically, so the list's order never says
- * which one was demonstrated. The size is a real application's: a policy cloned among 8 candidates (nearly all of
- * them good actions) never learned to pass over the many an application offers, and reached 2 % of held-out tasks
- * in the real household among its ~30; among 32 from the 64 most similar states it reached 29 %, against 46 % for
- * the same demonstrations with their recorded lists (docs/results/imported-domains.md, dev split). Such a list is an estimate: an action other than the demonstrated
- * one may not exist in that state of the real application, and a real action may be missing. The
+ * which one was demonstrated. The size is a real application's: a policy cloned among 8 candidates
+ * (nearly all of them good actions) never learned to pass over the many an application offers, and
+ * reached 2 % of held-out tasks in the real household among its ~30; among 32 from the 64 most
+ * similar states it reached 29 %, against 46 % for the same demonstrations with their recorded
+ * lists (docs/results/imported-domains.md, dev split). Such a list is an estimate: an action other
+ * than the demonstrated one may not exist in that state of the real application, and a real action
+ * may be missing. The
  * domain records how many steps got one (`DomainStats.inferredAdmissibleSteps`), and the action
  * agreement says its candidates were inferred. Deterministic: no randomness, no clock.
  *

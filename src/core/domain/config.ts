@@ -62,7 +62,7 @@ export interface RealEvalConfig {
   episodes: number;
   /** Task difficulty 0..1 (that of the recorded episodes). */
   difficulty: number;
-  /** The held-out split played (default dev; test only for reported figures, design §7). */
+  /** The held-out split played (default dev; test only for reported figures, docs/architecture.md §7). */
   split?: EvalSplit;
 }
 
