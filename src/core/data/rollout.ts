@@ -5,7 +5,7 @@
  */
 import { Rng } from '../rng';
 import type { Observation, Step, Task, Trajectory, TrajectorySource } from '../types';
-import { expertOf, type Env } from '../envs/env';
+import { expertOf, stepRecord, type Env } from '../envs/env';
 import { getEnvDefinition } from '../envs/registry';
 import { TRAJECTORY_FORMAT } from './trajectory';
 import { DreamGymError } from '../errors';
@@ -200,15 +200,7 @@ export async function rolloutEpisode(env: Env, policy: BaselinePolicy, options: 
       actions: steps.map((s) => s.action),
     });
     const result = await env.step(action);
-    steps.push({
-      observation: obs.text,
-      admissible: obs.admissible,
-      action,
-      reward: result.reward,
-      terminated: result.terminated,
-      truncated: result.truncated,
-      valid: result.info.valid,
-    });
+    steps.push(stepRecord(obs, action, result));
     reward += result.reward;
     obs = result;
     if (result.terminated || result.truncated) {

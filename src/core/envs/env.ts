@@ -224,6 +224,19 @@ export class TimeLimit<E extends Env = Env> extends Wrapper<E> {
   }
 }
 
+/** The trajectory record of one real step: the state it was taken in, the action, and what the env answered. */
+export function stepRecord(state: Observation, action: string, result: StepResult): Step {
+  return {
+    observation: state.text,
+    admissible: state.admissible,
+    action,
+    reward: result.reward,
+    terminated: result.terminated,
+    truncated: result.truncated,
+    valid: result.info.valid,
+  };
+}
+
 /** The environment's expert, reached through any wrappers (null for envs without one). */
 export function expertOf(env: Env): GroundTruthEnv | null {
   const inner = env instanceof Wrapper ? env.unwrapped : env;

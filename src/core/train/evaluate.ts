@@ -10,7 +10,7 @@
  */
 import { Rng } from '../rng';
 import type { Observation, Step, StepResult, Task, Trajectory } from '../types';
-import { HELD_OUT_SEED_BASE, type Env } from '../envs/env';
+import { HELD_OUT_SEED_BASE, stepRecord, type Env } from '../envs/env';
 import { getEnvDefinition, makeEnv } from '../envs/registry';
 import type { CandidatePolicy } from '../policy/policy';
 import type { PolicyState } from '../policy/features';
@@ -170,15 +170,7 @@ export async function recordGreedyEpisode(
     );
     const action = acted.actions[0];
     result = await env.step(action);
-    steps.push({
-      observation: obs.text,
-      admissible: obs.admissible,
-      action,
-      reward: result.reward,
-      terminated: result.terminated,
-      truncated: result.truncated,
-      valid: result.info.valid,
-    });
+    steps.push(stepRecord(obs, action, result));
     obs = result;
     if (result.terminated || result.truncated) break;
   }

@@ -477,16 +477,17 @@ export class LearnedExperienceModel implements ExperienceModel {
       raw: result.raw,
       ...(result.shared ? { cached: true } : {}),
     };
-    if (result.error)
-      return {
-        ...base,
-        next: same,
-        reward: 0,
-        terminated: false,
-        valid: false,
-        actionValid: false,
-        invalidReason: result.error,
-      };
+    // An answer that cannot be read, or contradicts itself: an invalid transition, never learned from.
+    const invalid = (invalidReason: string): Prediction => ({
+      ...base,
+      next: same,
+      reward: 0,
+      terminated: false,
+      valid: false,
+      actionValid: false,
+      invalidReason,
+    });
+    if (result.error) return invalid(result.error);
     const answer = result.text as ReturnType<typeof decodeAnswer>;
     if (!answer.valid)
       return { ...base, next: same, reward: 0, terminated: false, valid: true, actionValid: false, score: 0 };
@@ -510,16 +511,7 @@ export class LearnedExperienceModel implements ExperienceModel {
       },
       admissible,
     );
-    if (inconsistent)
-      return {
-        ...base,
-        next: same,
-        reward: 0,
-        terminated: false,
-        valid: false,
-        actionValid: false,
-        invalidReason: inconsistent,
-      };
+    if (inconsistent) return invalid(inconsistent);
     const verdict = goal
       ? this.goalReward(goal, answer.terminated, base.notes)
       : answer.terminated
