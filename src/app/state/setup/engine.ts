@@ -28,6 +28,15 @@ export const SETUP_ENGINE_KINDS = [
 ] as const satisfies readonly EngineKind[];
 export type SetupEngineKind = (typeof SETUP_ENGINE_KINDS)[number];
 
+/** The Setup page's engine radios, in the order it shows them (the oracle last: a teaching option). */
+export const ENGINE_KIND_CHOICES: readonly { kind: SetupEngineKind; label: string }[] = [
+  { kind: 'webllm', label: 'WebLLM (WebGPU, downloads a model)' },
+  { kind: 'wllama', label: 'wllama (CPU, a GGUF file)' },
+  { kind: 'openai', label: 'OpenAI-compatible server' },
+  { kind: 'learned', label: 'Learned experience model (tfjs, trained on the buffer) — not a chat model' },
+  { kind: 'oracle', label: 'Noisy oracle — teaching option, not a language model' },
+];
+
 /** How the UI names an engine; the oracle is always labelled as not a language model. */
 export function engineLabel(spec: LlmSpec): string {
   switch (spec.kind) {

@@ -17,6 +17,15 @@ export interface StorageReport {
   persisted: boolean | null;
 }
 
+/** The adapter limits the WebGPU card lists: the ones that bound a WebLLM model's size. */
+export const ADAPTER_LIMIT_NAMES = [
+  'maxBufferSize',
+  'maxStorageBufferBindingSize',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxStorageBuffersPerShaderStage',
+] as const;
+
 export class SetupReport {
   gpu = $state.raw<WebGpuCapabilities | null>(null);
   quantization = $state.raw<QuantizationChoice | null>(null);
@@ -26,6 +35,10 @@ export class SetupReport {
   persistAnswer = $state<string | null>(null);
   checking = $state(false);
   cores = typeof navigator !== 'undefined' ? (navigator.hardwareConcurrency ?? null) : null;
+  /** A software adapter (SwiftShader, WARP) runs WebLLM on the CPU: a download there is asked for twice. */
+  readonly softwareAdapter = $derived(Boolean(this.gpu?.adapter?.isFallbackAdapter));
+  /** The second ask: a WebLLM download on a software adapter, accepted anyway. */
+  slowAdapterAccepted = $state(false);
   private readonly store = new IndexedDbBufferStore();
 
   async check(): Promise<void> {

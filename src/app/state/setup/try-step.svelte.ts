@@ -11,6 +11,8 @@ import type { EngineSetup } from './engine.svelte';
 import type { TrainSession } from '../train/train.svelte';
 import { engineRuntimeFromParams, envIds, presetsFor, type TrainParams } from '../train/train-params';
 import { recordSpeed } from './engine-speed';
+import { diffText } from '../inspect/inspect-logic';
+import type { DreamAnswer } from '../../../core/types';
 
 /** The dreamed verdicts beside the real ones, for the result's table (plain logic). */
 export interface VerdictRow {
@@ -54,6 +56,17 @@ export function verdictRows(r: TryStepResult): VerdictRow[] {
   ];
 }
 
+/** The try's answer as the dreamed-answer panel shows it (prompt, raw text and tries where the engine kept them). */
+export function tryAnswer(r: TryStepResult): DreamAnswer {
+  const p = r.prediction;
+  return {
+    ...(p.prompt ? { prompt: p.prompt } : {}),
+    ...(p.raw !== undefined ? { raw: p.raw } : {}),
+    ...(p.tries ? { tries: p.tries } : {}),
+    usage: p.usage,
+  };
+}
+
 /** The dream config of a try: the env's first preset with the Train page's experience-model settings. */
 export function tryConfig(
   env: string,
@@ -76,6 +89,8 @@ export class TryStep {
   result = $state.raw<TryStepResult | null>(null);
   running = $state(false);
   error = $state<string | null>(null);
+  /** The dreamed next state against the real one, word by word (null before a try). */
+  readonly diff = $derived(this.result ? diffText(this.result.prediction.next.text, this.result.real.text) : null);
   private attempt = 0;
 
   /**
