@@ -4,27 +4,18 @@
  * chosen step; then PPO (value head shown) and dream mode (the oracle's note shown).
  * Screenshot: test-output/screenshots/teach.png (1280×720).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { openPage, SHOTS, useApp } from './harness';
 
-let app: AppHarness;
-
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-teach-');
-}, 120_000);
-afterAll(async () => {
-  await app?.close();
-});
+const app = useApp('dreamgym-e2e-teach-');
 
 const status = (page: Page) => page.getByTestId('teach-status').textContent();
 const idle = async (page: Page) => (await page.getByTestId('teach-status').getAttribute('data-busy')) === 'false';
 
 describe('the Teach page', () => {
   it('steps through GRPO updates, shows groups, advantages and π before/after; then PPO and the dream', async () => {
-    const page = await app.context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { page, errors } = await openPage(app.context);
     await page.goto(`${app.baseUrl}/#/teach?env=webshop-lite-v0&algo=grpo&mode=real&seed=3&tasks=2&group=4`);
     await expect
       .poll(() => status(page), { timeout: 90_000 })
