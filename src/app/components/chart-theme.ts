@@ -6,8 +6,18 @@
  */
 import type uPlot from 'uplot';
 
+/**
+ * A colour variable as the page draws it now. The palette's values are light-dark() pairs that only
+ * a colour property resolves (by the theme's color-scheme), so a hidden probe's computed colour is read.
+ */
 export function cssVar(name: string, fallback: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+  const probe = document.createElement('span');
+  probe.hidden = true;
+  probe.style.color = `var(${name}, ${fallback})`;
+  document.body.append(probe);
+  const colour = getComputedStyle(probe).color;
+  probe.remove();
+  return colour || fallback;
 }
 
 /** Starts watching the theme (call from a component's $effect; returns the cleanup). */
