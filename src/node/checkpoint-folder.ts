@@ -17,18 +17,7 @@
  * resume from previous.json or start over. (Checkpoints written before this layout — manifest.json
  * beside weights.bin — still load, and are checked as far as they carry checks.)
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   CheckpointFormatError,
@@ -41,6 +30,7 @@ import {
 } from '../core/train/checkpoint';
 import type { TrainerState } from '../core/train/loop';
 import { DiskFullError, isDiskFull } from './disk-full';
+import { replaceFileAtomically, writeWholeFile, type WriteChunk } from './durable-files';
 import { describeRun, otherRun } from './run-identity';
 
 export { DiskFullError };
@@ -49,9 +39,6 @@ const MANIFEST = 'manifest.json';
 const PREVIOUS = 'previous.json';
 const LEGACY_WEIGHTS = 'weights.bin';
 const WEIGHTS_NAME = /^weights(\.\d+)?\.bin$/;
-
-/** writeSync's signature: tests inject a write that fails as a full disk does. */
-export type WriteChunk = (fd: number, bytes: Uint8Array, offset: number, length: number) => number;
 
 export interface FolderCheckpointOptions {
   /** The run this folder belongs to: saved in each checkpoint, and a checkpoint of another run is refused. */
@@ -177,24 +164,12 @@ export class FolderCheckpointStore implements CheckpointStore {
 
   /** Writes and syncs `name`; on any failure the partial file is removed (it would hold the disk full). */
   private writeDurable(name: string, bytes: Uint8Array): void {
-    const path = join(this.dir, name);
-    const write = this.options.write ?? writeSync;
-    const fd = openSync(path, 'w');
-    try {
-      for (let offset = 0; offset < bytes.length;) offset += write(fd, bytes, offset, bytes.length - offset);
-      fsyncSync(fd);
-    } catch (error) {
-      closeSync(fd);
-      rmSync(path, { force: true });
-      throw error;
-    }
-    closeSync(fd);
+    writeWholeFile(join(this.dir, name), [bytes], { write: this.options.write });
   }
 
   /** Writes `name.tmp`, then renames it over `name` (the rename is atomic). */
   private writeAtomic(name: string, text: string): void {
-    this.writeDurable(`${name}.tmp`, Buffer.from(text, 'utf8'));
-    renameSync(join(this.dir, `${name}.tmp`), join(this.dir, name));
+    replaceFileAtomically(join(this.dir, name), text, { write: this.options.write });
   }
 }
 

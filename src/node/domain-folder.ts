@@ -44,7 +44,8 @@ import { ReplayBuffer, type ImportResult } from '../core/buffer/buffer';
 import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../core/data/trajectory';
 import { validateDomainData, type Domain } from '../core/domain/domain';
 import type { DomainCard } from '../core/experience/domain-card';
-import { BufferFolderMissingError, FolderBufferStore } from './buffer-folder';
+import { FolderBufferStore } from './buffer-folder';
+import { BufferFolderMissingError } from './buffer-folder-format';
 import { acquireLockFile, LOCK_FILE } from './folder-lock';
 import { DreamGymError } from '../core/errors';
 

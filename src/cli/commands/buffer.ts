@@ -7,6 +7,7 @@ import { ReplayBuffer, transitionsToTrajectories, type ImportResult } from '../.
 import { HashedNgramEmbedder } from '../../core/buffer/embedders';
 import { StreamedRetrieval } from '../../core/buffer/streamed-retrieval';
 import { FolderBufferStore } from '../../node/buffer-folder';
+import { readFolderStats, scanFolderTransitions } from '../../node/buffer-folder-stream';
 import { TRANSITION_SOURCES, type TransitionSource } from '../../core/buffer/types';
 import {
   FORMATS,
@@ -160,7 +161,7 @@ function renamedLines(renamed: ImportResult['renamed']): string {
 export async function runBufferStats(args: ParsedArgs): Promise<void> {
   const o = args.options as { dir: string; json?: boolean };
   // Streamed: a folder of any size, in the memory of a chunk or two (nothing is loaded).
-  const stats = FolderBufferStore.readStats(o.dir);
+  const stats = readFolderStats(o.dir);
   if (o.json) {
     printJsonLast({ dir: o.dir, ...stats });
     return;
@@ -195,7 +196,7 @@ export async function runBufferQuery(args: ParsedArgs): Promise<void> {
     source: o.source,
     diverse: o.diverse,
   });
-  await FolderBufferStore.scanTransitions(o.dir, retrieval);
+  await scanFolderTransitions(o.dir, retrieval);
   const hits = retrieval.results();
   const ms = performance.now() - t0;
   const results = hits.map(({ transition: t, score }) => ({

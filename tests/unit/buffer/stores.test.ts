@@ -21,7 +21,8 @@ import {
   UNKNOWN_V1_EMBEDDER,
   type BufferStoreTestHooks,
 } from '../../../src/core/buffer/stores';
-import { FolderBufferStore, FOLDER_FORMAT_VERSION } from '../../../src/node/buffer-folder';
+import { FolderBufferStore } from '../../../src/node/buffer-folder';
+import { FOLDER_FORMAT_VERSION } from '../../../src/node/buffer-folder-format';
 import { benchStoreInsertAndLoad } from '../../../src/bench/buffer-stores';
 import { tempFolders } from '../support/temp-folders';
 import {

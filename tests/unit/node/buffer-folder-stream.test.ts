@@ -14,6 +14,7 @@ import type { SearchOptions } from '../../../src/core/buffer/retrieval';
 import { StreamedRetrieval } from '../../../src/core/buffer/streamed-retrieval';
 import type { BufferTransition } from '../../../src/core/buffer/types';
 import { FolderBufferStore } from '../../../src/node/buffer-folder';
+import { readFolderStats, scanFolderTransitions } from '../../../src/node/buffer-folder-stream';
 import { embeddingOf, makeEpisode, makeTask, makeTransition } from '../../e2e/pages/buffer-fixtures';
 
 /** Folders made here, removed at the end (the large one is 160 MB). */
@@ -90,7 +91,7 @@ describe('buffer folder, read as a stream', () => {
       expect(expected.length).toBeGreaterThan(0);
       for (const chunk of [64, 4000, 1 << 20]) {
         const streamed = new StreamedRetrieval(new HashedNgramEmbedder(), 'buy item 1 page 2', k, options);
-        await FolderBufferStore.scanTransitions(dir, streamed, chunk);
+        await scanFolderTransitions(dir, streamed, chunk);
         expect(asked(streamed.results()), JSON.stringify({ k, options, chunk })).toEqual(expected);
       }
     }
@@ -109,7 +110,7 @@ describe('buffer folder, read as a stream', () => {
     const loaded = await store.stats();
     await store.close();
     expect(loaded.invalid).toBe(1);
-    for (const chunk of [64, 1000, 1 << 20]) expect(FolderBufferStore.readStats(dir, chunk)).toEqual(loaded);
+    for (const chunk of [64, 1000, 1 << 20]) expect(readFolderStats(dir, chunk)).toEqual(loaded);
   });
 
   it('buffer stats and query of a folder larger than the heap stream; a full load is refused with the fix', async () => {

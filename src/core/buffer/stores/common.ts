@@ -14,6 +14,9 @@ import {
   type TransitionSource,
 } from '../types';
 
+/** The writes of a store, each one commit. */
+export type BufferWriteOperation = 'putTransitions' | 'putImport' | 'putTasks' | 'putRun' | 'evict' | 'clear';
+
 /**
  * Test hooks, the same for all three stores, so one behaviour suite can break a batch half-way.
  * A throw from a hook fails the whole batch, exactly as a failed write would.
@@ -22,7 +25,7 @@ export interface BufferStoreTestHooks {
   /** Called inside a `putTransitions` batch after record `index` was written (or staged). */
   afterPut?(index: number, transition: BufferTransition): void;
   /** Called once per write (putTransitions, putImport, putTasks, putRun, evict, clear) just before it commits. */
-  beforeCommit?(operation: 'putTransitions' | 'putImport' | 'putTasks' | 'putRun' | 'evict' | 'clear'): void;
+  beforeCommit?(operation: BufferWriteOperation): void;
 }
 
 // ---------------------------------------------------------------------------------------------
