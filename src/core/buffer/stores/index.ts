@@ -4,12 +4,14 @@
 export {
   IndexedDbBufferStore,
   DEFAULT_BUFFER_DB_NAME,
+  type IndexedDbBufferStoreOptions,
+  type StorageLike,
+} from './indexeddb';
+export {
   INDEXEDDB_MIGRATIONS,
   INDEXEDDB_SCHEMA_VERSION,
   UNKNOWN_V1_EMBEDDER,
-  type IndexedDbBufferStoreOptions,
   type IndexedDbMigration,
-  type StorageLike,
-} from './indexeddb';
+} from './indexeddb-migrations';
 export { MemoryBufferStore, type MemoryBufferStoreOptions } from './memory';
 export type { BufferStoreTestHooks } from './common';

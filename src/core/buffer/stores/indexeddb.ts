@@ -22,8 +22,10 @@
  *   with those chunks' remaining live rows, in one transaction; `clear` empties the stores in one.
  *   The same rewrite compacts: once superseded rows outnumber live ones (plus some slack), the chunks
  *   that are mostly superseded are rewritten, and many small chunks (small batches) are merged.
- * - The schema is versioned: INDEXEDDB_MIGRATIONS lists every step (v1 → v2 → v3 …); opening runs the
- *   steps the database has not seen yet, in order, inside the upgrade transaction.
+ * - The schema is versioned: INDEXEDDB_MIGRATIONS (indexeddb-migrations.ts) lists every step (v1 → v2 →
+ *   v3 …); opening runs the steps the database has not seen yet, in order, inside the upgrade transaction.
+ * - The chunk records are indexeddb-chunks.ts; what a connection loaded (and which chunk holds which
+ *   rows) is indexeddb-loaded.ts.
  * - A QuotaExceededError surfaces as BufferQuotaError with the storage estimate.
  * - Several tabs: ONE TAB WRITES AT A TIME. A store loads the buffer when it opens and does not see
  *   another tab's later writes until it is opened again (a reload). Two tabs writing at once lose no
@@ -33,422 +35,31 @@
  *   it and forgets what it loaded; its next call opens (and loads) the database again.
  */
 import { deleteDB, openDB, type IDBPDatabase, type IDBPTransaction } from 'idb';
-import {
-  BufferQuotaError,
-  BufferSchemaError,
-  type BufferEpisode,
-  type BufferImport,
-  type BufferStats,
-  type BufferStore,
-  type BufferTransition,
-  type EvictionPolicy,
-  type RunRecord,
-  type TaskBankEntry,
-  type TransitionFilter,
-  type TransitionSource,
+import { BufferQuotaError, BufferSchemaError } from '../types';
+import type {
+  BufferEpisode,
+  BufferImport,
+  BufferStore,
+  BufferTransition,
+  EvictionPolicy,
+  RunRecord,
+  TaskBankEntry,
 } from '../types';
-import { checkBatch, closedError, compareInsertion, type BufferStoreTestHooks } from './common';
-import { MemoryBufferStore, type EvictionPlan, type StagedTransitions } from './memory';
+import { checkBatch, closedError, type BufferStoreTestHooks, type BufferWriteOperation } from './common';
+import {
+  decodeChunk,
+  encodeChunk,
+  lastOfEachId,
+  packChunks,
+  type ChunkPacker,
+  type ChunkRecord,
+} from './indexeddb-chunks';
+import { loadBuffer, type LoadedBuffer } from './indexeddb-loaded';
+import { INDEXEDDB_MIGRATIONS, INDEXEDDB_SCHEMA_VERSION, type UpgradeTransaction } from './indexeddb-migrations';
+import type { EvictionPlan, MemoryBufferStore, StagedTransitions } from './memory';
+import { MemoryServedStore } from './memory-served';
 
 export const DEFAULT_BUFFER_DB_NAME = 'dreamgym-buffer';
-
-// ---------------------------------------------------------------------------------------------
-// Schema and migrations
-// ---------------------------------------------------------------------------------------------
-
-type UpgradeTransaction = IDBPTransaction<unknown, string[], 'versionchange'>;
-
-export interface IndexedDbMigration {
-  /** The schema version this step produces. */
-  version: number;
-  /** What the step changes, for people reading the code or a log. */
-  summary: string;
-  /** Runs inside the upgrade transaction; may only await IndexedDB requests (else the transaction ends). */
-  migrate(db: IDBPDatabase, tx: UpgradeTransaction): Promise<void>;
-}
-
-/** Embedder id given to v1 embeddings whose database never recorded one. */
-export const UNKNOWN_V1_EMBEDDER = 'unknown-v1';
-
-/**
- * Every schema step, oldest first. Never edit a released step: add the next one.
- *
- * v1: transitions (keyPath id; indexes env, source, episodeId, createdAt), episodes (id; env, source),
- *     tasks (id; env), runs (id), meta (out-of-line keys). A transition had no `embedder` field: the
- *     database's one embedder id lived in meta under 'embedder'.
- * v2: per-transition embedder ids (vectors of different embedders never mix), ordered compound
- *     indexes for filtered reads and eviction, and an 'invalid' store so counts never scan.
- * v3: a batch log: 'chunks' (keyPath seq, autoIncrement; see ChunkRecord) holds transitions,
- *     embeddings and episodes, one record per write; 'transitions' (with its indexes), 'invalid' and
- *     'episodes' are gone. tasks, runs and meta stay.
- */
-export const INDEXEDDB_MIGRATIONS: readonly IndexedDbMigration[] = [
-  {
-    version: 1,
-    summary: 'create transitions, episodes, tasks, runs and meta',
-    async migrate(db) {
-      const transitions = db.createObjectStore('transitions', { keyPath: 'id' });
-      transitions.createIndex('env', 'env');
-      transitions.createIndex('source', 'source');
-      transitions.createIndex('episodeId', 'episodeId');
-      transitions.createIndex('createdAt', 'createdAt');
-      const episodes = db.createObjectStore('episodes', { keyPath: 'id' });
-      episodes.createIndex('env', 'env');
-      episodes.createIndex('source', 'source');
-      db.createObjectStore('tasks', { keyPath: 'id' }).createIndex('env', 'env');
-      db.createObjectStore('runs', { keyPath: 'id' });
-      db.createObjectStore('meta');
-    },
-  },
-  {
-    version: 2,
-    summary:
-      'replace the env/source/createdAt indexes by [source, createdAt, id] and [env, source, createdAt, id]; ' +
-      "add the invalid store; backfill each embedded transition's embedder from meta.embedder and drop that key",
-    async migrate(db, tx) {
-      const transitions = tx.objectStore('transitions');
-      for (const name of ['env', 'source', 'createdAt']) transitions.deleteIndex(name);
-      // Compound keys ordered by (createdAt, id): a prefix range is one (env, source) group in insertion order.
-      transitions.createIndex('source_order', ['source', 'createdAt', 'id']);
-      transitions.createIndex('env_source', ['env', 'source', 'createdAt', 'id']);
-      const invalid = db.createObjectStore('invalid', { keyPath: 'id' });
-      const meta = tx.objectStore('meta');
-      const embedder = ((await meta.get('embedder')) as string | undefined) ?? UNKNOWN_V1_EMBEDDER;
-      let cursor = await transitions.openCursor();
-      while (cursor) {
-        const t = cursor.value as BufferTransition;
-        if (t.valid === false) await invalid.put(invalidEntry(t));
-        if (t.embedding !== undefined && t.embedder === undefined) await cursor.update({ ...t, embedder });
-        cursor = await cursor.continue();
-      }
-      await meta.delete('embedder');
-    },
-  },
-  {
-    version: 3,
-    summary:
-      'move every transition (with its embedding) and every episode into chunks, a batch log (keyPath seq, autoIncrement), ' +
-      'in insertion order (createdAt, then id), 1,000 rows a chunk; delete the transitions store (and its indexes), invalid and episodes',
-    async migrate(db, tx) {
-      const chunks = db.createObjectStore('chunks', { keyPath: 'seq', autoIncrement: true });
-      const transitions = await readAllById<BufferTransition>(tx.objectStore('transitions'));
-      const episodes = await readAllById<BufferEpisode>(tx.objectStore('episodes'));
-      transitions.sort(compareInsertion);
-      episodes.sort(compareInsertion);
-      // Added in order, so the seqs follow insertion order too.
-      await Promise.all(packChunks(transitions, episodes).map((chunk) => chunks.add(chunk)));
-      for (const name of ['transitions', 'invalid', 'episodes']) db.deleteObjectStore(name);
-    },
-  },
-];
-
-export const INDEXEDDB_SCHEMA_VERSION = INDEXEDDB_MIGRATIONS[INDEXEDDB_MIGRATIONS.length - 1].version;
-
-/** v2's entries of transitions with valid === false (only the v2 step writes them now). */
-interface InvalidEntry {
-  id: string;
-  env: string;
-  source: TransitionSource;
-}
-const invalidEntry = (t: BufferTransition): InvalidEntry => ({ id: t.id, env: t.env, source: t.source });
-
-/** Records per getAll page when a migration reads a per-record store. */
-const MIGRATION_PAGE = 2000;
-
-/** Every record of a store keyed by `id`, a page at a time (inside the upgrade transaction). */
-async function readAllById<T extends { id: string }>(store: {
-  getAll(query?: IDBKeyRange | null, count?: number): Promise<unknown[]>;
-}): Promise<T[]> {
-  const all: T[] = [];
-  let range: IDBKeyRange | null = null;
-  for (;;) {
-    const page = (await store.getAll(range, MIGRATION_PAGE)) as T[];
-    for (const record of page) all.push(record);
-    if (page.length < MIGRATION_PAGE) return all;
-    range = IDBKeyRange.lowerBound(page[page.length - 1].id, true);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Chunks
-// ---------------------------------------------------------------------------------------------
-
-/** A transition as a chunk holds it: everything but the embedding (that is in `embeddings`). */
-export type ChunkRow = Omit<BufferTransition, 'embedding'>;
-
-/** One record of the 'chunks' store: what one write stored. */
-export interface ChunkRecord {
-  /** The key, given by the store (autoIncrement): a later chunk's row replaces earlier rows with its id. */
-  seq?: number;
-  /** Transitions without their embeddings (each keeps its `embedder`); one row per id. */
-  transitions: ChunkRow[];
-  /** Floats per row when every transition has an embedding of that length; `rowDims` is absent then. */
-  dims?: number;
-  /** Otherwise floats per transition, -1 for one without an embedding. */
-  rowDims?: Int32Array;
-  /** The embeddings, one row after another in `transitions` order. */
-  embeddings: Float32Array;
-  /** Episodes written with this batch; one row per id. */
-  episodes: BufferEpisode[];
-}
-
-/** Transitions (and episodes) per chunk when rewriting and migrating: about the size of one usual batch. */
-const CHUNK_ROWS = 1000;
-/** Chunks per getAll page when loading (≈ 1.5 MB a chunk of 1,000 transitions with 256-dim embeddings). */
-const LOAD_PAGE = 16;
-/** Rows (live and superseded) beyond 2 × live + this trigger compaction. */
-const COMPACT_SLACK = 1000;
-/** A chunk of fewer rows is small; more than SMALL_CHUNKS_MAX small chunks are merged. */
-const SMALL_CHUNK_ROWS = CHUNK_ROWS / 4;
-const SMALL_CHUNKS_MAX = 32;
-
-/** The chunk record of transitions and episodes (each id at most once). Copies the embeddings. */
-function encodeChunk(transitions: readonly BufferTransition[], episodes: readonly BufferEpisode[]): ChunkRecord {
-  const first = transitions[0]?.embedding?.length;
-  let uniform = first !== undefined;
-  let total = 0;
-  for (const t of transitions) {
-    const length = t.embedding?.length;
-    if (length !== first) uniform = false;
-    total += length ?? 0;
-  }
-  const embeddings = new Float32Array(total);
-  const rowDims = uniform ? undefined : new Int32Array(transitions.length);
-  const rows: ChunkRow[] = new Array<ChunkRow>(transitions.length);
-  let offset = 0;
-  for (let i = 0; i < transitions.length; i++) {
-    const t = transitions[i];
-    const embedding = t.embedding;
-    if (embedding === undefined) {
-      if (rowDims) rowDims[i] = -1;
-      rows[i] = t;
-      continue;
-    }
-    embeddings.set(embedding, offset);
-    offset += embedding.length;
-    if (rowDims) rowDims[i] = embedding.length;
-    const { embedding: _embedding, ...row } = t;
-    rows[i] = row;
-  }
-  return uniform
-    ? { transitions: rows, dims: first, embeddings, episodes: [...episodes] }
-    : { transitions: rows, rowDims, embeddings, episodes: [...episodes] };
-}
-
-/** The transitions of a loaded chunk, each with its embedding as a view of the chunk's Float32Array. */
-function decodeChunk(chunk: ChunkRecord, dbName: string): BufferTransition[] {
-  const { transitions, dims, rowDims, embeddings, episodes } = chunk ?? {};
-  const damaged = (problem: string) =>
-    new BufferSchemaError(
-      `The buffer database '${dbName}' holds a damaged chunk ` +
-        `(seq ${String(chunk?.seq)}: ${problem}). Export what you can and clear the buffer, or delete this site's data.`,
-    );
-  if (!Array.isArray(transitions) || !Array.isArray(episodes) || !(embeddings instanceof Float32Array)) {
-    throw damaged('transitions, episodes or embeddings missing');
-  }
-  if (
-    rowDims !== undefined
-      ? !(rowDims instanceof Int32Array) || rowDims.length !== transitions.length
-      : typeof dims !== 'number'
-  ) {
-    throw damaged('no dims and no rowDims that fit');
-  }
-  const rows = transitions as BufferTransition[];
-  let offset = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const length = rowDims ? rowDims[i] : dims!;
-    if (length < 0) continue;
-    if (offset + length > embeddings.length) throw damaged('fewer embedding floats than its rows need');
-    rows[i].embedding = embeddings.subarray(offset, offset + length);
-    offset += length;
-  }
-  if (offset !== embeddings.length) throw damaged('more embedding floats than its rows need');
-  return rows;
-}
-
-/** Chunks of at most CHUNK_ROWS rows: the transitions in the given order, then the episodes. */
-function packChunks(transitions: readonly BufferTransition[], episodes: readonly BufferEpisode[]): ChunkRecord[] {
-  const chunks: ChunkRecord[] = [];
-  let e = 0;
-  for (let start = 0; start < transitions.length; start += CHUNK_ROWS) {
-    const part = transitions.slice(start, start + CHUNK_ROWS);
-    const room = CHUNK_ROWS - part.length;
-    chunks.push(encodeChunk(part, episodes.slice(e, e + room)));
-    e += room;
-  }
-  for (; e < episodes.length; e += CHUNK_ROWS) chunks.push(encodeChunk([], episodes.slice(e, e + CHUNK_ROWS)));
-  return chunks;
-}
-
-/** The records without earlier duplicates (a later record for an id replaces an earlier one). */
-function lastOfEachId<T extends { id: string }>(records: T[]): T[] {
-  const ids = new Set<string>();
-  for (const record of records) ids.add(record.id);
-  if (ids.size === records.length) return records;
-  ids.clear();
-  const out: T[] = [];
-  for (let i = records.length - 1; i >= 0; i--) {
-    if (ids.has(records[i].id)) continue;
-    ids.add(records[i].id);
-    out.push(records[i]);
-  }
-  return out.reverse();
-}
-
-/** Ids of the rows (live or superseded) one chunk holds. */
-interface ChunkInfo {
-  transitionIds: string[];
-  episodeIds: string[];
-}
-
-/**
- * What one open connection loaded: the contents (a MemoryBufferStore) and which chunk holds which
- * rows, so writes know what a re-put supersedes and which chunks an eviction must rewrite.
- */
-class LoadedBuffer {
-  readonly chunks = new Map<number, ChunkInfo>();
-  /** Id → seq of the chunk with its latest row. */
-  readonly transitionHome = new Map<string, number>();
-  readonly episodeHome = new Map<string, number>();
-  /** Rows in all chunks, live and superseded. */
-  rows = 0;
-
-  constructor(
-    readonly db: IDBPDatabase,
-    readonly state: MemoryBufferStore,
-  ) {}
-
-  addChunk(seq: number, transitionIds: string[], episodeIds: string[]): void {
-    this.chunks.set(seq, { transitionIds, episodeIds });
-    this.rows += transitionIds.length + episodeIds.length;
-    for (const id of transitionIds) this.transitionHome.set(id, seq);
-    for (const id of episodeIds) this.episodeHome.set(id, seq);
-  }
-
-  dropChunk(seq: number): void {
-    const info = this.chunks.get(seq);
-    if (!info) return;
-    this.chunks.delete(seq);
-    this.rows -= info.transitionIds.length + info.episodeIds.length;
-    for (const id of info.transitionIds) if (this.transitionHome.get(id) === seq) this.transitionHome.delete(id);
-    for (const id of info.episodeIds) if (this.episodeHome.get(id) === seq) this.episodeHome.delete(id);
-  }
-
-  clear(): void {
-    this.chunks.clear();
-    this.transitionHome.clear();
-    this.episodeHome.clear();
-    this.rows = 0;
-  }
-
-  private liveRows(seq: number, info: ChunkInfo): number {
-    let live = 0;
-    for (const id of info.transitionIds) if (this.transitionHome.get(id) === seq) live++;
-    for (const id of info.episodeIds) if (this.episodeHome.get(id) === seq) live++;
-    return live;
-  }
-
-  /** Chunks to rewrite: mostly superseded ones once superseded rows pile up, and small ones once there are many. */
-  compactionVictims(): number[] {
-    const victims: number[] = [];
-    const live = this.transitionHome.size + this.episodeHome.size;
-    const wasteful = this.rows > 2 * live + COMPACT_SLACK;
-    const small: number[] = [];
-    for (const [seq, info] of this.chunks) {
-      const rows = info.transitionIds.length + info.episodeIds.length;
-      if (wasteful && 2 * this.liveRows(seq, info) < rows) victims.push(seq);
-      else if (rows < SMALL_CHUNK_ROWS) small.push(seq);
-    }
-    if (small.length > SMALL_CHUNKS_MAX) victims.push(...small);
-    return victims;
-  }
-
-  /** Chunks holding any row (of any version) of these transitions or episodes. */
-  chunksHolding(transitionIds: ReadonlySet<string>, episodeIds: ReadonlySet<string>): number[] {
-    const victims: number[] = [];
-    for (const [seq, info] of this.chunks) {
-      if (info.transitionIds.some((id) => transitionIds.has(id)) || info.episodeIds.some((id) => episodeIds.has(id)))
-        victims.push(seq);
-    }
-    return victims;
-  }
-
-  /** The live rows of these chunks, less the removed ones, in insertion order. */
-  liveRowsOf(
-    victims: number[],
-    removed: EvictionPlan | null,
-  ): { transitions: BufferTransition[]; episodes: BufferEpisode[] } {
-    const removedTransitions = new Set(removed?.transitionIds);
-    const removedEpisodes = new Set(removed?.episodeIds);
-    const transitions: BufferTransition[] = [];
-    const episodeIds: string[] = [];
-    for (const seq of victims) {
-      const info = this.chunks.get(seq)!;
-      for (const id of info.transitionIds) {
-        if (this.transitionHome.get(id) !== seq || removedTransitions.has(id)) continue;
-        const t = this.state.peekTransition(id);
-        if (t) transitions.push(t);
-      }
-      for (const id of info.episodeIds)
-        if (this.episodeHome.get(id) === seq && !removedEpisodes.has(id)) episodeIds.push(id);
-    }
-    let episodes: BufferEpisode[] = [];
-    if (episodeIds.length > 0) {
-      const wanted = new Set(episodeIds);
-      episodes = this.state.allEpisodes().filter((e) => wanted.has(e.id));
-    }
-    return { transitions: transitions.sort(compareInsertion), episodes: episodes.sort(compareInsertion) };
-  }
-}
-
-/** Reads tasks, runs and every chunk (seq order, LOAD_PAGE at a time with the next page in flight) into memory. */
-async function loadBuffer(db: IDBPDatabase, hooks: BufferStoreTestHooks): Promise<LoadedBuffer> {
-  const tx = db.transaction(['chunks', 'tasks', 'runs'], 'readonly');
-  const done = tx.done;
-  const tasks = tx.objectStore('tasks').getAll() as Promise<TaskBankEntry[]>;
-  const runs = tx.objectStore('runs').getAll() as Promise<RunRecord[]>;
-  for (const request of [done, tasks, runs])
-    request.catch(() => {
-      /* awaited below */
-    });
-  const state = new MemoryBufferStore({ testHooks: hooks });
-  const loaded = new LoadedBuffer(db, state);
-  const transitions: BufferTransition[] = [];
-  const episodes: BufferEpisode[] = [];
-  const store = tx.objectStore('chunks');
-  let next = store.getAll(null, LOAD_PAGE) as Promise<ChunkRecord[]>;
-  for (;;) {
-    const page = await next;
-    const more = page.length === LOAD_PAGE;
-    if (more) {
-      next = store.getAll(IDBKeyRange.lowerBound(page[page.length - 1].seq!, true), LOAD_PAGE) as Promise<
-        ChunkRecord[]
-      >;
-      next.catch(() => {
-        /* awaited on the next round */
-      });
-    }
-    for (const chunk of page) {
-      const rows = decodeChunk(chunk, db.name);
-      const transitionIds = new Array<string>(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        transitions.push(rows[i]);
-        transitionIds[i] = rows[i].id;
-      }
-      for (const e of chunk.episodes) episodes.push(e);
-      loaded.addChunk(
-        chunk.seq!,
-        transitionIds,
-        chunk.episodes.map((e) => e.id),
-      );
-    }
-    if (!more) break;
-  }
-  // In seq order, so a later row for an id replaces the earlier ones.
-  state.load({ transitions, episodes, tasks: await tasks, runs: await runs });
-  await done;
-  return loaded;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -471,14 +82,12 @@ export interface IndexedDbBufferStoreOptions {
 
 type Db = IDBPDatabase<unknown>;
 type WriteTransaction = IDBPTransaction<unknown, string[], 'readwrite'>;
-type WriteOperation = Parameters<NonNullable<BufferStoreTestHooks['beforeCommit']>>[0];
-type ChunkPacker = (transitions: readonly BufferTransition[], episodes: readonly BufferEpisode[]) => ChunkRecord[];
 
 // ---------------------------------------------------------------------------------------------
 // The store
 // ---------------------------------------------------------------------------------------------
 
-export class IndexedDbBufferStore implements BufferStore {
+export class IndexedDbBufferStore extends MemoryServedStore implements BufferStore {
   readonly kind = 'indexeddb' as const;
   readonly name: string;
   private readonly storage: StorageLike | null;
@@ -489,6 +98,7 @@ export class IndexedDbBufferStore implements BufferStore {
 
   /** Opens lazily on the first call; use `IndexedDbBufferStore.open` to surface schema errors at once. */
   constructor(options: IndexedDbBufferStoreOptions = {}) {
+    super();
     this.name = options.name ?? DEFAULT_BUFFER_DB_NAME;
     this.storage = options.storage !== undefined ? options.storage : (globalThis.navigator?.storage ?? null);
     this.hooks = options.testHooks ?? {};
@@ -606,7 +216,7 @@ export class IndexedDbBufferStore implements BufferStore {
     loaded: LoadedBuffer,
     stores: string[],
     attempted: number,
-    operation: WriteOperation | null,
+    operation: BufferWriteOperation | null,
     body: (tx: WriteTransaction, track: <R>(request: Promise<R>) => Promise<R>) => T | Promise<T>,
   ): Promise<T> {
     let tx: WriteTransaction;
@@ -676,11 +286,7 @@ export class IndexedDbBufferStore implements BufferStore {
       track(tx.objectStore('chunks').add(chunk)),
     );
     loaded.state.applyTransitions(copy);
-    loaded.addChunk(
-      seq as number,
-      copy.transitions.map((t) => t.id),
-      copy.episodes.map((e) => e.id),
-    );
+    loaded.addChunkRecord(seq as number, chunk);
     await this.compactIfWasteful(loaded);
     return { added: copy.added, replaced: copy.replaced };
   }
@@ -703,13 +309,7 @@ export class IndexedDbBufferStore implements BufferStore {
     });
     loaded.state.applyTransitions(copy);
     loaded.state.applyTasks(tasks);
-    chunks.forEach((chunk, i) =>
-      loaded.addChunk(
-        seqs[i] as number,
-        chunk.transitions.map((t) => t.id),
-        chunk.episodes.map((e) => e.id),
-      ),
-    );
+    chunks.forEach((chunk, i) => loaded.addChunkRecord(seqs[i] as number, chunk));
     await this.compactIfWasteful(loaded);
     return { added: copy.added, replaced: copy.replaced };
   }
@@ -821,13 +421,7 @@ export class IndexedDbBufferStore implements BufferStore {
       return Promise.all(replacements.map((chunk) => track(store.add(chunk))));
     });
     for (const seq of victims) loaded.dropChunk(seq);
-    replacements.forEach((chunk, i) =>
-      loaded.addChunk(
-        seqs[i] as number,
-        chunk.transitions.map((t) => t.id),
-        chunk.episodes.map((e) => e.id),
-      ),
-    );
+    replacements.forEach((chunk, i) => loaded.addChunkRecord(seqs[i] as number, chunk));
   }
 
   /**
@@ -845,44 +439,9 @@ export class IndexedDbBufferStore implements BufferStore {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Reads: from memory
-  // ---------------------------------------------------------------------------------------------
-
-  async getTransition(id: string): Promise<BufferTransition | undefined> {
-    return (await this.loaded()).state.getTransition(id);
-  }
-
-  async listTransitions(filter?: TransitionFilter): Promise<BufferTransition[]> {
-    return (await this.loaded()).state.listTransitions(filter);
-  }
-
-  async forEachTransition(visit: (t: BufferTransition) => void, filter?: TransitionFilter): Promise<void> {
-    return (await this.loaded()).state.forEachTransition(visit, filter);
-  }
-
-  async countTransitions(filter?: TransitionFilter): Promise<number> {
-    return (await this.loaded()).state.countTransitions(filter);
-  }
-
-  async hasEpisode(id: string): Promise<boolean> {
-    return (await this.loaded()).state.hasEpisode(id);
-  }
-
-  async listEpisodes(filter?: { env?: string; source?: TransitionSource }): Promise<BufferEpisode[]> {
-    return (await this.loaded()).state.listEpisodes(filter);
-  }
-
-  async listTasks(env?: string): Promise<TaskBankEntry[]> {
-    return (await this.loaded()).state.listTasks(env);
-  }
-
-  async listRuns(): Promise<RunRecord[]> {
-    return (await this.loaded()).state.listRuns();
-  }
-
-  async stats(): Promise<BufferStats> {
-    return (await this.loaded()).state.stats();
+  // Reads: from memory (MemoryServedStore)
+  protected async loadedState(): Promise<MemoryBufferStore> {
+    return (await this.loaded()).state;
   }
 
   // ---------------------------------------------------------------------------------------------
