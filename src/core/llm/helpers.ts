@@ -19,3 +19,9 @@ export function finiteOr(value: unknown, fallback: number): number {
 export function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
+
+/** `value[key]` when `value` is an object and that field a string. */
+export function pickString(value: unknown, key: string): string | undefined {
+  const v = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}

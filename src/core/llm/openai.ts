@@ -30,18 +30,26 @@
  * The API key lives only in this object's private field: it is never written to storage, logs,
  * checkpoints or run configs, and JSON.stringify / structuredClone of the model do not carry it.
  */
-import {
-  LlmError,
-  type ChatModel,
-  type ChatRequest,
-  type ChatResult,
-  type FinishReason,
-  type LlmErrorCode,
-  type TokenLogprob,
-} from './types';
+import { LlmError, type ChatModel, type ChatRequest, type ChatResult, type LlmErrorCode } from './types';
 import { normaliseBaseUrl } from './spec';
 import { ConcurrencyLimiter } from './limiter';
-import { errorText, finiteOr } from './helpers';
+import { pickString } from './helpers';
+import { chatUsage, mapFinishReason, parseLogprobs } from './chat-completion';
+// webllm.ts reads these from here until it imports chat-completion.ts itself.
+export { mapFinishReason, parseLogprobs } from './chat-completion';
+import {
+  abortedError,
+  badShape,
+  bodyTooLarge,
+  httpError,
+  mentionsResponseFormat,
+  networkCodes,
+  networkError,
+  noStructuredOutput,
+  parseJsonBody,
+  pullHint,
+  type HttpReply,
+} from './openai-errors';
 
 export interface OpenAiChatModelOptions {
   /** Base URL of the API, e.g. http://127.0.0.1:11434/v1 (Ollama); a trailing slash is dropped. */
@@ -128,14 +136,6 @@ export function parseRetryAfterMs(value: string | null | undefined, nowMs = Date
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
-}
-
-interface HttpReply {
-  status: number;
-  statusText: string;
-  text: string;
-  url: string;
-  attempts: number;
 }
 
 export class OpenAiChatModel implements ChatModel {
@@ -244,15 +244,10 @@ export class OpenAiChatModel implements ChatModel {
       this.#structuredOutput = mode = 'json_object';
       reply = await this.#exchange('POST', '/chat/completions', this.#chatBody(request, mode), signal);
       if (reply.status === 400 && mentionsResponseFormat(reply.text)) {
-        throw new LlmError(
-          `The server at ${this.baseUrl} rejects both structured-output shapes (response_format json_schema and json_object): ` +
-            `${serverMessage(reply.text)}. Use a server with structured output (a recent Ollama, vLLM or llama-server), ` +
-            `or constrain the output with a GBNF grammar instead (llama-server).`,
-          'unsupported',
-        );
+        throw noStructuredOutput(this.baseUrl, reply);
       }
     }
-    if (reply.status < 200 || reply.status >= 300) throw this.#httpError(reply);
+    if (reply.status < 200 || reply.status >= 300) throw httpError(reply, this.baseUrl, this.id);
     const json = parseJsonBody(reply);
     return parseChatResult(json, reply, this.#now() - started);
   }
@@ -324,7 +319,7 @@ export class OpenAiChatModel implements ChatModel {
 
   async #listModels(signal: AbortSignal | undefined, retries: number): Promise<string[]> {
     const reply = await this.#exchange('GET', '/models', undefined, signal, retries);
-    if (reply.status < 200 || reply.status >= 300) throw this.#httpError(reply);
+    if (reply.status < 200 || reply.status >= 300) throw httpError(reply, this.baseUrl, this.id);
     const json = parseJsonBody(reply) as { data?: unknown; models?: unknown };
     const list = Array.isArray(json?.data) ? json.data : Array.isArray(json?.models) ? json.models : undefined;
     if (!list) throw badShape(reply, 'a model list (data[].id)');
@@ -355,7 +350,7 @@ export class OpenAiChatModel implements ChatModel {
       const outcome = await this.#attempt(url, init, signal);
       const retryIndex = attempt - 1;
       if ('networkError' in outcome) {
-        const error = this.#networkError(url, outcome.networkError);
+        const error = networkError(url, outcome.networkError, this.baseUrl, this.#pageOrigin);
         if (error.code === 'cors' || retryIndex >= retries) throw error;
         await this.#wait(
           retryIndex,
@@ -438,105 +433,6 @@ export class OpenAiChatModel implements ChatModel {
     this.#onRetry?.({ retry: retryIndex + 1, delayMs, reason });
     await sleep(delayMs, signal, url);
   }
-
-  #networkError(url: string, error: unknown): LlmError {
-    const codes = networkCodes(error);
-    const servers =
-      `Ollama 'ollama serve' (base URL http://127.0.0.1:11434/v1), vLLM 'vllm serve MODEL' (http://127.0.0.1:8000/v1), ` +
-      `llama-server 'llama-server -m model.gguf' (http://127.0.0.1:8080/v1).`;
-    const startHint = `Start an OpenAI-compatible server there or fix the URL: ${servers}`;
-    const page = this.#pageOrigin;
-    if (page !== undefined) {
-      // In a browser a refused connection and a CORS refusal look the same ('Failed to fetch').
-      const target = new URL(this.baseUrl);
-      if (target.origin !== page) {
-        const mixed =
-          page.startsWith('https:') && target.protocol === 'http:' && !isLoopback(target.hostname)
-            ? ` This page is served over https and ${target.origin} is plain http, which browsers block (mixed content): serve the API over https or open the page over http.`
-            : '';
-        return new LlmError(
-          `The browser could not reach ${url} from this page (${page}): either no server is running there, or it does not ` +
-            `allow cross-origin requests (CORS) from this page. Open ${this.baseUrl}/models in a browser tab to check it is up; ` +
-            `if not, start one: ${servers} To allow this page: Ollama — restart it with ` +
-            `OLLAMA_ORIGINS=${page} ollama serve (or OLLAMA_ORIGINS=* for any page); vLLM — vllm serve MODEL ` +
-            `--allowed-origins '["${page}"]'; llama-server allows any origin by default (newer builds: --cors-origins ${page}).${mixed}`,
-          'cors',
-          { cause: error },
-        );
-      }
-      return new LlmError(`Could not reach ${url}: no server is answering there. ${startHint}`, 'connection-refused', {
-        cause: error,
-      });
-    }
-    if (codes.includes('ECONNREFUSED')) {
-      return new LlmError(
-        `Connection refused at ${url}: no server is running at ${this.baseUrl}. ${startHint}`,
-        'connection-refused',
-        { cause: error },
-      );
-    }
-    if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
-      return new LlmError(
-        `The host of ${this.baseUrl} was not found (DNS ${codes.join(', ')}); check the base URL's host name. ${startHint}`,
-        'connection-refused',
-        { cause: error },
-      );
-    }
-    const detail = codes.length > 0 ? codes.join(', ') : errorText(error);
-    return new LlmError(
-      `Network error talking to ${url} (${detail}): the connection failed or the server closed it mid-answer. ` +
-        `Check the server is running and its log; a proxy or firewall between here and ${this.baseUrl} may be dropping it.`,
-      'http',
-      { cause: error, transient: true },
-    );
-  }
-
-  #httpError(reply: HttpReply): LlmError {
-    const { status, text, url } = reply;
-    const message = serverMessage(text);
-    const said = message ? `: ${message}` : '';
-    const statusLabel = `${status}${reply.statusText ? ` ${reply.statusText}` : ''}`;
-    if (status === 401 || status === 403) {
-      const ollama403 =
-        status === 403
-          ? ` From a browser, Ollama also answers 403 to pages whose origin it does not allow: start it with OLLAMA_ORIGINS=<this page's origin> ollama serve.`
-          : '';
-      return new LlmError(
-        `The server at ${this.baseUrl} refused the request (${statusLabel}${said}): the API key is missing or wrong. ` +
-          `Pass it as apiKey (CLI: the OPENAI_API_KEY or DREAMGYM_API_KEY environment variable; UI: the API key field, kept in memory only).${ollama403}`,
-        'http',
-      );
-    }
-    if ((status === 404 || status === 400) && mentionsMissingModel(text, status)) {
-      return new LlmError(
-        `Model '${this.id}' is not available at ${this.baseUrl} (${statusLabel}${said}). ${pullHint(this.id)}`,
-        'model-not-found',
-      );
-    }
-    if (status === 404) {
-      return new LlmError(
-        `${url} does not exist (${statusLabel}). The base URL must point at the OpenAI-compatible API, which usually ends in /v1: ` +
-          `Ollama http://127.0.0.1:11434/v1, vLLM http://127.0.0.1:8000/v1, llama-server http://127.0.0.1:8080/v1.`,
-        'http',
-      );
-    }
-    if (status === 429 || status >= 500) {
-      const advice =
-        status === 429
-          ? 'The server is rate-limiting: send fewer requests at once, or raise retries / backoffMs to wait longer.'
-          : 'The server is failing or overloaded: check its log (out of memory? model still loading?), or raise retries / backoffMs.';
-      return new LlmError(
-        `The server at ${url} answered ${statusLabel} on all ${reply.attempts} attempt(s)${said}. ${advice}`,
-        'http',
-        { transient: true },
-      );
-    }
-    return new LlmError(
-      `The server at ${url} rejected the request (${statusLabel}${said}); not retried. Check the request against what the ` +
-        `server supports (maxTokens within the context window, stop, jsonSchema or grammar).`,
-      'http',
-    );
-  }
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -573,35 +469,6 @@ async function readCappedBody(response: Response, capBytes: number, url: string)
   return parts.join('');
 }
 
-function bodyTooLarge(url: string, what: string, capBytes: number): LlmError {
-  return new LlmError(
-    `The answer from ${url} ${what}, over the cap of ${capBytes} bytes (maxResponseBytes); it was refused unread. A chat ` +
-      'answer is a few kB: check that the base URL points at an OpenAI-compatible API and that maxTokens is small, or raise maxResponseBytes.',
-    'bad-response',
-  );
-}
-
-function parseJsonBody(reply: HttpReply): unknown {
-  try {
-    return JSON.parse(reply.text);
-  } catch (error) {
-    throw new LlmError(
-      `The server at ${reply.url} answered ${reply.status} with a body that is not JSON: "${snippet(reply.text)}". ` +
-        `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`,
-      'bad-response',
-      { cause: error },
-    );
-  }
-}
-
-function badShape(reply: HttpReply, expected: string): LlmError {
-  return new LlmError(
-    `The server at ${reply.url} answered JSON without ${expected}: "${snippet(reply.text)}". ` +
-      `Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).`,
-    'bad-response',
-  );
-}
-
 function parseChatResult(json: unknown, reply: HttpReply, ms: number): ChatResult {
   const choices = (json as { choices?: unknown } | null)?.choices;
   const choice = Array.isArray(choices) ? (choices[0] as Record<string, unknown> | undefined) : undefined;
@@ -623,80 +490,11 @@ function parseChatResult(json: unknown, reply: HttpReply, ms: number): ChatResul
   const result: ChatResult = {
     text,
     finishReason: mapFinishReason(choice.finish_reason),
-    usage: {
-      promptTokens: finiteOr(usage?.prompt_tokens, 0),
-      completionTokens: finiteOr(usage?.completion_tokens, 0),
-      ms,
-    },
+    usage: chatUsage(usage, ms),
   };
   const logprobs = parseLogprobs(choice.logprobs);
   if (logprobs) result.logprobs = logprobs;
   return result;
-}
-
-/** OpenAI's finish_reason (and the other servers' spellings) → FinishReason. */
-export function mapFinishReason(reason: unknown): FinishReason {
-  switch (reason) {
-    case 'length':
-    case 'max_tokens':
-    case 'model_length':
-      return 'length';
-    case 'abort':
-    case 'cancelled':
-    case 'canceled':
-      return 'abort';
-    case 'content_filter':
-    case 'error':
-      return 'error';
-    default:
-      return 'stop'; // 'stop', 'eos', 'stop_sequence', 'tool_calls', null, …
-  }
-}
-
-/**
- * `choices[0].logprobs` → TokenLogprob[]: the chat shape `{ content: [{ token, logprob, top_logprobs }] }`,
- * or the legacy completions shape `{ tokens, token_logprobs, top_logprobs: [{ tok: lp }] }`.
- * Anything else (absent, null, empty, malformed) → undefined.
- */
-export function parseLogprobs(raw: unknown): TokenLogprob[] | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
-  const record = raw as Record<string, unknown>;
-  if (Array.isArray(record.content)) {
-    const out: TokenLogprob[] = [];
-    for (const entry of record.content as unknown[]) {
-      if (!entry || typeof entry !== 'object') continue;
-      const e = entry as Record<string, unknown>;
-      if (typeof e.token !== 'string' || typeof e.logprob !== 'number') continue;
-      const top = Array.isArray(e.top_logprobs)
-        ? (e.top_logprobs as unknown[]).flatMap((t) => {
-            const a = t as Record<string, unknown> | null;
-            return a && typeof a.token === 'string' && typeof a.logprob === 'number'
-              ? [{ token: a.token, logprob: a.logprob }]
-              : [];
-          })
-        : [];
-      out.push({ token: e.token, logprob: e.logprob, top });
-    }
-    return out.length > 0 ? out : undefined;
-  }
-  if (Array.isArray(record.tokens) && Array.isArray(record.token_logprobs)) {
-    const tops = Array.isArray(record.top_logprobs) ? (record.top_logprobs as unknown[]) : [];
-    const out: TokenLogprob[] = [];
-    (record.tokens as unknown[]).forEach((token, i) => {
-      const logprob = (record.token_logprobs as unknown[])[i];
-      if (typeof token !== 'string' || typeof logprob !== 'number') return;
-      const t = tops[i];
-      const top =
-        t && typeof t === 'object'
-          ? Object.entries(t as Record<string, unknown>).flatMap(([tok, lp]) =>
-              typeof lp === 'number' ? [{ token: tok, logprob: lp }] : [],
-            )
-          : [];
-      out.push({ token, logprob, top });
-    });
-    return out.length > 0 ? out : undefined;
-  }
-  return undefined;
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -707,48 +505,9 @@ function positive(value: number | undefined, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
-function pickString(value: unknown, key: string): string | undefined {
-  const v = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-  return typeof v === 'string' ? v : undefined;
-}
-
 function browserOrigin(): string | undefined {
   const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
   return typeof origin === 'string' && origin !== 'null' ? origin : undefined;
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || /^127\./.test(hostname);
-}
-
-function pullHint(model: string): string {
-  return (
-    `For Ollama, download it with 'ollama pull ${model}'; otherwise list the served models (GET /models, or the ` +
-    `connection test) and use one of those ids — vLLM serves the model named on 'vllm serve', llama-server the one loaded with -m.`
-  );
-}
-
-/** The error codes along an error's cause chain (Node: TypeError 'fetch failed' → cause.code). */
-function networkCodes(error: unknown): string[] {
-  const codes = new Set<string>();
-  const seen = new Set<unknown>();
-  const visit = (e: unknown, depth: number) => {
-    if (!e || typeof e !== 'object' || seen.has(e) || depth > 6) return;
-    seen.add(e);
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') codes.add(code);
-    visit((e as { cause?: unknown }).cause, depth + 1);
-    const errors = (e as { errors?: unknown }).errors;
-    if (Array.isArray(errors)) for (const inner of errors) visit(inner, depth + 1);
-  };
-  visit(error, 0);
-  return [...codes];
-}
-
-function abortedError(url: string, signal: AbortSignal): LlmError {
-  return new LlmError(`The request to ${url} was cancelled by its AbortSignal (not retried).`, 'aborted', {
-    cause: signal.reason,
-  });
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined, url: string): Promise<void> {
@@ -767,35 +526,4 @@ function sleep(ms: number, signal: AbortSignal | undefined, url: string): Promis
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-function snippet(text: string, max = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
-/** The server's own error text: `error.message`, `error`, `message` or `detail`, else a snippet of the body. */
-function serverMessage(text: string): string {
-  try {
-    const json = JSON.parse(text) as Record<string, unknown>;
-    const error = json?.error;
-    if (typeof error === 'string') return snippet(error);
-    const nested = pickString(error, 'message') ?? pickString(json, 'message');
-    if (nested) return snippet(nested);
-    if (typeof json?.detail === 'string') return snippet(json.detail);
-    if (json?.detail !== undefined) return snippet(JSON.stringify(json.detail));
-  } catch {
-    /* not JSON: fall through */
-  }
-  return snippet(text);
-}
-
-function mentionsResponseFormat(text: string): boolean {
-  return /response_format|json_schema/i.test(text);
-}
-
-function mentionsMissingModel(text: string, status: number): boolean {
-  if (!/model/i.test(text)) return false;
-  // A 400 only counts when it says the model is missing (vLLM), not for any mention of "model".
-  return status === 404 || /not found|does not exist|not exist|unknown model|no such model|try pulling/i.test(text);
 }

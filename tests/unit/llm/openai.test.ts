@@ -2,12 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   OpenAiChatModel,
   backoffDelayMs,
-  mapFinishReason,
-  parseLogprobs,
   parseRetryAfterMs,
   type OpenAiChatModelOptions,
   type RetryInfo,
 } from '../../../src/core/llm/openai';
+import { mapFinishReason, parseLogprobs } from '../../../src/core/llm/chat-completion';
 import { LlmError, type ChatRequest } from '../../../src/core/llm/types';
 import { chatCompletion, errorBody, OpenAiTestServer } from './openai-test-server';
 
