@@ -13,15 +13,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { main } from '../../src/cli/main';
-import type { ChatRequest } from '../../src/core/llm/types';
-import {
-  chatCompletion,
-  OpenAiTestServer,
-  type RecordedRequest,
-  type ScriptedReply,
-} from '../../tests/unit/llm/openai-test-server';
-import { scriptedShop } from '../../tests/unit/experience/fixtures';
+import { OpenAiTestServer } from '../../tests/unit/llm/openai-test-server';
+import { shopAfter } from '../../tests/unit/llm/shop-server';
+import { cli } from '../../tests/unit/cli/run-cli';
 
 const { values } = parseArgs({
   options: { delay: { type: 'string', default: '200' }, iterations: { type: 'string', default: '3' } },
@@ -32,35 +26,12 @@ const dir = mkdtempSync(join(tmpdir(), 'dreamgym-llm-concurrency-'));
 
 async function run(concurrency: number) {
   const server = await OpenAiTestServer.start();
-  const script = (request: RecordedRequest): ScriptedReply => {
-    server.replyChat(script);
-    return {
-      delayMs,
-      body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), {
-        promptTokens: 544,
-        completionTokens: 138,
-      }),
-    };
-  };
-  server.replyChat(script);
+  shopAfter(server, delayMs, { promptTokens: 544, completionTokens: 138 });
   const out = join(dir, `n${concurrency}`);
+  const settings = `iterations=${iterations},tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=20`;
   const started = performance.now();
-  const code = await main([
-    'train',
-    '--preset',
-    'webshop-easy',
-    '--mode',
-    'dream',
-    '--llm',
-    `openai:${server.url}#test-model`,
-    '--out',
-    out,
-    '--progress',
-    '0',
-    '--set',
-    `iterations=${iterations},tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=20,llmConcurrency=${concurrency}`,
-    '--json',
-  ]);
+  const code = await cli`train --preset webshop-easy --mode dream --llm openai:${server.url}#test-model --out ${out}
+    --progress 0 --set ${settings},llmConcurrency=${concurrency} --json`;
   const seconds = (performance.now() - started) / 1000;
   await server.close();
   if (code !== 0) throw new Error(`train exited ${code}`);

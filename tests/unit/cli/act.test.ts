@@ -6,30 +6,14 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main';
-import { actCommand, runAct, stateOfLine } from '../../../src/cli/commands/act';
-import { parseArgs } from '../../../src/cli/args';
+import { stateOfLine } from '../../../src/cli/commands/act';
 import { getEnvDefinition, makeEnv } from '../../../src/core/envs/registry';
 import { captureCliOutput } from '../support/cli-output';
+import { act } from './run-cli';
 
 captureCliOutput();
-
-async function act(argv: string[], input: string): Promise<{ code: number; lines: Record<string, unknown>[] }> {
-  const inStream = new PassThrough();
-  const outStream = new PassThrough();
-  const chunks: string[] = [];
-  outStream.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
-  inStream.end(input);
-  const code = await runAct(parseArgs(argv, actCommand), { input: inStream, output: outStream });
-  const lines = chunks
-    .join('')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { code, lines };
-}
 
 describe('dreamgym act', () => {
   it("answers each state with the saved agent's action, its probability and the top candidates", async () => {

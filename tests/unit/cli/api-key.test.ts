@@ -5,17 +5,17 @@
  * stand-in OpenAI-compatible server (a test double on a local port).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
 import { edgeDeps } from '../../../src/cli/commands/experiment';
-import type { ChatRequest } from '../../../src/core/llm/types';
 import { apiKeyFromEnv } from '../../../src/node/edge';
 import { foreignAgentGym, scriptedDomainChat } from '../domain/fixtures';
-import { scriptedShop } from '../experience/fixtures';
+import { OpenAiTestServer } from '../llm/openai-test-server';
+import { shopText } from '../llm/shop-server';
+import { captureCliOutput } from '../support/cli-output';
+import { argv } from './run-cli';
 
 describe('apiKeyFromEnv', () => {
   it('takes DREAMGYM_API_KEY, else OPENAI_API_KEY; an empty or blank variable counts as unset', () => {
@@ -29,70 +29,43 @@ describe('apiKeyFromEnv', () => {
 });
 
 let dir: string;
-let out: string[];
-let server: Server;
-let baseUrl = '';
-const authorizations: (string | undefined)[] = [];
+let server: OpenAiTestServer;
 const domainChat = scriptedDomainChat();
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', async () => {
-      authorizations.push(req.headers.authorization);
-      const request = JSON.parse(body) as { messages: ChatRequest['messages'] };
-      const text = request.messages[0].content.includes('WebShop')
-        ? scriptedShop({ messages: request.messages, maxTokens: 1 })
-        : (await domainChat.complete({ messages: request.messages, maxTokens: 400 })).text;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: 'x',
-          object: 'chat.completion',
-          model: 'fake',
-          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  server = await OpenAiTestServer.answering(
+    async (request) =>
+      request.body.messages[0].content.includes('WebShop')
+        ? shopText(request)
+        : (await domainChat.complete({ messages: request.body.messages, maxTokens: 400 })).text,
+    { promptTokens: 10, completionTokens: 10 },
+  );
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
+const { out, err } = captureCliOutput();
 beforeEach(() => {
-  out = [];
   dir = mkdtempSync(join(tmpdir(), 'dreamgym-api-key-'));
   vi.stubEnv('DREAMGYM_API_KEY', '');
   vi.stubEnv('OPENAI_API_KEY', 'sk-openai');
-  vi.spyOn(console, 'log').mockImplementation(() => {});
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
-    out.push(a.join(' '));
-  });
-  vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  authorizations.length = 0;
+  server.requests.length = 0;
 });
 afterEach(() => {
   vi.unstubAllEnvs();
-  vi.restoreAllMocks();
   rmSync(dir, { recursive: true, force: true });
 });
 
 /** Runs a command and returns the authorizations the server saw. */
-async function sentKeys(argv: string[]): Promise<Set<string | undefined>> {
-  const code = await main(argv);
-  expect(code, `${argv.join(' ')}: ${out.join('\n')}`).toBe(0);
-  expect(authorizations.length, argv[0]).toBeGreaterThan(0);
+async function sentKeys(args: string[]): Promise<Set<string | undefined>> {
+  const code = await main(args);
+  expect(code, `${args.join(' ')}: ${[...out, ...err].join('\n')}`).toBe(0);
+  const authorizations = server.chatRequests.map((request) => request.headers.authorization as string | undefined);
+  expect(authorizations.length, args[0]).toBeGreaterThan(0);
   return new Set(authorizations);
 }
 
 describe('DREAMGYM_API_KEY="" falls back to OPENAI_API_KEY in every command', () => {
-  const llm = () => `openai:${baseUrl}#fake`;
+  const llm = () => `openai:${server.url}#fake`;
   const openAiKey = new Set(['Bearer sk-openai']);
 
   it('audit', async () => {
@@ -109,22 +82,10 @@ describe('DREAMGYM_API_KEY="" falls back to OPENAI_API_KEY in every command', ()
 
   it('train', async () => {
     expect(
-      await sentKeys([
-        'train',
-        '--preset',
-        'webshop-easy',
-        '--mode',
-        'dream',
-        '--llm',
-        llm(),
-        '--iterations',
-        '1',
-        '--out',
-        join(dir, 'run'),
-        '--set',
-        'tasksPerIteration=1,groupSize=1,evalInterval=0,finalEvalEpisodes=1,curriculum=false',
-        '--json',
-      ]),
+      await sentKeys(
+        argv`train --preset webshop-easy --mode dream --llm ${llm()} --iterations 1 --out ${join(dir, 'run')}
+          --set tasksPerIteration=1,groupSize=1,evalInterval=0,finalEvalEpisodes=1,curriculum=false --json`,
+      ),
     ).toEqual(openAiKey);
   });
 
@@ -133,29 +94,10 @@ describe('DREAMGYM_API_KEY="" falls back to OPENAI_API_KEY in every command', ()
     writeFileSync(file, await foreignAgentGym(20));
     expect(await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--dir', dir])).toBe(0);
     expect(
-      await sentKeys([
-        'domain',
-        'train',
-        '--name',
-        'myapp',
-        '--dir',
-        dir,
-        '--llm',
-        llm(),
-        '--iterations',
-        '1',
-        '--tasks-per-iteration',
-        '1',
-        '--group-size',
-        '1',
-        '--step-limit',
-        '3',
-        '--eval-episodes',
-        '1',
-        '--audit-n',
-        '1',
-        '--json',
-      ]),
+      await sentKeys(
+        argv`domain train --name myapp --dir ${dir} --llm ${llm()} --iterations 1 --tasks-per-iteration 1
+          --group-size 1 --step-limit 3 --eval-episodes 1 --audit-n 1 --json`,
+      ),
     ).toEqual(openAiKey);
   });
 

@@ -3,76 +3,30 @@
  * `--estimate` (one step tried with the engine, the cost at its measured speed, nothing trained),
  * and the live progress line while an iteration runs.
  */
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../../src/cli/main';
-import type { ChatRequest } from '../../../src/core/llm/types';
-import { chatCompletion, OpenAiTestServer, type RecordedRequest, type ScriptedReply } from '../llm/openai-test-server';
-import { scriptedShop } from '../experience/fixtures';
+import { OpenAiTestServer } from '../llm/openai-test-server';
+import { shopAfter } from '../llm/shop-server';
+import { captureCliOutput } from '../support/cli-output';
+import { cli } from './run-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-sizing-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const out: string[] = [];
-const err: string[] = [];
-beforeEach(() => {
-  out.length = 0;
-  err.length = 0;
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
-    out.push(a.join(' '));
-  });
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
-    err.push(a.join(' '));
-  });
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk).replace(/\n$/, ''));
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    err.push(String(chunk));
-    return true;
-  });
-});
-afterEach(() => vi.restoreAllMocks());
-
-function shopAfter(server: OpenAiTestServer, delayMs: number): void {
-  const script = (request: RecordedRequest): ScriptedReply => {
-    server.replyChat(script);
-    return {
-      delayMs,
-      body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), {
-        promptTokens: 500,
-        completionTokens: 120,
-      }),
-    };
-  };
-  server.replyChat(script);
-}
+const { out, err } = captureCliOutput({ keepStderr: true });
+const usage = { promptTokens: 500, completionTokens: 120 };
 
 describe('train, sized for the engine', () => {
   it("--estimate tries one step with the engine and prints the dream's cost at the measured speed, training nothing", async () => {
     const server = await OpenAiTestServer.start();
     try {
-      shopAfter(server, 40);
+      shopAfter(server, 40, usage);
       const run = join(dir, 'estimate');
       expect(
-        await main([
-          'train',
-          '--preset',
-          'webshop-llm-demo',
-          '--mode',
-          'dream',
-          '--llm',
-          `openai:${server.url}#test-model`,
-          '--out',
-          run,
-          '--set',
-          'llmConcurrency=8',
-          '--estimate',
-          '--json',
-        ]),
+        await cli`train --preset webshop-llm-demo --mode dream --llm openai:${server.url}#test-model --out ${run}
+          --set llmConcurrency=8 --estimate --json`,
       ).toBe(0);
       const { estimate, try_step: tried } = JSON.parse(out.at(-1)!);
       expect(server.chatRequests).toHaveLength(1);
@@ -99,25 +53,12 @@ describe('train, sized for the engine', () => {
   it('prints the estimate before a dream starts, and a live progress line while an iteration runs', async () => {
     const server = await OpenAiTestServer.start();
     try {
-      shopAfter(server, 250);
+      shopAfter(server, 250, usage);
       const run = join(dir, 'live');
       expect(
-        await main([
-          'train',
-          '--preset',
-          'webshop-easy',
-          '--mode',
-          'dream',
-          '--llm',
-          `openai:${server.url}#test-model`,
-          '--out',
-          run,
-          '--progress',
-          '1',
-          '--set',
-          'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2,retrievalK=0,llmConcurrency=1',
-          '--json',
-        ]),
+        await cli`train --preset webshop-easy --mode dream --llm openai:${server.url}#test-model --out ${run}
+          --progress 1 --json --set
+          iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2,retrievalK=0,llmConcurrency=1`,
       ).toBe(0);
       const text = err.join('');
       expect(text).toMatch(

@@ -1,10 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
-import type { ChatRequest } from '../../../src/core/llm/types';
-import { answer, scriptedShop } from './fixtures';
+import { answer, AUDIT_REPORT_KEYS, PERFECT_ORACLE_AUDIT } from './fixtures';
+import { OpenAiTestServer } from '../llm/openai-test-server';
+import { shopText } from '../llm/shop-server';
 import { captureCliOutput } from '../support/cli-output';
+import { cli } from '../cli/run-cli';
 
 const { out, err, lastJson } = captureCliOutput();
 
@@ -12,71 +12,26 @@ const { out, err, lastJson } = captureCliOutput();
  * A stand-in OpenAI-compatible server (a test double on a local port): it answers chat
  * completions with the scripted shop world, and records the authorization headers it saw.
  */
-let server: Server;
-let baseUrl = '';
-const authorizations: (string | undefined)[] = [];
+let server: OpenAiTestServer;
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      authorizations.push(req.headers.authorization);
-      const request = JSON.parse(body) as { messages: ChatRequest['messages'] };
-      const system = request.messages[0].content;
-      const text = system.includes('WebShop')
-        ? scriptedShop({ messages: request.messages, maxTokens: 1 })
+  server = await OpenAiTestServer.answering(
+    (request) =>
+      request.body.messages[0].content.includes('WebShop')
+        ? shopText(request)
         : answer({
             observation: 'You arrive at desk 1. On the desk 1, you see nothing.',
             admissible: ['examine desk 1'],
-          });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: 'x',
-          object: 'chat.completion',
-          model: 'fake',
-          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 500, completion_tokens: 100, total_tokens: 600 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+          }),
+    { promptTokens: 500, completionTokens: 100 },
+  );
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
 describe('dreamgym audit', () => {
   it('prints the audit JSON as the last line (oracle at 0, 0: perfect)', async () => {
     expect(await main(['audit', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--n', '60', '--json'])).toBe(0);
-    expect(lastJson()).toMatchObject({
-      env: 'webshop-lite-v0',
-      llm: 'oracle:0,0',
-      n: 60,
-      valid_agreement: 1,
-      reward_accuracy: 1,
-      terminated_accuracy: 1,
-      admissible_jaccard: 1,
-      observation_f1: 1,
-      invalid_rate: 0,
-      tokens_per_transition: 0,
-    });
-    expect(Object.keys(lastJson())).toEqual([
-      'env',
-      'llm',
-      'n',
-      'valid_agreement',
-      'reward_accuracy',
-      'terminated_accuracy',
-      'admissible_jaccard',
-      'observation_f1',
-      'invalid_rate',
-      'failed_calls',
-      'tokens_per_transition',
-      'ms_per_transition',
-    ]);
+    expect(lastJson()).toMatchObject({ env: 'webshop-lite-v0', llm: 'oracle:0,0', n: 60, ...PERFECT_ORACLE_AUDIT });
+    expect(Object.keys(lastJson())).toEqual(AUDIT_REPORT_KEYS);
   });
 
   it('prints a readable table without --json, labelled as the oracle', async () => {
@@ -106,7 +61,7 @@ describe('dreamgym audit', () => {
     vi.stubEnv('DREAMGYM_API_KEY', 'sk-test-key');
     try {
       expect(
-        await main(['audit', '--env', 'webshop-lite-v0', '--llm', `openai:${baseUrl}#fake`, '--n', '8', '--json']),
+        await main(['audit', '--env', 'webshop-lite-v0', '--llm', `openai:${server.url}#fake`, '--n', '8', '--json']),
       ).toBe(0);
     } finally {
       vi.unstubAllEnvs();
@@ -114,34 +69,21 @@ describe('dreamgym audit', () => {
     const report = lastJson();
     expect(report).toMatchObject({
       env: 'webshop-lite-v0',
-      llm: `openai:${baseUrl}#fake`,
+      llm: `openai:${server.url}#fake`,
       n: 8,
       invalid_rate: 0,
       tokens_per_transition: 600,
     });
     expect(report.valid_agreement).toBeGreaterThan(0);
-    expect(authorizations.at(-1)).toBe('Bearer sk-test-key');
+    expect(server.chatRequests.at(-1)!.headers.authorization).toBe('Bearer sk-test-key');
   });
 });
 
 describe('dreamgym dream', () => {
   it('rolls out dreamed episodes with the reasoning (oracle, expert)', async () => {
-    expect(
-      await main([
-        'dream',
-        '--env',
-        'webshop-lite-v0',
-        '--llm',
-        'oracle:0,0',
-        '--policy',
-        'expert',
-        '--episodes',
-        '2',
-        '--seed',
-        '3',
-        '--json',
-      ]),
-    ).toBe(0);
+    expect(await cli`dream --env webshop-lite-v0 --llm oracle:0,0 --policy expert --episodes 2 --seed 3 --json`).toBe(
+      0,
+    );
     const summary = lastJson();
     expect(summary).toMatchObject({
       env: 'webshop-lite-v0',
@@ -164,22 +106,8 @@ describe('dreamgym dream', () => {
 
   it('dreams with an LLM: the expert falls back to the dreamed actions when the dream diverges', async () => {
     expect(
-      await main([
-        'dream',
-        '--env',
-        'webshop-lite-v0',
-        '--llm',
-        `openai:${baseUrl}#fake`,
-        '--policy',
-        'expert',
-        '--episodes',
-        '1',
-        '--k',
-        '2',
-        '--history',
-        '1',
-        '--json',
-      ]),
+      await cli`dream --env webshop-lite-v0 --llm openai:${server.url}#fake --policy expert --episodes 1 --k 2
+        --history 1 --json`,
     ).toBe(0);
     const summary = lastJson();
     expect(summary).toMatchObject({ k: 2, history: 1, reasoning: true, invalid_rate: 0 });

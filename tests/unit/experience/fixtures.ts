@@ -13,6 +13,33 @@ import type { Observation, Step, Task, Trajectory } from '../../../src/core/type
 export const WEBSHOP = 'webshop-lite-v0';
 export const HOUSEHOLD = 'household-v0';
 
+/** An audit report's fields, in the order its JSON prints them. */
+export const AUDIT_REPORT_KEYS = [
+  'env',
+  'llm',
+  'n',
+  'valid_agreement',
+  'reward_accuracy',
+  'terminated_accuracy',
+  'admissible_jaccard',
+  'observation_f1',
+  'invalid_rate',
+  'failed_calls',
+  'tokens_per_transition',
+  'ms_per_transition',
+];
+
+/** What the oracle at (0, 0) scores in an audit: agreement everywhere, no invalid answer, no tokens. */
+export const PERFECT_ORACLE_AUDIT = {
+  valid_agreement: 1,
+  reward_accuracy: 1,
+  terminated_accuracy: 1,
+  admissible_jaccard: 1,
+  observation_f1: 1,
+  invalid_rate: 0,
+  tokens_per_transition: 0,
+};
+
 /** Expert and random episodes of an env (seeds from `firstSeed`), alternating. */
 export async function rollouts(envId: string, episodes: number, firstSeed = 7000): Promise<Trajectory[]> {
   const definition = getEnvDefinition(envId);

@@ -9,53 +9,26 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../../src/cli/main';
-import type { ChatRequest } from '../../../src/core/llm/types';
-import { chatCompletion, OpenAiTestServer, type RecordedRequest, type ScriptedReply } from './openai-test-server';
-import { scriptedShop } from '../experience/fixtures';
+import { OpenAiTestServer } from './openai-test-server';
+import { shopAfter } from './shop-server';
 import { captureCliOutput } from '../support/cli-output';
+import { cli } from '../cli/run-cli';
 
 const { lastJson } = captureCliOutput();
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-concurrency-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Every chat request answered by the scripted shop (a function of the prompt alone) after `delayMs`. */
-function shopAfter(server: OpenAiTestServer, delayMs: number): void {
-  const script = (request: RecordedRequest): ScriptedReply => {
-    server.replyChat(script);
-    return {
-      delayMs,
-      body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest), {
-        promptTokens: 500,
-        completionTokens: 120,
-      }),
-    };
-  };
-  server.replyChat(script);
-}
 
 async function train(
   concurrency: number,
 ): Promise<{ metrics: string; peak: number; calls: number; dreamSteps: number }> {
   const server = await OpenAiTestServer.start();
   try {
-    shopAfter(server, 15);
+    shopAfter(server, 15, { promptTokens: 500, completionTokens: 120 });
     const out = join(dir, `n${concurrency}`);
+    const settings = 'iterations=2,tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=4';
     expect(
-      await main([
-        'train',
-        '--preset',
-        'webshop-easy',
-        '--mode',
-        'dream',
-        '--llm',
-        `openai:${server.url}#test-model`,
-        '--out',
-        out,
-        '--set',
-        `iterations=2,tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=4,llmConcurrency=${concurrency}`,
-        '--json',
-      ]),
+      await cli`train --preset webshop-easy --mode dream --llm openai:${server.url}#test-model --out ${out}
+        --set ${settings},llmConcurrency=${concurrency} --json`,
     ).toBe(0);
     return {
       metrics: readFileSync(join(out, 'metrics.jsonl'), 'utf8'),

@@ -10,36 +10,30 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../../src/cli/main';
 import { EngineFailureError, EngineFailureGuard } from '../../../src/core/experience/engine-failures';
 import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
 import { OpenAiChatModel } from '../../../src/core/llm/openai';
-import { LlmError, type ChatRequest } from '../../../src/core/llm/types';
-import { chatCompletion, OpenAiTestServer, type RecordedRequest, type ScriptedReply } from './openai-test-server';
-import { answer, contextAt, rollouts, scriptedShop } from '../experience/fixtures';
+import { LlmError } from '../../../src/core/llm/types';
+import { chatCompletion, OpenAiTestServer } from './openai-test-server';
+import { shopReply, shopText } from './shop-server';
+import { answer, contextAt, rollouts } from '../experience/fixtures';
 import { captureCliOutput } from '../support/cli-output';
+import { argv, cli } from '../cli/run-cli';
 
 const { out, err, lastJson } = captureCliOutput();
-
-/** The scripted shop's answer to a recorded request. */
-function shop(request: RecordedRequest): ScriptedReply {
-  return { body: chatCompletion(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest)) };
-}
 
 /** Every fifth chat request fails: alternately a 500 and an answer far slower than the client's timeout. */
 function failingOneInFive(server: OpenAiTestServer): { failed: () => number } {
   let n = 0;
   let failed = 0;
-  const script = (request: RecordedRequest): ScriptedReply => {
+  server.answerEveryChat((request) => {
     n++;
-    server.replyChat(script);
-    if (n % 5 !== 0) return shop(request);
+    if (n % 5 !== 0) return shopReply(request);
     failed++;
     return n % 10 === 0
-      ? { delayMs: 3_000, ...shop(request) }
+      ? { delayMs: 3_000, ...shopReply(request) }
       : { status: 500, body: { error: { message: 'overloaded' } } };
-  };
-  server.replyChat(script);
+  });
   return { failed: () => failed };
 }
 
@@ -109,26 +103,15 @@ describe('ReasoningExperienceModel: a failed call is one invalid prediction', ()
 
 describe('the CLI against a server that fails one request in five', () => {
   const transport = 'llmTimeoutMs=250,llmRetries=0';
+  const smallDream = 'iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,retrievalK=0';
 
   it('audit --n 200 finishes and counts the failed calls as invalid transitions', async () => {
     const server = await OpenAiTestServer.start();
     try {
       const failing = failingOneInFive(server);
       expect(
-        await main([
-          'audit',
-          '--env',
-          'webshop-lite-v0',
-          '--llm',
-          `openai:${server.url}#test-model`,
-          '--n',
-          '200',
-          '--k',
-          '0',
-          '--set',
-          transport,
-          '--json',
-        ]),
+        await cli`audit --env webshop-lite-v0 --llm openai:${server.url}#test-model --n 200 --k 0
+          --set ${transport} --json`,
       ).toBe(0);
       const report = lastJson();
       expect(report.n).toBe(200);
@@ -146,20 +129,8 @@ describe('the CLI against a server that fails one request in five', () => {
     try {
       failingOneInFive(server);
       expect(
-        await main([
-          'train',
-          '--preset',
-          'webshop-easy',
-          '--mode',
-          'dream',
-          '--llm',
-          `openai:${server.url}#test-model`,
-          '--out',
-          run,
-          '--set',
-          `iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,finalEvalEpisodes=4,retrievalK=0,${transport}`,
-          '--json',
-        ]),
+        await cli`train --preset webshop-easy --mode dream --llm openai:${server.url}#test-model --out ${run}
+          --set ${smallDream},finalEvalEpisodes=4,${transport} --json`,
       ).toBe(0);
       const summary = lastJson();
       expect(summary).toMatchObject({ mode: 'dream', iterations: 2, real_steps: 0 });
@@ -183,19 +154,8 @@ describe('the CLI against a server that fails one request in five', () => {
     let back: OpenAiTestServer | null = null;
     try {
       expect(
-        await main([
-          'train',
-          '--preset',
-          'webshop-easy',
-          '--mode',
-          'dream',
-          '--llm',
-          `openai:${url}#test-model`,
-          '--out',
-          run,
-          '--set',
-          `iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,finalEvalEpisodes=2,retrievalK=0,${transport}`,
-        ]),
+        await cli`train --preset webshop-easy --mode dream --llm openai:${url}#test-model --out ${run}
+          --set ${smallDream},finalEvalEpisodes=2,${transport}`,
       ).toBe(1);
       const message = err.join('\n');
       expect(message).toMatch(
@@ -204,12 +164,8 @@ describe('the CLI against a server that fails one request in five', () => {
       expect(message).toContain(`the checkpoint of iteration 0 is in ${join(run, 'checkpoint')}`);
       expect(message).toContain(`dreamgym train --resume --out ${run}`);
       back = await OpenAiTestServer.start(port);
-      const answerShop = (r: RecordedRequest): ScriptedReply => {
-        back!.replyChat(answerShop);
-        return shop(r);
-      };
-      back.replyChat(answerShop);
-      const resumed = await main(['train', '--resume', '--out', run, '--set', 'llmRetries=1', '--json']);
+      back.answerEveryChat((request) => shopReply(request));
+      const resumed = await cli`train --resume --out ${run} --set llmRetries=1 --json`;
       expect(resumed, err.join('\n')).toBe(0);
       expect(lastJson()).toMatchObject({ iterations: 2, mode: 'dream' });
     } finally {
@@ -223,47 +179,17 @@ describe('the CLI against a server that fails one request in five', () => {
     try {
       const hostile = '\u001b]0;pwned\u0007\u001b[2J\u009b31m';
       // Every answer's reasoning carries escape sequences that would retitle the window and clear the screen.
-      const answerHostile = (request: RecordedRequest): ScriptedReply => {
-        server.replyChat(answerHostile);
-        const reply = JSON.parse(scriptedShop({ messages: request.body.messages, maxTokens: 1 } as ChatRequest));
+      server.answerEveryChat((request) => {
+        const reply = JSON.parse(shopText(request));
         return { body: chatCompletion(JSON.stringify({ ...reply, reasoning: `ok ${hostile}` })) };
-      };
-      server.replyChat(answerHostile);
-      expect(
-        await main([
-          'dream',
-          '--env',
-          'webshop-lite-v0',
-          '--llm',
-          `openai:${server.url}#test-model`,
-          '--policy',
-          'random',
-          '--episodes',
-          '1',
-          '--k',
-          '0',
-        ]),
-      ).toBe(0);
+      });
+      const dream = argv`dream --env webshop-lite-v0 --llm openai:${server.url}#test-model --policy random --episodes 1 --k 0`;
+      expect(await cli`${dream}`).toBe(0);
       const printed = out.join('\n');
       expect(printed).toContain('reasoning: ok \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m');
       expect(printed).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
       // --json escapes them too (JSON.stringify alone would leave the C1 control U+009B raw).
-      expect(
-        await main([
-          'dream',
-          '--env',
-          'webshop-lite-v0',
-          '--llm',
-          `openai:${server.url}#test-model`,
-          '--policy',
-          'random',
-          '--episodes',
-          '1',
-          '--k',
-          '0',
-          '--json',
-        ]),
-      ).toBe(0);
+      expect(await cli`${dream} --json`).toBe(0);
       expect(out.at(-1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       expect(lastJson().trajectories[0].steps[0].reasoning).toBe(`ok ${hostile}`);
     } finally {

@@ -29,7 +29,8 @@ export interface RecordedRequest {
   body: any;
 }
 
-export type Script = ScriptedReply | ((request: RecordedRequest) => ScriptedReply);
+/** A reply, or a function of the request to one (it may wait, e.g. on a scripted chat model). */
+export type Script = ScriptedReply | ((request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>);
 
 const MAX_BODY_BYTES = 1 << 20;
 const MAX_REQUESTS = 1000;
@@ -85,6 +86,7 @@ export class OpenAiTestServer {
   /** What GET /v1/models lists when no models reply is scripted. */
   models: string[] = ['test-model'];
   #chat: Script[] = [];
+  #everyChat: Script = { body: chatCompletion('ok') };
   #modelReplies: Script[] = [];
   #timers = new Set<ReturnType<typeof setTimeout>>();
   #sockets = new Set<Socket>();
@@ -111,14 +113,29 @@ export class OpenAiTestServer {
     return instance;
   }
 
+  /** A server on a free port whose every chat answer is `text(request)`, reporting `usage` tokens. */
+  static async answering(
+    text: (request: RecordedRequest) => string | Promise<string>,
+    usage: { promptTokens?: number; completionTokens?: number } = {},
+  ): Promise<OpenAiTestServer> {
+    const server = await OpenAiTestServer.start();
+    return server.answerEveryChat(async (request) => ({ body: chatCompletion(await text(request), usage) }));
+  }
+
   /** Base URL of the API, e.g. http://127.0.0.1:PORT/v1. */
   get url(): string {
     return `http://127.0.0.1:${this.port}/v1`;
   }
 
-  /** Queue replies for the next chat requests, in order; when empty, answers chatCompletion('ok'). */
+  /** Queue replies for the next chat requests, in order; when empty, answers as `answerEveryChat` says. */
   replyChat(...scripts: Script[]): this {
     this.#chat.push(...scripts);
+    return this;
+  }
+
+  /** The reply to every chat request that finds no queued one (default: chatCompletion('ok')). */
+  answerEveryChat(script: Script): this {
+    this.#everyChat = script;
     return this;
   }
 
@@ -183,7 +200,7 @@ export class OpenAiTestServer {
 
     let script: Script | undefined;
     if (path === '/v1/chat/completions' && req.method === 'POST') {
-      script = this.#chat.shift() ?? { body: chatCompletion('ok') };
+      script = this.#chat.shift() ?? this.#everyChat;
     } else if (path === '/v1/models' && req.method === 'GET') {
       script = this.#modelReplies.shift() ?? {
         body: {
@@ -194,12 +211,12 @@ export class OpenAiTestServer {
     } else {
       script = { status: 404, body: errorBody(`Not found: ${req.method} ${path}`, 'not_found_error') };
     }
-    const reply = typeof script === 'function' ? script(recorded) : script;
     res.on('finish', () => {
       this.repliesFinished++;
     });
     const chat = path === '/v1/chat/completions';
     if (chat) this.peakInFlight = Math.max(this.peakInFlight, ++this.inFlight);
+    const reply = typeof script === 'function' ? await script(recorded) : script;
     const send = () => {
       if (chat) this.inFlight--;
       this.#send(res, reply);

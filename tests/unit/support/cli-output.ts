@@ -1,7 +1,8 @@
 /**
  * What a CLI test reads of the commands it runs in-process: console.log / stdout lines (`out`),
  * console.error lines (`err`), and the `--json` object on the last line. Call it at the top of a
- * test file; it captures in beforeEach and restores in afterEach (stderr, the progress bars, is dropped).
+ * test file; it captures in beforeEach and restores in afterEach. Writes to stderr (the progress
+ * lines) are dropped, or with `keepStderr` added to `err` as written, for a test of the progress itself.
  */
 import { afterEach, beforeEach, vi } from 'vitest';
 
@@ -11,7 +12,7 @@ export interface CliOutput {
   lastJson(): any;
 }
 
-export function captureCliOutput(): CliOutput {
+export function captureCliOutput({ keepStderr = false } = {}): CliOutput {
   const output: CliOutput = { out: [], err: [], lastJson: () => JSON.parse(output.out[output.out.length - 1]) };
   beforeEach(() => {
     output.out.length = 0;
@@ -26,7 +27,10 @@ export function captureCliOutput(): CliOutput {
       output.out.push(String(chunk).replace(/\n$/, ''));
       return true;
     });
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      if (keepStderr) output.err.push(String(chunk));
+      return true;
+    });
   });
   afterEach(() => vi.restoreAllMocks());
   return output;
