@@ -4,18 +4,11 @@ import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { playwright } from '@vitest/browser-playwright';
 import { serviceWorkerPlugin } from './src/sw/plugin.ts';
 import { webLlmOncePlugin } from './src/build/web-llm-once.ts';
+import { chromiumArgs, chromiumPath } from './src/bench/node/chromium-launch.ts';
 
-// Debian's Chromium; WebGPU comes from SwiftShader with --enable-unsafe-webgpu (toolchain.md §3).
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--enable-unsafe-webgpu',
-];
+// Chromium's flags, one list: the browser tests here, the e2e harness (which imports them from this file) and the
+// page measurements (src/bench/node/chromium-launch.ts, where they are explained).
+export { chromiumArgs };
 
 /** Vite's logger less its dependency-optimizer chatter (`npm start` prints the URL and real problems only). */
 function quietLogger() {

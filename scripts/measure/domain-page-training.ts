@@ -8,12 +8,9 @@
  *
  *   npm run build && node --import tsx scripts/measure/domain-page-training.ts FILE [--epochs N] [--size S]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { chromium } from 'playwright';
-import { preview } from 'vite';
-import { chromiumArgs } from '../../vite.config';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { openChromium, previewBuiltApp } from '../../src/bench/node/chromium-launch';
 
 function argValue(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -21,15 +18,9 @@ function argValue(name: string): string | undefined {
 }
 
 async function measure(baseUrl: string, file: string, epochs: string, size: string | undefined): Promise<void> {
-  const profile = mkdtempSync(join(tmpdir(), 'dreamgym-domain-page-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: chromiumArgs,
-    headless: true,
-    viewport: { width: 1280, height: 720 },
-  });
+  const browser = await openChromium('dreamgym-domain-page-');
   try {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     await page.goto(`${baseUrl}/#/domains`);
     await page.getByTestId('domain-file').setInputFiles({
       name: basename(file),
@@ -74,25 +65,18 @@ async function measure(baseUrl: string, file: string, epochs: string, size: stri
     console.log(`last progress: ${progress}`);
     if (errors.length) console.log(`errors: ${errors.join(' | ')}`);
   } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   }
 }
 
 async function main(): Promise<void> {
   const file = process.argv[2];
   if (!file || file.startsWith('--')) throw new Error('usage: domain-page-training.ts FILE [--epochs N] [--size S]');
-  const server = await preview({
-    configFile: 'vite.config.ts',
-    preview: { port: 0, host: '127.0.0.1' },
-    logLevel: 'error',
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address !== 'object') throw new Error('vite preview did not report its port');
+  const app = await previewBuiltApp();
   try {
-    await measure(`http://127.0.0.1:${address.port}`, file, argValue('--epochs') ?? '12', argValue('--size'));
+    await measure(app.baseUrl, file, argValue('--epochs') ?? '12', argValue('--size'));
   } finally {
-    server.httpServer.close();
+    await app.close();
   }
 }
 

@@ -10,12 +10,9 @@
  *
  *   npm run build && node --import tsx scripts/measure/start-here-page.ts --seeds 1,2,3 [--shots]
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type Page } from 'playwright';
-import { preview } from 'vite';
-import { chromiumArgs } from '../../vite.config';
+import { mkdirSync } from 'node:fs';
+import type { Page } from 'playwright';
+import { openChromium, previewBuiltApp } from '../../src/bench/node/chromium-launch';
 
 const MODES = ['real', 'dream', 's2r'] as const;
 const SHOTS = 'test-output/screenshots';
@@ -35,15 +32,9 @@ function argValue(name: string): string | undefined {
 }
 
 async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitMs: number): Promise<SeedResult> {
-  const profile = mkdtempSync(join(tmpdir(), 'dreamgym-start-page-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: chromiumArgs,
-    headless: true,
-    viewport: { width: 1280, height: 720 },
-  });
+  const browser = await openChromium('dreamgym-start-page-');
   try {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     await page.goto(seed === 1 ? `${baseUrl}/#/start` : `${baseUrl}/#/start?seed=${seed}`);
     await page.getByTestId('start-three').waitFor({ timeout: 60_000 });
     // The page's first estimate (its speed check, about a second) is part of the before shot.
@@ -97,8 +88,7 @@ async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitM
       verdict,
     };
   } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   }
 }
 
@@ -117,16 +107,10 @@ async function main(): Promise<void> {
   const shots = process.argv.includes('--shots');
   const limitMs = Number(argValue('--limit-minutes') ?? 15) * 60_000;
   mkdirSync(SHOTS, { recursive: true });
-  const server = await preview({
-    configFile: 'vite.config.ts',
-    preview: { port: 0, host: '127.0.0.1' },
-    logLevel: 'error',
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address !== 'object') throw new Error('vite preview did not report its port');
+  const app = await previewBuiltApp();
   try {
     for (const seed of seeds) {
-      const result = await measureSeed(`http://127.0.0.1:${address.port}`, seed, shots && seed === seeds[0], limitMs);
+      const result = await measureSeed(app.baseUrl, seed, shots && seed === seeds[0], limitMs);
       const cells = MODES.map(
         (m) =>
           `${result.runs[m].heldOut} (${result.runs[m].realSteps} real, finished ${result.runs[m].finishedAfterSeconds ?? '—'} s)`,
@@ -139,7 +123,7 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(result));
     }
   } finally {
-    await server.close();
+    await app.close();
   }
 }
 

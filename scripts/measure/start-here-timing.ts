@@ -10,12 +10,8 @@
  *
  *   npm run build && node --import tsx scripts/measure/start-here-timing.ts --iterations 2,30
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright';
-import { preview } from 'vite';
-import { chromiumArgs } from '../../vite.config';
+import type { Page } from 'playwright';
+import { openChromium, previewBuiltApp } from '../../src/bench/node/chromium-launch';
 import { START_HERE_SIZE } from '../../src/app/state/start/start-here';
 
 interface Slot {
@@ -24,7 +20,6 @@ interface Slot {
   history: { iteration: number }[];
   live: { iteration: number; stage: string } | null;
 }
-type Page = Awaited<ReturnType<Awaited<ReturnType<typeof chromium.launchPersistentContext>>['newPage']>>;
 
 function argValue(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -37,15 +32,9 @@ const slotsOf = (page: Page) =>
   ) as Promise<Slot[]>;
 
 async function timeGroup(baseUrl: string, iterations: number): Promise<void> {
-  const profile = mkdtempSync(join(tmpdir(), 'dreamgym-start-timing-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: chromiumArgs,
-    headless: true,
-    viewport: { width: 1280, height: 720 },
-  });
+  const browser = await openChromium('dreamgym-start-timing-');
   try {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     // The button's size needs no link (the link only shortens: #/start?iterations=N below the button's).
     const link = iterations === START_HERE_SIZE.iterations ? '' : `?iterations=${iterations}`;
     await page.goto(`${baseUrl}/#/start${link}`);
@@ -87,22 +76,14 @@ async function timeGroup(baseUrl: string, iterations: number): Promise<void> {
     console.log(`iterations ${iterations}, score ${Math.round(score)} rounds/s`);
     for (const row of rows) console.log(`  ${row}`);
   } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   }
 }
 
 const sizes = (argValue('--iterations') ?? `2,${START_HERE_SIZE.iterations}`).split(',').map(Number);
-const server = await preview({
-  configFile: 'vite.config.ts',
-  ...(argValue('--out') ? { build: { outDir: argValue('--out') } } : {}),
-  preview: { port: 0, host: '127.0.0.1' },
-  logLevel: 'error',
-});
-const address = server.httpServer.address();
-if (!address || typeof address !== 'object') throw new Error('vite preview did not report its port');
+const app = await previewBuiltApp(argValue('--out'));
 try {
-  for (const n of sizes) await timeGroup(`http://127.0.0.1:${address.port}`, n);
+  for (const n of sizes) await timeGroup(app.baseUrl, n);
 } finally {
-  await server.close();
+  await app.close();
 }

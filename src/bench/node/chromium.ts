@@ -8,22 +8,13 @@
  *     measured here and the tests check behaviour);
  *   - `bench dream --browser`: the built app's Experience model page auditing each shipped model.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright';
 import type { StoreBenchResult } from '../buffer-stores';
 import type { RetrievalBenchResult } from '../buffer-retrieval';
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--enable-unsafe-webgpu',
-];
+import { openChromium } from './chromium-launch';
 
 interface BrowserSession {
   page: Page;
@@ -39,7 +30,6 @@ async function withBrowserPage<T>(
   use: (s: BrowserSession) => Promise<T>,
 ): Promise<T> {
   const vite = await import('vite');
-  const { chromium } = await import('playwright');
   const listen = { port: 0, host: '127.0.0.1' };
   const server = options.dist
     ? await vite.preview({
@@ -58,23 +48,16 @@ async function withBrowserPage<T>(
       ).listen();
   const address = server.httpServer!.address();
   const port = typeof address === 'object' && address ? address.port : 5173;
-  const profile = mkdtempSync(join(tmpdir(), 'dreamgym-bench-profile-'));
   try {
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 720 },
-    });
+    const browser = await openChromium('dreamgym-bench-profile-');
     try {
-      if (options.init) await context.addInitScript(options.init);
-      return await use({ page: await context.newPage(), baseUrl: `http://127.0.0.1:${port}` });
+      if (options.init) await browser.context.addInitScript(options.init);
+      return await use({ page: await browser.context.newPage(), baseUrl: `http://127.0.0.1:${port}` });
     } finally {
-      await context.close();
+      await browser.close();
     }
   } finally {
     await server.close();
-    rmSync(profile, { recursive: true, force: true });
   }
 }
 
