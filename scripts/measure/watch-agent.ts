@@ -5,7 +5,7 @@
  *   node --import tsx scripts/measure/watch-agent.ts RUN_DIR [EPISODES=3] [DIFFICULTY=0] [DREAM_MODEL_DIR] [K=0]
  */
 import { readFileSync } from 'node:fs';
-import { loadRunAgent } from '../../src/cli/commands/train';
+import { loadRunAgent } from '../../src/cli/commands/run-folder';
 import { recordGreedyEpisode } from '../../src/core/train/evaluate';
 import { getEnvDefinition, makeEnv } from '../../src/core/envs/registry';
 import { HELD_OUT_SEED_BASE } from '../../src/core/envs/env';

@@ -14,7 +14,9 @@ import { benchCommand, runBench } from './commands/bench';
 import { dreamCommand, runDream } from './commands/dream';
 import { auditCommand, runAudit } from './commands/audit';
 import { experimentCommand, runExperimentCommand } from './commands/experiment';
-import { evalCommand, runEval, runTrain, trainCommand } from './commands/train';
+import { runTrain } from './commands/train';
+import { trainCommand } from './commands/train-options';
+import { evalCommand, runEval } from './commands/eval';
 import {
   bufferExportCommand,
   bufferImportCommand,

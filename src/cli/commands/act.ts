@@ -30,7 +30,7 @@ import { Rng } from '../../core/rng';
 import type { PolicyState } from '../../core/policy/features';
 import { type CommandSpec, type ParsedArgs } from '../args';
 import { safeJson } from '../output';
-import { loadRunAgent } from './train';
+import { loadRunAgent } from './run-folder';
 import { readDomainAgent, type DomainAgentRecord } from './domain';
 
 export const actCommand: CommandSpec = {

@@ -7,7 +7,7 @@
 import { auditDetailed, type AuditRecord } from '../../core/experience/audit';
 import { predictedOutcome } from '../../core/experience/types';
 import { recordGreedyEpisode } from '../../core/train/evaluate';
-import { loadRunAgent } from './train';
+import { loadRunAgent } from './run-folder';
 import { formatLlmSpec } from '../../core/llm/spec';
 import type { CommandSpec, ParsedArgs } from '../args';
 import { printJsonLast, progressBar, terminalSafe } from '../output';
