@@ -93,6 +93,17 @@ const sourceOptions = {
   },
 };
 
+/** The parsed values of `sourceOptions` (each command's own options come on top). */
+type SourceValues = {
+  env?: string;
+  dataset?: string;
+  domain?: string;
+  dir: string;
+  k: number;
+  history: number;
+  seed: number;
+};
+
 export const expmodelTrainCommand: CommandSpec = {
   name: 'expmodel train',
   summary: 'train a learned experience model on real trajectories (tfjs): then --llm learned:OUT dreams with it',
@@ -176,7 +187,7 @@ export function dataFingerprint(trajectories: readonly Trajectory[]): string {
 
 /** The buffer of real episodes a command learns from, and the env's card. */
 async function openSource(
-  o: { env?: string; dataset?: string; domain?: string; dir: string },
+  o: Pick<SourceValues, 'env' | 'dataset' | 'domain' | 'dir'>,
   spec: CommandSpec,
 ): Promise<Source> {
   if (o.env && o.domain) throw new UsageError(`'${spec.name}' takes --env or --domain, not both.`, spec);
@@ -282,14 +293,7 @@ function checkResume(
 }
 
 export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
-  const o = args.options as {
-    env?: string;
-    dataset?: string;
-    domain?: string;
-    dir: string;
-    k: number;
-    history: number;
-    seed: number;
+  const o = args.options as SourceValues & {
     out?: string;
     epochs: number;
     episodes?: number;
@@ -403,11 +407,7 @@ export async function runExpmodelTrain(args: ParsedArgs): Promise<void> {
 }
 
 export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
-  const o = args.options as {
-    env?: string;
-    dataset?: string;
-    domain?: string;
-    dir: string;
+  const o = args.options as SourceValues & {
     model?: string;
     remove?: boolean;
     json?: boolean;
@@ -459,14 +459,7 @@ export async function runExpmodelVerdict(args: ParsedArgs): Promise<void> {
 }
 
 export async function runExpmodelExport(args: ParsedArgs): Promise<void> {
-  const o = args.options as {
-    env?: string;
-    dataset?: string;
-    domain?: string;
-    dir: string;
-    k: number;
-    history: number;
-    seed: number;
+  const o = args.options as SourceValues & {
     out?: string;
     json?: boolean;
   };
