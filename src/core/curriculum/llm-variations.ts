@@ -34,7 +34,7 @@
 import { hashString, Rng } from '../rng';
 import type { ChatModel } from '../llm/types';
 import type { Task } from '../types';
-import { bound, builtInDomainCard, collapse, type DomainCard } from '../experience/domain-card';
+import { bound, collapse, promptCardFor, type DomainCard } from '../experience/domain-card';
 import { askJson, type Asked, type JsonPrompt, type ParseOutcome } from '../experience/ask-json';
 import { extractJson } from '../experience/reasoning-model';
 
@@ -124,9 +124,6 @@ export interface Candidate {
   difficultyChange: string;
   rationale: string;
 }
-
-const FALLBACK_CARD_TEXT =
-  'A text environment: the agent reads an observation and picks one of the admissible actions.';
 
 // =============================================================================================
 // Normalisation and similarity
@@ -345,16 +342,7 @@ export class LlmTaskGenerator {
   }
 
   cardFor(envId: string): DomainCard {
-    return (
-      this.options.domainCard ??
-      builtInDomainCard(envId) ?? {
-        env: envId,
-        name: envId,
-        text: FALLBACK_CARD_TEXT,
-        abstraction: 'generic',
-        showAdmissible: true,
-      }
-    );
+    return this.options.domainCard ?? promptCardFor(envId);
   }
 
   /** The direction of a seed's variations: harder when the group mostly succeeded (p ≥ 0.5). */

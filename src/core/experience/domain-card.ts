@@ -62,6 +62,19 @@ export function builtInDomainCard(envId: string): DomainCard | undefined {
   };
 }
 
+/** The card a prompt shows for `envId`: its built-in one, or a minimal generic card for an env it does not know. */
+export function promptCardFor(envId: string): DomainCard {
+  return (
+    builtInDomainCard(envId) ?? {
+      env: envId,
+      name: envId,
+      text: 'A text environment: the agent reads an observation and picks one of the admissible actions.',
+      abstraction: 'generic',
+      showAdmissible: true,
+    }
+  );
+}
+
 /** The card of `envId`; for an imported domain, derived from its trajectories (required then). */
 export function domainCardFor(envId: string, trajectories?: readonly Trajectory[]): DomainCard {
   const card = builtInDomainCard(envId);

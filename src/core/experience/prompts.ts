@@ -79,19 +79,7 @@ export function nextStateSchema(
   const properties: Record<string, unknown> = {};
   if (options.reasoning) properties.reasoning = { type: 'string', maxLength: options.reasoningChars };
   properties.valid = { type: 'boolean' };
-  properties.next_state = {
-    type: 'object',
-    properties: {
-      observation: { type: 'string', minLength: 1, maxLength: options.observationChars },
-      admissible: {
-        type: 'array',
-        items: { type: 'string', minLength: 1, maxLength: options.actionChars },
-        maxItems: options.maxAdmissible,
-      },
-    },
-    required: ['observation', 'admissible'],
-    additionalProperties: false,
-  };
+  properties.next_state = stateSchema(options, { maxItems: options.maxAdmissible });
   properties.reward = { type: 'integer', enum: [0, 1] };
   properties.terminated = { type: 'boolean' };
   return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
@@ -101,6 +89,14 @@ export function nextStateSchema(
 export function initialStateSchema(
   options: Pick<PromptOptions, 'observationChars' | 'actionChars' | 'maxAdmissible'>,
 ): Record<string, unknown> {
+  return stateSchema(options, { minItems: 1, maxItems: options.maxAdmissible * 4 });
+}
+
+/** A state's schema: its observation and its admissible actions, as many as `listBounds` allows. */
+function stateSchema(
+  options: Pick<PromptOptions, 'observationChars' | 'actionChars'>,
+  listBounds: { minItems?: number; maxItems: number },
+): Record<string, unknown> {
   return {
     type: 'object',
     properties: {
@@ -108,8 +104,7 @@ export function initialStateSchema(
       admissible: {
         type: 'array',
         items: { type: 'string', minLength: 1, maxLength: options.actionChars },
-        minItems: 1,
-        maxItems: options.maxAdmissible * 4,
+        ...listBounds,
       },
     },
     required: ['observation', 'admissible'],

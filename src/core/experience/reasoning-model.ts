@@ -32,7 +32,7 @@ import { isFailedEngineCall, type ChatModel } from '../llm/types';
 import type { Observation, Task, Transition } from '../types';
 import {
   bound,
-  builtInDomainCard,
+  promptCardFor,
   collapse,
   concreteAdmissible,
   concreteObservation,
@@ -155,6 +155,20 @@ export function parseInitialAnswer(text: string): ParseOutcome<{ observation: st
 // The model
 // =============================================================================================
 
+/** What an invalid prediction says of the step: nothing happened (the state stays, no reward, no ending). */
+function unusableStep(
+  ctx: DreamContext,
+): Pick<Prediction, 'reasoning' | 'next' | 'reward' | 'terminated' | 'valid' | 'actionValid'> {
+  return {
+    reasoning: '',
+    next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
+    reward: 0,
+    terminated: false,
+    valid: false,
+    actionValid: false,
+  };
+}
+
 /** The invalid prediction of a step whose engine call failed in transport (never cached: the next call may succeed). */
 function failedCall(
   ctx: DreamContext,
@@ -163,12 +177,7 @@ function failedCall(
   message: string,
 ): Prediction {
   return {
-    reasoning: '',
-    next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
-    reward: 0,
-    terminated: false,
-    valid: false,
-    actionValid: false,
+    ...unusableStep(ctx),
     usage: { ...ZERO_USAGE },
     attempts: 1,
     notes: [],
@@ -178,9 +187,6 @@ function failedCall(
     engineError: message,
   };
 }
-
-const FALLBACK_CARD_TEXT =
-  'A text environment: the agent reads an observation and picks one of the admissible actions.';
 
 export class ReasoningExperienceModel implements ExperienceModel {
   readonly label: string;
@@ -238,16 +244,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
 
   /** The card used for `envId`: the configured one, the built-in one, or a minimal generic card. */
   cardFor(envId: string): DomainCard {
-    return (
-      this.options.domainCard ??
-      builtInDomainCard(envId) ?? {
-        env: envId,
-        name: envId,
-        text: FALLBACK_CARD_TEXT,
-        abstraction: 'generic',
-        showAdmissible: true,
-      }
-    );
+    return this.options.domainCard ?? promptCardFor(envId);
   }
 
   /** The top-k examples for a step: the caller's, else the buffer's (same env, valid, diverse). */
@@ -367,12 +364,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
     if (!settled.value) {
       return {
         ...base,
-        reasoning: '',
-        next: { ...ctx.state, admissible: ctx.state.admissible.slice() },
-        reward: 0,
-        terminated: false,
-        valid: false,
-        actionValid: false,
+        ...unusableStep(ctx),
         raw: settled.raw,
         invalidReason: settled.reason ?? 'no usable answer',
       };
