@@ -2,25 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main';
 import { captureCliOutput } from '../support/cli-output';
+import { cli } from './run-cli';
 
 const { out, lastJson } = captureCliOutput();
 
 describe('audit --mistakes', () => {
   it('lists the outcome steps an always-wrong reward gets wrong, with instruction, actions and both rewards', async () => {
-    expect(
-      await main([
-        'audit',
-        '--env',
-        'webshop-lite-v0',
-        '--llm',
-        'oracle:1,0',
-        '--n',
-        '16',
-        '--mistakes',
-        '2',
-        '--json',
-      ]),
-    ).toBe(0);
+    expect(await cli`audit --env webshop-lite-v0 --llm oracle:1,0 --n 16 --mistakes 2 --json`).toBe(0);
     const audit = lastJson();
     const header = out.find((l) => l.startsWith('wrong outcomes:'))!;
     const [wrong, outcomeSteps] = /wrong outcomes: (\d+) of (\d+)/.exec(header)!.slice(1).map(Number);

@@ -20,8 +20,7 @@ const usage = { promptTokens: 500, completionTokens: 120 };
 
 describe('train, sized for the engine', () => {
   it("--estimate tries one step with the engine and prints the dream's cost at the measured speed, training nothing", async () => {
-    const server = await OpenAiTestServer.start();
-    try {
+    await OpenAiTestServer.serving(async (server) => {
       shopAfter(server, 40, usage);
       const run = join(dir, 'estimate');
       expect(
@@ -45,14 +44,11 @@ describe('train, sized for the engine', () => {
         /try one step \(openai test-model .*\): 'search\[.*\]' on task '.*': predicted a valid action, reward 0; the real env: valid, reward 0; 500 prompt \+ 120 answer tokens, \d+ ms\./,
       );
       expect(existsSync(join(run, 'metrics.jsonl'))).toBe(false);
-    } finally {
-      await server.close();
-    }
+    });
   }, 60_000);
 
   it('prints the estimate before a dream starts, and a live progress line while an iteration runs', async () => {
-    const server = await OpenAiTestServer.start();
-    try {
+    await OpenAiTestServer.serving(async (server) => {
       shopAfter(server, 250, usage);
       const run = join(dir, 'live');
       expect(
@@ -69,8 +65,6 @@ describe('train, sized for the engine', () => {
       expect(lines[0]).toMatch(
         /^iteration 1\/1 dream steps \d+\/(≤)?\d+ · valid \d+ invalid 0 · \d+(\.\d+)? tok\/s \d\.\d+ transitions\/s \(last \d+ s\) · (cache \d+% · )?left: iteration ≈ .+, run ≈ .+$/,
       );
-    } finally {
-      await server.close();
-    }
+    });
   }, 60_000);
 });

@@ -21,8 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function train(
   concurrency: number,
 ): Promise<{ metrics: string; peak: number; calls: number; dreamSteps: number }> {
-  const server = await OpenAiTestServer.start();
-  try {
+  return OpenAiTestServer.serving(async (server) => {
     shopAfter(server, 15, { promptTokens: 500, completionTokens: 120 });
     const out = join(dir, `n${concurrency}`);
     const settings = 'iterations=2,tasksPerIteration=2,groupSize=4,evalInterval=0,finalEvalEpisodes=4';
@@ -36,9 +35,7 @@ async function train(
       calls: server.chatRequests.length,
       dreamSteps: lastJson().dream_steps,
     };
-  } finally {
-    await server.close();
-  }
+  });
 }
 
 describe('llmConcurrency with an OpenAI-compatible server', () => {

@@ -56,8 +56,7 @@ describe('EngineFailureGuard', () => {
 
 describe('OpenAiChatModel: response bodies are capped', () => {
   it('refuses a body over maxResponseBytes, declared or streamed, without retrying', async () => {
-    const server = await OpenAiTestServer.start();
-    try {
+    await OpenAiTestServer.serving(async (server) => {
       const big = JSON.stringify(chatCompletion('x'.repeat(3 << 20)));
       server.replyChat(
         { body: big, headers: { 'content-length': String(Buffer.byteLength(big)) } },
@@ -74,16 +73,13 @@ describe('OpenAiChatModel: response bodies are capped', () => {
         expect((error as Error).message).toMatch(/over the cap of 1048576 bytes \(maxResponseBytes\)/);
       }
       expect(server.chatRequests).toHaveLength(2);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
 describe('ReasoningExperienceModel: a failed call is one invalid prediction', () => {
   it('records the reason, caches nothing, and answers the same step on the next call', async () => {
-    const server = await OpenAiTestServer.start();
-    try {
+    await OpenAiTestServer.serving(async (server) => {
       server.replyChat({ status: 503, body: { error: { message: 'busy' } } }, { body: chatCompletion(answer()) });
       const chat = new OpenAiChatModel({ baseUrl: server.url, model: 'test-model', retries: 0 });
       const model = new ReasoningExperienceModel(chat, { k: 0 });
@@ -95,9 +91,7 @@ describe('ReasoningExperienceModel: a failed call is one invalid prediction', ()
       const answered = await model.next(ctx);
       expect(answered.valid).toBe(true);
       expect(model.cacheStats).toMatchObject({ hits: 0, misses: 2 });
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
@@ -106,8 +100,7 @@ describe('the CLI against a server that fails one request in five', () => {
   const smallDream = 'iterations=2,tasksPerIteration=2,groupSize=2,evalInterval=0,retrievalK=0';
 
   it('audit --n 200 finishes and counts the failed calls as invalid transitions', async () => {
-    const server = await OpenAiTestServer.start();
-    try {
+    await OpenAiTestServer.serving(async (server) => {
       const failing = failingOneInFive(server);
       expect(
         await cli`audit --env webshop-lite-v0 --llm openai:${server.url}#test-model --n 200 --k 0
@@ -118,9 +111,7 @@ describe('the CLI against a server that fails one request in five', () => {
       expect(report.failed_calls).toBeGreaterThanOrEqual(failing.failed()); // a reply slowed past the timeout by a busy machine fails too
       expect(report.failed_calls).toBeGreaterThanOrEqual(35);
       expect(report.invalid_rate).toBeGreaterThanOrEqual(report.failed_calls / 200);
-    } finally {
-      await server.close();
-    }
+    });
   }, 60_000);
 
   it('a small dream training finishes, its failed calls invalid transitions never learned from', async () => {
@@ -175,8 +166,7 @@ describe('the CLI against a server that fails one request in five', () => {
   }, 60_000);
 
   it("dream prints the model's text with control characters escaped (no raw ESC reaches the terminal)", async () => {
-    const server = await OpenAiTestServer.start();
-    try {
+    await OpenAiTestServer.serving(async (server) => {
       const hostile = '\u001b]0;pwned\u0007\u001b[2J\u009b31m';
       // Every answer's reasoning carries escape sequences that would retitle the window and clear the screen.
       server.answerEveryChat((request) => {
@@ -192,8 +182,6 @@ describe('the CLI against a server that fails one request in five', () => {
       expect(await cli`${dream} --json`).toBe(0);
       expect(out.at(-1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       expect(lastJson().trajectories[0].steps[0].reasoning).toBe(`ok ${hostile}`);
-    } finally {
-      await server.close();
-    }
+    });
   }, 60_000);
 });

@@ -113,6 +113,16 @@ export class OpenAiTestServer {
     return instance;
   }
 
+  /** Starts a server, hands it to `use`, and closes it however `use` ends. */
+  static async serving<T>(use: (server: OpenAiTestServer) => Promise<T>): Promise<T> {
+    const server = await OpenAiTestServer.start();
+    try {
+      return await use(server);
+    } finally {
+      await server.close();
+    }
+  }
+
   /** A server on a free port whose every chat answer is `text(request)`, reporting `usage` tokens. */
   static async answering(
     text: (request: RecordedRequest) => string | Promise<string>,
