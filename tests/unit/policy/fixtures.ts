@@ -138,6 +138,17 @@ export async function banditSteps(
   }));
 }
 
+/** A step of `state` for the advantage tests: action 0, mid-episode (neither end), unless `extra` says. */
+export function batchStep(
+  state: PolicyState,
+  episodeId: string,
+  groupId: string,
+  reward: number,
+  extra: Partial<PolicyStep> = {},
+): PolicyStep {
+  return { state, action: 0, logProb: -1, reward, terminated: false, truncated: false, episodeId, groupId, ...extra };
+}
+
 /** Mean probability of the correct action on the given bandit states. */
 export async function correctProbability(
   policy: CandidatePolicy,

@@ -11,6 +11,7 @@ import {
   SMALL_POLICY,
   TINY_POLICY,
   banditStates,
+  batchStep,
   banditSteps,
   correctProbability,
   householdState,
@@ -71,17 +72,8 @@ async function mixedBatch(policy: CandidatePolicy, seed: number): Promise<Rollou
 }
 
 describe('advantages from batches', () => {
-  const step = (episodeId: string, groupId: string, reward: number, extra: Partial<PolicyStep> = {}): PolicyStep => ({
-    state: resultsState(),
-    action: 0,
-    logProb: -1,
-    reward,
-    terminated: false,
-    truncated: false,
-    episodeId,
-    groupId,
-    ...extra,
-  });
+  const step = (episodeId: string, groupId: string, reward: number, extra: Partial<PolicyStep> = {}) =>
+    batchStep(resultsState(), episodeId, groupId, reward, extra);
 
   it('GRPO: episode reward normalised within its group, copied to every step', () => {
     const batch = {

@@ -18,6 +18,7 @@ import {
   type TeachSettings,
   type TeachUpdate,
 } from '../../../src/core/train/teach';
+import { batchStep } from '../policy/fixtures';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -38,17 +39,7 @@ const STATE: PolicyState = {
 };
 
 function step(episodeId: string, groupId: string, reward: number, extra: Partial<PolicyStep> = {}): PolicyStep {
-  return {
-    state: STATE,
-    action: 0,
-    logProb: Math.log(1 / 3),
-    reward,
-    terminated: false,
-    truncated: false,
-    episodeId,
-    groupId,
-    ...extra,
-  };
+  return batchStep(STATE, episodeId, groupId, reward, { logProb: Math.log(1 / 3), ...extra });
 }
 
 const close = (a: number, b: number, digits = 5) => expect(a).toBeCloseTo(b, digits);
