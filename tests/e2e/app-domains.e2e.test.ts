@@ -8,25 +8,14 @@
  * Screenshots (1280×720) to test-output/screenshots/domains.png, domains-card.png and domains-rejected.png.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright';
 import { writeTrajectories } from '../../src/core/data/formats';
 import { DEFAULT_IMPORT_SETTINGS, readDomain } from '../../src/app/state/domains/domains';
 import { foreignOurs } from '../unit/domain/fixtures';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { openPage, SHOTS, useApp } from './harness';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
-
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-domains-');
-  ({ context, baseUrl } = app);
-}, 120_000);
-
-afterAll(async () => {
-  await app?.close();
-});
+const app = useApp('dreamgym-e2e-domains-');
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
@@ -71,10 +60,8 @@ async function dropFile(page: Page, name: string, text: string): Promise<void> {
 
 describe('the Domains page', () => {
   it('imports an ETO file, shows its card, keeps it over a reload, rejects a malformed file, deletes', async () => {
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${baseUrl}/#/domains`);
+    const { page, errors } = await openPage(app.context);
+    await page.goto(`${app.baseUrl}/#/domains`);
     await expect.poll(() => page.getByTestId('no-domains').count(), { timeout: 60_000 }).toBe(1);
     expect(
       await page
@@ -190,11 +177,9 @@ const shot = async (page: Page, name: string, testId: string | null) => {
 
 describe("the Domains page's whole path", () => {
   it('names a wrong format, then trains the model, audits it, trains and compares the agents, downloads', async () => {
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { page, errors } = await openPage(app.context);
     const downloads = collectDownloads(page);
-    await page.goto(`${baseUrl}/#/domains`);
+    await page.goto(`${app.baseUrl}/#/domains`);
     const text = writeTrajectories(await foreignOurs(20, 'tiny'), 'eto');
     const file = { name: 'tiny-app.json', mimeType: 'application/json', buffer: Buffer.from(text) };
 

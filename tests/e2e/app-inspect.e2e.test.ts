@@ -4,29 +4,17 @@
  * middle of the run that resumes from the checkpoint with the replay buffer intact (the Buffer
  * page still counts the run's dreamed transitions from before the reload, and more after it).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright';
+import { openPage, SHOTS, useApp } from './harness';
+import { iteration, runState, stopRun } from './pages/train-page';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
+const app = useApp('dreamgym-e2e-inspect-');
 let page: Page;
-const errors: string[] = [];
+let errors: string[];
 
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-inspect-');
-  ({ context, baseUrl } = app);
-  page = await context.newPage();
-  page.on('pageerror', (e) => errors.push(e.message));
-}, 120_000);
+beforeAll(async () => ({ page, errors } = await openPage(app.context)));
 
-afterAll(async () => {
-  await app?.close();
-});
-
-const iteration = async () => Number(await page.getByTestId('iteration').textContent());
-const runState = () => page.getByTestId('train-status').getAttribute('data-state');
 const dreamCount = async () =>
   Number(
     (await page.locator('tr[data-env="webshop-lite-v0"] td[data-source="dream"]').textContent())!.replace(/\D/g, ''),
@@ -42,18 +30,18 @@ async function openBufferPage(): Promise<void> {
 describe('Inspect', () => {
   it("shows a dream run's episodes step by step, with dream vs real, probabilities and working filters", async () => {
     await page.goto(
-      `${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.5&epsP=0.5` +
+      `${app.baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.5&epsP=0.5` +
         '&seed=2&llm=oracle:0.5,0.5',
     );
     await page.getByRole('button', { name: 'Start' }).click();
-    await expect.poll(iteration, { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => iteration(page), { timeout: 90_000 }).toBeGreaterThanOrEqual(2);
     const runId = await page.evaluate(
       () =>
         (window as unknown as { __dreamgym: { train: { status: { runId: string } } } }).__dreamgym.train.status.runId,
     );
     // Paused while inspecting, so the list holds still (the second test resumes it).
     await page.getByRole('button', { name: 'Pause' }).click();
-    await expect.poll(runState).toBe('paused');
+    await expect.poll(() => runState(page)).toBe('paused');
 
     await page.getByRole('link', { name: 'Inspect', exact: true }).click();
     // The current run is picked by default; its episodes are listed (2 tasks × 4 rollouts per iteration).
@@ -158,9 +146,9 @@ describe('Inspect', () => {
   it('reload mid-run: resumes from the checkpoint with the replay buffer intact', async () => {
     await page.getByRole('link', { name: 'Train', exact: true }).click();
     await page.getByRole('button', { name: 'Resume', exact: true }).click();
-    await expect.poll(runState).toBe('running');
-    const running = await iteration();
-    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThan(running);
+    await expect.poll(() => runState(page)).toBe('running');
+    const running = await iteration(page);
+    await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(running);
     await openBufferPage();
     const before = await dreamCount();
     expect(before).toBeGreaterThan(0);
@@ -170,11 +158,10 @@ describe('Inspect', () => {
     const afterReload = await dreamCount();
     // The page resumed the run by itself (no click).
     await page.getByRole('link', { name: 'Train', exact: true }).click();
-    await expect.poll(runState, { timeout: 60_000 }).toBe('running');
-    const resumedAt = await iteration();
-    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThan(resumedAt);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(runState).toBe('stopped');
+    await expect.poll(() => runState(page), { timeout: 60_000 }).toBe('running');
+    const resumedAt = await iteration(page);
+    await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(resumedAt);
+    await stopRun(page);
     await openBufferPage();
     // The resumed run added to the same buffer: nothing from before the reload was lost.
     await expect.poll(dreamCount).toBeGreaterThan(afterReload);

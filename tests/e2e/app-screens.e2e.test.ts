@@ -6,39 +6,22 @@
  * overrides the system preference and survives a reload. Screenshots: test-output/screenshots/
  * <route>-empty.png (a fresh profile), <route>-dark.png, <route>-tablet.png; the page tests save <route>.png with content.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { BrowserContext, CDPSession, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { CDPSession, Page } from 'playwright';
+import { ROUTES } from '../../src/app/state/shell/router.svelte';
+import { openPage, SHOTS, useApp } from './harness';
 
-const ROUTES = [
-  'start',
-  'play',
-  'setup',
-  'train',
-  'model',
-  'inspect',
-  'buffer',
-  'domains',
-  'curriculum',
-  'compare',
-  'teach',
-] as const;
 const MAX_TABS = 120;
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
+const app = useApp('dreamgym-e2e-screens-');
 let page: Page;
 let cdp: CDPSession;
-const errors: string[] = [];
+let errors: string[];
 
 beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-screens-');
-  ({ context, baseUrl } = app);
-  page = await context.newPage();
-  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+  ({ page, errors } = await openPage(app.context));
   // Chromium's own accessibility tree gives each focused element's computed role and name.
-  cdp = await context.newCDPSession(page);
+  cdp = await app.context.newCDPSession(page);
   await cdp.send('Accessibility.enable');
 }, 120_000);
 
@@ -46,13 +29,9 @@ beforeEach(() => {
   errors.length = 0;
 });
 
-afterAll(async () => {
-  await app?.close();
-});
-
 /** Opens a route and waits until the page has rendered and stopped changing. */
 async function open(route: string): Promise<void> {
-  await page.goto(`${baseUrl}/#/${route}`);
+  await page.goto(`${app.baseUrl}/#/${route}`);
   await expect
     .poll(() => page.locator('nav a[aria-current="page"]').textContent(), { timeout: 60_000 })
     .toMatch(new RegExp(route, 'i'));
@@ -159,22 +138,37 @@ async function tabWalk(): Promise<{ stops: string[]; nameless: string[]; unfocus
   return { stops, nameless, unfocusable };
 }
 
+/**
+ * Opens every route at one window size and colour scheme, checks its layout (checkLayout), saves it as
+ * <route>-<shot>.png, and then runs `more` on it.
+ */
+async function everyRoute(
+  size: { width: number; height: number },
+  colorScheme: 'light' | 'dark',
+  shot: string,
+  more: (route: string) => Promise<void> = async () => {},
+): Promise<void> {
+  await page.setViewportSize(size);
+  await page.emulateMedia({ colorScheme });
+  for (const route of ROUTES) {
+    await open(route);
+    await checkLayout(route, `${size.width}×${size.height} ${colorScheme}`);
+    await page.screenshot({ path: `${SHOTS}/${route}-${shot}.png` });
+    await more(route);
+  }
+}
+
 describe('every page, generic checks', () => {
   it('1280×720, light: no sideways overflow, a live region, named Tab stops with a visible focus ring', async () => {
-    await page.setViewportSize({ width: 1280, height: 720 });
-    await page.emulateMedia({ colorScheme: 'light' });
     const problems: string[] = [];
-    for (const route of ROUTES) {
-      await open(route);
-      await checkLayout(route, '1280×720 light');
-      await page.screenshot({ path: `${SHOTS}/${route}-empty.png` });
+    await everyRoute({ width: 1280, height: 720 }, 'light', 'empty', async (route) => {
       const walk = await tabWalk();
       console.log(`[screens] ${route}: ${walk.stops.length} Tab stops`);
       // The first stop is the skip link; following it puts focus on <main>.
       expect(walk.stops[0], route).toBe('link "Skip to content"');
       for (const n of walk.nameless) problems.push(`${route}: Tab stop without a name: ${n}`);
       for (const u of walk.unfocusable) problems.push(`${route}: no visible focus style: ${u}`);
-    }
+    });
     expect(problems).toEqual([]);
     expect(errors).toEqual([]);
   }, 240_000);
@@ -221,26 +215,15 @@ describe('every page, generic checks', () => {
   }, 60_000);
 
   it('1280×720, dark (system preference): no sideways overflow, a live region', async () => {
-    await page.setViewportSize({ width: 1280, height: 720 });
-    await page.emulateMedia({ colorScheme: 'dark' });
-    for (const route of ROUTES) {
-      await open(route);
+    await everyRoute({ width: 1280, height: 720 }, 'dark', 'dark', async (route) => {
       const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       expect(bg, `${route} is not dark`).toBe('rgb(21, 23, 26)');
-      await checkLayout(route, '1280×720 dark');
-      await page.screenshot({ path: `${SHOTS}/${route}-dark.png` });
-    }
+    });
     expect(errors).toEqual([]);
   }, 180_000);
 
   it('768×1024 tablet: the nav wraps, nothing overflows sideways', async () => {
-    await page.setViewportSize({ width: 768, height: 1024 });
-    await page.emulateMedia({ colorScheme: 'light' });
-    for (const route of ROUTES) {
-      await open(route);
-      await checkLayout(route, '768×1024');
-      await page.screenshot({ path: `${SHOTS}/${route}-tablet.png` });
-    }
+    await everyRoute({ width: 768, height: 1024 }, 'light', 'tablet');
     expect(errors).toEqual([]);
   }, 180_000);
 
