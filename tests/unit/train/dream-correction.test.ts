@@ -4,9 +4,8 @@
  * replays (a false success of the oracle's flipped rewards is a miss); the same seed gives the
  * same run, a resumed run rebuilds the same corrections; a config that cannot correct is refused.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/tfjs/backend';
-import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
+import { describe, expect, it } from 'vitest';
+import type { TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
 import {
   claimedSuccesses,
@@ -21,20 +20,15 @@ import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, DreamCorrection, ExperienceModel, Prediction } from '../../../src/core/experience/types';
 import type { Task } from '../../../src/core/types';
 import { deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
+import { smallWebshop, useWasmBackend } from './fixtures';
 
-beforeAll(async () => {
-  await initBackend('wasm');
-});
+useWasmBackend();
 
 function config(overrides: Partial<TrainConfig> = {}): TrainConfig {
-  return validateConfig({
-    ...getPreset('webshop-easy'),
+  return smallWebshop({
     mode: 's2r',
     llm: 'learned:test-double',
     iterations: 4,
-    tasksPerIteration: 2,
-    groupSize: 4,
-    evalInterval: 0,
     evalEpisodes: 2,
     finalEvalEpisodes: 2,
     realStepBudget: 400,

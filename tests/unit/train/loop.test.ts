@@ -1,7 +1,6 @@
 import 'fake-indexeddb/auto';
 import * as tf from '@tensorflow/tfjs';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/tfjs/backend';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { CheckpointMismatchError, Trainer } from '../../../src/core/train/loop';
 import type { TaskSource } from '../../../src/core/train/task-source';
@@ -18,29 +17,13 @@ import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import type { EpisodeTrace } from '../../../src/core/train/trace';
 import { IterationStoppedError } from '../../../src/core/train/rollout';
+import { runAll, smallWebshop, useWasmBackend } from './fixtures';
 
-beforeAll(async () => {
-  await initBackend('wasm');
-});
+useWasmBackend();
 
-/** A small, fast config: 2 tasks × 4 rollouts per iteration. */
+/** A small, fast config: 4 iterations of 2 tasks × 4 rollouts, evaluated every second one. */
 function small(overrides: Partial<TrainConfig> = {}): TrainConfig {
-  return validateConfig({
-    ...getPreset('webshop-easy'),
-    iterations: 4,
-    tasksPerIteration: 2,
-    groupSize: 4,
-    evalInterval: 2,
-    evalEpisodes: 6,
-    finalEvalEpisodes: 6,
-    ...overrides,
-  });
-}
-
-async function runAll(trainer: Trainer): Promise<string[]> {
-  const lines: string[] = [];
-  while (!trainer.finished) lines.push(JSON.stringify(await trainer.runIteration()));
-  return lines;
+  return smallWebshop({ iterations: 4, evalInterval: 2, evalEpisodes: 6, finalEvalEpisodes: 6, ...overrides });
 }
 
 describe('Trainer (real mode)', () => {

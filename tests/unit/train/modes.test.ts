@@ -4,9 +4,7 @@
  * resumes dream and s2r runs exactly.
  */
 import 'fake-indexeddb/auto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/tfjs/backend';
-import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
+import { describe, expect, it } from 'vitest';
 import { Trainer } from '../../../src/core/train/loop';
 import { buildRunParts } from '../../../src/core/train/run-parts';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
@@ -15,29 +13,9 @@ import type { DreamContext, ExperienceModel, Prediction } from '../../../src/cor
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { deserializeCheckpoint, serializeCheckpoint } from '../../../src/core/train/checkpoint';
+import { runAll, smallWebshop, useWasmBackend } from './fixtures';
 
-beforeAll(async () => {
-  await initBackend('wasm');
-});
-
-function small(overrides: Partial<TrainConfig> = {}): TrainConfig {
-  return validateConfig({
-    ...getPreset('webshop-easy'),
-    iterations: 3,
-    tasksPerIteration: 2,
-    groupSize: 4,
-    evalInterval: 0,
-    evalEpisodes: 4,
-    finalEvalEpisodes: 4,
-    ...overrides,
-  });
-}
-
-async function runAll(trainer: Trainer): Promise<string[]> {
-  const lines: string[] = [];
-  while (!trainer.finished) lines.push(JSON.stringify(await trainer.runIteration()));
-  return lines;
-}
+useWasmBackend();
 
 /** The oracle, but every third asked step comes back unusable (as a broken LLM answer would). */
 class PlantedInvalidModel implements ExperienceModel {
@@ -64,7 +42,7 @@ class PlantedInvalidModel implements ExperienceModel {
 
 describe('dream and s2r modes', () => {
   it('dream: zero real steps, every dreamed transition in the buffer, curriculum metrics logged', async () => {
-    const config = small({ mode: 'dream', curriculum: true });
+    const config = smallWebshop({ mode: 'dream', curriculum: true });
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     const trainer = new Trainer(config, { ...(await buildRunParts(config)), buffer, now: () => 7 });
     const lines = await runAll(trainer);
@@ -84,7 +62,7 @@ describe('dream and s2r modes', () => {
   });
 
   it('invalid dreamed transitions are recorded but never reach an update', async () => {
-    const config = small({ mode: 'dream', iterations: 2 });
+    const config = smallWebshop({ mode: 'dream', iterations: 2 });
     const model = new PlantedInvalidModel(new NoisyOracleModel(config.env, { epsilonReward: 0, epsilonTransition: 0 }));
     const buffer = new ReplayBuffer(new MemoryBufferStore());
     // Watch what the update sees.
@@ -109,7 +87,7 @@ describe('dream and s2r modes', () => {
   });
 
   it('s2r: dreams first, then spends exactly its real budget (10% of the real-mode budget by default) and never more', async () => {
-    const config = small({ mode: 's2r', iterations: 2, realStepBudget: 600, s2rRealFraction: 0.1 });
+    const config = smallWebshop({ mode: 's2r', iterations: 2, realStepBudget: 600, s2rRealFraction: 0.1 });
     const trainer = new Trainer(config, await buildRunParts(config));
     expect(trainer.realBudget).toBe(60);
     const lines = (await runAll(trainer)).map((l) => JSON.parse(l));
@@ -121,7 +99,7 @@ describe('dream and s2r modes', () => {
   });
 
   it.each(['dream', 's2r'] as const)('%s: resuming from a checkpoint continues exactly', async (mode) => {
-    const config = small({ mode, iterations: 3, realStepBudget: 500, s2rRealFraction: 0.2, curriculum: true });
+    const config = smallWebshop({ mode, iterations: 3, realStepBudget: 500, s2rRealFraction: 0.2, curriculum: true });
     const deps = () => buildRunParts(config);
     const full = await runAll(new Trainer(config, await deps()));
     const first = new Trainer(config, await deps());
@@ -139,7 +117,7 @@ describe('dream and s2r modes', () => {
   });
 
   it('dream: success as the dream judges it is dream/…, never charts/…; the final policy is evaluated in the real env at the last iteration', async () => {
-    const config = small({ mode: 'dream', iterations: 3, evalInterval: 2, evalEpisodes: 4, finalEvalEpisodes: 6 });
+    const config = smallWebshop({ mode: 'dream', evalInterval: 2, finalEvalEpisodes: 6 }); // 3 iterations
     const trainer = new Trainer(config, await buildRunParts(config));
     const metrics = (await runAll(trainer)).map((l) => JSON.parse(l).metrics);
     for (const m of metrics) {
@@ -159,13 +137,7 @@ describe('dream and s2r modes', () => {
   });
 
   it('s2r: the last real iteration counts only the episodes the budget let finish (no drop to 0 from cut episodes), and is evaluated', async () => {
-    const config = small({
-      mode: 's2r',
-      iterations: 1,
-      realStepBudget: 130,
-      s2rRealFraction: 0.1,
-      finalEvalEpisodes: 4,
-    });
+    const config = smallWebshop({ mode: 's2r', iterations: 1, realStepBudget: 130, s2rRealFraction: 0.1 });
     const trainer = new Trainer(config, await buildRunParts(config));
     const lines = (await runAll(trainer)).map((l) => JSON.parse(l));
     expect(trainer.realSteps).toBe(13); // fewer than one iteration of 8 episodes can take: the last one is cut
@@ -178,14 +150,14 @@ describe('dream and s2r modes', () => {
   });
 
   it('the LLM prior: off by default (the ablation), refused with the oracle, used by the policy when given', async () => {
-    expect((await buildRunParts(small())).prior).toBeUndefined();
-    await expect(buildRunParts(small({ llmPrior: true }))).rejects.toThrow(
+    expect((await buildRunParts(smallWebshop())).prior).toBeUndefined();
+    await expect(buildRunParts(smallWebshop({ llmPrior: true }))).rejects.toThrow(
       /'llmPrior' needs a language model, but llm is 'oracle:0,0'/,
     );
-    expect(() => new Trainer(small({ llmPrior: true }))).toThrow(/no prior was given/);
+    expect(() => new Trainer(smallWebshop({ llmPrior: true }))).toThrow(/no prior was given/);
     // A scripted LLM that always answers the first label (no logprobs: the documented fallback).
     const chat = new ScriptedChatModel(() => ({ text: 'A' }));
-    const config = small({ llmPrior: true, llm: 'openai:http://127.0.0.1:9/v1#test', iterations: 1 });
+    const config = smallWebshop({ llmPrior: true, llm: 'openai:http://127.0.0.1:9/v1#test', iterations: 1 });
     const trainer = new Trainer(config, await buildRunParts(config, { chat }));
     expect(trainer.policy.prior.id).toMatch(/^llm-prior:test:/);
     await trainer.runIteration();

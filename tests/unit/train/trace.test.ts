@@ -4,9 +4,8 @@
  * planted dream error is found where it was planted; traces do not change what the run does.
  */
 import 'fake-indexeddb/auto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/tfjs/backend';
-import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
+import { describe, expect, it } from 'vitest';
+import type { TrainConfig } from '../../../src/core/train/config';
 import { Trainer } from '../../../src/core/train/loop';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import type { DreamContext, ExperienceModel, Prediction } from '../../../src/core/experience/types';
@@ -18,22 +17,19 @@ import {
   type EpisodeTrace,
 } from '../../../src/core/train/trace';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
+import { smallWebshop, useWasmBackend } from './fixtures';
 
-beforeAll(async () => {
-  await initBackend('wasm');
-});
+useWasmBackend();
 
 function small(overrides: Partial<TrainConfig> = {}): TrainConfig {
-  return validateConfig({
-    ...getPreset('webshop-easy'),
-    iterations: 2,
-    tasksPerIteration: 2,
-    groupSize: 3,
-    evalInterval: 0,
-    evalEpisodes: 4,
-    finalEvalEpisodes: 4,
-    ...overrides,
-  });
+  return smallWebshop({ iterations: 2, groupSize: 3, ...overrides });
+}
+
+/** Step `i` of a traced episode replayed in the real env (an error where it cannot be). */
+async function replayed(env: string, trace: EpisodeTrace, i: number) {
+  const real = await replayInRealEnv(env, trace.task, acceptedActionsBefore(trace, i), trace.steps[i].action);
+  if (real.kind !== 'real') throw new Error(real.reason);
+  return real;
 }
 
 async function collect(
@@ -112,13 +108,7 @@ describe('episode traces', () => {
     let compared = 0;
     for (const trace of traces) {
       for (let i = 0; i < trace.steps.length; i++) {
-        const real = await replayInRealEnv(
-          config.env,
-          trace.task,
-          acceptedActionsBefore(trace, i),
-          trace.steps[i].action,
-        );
-        if (real.kind !== 'real') throw new Error(real.reason);
+        const real = await replayed(config.env, trace, i);
         expect(real.before.text).toBe(trace.steps[i].observation);
         const c = compareOutcome(trace, i, real);
         expect(c, `${trace.episodeId} step ${i}`).toMatchObject({ same: true, divergedBefore: false });
@@ -139,13 +129,7 @@ describe('episode traces', () => {
     let planted = 0;
     for (const trace of traces) {
       for (let i = 0; i < trace.steps.length; i++) {
-        const real = await replayInRealEnv(
-          config.env,
-          trace.task,
-          acceptedActionsBefore(trace, i),
-          trace.steps[i].action,
-        );
-        if (real.kind !== 'real') throw new Error(real.reason);
+        const real = await replayed(config.env, trace, i);
         const c = compareOutcome(trace, i, real);
         const isPlanted = trace.steps[i].reasoning === 'planted: says the episode ended';
         if (isPlanted) {
@@ -173,13 +157,7 @@ describe('episode traces', () => {
     expect(traces.every((t) => t.phase === 'real' && t.experienceModel === undefined)).toBe(true);
     for (const trace of traces.slice(0, 3)) {
       for (let i = 0; i < trace.steps.length; i++) {
-        const real = await replayInRealEnv(
-          config.env,
-          trace.task,
-          acceptedActionsBefore(trace, i),
-          trace.steps[i].action,
-        );
-        if (real.kind !== 'real') throw new Error(real.reason);
+        const real = await replayed(config.env, trace, i);
         expect(real.result.reward).toBe(trace.steps[i].reward);
         expect(real.result.text).toBe(nextOf(trace, i).observation);
       }
