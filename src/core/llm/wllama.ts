@@ -51,6 +51,8 @@ import {
 } from './types';
 import { readGgufHeader, type GgufHeaderInfo } from './gguf-header';
 import { absoluteUrl } from './helpers';
+import { chatUsage } from './chat-completion';
+import { abortable, RequestQueue } from './request-queue';
 
 // Types only: erased at build time, so the main bundle does not pull wllama in.
 import type { ChatCompletionParams, ChatCompletionResponse, Wllama } from '@wllama/wllama';
@@ -127,7 +129,7 @@ export class WllamaChatModel implements ChatModel {
   #wllama: Wllama | null;
   readonly #cachePrompt: boolean;
   /** Requests run one at a time: each waits for the previous one. */
-  #queue: Promise<void> = Promise.resolve();
+  readonly #requests = new RequestQueue();
   /** Aborts whatever runs when `unload()` is called. */
   #unloading = new AbortController();
 
@@ -235,7 +237,7 @@ export class WllamaChatModel implements ChatModel {
         : { chat_template: options.chatTemplate ?? DEFAULT_CHAT_TEMPLATE, jinja: true }),
     });
     try {
-      await raceAbort(loading, signal);
+      await abortable(loading, signal, abortError);
     } catch (error) {
       loading.catch(() => undefined);
       await wllama.exit().catch(() => undefined);
@@ -286,22 +288,12 @@ export class WllamaChatModel implements ChatModel {
     throwIfAborted(signal, 'The request was aborted before it started.');
     if (!this.#wllama) throw unloadedError(this.id);
     validateRequest(request);
-    // Wait for earlier requests (abortable while waiting). The queue's tail waits for the earlier
-    // requests AND this one, so a request aborted while waiting does not let the next one jump ahead.
-    const previous = this.#queue;
-    let release!: () => void;
-    const done = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    this.#queue = previous.then(() => done);
+    // Wait for earlier requests (abortable while waiting); one aborted while waiting does not let the next jump ahead.
     try {
-      await raceAbort(previous, signal);
-      return await this.#run(request, signal);
+      return await this.#requests.run(() => this.#run(request, signal), signal, abortError);
     } catch (error) {
       if (isAbort(error)) throw new LlmError('Generation was aborted.', 'aborted', { cause: error });
       throw error;
-    } finally {
-      release();
     }
   }
 
@@ -350,11 +342,7 @@ export class WllamaChatModel implements ChatModel {
     const result: ChatResult = {
       text: typeof choice.message?.content === 'string' ? choice.message.content : '',
       finishReason,
-      usage: {
-        promptTokens: response.usage?.prompt_tokens ?? 0,
-        completionTokens: response.usage?.completion_tokens ?? 0,
-        ms,
-      },
+      usage: chatUsage(response.usage, ms),
     };
     const content = choice.logprobs?.content;
     if (params.logprobs && content) {
@@ -404,7 +392,7 @@ export class WllamaChatModel implements ChatModel {
     const wllama = this.#wllama;
     if (!wllama) return;
     this.#unloading.abort();
-    await this.#queue;
+    await this.#requests.drained;
     this.#wllama = null;
     await wllama.exit().catch(() => undefined);
   }
@@ -586,24 +574,9 @@ function isAbort(error: unknown): boolean {
   return name === 'AbortError';
 }
 
-/** Rejects with an AbortError as soon as the signal fires (the promise itself keeps running). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(new DOMException('Aborted', 'AbortError'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new DOMException('Aborted', 'AbortError'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
+/** The error a wait cut short by its signal rejects with (isAbort tells it apart). */
+function abortError(): DOMException {
+  return new DOMException('Aborted', 'AbortError');
 }
 
 function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
