@@ -5,6 +5,8 @@
  *   → experiments
  * and src/core imports nothing of the page, the CLI, the Node stores, the workers or the benchmarks (src/bench).
  * src/bench is imported by the CLI's bench command alone; outside src/bench/node/ it runs in a browser page too.
+ * The page's workers (src/app/workers/<name>/) and its browser storage (src/app/storage/) run inside workers:
+ * they import no Svelte, and storage, which workers and pages share, imports no worker's host or client.
  */
 const LAYERS = [
   ['rng\\.ts', 'text\\.ts', 'types\\.ts', 'errors\\.ts', 'llm/', 'tfjs/'],
@@ -33,16 +35,16 @@ module.exports = {
     {
       name: 'core-stays-core',
       comment:
-        'src/core runs in Node, workers and the page: it never imports the page, the CLI, the Node stores or workers',
+        'src/core runs in Node, workers and the page: it never imports the page, its workers, the CLI or the Node stores',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^(src/(app|bench|cli|node|sw|build)/|workers/)' },
+      to: { path: '^src/(app|bench|cli|node|sw|build)/' },
     },
     {
       name: 'bench-only-from-cli',
       comment: 'the page, its workers and the Node stores never run a benchmark: only the CLI imports src/bench',
       severity: 'error',
-      from: { path: '^(src/(app|node|sw|build)/|workers/)' },
+      from: { path: '^src/(app|node|sw|build)/' },
       to: { path: '^src/bench/' },
     },
     {
@@ -70,8 +72,29 @@ module.exports = {
       name: 'page-not-node',
       comment: 'the page and its workers never import the CLI or the Node-only stores',
       severity: 'error',
-      from: { path: '^(src/app/|workers/)' },
+      from: { path: '^src/app/' },
       to: { path: '^src/(cli|node)/' },
+    },
+    {
+      name: 'node-not-page',
+      comment: 'the Node stores and worker threads serve the CLI: they never import the page or the CLI',
+      severity: 'error',
+      from: { path: '^src/node/' },
+      to: { path: '^src/(app|cli)/' },
+    },
+    {
+      name: 'workers-no-svelte',
+      comment: "a worker has no DOM: the workers and the browser storage import no page, component or Svelte state class",
+      severity: 'error',
+      from: { path: '^src/app/(workers|storage)/' },
+      to: { path: '(^src/app/(pages|components)/|\\.svelte(\\.ts)?$)' },
+    },
+    {
+      name: 'storage-below-workers',
+      comment: 'browser storage is shared by the page and the workers: it imports no worker host or client',
+      severity: 'error',
+      from: { path: '^src/app/storage/' },
+      to: { path: '^src/app/workers/.*-(host|client)\\.ts$' },
     },
     {
       name: 'no-cycles-in-core',

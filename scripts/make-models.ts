@@ -21,7 +21,7 @@ import { loadSeedDataset, SEED_DATASET_ENVS } from '../src/core/data/seed-datase
 import { initBackend } from '../src/core/tfjs/backend';
 import { PUBLIC_DIR, readPublicFile } from '../src/node/edge';
 import { writeModelFolder } from '../src/node/model-folder';
-import { startTrainHelpers } from '../src/node/train-pool';
+import { startTrainHelpers } from '../src/node/workers/train-pool';
 
 /**
  * The settings of the shipped models (kept here so `npm run models` is the whole recipe). Whole

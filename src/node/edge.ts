@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunPartsDeps } from '../core/train/run-parts';
-import { defaultDecodeThreads } from './decode-pool';
+import { defaultDecodeThreads } from './workers/decode-pool';
 import { loadModelFolder } from './model-folder';
 
 /**

@@ -30,7 +30,7 @@ import {
 } from '../core/experience/learned/model-file';
 import type { NamedWeight } from '../core/experience/learned/network';
 import type { LearnedCheckpoint } from '../core/experience/learned/train-model';
-import { startDecodePool } from './decode-pool';
+import { startDecodePool } from './workers/decode-pool';
 import { DiskFullError, isDiskFull } from './disk-full';
 
 /** Reads and checks the model in `dir`. */

@@ -4,7 +4,7 @@
  *   real WebWorkerMLCEngineHandler in a module worker whose engine is a scripted fake
  *   (fixtures/fake-webllm.worker.ts): load progress, the request exactly as the engine sees it,
  *   result mapping, abort → interruptGenerate, load failures → cache cleared + a clear LlmError;
- * - the production worker (workers/llm.worker.ts, the real MLCEngine) failing on a missing
+ * - the production worker (src/core/llm/llm.worker.ts, the real MLCEngine) failing on a missing
  *   self-hosted model, with the cache left clean;
  * - the capability check on this browser's SwiftShader adapter (no shader-f16 → q4f32).
  */

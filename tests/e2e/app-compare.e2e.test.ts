@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright';
-import type { RunEntry } from '../../src/app/workers/run-list';
+import type { RunEntry } from '../../src/app/storage/run-list';
 import { SHOTS, startApp, type AppHarness } from './harness';
 
 let app: AppHarness;

@@ -18,7 +18,7 @@ import { SHOTS, startApp, type AppHarness } from './harness';
 import { builtInDomainCard } from '../../src/core/experience/domain-card';
 import { trainLearnedModel } from '../../src/core/experience/learned/train-model';
 import { initBackend } from '../../src/core/tfjs/backend';
-import { trainOptions } from '../../src/app/workers/expmodel-host';
+import { trainOptions } from '../../src/app/workers/expmodel/expmodel-host';
 import { ENV, fixtureBuffer, tinySettings } from '../unit/app/learned-fixtures';
 
 let app: AppHarness;

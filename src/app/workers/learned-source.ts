@@ -19,8 +19,8 @@ import {
 import type { NamedWeight } from '../../core/experience/learned/network';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/setup/learned-path';
 import { appBase, shippedModelUrl } from './learned-url';
-import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
-import { decodeThreadsFor, startPageDecoders, type DecodeThreads } from './decode-workers';
+import { defaultLearnedStore, type LearnedModelStore } from '../storage/learned-store';
+import { decodeThreadsFor, startPageDecoders, type DecodeThreads } from './decode/decode-workers';
 import { DreamGymError } from '../../core/errors';
 
 export interface LearnedSourceDeps {

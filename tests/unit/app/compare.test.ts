@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getPreset, type TrainConfig } from '../../../src/core/train/config';
 import type { IterationRecord } from '../../../src/core/train/loop';
-import type { RunEntry } from '../../../src/app/workers/run-list';
+import type { RunEntry } from '../../../src/app/storage/run-list';
 import {
   alignSeries,
   compareRow,

@@ -13,9 +13,9 @@ import {
   type DecodeReply,
 } from '../../../src/core/experience/learned/decode-service';
 import type { LearnedExperienceModel } from '../../../src/core/experience/learned/learned-model';
-import { decodeThreadsFor, decodeThreadsLine } from '../../../src/app/workers/decode-workers';
+import { decodeThreadsFor, decodeThreadsLine } from '../../../src/app/workers/decode/decode-workers';
 import { decodeThreadsOf, loadPageLearnedModel, type LearnedSourceDeps } from '../../../src/app/workers/learned-source';
-import { timedModel } from '../../../src/app/workers/expmodel-evaluate';
+import { timedModel } from '../../../src/app/workers/expmodel/expmodel-evaluate';
 import { ENV, tinyModel } from './learned-fixtures';
 
 const BASE = 'http://app.test/';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getPreset, validateConfig } from '../../../src/core/train/config';
 import { curriculumRun, inspectDefaultRun, newestRun } from '../../../src/app/state/shared/default-run';
-import type { RunEntry } from '../../../src/app/workers/run-list';
+import type { RunEntry } from '../../../src/app/storage/run-list';
 
 const config = (over: Record<string, unknown>) =>
   validateConfig({ ...getPreset('webshop-easy'), iterations: 3, ...over } as unknown as Record<string, unknown>);

@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainHealth } from '../../../src/core/domain/health';
 import type { PairAccount } from '../../../src/core/experience/learned/sft-data';
-import type { ExpModelClient } from '../../../src/app/workers/expmodel-client';
-import type { DomainWorkerClient } from '../../../src/app/workers/domain-client';
-import type { StoredDomainAudit, TrainedAgent } from '../../../src/app/workers/domain-protocol';
-import type { StoredModelSummary } from '../../../src/app/workers/learned-store';
+import type { ExpModelClient } from '../../../src/app/workers/expmodel/expmodel-client';
+import type { DomainWorkerClient } from '../../../src/app/workers/domain/domain-client';
+import type { StoredDomainAudit, TrainedAgent } from '../../../src/app/workers/domain/domain-protocol';
+import type { StoredModelSummary } from '../../../src/app/storage/learned-store';
 import { settingsProblems } from '../../../src/app/state/model/expmodel-settings';
 import {
   agentView,

@@ -11,7 +11,7 @@ import { writeTrajectories } from '../../../src/core/data/formats';
 import { describePairAccount } from '../../../src/core/experience/learned/sft-data';
 import { initBackend } from '../../../src/core/tfjs/backend';
 import { deserializeCheckpoint, type CheckpointManifest } from '../../../src/core/train/checkpoint';
-import { DomainHost } from '../../../src/app/workers/domain-host';
+import { DomainHost } from '../../../src/app/workers/domain/domain-host';
 import type {
   AgentSettings,
   DomainWorkerProgress,
@@ -20,11 +20,11 @@ import type {
   StoredDomainAudit,
   Suggestion,
   TrainedAgent,
-} from '../../../src/app/workers/domain-protocol';
-import { DomainStore } from '../../../src/app/workers/domain-store';
-import { ExpModelHost } from '../../../src/app/workers/expmodel-host';
-import type { ExpModelReply, TrainOutcome } from '../../../src/app/workers/expmodel-protocol';
-import { LearnedModelStore } from '../../../src/app/workers/learned-store';
+} from '../../../src/app/workers/domain/domain-protocol';
+import { DomainStore } from '../../../src/app/storage/domain-store';
+import { ExpModelHost } from '../../../src/app/workers/expmodel/expmodel-host';
+import type { ExpModelReply, TrainOutcome } from '../../../src/app/workers/expmodel/expmodel-protocol';
+import { LearnedModelStore } from '../../../src/app/storage/learned-store';
 import { DEFAULT_IMPORT_SETTINGS, readDomain } from '../../../src/app/state/domains/domains';
 import { TINY_SETTINGS, defaultSettings } from '../../../src/app/state/model/expmodel-settings';
 import { foreignOurs } from '../domain/fixtures';

@@ -12,7 +12,7 @@ import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { DatasetImportError } from '../../../src/core/data/errors';
 import { writeTrajectories } from '../../../src/core/data/formats';
 import { DomainError } from '../../../src/core/domain/domain';
-import { DomainExistsError, DomainStore, DomainStoreError } from '../../../src/app/workers/domain-store';
+import { DomainExistsError, DomainStore, DomainStoreError } from '../../../src/app/storage/domain-store';
 import {
   DEFAULT_IMPORT_SETTINGS,
   domainCardView,

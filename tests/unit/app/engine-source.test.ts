@@ -1,5 +1,5 @@
 /**
- * The trainer worker's experience-model builder (src/app/workers/experience-source.ts) in Node:
+ * The trainer worker's experience-model builder (src/app/workers/trainer/experience-source.ts) in Node:
  * which engine a config names, and the ablation settings and answer budget reaching the model.
  */
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { getPreset, type TrainConfig } from '../../../src/core/train/config';
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
-import { browserChatModel, trainerDeps } from '../../../src/app/workers/experience-source';
+import { browserChatModel, trainerDeps } from '../../../src/app/workers/trainer/experience-source';
 import { OpenAiChatModel } from '../../../src/core/llm/openai';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
 

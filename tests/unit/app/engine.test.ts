@@ -20,7 +20,7 @@ import {
 } from '../../../src/app/state/setup/engine';
 import { parseLlmSpec } from '../../../src/core/llm/spec';
 import { testOpenAiConnection } from '../../../src/app/state/setup/engine-connection';
-import { safeFileName } from '../../../src/app/workers/llm-files';
+import { safeFileName } from '../../../src/app/storage/llm-files';
 
 function memoryStorage(initial: Record<string, string> = {}) {
   const data = new Map(Object.entries(initial));

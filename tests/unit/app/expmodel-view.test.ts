@@ -25,7 +25,7 @@ import {
   roughDuration,
 } from '../../../src/app/state/model/expmodel-view';
 import type { AuditReport } from '../../../src/core/experience/audit';
-import type { DreamSample } from '../../../src/app/workers/expmodel-protocol';
+import type { DreamSample } from '../../../src/app/workers/expmodel/expmodel-protocol';
 
 const batch = (epoch: number, b: number, batches: number, loss: number) =>
   ({

@@ -10,17 +10,22 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { initBackend } from '../../../src/core/tfjs/backend';
-import { ExpModelClient, ExpModelStoppedError } from '../../../src/app/workers/expmodel-client';
+import { ExpModelClient, ExpModelStoppedError } from '../../../src/app/workers/expmodel/expmodel-client';
 import type { WorkerLike } from '../../../src/app/workers/worker-client';
-import { autoBackend, chooseBackend, ExpModelHost, trainOptions } from '../../../src/app/workers/expmodel-host';
+import {
+  autoBackend,
+  chooseBackend,
+  ExpModelHost,
+  trainOptions,
+} from '../../../src/app/workers/expmodel/expmodel-host';
 import type {
   Evaluation,
   ExpModelProgress,
   ExpModelReply,
   ExpModelRequest,
   TrainOutcome,
-} from '../../../src/app/workers/expmodel-protocol';
-import { LearnedModelStore } from '../../../src/app/workers/learned-store';
+} from '../../../src/app/workers/expmodel/expmodel-protocol';
+import { LearnedModelStore } from '../../../src/app/storage/learned-store';
 import { SIZE_INFO } from '../../../src/app/state/model/expmodel-settings';
 import { DEFAULT_NETWORK } from '../../../src/core/experience/learned/train-model';
 import { ENV, fixtureBuffer, tinySettings } from './learned-fixtures';

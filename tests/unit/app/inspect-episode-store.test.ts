@@ -4,7 +4,7 @@
  */
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { EpisodeStore, summarize } from '../../../src/app/workers/episode-store';
+import { EpisodeStore, summarize } from '../../../src/app/storage/episode-store';
 import type { EpisodeTrace } from '../../../src/core/train/trace';
 
 function trace(iteration: number, index: number, over: Partial<EpisodeTrace> = {}): EpisodeTrace {

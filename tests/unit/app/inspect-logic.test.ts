@@ -12,7 +12,7 @@ import {
   parseInspectQuery,
   percent,
 } from '../../../src/app/state/inspect/inspect-logic';
-import type { EpisodeSummary } from '../../../src/app/workers/episode-store';
+import type { EpisodeSummary } from '../../../src/app/storage/episode-store';
 
 function episode(over: Partial<EpisodeSummary>): EpisodeSummary {
   return {

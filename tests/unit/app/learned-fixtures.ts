@@ -11,7 +11,7 @@ import { bufferFromTrajectories } from '../../../src/core/experience/seed-buffer
 import { initBackend } from '../../../src/core/tfjs/backend';
 import type { Trajectory } from '../../../src/core/types';
 import { defaultSettings, TINY_SETTINGS, type ExpModelSettings } from '../../../src/app/state/model/expmodel-settings';
-import { trainOptions } from '../../../src/app/workers/expmodel-host';
+import { trainOptions } from '../../../src/app/workers/expmodel/expmodel-host';
 
 export const ENV = 'webshop-lite-v0';
 

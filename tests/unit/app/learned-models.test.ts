@@ -11,7 +11,7 @@ import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { CHECKPOINT_FORMAT, ModelFileError } from '../../../src/core/experience/learned/model-file';
 import { TRAIN_DEFAULTS, type TrainConfig } from '../../../src/core/train/config';
-import { LearnedModelStore, NoStoredModelError } from '../../../src/app/workers/learned-store';
+import { LearnedModelStore, NoStoredModelError } from '../../../src/app/storage/learned-store';
 import {
   LearnedModelCache,
   LearnedModelEnvError,
@@ -21,7 +21,7 @@ import {
 } from '../../../src/app/workers/learned-source';
 import { shippedModelUrl } from '../../../src/app/workers/learned-url';
 import { fetchShippedInfo, learnedOptionsFor } from '../../../src/app/state/setup/learned-models.svelte';
-import { trainerDeps } from '../../../src/app/workers/experience-source';
+import { trainerDeps } from '../../../src/app/workers/trainer/experience-source';
 import { ENV, tinyModel } from './learned-fixtures';
 import type { LearnedCheckpoint } from '../../../src/core/experience/learned/train-model';
 
@@ -238,7 +238,7 @@ describe('shipped models (fetched from the app) and the page loader', () => {
 
   it('the trainer worker dreams with learned:local/NAME (the default store), refusing the LLM prior', async () => {
     const { result } = await tinyModel();
-    const { defaultLearnedStore } = await import('../../../src/app/workers/learned-store');
+    const { defaultLearnedStore } = await import('../../../src/app/storage/learned-store');
     await defaultLearnedStore().saveModel('for-trainer', result, 1);
     const config = {
       ...TRAIN_DEFAULTS,

@@ -1,7 +1,7 @@
-/** The trainer worker grounds a dream before it starts (src/app/workers/offline-data.ts). */
+/** The trainer worker grounds a dream before it starts (src/app/workers/trainer/offline-data.ts). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { groundDream, dreamRetrieves, publicFileReader } from '../../../src/app/workers/offline-data';
+import { groundDream, dreamRetrieves, publicFileReader } from '../../../src/app/workers/trainer/offline-data';
 import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { MemoryBufferStore } from '../../../src/core/buffer/stores/memory';
 import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';

@@ -14,7 +14,7 @@ import {
   s2rStopped,
 } from '../../../src/app/state/start/start-here';
 import { DEFAULT_CHOICE, dreamEngine, type EngineChoice } from '../../../src/app/state/setup/engine';
-import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/workers/run-list';
+import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/storage/run-list';
 
 describe('the start-here path', () => {
   it("dreams with the engine Train uses: Setup's pick, else the shipped learned model, else the noisy oracle", () => {

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEACH_SETTINGS, type TeachUpdate } from '../../../src/core/train/teach';
-import { TeachClient, TeachWorkerCrashedError } from '../../../src/app/workers/teach-client';
+import { TeachClient, TeachWorkerCrashedError } from '../../../src/app/workers/teach/teach-client';
 import type { WorkerLike } from '../../../src/app/workers/worker-client';
-import { TeachHost } from '../../../src/app/workers/teach-host';
-import type { TeachReply, TeachRequest } from '../../../src/app/workers/teach-protocol';
+import { TeachHost } from '../../../src/app/workers/teach/teach-host';
+import type { TeachReply, TeachRequest } from '../../../src/app/workers/teach/teach-protocol';
 
 /** A fake Worker whose other end is a TeachHost in the same thread (messages cloned like postMessage). */
 function inProcessWorker(): WorkerLike & { fail(message: string): void } {

@@ -8,7 +8,7 @@ import {
   configFromParams,
 } from '../../../src/app/state/train/train-params';
 import { iterationProgress, pastRunLabel, pastRuns, reopenedStatus } from '../../../src/app/state/train/train-runs';
-import type { RunEntry } from '../../../src/app/workers/run-list';
+import type { RunEntry } from '../../../src/app/storage/run-list';
 
 const config = (over: Record<string, unknown> = {}) =>
   validateConfig({ ...getPreset('webshop-easy'), iterations: 3, ...over } as unknown as Record<string, unknown>);

@@ -11,9 +11,9 @@ import { initBackend } from '../../../src/core/tfjs/backend';
 import { getPreset, validateConfig, type TrainConfig } from '../../../src/core/train/config';
 import { Trainer, type IterationRecord } from '../../../src/core/train/loop';
 import { buildRunParts } from '../../../src/core/train/run-parts';
-import { TrainerHost } from '../../../src/app/workers/trainer-host';
-import { MetricsHistoryStore } from '../../../src/app/workers/metrics-store';
-import type { TrainerReply, TrainerRequest, TrainerStatus } from '../../../src/app/workers/protocol';
+import { TrainerHost } from '../../../src/app/workers/trainer/trainer-host';
+import { MetricsHistoryStore } from '../../../src/app/storage/metrics-store';
+import type { TrainerReply, TrainerRequest, TrainerStatus } from '../../../src/app/workers/trainer/trainer-protocol';
 
 beforeAll(async () => {
   await initBackend('wasm');

@@ -4,9 +4,9 @@
  */
 import { IndexedDbCheckpointStore } from '../../../core/train/checkpoint';
 import type { IterationRecord } from '../../../core/train/loop';
-import { EpisodeStore } from '../../workers/episode-store';
-import { MetricsHistoryStore } from '../../workers/metrics-store';
-import { loadRuns, removeRun, type RunEntry } from '../../workers/run-list';
+import { EpisodeStore } from '../../storage/episode-store';
+import { MetricsHistoryStore } from '../../storage/metrics-store';
+import { loadRuns, removeRun, type RunEntry } from '../../storage/run-list';
 import {
   alignSeries,
   compareRow,

@@ -5,7 +5,7 @@
  * mode and tag, and the exports (CSV of the table, JSON of the runs' configs and metric histories).
  */
 import type { IterationRecord } from '../../../core/train/loop';
-import type { RunEntry } from '../../workers/run-list';
+import type { RunEntry } from '../../storage/run-list';
 import { smooth, smoothable } from '../shared/smoothing';
 
 export { smoothable };

@@ -5,8 +5,8 @@
  */
 import { IndexedDbCheckpointStore } from '../../../core/train/checkpoint';
 import type { TrainConfig } from '../../../core/train/config';
-import { MetricsHistoryStore } from '../../workers/metrics-store';
-import { loadRuns, type RunEntry } from '../../workers/run-list';
+import { MetricsHistoryStore } from '../../storage/metrics-store';
+import { loadRuns, type RunEntry } from '../../storage/run-list';
 import {
   buildTaskBank,
   curriculumSeries,

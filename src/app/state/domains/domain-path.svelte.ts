@@ -5,17 +5,17 @@
  * FAILED, kept with the model), train the agent by behaviour cloning alone and BC then the dream
  * and compare them, and download the model and the agents. The words are domain-path.ts's.
  */
-import { ExpModelClient, ExpModelStoppedError } from '../../workers/expmodel-client';
-import type { ExpModelProgress, TrainOutcome } from '../../workers/expmodel-protocol';
-import { DomainWorkerClient, DomainWorkerStoppedError } from '../../workers/domain-client';
+import { ExpModelClient, ExpModelStoppedError } from '../../workers/expmodel/expmodel-client';
+import type { ExpModelProgress, TrainOutcome } from '../../workers/expmodel/expmodel-protocol';
+import { DomainWorkerClient, DomainWorkerStoppedError } from '../../workers/domain/domain-client';
 import type {
   AgentSettings,
   DomainWorkerProgress,
   StoredDomainAudit,
   Suggestion,
   TrainedAgent,
-} from '../../workers/domain-protocol';
-import { defaultLearnedStore, type CheckpointSummary, type StoredModelSummary } from '../../workers/learned-store';
+} from '../../workers/domain/domain-protocol';
+import { defaultLearnedStore, type CheckpointSummary, type StoredModelSummary } from '../../storage/learned-store';
 import type { ExpModelSettings, ModelSize } from '../model/expmodel-settings';
 import { progressLine, progressOf, type TrainProgress } from '../model/expmodel-view';
 import { DEFAULT_AGENT_SETTINGS, domainModelName, domainModelSettings, downloadNames, pairsLine } from './domain-path';

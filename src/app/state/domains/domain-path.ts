@@ -9,7 +9,7 @@ import { domainEnvId } from '../../../core/domain/domain';
 import type { DomainEvaluation } from '../../../core/domain/evaluate';
 import { describePairAccount } from '../../../core/experience/learned/sft-data';
 import type { TrainingRecord } from '../../../core/experience/learned/model-file';
-import type { AgentSettings, StoredDomainAudit, TrainedAgent } from '../../workers/domain-protocol';
+import type { AgentSettings, StoredDomainAudit, TrainedAgent } from '../../workers/domain/domain-protocol';
 import { defaultSettings, TINY_SETTINGS, type ExpModelSettings, type ModelSize } from '../model/expmodel-settings';
 
 /** The model a domain's page trains: learned:local/<domain>-model. */

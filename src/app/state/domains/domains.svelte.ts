@@ -8,7 +8,7 @@ import { ReplayBuffer } from '../../../core/buffer/buffer';
 import { IndexedDbBufferStore } from '../../../core/buffer/stores/indexeddb';
 import { DatasetImportError } from '../../../core/data/errors';
 import { domainEnvId, type Domain } from '../../../core/domain/domain';
-import { DomainStore, type StoredDomainEntry, type StoredDomainManifest } from '../../workers/domain-store';
+import { DomainStore, type StoredDomainEntry, type StoredDomainManifest } from '../../storage/domain-store';
 import { importSummary } from '../buffer/buffer-view';
 import {
   DEFAULT_IMPORT_SETTINGS,

@@ -13,7 +13,7 @@ import {
   type UnrecordedOutcome,
 } from '../../../core/domain/domain';
 import { outcomeCoverage, outcomeLine, outcomeWarnings } from '../../../core/domain/outcomes';
-import type { StoredDomainManifest } from '../../workers/domain-store';
+import type { StoredDomainManifest } from '../../storage/domain-store';
 import { count } from '../buffer/buffer-view';
 
 /** What the import form holds besides the file. */

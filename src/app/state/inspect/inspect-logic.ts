@@ -2,7 +2,7 @@
  * Plain logic of the Inspect page (no Svelte, unit-tested in Node): the URL query, the episode
  * filters, and a word-level text diff between a dreamed and a real observation.
  */
-import type { EpisodeSummary } from '../../workers/episode-store';
+import type { EpisodeSummary } from '../../storage/episode-store';
 
 // ---- URL: #/inspect?run=ID&episode=ITERATION-INDEX&step=N (step is 1-based) ----------------------
 

@@ -13,8 +13,8 @@ import {
   type OutcomeComparison,
   type RealOutcome,
 } from '../../../core/train/trace';
-import { EpisodeStore, type EpisodeSummary } from '../../workers/episode-store';
-import { loadRuns, type RunEntry } from '../../workers/run-list';
+import { EpisodeStore, type EpisodeSummary } from '../../storage/episode-store';
+import { loadRuns, type RunEntry } from '../../storage/run-list';
 import { inspectDefaultRun } from '../shared/default-run';
 import {
   DEFAULT_FILTERS,

@@ -6,7 +6,7 @@
  */
 import type { AuditReport } from '../../../core/experience/audit';
 import type { EpochRecord, FitProgress } from '../../../core/experience/learned/fit';
-import type { DreamSample } from '../../workers/expmodel-protocol';
+import type { DreamSample } from '../../workers/expmodel/expmodel-protocol';
 import { diffText, type TextDiff } from '../inspect/inspect-logic';
 
 // ---- the loss chart ------------------------------------------------------------------------------

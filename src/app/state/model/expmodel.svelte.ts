@@ -10,15 +10,15 @@
  */
 import { getContext, setContext } from 'svelte';
 import type { EpochRecord } from '../../../core/experience/learned/fit';
-import { ExpModelClient, ExpModelStoppedError } from '../../workers/expmodel-client';
+import { ExpModelClient, ExpModelStoppedError } from '../../workers/expmodel/expmodel-client';
 import type {
   Evaluation,
   ExpModelProgress,
   ExpModelStatus,
   KeptModel,
   TrainOutcome,
-} from '../../workers/expmodel-protocol';
-import { defaultLearnedStore, type CheckpointSummary } from '../../workers/learned-store';
+} from '../../workers/expmodel/expmodel-protocol';
+import { defaultLearnedStore, type CheckpointSummary } from '../../storage/learned-store';
 import { BufferState } from '../buffer/buffer.svelte';
 import { engineSetup } from '../setup/engine.svelte';
 import {

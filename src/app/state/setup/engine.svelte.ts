@@ -21,7 +21,7 @@ import {
 } from '../../../core/llm/webllm';
 import { listWebLlmModels, type WebLlmModelInfo, type WebLlmModelList } from '../../../core/llm/webllm-models';
 import { WllamaChatModel } from '../../../core/llm/wllama';
-import type { EngineRuntime } from '../../workers/experience-source';
+import type { EngineRuntime } from '../../workers/trainer/experience-source';
 import {
   OpfsUnavailableError,
   deleteModelFile,
@@ -29,7 +29,7 @@ import {
   openModelFile,
   saveModelFile,
   type StoredModelFile,
-} from '../../workers/llm-files';
+} from '../../storage/llm-files';
 import { testOpenAiConnection, type ConnectionReport } from './engine-connection';
 import {
   choiceSpec,

@@ -98,7 +98,7 @@ export interface StorageLike {
 
 /**
  * A same-origin module worker hosting web-llm's WebWorkerMLCEngineHandler, to run WebLLM in
- * instead of the bundled workers/llm.worker.ts (a self-hosted handler; the e2e test's fake
+ * instead of the bundled src/core/llm/llm.worker.ts (a self-hosted handler; the e2e test's fake
  * engine). Set by hand in localStorage; nothing in the UI sets it. Only a path on this origin counts.
  */
 export const WEBLLM_WORKER_KEY = 'dreamgym.webllm.worker';

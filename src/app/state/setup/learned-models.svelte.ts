@@ -7,8 +7,8 @@
 import type { ModelManifest } from '../../../core/experience/learned/model-file';
 import { envIds } from '../../../core/envs/registry';
 import { shippedModelUrl } from '../../workers/learned-url';
-import { defaultLearnedStore } from '../../workers/learned-store';
-import type { StoredModelSummary } from '../../workers/learned-store';
+import { defaultLearnedStore } from '../../storage/learned-store';
+import type { StoredModelSummary } from '../../storage/learned-store';
 import { learnedPathLabel, learnedSpec } from './learned-path';
 
 export interface ShippedModelInfo {

@@ -5,7 +5,7 @@
  *   learned:models/<env>     the model shipped with the app for <env> (public/models/<env>/, fetched
  *                            from the app itself, precached by the service worker: no download)
  *   learned:local/<name>     a model trained in this browser (Experience model page), kept in
- *                            IndexedDB (src/app/workers/learned-store.ts)
+ *                            IndexedDB (src/app/storage/learned-store.ts)
  *
  * Plain logic with no heavy imports (the Setup and Train pages label engines with it).
  */

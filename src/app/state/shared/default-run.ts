@@ -5,7 +5,7 @@
  * once (the real one listed first); the dream runs are the ones with dreamed steps to compare
  * and a curriculum's task bank, so a plain "newest run" would open the least telling one.
  */
-import type { RunEntry } from '../../workers/run-list';
+import type { RunEntry } from '../../storage/run-list';
 
 /** A run that dreams (dream, or sim-to-real's dream phase): Inspect sets its dreamed steps against the real env. */
 export const isDreamRun = (run: RunEntry): boolean => run.config.mode === 'dream' || run.config.mode === 's2r';

@@ -15,8 +15,8 @@ import {
   type EngineChoice,
   type EngineFacts,
 } from '../setup/engine';
-import { START_HERE_TAG, type RunEntry } from '../../workers/run-list';
-import type { RunState } from '../../workers/protocol';
+import { START_HERE_TAG, type RunEntry } from '../../storage/run-list';
+import type { RunState } from '../../workers/trainer/trainer-protocol';
 
 export const START_HERE_ENV = 'webshop-lite-v0';
 export const START_HERE_PRESET = 'webshop-easy';

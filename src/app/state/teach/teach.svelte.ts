@@ -4,8 +4,8 @@
  * history of earlier updates, and which step the probability view shows.
  */
 import type { TeachSettings, TeachUpdate } from '../../../core/train/teach';
-import { TeachClient } from '../../workers/teach-client';
-import type { TeachInfo } from '../../workers/teach-protocol';
+import { TeachClient } from '../../workers/teach/teach-client';
+import type { TeachInfo } from '../../workers/teach/teach-protocol';
 import { mostChangedStep, sameSettings, teachSettingsFromQuery, updateSummary, type StepRef } from './teach-view';
 import { rolloutSuccess } from '../../../core/train/metrics';
 

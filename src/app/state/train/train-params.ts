@@ -15,7 +15,7 @@ import {
 import type { BackendName } from '../../../core/tfjs/backend';
 import { parseLlmSpec, type LlmSpecText } from '../../../core/llm/spec';
 import { learnedPathOfSpec, learnedSpec } from '../setup/learned-path';
-import type { EngineRuntime } from '../../workers/experience-source';
+import type { EngineRuntime } from '../../workers/trainer/experience-source';
 import { queryInt, queryNum } from '../shared/query-values';
 
 export interface TrainParams {

@@ -5,8 +5,8 @@
  */
 import type { Mode } from '../../../core/train/config';
 import type { IterationRecord } from '../../../core/train/loop';
-import type { TrainerStatus } from '../../workers/protocol';
-import { isUnfinished, type RunEntry } from '../../workers/run-list';
+import type { TrainerStatus } from '../../workers/trainer/trainer-protocol';
+import { isUnfinished, type RunEntry } from '../../storage/run-list';
 
 /** Runs that are over (finished, stopped, failed), newest first: an unfinished one is resumed, not reopened. */
 export function pastRuns(runs: readonly RunEntry[]): RunEntry[] {

@@ -6,14 +6,14 @@
 import { getContext, setContext } from 'svelte';
 import type { TrainConfig } from '../../../core/train/config';
 import type { IterationRecord } from '../../../core/train/loop';
-import { TrainerClient } from '../../workers/trainer-client';
-import type { TrainerProgress, TrainerStatus } from '../../workers/protocol';
+import { TrainerClient } from '../../workers/trainer/trainer-client';
+import type { TrainerProgress, TrainerStatus } from '../../workers/trainer/trainer-protocol';
 import type { LiveProgress } from '../../../core/train/progress';
 import type { TryStepResult } from '../../../core/experience/try-step';
-import type { EngineRuntime } from '../../workers/experience-source';
+import type { EngineRuntime } from '../../workers/trainer/experience-source';
 import { recordSpeed, speedFromLive } from '../setup/engine-speed';
-import { MetricsHistoryStore } from '../../workers/metrics-store';
-import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../../workers/run-list';
+import { MetricsHistoryStore } from '../../storage/metrics-store';
+import { loadRuns, newRunId, removeRun, unfinishedRun, upsertRun, type RunEntry } from '../../storage/run-list';
 import {
   configFromParams,
   engineConflict,

@@ -1,6 +1,6 @@
 /**
- * Decoding in other threads: Node's worker threads (src/node/decode-pool.ts) and the page's web
- * workers (src/app/workers/decode-workers.ts) run the same two halves over their own message API.
+ * Decoding in other threads: Node's worker threads (src/node/workers/decode-pool.ts) and the page's web
+ * workers (src/app/workers/decode/decode-workers.ts) run the same two halves over their own message API.
  *
  *   serveDecoding     the thread's side: loads the model's checked files into its own network and
  *                     decoder, then answers each batch it is sent

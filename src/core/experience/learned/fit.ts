@@ -98,7 +98,7 @@ export interface FitDeps {
   /** Called after every epoch with the state to checkpoint (awaited). */
   onEpoch?: (state: FitState) => void | Promise<void>;
   signal?: AbortSignal;
-  /** Threads that compute shards' gradients beside this one (src/node/train-pool.ts); none: all here. */
+  /** Threads that compute shards' gradients beside this one (src/node/workers/train-pool.ts); none: all here. */
   helpers?: readonly GradientHelper[];
 }
 

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/tfjs/backend';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, shardOf, type FitOptions } from '../../../../src/core/experience/learned/fit';
-import { startTrainHelpers, type TrainHelpers } from '../../../../src/node/train-pool';
+import { startTrainHelpers, type TrainHelpers } from '../../../../src/node/workers/train-pool';
 import { tinyNetwork, toyPairs, toyTokenizer } from './fixtures';
 
 let pool: TrainHelpers;

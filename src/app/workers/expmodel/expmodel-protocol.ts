@@ -13,13 +13,13 @@
  *   beside what really happened, streaming the audit's progress.
  * - `stop` asks a running `train` or `evaluate` to stop at its next batch; `status` answers at once.
  */
-import type { AuditReport } from '../../core/experience/audit';
-import type { EpochRecord, FitProgress } from '../../core/experience/learned/fit';
-import type { TrainingRecord } from '../../core/experience/learned/model-file';
-import type { VerdictHead } from '../../core/experience/learned/verdict';
-import type { BackendName } from '../../core/tfjs/backend';
-import type { BackendPreference, ExpModelSettings } from '../state/model/expmodel-settings';
-import type { StoredModelSummary } from './learned-store';
+import type { AuditReport } from '../../../core/experience/audit';
+import type { EpochRecord, FitProgress } from '../../../core/experience/learned/fit';
+import type { TrainingRecord } from '../../../core/experience/learned/model-file';
+import type { VerdictHead } from '../../../core/experience/learned/verdict';
+import type { BackendName } from '../../../core/tfjs/backend';
+import type { BackendPreference, ExpModelSettings } from '../../state/model/expmodel-settings';
+import type { StoredModelSummary } from '../../storage/learned-store';
 
 export type ExpModelState =
   'idle' | 'starting' | 'training' | 'saving' | 'evaluating' | 'finished' | 'stopped' | 'error';

@@ -14,7 +14,7 @@ import {
   type DecodePort,
   type DecodeReply,
   type ThreadDecoders,
-} from '../../core/experience/learned/decode-service';
+} from '../../../core/experience/learned/decode-service';
 
 /** Most decode workers a page starts (a batch of 64 is split in chunks of about 3 per worker). */
 export const MAX_DECODE_WORKERS = 4;
@@ -53,7 +53,7 @@ export function decodeThreadsLine(threads: DecodeThreads): string {
 }
 
 function webWorkerPort(): DecodePort {
-  const worker = new Worker(new URL('../../../workers/decode.worker.ts', import.meta.url), {
+  const worker = new Worker(new URL('./decode.worker.ts', import.meta.url), {
     type: 'module',
     name: 'dreamgym-decode',
   });

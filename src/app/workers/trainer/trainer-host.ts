@@ -1,5 +1,5 @@
 /**
- * The trainer worker's body (workers/trainer.worker.ts only wires it to `self`): owns one Trainer,
+ * The trainer worker's body (trainer.worker.ts only wires it to `self`): owns one Trainer,
  * runs its iterations off the page's main thread, checkpoints after every iteration and streams
  * metrics back in batches.
  *
@@ -10,22 +10,22 @@
  * another backend (`?backend=webgpu`) to exercise that code path; initBackend reports the
  * fallbacks it took.
  */
-import { WASM_PATHS } from './wasm-paths';
-import { BUFFER_CAP, EVICTION_ORDER } from './buffer-cap';
-import { initBackend, type BackendInfo, type BackendName } from '../../core/tfjs/backend';
-import { ReplayBuffer } from '../../core/buffer/buffer';
-import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
-import { IndexedDbCheckpointStore } from '../../core/train/checkpoint';
+import { WASM_PATHS } from '../wasm-paths';
+import { BUFFER_CAP, EVICTION_ORDER } from '../../storage/buffer-cap';
+import { initBackend, type BackendInfo, type BackendName } from '../../../core/tfjs/backend';
+import { ReplayBuffer } from '../../../core/buffer/buffer';
+import { IndexedDbBufferStore } from '../../../core/buffer/stores/indexeddb';
+import { IndexedDbCheckpointStore } from '../../../core/train/checkpoint';
 import { learnedDecodeThreads, trainerDeps, type EngineRuntime } from './experience-source';
-import { decodeThreadsLine } from './decode-workers';
-import { Trainer, type IterationRecord, type TrainerDeps, type TrainerState } from '../../core/train/loop';
-import { engineIdle, NO_DREAM_LEFT, s2rStateFromDream } from '../../core/train/s2r-from-dream';
-import type { TrainConfig } from '../../core/train/config';
-import { EpisodeStore } from './episode-store';
-import { MetricsHistoryStore } from './metrics-store';
-import { ProgressMeter } from '../../core/train/progress';
-import { tryOneStep, type TryStepResult } from '../../core/experience/try-step';
-import { IterationStoppedError } from '../../core/train/rollout';
+import { decodeThreadsLine } from '../decode/decode-workers';
+import { Trainer, type IterationRecord, type TrainerDeps, type TrainerState } from '../../../core/train/loop';
+import { engineIdle, NO_DREAM_LEFT, s2rStateFromDream } from '../../../core/train/s2r-from-dream';
+import type { TrainConfig } from '../../../core/train/config';
+import { EpisodeStore } from '../../storage/episode-store';
+import { MetricsHistoryStore } from '../../storage/metrics-store';
+import { ProgressMeter } from '../../../core/train/progress';
+import { tryOneStep, type TryStepResult } from '../../../core/experience/try-step';
+import { IterationStoppedError } from '../../../core/train/rollout';
 import { dreamRetrieves, groundDream } from './offline-data';
 import {
   BATCH_MS,
@@ -36,8 +36,8 @@ import {
   type TrainerReply,
   type TrainerRequest,
   type TrainerStatus,
-} from './protocol';
-import { DreamGymError } from '../../core/errors';
+} from './trainer-protocol';
+import { DreamGymError } from '../../../core/errors';
 
 type StartRequest = Extract<TrainerRequest, { type: 'start' }>;
 

@@ -16,9 +16,9 @@ import type {
   KeptModel,
   TrainOutcome,
 } from './expmodel-protocol';
-import { WorkerClient, type WorkerLike } from './worker-client';
-import type { BackendPreference, ExpModelSettings } from '../state/model/expmodel-settings';
-import { DreamGymError } from '../../core/errors';
+import { WorkerClient, type WorkerLike } from '../worker-client';
+import type { BackendPreference, ExpModelSettings } from '../../state/model/expmodel-settings';
+import { DreamGymError } from '../../../core/errors';
 
 export const STOP_GRACE_MS = 1500;
 
@@ -44,7 +44,7 @@ export class ExpModelStoppedError extends DreamGymError {
 }
 
 export function createExpModelWorker(): WorkerLike {
-  return new Worker(new URL('../../../workers/expmodel.worker.ts', import.meta.url), {
+  return new Worker(new URL('./expmodel.worker.ts', import.meta.url), {
     type: 'module',
     name: 'dreamgym-expmodel',
   });

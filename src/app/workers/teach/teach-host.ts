@@ -1,15 +1,15 @@
 /**
- * The teach worker's body (workers/teach.worker.ts only wires it to `self`): owns one
+ * The teach worker's body (teach.worker.ts only wires it to `self`): owns one
  * TeachSession and answers `reset` and `step` requests one at a time (a request that arrives
  * while another runs waits for it, so a double press never interleaves two updates).
  *
  * Backend: wasm first, as the trainer worker (see trainer-host.ts for why).
  */
-import { WASM_PATHS } from './wasm-paths';
-import { initBackend, type BackendInfo } from '../../core/tfjs/backend';
-import { TeachSession } from '../../core/train/teach';
+import { WASM_PATHS } from '../wasm-paths';
+import { initBackend, type BackendInfo } from '../../../core/tfjs/backend';
+import { TeachSession } from '../../../core/train/teach';
 import { serializeTeachError, type TeachInfo, type TeachReply, type TeachRequest } from './teach-protocol';
-import { DreamGymError } from '../../core/errors';
+import { DreamGymError } from '../../../core/errors';
 
 export class TeachNotStartedError extends DreamGymError {
   constructor() {

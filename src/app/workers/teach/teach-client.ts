@@ -2,11 +2,11 @@
  * Page-side client of the teach worker (worker-client.ts: ids, errors, crashes). A worker that
  * dies rejects every open request with a TeachWorkerCrashedError.
  */
-import type { BackendName } from '../../core/tfjs/backend';
-import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
+import type { BackendName } from '../../../core/tfjs/backend';
+import type { TeachSettings, TeachUpdate } from '../../../core/train/teach';
 import type { TeachInfo, TeachRequest } from './teach-protocol';
-import { WorkerClient, type WorkerLike } from './worker-client';
-import { DreamGymError } from '../../core/errors';
+import { WorkerClient, type WorkerLike } from '../worker-client';
+import { DreamGymError } from '../../../core/errors';
 
 export class TeachWorkerCrashedError extends DreamGymError {
   constructor(detail: string) {
@@ -19,7 +19,7 @@ export class TeachWorkerCrashedError extends DreamGymError {
 }
 
 export function createTeachWorker(): WorkerLike {
-  return new Worker(new URL('../../../workers/teach.worker.ts', import.meta.url), {
+  return new Worker(new URL('./teach.worker.ts', import.meta.url), {
     type: 'module',
     name: 'dreamgym-teach',
   });

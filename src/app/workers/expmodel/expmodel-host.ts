@@ -1,5 +1,5 @@
 /**
- * The Experience model worker's body (workers/expmodel.worker.ts only wires it to `self`): trains
+ * The Experience model worker's body (expmodel.worker.ts only wires it to `self`): trains
  * a learned experience model on the page's replay buffer (its real episodes of one env), stores
  * it in IndexedDB as learned:local/<name>, checkpoints every epoch (a reload resumes), keeps a
  * stopped training's best epoch as a model (`keep`), and evaluates a model (the fidelity audit,
@@ -17,31 +17,31 @@
  * Everything the host touches outside itself comes in through ExpModelHostDeps, so the unit tests
  * run it in Node with a memory buffer and fake-indexeddb.
  */
-import { WASM_PATHS } from './wasm-paths';
-import { ReplayBuffer } from '../../core/buffer/buffer';
-import { IndexedDbBufferStore } from '../../core/buffer/stores/indexeddb';
-import { DOMAIN_ENV_PREFIX, type Domain } from '../../core/domain/domain';
-import { seedDomainBuffer } from '../../core/domain/trainer';
-import { builtInDomainCard, type DomainCard } from '../../core/experience/domain-card';
+import { WASM_PATHS } from '../wasm-paths';
+import { ReplayBuffer } from '../../../core/buffer/buffer';
+import { IndexedDbBufferStore } from '../../../core/buffer/stores/indexeddb';
+import { DOMAIN_ENV_PREFIX, type Domain } from '../../../core/domain/domain';
+import { seedDomainBuffer } from '../../../core/domain/trainer';
+import { builtInDomainCard, type DomainCard } from '../../../core/experience/domain-card';
 import {
   learnedTrainOptions,
   modelFromCheckpoint,
   trainLearnedModel,
   type LearnedCheckpoint,
   type LearnedTrainOptions,
-} from '../../core/experience/learned/train-model';
-import type { ModelManifest } from '../../core/experience/learned/model-file';
-import type { NamedWeight } from '../../core/experience/learned/network';
-import { envIds } from '../../core/envs/registry';
-import { initBackend, type BackendInfo, type BackendName } from '../../core/tfjs/backend';
+} from '../../../core/experience/learned/train-model';
+import type { ModelManifest } from '../../../core/experience/learned/model-file';
+import type { NamedWeight } from '../../../core/experience/learned/network';
+import { envIds } from '../../../core/envs/registry';
+import { initBackend, type BackendInfo, type BackendName } from '../../../core/tfjs/backend';
 import {
   SIZE_INFO,
   settingsProblems,
   type BackendPreference,
   type ExpModelSettings,
-} from '../state/model/expmodel-settings';
-import { keptMessage, stoppedMessage } from '../state/model/expmodel-stop';
-import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../state/setup/learned-path';
+} from '../../state/model/expmodel-settings';
+import { keptMessage, stoppedMessage } from '../../state/model/expmodel-stop';
+import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../../state/setup/learned-path';
 import { evaluateModel } from './expmodel-evaluate';
 import {
   serializeExpModelError,
@@ -54,11 +54,11 @@ import {
   type KeptModel,
   type TrainOutcome,
 } from './expmodel-protocol';
-import { decodeThreadsOf, learnedModelWithThreads, readPageLearnedModel } from './learned-source';
-import { decodeThreadsLine } from './decode-workers';
-import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
-import { DomainStore } from './domain-store';
-import { DreamGymError } from '../../core/errors';
+import { decodeThreadsOf, learnedModelWithThreads, readPageLearnedModel } from '../learned-source';
+import { decodeThreadsLine } from '../decode/decode-workers';
+import { defaultLearnedStore, type LearnedModelStore } from '../../storage/learned-store';
+import { DomainStore } from '../../storage/domain-store';
+import { DreamGymError } from '../../../core/errors';
 
 /** Batch progress is sent at most this often (and always for an epoch's last batch). */
 export const BATCH_PROGRESS_MS = 200;

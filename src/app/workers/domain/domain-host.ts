@@ -1,5 +1,5 @@
 /**
- * The Domains worker's body (workers/domain.worker.ts only wires it to `self`): the part of a
+ * The Domains worker's body (domain.worker.ts only wires it to `self`): the part of a
  * domain's path after its experience model is trained (the Experience model worker trains it,
  * expmodel-host.ts): the model's audit, kept with the model, and the agent's training, all core
  * code (domain/model-audit.ts, domain/trainer.ts) on the domain and the model stored in this
@@ -8,24 +8,29 @@
  *
  * Everything outside comes in through DomainHostDeps, so the unit tests run it in Node.
  */
-import { restoreDomainAgent, seedDomainBuffer, trainDomain, type DomainTrainResult } from '../../core/domain/trainer';
-import { recordedStepState } from '../../core/domain/evaluate';
-import { Rng } from '../../core/rng';
-import type { Domain } from '../../core/domain/domain';
-import { candidateInference } from '../../core/data/candidates';
-import { auditDomainModel } from '../../core/domain/model-audit';
-import type { LearnedExperienceModel, LearnedModelOptions } from '../../core/experience/learned/learned-model';
-import type { ModelManifest } from '../../core/experience/learned/model-file';
-import type { NamedWeight } from '../../core/experience/learned/network';
-import { initBackend } from '../../core/tfjs/backend';
-import { DREAM_SUCCESS } from '../../core/train/metrics';
+import {
+  restoreDomainAgent,
+  seedDomainBuffer,
+  trainDomain,
+  type DomainTrainResult,
+} from '../../../core/domain/trainer';
+import { recordedStepState } from '../../../core/domain/evaluate';
+import { Rng } from '../../../core/rng';
+import type { Domain } from '../../../core/domain/domain';
+import { candidateInference } from '../../../core/data/candidates';
+import { auditDomainModel } from '../../../core/domain/model-audit';
+import type { LearnedExperienceModel, LearnedModelOptions } from '../../../core/experience/learned/learned-model';
+import type { ModelManifest } from '../../../core/experience/learned/model-file';
+import type { NamedWeight } from '../../../core/experience/learned/network';
+import { initBackend } from '../../../core/tfjs/backend';
+import { DREAM_SUCCESS } from '../../../core/train/metrics';
 import {
   blobBytes,
   deserializeCheckpoint,
   serializeCheckpoint,
   type CheckpointManifest,
-} from '../../core/train/checkpoint';
-import type { ReplayBuffer } from '../../core/buffer/buffer';
+} from '../../../core/train/checkpoint';
+import type { ReplayBuffer } from '../../../core/buffer/buffer';
 import {
   serializeDomainError,
   type DomainWorkerProgress,
@@ -35,11 +40,11 @@ import {
   type Suggestion,
   type TrainedAgent,
 } from './domain-protocol';
-import { readStoredDomain } from './expmodel-host';
-import { parseLearnedPath } from '../state/setup/learned-path';
-import { learnedModelWithThreads } from './learned-source';
-import { defaultLearnedStore, type LearnedModelStore } from './learned-store';
-import { WASM_PATHS } from './wasm-paths';
+import { readStoredDomain } from '../expmodel/expmodel-host';
+import { parseLearnedPath } from '../../state/setup/learned-path';
+import { learnedModelWithThreads } from '../learned-source';
+import { defaultLearnedStore, type LearnedModelStore } from '../../storage/learned-store';
+import { WASM_PATHS } from '../wasm-paths';
 
 type ModelFiles = { manifest: ModelManifest; weights: NamedWeight[] };
 

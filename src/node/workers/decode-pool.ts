@@ -13,9 +13,9 @@ import {
   type DecodePort,
   type DecodeReply,
   type ThreadDecoders,
-} from '../core/experience/learned/decode-service';
+} from '../../core/experience/learned/decode-service';
 
-export type { DecodeEngine } from '../core/experience/learned/decode-service';
+export type { DecodeEngine } from '../../core/experience/learned/decode-service';
 
 /** Decoder threads by default: one per core, at most two (the main thread's work waits for them). */
 export function defaultDecodeThreads(): number {

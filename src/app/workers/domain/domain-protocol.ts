@@ -13,12 +13,12 @@
  *   recorded action.
  * The page stops a request by terminating the worker (nothing of a running request is kept).
  */
-import type { DomainAgentChoice } from '../../core/domain/trainer';
-import type { DomainAgentStart } from '../../core/domain/config';
-import type { DomainEvaluation } from '../../core/domain/evaluate';
-import type { DomainHealth } from '../../core/domain/health';
-import type { DomainModelAudit } from '../../core/domain/model-audit';
-import type { SerializedWorkerError, WorkerReply } from './worker-client';
+import type { DomainAgentChoice } from '../../../core/domain/trainer';
+import type { DomainAgentStart } from '../../../core/domain/config';
+import type { DomainEvaluation } from '../../../core/domain/evaluate';
+import type { DomainHealth } from '../../../core/domain/health';
+import type { DomainModelAudit } from '../../../core/domain/model-audit';
+import type { SerializedWorkerError, WorkerReply } from '../worker-client';
 
 /** An audit as kept with the model: which model (its store name and save time) and when. */
 export interface StoredDomainAudit extends DomainModelAudit {

@@ -7,10 +7,10 @@
  * finishes or is stopped. The control requests (`pause`, `resume`, `step`, `stop`, `status`)
  * answer at once with a `return` (or a `throw` naming what to do instead).
  */
-import type { BackendName } from '../../core/tfjs/backend';
-import type { TrainConfig } from '../../core/train/config';
-import type { IterationRecord } from '../../core/train/loop';
-import type { LiveProgress } from '../../core/train/progress';
+import type { BackendName } from '../../../core/tfjs/backend';
+import type { TrainConfig } from '../../../core/train/config';
+import type { IterationRecord } from '../../../core/train/loop';
+import type { LiveProgress } from '../../../core/train/progress';
 import type { EngineRuntime } from './experience-source';
 
 export type RunState = 'idle' | 'starting' | 'running' | 'paused' | 'finished' | 'stopped' | 'error';

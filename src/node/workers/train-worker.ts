@@ -4,9 +4,9 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { parentPort } from 'node:worker_threads';
-import { shardGradients, type ShardGradients, type ShardRequest } from '../core/experience/learned/fit';
-import { ExperienceNetwork } from '../core/experience/learned/network';
-import { initBackend } from '../core/tfjs/backend';
+import { shardGradients, type ShardGradients, type ShardRequest } from '../../core/experience/learned/fit';
+import { ExperienceNetwork } from '../../core/experience/learned/network';
+import { initBackend } from '../../core/tfjs/backend';
 import type { TrainHelperReply, TrainHelperRequest } from './train-pool';
 
 let net: ExperienceNetwork | null = null;

@@ -9,7 +9,7 @@
  *   wllama:…         WllamaChatModel loaded here (wllama starts its own nested worker); a picked
  *                    file is read from OPFS (workers/llm-files.ts), so a reload keeps it
  *   webllm:MODEL_ID  WebLlmChatModel: web-llm's WebWorkerMLCEngine in this worker, talking to
- *                    workers/llm.worker.ts (a nested worker) — the weights come from web-llm's
+ *                    llm.worker.ts (a nested worker) — the weights come from web-llm's
  *                    cache, filled by the Setup page's download
  *   learned:PATH     the learned experience model: models/<env> (shipped with the app, fetched from
  *                    it: the service worker's precache answers offline) or local/<name> (trained in
@@ -22,20 +22,20 @@
  * of the same engine, so a resume or a second run does not load it again — and its reasoning
  * model with its transition cache, so they do not pay again for transitions already dreamed.
  */
-import type { ReplayBuffer } from '../../core/buffer/buffer';
-import { parseLlmSpec, type WebLlmSpec, type WllamaLlmSpec } from '../../core/llm/spec';
-import type { ChatModel } from '../../core/llm/types';
-import { WebLlmChatModel } from '../../core/llm/webllm';
-import { WllamaChatModel } from '../../core/llm/wllama';
-import type { TrainConfig } from '../../core/train/config';
-import type { TrainerDeps } from '../../core/train/loop';
-import { buildRunParts } from '../../core/train/run-parts';
-import { registeredEnvSchema } from '../../core/train/policy-schema';
-import { ReasoningExperienceModel } from '../../core/experience/reasoning-model';
-import type { ExperienceModel } from '../../core/experience/types';
-import { openModelFile } from './llm-files';
-import { LearnedModelCache } from './learned-source';
-import type { DecodeThreads } from './decode-workers';
+import type { ReplayBuffer } from '../../../core/buffer/buffer';
+import { parseLlmSpec, type WebLlmSpec, type WllamaLlmSpec } from '../../../core/llm/spec';
+import type { ChatModel } from '../../../core/llm/types';
+import { WebLlmChatModel } from '../../../core/llm/webllm';
+import { WllamaChatModel } from '../../../core/llm/wllama';
+import type { TrainConfig } from '../../../core/train/config';
+import type { TrainerDeps } from '../../../core/train/loop';
+import { buildRunParts } from '../../../core/train/run-parts';
+import { registeredEnvSchema } from '../../../core/train/policy-schema';
+import { ReasoningExperienceModel } from '../../../core/experience/reasoning-model';
+import type { ExperienceModel } from '../../../core/experience/types';
+import { openModelFile } from '../../storage/llm-files';
+import { LearnedModelCache } from '../learned-source';
+import type { DecodeThreads } from '../decode/decode-workers';
 
 /** What a start request carries besides the config (never saved with the run). */
 export interface EngineRuntime {
@@ -49,7 +49,7 @@ export interface EngineRuntime {
   apiKey?: string;
   /** wllama file specs: the file itself, when the page could not keep it in OPFS. */
   file?: Blob;
-  /** webllm: the worker script to host web-llm's handler in, instead of workers/llm.worker.ts (state/setup/engine.ts WEBLLM_WORKER_KEY). */
+  /** webllm: the worker script to host web-llm's handler in, instead of llm.worker.ts (state/setup/engine.ts WEBLLM_WORKER_KEY). */
   webllmWorkerUrl?: string;
 }
 

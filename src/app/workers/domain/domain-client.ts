@@ -11,8 +11,8 @@ import type {
   Suggestion,
   TrainedAgent,
 } from './domain-protocol';
-import { WorkerClient, type WorkerLike } from './worker-client';
-import { DreamGymError } from '../../core/errors';
+import { WorkerClient, type WorkerLike } from '../worker-client';
+import { DreamGymError } from '../../../core/errors';
 
 export class DomainWorkerCrashedError extends DreamGymError {
   constructor(detail: string) {
@@ -36,7 +36,7 @@ export class DomainWorkerStoppedError extends DreamGymError {
 }
 
 export function createDomainWorker(): WorkerLike {
-  return new Worker(new URL('../../../workers/domain.worker.ts', import.meta.url), {
+  return new Worker(new URL('./domain.worker.ts', import.meta.url), {
     type: 'module',
     name: 'dreamgym-domain',
   });

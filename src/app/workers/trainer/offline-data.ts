@@ -4,12 +4,12 @@
  * app's own public/datasets/ (the service worker's precache answers offline). A buffer the user
  * filled on the Buffer page is left as it is.
  */
-import type { ReplayBuffer } from '../../core/buffer/buffer';
-import { SeedDatasetMissingError, type PublicFileReader } from '../../core/data/seed-datasets';
-import { parseLlmSpec } from '../../core/llm/spec';
-import type { TrainConfig } from '../../core/train/config';
-import { seedOfflineData, type SeedResult } from '../../core/train/grounding';
-import { appBase } from './learned-url';
+import type { ReplayBuffer } from '../../../core/buffer/buffer';
+import { SeedDatasetMissingError, type PublicFileReader } from '../../../core/data/seed-datasets';
+import { parseLlmSpec } from '../../../core/llm/spec';
+import type { TrainConfig } from '../../../core/train/config';
+import { seedOfflineData, type SeedResult } from '../../../core/train/grounding';
+import { appBase } from '../learned-url';
 
 /** The app's reader of public/ files (404: none). */
 export function publicFileReader(

@@ -5,7 +5,7 @@
  * the training thread sums the shards in shard order, so the weights do not depend on the threads.
  */
 import { Worker } from 'node:worker_threads';
-import type { GradientHelper, ShardGradients, ShardRequest } from '../core/experience/learned/fit';
+import type { GradientHelper, ShardGradients, ShardRequest } from '../../core/experience/learned/fit';
 
 export type TrainHelperRequest = { id: number; kind: 'gradients' } & ShardRequest;
 

@@ -3,8 +3,8 @@
  * (decode-pool.ts starts it). It holds its own copy of the network on its own tfjs wasm backend.
  */
 import { parentPort } from 'node:worker_threads';
-import { serveDecoding, type DecodeRequest } from '../core/experience/learned/decode-service';
-import { initBackend } from '../core/tfjs/backend';
+import { serveDecoding, type DecodeRequest } from '../../core/experience/learned/decode-service';
+import { initBackend } from '../../core/tfjs/backend';
 
 const serve = serveDecoding(async () => {
   await initBackend('wasm');

@@ -5,7 +5,7 @@
  */
 import type { TrainConfig } from '../../core/train/config';
 import type { BackendName } from '../../core/tfjs/backend';
-import type { RunState } from './protocol';
+import type { RunState } from '../workers/trainer/trainer-protocol';
 
 export interface RunEntry {
   runId: string;

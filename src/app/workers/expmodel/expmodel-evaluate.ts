@@ -8,11 +8,11 @@
  * heldOutContexts, expert and random episodes alternating), spread over several episodes and
  * steps; the real side replays the episode's actions on a fresh env.
  */
-import { auditDetailed } from '../../core/experience/audit';
-import { heldOutContexts } from '../../core/experience/held-out';
-import { NoisyOracleModel } from '../../core/experience/noisy-oracle';
-import { predictedOutcome, type ExperienceModel } from '../../core/experience/types';
-import { makeEnv } from '../../core/envs/registry';
+import { auditDetailed } from '../../../core/experience/audit';
+import { heldOutContexts } from '../../../core/experience/held-out';
+import { NoisyOracleModel } from '../../../core/experience/noisy-oracle';
+import { predictedOutcome, type ExperienceModel } from '../../../core/experience/types';
+import { makeEnv } from '../../../core/envs/registry';
 import type { DreamSample, Evaluation, PredictionSpeed } from './expmodel-protocol';
 
 /** Contexts looked at per sample shown: the samples are spread over this many held-out transitions. */

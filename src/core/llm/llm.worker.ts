@@ -5,7 +5,7 @@
  * so the built app holds one copy of it (src/build/web-llm-once.ts); messages that arrive while
  * it loads wait for the handler, in order.
  */
-import { importWebLlm } from '../src/core/llm/webllm';
+import { importWebLlm } from './webllm';
 
 const waiting: MessageEvent[] = [];
 let handle: ((event: MessageEvent) => void) | undefined;

@@ -6,8 +6,8 @@
  * - `reset` builds a fresh TeachSession from settings (disposing the old one) and returns its info;
  * - `step` runs one update of the current session and returns the TeachUpdate taken apart.
  */
-import type { BackendName } from '../../core/tfjs/backend';
-import type { TeachSettings, TeachUpdate } from '../../core/train/teach';
+import type { BackendName } from '../../../core/tfjs/backend';
+import type { TeachSettings, TeachUpdate } from '../../../core/train/teach';
 
 export type TeachRequest =
   { id: number; type: 'reset'; settings: TeachSettings; backend?: BackendName } | { id: number; type: 'step' };

@@ -3,11 +3,11 @@
  * worker that dies rejects every open request with a TrainerWorkerCrashedError and calls
  * `oncrash`: the page then offers a restart from the last checkpoint with a fresh client.
  */
-import type { IterationRecord } from '../../core/train/loop';
-import type { TryStepResult } from '../../core/experience/try-step';
-import type { TrainerProgress, TrainerRequest, TrainerStatus } from './protocol';
-import { WorkerClient, type WorkerLike } from './worker-client';
-import { DreamGymError } from '../../core/errors';
+import type { IterationRecord } from '../../../core/train/loop';
+import type { TryStepResult } from '../../../core/experience/try-step';
+import type { TrainerProgress, TrainerRequest, TrainerStatus } from './trainer-protocol';
+import { WorkerClient, type WorkerLike } from '../worker-client';
+import { DreamGymError } from '../../../core/errors';
 
 export class TrainerWorkerCrashedError extends DreamGymError {
   constructor(detail: string) {
@@ -20,7 +20,7 @@ export class TrainerWorkerCrashedError extends DreamGymError {
 }
 
 export function createTrainerWorker(): WorkerLike {
-  return new Worker(new URL('../../../workers/trainer.worker.ts', import.meta.url), {
+  return new Worker(new URL('./trainer.worker.ts', import.meta.url), {
     type: 'module',
     name: 'dreamgym-trainer',
   });
