@@ -3,7 +3,7 @@
  * φ(s_i, a_i))). A buffer of 10⁴–10⁵ transitions is small enough that an exact scan beats any
  * approximate index on both simplicity and recall: one contiguous Float32Array holds the
  * L2-normalised rows, so a query is one pass of dot products at close to memory speed
- * (src/bench/buffer-retrieval.ts), with a bounded min-heap keeping the best k.
+ * (src/bench/buffer-retrieval.ts), with a bounded min-heap keeping the best k (retrieval-heap.ts).
  *
  * Layout: `matrix[row * stride + d]`, `stride` = dims rounded up to a multiple of 4 (zero
  * padding); per-row metadata in typed arrays (env code, episode code, flags = alive | valid |
@@ -13,25 +13,16 @@
  * and episode ids are interned to integer codes, never recycled before `clear()` (4 bytes of
  * search scratch per episode ever added).
  *
- * Kernels. The JS scan is compute-bound (scalar multiply-adds). The default 'wasm' kernel keeps
- * the matrix in the memory of a small WebAssembly SIMD module (simd/scan.wat), together with an
- * int8 sketch of every row (its values rounded to 127 steps of the row's largest |value|: a
- * quarter of the bytes, +25% memory). A query runs a block of rows at a time:
- *   1. JS lists the rows that pass the filters;
- *   2. wasm scores their sketch rows against an int16 copy of the query (exact integer dot
- *      products, i32x4.dot_i16x8_s); with the rounding errors of both sides bounded per row,
- *      a row whose upper bound is below the heap's worst cannot enter the top k and is dropped;
- *   3. wasm scores the survivors' f32 rows (f32x4 multiply-adds, within `slack` of the exact
- *      score), dropping again;
- *   4. JS scores what is left exactly as the JS kernel does (double precision) and offers it
- *      to the heap.
- * A row is only ever dropped when its exact score is below the heap's worst, where the JS kernel
- * drops it too, so results (ids, order and scores) are bit for bit the JS kernel's; most rows
- * cost a quarter of their f32 bytes. The memory grows in place as capacity doubles (the sketch,
- * after the matrix, moves up). Without WebAssembly SIMD (or with `kernel: 'js'`) the matrix is a
- * plain Float32Array and the JS loop scores every row.
+ * Kernels. The default 'wasm' kernel (retrieval-wasm.ts) keeps the matrix in WebAssembly memory
+ * with an int8 sketch of every row, and drops rows that cannot enter the top k before scoring
+ * them exactly: its results (ids, order and scores) are bit for bit the JS kernel's. Without
+ * WebAssembly SIMD (or with `kernel: 'js'`) the matrix is a plain Float32Array and the JS loop
+ * (retrieval-scan.ts) scores every row that passes the filters.
  */
-import { MAX_WASM_MEMORY_BYTES, ScanMemory, scanKernelUnavailable, type ScanExports } from './simd/kernel';
+import { TopKHeap } from './retrieval-heap';
+import { FLAG_ALIVE, SCORE_BLOCK, SOURCE_BIT, rowFilter, rowFlags, scanRowsJs, type RowScan } from './retrieval-scan';
+import { WasmKernel } from './retrieval-wasm';
+import { scanKernelUnavailable } from './simd/kernel';
 import type { TransitionSource } from './types';
 import { DreamGymError } from '../errors';
 
@@ -94,44 +85,6 @@ export class RetrievalIndexError extends DreamGymError {
   }
 }
 
-const FLAG_ALIVE = 1;
-const FLAG_VALID = 2;
-const SOURCE_SHIFT = 2; // source bits: offline 4, real 8, dream 16
-const SOURCE_BIT: Record<TransitionSource, number> = {
-  offline: 1 << SOURCE_SHIFT,
-  real: 2 << SOURCE_SHIFT,
-  dream: 4 << SOURCE_SHIFT,
-};
-const ALL_SOURCES = SOURCE_BIT.offline | SOURCE_BIT.real | SOURCE_BIT.dream;
-
-/** Rows listed and scored per wasm call (16 KB of row numbers and 16 KB of scores: they stay in cache). */
-const SCORE_BLOCK = 4096;
-/** Rows per block while the heap is not full yet (nothing can be dropped before it is). */
-const FIRST_BLOCK = 256;
-/** Sketch values: round(x / scale), scale = max |x| of the row / SKETCH_MAX. */
-const SKETCH_MAX = 127;
-
-/**
- * The wasm kernel's memory, in 64-byte aligned regions: [query: stride f32] [query16: stride8
- * i16] [scores: SCORE_BLOCK f32 or i32] [list: SCORE_BLOCK i32 row numbers] [matrix: capacity ×
- * stride f32] [sketch: capacity × stride8 i8]. The sketch moves up when the matrix grows.
- */
-interface WasmStore {
-  memory: ScanMemory;
-  kernels: ScanExports;
-  queryPtr: number;
-  query16Ptr: number;
-  scoresPtr: number;
-  listPtr: number;
-  matrixPtr: number;
-  sketchPtr: number;
-  query16: Int16Array;
-  scores: Float32Array;
-  intScores: Int32Array;
-  list: Int32Array;
-  sketch: Int8Array;
-}
-
 export class RetrievalIndex {
   readonly dims: number;
   readonly embedder: string | undefined;
@@ -139,16 +92,8 @@ export class RetrievalIndex {
   private readonly compactRatio: number;
   /** Floats per row in the matrix: dims rounded up to a multiple of 4 (zero padding). */
   private readonly stride: number;
-  /** Bytes per sketch row: dims rounded up to a multiple of 16 (zero padding). */
-  private readonly stride8: number;
-  /** Bound on |f32 SIMD score − double score| for unit vectors (the wasm pruning slack). */
-  private readonly slack: number;
-  /** Largest |value| of the int16 query: 127 · qMax · stride8 < 2³¹ (no i32 overflow). */
-  private readonly qMax: number;
-  /** Sketch scale of each row (wasm kernel only). */
-  private rowScale = new Float64Array(0);
-  /** The wasm kernel's memory and views; null with the JS kernel. */
-  private wasm: WasmStore | null = null;
+  /** The wasm kernel (its memory holds the matrix and the query); null with the JS kernel. */
+  private wasm: WasmKernel | null = null;
   /** `kernel: 'wasm'`: never fall back to JS. */
   private readonly forcedWasm: boolean;
 
@@ -167,11 +112,10 @@ export class RetrievalIndex {
 
   // Search scratch (reused; grown on demand).
   private query = new Float32Array(0);
-  private heapScore = new Float64Array(0);
-  private heapRow = new Int32Array(0);
-  /** Heap slot of each episode code during a diverse search (−1 = not in the heap). */
-  private episodeSlot = new Int32Array(0);
+  private heap = new TopKHeap();
   private excluded = new Uint8Array(0);
+  /** The JS kernel's list of rows that pass the filters (the wasm kernel's is in its memory). */
+  private readonly list = new Int32Array(SCORE_BLOCK);
 
   constructor(dims: number, options: RetrievalIndexOptions = {}) {
     if (!Number.isInteger(dims) || dims < 1)
@@ -181,18 +125,12 @@ export class RetrievalIndex {
     this.initialCapacity = Math.max(1, Math.floor(options.initialCapacity ?? 1024));
     this.compactRatio = options.compactRatio ?? 0.25;
     this.stride = (dims + 3) & ~3;
-    // Each product and each addition of the f32 dot product rounds once (relative 2⁻²⁴); a term
-    // goes through at most stride / 4 + 3 of them, and Σ|m_d q_d| ≤ |m| |q| ≈ 1. Sixteen times
-    // that (still only 6.5e-5 at 256 dims: few rows fall within it of the k-th best).
-    this.slack = (this.stride + 16) * 2 ** -22;
-    this.stride8 = (dims + 15) & ~15;
-    this.qMax = Math.min(32767, Math.floor((2 ** 31 - 1) / (SKETCH_MAX * this.stride8)));
     const kernel = options.kernel ?? 'auto';
     if (kernel !== 'auto' && kernel !== 'wasm' && kernel !== 'js') {
       throw new RetrievalIndexError(`RetrievalIndex: kernel must be 'auto', 'wasm' or 'js', got '${String(kernel)}'.`);
     }
     if (kernel !== 'js') {
-      this.wasm = this.createWasmStore(this.initialCapacity);
+      this.wasm = WasmKernel.create(dims, this.stride, this.initialCapacity);
       if (this.wasm === null && kernel === 'wasm') {
         throw new RetrievalIndexError(
           `RetrievalIndex: the 'wasm' kernel is unavailable here: ${scanKernelUnavailable() ?? 'its memory could not be allocated'}; use kernel 'auto' or 'js'.`,
@@ -283,11 +221,7 @@ export class RetrievalIndex {
       if ((this.flags[read] & FLAG_ALIVE) === 0) continue;
       if (write !== read) {
         this.matrix.copyWithin(write * stride, read * stride, (read + 1) * stride);
-        if (this.wasm !== null) {
-          const stride8 = this.stride8;
-          this.wasm.sketch.copyWithin(write * stride8, read * stride8, (read + 1) * stride8);
-          this.rowScale[write] = this.rowScale[read];
-        }
+        this.wasm?.moveSketch(write, read);
         this.flags[write] = this.flags[read];
         this.envCodes[write] = this.envCodes[read];
         this.episodeCodes[write] = this.episodeCodes[read];
@@ -314,14 +248,14 @@ export class RetrievalIndex {
     this.matrix = new Float32Array(0);
     // A fresh wasm memory (memories never shrink): back to the initial capacity.
     if (this.wasm !== null) {
-      this.wasm = this.createWasmStore(this.initialCapacity);
+      this.wasm = WasmKernel.create(this.dims, this.stride, this.initialCapacity);
       if (this.wasm === null) {
         this.failWasm(this.initialCapacity);
         this.query = new Float32Array(this.dims);
       }
     }
     this.allocate(this.initialCapacity);
-    this.episodeSlot = new Int32Array(0);
+    this.heap = new TopKHeap();
   }
 
   private check(entry: IndexEntry): void {
@@ -366,32 +300,14 @@ export class RetrievalIndex {
     if (Math.abs(norm - 1) <= 1e-5) matrix.set(v, base);
     else for (let d = 0; d < dims; d++) matrix[base + d] = v[d] / norm;
     matrix.fill(0, base + dims, base + this.stride);
-    if (this.wasm !== null) {
-      // The int8 sketch: round(x / scale) with scale = max |x| / 127 (|x − scale · c| ≤ scale / 2).
-      // (x · (1 / scale) instead of x / scale moves x/scale by 2⁻⁵² relative: the search's bound allows for it.)
-      let maxAbs = 0;
-      for (let d = 0; d < dims; d++) {
-        const a = Math.abs(matrix[base + d]);
-        if (a > maxAbs) maxAbs = a;
-      }
-      const scale = maxAbs / SKETCH_MAX,
-        inverse = SKETCH_MAX / maxAbs;
-      const sketch = this.wasm.sketch,
-        base8 = row * this.stride8;
-      for (let d = 0; d < dims; d++) {
-        const c = Math.round(matrix[base + d] * inverse);
-        sketch[base8 + d] = c > SKETCH_MAX ? SKETCH_MAX : c < -SKETCH_MAX ? -SKETCH_MAX : c;
-      }
-      sketch.fill(0, base8 + dims, base8 + this.stride8);
-      this.rowScale[row] = scale;
-    }
-    this.flags[row] = FLAG_ALIVE | (entry.valid ? FLAG_VALID : 0) | SOURCE_BIT[entry.source];
+    this.wasm?.writeSketch(row);
+    this.flags[row] = rowFlags(entry.valid, entry.source);
     this.envCodes[row] = intern(this.envCodeOf, entry.env);
     this.episodeCodes[row] = intern(this.episodeCodeOf, entry.episodeId);
   }
 
   private allocate(capacity: number): void {
-    const grow = <T extends Float32Array | Float64Array | Uint8Array | Int32Array>(
+    const grow = <T extends Float32Array | Uint8Array | Int32Array>(
       old: T,
       make: (n: number) => T,
       width: number,
@@ -400,27 +316,16 @@ export class RetrievalIndex {
       next.set(old.subarray(0, this.rows * width));
       return next;
     };
-    const wasm = this.wasm;
-    const sketchPtr = wasm === null ? 0 : wasm.matrixPtr + capacity * this.stride * 4;
-    if (wasm !== null && wasm.memory.ensure(sketchPtr + capacity * this.stride8)) {
-      // Grown in place: the matrix rows stay where they are; the sketch moves up past them.
-      if (sketchPtr !== wasm.sketchPtr && this.rows > 0) {
-        new Uint8Array(wasm.memory.memory.buffer).copyWithin(
-          sketchPtr,
-          wasm.sketchPtr,
-          wasm.sketchPtr + this.rows * this.stride8,
-        );
-      }
-      wasm.sketchPtr = sketchPtr;
-      this.setWasmViews(wasm, capacity);
-      this.rowScale = grow(this.rowScale, (n) => new Float64Array(n), 1);
+    if (this.wasm !== null && this.wasm.grow(capacity, this.rows)) {
+      // Grown in place: the matrix and the query are views of the kernel's memory.
+      this.matrix = this.wasm.matrix;
+      this.query = this.wasm.query;
     } else {
-      if (wasm !== null) {
+      if (this.wasm !== null) {
         // The memory cannot grow (4 GiB of wasm32, or the engine refused): move to the JS kernel.
         this.failWasm(capacity);
         this.wasm = null;
         this.query = new Float32Array(this.dims);
-        this.rowScale = new Float64Array(0);
       } else if (this.query.length !== this.dims) {
         this.query = new Float32Array(this.dims);
       }
@@ -430,46 +335,6 @@ export class RetrievalIndex {
     this.envCodes = grow(this.envCodes, (n) => new Int32Array(n), 1);
     this.episodeCodes = grow(this.episodeCodes, (n) => new Int32Array(n), 1);
     this.capacity = capacity;
-  }
-
-  /** A wasm memory laid out for `capacity` rows, or null where the kernel is unavailable. */
-  private createWasmStore(capacity: number): WasmStore | null {
-    const queryPtr = 0;
-    const query16Ptr = align64(queryPtr + this.stride * 4);
-    const scoresPtr = align64(query16Ptr + this.stride8 * 2);
-    const listPtr = align64(scoresPtr + SCORE_BLOCK * 4);
-    const matrixPtr = align64(listPtr + SCORE_BLOCK * 4);
-    const bytes = matrixPtr + capacity * (this.stride * 4 + this.stride8);
-    if (bytes > MAX_WASM_MEMORY_BYTES) return null;
-    const memory = ScanMemory.create(bytes);
-    if (memory === null) return null;
-    const none = new Int32Array(0);
-    return {
-      memory,
-      kernels: memory.kernels,
-      queryPtr,
-      query16Ptr,
-      scoresPtr,
-      listPtr,
-      matrixPtr,
-      sketchPtr: matrixPtr,
-      query16: new Int16Array(0),
-      scores: new Float32Array(0),
-      intScores: none,
-      list: none,
-      sketch: new Int8Array(0),
-    };
-  }
-
-  private setWasmViews(wasm: WasmStore, capacity: number): void {
-    const buffer = wasm.memory.memory.buffer;
-    this.matrix = new Float32Array(buffer, wasm.matrixPtr, capacity * this.stride);
-    this.query = new Float32Array(buffer, wasm.queryPtr, this.dims);
-    wasm.query16 = new Int16Array(buffer, wasm.query16Ptr, this.dims);
-    wasm.scores = new Float32Array(buffer, wasm.scoresPtr, SCORE_BLOCK);
-    wasm.intScores = new Int32Array(buffer, wasm.scoresPtr, SCORE_BLOCK);
-    wasm.list = new Int32Array(buffer, wasm.listPtr, SCORE_BLOCK);
-    wasm.sketch = new Int8Array(buffer, wasm.sketchPtr, capacity * this.stride8);
   }
 
   /** With `kernel: 'wasm'`, losing the wasm memory is an error; with 'auto' the JS kernel takes over. */
@@ -506,263 +371,56 @@ export class RetrievalIndex {
     }
     k = Math.min(Math.floor(k), this.size);
     if (!(k > 0)) return [];
+    const filter = rowFilter(options, this.envCodeOf);
+    if (filter === null) return [];
 
-    // --- filters as flag masks -------------------------------------------------------------
-    let envCode = -1;
-    if (options.env !== undefined) {
-      const code = this.envCodeOf.get(options.env);
-      if (code === undefined) return [];
-      envCode = code;
-    }
-    let sourceMask = ALL_SOURCES;
-    if (options.source !== undefined) {
-      sourceMask = 0;
-      for (const s of Array.isArray(options.source) ? options.source : [options.source])
-        sourceMask |= SOURCE_BIT[s] ?? 0;
-      if (sourceMask === 0) return [];
-    }
-    const required = FLAG_ALIVE | ((options.validOnly ?? true) ? FLAG_VALID : 0);
-    const diverse = options.diverse === true;
-
-    // --- scratch -----------------------------------------------------------------------------
     const q = this.query;
     if (Math.abs(norm - 1) <= 1e-5) q.set(query);
     else for (let d = 0; d < dims; d++) q[d] = query[d] / norm;
-    if (this.heapScore.length < k) {
-      this.heapScore = new Float64Array(k);
-      this.heapRow = new Int32Array(k);
-    }
-    if (diverse && this.episodeSlot.length < this.episodeCodeOf.size) {
-      this.episodeSlot = new Int32Array(Math.max(this.episodeCodeOf.size, 2 * this.episodeSlot.length)).fill(-1);
-    }
-    const excludedRows: number[] = [];
-    if (options.excludeIds && options.excludeIds.size > 0) {
-      if (this.excluded.length < this.capacity) this.excluded = new Uint8Array(this.capacity);
-      for (const id of options.excludeIds) {
-        const row = this.rowOfId.get(id);
-        if (row !== undefined) {
-          this.excluded[row] = 1;
-          excludedRows.push(row);
-        }
-      }
-    }
-    const hasExclusions = excludedRows.length > 0;
-
-    // --- scan ------------------------------------------------------------------------------
-    const flags = this.flags,
-      envCodes = this.envCodes,
-      episodeCodes = this.episodeCodes;
-    const heapScore = this.heapScore,
-      heapRow = this.heapRow,
-      episodeSlot = this.episodeSlot,
-      excluded = this.excluded;
-    const rows = this.rows;
-    let heapSize = 0;
+    const heap = this.heap;
+    heap.begin(k, options.diverse === true, this.episodeCodes, this.episodeCodeOf.size);
+    const excludedRows = this.markExcluded(options.excludeIds);
+    const scan: RowScan = {
+      ...filter,
+      rows: this.rows,
+      dims,
+      stride: this.stride,
+      matrix: this.matrix,
+      flags: this.flags,
+      envCodes: this.envCodes,
+      excluded: this.excluded,
+      hasExclusions: excludedRows.length > 0,
+      query: q,
+      heap,
+    };
     try {
-      const wasm = this.wasm;
-      if (wasm === null) {
-        // JS kernel: every row that passes the filters is scored here.
-        const matrix = this.matrix,
-          stride = this.stride;
-        for (let row = 0, base = 0; row < rows; row++, base += stride) {
-          const flag = flags[row];
-          if ((flag & required) !== required || (flag & sourceMask) === 0) continue;
-          if (envCode >= 0 && envCodes[row] !== envCode) continue;
-          if (hasExclusions && excluded[row] === 1) continue;
-          const score = dot(matrix, base, q, dims);
-          // Rows arrive in order, so a candidate equal to the heap's worst is later, hence worse.
-          if (heapSize === k && score <= heapScore[0]) continue;
-          heapSize = this.offer(row, score, heapSize, k, diverse);
-        }
-      } else {
-        heapSize = this.scanWasm(wasm, k, diverse, required, sourceMask, envCode, hasExclusions);
-      }
+      if (this.wasm === null) scanRowsJs(scan, this.list);
+      else this.wasm.scan(scan);
     } finally {
-      for (const row of excludedRows) excluded[row] = 0;
-      // Every slot is −1 between searches; clearing all k (not just heapSize, which an exception
-      // in scanWasm would leave at 0) also covers stale entries, harmlessly.
-      if (diverse) for (let i = 0; i < k; i++) episodeSlot[episodeCodes[heapRow[i]]] = -1;
+      for (const row of excludedRows) this.excluded[row] = 0;
+      heap.end();
     }
 
     const hits: SearchHit[] = [];
-    for (let i = 0; i < heapSize; i++) hits.push({ id: this.ids[heapRow[i]], score: heapScore[i], row: heapRow[i] });
+    for (let i = 0; i < heap.size; i++)
+      hits.push({ id: this.ids[heap.row[i]], score: heap.score[i], row: heap.row[i] });
     hits.sort((a, b) => b.score - a.score || a.row - b.row);
     return hits;
   }
 
-  /**
-   * The wasm kernel's scan (see the file header): a block of rows at a time, the rows passing
-   * the filters are listed; the int8 sketch, then the f32 rows, drop those that certainly score
-   * below the heap's worst; the rest are scored exactly (`dot`) and offered. `cut` is the heap's
-   * worst once it is full; it only rises, so dropping against an earlier value is safe. Returns
-   * the heap size.
-   */
-  private scanWasm(
-    wasm: WasmStore,
-    k: number,
-    diverse: boolean,
-    required: number,
-    sourceMask: number,
-    envCode: number,
-    hasExclusions: boolean,
-  ): number {
-    const dims = this.dims,
-      stride = this.stride,
-      rows = this.rows;
-    const flags = this.flags,
-      envCodes = this.envCodes,
-      excluded = this.excluded;
-    const matrix = this.matrix,
-      q = this.query,
-      rowScale = this.rowScale,
-      heapScore = this.heapScore;
-    const { kernels, list, scores, intScores } = wasm;
-
-    // The int16 query: q ≈ qScale · q16, |q − qScale · q16| ≤ fMax per value.
-    const qMax = this.qMax,
-      q16 = wasm.query16;
-    let qAbsMax = 0,
-      qL1 = 0;
-    for (let d = 0; d < dims; d++) {
-      const a = Math.abs(q[d]);
-      qL1 += a;
-      if (a > qAbsMax) qAbsMax = a;
-    }
-    const qScale = qAbsMax / qMax;
-    let fMax = 0;
-    for (let d = 0; d < dims; d++) {
-      const c = Math.max(-qMax, Math.min(qMax, Math.round(q[d] / qScale)));
-      q16[d] = c;
-      fMax = Math.max(fMax, Math.abs(q[d] - qScale * c));
-    }
-    // Row r's sketch score rowScale[r] · qScale · I (I the exact integer dot product) is within
-    // rowScale[r] · boundA + boundB of the exact score. With m = row, c its sketch, e = m − s c
-    // (|e| ≤ s/2), f = q − qScale · q16: m·q − s c · qScale q16 = e·q + s c·f, so the error is
-    // at most (s/2) |q|₁ + fMax (|m|₁ + dims s/2), and |m|₁ ≤ √dims |m|₂ ≤ √dims · 1.0001.
-    // The 1e-6 factors and the last terms cover rounding in this arithmetic and in `dot`.
-    const half = 0.5 * (1 + 1e-6);
-    const boundA = half * (qL1 + fMax * dims) * (1 + 1e-6);
-    const boundB = (fMax * Math.sqrt(dims) * 1.0001 + 1e-12 + dims * 2 ** -50) * (1 + 1e-6);
-    const slack = this.slack;
-
-    let heapSize = 0;
-    let cut = -Infinity;
-    for (let start = 0; start < rows;) {
-      const end = Math.min(rows, start + (heapSize < k ? FIRST_BLOCK : SCORE_BLOCK));
-      // 1. the rows that pass the filters
-      let n = 0;
-      for (let row = start; row < end; row++) {
-        const flag = flags[row];
-        if ((flag & required) !== required || (flag & sourceMask) === 0) continue;
-        if (envCode >= 0 && envCodes[row] !== envCode) continue;
-        if (hasExclusions && excluded[row] === 1) continue;
-        list[n++] = row;
-      }
-      start = end;
-      if (n === 0) continue;
-      // 2. int8 sketch scores (useless until the heap is full: nothing can be dropped)
-      if (heapSize === k) {
-        kernels.score8(wasm.query16Ptr, wasm.sketchPtr, wasm.listPtr, n, this.stride8, wasm.scoresPtr);
-        let kept = 0;
-        for (let i = 0; i < n; i++) {
-          const row = list[i];
-          if (rowScale[row] * (qScale * intScores[i] + boundA) + boundB < cut) continue;
-          list[kept++] = row;
-        }
-        n = kept;
-        if (n === 0) continue;
-      }
-      // 3. f32 scores of the rows left, 4. exact scores of those that may still enter the heap
-      kernels.score(wasm.queryPtr, wasm.matrixPtr, wasm.listPtr, n, stride, wasm.scoresPtr);
-      for (let i = 0; i < n; i++) {
-        if (scores[i] + slack < cut) continue;
-        const row = list[i];
-        const score = dot(matrix, row * stride, q, dims);
-        // Rows arrive in order, so a candidate equal to the heap's worst is later, hence worse.
-        if (heapSize === k && score <= heapScore[0]) continue;
-        heapSize = this.offer(row, score, heapSize, k, diverse);
-        if (heapSize === k) cut = heapScore[0];
+  /** Marks the rows of `ids` excluded (the search unmarks them); returns them. */
+  private markExcluded(ids: ReadonlySet<string> | undefined): number[] {
+    const rows: number[] = [];
+    if (!ids || ids.size === 0) return rows;
+    if (this.excluded.length < this.capacity) this.excluded = new Uint8Array(this.capacity);
+    for (const id of ids) {
+      const row = this.rowOfId.get(id);
+      if (row !== undefined) {
+        this.excluded[row] = 1;
+        rows.push(row);
       }
     }
-    return heapSize;
-  }
-
-  /**
-   * Puts a row that beats the heap's worst (or fills a free slot) into the heap; with `diverse`,
-   * one row per episode (the better one). Returns the new heap size.
-   */
-  private offer(row: number, score: number, heapSize: number, k: number, diverse: boolean): number {
-    const heapScore = this.heapScore,
-      heapRow = this.heapRow;
-    if (diverse) {
-      const episodeCodes = this.episodeCodes,
-        episodeSlot = this.episodeSlot;
-      const episode = episodeCodes[row];
-      const slot = episodeSlot[episode];
-      if (slot >= 0) {
-        // Same episode already kept: keep the better of the two rows.
-        if (score > heapScore[slot]) {
-          heapScore[slot] = score;
-          heapRow[slot] = row;
-          this.siftDown(slot, heapSize, true);
-        }
-        return heapSize;
-      }
-      if (heapSize === k) episodeSlot[episodeCodes[heapRow[0]]] = -1; // the worst leaves
-    }
-    if (heapSize < k) {
-      heapScore[heapSize] = score;
-      heapRow[heapSize] = row;
-      if (diverse) this.episodeSlot[this.episodeCodes[row]] = heapSize;
-      this.siftUp(heapSize, diverse);
-      return heapSize + 1;
-    }
-    heapScore[0] = score;
-    heapRow[0] = row;
-    if (diverse) this.episodeSlot[this.episodeCodes[row]] = 0;
-    this.siftDown(0, heapSize, diverse);
-    return heapSize;
-  }
-
-  // Min-heap on (score, −row): slot 0 holds the worst kept row (lowest score, latest on ties).
-  private worse(a: number, b: number): boolean {
-    const sa = this.heapScore[a],
-      sb = this.heapScore[b];
-    return sa < sb || (sa === sb && this.heapRow[a] > this.heapRow[b]);
-  }
-
-  private swap(a: number, b: number, track: boolean): void {
-    const s = this.heapScore[a];
-    this.heapScore[a] = this.heapScore[b];
-    this.heapScore[b] = s;
-    const r = this.heapRow[a];
-    this.heapRow[a] = this.heapRow[b];
-    this.heapRow[b] = r;
-    if (track) {
-      this.episodeSlot[this.episodeCodes[this.heapRow[a]]] = a;
-      this.episodeSlot[this.episodeCodes[this.heapRow[b]]] = b;
-    }
-  }
-
-  private siftUp(i: number, track: boolean): void {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.worse(i, parent)) return;
-      this.swap(i, parent, track);
-      i = parent;
-    }
-  }
-
-  private siftDown(i: number, size: number, track: boolean): void {
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= size) return;
-      const right = left + 1;
-      const child = right < size && this.worse(right, left) ? right : left;
-      if (!this.worse(child, i)) return;
-      this.swap(i, child, track);
-      i = child;
-    }
+    return rows;
   }
 }
 
@@ -775,33 +433,8 @@ function intern(codes: Map<string, number>, key: string): number {
   return code;
 }
 
-/**
- * Dot product of the row at `base` with `q` in double precision, four accumulators (independent
- * add chains run in parallel). Both kernels' scores come from here, so they are bit for bit equal.
- */
-function dot(matrix: Float32Array, base: number, q: Float32Array, dims: number): number {
-  const body = dims & ~3;
-  let s0 = 0,
-    s1 = 0,
-    s2 = 0,
-    s3 = 0;
-  let j = base;
-  for (let d = 0; d < body; d += 4, j += 4) {
-    s0 += matrix[j] * q[d];
-    s1 += matrix[j + 1] * q[d + 1];
-    s2 += matrix[j + 2] * q[d + 2];
-    s3 += matrix[j + 3] * q[d + 3];
-  }
-  for (let d = body; d < dims; d++, j++) s0 += matrix[j] * q[d];
-  return s0 + s1 + (s2 + s3);
-}
-
 function vectorNorm(v: Float32Array): number {
   let s = 0;
   for (let d = 0; d < v.length; d++) s += v[d] * v[d];
   return Math.sqrt(s);
-}
-
-function align64(bytes: number): number {
-  return Math.ceil(bytes / 64) * 64;
 }
