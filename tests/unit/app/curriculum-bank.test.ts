@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Curriculum } from '../../../src/core/curriculum/curriculum';
-import { getEnvDefinition } from '../../../src/core/envs/registry';
 import { getPreset, type TrainConfig } from '../../../src/core/train/config';
 import type { IterationRecord } from '../../../src/core/train/loop';
+import { RegisteredEnvSource } from '../../../src/core/train/task-source';
 import {
   buildTaskBank,
   curriculumSeries,
@@ -23,18 +22,13 @@ const config: TrainConfig = {
   taskPool: 6,
   seed: 7,
 };
-const definition = getEnvDefinition(config.env);
+
+/** The curriculum a training run of `config` builds (its task source's). */
+const curriculumOf = (c: TrainConfig) => new RegisteredEnvSource(c).curriculum!;
 
 /** Runs the real Curriculum for `n` iterations with made-up outcomes; returns it, the history and the truth. */
 function simulate(n: number) {
-  const curriculum = new Curriculum(definition, {
-    lambda: config.lambda,
-    seedsPerIteration: config.curriculumSeeds,
-    difficulty: config.difficulty,
-    taskPool: config.taskPool,
-    seed: config.seed,
-    enabled: true,
-  });
+  const curriculum = curriculumOf(config);
   const history: IterationRecord[] = [];
   const seenAt = new Map<string, number[]>();
   const tasksById = new Map<string, string>();
@@ -108,14 +102,7 @@ describe('the task bank', () => {
 
   it('keeps the recorded fields across a checkpoint round trip', () => {
     const { curriculum } = simulate(6);
-    const copy = new Curriculum(definition, {
-      lambda: config.lambda,
-      seedsPerIteration: config.curriculumSeeds,
-      difficulty: config.difficulty,
-      taskPool: config.taskPool,
-      seed: config.seed,
-      enabled: true,
-    });
+    const copy = curriculumOf(config);
     copy.restore(JSON.parse(JSON.stringify(curriculum.state())));
     expect(buildTaskBank({ state: copy.state() })).toEqual(buildTaskBank({ state: curriculum.state() }));
   });

@@ -25,21 +25,7 @@ import {
 import { tryConfig, verdictRows } from '../../../src/app/state/setup/try-step.svelte';
 import type { LiveProgress } from '../../../src/core/train/progress';
 import type { TryStepResult } from '../../../src/core/experience/try-step';
-
-function memoryStorage(): {
-  getItem(k: string): string | null;
-  setItem(k: string, v: string): void;
-  data: Map<string, string>;
-} {
-  const data = new Map<string, string>();
-  return {
-    data,
-    getItem: (k) => data.get(k) ?? null,
-    setItem: (k, v) => {
-      data.set(k, v);
-    },
-  };
-}
+import { memoryStorage } from '../support/memory-storage';
 
 describe('"Tiny demo size"', () => {
   it("with a language model: the env's LLM demo preset and a small answer budget, keeping the engine, mode and seed", () => {

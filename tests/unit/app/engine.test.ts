@@ -21,17 +21,7 @@ import {
 import { parseLlmSpec } from '../../../src/core/llm/spec';
 import { testOpenAiConnection } from '../../../src/app/state/setup/engine-connection';
 import { safeFileName } from '../../../src/app/storage/llm-files';
-
-function memoryStorage(initial: Record<string, string> = {}) {
-  const data = new Map(Object.entries(initial));
-  return {
-    getItem: (k: string) => data.get(k) ?? null,
-    setItem: (k: string, v: string) => {
-      data.set(k, v);
-    },
-    data,
-  };
-}
+import { memoryStorage } from '../support/memory-storage';
 
 describe('engine labels', () => {
   it('words every kind for people; the oracle as not a language model', () => {
@@ -270,6 +260,9 @@ describe('errors in words', () => {
 
 describe('the connection test', () => {
   const PAGE = 'http://127.0.0.1:5173';
+  /** The connection test of model 'm' at `baseUrl` from the page at PAGE, through `fetch`. */
+  const connect = (baseUrl: string, fetch: typeof globalThis.fetch) =>
+    testOpenAiConnection({ baseUrl, model: 'm', fetch, pageOrigin: PAGE });
   const ok = (body: unknown, status = 200) =>
     new Response(typeof body === 'string' ? body : JSON.stringify(body), {
       status,
@@ -307,21 +300,11 @@ describe('the connection test', () => {
 
   it('names a wrong key (401) and a body that is not JSON', async () => {
     const unauthorized = (async () => ok({ error: { message: 'Invalid API key' } }, 401)) as unknown as typeof fetch;
-    const a = await testOpenAiConnection({
-      baseUrl: 'http://127.0.0.1:9/v1',
-      model: 'm',
-      fetch: unauthorized,
-      pageOrigin: PAGE,
-    });
+    const a = await connect('http://127.0.0.1:9/v1', unauthorized);
     expect(a.ok).toBe(false);
     expect(a.text).toMatch(/refused the request \(401.*Invalid API key.*API key is missing or wrong/);
     const html = (async () => new Response('<!doctype html><p>hello', { status: 200 })) as unknown as typeof fetch;
-    const b = await testOpenAiConnection({
-      baseUrl: 'http://127.0.0.1:9/v1',
-      model: 'm',
-      fetch: html,
-      pageOrigin: PAGE,
-    });
+    const b = await connect('http://127.0.0.1:9/v1', html);
     expect(b).toMatchObject({ ok: false, code: 'bad-response' });
     expect(b.text).toMatch(/not JSON/);
   });
@@ -333,12 +316,7 @@ describe('the connection test', () => {
       if (init.mode === 'no-cors') return new Response(null, { status: 200 });
       throw new TypeError('Failed to fetch');
     }) as unknown as typeof fetch;
-    const a = await testOpenAiConnection({
-      baseUrl: 'http://127.0.0.1:11434/v1',
-      model: 'm',
-      fetch: corsRefused,
-      pageOrigin: PAGE,
-    });
+    const a = await connect('http://127.0.0.1:11434/v1', corsRefused);
     expect(a).toMatchObject({ ok: false, code: 'cors-refused' });
     expect(a.text).toMatch(
       /^CORS refused: a server is running at http:\/\/127\.0\.0\.1:11434, but it does not allow requests from this page \(http:\/\/127\.0\.0\.1:5173\)/,
@@ -349,12 +327,7 @@ describe('the connection test', () => {
     const refused = (async () => {
       throw new TypeError('Failed to fetch');
     }) as unknown as typeof fetch;
-    const b = await testOpenAiConnection({
-      baseUrl: 'http://127.0.0.1:1/v1',
-      model: 'm',
-      fetch: refused,
-      pageOrigin: PAGE,
-    });
+    const b = await connect('http://127.0.0.1:1/v1', refused);
     expect(b).toMatchObject({ ok: false, code: 'connection-refused' });
     expect(b.text).toMatch(
       /^Connection refused: nothing is listening at http:\/\/127\.0\.0\.1:1\. Start an OpenAI-compatible server/,
@@ -362,14 +335,9 @@ describe('the connection test', () => {
   });
 
   it('refuses a base URL that is not http(s) before sending anything', async () => {
-    const report = await testOpenAiConnection({
-      baseUrl: 'localhost:11434',
-      model: 'm',
-      fetch: (() => {
-        throw new Error('no');
-      }) as unknown as typeof fetch,
-      pageOrigin: PAGE,
-    });
+    const report = await connect('localhost:11434', (() => {
+      throw new Error('no');
+    }) as unknown as typeof fetch);
     expect(report.ok).toBe(false);
     expect(report.text).toMatch(/is not an http\(s\) base URL/);
   });

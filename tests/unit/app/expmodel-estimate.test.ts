@@ -15,20 +15,10 @@ import {
   SPEED_STORAGE_KEY,
   TYPICAL_PAGE_SPEED,
 } from '../../../src/app/state/model/expmodel-estimate';
+import { memoryStorage } from '../support/memory-storage';
 
 /** The shipped webshop dataset's real transitions (240 episodes). */
 const WEBSHOP = 1740;
-
-function memoryStorage(initial: Record<string, string> = {}) {
-  const data = { ...initial };
-  return {
-    data,
-    getItem: (k: string) => data[k] ?? null,
-    setItem: (k: string, v: string) => {
-      data[k] = v;
-    },
-  };
-}
 
 describe('the tokens an epoch trains', () => {
   it('matches the count on the shipped data at the default k and H; follows k, H and the episodes asked for', () => {

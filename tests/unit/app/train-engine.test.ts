@@ -24,17 +24,7 @@ import {
   withEngine,
 } from '../../../src/app/state/train/train-params';
 import { parseLlmSpec } from '../../../src/core/llm/spec';
-
-function memoryStorage(initial: Record<string, string> = {}) {
-  const data = new Map(Object.entries(initial));
-  return {
-    getItem: (k: string) => data.get(k) ?? null,
-    setItem: (k: string, v: string) => {
-      data.set(k, v);
-    },
-    data,
-  };
-}
+import { memoryStorage } from '../support/memory-storage';
 
 describe('dream engines on the Train form', () => {
   it('a learned model reads k and H but is not a chat model; the oracle reads neither; an LLM everything', () => {
