@@ -35,8 +35,6 @@ import { normaliseBaseUrl } from './spec';
 import { ConcurrencyLimiter } from './limiter';
 import { pickString } from './helpers';
 import { chatUsage, mapFinishReason, parseLogprobs } from './chat-completion';
-// webllm.ts reads these from here until it imports chat-completion.ts itself.
-export { mapFinishReason, parseLogprobs } from './chat-completion';
 import {
   abortedError,
   badShape,
