@@ -1,7 +1,7 @@
 /**
  * ChatModel over WebLLM (@mlc-ai/web-llm 0.2.86) on WebGPU, running in a dedicated worker:
  * the page holds web-llm's own WebWorkerMLCEngine (a proxy speaking web-llm's worker protocol),
- * the worker hosts web-llm's WebWorkerMLCEngineHandler (workers/llm.worker.ts). web-llm is
+ * the worker hosts web-llm's WebWorkerMLCEngineHandler (llm.worker.ts). web-llm is
  * imported dynamically (6 MB; docs/architecture.md §2.3) — only `import type` at the top.
  *
  * Quirks it hides (docs/architecture.md §3.4):
@@ -65,11 +65,11 @@ export { LoadProgressTracker, type WebLlmLoadPhase, type WebLlmLoadProgress } fr
 export { deleteModelFromCache, hasModelInCache, importWebLlm } from './webllm-library';
 
 /**
- * A new module worker hosting web-llm's WebWorkerMLCEngineHandler (workers/llm.worker.ts). Vite
+ * A new module worker hosting web-llm's WebWorkerMLCEngineHandler (llm.worker.ts). Vite
  * bundles the worker because of the literal `new Worker(new URL(…), …)` form.
  */
 export function createLlmWorker(): Worker {
-  return new Worker(new URL('../../../workers/llm.worker.ts', import.meta.url), { type: 'module', name: 'webllm' });
+  return new Worker(new URL('./llm.worker.ts', import.meta.url), { type: 'module', name: 'webllm' });
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -373,7 +373,7 @@ function workerStartError(modelId: string, event: Event): LlmError {
   const detail = (event as ErrorEvent).message ? `: ${(event as ErrorEvent).message}` : '';
   return new LlmError(
     `The WebLLM worker for ${modelId} failed to start or crashed${detail}. Check the browser console; the worker must be ` +
-      `a module worker hosting WebWorkerMLCEngineHandler (workers/llm.worker.ts, created with new Worker(new URL(…), { type: 'module' })).`,
+      `a module worker hosting WebWorkerMLCEngineHandler (llm.worker.ts, created with new Worker(new URL(…), { type: 'module' })).`,
     'load-failed',
   );
 }
