@@ -6,9 +6,8 @@ import { DreamEnv, makeDreamEnv, type DreamStepResult } from '../../../src/core/
 import { NoisyOracleModel } from '../../../src/core/experience/noisy-oracle';
 import { ReasoningExperienceModel } from '../../../src/core/experience/reasoning-model';
 import { Rng } from '../../../src/core/rng';
-import type { Task } from '../../../src/core/types';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
-import { answer, HOUSEHOLD, scriptedShop, WEBSHOP } from './fixtures';
+import { answer, HOUSEHOLD, scriptedShop, taskWithoutStartPage, WEBSHOP } from './fixtures';
 
 describe('DreamEnv', () => {
   it.each([WEBSHOP, HOUSEHOLD])('passes checkEnv over the noisy oracle at (0, 0) on %s', async (envId) => {
@@ -141,13 +140,7 @@ describe('DreamEnv', () => {
   });
 
   it('starts a task without a real start page from model.initial (once per task)', async () => {
-    const task: Task = {
-      id: 'imported/7',
-      env: HOUSEHOLD,
-      instruction: 'put a mug in cabinet.',
-      difficulty: 0.5,
-      origin: 'llm',
-    };
+    const task = taskWithoutStartPage('imported/7');
     const chat = new ScriptedChatModel([
       JSON.stringify({ observation: 'You are in the middle of a room.', admissible: ['go to cabinet 1', 'look'] }),
     ]);

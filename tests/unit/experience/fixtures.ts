@@ -142,6 +142,11 @@ export function scriptedShop(request: ChatRequest): string {
   return answer({ observation: '(empty page)', admissible: [] });
 }
 
+/** A household task an LLM wrote: no real env behind it, so no real start page. */
+export function taskWithoutStartPage(id: string): Task {
+  return { id, env: HOUSEHOLD, instruction: 'put a mug in cabinet.', difficulty: 0.5, origin: 'llm' };
+}
+
 export function webshopTask(seed = 3): Task {
   return getEnvDefinition(WEBSHOP).generateTask(seed, 0.5);
 }

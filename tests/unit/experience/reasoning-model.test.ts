@@ -5,7 +5,7 @@ import { ExperienceModelError } from '../../../src/core/experience/types';
 import { getEnvDefinition } from '../../../src/core/envs/registry';
 import type { Observation, Task } from '../../../src/core/types';
 import { ScriptedChatModel } from '../../doubles/scripted-chat-model';
-import { answer, HOUSEHOLD, WEBSHOP } from './fixtures';
+import { answer, HOUSEHOLD, taskWithoutStartPage, WEBSHOP } from './fixtures';
 
 const householdTask: Task = getEnvDefinition(HOUSEHOLD).generateTask(5, 0.3);
 async function householdStart(): Promise<Observation> {
@@ -283,13 +283,7 @@ describe('ReasoningExperienceModel', () => {
   });
 
   it('writes a first state for a task without a real start page, or throws a named error', async () => {
-    const task: Task = {
-      id: 'llm/1',
-      env: HOUSEHOLD,
-      instruction: 'put a mug in cabinet.',
-      difficulty: 0.5,
-      origin: 'llm',
-    };
+    const task = taskWithoutStartPage('llm/1');
     const chat = new ScriptedChatModel([
       JSON.stringify({
         observation: 'You are in the middle of a room. You see a cabinet 1.',
