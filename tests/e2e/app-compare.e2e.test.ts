@@ -4,47 +4,20 @@
  * Screenshots: test-output/screenshots/compare.png and curriculum.png (1280×720).
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright';
 import type { RunEntry } from '../../src/app/storage/run-list';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { openPage, SHOTS, useApp } from './harness';
+import { currentRunId, navLink, runState, stopRun, trainRun } from './pages/train-page';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
+const app = useApp('dreamgym-e2e-compare-');
 let page: Page;
-const errors: string[] = [];
+let errors: string[];
 
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-compare-');
-  ({ context, baseUrl } = app);
-  page = await context.newPage();
-  page.on('pageerror', (e) => errors.push(e.message));
-}, 120_000);
+beforeAll(async () => ({ page, errors } = await openPage(app.context)));
 
-afterAll(async () => {
-  await app?.close();
-});
-
-type Hook = { __dreamgym?: { train: { status: { runId: string | null; state: string } } } };
-const runState = () => page.getByTestId('train-status').getAttribute('data-state');
-const currentRunId = () => page.evaluate(() => (window as unknown as Hook).__dreamgym?.train.status.runId ?? null);
-const nav = (name: string) => page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true });
 const TINY = 'size=tiny&iterations=3&evalEvery=1&evalEpisodes=2';
-
-/** Starts a run from a Train page URL and waits for it to finish; returns its run id. */
-async function trainRun(query: string): Promise<string> {
-  const before = await currentRunId();
-  await page.goto(`${baseUrl}/#/train?${query}`);
-  await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe(new URLSearchParams(query).get('seed'));
-  await page.getByRole('button', { name: 'Start' }).click();
-  await expect.poll(currentRunId).not.toBe(before);
-  await expect.poll(runState, { timeout: 150_000 }).toMatch(/^(finished|error|stopped)$/);
-  expect(`${await runState()}: ${await page.getByTestId('train-status').textContent()} ${errors.join(' | ')}`).toMatch(
-    /^finished: /,
-  );
-  return (await currentRunId())!;
-}
+const train = (query: string) => trainRun(page, app.baseUrl, query, errors);
 
 describe('Compare and Curriculum', () => {
   let realA = '',
@@ -52,12 +25,12 @@ describe('Compare and Curriculum', () => {
     dream = '';
 
   it('trains two tiny real runs and one tiny dream run with the curriculum', async () => {
-    realA = await trainRun(`preset=webshop-easy&mode=real&${TINY}&seed=1`);
-    realB = await trainRun(`preset=webshop-easy&mode=real&${TINY}&seed=2`);
+    realA = await train(`preset=webshop-easy&mode=real&${TINY}&seed=1`);
+    realB = await train(`preset=webshop-easy&mode=real&${TINY}&seed=2`);
     expect(realA).not.toBe(realB);
 
     // The dream run, with the curriculum on (λ = 0.5: one of the two tasks of a batch may be a variation).
-    dream = await trainRun(
+    dream = await train(
       'preset=webshop-easy&mode=dream&size=tiny&iterations=4&evalEvery=2&evalEpisodes=2' +
         '&epsR=0.2&epsP=0.1&seed=3&curriculum=1&lambda=0.5&llm=oracle:0.2,0.1',
     );
@@ -72,7 +45,7 @@ describe('Compare and Curriculum', () => {
   }, 400_000);
 
   it('overlays the runs, fills the final table and exports JSON and CSV', async () => {
-    await nav('Compare').click();
+    await navLink(page, 'Compare').click();
     const table = page.getByTestId('compare-table');
     await expect.poll(() => table.locator('tbody tr').count()).toBe(3);
     for (const id of [realA, realB, dream]) expect(await table.locator(`tr[data-run="${id}"]`).count()).toBe(1);
@@ -148,7 +121,7 @@ describe('Compare and Curriculum', () => {
   }, 120_000);
 
   it("shows the dream run's task bank, sortable by variance; a real run has no curriculum", async () => {
-    await page.goto(`${baseUrl}/#/curriculum?run=${encodeURIComponent(dream)}`);
+    await page.goto(`${app.baseUrl}/#/curriculum?run=${encodeURIComponent(dream)}`);
     const status = page.getByTestId('curriculum-status');
     await expect.poll(() => status.getAttribute('data-status'), { timeout: 30_000 }).toBe('ready');
     const bank = page.getByTestId('task-bank');
@@ -207,7 +180,7 @@ describe('Compare and Curriculum', () => {
   }, 120_000);
 
   it('deletes a run after confirmation: checkpoint, history and list entry', async () => {
-    await nav('Compare').click();
+    await navLink(page, 'Compare').click();
     const table = page.getByTestId('compare-table');
     await expect.poll(() => table.locator('tbody tr').count()).toBe(3);
     const row = table.locator(`tr[data-run="${realB}"]`);
@@ -252,17 +225,17 @@ describe('Compare and Curriculum', () => {
   it('follows the current run by default and refreshes its task bank while it trains', async () => {
     const live = await (async () => {
       // On the Train page first: a #/train?… link followed from another page does not fill the form (App/TrainPage race).
-      await nav('Train').click();
+      await navLink(page, 'Train').click();
       await page.goto(
-        `${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=60&evalEvery=0&seed=4` +
+        `${app.baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=60&evalEvery=0&seed=4` +
           '&curriculum=1&lambda=0.5&llm=oracle:0.1,0.1',
       );
       await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('4');
       await page.getByRole('button', { name: 'Start' }).click();
-      await expect.poll(runState).toBe('running');
-      return (await currentRunId())!;
+      await expect.poll(() => runState(page)).toBe('running');
+      return (await currentRunId(page))!;
     })();
-    await nav('Curriculum').click();
+    await navLink(page, 'Curriculum').click();
     await expect.poll(() => page.getByTestId('curriculum-run').inputValue()).toBe(live);
     const bankIteration = async () =>
       Number(
@@ -273,9 +246,8 @@ describe('Compare and Curriculum', () => {
     // No reload, no click: the page re-reads the checkpoint while the run trains.
     await expect.poll(bankIteration, { timeout: 60_000 }).toBeGreaterThan(first);
     expect(await page.getByText(/live: refreshes every/).count()).toBe(1);
-    await nav('Train').click();
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(runState).toBe('stopped');
+    await navLink(page, 'Train').click();
+    await stopRun(page);
     expect(errors).toEqual([]);
   }, 120_000);
 });

@@ -12,27 +12,16 @@
  * audited on the Experience model page. Screenshots: model.png, model-loss.png, model-audit.png,
  * model-samples.png, train-learned.png, train-shipped.png.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright';
+import { openPage, SHOTS, useApp } from './harness';
 import { builtInDomainCard } from '../../src/core/experience/domain-card';
 import { trainLearnedModel } from '../../src/core/experience/learned/train-model';
 import { initBackend } from '../../src/core/tfjs/backend';
 import { trainOptions } from '../../src/app/workers/expmodel/expmodel-host';
 import { ENV, fixtureBuffer, tinySettings } from '../unit/app/learned-fixtures';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
-
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-expmodel-');
-  ({ context, baseUrl } = app);
-}, 120_000);
-
-afterAll(async () => {
-  await app?.close();
-});
+const app = useApp('dreamgym-e2e-expmodel-');
 
 const NAME = 'tiny-e2e';
 const state = (page: Page) => page.getByTestId('expmodel-status').getAttribute('data-state');
@@ -40,18 +29,11 @@ const epochsCharted = async (page: Page) => Number(await page.getByTestId('loss-
 const count = async (page: Page, testid: string) =>
   Number((await page.getByTestId(testid).textContent())!.replace(/\D/g, ''));
 
-function trackErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  return errors;
-}
-
 describe('the learned experience model in the page', () => {
   it('trains a tiny model in a worker (stop, reload, resume), audits it, and shows dreamed vs real', async () => {
-    const page = await context.newPage();
-    const errors = trackErrors(page);
+    const { page, errors } = await openPage(app.context);
     // Tiny: a 16-wide network on 8 episodes, 3 epochs, a 12-transition audit and 3 examples.
-    await page.goto(`${baseUrl}/#/model?env=webshop-lite-v0&size=tiny&name=${NAME}&epochs=3&backend=auto`);
+    await page.goto(`${app.baseUrl}/#/model?env=webshop-lite-v0&size=tiny&name=${NAME}&epochs=3&backend=auto`);
     await expect.poll(() => page.getByTestId('real-transitions-webshop-lite-v0').count(), { timeout: 60_000 }).toBe(1);
     await page.getByRole('button', { name: 'Load the shipped datasets' }).click();
     await expect.poll(() => count(page, 'real-transitions-webshop-lite-v0'), { timeout: 90_000 }).toBeGreaterThan(1000);
@@ -158,12 +140,11 @@ describe('the learned experience model in the page', () => {
   }, 300_000);
 
   it('dreams one iteration on Train with learned:local/NAME; the LLM prior is refused with it; Setup offers it', async () => {
-    const page = await context.newPage();
-    const errors = trackErrors(page);
+    const { page, errors } = await openPage(app.context);
     const spec = `learned:local/${NAME}`;
     const tiny = 'preset=webshop-easy&mode=dream&size=tiny&tasks=1&group=2&iterations=1&evalEvery=0&curriculum=0';
     // A link asking for the LLM prior with a learned model: refused on the page, with the reason.
-    await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=1`);
+    await page.goto(`${app.baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=1`);
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
     await expect
       .poll(() => page.getByRole('checkbox', { name: 'LLM prior', includeHidden: true }).isDisabled())
@@ -173,7 +154,7 @@ describe('the learned experience model in the page', () => {
       .poll(() => page.getByRole('alert').textContent())
       .toMatch(/The LLM prior needs a chat model, and the chosen engine is not one\. The learned experience model/);
 
-    await page.goto(`${baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=0`);
+    await page.goto(`${app.baseUrl}/#/train?${tiny}&llm=${encodeURIComponent(spec)}&prior=0`);
     await page.reload();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue(), { timeout: 60_000 }).toBe(spec);
     const label = await page.locator('#dream-engine option:checked').textContent();
@@ -201,7 +182,7 @@ describe('the learned experience model in the page', () => {
     await page.screenshot({ path: `${SHOTS}/train-learned.png` });
 
     // Setup: the learned model is an engine choice of its own, labelled as one.
-    await page.goto(`${baseUrl}/#/setup`);
+    await page.goto(`${app.baseUrl}/#/setup`);
     await page.getByRole('radio', { name: /Learned experience model \(tfjs, trained on the buffer\)/ }).check();
     const mine = page.getByRole('radio', { name: new RegExp(`'${NAME}', trained in this browser`) });
     await expect.poll(() => mine.count(), { timeout: 30_000 }).toBe(1);
@@ -215,12 +196,11 @@ describe('the learned experience model in the page', () => {
 });
 
 describe('a shipped learned model (models/<env>/ of the app)', () => {
-  let shipped: AppHarness;
+  // The service worker is kept out so that the test's routes see the workers' requests too.
+  const shipped = useApp('dreamgym-e2e-expmodel-shipped-', { serviceWorkers: 'block' });
   const served: string[] = [];
 
   beforeAll(async () => {
-    // The service worker is kept out so that the test's routes see the workers' requests too.
-    shipped = await startApp('dreamgym-e2e-expmodel-shipped-', { serviceWorkers: 'block' });
     await initBackend('wasm');
     const result = await trainLearnedModel(
       await fixtureBuffer(),
@@ -244,13 +224,8 @@ describe('a shipped learned model (models/<env>/ of the app)', () => {
     });
   }, 120_000);
 
-  afterAll(async () => {
-    await shipped?.close();
-  });
-
   it('is offered on Train as a learned model, dreams a run in the trainer worker, and is audited on the Experience model page', async () => {
-    const page = await shipped.context.newPage();
-    const errors = trackErrors(page);
+    const { page, errors } = await openPage(shipped.context);
     const spec = `learned:models/${ENV}`;
     await page.goto(
       `${shipped.baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&tasks=1&group=2&iterations=1&evalEvery=0&curriculum=0`,

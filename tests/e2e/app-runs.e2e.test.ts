@@ -8,37 +8,19 @@
  * (a real run's checkpoint, its bank grown in IndexedDB) with its charts on top.
  * Screenshots: test-output/screenshots/train-reopened.png and curriculum-paged.png (1280×720).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright';
 import type { RunEntry } from '../../src/app/storage/run-list';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { openPage, SHOTS, useApp } from './harness';
+import { currentRunId, iteration, navLink, points, runState, runStatus, stopRun, trainRun } from './pages/train-page';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
+const app = useApp('dreamgym-e2e-runs-');
 let page: Page;
-const errors: string[] = [];
+let errors: string[];
 
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-runs-');
-  ({ context, baseUrl } = app);
-  page = await context.newPage();
-  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
-}, 120_000);
+beforeAll(async () => ({ page, errors } = await openPage(app.context)));
 
-afterAll(async () => {
-  await app?.close();
-});
-
-type Hook = { __dreamgym?: { train: { status: { runId: string | null } } } };
 const SHIPPED = 'learned:models/webshop-lite-v0';
-const runState = () => page.getByTestId('train-status').getAttribute('data-state');
-const status = () => page.getByTestId('train-status').textContent();
-const iteration = async () => Number(await page.getByTestId('iteration').textContent());
-const points = async (metric: string) =>
-  Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
-const currentRunId = () => page.evaluate(() => (window as unknown as Hook).__dreamgym?.train.status.runId ?? null);
-const nav = (name: string) => page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true });
 const listed = (runId: string) =>
   page.evaluate(
     (id) =>
@@ -72,26 +54,15 @@ const evalIterations = (runId: string) =>
     runId,
   );
 
-/** Opens a #/train?… link (same document) and presses Start; waits until the run is over; returns its id. */
-async function train(query: string, until: RegExp = /^finished$/): Promise<string> {
-  const before = await currentRunId();
-  await page.goto(`${baseUrl}/#/train?${query}`);
-  await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe(new URLSearchParams(query).get('seed'));
-  await page.getByRole('button', { name: 'Start' }).click();
-  await expect.poll(currentRunId).not.toBe(before);
-  await expect.poll(runState, { timeout: 150_000 }).toMatch(/^(finished|error|stopped)$/);
-  expect(`${await runState()}: ${await status()} ${errors.join(' | ')}`).toMatch(
-    new RegExp(`^${until.source.replace(/^\^|\$$/g, '')}: `),
-  );
-  return (await currentRunId())!;
-}
+/** Runs a #/train?… link to its end (pages/train-page.ts); returns the run's id. */
+const train = (query: string, until?: RegExp) => trainRun(page, app.baseUrl, query, errors, until);
 
 describe('runs on the Train page', () => {
   let dreamRun = '',
     realRun = '';
 
   it("uses the engine chosen on Setup: the shipped learned model, then the oracle with Train's ε", async () => {
-    await page.goto(`${baseUrl}/#/setup`);
+    await page.goto(`${app.baseUrl}/#/setup`);
     // Nothing picked yet: the default is the learned model shipped for the run's env, shown as chosen (not the oracle).
     await expect
       .poll(() => page.getByTestId('engine-chosen').textContent(), { timeout: 60_000 })
@@ -103,7 +74,7 @@ describe('runs on the Train page', () => {
     await expect.poll(() => shipped.count(), { timeout: 30_000 }).toBe(1);
     await expect.poll(() => shipped.isChecked()).toBe(true);
 
-    await nav('Train').click();
+    await navLink(page, 'Train').click();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
     // Train names Setup's engine with Setup's label.
     expect(await page.getByTestId('setup-engine').textContent()).toBe(chosenLabel);
@@ -119,12 +90,12 @@ describe('runs on the Train page', () => {
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
 
     // Back to the oracle on Setup: Train follows, with its own ε.
-    await nav('Setup').click();
+    await navLink(page, 'Setup').click();
     await page.getByLabel('Noisy oracle — teaching option, not a language model').check();
     await expect
       .poll(() => page.getByTestId('engine-chosen').textContent())
       .toBe('noisy oracle (ε_R=0.1, ε_P=0.1) — teaching option, not a language model');
-    await nav('Train').click();
+    await navLink(page, 'Train').click();
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('');
     expect(await page.getByTestId('experience-source').textContent()).toBe(
       'Experience: dream: oracle (ε_R=0.1, ε_P=0.1).',
@@ -134,10 +105,10 @@ describe('runs on the Train page', () => {
 
   it('evaluates the final policy at the last iteration', async () => {
     realRun = await train('preset=webshop-easy&mode=real&size=tiny&iterations=3&evalEvery=2&evalEpisodes=2&seed=12');
-    expect(await status()).toMatch(/^Finished: iteration 3 of 3\./);
+    expect(await runStatus(page)).toMatch(/^Finished: iteration 3 of 3\./);
     // Iteration 0 is the untrained policy, the point every curve starts from.
     expect(await evalIterations(realRun)).toEqual([0, 2, 3]);
-    expect(await points('eval/success_rate')).toBe(3);
+    expect(await points(page, 'eval/success_rate')).toBe(3);
     // Sparse series are never smoothed.
     expect(await page.locator('figure[data-metric="eval/success_rate"]').getAttribute('data-smoothed')).toBe('never');
     expect(errors).toEqual([]);
@@ -148,9 +119,9 @@ describe('runs on the Train page', () => {
     await expect
       .poll(() => page.getByTestId('train-status').textContent(), { timeout: 30_000 })
       .toMatch(/^Finished: iteration 3 of 3\. Reopened/);
-    expect(await currentRunId()).toBe(realRun);
-    expect(await points('charts/success_rate')).toBe(3);
-    expect(await points('eval/success_rate')).toBe(3);
+    expect(await currentRunId(page)).toBe(realRun);
+    expect(await points(page, 'charts/success_rate')).toBe(3);
+    expect(await points(page, 'eval/success_rate')).toBe(3);
     expect(Number((await page.getByTestId('real-steps').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
 
     // The dream run, from the list: its settings come back in the form, its charts on the page.
@@ -158,15 +129,15 @@ describe('runs on the Train page', () => {
     expect(await past.locator('option').count()).toBe(3); // the prompt and the two runs
     await past.selectOption(dreamRun);
     await page.getByRole('button', { name: 'Open', exact: true }).click();
-    await expect.poll(currentRunId).toBe(dreamRun);
+    await expect.poll(() => currentRunId(page)).toBe(dreamRun);
     expect(await page.getByLabel('Seed').inputValue()).toBe('11');
     expect(await page.getByLabel('Mode').inputValue()).toBe('dream');
     expect(await page.getByLabel('Iterations').inputValue()).toBe('2');
     expect(await page.getByLabel('Dream engine').inputValue()).toBe(SHIPPED);
-    expect(await points('dream/success_rate')).toBe(2);
-    expect(await points('eval/success_rate')).toBe(3);
+    expect(await points(page, 'dream/success_rate')).toBe(2);
+    expect(await points(page, 'eval/success_rate')).toBe(3);
     expect(await page.getByTestId('real-steps').textContent()).toBe('0');
-    expect(await runState()).toBe('finished');
+    expect(await runState(page)).toBe('finished');
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}/train-reopened.png` });
     // Start stays in view at 1280×720.
@@ -177,14 +148,16 @@ describe('runs on the Train page', () => {
   }, 120_000);
 
   it('resumes a run by itself after a reload mid-run', async () => {
-    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=real&size=tiny&iterations=300&evalEvery=0&seed=13`);
+    await page.goto(
+      `${app.baseUrl}/#/train?preset=webshop-easy&mode=real&size=tiny&iterations=300&evalEvery=0&seed=13`,
+    );
     await expect.poll(() => page.getByLabel('Seed').inputValue()).toBe('13');
-    const before = await currentRunId();
+    const before = await currentRunId(page);
     await page.getByRole('button', { name: 'Start' }).click();
     // The reopened run's counters stay until the new run has started: wait for its id, then its iterations.
-    await expect.poll(currentRunId, { timeout: 60_000 }).not.toBe(before);
-    const runId = await currentRunId();
-    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => currentRunId(page), { timeout: 60_000 }).not.toBe(before);
+    const runId = await currentRunId(page);
+    await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     // While it trains, the locked settings fold away: Start's panel and the first live chart are in view.
     await expect.poll(() => page.getByTestId('settings-folded').count()).toBe(1);
     // Polled: on a busy machine the page may still be settling (seen once in CI: 699 px, 578 px when settled).
@@ -195,16 +168,15 @@ describe('runs on the Train page', () => {
       `[runs] while training, the first chart spans ${Math.round(firstChart.y)}–${Math.round(firstChart.y + firstChart.height)} px of 720`,
     );
     await page.screenshot({ path: `${SHOTS}/train-running.png` });
-    const seen = await iteration();
+    const seen = await iteration(page);
     await page.reload();
     // No click: the run continues from its checkpoint, with its charts.
-    await expect.poll(runState, { timeout: 60_000 }).toBe('running');
-    expect(await currentRunId()).toBe(runId);
-    await expect.poll(() => points('charts/success_rate'), { timeout: 30_000 }).toBeGreaterThanOrEqual(seen);
-    await expect.poll(iteration, { timeout: 60_000 }).toBeGreaterThan(seen);
+    await expect.poll(() => runState(page), { timeout: 60_000 }).toBe('running');
+    expect(await currentRunId(page)).toBe(runId);
+    await expect.poll(() => points(page, 'charts/success_rate'), { timeout: 30_000 }).toBeGreaterThanOrEqual(seen);
+    await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(seen);
     expect(await page.getByRole('region', { name: 'Unfinished run' }).count()).toBe(0);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(runState).toBe('stopped');
+    await stopRun(page);
     expect(errors).toEqual([]);
   }, 180_000);
 
@@ -214,7 +186,7 @@ describe('runs on the Train page', () => {
       /^error$/,
     );
     expect((await listed(failed))?.state).toBe('error');
-    await nav('Compare').click();
+    await navLink(page, 'Compare').click();
     const cell = page.getByTestId('compare-table').locator(`tr[data-run="${failed}"]`).getByTestId('run-state');
     await expect.poll(() => cell.textContent(), { timeout: 30_000 }).toMatch(/^failed: .*no-such-model/);
     console.log(`[runs] failed at start: ${await cell.textContent()}`);
@@ -259,7 +231,7 @@ describe('runs on the Train page', () => {
     // The run's own outcomes join them (none where every group began at a real state: real-starts.ts).
     expect(total).toBeGreaterThanOrEqual(1100);
 
-    await page.goto(`${baseUrl}/#/curriculum?run=${encodeURIComponent(dreamRun)}`);
+    await page.goto(`${app.baseUrl}/#/curriculum?run=${encodeURIComponent(dreamRun)}`);
     await expect
       .poll(() => page.getByTestId('curriculum-status').getAttribute('data-status'), { timeout: 30_000 })
       .toBe('ready');

@@ -6,40 +6,16 @@
  * page may not show it yet). Main-thread long tasks while training are a figure of the machine,
  * not a behaviour: `npm run bench -- app-train` measures them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { describe, expect, it } from 'vitest';
+import { openPage, SHOTS, useApp } from './harness';
+import { iteration, points, runState, runStatus, stopRun } from './pages/train-page';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
-
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-profile-');
-  ({ context, baseUrl } = app);
-}, 120_000);
-
-afterAll(async () => {
-  await app?.close();
-});
-
-const iteration = async (page: Page) => Number(await page.getByTestId('iteration').textContent());
-const points = async (page: Page, metric: string) =>
-  Number(await page.locator(`figure[data-metric="${metric}"]`).getAttribute('data-points'));
-const runState = (page: Page) => page.getByTestId('train-status').getAttribute('data-state');
-const statusText = (page: Page) => page.getByTestId('train-status').textContent();
-
-function trackErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  return errors;
-}
+const app = useApp('dreamgym-e2e-profile-');
 
 describe('the app shell', () => {
   it('navigates between pages, and Setup reports the SwiftShader adapter without shader-f16 (→ q4f32)', async () => {
-    const page = await context.newPage();
-    const errors = trackErrors(page);
-    await page.goto(`${baseUrl}/?env=webshop-lite-v0&seed=5&difficulty=0.25`);
+    const { page, errors } = await openPage(app.context);
+    await page.goto(`${app.baseUrl}/?env=webshop-lite-v0&seed=5&difficulty=0.25`);
     await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
     await page.screenshot({ path: `${SHOTS}/play.png` });
 
@@ -60,7 +36,7 @@ describe('the app shell', () => {
     await expect.poll(() => page.getByRole('heading', { name: 'Train an agent' }).count()).toBe(1);
     await expect.poll(() => page.getByRole('link', { name: 'Inspect its episodes' }).count()).toBe(1);
     // A shared #/train?… link fills the form (same document: a hash change).
-    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=s2r&algo=ppo&seed=9`);
+    await page.goto(`${app.baseUrl}/#/train?preset=household-easy&mode=s2r&algo=ppo&seed=9`);
     await expect.poll(() => page.getByLabel('Preset').inputValue()).toBe('household-easy');
     await expect.poll(() => page.getByLabel('Environment').inputValue()).toBe('household-v0');
     await expect.poll(() => page.getByLabel('Mode').inputValue()).toBe('s2r');
@@ -71,9 +47,8 @@ describe('the app shell', () => {
   }, 120_000);
 
   it('trains a real run: live charts, pause / step / resume, reload and resume from the checkpoint', async () => {
-    const page = await context.newPage();
-    const errors = trackErrors(page);
-    await page.goto(`${baseUrl}/#/train?preset=webshop-easy&mode=real&size=tiny&iterations=400&seed=3`);
+    const { page, errors } = await openPage(app.context);
+    await page.goto(`${app.baseUrl}/#/train?preset=webshop-easy&mode=real&size=tiny&iterations=400&seed=3`);
     await expect.poll(() => page.getByRole('button', { name: 'Start' }).isEnabled()).toBe(true);
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => points(page, 'charts/success_rate'), { timeout: 90_000 }).toBeGreaterThanOrEqual(3);
@@ -102,9 +77,9 @@ describe('the app shell', () => {
     await expect.poll(() => runState(page)).toBe('paused');
     // The status names the iteration it paused after, and the screen shows it (its readout may land a moment later).
     const pausedStatus = /^Paused: iteration (\d+) of 400\. Paused after iteration \1\.$/;
-    await expect.poll(() => statusText(page)).toMatch(pausedStatus);
+    await expect.poll(() => runStatus(page)).toMatch(pausedStatus);
     // Paused: the status no longer changes, so one read gives the iteration.
-    const paused = Number(pausedStatus.exec((await statusText(page))!)![1]);
+    const paused = Number(pausedStatus.exec((await runStatus(page))!)![1]);
     await expect.poll(() => iteration(page)).toBe(paused);
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => iteration(page)).toBe(paused + 1);
@@ -134,26 +109,24 @@ describe('the app shell', () => {
     await expect.poll(() => runState(page), { timeout: 60_000 }).toBe('running');
     // The status keeps naming the checkpoint while the resumed run goes on.
     const resumed = /Resumed from the checkpoint at iteration (\d+)\./;
-    await expect.poll(() => statusText(page), { timeout: 60_000 }).toMatch(resumed);
-    const resumedAt = Number(resumed.exec((await statusText(page))!)![1]);
+    await expect.poll(() => runStatus(page), { timeout: 60_000 }).toMatch(resumed);
+    const resumedAt = Number(resumed.exec((await runStatus(page))!)![1]);
     console.log(`[train] saw iteration ${seen} before the reload; resumed at ${resumedAt}`);
     expect(resumedAt).toBeGreaterThanOrEqual(seen);
     // The charts keep their history, and the run continues from the saved iteration.
     await expect.poll(() => points(page, 'charts/success_rate')).toBeGreaterThanOrEqual(seen);
     await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(resumedAt);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(() => runState(page)).toBe('stopped');
+    await stopRun(page);
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);
 
   it('dreams with the noisy oracle (zero real steps) and restarts a crashed worker from its checkpoint', async () => {
-    const page = await context.newPage();
-    const errors = trackErrors(page);
+    const { page, errors } = await openPage(app.context);
     await page.emulateMedia({ colorScheme: 'dark' }); // the dream run's screenshot shows dark mode
     // The oracle named in the link (a link without one dreams with Setup's engine, by default the shipped learned one).
     await page.goto(
-      `${baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1` +
+      `${app.baseUrl}/#/train?preset=webshop-easy&mode=dream&size=tiny&iterations=400&epsR=0.2&epsP=0.1` +
         '&llm=oracle:0.2,0.1',
     );
     await expect
@@ -179,8 +152,7 @@ describe('the app shell', () => {
     await page.getByRole('button', { name: 'Restart from the last checkpoint' }).click();
     await expect.poll(() => runState(page), { timeout: 60_000 }).toBe('running');
     await expect.poll(() => iteration(page), { timeout: 60_000 }).toBeGreaterThan(crashedAt);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(() => runState(page)).toBe('stopped');
+    await stopRun(page);
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);
