@@ -17,7 +17,7 @@ export const SOURCE_BIT: Record<TransitionSource, number> = {
 };
 const ALL_SOURCES = SOURCE_BIT.offline | SOURCE_BIT.real | SOURCE_BIT.dream;
 
-/** Rows listed, then scored, per block (16 KB of row numbers, and the wasm kernel's 16 KB of scores: they stay in cache). */
+/** Rows listed, then scored, per block (16 KB of row numbers, and the wasm kernel's 16 KB of scores: in cache). */
 export const SCORE_BLOCK = 4096;
 
 /** The flags of a live row. */

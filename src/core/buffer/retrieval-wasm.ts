@@ -118,7 +118,10 @@ export class WasmKernel {
     return true;
   }
 
-  /** Writes the int8 sketch of matrix row `row`: round(x / scale), scale = max |x| / 127 (|x − scale · c| ≤ scale / 2). */
+  /**
+   * Writes the int8 sketch of matrix row `row`: round(x / scale), scale = max |x| / 127
+   * (|x − scale · c| ≤ scale / 2).
+   */
   writeSketch(row: number): void {
     const dims = this.dims,
       matrix = this.matrix,
