@@ -5,6 +5,7 @@
  * changes them).
  */
 import type { CommandSpec, ParsedArgs } from '../args';
+import { jsonOption } from '../common-options';
 import { UsageError } from '../args';
 import { printJsonLast, round } from '../output';
 import { initBackend } from '../../core/tfjs/backend';
@@ -70,7 +71,7 @@ export const benchCommand: CommandSpec = {
         'app-train: serve this `vite build` folder (vite preview) instead of the dev server; ' +
         'dream --browser: this build instead of a fresh one',
     },
-    json: { type: 'boolean', description: 'print the results as JSON on the last line' },
+    json: jsonOption('the results'),
   },
 };
 

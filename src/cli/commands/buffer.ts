@@ -19,11 +19,11 @@ import {
 } from '../../core/data/formats';
 import { envIds } from '../../core/envs/registry';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { jsonOption } from '../common-options';
 import { printJsonLast, round, terminalSafe } from '../output';
 
 export const DEFAULT_BUFFER_DIR = 'runs/buffer';
 const dirOption = { type: 'string' as const, description: 'buffer folder', default: DEFAULT_BUFFER_DIR };
-const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
 
 export const bufferImportCommand: CommandSpec = {
   name: 'buffer import',
@@ -35,7 +35,7 @@ export const bufferImportCommand: CommandSpec = {
   positionals: ['file'],
   options: {
     dir: dirOption,
-    json: jsonOption,
+    json: jsonOption('the result'),
     format: {
       type: 'string',
       description: "file format (auto: the one the first record's fields say)",
@@ -62,7 +62,7 @@ export const bufferStatsCommand: CommandSpec = {
   name: 'buffer stats',
   summary: 'counts by environment and source',
   usage: 'dreamgym buffer stats [--dir D] [--json]',
-  options: { dir: dirOption, json: jsonOption },
+  options: { dir: dirOption, json: jsonOption('the result') },
 };
 
 export const bufferQueryCommand: CommandSpec = {
@@ -71,7 +71,7 @@ export const bufferQueryCommand: CommandSpec = {
   usage: 'dreamgym buffer query --env E --text "…" [--k K] [--source S] [--diverse] [--dir D] [--json]',
   options: {
     dir: dirOption,
-    json: jsonOption,
+    json: jsonOption('the result'),
     env: { type: 'string', description: 'only transitions of this environment' },
     text: { type: 'string', description: 'what to look for (instruction, page text or action)' },
     k: { type: 'integer', description: 'results', default: 4, min: 1, max: 1000 },
@@ -87,7 +87,7 @@ export const bufferExportCommand: CommandSpec = {
   positionals: ['out'],
   options: {
     dir: dirOption,
-    json: jsonOption,
+    json: jsonOption('the result'),
     format: { type: 'string', description: 'output format', choices: FORMATS, default: 'ours' },
   },
 };

@@ -1,6 +1,7 @@
 import { envReport } from '../../core/data/env-report';
 import { getEnvDefinition } from '../../core/envs/registry';
 import type { CommandSpec, ParsedArgs } from '../args';
+import { jsonOption } from '../common-options';
 import { printJsonLast, progressBar, round } from '../output';
 
 export const checkEnvCommand: CommandSpec = {
@@ -17,7 +18,7 @@ export const checkEnvCommand: CommandSpec = {
       max: 10_000,
     },
     seed: { type: 'integer', description: 'first seed', default: 0, min: 0 },
-    json: { type: 'boolean', description: 'print the report as JSON on the last line' },
+    json: jsonOption('the report'),
   },
 };
 

@@ -9,6 +9,7 @@ import {
 } from '../../core/data/formats';
 import { envIds } from '../../core/envs/registry';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { jsonOption } from '../common-options';
 import { printJsonLast } from '../output';
 
 export const convertCommand: CommandSpec = {
@@ -25,7 +26,7 @@ export const convertCommand: CommandSpec = {
     },
     to: { type: 'string', description: 'output format', choices: FORMATS },
     env: { type: 'string', description: 'env id for TRL records without an env key' },
-    json: { type: 'boolean', description: 'print a summary as JSON on the last line' },
+    json: jsonOption('a summary'),
   },
 };
 

@@ -52,6 +52,7 @@ import { buildRunParts, checkDomainEngine } from '../../core/train/run-parts';
 import { nodeEngineDeps } from '../../node/edge';
 import { initBackend } from '../../core/tfjs/backend';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { BACKEND_OPTION, jsonOption } from '../common-options';
 import { printJsonLast, progressBar, round, terminalSafe } from '../output';
 import { checkModelSettings, experienceModelOptions, llmSettingsOption, parseLlmOption } from '../experience-options';
 import { DREAM_SUCCESS } from '../../core/train/metrics';
@@ -61,7 +62,6 @@ const dirOption = {
   description: 'folder of imported domains (the domain goes to DIR/NAME)',
   default: DEFAULT_DOMAIN_DIR,
 };
-const jsonOption = { type: 'boolean' as const, description: 'print the result as JSON on the last line' };
 const nameOption = {
   type: 'string' as const,
   description: "the domain's name (letters, digits, - and _); its env id is byo:NAME",
@@ -105,7 +105,7 @@ export const domainImportCommand: CommandSpec = {
       type: 'boolean',
       description: 'replace an existing domain of that name (built beside it, swapped in by one rename; runs/ stay)',
     },
-    json: jsonOption,
+    json: jsonOption('the result'),
   },
 };
 
@@ -213,8 +213,8 @@ export const domainTrainCommand: CommandSpec = {
     ...experienceModelOptions,
     dir: dirOption,
     out: { type: 'string', description: 'run folder (default DIR/NAME/runs/seed-S)' },
-    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
-    json: jsonOption,
+    backend: BACKEND_OPTION,
+    json: jsonOption('the result'),
   },
 };
 

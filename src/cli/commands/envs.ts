@@ -1,12 +1,13 @@
 import { listEnvDefinitions } from '../../core/envs/registry';
 import type { CommandSpec, ParsedArgs } from '../args';
+import { jsonOption } from '../common-options';
 import { printJsonLast } from '../output';
 
 export const envsCommand: CommandSpec = {
   name: 'envs',
   summary: 'list the environment ids',
   usage: 'dreamgym envs [--json]',
-  options: { json: { type: 'boolean', description: 'print the list as JSON on the last line' } },
+  options: { json: jsonOption('the list') },
 };
 
 export async function runEnvs(args: ParsedArgs): Promise<void> {

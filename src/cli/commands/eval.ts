@@ -6,6 +6,7 @@ import { initBackend } from '../../core/tfjs/backend';
 import type { Trainer } from '../../core/train/loop';
 import type { EvalResult, EvalSplit } from '../../core/train/evaluate';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { BACKEND_OPTION, jsonOption } from '../common-options';
 import { printJsonLast, round } from '../output';
 import { SPLIT_OPTION } from './train-options';
 import { loadRunAgent } from './run-folder';
@@ -18,8 +19,8 @@ export const evalCommand: CommandSpec = {
     run: { type: 'string', description: 'run folder written by train' },
     split: SPLIT_OPTION,
     episodes: { type: 'integer', description: 'held-out tasks', default: 200, min: 1, max: 100_000 },
-    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
-    json: { type: 'boolean', description: 'print the result as JSON on the last line' },
+    backend: BACKEND_OPTION,
+    json: jsonOption('the result'),
   },
 };
 

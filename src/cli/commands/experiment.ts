@@ -39,6 +39,7 @@ import {
   type RunTiming,
 } from '../experiments/report';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { BACKEND_OPTION } from '../common-options';
 import { currentProvenance, filesFingerprint, JobCache, sameCode, type RunProvenance } from '../experiments/job-cache';
 import { ensureAblationModel, RETRAINED_ABLATIONS, type RetrainedAblation } from '../experiments/ablation-models';
 import { printJsonLast, progressBar } from '../output';
@@ -112,7 +113,7 @@ export const experimentCommand: CommandSpec = {
       min: 1,
       max: 256,
     },
-    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
+    backend: BACKEND_OPTION,
     json: { type: 'boolean', description: 'print every number as one JSON object on the last line' },
   },
 };

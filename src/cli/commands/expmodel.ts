@@ -50,6 +50,7 @@ import {
   type VerdictHead,
 } from '../../core/experience/learned/verdict';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { BACKEND_OPTION, jsonOption } from '../common-options';
 import { printJsonLast, round } from '../output';
 import { offlineTrajectories } from '../experience-options';
 
@@ -140,8 +141,8 @@ export const expmodelTrainCommand: CommandSpec = {
     },
     name: { type: 'string', description: "the model's name in labels (default: the env or domain)" },
     resume: { type: 'boolean', description: 'continue from OUT/checkpoint' },
-    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
-    json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
+    backend: BACKEND_OPTION,
+    json: jsonOption('the summary'),
   },
 };
 
@@ -153,7 +154,7 @@ export const expmodelExportCommand: CommandSpec = {
   options: {
     ...sourceOptions,
     out: { type: 'string', description: 'the JSONL file to write' },
-    json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
+    json: jsonOption('the summary'),
   },
 };
 
@@ -167,7 +168,7 @@ export const expmodelVerdictCommand: CommandSpec = {
     ...sourceOptions,
     model: { type: 'string', description: 'the model folder (model.json is rewritten; weights.bin stays as it is)' },
     remove: { type: 'boolean', description: "drop the head: the generator's reward stands (the ablation)" },
-    json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
+    json: jsonOption('the summary'),
   },
 };
 

@@ -3,6 +3,7 @@ import { getEnvDefinition, makeEnv } from '../../core/envs/registry';
 import { BASELINE_POLICIES, makeBaselinePolicy, rolloutEpisode } from '../../core/data/rollout';
 import { trajectoryToJsonLine } from '../../core/data/trajectory';
 import { UsageError, type CommandSpec, type ParsedArgs } from '../args';
+import { jsonOption } from '../common-options';
 import { printJsonLast, progressBar, round } from '../output';
 
 export const rolloutCommand: CommandSpec = {
@@ -31,7 +32,7 @@ export const rolloutCommand: CommandSpec = {
     seed: { type: 'integer', description: 'seed of the first episode (episode i uses seed + i)', default: 0, min: 0 },
     difficulty: { type: 'number', description: 'task difficulty 0..1', default: 0.5, min: 0, max: 1 },
     out: { type: 'string', description: 'output JSONL file (our trajectory format)' },
-    json: { type: 'boolean', description: 'print a summary as JSON on the last line' },
+    json: jsonOption('a summary'),
   },
 };
 

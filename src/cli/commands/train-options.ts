@@ -19,6 +19,7 @@ import {
 import type { TrainerState } from '../../core/train/loop';
 import { EVAL_SPLITS, type EvalSplit } from '../../core/train/evaluate';
 import { UsageError, type CommandSpec } from '../args';
+import { BACKEND_OPTION, jsonOption } from '../common-options';
 import { datasetOption, LLM_OPTION_HELP } from '../experience-options';
 
 /** The held-out split of a final evaluation (train's, eval's); training itself only ever evaluates on dev. */
@@ -80,7 +81,7 @@ export const trainCommand: CommandSpec = {
       type: 'boolean',
       description: 'start a new run in an OUT that holds a run already, replacing its checkpoint, buffer and metrics',
     },
-    backend: { type: 'string', description: 'tfjs backend', choices: ['wasm', 'cpu'], default: 'wasm' },
+    backend: BACKEND_OPTION,
     estimate: {
       type: 'boolean',
       description:
@@ -92,7 +93,7 @@ export const trainCommand: CommandSpec = {
         'print a live progress line every N seconds while an iteration runs (default 1 on a terminal, 10 otherwise; 0 = off)',
       min: 0,
     },
-    json: { type: 'boolean', description: 'print the summary as JSON on the last line' },
+    json: jsonOption('the summary'),
   },
 };
 
