@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main';
 import { captureCliOutput } from '../support/cli-output';
+import { cli } from './run-cli';
 
 const { err, lastJson } = captureCliOutput();
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-cli-'));
@@ -38,21 +39,8 @@ describe('dreamgym CLI', () => {
       b = join(dir, 'b.jsonl');
     for (const file of [a, b]) {
       expect(
-        await main([
-          'rollout',
-          'webshop-lite-v0',
-          '--policy',
-          'noisy-expert',
-          '--epsilon',
-          '0.4',
-          '--episodes',
-          '6',
-          '--seed',
-          '9',
-          '--out',
-          file,
-          '--json',
-        ]),
+        await cli`rollout webshop-lite-v0 --policy noisy-expert --epsilon 0.4 --episodes 6 --seed 9
+          --out ${file} --json`,
       ).toBe(0);
     }
     expect(readFileSync(a, 'utf8')).toBe(readFileSync(b, 'utf8'));
@@ -130,19 +118,7 @@ describe('dreamgym CLI', () => {
       byEnvAndSource: { 'household-v0': { offline: first.transitions } },
     });
     expect(
-      await main([
-        'buffer',
-        'query',
-        '--dir',
-        bufferDir,
-        '--env',
-        'household-v0',
-        '--text',
-        'take apple from countertop',
-        '--k',
-        '3',
-        '--json',
-      ]),
+      await cli`buffer query --dir ${bufferDir} --env household-v0 --text ${'take apple from countertop'} --k 3 --json`,
     ).toBe(0);
     const query = lastJson();
     expect(query.results).toHaveLength(3);
@@ -173,22 +149,8 @@ describe('dreamgym CLI', () => {
   it('evaluates a dream run in the real env, as its own final evaluation did', async () => {
     const run = join(dir, 'dream-eval');
     expect(
-      await main([
-        'train',
-        '--preset',
-        'webshop-easy',
-        '--mode',
-        'dream',
-        '--llm',
-        'oracle:0,0',
-        '--seed',
-        '2',
-        '--set',
-        'iterations=2,tasksPerIteration=2,groupSize=2,finalEvalEpisodes=20',
-        '--out',
-        run,
-        '--json',
-      ]),
+      await cli`train --preset webshop-easy --mode dream --llm oracle:0,0 --seed 2
+        --set iterations=2,tasksPerIteration=2,groupSize=2,finalEvalEpisodes=20 --out ${run} --json`,
     ).toBe(0);
     const trained = lastJson();
     expect(trained).toMatchObject({ mode: 'dream', real_steps: 0 });

@@ -11,26 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../../src/cli/main';
 import { captureCliOutput } from '../support/cli-output';
+import { cli } from './run-cli';
 
 const { out, err, lastJson } = captureCliOutput();
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-robust-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function rollout(policy: string, episodes: number, seed: number, file: string): Promise<string> {
-  expect(
-    await main([
-      'rollout',
-      'household-v0',
-      '--policy',
-      policy,
-      '--episodes',
-      String(episodes),
-      '--seed',
-      String(seed),
-      '--out',
-      file,
-    ]),
-  ).toBe(0);
+  const code = await cli`rollout household-v0 --policy ${policy} --episodes ${episodes} --seed ${seed} --out ${file}`;
+  expect(code).toBe(0);
   return file;
 }
 
@@ -40,7 +29,7 @@ async function stats(bufferDir: string): Promise<{ transitions: number; episodes
 }
 
 /** The CLI in its own process; `kill` may kill it (SIGKILL) once it runs. */
-function cli(
+function cliProcess(
   args: string[],
   kill?: (child: ReturnType<typeof spawn>) => void,
 ): Promise<{ code: number | null; signal: string | null; stderr: string }> {
@@ -75,8 +64,8 @@ describe('buffer folders with more than one process', () => {
     const b = await rollout('random', 60, 1000, join(dir, 'b.jsonl'));
     const shared = join(dir, 'shared');
     const [first, second] = await Promise.all([
-      cli(['buffer', 'import', a, '--dir', shared]),
-      cli(['buffer', 'import', b, '--dir', shared]),
+      cliProcess(['buffer', 'import', a, '--dir', shared]),
+      cliProcess(['buffer', 'import', b, '--dir', shared]),
     ]);
     expect([first.code, second.code], first.stderr + second.stderr).toEqual([0, 0]);
     // One after the other: lastJson() reads this process's latest output, so two at once could read one twice.
@@ -100,7 +89,7 @@ describe('buffer folders with more than one process', () => {
     expect(await main(['buffer', 'import', file, '--dir', join(dir, 'clean'), '--json'])).toBe(0);
     const clean = await stats(join(dir, 'clean'));
     const killedDir = join(dir, 'killed');
-    const killed = await cli(['buffer', 'import', file, '--dir', killedDir], (child) => {
+    const killed = await cliProcess(['buffer', 'import', file, '--dir', killedDir], (child) => {
       const poll = setInterval(() => {
         if (uncommitted(killedDir) > 0) {
           child.kill('SIGKILL');
@@ -223,17 +212,8 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
   it('refuses a --resume whose options conflict with the saved run, and resumes with the allowed ones', async () => {
     const run = join(dir, 'resumable');
     expect(
-      await main([
-        'train',
-        '--preset',
-        'webshop-easy',
-        '--seed',
-        '3',
-        '--out',
-        run,
-        '--set',
-        'iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2',
-      ]),
+      await cli`train --preset webshop-easy --seed 3 --out ${run}
+        --set iterations=1,tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2`,
     ).toBe(0);
     expect(
       await main(['train', '--resume', '--out', run, '--algo', 'ppo', '--seed', '4', '--set', 'learningRate=0.01']),
@@ -245,21 +225,7 @@ describe('--set takes only its own keys, --resume refuses what conflicts', () =>
     expect(message).toContain('--algo ppo (the saved run has algo "grpo")');
     expect(message).toContain('--seed 4 (the saved run has seed 3)');
     expect(message).toContain('--set learningRate 0.01 (the saved run has learningRate 0.003)');
-    expect(
-      await main([
-        'train',
-        '--resume',
-        '--out',
-        run,
-        '--seed',
-        '3',
-        '--iterations',
-        '2',
-        '--set',
-        'llmTimeoutMs=5000',
-        '--json',
-      ]),
-    ).toBe(0);
+    expect(await cli`train --resume --out ${run} --seed 3 --iterations 2 --set llmTimeoutMs=5000 --json`).toBe(0);
     expect(lastJson()).toMatchObject({ seed: 3, iterations: 2 });
     // --json states what ran: the effective config, the resumed run's own settings and the one allowed change.
     expect(lastJson().config).toMatchObject({
@@ -341,19 +307,7 @@ describe('smaller ones: each a clear error that names the fix', () => {
     expect(err.join('\n')).toMatch(/Option --episodes must be within 1\.\.100000, got -3/);
     expect(await main(['train', '--preset', 'webshop-easy', '--mode', 'dream'])).toBe(2);
     expect(err.join('\n')).toMatch(/--mode dream dreams, so it needs --llm/);
-    expect(
-      await main([
-        'train',
-        '--preset',
-        'webshop-easy',
-        '--mode',
-        'real',
-        '--llm',
-        'bogus',
-        '--out',
-        join(dir, 'bogus'),
-      ]),
-    ).toBe(2);
+    expect(await cli`train --preset webshop-easy --mode real --llm bogus --out ${join(dir, 'bogus')}`).toBe(2);
     expect(err.join('\n')).toMatch(/'llm' is not an engine spec: Unknown engine spec 'bogus'/);
     expect(existsSync(join(dir, 'bogus'))).toBe(false);
     for (const args of [
