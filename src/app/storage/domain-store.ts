@@ -15,7 +15,8 @@
  * new one. A name that is taken is refused unless the save says `replace`. A read takes the four
  * rows in one transaction and checks every checksum, so a damaged domain is named, never used.
  */
-import { openDB, type IDBPDatabase } from 'idb';
+import type { IDBPDatabase } from 'idb';
+import { IdbConnection } from './idb-connection';
 import type { TrajectoryFormat } from '../../core/data/formats';
 import { parseTrajectoriesJsonl, trajectoriesToJsonl } from '../../core/data/trajectory';
 import type { Domain, UnrecordedOutcome } from '../../core/domain/domain';
@@ -123,24 +124,16 @@ function checkedText(name: string, what: string, row: TextRow | undefined, expec
 }
 
 export class DomainStore {
-  private db: Promise<IDBPDatabase> | null = null;
+  private readonly db: IdbConnection;
 
-  constructor(readonly dbName = DOMAIN_DB_NAME) {}
+  constructor(readonly dbName = DOMAIN_DB_NAME) {
+    this.db = new IdbConnection(dbName, (db) => {
+      for (const store of STORES) db.createObjectStore(store, { keyPath: 'name' });
+    });
+  }
 
   private open(): Promise<IDBPDatabase> {
-    const opening = (this.db ??= openDB(this.dbName, 1, {
-      upgrade(db) {
-        for (const store of STORES) db.createObjectStore(store, { keyPath: 'name' });
-      },
-      // Another tab upgrading or deleting the database: let it, and reopen on the next call.
-      blocking: () => {
-        void this.close();
-      },
-    }));
-    opening.catch(() => {
-      if (this.db === opening) this.db = null;
-    });
-    return opening;
+    return this.db.open();
   }
 
   /**
@@ -234,10 +227,8 @@ export class DomainStore {
     await Promise.all([...STORES.map((store) => tx.objectStore(store).delete(name)), tx.done]);
   }
 
-  async close(): Promise<void> {
-    const db = this.db;
-    this.db = null;
-    if (db) (await db.catch(() => null))?.close();
+  close(): Promise<void> {
+    return this.db.close();
   }
 }
 

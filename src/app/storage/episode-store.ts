@@ -8,7 +8,8 @@
  * episode list and its filters need) and `traces` (the full steps), so listing never reads the
  * observations. A repeated iteration (a resumed run after a crash) replaces its rows.
  */
-import { openDB, type IDBPDatabase } from 'idb';
+import type { IDBPDatabase } from 'idb';
+import { IdbConnection } from './idb-connection';
 import type { Phase } from '../../core/train/config';
 import type { EpisodeTrace } from '../../core/train/trace';
 import type { TaskOrigin } from '../../core/types';
@@ -70,25 +71,20 @@ const iterationRange = (runId: string, from: number, to: number) =>
   IDBKeyRange.bound([runId, from, -Infinity], [runId, to, Infinity]);
 
 export class EpisodeStore {
-  private db: Promise<IDBPDatabase> | null = null;
+  private readonly db: IdbConnection;
 
   constructor(
     readonly name = EPISODE_DB_NAME,
     readonly keep = KEEP_ITERATIONS,
-  ) {}
+  ) {
+    this.db = new IdbConnection(name, (db) => {
+      for (const store of ['summaries', 'traces'])
+        db.createObjectStore(store, { keyPath: ['runId', 'iteration', 'index'] });
+    });
+  }
 
   private open(): Promise<IDBPDatabase> {
-    this.db ??= openDB(this.name, 1, {
-      upgrade(db) {
-        db.createObjectStore('summaries', { keyPath: ['runId', 'iteration', 'index'] });
-        db.createObjectStore('traces', { keyPath: ['runId', 'iteration', 'index'] });
-      },
-      // Another tab upgrading or deleting the database: let it, and reopen on the next call.
-      blocking: () => {
-        void this.close();
-      },
-    });
-    return this.db;
+    return this.db.open();
   }
 
   /** Writes one iteration's episodes (replacing a repeated iteration) and drops iterations older than `keep`. */
@@ -129,9 +125,7 @@ export class EpisodeStore {
     ]);
   }
 
-  async close(): Promise<void> {
-    const db = this.db;
-    this.db = null;
-    if (db) (await db).close();
+  close(): Promise<void> {
+    return this.db.close();
   }
 }

@@ -14,7 +14,8 @@
  * both in one transaction too, and checks them with decodeModelFiles (checksum, shapes, NaN). A
  * checkpoint is one record replaced every epoch.
  */
-import { openDB, type IDBPDatabase } from 'idb';
+import type { IDBPDatabase } from 'idb';
+import { IdbConnection } from './idb-connection';
 import {
   CHECKPOINT_FORMAT,
   decodeModelFiles,
@@ -125,26 +126,16 @@ export function summarizeManifest(name: string, manifest: ModelManifest, savedAt
 const where = (name: string) => `this browser's storage (learned model '${name}')`;
 
 export class LearnedModelStore {
-  private db: Promise<IDBPDatabase> | null = null;
+  private readonly db: IdbConnection;
 
-  constructor(readonly dbName = LEARNED_DB_NAME) {}
+  constructor(readonly dbName = LEARNED_DB_NAME) {
+    this.db = new IdbConnection(dbName, (db) => {
+      for (const store of ['models', 'weights', 'checkpoints']) db.createObjectStore(store, { keyPath: 'name' });
+    });
+  }
 
   private open(): Promise<IDBPDatabase> {
-    const opening = (this.db ??= openDB(this.dbName, 1, {
-      upgrade(db) {
-        db.createObjectStore('models', { keyPath: 'name' });
-        db.createObjectStore('weights', { keyPath: 'name' });
-        db.createObjectStore('checkpoints', { keyPath: 'name' });
-      },
-      // Another tab upgrading or deleting the database: let it, and reopen on the next call.
-      blocking: () => {
-        void this.close();
-      },
-    }));
-    opening.catch(() => {
-      if (this.db === opening) this.db = null;
-    });
-    return opening;
+    return this.db.open();
   }
 
   /**
@@ -296,10 +287,8 @@ export class LearnedModelStore {
     await (await this.open()).delete('checkpoints', name);
   }
 
-  async close(): Promise<void> {
-    const db = this.db;
-    this.db = null;
-    if (db) (await db.catch(() => null))?.close();
+  close(): Promise<void> {
+    return this.db.close();
   }
 }
 

@@ -4,7 +4,8 @@
  * iteration's checkpoint: if the tab dies between the two writes, the resumed run repeats that
  * iteration and overwrites the record (same key), so history and checkpoint never disagree.
  */
-import { openDB, type IDBPDatabase } from 'idb';
+import type { IDBPDatabase } from 'idb';
+import { IdbConnection } from './idb-connection';
 import type { IterationRecord } from '../../core/train/loop';
 
 const DB_NAME = 'dreamgym-train-metrics';
@@ -17,15 +18,12 @@ interface Row {
 }
 
 export class MetricsHistoryStore {
-  private db: Promise<IDBPDatabase> | null = null;
+  private readonly db = new IdbConnection(DB_NAME, (db) => {
+    db.createObjectStore(STORE, { keyPath: ['runId', 'iteration'] });
+  });
 
   private open(): Promise<IDBPDatabase> {
-    this.db ??= openDB(DB_NAME, 1, {
-      upgrade(db) {
-        db.createObjectStore(STORE, { keyPath: ['runId', 'iteration'] });
-      },
-    });
-    return this.db;
+    return this.db.open();
   }
 
   async put(runId: string, record: IterationRecord): Promise<void> {
