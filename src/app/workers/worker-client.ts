@@ -1,23 +1,14 @@
 /**
- * The page side of every worker's request/reply protocol (trainer, Experience model, Teach): one
- * promise per request, matched by request id; progress replies routed to the request that asked;
- * an error thrown in the worker re-thrown here with its name; and a worker that dies (`error`,
+ * The page side of every worker's request/reply protocol (worker-protocol.ts): one promise per request,
+ * matched by request id; progress replies routed to the request that asked; an error thrown in the worker
+ * re-thrown here with its name, and its code and fix when it has them; and a worker that dies (`error`,
  * `messageerror`, or terminated by the page) rejecting every open request with the client's own
  * crash error. After that the client is dead: the page makes a new one (a restart).
  */
 import { DreamGymError } from '../../core/errors';
+import type { SerializedWorkerError, WorkerReply } from './worker-protocol';
 
-/** An error as a worker sends it (structured clone keeps no Error class). */
-export interface SerializedWorkerError {
-  name: string;
-  message: string;
-}
-
-/** What a worker answers a request with (its id): progress (any number), then one return or throw. */
-export type WorkerReply<Progress = never> =
-  | { id: number; kind: 'return'; value: unknown }
-  | { id: number; kind: 'throw'; error: SerializedWorkerError }
-  | { id: number; kind: 'progress'; progress: Progress };
+export type { SerializedWorkerError, WorkerReply } from './worker-protocol';
 
 /** A Worker, or a test's in-process stand-in. */
 export interface WorkerLike {
@@ -26,14 +17,28 @@ export interface WorkerLike {
   addEventListener(type: 'message' | 'error' | 'messageerror', listener: (event: Event) => void): void;
 }
 
-/** An error thrown inside the worker, re-thrown on the page with the worker's name and message. */
+/**
+ * An error thrown inside the worker, re-thrown on the page with the worker's name and message, and the
+ * thrower's `code` and `fix` (a DreamGymError's), so the page can branch on the code and show the fix.
+ */
 export class WorkerError extends DreamGymError {
   constructor(error: SerializedWorkerError) {
     super(error.message, {
-      code: 'worker-error',
-      fix: "Do what the worker's message says: it is the worker's own error, passed on.",
+      code: error.code ?? 'worker-error',
+      fix: error.fix ?? "Do what the worker's message says: it is the worker's own error, passed on.",
     });
     this.name = error.name;
+  }
+}
+
+/**
+ * A worker died (it threw outside a request, failed to load, or was terminated): every open request of its
+ * client gets one. Each client's own subclass names the worker and what to do; the message ends with the fix.
+ */
+export class WorkerCrashedError extends DreamGymError {
+  constructor(worker: string, detail: string, facts: { code: string; fix: string }) {
+    super(`The ${worker} stopped unexpectedly (${detail}). ${facts.fix}`, facts);
+    this.name = 'WorkerCrashedError';
   }
 }
 

@@ -1,6 +1,8 @@
 /** The one request/reply client of the page's workers (worker-client.ts), against a stand-in worker. */
 import { describe, expect, it } from 'vitest';
+import { DreamGymError } from '../../../src/core/errors';
 import { WorkerClient, WorkerError, type WorkerLike, type WorkerReply } from '../../../src/app/workers/worker-client';
+import { serializeWorkerError } from '../../../src/app/workers/worker-protocol';
 
 type Request = { id: number; type: 'work' | 'other'; n?: number };
 
@@ -57,6 +59,37 @@ describe('WorkerClient', () => {
     expect(error).toMatchObject({ name: 'ConfigError', message: 'bad' });
     expect(seen).toEqual(['half']);
     expect(client.isOpen(['work', 'other'])).toBe(false);
+  });
+
+  it("carries a DreamGymError's code and fix across the message, so the page can show the fix", async () => {
+    const worker = standIn();
+    const client = new WorkerClient<Request>(worker, crashed);
+    const thrown = new DreamGymError('The config is bad.', {
+      code: 'config-invalid',
+      fix: 'Set iterations to 1 or more.',
+    });
+    thrown.name = 'ConfigError';
+    const requests = [
+      client.request({ type: 'work' }),
+      client.request({ type: 'other' }),
+      client.request({ type: 'work' }),
+    ];
+    // structuredClone: what postMessage does to a reply on its way to the page.
+    worker.reply(structuredClone({ id: 1, kind: 'throw', error: serializeWorkerError(thrown) }));
+    worker.reply(structuredClone({ id: 2, kind: 'throw', error: serializeWorkerError(new RangeError('plain')) }));
+    worker.reply(structuredClone({ id: 3, kind: 'throw', error: serializeWorkerError('a string') }));
+    const [carried, plain, text] = await Promise.all(requests.map((r) => r.catch((e: unknown) => e)));
+    expect(carried).toBeInstanceOf(WorkerError);
+    expect(carried).toMatchObject({
+      name: 'ConfigError',
+      message: 'The config is bad.',
+      code: 'config-invalid',
+      fix: 'Set iterations to 1 or more.',
+    });
+    // An error that is not a DreamGymError has no code or fix of its own: the WorkerError's stand in.
+    expect(plain).toMatchObject({ name: 'RangeError', message: 'plain', code: 'worker-error' });
+    expect((plain as WorkerError).fix).toMatch(/^Do what the worker's message says/);
+    expect(text).toMatchObject({ name: 'Error', message: 'a string', code: 'worker-error' });
   });
 
   it('a worker that dies rejects every open request and every later one with the crash error, and calls oncrash once', async () => {

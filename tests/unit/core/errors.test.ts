@@ -101,6 +101,7 @@ const SAMPLE_ARGS: Record<string, unknown[]> = {
   UnusableModelError: ['model', 10, 2],
   UsageError: ['m'],
   WebArenaTaskError: ['m'],
+  WorkerCrashedError: ['test worker', 'exit', { code: 'test-worker-crashed', fix: 'Start it again.' }],
   WorkerError: [{ name: 'ConfigError', message: 'm' }],
   WorldSpecError: ['m'],
 };

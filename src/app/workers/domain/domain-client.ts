@@ -11,12 +11,12 @@ import type {
   Suggestion,
   TrainedAgent,
 } from './domain-protocol';
-import { WorkerClient, type WorkerLike } from '../worker-client';
+import { WorkerClient, WorkerCrashedError, type WorkerLike } from '../worker-client';
 import { DreamGymError } from '../../../core/errors';
 
-export class DomainWorkerCrashedError extends DreamGymError {
+export class DomainWorkerCrashedError extends WorkerCrashedError {
   constructor(detail: string) {
-    super(`The Domains worker stopped unexpectedly (${detail}). Press the button again to start it afresh.`, {
+    super('Domains worker', detail, {
       code: 'domain-worker-crashed',
       fix: 'Press the button again to start the worker afresh.',
     });
@@ -36,10 +36,7 @@ export class DomainWorkerStoppedError extends DreamGymError {
 }
 
 export function createDomainWorker(): WorkerLike {
-  return new Worker(new URL('./domain.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'dreamgym-domain',
-  });
+  return new Worker(new URL('./domain.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-domain' });
 }
 
 export class DomainWorkerClient extends WorkerClient<DomainWorkerRequest, DomainWorkerProgress> {

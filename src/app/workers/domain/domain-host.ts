@@ -31,14 +31,14 @@ import {
   type CheckpointManifest,
 } from '../../../core/train/checkpoint';
 import type { ReplayBuffer } from '../../../core/buffer/buffer';
-import {
-  serializeDomainError,
-  type DomainWorkerProgress,
-  type DomainWorkerReply,
-  type DomainWorkerRequest,
-  type StoredDomainAudit,
-  type Suggestion,
-  type TrainedAgent,
+import { serializeWorkerError } from '../worker-protocol';
+import type {
+  DomainWorkerProgress,
+  DomainWorkerReply,
+  DomainWorkerRequest,
+  StoredDomainAudit,
+  Suggestion,
+  TrainedAgent,
 } from './domain-protocol';
 import { readStoredDomain } from '../expmodel/expmodel-host';
 import { parseLearnedPath } from '../../state/setup/learned-path';
@@ -108,7 +108,7 @@ export class DomainHost {
                 : await this.trainAgent(request);
         this.post({ id: request.id, kind: 'return', value });
       } catch (error) {
-        this.post({ id: request.id, kind: 'throw', error: serializeDomainError(error) });
+        this.post({ id: request.id, kind: 'throw', error: serializeWorkerError(error) });
       } finally {
         this.runningId = -1;
       }

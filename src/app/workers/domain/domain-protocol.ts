@@ -1,6 +1,6 @@
 /**
  * The Domains worker's protocol (docs/architecture.md §9.2): requests with an id, answered by
- * `return | throw | progress` replies with the same id (worker-client.ts).
+ * `return | throw | progress` replies with the same id (worker-protocol.ts).
  *
  * - `audit` audits a learned model of a stored domain as `domain train` judges it before any agent
  *   (core domain/model-audit.ts), and keeps the result with the model (learned-store.ts saveAudit).
@@ -18,7 +18,7 @@ import type { DomainAgentStart } from '../../../core/domain/config';
 import type { DomainEvaluation } from '../../../core/domain/evaluate';
 import type { DomainHealth } from '../../../core/domain/health';
 import type { DomainModelAudit } from '../../../core/domain/model-audit';
-import type { SerializedWorkerError, WorkerReply } from '../worker-client';
+import type { WorkerReply } from '../worker-protocol';
 
 /** An audit as kept with the model: which model (its store name and save time) and when. */
 export interface StoredDomainAudit extends DomainModelAudit {
@@ -104,8 +104,3 @@ export type DomainWorkerProgress =
   | { kind: 'iteration'; iteration: number; iterations: number; dreamSuccess: number; meanLength: number };
 
 export type DomainWorkerReply = WorkerReply<DomainWorkerProgress>;
-
-export function serializeDomainError(error: unknown): SerializedWorkerError {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
-}

@@ -16,18 +16,18 @@ import type {
   KeptModel,
   TrainOutcome,
 } from './expmodel-protocol';
-import { WorkerClient, type WorkerLike } from '../worker-client';
+import { WorkerClient, WorkerCrashedError, type WorkerLike } from '../worker-client';
 import type { BackendPreference, ExpModelSettings } from '../../state/model/expmodel-settings';
 import { DreamGymError } from '../../../core/errors';
 
 export const STOP_GRACE_MS = 1500;
 
-export class ExpModelWorkerCrashedError extends DreamGymError {
+export class ExpModelWorkerCrashedError extends WorkerCrashedError {
   constructor(detail: string) {
-    super(
-      `The experience model worker stopped unexpectedly (${detail}). Train again: an unfinished training resumes from its last epoch.`,
-      { code: 'expmodel-worker-crashed', fix: 'Train again: an unfinished training resumes from its last epoch.' },
-    );
+    super('experience model worker', detail, {
+      code: 'expmodel-worker-crashed',
+      fix: 'Train again: an unfinished training resumes from its last epoch.',
+    });
     this.name = 'ExpModelWorkerCrashedError';
   }
 }
@@ -44,10 +44,7 @@ export class ExpModelStoppedError extends DreamGymError {
 }
 
 export function createExpModelWorker(): WorkerLike {
-  return new Worker(new URL('./expmodel.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'dreamgym-expmodel',
-  });
+  return new Worker(new URL('./expmodel.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-expmodel' });
 }
 
 interface Timers {

@@ -43,16 +43,16 @@ import {
 import { keptMessage, stoppedMessage } from '../../state/model/expmodel-stop';
 import { formatLearnedPath, parseLearnedPath, type LearnedPath } from '../../state/setup/learned-path';
 import { evaluateModel } from './expmodel-evaluate';
-import {
-  serializeExpModelError,
-  type Evaluation,
-  type ExpModelProgress,
-  type ExpModelReply,
-  type ExpModelRequest,
-  type ExpModelState,
-  type ExpModelStatus,
-  type KeptModel,
-  type TrainOutcome,
+import { serializeWorkerError } from '../worker-protocol';
+import type {
+  Evaluation,
+  ExpModelProgress,
+  ExpModelReply,
+  ExpModelRequest,
+  ExpModelState,
+  ExpModelStatus,
+  KeptModel,
+  TrainOutcome,
 } from './expmodel-protocol';
 import { decodeThreadsOf, learnedModelWithThreads, readPageLearnedModel } from '../learned-source';
 import { decodeThreadsLine } from '../decode/decode-workers';
@@ -235,7 +235,7 @@ export class ExpModelHost {
       this.post({
         id: request.id,
         kind: 'throw',
-        error: serializeExpModelError(
+        error: serializeWorkerError(
           new ExpModelBusyError(
             `The experience model worker is busy (${this.state} ${this.path ?? ''}); stop it or wait for it to finish.`,
           ),
@@ -259,9 +259,9 @@ export class ExpModelHost {
         const stopped = controller.signal.aborted;
         this.setState(
           stopped ? 'stopped' : 'error',
-          stopped ? 'Stopped.' : `Failed: ${serializeExpModelError(error).message}`,
+          stopped ? 'Stopped.' : `Failed: ${serializeWorkerError(error).message}`,
         );
-        this.post({ id: request.id, kind: 'throw', error: serializeExpModelError(error) });
+        this.post({ id: request.id, kind: 'throw', error: serializeWorkerError(error) });
       } finally {
         this.abort = null;
         this.runRequestId = -1;

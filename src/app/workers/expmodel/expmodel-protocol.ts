@@ -20,6 +20,7 @@ import type { VerdictHead } from '../../../core/experience/learned/verdict';
 import type { BackendName } from '../../../core/tfjs/backend';
 import type { BackendPreference, ExpModelSettings } from '../../state/model/expmodel-settings';
 import type { StoredModelSummary } from '../../storage/learned-store';
+import type { WorkerReply } from '../worker-protocol';
 
 export type ExpModelState =
   'idle' | 'starting' | 'training' | 'saving' | 'evaluating' | 'finished' | 'stopped' | 'error';
@@ -138,17 +139,4 @@ export type ExpModelProgress =
   | { kind: 'checkpoint'; epochsDone: number }
   | { kind: 'audit'; done: number; total: number };
 
-export interface ExpModelSerializedError {
-  name: string;
-  message: string;
-}
-
-export type ExpModelReply =
-  | { id: number; kind: 'return'; value: unknown }
-  | { id: number; kind: 'throw'; error: ExpModelSerializedError }
-  | { id: number; kind: 'progress'; progress: ExpModelProgress };
-
-export function serializeExpModelError(error: unknown): ExpModelSerializedError {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
-}
+export type ExpModelReply = WorkerReply<ExpModelProgress>;

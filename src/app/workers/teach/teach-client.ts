@@ -5,24 +5,17 @@
 import type { BackendName } from '../../../core/tfjs/backend';
 import type { TeachSettings, TeachUpdate } from '../../../core/train/teach';
 import type { TeachInfo, TeachRequest } from './teach-protocol';
-import { WorkerClient, type WorkerLike } from '../worker-client';
-import { DreamGymError } from '../../../core/errors';
+import { WorkerClient, WorkerCrashedError, type WorkerLike } from '../worker-client';
 
-export class TeachWorkerCrashedError extends DreamGymError {
+export class TeachWorkerCrashedError extends WorkerCrashedError {
   constructor(detail: string) {
-    super(`The teach worker stopped unexpectedly (${detail}). Press Reset to start a fresh session.`, {
-      code: 'teach-worker-crashed',
-      fix: 'Press Reset to start a fresh session.',
-    });
+    super('teach worker', detail, { code: 'teach-worker-crashed', fix: 'Press Reset to start a fresh session.' });
     this.name = 'TeachWorkerCrashedError';
   }
 }
 
 export function createTeachWorker(): WorkerLike {
-  return new Worker(new URL('./teach.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'dreamgym-teach',
-  });
+  return new Worker(new URL('./teach.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-teach' });
 }
 
 export class TeachClient extends WorkerClient<TeachRequest> {

@@ -8,7 +8,8 @@
 import { WASM_PATHS } from '../wasm-paths';
 import { initBackend, type BackendInfo } from '../../../core/tfjs/backend';
 import { TeachSession } from '../../../core/train/teach';
-import { serializeTeachError, type TeachInfo, type TeachReply, type TeachRequest } from './teach-protocol';
+import { serializeWorkerError } from '../worker-protocol';
+import type { TeachInfo, TeachReply, TeachRequest } from './teach-protocol';
 import { DreamGymError } from '../../../core/errors';
 
 export class TeachNotStartedError extends DreamGymError {
@@ -33,7 +34,7 @@ export class TeachHost {
       try {
         this.post({ id: request.id, kind: 'return', value: await this.dispatch(request) });
       } catch (error) {
-        this.post({ id: request.id, kind: 'throw', error: serializeTeachError(error) });
+        this.post({ id: request.id, kind: 'throw', error: serializeWorkerError(error) });
       }
     });
     return this.queue;

@@ -7,7 +7,8 @@
  * - `step` runs one update of the current session and returns the TeachUpdate taken apart.
  */
 import type { BackendName } from '../../../core/tfjs/backend';
-import type { TeachSettings, TeachUpdate } from '../../../core/train/teach';
+import type { TeachSettings } from '../../../core/train/teach';
+import type { WorkerReply } from '../worker-protocol';
 
 export type TeachRequest =
   { id: number; type: 'reset'; settings: TeachSettings; backend?: BackendName } | { id: number; type: 'step' };
@@ -23,16 +24,5 @@ export interface TeachInfo {
   backendReason: string;
 }
 
-export interface TeachSerializedError {
-  name: string;
-  message: string;
-}
-
-export type TeachReply =
-  | { id: number; kind: 'return'; value: TeachInfo | TeachUpdate }
-  | { id: number; kind: 'throw'; error: TeachSerializedError };
-
-export function serializeTeachError(error: unknown): TeachSerializedError {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
-}
+/** No request streams progress; a return's value is a TeachInfo (`reset`) or a TeachUpdate (`step`). */
+export type TeachReply = WorkerReply;

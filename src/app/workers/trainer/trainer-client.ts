@@ -6,24 +6,20 @@
 import type { IterationRecord } from '../../../core/train/loop';
 import type { TryStepResult } from '../../../core/experience/try-step';
 import type { TrainerProgress, TrainerRequest, TrainerStatus } from './trainer-protocol';
-import { WorkerClient, type WorkerLike } from '../worker-client';
-import { DreamGymError } from '../../../core/errors';
+import { WorkerClient, WorkerCrashedError, type WorkerLike } from '../worker-client';
 
-export class TrainerWorkerCrashedError extends DreamGymError {
+export class TrainerWorkerCrashedError extends WorkerCrashedError {
   constructor(detail: string) {
-    super(
-      `The trainer worker stopped unexpectedly (${detail}). Restart it: the run continues from its last checkpoint.`,
-      { code: 'trainer-worker-crashed', fix: 'Restart the worker: the run continues from its last checkpoint.' },
-    );
+    super('trainer worker', detail, {
+      code: 'trainer-worker-crashed',
+      fix: 'Restart the worker: the run continues from its last checkpoint.',
+    });
     this.name = 'TrainerWorkerCrashedError';
   }
 }
 
 export function createTrainerWorker(): WorkerLike {
-  return new Worker(new URL('./trainer.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'dreamgym-trainer',
-  });
+  return new Worker(new URL('./trainer.worker.ts', import.meta.url), { type: 'module', name: 'dreamgym-trainer' });
 }
 
 type Options<T extends TrainerRequest['type']> = Omit<Extract<TrainerRequest, { type: T }>, 'id' | 'type'>;

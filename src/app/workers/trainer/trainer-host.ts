@@ -30,13 +30,13 @@ import { dreamRetrieves, groundDream } from './offline-data';
 import {
   BATCH_MS,
   LIVE_MS,
-  serializeError,
   type RunState,
   type TrainerProgress,
   type TrainerReply,
   type TrainerRequest,
   type TrainerStatus,
 } from './trainer-protocol';
+import { serializeWorkerError } from '../worker-protocol';
 import { DreamGymError } from '../../../core/errors';
 
 type StartRequest = Extract<TrainerRequest, { type: 'start' }>;
@@ -91,7 +91,7 @@ export class TrainerHost {
       const value = await this.dispatch(request);
       if (value !== undefined) this.post({ id: request.id, kind: 'return', value });
     } catch (error) {
-      this.post({ id: request.id, kind: 'throw', error: serializeError(error) });
+      this.post({ id: request.id, kind: 'throw', error: serializeWorkerError(error) });
     }
   }
 
@@ -205,7 +205,7 @@ export class TrainerHost {
         if (grounding) this.message += ` ${grounding}`;
       }
     } catch (error) {
-      this.end('error', `Could not start: ${serializeError(error).message}`);
+      this.end('error', `Could not start: ${serializeWorkerError(error).message}`);
       throw error;
     }
     const done = new Promise<TrainerStatus>((resolve) => {
@@ -339,7 +339,7 @@ export class TrainerHost {
       if (error instanceof IterationStoppedError) return;
       this.end(
         'error',
-        `Training failed at iteration ${(this.trainer?.iteration ?? 0) + 1}: ${serializeError(error).message}`,
+        `Training failed at iteration ${(this.trainer?.iteration ?? 0) + 1}: ${serializeWorkerError(error).message}`,
       );
     }
   }

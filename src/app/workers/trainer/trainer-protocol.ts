@@ -11,6 +11,7 @@ import type { BackendName } from '../../../core/tfjs/backend';
 import type { TrainConfig } from '../../../core/train/config';
 import type { IterationRecord } from '../../../core/train/loop';
 import type { LiveProgress } from '../../../core/train/progress';
+import type { WorkerReply } from '../worker-protocol';
 import type { EngineRuntime } from './experience-source';
 
 export type RunState = 'idle' | 'starting' | 'running' | 'paused' | 'finished' | 'stopped' | 'error';
@@ -77,23 +78,10 @@ export type TrainerProgress =
   /** Inside an iteration: what the model is doing now (sent every LIVE_MS while an iteration runs). */
   | { kind: 'live'; live: LiveProgress };
 
-export interface SerializedError {
-  name: string;
-  message: string;
-}
-
-export type TrainerReply =
-  | { id: number; kind: 'return'; value: unknown }
-  | { id: number; kind: 'throw'; error: SerializedError }
-  | { id: number; kind: 'progress'; progress: TrainerProgress };
+export type TrainerReply = WorkerReply<TrainerProgress>;
 
 /** Metric batches are flushed at most this often (and on every state change). */
 export const BATCH_MS = 250;
 
 /** Live progress inside an iteration is sent this often while an iteration runs. */
 export const LIVE_MS = 1000;
-
-export function serializeError(error: unknown): SerializedError {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
-}
