@@ -1,55 +1,27 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../../../src/cli/main';
 import { sealManifest } from '../../../../src/core/experience/learned/model-file';
+import { captureCliOutput } from '../../support/cli-output';
+import { cli } from '../../cli/run-cli';
 
-let out: string[];
-let err: string[];
-beforeEach(() => {
-  out = [];
-  err = [];
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
-    out.push(a.join(' '));
-  });
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
-    err.push(a.join(' '));
-  });
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk).replace(/\n$/, ''));
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-});
-afterEach(() => vi.restoreAllMocks());
-
-const lastJson = () => JSON.parse(out[out.length - 1]);
+const { out, err, lastJson } = captureCliOutput();
 const dir = mkdtempSync(join(tmpdir(), 'dreamgym-expmodel-'));
+
+/** `rollout household-v0 --policy expert`: `episodes` episodes from `seed`, written to `out`. */
+async function expertEpisodes(out: string, episodes: number, seed: number): Promise<void> {
+  expect(await cli`rollout household-v0 --policy expert --episodes ${episodes} --seed ${seed} --out ${out}`).toBe(0);
+}
 
 describe('dreamgym expmodel', () => {
   it('trains a model from a dataset, then audit and dream use it with --llm learned:DIR', async () => {
     const data = join(dir, 'episodes.jsonl');
-    expect(
-      await main(['rollout', 'household-v0', '--policy', 'expert', '--episodes', '8', '--seed', '40', '--out', data]),
-    ).toBe(0);
+    await expertEpisodes(data, 8, 40);
     const model = join(dir, 'model');
     expect(
-      await main([
-        'expmodel',
-        'train',
-        '--env',
-        'household-v0',
-        '--dataset',
-        data,
-        '--out',
-        model,
-        '--epochs',
-        '1',
-        '--d-model',
-        '16',
-        '--json',
-      ]),
+      await cli`expmodel train --env household-v0 --dataset ${data} --out ${model} --epochs 1 --d-model 16 --json`,
     ).toBe(0);
     const trained = lastJson();
     expect(trained.data.trainEpisodes + trained.data.validationEpisodes).toBe(8);
@@ -70,33 +42,15 @@ describe('dreamgym expmodel', () => {
 
   it("seeds the replay buffer of audit, dream and train from --dataset, and refuses a missing file, one without the env's episodes, or a real run with it", async () => {
     const data = join(dir, 'offline.jsonl');
-    expect(
-      await main(['rollout', 'household-v0', '--policy', 'expert', '--episodes', '3', '--seed', '80', '--out', data]),
-    ).toBe(0);
+    await expertEpisodes(data, 3, 80);
     const steps = readFileSync(data, 'utf8')
       .split('\n')
       .filter(Boolean)
       .reduce((n, line) => n + JSON.parse(line).steps.length, 0);
     const run = join(dir, 'dataset-run');
     expect(
-      await main([
-        'train',
-        '--preset',
-        'household-easy',
-        '--mode',
-        'dream',
-        '--llm',
-        'oracle:0,0',
-        '--dataset',
-        data,
-        '--iterations',
-        '1',
-        '--set',
-        'tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=1',
-        '--out',
-        run,
-        '--json',
-      ]),
+      await cli`train --preset household-easy --mode dream --llm oracle:0,0 --dataset ${data} --iterations 1
+        --set tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=1 --out ${run} --json`,
     ).toBe(0);
     expect(lastJson().offline_dataset).toBe(data);
     expect(await main(['buffer', 'stats', '--dir', join(run, 'buffer'), '--json'])).toBe(0);
@@ -106,66 +60,27 @@ describe('dreamgym expmodel', () => {
     ).toBe(0);
     expect(lastJson().n).toBe(3);
     // Refused, each with what to do instead.
-    expect(
-      await main([
-        'audit',
-        '--env',
-        'household-v0',
-        '--llm',
-        'oracle:0,0',
-        '--dataset',
-        join(dir, 'missing.jsonl'),
-        '--n',
-        '3',
-      ]),
-    ).toBe(2);
+    expect(await cli`audit --env household-v0 --llm oracle:0,0 --dataset ${join(dir, 'missing.jsonl')} --n 3`).toBe(2);
     expect(err.join('\n')).toMatch(/--dataset .*missing\.jsonl: no such file/);
     expect(
       await main(['dream', '--env', 'webshop-lite-v0', '--llm', 'oracle:0,0', '--dataset', data, '--episodes', '1']),
     ).toBe(2);
     expect(err.join('\n')).toMatch(/holds no episodes of 'webshop-lite-v0'/);
     expect(
-      await main([
-        'train',
-        '--preset',
-        'household-easy',
-        '--mode',
-        'real',
-        '--dataset',
-        data,
-        '--iterations',
-        '1',
-        '--out',
-        join(dir, 'real-run'),
-      ]),
+      await cli`train --preset household-easy --mode real --dataset ${data} --iterations 1
+        --out ${join(dir, 'real-run')}`,
     ).toBe(2);
     expect(err.join('\n')).toMatch(/--dataset seeds the replay buffer of a dream/);
   }, 120_000);
 
   it('trains an imported domain end to end with no server: domain import, expmodel train --domain, domain train --llm learned:', async () => {
     const data = join(dir, 'chores.jsonl');
-    expect(
-      await main(['rollout', 'household-v0', '--policy', 'expert', '--episodes', '10', '--seed', '60', '--out', data]),
-    ).toBe(0);
+    await expertEpisodes(data, 10, 60);
     const domains = join(dir, 'domains');
     expect(await main(['domain', 'import', data, '--name', 'chores', '--dir', domains, '--json'])).toBe(0);
     const model = join(dir, 'chores-model');
     expect(
-      await main([
-        'expmodel',
-        'train',
-        '--domain',
-        'chores',
-        '--dir',
-        domains,
-        '--out',
-        model,
-        '--epochs',
-        '1',
-        '--d-model',
-        '16',
-        '--json',
-      ]),
+      await cli`expmodel train --domain chores --dir ${domains} --out ${model} --epochs 1 --d-model 16 --json`,
     ).toBe(0);
     expect(lastJson().env).toBe('byo:chores');
     // Every recorded transition of the domain is accounted for, and the count is the pairs trained on.
@@ -208,20 +123,8 @@ describe('dreamgym expmodel', () => {
   it('audits the states a trained agent reaches (audit --agent RUN)', async () => {
     const run = join(dir, 'agent-run');
     expect(
-      await main([
-        'train',
-        '--preset',
-        'household-easy',
-        '--mode',
-        'real',
-        '--iterations',
-        '1',
-        '--set',
-        'tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2',
-        '--out',
-        run,
-        '--json',
-      ]),
+      await cli`train --preset household-easy --mode real --iterations 1
+        --set tasksPerIteration=1,groupSize=2,evalInterval=0,finalEvalEpisodes=2 --out ${run} --json`,
     ).toBe(0);
     expect(
       await main(['audit', '--env', 'household-v0', '--llm', 'oracle:0,0', '--agent', run, '--n', '4', '--json']),

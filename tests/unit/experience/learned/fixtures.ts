@@ -9,11 +9,20 @@ import {
   type FormatOptions,
 } from '../../../../src/core/experience/learned/format';
 import { ExperienceNetwork, type NetworkConfig } from '../../../../src/core/experience/learned/network';
-import { DEFAULT_FIT_OPTIONS, fitNetwork } from '../../../../src/core/experience/learned/fit';
+import * as tf from '@tensorflow/tfjs';
+import { buildMasks, decodeBatch, type Decoded } from '../../../../src/core/experience/learned/decode';
+import {
+  DEFAULT_FIT_OPTIONS,
+  fitNetwork,
+  makeBatch,
+  type FitOptions,
+} from '../../../../src/core/experience/learned/fit';
 import type { SftPair } from '../../../../src/core/experience/learned/sft-data';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
 import type { Step } from '../../../../src/core/types';
-import { SEGMENT_COUNT } from '../../../../src/core/experience/learned/format';
+import { SEGMENT_COUNT, type DecodeLimits } from '../../../../src/core/experience/learned/format';
+import { DEFAULT_NETWORK } from '../../../../src/core/experience/learned/train-model';
+import { SIZE_INFO } from '../../../../src/app/state/model/expmodel-settings';
 
 export const TOY_CARD: DomainCard = {
   env: 'toy-v0',
@@ -121,22 +130,13 @@ export function toyPairs(tokenizer: Tokenizer, format: FormatOptions = TOY_FORMA
   }));
 }
 
+/** The network of the Experience model page's 'tiny' size, the demo and test size. */
+export const TINY_NETWORK = SIZE_INFO.tiny.network;
+
+/** The tiny network with short contexts and answers (the toy's fit), or whatever `overrides` set. */
 export function tinyConfig(vocabSize: number, overrides: Partial<NetworkConfig> = {}): NetworkConfig {
-  return {
-    vocabSize,
-    dModel: 16,
-    encoderBlocks: 1,
-    kernel: 3,
-    decoderLayers: 1,
-    heads: 1,
-    selfDim: 8,
-    attentionDim: 8,
-    ffMult: 2,
-    maxContext: 160,
-    maxAnswer: 96,
-    segments: SEGMENT_COUNT,
-    ...overrides,
-  };
+  const network = { ...DEFAULT_NETWORK, ...TINY_NETWORK, maxContext: 160, maxAnswer: 96 };
+  return { ...network, vocabSize, segments: SEGMENT_COUNT, ...overrides };
 }
 
 export function tinyNetwork(tokenizer: Tokenizer, seed = 1, overrides: Partial<NetworkConfig> = {}): ExperienceNetwork {
@@ -148,16 +148,47 @@ export async function trainedToyNetwork(): Promise<{ tokenizer: Tokenizer; pairs
   const tokenizer = toyTokenizer();
   const pairs = toyPairs(tokenizer);
   const net = tinyNetwork(tokenizer, 11, { dModel: 24, selfDim: 8, attentionDim: 8 });
-  await fitNetwork(net, tokenizer, pairs, [], {
-    ...DEFAULT_FIT_OPTIONS,
-    epochs: 40,
-    batchSize: 4,
-    learningRate: 1e-2,
-    warmupSteps: 5,
-    patience: 1000,
-    seed: 2,
-  });
+  await fitToy(net, tokenizer, pairs, { epochs: 40, batchSize: 4, warmupSteps: 5, seed: 2 });
   return { tokenizer, pairs, net };
+}
+
+/** Fits a toy network on `pairs` (no validation) at a high learning rate, never stopping early. */
+export async function fitToy(
+  net: ExperienceNetwork,
+  tokenizer: Tokenizer,
+  pairs: SftPair[],
+  fit: Pick<FitOptions, 'epochs' | 'batchSize' | 'warmupSteps' | 'seed'>,
+): ReturnType<typeof fitNetwork> {
+  return fitNetwork(net, tokenizer, pairs, [], { ...DEFAULT_FIT_OPTIONS, learningRate: 1e-2, patience: 1000, ...fit });
+}
+
+/** Each pair's next state decoded (decodeBatch on their contexts and prompts, in one batch). */
+export function decodeNext(
+  net: ExperienceNetwork,
+  tokenizer: Tokenizer,
+  masks: ReturnType<typeof buildMasks>,
+  pairs: readonly SftPair[],
+  limits: DecodeLimits,
+): Promise<Decoded[]> {
+  const contexts = pairs.map((p) => p.context);
+  return decodeBatch(
+    net,
+    tokenizer,
+    masks,
+    contexts,
+    pairs.map((p) => p.prompt),
+    pairs.map(() => 'next'),
+    limits,
+  );
+}
+
+/** The heads the network computes teacher-forced on `pairs`, read back, with the batch's sizes. */
+export function teacherForcedHeads(net: ExperienceNetwork, tokenizer: Tokenizer, pairs: SftPair[]) {
+  const batch = makeBatch(pairs, tokenizer);
+  const full = net.teacherForced(batch);
+  const [vocab, pointer, gate] = [full.vocab.dataSync(), full.pointer.dataSync(), full.gate.dataSync()];
+  tf.dispose([full.vocab, full.pointer, full.gate]);
+  return { batch, vocab, pointer, gate, V: tokenizer.size, Lc: batch.contextLength, P: pairs[0].prompt.ids.length };
 }
 
 /** A valid running step taken before the one asked about, as a context's history shows it. */

@@ -4,17 +4,15 @@
  * row at a time at any capacity; and on the shipped models, 128 held-out predictions per
  * environment identical to the tfjs decoder's.
  */
-import * as tf from '@tensorflow/tfjs';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../../src/core/tfjs/backend';
 import { buildMasks, decodeBatch, decodeFused, type Sampling } from '../../../../src/core/experience/learned/decode';
 import { decodeLimits } from '../../../../src/core/experience/learned/format';
 import { FusedNetwork } from '../../../../src/core/experience/learned/fused-network';
-import { makeBatch } from '../../../../src/core/experience/learned/fit';
 import { heldOutContexts } from '../../../../src/core/experience/held-out';
 import { loadModelFolder } from '../../../../src/node/model-folder';
-import { TOY_FORMAT, tinyNetwork, toyPairs, toyTokenizer, trainedToyNetwork } from './fixtures';
+import { teacherForcedHeads, TOY_FORMAT, tinyNetwork, toyPairs, toyTokenizer, trainedToyNetwork } from './fixtures';
 
 beforeAll(async () => {
   expect((await initBackend('wasm')).backend).toBe('wasm');
@@ -27,12 +25,7 @@ describe('the fused decoder', () => {
     const tokenizer = toyTokenizer();
     const pairs = toyPairs(tokenizer);
     const net = tinyNetwork(tokenizer, 7);
-    const batch = makeBatch(pairs, tokenizer);
-    const full = net.teacherForced(batch);
-    const [vocab, pointer, gate] = [full.vocab.dataSync(), full.pointer.dataSync(), full.gate.dataSync()];
-    const V = tokenizer.size,
-      Lc = batch.contextLength,
-      P = pairs[0].prompt.ids.length;
+    const { batch, vocab, pointer, gate, V, Lc, P } = teacherForcedHeads(net, tokenizer, pairs);
     const fused = FusedNetwork.fromNetwork(net, pairs.length);
     const slots = pairs.map((_, b) => b);
     pairs.forEach((p, b) => fused.encode(b, p.context));
@@ -74,7 +67,6 @@ describe('the fused decoder', () => {
       );
     }
     expect(compared).toBe(pairs.reduce((n, p) => n + p.answer.ids.length, 0));
-    tf.dispose([full.vocab, full.pointer, full.gate]);
     net.dispose();
   });
 

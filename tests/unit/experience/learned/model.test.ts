@@ -10,7 +10,7 @@ import { makeDreamEnv } from '../../../../src/core/experience/dream-env';
 import { LearnedExperienceModel, type BatchDecoder } from '../../../../src/core/experience/learned/learned-model';
 import { DEFAULT_FORMAT_OPTIONS, SEGMENT_COUNT } from '../../../../src/core/experience/learned/format';
 import { Tokenizer } from '../../../../src/core/experience/learned/tokenizer';
-import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
+import { TINY_NETWORK, tinyNetwork } from './fixtures';
 import { decodeModelFiles, encodeModelFiles, ModelFileError } from '../../../../src/core/experience/learned/model-file';
 import {
   learnedTrainOptions,
@@ -44,16 +44,7 @@ async function tinyTrained(epochs = 2, resume?: LearnedCheckpoint, onCheckpoint?
   const options = learnedTrainOptions({
     name: 'tiny',
     validationShare: 0.3,
-    network: {
-      dModel: 16,
-      encoderBlocks: 1,
-      kernel: 3,
-      decoderLayers: 1,
-      heads: 1,
-      selfDim: 8,
-      attentionDim: 8,
-      ffMult: 2,
-    },
+    network: TINY_NETWORK,
     fit: { epochs, batchSize: 8, warmupSteps: 2, patience: 10, seed: 3 },
   });
   const result = await trainLearnedModel(buffer, ENV, card, options, {
@@ -203,23 +194,7 @@ describe('learned experience model', () => {
 
   it("reads an answer's placeholders back as new ids, the same on the page and in its list, the same for the same step", async () => {
     const tokenizer = Tokenizer.learn(['page 1 total results lamp click b0eub84qr9 red'], { minCount: 1, freshIds: 4 });
-    const net = ExperienceNetwork.create(
-      {
-        vocabSize: tokenizer.size,
-        dModel: 16,
-        encoderBlocks: 1,
-        kernel: 3,
-        decoderLayers: 1,
-        heads: 1,
-        selfDim: 8,
-        attentionDim: 8,
-        ffMult: 2,
-        maxContext: 768,
-        maxAnswer: 384,
-        segments: SEGMENT_COUNT,
-      },
-      1,
-    );
+    const net = tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 });
     const [id1, id2] = tokenizer.freshIdTokens;
     const text = (s: string) => tokenizer.encode(s);
     const answer = [
@@ -272,23 +247,7 @@ describe('learned experience model', () => {
 
   it('reads an empty state back as the current one', async () => {
     const tokenizer = Tokenizer.learn(['click red blue buy now lamp'], { minCount: 1 });
-    const net = ExperienceNetwork.create(
-      {
-        vocabSize: tokenizer.size,
-        dModel: 16,
-        encoderBlocks: 1,
-        kernel: 3,
-        decoderLayers: 1,
-        heads: 1,
-        selfDim: 8,
-        attentionDim: 8,
-        ffMult: 2,
-        maxContext: 768,
-        maxAnswer: 384,
-        segments: SEGMENT_COUNT,
-      },
-      1,
-    );
+    const net = tinyNetwork(tokenizer, 1, { maxContext: 768, maxAnswer: 384 });
     const ids = (['<yes>', '<no>', '<r0>', '<obs>', '<eos>'] as const).map((t) => tokenizer.special(t));
     const empty: BatchDecoder = async ({ contexts }) =>
       contexts.map(() => ({ tokens: { ids, spaces: ids.map(() => 0), cases: ids.map(() => 0) }, steps: ids.length }));

@@ -1,12 +1,15 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../../../src/core/tfjs/backend';
-import { buildMasks, decodeBatch } from '../../../../src/core/experience/learned/decode';
-import { decodeAnswer, type Answer } from '../../../../src/core/experience/learned/format';
+import { buildMasks } from '../../../../src/core/experience/learned/decode';
+import { decodeAnswer, decodeLimits, type Answer } from '../../../../src/core/experience/learned/format';
 import { DEFAULT_FIT_OPTIONS, fitNetwork, makeBatch } from '../../../../src/core/experience/learned/fit';
 import { DecodeCache } from '../../../../src/core/experience/learned/decode-cache';
 import { ExperienceNetwork } from '../../../../src/core/experience/learned/network';
 import {
+  decodeNext,
+  fitToy,
+  teacherForcedHeads,
   TOY_CARD,
   TOY_FORMAT,
   TOY_STEPS,
@@ -23,12 +26,7 @@ beforeAll(async () => {
   expect((await initBackend('wasm')).backend).toBe('wasm');
 });
 
-const limits = {
-  stateTokens: TOY_FORMAT.answerStateTokens,
-  maxAdmissible: TOY_FORMAT.maxAdmissible,
-  actionTokens: TOY_FORMAT.admissibleActionTokens,
-  admissibleTokens: TOY_FORMAT.answerAdmissibleTokens,
-};
+const limits = decodeLimits(TOY_FORMAT);
 
 describe('experience network', () => {
   const tinyNetwork = tinyNetworkOf;
@@ -87,26 +85,10 @@ describe('experience network', () => {
     const tokenizer = toyTokenizer();
     const pairs = toyPairs(tokenizer);
     const net = tinyNetwork(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
-    const state = await fitNetwork(net, tokenizer, pairs, [], {
-      ...DEFAULT_FIT_OPTIONS,
-      epochs: 150,
-      batchSize: 4,
-      learningRate: 1e-2,
-      warmupSteps: 10,
-      patience: 1000,
-      seed: 1,
-    });
+    const state = await fitToy(net, tokenizer, pairs, { epochs: 150, batchSize: 4, warmupSteps: 10, seed: 1 });
     expect(state.history.at(-1)!.trainLoss).toBeLessThan(0.05);
     const masks = buildMasks(tokenizer);
-    const decoded = await decodeBatch(
-      net,
-      tokenizer,
-      masks,
-      pairs.map((p) => p.context),
-      pairs.map((p) => p.prompt),
-      pairs.map(() => 'next'),
-      limits,
-    );
+    const decoded = await decodeNext(net, tokenizer, masks, pairs, limits);
     decoded.forEach((d, i) => expect(decodeAnswer(tokenizer, d.tokens)).toEqual(TOY_STEPS[i].answer));
     masks.table.dispose();
     net.dispose();
@@ -116,13 +98,8 @@ describe('experience network', () => {
     const tokenizer = toyTokenizer();
     const pairs = toyPairs(tokenizer);
     const net = tinyNetwork(tokenizer, 7);
-    const batch = makeBatch(pairs, tokenizer);
-    const full = net.teacherForced(batch);
-    const [vocab, pointer, gate] = [full.vocab.dataSync(), full.pointer.dataSync(), full.gate.dataSync()];
-    const B = pairs.length,
-      V = tokenizer.size,
-      Lc = batch.contextLength,
-      P = pairs[0].prompt.ids.length;
+    const { batch, vocab, pointer, gate, V, Lc, P } = teacherForcedHeads(net, tokenizer, pairs);
+    const B = pairs.length;
     const lengths = Int32Array.from(pairs, (p) => p.context.ids.length);
     const flat = (pick: (c: (typeof pairs)[number]['context']) => number[]) => {
       const out = new Int32Array(B * Lc);
@@ -169,7 +146,7 @@ describe('experience network', () => {
       };
     }
     cache.dispose();
-    tf.dispose([full.vocab, full.pointer, full.gate, noMask]);
+    noMask.dispose();
     net.dispose();
   });
 
@@ -177,42 +154,19 @@ describe('experience network', () => {
     // Trained a little, so the rows' answers differ in length (and a big batch shrinks as they end).
     const { tokenizer, pairs, net } = await trainedToyNetwork();
     const masks = buildMasks(tokenizer);
-    const together = await decodeBatch(
-      net,
-      tokenizer,
-      masks,
-      pairs.map((p) => p.context),
-      pairs.map((p) => p.prompt),
-      pairs.map(() => 'next'),
-      limits,
-    );
+    const together = await decodeNext(net, tokenizer, masks, pairs, limits);
     for (let i = 0; i < pairs.length; i++) {
-      const [alone] = await decodeBatch(net, tokenizer, masks, [pairs[i].context], [pairs[i].prompt], ['next'], limits);
+      const [alone] = await decodeNext(net, tokenizer, masks, [pairs[i]], limits);
       expect(alone.tokens).toEqual(together[i].tokens);
       // In another company (a different longest context), the row still decodes the same.
-      const [first] = await decodeBatch(
-        net,
-        tokenizer,
-        masks,
-        [pairs[i].context, pairs[(i + 1) % pairs.length].context, pairs[(i + 2) % pairs.length].context],
-        [pairs[i].prompt, pairs[(i + 1) % pairs.length].prompt, pairs[(i + 2) % pairs.length].prompt],
-        ['next', 'next', 'next'],
-        limits,
-      );
+      const company = [0, 1, 2].map((k) => pairs[(i + k) % pairs.length]);
+      const [first] = await decodeNext(net, tokenizer, masks, company, limits);
       expect(first.tokens).toEqual(together[i].tokens);
     }
     // A batch big enough to shrink as its rows finish (finished rows leave the cache) decodes the same.
     const many = Array.from({ length: 12 }, (_, i) => pairs[i % pairs.length]);
     const compact = vi.spyOn(DecodeCache.prototype, 'compact');
-    const shrinking = await decodeBatch(
-      net,
-      tokenizer,
-      masks,
-      many.map((p) => p.context),
-      many.map((p) => p.prompt),
-      many.map(() => 'next'),
-      limits,
-    );
+    const shrinking = await decodeNext(net, tokenizer, masks, many, limits);
     shrinking.forEach((d, i) => expect(d.tokens).toEqual(together[i % pairs.length].tokens));
     expect(new Set(together.map((d) => d.steps)).size).toBeGreaterThan(1);
     expect(compact).toHaveBeenCalled();
@@ -228,27 +182,11 @@ describe('experience network', () => {
     const masks = buildMasks(tokenizer);
     const fit = { ...DEFAULT_FIT_OPTIONS, epochs: 1, batchSize: 2, warmupSteps: 1 };
     await fitNetwork(net, tokenizer, pairs, pairs, fit);
-    await decodeBatch(
-      net,
-      tokenizer,
-      masks,
-      pairs.map((p) => p.context),
-      pairs.map((p) => p.prompt),
-      pairs.map(() => 'next'),
-      limits,
-    );
+    await decodeNext(net, tokenizer, masks, pairs, limits);
     const before = tf.memory().numTensors;
     for (let i = 0; i < 3; i++) {
       await fitNetwork(net, tokenizer, pairs, pairs, fit);
-      await decodeBatch(
-        net,
-        tokenizer,
-        masks,
-        pairs.map((p) => p.context),
-        pairs.map((p) => p.prompt),
-        pairs.map(() => 'next'),
-        limits,
-      );
+      await decodeNext(net, tokenizer, masks, pairs, limits);
     }
     expect(tf.memory().numTensors).toBe(before);
     masks.table.dispose();
@@ -406,25 +344,9 @@ describe('unchanged states', () => {
     );
     expect(pairs[1].answer.ids.length).toBeGreaterThan(10);
     const net = tinyNetworkOf(tokenizer, 5, { dModel: 32, selfDim: 16, attentionDim: 16 });
-    await fitNetwork(net, tokenizer, pairs, [], {
-      ...DEFAULT_FIT_OPTIONS,
-      epochs: 120,
-      batchSize: 3,
-      learningRate: 1e-2,
-      warmupSteps: 10,
-      patience: 1000,
-      seed: 1,
-    });
+    await fitToy(net, tokenizer, pairs, { epochs: 120, batchSize: 3, warmupSteps: 10, seed: 1 });
     const masks = buildMasks(tokenizer);
-    const decoded = await decodeBatch(
-      net,
-      tokenizer,
-      masks,
-      pairs.map((p) => p.context),
-      pairs.map((p) => p.prompt),
-      pairs.map(() => 'next'),
-      limits,
-    );
+    const decoded = await decodeNext(net, tokenizer, masks, pairs, limits);
     const answers = decoded.map((d) => decodeAnswer(tokenizer, d.tokens));
     expect(answers[0]).toEqual({
       valid: true,

@@ -33,7 +33,7 @@ import { learnedTrainOptions, trainLearnedModel } from '../../../../src/core/exp
 import { bufferFromTrajectories } from '../../../../src/core/experience/seed-buffer';
 import { trajectoryToTransitions } from '../../../../src/core/buffer/transitions';
 import type { Trajectory } from '../../../../src/core/types';
-import { pastStep, tinyNetwork } from './fixtures';
+import { pastStep, TINY_NETWORK, tinyNetwork } from './fixtures';
 import { emptyTrainingRecord } from './tiny-model-files';
 
 const ENV = 'webshop-lite-v0';
@@ -148,16 +148,7 @@ describe('verdict head', () => {
         name: 'tiny',
         validationShare: 0.2,
         verdictHead,
-        network: {
-          dModel: 16,
-          encoderBlocks: 1,
-          kernel: 3,
-          decoderLayers: 1,
-          heads: 1,
-          selfDim: 8,
-          attentionDim: 8,
-          ffMult: 2,
-        },
+        network: TINY_NETWORK,
         fit: { epochs: 1, batchSize: 8, warmupSteps: 2, seed: 3 },
       });
     const buffer = await bufferFromTrajectories(trajectories);
