@@ -31,6 +31,13 @@ import { foreignOurs } from '../domain/fixtures';
 
 const store = new LearnedModelStore('domain-worker-test');
 let clock = 1_700_000_000_000;
+/** What the Experience model host is given here: the test's store and clock, wasm, and no page buffer. */
+const hostDeps = {
+  openBuffer: () => Promise.reject(new Error('a domain model reads no page buffer')),
+  store,
+  chooseBackend: async () => ({ backend: 'wasm' as const, reason: 'wasm (test)' }),
+  date: () => (clock += 1000),
+};
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -60,12 +67,7 @@ async function ask<R, P>(
 const trainModel = (name: string) =>
   ask<TrainOutcome, unknown>(
     (post) => {
-      const host = new ExpModelHost(post as (r: ExpModelReply) => void, {
-        openBuffer: () => Promise.reject(new Error('a domain model reads no page buffer')),
-        store,
-        chooseBackend: async () => ({ backend: 'wasm', reason: 'wasm (test)' }),
-        date: () => (clock += 1000),
-      });
+      const host = new ExpModelHost(post as (r: ExpModelReply) => void, hostDeps);
       return (request) => host.handle(request as never);
     },
     {
@@ -86,18 +88,10 @@ async function stopAfterFirstEpoch(name: string): Promise<TrainOutcome> {
     backend: 'wasm' as const,
   };
   let host: ExpModelHost | null = null;
-  host = new ExpModelHost(
-    (reply) => {
-      if (reply.kind === 'progress' && reply.progress.kind === 'checkpoint') void host!.handle({ id: 9, type: 'stop' });
-      if (reply.kind === 'return' && reply.id === 1) outcome = reply.value as TrainOutcome;
-    },
-    {
-      openBuffer: () => Promise.reject(new Error('a domain model reads no page buffer')),
-      store,
-      chooseBackend: async () => ({ backend: 'wasm', reason: 'wasm (test)' }),
-      date: () => (clock += 1000),
-    },
-  );
+  host = new ExpModelHost((reply) => {
+    if (reply.kind === 'progress' && reply.progress.kind === 'checkpoint') void host!.handle({ id: 9, type: 'stop' });
+    if (reply.kind === 'return' && reply.id === 1) outcome = reply.value as TrainOutcome;
+  }, hostDeps);
   let outcome: TrainOutcome | null = null;
   await host.handle({ id: 1, type: 'train', resume: false, settings });
   return outcome!;
@@ -165,12 +159,7 @@ describe("a stored domain's model, audit and agent", () => {
     const resume = (settings: object) =>
       ask<TrainOutcome, unknown>(
         (post) => {
-          const host = new ExpModelHost(post as (r: ExpModelReply) => void, {
-            openBuffer: () => Promise.reject(new Error('no page buffer')),
-            store,
-            chooseBackend: async () => ({ backend: 'wasm', reason: 'wasm (test)' }),
-            date: () => (clock += 1000),
-          });
+          const host = new ExpModelHost(post as (r: ExpModelReply) => void, hostDeps);
           return (request) => host.handle(request as never);
         },
         { type: 'train', resume: true, settings },
