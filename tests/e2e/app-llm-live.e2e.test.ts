@@ -12,34 +12,15 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { describe, expect, it } from 'vitest';
+import { openPage, SHOTS, useApp } from './harness';
 
 const MODEL_PATH = resolve(process.cwd(), '../shared/models/stories260K.gguf');
 const MODEL_PRESENT = existsSync(MODEL_PATH);
 const SKIP_NOTE =
   `${MODEL_PATH} is absent (../shared/models/stories260K.gguf from the repo root); ` + 'the live-progress e2e needs it';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
-
-beforeAll(async () => {
-  if (!MODEL_PRESENT) return;
-  app = await startApp('dreamgym-e2e-llm-live-');
-  ({ context, baseUrl } = app);
-}, 180_000);
-
-afterAll(async () => {
-  await app?.close();
-});
-
-function trackErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  return errors;
-}
+const app = useApp('dreamgym-e2e-llm-live-', { when: MODEL_PRESENT, startTimeoutMs: 180_000 });
 
 describe('wllama with stories260K.gguf: try one step, live progress, the answer in view', () => {
   it(
@@ -47,9 +28,8 @@ describe('wllama with stories260K.gguf: try one step, live progress, the answer 
       'Inspect shows why a step is invalid',
     async ({ skip }) => {
       skip(!MODEL_PRESENT, SKIP_NOTE);
-      const page = await context.newPage();
-      const errors = trackErrors(page);
-      await page.goto(`${baseUrl}/#/setup`);
+      const { page, errors } = await openPage(app.context);
+      await page.goto(`${app.baseUrl}/#/setup`);
       await page.getByLabel('wllama (CPU, a GGUF file)').check();
       await page.getByTestId('gguf-file').setInputFiles(MODEL_PATH);
       await expect
@@ -94,7 +74,7 @@ describe('wllama with stories260K.gguf: try one step, live progress, the answer 
       // ---- Train: live progress inside the first iteration --------------------------------------
       await page.goto('about:blank');
       await page.goto(
-        `${baseUrl}/#/train?preset=webshop-llm-demo&mode=dream&algo=ppo&seed=4&tasks=1&group=2&iterations=1&evalEvery=0&evalEpisodes=1` +
+        `${app.baseUrl}/#/train?preset=webshop-llm-demo&mode=dream&algo=ppo&seed=4&tasks=1&group=2&iterations=1&evalEvery=0&evalEpisodes=1` +
           '&llm=wllama:file:stories260K.gguf&k=1&history=2&tokens=64&retries=1',
       );
       await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('wllama:file:stories260K.gguf');

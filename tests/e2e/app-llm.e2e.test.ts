@@ -25,8 +25,8 @@ import { join, resolve } from 'node:path';
 import { build } from 'vite';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import type { Page } from 'playwright';
+import { SHOTS, trackErrors, useApp } from './harness';
 import { WEBLLM_WORKER_KEY } from '../../src/app/state/setup/engine';
 
 const MODEL_PATH = resolve(process.cwd(), '../shared/models/stories260K.gguf');
@@ -34,9 +34,6 @@ const MODEL_PRESENT = existsSync(MODEL_PATH);
 const SKIP_NOTE =
   `${MODEL_PATH} is absent (../shared/models/stories260K.gguf from the repo root); ` + 'the wllama dream run needs it';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
 const servers: Server[] = [];
 const requests: { url: string; method: string; auth?: string }[] = [];
 
@@ -84,9 +81,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function trackErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+/** The page's uncaught errors; its loads and dev-server messages logged. */
+function trackErrorsAndReloads(page: Page): string[] {
+  const errors = trackErrors(page);
   // Diagnostics: a dev-server reload (dependency re-optimisation) would reset the page mid-test.
   page.on('console', (m) => {
     if (/\[vite\] (?!connect)/.test(m.text())) console.log(`[console] ${m.text()}`);
@@ -124,9 +121,8 @@ async function bundleFakeWebLlmWorker(): Promise<string> {
 let fakeWorkerDir = '';
 beforeAll(async () => {
   fakeWorkerDir = await bundleFakeWebLlmWorker();
-  app = await startApp('dreamgym-e2e-llm-');
-  ({ context, baseUrl } = app);
 }, 180_000);
+const app = useApp('dreamgym-e2e-llm-', { startTimeoutMs: 180_000 });
 
 /** Options of a tiny dream run with the LLM prior and LLM variations on (1 task × 1 rollout, 1 iteration). */
 const PRIOR_AND_LLM_VARIATIONS =
@@ -183,16 +179,15 @@ async function expectPriorScores(page: Page, label: string, preference: boolean)
 }
 
 afterAll(async () => {
-  await app?.close();
   for (const server of servers) server.close();
   if (fakeWorkerDir) rmSync(fakeWorkerDir, { recursive: true, force: true });
 });
 
 describe('Setup: the language model section', () => {
   it('lists WebLLM models that fit, labels the oracle, and tests OpenAI-compatible endpoints', async () => {
-    const page = await context.newPage();
-    const errors = trackErrors(page);
-    await page.goto(`${baseUrl}/#/setup`);
+    const page = await app.context.newPage();
+    const errors = trackErrorsAndReloads(page);
+    await page.goto(`${app.baseUrl}/#/setup`);
     await expect.poll(() => page.getByTestId('adapter').textContent(), { timeout: 60_000 }).toMatch(/swiftshader/i);
 
     // The oracle, clearly labelled (picked once the default, the shipped learned model, is known).
@@ -290,9 +285,9 @@ describe('wllama with stories260K.gguf picked as a file', () => {
     skip,
   }) => {
     skip(!MODEL_PRESENT, SKIP_NOTE);
-    const page = await context.newPage();
-    const errors = trackErrors(page);
-    await page.goto(`${baseUrl}/#/setup`);
+    const page = await app.context.newPage();
+    const errors = trackErrorsAndReloads(page);
+    await page.goto(`${app.baseUrl}/#/setup`);
     await page.getByLabel('wllama (CPU, a GGUF file)').check();
     await page.getByTestId('gguf-file').setInputFiles(MODEL_PATH);
     await expect
@@ -322,7 +317,7 @@ describe('wllama with stories260K.gguf picked as a file', () => {
     // fresh document, as a shared link is.
     await page.goto('about:blank');
     await page.goto(
-      `${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=2&${PRIOR_AND_LLM_VARIATIONS}` +
+      `${app.baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=2&${PRIOR_AND_LLM_VARIATIONS}` +
         '&llm=wllama:file:stories260K.gguf&k=1&history=2&tokens=96&retries=0',
     );
     await expect.poll(() => page.getByLabel('Dream engine').inputValue()).toBe('wllama:file:stories260K.gguf');
@@ -361,14 +356,14 @@ describe('the built app holds web-llm once', () => {
 
 describe('WebLLM through its real worker API, with the fake engine', () => {
   it("runs a dream iteration to the end with the LLM prior and LLM variations; junk answers recorded invalid, the prior's scores used", async () => {
-    const page = await context.newPage();
-    const errors = trackErrors(page);
+    const page = await app.context.newPage();
+    const errors = trackErrorsAndReloads(page);
     try {
-      await page.goto(`${baseUrl}/#/setup`);
+      await page.goto(`${app.baseUrl}/#/setup`);
       await page.evaluate(([key, url]) => localStorage.setItem(key, url), [WEBLLM_WORKER_KEY, FAKE_WEBLLM_WORKER]);
       await page.goto('about:blank');
       await page.goto(
-        `${baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=3&${PRIOR_AND_LLM_VARIATIONS}` +
+        `${app.baseUrl}/#/train?preset=household-easy&mode=dream&algo=grpo&seed=3&${PRIOR_AND_LLM_VARIATIONS}` +
           '&llm=webllm:Qwen2.5-0.5B-Instruct-q4f32_1-MLC&k=1&history=2&tokens=96&retries=0',
       );
       await expect
