@@ -1,7 +1,8 @@
 /**
- * Command lines for CLI tests, written as one reads them in a shell:
+ * The CLI run in-process by the tests. Command lines are written as one reads them in a shell:
  * cli`train --preset webshop-easy --out ${run} --json` runs `main` on
- * ['train', '--preset', 'webshop-easy', '--out', run, '--json'] and resolves to its exit code.
+ * ['train', '--preset', 'webshop-easy', '--out', run, '--json'] and resolves to its exit code;
+ * `act` runs `dreamgym act` on a given stdin.
  */
 import { PassThrough } from 'node:stream';
 import { parseArgs } from '../../../src/cli/args';

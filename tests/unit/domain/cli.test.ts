@@ -5,57 +5,25 @@
  * refused for imported domains.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PassThrough } from 'node:stream';
 import { main } from '../../../src/cli/main';
-import { actCommand, runAct } from '../../../src/cli/commands/act';
-import { parseArgs } from '../../../src/cli/args';
 import { candidateIndex, inferCandidates } from '../../../src/core/data/candidates';
 import { parseTrajectoriesJsonl } from '../../../src/core/data/trajectory';
 import { loadDomainFolder } from '../../../src/node/domain-folder';
-import type { ChatRequest } from '../../../src/core/llm/types';
 import { writeTrajectories } from '../../../src/core/data/formats';
 import { foreignAgentGym, foreignOurs, scriptedDomainChat } from './fixtures';
+import { OpenAiTestServer } from '../llm/openai-test-server';
+import { captureCliOutput } from '../support/cli-output';
+import { act, argv, cli } from '../cli/run-cli';
 
-async function act(argv: string[], input: string): Promise<{ code: number; lines: Record<string, unknown>[] }> {
-  const inStream = new PassThrough();
-  const outStream = new PassThrough();
-  const chunks: string[] = [];
-  outStream.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
-  inStream.end(input);
-  const code = await runAct(parseArgs(argv, actCommand), { input: inStream, output: outStream });
-  const lines = chunks.join('').split('\n').filter(Boolean);
-  return { code, lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
-
-let out: string[];
-let err: string[];
+const { out, err, lastJson } = captureCliOutput();
 let dir: string;
 beforeEach(() => {
-  out = [];
-  err = [];
   dir = mkdtempSync(join(tmpdir(), 'dreamgym-domain-'));
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
-    out.push(a.join(' '));
-  });
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
-    err.push(a.join(' '));
-  });
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk).replace(/\n$/, ''));
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
 });
-afterEach(() => {
-  vi.restoreAllMocks();
-  rmSync(dir, { recursive: true, force: true });
-});
-const lastJson = () => JSON.parse(out[out.length - 1]);
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A rate over `count` episodes or steps (printed to 4 decimals): a whole number of them, out of `count`. */
 function expectShareOf(count: number, rate: number): void {
@@ -69,8 +37,7 @@ function expectShareOf(count: number, rate: number): void {
  * The stand-in server answers chat completions with the scripted household dream (or, with
  * `endAtOnce`, as a model that ends every episode with success at once).
  */
-let server: Server;
-let baseUrl = '';
+let server: OpenAiTestServer;
 let endAtOnce = false;
 const endedAnswer = JSON.stringify({
   reasoning: 'done',
@@ -81,36 +48,18 @@ const endedAnswer = JSON.stringify({
 });
 beforeAll(async () => {
   const scripted = scriptedDomainChat();
-  const chat = {
-    complete: async (request: ChatRequest) =>
-      endAtOnce && !request.messages[0].content.includes('write the first state')
-        ? { text: endedAnswer }
-        : scripted.complete(request),
-  };
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', async () => {
-      const request = JSON.parse(body) as { messages: ChatRequest['messages'] };
-      const { text } = await chat.complete({ messages: request.messages, maxTokens: 400 });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: 'x',
-          object: 'chat.completion',
-          model: 'fake',
-          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 300, completion_tokens: 60, total_tokens: 360 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  server = await OpenAiTestServer.answering(
+    async ({ body: { messages } }) =>
+      endAtOnce && !messages[0].content.includes('write the first state')
+        ? endedAnswer
+        : (await scripted.complete({ messages, maxTokens: 400 })).text,
+    { promptTokens: 300, completionTokens: 60 },
+  );
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
+beforeEach(() => {
+  server.requests.length = 0; // each test's own, well within the server's bound on recorded requests
+});
 
 async function writeRecords(n: number): Promise<string> {
   const file = join(dir, `myapp-${n}.json`);
@@ -123,20 +72,7 @@ describe('dreamgym domain import', () => {
     const file = await writeRecords(30);
     const tasks = join(dir, 'tasks.txt');
     writeFileSync(tasks, '# extra tasks\nput a towel in cart.\nwater the plants.\n');
-    const code = await main([
-      'domain',
-      'import',
-      file,
-      '--name',
-      'myapp',
-      '--format',
-      'agentgym',
-      '--tasks',
-      tasks,
-      '--dir',
-      dir,
-      '--json',
-    ]);
+    const code = await cli`domain import ${file} --name myapp --format agentgym --tasks ${tasks} --dir ${dir} --json`;
     expect(err.join('\n')).toBe('');
     expect(code).toBe(0);
     const summary = lastJson();
@@ -174,22 +110,7 @@ describe('dreamgym domain import', () => {
     // importing again under the same name needs --replace
     expect(await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--dir', dir])).toBe(1);
     expect(err.join('\n')).toMatch(/already exists .* --replace/);
-    expect(
-      await main([
-        'domain',
-        'import',
-        file,
-        '--name',
-        'myapp',
-        '--format',
-        'agentgym',
-        '--dir',
-        dir,
-        '--replace',
-        '--seed',
-        '1',
-      ]),
-    ).toBe(0);
+    expect(await cli`domain import ${file} --name myapp --format agentgym --dir ${dir} --replace --seed 1`).toBe(0);
     expect(out.join('\n')).toMatch(/domain 'myapp' \(byo:myapp\)/);
     expect(out.join('\n')).toContain(
       '  endings    0 succeed, 0 fail, 0 hit the step limit, 30 unrecorded, of 30 episodes',
@@ -227,29 +148,9 @@ describe('dreamgym domain train', () => {
     expect(
       await main(['domain', 'import', file, '--name', 'myapp', '--format', 'agentgym', '--dir', dir, '--json']),
     ).toBe(0);
-    const code = await main([
-      'domain',
-      'train',
-      '--name',
-      'myapp',
-      '--dir',
-      dir,
-      '--llm',
-      `openai:${baseUrl}#fake`,
-      '--iterations',
-      '1',
-      '--tasks-per-iteration',
-      '2',
-      '--group-size',
-      '2',
-      '--step-limit',
-      '5',
-      '--eval-episodes',
-      '3',
-      '--audit-n',
-      '8',
-      '--json',
-    ]);
+    const train = argv`domain train --name myapp --dir ${dir} --llm openai:${server.url}#fake --iterations 1`;
+    const code = await cli`${train} --tasks-per-iteration 2 --group-size 2 --step-limit 5 --eval-episodes 3
+      --audit-n 8 --json`;
     expect(err.join('\n')).toBe('');
     // A healthy model (warnings at most: AgentGym records no outcome, so no ending is audited).
     expect(lastJson().status).toBe('ok');
@@ -281,28 +182,7 @@ describe('dreamgym domain train', () => {
 
     // without --json: a readable report
     expect(
-      await main([
-        'domain',
-        'train',
-        '--name',
-        'myapp',
-        '--dir',
-        dir,
-        '--llm',
-        `openai:${baseUrl}#fake`,
-        '--iterations',
-        '1',
-        '--tasks-per-iteration',
-        '1',
-        '--group-size',
-        '2',
-        '--step-limit',
-        '4',
-        '--eval-episodes',
-        '2',
-        '--audit-n',
-        '4',
-      ]),
+      await cli`${train} --tasks-per-iteration 1 --group-size 2 --step-limit 4 --eval-episodes 2 --audit-n 4`,
     ).toBe(0);
     const text = out.join('\n');
     expect(text).toMatch(/\(a\) dream success on 2 held-out tasks/);
@@ -324,7 +204,7 @@ describe('dreamgym domain train', () => {
     });
     endAtOnce = true;
     try {
-      const args = ['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', `openai:${baseUrl}#fake`];
+      const args = ['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', `openai:${server.url}#fake`];
       const small = ['--iterations', '1', '--tasks-per-iteration', '2', '--group-size', '2', '--audit-n', '12'];
       // The episodes came from household (renamed): its real held-out tasks can be played too.
       const real = ['--real-env', 'household-v0', '--real-episodes', '3'];
@@ -384,9 +264,9 @@ describe('dreamgym domain train', () => {
   it('refuses the oracle for an imported domain, and names a missing domain', async () => {
     expect(await main(['domain', 'train', '--name', 'myapp', '--dir', dir, '--llm', 'oracle:0,0'])).toBe(2);
     expect(err.join('\n')).toMatch(/oracle is not available for the imported domain 'myapp'/);
-    expect(await main(['domain', 'train', '--name', 'nothere', '--dir', dir, '--llm', `openai:${baseUrl}#fake`])).toBe(
-      1,
-    );
+    expect(
+      await main(['domain', 'train', '--name', 'nothere', '--dir', dir, '--llm', `openai:${server.url}#fake`]),
+    ).toBe(1);
     expect(err.join('\n')).toMatch(
       /No domain named 'nothere'.*Import it first: dreamgym domain import FILE --name nothere --dir/,
     );
