@@ -11,8 +11,10 @@ import {
   milestoneWork,
   readLastGroupTime,
   shortDuration,
+  scaledWork,
   START_HERE_WORK,
   timeLeftSentence,
+  WEBARENA_WORK,
   type GroupTimeInput,
 } from '../../../src/app/state/start/start-here-estimate';
 import { measureSpeed, speedCheckRounds } from '../../../src/app/state/shared/machine-speed';
@@ -109,6 +111,29 @@ describe("the start-here group's time from measured speed", () => {
     const tail =
       START_HERE_WORK.s2rTail + effectiveIterations(START_HERE_WORK, 30) * START_HERE_WORK.s2rTailPerIteration;
     expect(milestoneWork(START_HERE_WORK, 'dream', 30, 30)! + tail).toBeCloseTo(groupWork(START_HERE_WORK, 30));
+  });
+
+  it("gives mini-WebArena webshop's shape, scaled by what the CLI measured, its real RL the longer chain", () => {
+    const doubled = scaledWork(START_HERE_WORK, { real: 2, dream: 1 });
+    expect([doubled.realStart, doubled.realPerIteration]).toEqual([
+      2 * START_HERE_WORK.realStart,
+      2 * START_HERE_WORK.realPerIteration,
+    ]);
+    expect({ ...doubled, realStart: 0, realPerIteration: 0 }).toEqual({
+      ...START_HERE_WORK,
+      realStart: 0,
+      realPerIteration: 0,
+    });
+    expect(scaledWork(START_HERE_WORK, { real: 1, dream: 0.5 }).dreamPerIteration).toBe(
+      START_HERE_WORK.dreamPerIteration / 2,
+    );
+    // Its 20 iterations: real RL times the group, in about half the work of webshop's 30 (the page's choice).
+    expect(longerChain(WEBARENA_WORK, 20)).toBe('real');
+    expect(milestoneWork(WEBARENA_WORK, 'dream', 3, 20)).toBeNull();
+    expect(milestoneWork(WEBARENA_WORK, 'real', 20, 20)).toBeCloseTo(groupWork(WEBARENA_WORK, 20));
+    const ratio = groupWork(WEBARENA_WORK, 20) / groupWork(START_HERE_WORK, 30);
+    expect(ratio).toBeGreaterThan(0.4);
+    expect(ratio).toBeLessThan(0.6);
   });
 
   it('counts the iterations after the first few at the share they cost once the policy has learned', () => {

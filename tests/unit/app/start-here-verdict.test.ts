@@ -19,6 +19,15 @@ describe('startHereVerdict', () => {
     expect(startHereVerdict({ ...high, episodes: 400 })).toMatch(/±3 points .* run seeds 2 and 3/);
   });
 
+  it("gives the seed link it is handed (another environment's carries env=), naming no environment itself", () => {
+    const v = { real: run(0.3, 6000), dream: run(0.2, 0), s2r: run(0.3, 600), untrained: 0, episodes: 100 };
+    const link = '#/start?env=some-env&seed=S';
+    expect(startHereVerdict({ ...v, seedLink: link })).toMatch(
+      /run seeds 2 and 3 \(#\/start\?env=some-env&seed=S\) to see/,
+    );
+    expect(startHereVerdict(v)).toMatch(/run seeds 2 and 3 \(#\/start\?seed=S\) to see/);
+  });
+
   it('a dream that wins, and S2R above real with a share of its steps', () => {
     const text = startHereVerdict({ real: run(0.5, 4000), dream: run(0.46, 0), s2r: run(0.56, 600), untrained: 0.14 });
     expect(text).toBe(

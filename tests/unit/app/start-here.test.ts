@@ -12,7 +12,19 @@ import {
   groupSummary,
   s2rNext,
   s2rStopped,
+  groupEnv,
+  lastTimeKey,
+  seedLink,
+  START_HERE_DEFAULT,
+  START_HERE_ENVS,
+  START_HERE_NOT_OFFERED,
+  startHereEnv,
+  startHereEnvFromQuery,
+  startHereRuns,
+  WEBARENA_SIZE,
 } from '../../../src/app/state/start/start-here';
+import { StartHereSession } from '../../../src/app/state/start/start-here.svelte';
+import { groupSeconds, LAST_GROUP_KEY, WEBARENA_WORK } from '../../../src/app/state/start/start-here-estimate';
 import { DEFAULT_CHOICE, dreamEngine, type EngineChoice } from '../../../src/app/state/setup/engine';
 import { START_HERE_TAG, unfinishedRun, type RunEntry } from '../../../src/app/storage/run-list';
 
@@ -138,5 +150,86 @@ describe('the start-here path', () => {
     const [, dream, s2r] = startHereConfigs(startHereEngine(null, { shipped: [] }));
     expect({ ...s2r, mode: 'dream' }).toEqual(dream);
     expect(groupSummary(['running', 'finished', 'waiting'])).toBe('1 running, 1 finished, 1 waiting.');
+  });
+});
+
+describe('the choice of environment', () => {
+  const oracle = () => startHereEngine(null, { shipped: [] });
+
+  it('offers webshop first, as the default, and each environment its own preset and size', () => {
+    expect(START_HERE_ENVS.map((e) => [e.env, e.preset])).toEqual([
+      ['webshop-lite-v0', 'webshop-easy'],
+      ['webarena-lite-v0', 'webarena-easy'],
+    ]);
+    expect(START_HERE_DEFAULT).toBe(START_HERE_ENVS[0]);
+    expect(START_HERE_ENV).toBe('webshop-lite-v0');
+    for (const choice of START_HERE_ENVS) {
+      const configs = startHereConfigs(oracle(), 1, {}, choice);
+      expect(configs.map((c) => [c.mode, c.env, c.preset])).toEqual([
+        ['real', choice.env, choice.preset],
+        ['dream', choice.env, choice.preset],
+        ['s2r', choice.env, choice.preset],
+      ]);
+      for (const c of configs) {
+        expect(c.iterations).toBe(choice.size.iterations);
+        expect(c.realStepBudget).toBe(choice.size.realStepBudget);
+        expect([c.tasksPerIteration, c.groupSize, c.learningRate]).toEqual([4, 8, 0.01]);
+      }
+      // The cards state the environment's own budgets.
+      const [real, , s2r] = startHereRuns(choice);
+      expect(real.realBudget).toBe(choice.size.realStepBudget);
+      expect(s2r.realBudget).toBe(configs[2].s2rRealFraction * configs[2].realStepBudget);
+      expect(s2r.name).toBe(`S2R (dream, then ${s2r.realBudget.toLocaleString('en-US')} real steps)`);
+    }
+    expect([WEBARENA_SIZE.iterations, WEBARENA_SIZE.realStepBudget]).toEqual([20, 6000]);
+    expect(startHereRuns(startHereEnv('webarena-lite-v0'))[2].name).toBe('S2R (dream, then 600 real steps)');
+    expect(() => startHereEnv('household-v0')).toThrow(/does not offer 'household-v0': choose one of webshop-lite-v0/);
+    expect(START_HERE_NOT_OFFERED).toMatch(/^Household is not offered/);
+  });
+
+  it('names another environment in its runs, keeps the link shorter only, and links its seeds with env=', () => {
+    const webarena = startHereEnv('webarena-lite-v0');
+    const entries = groupEntries(startHereConfigs(oracle(), 1, {}, webarena), 5000);
+    expect(entries.map((e) => e.name)).toEqual([
+      'Real RL (baseline) · mini-WebArena',
+      'Dream (0 real steps) · mini-WebArena',
+      'S2R (dream, then 600 real steps) · mini-WebArena',
+    ]);
+    expect(groupEnv(entries[0].config.env)).toBe(webarena);
+    expect(groupEnv('household-v0')).toBe(START_HERE_DEFAULT);
+    // A group of either environment is the newest group after a reload.
+    const webshop = groupEntries(startHereConfigs(oracle()), 4000);
+    expect(latestGroup([...webshop, ...entries]).map((e) => e.config.env)).toEqual(Array(3).fill('webarena-lite-v0'));
+    const short = startHereConfigs(oracle(), 1, startHereSizeFromQuery('iterations=2&seed=3'), webarena);
+    expect(short.map((c) => [c.iterations, c.seed, c.env])).toEqual(Array(3).fill([2, 3, 'webarena-lite-v0']));
+    expect(startHereEnvFromQuery('env=webarena-lite-v0&seed=2')).toBe(webarena);
+    for (const q of ['', 'env=household-v0', 'env=x']) expect(startHereEnvFromQuery(q)).toBeNull();
+    expect(seedLink(START_HERE_DEFAULT)).toBe('#/start?seed=S');
+    expect(seedLink(webarena)).toBe('#/start?env=webarena-lite-v0&seed=S');
+    expect(startHereEnvFromQuery(seedLink(webarena).slice('#/start?'.length))).toBe(webarena);
+  });
+
+  it('keeps the choice in the session: webshop by default, another by choose or link, with its own estimate', () => {
+    const session = new StartHereSession(false);
+    expect(session.choice).toBe(START_HERE_DEFAULT);
+    expect(session.runs).toEqual(START_HERE_RUNS);
+    expect(session.iterations({})).toBe(30);
+    session.clock.score = 500_000;
+    const webshopSeconds = session.clock.expectedSeconds(30);
+    session.choose('webarena-lite-v0');
+    expect(session.choice.env).toBe('webarena-lite-v0');
+    expect(session.iterations({})).toBe(20);
+    expect(session.iterations({ iterations: 2 })).toBe(2);
+    expect(session.iterations({ iterations: 200 })).toBe(session.choice.size.iterations);
+    expect(session.clock.expectedSeconds(20)).toBeCloseTo(groupSeconds(WEBARENA_WORK, 20, 500_000, 1));
+    expect(() => session.choose('household-v0')).toThrow(/does not offer/);
+    expect(session.choice.env).toBe('webarena-lite-v0');
+    session.chooseFromLink('seed=2');
+    expect(session.choice.env).toBe('webarena-lite-v0');
+    session.chooseFromLink('env=webshop-lite-v0');
+    expect(session.choice).toBe(START_HERE_DEFAULT);
+    expect(session.clock.expectedSeconds(30)).toBe(webshopSeconds);
+    expect(lastTimeKey(START_HERE_DEFAULT)).toBe(LAST_GROUP_KEY);
+    expect(lastTimeKey(startHereEnv('webarena-lite-v0'))).toBe(`${LAST_GROUP_KEY}.webarena-lite-v0`);
   });
 });

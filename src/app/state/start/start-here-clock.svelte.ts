@@ -20,6 +20,7 @@ import {
   readLastGroupTime,
   START_HERE_WORK,
   timeLeftSentence,
+  type GroupWork,
   type LastGroupTime,
   type Milestone,
 } from './start-here-estimate';
@@ -48,6 +49,9 @@ export class StartHereClock {
   score = $state<number | null>(null);
   checking = $state(false);
   last = $state.raw<LastGroupTime | null>(readLastGroupTime(storage()));
+  /** The chosen environment's group work, and where its last timed group is kept (use). */
+  private work = $state.raw<GroupWork>(START_HERE_WORK);
+  private lastKey = LAST_GROUP_KEY;
   /** When the timed group started (performance.now()), null when none is timed. */
   startedAt = $state<number | null>(null);
   iterations = $state(0);
@@ -60,6 +64,14 @@ export class StartHereClock {
   private timer: ReturnType<typeof setInterval> | null = null;
   private scoreAtStart = 1;
   private dreamBegun = false;
+
+  /** Times another environment's group from now on: its work and its own last timed group. */
+  use(work: GroupWork, lastKey: string): void {
+    if (this.startedAt !== null) return; // a timed group keeps its work to the end
+    this.work = work;
+    this.lastKey = lastKey;
+    this.last = readLastGroupTime(storage(), lastKey);
+  }
 
   /** Measures this machine's speed for about a second, unless a check is fresh. */
   check(): Promise<void> {
@@ -90,7 +102,7 @@ export class StartHereClock {
 
   /** The group's seconds from the click, before it starts (null before the speed check). */
   expectedSeconds(iterations: number): number | null {
-    return this.score === null ? null : groupSeconds(START_HERE_WORK, iterations, this.score, this.last?.factor ?? 1);
+    return this.score === null ? null : groupSeconds(this.work, iterations, this.score, this.last?.factor ?? 1);
   }
 
   beforeStart(iterations: number): string | null {
@@ -106,8 +118,8 @@ export class StartHereClock {
     this.scoreAtStart = this.score;
     this.milestones = [];
     this.dreamBegun = false;
-    const chain = longerChain(START_HERE_WORK, iterations);
-    this.next = { [chain]: milestoneWork(START_HERE_WORK, chain, 1, iterations)! };
+    const chain = longerChain(this.work, iterations);
+    this.next = { [chain]: milestoneWork(this.work, chain, 1, iterations)! };
     this.startedAt = this.now = performance.now();
     this.timer = setInterval(() => (this.now = performance.now()), 1000);
   }
@@ -117,18 +129,18 @@ export class StartHereClock {
     if (this.startedAt === null || this.dreamBegun || mode !== 'dream' || iteration !== 1 || stage !== 'rollout')
       return;
     this.dreamBegun = true;
-    const work = dreamBeginsWork(START_HERE_WORK, this.iterations);
+    const work = dreamBeginsWork(this.work, this.iterations);
     if (work !== null) this.reached(work, true);
   }
 
   /** A run's iteration record arrived. */
   record(mode: Mode, iteration: number): void {
     if (this.startedAt === null) return;
-    const work = milestoneWork(START_HERE_WORK, mode, iteration, this.iterations);
+    const work = milestoneWork(this.work, mode, iteration, this.iterations);
     if (work === null) return; // not the chain the group waits for
     this.reached(work);
     const next = { ...this.next };
-    if (iteration < this.iterations) next[mode] = milestoneWork(START_HERE_WORK, mode, iteration + 1, this.iterations)!;
+    if (iteration < this.iterations) next[mode] = milestoneWork(this.work, mode, iteration + 1, this.iterations)!;
     else delete next[mode];
     this.next = next;
   }
@@ -142,7 +154,7 @@ export class StartHereClock {
   get secondsLeft(): number | null {
     if (this.startedAt === null) return null;
     return groupSecondsLeft({
-      work: START_HERE_WORK,
+      work: this.work,
       iterations: this.iterations,
       score: this.scoreAtStart,
       factor: this.last?.factor ?? 1,
@@ -161,9 +173,9 @@ export class StartHereClock {
   finish(): void {
     if (this.startedAt === null) return;
     const seconds = (performance.now() - this.startedAt) / 1000;
-    this.last = lastGroupTime(START_HERE_WORK, this.iterations, this.scoreAtStart, seconds, Date.now());
+    this.last = lastGroupTime(this.work, this.iterations, this.scoreAtStart, seconds, Date.now());
     try {
-      storage()?.setItem(LAST_GROUP_KEY, JSON.stringify(this.last));
+      storage()?.setItem(this.lastKey, JSON.stringify(this.last));
     } catch {
       /* storage full or blocked: the next estimate starts from the speed check alone */
     }

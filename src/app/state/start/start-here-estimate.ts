@@ -65,6 +65,30 @@ export const START_HERE_WORK: GroupWork = {
   learnedShare: 0.4,
 };
 
+const REAL_KEYS = ['realStart', 'realPerIteration'] as const;
+
+/**
+ * Another environment's group work in webshop's shape: its real RL costs `real` times webshop's, its dream and S2R's
+ * tail `dream` times, iteration for iteration.
+ */
+export function scaledWork(work: GroupWork, factor: { real: number; dream: number }): GroupWork {
+  const scaled = { ...work };
+  for (const key of Object.keys(work) as (keyof GroupWork)[]) {
+    if (key === 'fullIterations' || key === 'learnedShare') continue;
+    scaled[key] = work[key] * ((REAL_KEYS as readonly string[]).includes(key) ? factor.real : factor.dream);
+  }
+  return scaled;
+}
+
+/**
+ * mini-WebArena's group work: not timed in the page; webshop's, scaled by CPU seconds measured in the CLI on the same
+ * machine the same hour (docs/results/start-here.md, "Other environments"). Its real RL at 20 iterations took 12.8 s
+ * (seeds 1-3) where webshop's at 30 took 10.2 s; its dream and S2R's tail (the CLI's S2R run, which dreams again)
+ * 18.1 s where webshop's took 52.0 s. Per iteration of the model (20 against 30): real × 1.67, dream × 0.46. Its real
+ * RL is then the longer chain: its episodes lengthen as it learns, where webshop's shorten.
+ */
+export const WEBARENA_WORK: GroupWork = scaledWork(START_HERE_WORK, { real: 1.67, dream: 0.46 });
+
 /** Iterations at full cost that `iterations` amount to (the policy's episodes shorten once it has learned). */
 export function effectiveIterations(work: GroupWork, iterations: number): number {
   const full = Math.min(iterations, work.fullIterations);
@@ -203,9 +227,12 @@ export function lastGroupTime(
   return { factor: Math.min(3, Math.max(1 / 3, seconds / predicted)), seconds, iterations, at };
 }
 
-export function readLastGroupTime(storage: Pick<Storage, 'getItem'> | null): LastGroupTime | null {
+export function readLastGroupTime(
+  storage: Pick<Storage, 'getItem'> | null,
+  key = LAST_GROUP_KEY,
+): LastGroupTime | null {
   try {
-    const v = JSON.parse(storage?.getItem(LAST_GROUP_KEY) ?? 'null') as Partial<LastGroupTime> | null;
+    const v = JSON.parse(storage?.getItem(key) ?? 'null') as Partial<LastGroupTime> | null;
     if (!v || typeof v.factor !== 'number' || !(v.factor > 0) || typeof v.seconds !== 'number') return null;
     if (typeof v.iterations !== 'number' || typeof v.at !== 'number') return null;
     return v as LastGroupTime;

@@ -23,6 +23,8 @@ export interface VerdictInput {
   episodes?: number;
   /** The seed of the three runs. */
   seed?: number;
+  /** The page's link to another seed, S standing for it (default '#/start?seed=S'). */
+  seedLink?: string;
 }
 
 /** The share of DreamGym's claim the dream must reach (the paper's dream-to-real ratio, rounded down). */
@@ -54,7 +56,7 @@ function oneSeedSentence(v: VerdictInput, episodes: number): string {
   const others = [1, 2, 3].filter((s) => s !== (v.seed ?? 1));
   return (
     `One seed on ${episodes} held-out tasks: each rate is within about ±${halfWidth} points (95 %), so a smaller gap ` +
-    `is not shown by this run; run seeds ${others.join(' and ')} (#/start?seed=S) to see the spread.`
+    `is not shown by this run; run seeds ${others.join(' and ')} (${v.seedLink ?? '#/start?seed=S'}) to see the spread.`
   );
 }
 

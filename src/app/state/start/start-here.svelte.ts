@@ -5,7 +5,8 @@
  * page does not stop the runs, and a reload resumes unfinished ones from their checkpoints (the
  * Train page leaves runs tagged 'start-here' to this page). S2R's worker starts when the dream has
  * finished, from the dream's final checkpoint (one dream for two cards); meanwhile its card shows
- * the dream's curve. Plain logic is in start-here.ts.
+ * the dream's curve. The environment of the next group is the page's choice (choose; webshop by default), and a
+ * restored group brings back its own. Plain logic is in start-here.ts.
  */
 import { getContext, setContext } from 'svelte';
 import type { TrainConfig } from '../../../core/train/config';
@@ -21,14 +22,19 @@ import { learnedPathOfSpec } from '../setup/learned-path';
 import { StartHereClock } from './start-here-clock.svelte';
 import {
   groupEntries,
+  groupEnv,
+  lastTimeKey,
   latestGroup,
   S2R_WAITS,
   s2rNext,
   s2rStopped,
-  START_HERE_ENV,
-  START_HERE_RUNS,
+  START_HERE_DEFAULT,
   startHereConfigs,
+  startHereEnv,
+  startHereEnvFromQuery,
+  startHereRuns,
   type StartHereEngine,
+  type StartHereEnv,
   type StartHereRun,
 } from './start-here';
 
@@ -79,6 +85,8 @@ export class StartHereSession {
   starting = $state(false);
   /** Stop was pressed and the workers have not all answered yet. */
   stopping = $state(false);
+  /** The environment the next group trains on (the page's choice; a restored group's own). */
+  choice = $state.raw<StartHereEnv>(START_HERE_DEFAULT);
   /** The group's time estimates: the speed check before the click, the time left while they train. */
   readonly clock = new StartHereClock();
 
@@ -97,6 +105,33 @@ export class StartHereSession {
   get finished(): boolean {
     return this.slots.length > 0 && this.slots.every((s) => s.status.state === 'finished');
   }
+  /** The iterations of the runs on screen, else of the chosen environment's size shortened by the link's `size`. */
+  iterations(size: Partial<TrainConfig>): number {
+    return (
+      this.slots[0]?.entry.config.iterations ?? Math.min(size.iterations ?? Infinity, this.choice.size.iterations!)
+    );
+  }
+  /** The chosen environment's three runs (the cards before a group starts). */
+  get runs(): StartHereRun[] {
+    return startHereRuns(this.choice);
+  }
+
+  /** Picks the environment of the next group (not while one trains); its estimate and last timed group with it. */
+  choose(env: string): void {
+    if (this.active) return;
+    this.setChoice(startHereEnv(env));
+  }
+
+  /** The link's environment (`#/start?env=E`), if it names one the page offers. */
+  chooseFromLink(query: string): void {
+    const linked = startHereEnvFromQuery(query);
+    if (linked) this.choose(linked.env);
+  }
+
+  private setChoice(choice: StartHereEnv): void {
+    this.choice = choice;
+    this.clock.use(choice.work, lastTimeKey(choice));
+  }
 
   /** Starts the three runs (a new group; an earlier group stays in Compare); `size` shortens them (startHereSizeFromQuery). */
   async start(size: Partial<TrainConfig> = {}): Promise<void> {
@@ -107,16 +142,18 @@ export class StartHereSession {
       // One engine rule for Setup, Train and this page (engine.ts dreamEngine): Setup's pick, else the shipped model.
       const setup = engineSetup();
       await setup.ready();
-      const engine = setup.dream(START_HERE_ENV);
+      const choice = this.choice;
+      const engine = setup.dream(choice.env);
       this.engine = engine;
       await this.clock.check();
-      const entries = groupEntries(startHereConfigs(engine, 1, size), Date.now());
+      const entries = groupEntries(startHereConfigs(engine, 1, size, choice), Date.now());
       // The group's work was measured with the shipped model's dream (start-here-estimate.ts): others get no estimate.
       const path = learnedPathOfSpec(engine.llm);
-      this.clock.begin(entries[0].config.iterations, path?.where === 'shipped' && path.env === START_HERE_ENV);
+      this.clock.begin(entries[0].config.iterations, path?.where === 'shipped' && path.env === choice.env);
       for (const entry of [...entries].reverse()) upsertRun(entry);
+      const runs = startHereRuns(choice);
       this.slots = entries.map((entry, i) => ({
-        run: START_HERE_RUNS[i],
+        run: runs[i],
         entry,
         status: statusOf(entry, 'Starting…'),
         history: [],
@@ -172,13 +209,15 @@ export class StartHereSession {
   private async restore(): Promise<void> {
     const group = latestGroup(loadRuns());
     if (group.length === 0) return;
+    this.setChoice(groupEnv(group[0].config.env));
+    const runs = this.runs;
     const dreamer = group.find((e) => e.config.mode !== 'real');
     this.engine = dreamer ? dreamEngineOfSpec(dreamer.config.llm) : null;
     const withHistory = await Promise.all(
       group.map(async (entry) => ({ entry, history: await this.history.list(entry.runId).catch(() => []) })),
     );
     this.slots = withHistory.map(({ entry, history }) => ({
-      run: START_HERE_RUNS.find((r) => r.mode === entry.config.mode)!,
+      run: runs.find((r) => r.mode === entry.config.mode)!,
       entry,
       history,
       live: null,
