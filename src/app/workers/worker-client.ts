@@ -42,6 +42,14 @@ export class WorkerCrashedError extends DreamGymError {
   }
 }
 
+/** The page terminated a worker to stop its work: the running request rejects with the client's subclass. */
+export class WorkerStoppedError extends DreamGymError {
+  constructor(facts: { code: string; fix: string }) {
+    super('Stopped.', facts);
+    this.name = 'WorkerStoppedError';
+  }
+}
+
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 interface Pending<Progress> {

@@ -103,6 +103,7 @@ const SAMPLE_ARGS: Record<string, unknown[]> = {
   WebArenaTaskError: ['m'],
   WorkerCrashedError: ['test worker', 'exit', { code: 'test-worker-crashed', fix: 'Start it again.' }],
   WorkerError: [{ name: 'ConfigError', message: 'm' }],
+  WorkerStoppedError: [{ code: 'test-worker-stopped', fix: 'Start it again.' }],
   WorldSpecError: ['m'],
 };
 

@@ -11,8 +11,7 @@ import type {
   Suggestion,
   TrainedAgent,
 } from './domain-protocol';
-import { WorkerClient, WorkerCrashedError, type WorkerLike } from '../worker-client';
-import { DreamGymError } from '../../../core/errors';
+import { WorkerClient, WorkerCrashedError, WorkerStoppedError, type WorkerLike } from '../worker-client';
 
 export class DomainWorkerCrashedError extends WorkerCrashedError {
   constructor(detail: string) {
@@ -25,9 +24,9 @@ export class DomainWorkerCrashedError extends WorkerCrashedError {
 }
 
 /** The worker was terminated to stop it (the running request rejects with this). */
-export class DomainWorkerStoppedError extends DreamGymError {
+export class DomainWorkerStoppedError extends WorkerStoppedError {
   constructor() {
-    super('Stopped.', {
+    super({
       code: 'domain-worker-stopped',
       fix: 'Nothing is wrong: the work was stopped on request; start it again to redo it.',
     });

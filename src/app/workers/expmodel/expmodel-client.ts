@@ -16,9 +16,8 @@ import type {
   KeptModel,
   TrainOutcome,
 } from './expmodel-protocol';
-import { WorkerClient, WorkerCrashedError, type WorkerLike } from '../worker-client';
+import { WorkerClient, WorkerCrashedError, WorkerStoppedError, type WorkerLike } from '../worker-client';
 import type { BackendPreference, ExpModelSettings } from '../../state/model/expmodel-settings';
-import { DreamGymError } from '../../../core/errors';
 
 export const STOP_GRACE_MS = 1500;
 
@@ -33,9 +32,9 @@ export class ExpModelWorkerCrashedError extends WorkerCrashedError {
 }
 
 /** The worker was terminated to stop it (the running request resolves with this). */
-export class ExpModelStoppedError extends DreamGymError {
+export class ExpModelStoppedError extends WorkerStoppedError {
   constructor() {
-    super('Stopped.', {
+    super({
       code: 'expmodel-stopped',
       fix: 'Nothing is wrong: the training was stopped on request; train again to resume it.',
     });
