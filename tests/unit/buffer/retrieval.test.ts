@@ -9,7 +9,8 @@ import {
 } from '../../../src/core/buffer/retrieval';
 import { scanKernelUnavailable } from '../../../src/core/buffer/simd/kernel';
 import { SCAN_WASM_SIZE } from '../../../src/core/buffer/simd/scan-wasm';
-import { TRANSITION_SOURCES, type BufferTransition } from '../../../src/core/buffer/types';
+import { TRANSITION_SOURCES } from '../../../src/core/buffer/types';
+import { transition } from '../support/transition';
 
 const DIMS = 256;
 /** Every suite below runs once per kernel: the wasm SIMD kernel must match the reference exactly, as the JS one does. */
@@ -297,28 +298,8 @@ for (const kernel of KERNELS)
     it('accepts buffer transitions and refuses mismatched vectors with clear errors', () => {
       const rng = Rng.fromSeed(16, 'errors');
       const index = new RetrievalIndex(DIMS, { embedder: 'hashed-ngram-256', kernel });
-      const transition: BufferTransition = {
-        id: 'ep#0',
-        env: 'webshop-lite-v0',
-        taskId: 't',
-        instruction: 'i',
-        episodeId: 'ep',
-        stepIndex: 0,
-        observation: 'o',
-        admissible: [],
-        action: 'a',
-        nextObservation: 'o2',
-        nextAdmissible: [],
-        reward: 0,
-        terminated: false,
-        truncated: false,
-        source: 'offline',
-        valid: true,
-        createdAt: 0,
-        embedding: unitVector(rng),
-        embedder: 'hashed-ngram-256',
-      };
-      expect(index.add([transition])).toBe(1);
+      const stored = transition({ id: 'ep#0', embedding: unitVector(rng), embedder: 'hashed-ngram-256' });
+      expect(index.add([stored])).toBe(1);
       const base = { id: 'x', env: 'e', source: 'real' as const, episodeId: 'e', valid: true };
       expect(() => index.add({ ...base, embedding: new Float32Array(384).fill(1) })).toThrow(
         /384-dim vector but the index holds 256-dim vectors \(embedder 'hashed-ngram-256'\)/,

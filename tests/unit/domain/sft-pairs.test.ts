@@ -10,31 +10,8 @@ import { seedDomainBuffer } from '../../../src/core/domain/trainer';
 import { builtInDomainCard, type DomainCard } from '../../../src/core/experience/domain-card';
 import { answerOf, ENDED_OBSERVATION } from '../../../src/core/experience/learned/sft-data';
 import { learnedTrainOptions, prepareData } from '../../../src/core/experience/learned/train-model';
-import type { Transition } from '../../../src/core/types';
 import { householdEpisodes } from './fixtures';
-
-function transition(fields: Partial<Transition>): Transition {
-  return {
-    id: 't',
-    env: 'byo:app',
-    taskId: 'task',
-    instruction: 'do it',
-    episodeId: 'e',
-    stepIndex: 3,
-    observation: 'a room',
-    admissible: ['go to a', 'go to b'],
-    action: 'go to a',
-    nextObservation: 'you arrive at a',
-    nextAdmissible: [],
-    reward: 0,
-    terminated: false,
-    truncated: false,
-    source: 'offline',
-    valid: true,
-    createdAt: 0,
-    ...fields,
-  };
-}
+import { transition } from '../support/transition';
 
 describe('answerOf at the ends of recorded episodes', () => {
   const generic = { abstraction: 'generic' } as DomainCard;
