@@ -1,5 +1,15 @@
 import type { Trajectory } from '../../../src/core/types';
 
+/** The buttons of a WebShop item page, as its admissible actions start (its options follow). */
+export const ITEM_PAGE_CLICKS = [
+  'click[back to search]',
+  'click[< prev]',
+  'click[description]',
+  'click[features]',
+  'click[reviews]',
+  'click[buy now]',
+];
+
 /** A small hand-made household episode (no env needed), with thoughts on some steps. */
 export function householdEpisode(seed = 3): Trajectory {
   return {
@@ -109,14 +119,7 @@ export function webshopEpisode(seed = 11): Trajectory {
       },
       {
         observation: `Instruction: [SEP] ${instruction} [SEP] Back to Search [SEP] < Prev [SEP] Grey Sofa, Living Room [SEP] Price: $250.00 [SEP] Rating: N.A. [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now`,
-        admissible: [
-          'click[back to search]',
-          'click[< prev]',
-          'click[description]',
-          'click[features]',
-          'click[reviews]',
-          'click[buy now]',
-        ],
+        admissible: [...ITEM_PAGE_CLICKS],
         action: 'click[buy now]',
         reward: 1,
         terminated: true,

@@ -21,6 +21,7 @@ import { chooseOptions } from '../../../../src/core/envs/webshop/episode';
 import { getReward } from '../../../../src/core/envs/webshop/reward';
 import { Rng } from '../../../../src/core/rng';
 import type { Observation, StepResult, Task } from '../../../../src/core/types';
+import { ITEM_PAGE_CLICKS } from '../../data/fixtures';
 
 const SEP = ' [SEP] ';
 const LEVELS = [0, 0.25, 0.5, 0.75, 1];
@@ -140,12 +141,7 @@ describe('pages (WebShop simple mode)', () => {
     );
     expect(target.priceTag).toMatch(/^\$\d+\.\d\d$/);
     expect(item.admissible).toEqual([
-      'click[back to search]',
-      'click[< prev]',
-      'click[description]',
-      'click[features]',
-      'click[reviews]',
-      'click[buy now]',
+      ...ITEM_PAGE_CLICKS,
       ...target.options.flatMap((g) => g.values.map((v) => `click[${v}]`)),
     ]);
 
