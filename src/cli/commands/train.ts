@@ -104,35 +104,74 @@ interface RunSetup {
 }
 
 /** Trains to the end (or the engine's stop), checkpointing every iteration, then evaluates and writes summary.json. */
-async function trainAndSummarize(
-  o: TrainOptions,
-  { config, state, store, out, deps: given, backend }: RunSetup,
-): Promise<void> {
-  const metricsPath = join(out, 'metrics.jsonl');
+async function trainAndSummarize(o: TrainOptions, setup: RunSetup): Promise<void> {
+  const { config, out } = setup;
   // Live progress inside an iteration (a language model can take minutes per iteration): a line on stderr.
   const meter = new ProgressMeter(() => performance.now(), config.iterations);
-  const deps: TrainerDeps = { ...given, progress: meter };
-  let trainer: Trainer;
+  const deps: TrainerDeps = { ...setup.deps, progress: meter };
+  const trainer = await startTrainer(o, setup, deps);
+  writeFileSync(join(out, 'config.json'), JSON.stringify(trainer.config, null, 2) + '\n');
+  const started = performance.now();
+  await trainToEnd(trainer, setup.store, out, liveLine(meter, o.progress ?? (process.stderr.isTTY ? 1 : 10)));
+  const { evaluation, dev } = await finalEvaluations(trainer, o.split);
+  // A degenerate dream is never reported as a plain success (dream-health.ts): said on stderr and in the summary.
+  const warnings = dreamWarnings(readHistory(join(out, 'metrics.jsonl'))).map((w) => w.message);
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+  const summary = {
+    ...runFigures(trainer, deps, o.dataset, out),
+    eval: evalSummary(evaluation),
+    ...(evaluation !== dev ? { eval_dev: evalSummary(dev) } : {}),
+    wall_seconds: round((performance.now() - started) / 1000, 1),
+    backend: setup.backend,
+    out,
+    ...(warnings.length > 0 ? { warnings } : {}),
+    // What ran, every field: the preset, the options and --set, as the run used them.
+    config: trainer.config,
+  };
+  writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  trainer.dispose();
+  if (o.json) printJsonLast(summary);
+  else
+    console.log(
+      `held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks ` +
+        `of the ${summary.eval.split} split) after ${summary.real_steps} real steps; run in ${out}`,
+    );
+}
+
+/**
+ * The run's trainer: restored from its checkpoint (metrics.jsonl cut back to it), or new (from the SFT policy
+ * with --sft) with iteration 0 saved as a checkpoint.
+ */
+async function startTrainer(o: TrainOptions, { config, state, store, out }: RunSetup, deps: TrainerDeps) {
+  const metricsPath = join(out, 'metrics.jsonl');
   if (state) {
-    trainer = await Trainer.restore(state, config, deps);
+    const trainer = await Trainer.restore(state, config, deps);
     // Keep the metrics of the iterations the checkpoint covers, drop any written after it.
     const kept = existsSync(metricsPath)
       ? readFileSync(metricsPath, 'utf8').split('\n').filter(Boolean).slice(0, state.iteration)
       : [];
     writeFileSync(metricsPath, kept.map((l) => l + '\n').join(''));
-  } else {
-    trainer = new Trainer(config, deps);
-    if (o.sft) await cloneOffline(trainer, o.dataset, out);
-    else rmSync(join(out, SFT_FILE), { force: true }); // a new run in an old folder did not start from its SFT
-    writeFileSync(metricsPath, '');
-    // Iteration 0 is a checkpoint too: a run stopped in its first iteration (the engine down) resumes from it.
-    await store.save(await trainer.state());
+    return trainer;
   }
-  writeFileSync(join(out, 'config.json'), JSON.stringify(trainer.config, null, 2) + '\n');
-  const started = performance.now();
+  const trainer = new Trainer(config, deps);
+  if (o.sft) await cloneOffline(trainer, o.dataset, out);
+  else rmSync(join(out, SFT_FILE), { force: true }); // a new run in an old folder did not start from its SFT
+  writeFileSync(metricsPath, '');
+  // Iteration 0 is a checkpoint too: a run stopped in its first iteration (the engine down) resumes from it.
+  await store.save(await trainer.state());
+  return trainer;
+}
+
+/** The iterations left, each written to metrics.jsonl and perf.jsonl and checkpointed, with a progress bar. */
+async function trainToEnd(
+  trainer: Trainer,
+  store: FolderCheckpointStore,
+  out: string,
+  live: ReturnType<typeof liveLine>,
+): Promise<void> {
+  const metricsPath = join(out, 'metrics.jsonl');
   const perfPath = join(out, 'perf.jsonl');
-  const bar = progressBar(`train ${config.preset} ${trainer.config.algo}`);
-  const live = liveLine(meter, o.progress ?? (process.stderr.isTTY ? 1 : 10));
+  const bar = progressBar(`train ${trainer.config.preset} ${trainer.config.algo}`);
   while (!trainer.finished) {
     live.iterating = true;
     const record = await trainer.runIteration().catch((error: unknown) => {
@@ -158,45 +197,31 @@ async function trainAndSummarize(
   }
   live.stop();
   bar.end();
-  const { evaluation, dev } = await finalEvaluations(trainer, o.split);
-  // A degenerate dream is never reported as a plain success (dream-health.ts): said on stderr and in the summary.
-  const warnings = dreamWarnings(readHistory(metricsPath)).map((w) => w.message);
-  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
-  const summary = {
-    preset: trainer.config.preset,
-    mode: trainer.config.mode,
-    algo: trainer.config.algo,
-    seed: trainer.config.seed,
+}
+
+/** summary.json's head: what the run was and did (its steps, its engine, what it started from). */
+function runFigures(trainer: Trainer, deps: TrainerDeps, dataset: string | undefined, out: string) {
+  const { config } = trainer;
+  const sftPath = join(out, SFT_FILE);
+  return {
+    preset: config.preset,
+    mode: config.mode,
+    algo: config.algo,
+    seed: config.seed,
     real_steps: trainer.realSteps,
     dream_steps: trainer.dreamSteps,
     iterations: trainer.iteration,
-    ...(trainer.config.mode !== 'real'
+    ...(config.mode !== 'real'
       ? {
-          llm: trainer.config.llm,
+          llm: config.llm,
           experience_model: deps.experienceModel?.label,
-          invalid_rate: round(invalidRate(metricsPath), 4),
+          invalid_rate: round(invalidRate(join(out, 'metrics.jsonl')), 4),
         }
       : {}),
-    ...(o.dataset !== undefined ? { offline_dataset: o.dataset } : {}),
-    ...(existsSync(join(out, SFT_FILE)) ? { started_from: JSON.parse(readFileSync(join(out, SFT_FILE), 'utf8')) } : {}),
+    ...(dataset !== undefined ? { offline_dataset: dataset } : {}),
+    ...(existsSync(sftPath) ? { started_from: JSON.parse(readFileSync(sftPath, 'utf8')) } : {}),
     ...(deps.taskGenerator ? { task_generator: { label: deps.taskGenerator.label, ...deps.taskGenerator.stats } } : {}),
-    eval: evalSummary(evaluation),
-    ...(evaluation !== dev ? { eval_dev: evalSummary(dev) } : {}),
-    wall_seconds: round((performance.now() - started) / 1000, 1),
-    backend,
-    out,
-    ...(warnings.length > 0 ? { warnings } : {}),
-    // What ran, every field: the preset, the options and --set, as the run used them.
-    config: trainer.config,
   };
-  writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-  trainer.dispose();
-  if (o.json) printJsonLast(summary);
-  else
-    console.log(
-      `held-out success ${summary.eval.success} (score ${summary.eval.score}, ${summary.eval.episodes} tasks ` +
-        `of the ${summary.eval.split} split) after ${summary.real_steps} real steps; run in ${out}`,
-    );
 }
 
 /** The progress bar's success figure, named by who judged it: the real env, or the dream (never both under one name). */
