@@ -1,9 +1,19 @@
 /**
- * Reading an OpenAI-shaped chat completion, the answer OpenAI-compatible servers (openai.ts) and web-llm
- * (webllm.ts) give: its finish reason, its logprobs and its token counts.
+ * An OpenAI-shaped chat completion, as OpenAI-compatible servers (openai.ts) and web-llm (webllm.ts) take and give
+ * it: the one output constraint a request may carry, and the answer's finish reason, logprobs and token counts.
  */
-import type { ChatUsage, FinishReason, TokenLogprob } from './types';
+import { LlmError, type ChatRequest, type ChatUsage, type FinishReason, type TokenLogprob } from './types';
 import { finiteOr } from './helpers';
+
+/** A request constrains its output with a JSON schema or with a grammar, never both. */
+export function checkOneConstraint(request: ChatRequest): void {
+  if (request.jsonSchema && request.grammar !== undefined) {
+    throw new LlmError(
+      'A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.',
+      'unsupported',
+    );
+  }
+}
 
 /** `usage` of a chat completion → ChatUsage; a missing or odd count is 0. */
 export function chatUsage(

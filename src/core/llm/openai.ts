@@ -34,7 +34,7 @@ import { LlmError, type ChatModel, type ChatRequest, type ChatResult, type LlmEr
 import { normaliseBaseUrl } from './spec';
 import { ConcurrencyLimiter } from './limiter';
 import { pickString } from './helpers';
-import { chatUsage, mapFinishReason, parseLogprobs } from './chat-completion';
+import { chatUsage, checkOneConstraint, mapFinishReason, parseLogprobs } from './chat-completion';
 import {
   abortedError,
   badShape,
@@ -228,12 +228,7 @@ export class OpenAiChatModel implements ChatModel {
   }
 
   async #complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
-    if (request.jsonSchema && request.grammar !== undefined) {
-      throw new LlmError(
-        'A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.',
-        'unsupported',
-      );
-    }
+    checkOneConstraint(request);
     const started = this.#now();
     let mode = this.#structuredOutput;
     let reply = await this.#exchange('POST', '/chat/completions', this.#chatBody(request, mode), signal);

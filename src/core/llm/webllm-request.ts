@@ -5,6 +5,7 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionRequestNonStreaming } from '@mlc-ai/web-llm';
 import { LlmError, type ChatMessage, type ChatRequest } from './types';
+import { checkOneConstraint } from './chat-completion';
 
 /**
  * Stop strings that no JSON from a sane model contains outside strings (raw newlines/tabs are
@@ -18,12 +19,7 @@ const MAX_TOP_LOGPROBS = 5;
 
 /** ChatRequest → web-llm's (OpenAI-like) non-streaming request. Pure; throws LlmError('unsupported') on a bad request. */
 export function toWebLlmRequest(modelId: string, request: ChatRequest): ChatCompletionRequestNonStreaming {
-  if (request.jsonSchema && request.grammar !== undefined) {
-    throw new LlmError(
-      'A request can constrain its output with jsonSchema or with grammar, not both; drop one of them.',
-      'unsupported',
-    );
-  }
+  checkOneConstraint(request);
   if (!Number.isInteger(request.maxTokens) || request.maxTokens <= 0) {
     throw new LlmError(
       `maxTokens must be a positive integer (got ${request.maxTokens}); WebLLM needs a bound on every answer.`,
