@@ -5,23 +5,12 @@
  * strings (shown as text, never run), rejects a malformed file, and clears with a confirmation.
  * Screenshot (1280×720) to test-output/screenshots/buffer.png.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import type { BrowserContext, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import type { Page } from 'playwright';
+import { openPage, SHOTS, useApp } from './harness';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
-
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-buffer-');
-  ({ context, baseUrl } = app);
-}, 120_000);
-
-afterAll(async () => {
-  await app?.close();
-});
+const app = useApp('dreamgym-e2e-buffer-');
 
 const HOSTILE_SCRIPT = '<script>window.__pwned=1</script>';
 const HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">';
@@ -50,10 +39,8 @@ const pwned = (page: Page) => page.evaluate(() => (window as unknown as { __pwne
 
 describe('the Buffer page', () => {
   it('loads the shipped datasets once, searches, shows hostile text as text, rejects a bad file, survives a reload and clears', async () => {
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${baseUrl}/#/buffer`);
+    const { page, errors } = await openPage(app.context);
+    await page.goto(`${app.baseUrl}/#/buffer`);
     await expect.poll(() => page.getByTestId('total-transitions').count(), { timeout: 60_000 }).toBe(1);
     expect(await total(page)).toBe(0);
 

@@ -4,32 +4,21 @@
  * is stopped and the browser put offline, and the reloaded app still renders, plays a step and
  * trains a tiny real run (the trainer worker and the tfjs wasm files come from the cache).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page, Response } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { openPage, SHOTS, useApp } from './harness';
+import { iteration, stopRun } from './pages/train-page';
 
-let app: AppHarness;
-
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-offline-');
-}, 120_000);
-
-afterAll(async () => {
-  await app?.close();
-});
+const app = useApp('dreamgym-e2e-offline-');
 
 const offlineState = (page: Page) => page.getByTestId('offline-status').getAttribute('data-state');
-const iteration = async (page: Page) => Number(await page.getByTestId('iteration').textContent());
-const runState = (page: Page) => page.getByTestId('train-status').getAttribute('data-state');
 
 describe('the offline app shell', () => {
   it('installs the service worker, then reloads, plays and trains with the network off', async () => {
     console.log(`[offline] build: ${/sw\.js: .*/.exec(app.buildLog)?.[0]}`);
     expect(app.buildLog).toMatch(/sw\.js: app shell [0-9a-f]{16}, \d+ files precached/);
     const { context, baseUrl } = app;
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { page, errors } = await openPage(context);
 
     // First visit, online: the header says when the offline copy is saved.
     await page.goto(`${baseUrl}/?env=webshop-lite-v0&seed=5&difficulty=0.25`);
@@ -128,8 +117,7 @@ describe('the offline app shell', () => {
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => iteration(page), { timeout: 90_000 }).toBeGreaterThanOrEqual(1);
     await expect.poll(() => page.getByTestId('backend').textContent()).toBe('wasm');
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(() => runState(page)).toBe('stopped');
+    await stopRun(page);
     await page.screenshot({ path: `${SHOTS}/offline-train.png` });
     // The charts of the run, after switching the theme to dark (they are rebuilt in its colours).
     await page.getByLabel('Theme').selectOption('dark');

@@ -16,21 +16,17 @@
  * measures them while a run trains).
  * Screenshots: test-output/screenshots/start-before.png, start-running.png and start-finished.png (1280×720).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
-import { SHOTS, startApp, type AppHarness } from './harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright';
+import { openPage, SHOTS, useApp } from './harness';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
+const app = useApp('dreamgym-e2e-start-');
 let page: Page;
-const errors: string[] = [];
+let errors: string[];
 const ITERATIONS = 2;
 
 beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-start-');
-  ({ context, baseUrl } = app);
-  await context.addInitScript(() => {
+  await app.context.addInitScript(() => {
     const w = window as unknown as { __longtasks: number[]; __longtaskStarts: number[] };
     w.__longtasks = [];
     w.__longtaskStarts = [];
@@ -63,13 +59,8 @@ beforeAll(async () => {
       /* no long-animation-frame support */
     }
   });
-  page = await context.newPage();
-  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+  ({ page, errors } = await openPage(app.context));
 }, 120_000);
-
-afterAll(async () => {
-  await app?.close();
-});
 
 const cards = () => page.getByTestId('start-run');
 const card = (mode: string) => page.locator(`[data-testid="start-run"][data-mode="${mode}"]`);
@@ -118,7 +109,7 @@ const DREAMING = /Loading the experience model|Evaluating the untrained|offline 
 
 describe('the start-here path', () => {
   it('is the first screen: what it is and the one button, above the fold at 1280×720', async () => {
-    await page.goto(`${baseUrl}/`);
+    await page.goto(`${app.baseUrl}/`);
     await expect.poll(() => page.getByRole('heading', { name: /Start here/ }).count(), { timeout: 60_000 }).toBe(1);
     const button = page.getByTestId('start-three');
     const box = (await button.boundingBox())!;
@@ -131,7 +122,7 @@ describe('the start-here path', () => {
   }, 90_000);
 
   it('trains the three runs live, side by side', async () => {
-    await page.goto(`${baseUrl}/#/start?iterations=${ITERATIONS}`);
+    await page.goto(`${app.baseUrl}/#/start?iterations=${ITERATIONS}`);
     await page.getByTestId('start-three').click();
     await expect.poll(() => cards().count(), { timeout: 30_000 }).toBe(3);
     expect(await cards().evaluateAll((els) => els.map((el) => el.getAttribute('data-mode')))).toEqual(MODES);
