@@ -11,33 +11,19 @@
  * groups without two slips of issue 46 ('finish ed', '45%at iteration 4'), and the Train page says
  * what the shipped household model's dream reaches (docs/results) before a household dream.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright';
-import { expectWithinFactor, MIN_LEFT_S, steadyPair } from './estimate-tolerance';
-import { startApp, type AppHarness } from './harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright';
+import { EstimateCheck, timeFromClick, type Shown, type Timed } from './estimate-timing';
+import { openPage, useApp } from './harness';
 
-let app: AppHarness;
-let context: BrowserContext;
-let baseUrl: string;
+const app = useApp('dreamgym-e2e-start-estimate-');
 let page: Page;
-const errors: string[] = [];
+let errors: string[];
 const ITERATIONS = 2;
 
-beforeAll(async () => {
-  app = await startApp('dreamgym-e2e-start-estimate-');
-  ({ context, baseUrl } = app);
-  page = await context.newPage();
-  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
-}, 120_000);
+beforeAll(async () => ({ page, errors } = await openPage(app.context)));
 
-afterAll(async () => {
-  await app?.close();
-});
-
-interface Shown {
-  /** Seconds after the click. */
-  at: number;
-  seconds: number;
+interface ShownWithText extends Shown {
   text: string;
 }
 
@@ -55,62 +41,34 @@ async function shownSeconds(testId: string): Promise<{ seconds: number; text: st
   return seconds === null ? null : { seconds: Number(seconds), text: text ?? '' };
 }
 
-/** Loads the page, reads the estimate before the click, clicks, and polls the time left until all three finish. */
-interface TimedGroup {
-  before: { seconds: number; text: string };
-  shown: Shown[];
-  total: number;
-  /** The speed check before the click and after the group. */
-  scores: [number, number];
+/** Whether all three runs finished; none may have failed before. */
+async function groupFinished(): Promise<boolean> {
+  const states = await cardStates();
+  if (states.length === 3 && states.every((s) => s === 'finished')) return true;
+  expect(states).not.toContain('error');
+  return false;
 }
 
-async function timeGroup(): Promise<TimedGroup> {
-  await page.goto(`${baseUrl}/#/start?iterations=${ITERATIONS}`);
+/** Loads the page, reads the estimate before the click, clicks, and polls the time left until all three finish. */
+async function timeGroup(): Promise<Timed<ShownWithText>> {
+  await page.goto(`${app.baseUrl}/#/start?iterations=${ITERATIONS}`);
   await page.reload(); // a fresh page state for each group (the session lives for the app)
   await expect.poll(() => shownSeconds('start-expected'), { timeout: 60_000 }).not.toBeNull();
   const before = (await shownSeconds('start-expected'))!;
   const scoreBefore = await shownScore();
   await page.getByTestId('start-three').click();
-  const clicked = Date.now();
-  const shown: Shown[] = [];
-  for (;;) {
-    const at = (Date.now() - clicked) / 1000;
-    const left = await shownSeconds('start-time-left');
-    if (left && shown.at(-1)?.seconds !== left.seconds) shown.push({ at, ...left });
-    const states = await cardStates();
-    if (states.length === 3 && states.every((s) => s === 'finished')) break;
-    expect(states).not.toContain('error');
-    expect(at).toBeLessThan(600);
-    await page.waitForTimeout(250);
-  }
-  const total = (Date.now() - clicked) / 1000;
+  const { shown, total } = await timeFromClick(page, {
+    read: () => shownSeconds('start-time-left'),
+    finished: groupFinished,
+    monitorLoad: false,
+  });
   // The page checks the speed again once the group is over (its check before the click is then stale).
   await expect.poll(shownScore, { timeout: 60_000 }).not.toBe(scoreBefore);
   return { before, shown, total, scores: [scoreBefore, await shownScore()] };
 }
 
-/** Whether the machine's speed held through the group (the checks before and after: steadyPair). */
-function steady(group: TimedGroup): boolean {
-  const [a, b] = group.scores;
-  const held = steadyPair([a, b]);
-  console.log(`[estimate] speed check ${a} before, ${b} after: ${held ? 'steady' : 'the load changed, not asserted'}`);
-  return held;
-}
-
-/** Each estimate against the time that then remained; the ratios that must hold the factor. */
-function ratios(group: TimedGroup): number[] {
-  const held = group.shown.filter((s) => group.total - s.at >= MIN_LEFT_S);
-  const out = [group.before.seconds / group.total, ...held.map((s) => s.seconds / (group.total - s.at))];
-  console.log(
-    `[estimate] took ${group.total.toFixed(1)} s; before the click ${group.before.seconds} s; shown ` +
-      group.shown.map((s) => `${s.seconds} s at ${s.at.toFixed(1)} s`).join(', ') +
-      `; ratios ${out.map((r) => r.toFixed(2)).join(', ')}`,
-  );
-  return out;
-}
-
-/** Whether the first group's speed held: the second group's estimate is built on its measured time. */
-let firstSteady: boolean | null = null;
+/** The factor check of the two groups (the second group's estimate is built on the first one's measured time). */
+const check = new EstimateCheck<Timed<ShownWithText>>('estimate');
 
 describe("the start-here page's time estimates", () => {
   it('says the time before the click from a speed check, and the time left while they train, within 2×', async () => {
@@ -119,27 +77,22 @@ describe("the start-here page's time estimates", () => {
     // The first time left is shown at once, and it counts down as the runs train.
     expect(group.shown.length).toBeGreaterThanOrEqual(3);
     expect(group.shown[0].at).toBeLessThan(group.total / 4);
-    const all = ratios(group);
-    firstSteady = steady(group);
-    if (firstSteady) expectWithinFactor(all);
+    check.first(group);
     expect(errors).toEqual([]);
   }, 660_000);
 
   it("starts the next group's estimate from the last group's measured time, within 2×", async () => {
     const group = await timeGroup();
     expect(group.before.text).toMatch(/and its last start-here run \(\d+ s\)\)\.$/);
-    const all = ratios(group);
-    // The last group's time is this one's correction: a time measured while the load changed corrects nothing.
-    const held = steady(group) && firstSteady !== false;
-    if (firstSteady === false) console.log("[estimate] the last group's time came from a changing load: not asserted");
-    if (held) expectWithinFactor(all);
+    // The last group's time is this one's correction (EstimateCheck.next).
+    check.next(group);
     expect(errors).toEqual([]);
   }, 660_000);
 });
 
 describe('Compare with the two groups (slips of issue 46)', () => {
   it("keeps 'finished' on one line and the held-out note spaced: '45% at iteration 2'", async () => {
-    await page.goto(`${baseUrl}/#/compare?tag=start-here`);
+    await page.goto(`${app.baseUrl}/#/compare?tag=start-here`);
     const states = page.getByTestId('run-state');
     await expect.poll(() => states.count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(6);
     // One line box per state cell's text: 'finish ed' (overflow-wrap: anywhere) made two.
@@ -160,11 +113,11 @@ describe('Compare with the two groups (slips of issue 46)', () => {
 
 describe('the Train page before a dream with a shipped model', () => {
   it("says what the shipped household model's dream reaches, from docs/results, and nothing for real RL", async () => {
-    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=dream`);
+    await page.goto(`${app.baseUrl}/#/train?preset=household-easy&mode=dream`);
     const expectation = page.getByTestId('dream-expectation');
     await expect.poll(() => expectation.textContent(), { timeout: 60_000 }).toMatch(/19\.5 ± 9\.3 % held-out real/);
     expect(await expectation.textContent()).toMatch(/against 86\.3 % .*5 seeds; docs\/results\/table1-/);
-    await page.goto(`${baseUrl}/#/train?preset=household-easy&mode=real`);
+    await page.goto(`${app.baseUrl}/#/train?preset=household-easy&mode=real`);
     await expect.poll(() => page.getByTestId('dream-expectation').count(), { timeout: 30_000 }).toBe(0);
     expect(errors).toEqual([]);
   }, 120_000);
