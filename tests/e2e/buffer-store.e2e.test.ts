@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, type ViteDevServer } from 'vite';
+import type { ViteDevServer } from 'vite';
 import { chromium, type BrowserContext, type Page } from 'playwright';
-import { chromiumArgs } from '../../vite.config';
+import { CHROMIUM, openPage, startDevServer } from './harness';
 import { INDEXEDDB_SCHEMA_VERSION } from '../../src/core/buffer/stores';
-import { embeddingOf, v1Contents, v2Contents, V1_EMBEDDER } from './pages/buffer-fixtures';
+import { embeddingOf, transitionSummary, v1Contents, v2Contents, V1_EMBEDDER } from './pages/buffer-fixtures';
 
 /** The stores and indexes of schema v3 (the transitions, invalid and episodes stores are gone). */
 const V3_STORES = { chunks: {}, tasks: { env: 'env' }, runs: {}, meta: {} };
@@ -23,18 +23,11 @@ let context: BrowserContext;
 let profile: string;
 let pageUrl: string;
 
-async function launch(): Promise<BrowserContext> {
-  return chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: chromiumArgs,
-    headless: true,
-  });
-}
+const launch = (): Promise<BrowserContext> => chromium.launchPersistentContext(profile, CHROMIUM);
 
-async function openPage(): Promise<Page> {
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+/** The buffer test page, ready, with no uncaught error on the way. */
+async function openBufferPage(): Promise<Page> {
+  const { page, errors } = await openPage(context);
   await page.goto(pageUrl);
   await page.waitForFunction(() => window.bufferPageReady === true, undefined, { timeout: 60_000 });
   expect(errors).toEqual([]);
@@ -42,14 +35,9 @@ async function openPage(): Promise<Page> {
 }
 
 beforeAll(async () => {
-  server = await createServer({
-    configFile: 'vite.config.ts',
-    server: { port: 0, host: '127.0.0.1' },
-    logLevel: 'error',
-  });
-  await server.listen();
-  const address = server.httpServer!.address();
-  pageUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 5173}/tests/e2e/pages/buffer.html`;
+  const dev = await startDevServer();
+  server = dev.server;
+  pageUrl = `${dev.baseUrl}/tests/e2e/pages/buffer.html`;
   profile = mkdtempSync(join(tmpdir(), 'dreamgym-buffer-e2e-'));
   context = await launch();
 }, 120_000);
@@ -62,7 +50,7 @@ afterAll(async () => {
 
 describe('IndexedDbBufferStore in Chromium', () => {
   it('writes transitions with Float32Array embeddings and reads the same after a reload and a browser restart', async () => {
-    let page = await openPage();
+    let page = await openBufferPage();
     await page.evaluate(() => window.bufferPage.reset('e2e-roundtrip'));
     expect(await page.evaluate(() => window.bufferPage.write('e2e-roundtrip', 30))).toEqual({ added: 30, replaced: 0 });
     const written = await page.evaluate(() => window.bufferPage.read('e2e-roundtrip'));
@@ -81,14 +69,14 @@ describe('IndexedDbBufferStore in Chromium', () => {
     // All the way to disk: a new browser on the same profile.
     await context.close();
     context = await launch();
-    page = await openPage();
+    page = await openBufferPage();
     expect(await page.evaluate(() => window.bufferPage.read('e2e-roundtrip'))).toEqual(written);
     await page.close();
   });
 
   it('an import interrupted by a page reload is absent or complete after the reload, never partial', async () => {
     const n = 8_000; // 40,000 transitions: a second or two of embedding, then one transaction of 40 chunks
-    const page = await openPage();
+    const page = await openBufferPage();
     const seen: string[] = [];
     // Reload at the start, while embedding, while the one transaction is filled, and after: absent or complete every time.
     for (const [trial, wait] of [
@@ -124,7 +112,7 @@ describe('IndexedDbBufferStore in Chromium', () => {
   }, 180_000);
 
   it('upgrades a hand-made v1 database, keeping and migrating every record', async () => {
-    const page = await openPage();
+    const page = await openBufferPage();
     const result = await page.evaluate(() => window.bufferPage.upgradeFromV1('e2e-v1'));
     expect(result.before.version).toBe(1);
     expect(result.before.stores.transitions).toEqual({
@@ -156,24 +144,15 @@ describe('IndexedDbBufferStore in Chromium', () => {
   });
 
   it('upgrades a hand-made v2 database to v3, moving every record into chunks in insertion order', async () => {
-    const page = await openPage();
+    const page = await openBufferPage();
     const result = await page.evaluate(() => window.bufferPage.upgradeFromV2('e2e-v2'));
     expect(result.before.version).toBe(2);
     expect(result.before.stores.invalid).toEqual({});
     expect(result.after).toEqual({ version: INDEXEDDB_SCHEMA_VERSION, stores: V3_STORES });
     const ordered = [...v2Contents().transitions].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
     expect(result.transitions).toEqual(
-      ordered.map((t) => ({
-        id: t.id,
-        env: t.env,
-        source: t.source,
-        valid: t.valid,
-        createdAt: t.createdAt,
-        reward: t.reward,
-        embedder: t.embedder ?? null,
-        embeddingType: t.embedding ? 'Float32Array' : null,
-        embedding: t.embedding ? Array.from(t.embedding) : null,
-      })),
+      // Each as written, its embedding read back as a Float32Array.
+      ordered.map((t) => ({ ...transitionSummary(t), embeddingType: t.embedding ? 'Float32Array' : null })),
     );
     expect(result.episodes).toEqual(['ep-0', 'ep-1']);
     expect(result.tasks).toEqual(['task-0', 'task-1']);
@@ -205,7 +184,7 @@ describe('IndexedDbBufferStore in Chromium', () => {
   });
 
   it('leaves the database unchanged when a batch fails half-way', async () => {
-    const page = await openPage();
+    const page = await openBufferPage();
     const result = await page.evaluate(() => window.bufferPage.failingBatches('e2e-atomic'));
     expect(result.before.transitions).toHaveLength(3);
     expect(result.thrown?.message).toBe('injected failure half-way');
@@ -216,7 +195,7 @@ describe('IndexedDbBufferStore in Chromium', () => {
   });
 
   it('surfaces an (injected) QuotaExceededError as BufferQuotaError with the real estimate, and reports persistence', async () => {
-    const page = await openPage();
+    const page = await openBufferPage();
     const { error, count } = await page.evaluate(() => window.bufferPage.quota('e2e-quota'));
     const { persistence, estimate } = await page.evaluate(() => window.bufferPage.storage('e2e-quota'));
     console.log(`[chromium storage] persist(): ${JSON.stringify(persistence)}; estimate: ${JSON.stringify(estimate)}`);
@@ -238,7 +217,7 @@ describe('IndexedDbBufferStore in Chromium', () => {
 
   it('benchmarks insert and cold load', async () => {
     const n = Number(process.env.BUFFER_BENCH_N ?? 5_000);
-    const page = await openPage();
+    const page = await openBufferPage();
     const result = await page.evaluate((count) => window.bufferPage.bench('e2e-bench', count), n);
     console.log(
       `[bench indexeddb chromium n=${n}] insert ${result.insertPerSecond.toFixed(0)} transitions/s (${result.insertSeconds.toFixed(2)} s), ` +

@@ -4,28 +4,17 @@
  * by asking the expert for its move and clicking the highlighted action button.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type ViteDevServer } from 'vite';
+import type { ViteDevServer } from 'vite';
 import { chromium, type Browser, type Page } from 'playwright';
-import { chromiumArgs } from '../../vite.config';
+import { CHROMIUM, openPage, startDevServer } from './harness';
 
 let server: ViteDevServer;
 let browser: Browser;
 let baseUrl: string;
 
 beforeAll(async () => {
-  server = await createServer({
-    configFile: 'vite.config.ts',
-    server: { port: 0, host: '127.0.0.1' },
-    logLevel: 'error',
-  });
-  await server.listen();
-  const address = server.httpServer!.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 5173}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: chromiumArgs,
-    headless: true,
-  });
+  ({ server, baseUrl } = await startDevServer());
+  browser = await chromium.launch(CHROMIUM);
 }, 120_000);
 
 afterAll(async () => {
@@ -61,9 +50,7 @@ describe('the play page', () => {
   ])(
     'plays one %s episode to success through the page',
     async (envId, limit) => {
-      const page = await browser.newPage();
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
+      const { page, errors } = await openPage(browser);
       await page.goto(`${baseUrl}/?env=${envId}&seed=5&difficulty=0.25`);
       await expect.poll(() => page.getByTestId('instruction').count(), { timeout: 60_000 }).toBe(1);
       await expect.poll(() => page.getByLabel('Environment', { exact: true }).inputValue()).toBe(envId);

@@ -3,7 +3,7 @@
  * (real IndexedDB): small records made by code, and a v1 database built by hand with the raw v1
  * schema — deliberately NOT through the store, so the upgrade is tested against the real old layout.
  */
-import { openDB } from 'idb';
+import { openDB, type IDBPDatabase } from 'idb';
 import type {
   BufferEpisode,
   BufferTransition,
@@ -96,6 +96,37 @@ export function v1Contents(): {
   };
 }
 
+/**
+ * A transition as the buffer test page reports it to Playwright (plain JSON: an embedding by its
+ * constructor's name and its values); the e2e test builds its expectations from the same fields.
+ */
+export function transitionSummary(t: BufferTransition) {
+  return {
+    id: t.id,
+    env: t.env,
+    source: t.source,
+    valid: t.valid,
+    createdAt: t.createdAt,
+    reward: t.reward,
+    embedder: t.embedder ?? null,
+    embeddingType: t.embedding ? t.embedding.constructor.name : null,
+    embedding: t.embedding ? Array.from(t.embedding) : null,
+  };
+}
+
+/**
+ * The stores that schemas v1 and v2 laid out alike: episodes (by env and source), tasks (by env),
+ * runs and meta.
+ */
+function createSharedV1V2Stores(db: IDBPDatabase): void {
+  const episodes = db.createObjectStore('episodes', { keyPath: 'id' });
+  episodes.createIndex('env', 'env');
+  episodes.createIndex('source', 'source');
+  db.createObjectStore('tasks', { keyPath: 'id' }).createIndex('env', 'env');
+  db.createObjectStore('runs', { keyPath: 'id' });
+  db.createObjectStore('meta');
+}
+
 /** Builds a schema-v1 database exactly as the v1 code did (stores, indexes, meta.embedder) and fills it. */
 export async function createV1Database(name: string): Promise<void> {
   const db = await openDB(name, 1, {
@@ -105,12 +136,7 @@ export async function createV1Database(name: string): Promise<void> {
       transitions.createIndex('source', 'source');
       transitions.createIndex('episodeId', 'episodeId');
       transitions.createIndex('createdAt', 'createdAt');
-      const episodes = v1.createObjectStore('episodes', { keyPath: 'id' });
-      episodes.createIndex('env', 'env');
-      episodes.createIndex('source', 'source');
-      v1.createObjectStore('tasks', { keyPath: 'id' }).createIndex('env', 'env');
-      v1.createObjectStore('runs', { keyPath: 'id' });
-      v1.createObjectStore('meta');
+      createSharedV1V2Stores(v1);
     },
   });
   const contents = v1Contents();
@@ -213,12 +239,7 @@ export async function createV2Database(name: string, bulk = 0): Promise<void> {
       transitions.createIndex('episodeId', 'episodeId');
       transitions.createIndex('source_order', ['source', 'createdAt', 'id']);
       transitions.createIndex('env_source', ['env', 'source', 'createdAt', 'id']);
-      const episodes = v2.createObjectStore('episodes', { keyPath: 'id' });
-      episodes.createIndex('env', 'env');
-      episodes.createIndex('source', 'source');
-      v2.createObjectStore('tasks', { keyPath: 'id' }).createIndex('env', 'env');
-      v2.createObjectStore('runs', { keyPath: 'id' });
-      v2.createObjectStore('meta');
+      createSharedV1V2Stores(v2);
       v2.createObjectStore('invalid', { keyPath: 'id' });
     },
   });

@@ -7,7 +7,7 @@ import { ReplayBuffer } from '../../../src/core/buffer/buffer';
 import { IndexedDbBufferStore, type BufferStoreTestHooks } from '../../../src/core/buffer/stores';
 import type { Trajectory } from '../../../src/core/types';
 import { benchStoreInsertAndLoad } from '../../../src/bench/buffer-stores';
-import { BufferQuotaError, type BufferStore, type BufferTransition } from '../../../src/core/buffer/types';
+import { BufferQuotaError, type BufferStore } from '../../../src/core/buffer/types';
 import {
   createV1Database,
   createV2Database,
@@ -18,6 +18,7 @@ import {
   makeTask,
   makeTransition,
   readChunks,
+  transitionSummary,
 } from './buffer-fixtures';
 
 const DIMS = 16;
@@ -52,23 +53,9 @@ function syntheticEpisodes(n: number): Trajectory[] {
   }));
 }
 
-function summary(t: BufferTransition) {
-  return {
-    id: t.id,
-    env: t.env,
-    source: t.source,
-    valid: t.valid,
-    createdAt: t.createdAt,
-    reward: t.reward,
-    embedder: t.embedder ?? null,
-    embeddingType: t.embedding ? t.embedding.constructor.name : null,
-    embedding: t.embedding ? Array.from(t.embedding) : null,
-  };
-}
-
 async function contents(store: BufferStore) {
   return {
-    transitions: (await store.listTransitions()).map(summary),
+    transitions: (await store.listTransitions()).map(transitionSummary),
     episodes: (await store.listEpisodes()).map((e) => e.id),
     tasks: (await store.listTasks()).map((t) => t.id),
     runs: (await store.listRuns()).map((r) => [r.id, r.status]),
