@@ -84,7 +84,8 @@ module.exports = {
     },
     {
       name: 'workers-no-svelte',
-      comment: "a worker has no DOM: the workers and the browser storage import no page, component or Svelte state class",
+      comment:
+        'a worker has no DOM: the workers and the browser storage import no page, component or Svelte state class',
       severity: 'error',
       from: { path: '^src/app/(workers|storage)/' },
       to: { path: '(^src/app/(pages|components)/|\\.svelte(\\.ts)?$)' },
