@@ -3,12 +3,12 @@
  * The start-here path measured in the page, as a newcomer runs it: the built app (`npm run build`
  * first) served by vite preview, headless Chromium with a fresh profile at 1280×720 for each seed,
  * nothing loaded by hand. Seed 1 is the plain button; other seeds come from the page's link
- * (`#/start?seed=S`). For each seed it prints the three runs' held-out success, real and dream
+ * (`#/start?seed=S`); --env E picks another environment the page offers (`#/start?env=E`). For each seed it prints the three runs' held-out success, real and dream
  * steps, when each finished after the click, and the page's verdict sentence; with --shots it
  * saves before / during / after screenshots in test-output/screenshots/ (during: a third of the way
  * through by the page's own estimate, at most a minute after the click).
  *
- *   npm run build && node --import tsx scripts/measure/start-here-page.ts --seeds 1,2,3 [--shots]
+ *   npm run build && node --import tsx scripts/measure/start-here-page.ts --seeds 1,2,3 [--env E] [--shots]
  */
 import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright';
@@ -31,11 +31,23 @@ function argValue(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-async function measureSeed(baseUrl: string, seed: number, shots: boolean, limitMs: number): Promise<SeedResult> {
+/** The page's link for a seed and an environment (none: the page's default environment and seed 1). */
+function startLink(baseUrl: string, seed: number, env: string | undefined): string {
+  const query = [...(env ? [`env=${env}`] : []), ...(seed === 1 ? [] : [`seed=${seed}`])].join('&');
+  return `${baseUrl}/#/start${query ? `?${query}` : ''}`;
+}
+
+async function measureSeed(
+  baseUrl: string,
+  seed: number,
+  env: string | undefined,
+  shots: boolean,
+  limitMs: number,
+): Promise<SeedResult> {
   const browser = await openChromium('dreamgym-start-page-');
   try {
     const page = await browser.context.newPage();
-    await page.goto(seed === 1 ? `${baseUrl}/#/start` : `${baseUrl}/#/start?seed=${seed}`);
+    await page.goto(startLink(baseUrl, seed, env));
     await page.getByTestId('start-three').waitFor({ timeout: 60_000 });
     // The page's first estimate (its speed check, about a second) is part of the before shot.
     const expected = await page
@@ -105,12 +117,13 @@ async function cardStates(page: Page): Promise<Record<string, string | null>> {
 async function main(): Promise<void> {
   const seeds = (argValue('--seeds') ?? '1').split(',').map(Number);
   const shots = process.argv.includes('--shots');
+  const env = argValue('--env');
   const limitMs = Number(argValue('--limit-minutes') ?? 15) * 60_000;
   mkdirSync(SHOTS, { recursive: true });
   const app = await previewBuiltApp();
   try {
     for (const seed of seeds) {
-      const result = await measureSeed(app.baseUrl, seed, shots && seed === seeds[0], limitMs);
+      const result = await measureSeed(app.baseUrl, seed, env, shots && seed === seeds[0], limitMs);
       const cells = MODES.map(
         (m) =>
           `${result.runs[m].heldOut} (${result.runs[m].realSteps} real, finished ${result.runs[m].finishedAfterSeconds ?? '—'} s)`,
