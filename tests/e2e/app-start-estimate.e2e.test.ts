@@ -35,10 +35,11 @@ const shownScore = () => page.getByTestId('start-expected').getAttribute('data-s
 
 /** Seconds shown by the element with `testId` (its data-seconds), or null when it is not on the page. */
 async function shownSeconds(testId: string): Promise<{ seconds: number; text: string } | null> {
-  const el = page.getByTestId(testId);
-  if ((await el.count()) === 0) return null;
-  const [seconds, text] = await Promise.all([el.getAttribute('data-seconds'), el.textContent()]);
-  return seconds === null ? null : { seconds: Number(seconds), text: text ?? '' };
+  // One read, which does not wait: the time left goes when the group ends, maybe between two separate reads.
+  const [shown] = await page
+    .getByTestId(testId)
+    .evaluateAll((els) => els.map((el) => ({ seconds: el.getAttribute('data-seconds'), text: el.textContent ?? '' })));
+  return !shown || shown.seconds === null ? null : { seconds: Number(shown.seconds), text: shown.text };
 }
 
 /** Whether all three runs finished; none may have failed before. */
